@@ -1,0 +1,651 @@
+/* ONNX ModelProto -> kn_graph, TensorProto <-> kn_tensor.
+ *
+ * protobuf-c does the wire parsing (code generated at build time from the system's
+ * onnx.proto); this file checks everything protobuf cannot: dtypes, ranks,
+ * dimension products, data sizes against shapes, value definitions before use,
+ * duplicate names, opsets, attribute kinds and external-data paths. The unpacked
+ * protobuf is freed before returning; the graph owns copies in its arena. */
+#include "frontend/onnx.h"
+#include "ir/ops.h"
+
+#include "onnx-data.pb-c.h"
+#include "onnx.pb-c.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loader {
+    kn_ctx *cx;
+    kn_graph *root;
+    const char *base_dir; /* folder of the model, for external data; NULL refuses it */
+    int depth;            /* subgraph nesting */
+} loader;
+
+#define MAX_SUBGRAPH_DEPTH 64
+
+kn_status kn_read_file(kn_ctx *cx, const char *path, void **buf, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *p = malloc(cap);
+    KN_ASSERT(p);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            p = realloc(p, cap);
+            KN_ASSERT(p);
+        }
+        size_t r = fread(p + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(p);
+        return kn_diag(cx, NULL, KN_EIO, "cannot read '%s'", path);
+    }
+    *buf = p;
+    *len = n;
+    return KN_OK;
+}
+
+/* ---- tensors ---- */
+
+/* Shape of a TensorProto, checked. */
+static kn_status tensor_type(kn_ctx *cx, const kn_node *n, const Onnx__TensorProto *tp,
+                             kn_type *t) {
+    const char *name = tp->name ? tp->name : "";
+    if (!tp->has_data_type || !kn_dtype_valid(tp->data_type))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s' has unsupported data type %d", name,
+                       (int)tp->data_type);
+    if (tp->n_dims > KN_MAX_RANK)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s' has rank %zu, more than %d", name,
+                       tp->n_dims, KN_MAX_RANK);
+    for (size_t i = 0; i < tp->n_dims; i++)
+        if (tp->dims[i] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "tensor '%s' has negative dimension %lld", name,
+                           (long long)tp->dims[i]);
+    *t = kn_type_make((kn_dtype)tp->data_type, (int)tp->n_dims, tp->dims);
+    if (kn_type_numel(t) < 0)
+        return kn_diag(cx, n, KN_EINVAL, "tensor '%s': product of dimensions overflows", name);
+    return KN_OK;
+}
+
+static bool path_is_safe(const char *loc) {
+    if (!loc[0] || loc[0] == '/') return false;
+    for (const char *p = loc; *p;) { /* reject any ".." component */
+        const char *e = strchr(p, '/');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == 2 && p[0] == '.' && p[1] == '.') return false;
+        if (!e) break;
+        p = e + 1;
+    }
+    return true;
+}
+
+/* Reads external data into dst (nbytes), refusing paths that leave base_dir. */
+static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorProto *tp,
+                               void *dst, size_t nbytes) {
+    kn_ctx *cx = L->cx;
+    const char *loc = NULL;
+    long long offset = 0, length = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = tp->external_data[i];
+        if (!e->key || !e->value) continue;
+        char *end;
+        if (!strcmp(e->key, "location")) loc = e->value;
+        else if (!strcmp(e->key, "offset")) offset = strtoll(e->value, &end, 10);
+        else if (!strcmp(e->key, "length")) length = strtoll(e->value, &end, 10);
+    }
+    const char *name = tp->name ? tp->name : "";
+    if (!loc) return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data has no location", name);
+    if (!L->base_dir)
+        return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data needs a model file", name);
+    if (!path_is_safe(loc))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "tensor '%s': external data path '%s' leaves the model's folder", name,
+                       loc);
+    if (offset < 0 || (length >= 0 && (size_t)length != nbytes))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "tensor '%s': external data length %lld does not match its shape (%zu "
+                       "bytes)",
+                       name, length, nbytes);
+    char path[PATH_MAX], real[PATH_MAX], realbase[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", L->base_dir, loc) >= (int)sizeof path)
+        return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data path too long", name);
+    if (!realpath(path, real))
+        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s': %s", name,
+                       loc, strerror(errno));
+    if (!realpath(L->base_dir, realbase))
+        return kn_diag(cx, n, KN_EIO, "cannot resolve folder '%s'", L->base_dir);
+    size_t bl = strlen(realbase);
+    if (strncmp(real, realbase, bl) || (real[bl] != '/' && real[bl] != 0))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "tensor '%s': external data '%s' resolves outside the model's folder",
+                       name, loc);
+    FILE *f = fopen(real, "rb");
+    if (!f)
+        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s'", name, loc);
+    size_t got = 0;
+    if (fseek(f, offset, SEEK_SET) == 0) got = fread(dst, 1, nbytes, f);
+    fclose(f);
+    if (got != nbytes)
+        return kn_diag(cx, n, KN_EINVAL,
+                       "tensor '%s': external data '%s' is shorter than its shape needs (%zu "
+                       "bytes at offset %lld)",
+                       name, loc, nbytes, offset);
+    return KN_OK;
+}
+
+static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
+                               const Onnx__TensorProto *tp, kn_tensor **out) {
+    kn_ctx *cx = L->cx;
+    kn_type ty;
+    if (tensor_type(cx, n, tp, &ty)) return cx->status;
+    const char *name = tp->name ? tp->name : "";
+    kn_tensor *t = kn_tensor_new(a, &ty);
+    if (!t) return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
+    size_t numel = (size_t)kn_type_numel(&ty), nbytes = kn_tensor_nbytes(t);
+    kn_dtype dt = ty.dtype;
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        if (dt == KN_STRING)
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s': external string data", name);
+        if (read_external(L, n, tp, t->data, nbytes)) return cx->status;
+        *out = t;
+        return KN_OK;
+    }
+    size_t count = 0; /* elements found in the typed field used */
+#define SIZE_MISMATCH()                                                                            \
+    kn_diag(cx, n, KN_EINVAL, "tensor '%s' has %zu elements of data, its shape %s needs %zu",     \
+            name, count, kn_type_str(&ty, buf, sizeof buf), numel)
+    char buf[128];
+    if (dt == KN_STRING) {
+        count = tp->n_string_data;
+        if (count != numel) return SIZE_MISMATCH();
+        char **s = t->data;
+        for (size_t i = 0; i < numel; i++)
+            s[i] = kn_arena_strndup(a, (const char *)tp->string_data[i].data,
+                                    tp->string_data[i].len);
+    } else if (tp->has_raw_data) {
+        if (tp->raw_data.len != nbytes)
+            return kn_diag(cx, n, KN_EINVAL,
+                           "tensor '%s' has %zu bytes of raw data, its shape %s needs %zu", name,
+                           tp->raw_data.len, kn_type_str(&ty, buf, sizeof buf), nbytes);
+        if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
+    } else {
+        switch (dt) {
+        case KN_F32:
+            count = tp->n_float_data;
+            if (count != numel) return SIZE_MISMATCH();
+            if (numel) memcpy(t->data, tp->float_data, nbytes);
+            break;
+        case KN_F64:
+            count = tp->n_double_data;
+            if (count != numel) return SIZE_MISMATCH();
+            if (numel) memcpy(t->data, tp->double_data, nbytes);
+            break;
+        case KN_I64:
+            count = tp->n_int64_data;
+            if (count != numel) return SIZE_MISMATCH();
+            if (numel) memcpy(t->data, tp->int64_data, nbytes);
+            break;
+        case KN_U32:
+        case KN_U64:
+            count = tp->n_uint64_data;
+            if (count != numel) return SIZE_MISMATCH();
+            for (size_t i = 0; i < numel; i++) kn_store_u64(t->data, dt, i, tp->uint64_data[i]);
+            break;
+        case KN_F16:
+        case KN_BF16: /* bit patterns in int32_data */
+            count = tp->n_int32_data;
+            if (count != numel) return SIZE_MISMATCH();
+            for (size_t i = 0; i < numel; i++)
+                ((uint16_t *)t->data)[i] = (uint16_t)tp->int32_data[i];
+            break;
+        default: /* i32, i16, i8, u16, u8, bool */
+            count = tp->n_int32_data;
+            if (count != numel) return SIZE_MISMATCH();
+            for (size_t i = 0; i < numel; i++) kn_store_i64(t->data, dt, i, tp->int32_data[i]);
+            break;
+        }
+    }
+#undef SIZE_MISMATCH
+    *out = t;
+    return KN_OK;
+}
+
+/* ---- types ---- */
+
+static kn_status convert_type(loader *L, const kn_node *n, const char *what,
+                              const Onnx__TypeProto *tp, kn_type *t) {
+    kn_ctx *cx = L->cx;
+    *t = kn_type_unknown(KN_UNDEF);
+    if (!tp) return KN_OK;
+    switch (tp->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        if (tt->has_elem_type && tt->elem_type && !kn_dtype_valid(tt->elem_type))
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "%s has unsupported element type %d", what,
+                           (int)tt->elem_type);
+        t->dtype = (kn_dtype)tt->elem_type;
+        if (!tt->shape) return KN_OK;
+        if (tt->shape->n_dim > KN_MAX_RANK)
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "%s has rank %zu, more than %d", what,
+                           tt->shape->n_dim, KN_MAX_RANK);
+        t->rank = (int)tt->shape->n_dim;
+        for (int i = 0; i < t->rank; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            t->dims[i] = -1;
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (d->dim_value < 0)
+                    return kn_diag(cx, n, KN_EINVAL, "%s has negative dimension %lld", what,
+                                   (long long)d->dim_value);
+                t->dims[i] = d->dim_value;
+            } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                       d->dim_param[0]) {
+                t->sym[i] = kn_arena_strdup(L->root->arena, d->dim_param);
+            }
+        }
+        if (kn_type_static(t) && kn_type_numel(t) < 0)
+            return kn_diag(cx, n, KN_EINVAL, "%s: product of dimensions overflows", what);
+        return KN_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: {
+        kn_type e;
+        if (convert_type(L, n, what, tp->sequence_type->elem_type, &e)) return cx->status;
+        if (e.kind != KN_KIND_TENSOR)
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "%s: sequences of non-tensors", what);
+        *t = e;
+        t->kind = KN_KIND_SEQUENCE;
+        return KN_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: {
+        kn_type e;
+        if (convert_type(L, n, what, tp->optional_type->elem_type, &e)) return cx->status;
+        if (e.kind == KN_KIND_OPTIONAL)
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "%s: optional of optional", what);
+        *t = e;
+        t->elem_kind = e.kind;
+        t->kind = KN_KIND_OPTIONAL;
+        return KN_OK;
+    }
+    case ONNX__TYPE_PROTO__VALUE__NOT_SET: return KN_OK;
+    default: return kn_diag(cx, n, KN_EUNSUPPORTED, "%s has a map or sparse type", what);
+    }
+}
+
+/* ---- graphs ---- */
+
+static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g);
+
+static kn_attr_kind attr_kind(const Onnx__AttributeProto *ap) {
+    if (ap->has_type && ap->type) return (kn_attr_kind)ap->type;
+    /* IR version < 2 has no type field: infer it from the field that is set. */
+    if (ap->n_floats) return KN_ATTR_FLOATS;
+    if (ap->n_ints) return KN_ATTR_INTS;
+    if (ap->n_strings) return KN_ATTR_STRINGS;
+    if (ap->n_tensors) return KN_ATTR_TENSORS;
+    if (ap->n_graphs) return KN_ATTR_GRAPHS;
+    if (ap->has_f) return KN_ATTR_FLOAT;
+    if (ap->has_i) return KN_ATTR_INT;
+    if (ap->has_s) return KN_ATTR_STRING;
+    if (ap->t) return KN_ATTR_TENSOR;
+    if (ap->g) return KN_ATTR_GRAPH;
+    return (kn_attr_kind)0;
+}
+
+static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap, kn_attr *a) {
+    kn_ctx *cx = L->cx;
+    kn_arena *ar = L->root->arena;
+    if (!ap->name || !ap->name[0]) return kn_diag(cx, n, KN_EINVAL, "attribute without a name");
+    if (ap->ref_attr_name && ap->ref_attr_name[0])
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "attribute '%s' refers to a function attribute",
+                       ap->name);
+    a->name = kn_arena_strdup(ar, ap->name);
+    a->kind = attr_kind(ap);
+    switch (a->kind) {
+    case KN_ATTR_FLOAT: a->f = ap->f; break;
+    case KN_ATTR_INT: a->i = ap->i; break;
+    case KN_ATTR_STRING:
+        a->s = kn_arena_strndup(ar, (const char *)ap->s.data, ap->s.len);
+        a->slen = ap->s.len;
+        break;
+    case KN_ATTR_TENSOR:
+        if (!ap->t) return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no tensor", ap->name);
+        return decode_tensor(L, n, ar, ap->t, &a->t);
+    case KN_ATTR_GRAPH: {
+        if (!ap->g) return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no graph", ap->name);
+        a->g = kn_graph_create_sub(n->graph, ap->name);
+        return load_graph(L, ap->g, a->g);
+    }
+    case KN_ATTR_FLOATS:
+        a->n = (int)ap->n_floats;
+        a->floats = kn_arena_array(ar, ap->n_floats + 1, sizeof(float));
+        if (!a->floats) return kn_diag(cx, n, KN_ELIMIT, "attribute '%s' too large", ap->name);
+        if (a->n) memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
+        break;
+    case KN_ATTR_INTS:
+        a->n = (int)ap->n_ints;
+        a->ints = kn_arena_array(ar, ap->n_ints + 1, sizeof(int64_t));
+        if (!a->ints) return kn_diag(cx, n, KN_ELIMIT, "attribute '%s' too large", ap->name);
+        if (a->n) memcpy(a->ints, ap->ints, ap->n_ints * sizeof(int64_t));
+        break;
+    case KN_ATTR_STRINGS:
+        a->n = (int)ap->n_strings;
+        a->strings = kn_arena_array(ar, ap->n_strings + 1, sizeof(char *));
+        for (size_t i = 0; i < ap->n_strings; i++)
+            a->strings[i] =
+                kn_arena_strndup(ar, (const char *)ap->strings[i].data, ap->strings[i].len);
+        break;
+    case KN_ATTR_TENSORS:
+        a->n = (int)ap->n_tensors;
+        a->tensors = kn_arena_array(ar, ap->n_tensors + 1, sizeof(kn_tensor *));
+        for (size_t i = 0; i < ap->n_tensors; i++)
+            if (decode_tensor(L, n, ar, ap->tensors[i], &a->tensors[i])) return cx->status;
+        break;
+    case KN_ATTR_GRAPHS:
+        a->n = (int)ap->n_graphs;
+        a->graphs = kn_arena_array(ar, ap->n_graphs + 1, sizeof(kn_graph *));
+        for (size_t i = 0; i < ap->n_graphs; i++) {
+            a->graphs[i] = kn_graph_create_sub(n->graph, ap->name);
+            if (load_graph(L, ap->graphs[i], a->graphs[i])) return cx->status;
+        }
+        break;
+    case KN_ATTR_TYPE_PROTO:
+        if (convert_type(L, n, ap->name, ap->tp, &a->tp)) return cx->status;
+        break;
+    default:
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "attribute '%s' has unsupported type %d", ap->name,
+                       (int)a->kind);
+    }
+    return KN_OK;
+}
+
+static int node_opset(const kn_graph *g, const char *domain) {
+    if (!domain[0] || !strcmp(domain, "ai.onnx")) return g->opset;
+    if (!strcmp(domain, "ai.onnx.ml")) return g->opset_ml;
+    if (!strcmp(domain, "ai.onnx.preview.training")) return g->opset_training;
+    return 0;
+}
+
+/* A value name defined in g itself (not enclosing graphs). */
+static kn_value *find_local(const kn_graph *g, const char *name) {
+    for (int i = g->nvalues - 1; i >= 0; i--)
+        if (!strcmp(g->values[i]->name, name)) return g->values[i];
+    return NULL;
+}
+
+static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
+    kn_ctx *cx = L->cx;
+    const char *domain = np->domain ? np->domain : "";
+    const char *op_type = np->op_type ? np->op_type : "";
+    kn_node tmp; /* for messages before the node exists */
+    memset(&tmp, 0, sizeof tmp);
+    tmp.name = np->name ? np->name : "";
+    tmp.op_type = op_type;
+    int opset = node_opset(g, domain);
+    if (!opset) {
+        if (domain[0] && strcmp(domain, "ai.onnx"))
+            return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "domain '%s' is not supported", domain);
+        return kn_diag(cx, &tmp, KN_EINVAL, "the model imports no opset for domain '%s'", domain);
+    }
+    kn_op op = kn_op_lookup(domain, op_type);
+    if (op == KN_OP_COUNT || !kn_op_desc(op)->infer)
+        return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "operator '%s'%s%s%s is not supported",
+                       op_type, domain[0] ? " (domain '" : "", domain, domain[0] ? "')" : "");
+    const kn_opdesc *d = kn_op_desc(op);
+    int nin = (int)np->n_input, nout = (int)np->n_output;
+    while (nin > 0 && !np->input[nin - 1][0]) nin--; /* trailing omitted inputs */
+    if (nin < d->min_in || nin > d->max_in)
+        return kn_diag(cx, &tmp, KN_EINVAL, "has %d inputs, expected %d to %d", nin, d->min_in,
+                       d->max_in);
+    if (nout < d->min_out || nout > d->max_out)
+        return kn_diag(cx, &tmp, KN_EINVAL, "has %d outputs, expected %d to %d", nout,
+                       d->min_out, d->max_out);
+    kn_value **in = kn_arena_array(g->arena, (size_t)nin + 1, sizeof *in);
+    kn_value **out = kn_arena_array(g->arena, (size_t)nout + 1, sizeof *out);
+    for (int i = 0; i < nin; i++) {
+        if (!np->input[i][0]) continue;
+        in[i] = kn_graph_find_value(g, np->input[i]);
+        if (!in[i])
+            return kn_diag(cx, &tmp, KN_EINVAL,
+                           "input '%s' is not defined before this node (dangling edge, cycle, "
+                           "or nodes out of topological order)",
+                           np->input[i]);
+    }
+    for (int i = 0; i < nout; i++) {
+        if (!np->output[i][0]) continue;
+        if (find_local(g, np->output[i]))
+            return kn_diag(cx, &tmp, KN_EINVAL, "output '%s' is already defined", np->output[i]);
+        out[i] = kn_graph_add_value(g, np->output[i], NULL);
+    }
+    kn_node *n = kn_graph_add_node(g, op, np->name, nin, in, nout, out);
+    n->op_type = kn_arena_strdup(g->arena, op_type);
+    n->opset = opset;
+    n->nattr = (int)np->n_attribute;
+    n->attrs = kn_arena_array(g->arena, np->n_attribute + 1, sizeof *n->attrs);
+    if (!n->attrs) return kn_diag(cx, n, KN_ELIMIT, "too many attributes");
+    L->depth++;
+    if (L->depth > MAX_SUBGRAPH_DEPTH) {
+        L->depth--;
+        return kn_diag(cx, n, KN_ELIMIT, "subgraphs nested deeper than %d", MAX_SUBGRAPH_DEPTH);
+    }
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (np->attribute[j]->name && np->attribute[i]->name &&
+                !strcmp(np->attribute[j]->name, np->attribute[i]->name)) {
+                L->depth--;
+                return kn_diag(cx, n, KN_EINVAL, "attribute '%s' appears twice",
+                               np->attribute[i]->name);
+            }
+        if (load_attr(L, n, np->attribute[i], &n->attrs[i])) {
+            L->depth--;
+            return cx->status;
+        }
+    }
+    L->depth--;
+    return KN_OK;
+}
+
+static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) {
+    kn_ctx *cx = L->cx;
+    kn_arena *a = g->arena;
+    if (gp->name && !g->name[0]) g->name = kn_arena_strdup(a, gp->name);
+    if (gp->n_sparse_initializer)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "sparse initializers are not supported");
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !tp->name[0])
+            return kn_diag(cx, NULL, KN_EINVAL, "initializer %zu has no name", i);
+        if (find_local(g, tp->name))
+            return kn_diag(cx, NULL, KN_EINVAL, "initializer '%s' is defined twice", tp->name);
+        kn_tensor *t;
+        if (decode_tensor(L, NULL, a, tp, &t)) return cx->status;
+        kn_value *v = kn_graph_add_value(g, tp->name, &t->type);
+        v->constant = t;
+    }
+    g->inputs = kn_arena_array(a, gp->n_input + 1, sizeof *g->inputs);
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !vi->name[0])
+            return kn_diag(cx, NULL, KN_EINVAL, "graph input %zu has no name", i);
+        kn_value *v = find_local(g, vi->name);
+        if (v && v->constant) continue; /* initializer with a default: a constant */
+        if (v) return kn_diag(cx, NULL, KN_EINVAL, "graph input '%s' is declared twice", vi->name);
+        char what[300];
+        snprintf(what, sizeof what, "graph input '%s'", vi->name);
+        kn_type t;
+        if (convert_type(L, NULL, what, vi->type, &t)) return cx->status;
+        v = kn_graph_add_value(g, vi->name, &t);
+        v->flags |= KN_VALUE_INPUT;
+        g->inputs[g->nin++] = v;
+    }
+    for (size_t i = 0; i < gp->n_node; i++)
+        if (load_node(L, g, gp->node[i])) return cx->status;
+    g->outputs = kn_arena_array(a, gp->n_output + 1, sizeof *g->outputs);
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        const char *name = vi->name ? vi->name : "";
+        kn_value *v = kn_graph_find_value(g, name);
+        if (!v) return kn_diag(cx, NULL, KN_EINVAL, "graph output '%s' is never computed", name);
+        if (v->producer) { /* the declared type is a hint until shape inference runs */
+            char what[300];
+            snprintf(what, sizeof what, "graph output '%s'", name);
+            if (convert_type(L, NULL, what, vi->type, &v->type)) return cx->status;
+        }
+        v->flags |= KN_VALUE_OUTPUT;
+        g->outputs[g->nout++] = v;
+    }
+    return KN_OK;
+}
+
+kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const char *base_dir,
+                              const char *display_name, kn_graph **out) {
+    *out = NULL;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    if (!mp) return kn_diag(cx, NULL, KN_EINVAL, "not an ONNX model (protobuf parsing failed)");
+    kn_graph *g = kn_graph_create(display_name);
+    loader L = {cx, g, base_dir, 0};
+    g->ir_version = mp->has_ir_version ? (int)mp->ir_version : 0;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        const char *d = o->domain ? o->domain : "";
+        int v = o->has_version && o->version > 0 && o->version < 1000 ? (int)o->version : -1;
+        if (v < 0) {
+            kn_diag(cx, NULL, KN_EINVAL, "opset import for domain '%s' has invalid version", d);
+            goto fail;
+        }
+        if (!d[0] || !strcmp(d, "ai.onnx")) g->opset = v;
+        else if (!strcmp(d, "ai.onnx.ml")) g->opset_ml = v;
+        else if (!strcmp(d, "ai.onnx.preview.training")) g->opset_training = v;
+    }
+    if (!mp->n_opset_import) g->opset = 1; /* IR version 1 models predate opset imports */
+    if (g->opset > KN_ONNX_MAX_OPSET) {
+        kn_diag(cx, NULL, KN_EUNSUPPORTED, "opset %d is newer than the newest supported (%d)",
+                g->opset, KN_ONNX_MAX_OPSET);
+        goto fail;
+    }
+    if (!mp->graph) {
+        kn_diag(cx, NULL, KN_EINVAL, "the model has no graph");
+        goto fail;
+    }
+    if (load_graph(&L, mp->graph, g) || kn_graph_verify(cx, g)) goto fail;
+    onnx__model_proto__free_unpacked(mp, NULL);
+    *out = g;
+    return KN_OK;
+fail:
+    onnx__model_proto__free_unpacked(mp, NULL);
+    kn_graph_destroy(g);
+    return cx->status;
+}
+
+kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
+    void *buf;
+    size_t len;
+    *out = NULL;
+    if (kn_read_file(cx, path, &buf, &len)) return cx->status;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else snprintf(dir, sizeof dir, ".");
+    if (!dir[0]) snprintf(dir, sizeof dir, "/");
+    kn_status st = kn_onnx_load_memory(cx, buf, len, dir, path, out);
+    free(buf);
+    return st;
+}
+
+/* ---- values in test data files ---- */
+
+static kn_status decode_sequence(loader *L, kn_arena *a, const Onnx__SequenceProto *sp,
+                                 kn_tensor **out) {
+    kn_ctx *cx = L->cx;
+    if (sp->n_sequence_values || sp->n_map_values || sp->n_optional_values ||
+        sp->n_sparse_tensor_values)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "only sequences of tensors are supported");
+    kn_type ty = kn_type_unknown(KN_UNDEF);
+    ty.kind = KN_KIND_SEQUENCE;
+    kn_tensor *s = kn_tensor_typed(a, &ty);
+    s->nitems = (int)sp->n_tensor_values;
+    s->items = kn_arena_array(a, sp->n_tensor_values + 1, sizeof *s->items);
+    for (size_t i = 0; i < sp->n_tensor_values; i++)
+        if (decode_tensor(L, NULL, a, sp->tensor_values[i], &s->items[i])) return cx->status;
+    if (s->nitems) s->type.dtype = s->items[0]->type.dtype;
+    *out = s;
+    return KN_OK;
+}
+
+kn_status kn_onnx_decode_value(kn_ctx *cx, kn_arena *a, const void *buf, size_t len, kn_kind kind,
+                               kn_tensor **out) {
+    loader L = {cx, NULL, NULL, 0};
+    kn_status st = KN_OK;
+    if (kind == KN_KIND_TENSOR) {
+        Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+        if (!tp) return kn_diag(cx, NULL, KN_EINVAL, "not a TensorProto (protobuf parsing failed)");
+        st = decode_tensor(&L, NULL, a, tp, out);
+        onnx__tensor_proto__free_unpacked(tp, NULL);
+    } else if (kind == KN_KIND_SEQUENCE) {
+        Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, len, buf);
+        if (!sp)
+            return kn_diag(cx, NULL, KN_EINVAL, "not a SequenceProto (protobuf parsing failed)");
+        st = decode_sequence(&L, a, sp, out);
+        onnx__sequence_proto__free_unpacked(sp, NULL);
+    } else {
+        Onnx__OptionalProto *op = onnx__optional_proto__unpack(NULL, len, buf);
+        if (!op)
+            return kn_diag(cx, NULL, KN_EINVAL, "not an OptionalProto (protobuf parsing failed)");
+        kn_tensor *item = NULL;
+        if (op->tensor_value) st = decode_tensor(&L, NULL, a, op->tensor_value, &item);
+        else if (op->sequence_value) st = decode_sequence(&L, a, op->sequence_value, &item);
+        if (!st) {
+            kn_type ty = item ? item->type : kn_type_unknown(KN_UNDEF);
+            if (item) ty.elem_kind = item->type.kind;
+            ty.kind = KN_KIND_OPTIONAL;
+            kn_tensor *o = kn_tensor_typed(a, &ty);
+            o->nitems = item ? 1 : 0;
+            o->items = kn_arena_alloc(a, sizeof *o->items);
+            o->items[0] = item;
+            *out = o;
+        }
+        onnx__optional_proto__free_unpacked(op, NULL);
+    }
+    return st;
+}
+
+kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name, void **buf,
+                                size_t *len) {
+    if (t->type.kind != KN_KIND_TENSOR || !t->data)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "only tensors can be written as .pb");
+    Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+    tp.name = (char *)name;
+    tp.has_data_type = 1;
+    tp.data_type = t->type.dtype;
+    tp.n_dims = (size_t)t->type.rank;
+    tp.dims = (int64_t *)t->type.dims;
+    size_t numel = (size_t)kn_tensor_numel(t);
+    ProtobufCBinaryData *strs = NULL;
+    if (t->type.dtype == KN_STRING) {
+        strs = calloc(numel + 1, sizeof *strs);
+        KN_ASSERT(strs);
+        for (size_t i = 0; i < numel; i++) {
+            char *s = ((char **)t->data)[i];
+            strs[i].data = (uint8_t *)s;
+            strs[i].len = strlen(s);
+        }
+        tp.n_string_data = numel;
+        tp.string_data = strs;
+    } else {
+        tp.has_raw_data = 1;
+        tp.raw_data.data = t->data;
+        tp.raw_data.len = kn_tensor_nbytes(t);
+    }
+    *len = onnx__tensor_proto__get_packed_size(&tp);
+    *buf = malloc(*len + 1);
+    KN_ASSERT(*buf);
+    onnx__tensor_proto__pack(&tp, *buf);
+    free(strs);
+    return KN_OK;
+}

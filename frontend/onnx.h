@@ -1,0 +1,35 @@
+/* ONNX frontend: the only code that parses ONNX protobuf.
+ *
+ * Loading builds a kn_graph from a ModelProto: graph inputs (minus those that are
+ * also initializers: those become constants), initializers (including external
+ * data read from files beside the model), nodes in file order (which ONNX requires
+ * to be topological: a use before definition is reported as a cycle or dangling
+ * edge), attributes of every kind, and subgraphs of If/Loop/Scan bodies. Types of
+ * inner values are left unknown for shape inference. Every failure returns a
+ * negative status with a message naming the file and node. */
+#ifndef KN_ONNX_H
+#define KN_ONNX_H
+
+#include "ir/graph.h"
+
+/* Highest ai.onnx opset whose semantics kiln implements. */
+#define KN_ONNX_MAX_OPSET 17
+
+/* Loads the model at path; *out is a new graph (kn_graph_destroy) on success. */
+kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out);
+/* Loads from memory; external data is resolved relative to base_dir (NULL: refused). */
+kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const char *base_dir,
+                              const char *display_name, kn_graph **out);
+
+/* Decodes a serialized TensorProto, or a SequenceProto / OptionalProto when kind
+ * says so, into a tensor allocated in a. */
+kn_status kn_onnx_decode_value(kn_ctx *cx, kn_arena *a, const void *buf, size_t len, kn_kind kind,
+                               kn_tensor **out);
+/* Serializes a tensor as TensorProto named name; *buf is malloc'd (caller frees). */
+kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name, void **buf,
+                                size_t *len);
+
+/* Reads a whole file into malloc'd memory (caller frees); reports errors in cx. */
+kn_status kn_read_file(kn_ctx *cx, const char *path, void **buf, size_t *len);
+
+#endif

@@ -1,0 +1,29 @@
+/* Arena allocation: the graph IR, interpreter tensors and scratch memory live in
+ * arenas and are never freed one by one. An arena is a list of chunks; memory is
+ * zero-initialized; kn_arena_destroy() releases all of it. Allocation failure is a
+ * broken invariant on this host (KN_ASSERT), except for huge requests, which return
+ * NULL so a caller can report a model whose tensors are too large. */
+#ifndef KN_ARENA_H
+#define KN_ARENA_H
+
+#include <stddef.h>
+
+typedef struct kn_arena kn_arena;
+
+/* Returns a new arena; destroy with kn_arena_destroy(). */
+kn_arena *kn_arena_create(void);
+void kn_arena_destroy(kn_arena *a);
+/* Zeroed memory aligned to 64 bytes, or NULL if size exceeds KN_ARENA_MAX_ALLOC.
+ * Owned by the arena. */
+void *kn_arena_alloc(kn_arena *a, size_t size);
+/* Like kn_arena_alloc(n * size), NULL on overflow. */
+void *kn_arena_array(kn_arena *a, size_t n, size_t size);
+char *kn_arena_strdup(kn_arena *a, const char *s);
+char *kn_arena_strndup(kn_arena *a, const char *s, size_t n);
+/* Total bytes handed out (for limits and reports). */
+size_t kn_arena_used(const kn_arena *a);
+
+/* 8 GiB: no single tensor of a supported model is larger. */
+#define KN_ARENA_MAX_ALLOC ((size_t)1 << 33)
+
+#endif

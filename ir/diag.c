@@ -1,0 +1,42 @@
+/* Diagnostics: formats "FILE: node 'NAME' (OP): message" into the context. */
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kn_ctx_init(kn_ctx *cx, const char *file) {
+    memset(cx, 0, sizeof *cx);
+    cx->file = file;
+}
+
+void kn_ctx_clear(kn_ctx *cx) {
+    cx->status = KN_OK;
+    cx->msg[0] = 0;
+}
+
+kn_status kn_vdiag(kn_ctx *cx, const kn_node *n, kn_status st, const char *fmt, va_list ap) {
+    if (cx->status != KN_OK) return cx->status;
+    cx->status = st;
+    size_t len = 0, cap = sizeof cx->msg;
+    if (cx->file) len += (size_t)snprintf(cx->msg + len, cap - len, "%s: ", cx->file);
+    if (n && len < cap)
+        len += (size_t)snprintf(cx->msg + len, cap - len, "node '%s' (%s): ",
+                                n->name && n->name[0] ? n->name : "<unnamed>", n->op_type);
+    if (len < cap) vsnprintf(cx->msg + len, cap - len, fmt, ap);
+    return st;
+}
+
+kn_status kn_diag(kn_ctx *cx, const kn_node *n, kn_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    kn_vdiag(cx, n, st, fmt, ap);
+    va_end(ap);
+    return cx->status;
+}
+
+void kn_assert_fail(const char *expr, const char *file, int line) {
+    fprintf(stderr, "kiln: internal error: %s:%d: assertion '%s' failed\n", file, line, expr);
+    abort();
+}

@@ -1,0 +1,50 @@
+/* Status codes, the diagnostic context and internal assertions.
+ *
+ * A fallible library function returns kn_status (0 ok, negative error) and leaves
+ * one message in the kn_ctx with its context: "model.onnx: node 'conv_3' (Conv):
+ * kernel_shape has 3 dims, expected 2". Only the first error is kept: later ones
+ * are usually consequences of it. Library code never prints or exits on bad input;
+ * KN_ASSERT is for broken internal invariants only and is always on. */
+#ifndef KN_DIAG_H
+#define KN_DIAG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+typedef enum kn_status {
+    KN_OK = 0,
+    KN_EINVAL = -1,       /* bad model or input: the user's problem */
+    KN_EUNSUPPORTED = -2, /* valid ONNX that kiln does not handle */
+    KN_EIO = -3,          /* file could not be read or written */
+    KN_ELIMIT = -4,       /* a resource limit was exceeded */
+    KN_EINTERNAL = -5,    /* kiln's own bug */
+} kn_status;
+
+struct kn_node;
+
+typedef struct kn_ctx {
+    const char *file;  /* model path named in messages; borrowed */
+    kn_status status;  /* first error, KN_OK if none */
+    char msg[1024];    /* message of the first error */
+    int verbose;       /* 0 quiet; >0 lets passes print notes to stderr */
+} kn_ctx;
+
+void kn_ctx_init(kn_ctx *cx, const char *file);
+/* Record an error about a node (node may be NULL). Returns the status recorded, so
+ * callers can write `return kn_diag(cx, n, KN_EINVAL, "...")`. Keeps the first. */
+kn_status kn_diag(kn_ctx *cx, const struct kn_node *n, kn_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+kn_status kn_vdiag(kn_ctx *cx, const struct kn_node *n, kn_status st, const char *fmt, va_list ap);
+/* Clear the recorded error (used when an error is expected and handled). */
+void kn_ctx_clear(kn_ctx *cx);
+static inline bool kn_failed(const kn_ctx *cx) {
+    return cx->status != KN_OK;
+}
+
+void kn_assert_fail(const char *expr, const char *file, int line);
+#define KN_ASSERT(x) ((x) ? (void)0 : kn_assert_fail(#x, __FILE__, __LINE__))
+
+#endif

@@ -1,0 +1,71 @@
+/* Element types and their traits. Enum values equal ONNX TensorProto.DataType so
+ * the frontend maps them without a table. Conversions go through double (floats)
+ * or int64/uint64 (integers): the reference interpreter computes in those. */
+#ifndef KN_DTYPE_H
+#define KN_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(ENUM, value, name, C type, size) */
+#define KN_DTYPES(X)                                                                               \
+    X(F32, 1, "f32", float, 4)                                                                     \
+    X(U8, 2, "u8", uint8_t, 1)                                                                     \
+    X(I8, 3, "i8", int8_t, 1)                                                                      \
+    X(U16, 4, "u16", uint16_t, 2)                                                                  \
+    X(I16, 5, "i16", int16_t, 2)                                                                   \
+    X(I32, 6, "i32", int32_t, 4)                                                                   \
+    X(I64, 7, "i64", int64_t, 8)                                                                   \
+    X(STRING, 8, "string", char *, sizeof(char *))                                                 \
+    X(BOOL, 9, "bool", uint8_t, 1)                                                                 \
+    X(F16, 10, "f16", uint16_t, 2)                                                                 \
+    X(F64, 11, "f64", double, 8)                                                                   \
+    X(U32, 12, "u32", uint32_t, 4)                                                                 \
+    X(U64, 13, "u64", uint64_t, 8)                                                                 \
+    X(BF16, 16, "bf16", uint16_t, 2)
+
+typedef enum kn_dtype {
+    KN_UNDEF = 0,
+#define X(E, v, n, c, s) KN_##E = v,
+    KN_DTYPES(X)
+#undef X
+        KN_DTYPE_MAX = 17
+} kn_dtype;
+
+typedef struct kn_dtype_info {
+    const char *name; /* "f32"; NULL for values that are not a kiln dtype */
+    size_t size;      /* bytes per element */
+    bool is_float;    /* f16, bf16, f32, f64 */
+    bool is_int;      /* signed or unsigned integer, not bool */
+    bool is_signed;   /* signed integers and floats */
+} kn_dtype_info;
+
+/* Traits of t; a zeroed record (name NULL) for unknown values. */
+const kn_dtype_info *kn_dtype_get(int t);
+static inline bool kn_dtype_valid(int t) {
+    return kn_dtype_get(t)->name != NULL;
+}
+static inline const char *kn_dtype_name(int t) {
+    const char *n = kn_dtype_get(t)->name;
+    return n ? n : "?";
+}
+/* Parse "f32" (or ONNX "float"); KN_UNDEF if unknown. */
+kn_dtype kn_dtype_parse(const char *s);
+
+/* Element i of buffer p of type t, converted. Strings are not numbers: 0. */
+double kn_load_f64(const void *p, kn_dtype t, size_t i);
+int64_t kn_load_i64(const void *p, kn_dtype t, size_t i);
+uint64_t kn_load_u64(const void *p, kn_dtype t, size_t i);
+/* Store v converted to t (float->int truncates toward zero, as a C cast; bool is v != 0). */
+void kn_store_f64(void *p, kn_dtype t, size_t i, double v);
+void kn_store_i64(void *p, kn_dtype t, size_t i, int64_t v);
+void kn_store_u64(void *p, kn_dtype t, size_t i, uint64_t v);
+
+/* IEEE half and bfloat16 conversions, round to nearest even. */
+float kn_f16_to_f32(uint16_t h);
+uint16_t kn_f32_to_f16(float f);
+float kn_bf16_to_f32(uint16_t h);
+uint16_t kn_f32_to_bf16(float f);
+
+#endif

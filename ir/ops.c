@@ -1,0 +1,170 @@
+/* The descriptor table built from ir/ops.def and the group files, plus the shared
+ * helpers of op implementations (broadcasting, axes, conversions). The table is
+ * filled once, on first use; registering an op twice is a broken invariant. */
+#include "ir/ops.h"
+
+#include <string.h>
+
+static kn_opdesc table[KN_OP_COUNT] = {
+#define OP(id, dom, nm, minin, maxin, minout, maxout, fl)                                          \
+    [KN_OP_##id] = {dom, nm, minin, maxin, minout, maxout, fl, NULL, NULL},
+#include "ir/ops.def"
+#undef OP
+};
+static int table_ready;
+
+static void table_init(void) {
+    static const kn_opimpl *groups[] = {
+#define X(g) kn_ops_##g,
+        KN_OP_GROUPS(X)
+#undef X
+    };
+    for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++) {
+        for (const kn_opimpl *p = groups[gi]; p->op != KN_OP_COUNT; p++) {
+            KN_ASSERT(p->op < KN_OP_COUNT && !table[p->op].infer);
+            table[p->op].infer = p->infer;
+            table[p->op].eval = p->eval;
+        }
+    }
+    table_ready = 1;
+}
+
+const kn_opdesc *kn_op_desc(kn_op op) {
+    if (!table_ready) table_init();
+    KN_ASSERT(op < KN_OP_COUNT);
+    return &table[op];
+}
+
+kn_op kn_op_lookup(const char *domain, const char *name) {
+    if (!table_ready) table_init();
+    if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
+    for (int i = 0; i < KN_OP_COUNT; i++)
+        if (!strcmp(table[i].name, name) && !strcmp(table[i].domain, domain)) return (kn_op)i;
+    return KN_OP_COUNT;
+}
+
+/* ---- helpers ---- */
+
+kn_status kn_broadcast(kn_ctx *cx, const kn_node *nd, int n, const kn_type *const *in,
+                       kn_type *out) {
+    int rank = 0;
+    for (int i = 0; i < n; i++) {
+        if (!in[i]) continue;
+        if (in[i]->rank < 0) {
+            out->rank = -1;
+            return KN_OK;
+        }
+        if (in[i]->rank > rank) rank = in[i]->rank;
+    }
+    out->kind = KN_KIND_TENSOR;
+    out->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        int64_t dim = 1;
+        const char *sym = NULL;
+        for (int i = 0; i < n; i++) {
+            if (!in[i]) continue;
+            int k = d - (rank - in[i]->rank);
+            if (k < 0) continue;
+            int64_t e = in[i]->dims[k];
+            if (e == 1) continue;
+            if (e < 0) {
+                if (dim == 1) {
+                    dim = -1;
+                    sym = in[i]->sym[k];
+                }
+                continue;
+            }
+            if (dim == 1 || dim < 0) dim = e;
+            else if (dim != e)
+                return kn_diag(cx, nd, KN_EINVAL,
+                               "input shapes cannot be broadcast: dim %d is %lld and %lld", d,
+                               (long long)dim, (long long)e);
+        }
+        out->dims[d] = dim;
+        out->sym[d] = dim < 0 ? sym : NULL;
+    }
+    return KN_OK;
+}
+
+void kn_strides(int rank, const int64_t *dims, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+}
+
+void kn_bcast_strides(const kn_type *in, int orank, const int64_t *odims, int64_t *strides) {
+    int64_t own[KN_MAX_RANK];
+    kn_strides(in->rank, in->dims, own);
+    (void)odims;
+    for (int d = 0; d < orank; d++) {
+        int k = d - (orank - in->rank);
+        strides[d] = (k < 0 || in->dims[k] == 1) ? 0 : own[k];
+    }
+}
+
+int64_t kn_bcast_offset(int64_t i, int orank, const int64_t *odims, const int64_t *strides) {
+    int64_t off = 0;
+    for (int d = orank - 1; d >= 0; d--) {
+        int64_t e = odims[d];
+        if (e == 0) return 0;
+        off += (i % e) * strides[d];
+        i /= e;
+    }
+    return off;
+}
+
+kn_status kn_axis(kn_ctx *cx, const kn_node *n, int64_t axis, int rank, int extra, int *out) {
+    int64_t r = rank + extra;
+    if (axis < -r || axis >= r)
+        return kn_diag(cx, n, KN_EINVAL, "axis %lld is out of range for rank %d", (long long)axis,
+                       rank);
+    *out = (int)(axis < 0 ? axis + r : axis);
+    return KN_OK;
+}
+
+int64_t *kn_tensor_i64s(kn_arena *a, const kn_tensor *t) {
+    int64_t n = kn_tensor_numel(t);
+    int64_t *v = kn_arena_array(a, (size_t)(n > 0 ? n : 1), sizeof *v);
+    KN_ASSERT(v && t->data);
+    for (int64_t i = 0; i < n; i++) v[i] = kn_load_i64(t->data, t->type.dtype, (size_t)i);
+    return v;
+}
+
+double *kn_tensor_f64s(kn_arena *a, const kn_tensor *t) {
+    int64_t n = kn_tensor_numel(t);
+    double *v = kn_arena_array(a, (size_t)(n > 0 ? n : 1), sizeof *v);
+    KN_ASSERT(v && t->data);
+    for (int64_t i = 0; i < n; i++) v[i] = kn_load_f64(t->data, t->type.dtype, (size_t)i);
+    return v;
+}
+
+void kn_tensor_store_f64s(kn_tensor *t, const double *v) {
+    int64_t n = kn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) kn_store_f64(t->data, t->type.dtype, (size_t)i, v[i]);
+}
+
+void kn_tensor_store_i64s(kn_tensor *t, const int64_t *v) {
+    int64_t n = kn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) kn_store_i64(t->data, t->type.dtype, (size_t)i, v[i]);
+}
+
+kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    (void)cx;
+    (void)n;
+    out[0] = in[0]->type;
+    return KN_OK;
+}
+
+kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i,
+                         unsigned mask) {
+    if (!in) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
+    if (in->type.kind != KN_KIND_TENSOR)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", i);
+    kn_dtype t = in->type.dtype;
+    if (t <= 0 || t >= 32 || !(mask & (1u << t)))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "input %d has unsupported type %s", i,
+                       kn_dtype_name(t));
+    return KN_OK;
+}

@@ -1,0 +1,127 @@
+/* The op table and the interface an operator implements.
+ *
+ * ir/ops.def lists every operator once; it expands into kn_op (ir/graph.h) and the
+ * descriptor table here. Each op's functions live in a group file ir/ops/GROUP.c
+ * that exports `const kn_opimpl kn_ops_GROUP[]` (terminated by {KN_OP_COUNT});
+ * KN_OP_GROUPS below lists the groups. Nothing else switches on op kinds.
+ *
+ * infer: checks attributes and input types and computes output types. It runs
+ *   statically (shape pass: in[i]->data is set only for constants, shapes may hold
+ *   -1 dims or rank -1) and at run time in the interpreter (every input has data),
+ *   so an op's shape logic is written once. in[i] is NULL for an omitted optional
+ *   input. When a needed input's data or rank is unknown, set the output to an
+ *   unknown type (kn_type_unknown) rather than failing. out has n->nout entries,
+ *   all zeroed (kind tensor) on entry; set every one, even for omitted outputs.
+ * eval: the reference implementation, plain and obviously correct. out[j] is
+ *   pre-allocated (zeroed) from infer's type when that type is a static tensor;
+ *   otherwise out[j] is NULL and eval creates it with kn_exec_tensor() or
+ *   kn_tensor_typed(kn_exec_arena(ex), ...). */
+#ifndef KN_OPS_H
+#define KN_OPS_H
+
+#include "ir/graph.h"
+
+enum {
+    OPF_ELEMWISE = 1 << 0,        /* output element i depends on input element i only */
+    OPF_COMMUTATIVE = 1 << 1,     /* inputs may be reordered */
+    OPF_FUSE_HEAD = 1 << 2,       /* an elementwise epilogue may be fused into it */
+    OPF_WEIGHTS = 1 << 3,         /* usually has constant weight inputs */
+    OPF_SUBGRAPH = 1 << 4,        /* has graph attributes */
+    OPF_SHAPE_FROM_DATA = 1 << 5, /* output shape may depend on input values */
+    OPF_RANDOM = 1 << 6,          /* nondeterministic: never constant-folded */
+};
+
+typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
+
+typedef kn_status (*kn_infer_fn)(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                 kn_type *out);
+typedef kn_status (*kn_eval_fn)(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out);
+
+typedef struct kn_opimpl {
+    kn_op op;
+    kn_infer_fn infer;
+    kn_eval_fn eval;
+} kn_opimpl;
+
+typedef struct kn_opdesc {
+    const char *domain, *name;
+    int min_in, max_in, min_out, max_out;
+    unsigned flags;
+    kn_infer_fn infer; /* NULL: not implemented yet */
+    kn_eval_fn eval;
+} kn_opdesc;
+
+#define KN_OP_GROUPS(X)                                                                            \
+    X(unary)                                                                                       \
+    X(binary)                                                                                      \
+    X(tensor)                                                                                      \
+    X(nn)                                                                                          \
+    X(reduce)                                                                                      \
+    X(quant)                                                                                       \
+    X(rnn)                                                                                         \
+    X(control)                                                                                     \
+    X(signal)                                                                                      \
+    X(image)                                                                                       \
+    X(misc)
+
+#define X(g) extern const kn_opimpl kn_ops_##g[];
+KN_OP_GROUPS(X)
+#undef X
+
+const kn_opdesc *kn_op_desc(kn_op op);
+/* The op for (domain, name); domain "ai.onnx" is the same as "". KN_OP_COUNT if unknown. */
+kn_op kn_op_lookup(const char *domain, const char *name);
+
+/* ---- The interpreter, as seen from an op's eval ---- */
+
+kn_ctx *kn_exec_ctx(kn_exec *ex);
+/* Arena for output tensors and scratch memory of this run. */
+kn_arena *kn_exec_arena(kn_exec *ex);
+/* New zeroed tensor; reports "tensor too large" against n and returns NULL on failure. */
+kn_tensor *kn_exec_tensor(kn_exec *ex, const kn_node *n, kn_dtype t, int rank,
+                          const int64_t *dims);
+/* Runs subgraph body with the given inputs (body->nin of them); sets out[0..body->nout).
+ * Outer-scope values are visible. */
+kn_status kn_exec_subgraph(kn_exec *ex, const kn_graph *body, kn_tensor *const *in,
+                           kn_tensor **out);
+/* Deterministic random stream for OPF_RANDOM ops: uniform in [0, 1). */
+double kn_exec_random(kn_exec *ex);
+
+/* ---- Helpers for op implementations ---- */
+
+/* Broadcast shapes of in[0..n) (NULL entries skipped) numpy-style into out (dtype
+ * untouched). Unknown dims broadcast to unknown. Reports incompatible shapes. */
+kn_status kn_broadcast(kn_ctx *cx, const kn_node *nd, int n, const kn_type *const *in,
+                       kn_type *out);
+/* Strides of `in` viewed at the output shape (rank orank, dims odims): 0 on broadcast
+ * dims. strides has orank entries. */
+void kn_bcast_strides(const kn_type *in, int orank, const int64_t *odims, int64_t *strides);
+/* Offset into an input for flat output index i, given its kn_bcast_strides. */
+int64_t kn_bcast_offset(int64_t i, int orank, const int64_t *odims, const int64_t *strides);
+/* Row-major strides of a shape. */
+void kn_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* Normalize axis in [-rank, rank) (or [-rank-1, rank] when extra=1) to >= 0. */
+kn_status kn_axis(kn_ctx *cx, const kn_node *n, int64_t axis, int rank, int extra, int *out);
+/* Copies of a tensor's elements converted to int64/double, allocated in a. */
+int64_t *kn_tensor_i64s(kn_arena *a, const kn_tensor *t);
+double *kn_tensor_f64s(kn_arena *a, const kn_tensor *t);
+/* Stores v[0..numel) into t, converting to its dtype. */
+void kn_tensor_store_f64s(kn_tensor *t, const double *v);
+void kn_tensor_store_i64s(kn_tensor *t, const int64_t *v);
+
+/* infer helpers */
+kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
+/* Requires in[i] to be a tensor whose dtype is one of mask (bit per kn_dtype). */
+kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i,
+                         unsigned mask);
+#define KN_DT(t) (1u << KN_##t)
+#define KN_DT_FLOAT (KN_DT(F32) | KN_DT(F64) | KN_DT(F16) | KN_DT(BF16))
+#define KN_DT_SINT (KN_DT(I8) | KN_DT(I16) | KN_DT(I32) | KN_DT(I64))
+#define KN_DT_UINT (KN_DT(U8) | KN_DT(U16) | KN_DT(U32) | KN_DT(U64))
+#define KN_DT_INT (KN_DT_SINT | KN_DT_UINT)
+#define KN_DT_NUM (KN_DT_FLOAT | KN_DT_INT)
+#define KN_DT_ANY (KN_DT_NUM | KN_DT(BOOL) | KN_DT(STRING))
+
+#endif

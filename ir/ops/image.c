@@ -1,0 +1,887 @@
+/* Operators of group 'image': resampling and region ops on NCHW-style tensors.
+ *
+ * Resize and Upsample share one plan (resize_plan): per axis a scale, an output
+ * length and a coordinate transform. The interpolation is separable: each output
+ * coordinate on each axis maps to a few (input index, weight) taps, and an output
+ * element is the tensor product of its axes' taps, as in the ONNX reference
+ * (onnx/backend/test/case/node/resize.py): a window of 2 (nearest, linear) or 4
+ * (cubic) neighbours of an edge-padded axis, weights from the fractional position.
+ * Upsample and Resize-10 use asymmetric coordinates and onnxruntime's legacy nearest
+ * rounding (floor when upsampling, ceil when downsampling).
+ *
+ * GridSample, RoiAlign and MaxRoiPool sample 4-D inputs; RoiAlign follows
+ * onnxruntime's sampling grid. NonMaxSuppression's output length depends on the
+ * data: infer runs the selection itself when every input is known.
+ * See ir/ops.h for the infer/eval contract. */
+#include "ir/ops.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Input i of n, or NULL when omitted or past the node's inputs. */
+static const kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
+    return i < n->nin ? in[i] : NULL;
+}
+
+/* 0: omitted or empty, 1: has elements, -1: unknown (shape not known). */
+static int presence(const kn_tensor *t) {
+    if (!t) return 0;
+    int64_t numel = kn_tensor_numel(t);
+    if (numel < 0) return -1;
+    return numel > 0;
+}
+
+/* Index of s in names[0..count), or -1. */
+static int pick(const char *s, const char *const *names, int count) {
+    for (int i = 0; i < count; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+/* Stores v into element i of t, rounding to nearest for integer types. */
+static void store_value(kn_tensor *t, size_t i, double v) {
+    if (kn_dtype_get(t->type.dtype)->is_int) v = nearbyint(v);
+    kn_store_f64(t->data, t->type.dtype, i, v);
+}
+
+/* out[0] when infer allocated it, else a new tensor of shape dims. */
+static kn_tensor *output(kn_exec *ex, const kn_node *n, kn_tensor **out, kn_dtype t, int rank,
+                         const int64_t *dims) {
+    if (!out[0]) out[0] = kn_exec_tensor(ex, n, t, rank, dims);
+    return out[0];
+}
+
+/* ---- Resize, Upsample ---- */
+
+enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
+static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
+
+enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
+static const char *const coord_modes[] = {"half_pixel",           "pytorch_half_pixel",
+                                          "align_corners",        "asymmetric",
+                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+
+/* NM_LEGACY: floor when the axis is upsampled, ceil when downsampled (opset < 11). */
+enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
+static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil"};
+
+typedef struct resize_plan {
+    int mode, coord, nearest, exclude_outside;
+    double cubic_a, extrapolation;
+    int rank;       /* of X; -1 unknown */
+    int known;      /* out[] (and, with X's dims known, scale[]) are known */
+    int from_sizes; /* output lengths come from the `sizes` input */
+    double scale[KN_MAX_RANK];
+    double roi[2 * KN_MAX_RANK]; /* starts, then ends (tf_crop_and_resize) */
+    int64_t out[KN_MAX_RANK];    /* output dims, -1 unknown */
+} resize_plan;
+
+/* Reads attributes and the roi/scales/sizes inputs of Resize or Upsample into p. */
+static kn_status resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, resize_plan *p) {
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM);
+    if (st) return st;
+    memset(p, 0, sizeof *p);
+    const kn_type *xt = &in[0]->type;
+    p->rank = xt->rank;
+    int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11;
+
+    const char *mode = kn_attr_str(cx, n, "mode", "nearest");
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode", "half_pixel");
+    const char *nearest = kn_attr_str(cx, n, "nearest_mode", "round_prefer_floor");
+    p->cubic_a = kn_attr_float(cx, n, "cubic_coeff_a", -0.75f);
+    p->exclude_outside = (int)kn_attr_int(cx, n, "exclude_outside", 0);
+    p->extrapolation = kn_attr_float(cx, n, "extrapolation_value", 0.0f);
+    if (kn_failed(cx)) return cx->status;
+
+    p->mode = pick(mode, resize_modes, legacy ? 2 : 3);
+    if (legacy && !strcmp(mode, "bilinear")) p->mode = RS_LINEAR;
+    if (p->mode < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
+    if (legacy) {
+        p->coord = CT_ASYMMETRIC;
+        p->nearest = NM_LEGACY;
+    } else {
+        p->coord = pick(coord, coord_modes, 6);
+        if (p->coord == CT_TF_NN && n->opset >= 13) p->coord = -1; /* removed in opset 13 */
+        if (p->coord < 0)
+            return kn_diag(cx, n, KN_EINVAL, "unsupported coordinate_transformation_mode '%s'",
+                           coord);
+        p->nearest = pick(nearest, nearest_modes, 4);
+        if (p->nearest < 0)
+            return kn_diag(cx, n, KN_EINVAL, "unsupported nearest_mode '%s'", nearest);
+    }
+
+    /* Where the scales come from. */
+    const kn_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
+    const float *ascales = NULL;
+    int nascales = -1;
+    float hw[4] = {1, 1, 1, 1};
+    if (n->op == KN_OP_UPSAMPLE && n->opset < 7) {
+        hw[2] = kn_attr_float(cx, n, "height_scale", 1.0f);
+        hw[3] = kn_attr_float(cx, n, "width_scale", 1.0f);
+        ascales = hw;
+        nascales = 4;
+    } else if (n->op == KN_OP_UPSAMPLE && n->opset < 9) {
+        nascales = kn_attr_floats(cx, n, "scales", &ascales);
+        if (nascales < 0) return kn_diag(cx, n, KN_EINVAL, "attribute 'scales' is required");
+    } else if (legacy) {
+        scales = opt_in(n, in, 1);
+        if (!scales) return kn_diag(cx, n, KN_EINVAL, "input 'scales' is required");
+    } else {
+        roi = opt_in(n, in, 1);
+        scales = opt_in(n, in, 2);
+        sizes = opt_in(n, in, 3);
+    }
+    if (kn_failed(cx)) return cx->status;
+    if (p->rank < 0) return KN_OK;
+    for (int a = 0; a < p->rank; a++) p->out[a] = -1;
+
+    int has_scales = nascales >= 0 ? 1 : presence(scales);
+    int has_sizes = presence(sizes);
+    if (has_scales < 0 || has_sizes < 0) return KN_OK;
+    if (has_scales && has_sizes)
+        return kn_diag(cx, n, KN_EINVAL, "only one of 'scales' and 'sizes' may be given");
+    if (!has_scales && !has_sizes)
+        return kn_diag(cx, n, KN_EINVAL, "one of 'scales' and 'sizes' is required");
+    const kn_tensor *src = has_sizes ? sizes : scales;
+    int64_t count = src ? kn_tensor_numel(src) : nascales;
+    if (count != p->rank)
+        return kn_diag(cx, n, KN_EINVAL, "'%s' has %lld elements, expected %d (the rank of X)",
+                       has_sizes ? "sizes" : "scales", (long long)count, p->rank);
+    if (src && !src->data) return KN_OK;
+    if (has_sizes) {
+        st = kn_check_dtype(cx, n, sizes, 3, KN_DT(I64));
+        if (st) return st;
+        p->from_sizes = 1;
+        for (int a = 0; a < p->rank; a++) {
+            p->out[a] = kn_load_i64(sizes->data, KN_I64, (size_t)a);
+            if (p->out[a] < 0)
+                return kn_diag(cx, n, KN_EINVAL, "sizes[%d] is negative (%lld)", a,
+                               (long long)p->out[a]);
+            int64_t d = xt->dims[a];
+            p->scale[a] = d > 0 ? (double)p->out[a] / (double)d : 1.0;
+        }
+    } else {
+        if (src) {
+            st = kn_check_dtype(cx, n, src, legacy ? 1 : 2, KN_DT_FLOAT);
+            if (st) return st;
+        }
+        for (int a = 0; a < p->rank; a++) {
+            double s = src ? kn_load_f64(src->data, src->type.dtype, (size_t)a) : ascales[a];
+            if (!(s > 0)) return kn_diag(cx, n, KN_EINVAL, "scales[%d] must be positive", a);
+            p->scale[a] = s;
+            int64_t d = xt->dims[a];
+            p->out[a] = d < 0 ? -1 : (int64_t)floor((double)d * s);
+        }
+    }
+    p->known = 1;
+
+    for (int a = 0; a < p->rank; a++) {
+        p->roi[a] = 0;
+        p->roi[p->rank + a] = 1;
+    }
+    if (p->coord == CT_TF_CROP && presence(roi) != 0) {
+        if (!roi->data) {
+            p->known = 0; /* out[] is right, the roi comes at run time */
+            return KN_OK;
+        }
+        if (kn_tensor_numel(roi) != 2 * p->rank)
+            return kn_diag(cx, n, KN_EINVAL, "roi has %lld elements, expected %d",
+                           (long long)kn_tensor_numel(roi), 2 * p->rank);
+        for (int i = 0; i < 2 * p->rank; i++)
+            p->roi[i] = kn_load_f64(roi->data, roi->type.dtype, (size_t)i);
+    }
+    return KN_OK;
+}
+
+static kn_status infer_resize(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    resize_plan p;
+    kn_status st = resize_setup(cx, n, in, &p);
+    if (st) return st;
+    kn_dtype t = in[0]->type.dtype;
+    if (p.rank < 0) {
+        out[0] = kn_type_unknown(t);
+        return KN_OK;
+    }
+    out[0] = kn_type_make(t, p.rank, p.out);
+    return KN_OK;
+}
+
+/* The taps of output coordinate o on axis a of input length len: input indexes (in
+ * range) and weights, zero weights dropped. Returns the tap count, or 0 when
+ * tf_crop_and_resize maps o outside the input (the element is extrapolation_value). */
+static int resize_taps(const resize_plan *p, int a, int64_t len, int64_t o, int64_t *idx,
+                       double *w) {
+    double s = p->scale[a], x = (double)o, xo = 0;
+    double olen = p->from_sizes ? (double)p->out[a] : s * (double)len;
+    double last = (double)(len - 1);
+    switch (p->coord) {
+    case CT_HALF_PIXEL: xo = (x + 0.5) / s - 0.5; break;
+    case CT_PYTORCH: xo = olen > 1 ? (x + 0.5) / s - 0.5 : 0; break;
+    case CT_ALIGN_CORNERS: xo = olen == 1 ? 0 : x * last / (olen - 1); break;
+    case CT_ASYMMETRIC: xo = x / s; break;
+    case CT_TF_NN: xo = (x + 0.5) / s; break;
+    case CT_TF_CROP: {
+        double x0 = p->roi[a], x1 = p->roi[p->rank + a];
+        if (olen > 1)
+            xo = x * (x1 - x0) * last / (olen - 1) + x0 * last;
+        else
+            xo = 0.5 * (x0 + x1) * last;
+        if (xo < 0 || xo > last) return 0;
+        break;
+    }
+    }
+
+    /* The window: ntap neighbours of xo, preferring the left ones, on the axis padded
+     * by ntap/2 edge values; ratio in (0, 1] is xo's distance from tap ntap/2 - 1. */
+    int ntap = p->mode == RS_CUBIC ? 4 : 2, pad = ntap / 2;
+    if (xo < -pad - 1.0) xo = -pad - 1.0;
+    if (xo > (double)len + pad) xo = (double)len + pad;
+    double base = floor(xo), ratio = xo - base;
+    if (ratio == 0) {
+        base -= 1;
+        ratio = 1;
+    }
+    int64_t start = (int64_t)base - (pad - 1);
+    if (start < -pad) start = -pad;
+    if (start > len - 1 + pad - (ntap - 1)) start = len - 1 + pad - (ntap - 1);
+
+    double c[4];
+    if (p->mode == RS_NEAREST) {
+        int right;
+        if (ratio == 1)
+            right = 1;
+        else {
+            switch (p->nearest) {
+            case NM_ROUND_PREFER_FLOOR: right = ratio > 0.5; break;
+            case NM_ROUND_PREFER_CEIL: right = ratio >= 0.5; break;
+            case NM_FLOOR: right = 0; break;
+            case NM_CEIL: right = 1; break;
+            default: right = s < 1; break;
+            }
+        }
+        c[0] = !right;
+        c[1] = right;
+    } else if (p->mode == RS_LINEAR) {
+        c[0] = 1 - ratio;
+        c[1] = ratio;
+    } else {
+        double A = p->cubic_a, r = ratio, q = 1 - ratio;
+        c[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+        c[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+        c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+        c[3] = ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A;
+    }
+    if (p->exclude_outside) {
+        double sum = 0;
+        for (int k = 0; k < ntap; k++) {
+            int64_t i = start + k;
+            if (i < 0 || i >= len) c[k] = 0;
+            sum += c[k];
+        }
+        for (int k = 0; k < ntap; k++) c[k] /= sum;
+    }
+    int m = 0;
+    for (int k = 0; k < ntap; k++) {
+        if (c[k] == 0) continue;
+        int64_t i = start + k;
+        idx[m] = i < 0 ? 0 : i >= len ? len - 1 : i;
+        w[m++] = c[k];
+    }
+    if (m == 0) { /* every weight vanished (degenerate exclude_outside): keep one tap */
+        idx[0] = start < 0 ? 0 : start >= len ? len - 1 : start;
+        w[m++] = c[0];
+    }
+    return m;
+}
+
+static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_arena *ar = kn_exec_arena(ex);
+    resize_plan p;
+    kn_status st = resize_setup(cx, n, in, &p);
+    if (st) return st;
+    if (!p.known) return kn_diag(cx, n, KN_EINTERNAL, "resize parameters unknown at run time");
+    const kn_tensor *x = in[0];
+    int r = p.rank;
+    kn_tensor *y = output(ex, n, out, x->type.dtype, r, p.out);
+    if (!y) return cx->status;
+    int64_t ynumel = kn_tensor_numel(y);
+    if (ynumel == 0) return KN_OK;
+    for (int a = 0; a < r; a++)
+        if (x->type.dims[a] == 0)
+            return kn_diag(cx, n, KN_EINVAL, "cannot resize an empty axis %d to length %lld", a,
+                           (long long)p.out[a]);
+
+    /* Taps per axis: up to 4 per output coordinate. */
+    int64_t *tidx[KN_MAX_RANK];
+    double *tw[KN_MAX_RANK];
+    int *tn[KN_MAX_RANK];
+    for (int a = 0; a < r; a++) {
+        int64_t len = p.out[a];
+        tidx[a] = kn_arena_array(ar, (size_t)len * 4, sizeof(int64_t));
+        tw[a] = kn_arena_array(ar, (size_t)len * 4, sizeof(double));
+        tn[a] = kn_arena_array(ar, (size_t)len, sizeof(int));
+        if (!tidx[a] || !tw[a] || !tn[a]) return kn_diag(cx, n, KN_ELIMIT, "output too large");
+        for (int64_t o = 0; o < len; o++)
+            tn[a][o] = resize_taps(&p, a, x->type.dims[a], o, tidx[a] + o * 4, tw[a] + o * 4);
+    }
+
+    int64_t xstr[KN_MAX_RANK], oi[KN_MAX_RANK] = {0};
+    kn_strides(r, x->type.dims, xstr);
+    for (int64_t e = 0; e < ynumel; e++) {
+        int outside = 0;
+        for (int a = 0; a < r; a++) outside |= tn[a][oi[a]] == 0;
+        double v;
+        if (outside)
+            v = p.extrapolation;
+        else {
+            /* Sum over every combination k[] of the axes' taps. */
+            int k[KN_MAX_RANK] = {0};
+            v = 0;
+            for (;;) {
+                double wt = 1;
+                int64_t off = 0;
+                for (int a = 0; a < r; a++) {
+                    wt *= tw[a][oi[a] * 4 + k[a]];
+                    off += tidx[a][oi[a] * 4 + k[a]] * xstr[a];
+                }
+                v += wt * kn_load_f64(x->data, x->type.dtype, (size_t)off);
+                int a = r - 1;
+                while (a >= 0 && ++k[a] == tn[a][oi[a]]) k[a--] = 0;
+                if (a < 0) break;
+            }
+        }
+        store_value(y, (size_t)e, v);
+        for (int a = r - 1; a >= 0 && ++oi[a] == p.out[a]; a--) oi[a] = 0;
+    }
+    return KN_OK;
+}
+
+/* ---- GridSample ---- */
+
+enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
+static const char *const gs_modes[] = {"bilinear", "nearest", "bicubic"};
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+static const char *const gs_paddings[] = {"zeros", "border", "reflection"};
+
+typedef struct grid_params {
+    int mode, padding, align_corners;
+} grid_params;
+
+static kn_status grid_setup(kn_ctx *cx, const kn_node *n, grid_params *g) {
+    const char *mode = kn_attr_str(cx, n, "mode", "bilinear");
+    const char *pad = kn_attr_str(cx, n, "padding_mode", "zeros");
+    g->align_corners = kn_attr_int(cx, n, "align_corners", 0) != 0;
+    if (kn_failed(cx)) return cx->status;
+    g->mode = pick(mode, gs_modes, 3);
+    if (g->mode < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
+    g->padding = pick(pad, gs_paddings, 3);
+    if (g->padding < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported padding_mode '%s'", pad);
+    return KN_OK;
+}
+
+static kn_status infer_gridsample(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                  kn_type *out) {
+    grid_params g;
+    kn_status st = grid_setup(cx, n, &g);
+    if (!st) st = kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM);
+    if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
+    if (st) return st;
+    const kn_type *xt = &in[0]->type, *gt = &in[1]->type;
+    if (xt->rank >= 0 && xt->rank != 4)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "X has rank %d, only 4-D is supported", xt->rank);
+    if (gt->rank >= 0 && gt->rank != 4)
+        return kn_diag(cx, n, KN_EINVAL, "grid has rank %d, expected 4", gt->rank);
+    if (gt->rank == 4 && gt->dims[3] >= 0 && gt->dims[3] != 2)
+        return kn_diag(cx, n, KN_EINVAL, "grid's last dim is %lld, expected 2",
+                       (long long)gt->dims[3]);
+    if (xt->rank == 4 && gt->rank == 4 && xt->dims[0] >= 0 && gt->dims[0] >= 0 &&
+        xt->dims[0] != gt->dims[0])
+        return kn_diag(cx, n, KN_EINVAL, "X has batch %lld but grid has %lld",
+                       (long long)xt->dims[0], (long long)gt->dims[0]);
+    int64_t d[4] = {-1, -1, -1, -1};
+    if (xt->rank == 4) {
+        d[0] = xt->dims[0];
+        d[1] = xt->dims[1];
+    }
+    if (gt->rank == 4) {
+        if (d[0] < 0) d[0] = gt->dims[0];
+        d[2] = gt->dims[1];
+        d[3] = gt->dims[2];
+    }
+    out[0] = kn_type_make(xt->dtype, 4, d);
+    return KN_OK;
+}
+
+/* Reflects x into [lo, hi] by folding at the borders (onnxruntime's GsReflect). */
+static double gs_reflect(double x, double lo, double hi) {
+    double range = hi - lo;
+    if (range <= 0) return lo;
+    if (x < lo) {
+        double dx = lo - x;
+        double k = floor(dx / range), r = dx - k * range;
+        return fmod(k, 2) == 0 ? lo + r : hi - r;
+    }
+    if (x > hi) {
+        double dx = x - hi;
+        double k = floor(dx / range), r = dx - k * range;
+        return fmod(k, 2) == 0 ? hi - r : lo + r;
+    }
+    return x;
+}
+
+/* Pixel (r, c) of the H x W plane at base with the padding rule for indexes outside. */
+static double gs_pixel(const kn_tensor *x, int64_t base, int64_t h, int64_t w, int64_t r, int64_t c,
+                       const grid_params *g) {
+    if (g->padding == GS_ZEROS) {
+        if (r < 0 || r >= h || c < 0 || c >= w) return 0;
+    } else if (g->padding == GS_BORDER) {
+        r = r < 0 ? 0 : r >= h ? h - 1 : r;
+        c = c < 0 ? 0 : c >= w ? w - 1 : c;
+    } else {
+        double lo = g->align_corners ? 0 : -0.5;
+        c = (int64_t)gs_reflect((double)c, lo, (double)(w - 1) - lo);
+        r = (int64_t)gs_reflect((double)r, lo, (double)(h - 1) - lo);
+        r = r < 0 ? 0 : r >= h ? h - 1 : r;
+        c = c < 0 ? 0 : c >= w ? w - 1 : c;
+    }
+    return kn_load_f64(x->data, x->type.dtype, (size_t)(base + r * w + c));
+}
+
+static void gs_cubic(double t, double *c) {
+    const double A = -0.75;
+    c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+    c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    c[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
+    c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+}
+
+static kn_status eval_gridsample(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                 kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    grid_params g;
+    kn_status st = grid_setup(cx, n, &g);
+    if (st) return st;
+    const kn_tensor *x = in[0], *grid = in[1];
+    int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
+    int64_t Ho = grid->type.dims[1], Wo = grid->type.dims[2];
+    int64_t d[4] = {N, C, Ho, Wo};
+    kn_tensor *y = output(ex, n, out, x->type.dtype, 4, d);
+    if (!y) return cx->status;
+    if (kn_tensor_numel(y) == 0) return KN_OK;
+    if (H == 0 || W == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t i = 0; i < Ho; i++)
+            for (int64_t j = 0; j < Wo; j++) {
+                size_t gi = (size_t)(((b * Ho + i) * Wo + j) * 2);
+                double gx = kn_load_f64(grid->data, grid->type.dtype, gi);
+                double gy = kn_load_f64(grid->data, grid->type.dtype, gi + 1);
+                /* Normalized [-1, 1] to pixel coordinates. */
+                double px = g.align_corners ? (gx + 1) / 2 * (double)(W - 1)
+                                            : ((gx + 1) * (double)W - 1) / 2;
+                double py = g.align_corners ? (gy + 1) / 2 * (double)(H - 1)
+                                            : ((gy + 1) * (double)H - 1) / 2;
+                if (g.mode == GS_NEAREST) {
+                    px = nearbyint(px);
+                    py = nearbyint(py);
+                }
+                if (g.padding == GS_BORDER) {
+                    px = px < 0 ? 0 : px > (double)(W - 1) ? (double)(W - 1) : px;
+                    py = py < 0 ? 0 : py > (double)(H - 1) ? (double)(H - 1) : py;
+                } else if (g.padding == GS_REFLECTION) {
+                    double lo = g.align_corners ? 0 : -0.5;
+                    px = gs_reflect(px, lo, (double)(W - 1) - lo);
+                    py = gs_reflect(py, lo, (double)(H - 1) - lo);
+                }
+                /* Keep far-away coordinates in int64 range; they only see padding. */
+                px = fmax(fmin(px, (double)W + 4), -5.0);
+                py = fmax(fmin(py, (double)H + 4), -5.0);
+                for (int64_t c = 0; c < C; c++) {
+                    int64_t base = (b * C + c) * H * W;
+                    double v;
+                    if (g.mode == GS_NEAREST) {
+                        v = gs_pixel(x, base, H, W, (int64_t)py, (int64_t)px, &g);
+                    } else if (g.mode == GS_BILINEAR) {
+                        double fx = floor(px), fy = floor(py);
+                        int64_t x1 = (int64_t)fx, y1 = (int64_t)fy;
+                        double dx = px - fx, dy = py - fy;
+                        double p11 = gs_pixel(x, base, H, W, y1, x1, &g);
+                        double p12 = gs_pixel(x, base, H, W, y1, x1 + 1, &g);
+                        double p21 = gs_pixel(x, base, H, W, y1 + 1, x1, &g);
+                        double p22 = gs_pixel(x, base, H, W, y1 + 1, x1 + 1, &g);
+                        v = (1 - dy) * ((1 - dx) * p11 + dx * p12) +
+                            dy * ((1 - dx) * p21 + dx * p22);
+                    } else {
+                        double fx = floor(px), fy = floor(py), cx4[4], cy4[4];
+                        int64_t x0 = (int64_t)fx - 1, y0 = (int64_t)fy - 1;
+                        gs_cubic(px - fx, cx4);
+                        gs_cubic(py - fy, cy4);
+                        v = 0;
+                        for (int u = 0; u < 4; u++) {
+                            double row = 0;
+                            for (int t = 0; t < 4; t++)
+                                row += cx4[t] * gs_pixel(x, base, H, W, y0 + u, x0 + t, &g);
+                            v += cy4[u] * row;
+                        }
+                    }
+                    store_value(y, (size_t)(((b * C + c) * Ho + i) * Wo + j), v);
+                }
+            }
+    return KN_OK;
+}
+
+/* ---- RoiAlign, MaxRoiPool ---- */
+
+static kn_status infer_roialign(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT);
+    if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
+    if (!st) st = kn_check_dtype(cx, n, in[2], 2, KN_DT(I64) | KN_DT(I32));
+    if (st) return st;
+    const char *mode = kn_attr_str(cx, n, "mode", "avg");
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode", "half_pixel");
+    int64_t oh = kn_attr_int(cx, n, "output_height", 1);
+    int64_t ow = kn_attr_int(cx, n, "output_width", 1);
+    int64_t sr = kn_attr_int(cx, n, "sampling_ratio", 0);
+    if (kn_failed(cx)) return cx->status;
+    if (strcmp(mode, "avg") && strcmp(mode, "max"))
+        return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
+    if (strcmp(coord, "half_pixel") && strcmp(coord, "output_half_pixel"))
+        return kn_diag(cx, n, KN_EINVAL, "unsupported coordinate_transformation_mode '%s'", coord);
+    if (oh <= 0 || ow <= 0)
+        return kn_diag(cx, n, KN_EINVAL, "output_height and output_width must be positive");
+    if (sr < 0) return kn_diag(cx, n, KN_EINVAL, "sampling_ratio must be >= 0");
+    const kn_type *xt = &in[0]->type, *rt = &in[1]->type, *bt = &in[2]->type;
+    if (xt->rank >= 0 && xt->rank != 4)
+        return kn_diag(cx, n, KN_EINVAL, "X has rank %d, expected 4", xt->rank);
+    if (rt->rank >= 0 && (rt->rank != 2 || (rt->dims[1] >= 0 && rt->dims[1] != 4)))
+        return kn_diag(cx, n, KN_EINVAL, "rois must have shape [num_rois, 4]");
+    if (bt->rank >= 0 && bt->rank != 1)
+        return kn_diag(cx, n, KN_EINVAL, "batch_indices must have rank 1");
+    int64_t r = rt->rank == 2 ? rt->dims[0] : bt->rank == 1 ? bt->dims[0] : -1;
+    if (rt->rank == 2 && bt->rank == 1 && rt->dims[0] >= 0 && bt->dims[0] >= 0 &&
+        rt->dims[0] != bt->dims[0])
+        return kn_diag(cx, n, KN_EINVAL, "rois has %lld rows but batch_indices %lld",
+                       (long long)rt->dims[0], (long long)bt->dims[0]);
+    int64_t d[4] = {r, xt->rank == 4 ? xt->dims[1] : -1, oh, ow};
+    out[0] = kn_type_make(xt->dtype, 4, d);
+    return KN_OK;
+}
+
+/* Bilinear sample of an H x W plane at (y, x) as onnxruntime's RoiAlign does it:
+ * points more than one pixel outside give 0, others are clamped to the plane. */
+static void roi_bilinear(int64_t h, int64_t w, double y, double x, int64_t *pos, double *wt) {
+    if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w) {
+        for (int k = 0; k < 4; k++) pos[k] = 0, wt[k] = 0;
+        return;
+    }
+    if (y <= 0) y = 0;
+    if (x <= 0) x = 0;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
+    if (y0 >= h - 1) {
+        y1 = y0 = h - 1;
+        y = (double)y0;
+    } else
+        y1 = y0 + 1;
+    if (x0 >= w - 1) {
+        x1 = x0 = w - 1;
+        x = (double)x0;
+    } else
+        x1 = x0 + 1;
+    double ly = y - (double)y0, lx = x - (double)x0, hy = 1 - ly, hx = 1 - lx;
+    pos[0] = y0 * w + x0, pos[1] = y0 * w + x1, pos[2] = y1 * w + x0, pos[3] = y1 * w + x1;
+    wt[0] = hy * hx, wt[1] = hy * lx, wt[2] = ly * hx, wt[3] = ly * lx;
+}
+
+static kn_status eval_roialign(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_tensor *x = in[0], *rois = in[1], *bi = in[2];
+    int is_max = !strcmp(kn_attr_str(cx, n, "mode", "avg"), "max");
+    /* Opset 10 had no attribute and behaved as output_half_pixel. */
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode",
+                                    n->opset < 16 ? "output_half_pixel" : "half_pixel");
+    int64_t oh = kn_attr_int(cx, n, "output_height", 1);
+    int64_t ow = kn_attr_int(cx, n, "output_width", 1);
+    int64_t sr = kn_attr_int(cx, n, "sampling_ratio", 0);
+    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    double offset = strcmp(coord, "half_pixel") ? 0.0 : 0.5;
+    int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
+    int64_t R = rois->type.dims[0];
+    int64_t d[4] = {R, C, oh, ow};
+    kn_tensor *y = output(ex, n, out, x->type.dtype, 4, d);
+    if (!y) return cx->status;
+    for (int64_t r = 0; r < R; r++) {
+        int64_t b = kn_load_i64(bi->data, bi->type.dtype, (size_t)r);
+        if (b < 0 || b >= N)
+            return kn_diag(cx, n, KN_EINVAL, "batch_indices[%lld] = %lld is out of range",
+                           (long long)r, (long long)b);
+        double rv[4];
+        for (int k = 0; k < 4; k++)
+            rv[k] = kn_load_f64(rois->data, rois->type.dtype, (size_t)(r * 4 + k)) * scale - offset;
+        double x0 = rv[0], y0 = rv[1], rw = rv[2] - rv[0], rh = rv[3] - rv[1];
+        if (offset == 0) { /* output_half_pixel: force malformed rois to 1x1 */
+            rw = fmax(rw, 1.0);
+            rh = fmax(rh, 1.0);
+        }
+        double bh = rh / (double)oh, bw = rw / (double)ow;
+        int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)oh);
+        int64_t gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)ow);
+        double count = (double)(gh * gw > 1 ? gh * gw : 1);
+        for (int64_t c = 0; c < C; c++) {
+            int64_t base = (b * C + c) * H * W;
+            for (int64_t ph = 0; ph < oh; ph++)
+                for (int64_t pw = 0; pw < ow; pw++) {
+                    double v = 0;
+                    for (int64_t iy = 0; iy < gh; iy++) {
+                        double sy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                        for (int64_t ix = 0; ix < gw; ix++) {
+                            double sx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            int64_t pos[4];
+                            double wt[4], s = 0, m = 0;
+                            roi_bilinear(H, W, sy, sx, pos, wt);
+                            for (int k = 0; k < 4; k++) {
+                                double t = wt[k] * kn_load_f64(x->data, x->type.dtype,
+                                                               (size_t)(base + pos[k]));
+                                s += t;
+                                m = k == 0 || t > m ? t : m;
+                            }
+                            /* max mode: onnxruntime's max of the weighted corners */
+                            if (is_max)
+                                v = (iy == 0 && ix == 0) || m > v ? m : v;
+                            else
+                                v += s;
+                        }
+                    }
+                    if (!is_max) v /= count;
+                    store_value(y, (size_t)(((r * C + c) * oh + ph) * ow + pw), v);
+                }
+        }
+    }
+    return KN_OK;
+}
+
+static kn_status infer_maxroipool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                  kn_type *out) {
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT);
+    if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
+    if (st) return st;
+    const int64_t *ps;
+    int nps = kn_attr_ints(cx, n, "pooled_shape", &ps);
+    if (kn_failed(cx)) return cx->status;
+    if (nps != 2 || ps[0] <= 0 || ps[1] <= 0)
+        return kn_diag(cx, n, KN_EINVAL, "pooled_shape must be two positive ints");
+    const kn_type *xt = &in[0]->type, *rt = &in[1]->type;
+    if (xt->rank >= 0 && xt->rank != 4)
+        return kn_diag(cx, n, KN_EINVAL, "X has rank %d, expected 4", xt->rank);
+    if (rt->rank >= 0 && (rt->rank != 2 || (rt->dims[1] >= 0 && rt->dims[1] != 5)))
+        return kn_diag(cx, n, KN_EINVAL, "rois must have shape [num_rois, 5]");
+    int64_t d[4] = {rt->rank == 2 ? rt->dims[0] : -1, xt->rank == 4 ? xt->dims[1] : -1, ps[0],
+                    ps[1]};
+    out[0] = kn_type_make(xt->dtype, 4, d);
+    return KN_OK;
+}
+
+/* Caffe's ROI pooling: rois are [batch, x1, y1, x2, y2], rounded after scaling; each
+ * output cell is the max of its bin, 0 for an empty bin. */
+static kn_status eval_maxroipool(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                 kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_tensor *x = in[0], *rois = in[1];
+    const int64_t *ps;
+    kn_attr_ints(cx, n, "pooled_shape", &ps);
+    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
+    int64_t R = rois->type.dims[0], PH = ps[0], PW = ps[1];
+    int64_t d[4] = {R, C, PH, PW};
+    kn_tensor *y = output(ex, n, out, x->type.dtype, 4, d);
+    if (!y) return cx->status;
+    for (int64_t r = 0; r < R; r++) {
+        double rv[5];
+        for (int k = 0; k < 5; k++)
+            rv[k] = kn_load_f64(rois->data, rois->type.dtype, (size_t)(r * 5 + k));
+        int64_t b = (int64_t)rv[0];
+        if (!(rv[0] >= 0 && rv[0] < (double)N))
+            return kn_diag(cx, n, KN_EINVAL, "roi %lld has batch index %g out of range",
+                           (long long)r, rv[0]);
+        int64_t xs = (int64_t)round(rv[1] * scale), ys = (int64_t)round(rv[2] * scale);
+        int64_t xe = (int64_t)round(rv[3] * scale), ye = (int64_t)round(rv[4] * scale);
+        int64_t rh = ye - ys + 1 > 1 ? ye - ys + 1 : 1, rw = xe - xs + 1 > 1 ? xe - xs + 1 : 1;
+        double bh = (double)rh / (double)PH, bw = (double)rw / (double)PW;
+        for (int64_t c = 0; c < C; c++) {
+            int64_t base = (b * C + c) * H * W;
+            for (int64_t ph = 0; ph < PH; ph++)
+                for (int64_t pw = 0; pw < PW; pw++) {
+                    int64_t h0 = (int64_t)floor((double)ph * bh) + ys;
+                    int64_t h1 = (int64_t)ceil((double)(ph + 1) * bh) + ys;
+                    int64_t w0 = (int64_t)floor((double)pw * bw) + xs;
+                    int64_t w1 = (int64_t)ceil((double)(pw + 1) * bw) + xs;
+                    h0 = h0 < 0 ? 0 : h0 > H ? H : h0;
+                    h1 = h1 < 0 ? 0 : h1 > H ? H : h1;
+                    w0 = w0 < 0 ? 0 : w0 > W ? W : w0;
+                    w1 = w1 < 0 ? 0 : w1 > W ? W : w1;
+                    double m = 0;
+                    int any = 0;
+                    for (int64_t i = h0; i < h1; i++)
+                        for (int64_t j = w0; j < w1; j++) {
+                            double v =
+                                kn_load_f64(x->data, x->type.dtype, (size_t)(base + i * W + j));
+                            if (!any || v > m) m = v;
+                            any = 1;
+                        }
+                    store_value(y, (size_t)(((r * C + c) * PH + ph) * PW + pw), m);
+                }
+        }
+    }
+    return KN_OK;
+}
+
+/* ---- NonMaxSuppression ---- */
+
+/* Box i of batch b as (ymin, xmin, ymax, xmax). */
+static void nms_box(const kn_tensor *boxes, int center, int64_t b, int64_t i, double *bx) {
+    int64_t nb = boxes->type.dims[1];
+    double v[4];
+    for (int k = 0; k < 4; k++)
+        v[k] = kn_load_f64(boxes->data, boxes->type.dtype, (size_t)((b * nb + i) * 4 + k));
+    if (center) { /* [x_center, y_center, width, height] */
+        bx[0] = v[1] - v[3] / 2, bx[1] = v[0] - v[2] / 2;
+        bx[2] = v[1] + v[3] / 2, bx[3] = v[0] + v[2] / 2;
+    } else { /* [y1, x1, y2, x2], any two opposite corners */
+        bx[0] = fmin(v[0], v[2]), bx[1] = fmin(v[1], v[3]);
+        bx[2] = fmax(v[0], v[2]), bx[3] = fmax(v[1], v[3]);
+    }
+}
+
+/* True if boxes a and b overlap by IoU > threshold (onnxruntime's SuppressByIOU). */
+static int nms_suppress(const double *a, const double *b, double threshold) {
+    double ymin = fmax(a[0], b[0]), xmin = fmax(a[1], b[1]);
+    double ymax = fmin(a[2], b[2]), xmax = fmin(a[3], b[3]);
+    if (xmax <= xmin || ymax <= ymin) return 0;
+    double inter = (xmax - xmin) * (ymax - ymin);
+    double area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    double uni = area_a + area_b - inter;
+    if (area_a <= 0 || area_b <= 0 || uni <= 0) return 0;
+    return inter / uni > threshold;
+}
+
+/* Runs the selection; writes [batch, class, box] triples to sel when non-NULL and
+ * returns their count. Scratch memory comes from a. */
+static int64_t nms_run(kn_arena *a, const kn_node *n, kn_tensor *const *in, int center,
+                       int64_t *sel) {
+    const kn_tensor *boxes = in[0], *scores = in[1];
+    const kn_tensor *tmax = opt_in(n, in, 2), *tiou = opt_in(n, in, 3), *tscore = opt_in(n, in, 4);
+    int64_t maxout = presence(tmax) > 0 ? kn_load_i64(tmax->data, tmax->type.dtype, 0) : 0;
+    double iou = presence(tiou) > 0 ? kn_load_f64(tiou->data, tiou->type.dtype, 0) : 0;
+    int has_st = presence(tscore) > 0;
+    double sthr = has_st ? kn_load_f64(tscore->data, tscore->type.dtype, 0) : 0;
+    int64_t B = scores->type.dims[0], C = scores->type.dims[1], NB = scores->type.dims[2];
+    if (maxout <= 0 || NB == 0) return 0;
+    int64_t *order = kn_arena_array(a, (size_t)NB, sizeof *order);
+    int64_t *chosen = kn_arena_array(a, (size_t)NB, sizeof *chosen);
+    double *sc = kn_arena_array(a, (size_t)NB, sizeof *sc);
+    KN_ASSERT(order && chosen && sc);
+    int64_t count = 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < C; c++) {
+            int64_t m = 0, nsel = 0;
+            for (int64_t i = 0; i < NB; i++) {
+                sc[i] =
+                    kn_load_f64(scores->data, scores->type.dtype, (size_t)((b * C + c) * NB + i));
+                if (!has_st || sc[i] > sthr) order[m++] = i;
+            }
+            /* Insertion sort: score descending, then index ascending. */
+            for (int64_t i = 1; i < m; i++) {
+                int64_t t = order[i], j = i;
+                while (j > 0 && sc[order[j - 1]] < sc[t]) {
+                    order[j] = order[j - 1];
+                    j--;
+                }
+                order[j] = t;
+            }
+            for (int64_t i = 0; i < m && nsel < maxout; i++) {
+                double bi[4], bj[4];
+                nms_box(boxes, center, b, order[i], bi);
+                int keep = 1;
+                for (int64_t j = 0; j < nsel && keep; j++) {
+                    nms_box(boxes, center, b, chosen[j], bj);
+                    if (nms_suppress(bi, bj, iou)) keep = 0;
+                }
+                if (!keep) continue;
+                chosen[nsel++] = order[i];
+                if (sel) {
+                    sel[count * 3] = b;
+                    sel[count * 3 + 1] = c;
+                    sel[count * 3 + 2] = order[i];
+                }
+                count++;
+            }
+        }
+    return count;
+}
+
+static kn_status infer_nms(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT);
+    if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
+    if (st) return st;
+    int64_t center = kn_attr_int(cx, n, "center_point_box", 0);
+    if (kn_failed(cx)) return cx->status;
+    if (center != 0 && center != 1)
+        return kn_diag(cx, n, KN_EINVAL, "center_point_box must be 0 or 1");
+    const kn_type *bt = &in[0]->type, *stt = &in[1]->type;
+    if (bt->rank >= 0 && (bt->rank != 3 || (bt->dims[2] >= 0 && bt->dims[2] != 4)))
+        return kn_diag(cx, n, KN_EINVAL, "boxes must have shape [batch, boxes, 4]");
+    if (stt->rank >= 0 && stt->rank != 3)
+        return kn_diag(cx, n, KN_EINVAL, "scores must have shape [batch, classes, boxes]");
+    int64_t d[2] = {-1, 3};
+    int known = kn_type_static(bt) && kn_type_static(stt) && in[0]->data && in[1]->data;
+    if (bt->rank == 3 && stt->rank == 3 && known &&
+        (bt->dims[0] != stt->dims[0] || bt->dims[1] != stt->dims[2]))
+        return kn_diag(cx, n, KN_EINVAL, "boxes and scores disagree on batch or box count");
+    for (int i = 2; i < 5; i++) {
+        const kn_tensor *t = opt_in(n, in, i);
+        if (!t) continue;
+        int p = presence(t);
+        if (p < 0 || (p > 0 && !t->data)) known = 0;
+        if (p > 0 && kn_tensor_numel(t) != 1)
+            return kn_diag(cx, n, KN_EINVAL, "input %d must hold one value", i);
+    }
+    if (known) {
+        kn_arena *a = kn_arena_create();
+        d[0] = nms_run(a, n, in, (int)center, NULL);
+        kn_arena_destroy(a);
+    }
+    out[0] = kn_type_make(KN_I64, 2, d);
+    return KN_OK;
+}
+
+static kn_status eval_nms(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    int center = (int)kn_attr_int(cx, n, "center_point_box", 0);
+    if (kn_failed(cx)) return cx->status;
+    kn_arena *a = kn_exec_arena(ex);
+    int64_t nb = in[1]->type.dims[0] * in[1]->type.dims[1] * in[1]->type.dims[2];
+    int64_t *sel = kn_arena_array(a, (size_t)(nb > 0 ? nb : 1) * 3, sizeof *sel);
+    if (!sel) return kn_diag(cx, n, KN_ELIMIT, "too many boxes");
+    int64_t count = nms_run(a, n, in, center, sel);
+    int64_t d[2] = {count, 3};
+    kn_tensor *y = output(ex, n, out, KN_I64, 2, d);
+    if (!y) return cx->status;
+    if (y->type.dims[0] != count)
+        return kn_diag(cx, n, KN_EINTERNAL, "selected %lld boxes, inferred %lld", (long long)count,
+                       (long long)y->type.dims[0]);
+    kn_tensor_store_i64s(y, sel);
+    return KN_OK;
+}
+
+const kn_opimpl kn_ops_image[] = {
+    {KN_OP_RESIZE, infer_resize, eval_resize},
+    {KN_OP_UPSAMPLE, infer_resize, eval_resize},
+    {KN_OP_GRIDSAMPLE, infer_gridsample, eval_gridsample},
+    {KN_OP_ROIALIGN, infer_roialign, eval_roialign},
+    {KN_OP_MAXROIPOOL, infer_maxroipool, eval_maxroipool},
+    {KN_OP_NONMAXSUPPRESSION, infer_nms, eval_nms},
+    {KN_OP_COUNT, 0, 0},
+};

@@ -1,0 +1,1439 @@
+/* Operators of group 'tensor': constants, shape queries and data movement (Reshape,
+ * Slice, Gather, Scatter, Pad, Transpose, ...). See ir/ops.h for the infer/eval
+ * contract.
+ *
+ * Data movement is written once for every dtype: elements are copied as opaque
+ * blocks of the dtype's size (string tensors copy their `char *`, which stay valid
+ * because they live in the run's or the graph's arena). Only ops that compute on
+ * values (Range, scatter reductions, Unique's ordering) look at the dtype.
+ *
+ * Many output shapes depend on input values (Reshape's shape, Slice's starts). infer
+ * reads those values when the input has data and otherwise produces an unknown
+ * type; at run time every input has data, so infer yields the exact type and eval
+ * finds its outputs allocated. Eval still allocates an output it is handed as NULL,
+ * from the types infer computes on the actual inputs (alloc_outs). */
+#include "ir/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static size_t esize(kn_dtype t) {
+    return kn_dtype_get(t)->size;
+}
+
+/* Copies element si of src to element di of dst, es bytes each. */
+static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es) {
+    memcpy((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, es);
+}
+
+/* True if t is a tensor whose values and shape are known. */
+static bool known(const kn_tensor *t) {
+    return t && t->type.kind == KN_KIND_TENSOR && t->data && kn_type_static(&t->type);
+}
+
+static int64_t prod(const int64_t *dims, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= dims[i];
+    return p;
+}
+
+/* Product of dims[from..to), -1 if one of them is unknown. */
+static int64_t prod_or_unknown(const int64_t *dims, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++) {
+        if (dims[i] < 0) return -1;
+        p *= dims[i];
+    }
+    return p;
+}
+
+/* Requires input i to be present and a tensor. */
+static kn_status need_tensor(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i) {
+    if (i >= n->nin || !in[i]) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
+    if (in[i]->type.kind != KN_KIND_TENSOR)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", i);
+    return KN_OK;
+}
+
+/* Optional input i: NULL when omitted (absent or named ""). */
+static const kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
+    return i < n->nin ? in[i] : NULL;
+}
+
+/* Reads the integer values of known 1-D (or scalar) tensor t, input number i, into
+ * v[0..cap); sets *cnt. */
+static kn_status read_ints(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int64_t *v,
+                           int cap, int *cnt) {
+    if (!kn_dtype_get(t->type.dtype)->is_int)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be an integer tensor, not %s", i,
+                       kn_dtype_name(t->type.dtype));
+    if (t->type.rank > 1)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be 1-D, has rank %d", i, t->type.rank);
+    int64_t k = kn_tensor_numel(t);
+    if (k > cap)
+        return kn_diag(cx, n, KN_EINVAL, "input %d has %lld values, at most %d allowed", i,
+                       (long long)k, cap);
+    for (int64_t j = 0; j < k; j++) v[j] = kn_load_i64(t->data, t->type.dtype, (size_t)j);
+    *cnt = (int)k;
+    return KN_OK;
+}
+
+/* Integer list given either as attribute `attr` (opset < input_opset) or as input
+ * number `idx`. *cnt = -1 when absent, -2 when present but not known statically. */
+static kn_status ints_from(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const char *attr,
+                           int idx, int input_opset, int64_t *v, int cap, int *cnt) {
+    *cnt = -1;
+    if (n->opset < input_opset) {
+        const int64_t *a;
+        int k = kn_attr_ints(cx, n, attr, &a);
+        if (kn_failed(cx)) return cx->status;
+        if (k > cap)
+            return kn_diag(cx, n, KN_EINVAL, "attribute %s has %d values, at most %d allowed",
+                           attr, k, cap);
+        for (int j = 0; j < k; j++) v[j] = a[j];
+        *cnt = k;
+        return KN_OK;
+    }
+    const kn_tensor *t = opt_in(n, in, idx);
+    if (!t) return KN_OK;
+    if (t->type.kind != KN_KIND_TENSOR)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", idx);
+    if (!known(t)) {
+        *cnt = -2;
+        return KN_OK;
+    }
+    return read_ints(cx, n, t, idx, v, cap, cnt);
+}
+
+/* Scalar (or one-element) value of known tensor t as int64 / double. */
+static kn_status scalar_i64(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int64_t *v) {
+    if (kn_tensor_numel(t) != 1)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must hold one value, has %lld", i,
+                       (long long)kn_tensor_numel(t));
+    *v = kn_load_i64(t->data, t->type.dtype, 0);
+    return KN_OK;
+}
+
+/* Creates each output eval was handed as NULL, from the types infer gives for the
+ * actual inputs. */
+static kn_status alloc_outs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
+                            kn_infer_fn infer) {
+    int missing = 0;
+    for (int j = 0; j < n->nout; j++) missing |= !out[j];
+    if (!missing) return KN_OK;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_type *t = kn_arena_array(kn_exec_arena(ex), (size_t)n->nout, sizeof *t);
+    KN_ASSERT(t);
+    kn_status st = infer(cx, n, in, t);
+    if (st) return st;
+    for (int j = 0; j < n->nout; j++) {
+        if (out[j]) continue;
+        if (!kn_type_static(&t[j]))
+            return kn_diag(cx, n, KN_EINTERNAL, "output %d has no static type at run time", j);
+        out[j] = kn_exec_tensor(ex, n, t[j].dtype, t[j].rank, t[j].dims);
+        if (!out[j]) return cx->status ? cx->status : KN_ELIMIT;
+    }
+    return KN_OK;
+}
+
+/* Copies all of src's elements into dst (same element count and dtype). */
+static void copy_all(kn_tensor *dst, const kn_tensor *src) {
+    size_t nb = kn_tensor_nbytes(src);
+    if (nb) memcpy(dst->data, src->data, nb);
+}
+
+/* ---- Constant ---- */
+
+static kn_status infer_constant(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                kn_type *out) {
+    (void)in;
+    if (n->nattr != 1)
+        return kn_diag(cx, n, KN_EINVAL, "needs exactly one value attribute, has %d", n->nattr);
+    const kn_attr *a = &n->attrs[0];
+    int64_t len = a->n; /* of the list kinds */
+    if (!strcmp(a->name, "value") && a->kind == KN_ATTR_TENSOR) out[0] = a->t->type;
+    else if (!strcmp(a->name, "sparse_value"))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "sparse_value constants are not supported");
+    else if (!strcmp(a->name, "value_float") && a->kind == KN_ATTR_FLOAT)
+        out[0] = kn_type_scalar(KN_F32);
+    else if (!strcmp(a->name, "value_int") && a->kind == KN_ATTR_INT)
+        out[0] = kn_type_scalar(KN_I64);
+    else if (!strcmp(a->name, "value_string") && a->kind == KN_ATTR_STRING)
+        out[0] = kn_type_scalar(KN_STRING);
+    else if (!strcmp(a->name, "value_floats") && a->kind == KN_ATTR_FLOATS)
+        out[0] = kn_type_make(KN_F32, 1, &len);
+    else if (!strcmp(a->name, "value_ints") && a->kind == KN_ATTR_INTS)
+        out[0] = kn_type_make(KN_I64, 1, &len);
+    else if (!strcmp(a->name, "value_strings") && a->kind == KN_ATTR_STRINGS)
+        out[0] = kn_type_make(KN_STRING, 1, &len);
+    else
+        return kn_diag(cx, n, KN_EINVAL, "unknown value attribute '%s' or wrong kind", a->name);
+    return KN_OK;
+}
+
+static kn_status eval_constant(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_constant);
+    if (st) return st;
+    const kn_attr *a = &n->attrs[0];
+    void *d = out[0]->data;
+    switch (a->kind) {
+    case KN_ATTR_TENSOR:
+        if (!a->t->data) return kn_diag(kn_exec_ctx(ex), n, KN_EINVAL, "value has no data");
+        copy_all(out[0], a->t);
+        break;
+    case KN_ATTR_FLOAT: ((float *)d)[0] = a->f; break;
+    case KN_ATTR_INT: ((int64_t *)d)[0] = a->i; break;
+    case KN_ATTR_STRING: ((const char **)d)[0] = a->s; break;
+    case KN_ATTR_FLOATS:
+        for (int i = 0; i < a->n; i++) ((float *)d)[i] = a->floats[i];
+        break;
+    case KN_ATTR_INTS:
+        for (int i = 0; i < a->n; i++) ((int64_t *)d)[i] = a->ints[i];
+        break;
+    case KN_ATTR_STRINGS:
+        for (int i = 0; i < a->n; i++) ((const char **)d)[i] = a->strings[i];
+        break;
+    default: KN_ASSERT(!"attribute kind checked by infer");
+    }
+    return KN_OK;
+}
+
+/* ---- ConstantOfShape ---- */
+
+static kn_status infer_constantofshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                       kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    kn_tensor *v = kn_attr_tensor(cx, n, "value");
+    if (kn_failed(cx)) return cx->status;
+    if (v && kn_tensor_numel(v) != 1)
+        return kn_diag(cx, n, KN_EINVAL, "value must hold one element, has %lld",
+                       (long long)kn_tensor_numel(v));
+    kn_dtype dt = v ? v->type.dtype : KN_F32;
+    const kn_tensor *s = in[0];
+    if (s->type.rank != 1 && s->type.rank != -1)
+        return kn_diag(cx, n, KN_EINVAL, "shape input must be 1-D, has rank %d", s->type.rank);
+    if (!known(s)) {
+        out[0] = kn_type_unknown(dt);
+        if (s->type.rank == 1 && s->type.dims[0] >= 0 && s->type.dims[0] <= KN_MAX_RANK) {
+            out[0].rank = (int)s->type.dims[0];
+            for (int i = 0; i < out[0].rank; i++) out[0].dims[i] = -1;
+        }
+        return KN_OK;
+    }
+    int64_t dims[KN_MAX_RANK];
+    int r;
+    if ((st = read_ints(cx, n, s, 0, dims, KN_MAX_RANK, &r))) return st;
+    for (int i = 0; i < r; i++)
+        if (dims[i] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "shape[%d] is negative (%lld)", i, (long long)dims[i]);
+    out[0] = kn_type_make(dt, r, dims);
+    return KN_OK;
+}
+
+static kn_status eval_constantofshape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                      kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_constantofshape);
+    if (st) return st;
+    kn_tensor *v = kn_attr_tensor(kn_exec_ctx(ex), n, "value");
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(out[0]->type.dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        if (v) copy_elem(out[0]->data, i, v->data, 0, es);
+        else ((float *)out[0]->data)[i] = 0.0f;
+    }
+    return KN_OK;
+}
+
+/* ---- Dropout: inference is the identity; training mode drops at random ---- */
+
+/* Ratio and training flag: opset >= 12 takes them as inputs 1 and 2. When they are
+ * not known statically, *training is -1. */
+static kn_status dropout_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, double *ratio,
+                                int *training) {
+    *ratio = kn_attr_float(cx, n, "ratio", 0.5f);
+    *training = 0;
+    if (kn_failed(cx)) return cx->status;
+    if (n->opset < 12) return KN_OK;
+    const kn_tensor *r = opt_in(n, in, 1), *t = opt_in(n, in, 2);
+    if (r) {
+        if (!known(r)) *training = -1;
+        else *ratio = kn_load_f64(r->data, r->type.dtype, 0);
+    }
+    if (t) {
+        if (!known(t)) *training = -1;
+        else if (*training == 0) *training = kn_load_i64(t->data, t->type.dtype, 0) != 0;
+    }
+    if (*ratio < 0 || *ratio >= 1)
+        return kn_diag(cx, n, KN_EINVAL, "ratio %g is outside [0, 1)", *ratio);
+    return KN_OK;
+}
+
+static kn_status infer_dropout(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                               kn_type *out) {
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT);
+    if (st) return st;
+    double ratio;
+    int training;
+    if ((st = dropout_params(cx, n, in, &ratio, &training))) return st;
+    out[0] = in[0]->type;
+    if (n->nout > 1) {
+        out[1] = in[0]->type;
+        /* Dropout-7..9 return the mask in the input's type, later opsets as bool. */
+        if (n->opset >= 10) out[1].dtype = KN_BOOL;
+    }
+    return KN_OK;
+}
+
+static kn_status eval_dropout(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_dropout);
+    if (st) return st;
+    double ratio;
+    int training;
+    if ((st = dropout_params(kn_exec_ctx(ex), n, in, &ratio, &training))) return st;
+    kn_tensor *x = in[0], *mask = n->nout > 1 ? out[1] : NULL;
+    int64_t cnt = kn_tensor_numel(x);
+    kn_dtype dt = x->type.dtype;
+    if (!training || ratio == 0) {
+        copy_all(out[0], x);
+        if (mask)
+            for (int64_t i = 0; i < cnt; i++) kn_store_f64(mask->data, mask->type.dtype, i, 1);
+        return KN_OK;
+    }
+    double scale = 1.0 / (1.0 - ratio);
+    for (int64_t i = 0; i < cnt; i++) {
+        int keep = kn_exec_random(ex) >= ratio;
+        kn_store_f64(out[0]->data, dt, i, keep ? kn_load_f64(x->data, dt, i) * scale : 0.0);
+        if (mask) kn_store_f64(mask->data, mask->type.dtype, i, keep);
+    }
+    return KN_OK;
+}
+
+/* ---- Identity: tensors, sequences and optionals alike ---- */
+
+static kn_status infer_identity(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                kn_type *out) {
+    if (!in[0]) return kn_diag(cx, n, KN_EINVAL, "input 0 is required");
+    out[0] = in[0]->type;
+    return KN_OK;
+}
+
+static kn_status eval_identity(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    (void)ex;
+    (void)n;
+    if (in[0]->type.kind != KN_KIND_TENSOR || !out[0]) out[0] = in[0];
+    else copy_all(out[0], in[0]);
+    return KN_OK;
+}
+
+/* ---- Shape, Size ---- */
+
+/* Shape-15's [start, end) range over a rank-r shape, clamped. */
+static void shape_range(kn_ctx *cx, const kn_node *n, int r, int64_t *s, int64_t *e) {
+    *s = kn_attr_int(cx, n, "start", 0);
+    *e = kn_attr_int(cx, n, "end", r);
+    if (*s < 0) *s += r;
+    if (*e < 0) *e += r;
+    *s = *s < 0 ? 0 : *s > r ? r : *s;
+    *e = *e < 0 ? 0 : *e > r ? r : *e;
+    if (*e < *s) *e = *s;
+}
+
+static kn_status infer_shape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    int64_t len = -1;
+    if (in[0]->type.rank >= 0) {
+        int64_t s, e;
+        shape_range(cx, n, in[0]->type.rank, &s, &e);
+        len = e - s;
+    }
+    if (kn_failed(cx)) return cx->status;
+    out[0] = kn_type_make(KN_I64, 1, &len);
+    return KN_OK;
+}
+
+static kn_status eval_shape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                            kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_shape);
+    if (st) return st;
+    int64_t s, e;
+    shape_range(kn_exec_ctx(ex), n, in[0]->type.rank, &s, &e);
+    for (int64_t i = s; i < e; i++) ((int64_t *)out[0]->data)[i - s] = in[0]->type.dims[i];
+    return KN_OK;
+}
+
+static kn_status infer_size(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    out[0] = kn_type_scalar(KN_I64);
+    return KN_OK;
+}
+
+static kn_status eval_size(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_size);
+    if (st) return st;
+    ((int64_t *)out[0]->data)[0] = kn_tensor_numel(in[0]);
+    return KN_OK;
+}
+
+/* ---- Ops that only reinterpret the shape: Reshape, Flatten, Squeeze, Unsqueeze ---- */
+
+static kn_status eval_copy(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
+                           kn_infer_fn infer) {
+    kn_status st = alloc_outs(ex, n, in, out, infer);
+    if (st) return st;
+    if (kn_tensor_numel(out[0]) != kn_tensor_numel(in[0]))
+        return kn_diag(kn_exec_ctx(ex), n, KN_EINTERNAL, "element count changed");
+    copy_all(out[0], in[0]);
+    return KN_OK;
+}
+
+/* Rank-r type of dtype dt with every dim unknown, or unknown rank if r < 0. */
+static kn_type unknown_dims(kn_dtype dt, int r) {
+    kn_type t = kn_type_unknown(dt);
+    if (r >= 0 && r <= KN_MAX_RANK) {
+        t.rank = r;
+        for (int i = 0; i < r; i++) t.dims[i] = -1;
+    }
+    return t;
+}
+
+/* Rank of a 1-D input holding a shape or a list, -1 if not known. */
+static int list_len(const kn_tensor *t) {
+    if (!t || t->type.rank != 1 || t->type.dims[0] < 0 || t->type.dims[0] > KN_MAX_RANK) return -1;
+    return (int)t->type.dims[0];
+}
+
+static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                               kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int allowzero = (int)kn_attr_int(cx, n, "allowzero", 0);
+    int64_t shp[KN_MAX_RANK];
+    int r;
+    if ((st = ints_from(cx, n, in, "shape", 1, 5, shp, KN_MAX_RANK, &r))) return st;
+    if (r == -1) return kn_diag(cx, n, KN_EINVAL, "shape is required");
+    if (r == -2) {
+        out[0] = unknown_dims(x->dtype, list_len(in[1]));
+        return KN_OK;
+    }
+    out[0] = kn_type_make(x->dtype, r, shp);
+    int neg = -1;
+    for (int i = 0; i < r; i++) {
+        if (shp[i] == 0 && !allowzero) {
+            if (x->rank < 0) {
+                out[0].dims[i] = -1;
+            } else if (i >= x->rank) {
+                return kn_diag(cx, n, KN_EINVAL, "shape[%d] is 0 but the input has rank %d", i,
+                               x->rank);
+            } else {
+                out[0].dims[i] = x->dims[i];
+                out[0].sym[i] = x->sym[i];
+            }
+        } else if (shp[i] == -1) {
+            if (neg >= 0) return kn_diag(cx, n, KN_EINVAL, "shape has more than one -1");
+            neg = i;
+        } else if (shp[i] < 0) {
+            return kn_diag(cx, n, KN_EINVAL, "shape[%d] is %lld", i, (long long)shp[i]);
+        }
+    }
+    int64_t total = kn_type_numel(x);
+    int64_t rest = 1;
+    for (int i = 0; i < r; i++) {
+        if (i == neg) continue;
+        if (out[0].dims[i] < 0) rest = -1;
+        if (rest >= 0) rest *= out[0].dims[i];
+    }
+    if (neg >= 0) {
+        if (total < 0 || rest < 0) {
+            out[0].dims[neg] = -1;
+        } else if (rest == 0 || total % rest) {
+            return kn_diag(cx, n, KN_EINVAL, "cannot reshape %lld elements with a -1 dim",
+                           (long long)total);
+        } else {
+            out[0].dims[neg] = total / rest;
+        }
+    } else if (total >= 0 && rest >= 0 && total != rest) {
+        return kn_diag(cx, n, KN_EINVAL, "cannot reshape %lld elements into %lld",
+                       (long long)total, (long long)rest);
+    }
+    return kn_failed(cx) ? cx->status : KN_OK;
+}
+
+static kn_status eval_reshape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    return eval_copy(ex, n, in, out, infer_reshape);
+}
+
+static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                               kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t axis = kn_attr_int(cx, n, "axis", 1);
+    if (kn_failed(cx)) return cx->status;
+    out[0] = unknown_dims(x->dtype, 2);
+    if (x->rank < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, x->rank, 1, &a))) return st;
+    out[0].dims[0] = prod_or_unknown(x->dims, 0, a);
+    out[0].dims[1] = prod_or_unknown(x->dims, a, x->rank);
+    return KN_OK;
+}
+
+static kn_status eval_flatten(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    return eval_copy(ex, n, in, out, infer_flatten);
+}
+
+static kn_status infer_squeeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                               kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t axes[KN_MAX_RANK];
+    int na;
+    if ((st = ints_from(cx, n, in, "axes", 1, 13, axes, KN_MAX_RANK, &na))) return st;
+    out[0] = kn_type_unknown(x->dtype);
+    if (na == -2 || x->rank < 0) return KN_OK;
+    bool drop[KN_MAX_RANK] = {0};
+    if (na == -1) {
+        for (int i = 0; i < x->rank; i++) {
+            if (x->dims[i] < 0) return KN_OK; /* might be 1 */
+            drop[i] = x->dims[i] == 1;
+        }
+    }
+    for (int i = 0; i < na; i++) {
+        int a;
+        if ((st = kn_axis(cx, n, axes[i], x->rank, 0, &a))) return st;
+        if (drop[a]) return kn_diag(cx, n, KN_EINVAL, "axis %d is repeated", a);
+        if (x->dims[a] > 1 || x->dims[a] == 0)
+            return kn_diag(cx, n, KN_EINVAL, "cannot squeeze axis %d of extent %lld", a,
+                           (long long)x->dims[a]);
+        drop[a] = true;
+    }
+    out[0].kind = KN_KIND_TENSOR;
+    out[0].rank = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (drop[i]) continue;
+        out[0].sym[out[0].rank] = x->sym[i];
+        out[0].dims[out[0].rank++] = x->dims[i];
+    }
+    return KN_OK;
+}
+
+static kn_status eval_squeeze(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    return eval_copy(ex, n, in, out, infer_squeeze);
+}
+
+static kn_status infer_unsqueeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                 kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t axes[KN_MAX_RANK];
+    int na;
+    if ((st = ints_from(cx, n, in, "axes", 1, 13, axes, KN_MAX_RANK, &na))) return st;
+    if (na == -1) return kn_diag(cx, n, KN_EINVAL, "axes are required");
+    out[0] = kn_type_unknown(x->dtype);
+    if (na == -2 || x->rank < 0) return KN_OK;
+    int r = x->rank + na;
+    if (r > KN_MAX_RANK) return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", r);
+    bool ins[KN_MAX_RANK] = {0};
+    for (int i = 0; i < na; i++) {
+        int a;
+        if ((st = kn_axis(cx, n, axes[i], r, 0, &a))) return st;
+        if (ins[a]) return kn_diag(cx, n, KN_EINVAL, "axis %d is repeated", a);
+        ins[a] = true;
+    }
+    out[0].kind = KN_KIND_TENSOR;
+    out[0].rank = r;
+    for (int i = 0, k = 0; i < r; i++) {
+        if (ins[i]) {
+            out[0].dims[i] = 1;
+        } else {
+            out[0].dims[i] = x->dims[k];
+            out[0].sym[i] = x->sym[k++];
+        }
+    }
+    return KN_OK;
+}
+
+static kn_status eval_unsqueeze(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out) {
+    return eval_copy(ex, n, in, out, infer_unsqueeze);
+}
+
+/* ---- Expand, Transpose ---- */
+
+static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                              kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = need_tensor(cx, n, in, 1))) return st;
+    if (!known(in[1])) {
+        out[0] = kn_type_unknown(in[0]->type.dtype);
+        return KN_OK;
+    }
+    int64_t shp[KN_MAX_RANK];
+    int r;
+    if ((st = read_ints(cx, n, in[1], 1, shp, KN_MAX_RANK, &r))) return st;
+    for (int i = 0; i < r; i++)
+        if (shp[i] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "shape[%d] is negative (%lld)", i, (long long)shp[i]);
+    kn_type s = kn_type_make(in[0]->type.dtype, r, shp);
+    const kn_type *both[2] = {&in[0]->type, &s};
+    out[0] = kn_type_unknown(in[0]->type.dtype);
+    return kn_broadcast(cx, n, 2, both, &out[0]);
+}
+
+static kn_status eval_expand(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                             kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_expand);
+    if (st) return st;
+    const kn_type *o = &out[0]->type;
+    int64_t strides[KN_MAX_RANK];
+    kn_bcast_strides(&in[0]->type, o->rank, o->dims, strides);
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(o->dtype);
+    for (int64_t i = 0; i < cnt; i++)
+        copy_elem(out[0]->data, i, in[0]->data, kn_bcast_offset(i, o->rank, o->dims, strides), es);
+    return KN_OK;
+}
+
+/* Checks perm (np entries; absent if np < 0: reversed) against rank r into p. */
+static kn_status transpose_perm(kn_ctx *cx, const kn_node *n, int r, int *p) {
+    const int64_t *perm;
+    int np = kn_attr_ints(cx, n, "perm", &perm);
+    if (kn_failed(cx)) return cx->status;
+    if (np < 0) {
+        for (int i = 0; i < r; i++) p[i] = r - 1 - i;
+        return KN_OK;
+    }
+    if (np != r)
+        return kn_diag(cx, n, KN_EINVAL, "perm has %d entries for an input of rank %d", np, r);
+    bool seen[KN_MAX_RANK] = {0};
+    for (int i = 0; i < r; i++) {
+        if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
+            return kn_diag(cx, n, KN_EINVAL, "perm is not a permutation of 0..%d", r - 1);
+        seen[perm[i]] = true;
+        p[i] = (int)perm[i];
+    }
+    return KN_OK;
+}
+
+static kn_status infer_transpose(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                 kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    out[0] = *x;
+    if (x->rank < 0) return KN_OK;
+    int p[KN_MAX_RANK];
+    if ((st = transpose_perm(cx, n, x->rank, p))) return st;
+    for (int i = 0; i < x->rank; i++) {
+        out[0].dims[i] = x->dims[p[i]];
+        out[0].sym[i] = x->sym[p[i]];
+    }
+    return KN_OK;
+}
+
+static kn_status eval_transpose(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_transpose);
+    if (st) return st;
+    const kn_type *x = &in[0]->type, *o = &out[0]->type;
+    int r = x->rank, p[KN_MAX_RANK];
+    if ((st = transpose_perm(kn_exec_ctx(ex), n, r, p))) return st;
+    int64_t xs[KN_MAX_RANK], os[KN_MAX_RANK];
+    kn_strides(r, x->dims, xs);
+    for (int i = 0; i < r; i++) os[i] = xs[p[i]]; /* input stride of output axis i */
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(x->dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t rem = i, off = 0;
+        for (int d = r - 1; d >= 0; d--) {
+            off += (rem % o->dims[d]) * os[d];
+            rem /= o->dims[d];
+        }
+        copy_elem(out[0]->data, i, in[0]->data, off, es);
+    }
+    return KN_OK;
+}
+
+/* ---- Concat, Split ---- */
+
+static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                              kn_type *out) {
+    kn_status st;
+    for (int i = 0; i < n->nin; i++)
+        if ((st = need_tensor(cx, n, in, i))) return st;
+    int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 4 ? 1 : INT64_MIN);
+    if (kn_failed(cx)) return cx->status;
+    if (axis == INT64_MIN) return kn_diag(cx, n, KN_EINVAL, "attribute axis is required");
+    kn_dtype dt = in[0]->type.dtype;
+    int r = -1;
+    for (int i = 0; i < n->nin; i++) {
+        const kn_type *t = &in[i]->type;
+        if (t->dtype != dt)
+            return kn_diag(cx, n, KN_EINVAL, "input %d is %s, input 0 is %s", i,
+                           kn_dtype_name(t->dtype), kn_dtype_name(dt));
+        if (t->rank < 0) continue;
+        if (r >= 0 && t->rank != r)
+            return kn_diag(cx, n, KN_EINVAL, "input %d has rank %d, expected %d", i, t->rank, r);
+        r = t->rank;
+    }
+    out[0] = kn_type_unknown(dt);
+    if (r < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, r, 0, &a))) return st;
+    out[0] = unknown_dims(dt, r);
+    out[0].dims[a] = 0;
+    for (int i = 0; i < n->nin; i++) {
+        const kn_type *t = &in[i]->type;
+        if (t->rank < 0) {
+            out[0].dims[a] = -1;
+            continue;
+        }
+        for (int d = 0; d < r; d++) {
+            if (d == a) {
+                if (t->dims[d] < 0 || out[0].dims[a] < 0) out[0].dims[a] = -1;
+                else out[0].dims[a] += t->dims[d];
+            } else if (out[0].dims[d] < 0) {
+                out[0].dims[d] = t->dims[d];
+                out[0].sym[d] = t->sym[d];
+            } else if (t->dims[d] >= 0 && t->dims[d] != out[0].dims[d]) {
+                return kn_diag(cx, n, KN_EINVAL, "input %d has dim %d = %lld, expected %lld", i,
+                               d, (long long)t->dims[d], (long long)out[0].dims[d]);
+            }
+        }
+    }
+    return KN_OK;
+}
+
+static kn_status eval_concat(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                             kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_concat);
+    if (st) return st;
+    const kn_type *o = &out[0]->type;
+    int a;
+    kn_axis(kn_exec_ctx(ex), n, kn_attr_int(kn_exec_ctx(ex), n, "axis", 1), o->rank, 0, &a);
+    int64_t outer = prod(o->dims, 0, a), inner = prod(o->dims, a + 1, o->rank);
+    size_t es = esize(o->dtype);
+    char *dst = out[0]->data;
+    for (int64_t k = 0; k < outer; k++) {
+        for (int i = 0; i < n->nin; i++) {
+            size_t nb = (size_t)(in[i]->type.dims[a] * inner) * es;
+            if (!nb) continue;
+            memcpy(dst, (const char *)in[i]->data + (size_t)k * nb, nb);
+            dst += nb;
+        }
+    }
+    return KN_OK;
+}
+
+#define SPLIT_MAX 255
+
+/* Sizes of the n->nout parts along axis a of x. *unknown when not known statically. */
+static kn_status split_sizes(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const kn_type *x,
+                             int a, int64_t *sizes, bool *unknown) {
+    int ns;
+    kn_status st = ints_from(cx, n, in, "split", 1, 13, sizes, SPLIT_MAX, &ns);
+    if (st) return st;
+    *unknown = ns == -2;
+    if (ns == -2) return KN_OK;
+    int64_t d = x->dims[a];
+    if (ns >= 0) {
+        if (ns != n->nout)
+            return kn_diag(cx, n, KN_EINVAL, "split has %d sizes for %d outputs", ns, n->nout);
+        int64_t sum = 0;
+        for (int i = 0; i < ns; i++) {
+            if (sizes[i] < 0)
+                return kn_diag(cx, n, KN_EINVAL, "split[%d] is negative (%lld)", i,
+                               (long long)sizes[i]);
+            sum += sizes[i];
+        }
+        if (d >= 0 && sum != d)
+            return kn_diag(cx, n, KN_EINVAL, "split sizes add up to %lld, the axis has %lld",
+                           (long long)sum, (long long)d);
+        return KN_OK;
+    }
+    if (d < 0) {
+        *unknown = true;
+        return KN_OK;
+    }
+    /* Equal parts; the last one is smaller when the extent does not divide. */
+    int64_t chunk = (d + n->nout - 1) / n->nout;
+    for (int i = 0; i < n->nout; i++) {
+        int64_t left = d - chunk * i;
+        sizes[i] = left < 0 ? 0 : left < chunk ? left : chunk;
+    }
+    return KN_OK;
+}
+
+static kn_status infer_split(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    if (kn_failed(cx)) return cx->status;
+    for (int j = 0; j < n->nout; j++) out[j] = kn_type_unknown(x->dtype);
+    if (x->rank < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
+    int64_t sizes[SPLIT_MAX];
+    bool unknown;
+    if ((st = split_sizes(cx, n, in, x, a, sizes, &unknown))) return st;
+    for (int j = 0; j < n->nout; j++) {
+        out[j] = *x;
+        out[j].dims[a] = unknown ? -1 : sizes[j];
+        out[j].sym[a] = NULL;
+    }
+    return KN_OK;
+}
+
+static kn_status eval_split(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                            kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_split);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int a;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
+    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank);
+    size_t es = esize(x->dtype);
+    const char *src = in[0]->data;
+    for (int64_t k = 0; k < outer; k++) {
+        for (int j = 0; j < n->nout; j++) {
+            size_t nb = (size_t)(out[j]->type.dims[a] * inner) * es;
+            if (!nb) continue;
+            memcpy((char *)out[j]->data + (size_t)k * nb, src, nb);
+            src += nb;
+        }
+    }
+    return KN_OK;
+}
+
+/* ---- Slice ---- */
+
+/* Per-axis start, step and output extent of a Slice of x (rank known). *unknown
+ * when the parameters are not known statically. Unknown input dims give -1 extents. */
+static kn_status slice_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const kn_type *x,
+                              int64_t *start, int64_t *step, int64_t *ext, bool *unknown) {
+    int r = x->rank;
+    int64_t st_[KN_MAX_RANK], en[KN_MAX_RANK], ax[KN_MAX_RANK], sp[KN_MAX_RANK];
+    int ns, ne, na, np = -1;
+    kn_status st;
+    if ((st = ints_from(cx, n, in, "starts", 1, 10, st_, KN_MAX_RANK, &ns))) return st;
+    if ((st = ints_from(cx, n, in, "ends", 2, 10, en, KN_MAX_RANK, &ne))) return st;
+    if ((st = ints_from(cx, n, in, "axes", 3, 10, ax, KN_MAX_RANK, &na))) return st;
+    if (n->opset >= 10 && (st = ints_from(cx, n, in, "steps", 4, 10, sp, KN_MAX_RANK, &np)))
+        return st;
+    *unknown = ns == -2 || ne == -2 || na == -2 || np == -2;
+    if (*unknown) return KN_OK;
+    if (ns < 0 || ne < 0) return kn_diag(cx, n, KN_EINVAL, "starts and ends are required");
+    if (ns != ne) return kn_diag(cx, n, KN_EINVAL, "%d starts but %d ends", ns, ne);
+    if (na >= 0 && na != ns) return kn_diag(cx, n, KN_EINVAL, "%d axes for %d starts", na, ns);
+    if (np >= 0 && np != ns) return kn_diag(cx, n, KN_EINVAL, "%d steps for %d starts", np, ns);
+    bool seen[KN_MAX_RANK] = {0};
+    for (int d = 0; d < r; d++) start[d] = 0, step[d] = 1, ext[d] = x->dims[d];
+    for (int i = 0; i < ns; i++) {
+        int a = i;
+        if (na >= 0 && (st = kn_axis(cx, n, ax[i], r, 0, &a))) return st;
+        if (a >= r) return kn_diag(cx, n, KN_EINVAL, "%d starts for rank %d", ns, r);
+        if (seen[a]) return kn_diag(cx, n, KN_EINVAL, "axis %d is repeated", a);
+        seen[a] = true;
+        int64_t s = st_[i], e = en[i], k = np >= 0 ? sp[i] : 1, d = x->dims[a];
+        if (k == 0) return kn_diag(cx, n, KN_EINVAL, "steps[%d] is 0", i);
+        step[a] = k;
+        if (d < 0) {
+            ext[a] = -1;
+            continue;
+        }
+        if (s < 0) s += d;
+        if (e < 0) e += d;
+        if (k > 0) {
+            s = s < 0 ? 0 : s > d ? d : s;
+            e = e < 0 ? 0 : e > d ? d : e;
+            ext[a] = e > s ? (e - s + k - 1) / k : 0;
+        } else {
+            s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
+            e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+            ext[a] = s > e ? (s - e - k - 1) / -k : 0;
+        }
+        start[a] = s;
+    }
+    return KN_OK;
+}
+
+static kn_status infer_slice(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0) return KN_OK;
+    int64_t start[KN_MAX_RANK], step[KN_MAX_RANK], ext[KN_MAX_RANK];
+    bool unknown;
+    if ((st = slice_params(cx, n, in, x, start, step, ext, &unknown))) return st;
+    if (unknown) {
+        out[0] = unknown_dims(x->dtype, x->rank);
+        return KN_OK;
+    }
+    out[0] = kn_type_make(x->dtype, x->rank, ext);
+    for (int d = 0; d < x->rank; d++)
+        if (ext[d] == x->dims[d]) out[0].sym[d] = x->sym[d];
+    return KN_OK;
+}
+
+static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                            kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_slice);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int r = x->rank;
+    int64_t start[KN_MAX_RANK], step[KN_MAX_RANK], ext[KN_MAX_RANK], xs[KN_MAX_RANK];
+    bool unknown;
+    if ((st = slice_params(kn_exec_ctx(ex), n, in, x, start, step, ext, &unknown))) return st;
+    kn_strides(r, x->dims, xs);
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(x->dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t rem = i, off = 0;
+        for (int d = r - 1; d >= 0; d--) {
+            off += (start[d] + (rem % ext[d]) * step[d]) * xs[d];
+            rem /= ext[d];
+        }
+        copy_elem(out[0]->data, i, in[0]->data, off, es);
+    }
+    return KN_OK;
+}
+
+/* ---- Gather, GatherElements, GatherND ---- */
+
+/* Index value idx along an extent d, negative counting from the end; -1 if out of range. */
+static int64_t fix_index(int64_t idx, int64_t d) {
+    if (idx < 0) idx += d;
+    return idx < 0 || idx >= d ? -1 : idx;
+}
+
+static kn_status bad_index(kn_ctx *cx, const kn_node *n, int64_t idx, int64_t d) {
+    return kn_diag(cx, n, KN_EINVAL, "index %lld is out of range for extent %lld", (long long)idx,
+                   (long long)d);
+}
+
+static kn_status check_indices(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i) {
+    kn_status st = need_tensor(cx, n, in, i);
+    if (st) return st;
+    return kn_check_dtype(cx, n, in[i], i, KN_DT(I32) | KN_DT(I64));
+}
+
+static kn_status infer_gather(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = check_indices(cx, n, in, 1))) return st;
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    if (kn_failed(cx)) return cx->status;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0 || ix->rank < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
+    int r = x->rank - 1 + ix->rank;
+    if (r > KN_MAX_RANK) return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", r);
+    out[0].kind = KN_KIND_TENSOR;
+    out[0].rank = 0;
+    for (int d = 0; d < a; d++) out[0].dims[out[0].rank++] = x->dims[d];
+    for (int d = 0; d < ix->rank; d++) out[0].dims[out[0].rank++] = ix->dims[d];
+    for (int d = a + 1; d < x->rank; d++) out[0].dims[out[0].rank++] = x->dims[d];
+    return KN_OK;
+}
+
+static kn_status eval_gather(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                             kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_gather);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_type *x = &in[0]->type;
+    int a;
+    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
+    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank), d = x->dims[a];
+    int64_t ni = kn_tensor_numel(in[1]);
+    size_t blk = (size_t)inner * esize(x->dtype);
+    char *dst = out[0]->data;
+    for (int64_t k = 0; k < outer; k++) {
+        for (int64_t j = 0; j < ni; j++) {
+            int64_t raw = kn_load_i64(in[1]->data, in[1]->type.dtype, (size_t)j);
+            int64_t idx = fix_index(raw, d);
+            if (idx < 0) return bad_index(cx, n, raw, d);
+            if (blk) memcpy(dst, (const char *)in[0]->data + (size_t)(k * d + idx) * blk, blk);
+            dst += blk;
+        }
+    }
+    return KN_OK;
+}
+
+static kn_status infer_gatherelements(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                      kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = check_indices(cx, n, in, 1))) return st;
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    if (kn_failed(cx)) return cx->status;
+    out[0] = *ix;
+    out[0].dtype = x->dtype;
+    if (x->rank < 0 || ix->rank < 0) return KN_OK;
+    if (x->rank != ix->rank)
+        return kn_diag(cx, n, KN_EINVAL, "indices have rank %d, data rank %d", ix->rank, x->rank);
+    int a;
+    return kn_axis(cx, n, axis, x->rank, 0, &a);
+}
+
+/* Offset in a tensor of shape `dims` (strides xs) of the element at output
+ * position i of shape odims, with coordinate `a` replaced by idx. */
+static int64_t offset_with(int64_t i, int r, const int64_t *odims, const int64_t *xs, int a,
+                           int64_t idx) {
+    int64_t off = 0;
+    for (int d = r - 1; d >= 0; d--) {
+        int64_t c = i % odims[d];
+        i /= odims[d];
+        off += (d == a ? idx : c) * xs[d];
+    }
+    return off;
+}
+
+static kn_status eval_gatherelements(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                     kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_gatherelements);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int a;
+    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t cnt = kn_tensor_numel(in[1]);
+    size_t es = esize(x->dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t raw = kn_load_i64(in[1]->data, ix->dtype, (size_t)i);
+        int64_t idx = fix_index(raw, x->dims[a]);
+        if (idx < 0) return bad_index(cx, n, raw, x->dims[a]);
+        copy_elem(out[0]->data, i, in[0]->data, offset_with(i, x->rank, ix->dims, xs, a, idx), es);
+    }
+    return KN_OK;
+}
+
+static kn_status infer_gathernd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))) return st;
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int64_t b = kn_attr_int(cx, n, "batch_dims", 0);
+    if (kn_failed(cx)) return cx->status;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0 || ix->rank < 0) return KN_OK;
+    if (ix->rank < 1) return kn_diag(cx, n, KN_EINVAL, "indices must have rank >= 1");
+    if (b < 0 || b >= ix->rank || b >= x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "batch_dims %lld is out of range", (long long)b);
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k < 0) return KN_OK;
+    if (k < 1 || b + k > x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "index tuples of length %lld for data of rank %d",
+                       (long long)k, x->rank);
+    int r = ix->rank - 1 + x->rank - (int)(b + k);
+    if (r > KN_MAX_RANK) return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", r);
+    out[0].kind = KN_KIND_TENSOR;
+    out[0].rank = 0;
+    for (int d = 0; d < ix->rank - 1; d++) out[0].dims[out[0].rank++] = ix->dims[d];
+    for (int d = (int)(b + k); d < x->rank; d++) out[0].dims[out[0].rank++] = x->dims[d];
+    for (int d = 0; d < b; d++)
+        if (x->dims[d] >= 0 && ix->dims[d] >= 0 && x->dims[d] != ix->dims[d])
+            return kn_diag(cx, n, KN_EINVAL, "batch dim %d differs between data and indices", d);
+    return KN_OK;
+}
+
+static kn_status eval_gathernd(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_gathernd);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int b = (int)kn_attr_int(cx, n, "batch_dims", 0);
+    int k = (int)ix->dims[ix->rank - 1];
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t tuples = prod(ix->dims, 0, ix->rank - 1);
+    int64_t per_batch = prod(ix->dims, b, ix->rank - 1); /* tuples per batch entry */
+    int64_t batch_size = prod(x->dims, b, x->rank);      /* data elements per batch entry */
+    int64_t slice = prod(x->dims, b + k, x->rank);
+    size_t es = esize(x->dtype);
+    const int64_t *idx = in[1]->data;
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = (t / per_batch) * batch_size;
+        for (int j = 0; j < k; j++) {
+            int64_t d = x->dims[b + j], v = fix_index(idx[t * k + j], d);
+            if (v < 0) return bad_index(cx, n, idx[t * k + j], d);
+            off += v * xs[b + j];
+        }
+        if (slice)
+            memcpy((char *)out[0]->data + (size_t)(t * slice) * es,
+                   (const char *)in[0]->data + (size_t)off * es, (size_t)slice * es);
+    }
+    return KN_OK;
+}
+
+/* ---- Scatter (deprecated), ScatterElements, ScatterND ---- */
+
+enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
+
+static kn_status reduction(kn_ctx *cx, const kn_node *n, int *red) {
+    const char *s = kn_attr_str(cx, n, "reduction", "none");
+    if (kn_failed(cx)) return cx->status;
+    if (!strcmp(s, "none")) *red = RED_NONE;
+    else if (!strcmp(s, "add")) *red = RED_ADD;
+    else if (!strcmp(s, "mul")) *red = RED_MUL;
+    else if (!strcmp(s, "max")) *red = RED_MAX;
+    else if (!strcmp(s, "min")) *red = RED_MIN;
+    else return kn_diag(cx, n, KN_EINVAL, "unknown reduction '%s'", s);
+    return KN_OK;
+}
+
+/* dst[di] = dst[di] <red> src[si], in double for floats and exact for integers. */
+static void reduce_into(void *dst, int64_t di, const void *src, int64_t si, kn_dtype t, int red) {
+    const kn_dtype_info *info = kn_dtype_get(t);
+    if (red == RED_NONE || t == KN_STRING) {
+        copy_elem(dst, di, src, si, info->size);
+    } else if (info->is_float) {
+        double a = kn_load_f64(dst, t, (size_t)di), b = kn_load_f64(src, t, (size_t)si);
+        double r = red == RED_ADD   ? a + b
+                   : red == RED_MUL ? a * b
+                   : red == RED_MAX ? (a > b ? a : b)
+                                    : (a < b ? a : b);
+        kn_store_f64(dst, t, (size_t)di, r);
+    } else if (red == RED_ADD || red == RED_MUL) {
+        /* Wrapping arithmetic modulo 2^64, then truncation to t: exact for every width. */
+        uint64_t a = kn_load_u64(dst, t, (size_t)di), b = kn_load_u64(src, t, (size_t)si);
+        kn_store_u64(dst, t, (size_t)di, red == RED_ADD ? a + b : a * b);
+    } else if (info->is_signed) {
+        int64_t a = kn_load_i64(dst, t, (size_t)di), b = kn_load_i64(src, t, (size_t)si);
+        kn_store_i64(dst, t, (size_t)di, (red == RED_MAX) == (a > b) ? a : b);
+    } else {
+        uint64_t a = kn_load_u64(dst, t, (size_t)di), b = kn_load_u64(src, t, (size_t)si);
+        kn_store_u64(dst, t, (size_t)di, (red == RED_MAX) == (a > b) ? a : b);
+    }
+}
+
+static kn_status infer_scatterelements(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                       kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = check_indices(cx, n, in, 1)) || (st = need_tensor(cx, n, in, 2))) return st;
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type, *u = &in[2]->type;
+    int red;
+    if ((st = reduction(cx, n, &red))) return st;
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    if (kn_failed(cx)) return cx->status;
+    if (u->dtype != x->dtype)
+        return kn_diag(cx, n, KN_EINVAL, "updates are %s, data %s", kn_dtype_name(u->dtype),
+                       kn_dtype_name(x->dtype));
+    out[0] = *x;
+    if (x->rank < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
+    if (ix->rank >= 0 && ix->rank != x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "indices have rank %d, data rank %d", ix->rank, x->rank);
+    if (ix->rank >= 0 && u->rank >= 0) {
+        if (!kn_type_static(ix) || !kn_type_static(u)) return KN_OK;
+        for (int d = 0; d < ix->rank; d++)
+            if (ix->dims[d] != u->dims[d])
+                return kn_diag(cx, n, KN_EINVAL, "indices and updates differ in shape");
+    }
+    return KN_OK;
+}
+
+static kn_status eval_scatterelements(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                      kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_scatterelements);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int a, red;
+    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
+    if ((st = reduction(cx, n, &red))) return st;
+    copy_all(out[0], in[0]);
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t cnt = kn_tensor_numel(in[1]);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t raw = kn_load_i64(in[1]->data, ix->dtype, (size_t)i);
+        int64_t idx = fix_index(raw, x->dims[a]);
+        if (idx < 0) return bad_index(cx, n, raw, x->dims[a]);
+        int64_t off = offset_with(i, x->rank, ix->dims, xs, a, idx);
+        reduce_into(out[0]->data, off, in[2]->data, i, x->dtype, red);
+    }
+    return KN_OK;
+}
+
+static kn_status infer_scatternd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                 kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64))) ||
+        (st = need_tensor(cx, n, in, 2)))
+        return st;
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type, *u = &in[2]->type;
+    int red;
+    if ((st = reduction(cx, n, &red))) return st;
+    if (u->dtype != x->dtype)
+        return kn_diag(cx, n, KN_EINVAL, "updates are %s, data %s", kn_dtype_name(u->dtype),
+                       kn_dtype_name(x->dtype));
+    out[0] = *x;
+    if (!kn_type_static(x) || !kn_type_static(ix) || !kn_type_static(u)) return KN_OK;
+    if (ix->rank < 1) return kn_diag(cx, n, KN_EINVAL, "indices must have rank >= 1");
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k < 1 || k > x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "index tuples of length %lld for data of rank %d",
+                       (long long)k, x->rank);
+    /* updates: indices.shape[:-1] + data.shape[k:] */
+    int ur = ix->rank - 1 + x->rank - (int)k;
+    bool ok = u->rank == ur;
+    for (int d = 0; ok && d < ix->rank - 1; d++) ok = u->dims[d] == ix->dims[d];
+    for (int d = (int)k; ok && d < x->rank; d++) ok = u->dims[ix->rank - 1 + d - k] == x->dims[d];
+    if (!ok) return kn_diag(cx, n, KN_EINVAL, "updates have the wrong shape");
+    return KN_OK;
+}
+
+static kn_status eval_scatternd(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_scatternd);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
+    int red;
+    if ((st = reduction(cx, n, &red))) return st;
+    copy_all(out[0], in[0]);
+    int k = (int)ix->dims[ix->rank - 1];
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t tuples = prod(ix->dims, 0, ix->rank - 1), slice = prod(x->dims, k, x->rank);
+    const int64_t *idx = in[1]->data;
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int j = 0; j < k; j++) {
+            int64_t v = fix_index(idx[t * k + j], x->dims[j]);
+            if (v < 0) return bad_index(cx, n, idx[t * k + j], x->dims[j]);
+            off += v * xs[j];
+        }
+        for (int64_t e = 0; e < slice; e++)
+            reduce_into(out[0]->data, off + e, in[2]->data, t * slice + e, x->dtype, red);
+    }
+    return KN_OK;
+}
+
+/* ---- Compress, NonZero ---- */
+
+/* Number of true entries among the first `limit` of known bool tensor c. */
+static int64_t count_true(const kn_tensor *c, int64_t limit) {
+    int64_t len = kn_tensor_numel(c), cnt = 0;
+    if (limit < len) len = limit;
+    for (int64_t i = 0; i < len; i++) cnt += ((const uint8_t *)c->data)[i] != 0;
+    return cnt;
+}
+
+static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(BOOL)))) return st;
+    const kn_type *x = &in[0]->type;
+    const kn_attr *ax = kn_node_attr(n, "axis");
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    if (kn_failed(cx)) return cx->status;
+    if (in[1]->type.rank > 1)
+        return kn_diag(cx, n, KN_EINVAL, "condition must be 1-D, has rank %d", in[1]->type.rank);
+    if (!ax) {
+        int64_t len = known(in[1]) ? count_true(in[1], kn_type_numel(x) < 0 ? INT64_MAX
+                                                                           : kn_type_numel(x))
+                                   : -1;
+        if (len >= 0 && kn_type_numel(x) < 0) len = -1;
+        out[0] = kn_type_make(x->dtype, 1, &len);
+        return KN_OK;
+    }
+    out[0] = *x;
+    if (x->rank < 0) return KN_OK;
+    int a;
+    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
+    out[0].sym[a] = NULL;
+    if (!known(in[1]) || x->dims[a] < 0) out[0].dims[a] = -1;
+    else out[0].dims[a] = count_true(in[1], x->dims[a]);
+    return KN_OK;
+}
+
+static kn_status eval_compress(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_compress);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    const uint8_t *c = in[1]->data;
+    int64_t clen = kn_tensor_numel(in[1]);
+    size_t es = esize(x->dtype);
+    if (!kn_node_attr(n, "axis")) {
+        int64_t cnt = kn_tensor_numel(in[0]), j = 0;
+        for (int64_t i = 0; i < cnt && i < clen; i++)
+            if (c[i]) copy_elem(out[0]->data, j++, in[0]->data, i, es);
+        return KN_OK;
+    }
+    int a;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
+    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank), d = x->dims[a];
+    size_t blk = (size_t)inner * es;
+    char *dst = out[0]->data;
+    for (int64_t k = 0; k < outer; k++) {
+        for (int64_t i = 0; i < d && i < clen; i++) {
+            if (!c[i] || !blk) continue;
+            memcpy(dst, (const char *)in[0]->data + (size_t)(k * d + i) * blk, blk);
+            dst += blk;
+        }
+    }
+    return KN_OK;
+}
+
+static bool is_nonzero(const kn_tensor *t, int64_t i) {
+    if (t->type.dtype == KN_STRING) return ((char *const *)t->data)[i][0] != 0;
+    if (kn_dtype_get(t->type.dtype)->is_float) return kn_load_f64(t->data, t->type.dtype, i) != 0;
+    return kn_load_u64(t->data, t->type.dtype, (size_t)i) != 0;
+}
+
+static kn_status infer_nonzero(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                               kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t dims[2] = {x->rank, -1};
+    if (known(in[0])) {
+        int64_t cnt = kn_tensor_numel(in[0]);
+        dims[1] = 0;
+        for (int64_t i = 0; i < cnt; i++) dims[1] += is_nonzero(in[0], i);
+    }
+    out[0] = kn_type_make(KN_I64, 2, dims);
+    return KN_OK;
+}
+
+static kn_status eval_nonzero(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_nonzero);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t cnt = kn_tensor_numel(in[0]), nnz = out[0]->type.dims[1], j = 0;
+    int64_t *o = out[0]->data;
+    for (int64_t i = 0; i < cnt; i++) {
+        if (!is_nonzero(in[0], i)) continue;
+        int64_t rem = i;
+        for (int d = x->rank - 1; d >= 0; d--) {
+            o[d * nnz + j] = rem % x->dims[d];
+            rem /= x->dims[d];
+        }
+        j++;
+    }
+    return KN_OK;
+}
+
+/* ---- OneHot ---- */
+
+static kn_status onehot_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis,
+                               int64_t *depth) {
+    const kn_type *x = &in[0]->type;
+    int64_t ax = kn_attr_int(cx, n, "axis", -1);
+    if (kn_failed(cx)) return cx->status;
+    *depth = -1;
+    *axis = -1;
+    if (x->rank >= 0) {
+        kn_status st = kn_axis(cx, n, ax, x->rank, 1, axis);
+        if (st) return st;
+    }
+    if (known(in[1])) {
+        if (kn_tensor_numel(in[1]) != 1)
+            return kn_diag(cx, n, KN_EINVAL, "depth must hold one value");
+        double d = kn_load_f64(in[1]->data, in[1]->type.dtype, 0);
+        if (!(d >= 1) || d > 1e15) return kn_diag(cx, n, KN_EINVAL, "depth %g is invalid", d);
+        *depth = (int64_t)d;
+    }
+    return KN_OK;
+}
+
+static kn_status infer_onehot(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                              kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = need_tensor(cx, n, in, 1)) || (st = need_tensor(cx, n, in, 2))) return st;
+    const kn_type *x = &in[0]->type;
+    int a;
+    int64_t depth;
+    if ((st = onehot_params(cx, n, in, &a, &depth))) return st;
+    if (in[2]->type.rank >= 0 && kn_type_numel(&in[2]->type) >= 0 &&
+        kn_type_numel(&in[2]->type) != 2)
+        return kn_diag(cx, n, KN_EINVAL, "values must hold [off, on]");
+    out[0] = kn_type_unknown(in[2]->type.dtype);
+    if (x->rank < 0) return KN_OK;
+    if (x->rank + 1 > KN_MAX_RANK)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", x->rank + 1);
+    out[0].kind = KN_KIND_TENSOR;
+    out[0].rank = x->rank + 1;
+    for (int d = 0, k = 0; d <= x->rank; d++) out[0].dims[d] = d == a ? depth : x->dims[k++];
+    return KN_OK;
+}
+
+static kn_status eval_onehot(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                             kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_onehot);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int a;
+    int64_t depth;
+    if ((st = onehot_params(kn_exec_ctx(ex), n, in, &a, &depth))) return st;
+    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a, x->rank);
+    size_t es = esize(out[0]->type.dtype);
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t j = 0; j < depth; j++) {
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t src = o * inner + i;
+                double v = kn_load_f64(in[0]->data, x->dtype, (size_t)src);
+                int64_t idx = (int64_t)v;
+                if (idx < 0) idx += depth;
+                copy_elem(out[0]->data, (o * depth + j) * inner + i, in[2]->data, idx == j, es);
+            }
+        }
+    }
+    return KN_OK;
+}
+
+const kn_opimpl kn_ops_tensor[] = {
+    {KN_OP_CONSTANT, infer_constant, eval_constant},
+    {KN_OP_CONSTANTOFSHAPE, infer_constantofshape, eval_constantofshape},
+    {KN_OP_DROPOUT, infer_dropout, eval_dropout},
+    {KN_OP_IDENTITY, infer_identity, eval_identity},
+    {KN_OP_SHAPE, infer_shape, eval_shape},
+    {KN_OP_SIZE, infer_size, eval_size},
+    {KN_OP_RESHAPE, infer_reshape, eval_reshape},
+    {KN_OP_FLATTEN, infer_flatten, eval_flatten},
+    {KN_OP_SQUEEZE, infer_squeeze, eval_squeeze},
+    {KN_OP_UNSQUEEZE, infer_unsqueeze, eval_unsqueeze},
+    {KN_OP_EXPAND, infer_expand, eval_expand},
+    {KN_OP_TRANSPOSE, infer_transpose, eval_transpose},
+    {KN_OP_CONCAT, infer_concat, eval_concat},
+    {KN_OP_SPLIT, infer_split, eval_split},
+    {KN_OP_SLICE, infer_slice, eval_slice},
+    {KN_OP_GATHER, infer_gather, eval_gather},
+    {KN_OP_GATHERELEMENTS, infer_gatherelements, eval_gatherelements},
+    {KN_OP_GATHERND, infer_gathernd, eval_gathernd},
+    {KN_OP_SCATTER, infer_scatterelements, eval_scatterelements},
+    {KN_OP_SCATTERELEMENTS, infer_scatterelements, eval_scatterelements},
+    {KN_OP_SCATTERND, infer_scatternd, eval_scatternd},
+    {KN_OP_COMPRESS, infer_compress, eval_compress},
+    {KN_OP_NONZERO, infer_nonzero, eval_nonzero},
+    {KN_OP_ONEHOT, infer_onehot, eval_onehot},
+    {KN_OP_COUNT, 0, 0},
+};

@@ -1,0 +1,33 @@
+/* Graph passes and the pipeline that runs them.
+ *
+ * A pass is `kn_status kn_pass_NAME(kn_ctx *cx, kn_graph *g)`, registered once in
+ * the table in passes/pass.c with a one-line description. Pipelines are strings
+ * ("shape,fold"), as in LLVMRunPasses. After every pass the verifier runs; with
+ * dump_after set the graph is printed after that pass. */
+#ifndef KN_PASS_H
+#define KN_PASS_H
+
+#include "ir/graph.h"
+
+#include <stdio.h>
+
+kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
+
+/* Static shape inference of g and its subgraphs (kn_pass_shape is this on the root). */
+kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g);
+
+/* Fixes symbolic/unknown input dims: spec "NAME=VALUE" (every dim named NAME) or
+ * "INPUT=1,3,224,224" (the whole shape of graph input INPUT). */
+kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_shape);
+
+/* Default pipeline for inspect and compile. */
+#define KN_DEFAULT_PASSES "shape,fold,shape"
+
+/* Runs the comma-separated pipeline; unknown names are a KN_EINVAL error. */
+kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
+                               const char *dump_after, FILE *dump);
+/* Prints the registered passes, one per line. */
+void kn_pass_list(FILE *f);
+
+#endif

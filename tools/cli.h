@@ -1,0 +1,39 @@
+/* Shared pieces of the kiln command line: exit codes, option matching, model
+ * loading with --shape/--dim applied, and printing of diagnostics. Only tools/
+ * calls exit(). */
+#ifndef KN_CLI_H
+#define KN_CLI_H
+
+#include "ir/graph.h"
+
+#include <stdbool.h>
+
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+
+/* Exit code for a failed status. */
+int cli_exit_code(kn_status st);
+/* Prints the context's message as "kiln: MESSAGE" and returns its exit code. */
+int cli_fail(const kn_ctx *cx);
+/* Prints "kiln CMD: message" and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...);
+
+/* Option matching: "--name VALUE" or "--name=VALUE". Advances *i past the value. */
+bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+bool cli_is_help(const char *arg);
+
+/* Shape bindings collected from --shape and --dim, applied after loading. */
+typedef struct cli_shapes {
+    int n;
+    const char *spec[64];
+    int whole[64];
+} cli_shapes;
+/* Consumes --shape/--dim at argv[*i]; returns true if it did. On overflow prints and
+ * sets *err. */
+bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
+kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
+
+int cmd_run(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_check_onnx(int argc, char **argv);
+
+#endif

@@ -1,0 +1,373 @@
+/* kiln check-onnx: runs ONNX backend test folders (model.onnx plus
+ * test_data_set_N/{input,output}_K.pb) and compares outputs with rtol 1e-3,
+ * atol 1e-5, NaN equal to NaN, dtype and shape exact.
+ *
+ * Each test runs in a forked child with a time limit, so a crash or hang in one
+ * operator is reported as that test's failure and the run goes on. A known-failures
+ * file ("test_name: reason" per line) is enforced both ways: a listed test that
+ * fails counts as skipped; a listed test that passes is a failure ("remove it from
+ * the list"), so the list only shrinks. The last line is "N passed, N failed" with
+ * ", N skipped" when some were skipped. */
+#include "frontend/onnx.h"
+#include "frontend/tensorfile.h"
+#include "ir/interp.h"
+#include "tools/cli.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *help =
+    "usage: kiln check-onnx DIR... [options]\n"
+    "Runs ONNX backend tests. Each DIR is a test folder (with model.onnx) or a folder\n"
+    "of test folders. Prints each failure with its reason, then 'N passed, N failed'\n"
+    "(', N skipped' when known failures were skipped).\n\n"
+    "  --backend B            interp (default)\n"
+    "  --known-failures FILE  lines 'test_name: reason'; listed tests that fail are\n"
+    "                         skipped, listed tests that pass are failures\n"
+    "  --timeout SECONDS      per-test time limit (default 60)\n"
+    "  --no-fork              run tests in this process (for debuggers)\n"
+    "  -v, --verbose          print every test's result\n";
+
+#define RTOL 1e-3
+#define ATOL 1e-5
+
+typedef struct known {
+    int n, cap;
+    char **names;
+    char *used;
+} known;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Sorted names of the entries of dir starting with prefix (NULL: all). */
+static int list_dir(const char *dir, const char *prefix, char ***out) {
+    DIR *d = opendir(dir);
+    int n = 0, cap = 16;
+    char **v = malloc((size_t)cap * sizeof *v);
+    KN_ASSERT(v);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.') continue;
+            if (prefix && strncmp(e->d_name, prefix, strlen(prefix))) continue;
+            if (n == cap) {
+                cap *= 2;
+                v = realloc(v, (size_t)cap * sizeof *v);
+                KN_ASSERT(v);
+            }
+            v[n++] = strdup(e->d_name);
+        }
+        closedir(d);
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static void free_list(char **v, int n) {
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* ---- comparison ---- */
+
+static bool close_enough(double a, double b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= ATOL + RTOL * fabs(b);
+}
+
+static bool compare(const kn_tensor *got, const kn_tensor *want, char *why, size_t cap) {
+    char a[128], b[128];
+    if (got->type.kind != want->type.kind) {
+        snprintf(why, cap, "got a %s, expected %s", kn_type_str(&got->type, a, sizeof a),
+                 kn_type_str(&want->type, b, sizeof b));
+        return false;
+    }
+    if (got->type.kind != KN_KIND_TENSOR) {
+        if (got->nitems != want->nitems) {
+            snprintf(why, cap, "got %d items, expected %d", got->nitems, want->nitems);
+            return false;
+        }
+        for (int i = 0; i < got->nitems; i++) {
+            if (!got->items[i] || !want->items[i]) {
+                if (got->items[i] != want->items[i]) {
+                    snprintf(why, cap, "item %d presence differs", i);
+                    return false;
+                }
+                continue;
+            }
+            if (!compare(got->items[i], want->items[i], why, cap)) return false;
+        }
+        return true;
+    }
+    if (got->type.dtype != want->type.dtype || !kn_type_equal(&got->type, &want->type)) {
+        snprintf(why, cap, "got %s, expected %s", kn_type_str(&got->type, a, sizeof a),
+                 kn_type_str(&want->type, b, sizeof b));
+        return false;
+    }
+    int64_t n = kn_tensor_numel(want);
+    kn_dtype dt = want->type.dtype;
+    const kn_dtype_info *info = kn_dtype_get(dt);
+    int64_t bad = 0, first = -1;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool ok;
+        if (dt == KN_STRING) ok = !strcmp(((char **)got->data)[i], ((char **)want->data)[i]);
+        else if (info->is_float)
+            ok = close_enough(kn_load_f64(got->data, dt, (size_t)i),
+                              kn_load_f64(want->data, dt, (size_t)i));
+        else ok = kn_load_u64(got->data, dt, (size_t)i) == kn_load_u64(want->data, dt, (size_t)i);
+        if (!ok) {
+            if (first < 0) first = i;
+            bad++;
+            if (dt != KN_STRING) {
+                double d = fabs(kn_load_f64(got->data, dt, (size_t)i) -
+                                kn_load_f64(want->data, dt, (size_t)i));
+                if (d > worst || isnan(d)) worst = d;
+            }
+        }
+    }
+    if (!bad) return true;
+    if (dt == KN_STRING)
+        snprintf(why, cap, "%lld of %lld strings differ; first at %lld: \"%s\" vs \"%s\"",
+                 (long long)bad, (long long)n, (long long)first, ((char **)got->data)[first],
+                 ((char **)want->data)[first]);
+    else
+        snprintf(why, cap, "%lld of %lld values differ (max abs diff %.3g); first at %lld: %.7g vs %.7g",
+                 (long long)bad, (long long)n, worst, (long long)first,
+                 kn_load_f64(got->data, dt, (size_t)first),
+                 kn_load_f64(want->data, dt, (size_t)first));
+    return false;
+}
+
+/* Runs one test folder; returns true on pass, else fills why. */
+static bool run_test(const char *dir, char *why, size_t cap) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    kn_ctx cx;
+    kn_ctx_init(&cx, path);
+    kn_graph *g;
+    if (kn_onnx_load_file(&cx, path, &g)) {
+        snprintf(why, cap, "%s", cx.msg);
+        return false;
+    }
+    char **sets;
+    int nsets = list_dir(dir, "test_data_set_", &sets);
+    bool ok = nsets > 0;
+    if (!ok) snprintf(why, cap, "no test_data_set_* folders");
+    for (int s = 0; s < nsets && ok; s++) {
+        kn_arena *a = kn_arena_create();
+        kn_tensor **in = kn_arena_array(a, (size_t)g->nin + 1, sizeof *in);
+        kn_tensor **out = kn_arena_array(a, (size_t)g->nout + 1, sizeof *out);
+        kn_ctx fcx;
+        kn_ctx_init(&fcx, NULL);
+        for (int i = 0; i < g->nin && ok; i++) {
+            snprintf(path, sizeof path, "%s/%s/input_%d.pb", dir, sets[s], i);
+            if (!file_exists(path)) {
+                snprintf(why, cap, "%s: missing input_%d.pb for input '%s'", sets[s], i,
+                         g->inputs[i]->name);
+                ok = false;
+            } else if (kn_tensorfile_read(&fcx, a, path, g->inputs[i]->type.kind, &in[i])) {
+                snprintf(why, cap, "%s", fcx.msg);
+                ok = false;
+            }
+        }
+        if (ok && kn_interp_run(&cx, g, a, in, out, 0)) {
+            snprintf(why, cap, "%s", cx.msg);
+            ok = false;
+        }
+        for (int i = 0; i < g->nout && ok; i++) {
+            snprintf(path, sizeof path, "%s/%s/output_%d.pb", dir, sets[s], i);
+            kn_tensor *want;
+            kn_kind kind = out[i]->type.kind;
+            if (kn_tensorfile_read(&fcx, a, path, kind, &want)) {
+                snprintf(why, cap, "%s", fcx.msg);
+                ok = false;
+            } else {
+                char w[600];
+                if (!compare(out[i], want, w, sizeof w)) {
+                    snprintf(why, cap, "%s output '%s': %s", sets[s], g->outputs[i]->name, w);
+                    ok = false;
+                }
+            }
+        }
+        kn_arena_destroy(a);
+    }
+    free_list(sets, nsets);
+    kn_graph_destroy(g);
+    return ok;
+}
+
+/* Runs a test in a child process with a time limit. */
+static bool run_isolated(const char *dir, int timeout, char *why, size_t cap) {
+    int fd[2];
+    if (pipe(fd)) return run_test(dir, why, cap);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return run_test(dir, why, cap);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        alarm((unsigned)timeout);
+        char msg[1200];
+        bool ok = run_test(dir, msg, sizeof msg);
+        if (!ok) {
+            ssize_t w = write(fd[1], msg, strlen(msg));
+            (void)w;
+        }
+        close(fd[1]);
+        _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    for (ssize_t r; n + 1 < cap && (r = read(fd[0], why + n, cap - 1 - n)) > 0;) n += (size_t)r;
+    why[n] = 0;
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status)) return WEXITSTATUS(status) == 0;
+    int sig = WTERMSIG(status);
+    if (sig == SIGALRM) snprintf(why, cap, "timed out after %d s", timeout);
+    else snprintf(why, cap, "crashed with signal %d (%s)", sig, strsignal(sig));
+    return false;
+}
+
+static int load_known(const char *path, known *k) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "kiln: cannot open known-failures file '%s'\n", path);
+        return -1;
+    }
+    char line[2048];
+    while (fgets(line, sizeof line, f)) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '#' || *p == '\n' || !*p) continue;
+        size_t len = strcspn(p, ": \t\n");
+        if (k->n == k->cap) {
+            k->cap = k->cap ? k->cap * 2 : 64;
+            k->names = realloc(k->names, (size_t)k->cap * sizeof *k->names);
+            KN_ASSERT(k->names);
+        }
+        k->names[k->n++] = strndup(p, len);
+    }
+    fclose(f);
+    k->used = calloc((size_t)k->n + 1, 1);
+    return 0;
+}
+
+static int known_index(const known *k, const char *name) {
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->names[i], name)) return i;
+    return -1;
+}
+
+int cmd_check_onnx(int argc, char **argv) {
+    const char *dirs[256], *kf = NULL, *backend = "interp", *v;
+    int ndirs = 0, verbose = 0, fork_tests = 1, timeout = 60;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "--known-failures", &v)) {
+            kf = v;
+        } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
+            backend = v;
+        } else if (cli_opt(argc, argv, &i, "--timeout", &v)) {
+            timeout = atoi(v);
+            if (timeout <= 0) return cli_usage_error("check-onnx", "bad --timeout '%s'", v);
+        } else if (!strcmp(argv[i], "--no-fork")) {
+            fork_tests = 0;
+        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            verbose = 1;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("check-onnx", "unknown option '%s'", argv[i]);
+        } else if (ndirs < 256) {
+            dirs[ndirs++] = argv[i];
+        } else {
+            return cli_usage_error("check-onnx", "too many folders");
+        }
+    }
+    if (!ndirs) return cli_usage_error("check-onnx", "no test folder given");
+    if (strcmp(backend, "interp"))
+        return cli_usage_error("check-onnx", "unknown backend '%s' (available: interp)", backend);
+    known k = {0};
+    if (kf && load_known(kf, &k)) return EXIT_USAGE;
+
+    int passed = 0, failed = 0, skipped = 0;
+    char why[1200];
+    for (int d = 0; d < ndirs; d++) {
+        char **tests;
+        int ntests;
+        char model[4096];
+        snprintf(model, sizeof model, "%s/model.onnx", dirs[d]);
+        if (file_exists(model)) {
+            tests = malloc(sizeof *tests);
+            tests[0] = strdup("");
+            ntests = 1;
+        } else if (is_dir(dirs[d])) {
+            ntests = list_dir(dirs[d], NULL, &tests);
+        } else {
+            fprintf(stderr, "kiln: '%s' is not a test folder\n", dirs[d]);
+            return EXIT_BAD_INPUT;
+        }
+        for (int t = 0; t < ntests; t++) {
+            char dir[4096];
+            if (tests[t][0]) snprintf(dir, sizeof dir, "%s/%s", dirs[d], tests[t]);
+            else snprintf(dir, sizeof dir, "%s", dirs[d]);
+            snprintf(model, sizeof model, "%s/model.onnx", dir);
+            if (!file_exists(model)) continue;
+            const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+            why[0] = 0;
+            bool ok = fork_tests ? run_isolated(dir, timeout, why, sizeof why)
+                                 : run_test(dir, why, sizeof why);
+            int ki = known_index(&k, name);
+            if (ki >= 0) k.used[ki] = 1;
+            if (ok && ki >= 0) {
+                printf("FAIL %s: passes but is listed in %s; remove it from the list\n", name, kf);
+                failed++;
+            } else if (ok) {
+                if (verbose) printf("pass %s\n", name);
+                passed++;
+            } else if (ki >= 0) {
+                if (verbose) printf("skip %s (known failure): %s\n", name, why);
+                skipped++;
+            } else {
+                printf("FAIL %s: %s\n", name, why);
+                failed++;
+            }
+            fflush(stdout);
+        }
+        free_list(tests, ntests);
+    }
+    if (skipped) printf("%d known failures listed in %s were skipped\n", skipped, kf);
+    if (skipped) printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else printf("%d passed, %d failed\n", passed, failed);
+    for (int i = 0; i < k.n; i++) free(k.names[i]);
+    free(k.names);
+    free(k.used);
+    return failed ? EXIT_BAD_INPUT : EXIT_OK;
+}

@@ -1,0 +1,194 @@
+/* kiln inspect: the graph after the chosen passes, with a summary of node counts,
+ * parameters and FLOPs; --json for tools, --dot for Graphviz. */
+#include "ir/ops.h"
+#include "passes/pass.h"
+#include "tools/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *help =
+    "usage: kiln inspect MODEL [options]\n"
+    "Prints the graph after the passes: values with dtypes and shapes, nodes, the\n"
+    "parameter count and an estimate of FLOPs per run.\n\n"
+    "  --passes LIST      comma-separated passes (default " KN_DEFAULT_PASSES ")\n"
+    "  --dump-after PASS  also print the graph after PASS\n"
+    "  --json             print a JSON summary instead of text\n"
+    "  --dot FILE         write the graph in Graphviz dot format\n"
+    "  --shape IN=D,D,..  fix the shape of input IN\n"
+    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
+    "  --list-passes      print the available passes\n";
+
+/* Multiply-adds count 2. Unknown shapes count 0. */
+static int64_t node_flops(const kn_node *n) {
+    const kn_value *y = n->out[0];
+    if (!y) return 0;
+    int64_t out = kn_type_numel(&y->type);
+    if (out < 0) return 0;
+    const kn_value *w = n->nin > 1 ? n->in[1] : NULL;
+    switch (n->op) {
+    case KN_OP_CONV:
+    case KN_OP_CONVINTEGER:
+    case KN_OP_CONVTRANSPOSE: {
+        int64_t wn = w ? kn_type_numel(&w->type) : -1;
+        int64_t cout = w && w->type.rank > 0 ? w->type.dims[0] : 0;
+        if (wn < 0 || cout <= 0) return 0;
+        if (n->op == KN_OP_CONVTRANSPOSE) {
+            const kn_value *x = n->in[0];
+            int64_t xn = kn_type_numel(&x->type);
+            return xn < 0 ? 0 : 2 * xn * (wn / cout);
+        }
+        return 2 * out * (wn / cout);
+    }
+    case KN_OP_MATMUL:
+    case KN_OP_MATMULINTEGER:
+    case KN_OP_GEMM: {
+        const kn_value *a = n->in[0];
+        if (a->type.rank < 1) return 0;
+        int64_t k = a->type.dims[a->type.rank - 1];
+        if (n->op == KN_OP_GEMM && kn_attr_int(&(kn_ctx){0}, n, "transA", 0) && a->type.rank == 2)
+            k = a->type.dims[0];
+        return k < 0 ? 0 : 2 * out * k;
+    }
+    default: return kn_op_desc(n->op)->flags & OPF_ELEMWISE ? out : 0;
+    }
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_type(FILE *f, const kn_type *t) {
+    fprintf(f, "{\"dtype\": \"%s\", \"shape\": ", kn_dtype_name(t->dtype));
+    if (t->rank < 0) {
+        fprintf(f, "null}");
+        return;
+    }
+    fputc('[', f);
+    for (int i = 0; i < t->rank; i++) {
+        if (i) fprintf(f, ", ");
+        if (t->dims[i] >= 0) fprintf(f, "%lld", (long long)t->dims[i]);
+        else if (t->sym[i]) json_str(f, t->sym[i]);
+        else fprintf(f, "null");
+    }
+    fprintf(f, "]}");
+}
+
+static void write_dot(FILE *f, const kn_graph *g) {
+    fprintf(f, "digraph kiln {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+    for (int i = 0; i < g->nin; i++)
+        fprintf(f, "  \"v%d\" [label=\"%s\", shape=ellipse];\n", g->inputs[i]->id, g->inputs[i]->name);
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        fprintf(f, "  \"n%d\" [label=\"%s\\n%s\"];\n", n->id, n->op_type, n->name);
+        for (int k = 0; k < n->nin; k++) {
+            const kn_value *v = n->in[k];
+            if (!v || v->constant) continue;
+            char buf[128];
+            if (v->producer)
+                fprintf(f, "  \"n%d\" -> \"n%d\" [label=\"%s\"];\n", v->producer->id, n->id,
+                        kn_type_str(&v->type, buf, sizeof buf));
+            else fprintf(f, "  \"v%d\" -> \"n%d\";\n", v->id, n->id);
+        }
+    }
+    fprintf(f, "}\n");
+}
+
+int cmd_inspect(int argc, char **argv) {
+    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v;
+    int json = 0, err = 0;
+    cli_shapes shapes = {0};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[i], "--list-passes")) {
+            kn_pass_list(stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
+            passes = v;
+        } else if (cli_opt(argc, argv, &i, "--dump-after", &v)) {
+            dump = v;
+        } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
+            dot = v;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
+            if (err) return EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("inspect", "more than one model given");
+        }
+    }
+    if (!model) return cli_usage_error("inspect", "no model given");
+    kn_ctx cx;
+    kn_ctx_init(&cx, model);
+    kn_graph *g;
+    if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
+        kn_graph_destroy(g);
+        return cli_fail(&cx);
+    }
+    int64_t params = 0, flops = 0;
+    for (int i = 0; i < g->nvalues; i++)
+        if (g->values[i]->constant && g->values[i]->type.kind == KN_KIND_TENSOR)
+            params += kn_type_numel(&g->values[i]->type);
+    for (int i = 0; i < g->nnodes; i++) flops += node_flops(g->nodes[i]);
+    if (json) {
+        printf("{\"model\": ");
+        json_str(stdout, model);
+        printf(", \"opset\": %d, \"parameters\": %lld, \"flops\": %lld, \"inputs\": [", g->opset,
+               (long long)params, (long long)flops);
+        for (int i = 0; i < g->nin; i++) {
+            printf("%s{\"name\": ", i ? ", " : "");
+            json_str(stdout, g->inputs[i]->name);
+            printf(", \"type\": ");
+            json_type(stdout, &g->inputs[i]->type);
+            printf("}");
+        }
+        printf("], \"outputs\": [");
+        for (int i = 0; i < g->nout; i++) {
+            printf("%s{\"name\": ", i ? ", " : "");
+            json_str(stdout, g->outputs[i]->name);
+            printf(", \"type\": ");
+            json_type(stdout, &g->outputs[i]->type);
+            printf("}");
+        }
+        printf("], \"nodes\": [");
+        for (int i = 0; i < g->nnodes; i++) {
+            const kn_node *n = g->nodes[i];
+            printf("%s{\"name\": ", i ? ", " : "");
+            json_str(stdout, n->name);
+            printf(", \"op\": ");
+            json_str(stdout, n->op_type);
+            printf(", \"flops\": %lld}", (long long)node_flops(n));
+        }
+        printf("]}\n");
+    } else {
+        kn_graph_print(g, stdout);
+        printf("; %d nodes, %lld parameters, %lld FLOPs per run, opset %d\n", g->nnodes,
+               (long long)params, (long long)flops, g->opset);
+    }
+    int rc = EXIT_OK;
+    if (dot) {
+        FILE *f = fopen(dot, "w");
+        if (!f) {
+            fprintf(stderr, "kiln: cannot write '%s'\n", dot);
+            rc = EXIT_BAD_INPUT;
+        } else {
+            write_dot(f, g);
+            fclose(f);
+        }
+    }
+    kn_graph_destroy(g);
+    return rc;
+}

@@ -1,0 +1,160 @@
+/* kiln run: loads a model, binds inputs from files or random values, runs it with
+ * the chosen backend, writes each output to --output-dir and prints a summary. */
+#include "frontend/tensorfile.h"
+#include "ir/interp.h"
+#include "tools/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *help =
+    "usage: kiln run MODEL [options]\n"
+    "Runs MODEL and prints a summary of each output.\n\n"
+    "  --backend B        interp (the reference interpreter; default)\n"
+    "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
+    "  --random SEED      random values for inputs without --input (needs fixed shapes)\n"
+    "  --output-dir DIR   write each output to DIR/<name>.npy (characters outside\n"
+    "                     [A-Za-z0-9._-] in the output name become '_')\n"
+    "  --shape IN=D,D,..  fix the shape of input IN\n"
+    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
+    "  --quiet            print nothing on success\n";
+
+/* Random values: floats uniform in [-1, 1), integers in [0, 10), bools 0/1. */
+static void fill_random(kn_tensor *t, uint64_t *state) {
+    int64_t n = kn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(*state >> 11) / 9007199254740992.0;
+        if (kn_dtype_get(t->type.dtype)->is_float)
+            kn_store_f64(t->data, t->type.dtype, (size_t)i, 2 * u - 1);
+        else kn_store_i64(t->data, t->type.dtype, (size_t)i, (int64_t)(u * 10));
+    }
+}
+
+static void print_summary(const char *name, const kn_tensor *t) {
+    char buf[256];
+    printf("%s: %s", name, kn_type_str(&t->type, buf, sizeof buf));
+    if (t->type.kind == KN_KIND_TENSOR && t->data) {
+        int64_t n = kn_tensor_numel(t);
+        printf(" [");
+        for (int64_t i = 0; i < n && i < 8; i++) {
+            if (t->type.dtype == KN_STRING) printf("%s\"%s\"", i ? ", " : "", ((char **)t->data)[i]);
+            else if (kn_dtype_get(t->type.dtype)->is_float)
+                printf("%s%.6g", i ? ", " : "", kn_load_f64(t->data, t->type.dtype, (size_t)i));
+            else printf("%s%lld", i ? ", " : "", (long long)kn_load_i64(t->data, t->type.dtype, (size_t)i));
+        }
+        printf("%s]", n > 8 ? ", ..." : "");
+    }
+    printf("\n");
+}
+
+int cmd_run(int argc, char **argv) {
+    const char *model = NULL, *outdir = NULL, *backend = "interp", *v;
+    const char *inputs[256];
+    int ninputs = 0, quiet = 0, err = 0, have_seed = 0;
+    uint64_t seed = 0;
+    cli_shapes shapes = {0};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "--input", &v)) {
+            if (ninputs == 256) return cli_usage_error("run", "too many --input options");
+            inputs[ninputs++] = v;
+        } else if (cli_opt(argc, argv, &i, "--output-dir", &v)) {
+            outdir = v;
+        } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
+            backend = v;
+        } else if (cli_opt(argc, argv, &i, "--random", &v)) {
+            char *end;
+            seed = strtoull(v, &end, 10);
+            if (*end || !*v) return cli_usage_error("run", "--random takes a number");
+            have_seed = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
+            if (err) return EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("run", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("run", "more than one model given");
+        }
+    }
+    if (!model) return cli_usage_error("run", "no model given");
+    if (strcmp(backend, "interp"))
+        return cli_usage_error("run", "unknown backend '%s' (available: interp)", backend);
+
+    kn_ctx cx;
+    kn_ctx_init(&cx, model);
+    kn_graph *g;
+    if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    kn_arena *a = kn_arena_create();
+    kn_tensor **in = kn_arena_array(a, (size_t)g->nin + 1, sizeof *in);
+    kn_tensor **out = kn_arena_array(a, (size_t)g->nout + 1, sizeof *out);
+    int rc = EXIT_OK;
+    kn_ctx fcx; /* file errors name the file, not the model */
+    kn_ctx_init(&fcx, NULL);
+    for (int k = 0; k < ninputs && !rc; k++) {
+        const char *eq = strchr(inputs[k], '=');
+        if (!eq) {
+            rc = cli_usage_error("run", "--input expects NAME=FILE, got '%s'", inputs[k]);
+            break;
+        }
+        int idx = -1;
+        for (int i = 0; i < g->nin; i++)
+            if (strlen(g->inputs[i]->name) == (size_t)(eq - inputs[k]) &&
+                !strncmp(g->inputs[i]->name, inputs[k], (size_t)(eq - inputs[k])))
+                idx = i;
+        if (idx < 0) {
+            fprintf(stderr, "kiln: %s: the model has no input '%.*s'\n", model,
+                    (int)(eq - inputs[k]), inputs[k]);
+            rc = EXIT_BAD_INPUT;
+        } else if (kn_tensorfile_read(&fcx, a, eq + 1, g->inputs[idx]->type.kind, &in[idx])) {
+            rc = cli_fail(&fcx);
+        }
+    }
+    uint64_t state = seed * 2654435761u + 1;
+    for (int i = 0; i < g->nin && !rc; i++) {
+        if (in[i]) continue;
+        kn_value *iv = g->inputs[i];
+        if (!have_seed) {
+            fprintf(stderr, "kiln: %s: no value for input '%s' (use --input %s=FILE or --random SEED)\n",
+                    model, iv->name, iv->name);
+            rc = EXIT_BAD_INPUT;
+        } else if (!kn_type_static(&iv->type)) {
+            char buf[128];
+            fprintf(stderr,
+                    "kiln: %s: input '%s' has unfixed dimensions %s; fix them with --shape or "
+                    "--dim to use --random\n",
+                    model, iv->name, kn_type_str(&iv->type, buf, sizeof buf));
+            rc = EXIT_BAD_INPUT;
+        } else if (!(in[i] = kn_tensor_new(a, &iv->type))) {
+            fprintf(stderr, "kiln: %s: input '%s' is too large\n", model, iv->name);
+            rc = EXIT_BAD_INPUT;
+        } else {
+            fill_random(in[i], &state);
+        }
+    }
+    if (!rc && kn_interp_run(&cx, g, a, in, out, seed)) rc = cli_fail(&cx);
+    if (!rc && outdir) {
+        mkdir(outdir, 0777);
+        for (int i = 0; i < g->nout && !rc; i++) {
+            char path[4096], name[256];
+            snprintf(name, sizeof name, "%s", g->outputs[i]->name);
+            for (char *p = name; *p; p++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+                    *p = '_';
+            snprintf(path, sizeof path, "%s/%s.npy", outdir, name);
+            if (kn_tensorfile_write(&fcx, path, out[i])) rc = cli_fail(&fcx);
+        }
+    }
+    if (!rc && !quiet)
+        for (int i = 0; i < g->nout; i++) print_summary(g->outputs[i]->name, out[i]);
+    kn_arena_destroy(a);
+    kn_graph_destroy(g);
+    return rc;
+}
