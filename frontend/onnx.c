@@ -88,8 +88,8 @@ static bool path_is_safe(const char *loc) {
 }
 
 /* Reads external data into dst (nbytes), refusing paths that leave base_dir. */
-static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorProto *tp,
-                               void *dst, size_t nbytes) {
+static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorProto *tp, void *dst,
+                               size_t nbytes) {
     kn_ctx *cx = L->cx;
     const char *loc = NULL;
     long long offset = 0, length = -1;
@@ -97,9 +97,12 @@ static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorPr
         const Onnx__StringStringEntryProto *e = tp->external_data[i];
         if (!e->key || !e->value) continue;
         char *end;
-        if (!strcmp(e->key, "location")) loc = e->value;
-        else if (!strcmp(e->key, "offset")) offset = strtoll(e->value, &end, 10);
-        else if (!strcmp(e->key, "length")) length = strtoll(e->value, &end, 10);
+        if (!strcmp(e->key, "location"))
+            loc = e->value;
+        else if (!strcmp(e->key, "offset"))
+            offset = strtoll(e->value, &end, 10);
+        else if (!strcmp(e->key, "length"))
+            length = strtoll(e->value, &end, 10);
     }
     const char *name = tp->name ? tp->name : "";
     if (!loc) return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data has no location", name);
@@ -107,8 +110,7 @@ static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorPr
         return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data needs a model file", name);
     if (!path_is_safe(loc))
         return kn_diag(cx, n, KN_EINVAL,
-                       "tensor '%s': external data path '%s' leaves the model's folder", name,
-                       loc);
+                       "tensor '%s': external data path '%s' leaves the model's folder", name, loc);
     if (offset < 0 || (length >= 0 && (size_t)length != nbytes))
         return kn_diag(cx, n, KN_EINVAL,
                        "tensor '%s': external data length %lld does not match its shape (%zu "
@@ -118,18 +120,17 @@ static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorPr
     if (snprintf(path, sizeof path, "%s/%s", L->base_dir, loc) >= (int)sizeof path)
         return kn_diag(cx, n, KN_EINVAL, "tensor '%s': external data path too long", name);
     if (!realpath(path, real))
-        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s': %s", name,
-                       loc, strerror(errno));
+        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s': %s", name, loc,
+                       strerror(errno));
     if (!realpath(L->base_dir, realbase))
         return kn_diag(cx, n, KN_EIO, "cannot resolve folder '%s'", L->base_dir);
     size_t bl = strlen(realbase);
     if (strncmp(real, realbase, bl) || (real[bl] != '/' && real[bl] != 0))
         return kn_diag(cx, n, KN_EINVAL,
-                       "tensor '%s': external data '%s' resolves outside the model's folder",
-                       name, loc);
+                       "tensor '%s': external data '%s' resolves outside the model's folder", name,
+                       loc);
     FILE *f = fopen(real, "rb");
-    if (!f)
-        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s'", name, loc);
+    if (!f) return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s'", name, loc);
     size_t got = 0;
     if (fseek(f, offset, SEEK_SET) == 0) got = fread(dst, 1, nbytes, f);
     fclose(f);
@@ -160,7 +161,7 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
     }
     size_t count = 0; /* elements found in the typed field used */
 #define SIZE_MISMATCH()                                                                            \
-    kn_diag(cx, n, KN_EINVAL, "tensor '%s' has %zu elements of data, its shape %s needs %zu",     \
+    kn_diag(cx, n, KN_EINVAL, "tensor '%s' has %zu elements of data, its shape %s needs %zu",      \
             name, count, kn_type_str(&ty, buf, sizeof buf), numel)
     char buf[128];
     if (dt == KN_STRING) {
@@ -168,8 +169,8 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
         if (count != numel) return SIZE_MISMATCH();
         char **s = t->data;
         for (size_t i = 0; i < numel; i++)
-            s[i] = kn_arena_strndup(a, (const char *)tp->string_data[i].data,
-                                    tp->string_data[i].len);
+            s[i] =
+                kn_arena_strndup(a, (const char *)tp->string_data[i].data, tp->string_data[i].len);
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != nbytes)
             return kn_diag(cx, n, KN_EINVAL,
@@ -395,8 +396,8 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     }
     kn_op op = kn_op_lookup(domain, op_type);
     if (op == KN_OP_COUNT || !kn_op_desc(op)->infer)
-        return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "operator '%s'%s%s%s is not supported",
-                       op_type, domain[0] ? " (domain '" : "", domain, domain[0] ? "')" : "");
+        return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "operator '%s'%s%s%s is not supported", op_type,
+                       domain[0] ? " (domain '" : "", domain, domain[0] ? "')" : "");
     const kn_opdesc *d = kn_op_desc(op);
     int nin = (int)np->n_input, nout = (int)np->n_output;
     while (nin > 0 && !np->input[nin - 1][0]) nin--; /* trailing omitted inputs */
@@ -404,8 +405,8 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
         return kn_diag(cx, &tmp, KN_EINVAL, "has %d inputs, expected %d to %d", nin, d->min_in,
                        d->max_in);
     if (nout < d->min_out || nout > d->max_out)
-        return kn_diag(cx, &tmp, KN_EINVAL, "has %d outputs, expected %d to %d", nout,
-                       d->min_out, d->max_out);
+        return kn_diag(cx, &tmp, KN_EINVAL, "has %d outputs, expected %d to %d", nout, d->min_out,
+                       d->max_out);
     kn_value **in = kn_arena_array(g->arena, (size_t)nin + 1, sizeof *in);
     kn_value **out = kn_arena_array(g->arena, (size_t)nout + 1, sizeof *out);
     for (int i = 0; i < nin; i++) {
@@ -519,9 +520,12 @@ kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const cha
             kn_diag(cx, NULL, KN_EINVAL, "opset import for domain '%s' has invalid version", d);
             goto fail;
         }
-        if (!d[0] || !strcmp(d, "ai.onnx")) g->opset = v;
-        else if (!strcmp(d, "ai.onnx.ml")) g->opset_ml = v;
-        else if (!strcmp(d, "ai.onnx.preview.training")) g->opset_training = v;
+        if (!d[0] || !strcmp(d, "ai.onnx"))
+            g->opset = v;
+        else if (!strcmp(d, "ai.onnx.ml"))
+            g->opset_ml = v;
+        else if (!strcmp(d, "ai.onnx.preview.training"))
+            g->opset_training = v;
     }
     if (!mp->n_opset_import) g->opset = 1; /* IR version 1 models predate opset imports */
     if (g->opset > KN_ONNX_MAX_OPSET) {
@@ -550,8 +554,10 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
     if (kn_read_file(cx, path, &buf, &len)) return cx->status;
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else snprintf(dir, sizeof dir, ".");
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
     if (!dir[0]) snprintf(dir, sizeof dir, "/");
     kn_status st = kn_onnx_load_memory(cx, buf, len, dir, path, out);
     free(buf);
@@ -598,8 +604,10 @@ kn_status kn_onnx_decode_value(kn_ctx *cx, kn_arena *a, const void *buf, size_t 
         if (!op)
             return kn_diag(cx, NULL, KN_EINVAL, "not an OptionalProto (protobuf parsing failed)");
         kn_tensor *item = NULL;
-        if (op->tensor_value) st = decode_tensor(&L, NULL, a, op->tensor_value, &item);
-        else if (op->sequence_value) st = decode_sequence(&L, a, op->sequence_value, &item);
+        if (op->tensor_value)
+            st = decode_tensor(&L, NULL, a, op->tensor_value, &item);
+        else if (op->sequence_value)
+            st = decode_sequence(&L, a, op->sequence_value, &item);
         if (!st) {
             kn_type ty = item ? item->type : kn_type_unknown(KN_UNDEF);
             if (item) ty.elem_kind = item->type.kind;

@@ -12,9 +12,8 @@ static const struct {
     const char *descr;
     kn_dtype t;
 } npy_types[] = {
-    {"f4", KN_F32}, {"f8", KN_F64}, {"f2", KN_F16}, {"u1", KN_U8},  {"i1", KN_I8},
-    {"u2", KN_U16}, {"i2", KN_I16}, {"i4", KN_I32}, {"u4", KN_U32}, {"i8", KN_I64},
-    {"u8", KN_U64}, {"b1", KN_BOOL},
+    {"f4", KN_F32}, {"f8", KN_F64}, {"f2", KN_F16}, {"u1", KN_U8},  {"i1", KN_I8},  {"u2", KN_U16},
+    {"i2", KN_I16}, {"i4", KN_I32}, {"u4", KN_U32}, {"i8", KN_I64}, {"u8", KN_U64}, {"b1", KN_BOOL},
 };
 
 /* Value of 'key' in the header dict: pointer just after "'key':" and spaces. */
@@ -45,8 +44,7 @@ kn_status kn_npy_decode(kn_ctx *cx, kn_arena *a, const void *buf, size_t len, kn
         hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         hstart = 12;
     } else {
-        return kn_diag(cx, NULL, KN_EUNSUPPORTED, ".npy format version %d is not supported",
-                       major);
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, ".npy format version %d is not supported", major);
     }
     if (hlen > len - hstart) return kn_diag(cx, NULL, KN_EINVAL, "truncated .npy header");
     char *h = kn_arena_strndup(a, (const char *)b + hstart, hlen);
@@ -99,13 +97,18 @@ kn_status kn_tensorfile_read(kn_ctx *cx, kn_arena *a, const char *path, kn_kind 
     size_t len;
     if (kn_read_file(cx, path, &buf, &len)) return cx->status;
     kn_status st;
-    if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6)) st = kn_npy_decode(cx, a, buf, len, out);
-    else st = kn_onnx_decode_value(cx, a, buf, len, kind, out);
+    if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6))
+        st = kn_npy_decode(cx, a, buf, len, out);
+    else
+        st = kn_onnx_decode_value(cx, a, buf, len, kind, out);
     free(buf);
     if (st) { /* prefix the file name */
-        char msg[sizeof cx->msg];
-        snprintf(msg, sizeof msg, "%s", cx->msg);
-        snprintf(cx->msg, sizeof cx->msg, "%s: %s", path, msg);
+        size_t pl = strlen(path) + 2, ml = strlen(cx->msg);
+        if (pl + ml < sizeof cx->msg) {
+            memmove(cx->msg + pl, cx->msg, ml + 1);
+            memcpy(cx->msg, path, pl - 2);
+            memcpy(cx->msg + pl - 2, ": ", 2);
+        }
     }
     return st;
 }
@@ -117,7 +120,7 @@ static kn_status npy_encode(kn_ctx *cx, const kn_tensor *t, void **buf, size_t *
     if (!descr || t->type.kind != KN_KIND_TENSOR)
         return kn_diag(cx, NULL, KN_EUNSUPPORTED, "a %s tensor cannot be written as .npy",
                        kn_dtype_name(t->type.dtype));
-    char h[256], shape[200];
+    char h[256], shape[200] = "";
     size_t n = 0;
     for (int i = 0; i < t->type.rank; i++)
         n += (size_t)snprintf(shape + n, sizeof shape - n, "%lld,%s", (long long)t->type.dims[i],
@@ -146,8 +149,9 @@ kn_status kn_tensorfile_write(kn_ctx *cx, const char *path, const kn_tensor *t) 
     void *buf;
     size_t len;
     size_t pl = strlen(path);
-    kn_status st = pl > 3 && !strcmp(path + pl - 3, ".pb") ? kn_onnx_encode_tensor(cx, t, "", &buf, &len)
-                                                           : npy_encode(cx, t, &buf, &len);
+    kn_status st = pl > 3 && !strcmp(path + pl - 3, ".pb")
+                       ? kn_onnx_encode_tensor(cx, t, "", &buf, &len)
+                       : npy_encode(cx, t, &buf, &len);
     if (st) return st;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());

@@ -22,8 +22,9 @@ kn_status kn_vdiag(kn_ctx *cx, const kn_node *n, kn_status st, const char *fmt, 
     size_t len = 0, cap = sizeof cx->msg;
     if (cx->file) len += (size_t)snprintf(cx->msg + len, cap - len, "%s: ", cx->file);
     if (n && len < cap)
-        len += (size_t)snprintf(cx->msg + len, cap - len, "node '%s' (%s): ",
-                                n->name && n->name[0] ? n->name : "<unnamed>", n->op_type);
+        len += (size_t)snprintf(cx->msg + len, cap - len,
+                                "node '%s' (%s): ", n->name && n->name[0] ? n->name : "<unnamed>",
+                                n->op_type);
     if (len < cap) vsnprintf(cx->msg + len, cap - len, fmt, ap);
     return st;
 }

@@ -23,10 +23,10 @@ typedef enum kn_status {
 struct kn_node;
 
 typedef struct kn_ctx {
-    const char *file;  /* model path named in messages; borrowed */
-    kn_status status;  /* first error, KN_OK if none */
-    char msg[1024];    /* message of the first error */
-    int verbose;       /* 0 quiet; >0 lets passes print notes to stderr */
+    const char *file; /* model path named in messages; borrowed */
+    kn_status status; /* first error, KN_OK if none */
+    char msg[1024];   /* message of the first error */
+    int verbose;      /* 0 quiet; >0 lets passes print notes to stderr */
 } kn_ctx;
 
 void kn_ctx_init(kn_ctx *cx, const char *file);

@@ -23,8 +23,8 @@ kn_dtype kn_dtype_parse(const char *s) {
     static const struct {
         const char *onnx;
         kn_dtype t;
-    } alias[] = {{"float", KN_F32}, {"uint8", KN_U8},   {"int8", KN_I8},     {"uint16", KN_U16},
-                 {"int16", KN_I16}, {"int32", KN_I32},  {"int64", KN_I64},   {"float16", KN_F16},
+    } alias[] = {{"float", KN_F32},  {"uint8", KN_U8},   {"int8", KN_I8},    {"uint16", KN_U16},
+                 {"int16", KN_I16},  {"int32", KN_I32},  {"int64", KN_I64},  {"float16", KN_F16},
                  {"double", KN_F64}, {"uint32", KN_U32}, {"uint64", KN_U64}, {"bfloat16", KN_BF16}};
     for (int t = 1; t < KN_DTYPE_MAX; t++)
         if (infos[t].name && !strcmp(infos[t].name, s)) return (kn_dtype)t;
@@ -36,9 +36,12 @@ kn_dtype kn_dtype_parse(const char *s) {
 float kn_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
     float v;
-    if (exp == 0) v = ldexpf((float)man, -24);
-    else if (exp == 31) v = man ? NAN : INFINITY;
-    else v = ldexpf((float)(man | 0x400), (int)exp - 25);
+    if (exp == 0)
+        v = ldexpf((float)man, -24);
+    else if (exp == 31)
+        v = man ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(man | 0x400), (int)exp - 25);
     return sign ? -v : v;
 }
 
@@ -86,7 +89,8 @@ double kn_load_f64(const void *p, kn_dtype t, size_t i) {
     case KN_F64: return ((const double *)p)[i];
     case KN_F16: return kn_f16_to_f32(((const uint16_t *)p)[i]);
     case KN_BF16: return kn_bf16_to_f32(((const uint16_t *)p)[i]);
-    case KN_U8: case KN_BOOL: return ((const uint8_t *)p)[i];
+    case KN_U8:
+    case KN_BOOL: return ((const uint8_t *)p)[i];
     case KN_I8: return ((const int8_t *)p)[i];
     case KN_U16: return ((const uint16_t *)p)[i];
     case KN_I16: return ((const int16_t *)p)[i];
@@ -102,7 +106,8 @@ int64_t kn_load_i64(const void *p, kn_dtype t, size_t i) {
     switch (t) {
     case KN_I64: return ((const int64_t *)p)[i];
     case KN_U64: return (int64_t)((const uint64_t *)p)[i];
-    case KN_U8: case KN_BOOL: return ((const uint8_t *)p)[i];
+    case KN_U8:
+    case KN_BOOL: return ((const uint8_t *)p)[i];
     case KN_I8: return ((const int8_t *)p)[i];
     case KN_U16: return ((const uint16_t *)p)[i];
     case KN_I16: return ((const int16_t *)p)[i];
@@ -139,8 +144,10 @@ void kn_store_i64(void *p, kn_dtype t, size_t i, int64_t v) {
 }
 
 void kn_store_u64(void *p, kn_dtype t, size_t i, uint64_t v) {
-    if (kn_dtype_get(t)->is_float) kn_store_f64(p, t, i, (double)v);
-    else kn_store_i64(p, t, i, (int64_t)v);
+    if (kn_dtype_get(t)->is_float)
+        kn_store_f64(p, t, i, (double)v);
+    else
+        kn_store_i64(p, t, i, (int64_t)v);
 }
 
 /* Float to integer as a C cast, but defined for out-of-range and NaN inputs. */
@@ -158,10 +165,11 @@ void kn_store_f64(void *p, kn_dtype t, size_t i, double v) {
     case KN_F16: ((uint16_t *)p)[i] = kn_f32_to_f16((float)v); break;
     case KN_BF16: ((uint16_t *)p)[i] = kn_f32_to_bf16((float)v); break;
     case KN_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case KN_U64: ((uint64_t *)p)[i] = v >= 1.8446744073709552e19 ? UINT64_MAX
-                                      : v >= 9.2233720368547758e18
-                                          ? (uint64_t)(v - 9.2233720368547758e18) + (1ull << 63)
-                                          : (uint64_t)f2i(v);
+    case KN_U64:
+        ((uint64_t *)p)[i] = v >= 1.8446744073709552e19 ? UINT64_MAX
+                             : v >= 9.2233720368547758e18
+                                 ? (uint64_t)(v - 9.2233720368547758e18) + (1ull << 63)
+                                 : (uint64_t)f2i(v);
         break;
     default: kn_store_i64(p, t, i, f2i(v)); break;
     }

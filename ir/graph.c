@@ -50,8 +50,10 @@ kn_value *kn_graph_add_value(kn_graph *g, const char *name, const kn_type *t) {
     kn_value *v = kn_arena_alloc(g->arena, sizeof *v);
     v->id = (*g->next_value_id)++;
     v->name = kn_arena_strdup(g->arena, name ? name : "");
-    if (t) v->type = *t;
-    else v->type = kn_type_unknown(KN_UNDEF);
+    if (t)
+        v->type = *t;
+    else
+        v->type = kn_type_unknown(KN_UNDEF);
     v->graph = g;
     g->values = grow(g->arena, g->values, g->nvalues, &g->cap_values, sizeof *g->values);
     g->values[g->nvalues++] = v;
@@ -101,9 +103,20 @@ const kn_attr *kn_node_attr(const kn_node *n, const char *name) {
 }
 
 static const char *kind_name(kn_attr_kind k) {
-    static const char *names[] = {"?",      "float",  "int",     "string",  "tensor",
-                                  "graph",  "floats", "ints",    "strings", "tensors",
-                                  "graphs", "sparse_tensor", "sparse_tensors", "type_proto",
+    static const char *names[] = {"?",
+                                  "float",
+                                  "int",
+                                  "string",
+                                  "tensor",
+                                  "graph",
+                                  "floats",
+                                  "ints",
+                                  "strings",
+                                  "tensors",
+                                  "graphs",
+                                  "sparse_tensor",
+                                  "sparse_tensors",
+                                  "type_proto",
                                   "type_protos"};
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
@@ -270,8 +283,10 @@ static void print_graph(FILE *f, const kn_graph *g, int indent) {
         fprintf(f, "%*s  ", indent, "");
         for (int k = 0; k < n->nout; k++) {
             if (k) fprintf(f, ", ");
-            if (n->out[k]) print_value(f, n->out[k]);
-            else fprintf(f, "_");
+            if (n->out[k])
+                print_value(f, n->out[k]);
+            else
+                fprintf(f, "_");
         }
         fprintf(f, " = %s(", n->op_type);
         for (int k = 0; k < n->nin; k++)

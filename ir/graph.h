@@ -32,13 +32,13 @@ enum {
 };
 
 typedef struct kn_value {
-    int id;               /* unique across the model */
-    const char *name;     /* ONNX name; never NULL, may be "" for a missing value */
-    kn_type type;         /* after shape inference; declared type for inputs */
-    kn_node *producer;    /* NULL for inputs and constants */
-    kn_tensor *constant;  /* initializer or folded value, else NULL */
-    kn_graph *graph;      /* graph that defines it */
-    unsigned flags;       /* KN_VALUE_* */
+    int id;              /* unique across the model */
+    const char *name;    /* ONNX name; never NULL, may be "" for a missing value */
+    kn_type type;        /* after shape inference; declared type for inputs */
+    kn_node *producer;   /* NULL for inputs and constants */
+    kn_tensor *constant; /* initializer or folded value, else NULL */
+    kn_graph *graph;     /* graph that defines it */
+    unsigned flags;      /* KN_VALUE_* */
 } kn_value;
 
 typedef enum kn_attr_kind {
@@ -67,8 +67,8 @@ typedef struct kn_attr {
     size_t slen;
     kn_tensor *t;
     kn_graph *g;
-    kn_type tp;   /* TYPE_PROTO */
-    int n;        /* element count of the list kinds */
+    kn_type tp; /* TYPE_PROTO */
+    int n;      /* element count of the list kinds */
     float *floats;
     int64_t *ints;
     const char **strings;
@@ -84,30 +84,30 @@ struct kn_node {
     const char *domain;  /* "" for ai.onnx */
     int opset;           /* opset version of the node's domain in this model */
     int nin, nout;
-    kn_value **in;       /* NULL entries for omitted optional inputs */
-    kn_value **out;      /* NULL entries for omitted optional outputs */
+    kn_value **in;  /* NULL entries for omitted optional inputs */
+    kn_value **out; /* NULL entries for omitted optional outputs */
     int nattr;
     kn_attr *attrs;
-    kn_graph *graph;     /* graph holding the node */
+    kn_graph *graph; /* graph holding the node */
 };
 
 struct kn_graph {
-    kn_arena *arena;      /* the root's arena */
-    kn_graph *parent;     /* enclosing graph of a subgraph, NULL for the root */
+    kn_arena *arena;  /* the root's arena */
+    kn_graph *parent; /* enclosing graph of a subgraph, NULL for the root */
     kn_graph *root;
     const char *name;
-    const char *path;     /* model file, for messages; borrowed from the root */
-    int *next_value_id;   /* shared counter, in the root */
+    const char *path;   /* model file, for messages; borrowed from the root */
+    int *next_value_id; /* shared counter, in the root */
     int nvalues, cap_values;
-    kn_value **values;    /* every value defined in this graph */
+    kn_value **values; /* every value defined in this graph */
     int nnodes, cap_nodes;
-    kn_node **nodes;      /* topological order */
+    kn_node **nodes; /* topological order */
     int nin, nout;
     kn_value **inputs;
     kn_value **outputs;
-    int opset;            /* ai.onnx opset of the model */
-    int opset_ml;         /* ai.onnx.ml opset, 0 if not imported */
-    int opset_training;   /* ai.onnx.preview.training opset, 0 if not imported */
+    int opset;          /* ai.onnx opset of the model */
+    int opset_ml;       /* ai.onnx.ml opset, 0 if not imported */
+    int opset_training; /* ai.onnx.preview.training opset, 0 if not imported */
     int ir_version;
 };
 

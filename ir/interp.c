@@ -108,8 +108,8 @@ kn_status kn_interp_check_input(kn_ctx *cx, const kn_value *v, const kn_tensor *
         return kn_diag(cx, NULL, KN_EINVAL, "input '%s' is a %s, the model expects %s", v->name,
                        kn_type_str(&t->type, a, sizeof a), kn_type_str(want, b, sizeof b));
     if (want->dtype && t->type.dtype && t->type.dtype != want->dtype)
-        return kn_diag(cx, NULL, KN_EINVAL, "input '%s' has type %s, the model expects %s",
-                       v->name, kn_type_str(&t->type, a, sizeof a), kn_type_str(want, b, sizeof b));
+        return kn_diag(cx, NULL, KN_EINVAL, "input '%s' has type %s, the model expects %s", v->name,
+                       kn_type_str(&t->type, a, sizeof a), kn_type_str(want, b, sizeof b));
     if (want->kind != KN_KIND_TENSOR || want->rank < 0) return KN_OK;
     bool ok = t->type.rank == want->rank;
     for (int i = 0; ok && i < want->rank; i++)

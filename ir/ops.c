@@ -74,7 +74,8 @@ kn_status kn_broadcast(kn_ctx *cx, const kn_node *nd, int n, const kn_type *cons
                 }
                 continue;
             }
-            if (dim == 1 || dim < 0) dim = e;
+            if (dim == 1 || dim < 0)
+                dim = e;
             else if (dim != e)
                 return kn_diag(cx, nd, KN_EINVAL,
                                "input shapes cannot be broadcast: dim %d is %lld and %lld", d,
@@ -157,8 +158,7 @@ kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_t
     return KN_OK;
 }
 
-kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i,
-                         unsigned mask) {
+kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i, unsigned mask) {
     if (!in) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
     if (in->type.kind != KN_KIND_TENSOR)
         return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", i);

@@ -33,8 +33,7 @@ enum {
 
 typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
 
-typedef kn_status (*kn_infer_fn)(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                 kn_type *out);
+typedef kn_status (*kn_infer_fn)(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
 typedef kn_status (*kn_eval_fn)(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out);
 
@@ -57,6 +56,7 @@ typedef struct kn_opdesc {
     X(binary)                                                                                      \
     X(tensor)                                                                                      \
     X(nn)                                                                                          \
+    X(nn_norm)                                                                                     \
     X(reduce)                                                                                      \
     X(quant)                                                                                       \
     X(rnn)                                                                                         \
@@ -79,8 +79,7 @@ kn_ctx *kn_exec_ctx(kn_exec *ex);
 /* Arena for output tensors and scratch memory of this run. */
 kn_arena *kn_exec_arena(kn_exec *ex);
 /* New zeroed tensor; reports "tensor too large" against n and returns NULL on failure. */
-kn_tensor *kn_exec_tensor(kn_exec *ex, const kn_node *n, kn_dtype t, int rank,
-                          const int64_t *dims);
+kn_tensor *kn_exec_tensor(kn_exec *ex, const kn_node *n, kn_dtype t, int rank, const int64_t *dims);
 /* Runs subgraph body with the given inputs (body->nin of them); sets out[0..body->nout).
  * Outer-scope values are visible. */
 kn_status kn_exec_subgraph(kn_exec *ex, const kn_graph *body, kn_tensor *const *in,
@@ -114,8 +113,7 @@ void kn_tensor_store_i64s(kn_tensor *t, const int64_t *v);
 /* infer helpers */
 kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
 /* Requires in[i] to be a tensor whose dtype is one of mask (bit per kn_dtype). */
-kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i,
-                         unsigned mask);
+kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i, unsigned mask);
 #define KN_DT(t) (1u << KN_##t)
 #define KN_DT_FLOAT (KN_DT(F32) | KN_DT(F64) | KN_DT(F16) | KN_DT(BF16))
 #define KN_DT_SINT (KN_DT(I8) | KN_DT(I16) | KN_DT(I32) | KN_DT(I64))

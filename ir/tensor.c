@@ -61,8 +61,10 @@ char *kn_type_str(const kn_type *t, char *buf, size_t cap) {
         PUT("[");
         for (int i = 0; i < t->rank; i++) {
             if (i) PUT(",");
-            if (t->dims[i] >= 0) PUT("%lld", (long long)t->dims[i]);
-            else PUT("%s", t->sym[i] ? t->sym[i] : "?");
+            if (t->dims[i] >= 0)
+                PUT("%lld", (long long)t->dims[i]);
+            else
+                PUT("%s", t->sym[i] ? t->sym[i] : "?");
         }
         PUT("]");
     }

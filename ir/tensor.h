@@ -25,18 +25,18 @@ typedef enum kn_kind { KN_KIND_TENSOR = 0, KN_KIND_SEQUENCE, KN_KIND_OPTIONAL } 
 
 typedef struct kn_type {
     kn_kind kind;
-    kn_dtype dtype;   /* tensor: element type; sequence/optional: of the element tensor */
-    int rank;         /* -1 unknown */
+    kn_dtype dtype; /* tensor: element type; sequence/optional: of the element tensor */
+    int rank;       /* -1 unknown */
     int64_t dims[KN_MAX_RANK];
     const char *sym[KN_MAX_RANK]; /* dim_param names, NULL if none; borrowed from the graph */
-    kn_kind elem_kind; /* optional: KN_KIND_TENSOR or KN_KIND_SEQUENCE held */
+    kn_kind elem_kind;            /* optional: KN_KIND_TENSOR or KN_KIND_SEQUENCE held */
 } kn_type;
 
 typedef struct kn_tensor kn_tensor;
 struct kn_tensor {
     kn_type type;
-    void *data;      /* numel * dtype size bytes; NULL if unknown */
-    int nitems;      /* sequence length, or 0/1 for an optional; -1 unknown */
+    void *data; /* numel * dtype size bytes; NULL if unknown */
+    int nitems; /* sequence length, or 0/1 for an optional; -1 unknown */
     kn_tensor **items;
 };
 

@@ -46,9 +46,12 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
     const char *v;
     int whole;
-    if (cli_opt(argc, argv, i, "--shape", &v)) whole = 1;
-    else if (cli_opt(argc, argv, i, "--dim", &v)) whole = 0;
-    else return false;
+    if (cli_opt(argc, argv, i, "--shape", &v))
+        whole = 1;
+    else if (cli_opt(argc, argv, i, "--dim", &v))
+        whole = 0;
+    else
+        return false;
     if (s->n == 64) {
         fprintf(stderr, "kiln: too many --shape/--dim options\n");
         *err = 1;

@@ -131,11 +131,13 @@ static bool compare(const kn_tensor *got, const kn_tensor *want, char *why, size
     double worst = 0;
     for (int64_t i = 0; i < n; i++) {
         bool ok;
-        if (dt == KN_STRING) ok = !strcmp(((char **)got->data)[i], ((char **)want->data)[i]);
+        if (dt == KN_STRING)
+            ok = !strcmp(((char **)got->data)[i], ((char **)want->data)[i]);
         else if (info->is_float)
             ok = close_enough(kn_load_f64(got->data, dt, (size_t)i),
                               kn_load_f64(want->data, dt, (size_t)i));
-        else ok = kn_load_u64(got->data, dt, (size_t)i) == kn_load_u64(want->data, dt, (size_t)i);
+        else
+            ok = kn_load_u64(got->data, dt, (size_t)i) == kn_load_u64(want->data, dt, (size_t)i);
         if (!ok) {
             if (first < 0) first = i;
             bad++;
@@ -152,10 +154,10 @@ static bool compare(const kn_tensor *got, const kn_tensor *want, char *why, size
                  (long long)bad, (long long)n, (long long)first, ((char **)got->data)[first],
                  ((char **)want->data)[first]);
     else
-        snprintf(why, cap, "%lld of %lld values differ (max abs diff %.3g); first at %lld: %.7g vs %.7g",
-                 (long long)bad, (long long)n, worst, (long long)first,
-                 kn_load_f64(got->data, dt, (size_t)first),
-                 kn_load_f64(want->data, dt, (size_t)first));
+        snprintf(
+            why, cap, "%lld of %lld values differ (max abs diff %.3g); first at %lld: %.7g vs %.7g",
+            (long long)bad, (long long)n, worst, (long long)first,
+            kn_load_f64(got->data, dt, (size_t)first), kn_load_f64(want->data, dt, (size_t)first));
     return false;
 }
 
@@ -250,8 +252,10 @@ static bool run_isolated(const char *dir, int timeout, char *why, size_t cap) {
     waitpid(pid, &status, 0);
     if (WIFEXITED(status)) return WEXITSTATUS(status) == 0;
     int sig = WTERMSIG(status);
-    if (sig == SIGALRM) snprintf(why, cap, "timed out after %d s", timeout);
-    else snprintf(why, cap, "crashed with signal %d (%s)", sig, strsignal(sig));
+    if (sig == SIGALRM)
+        snprintf(why, cap, "timed out after %d s", timeout);
+    else
+        snprintf(why, cap, "crashed with signal %d (%s)", sig, strsignal(sig));
     return false;
 }
 
@@ -336,8 +340,10 @@ int cmd_check_onnx(int argc, char **argv) {
         }
         for (int t = 0; t < ntests; t++) {
             char dir[4096];
-            if (tests[t][0]) snprintf(dir, sizeof dir, "%s/%s", dirs[d], tests[t]);
-            else snprintf(dir, sizeof dir, "%s", dirs[d]);
+            if (tests[t][0])
+                snprintf(dir, sizeof dir, "%s/%s", dirs[d], tests[t]);
+            else
+                snprintf(dir, sizeof dir, "%s", dirs[d]);
             snprintf(model, sizeof model, "%s/model.onnx", dir);
             if (!file_exists(model)) continue;
             const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -364,8 +370,10 @@ int cmd_check_onnx(int argc, char **argv) {
         free_list(tests, ntests);
     }
     if (skipped) printf("%d known failures listed in %s were skipped\n", skipped, kf);
-    if (skipped) printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-    else printf("%d passed, %d failed\n", passed, failed);
+    if (skipped)
+        printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
     for (int i = 0; i < k.n; i++) free(k.names[i]);
     free(k.names);
     free(k.used);

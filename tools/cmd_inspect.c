@@ -57,9 +57,12 @@ static int64_t node_flops(const kn_node *n) {
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
     }
     fputc('"', f);
 }
@@ -73,9 +76,12 @@ static void json_type(FILE *f, const kn_type *t) {
     fputc('[', f);
     for (int i = 0; i < t->rank; i++) {
         if (i) fprintf(f, ", ");
-        if (t->dims[i] >= 0) fprintf(f, "%lld", (long long)t->dims[i]);
-        else if (t->sym[i]) json_str(f, t->sym[i]);
-        else fprintf(f, "null");
+        if (t->dims[i] >= 0)
+            fprintf(f, "%lld", (long long)t->dims[i]);
+        else if (t->sym[i])
+            json_str(f, t->sym[i]);
+        else
+            fprintf(f, "null");
     }
     fprintf(f, "]}");
 }
@@ -83,7 +89,8 @@ static void json_type(FILE *f, const kn_type *t) {
 static void write_dot(FILE *f, const kn_graph *g) {
     fprintf(f, "digraph kiln {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
     for (int i = 0; i < g->nin; i++)
-        fprintf(f, "  \"v%d\" [label=\"%s\", shape=ellipse];\n", g->inputs[i]->id, g->inputs[i]->name);
+        fprintf(f, "  \"v%d\" [label=\"%s\", shape=ellipse];\n", g->inputs[i]->id,
+                g->inputs[i]->name);
     for (int i = 0; i < g->nnodes; i++) {
         const kn_node *n = g->nodes[i];
         fprintf(f, "  \"n%d\" [label=\"%s\\n%s\"];\n", n->id, n->op_type, n->name);
@@ -94,7 +101,8 @@ static void write_dot(FILE *f, const kn_graph *g) {
             if (v->producer)
                 fprintf(f, "  \"n%d\" -> \"n%d\" [label=\"%s\"];\n", v->producer->id, n->id,
                         kn_type_str(&v->type, buf, sizeof buf));
-            else fprintf(f, "  \"v%d\" -> \"n%d\";\n", v->id, n->id);
+            else
+                fprintf(f, "  \"v%d\" -> \"n%d\";\n", v->id, n->id);
         }
     }
     fprintf(f, "}\n");

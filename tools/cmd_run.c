@@ -29,7 +29,8 @@ static void fill_random(kn_tensor *t, uint64_t *state) {
         double u = (double)(*state >> 11) / 9007199254740992.0;
         if (kn_dtype_get(t->type.dtype)->is_float)
             kn_store_f64(t->data, t->type.dtype, (size_t)i, 2 * u - 1);
-        else kn_store_i64(t->data, t->type.dtype, (size_t)i, (int64_t)(u * 10));
+        else
+            kn_store_i64(t->data, t->type.dtype, (size_t)i, (int64_t)(u * 10));
     }
 }
 
@@ -40,10 +41,13 @@ static void print_summary(const char *name, const kn_tensor *t) {
         int64_t n = kn_tensor_numel(t);
         printf(" [");
         for (int64_t i = 0; i < n && i < 8; i++) {
-            if (t->type.dtype == KN_STRING) printf("%s\"%s\"", i ? ", " : "", ((char **)t->data)[i]);
+            if (t->type.dtype == KN_STRING)
+                printf("%s\"%s\"", i ? ", " : "", ((char **)t->data)[i]);
             else if (kn_dtype_get(t->type.dtype)->is_float)
                 printf("%s%.6g", i ? ", " : "", kn_load_f64(t->data, t->type.dtype, (size_t)i));
-            else printf("%s%lld", i ? ", " : "", (long long)kn_load_i64(t->data, t->type.dtype, (size_t)i));
+            else
+                printf("%s%lld", i ? ", " : "",
+                       (long long)kn_load_i64(t->data, t->type.dtype, (size_t)i));
         }
         printf("%s]", n > 8 ? ", ..." : "");
     }
@@ -122,7 +126,8 @@ int cmd_run(int argc, char **argv) {
         if (in[i]) continue;
         kn_value *iv = g->inputs[i];
         if (!have_seed) {
-            fprintf(stderr, "kiln: %s: no value for input '%s' (use --input %s=FILE or --random SEED)\n",
+            fprintf(stderr,
+                    "kiln: %s: no value for input '%s' (use --input %s=FILE or --random SEED)\n",
                     model, iv->name, iv->name);
             rc = EXIT_BAD_INPUT;
         } else if (!kn_type_static(&iv->type)) {
@@ -146,7 +151,8 @@ int cmd_run(int argc, char **argv) {
             char path[4096], name[256];
             snprintf(name, sizeof name, "%s", g->outputs[i]->name);
             for (char *p = name; *p; p++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+                            *p))
                     *p = '_';
             snprintf(path, sizeof path, "%s/%s.npy", outdir, name);
             if (kn_tensorfile_write(&fcx, path, out[i])) rc = cli_fail(&fcx);

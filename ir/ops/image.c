@@ -486,13 +486,18 @@ static kn_status eval_gridsample(kn_exec *ex, const kn_node *n, kn_tensor *const
                     px = nearbyint(px);
                     py = nearbyint(py);
                 }
-                if (g.padding == GS_BORDER) {
-                    px = px < 0 ? 0 : px > (double)(W - 1) ? (double)(W - 1) : px;
-                    py = py < 0 ? 0 : py > (double)(H - 1) ? (double)(H - 1) : py;
-                } else if (g.padding == GS_REFLECTION) {
-                    double lo = g.align_corners ? 0 : -0.5;
-                    px = gs_reflect(px, lo, (double)(W - 1) - lo);
-                    py = gs_reflect(py, lo, (double)(H - 1) - lo);
+                /* Coordinates outside [lo, hi] are moved in by the padding rule
+                 * (onnxruntime's GridSample); the taps are padded again below. */
+                double lo = g.align_corners ? 0 : -0.5;
+                double hix = (double)(W - 1) - lo, hiy = (double)(H - 1) - lo;
+                if (px < lo || px > hix || py < lo || py > hiy) {
+                    if (g.padding == GS_BORDER) {
+                        px = fmax(0, fmin(px, (double)(W - 1)));
+                        py = fmax(0, fmin(py, (double)(H - 1)));
+                    } else if (g.padding == GS_REFLECTION) {
+                        px = gs_reflect(px, lo, hix);
+                        py = gs_reflect(py, lo, hiy);
+                    }
                 }
                 /* Keep far-away coordinates in int64 range; they only see padding. */
                 px = fmax(fmin(px, (double)W + 4), -5.0);

@@ -291,6 +291,7 @@ static kn_status infer_tfidf(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
         return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected 1 or 2", x->rank);
     int64_t dims[2] = {x->dims[0], p.width};
     out[0] = x->rank == 1 ? kn_type_make(KN_F32, 1, dims + 1) : kn_type_make(KN_F32, 2, dims);
+    if (x->rank == 2) out[0].sym[0] = x->sym[0];
     return KN_OK;
 }
 

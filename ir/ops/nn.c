@@ -15,6 +15,11 @@
 
 /* ---- shared helpers ---- */
 
+/* Optional input i, or NULL when omitted (trailing omitted inputs are not in `in`). */
+static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
+    return i < n->nin ? in[i] : NULL;
+}
+
 /* Creates out[j] from t when infer could not give it a static type beforehand. */
 static kn_status make_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
                               kn_infer_fn infer) {
@@ -207,7 +212,7 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         if (m >= 0 && m % group)
             return kn_diag(cx, n, KN_EINVAL, "%lld output channels not divisible by group %lld",
                            (long long)m, (long long)group);
-        if (in[2] && in[2]->type.rank >= 0 &&
+        if (opt_in(n, in, 2) && in[2]->type.rank >= 0 &&
             (in[2]->type.rank != 1 ||
              (m >= 0 && in[2]->type.dims[0] >= 0 && in[2]->type.dims[0] != m)))
             return kn_diag(cx, n, KN_EINVAL, "bias must have shape [%lld]", (long long)m);
@@ -219,13 +224,14 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     dims[1] = wt->rank >= 0 ? wt->dims[0] : -1;
     for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
     out[0] = kn_type_make(x->dtype, x->rank, dims);
+    out[0].sym[0] = x->sym[0];
     return KN_OK;
 }
 
 static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (make_outputs(ex, n, in, out, infer_conv)) return cx->status;
-    const kn_tensor *x = in[0], *wt = in[1], *b = in[2];
+    const kn_tensor *x = in[0], *wt = in[1], *b = opt_in(n, in, 2);
     kn_tensor *y = out[0];
     int64_t kd[KN_MAX_RANK];
     for (int i = 0; i < x->type.rank - 2; i++) kd[i] = wt->type.dims[i + 2];
@@ -338,13 +344,14 @@ static kn_status infer_convt(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     dims[1] = wt->rank >= 0 && wt->dims[1] >= 0 ? wt->dims[1] * group : -1;
     for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
     out[0] = kn_type_make(x->dtype, x->rank, dims);
+    out[0].sym[0] = x->sym[0];
     return KN_OK;
 }
 
 static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (make_outputs(ex, n, in, out, infer_convt)) return cx->status;
-    const kn_tensor *x = in[0], *wt = in[1], *b = in[2];
+    const kn_tensor *x = in[0], *wt = in[1], *b = opt_in(n, in, 2);
     kn_tensor *y = out[0];
     window w;
     if (convt_window(cx, n, &x->type, &wt->type, &w)) return cx->status;
@@ -388,6 +395,13 @@ static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 
 /* ---- AveragePool, MaxPool, LpPool ---- */
 
+/* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
+static double lp_order(kn_ctx *cx, const kn_node *n) {
+    const kn_attr *a = kn_node_attr(n, "p");
+    if (a && a->kind == KN_ATTR_FLOAT) return a->f;
+    return (double)kn_attr_int(cx, n, "p", 2);
+}
+
 static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     unsigned ok = KN_DT_FLOAT;
     if (n->op == KN_OP_MAXPOOL) ok |= KN_DT(I8) | KN_DT(U8);
@@ -398,8 +412,6 @@ static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     if (kn_failed(cx)) return cx->status;
     if (order != 0 && order != 1)
         return kn_diag(cx, n, KN_EINVAL, "storage_order is %lld", (long long)order);
-    if (n->op == KN_OP_AVERAGEPOOL && n->opset < 19 && kn_node_attr(n, "dilations"))
-        return kn_diag(cx, n, KN_EINVAL, "AveragePool has no dilations before opset 19");
     if (x->rank < 0) {
         for (int j = 0; j < n->nout; j++) out[j] = kn_type_unknown(j ? KN_I64 : x->dtype);
         return KN_OK;
@@ -411,7 +423,12 @@ static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     dims[1] = x->dims[1];
     for (int i = 0; i < w.nsp; i++) dims[i + 2] = w.out[i];
     out[0] = kn_type_make(x->dtype, x->rank, dims);
-    if (n->nout > 1) out[1] = kn_type_make(KN_I64, x->rank, dims);
+    out[0].sym[0] = x->sym[0];
+    out[0].sym[1] = x->sym[1];
+    if (n->nout > 1) {
+        out[1] = out[0];
+        out[1].dtype = KN_I64;
+    }
     return KN_OK;
 }
 
@@ -424,7 +441,7 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
     int64_t include_pad = kn_attr_int(cx, n, "count_include_pad", 0);
     int64_t order = kn_attr_int(cx, n, "storage_order", 0);
-    int64_t p = kn_attr_int(cx, n, "p", 2);
+    double p = lp_order(cx, n);
     if (kn_failed(cx) || window_make(cx, n, &x->type, NULL, (int)ceil_mode, &w)) return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
     int64_t isz = prod(w.nsp, w.in), osz = prod(w.nsp, w.out), nk;
@@ -442,7 +459,7 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
                 double v = kn_load_f64(x->data, dt, (size_t)(ch * isz + off));
                 count++;
                 if (n->op == KN_OP_LPPOOL)
-                    acc += pow(fabs(v), (double)p);
+                    acc += pow(fabs(v), p);
                 else
                     acc += v;
                 if (v > best || best_at < 0) {
@@ -455,7 +472,7 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
                 r = best;
                 if (best_at < 0) r = kn_dtype_get(dt)->is_float ? -INFINITY : 0;
             } else if (n->op == KN_OP_LPPOOL) {
-                r = pow(acc, 1.0 / (double)p);
+                r = pow(acc, 1.0 / p);
             } else {
                 if (include_pad) {
                     /* Window positions inside the padded input (not the ceil overhang). */
@@ -509,7 +526,7 @@ static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *cons
     kn_ctx *cx = kn_exec_ctx(ex);
     if (make_outputs(ex, n, in, out, infer_global_pool)) return cx->status;
     const kn_tensor *x = in[0];
-    int64_t p = kn_attr_int(cx, n, "p", 2);
+    double p = lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
     int64_t inner = prod(x->type.rank - 2, x->type.dims + 2);
@@ -518,13 +535,13 @@ static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *cons
         for (int64_t i = 0; i < inner; i++) {
             double v = kn_load_f64(x->data, x->type.dtype, (size_t)(ch * inner + i));
             if (n->op == KN_OP_GLOBALLPPOOL)
-                acc += pow(fabs(v), (double)p);
+                acc += pow(fabs(v), p);
             else
                 acc += v;
             if (v > best || i == 0) best = v;
         }
         double r = n->op == KN_OP_GLOBALMAXPOOL  ? best
-                   : n->op == KN_OP_GLOBALLPPOOL ? pow(acc, 1.0 / (double)p)
+                   : n->op == KN_OP_GLOBALLPPOOL ? pow(acc, 1.0 / p)
                                                  : acc / (double)inner;
         kn_store_f64(out[0]->data, out[0]->type.dtype, (size_t)ch, r);
     }
@@ -537,7 +554,7 @@ static kn_status infer_maxunpool(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT) || kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))
         return cx->status;
     const kn_type *x = &in[0]->type;
-    if (in[2]) {
+    if (opt_in(n, in, 2)) {
         const kn_tensor *s = in[2];
         if (kn_check_dtype(cx, n, s, 2, KN_DT(I64))) return cx->status;
         if (!s->data || s->type.rank != 1 || s->type.dims[0] < 0) {
@@ -568,6 +585,8 @@ static kn_status infer_maxunpool(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     for (int i = 0; i < w.nsp; i++)
         dims[i + 2] = w.in[i] < 0 ? -1 : (w.in[i] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
     out[0] = kn_type_make(x->dtype, x->rank, dims);
+    out[0].sym[0] = x->sym[0];
+    out[0].sym[1] = x->sym[1];
     return KN_OK;
 }
 
@@ -577,16 +596,37 @@ static kn_status eval_maxunpool(kn_exec *ex, const kn_node *n, kn_tensor *const 
     if (make_outputs(ex, n, in, out, infer_maxunpool)) return cx->status;
     const kn_tensor *x = in[0], *ix = in[1];
     kn_tensor *y = out[0];
-    int64_t cnt = kn_tensor_numel(x), ny = kn_tensor_numel(y);
+    const kn_type *yt = &y->type;
+    int64_t cnt = kn_tensor_numel(x);
     if (kn_tensor_numel(ix) != cnt)
         return kn_diag(cx, n, KN_EINVAL, "indices have %lld elements, input has %lld",
                        (long long)kn_tensor_numel(ix), (long long)cnt);
+    /* Indices address the unpooled shape implied by the window (as MaxPool made them);
+     * an output_shape may be larger, so go through coordinates. */
+    window w;
+    if (window_make(cx, n, &x->type, NULL, 0, &w)) return cx->status;
+    int64_t dflt[KN_MAX_RANK], coord[KN_MAX_RANK];
+    dflt[0] = x->type.dims[0];
+    dflt[1] = x->type.dims[1];
+    for (int i = 0; i < w.nsp; i++)
+        dflt[i + 2] = (w.in[i] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
+    if (yt->rank != x->type.rank)
+        return kn_diag(cx, n, KN_EINVAL, "output_shape has rank %d, input has rank %d", yt->rank,
+                       x->type.rank);
+    int64_t ndflt = prod(yt->rank, dflt);
     for (int64_t i = 0; i < cnt; i++) {
-        int64_t at = kn_load_i64(ix->data, KN_I64, (size_t)i);
-        if (at < 0 || at >= ny)
-            return kn_diag(cx, n, KN_EINVAL, "index %lld is outside the output of %lld elements",
-                           (long long)at, (long long)ny);
-        kn_store_f64(y->data, y->type.dtype, (size_t)at,
+        int64_t at = kn_load_i64(ix->data, KN_I64, (size_t)i), off = 0;
+        if (at < 0 || at >= ndflt)
+            return kn_diag(cx, n, KN_EINVAL, "index %lld is outside the unpooled %lld elements",
+                           (long long)at, (long long)ndflt);
+        unflat(at, yt->rank, dflt, coord);
+        for (int d = 0; d < yt->rank; d++) {
+            if (coord[d] >= yt->dims[d])
+                return kn_diag(cx, n, KN_EINVAL, "index %lld falls outside output_shape",
+                               (long long)at);
+            off = off * yt->dims[d] + coord[d];
+        }
+        kn_store_f64(y->data, yt->dtype, (size_t)off,
                      kn_load_f64(x->data, x->type.dtype, (size_t)i));
     }
     return KN_OK;
@@ -604,7 +644,8 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     if (a->dtype != b->dtype)
         return kn_diag(cx, n, KN_EINVAL, "A is %s but B is %s", kn_dtype_name(a->dtype),
                        kn_dtype_name(b->dtype));
-    if (!in[2] && n->opset < 11) return kn_diag(cx, n, KN_EINVAL, "C is required before opset 11");
+    if (!opt_in(n, in, 2) && n->opset < 11)
+        return kn_diag(cx, n, KN_EINVAL, "C is required before opset 11");
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     if (kn_failed(cx)) return cx->status;
     if (a->rank < 0 || b->rank < 0) {
@@ -620,7 +661,9 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         return kn_diag(cx, n, KN_EINVAL, "inner dimensions differ: %lld and %lld", (long long)k,
                        (long long)k2);
     out[0] = kn_type_make(a->dtype, 2, (int64_t[]){m, nn});
-    if (in[2]) {
+    out[0].sym[0] = m < 0 ? a->sym[ta ? 1 : 0] : NULL;
+    out[0].sym[1] = nn < 0 ? b->sym[tb ? 0 : 1] : NULL;
+    if (opt_in(n, in, 2)) {
         const kn_type *c = &in[2]->type;
         if (c->dtype != a->dtype)
             return kn_diag(cx, n, KN_EINVAL, "C is %s, expected %s", kn_dtype_name(c->dtype),
@@ -639,7 +682,7 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 static kn_status eval_gemm(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (make_outputs(ex, n, in, out, infer_gemm)) return cx->status;
-    const kn_tensor *a = in[0], *b = in[1], *c = in[2];
+    const kn_tensor *a = in[0], *b = in[1], *c = opt_in(n, in, 2);
     kn_tensor *y = out[0];
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     double alpha = kn_attr_float(cx, n, "alpha", 1.0f), beta = kn_attr_float(cx, n, "beta", 1.0f);
@@ -710,11 +753,11 @@ static kn_status infer_matmul(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     o.dtype = a->dtype;
     o.kind = KN_KIND_TENSOR;
     if (a->rank > 1) {
-        o.sym[o.rank] = NULL;
+        o.sym[o.rank] = a->sym[a->rank - 2];
         o.dims[o.rank++] = m;
     }
     if (b->rank > 1) {
-        o.sym[o.rank] = NULL;
+        o.sym[o.rank] = b->sym[b->rank - 1];
         o.dims[o.rank++] = nn;
     }
     out[0] = o;

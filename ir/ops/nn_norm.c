@@ -11,6 +11,11 @@
 #include <math.h>
 #include <string.h>
 
+/* Optional input i, or NULL when omitted (trailing omitted inputs are not in `in`). */
+static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
+    return i < n->nin ? in[i] : NULL;
+}
+
 /* Creates out[j] when infer could not give it a static type beforehand. */
 static kn_status make_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
                               kn_infer_fn infer) {
@@ -185,7 +190,8 @@ static kn_status eval_instancenorm(kn_exec *ex, const kn_node *n, kn_tensor *con
 
 static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     for (int i = 0; i < 3; i++)
-        if ((i < 2 || in[i]) && kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
+        if ((i < 2 || opt_in(n, in, i)) && kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT))
+            return cx->status;
     const kn_type *x = &in[0]->type;
     int64_t axis = kn_attr_int(cx, n, "axis", -1), stash = kn_attr_int(cx, n, "stash_type", 1);
     if (kn_failed(cx)) return cx->status;
@@ -199,7 +205,7 @@ static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     int ax;
     if (kn_axis(cx, n, axis, x->rank, 0, &ax)) return cx->status;
     for (int i = 1; i < 3; i++) {
-        if (!in[i]) continue;
+        if (!opt_in(n, in, i)) continue;
         const kn_type *t = &in[i]->type, *ts[2] = {x, t};
         kn_type bc;
         memset(&bc, 0, sizeof bc);
@@ -223,7 +229,7 @@ static kn_status eval_layernorm(kn_exec *ex, const kn_node *n, kn_tensor *const 
                                 kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (make_outputs(ex, n, in, out, infer_layernorm)) return cx->status;
-    const kn_tensor *x = in[0], *scale = in[1], *bias = in[2];
+    const kn_tensor *x = in[0], *scale = in[1], *bias = opt_in(n, in, 2);
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     int ax;
     if (kn_failed(cx) || kn_axis(cx, n, kn_attr_int(cx, n, "axis", -1), x->type.rank, 0, &ax))

@@ -61,9 +61,9 @@ static kn_status qparams_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     int64_t a = kn_attr_int(cx, n, "axis", 1);
     if (kn_failed(cx)) return cx->status;
     *axis = -1;
-    if (n->nin > 2 && in[2] && in[2]->type.rank >= 0 && s->rank >= 0 &&
-        !kn_type_equal(&in[2]->type, s) && kn_type_numel(s) != 1)
-        return kn_diag(cx, n, KN_EINVAL, "scale and zero point shapes differ");
+    if (n->nin > 2 && in[2] && kn_type_numel(&in[2]->type) >= 0 && kn_type_numel(s) >= 0 &&
+        kn_type_numel(&in[2]->type) != kn_type_numel(s))
+        return kn_diag(cx, n, KN_EINVAL, "scale and zero point sizes differ");
     if (s->rank < 0 || (s->rank <= 1 && kn_type_numel(s) == 1)) return KN_OK;
     if (s->rank != 1)
         return kn_diag(cx, n, KN_EINVAL, "scale must be a scalar or 1-D, has rank %d", s->rank);
@@ -376,7 +376,7 @@ static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *co
                                      kn_type *out) {
     kn_status st;
     for (int i = 0; i < 8; i++) {
-        unsigned mask = (i % 3 == 1) ? KN_DT_FLOAT : KN_DT_Q8;
+        unsigned mask = (i == 1 || i == 4 || i == 6) ? KN_DT_FLOAT : KN_DT_Q8;
         if ((st = kn_check_dtype(cx, n, in[i], i, mask))) return st;
     }
     if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype)
@@ -600,7 +600,7 @@ static kn_status infer_qlinearconv(kn_ctx *cx, const kn_node *n, kn_tensor *cons
                                    kn_type *out) {
     kn_status st;
     for (int i = 0; i < 8; i++) {
-        unsigned mask = (i % 3 == 1) ? KN_DT_FLOAT : KN_DT_Q8;
+        unsigned mask = (i == 1 || i == 4 || i == 6) ? KN_DT_FLOAT : KN_DT_Q8;
         if ((st = kn_check_dtype(cx, n, in[i], i, mask))) return st;
     }
     if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype)

@@ -196,9 +196,12 @@ static kn_status infer_rnn_common(kn_ctx *cx, const kn_node *n, cell_kind kind,
     if (w->rank >= 0 && w->rank != 3)
         return kn_diag(cx, n, KN_EINVAL, "W has rank %d, expected 3", w->rank);
     int64_t seq = -1, batch = -1, hid = p.hidden;
+    const char *seq_sym = NULL, *batch_sym = NULL;
     if (x->rank == 3) {
         seq = x->dims[p.layout ? 1 : 0];
         batch = x->dims[p.layout ? 0 : 1];
+        seq_sym = x->sym[p.layout ? 1 : 0];
+        batch_sym = x->sym[p.layout ? 0 : 1];
     }
     if (hid < 0 && w->rank == 3 && w->dims[1] >= 0) hid = w->dims[1] / cell_gates[kind];
     if (w->rank == 3 && hid >= 0 && w->dims[1] >= 0 && w->dims[1] != cell_gates[kind] * hid)
@@ -220,8 +223,12 @@ static kn_status infer_rnn_common(kn_ctx *cx, const kn_node *n, cell_kind kind,
         memcpy(ydims, yd, sizeof yd);
         memcpy(hdims, hd, sizeof hd);
     }
-    for (int j = 0; j < n->nout; j++)
+    for (int j = 0; j < n->nout; j++) {
         out[j] = j == 0 ? kn_type_make(dt, 4, ydims) : kn_type_make(dt, 3, hdims);
+        /* carry the dim_param names of seq and batch */
+        if (j == 0) out[j].sym[p.layout ? 1 : 0] = seq_sym;
+        out[j].sym[j == 0 ? (p.layout ? 0 : 2) : (p.layout ? 0 : 1)] = batch_sym;
+    }
     return KN_OK;
 }
 
@@ -300,6 +307,10 @@ static void cell_step(const rnn_params *p, int d, int64_t H, int64_t I, const do
     }
 }
 
+static double *scratch(kn_arena *a, int64_t n) {
+    return kn_arena_array(a, (size_t)(n > 0 ? n : 1), sizeof(double));
+}
+
 static kn_status eval_rnn_common(kn_exec *ex, const kn_node *n, cell_kind kind,
                                  kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
@@ -342,14 +353,12 @@ static kn_status eval_rnn_common(kn_exec *ex, const kn_node *n, cell_kind kind,
 
     double *X = kn_tensor_f64s(a, in[0]), *W = kn_tensor_f64s(a, in[1]);
     double *R = kn_tensor_f64s(a, in[2]);
-    double *Bv = bt ? kn_tensor_f64s(a, bt) : kn_arena_array(a, (size_t)(D * 2 * G * H), 8);
+    double *Bv = bt ? kn_tensor_f64s(a, bt) : scratch(a, D * 2 * G * H);
     int64_t *lens = lt ? kn_tensor_i64s(a, lt) : NULL;
     double *H0 = h0t ? kn_tensor_f64s(a, h0t) : NULL, *C0 = c0t ? kn_tensor_f64s(a, c0t) : NULL;
     double *P = pt ? kn_tensor_f64s(a, pt) : NULL;
-    double *x = kn_arena_array(a, (size_t)I + 1, 8), *h = kn_arena_array(a, (size_t)H, 8);
-    double *c = kn_arena_array(a, (size_t)H, 8), *xw = kn_arena_array(a, (size_t)(G * H), 8);
-    double *hr = kn_arena_array(a, (size_t)(G * H), 8);
-    double *tmp = kn_arena_array(a, (size_t)(3 * H), 8);
+    double *x = scratch(a, I), *h = scratch(a, H), *c = scratch(a, H);
+    double *xw = scratch(a, G * H), *hr = scratch(a, G * H), *tmp = scratch(a, 3 * H);
     if (!Bv || !x || !h || !c || !xw || !hr || !tmp)
         return kn_diag(cx, n, KN_ELIMIT, "scratch memory too large");
 

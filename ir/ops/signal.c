@@ -96,7 +96,7 @@ static kn_status infer_dft(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     out[0].dims[x->rank - 1] = 2;
     out[0].sym[x->rank - 1] = NULL;
     out[0].dims[axis] = len < 0 ? -1 : onesided ? len / 2 + 1 : len;
-    if (len != x->dims[axis]) out[0].sym[axis] = NULL;
+    if (lt || onesided) out[0].sym[axis] = NULL;
     return KN_OK;
 }
 
@@ -186,6 +186,7 @@ static kn_status infer_stft(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     if (stft_shape_get(cx, n, in, &s)) return cx->status;
     int64_t dims[4] = {s.batch, s.frames, s.bins, 2};
     out[0] = kn_type_make(in[0]->type.dtype, 4, dims);
+    if (in[0]->type.rank == 3) out[0].sym[0] = in[0]->type.sym[0];
     return KN_OK;
 }
 

@@ -91,8 +91,8 @@ static kn_status ints_from(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, c
         int k = kn_attr_ints(cx, n, attr, &a);
         if (kn_failed(cx)) return cx->status;
         if (k > cap)
-            return kn_diag(cx, n, KN_EINVAL, "attribute %s has %d values, at most %d allowed",
-                           attr, k, cap);
+            return kn_diag(cx, n, KN_EINVAL, "attribute %s has %d values, at most %d allowed", attr,
+                           k, cap);
         for (int j = 0; j < k; j++) v[j] = a[j];
         *cnt = k;
         return KN_OK;
@@ -147,14 +147,14 @@ static void copy_all(kn_tensor *dst, const kn_tensor *src) {
 
 /* ---- Constant ---- */
 
-static kn_status infer_constant(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                kn_type *out) {
+static kn_status infer_constant(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     (void)in;
     if (n->nattr != 1)
         return kn_diag(cx, n, KN_EINVAL, "needs exactly one value attribute, has %d", n->nattr);
     const kn_attr *a = &n->attrs[0];
     int64_t len = a->n; /* of the list kinds */
-    if (!strcmp(a->name, "value") && a->kind == KN_ATTR_TENSOR) out[0] = a->t->type;
+    if (!strcmp(a->name, "value") && a->kind == KN_ATTR_TENSOR)
+        out[0] = a->t->type;
     else if (!strcmp(a->name, "sparse_value"))
         return kn_diag(cx, n, KN_EUNSUPPORTED, "sparse_value constants are not supported");
     else if (!strcmp(a->name, "value_float") && a->kind == KN_ATTR_FLOAT)
@@ -243,8 +243,10 @@ static kn_status eval_constantofshape(kn_exec *ex, const kn_node *n, kn_tensor *
     int64_t cnt = kn_tensor_numel(out[0]);
     size_t es = esize(out[0]->type.dtype);
     for (int64_t i = 0; i < cnt; i++) {
-        if (v) copy_elem(out[0]->data, i, v->data, 0, es);
-        else ((float *)out[0]->data)[i] = 0.0f;
+        if (v)
+            copy_elem(out[0]->data, i, v->data, 0, es);
+        else
+            ((float *)out[0]->data)[i] = 0.0f;
     }
     return KN_OK;
 }
@@ -261,20 +263,23 @@ static kn_status dropout_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     if (n->opset < 12) return KN_OK;
     const kn_tensor *r = opt_in(n, in, 1), *t = opt_in(n, in, 2);
     if (r) {
-        if (!known(r)) *training = -1;
-        else *ratio = kn_load_f64(r->data, r->type.dtype, 0);
+        if (!known(r))
+            *training = -1;
+        else
+            *ratio = kn_load_f64(r->data, r->type.dtype, 0);
     }
     if (t) {
-        if (!known(t)) *training = -1;
-        else if (*training == 0) *training = kn_load_i64(t->data, t->type.dtype, 0) != 0;
+        if (!known(t))
+            *training = -1;
+        else if (*training == 0)
+            *training = kn_load_i64(t->data, t->type.dtype, 0) != 0;
     }
     if (*ratio < 0 || *ratio >= 1)
         return kn_diag(cx, n, KN_EINVAL, "ratio %g is outside [0, 1)", *ratio);
     return KN_OK;
 }
 
-static kn_status infer_dropout(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                               kn_type *out) {
+static kn_status infer_dropout(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT);
     if (st) return st;
     double ratio;
@@ -316,8 +321,7 @@ static kn_status eval_dropout(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 
 /* ---- Identity: tensors, sequences and optionals alike ---- */
 
-static kn_status infer_identity(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                kn_type *out) {
+static kn_status infer_identity(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     if (!in[0]) return kn_diag(cx, n, KN_EINVAL, "input 0 is required");
     out[0] = in[0]->type;
     return KN_OK;
@@ -327,8 +331,10 @@ static kn_status eval_identity(kn_exec *ex, const kn_node *n, kn_tensor *const *
                                kn_tensor **out) {
     (void)ex;
     (void)n;
-    if (in[0]->type.kind != KN_KIND_TENSOR || !out[0]) out[0] = in[0];
-    else copy_all(out[0], in[0]);
+    if (in[0]->type.kind != KN_KIND_TENSOR || !out[0])
+        out[0] = in[0];
+    else
+        copy_all(out[0], in[0]);
     return KN_OK;
 }
 
@@ -359,8 +365,7 @@ static kn_status infer_shape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     return KN_OK;
 }
 
-static kn_status eval_shape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                            kn_tensor **out) {
+static kn_status eval_shape(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_shape);
     if (st) return st;
     int64_t s, e;
@@ -411,8 +416,7 @@ static int list_len(const kn_tensor *t) {
     return (int)t->type.dims[0];
 }
 
-static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                               kn_type *out) {
+static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -450,6 +454,8 @@ static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     for (int i = 0; i < r; i++) {
         if (i == neg) continue;
         if (out[0].dims[i] < 0) rest = -1;
+        if (rest >= 0 && out[0].dims[i] && rest > INT64_MAX / out[0].dims[i])
+            return kn_diag(cx, n, KN_EINVAL, "shape has too many elements");
         if (rest >= 0) rest *= out[0].dims[i];
     }
     if (neg >= 0) {
@@ -462,8 +468,8 @@ static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
             out[0].dims[neg] = total / rest;
         }
     } else if (total >= 0 && rest >= 0 && total != rest) {
-        return kn_diag(cx, n, KN_EINVAL, "cannot reshape %lld elements into %lld",
-                       (long long)total, (long long)rest);
+        return kn_diag(cx, n, KN_EINVAL, "cannot reshape %lld elements into %lld", (long long)total,
+                       (long long)rest);
     }
     return kn_failed(cx) ? cx->status : KN_OK;
 }
@@ -473,8 +479,7 @@ static kn_status eval_reshape(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     return eval_copy(ex, n, in, out, infer_reshape);
 }
 
-static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                               kn_type *out) {
+static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -482,8 +487,11 @@ static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     if (kn_failed(cx)) return cx->status;
     out[0] = unknown_dims(x->dtype, 2);
     if (x->rank < 0) return KN_OK;
-    int a;
-    if ((st = kn_axis(cx, n, axis, x->rank, 1, &a))) return st;
+    /* axis in [-rank, rank]; a negative one counts from the rank, not rank + 1. */
+    if (axis < -x->rank || axis > x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "axis %lld is out of range for rank %d", (long long)axis,
+                       x->rank);
+    int a = (int)(axis < 0 ? axis + x->rank : axis);
     out[0].dims[0] = prod_or_unknown(x->dims, 0, a);
     out[0].dims[1] = prod_or_unknown(x->dims, a, x->rank);
     return KN_OK;
@@ -494,8 +502,7 @@ static kn_status eval_flatten(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     return eval_copy(ex, n, in, out, infer_flatten);
 }
 
-static kn_status infer_squeeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                               kn_type *out) {
+static kn_status infer_squeeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -535,8 +542,7 @@ static kn_status eval_squeeze(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     return eval_copy(ex, n, in, out, infer_squeeze);
 }
 
-static kn_status infer_unsqueeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                 kn_type *out) {
+static kn_status infer_unsqueeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -575,8 +581,7 @@ static kn_status eval_unsqueeze(kn_exec *ex, const kn_node *n, kn_tensor *const 
 
 /* ---- Expand, Transpose ---- */
 
-static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                              kn_type *out) {
+static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st || (st = need_tensor(cx, n, in, 1))) return st;
     if (!known(in[1])) {
@@ -595,8 +600,7 @@ static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     return kn_broadcast(cx, n, 2, both, &out[0]);
 }
 
-static kn_status eval_expand(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                             kn_tensor **out) {
+static kn_status eval_expand(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_expand);
     if (st) return st;
     const kn_type *o = &out[0]->type;
@@ -630,8 +634,7 @@ static kn_status transpose_perm(kn_ctx *cx, const kn_node *n, int r, int *p) {
     return KN_OK;
 }
 
-static kn_status infer_transpose(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                 kn_type *out) {
+static kn_status infer_transpose(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -671,8 +674,7 @@ static kn_status eval_transpose(kn_exec *ex, const kn_node *n, kn_tensor *const 
 
 /* ---- Concat, Split ---- */
 
-static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                              kn_type *out) {
+static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st;
     for (int i = 0; i < n->nin; i++)
         if ((st = need_tensor(cx, n, in, i))) return st;
@@ -705,22 +707,23 @@ static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         }
         for (int d = 0; d < r; d++) {
             if (d == a) {
-                if (t->dims[d] < 0 || out[0].dims[a] < 0) out[0].dims[a] = -1;
-                else out[0].dims[a] += t->dims[d];
+                if (t->dims[d] < 0 || out[0].dims[a] < 0)
+                    out[0].dims[a] = -1;
+                else
+                    out[0].dims[a] += t->dims[d];
             } else if (out[0].dims[d] < 0) {
                 out[0].dims[d] = t->dims[d];
                 out[0].sym[d] = t->sym[d];
             } else if (t->dims[d] >= 0 && t->dims[d] != out[0].dims[d]) {
-                return kn_diag(cx, n, KN_EINVAL, "input %d has dim %d = %lld, expected %lld", i,
-                               d, (long long)t->dims[d], (long long)out[0].dims[d]);
+                return kn_diag(cx, n, KN_EINVAL, "input %d has dim %d = %lld, expected %lld", i, d,
+                               (long long)t->dims[d], (long long)out[0].dims[d]);
             }
         }
     }
     return KN_OK;
 }
 
-static kn_status eval_concat(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                             kn_tensor **out) {
+static kn_status eval_concat(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_concat);
     if (st) return st;
     const kn_type *o = &out[0]->type;
@@ -800,8 +803,7 @@ static kn_status infer_split(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     return KN_OK;
 }
 
-static kn_status eval_split(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                            kn_tensor **out) {
+static kn_status eval_split(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_split);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -824,10 +826,12 @@ static kn_status eval_split(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 
 /* ---- Slice ---- */
 
-/* Per-axis start, step and output extent of a Slice of x (rank known). *unknown
- * when the parameters are not known statically. Unknown input dims give -1 extents. */
+/* Per-axis start, step and output extent of a Slice of x (rank known); sliced[d]
+ * tells whether axis d is among the sliced axes. *unknown when the parameters are
+ * not known statically. Unknown input dims give -1 extents. */
 static kn_status slice_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const kn_type *x,
-                              int64_t *start, int64_t *step, int64_t *ext, bool *unknown) {
+                              int64_t *start, int64_t *step, int64_t *ext, bool *sliced,
+                              bool *unknown) {
     int r = x->rank;
     int64_t st_[KN_MAX_RANK], en[KN_MAX_RANK], ax[KN_MAX_RANK], sp[KN_MAX_RANK];
     int ns, ne, na, np = -1;
@@ -843,14 +847,18 @@ static kn_status slice_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     if (ns != ne) return kn_diag(cx, n, KN_EINVAL, "%d starts but %d ends", ns, ne);
     if (na >= 0 && na != ns) return kn_diag(cx, n, KN_EINVAL, "%d axes for %d starts", na, ns);
     if (np >= 0 && np != ns) return kn_diag(cx, n, KN_EINVAL, "%d steps for %d starts", np, ns);
-    bool seen[KN_MAX_RANK] = {0};
-    for (int d = 0; d < r; d++) start[d] = 0, step[d] = 1, ext[d] = x->dims[d];
+    for (int d = 0; d < r; d++) {
+        start[d] = 0;
+        step[d] = 1;
+        ext[d] = x->dims[d];
+        sliced[d] = false;
+    }
     for (int i = 0; i < ns; i++) {
         int a = i;
         if (na >= 0 && (st = kn_axis(cx, n, ax[i], r, 0, &a))) return st;
         if (a >= r) return kn_diag(cx, n, KN_EINVAL, "%d starts for rank %d", ns, r);
-        if (seen[a]) return kn_diag(cx, n, KN_EINVAL, "axis %d is repeated", a);
-        seen[a] = true;
+        if (sliced[a]) return kn_diag(cx, n, KN_EINVAL, "axis %d is repeated", a);
+        sliced[a] = true;
         int64_t s = st_[i], e = en[i], k = np >= 0 ? sp[i] : 1, d = x->dims[a];
         if (k == 0) return kn_diag(cx, n, KN_EINVAL, "steps[%d] is 0", i);
         step[a] = k;
@@ -863,11 +871,11 @@ static kn_status slice_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         if (k > 0) {
             s = s < 0 ? 0 : s > d ? d : s;
             e = e < 0 ? 0 : e > d ? d : e;
-            ext[a] = e > s ? (e - s + k - 1) / k : 0;
+            ext[a] = e > s ? 1 + (e - s - 1) / k : 0;
         } else {
             s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
             e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-            ext[a] = s > e ? (s - e - k - 1) / -k : 0;
+            ext[a] = s > e ? 1 + (s - e - 1) / (k == INT64_MIN ? INT64_MAX : -k) : 0;
         }
         start[a] = s;
     }
@@ -881,27 +889,27 @@ static kn_status infer_slice(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     out[0] = kn_type_unknown(x->dtype);
     if (x->rank < 0) return KN_OK;
     int64_t start[KN_MAX_RANK], step[KN_MAX_RANK], ext[KN_MAX_RANK];
-    bool unknown;
-    if ((st = slice_params(cx, n, in, x, start, step, ext, &unknown))) return st;
+    bool sliced[KN_MAX_RANK], unknown;
+    if ((st = slice_params(cx, n, in, x, start, step, ext, sliced, &unknown))) return st;
     if (unknown) {
         out[0] = unknown_dims(x->dtype, x->rank);
         return KN_OK;
     }
     out[0] = kn_type_make(x->dtype, x->rank, ext);
     for (int d = 0; d < x->rank; d++)
-        if (ext[d] == x->dims[d]) out[0].sym[d] = x->sym[d];
+        if (!sliced[d]) out[0].sym[d] = x->sym[d];
     return KN_OK;
 }
 
-static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                            kn_tensor **out) {
+static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_slice);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int r = x->rank;
     int64_t start[KN_MAX_RANK], step[KN_MAX_RANK], ext[KN_MAX_RANK], xs[KN_MAX_RANK];
-    bool unknown;
-    if ((st = slice_params(kn_exec_ctx(ex), n, in, x, start, step, ext, &unknown))) return st;
+    bool sliced[KN_MAX_RANK], unknown;
+    if ((st = slice_params(kn_exec_ctx(ex), n, in, x, start, step, ext, sliced, &unknown)))
+        return st;
     kn_strides(r, x->dims, xs);
     int64_t cnt = kn_tensor_numel(out[0]);
     size_t es = esize(x->dtype);
@@ -955,8 +963,7 @@ static kn_status infer_gather(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     return KN_OK;
 }
 
-static kn_status eval_gather(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                             kn_tensor **out) {
+static kn_status eval_gather(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_gather);
     if (st) return st;
     kn_ctx *cx = kn_exec_ctx(ex);
@@ -1029,8 +1036,7 @@ static kn_status eval_gatherelements(kn_exec *ex, const kn_node *n, kn_tensor *c
     return KN_OK;
 }
 
-static kn_status infer_gathernd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                kn_type *out) {
+static kn_status infer_gathernd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))) return st;
     const kn_type *x = &in[0]->type, *ix = &in[1]->type;
@@ -1095,12 +1101,18 @@ enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
 static kn_status reduction(kn_ctx *cx, const kn_node *n, int *red) {
     const char *s = kn_attr_str(cx, n, "reduction", "none");
     if (kn_failed(cx)) return cx->status;
-    if (!strcmp(s, "none")) *red = RED_NONE;
-    else if (!strcmp(s, "add")) *red = RED_ADD;
-    else if (!strcmp(s, "mul")) *red = RED_MUL;
-    else if (!strcmp(s, "max")) *red = RED_MAX;
-    else if (!strcmp(s, "min")) *red = RED_MIN;
-    else return kn_diag(cx, n, KN_EINVAL, "unknown reduction '%s'", s);
+    if (!strcmp(s, "none"))
+        *red = RED_NONE;
+    else if (!strcmp(s, "add"))
+        *red = RED_ADD;
+    else if (!strcmp(s, "mul"))
+        *red = RED_MUL;
+    else if (!strcmp(s, "max"))
+        *red = RED_MAX;
+    else if (!strcmp(s, "min"))
+        *red = RED_MIN;
+    else
+        return kn_diag(cx, n, KN_EINVAL, "unknown reduction '%s'", s);
     return KN_OK;
 }
 
@@ -1179,8 +1191,7 @@ static kn_status eval_scatterelements(kn_exec *ex, const kn_node *n, kn_tensor *
     return KN_OK;
 }
 
-static kn_status infer_scatternd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                 kn_type *out) {
+static kn_status infer_scatternd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64))) ||
         (st = need_tensor(cx, n, in, 2)))
@@ -1244,8 +1255,7 @@ static int64_t count_true(const kn_tensor *c, int64_t limit) {
     return cnt;
 }
 
-static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                kn_type *out) {
+static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(BOOL)))) return st;
     const kn_type *x = &in[0]->type;
@@ -1255,9 +1265,9 @@ static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     if (in[1]->type.rank > 1)
         return kn_diag(cx, n, KN_EINVAL, "condition must be 1-D, has rank %d", in[1]->type.rank);
     if (!ax) {
-        int64_t len = known(in[1]) ? count_true(in[1], kn_type_numel(x) < 0 ? INT64_MAX
-                                                                           : kn_type_numel(x))
-                                   : -1;
+        int64_t len = known(in[1])
+                          ? count_true(in[1], kn_type_numel(x) < 0 ? INT64_MAX : kn_type_numel(x))
+                          : -1;
         if (len >= 0 && kn_type_numel(x) < 0) len = -1;
         out[0] = kn_type_make(x->dtype, 1, &len);
         return KN_OK;
@@ -1267,8 +1277,10 @@ static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     int a;
     if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
     out[0].sym[a] = NULL;
-    if (!known(in[1]) || x->dims[a] < 0) out[0].dims[a] = -1;
-    else out[0].dims[a] = count_true(in[1], x->dims[a]);
+    if (!known(in[1]) || x->dims[a] < 0)
+        out[0].dims[a] = -1;
+    else
+        out[0].dims[a] = count_true(in[1], x->dims[a]);
     return KN_OK;
 }
 
@@ -1308,8 +1320,7 @@ static bool is_nonzero(const kn_tensor *t, int64_t i) {
     return kn_load_u64(t->data, t->type.dtype, (size_t)i) != 0;
 }
 
-static kn_status infer_nonzero(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                               kn_type *out) {
+static kn_status infer_nonzero(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -1365,8 +1376,7 @@ static kn_status onehot_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     return KN_OK;
 }
 
-static kn_status infer_onehot(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                              kn_type *out) {
+static kn_status infer_onehot(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = need_tensor(cx, n, in, 0);
     if (st || (st = need_tensor(cx, n, in, 1)) || (st = need_tensor(cx, n, in, 2))) return st;
     const kn_type *x = &in[0]->type;
@@ -1386,8 +1396,7 @@ static kn_status infer_onehot(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     return KN_OK;
 }
 
-static kn_status eval_onehot(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                             kn_tensor **out) {
+static kn_status eval_onehot(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = alloc_outs(ex, n, in, out, infer_onehot);
     if (st) return st;
     const kn_type *x = &in[0]->type;
@@ -1407,6 +1416,554 @@ static kn_status eval_onehot(kn_exec *ex, const kn_node *n, kn_tensor *const *in
             }
         }
     }
+    return KN_OK;
+}
+
+/* ---- Pad ---- */
+
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
+#define PAD_MAX ((int64_t)1 << 48) /* far above any real tensor; keeps the sums exact */
+
+/* Pad's mode and pads (begin values for every axis, then end values) for rank r.
+ * *unknown when the pads are not known statically. */
+static kn_status pad_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int r, int *mode,
+                            int64_t *pads, bool *unknown) {
+    const char *m = kn_attr_str(cx, n, "mode", "constant");
+    if (kn_failed(cx)) return cx->status;
+    if (!strcmp(m, "constant"))
+        *mode = PAD_CONSTANT;
+    else if (!strcmp(m, "reflect"))
+        *mode = PAD_REFLECT;
+    else if (!strcmp(m, "edge"))
+        *mode = PAD_EDGE;
+    else
+        return kn_diag(cx, n, KN_EINVAL, "unknown mode '%s'", m);
+    if (n->opset >= 11 && opt_in(n, in, 3))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "the axes input (opset 18) is not supported");
+    int np;
+    kn_status st =
+        ints_from(cx, n, in, n->opset < 2 ? "paddings" : "pads", 1, 11, pads, 2 * KN_MAX_RANK, &np);
+    if (st) return st;
+    *unknown = np == -2;
+    if (np == -2) return KN_OK;
+    if (np == -1) return kn_diag(cx, n, KN_EINVAL, "pads are required");
+    if (np != 2 * r) return kn_diag(cx, n, KN_EINVAL, "%d pads for an input of rank %d", np, r);
+    return KN_OK;
+}
+
+static kn_status infer_pad(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0) return KN_OK;
+    int mode;
+    int64_t pads[2 * KN_MAX_RANK];
+    bool unknown;
+    if ((st = pad_params(cx, n, in, x->rank, &mode, pads, &unknown))) return st;
+    out[0] = unknown_dims(x->dtype, x->rank);
+    if (unknown) return KN_OK;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] < 0) continue;
+        int64_t lo = pads[d], hi = pads[x->rank + d];
+        if (lo > PAD_MAX || lo < -PAD_MAX || hi > PAD_MAX || hi < -PAD_MAX)
+            return kn_diag(cx, n, KN_EINVAL, "pad of axis %d is too large", d);
+        int64_t e = x->dims[d] + lo + hi;
+        if (e < 0) return kn_diag(cx, n, KN_EINVAL, "pads make axis %d negative", d);
+        if (mode != PAD_CONSTANT && x->dims[d] == 0 && e > 0)
+            return kn_diag(cx, n, KN_EINVAL, "cannot pad empty axis %d in this mode", d);
+        out[0].dims[d] = e;
+        if (!lo && !hi) out[0].sym[d] = x->sym[d];
+    }
+    return KN_OK;
+}
+
+static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_pad);
+    if (st) return st;
+    const kn_type *x = &in[0]->type, *o = &out[0]->type;
+    int r = x->rank, mode;
+    int64_t pads[2 * KN_MAX_RANK], xs[KN_MAX_RANK];
+    bool unknown;
+    if ((st = pad_params(kn_exec_ctx(ex), n, in, r, &mode, pads, &unknown))) return st;
+    kn_strides(r, x->dims, xs);
+    /* The fill value, as one element of the output's dtype. */
+    kn_tensor *fill = kn_tensor_make(kn_exec_arena(ex), x->dtype, 0, NULL);
+    const kn_tensor *cv = opt_in(n, in, 2);
+    if (n->opset < 11)
+        kn_store_f64(fill->data, x->dtype, 0, kn_attr_float(kn_exec_ctx(ex), n, "value", 0));
+    else if (cv && kn_tensor_numel(cv) > 0)
+        copy_elem(fill->data, 0, cv->data, 0, esize(x->dtype));
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(x->dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t rem = i, off = 0;
+        bool outside = false;
+        for (int d = r - 1; d >= 0; d--) {
+            int64_t c = rem % o->dims[d] - pads[d], e = x->dims[d];
+            rem /= o->dims[d];
+            if (c < 0 || c >= e) {
+                if (mode == PAD_CONSTANT)
+                    outside = true;
+                else if (mode == PAD_EDGE)
+                    c = c < 0 ? 0 : e - 1;
+                else if (e == 1)
+                    c = 0;
+                else
+                    while (c < 0 || c >= e) c = c < 0 ? -c : 2 * (e - 1) - c;
+            }
+            off += c * xs[d];
+        }
+        if (outside)
+            copy_elem(out[0]->data, i, fill->data, 0, es);
+        else
+            copy_elem(out[0]->data, i, in[0]->data, off, es);
+    }
+    return KN_OK;
+}
+
+/* ---- Range, Tile ---- */
+
+static kn_status infer_range(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = kn_check_dtype(cx, n, in[i], i, KN_DT_NUM))) return st;
+    kn_dtype dt = in[0]->type.dtype;
+    for (int i = 1; i < 3; i++)
+        if (in[i]->type.dtype != dt)
+            return kn_diag(cx, n, KN_EINVAL, "input %d is %s, start is %s", i,
+                           kn_dtype_name(in[i]->type.dtype), kn_dtype_name(dt));
+    int64_t len = -1;
+    if (known(in[0]) && known(in[1]) && known(in[2])) {
+        for (int i = 0; i < 3; i++)
+            if (kn_tensor_numel(in[i]) != 1)
+                return kn_diag(cx, n, KN_EINVAL, "input %d must be a scalar", i);
+        double s = kn_load_f64(in[0]->data, dt, 0), l = kn_load_f64(in[1]->data, dt, 0),
+               d = kn_load_f64(in[2]->data, dt, 0);
+        if (d == 0) return kn_diag(cx, n, KN_EINVAL, "delta is 0");
+        if (kn_dtype_get(dt)->is_int) {
+            int64_t si = kn_load_i64(in[0]->data, dt, 0), li = kn_load_i64(in[1]->data, dt, 0),
+                    di = kn_load_i64(in[2]->data, dt, 0);
+            /* Unsigned differences are exact for any int64 endpoints. */
+            uint64_t ulen = 0;
+            if (di > 0 && li > si) ulen = 1 + ((uint64_t)li - (uint64_t)si - 1) / (uint64_t)di;
+            if (di < 0 && si > li)
+                ulen = 1 + ((uint64_t)si - (uint64_t)li - 1) / (0 - (uint64_t)di);
+            if (ulen > (uint64_t)1 << 50) return kn_diag(cx, n, KN_EINVAL, "range is too long");
+            len = (int64_t)ulen;
+        } else {
+            double c = ceil((l - s) / d);
+            if (!(c < 1e15)) return kn_diag(cx, n, KN_EINVAL, "range is too long");
+            len = c > 0 ? (int64_t)c : 0;
+        }
+    }
+    out[0] = kn_type_make(dt, 1, &len);
+    return KN_OK;
+}
+
+static kn_status eval_range(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_range);
+    if (st) return st;
+    kn_dtype dt = in[0]->type.dtype;
+    int64_t len = out[0]->type.dims[0];
+    if (kn_dtype_get(dt)->is_int) {
+        int64_t s = kn_load_i64(in[0]->data, dt, 0), d = kn_load_i64(in[2]->data, dt, 0);
+        /* Every value lies between start and limit; wrapping arithmetic gets it exactly. */
+        for (int64_t i = 0; i < len; i++)
+            kn_store_i64(out[0]->data, dt, (size_t)i,
+                         (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
+    } else {
+        double s = kn_load_f64(in[0]->data, dt, 0), d = kn_load_f64(in[2]->data, dt, 0);
+        for (int64_t i = 0; i < len; i++)
+            kn_store_f64(out[0]->data, dt, (size_t)i, s + (double)i * d);
+    }
+    return KN_OK;
+}
+
+/* Repeat counts for every axis of x (rank known); Tile-1 takes (tiles, axis) scalars.
+ * *unknown when they are not known statically. */
+static kn_status tile_repeats(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const kn_type *x,
+                              int64_t *rep, bool *unknown) {
+    kn_status st;
+    *unknown = !known(in[1]);
+    if (n->opset < 6 && n->nin == 3) {
+        if ((st = need_tensor(cx, n, in, 2))) return st;
+        *unknown = *unknown || !known(in[2]);
+        if (*unknown) return KN_OK;
+        int64_t tiles, axis;
+        int a;
+        if ((st = scalar_i64(cx, n, in[1], 1, &tiles)) || (st = scalar_i64(cx, n, in[2], 2, &axis)))
+            return st;
+        if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
+        for (int d = 0; d < x->rank; d++) rep[d] = d == a ? tiles : 1;
+    } else {
+        if (*unknown) return KN_OK;
+        int nr;
+        if ((st = read_ints(cx, n, in[1], 1, rep, KN_MAX_RANK, &nr))) return st;
+        if (nr != x->rank)
+            return kn_diag(cx, n, KN_EINVAL, "%d repeats for an input of rank %d", nr, x->rank);
+    }
+    for (int d = 0; d < x->rank; d++)
+        if (rep[d] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "repeat count %lld is negative", (long long)rep[d]);
+    return KN_OK;
+}
+
+static kn_status infer_tile(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = need_tensor(cx, n, in, 1))) return st;
+    const kn_type *x = &in[0]->type;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0) return KN_OK;
+    int64_t rep[KN_MAX_RANK];
+    bool unknown;
+    if ((st = tile_repeats(cx, n, in, x, rep, &unknown))) return st;
+    out[0] = unknown_dims(x->dtype, x->rank);
+    if (unknown) return KN_OK;
+    for (int d = 0; d < x->rank; d++) {
+        if (rep[d] && x->dims[d] > INT64_MAX / rep[d])
+            return kn_diag(cx, n, KN_EINVAL, "tiled axis %d is too large", d);
+        out[0].dims[d] = x->dims[d] < 0 ? -1 : x->dims[d] * rep[d];
+    }
+    return KN_OK;
+}
+
+static kn_status eval_tile(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_tile);
+    if (st) return st;
+    const kn_type *x = &in[0]->type, *o = &out[0]->type;
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t cnt = kn_tensor_numel(out[0]);
+    size_t es = esize(x->dtype);
+    for (int64_t i = 0; i < cnt; i++) {
+        int64_t rem = i, off = 0;
+        for (int d = x->rank - 1; d >= 0; d--) {
+            off += (rem % o->dims[d] % x->dims[d]) * xs[d];
+            rem /= o->dims[d];
+        }
+        copy_elem(out[0]->data, i, in[0]->data, off, es);
+    }
+    return KN_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+/* Blocksize and (DepthToSpace) whether the mode is CRD. */
+static kn_status block_params(kn_ctx *cx, const kn_node *n, int64_t *b, bool *crd) {
+    *b = kn_attr_int(cx, n, "blocksize", 0);
+    const char *mode = kn_attr_str(cx, n, "mode", "DCR");
+    if (kn_failed(cx)) return cx->status;
+    if (*b < 1) return kn_diag(cx, n, KN_EINVAL, "blocksize must be >= 1");
+    if (strcmp(mode, "DCR") && strcmp(mode, "CRD"))
+        return kn_diag(cx, n, KN_EINVAL, "unknown mode '%s'", mode);
+    *crd = !strcmp(mode, "CRD");
+    return KN_OK;
+}
+
+static kn_status infer_depthtospace(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                    kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t b;
+    bool crd;
+    if ((st = block_params(cx, n, &b, &crd))) return st;
+    bool d2s = n->op == KN_OP_DEPTHTOSPACE;
+    out[0] = unknown_dims(x->dtype, 4);
+    if (x->rank < 0) return KN_OK;
+    if (x->rank != 4) return kn_diag(cx, n, KN_EINVAL, "input must be 4-D, has rank %d", x->rank);
+    int64_t c = x->dims[1], h = x->dims[2], w = x->dims[3];
+    if (d2s && c >= 0 && c % (b * b))
+        return kn_diag(cx, n, KN_EINVAL, "%lld channels do not divide by blocksize^2",
+                       (long long)c);
+    if (!d2s && ((h >= 0 && h % b) || (w >= 0 && w % b)))
+        return kn_diag(cx, n, KN_EINVAL, "spatial dims do not divide by blocksize");
+    out[0].dims[0] = x->dims[0];
+    out[0].sym[0] = x->sym[0];
+    out[0].dims[1] = c < 0 ? -1 : d2s ? c / (b * b) : c * b * b;
+    out[0].dims[2] = h < 0 ? -1 : d2s ? h * b : h / b;
+    out[0].dims[3] = w < 0 ? -1 : d2s ? w * b : w / b;
+    return KN_OK;
+}
+
+/* Both ops move element (n, c, h*b+i, w*b+j) of the space side to channel
+ * (i*b+j)*C + c (DCR) or c*b*b + i*b + j (CRD) at (h, w) of the depth side. */
+static kn_status eval_depthtospace(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                   kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_depthtospace);
+    if (st) return st;
+    int64_t b;
+    bool crd;
+    if ((st = block_params(kn_exec_ctx(ex), n, &b, &crd))) return st;
+    bool d2s = n->op == KN_OP_DEPTHTOSPACE;
+    const kn_type *space = d2s ? &out[0]->type : &in[0]->type;
+    kn_tensor *deep = d2s ? in[0] : out[0], *flat = d2s ? out[0] : in[0];
+    int64_t N = space->dims[0], C = space->dims[1], H = space->dims[2] / b, W = space->dims[3] / b;
+    size_t es = esize(space->dtype);
+    for (int64_t nn = 0; nn < N; nn++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < b; i++)
+                for (int64_t j = 0; j < b; j++) {
+                    int64_t dc = crd ? c * b * b + i * b + j : (i * b + j) * C + c;
+                    for (int64_t h = 0; h < H; h++)
+                        for (int64_t w = 0; w < W; w++) {
+                            int64_t so = ((nn * C + c) * H * b + h * b + i) * W * b + w * b + j;
+                            int64_t dof = ((nn * C * b * b + dc) * H + h) * W + w;
+                            if (d2s)
+                                copy_elem(flat->data, so, deep->data, dof, es);
+                            else
+                                copy_elem(deep->data, dof, flat->data, so, es);
+                        }
+                }
+    return KN_OK;
+}
+
+/* ---- EyeLike, Trilu, ReverseSequence ---- */
+
+static kn_status infer_eyelike(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    int64_t dt = kn_attr_int(cx, n, "dtype", in[0]->type.dtype);
+    kn_attr_int(cx, n, "k", 0);
+    if (kn_failed(cx)) return cx->status;
+    if (!kn_dtype_valid((int)dt) || dt == KN_STRING)
+        return kn_diag(cx, n, KN_EINVAL, "dtype %lld is not supported", (long long)dt);
+    if (in[0]->type.rank >= 0 && in[0]->type.rank != 2)
+        return kn_diag(cx, n, KN_EINVAL, "input must be 2-D, has rank %d", in[0]->type.rank);
+    out[0] = in[0]->type;
+    out[0].dtype = (kn_dtype)dt;
+    return KN_OK;
+}
+
+static kn_status eval_eyelike(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_eyelike);
+    if (st) return st;
+    int64_t k = kn_attr_int(kn_exec_ctx(ex), n, "k", 0);
+    int64_t rows = out[0]->type.dims[0], cols = out[0]->type.dims[1];
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            kn_store_i64(out[0]->data, out[0]->type.dtype, (size_t)(i * cols + j), j - i == k);
+    return KN_OK;
+}
+
+static kn_status infer_trilu(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    kn_attr_int(cx, n, "upper", 1);
+    if (kn_failed(cx)) return cx->status;
+    if (in[0]->type.rank >= 0 && in[0]->type.rank < 2)
+        return kn_diag(cx, n, KN_EINVAL, "input must have rank >= 2, has %d", in[0]->type.rank);
+    out[0] = in[0]->type;
+    return KN_OK;
+}
+
+static kn_status eval_trilu(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_trilu);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    bool upper = kn_attr_int(cx, n, "upper", 1) != 0;
+    int64_t k = 0;
+    const kn_tensor *kt = opt_in(n, in, 1);
+    if (kt && (st = scalar_i64(cx, n, kt, 1, &k))) return st;
+    const kn_type *x = &in[0]->type;
+    int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+    int64_t cnt = kn_tensor_numel(in[0]);
+    size_t es = esize(x->dtype);
+    copy_all(out[0], in[0]);
+    /* out is a copy; zero what falls outside the kept triangle. */
+    kn_tensor *zero = kn_tensor_make(kn_exec_arena(ex), x->dtype, 0, NULL);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t j = e % cols, i = e / cols % rows;
+        bool keep = upper ? j - i >= k : j - i <= k;
+        if (!keep) copy_elem(out[0]->data, e, zero->data, 0, es);
+    }
+    return KN_OK;
+}
+
+static kn_status infer_reversesequence(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                       kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))) return st;
+    int64_t ta = kn_attr_int(cx, n, "time_axis", 0), ba = kn_attr_int(cx, n, "batch_axis", 1);
+    if (kn_failed(cx)) return cx->status;
+    if (!((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+        return kn_diag(cx, n, KN_EINVAL, "time_axis and batch_axis must be 0 and 1");
+    if (in[0]->type.rank >= 0 && in[0]->type.rank < 2)
+        return kn_diag(cx, n, KN_EINVAL, "input must have rank >= 2, has %d", in[0]->type.rank);
+    out[0] = in[0]->type;
+    return KN_OK;
+}
+
+static kn_status eval_reversesequence(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                      kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_reversesequence);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    int ta = (int)kn_attr_int(cx, n, "time_axis", 0), ba = 1 - ta;
+    const kn_type *x = &in[0]->type;
+    int64_t xs[KN_MAX_RANK];
+    kn_strides(x->rank, x->dims, xs);
+    int64_t T = x->dims[ta], B = x->dims[ba], inner = prod(x->dims, 2, x->rank);
+    if (kn_tensor_numel(in[1]) != B)
+        return kn_diag(cx, n, KN_EINVAL, "sequence_lens has %lld entries for batch %lld",
+                       (long long)kn_tensor_numel(in[1]), (long long)B);
+    size_t es = esize(x->dtype), blk = (size_t)inner * es;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t len = ((const int64_t *)in[1]->data)[b];
+        if (len < 0 || len > T)
+            return kn_diag(cx, n, KN_EINVAL, "sequence length %lld is out of range",
+                           (long long)len);
+        for (int64_t t = 0; t < T; t++) {
+            int64_t src = t < len ? len - 1 - t : t;
+            if (!blk) continue;
+            size_t dst_off = (size_t)(t * xs[ta] + b * xs[ba]) * es;
+            size_t src_off = (size_t)(src * xs[ta] + b * xs[ba]) * es;
+            memcpy((char *)out[0]->data + dst_off, (const char *)in[0]->data + src_off, blk);
+        }
+    }
+    return KN_OK;
+}
+
+/* ---- Unique ---- */
+
+/* Three-way comparison of elements i and j of buffer p of type t. */
+static int cmp_elem(const void *p, kn_dtype t, int64_t i, int64_t j) {
+    const kn_dtype_info *info = kn_dtype_get(t);
+    if (t == KN_STRING) {
+        int c = strcmp(((char *const *)p)[i], ((char *const *)p)[j]);
+        return (c > 0) - (c < 0);
+    }
+    if (info->is_float) {
+        double a = kn_load_f64(p, t, (size_t)i), b = kn_load_f64(p, t, (size_t)j);
+        if (a != a || b != b) return (a != a) - (b != b); /* NaNs equal, after numbers */
+        return (a > b) - (a < b);
+    }
+    if (info->is_signed) {
+        int64_t a = kn_load_i64(p, t, (size_t)i), b = kn_load_i64(p, t, (size_t)j);
+        return (a > b) - (a < b);
+    }
+    uint64_t a = kn_load_u64(p, t, (size_t)i), b = kn_load_u64(p, t, (size_t)j);
+    return (a > b) - (a < b);
+}
+
+/* x viewed as `outer` x `m` x `inner`: the m items Unique compares are the slices
+ * along the axis, or the single elements of the flattened tensor without one. */
+typedef struct unique_view {
+    bool has_axis;
+    int axis;
+    int64_t outer, m, inner;
+} unique_view;
+
+static kn_status unique_setup(kn_ctx *cx, const kn_node *n, const kn_type *x, unique_view *v) {
+    const kn_attr *ax = kn_node_attr(n, "axis");
+    int64_t axis = kn_attr_int(cx, n, "axis", 0);
+    kn_attr_int(cx, n, "sorted", 1);
+    if (kn_failed(cx)) return cx->status;
+    v->has_axis = ax != NULL;
+    v->axis = 0;
+    v->outer = v->inner = 1;
+    v->m = -1;
+    if (x->rank < 0) return KN_OK;
+    if (!v->has_axis) {
+        v->m = kn_type_numel(x);
+        return KN_OK;
+    }
+    kn_status st = kn_axis(cx, n, axis, x->rank, 0, &v->axis);
+    if (st) return st;
+    v->outer = prod_or_unknown(x->dims, 0, v->axis);
+    v->m = x->dims[v->axis];
+    v->inner = prod_or_unknown(x->dims, v->axis + 1, x->rank);
+    if (v->outer < 0 || v->inner < 0) v->m = -1;
+    return KN_OK;
+}
+
+/* Lexicographic comparison of items a and b (numpy orders subarrays this way). */
+static int cmp_items(const kn_tensor *x, const unique_view *v, int64_t a, int64_t b) {
+    for (int64_t o = 0; o < v->outer; o++)
+        for (int64_t k = 0; k < v->inner; k++) {
+            int c = cmp_elem(x->data, x->type.dtype, (o * v->m + a) * v->inner + k,
+                             (o * v->m + b) * v->inner + k);
+            if (c) return c;
+        }
+    return 0;
+}
+
+static kn_status infer_unique(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    kn_status st = need_tensor(cx, n, in, 0);
+    if (st) return st;
+    const kn_type *x = &in[0]->type;
+    unique_view v;
+    if ((st = unique_setup(cx, n, x, &v))) return st;
+    int64_t u = -1;
+    if (known(in[0])) {
+        u = 0;
+        for (int64_t s = 0; s < v.m; s++) {
+            int64_t t = 0;
+            while (t < s && cmp_items(in[0], &v, t, s)) t++;
+            u += t == s;
+        }
+    }
+    if (!v.has_axis) {
+        out[0] = kn_type_make(x->dtype, 1, &u);
+    } else {
+        out[0] = *x;
+        if (x->rank >= 0) {
+            out[0].dims[v.axis] = u;
+            out[0].sym[v.axis] = NULL;
+        }
+    }
+    for (int j = 1; j < n->nout; j++) out[j] = kn_type_make(KN_I64, 1, j == 2 ? &v.m : &u);
+    return KN_OK;
+}
+
+static kn_status eval_unique(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_status st = alloc_outs(ex, n, in, out, infer_unique);
+    if (st) return st;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_arena *ar = kn_exec_arena(ex);
+    const kn_tensor *x = in[0];
+    unique_view v;
+    if ((st = unique_setup(cx, n, &x->type, &v))) return st;
+    bool sorted = kn_attr_int(cx, n, "sorted", 1) != 0;
+    size_t m = (size_t)(v.m > 0 ? v.m : 1);
+    int64_t *first = kn_arena_array(ar, m, sizeof *first); /* unique id -> first item */
+    int64_t *count = kn_arena_array(ar, m, sizeof *count);
+    int64_t *id = kn_arena_array(ar, m, sizeof *id);       /* item -> unique id */
+    int64_t *order = kn_arena_array(ar, m, sizeof *order); /* output slot -> unique id */
+    int64_t *slot = kn_arena_array(ar, m, sizeof *slot);   /* unique id -> output slot */
+    KN_ASSERT(first && count && id && order && slot);
+    int64_t u = 0;
+    for (int64_t s = 0; s < v.m; s++) {
+        int64_t k = 0;
+        while (k < u && cmp_items(x, &v, first[k], s)) k++;
+        if (k == u) first[u++] = s;
+        id[s] = k;
+        count[k]++;
+    }
+    /* Insertion sort of the unique ids by value (stable; ids are in first-seen order). */
+    for (int64_t k = 0; k < u; k++) {
+        int64_t p = k;
+        while (sorted && p > 0 && cmp_items(x, &v, first[order[p - 1]], first[k]) > 0) {
+            order[p] = order[p - 1];
+            p--;
+        }
+        order[p] = k;
+    }
+    for (int64_t p = 0; p < u; p++) slot[order[p]] = p;
+    size_t es = esize(x->type.dtype);
+    for (int64_t o = 0; o < v.outer; o++)
+        for (int64_t p = 0; p < u; p++)
+            for (int64_t k = 0; k < v.inner; k++)
+                copy_elem(out[0]->data, (o * u + p) * v.inner + k, x->data,
+                          (o * v.m + first[order[p]]) * v.inner + k, es);
+    for (int64_t p = 0; p < u; p++) {
+        if (n->nout > 1) ((int64_t *)out[1]->data)[p] = first[order[p]];
+        if (n->nout > 3) ((int64_t *)out[3]->data)[p] = count[order[p]];
+    }
+    if (n->nout > 2)
+        for (int64_t s = 0; s < v.m; s++) ((int64_t *)out[2]->data)[s] = slot[id[s]];
     return KN_OK;
 }
 
@@ -1435,5 +1992,14 @@ const kn_opimpl kn_ops_tensor[] = {
     {KN_OP_COMPRESS, infer_compress, eval_compress},
     {KN_OP_NONZERO, infer_nonzero, eval_nonzero},
     {KN_OP_ONEHOT, infer_onehot, eval_onehot},
+    {KN_OP_PAD, infer_pad, eval_pad},
+    {KN_OP_RANGE, infer_range, eval_range},
+    {KN_OP_TILE, infer_tile, eval_tile},
+    {KN_OP_DEPTHTOSPACE, infer_depthtospace, eval_depthtospace},
+    {KN_OP_SPACETODEPTH, infer_depthtospace, eval_depthtospace},
+    {KN_OP_EYELIKE, infer_eyelike, eval_eyelike},
+    {KN_OP_TRILU, infer_trilu, eval_trilu},
+    {KN_OP_REVERSESEQUENCE, infer_reversesequence, eval_reversesequence},
+    {KN_OP_UNIQUE, infer_unique, eval_unique},
     {KN_OP_COUNT, 0, 0},
 };

@@ -1,0 +1,152 @@
+/* Unit tests of the IR core: dtype conversions (values derived by hand from the
+ * IEEE 754 binary16 / bfloat16 encodings), broadcasting, axes, and .npy / .pb
+ * round trips and rejections. */
+#include "frontend/onnx.h"
+#include "frontend/tensorfile.h"
+#include "ir/ops.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_half(void) {
+    static const struct {
+        float f;
+        uint16_t h;
+    } cases[] = {
+        {0.0f, 0x0000},           {1.0f, 0x3c00}, {-2.0f, 0xc000},
+        {65504.0f, 0x7bff},       {0.5f, 0x3800}, {5.9604645e-08f, 0x0001},
+        {6.1035156e-05f, 0x0400}, {1e6f, 0x7c00}, {1.0009766f, 0x3c01},
+        {1.00048828125f, 0x3c00}, /* tie: to even */
+        {-INFINITY, 0xfc00},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        CHECK(kn_f32_to_f16(cases[i].f) == cases[i].h);
+    for (size_t i = 0; i < 7; i++) CHECK(kn_f16_to_f32(cases[i].h) == cases[i].f);
+    CHECK(isnan(kn_f16_to_f32(0x7e00)));
+    CHECK(kn_f32_to_bf16(1.0f) == 0x3f80);
+    CHECK(kn_f32_to_bf16(-3.0f) == 0xc040);
+    CHECK(kn_bf16_to_f32(0x4049) == 3.140625f);
+    CHECK(kn_f32_to_bf16(1.00390625f) == 0x3f80); /* tie 0x3f80_8000 rounds to even */
+}
+
+static void test_convert(void) {
+    uint8_t u8[2];
+    kn_store_f64(u8, KN_U8, 0, 3.9);
+    CHECK(u8[0] == 3);
+    kn_store_f64(u8, KN_BOOL, 1, -0.5);
+    CHECK(u8[1] == 1);
+    uint64_t u64 = 0;
+    kn_store_f64(&u64, KN_U64, 0, 1.8446744073709552e19 / 2 + 2048);
+    CHECK(u64 == (1ull << 63) + 2048);
+    int64_t i64 = INT64_MIN;
+    CHECK(kn_load_i64(&i64, KN_I64, 0) == INT64_MIN);
+    CHECK(kn_dtype_parse("float") == KN_F32 && kn_dtype_parse("i64") == KN_I64);
+    CHECK(kn_dtype_parse("nope") == KN_UNDEF);
+}
+
+static void test_broadcast(void) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, "t");
+    kn_type a = kn_type_make(KN_F32, 3, (int64_t[]){2, 1, 4});
+    kn_type b = kn_type_make(KN_F32, 2, (int64_t[]){3, 1});
+    kn_type out = a;
+    const kn_type *ins[] = {&a, &b};
+    CHECK(kn_broadcast(&cx, NULL, 2, ins, &out) == KN_OK);
+    CHECK(out.rank == 3 && out.dims[0] == 2 && out.dims[1] == 3 && out.dims[2] == 4);
+    int64_t st[3];
+    kn_bcast_strides(&b, 3, out.dims, st);
+    CHECK(st[0] == 0 && st[1] == 1 && st[2] == 0);
+    CHECK(kn_bcast_offset(4 * 2 + 3, 3, out.dims, st) == 2); /* index (0,2,3) -> b[2] */
+    kn_type c = kn_type_make(KN_F32, 1, (int64_t[]){5});
+    const kn_type *bad[] = {&a, &c};
+    CHECK(kn_broadcast(&cx, NULL, 2, bad, &out) == KN_EINVAL);
+    CHECK(strstr(cx.msg, "cannot be broadcast") != NULL);
+    int ax;
+    kn_ctx_init(&cx, "t");
+    CHECK(kn_axis(&cx, NULL, -1, 4, 0, &ax) == KN_OK && ax == 3);
+    CHECK(kn_axis(&cx, NULL, 4, 4, 0, &ax) == KN_EINVAL);
+}
+
+static const char *tmpdir;
+
+static void test_npy(void) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_arena *a = kn_arena_create();
+    char path[512];
+    static const kn_dtype types[] = {KN_F32, KN_F64, KN_I64, KN_U8, KN_BOOL, KN_F16, KN_I32};
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+        kn_tensor *t = kn_tensor_make(a, types[k], 2, (int64_t[]){2, 3});
+        for (int i = 0; i < 6; i++) kn_store_f64(t->data, types[k], (size_t)i, i % 2);
+        snprintf(path, sizeof path, "%s/t%zu.npy", tmpdir, k);
+        CHECK(kn_tensorfile_write(&cx, path, t) == KN_OK);
+        kn_tensor *r = NULL;
+        CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &r) == KN_OK);
+        CHECK(r && kn_type_equal(&r->type, &t->type) &&
+              !memcmp(r->data, t->data, kn_tensor_nbytes(t)));
+        snprintf(path, sizeof path, "%s/t%zu.pb", tmpdir, k);
+        CHECK(kn_tensorfile_write(&cx, path, t) == KN_OK);
+        r = NULL;
+        CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &r) == KN_OK);
+        CHECK(r && kn_type_equal(&r->type, &t->type) &&
+              !memcmp(r->data, t->data, kn_tensor_nbytes(t)));
+    }
+    /* scalar and 1-D shapes in the header */
+    kn_tensor *s = kn_tensor_scalar_f64(a, KN_F32, 2.5);
+    snprintf(path, sizeof path, "%s/s.npy", tmpdir);
+    CHECK(kn_tensorfile_write(&cx, path, s) == KN_OK);
+    kn_tensor *r = NULL;
+    CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &r) == KN_OK && r->type.rank == 0 &&
+          ((float *)r->data)[0] == 2.5f);
+    /* hand-written headers: v2.0 accepted, Fortran order, big-endian, truncation refused */
+    static const struct {
+        const char *hdr;
+        int ver;
+        size_t data;
+        kn_status want;
+        const char *msg;
+    } cases[] = {
+        {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", 2, 12, KN_OK, NULL},
+        {"{'descr': '<i4', 'fortran_order': True, 'shape': (3,), }", 1, 12, KN_EUNSUPPORTED,
+         "Fortran"},
+        {"{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }", 1, 12, KN_EUNSUPPORTED,
+         "dtype"},
+        {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", 1, 8, KN_EINVAL, "needs 12"},
+        {"{'descr': '<U4', 'fortran_order': False, 'shape': (3,), }", 1, 48, KN_EUNSUPPORTED,
+         "dtype"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 1, 0, KN_EINVAL, "shape"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned char buf[256] = "\x93NUMPY";
+        size_t hl = strlen(cases[i].hdr), off = cases[i].ver == 1 ? 10 : 12;
+        buf[6] = (unsigned char)cases[i].ver;
+        buf[8] = (unsigned char)hl;
+        memcpy(buf + off, cases[i].hdr, hl);
+        kn_ctx_init(&cx, NULL);
+        kn_tensor *t = NULL;
+        CHECK(kn_npy_decode(&cx, a, buf, off + hl + cases[i].data, &t) == cases[i].want);
+        if (cases[i].msg) CHECK(strstr(cx.msg, cases[i].msg) != NULL);
+    }
+    kn_ctx_init(&cx, NULL);
+    CHECK(kn_npy_decode(&cx, a, "\x93NUMPY\x01", 7, &r) == KN_EINVAL);
+    kn_ctx_init(&cx, NULL);
+    snprintf(path, sizeof path, "%s/missing.npy", tmpdir);
+    CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &r) == KN_EIO);
+    kn_arena_destroy(a);
+}
+
+int main(void) {
+    char tmpl[] = "/tmp/kiln-unit-XXXXXX";
+    tmpdir = mkdtemp(tmpl);
+    if (!tmpdir) return 1;
+    test_half();
+    test_convert();
+    test_broadcast();
+    test_npy();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd)) return 1;
+    return TEST_DONE();
+}
