@@ -339,7 +339,7 @@ int cmd_check_onnx(int argc, char **argv) {
             return EXIT_BAD_INPUT;
         }
         for (int t = 0; t < ntests; t++) {
-            char dir[4096];
+            char dir[4000];
             if (tests[t][0])
                 snprintf(dir, sizeof dir, "%s/%s", dirs[d], tests[t]);
             else
