@@ -82,7 +82,7 @@ void *kn_arena_array(kn_arena *a, size_t n, size_t size) {
 char *kn_arena_strndup(kn_arena *a, const char *s, size_t n) {
     char *d = kn_arena_alloc(a, n + 1);
     if (!d) return NULL;
-    memcpy(d, s, n);
+    if (n) memcpy(d, s, n);
     d[n] = 0;
     return d;
 }

@@ -78,6 +78,8 @@ static kn_status run_graph(kn_exec *ex, const kn_graph *g, kn_tensor *const *inp
     for (int i = 0; i < g->nnodes; i++) {
         const kn_node *n = g->nodes[i];
         KN_ASSERT(n->nin <= 256 && n->nout <= 256);
+        /* omitted trailing optional inputs read as NULL, as ir/ops.h promises */
+        for (int k = n->nin; k < kn_op_desc(n->op)->max_in && k < 256; k++) inb[k] = NULL;
         for (int k = 0; k < n->nin; k++) {
             inb[k] = n->in[k] ? ex->env[n->in[k]->id] : NULL;
             if (n->in[k] && !inb[k])

@@ -25,7 +25,7 @@ kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g) {
             g->nodes[kept++] = n;
             continue;
         }
-        for (int k = 0; k < n->nin; k++) in[k] = n->in[k] ? n->in[k]->constant : NULL;
+        for (int k = 0; k < 256; k++) in[k] = k < n->nin && n->in[k] ? n->in[k]->constant : NULL;
         if (kn_interp_node(cx, n, g->arena, in, out)) return cx->status;
         for (int j = 0; j < n->nout; j++) {
             if (!n->out[j]) continue;

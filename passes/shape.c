@@ -13,7 +13,9 @@
 
 static kn_status infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
     const kn_opdesc *d = kn_op_desc(n->op);
-    kn_tensor **in = kn_arena_array(a, (size_t)n->nin + 1, sizeof *in);
+    /* zeroed up to max_in: omitted trailing optional inputs read as NULL */
+    int cap = n->nin > d->max_in ? n->nin : d->max_in;
+    kn_tensor **in = kn_arena_array(a, (size_t)cap + 1, sizeof *in);
     kn_type *out = kn_arena_array(a, (size_t)n->nout + 1, sizeof *out);
     bool unknown = false;
     for (int k = 0; k < n->nin; k++) {

@@ -750,6 +750,9 @@ static kn_status split_sizes(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                              int a, int64_t *sizes, bool *unknown) {
     int ns;
     kn_status st = ints_from(cx, n, in, "split", 1, 13, sizes, SPLIT_MAX, &ns);
+    /* Split-1 also accepted the sizes as an optional second input. */
+    if (!st && ns == -1 && n->opset < 2)
+        st = ints_from(cx, n, in, "split", 1, 0, sizes, SPLIT_MAX, &ns);
     if (st) return st;
     *unknown = ns == -2;
     if (ns == -2) return KN_OK;
