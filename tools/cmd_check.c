@@ -12,6 +12,7 @@
 #include "frontend/tensorfile.h"
 #include "ir/interp.h"
 #include "tools/cli.h"
+#include "tools/opsdoc.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -33,6 +34,7 @@ static const char *help =
     "                         skipped, listed tests that pass are failures\n"
     "  --timeout SECONDS      per-test time limit (default 60)\n"
     "  --no-fork              run tests in this process (for debuggers)\n"
+    "  --operators-md FILE    write the supported-operator table (docs/operators.md)\n"
     "  -v, --verbose          print every test's result\n";
 
 #define RTOL 1e-3
@@ -300,7 +302,7 @@ static int known_index(const known *k, const char *name) {
 }
 
 int cmd_check_onnx(int argc, char **argv) {
-    const char *dirs[256], *kf = NULL, *backend = "interp", *v;
+    const char *dirs[256], *kf = NULL, *backend = "interp", *opsmd = NULL, *v;
     int ndirs = 0, verbose = 0, fork_tests = 1, timeout = 60;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -310,6 +312,8 @@ int cmd_check_onnx(int argc, char **argv) {
             kf = v;
         } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
             backend = v;
+        } else if (cli_opt(argc, argv, &i, "--operators-md", &v)) {
+            opsmd = v;
         } else if (cli_opt(argc, argv, &i, "--timeout", &v)) {
             timeout = atoi(v);
             if (timeout <= 0) return cli_usage_error("check-onnx", "bad --timeout '%s'", v);
@@ -332,6 +336,7 @@ int cmd_check_onnx(int argc, char **argv) {
     if (kf && load_known(kf, &k)) return EXIT_USAGE;
 
     int passed = 0, failed = 0, skipped = 0;
+    opsdoc *doc = opsmd ? opsdoc_create() : NULL;
     char why[1200];
     for (int d = 0; d < ndirs; d++) {
         char **tests;
@@ -360,6 +365,7 @@ int cmd_check_onnx(int argc, char **argv) {
             why[0] = 0;
             bool ok = fork_tests ? run_isolated(dir, timeout, why, sizeof why)
                                  : run_test(dir, why, sizeof why);
+            if (doc) opsdoc_add(doc, model, ok);
             int ki = known_index(&k, name);
             if (ki >= 0) k.used[ki] = 1;
             if (ok && ki >= 0) {
@@ -378,6 +384,16 @@ int cmd_check_onnx(int argc, char **argv) {
             fflush(stdout);
         }
         free_list(tests, ntests);
+    }
+    if (doc) {
+        FILE *f = fopen(opsmd, "w");
+        if (f) {
+            opsdoc_write(doc, f, backend);
+            fclose(f);
+        } else {
+            fprintf(stderr, "kiln: cannot write '%s'\n", opsmd);
+        }
+        opsdoc_destroy(doc);
     }
     if (skipped) printf("%d known failures listed in %s were skipped\n", skipped, kf);
     if (skipped)

@@ -777,7 +777,7 @@ static kn_status eval_matmul(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     ba.rank = at->rank > 2 ? at->rank - 2 : 0;
     bb.rank = bt->rank > 2 ? bt->rank - 2 : 0;
     int orank = ba.rank > bb.rank ? ba.rank : bb.rank;
-    int64_t odims[KN_MAX_RANK], sa[KN_MAX_RANK], sb[KN_MAX_RANK];
+    int64_t odims[KN_MAX_RANK] = {0}, sa[KN_MAX_RANK], sb[KN_MAX_RANK];
     for (int d = 0; d < orank; d++) {
         int ka = d - (orank - ba.rank), kb = d - (orank - bb.rank);
         int64_t ea = ka < 0 ? 1 : ba.dims[ka], eb = kb < 0 ? 1 : bb.dims[kb];

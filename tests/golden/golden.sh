@@ -1,0 +1,31 @@
+#!/bin/sh
+# Golden IR tests: `kiln inspect` output for each line of cases.txt, diffed against
+# tests/golden/NAME.txt. With --update, rewrites the .txt files instead (review the
+# diff before committing).
+# usage: golden.sh KILN SOURCE_DIR [--update]
+KILN=$1
+SRC=$2
+DIR=$SRC/tests/golden
+pass=0
+fail=0
+while IFS='|' read -r name model opts; do
+  name=$(echo "$name" | tr -d ' ')
+  case "$name" in '' | \#*) continue ;; esac
+  model=$(echo "$model" | tr -d ' ')
+  # shellcheck disable=SC2086
+  out=$(cd "$SRC" && "$KILN" inspect "$model" $opts 2>&1)
+  if [ "$3" = "--update" ]; then
+    printf '%s\n' "$out" >"$DIR/$name.txt"
+    echo "updated $name.txt"
+  elif printf '%s\n' "$out" | diff -u "$DIR/$name.txt" - >/tmp/golden.$$; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name:"
+    cat /tmp/golden.$$
+  fi
+done <"$DIR/cases.txt"
+rm -f /tmp/golden.$$
+[ "$3" = "--update" ] && exit 0
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
