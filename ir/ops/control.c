@@ -119,7 +119,7 @@ static kn_status set_out(kn_exec *ex, const kn_node *n, kn_tensor **out, int j, 
 /* Sequence position p (input i) normalized into [0, len) (or [0, len] with extra=1). */
 static kn_status seq_pos(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int len,
                          int extra, int *out) {
-    int64_t p;
+    int64_t p = 0;
     if (read_scalar_int(cx, n, t, i, &p)) return cx->status;
     int64_t hi = len + extra;
     if (p < -(int64_t)len || p >= hi)
@@ -226,7 +226,7 @@ static kn_status stack(kn_exec *ex, const kn_node *n, kn_tensor *const *items, i
     kn_tensor **full = kn_arena_array(kn_exec_arena(ex), (size_t)cnt + 1, sizeof *full);
     KN_ASSERT(full);
     for (int i = 0; i < cnt; i++) full[i] = items[i] ? items[i] : (kn_tensor *)model;
-    kn_type ty;
+    kn_type ty = kn_type_unknown(KN_UNDEF);
     if (concat_type(cx, n, full, cnt, axis, true, &ty)) return cx->status;
     *res = kn_exec_tensor(ex, n, ty.dtype, ty.rank, ty.dims);
     if (!*res) return cx->status;
@@ -329,7 +329,7 @@ static kn_status infer_if(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
 
 static kn_status eval_if(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    bool c;
+    bool c = false;
     if (read_scalar_bool(cx, n, in[0], "cond", &c)) return cx->status;
     kn_graph *g = kn_attr_graph(cx, n, c ? "then_branch" : "else_branch");
     kn_tensor **res = kn_arena_array(kn_exec_arena(ex), (size_t)g->nout + 1, sizeof *res);
@@ -732,7 +732,7 @@ static kn_status infer_sequence_empty(kn_ctx *cx, const kn_node *n, kn_tensor *c
 static kn_status eval_sequence_empty(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                      kn_tensor **out) {
     (void)in;
-    kn_type ty;
+    kn_type ty = kn_type_unknown(KN_UNDEF);
     if (infer_sequence_empty(kn_exec_ctx(ex), n, in, &ty)) return kn_exec_ctx(ex)->status;
     out[0] = new_seq(ex, ty.dtype, 0);
     return KN_OK;
@@ -825,7 +825,7 @@ static kn_status infer_sequence_at(kn_ctx *cx, const kn_node *n, kn_tensor *cons
     out[0] = s->type;
     out[0].kind = KN_KIND_TENSOR;
     if (s->nitems >= 0 && in[1]->data) {
-        int pos;
+        int pos = 0;
         if (seq_pos(cx, n, in[1], 1, s->nitems, 0, &pos)) return cx->status;
         out[0] = s->items[pos]->type;
     }
@@ -835,7 +835,7 @@ static kn_status infer_sequence_at(kn_ctx *cx, const kn_node *n, kn_tensor *cons
 static kn_status eval_sequence_at(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                   kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    int pos;
+    int pos = 0;
     if (seq_pos(cx, n, in[1], 1, in[0]->nitems, 0, &pos)) return cx->status;
     return set_out(ex, n, out, 0, in[0]->items[pos]);
 }
@@ -887,7 +887,7 @@ static kn_status eval_concat_from_sequence(kn_exec *ex, const kn_node *n, kn_ten
                                            kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     const kn_tensor *s = in[0];
-    kn_type ty;
+    kn_type ty = kn_type_unknown(KN_UNDEF);
     if (infer_concat_from_sequence(cx, n, in, &ty)) return cx->status;
     if (!out[0] && !(out[0] = kn_exec_tensor(ex, n, ty.dtype, ty.rank, ty.dims))) return cx->status;
     int64_t axis = kn_attr_int(cx, n, "axis", 0);
@@ -974,7 +974,7 @@ static kn_status eval_split_to_sequence(kn_exec *ex, const kn_node *n, kn_tensor
     kn_ctx *cx = kn_exec_ctx(ex);
     const kn_tensor *x = in[0];
     int axis;
-    int64_t *sizes, cnt;
+    int64_t *sizes = NULL, cnt = 0;
     bool squeeze;
     if (split_plan(cx, n, in, kn_exec_arena(ex), &axis, &sizes, &cnt, &squeeze)) return cx->status;
     if (cnt > INT32_MAX) return kn_diag(cx, n, KN_ELIMIT, "too many pieces");
@@ -1026,7 +1026,7 @@ static kn_status infer_optional(kn_ctx *cx, const kn_node *n, kn_tensor *const *
 static kn_status eval_optional(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    kn_type ty;
+    kn_type ty = kn_type_unknown(KN_UNDEF);
     if (infer_optional(cx, n, in, &ty)) return cx->status;
     kn_tensor *o = kn_tensor_typed(kn_exec_arena(ex), &ty);
     o->items = kn_arena_alloc(kn_exec_arena(ex), sizeof *o->items);

@@ -358,7 +358,7 @@ static kn_status dtype_attr(kn_ctx *cx, const kn_node *n, kn_dtype def, unsigned
 
 static kn_status infer_random(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     (void)in;
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     if (dtype_attr(cx, n, KN_F32, KN_DT_FLOAT, &dt)) return cx->status;
     const int64_t *shape;
     int r = kn_attr_ints(cx, n, "shape", &shape);
@@ -374,7 +374,7 @@ static kn_status infer_random(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 static kn_status infer_random_like(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                    kn_type *out) {
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_ANY)) return cx->status;
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     kn_dtype def = kn_dtype_get(in[0]->type.dtype)->is_float ? in[0]->type.dtype : KN_F32;
     if (dtype_attr(cx, n, def, KN_DT_FLOAT, &dt)) return cx->status;
     out[0] = in[0]->type;
@@ -389,14 +389,19 @@ static kn_status eval_random(kn_exec *ex, const kn_node *n, int normal, kn_tenso
     if (kn_failed(cx)) return cx->status;
     int64_t cnt = kn_tensor_numel(out);
     for (int64_t i = 0; i < cnt; i++) {
-        double v;
         if (normal) {
             double u1 = 1 - kn_exec_random(ex), u2 = kn_exec_random(ex); /* u1 in (0, 1] */
-            v = p0 + p1 * sqrt(-2 * log(u1)) * cos(2 * 3.14159265358979323846 * u2);
-        } else {
-            v = p0 + (p1 - p0) * kn_exec_random(ex);
+            double v = p0 + p1 * sqrt(-2 * log(u1)) * cos(2 * 3.14159265358979323846 * u2);
+            kn_store_f64(out->data, out->type.dtype, (size_t)i, v);
+            continue;
         }
-        kn_store_f64(out->data, out->type.dtype, (size_t)i, v);
+        /* Rounding to the output dtype can carry a draw just below high up to high
+         * (probability 2^-12 a draw in f16, 2^-9 in bf16 for [0, 1)): redraw those so
+         * values stay in [low, high). The bound only matters when no value of the
+         * dtype lies in [low, high); then high is left. */
+        int tries = 0;
+        do kn_store_f64(out->data, out->type.dtype, (size_t)i, p0 + (p1 - p0) * kn_exec_random(ex));
+        while (p1 > p0 && kn_load_f64(out->data, out->type.dtype, (size_t)i) >= p1 && ++tries < 64);
     }
     return KN_OK;
 }
@@ -413,7 +418,7 @@ static kn_status eval_normal(kn_exec *ex, const kn_node *n, kn_tensor *const *in
 
 static kn_status infer_bernoulli(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT)) return cx->status;
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     if (dtype_attr(cx, n, in[0]->type.dtype, KN_DT_NUM | KN_DT(BOOL), &dt)) return cx->status;
     out[0] = in[0]->type;
     out[0].dtype = dt;
@@ -434,7 +439,7 @@ static kn_status eval_bernoulli(kn_exec *ex, const kn_node *n, kn_tensor *const 
 static kn_status infer_multinomial(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                    kn_type *out) {
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT)) return cx->status;
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     if (dtype_attr(cx, n, KN_I32, KN_DT(I32) | KN_DT(I64), &dt)) return cx->status;
     int64_t samples = kn_attr_int(cx, n, "sample_size", 1);
     if (kn_failed(cx)) return cx->status;

@@ -149,7 +149,7 @@ static kn_status stft_shape_get(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     if (s->comp >= 0 && s->comp != 1 && s->comp != 2)
         return kn_diag(cx, n, KN_EINVAL, "signal's last dimension is %lld, expected 1 or 2",
                        (long long)s->comp);
-    int known;
+    int known = 0;
     if (scalar_i64(cx, n, in[1], 1, &known, &s->step)) return cx->status;
     if (!known)
         s->step = -1;
@@ -218,10 +218,10 @@ static kn_status eval_stft(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 typedef enum window_kind { WIN_HANN, WIN_HAMMING, WIN_BLACKMAN } window_kind;
 
 static kn_status infer_window(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     if (output_datatype(cx, n, &dt)) return cx->status;
-    int known;
-    int64_t size;
+    int known = 0;
+    int64_t size = 0;
     if (scalar_i64(cx, n, in[0], 0, &known, &size)) return cx->status;
     if (known && size < 0)
         return kn_diag(cx, n, KN_EINVAL, "window size %lld is negative", (long long)size);
@@ -266,7 +266,7 @@ static kn_status eval_blackman(kn_exec *ex, const kn_node *n, kn_tensor *const *
 /* ---- MelWeightMatrix ---- */
 
 static kn_status infer_mel(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_dtype dt;
+    kn_dtype dt = KN_UNDEF;
     if (output_datatype(cx, n, &dt)) return cx->status;
     int known_m, known_d, known_r;
     int64_t mels = -1, dftlen = -1, rate = -1;

@@ -494,6 +494,9 @@ static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     int a = (int)(axis < 0 ? axis + x->rank : axis);
     out[0].dims[0] = prod_or_unknown(x->dims, 0, a);
     out[0].dims[1] = prod_or_unknown(x->dims, a, x->rank);
+    /* a product of one symbolic dim is that dim: [N,C,H,W] axis 1 gives [N,C*H*W] */
+    if (a == 1) out[0].sym[0] = x->sym[0];
+    if (a == x->rank - 1) out[0].sym[1] = x->sym[a];
     return KN_OK;
 }
 
@@ -1593,7 +1596,7 @@ static kn_status tile_repeats(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         if ((st = need_tensor(cx, n, in, 2))) return st;
         *unknown = *unknown || !known(in[2]);
         if (*unknown) return KN_OK;
-        int64_t tiles, axis;
+        int64_t tiles = 0, axis = 0;
         int a;
         if ((st = scalar_i64(cx, n, in[1], 1, &tiles)) || (st = scalar_i64(cx, n, in[2], 2, &axis)))
             return st;

@@ -38,6 +38,27 @@ typedef struct spec {
     const int64_t *in_dims;
 } spec;
 
+/* Table shorthands, one case a line. GEN: a generator with a `shape` attribute of
+ * rank r (-1: no attribute); ON: an op on input x of dtype idt and shape d; the
+ * P forms also set the float parameters (low, high or mean, scale); MULTI:
+ * Multinomial with sample_size ss (0: no attribute). */
+#define GEN(o, dt, r, sh)                                                                          \
+    { .op = o, .dtype = dt, .rank = r, .shape = sh }
+#define GENP(o, dt, r, sh, a, b)                                                                   \
+    { .op = o, .dtype = dt, .rank = r, .shape = sh, .has_p = 1, .p0 = a, .p1 = b }
+#define ON(o, dt, idt, r, d)                                                                       \
+    { .op = o, .dtype = dt, .rank = -1, .in_dtype = idt, .in_rank = r, .in_dims = d }
+#define ONP(o, dt, idt, r, d, a, b)                                                                \
+    {                                                                                              \
+        .op = o, .dtype = dt, .rank = -1, .has_p = 1, .p0 = a, .p1 = b, .in_dtype = idt,           \
+        .in_rank = r, .in_dims = d                                                                 \
+    }
+#define MULTI(dt, ss, idt, r, d)                                                                   \
+    {                                                                                              \
+        .op = "Multinomial", .dtype = dt, .rank = -1, .sample_size = ss, .in_dtype = idt,          \
+        .in_rank = r, .in_dims = d                                                                 \
+    }
+
 static char *in_x[] = {"x"}, *out_y[] = {"y"};
 
 static void build(model *md, const spec *s) {
@@ -122,37 +143,29 @@ static void test_types(void) {
         const int64_t *dims;
     } cases[] = {
         /* RandomUniform/Normal: shape from the attribute, dtype default float */
-        {"uniform default", {"RandomUniform", 0, 3, s234}, KN_F32, 3, s234},
-        {"uniform f64", {"RandomUniform", 11, 1, s5}, KN_F64, 1, s5},
-        {"uniform f16 scalar", {"RandomUniform", 10, 0, NULL}, KN_F16, 0, NULL},
-        {"uniform empty", {"RandomUniform", 0, 2, s40}, KN_F32, 2, s40},
-        {"normal bf16", {"RandomNormal", 16, 2, s25}, KN_BF16, 2, s25},
-        {"normal default", {"RandomNormal", 0, 1, s4, 1, 2, 3}, KN_F32, 1, s4},
+        {"uniform default", GEN("RandomUniform", 0, 3, s234), KN_F32, 3, s234},
+        {"uniform f64", GEN("RandomUniform", 11, 1, s5), KN_F64, 1, s5},
+        {"uniform f16 scalar", GEN("RandomUniform", 10, 0, NULL), KN_F16, 0, NULL},
+        {"uniform empty", GEN("RandomUniform", 0, 2, s40), KN_F32, 2, s40},
+        {"normal bf16", GEN("RandomNormal", 16, 2, s25), KN_BF16, 2, s25},
+        {"normal default", GENP("RandomNormal", 0, 1, s4, 2, 3), KN_F32, 1, s4},
         /* *Like: the input's shape; dtype = attribute, else the input's */
-        {"uniform like f64", {"RandomUniformLike", 0, -1, .in_dtype = 11, 2, s25}, KN_F64, 2, s25},
-        {"uniform like f16->f32",
-         {"RandomUniformLike", 1, -1, .in_dtype = 10, 2, s32},
-         KN_F32,
-         2,
-         s32},
+        {"uniform like f64", ON("RandomUniformLike", 0, 11, 2, s25), KN_F64, 2, s25},
+        {"uniform like f16->f32", ON("RandomUniformLike", 1, 10, 2, s32), KN_F32, 2, s32},
         /* an int input without dtype: ONNX leaves it undefined (the output must be a
          * float type); kiln falls back to float */
-        {"uniform like i64", {"RandomUniformLike", 0, -1, .in_dtype = 7, 2, s32}, KN_F32, 2, s32},
-        {"normal like f32->f64", {"RandomNormalLike", 11, -1, .in_dtype = 1, 1, s4}, KN_F64, 1, s4},
-        {"normal like bf16", {"RandomNormalLike", 0, -1, .in_dtype = 16, 2, s22}, KN_BF16, 2, s22},
+        {"uniform like i64", ON("RandomUniformLike", 0, 7, 2, s32), KN_F32, 2, s32},
+        {"normal like f32->f64", ON("RandomNormalLike", 11, 1, 1, s4), KN_F64, 1, s4},
+        {"normal like bf16", ON("RandomNormalLike", 0, 16, 2, s22), KN_BF16, 2, s22},
         /* Bernoulli: the input's shape; dtype = attribute (any number or bool), else
          * the input's */
-        {"bernoulli default", {"Bernoulli", 0, -1, .in_dtype = 1, 2, s22}, KN_F32, 2, s22},
-        {"bernoulli f64", {"Bernoulli", 0, -1, .in_dtype = 11, 1, s5}, KN_F64, 1, s5},
-        {"bernoulli bool", {"Bernoulli", 9, -1, .in_dtype = 1, 2, s23}, KN_BOOL, 2, s23},
-        {"bernoulli i64", {"Bernoulli", 7, -1, .in_dtype = 10, 1, s4}, KN_I64, 1, s4},
+        {"bernoulli default", ON("Bernoulli", 0, 1, 2, s22), KN_F32, 2, s22},
+        {"bernoulli f64", ON("Bernoulli", 0, 11, 1, s5), KN_F64, 1, s5},
+        {"bernoulli bool", ON("Bernoulli", 9, 1, 2, s23), KN_BOOL, 2, s23},
+        {"bernoulli i64", ON("Bernoulli", 7, 10, 1, s4), KN_I64, 1, s4},
         /* Multinomial: [batch, sample_size], sample_size default 1, dtype default int32 */
-        {"multinomial default", {"Multinomial", 0, -1, .in_dtype = 1, 2, s23}, KN_I32, 2, s21},
-        {"multinomial i64",
-         {"Multinomial", 7, -1, .sample_size = 7, .in_dtype = 11, 2, s25},
-         KN_I64,
-         2,
-         s27},
+        {"multinomial default", MULTI(0, 0, 1, 2, s23), KN_I32, 2, s21},
+        {"multinomial i64", MULTI(7, 7, 11, 2, s25), KN_I64, 2, s27},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         kn_arena *a = kn_arena_create();
@@ -181,22 +194,14 @@ static void test_errors(void) {
         spec s;
         const char *msg;
     } cases[] = {
-        {"uniform int dtype", {"RandomUniform", 6, 1, s4}, "dtype 6 is not allowed here"},
-        {"uniform no shape", {"RandomUniform", 0, -1}, "attribute 'shape' is required"},
-        {"normal bad dtype", {"RandomNormal", 99, 1, s4}, "dtype 99 is not allowed here"},
-        {"like int dtype",
-         {"RandomNormalLike", 7, -1, .in_dtype = 1, 1, s4},
-         "dtype 7 is not allowed here"},
-        {"bernoulli string dtype",
-         {"Bernoulli", 8, -1, .in_dtype = 1, 1, s4},
-         "dtype 8 is not allowed here"},
-        {"multinomial float dtype",
-         {"Multinomial", 1, -1, .in_dtype = 1, 2, s23},
-         "dtype 1 is not allowed here"},
-        {"multinomial rank", {"Multinomial", 0, -1, .in_dtype = 1, 1, s4}, "expected 2"},
-        {"multinomial samples",
-         {"Multinomial", 0, -1, .sample_size = -2, .in_dtype = 1, 2, s23},
-         "sample_size must be positive"},
+        {"uniform int dtype", GEN("RandomUniform", 6, 1, s4), "dtype 6 is not allowed here"},
+        {"uniform no shape", GEN("RandomUniform", 0, -1, NULL), "attribute 'shape' is required"},
+        {"normal bad dtype", GEN("RandomNormal", 99, 1, s4), "dtype 99 is not allowed here"},
+        {"like int dtype", ON("RandomNormalLike", 7, 1, 1, s4), "dtype 7 is not allowed here"},
+        {"bernoulli string dtype", ON("Bernoulli", 8, 1, 1, s4), "dtype 8 is not allowed here"},
+        {"multinomial float dtype", MULTI(1, 0, 1, 2, s23), "dtype 1 is not allowed here"},
+        {"multinomial rank", MULTI(0, 0, 1, 1, s4), "expected 2"},
+        {"multinomial samples", MULTI(0, -2, 1, 2, s23), "sample_size must be positive"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         kn_arena *a = kn_arena_create();
@@ -268,14 +273,14 @@ static void test_continuous(void) {
         const char *what;
         spec s;
     } cases[] = {
-        {"uniform f32 [0,1)", {"RandomUniform", 0, 2, s_n}},
-        {"uniform f64 [-2,3)", {"RandomUniform", 11, 2, s_n, 1, -2, 3}},
-        {"uniform f16 [0,1)", {"RandomUniform", 10, 2, s_n}},
-        {"uniform bf16 [-1,1)", {"RandomUniform", 16, 2, s_n, 1, -1, 1}},
-        {"uniform like f64 [10,20)", {"RandomUniformLike", 0, -1, NULL, 1, 10, 20, 0, 11, 2, s_n}},
-        {"normal f32 (0,1)", {"RandomNormal", 0, 2, s_n}},
-        {"normal f64 (3,0.5)", {"RandomNormal", 11, 2, s_n, 1, 3, 0.5}},
-        {"normal like f16 (-1,2)", {"RandomNormalLike", 0, -1, NULL, 1, -1, 2, 0, 10, 2, s_n}},
+        {"uniform f32 [0,1)", GEN("RandomUniform", 0, 2, s_n)},
+        {"uniform f64 [-2,3)", GENP("RandomUniform", 11, 2, s_n, -2, 3)},
+        {"uniform f16 [0,1)", GEN("RandomUniform", 10, 2, s_n)},
+        {"uniform bf16 [-1,1)", GENP("RandomUniform", 16, 2, s_n, -1, 1)},
+        {"uniform like f64 [10,20)", ONP("RandomUniformLike", 0, 11, 2, s_n, 10, 20)},
+        {"normal f32 (0,1)", GEN("RandomNormal", 0, 2, s_n)},
+        {"normal f64 (3,0.5)", GENP("RandomNormal", 11, 2, s_n, 3, 0.5)},
+        {"normal like f16 (-1,2)", ONP("RandomNormalLike", 0, 10, 2, s_n, -1, 2)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const spec *s = &cases[i].s;
@@ -329,7 +334,7 @@ static void test_bernoulli(void) {
     static const float probs[] = {0, 1, 0.3f};
     static const int dtypes[] = {0, 9, 6}; /* the input's (float), bool, int32 */
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
-        spec s = {"Bernoulli", dtypes[i], -1, .in_dtype = 1, .in_rank = 2, .in_dims = s_3n};
+        spec s = ON("Bernoulli", dtypes[i], 1, 2, s_3n);
         kn_arena *a = kn_arena_create();
         kn_tensor *x = make_input(a, &s, 0), *y;
         for (int r = 0; r < 3; r++)
@@ -369,7 +374,7 @@ static void test_multinomial(void) {
         {7, 7, 7, 7},
     };
     static const double want[3][4] = {{0.1, 0.2, 0.3, 0.4}, {0, 0, 1, 0}, {0.25, 0.25, 0.25, 0.25}};
-    spec s = {"Multinomial", 7, -1, .sample_size = N, .in_dtype = 1, .in_rank = 2, .in_dims = s_34};
+    spec s = MULTI(7, N, 1, 2, s_34);
     kn_arena *a = kn_arena_create();
     kn_tensor *x = make_input(a, &s, 0), *y;
     memcpy(x->data, logits, sizeof logits);
@@ -405,12 +410,12 @@ static void test_multinomial(void) {
 
 static void test_seeds(void) {
     static const spec cases[] = {
-        {"RandomUniform", 0, 2, s_34},
-        {"RandomNormal", 11, 2, s_34},
-        {"RandomUniformLike", 10, -1, .in_dtype = 1, .in_rank = 2, .in_dims = s_34},
-        {"RandomNormalLike", 0, -1, .in_dtype = 16, .in_rank = 2, .in_dims = s_34},
-        {"Bernoulli", 9, -1, .in_dtype = 1, .in_rank = 2, .in_dims = s_3n}, /* p = 0.5 */
-        {"Multinomial", 0, -1, .sample_size = 64, .in_dtype = 1, .in_rank = 2, .in_dims = s_34},
+        GEN("RandomUniform", 0, 2, s_34),
+        GEN("RandomNormal", 11, 2, s_34),
+        ON("RandomUniformLike", 10, 1, 2, s_34),
+        ON("RandomNormalLike", 0, 16, 2, s_34),
+        ON("Bernoulli", 9, 1, 2, s_3n), /* p = 0.5 */
+        MULTI(0, 64, 1, 2, s_34),
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         kn_arena *a = kn_arena_create();
