@@ -7,8 +7,10 @@
 #include "passes/pass.h"
 #include "test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The base model: y = Relu(Add(x, w)), x: f32[2,3], w: initializer [3]. */
 static int64_t d23[] = {2, 3}, d3[] = {3};
@@ -228,9 +230,55 @@ static void test_shape_bind(void) {
     kn_graph_destroy(g);
 }
 
+/* External data beside the model: a file in the folder loads; a symlink in the
+ * folder that points outside it is refused. */
+static void test_external_files(void) {
+    char dir[] = "/tmp/kiln-ext-XXXXXX", path[600];
+    if (!mkdtemp(dir)) return;
+    snprintf(path, sizeof path, "%s/w.bin", dir);
+    FILE *f = fopen(path, "wb");
+    float w[] = {1, -2, 3};
+    CHECK(f && fwrite(w, sizeof w, 1, f) == 1);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/escape.bin", dir);
+    CHECK(symlink("/etc/hostname", path) == 0);
+    static const struct {
+        const char *location;
+        kn_status st;
+        const char *msg;
+    } cases[] = {
+        {"w.bin", KN_OK, ""},
+        {"escape.bin", KN_EINVAL, "external data 'escape.bin' resolves outside the model's folder"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        model md;
+        base(&md, 13);
+        mut_external(&md);
+        md.ext[0].value = (char *)cases[i].location;
+        size_t len = onnx__model_proto__get_packed_size(&md.m);
+        uint8_t *buf = malloc(len);
+        onnx__model_proto__pack(&md.m, buf);
+        kn_ctx cx;
+        kn_ctx_init(&cx, "m.onnx");
+        kn_graph *g = NULL;
+        kn_status st = kn_onnx_load_memory(&cx, buf, len, dir, "m.onnx", &g);
+        free(buf);
+        CHECK(st == cases[i].st && strstr(cx.msg, cases[i].msg));
+        if (g && st == KN_OK) {
+            kn_value *v = kn_graph_find_value(g, "w");
+            CHECK(v && v->constant && !memcmp(v->constant->data, w, sizeof w));
+        }
+        kn_graph_destroy(g);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void) {
     test_valid();
     test_errors();
     test_shape_bind();
+    test_external_files();
     return TEST_DONE();
 }
