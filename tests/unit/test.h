@@ -9,10 +9,11 @@
 static int test_pass, test_fail;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
-        if (cond) test_pass++;                                                                     \
+        if (cond)                                                                                  \
+            test_pass++;                                                                           \
         else {                                                                                     \
             test_fail++;                                                                           \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
         }                                                                                          \
     } while (0)
 #define TEST_DONE() (printf("%d passed, %d failed\n", test_pass, test_fail), test_fail != 0)
