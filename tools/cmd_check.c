@@ -262,7 +262,12 @@ static bool run_isolated(const char *dir, int timeout, char *why, size_t cap) {
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (WIFEXITED(status)) return WEXITSTATUS(status) == 0;
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) == 0) return true;
+        if (!why[0]) /* e.g. a sanitizer report, printed on stderr */
+            snprintf(why, cap, "test process exited with status %d", WEXITSTATUS(status));
+        return false;
+    }
     int sig = WTERMSIG(status);
     if (sig == SIGALRM)
         snprintf(why, cap, "timed out after %d s", timeout);
