@@ -1,5 +1,6 @@
 /* The descriptor table built from ir/ops.def and the group files, plus the shared
- * helpers of op implementations (broadcasting, axes, conversions). The table is
+ * helpers of op implementations (broadcasting, axes, conversions, optional inputs,
+ * element copies and output allocation). The table is
  * filled once, on first use; registering an op twice is a broken invariant. */
 #include "ir/ops.h"
 
@@ -167,4 +168,93 @@ kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int 
         return kn_diag(cx, n, KN_EUNSUPPORTED, "input %d has unsupported type %s", i,
                        kn_dtype_name(t));
     return KN_OK;
+}
+
+kn_status kn_need_tensor(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i) {
+    if (i >= n->nin || !in[i]) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
+    if (in[i]->type.kind != KN_KIND_TENSOR)
+        return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", i);
+    return KN_OK;
+}
+
+kn_tensor *kn_opt_in(const kn_node *n, kn_tensor *const *in, int i) {
+    return i < n->nin ? in[i] : NULL;
+}
+
+bool kn_data_known(const kn_tensor *t) {
+    return t && t->type.kind == KN_KIND_TENSOR && t->data && kn_type_static(&t->type);
+}
+
+int64_t kn_prod(const int64_t *dims, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= dims[i];
+    return p;
+}
+
+int64_t kn_prod_or_unknown(const int64_t *dims, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++) {
+        if (dims[i] < 0) return -1;
+        p *= dims[i];
+    }
+    return p;
+}
+
+size_t kn_elem_size(kn_dtype t) {
+    return kn_dtype_get(t)->size;
+}
+
+void kn_copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es) {
+    memcpy((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, es);
+}
+
+void kn_copy_all(kn_tensor *dst, const kn_tensor *src) {
+    size_t nb = kn_tensor_nbytes(src);
+    if (nb) memcpy(dst->data, src->data, nb);
+}
+
+double kn_tensor_get_f64(const kn_tensor *t, int64_t i) {
+    return kn_load_f64(t->data, t->type.dtype, (size_t)i);
+}
+
+void kn_tensor_set_f64(kn_tensor *t, int64_t i, double v) {
+    kn_store_f64(t->data, t->type.dtype, (size_t)i, v);
+}
+
+bool kn_str_eq_nocase(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+        if (ca != cb) return false;
+    }
+    return *a == *b;
+}
+
+/* Infer runs once more here on the inputs eval sees; it is pure, so its types match
+ * the ones the interpreter computed before eval. */
+kn_status kn_alloc_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
+                           kn_infer_fn infer) {
+    int missing = 0;
+    for (int j = 0; j < n->nout; j++) missing |= !out[j];
+    if (!missing) return KN_OK;
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_type *t = kn_arena_array(kn_exec_arena(ex), (size_t)n->nout, sizeof *t);
+    KN_ASSERT(t);
+    memset(t, 0, (size_t)n->nout * sizeof *t);
+    kn_status st = infer(cx, n, in, t);
+    if (st) return st;
+    for (int j = 0; j < n->nout; j++) {
+        if (out[j]) continue;
+        if (!kn_type_static(&t[j]))
+            return kn_diag(cx, n, KN_EINTERNAL, "output %d has no static type at run time", j);
+        out[j] = kn_exec_tensor(ex, n, t[j].dtype, t[j].rank, t[j].dims);
+        if (!out[j]) return cx->status ? cx->status : KN_ELIMIT;
+    }
+    return KN_OK;
+}
+
+kn_tensor *kn_ensure_output(kn_exec *ex, const kn_node *n, kn_tensor **out, int j,
+                            const kn_type *t) {
+    if (!out[j]) out[j] = kn_exec_tensor(ex, n, t->dtype, t->rank, t->dims);
+    return out[j];
 }

@@ -55,6 +55,7 @@ typedef struct kn_opdesc {
     X(unary)                                                                                       \
     X(binary)                                                                                      \
     X(tensor)                                                                                      \
+    X(index)                                                                                       \
     X(nn)                                                                                          \
     X(nn_norm)                                                                                     \
     X(reduce)                                                                                      \
@@ -110,8 +111,39 @@ double *kn_tensor_f64s(kn_arena *a, const kn_tensor *t);
 void kn_tensor_store_f64s(kn_tensor *t, const double *v);
 void kn_tensor_store_i64s(kn_tensor *t, const int64_t *v);
 
+/* Input i, or NULL when omitted (trailing omitted inputs are not in `in`). */
+kn_tensor *kn_opt_in(const kn_node *n, kn_tensor *const *in, int i);
+/* True if t is a tensor whose values and shape are known. */
+bool kn_data_known(const kn_tensor *t);
+/* Product of dims[from..to); 1 when the range is empty. */
+int64_t kn_prod(const int64_t *dims, int from, int to);
+/* Product of dims[from..to), -1 if one of them is unknown. */
+int64_t kn_prod_or_unknown(const int64_t *dims, int from, int to);
+/* Size in bytes of one element of dtype t. */
+size_t kn_elem_size(kn_dtype t);
+/* Copies element si of src to element di of dst, es bytes each. */
+void kn_copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es);
+/* Copies all of src's elements into dst (same element count and dtype). */
+void kn_copy_all(kn_tensor *dst, const kn_tensor *src);
+/* Element i of t converted to double; kn_tensor_set_f64 stores v converted to t's dtype. */
+double kn_tensor_get_f64(const kn_tensor *t, int64_t i);
+void kn_tensor_set_f64(kn_tensor *t, int64_t i, double v);
+/* Equality of a and b ignoring ASCII case. */
+bool kn_str_eq_nocase(const char *a, const char *b);
+
+/* eval helpers */
+/* Creates each out[j] handed to eval as NULL from the types infer gives for the actual
+ * inputs; reports an output whose type is still not static. */
+kn_status kn_alloc_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
+                           kn_infer_fn infer);
+/* out[j], first created from t when not pre-allocated; NULL (reported) when too large. */
+kn_tensor *kn_ensure_output(kn_exec *ex, const kn_node *n, kn_tensor **out, int j,
+                            const kn_type *t);
+
 /* infer helpers */
 kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
+/* Requires input i to be present and a tensor. */
+kn_status kn_need_tensor(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i);
 /* Requires in[i] to be a tensor whose dtype is one of mask (bit per kn_dtype). */
 kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i, unsigned mask);
 #define KN_DT(t) (1u << KN_##t)

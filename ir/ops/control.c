@@ -19,16 +19,6 @@
 
 /* ---- helpers ---- */
 
-static size_t esize(kn_dtype t) {
-    return kn_dtype_get(t)->size;
-}
-
-static int64_t prod(const int64_t *dims, int from, int to) {
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= dims[i];
-    return p;
-}
-
 /* Type of a sequence (or optional) whose element tensors have dtype dt, shape unknown. */
 static kn_type kind_type(kn_kind kind, kn_dtype dt) {
     kn_type t = kn_type_unknown(dt);
@@ -138,9 +128,9 @@ static kn_tensor *slice_axis(kn_exec *ex, const kn_node *n, const kn_tensor *x, 
         if (d != axis) dims[r++] = x->type.dims[d];
     kn_tensor *y = kn_exec_tensor(ex, n, x->type.dtype, r, dims);
     if (!y) return NULL;
-    size_t es = esize(x->type.dtype);
-    int64_t outer = prod(x->type.dims, 0, axis), len = x->type.dims[axis];
-    size_t inner = (size_t)prod(x->type.dims, axis + 1, x->type.rank) * es;
+    size_t es = kn_elem_size(x->type.dtype);
+    int64_t outer = kn_prod(x->type.dims, 0, axis), len = x->type.dims[axis];
+    size_t inner = (size_t)kn_prod(x->type.dims, axis + 1, x->type.rank) * es;
     for (int64_t o = 0; o < outer; o++)
         memcpy((char *)y->data + (size_t)o * inner,
                (const char *)x->data + (size_t)(o * len + idx) * inner, inner);
@@ -185,8 +175,8 @@ static kn_status concat_type(kn_ctx *cx, const kn_node *n, kn_tensor *const *ite
  * inserted there. NULL items are written as zeros of item `model`'s size. */
 static void concat_into(kn_tensor *dst, kn_tensor *const *items, int cnt, int axis,
                         const kn_tensor *model) {
-    size_t es = esize(dst->type.dtype);
-    int64_t outer = prod(model->type.dims, 0, axis);
+    size_t es = kn_elem_size(dst->type.dtype);
+    int64_t outer = kn_prod(model->type.dims, 0, axis);
     size_t off = 0;
     for (int64_t o = 0; o < outer; o++)
         for (int i = 0; i < cnt; i++) {
@@ -979,9 +969,9 @@ static kn_status eval_split_to_sequence(kn_exec *ex, const kn_node *n, kn_tensor
     if (split_plan(cx, n, in, kn_exec_arena(ex), &axis, &sizes, &cnt, &squeeze)) return cx->status;
     if (cnt > INT32_MAX) return kn_diag(cx, n, KN_ELIMIT, "too many pieces");
     kn_tensor *s = new_seq(ex, x->type.dtype, (int)cnt);
-    size_t es = esize(x->type.dtype);
-    int64_t outer = prod(x->type.dims, 0, axis), len = x->type.dims[axis];
-    size_t inner = (size_t)prod(x->type.dims, axis + 1, x->type.rank) * es;
+    size_t es = kn_elem_size(x->type.dtype);
+    int64_t outer = kn_prod(x->type.dims, 0, axis), len = x->type.dims[axis];
+    size_t inner = (size_t)kn_prod(x->type.dims, axis + 1, x->type.rank) * es;
     int64_t start = 0;
     for (int64_t i = 0; i < cnt; i++) {
         int64_t dims[KN_MAX_RANK];

@@ -18,11 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Input i of n, or NULL when omitted or past the node's inputs. */
-static const kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
-
 /* 0: omitted or empty, 1: has elements, -1: unknown (shape not known). */
 static int presence(const kn_tensor *t) {
     if (!t) return 0;
@@ -125,12 +120,12 @@ static kn_status resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         nascales = kn_attr_floats(cx, n, "scales", &ascales);
         if (nascales < 0) return kn_diag(cx, n, KN_EINVAL, "attribute 'scales' is required");
     } else if (legacy) {
-        scales = opt_in(n, in, 1);
+        scales = kn_opt_in(n, in, 1);
         if (!scales) return kn_diag(cx, n, KN_EINVAL, "input 'scales' is required");
     } else {
-        roi = opt_in(n, in, 1);
-        scales = opt_in(n, in, 2);
-        sizes = opt_in(n, in, 3);
+        roi = kn_opt_in(n, in, 1);
+        scales = kn_opt_in(n, in, 2);
+        sizes = kn_opt_in(n, in, 3);
     }
     if (kn_failed(cx)) return cx->status;
     if (p->rank < 0) return KN_OK;
@@ -777,7 +772,8 @@ static int nms_suppress(const double *a, const double *b, double threshold) {
 static int64_t nms_run(kn_arena *a, const kn_node *n, kn_tensor *const *in, int center,
                        int64_t *sel) {
     const kn_tensor *boxes = in[0], *scores = in[1];
-    const kn_tensor *tmax = opt_in(n, in, 2), *tiou = opt_in(n, in, 3), *tscore = opt_in(n, in, 4);
+    const kn_tensor *tmax = kn_opt_in(n, in, 2), *tiou = kn_opt_in(n, in, 3),
+                    *tscore = kn_opt_in(n, in, 4);
     int64_t maxout = presence(tmax) > 0 ? kn_load_i64(tmax->data, tmax->type.dtype, 0) : 0;
     double iou = presence(tiou) > 0 ? kn_load_f64(tiou->data, tiou->type.dtype, 0) : 0;
     int has_st = presence(tscore) > 0;
@@ -846,7 +842,7 @@ static kn_status infer_nms(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
         (bt->dims[0] != stt->dims[0] || bt->dims[1] != stt->dims[2]))
         return kn_diag(cx, n, KN_EINVAL, "boxes and scores disagree on batch or box count");
     for (int i = 2; i < 5; i++) {
-        const kn_tensor *t = opt_in(n, in, i);
+        const kn_tensor *t = kn_opt_in(n, in, i);
         if (!t) continue;
         int p = presence(t);
         if (p < 0 || (p > 0 && !t->data)) known = 0;

@@ -14,10 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
-
 /* ---- losses ---- */
 
 typedef enum reduction { RED_NONE, RED_SUM, RED_MEAN } reduction;
@@ -46,7 +42,7 @@ static kn_status infer_loss_common(kn_ctx *cx, const kn_node *n, kn_tensor *cons
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT) ||
         kn_check_dtype(cx, n, in[1], 1, KN_DT(I32) | KN_DT(I64)))
         return cx->status;
-    kn_tensor *w = opt_in(n, in, 2);
+    kn_tensor *w = kn_opt_in(n, in, 2);
     if (w && kn_check_dtype(cx, n, w, 2, KN_DT_FLOAT)) return cx->status;
     const kn_type *x = &in[0]->type, *t = &in[1]->type;
     if (x->rank >= 0 && x->rank < 2)
@@ -84,7 +80,7 @@ static kn_status nll(kn_exec *ex, const kn_node *n, const loss_params *p, const 
     int64_t N = xt->dims[0], C = xt->dims[1], D = 1;
     for (int d = 2; d < xt->rank; d++) D *= xt->dims[d];
     int64_t *tg = kn_tensor_i64s(a, in[1]);
-    kn_tensor *wt = opt_in(n, in, 2);
+    kn_tensor *wt = kn_opt_in(n, in, 2);
     double *w = wt ? kn_tensor_f64s(a, wt) : NULL;
     double *loss = kn_arena_array(a, (size_t)(N * D + 1), sizeof *loss);
     if (!loss) return kn_diag(cx, n, KN_ELIMIT, "loss too large");
@@ -150,22 +146,13 @@ static kn_status eval_sce(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
 
 /* ---- StringNormalizer ---- */
 
-static int str_eq_nocase(const char *a, const char *b) {
-    for (; *a && *b; a++, b++) {
-        char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-        char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
-        if (ca != cb) return 0;
-    }
-    return *a == *b;
-}
-
 /* Whether string s survives the stopword filter. */
 static int strnorm_keep(kn_ctx *cx, const kn_node *n, const char *s) {
     const char *const *stop = NULL;
     int nstop = kn_attr_strings(cx, n, "stopwords", &stop);
     int sensitive = (int)kn_attr_int(cx, n, "is_case_sensitive", 0);
     for (int i = 0; i < nstop; i++)
-        if (sensitive ? !strcmp(s, stop[i]) : str_eq_nocase(s, stop[i])) return 0;
+        if (sensitive ? !strcmp(s, stop[i]) : kn_str_eq_nocase(s, stop[i])) return 0;
     return 1;
 }
 
@@ -518,13 +505,6 @@ static kn_status infer_adam(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     return infer_optim(cx, n, in, out, 2, &k);
 }
 
-static double ld(const kn_tensor *t, int64_t i) {
-    return kn_load_f64(t->data, t->type.dtype, (size_t)i);
-}
-static void st(kn_tensor *t, int64_t i, double v) {
-    kn_store_f64(t->data, t->type.dtype, (size_t)i, v);
-}
-
 static kn_status eval_adagrad(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
@@ -533,15 +513,15 @@ static kn_status eval_adagrad(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
     if (kn_failed(cx)) return cx->status;
     int k = (n->nin - 2) / 3;
-    double R = ld(in[0], 0), T = (double)kn_load_i64(in[1]->data, KN_I64, 0);
+    double R = kn_tensor_get_f64(in[0], 0), T = (double)kn_load_i64(in[1]->data, KN_I64, 0);
     double r = R / (1 + T * decay);
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i], *H = in[2 + 2 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * ld(X, e) + ld(G, e);
-            double h = ld(H, e) + g * g;
-            st(out[i], e, ld(X, e) - r * g / (sqrt(h) + eps));
-            st(out[k + i], e, h);
+            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double h = kn_tensor_get_f64(H, e) + g * g;
+            kn_tensor_set_f64(out[i], e, kn_tensor_get_f64(X, e) - r * g / (sqrt(h) + eps));
+            kn_tensor_set_f64(out[k + i], e, h);
         }
     }
     return KN_OK;
@@ -559,16 +539,17 @@ static kn_status eval_momentum(kn_exec *ex, const kn_node *n, kn_tensor *const *
     if (!nesterov && strcmp(mode, "standard"))
         return kn_diag(cx, n, KN_EINVAL, "mode '%s' is not standard or nesterov", mode);
     int k = (n->nin - 2) / 3;
-    double R = ld(in[0], 0);
+    double R = kn_tensor_get_f64(in[0], 0);
     int64_t T = kn_load_i64(in[1]->data, KN_I64, 0);
     double beta_adj = T > 0 ? beta : 1;
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i], *V = in[2 + 2 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * ld(X, e) + ld(G, e);
-            double v = alpha * ld(V, e) + beta_adj * g;
-            st(out[i], e, ld(X, e) - R * (nesterov ? g + alpha * v : v));
-            st(out[k + i], e, v);
+            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double v = alpha * kn_tensor_get_f64(V, e) + beta_adj * g;
+            kn_tensor_set_f64(out[i], e,
+                              kn_tensor_get_f64(X, e) - R * (nesterov ? g + alpha * v : v));
+            kn_tensor_set_f64(out[k + i], e, v);
         }
     }
     return KN_OK;
@@ -583,20 +564,20 @@ static kn_status eval_adam(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     double post = kn_attr_float(cx, n, "norm_coefficient_post", 0);
     if (kn_failed(cx)) return cx->status;
     int k = (n->nin - 2) / 4;
-    double R = ld(in[0], 0);
+    double R = kn_tensor_get_f64(in[0], 0);
     int64_t T = kn_load_i64(in[1]->data, KN_I64, 0);
     double r = T > 0 ? R * sqrt(1 - pow(beta, (double)T)) / (1 - pow(alpha, (double)T)) : R;
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i];
         const kn_tensor *V = in[2 + 2 * k + i], *H = in[2 + 3 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * ld(X, e) + ld(G, e);
-            double v = alpha * ld(V, e) + (1 - alpha) * g;
-            double h = beta * ld(H, e) + (1 - beta) * g * g;
-            double x = ld(X, e) - r * (v / (sqrt(h) + eps));
-            st(out[i], e, (1 - post) * x);
-            st(out[k + i], e, v);
-            st(out[2 * k + i], e, h);
+            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double v = alpha * kn_tensor_get_f64(V, e) + (1 - alpha) * g;
+            double h = beta * kn_tensor_get_f64(H, e) + (1 - beta) * g * g;
+            double x = kn_tensor_get_f64(X, e) - r * (v / (sqrt(h) + eps));
+            kn_tensor_set_f64(out[i], e, (1 - post) * x);
+            kn_tensor_set_f64(out[k + i], e, v);
+            kn_tensor_set_f64(out[2 * k + i], e, h);
         }
     }
     return KN_OK;

@@ -15,42 +15,12 @@
 
 /* ---- shared helpers ---- */
 
-/* Optional input i, or NULL when omitted (trailing omitted inputs are not in `in`). */
-static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
-
-/* Creates out[j] from t when infer could not give it a static type beforehand. */
-static kn_status make_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
-                              kn_infer_fn infer) {
-    kn_ctx *cx = kn_exec_ctx(ex);
-    kn_type t[8];
-    KN_ASSERT(n->nout <= 8);
-    memset(t, 0, sizeof t);
-    kn_status st = infer(cx, n, in, t);
-    if (st) return st;
-    for (int j = 0; j < n->nout; j++) {
-        if (out[j]) continue;
-        if (!kn_type_static(&t[j]))
-            return kn_diag(cx, n, KN_EINTERNAL, "output %d has no static type at run time", j);
-        out[j] = kn_exec_tensor(ex, n, t[j].dtype, t[j].rank, t[j].dims);
-        if (!out[j]) return cx->status ? cx->status : KN_ELIMIT;
-    }
-    return KN_OK;
-}
-
 /* Coordinates of flat index i in a row-major shape of rank r. */
 static void unflat(int64_t i, int r, const int64_t *dims, int64_t *coord) {
     for (int d = r - 1; d >= 0; d--) {
         coord[d] = dims[d] ? i % dims[d] : 0;
         i = dims[d] ? i / dims[d] : 0;
     }
-}
-
-static int64_t prod(int r, const int64_t *dims) {
-    int64_t p = 1;
-    for (int d = 0; d < r; d++) p *= dims[d];
-    return p;
 }
 
 /* INTS attribute of exactly `want` entries into v; def for every entry if absent. */
@@ -177,7 +147,7 @@ static int64_t win_offset(const window *w, const int64_t *oc, const int64_t *kc)
 
 /* Kernel coordinates of every kernel element, nk x nsp, in arena a. */
 static int64_t *kernel_coords(kn_arena *a, const window *w, int64_t *nk) {
-    *nk = prod(w->nsp, w->k);
+    *nk = kn_prod(w->k, 0, w->nsp);
     int64_t *kc = kn_arena_array(a, (size_t)(*nk > 0 ? *nk : 1) * (size_t)w->nsp, sizeof *kc);
     KN_ASSERT(kc);
     for (int64_t j = 0; j < *nk; j++) unflat(j, w->nsp, w->k, kc + j * w->nsp);
@@ -212,7 +182,7 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         if (m >= 0 && m % group)
             return kn_diag(cx, n, KN_EINVAL, "%lld output channels not divisible by group %lld",
                            (long long)m, (long long)group);
-        if (opt_in(n, in, 2) && in[2]->type.rank >= 0 &&
+        if (kn_opt_in(n, in, 2) && in[2]->type.rank >= 0 &&
             (in[2]->type.rank != 1 ||
              (m >= 0 && in[2]->type.dims[0] >= 0 && in[2]->type.dims[0] != m)))
             return kn_diag(cx, n, KN_EINVAL, "bias must have shape [%lld]", (long long)m);
@@ -230,8 +200,8 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 
 static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_conv)) return cx->status;
-    const kn_tensor *x = in[0], *wt = in[1], *b = opt_in(n, in, 2);
+    if (kn_alloc_outputs(ex, n, in, out, infer_conv)) return cx->status;
+    const kn_tensor *x = in[0], *wt = in[1], *b = kn_opt_in(n, in, 2);
     kn_tensor *y = out[0];
     int64_t kd[KN_MAX_RANK];
     for (int i = 0; i < x->type.rank - 2; i++) kd[i] = wt->type.dims[i + 2];
@@ -240,7 +210,7 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     int64_t group = kn_attr_int(cx, n, "group", 1);
     int64_t nb = x->type.dims[0], c = x->type.dims[1], m = wt->type.dims[0];
     int64_t cg = c / group, mg = m / group;
-    int64_t isz = prod(w.nsp, w.in), osz = prod(w.nsp, w.out), nk;
+    int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
     int64_t oc[KN_MAX_RANK];
     for (int64_t b0 = 0; b0 < nb; b0++)
@@ -350,15 +320,15 @@ static kn_status infer_convt(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 
 static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_convt)) return cx->status;
-    const kn_tensor *x = in[0], *wt = in[1], *b = opt_in(n, in, 2);
+    if (kn_alloc_outputs(ex, n, in, out, infer_convt)) return cx->status;
+    const kn_tensor *x = in[0], *wt = in[1], *b = kn_opt_in(n, in, 2);
     kn_tensor *y = out[0];
     window w;
     if (convt_window(cx, n, &x->type, &wt->type, &w)) return cx->status;
     int64_t group = kn_attr_int(cx, n, "group", 1);
     int64_t nb = x->type.dims[0], c = x->type.dims[1], mg = wt->type.dims[1], m = mg * group;
     int64_t cg = c / group;
-    int64_t isz = prod(w.nsp, w.in), osz = prod(w.nsp, w.out), nk;
+    int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
     double *acc = kn_arena_array(kn_exec_arena(ex), (size_t)(osz > 0 ? osz : 1), sizeof *acc);
     KN_ASSERT(acc);
@@ -434,7 +404,7 @@ static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 
 static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_pool)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_pool)) return cx->status;
     const kn_tensor *x = in[0];
     kn_tensor *y = out[0], *idx = n->nout > 1 && n->out[1] ? out[1] : NULL;
     window w;
@@ -444,7 +414,7 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     double p = lp_order(cx, n);
     if (kn_failed(cx) || window_make(cx, n, &x->type, NULL, (int)ceil_mode, &w)) return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
-    int64_t isz = prod(w.nsp, w.in), osz = prod(w.nsp, w.out), nk;
+    int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
     int64_t oc[KN_MAX_RANK], pc[KN_MAX_RANK];
     kn_dtype dt = x->type.dtype;
@@ -524,12 +494,12 @@ static kn_status infer_global_pool(kn_ctx *cx, const kn_node *n, kn_tensor *cons
 static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                   kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_global_pool)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_global_pool)) return cx->status;
     const kn_tensor *x = in[0];
     double p = lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
-    int64_t inner = prod(x->type.rank - 2, x->type.dims + 2);
+    int64_t inner = kn_prod(x->type.dims, 2, x->type.rank);
     for (int64_t ch = 0; ch < nc; ch++) {
         double acc = 0, best = -INFINITY;
         for (int64_t i = 0; i < inner; i++) {
@@ -554,7 +524,7 @@ static kn_status infer_maxunpool(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT) || kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))
         return cx->status;
     const kn_type *x = &in[0]->type;
-    if (opt_in(n, in, 2)) {
+    if (kn_opt_in(n, in, 2)) {
         const kn_tensor *s = in[2];
         if (kn_check_dtype(cx, n, s, 2, KN_DT(I64))) return cx->status;
         if (!s->data || s->type.rank != 1 || s->type.dims[0] < 0) {
@@ -593,7 +563,7 @@ static kn_status infer_maxunpool(kn_ctx *cx, const kn_node *n, kn_tensor *const 
 static kn_status eval_maxunpool(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_maxunpool)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_maxunpool)) return cx->status;
     const kn_tensor *x = in[0], *ix = in[1];
     kn_tensor *y = out[0];
     const kn_type *yt = &y->type;
@@ -613,7 +583,7 @@ static kn_status eval_maxunpool(kn_exec *ex, const kn_node *n, kn_tensor *const 
     if (yt->rank != x->type.rank)
         return kn_diag(cx, n, KN_EINVAL, "output_shape has rank %d, input has rank %d", yt->rank,
                        x->type.rank);
-    int64_t ndflt = prod(yt->rank, dflt);
+    int64_t ndflt = kn_prod(dflt, 0, yt->rank);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t at = kn_load_i64(ix->data, KN_I64, (size_t)i), off = 0;
         if (at < 0 || at >= ndflt)
@@ -644,7 +614,7 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     if (a->dtype != b->dtype)
         return kn_diag(cx, n, KN_EINVAL, "A is %s but B is %s", kn_dtype_name(a->dtype),
                        kn_dtype_name(b->dtype));
-    if (!opt_in(n, in, 2) && n->opset < 11)
+    if (!kn_opt_in(n, in, 2) && n->opset < 11)
         return kn_diag(cx, n, KN_EINVAL, "C is required before opset 11");
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     if (kn_failed(cx)) return cx->status;
@@ -663,7 +633,7 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     out[0] = kn_type_make(a->dtype, 2, (int64_t[]){m, nn});
     out[0].sym[0] = m < 0 ? a->sym[ta ? 1 : 0] : NULL;
     out[0].sym[1] = nn < 0 ? b->sym[tb ? 0 : 1] : NULL;
-    if (opt_in(n, in, 2)) {
+    if (kn_opt_in(n, in, 2)) {
         const kn_type *c = &in[2]->type;
         if (c->dtype != a->dtype)
             return kn_diag(cx, n, KN_EINVAL, "C is %s, expected %s", kn_dtype_name(c->dtype),
@@ -681,8 +651,8 @@ static kn_status infer_gemm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 
 static kn_status eval_gemm(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_gemm)) return cx->status;
-    const kn_tensor *a = in[0], *b = in[1], *c = opt_in(n, in, 2);
+    if (kn_alloc_outputs(ex, n, in, out, infer_gemm)) return cx->status;
+    const kn_tensor *a = in[0], *b = in[1], *c = kn_opt_in(n, in, 2);
     kn_tensor *y = out[0];
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     double alpha = kn_attr_float(cx, n, "alpha", 1.0f), beta = kn_attr_float(cx, n, "beta", 1.0f);
@@ -766,7 +736,7 @@ static kn_status infer_matmul(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 
 static kn_status eval_matmul(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_matmul)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_matmul)) return cx->status;
     const kn_tensor *a = in[0], *b = in[1];
     kn_tensor *y = out[0];
     const kn_type *at = &a->type, *bt = &b->type;
@@ -785,7 +755,7 @@ static kn_status eval_matmul(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     }
     kn_bcast_strides(&ba, orank, odims, sa);
     kn_bcast_strides(&bb, orank, odims, sb);
-    int64_t nbatch = prod(orank, odims);
+    int64_t nbatch = kn_prod(odims, 0, orank);
     kn_dtype dt = y->type.dtype;
     bool fl = kn_dtype_get(dt)->is_float, uns = !kn_dtype_get(dt)->is_signed;
     for (int64_t bi = 0; bi < nbatch; bi++) {
@@ -978,7 +948,7 @@ static kn_status infer_einsum(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 
 static kn_status eval_einsum(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_einsum)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_einsum)) return cx->status;
     einsum *p = &(einsum){0};
     if (ein_parse(cx, n, in, p)) return cx->status;
     /* Loop order: output labels, then the summed ones. */
@@ -1054,7 +1024,7 @@ static kn_status infer_det(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
 
 static kn_status eval_det(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_det)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_det)) return cx->status;
     const kn_tensor *x = in[0];
     int64_t m = x->type.dims[x->type.rank - 1], cnt = kn_tensor_numel(out[0]);
     double *a = kn_arena_array(kn_exec_arena(ex), (size_t)(m * m > 0 ? m * m : 1), sizeof *a);

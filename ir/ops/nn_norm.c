@@ -11,44 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Optional input i, or NULL when omitted (trailing omitted inputs are not in `in`). */
-static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
-
-/* Creates out[j] when infer could not give it a static type beforehand. */
-static kn_status make_outputs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
-                              kn_infer_fn infer) {
-    kn_ctx *cx = kn_exec_ctx(ex);
-    kn_type t[8];
-    KN_ASSERT(n->nout <= 8);
-    memset(t, 0, sizeof t);
-    kn_status st = infer(cx, n, in, t);
-    if (st) return st;
-    for (int j = 0; j < n->nout; j++) {
-        if (out[j]) continue;
-        if (!kn_type_static(&t[j]))
-            return kn_diag(cx, n, KN_EINTERNAL, "output %d has no static type at run time", j);
-        out[j] = kn_exec_tensor(ex, n, t[j].dtype, t[j].rank, t[j].dims);
-        if (!out[j]) return cx->status ? cx->status : KN_ELIMIT;
-    }
-    return KN_OK;
-}
-
-static int64_t prod(int r, const int64_t *dims) {
-    int64_t p = 1;
-    for (int d = 0; d < r; d++) p *= dims[d];
-    return p;
-}
-
-static double ld(const kn_tensor *t, int64_t i) {
-    return kn_load_f64(t->data, t->type.dtype, (size_t)i);
-}
-
-static void st(kn_tensor *t, int64_t i, double v) {
-    kn_store_f64(t->data, t->type.dtype, (size_t)i, v);
-}
-
 /* ---- BatchNormalization ---- */
 
 /* Training mode: opset >= 14 says so with training_mode; earlier opsets train when the
@@ -64,7 +26,7 @@ static int bn_training(kn_ctx *cx, const kn_node *n) {
 /* Elements of the per-channel parameters: C, or C x D1 x ... with spatial=0 (opset < 9). */
 static int64_t bn_param_count(const kn_node *n, kn_ctx *cx, const kn_type *x) {
     int64_t spatial = n->opset < 9 ? kn_attr_int(cx, n, "spatial", 1) : 1;
-    return spatial ? x->dims[1] : prod(x->rank - 1, x->dims + 1);
+    return spatial ? x->dims[1] : kn_prod(x->dims, 1, x->rank);
 }
 
 static kn_status infer_batchnorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
@@ -92,7 +54,7 @@ static kn_status infer_batchnorm(kn_ctx *cx, const kn_node *n, kn_tensor *const 
 static kn_status eval_batchnorm(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_batchnorm)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_batchnorm)) return cx->status;
     const kn_tensor *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     double momentum = kn_attr_float(cx, n, "momentum", 0.9f);
@@ -107,37 +69,38 @@ static kn_status eval_batchnorm(kn_exec *ex, const kn_node *n, kn_tensor *const 
     KN_ASSERT(bm && bv);
     for (int64_t p = 0; p < np; p++) {
         if (!train) {
-            bm[p] = ld(mean, p);
-            bv[p] = ld(var, p);
+            bm[p] = kn_tensor_get_f64(mean, p);
+            bv[p] = kn_tensor_get_f64(var, p);
             continue;
         }
         double s = 0, q = 0, cnt = (double)(nb * inner);
         for (int64_t b = 0; b < nb; b++)
-            for (int64_t i = 0; i < inner; i++) s += ld(x, (b * np + p) * inner + i);
+            for (int64_t i = 0; i < inner; i++) s += kn_tensor_get_f64(x, (b * np + p) * inner + i);
         bm[p] = cnt ? s / cnt : 0;
         for (int64_t b = 0; b < nb; b++)
             for (int64_t i = 0; i < inner; i++) {
-                double d = ld(x, (b * np + p) * inner + i) - bm[p];
+                double d = kn_tensor_get_f64(x, (b * np + p) * inner + i) - bm[p];
                 q += d * d;
             }
         bv[p] = cnt ? q / cnt : 0;
     }
     for (int64_t b = 0; b < nb; b++)
         for (int64_t p = 0; p < np; p++) {
-            double k = ld(scale, p) / sqrt(bv[p] + eps), c = ld(bias, p);
+            double k = kn_tensor_get_f64(scale, p) / sqrt(bv[p] + eps),
+                   c = kn_tensor_get_f64(bias, p);
             for (int64_t i = 0; i < inner; i++) {
                 int64_t at = (b * np + p) * inner + i;
-                st(out[0], at, (ld(x, at) - bm[p]) * k + c);
+                kn_tensor_set_f64(out[0], at, (kn_tensor_get_f64(x, at) - bm[p]) * k + c);
             }
         }
     if (!train) return KN_OK;
     for (int64_t p = 0; p < np; p++) {
-        double rm = ld(mean, p) * momentum + bm[p] * (1 - momentum);
-        double rv = ld(var, p) * momentum + bv[p] * (1 - momentum);
-        if (n->nout > 1 && n->out[1]) st(out[1], p, rm);
-        if (n->nout > 2 && n->out[2]) st(out[2], p, rv);
-        if (n->nout > 3 && n->out[3]) st(out[3], p, bm[p]);
-        if (n->nout > 4 && n->out[4]) st(out[4], p, bv[p]);
+        double rm = kn_tensor_get_f64(mean, p) * momentum + bm[p] * (1 - momentum);
+        double rv = kn_tensor_get_f64(var, p) * momentum + bv[p] * (1 - momentum);
+        if (n->nout > 1 && n->out[1]) kn_tensor_set_f64(out[1], p, rm);
+        if (n->nout > 2 && n->out[2]) kn_tensor_set_f64(out[2], p, rv);
+        if (n->nout > 3 && n->out[3]) kn_tensor_set_f64(out[3], p, bm[p]);
+        if (n->nout > 4 && n->out[4]) kn_tensor_set_f64(out[4], p, bv[p]);
     }
     return KN_OK;
 }
@@ -164,24 +127,25 @@ static kn_status infer_instancenorm(kn_ctx *cx, const kn_node *n, kn_tensor *con
 static kn_status eval_instancenorm(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                    kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_instancenorm)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_instancenorm)) return cx->status;
     const kn_tensor *x = in[0];
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     if (kn_failed(cx)) return cx->status;
     int64_t c = x->type.dims[1], nc = x->type.dims[0] * c;
-    int64_t inner = prod(x->type.rank - 2, x->type.dims + 2);
+    int64_t inner = kn_prod(x->type.dims, 2, x->type.rank);
     for (int64_t r = 0; r < nc; r++) {
         double s = 0, q = 0;
-        for (int64_t i = 0; i < inner; i++) s += ld(x, r * inner + i);
+        for (int64_t i = 0; i < inner; i++) s += kn_tensor_get_f64(x, r * inner + i);
         double m = inner ? s / (double)inner : 0;
         for (int64_t i = 0; i < inner; i++) {
-            double d = ld(x, r * inner + i) - m;
+            double d = kn_tensor_get_f64(x, r * inner + i) - m;
             q += d * d;
         }
-        double k = ld(in[1], r % c) / sqrt((inner ? q / (double)inner : 0) + eps);
-        double b = ld(in[2], r % c);
+        double k = kn_tensor_get_f64(in[1], r % c) / sqrt((inner ? q / (double)inner : 0) + eps);
+        double b = kn_tensor_get_f64(in[2], r % c);
         for (int64_t i = 0; i < inner; i++)
-            st(out[0], r * inner + i, (ld(x, r * inner + i) - m) * k + b);
+            kn_tensor_set_f64(out[0], r * inner + i,
+                              (kn_tensor_get_f64(x, r * inner + i) - m) * k + b);
     }
     return KN_OK;
 }
@@ -190,7 +154,7 @@ static kn_status eval_instancenorm(kn_exec *ex, const kn_node *n, kn_tensor *con
 
 static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     for (int i = 0; i < 3; i++)
-        if ((i < 2 || opt_in(n, in, i)) && kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT))
+        if ((i < 2 || kn_opt_in(n, in, i)) && kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT))
             return cx->status;
     const kn_type *x = &in[0]->type;
     int64_t axis = kn_attr_int(cx, n, "axis", -1), stash = kn_attr_int(cx, n, "stash_type", 1);
@@ -205,7 +169,7 @@ static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     int ax;
     if (kn_axis(cx, n, axis, x->rank, 0, &ax)) return cx->status;
     for (int i = 1; i < 3; i++) {
-        if (!opt_in(n, in, i)) continue;
+        if (!kn_opt_in(n, in, i)) continue;
         const kn_type *t = &in[i]->type, *ts[2] = {x, t};
         kn_type bc;
         memset(&bc, 0, sizeof bc);
@@ -228,35 +192,35 @@ static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const 
 static kn_status eval_layernorm(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_layernorm)) return cx->status;
-    const kn_tensor *x = in[0], *scale = in[1], *bias = opt_in(n, in, 2);
+    if (kn_alloc_outputs(ex, n, in, out, infer_layernorm)) return cx->status;
+    const kn_tensor *x = in[0], *scale = in[1], *bias = kn_opt_in(n, in, 2);
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     int ax;
     if (kn_failed(cx) || kn_axis(cx, n, kn_attr_int(cx, n, "axis", -1), x->type.rank, 0, &ax))
         return cx->status;
     const kn_type *xt = &x->type;
-    int64_t len = prod(xt->rank - ax, xt->dims + ax), outer = prod(ax, xt->dims);
+    int64_t len = kn_prod(xt->dims, ax, xt->rank), outer = kn_prod(xt->dims, 0, ax);
     int64_t ss[KN_MAX_RANK], bs[KN_MAX_RANK];
     kn_bcast_strides(&scale->type, xt->rank, xt->dims, ss);
     if (bias) kn_bcast_strides(&bias->type, xt->rank, xt->dims, bs);
     for (int64_t r = 0; r < outer; r++) {
         double s = 0, q = 0;
-        for (int64_t i = 0; i < len; i++) s += ld(x, r * len + i);
+        for (int64_t i = 0; i < len; i++) s += kn_tensor_get_f64(x, r * len + i);
         double m = len ? s / (double)len : 0;
         for (int64_t i = 0; i < len; i++) {
-            double d = ld(x, r * len + i) - m;
+            double d = kn_tensor_get_f64(x, r * len + i) - m;
             q += d * d;
         }
         double inv = 1 / sqrt((len ? q / (double)len : 0) + eps);
         for (int64_t i = 0; i < len; i++) {
             int64_t at = r * len + i;
-            double y =
-                (ld(x, at) - m) * inv * ld(scale, kn_bcast_offset(at, xt->rank, xt->dims, ss));
-            if (bias) y += ld(bias, kn_bcast_offset(at, xt->rank, xt->dims, bs));
-            st(out[0], at, y);
+            double y = (kn_tensor_get_f64(x, at) - m) * inv *
+                       kn_tensor_get_f64(scale, kn_bcast_offset(at, xt->rank, xt->dims, ss));
+            if (bias) y += kn_tensor_get_f64(bias, kn_bcast_offset(at, xt->rank, xt->dims, bs));
+            kn_tensor_set_f64(out[0], at, y);
         }
-        if (n->nout > 1 && n->out[1]) st(out[1], r, m);
-        if (n->nout > 2 && n->out[2]) st(out[2], r, inv);
+        if (n->nout > 1 && n->out[1]) kn_tensor_set_f64(out[1], r, m);
+        if (n->nout > 2 && n->out[2]) kn_tensor_set_f64(out[2], r, inv);
     }
     return KN_OK;
 }
@@ -278,14 +242,14 @@ static kn_status infer_lrn(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
 
 static kn_status eval_lrn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_lrn)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_lrn)) return cx->status;
     const kn_tensor *x = in[0];
     int64_t size = kn_attr_int(cx, n, "size", 1);
     double alpha = kn_attr_float(cx, n, "alpha", 1e-4f), beta = kn_attr_float(cx, n, "beta", 0.75f);
     double bias = kn_attr_float(cx, n, "bias", 1.0f);
     if (kn_failed(cx)) return cx->status;
     int64_t nb = x->type.dims[0], c = x->type.dims[1],
-            inner = prod(x->type.rank - 2, x->type.dims + 2);
+            inner = kn_prod(x->type.dims, 2, x->type.rank);
     int64_t lo = (size - 1) / 2, hi = size / 2; /* floor and ceil of (size-1)/2 */
     for (int64_t b = 0; b < nb; b++)
         for (int64_t ch = 0; ch < c; ch++)
@@ -293,11 +257,13 @@ static kn_status eval_lrn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
                 double sq = 0;
                 for (int64_t k = ch - lo; k <= ch + hi; k++) {
                     if (k < 0 || k >= c) continue;
-                    double v = ld(x, (b * c + k) * inner + i);
+                    double v = kn_tensor_get_f64(x, (b * c + k) * inner + i);
                     sq += v * v;
                 }
                 int64_t at = (b * c + ch) * inner + i;
-                st(out[0], at, ld(x, at) / pow(bias + alpha / (double)size * sq, beta));
+                kn_tensor_set_f64(out[0], at,
+                                  kn_tensor_get_f64(x, at) /
+                                      pow(bias + alpha / (double)size * sq, beta));
             }
     return KN_OK;
 }
@@ -312,7 +278,7 @@ static kn_status infer_mvn(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
 
 static kn_status eval_mvn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_mvn)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_mvn)) return cx->status;
     const kn_tensor *x = in[0];
     const kn_type *xt = &x->type;
     const int64_t *axes, def[3] = {0, 2, 3};
@@ -348,15 +314,15 @@ static kn_status eval_mvn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         }
         for (int d = 0; d < xt->rank; d++) k = k * kept[d] + (red[d] ? 0 : coord[d]);
         key[i] = k;
-        sum[k] += ld(x, i);
+        sum[k] += kn_tensor_get_f64(x, i);
     }
     for (int64_t i = 0; i < numel; i++) {
-        double d = ld(x, i) - sum[key[i]] / (double)cnt;
+        double d = kn_tensor_get_f64(x, i) - sum[key[i]] / (double)cnt;
         sq[key[i]] += d * d;
     }
     for (int64_t i = 0; i < numel; i++) {
         double m = sum[key[i]] / (double)cnt, sd = sqrt(sq[key[i]] / (double)cnt);
-        st(out[0], i, (ld(x, i) - m) / (sd + 1e-9));
+        kn_tensor_set_f64(out[0], i, (kn_tensor_get_f64(x, i) - m) / (sd + 1e-9));
     }
     return KN_OK;
 }
@@ -377,39 +343,39 @@ static kn_status infer_softmax(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
 static kn_status eval_softmax(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (make_outputs(ex, n, in, out, infer_softmax)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_softmax)) return cx->status;
     const kn_tensor *x = in[0];
     const kn_type *xt = &x->type;
     int ax;
     int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 13 ? 1 : -1);
     if (kn_failed(cx) || kn_axis(cx, n, axis, xt->rank, 0, &ax)) return cx->status;
     /* Before opset 13 the input is coerced to 2-D at axis: rows of prod(dims[ax:]). */
-    int64_t outer = prod(ax, xt->dims), len, inner;
+    int64_t outer = kn_prod(xt->dims, 0, ax), len, inner;
     if (n->opset < 13) {
-        len = prod(xt->rank - ax, xt->dims + ax);
+        len = kn_prod(xt->dims, ax, xt->rank);
         inner = 1;
     } else {
         len = xt->dims[ax];
-        inner = prod(xt->rank - ax - 1, xt->dims + ax + 1);
+        inner = kn_prod(xt->dims, ax + 1, xt->rank);
     }
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t base = o * len * inner + i, arg = 0;
             double mx = -INFINITY, s = 0;
             for (int64_t k = 0; k < len; k++) {
-                double v = ld(x, base + k * inner);
+                double v = kn_tensor_get_f64(x, base + k * inner);
                 if (v > mx || k == 0) {
                     mx = v;
                     arg = k;
                 }
             }
-            for (int64_t k = 0; k < len; k++) s += exp(ld(x, base + k * inner) - mx);
+            for (int64_t k = 0; k < len; k++) s += exp(kn_tensor_get_f64(x, base + k * inner) - mx);
             for (int64_t k = 0; k < len; k++) {
                 int64_t at = base + k * inner;
                 double y = n->op == KN_OP_HARDMAX   ? (k == arg)
-                           : n->op == KN_OP_SOFTMAX ? exp(ld(x, at) - mx) / s
-                                                    : ld(x, at) - mx - log(s);
-                st(out[0], at, y);
+                           : n->op == KN_OP_SOFTMAX ? exp(kn_tensor_get_f64(x, at) - mx) / s
+                                                    : kn_tensor_get_f64(x, at) - mx - log(s);
+                kn_tensor_set_f64(out[0], at, y);
             }
         }
     return KN_OK;

@@ -19,13 +19,6 @@
 
 #define KN_DT_Q8 (KN_DT(U8) | KN_DT(I8))
 
-/* Output j, allocated from t when the interpreter did not pre-allocate it. */
-static kn_tensor *out_tensor(kn_exec *ex, const kn_node *n, kn_tensor **out, int j,
-                             const kn_type *t) {
-    if (!out[j]) out[j] = kn_exec_tensor(ex, n, t->dtype, t->rank, t->dims);
-    return out[j];
-}
-
 /* Lowest and highest values of a (<= 32-bit) integer type, as doubles. */
 static void int_range(kn_dtype t, double *lo, double *hi) {
     const kn_dtype_info *di = kn_dtype_get(t);
@@ -106,7 +99,7 @@ static kn_status eval_quantize(kn_exec *ex, const kn_node *n, kn_tensor *const *
     int axis;
     kn_status st = infer_quantize(cx, n, in, &yt);
     if (st || (st = qparams_check(cx, n, in, &axis))) return st;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     int in_float = x->type.dtype != KN_F64 && x->type.dtype != KN_I32 && s->type.dtype != KN_F64;
@@ -145,7 +138,7 @@ static kn_status eval_dequantize(kn_exec *ex, const kn_node *n, kn_tensor *const
     int axis;
     kn_status st = infer_dequantize(cx, n, in, &yt);
     if (st || (st = qparams_check(cx, n, in, &axis))) return st;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     for (int64_t i = 0; i < kn_tensor_numel(x); i++) {
@@ -179,9 +172,9 @@ static kn_status eval_dynquant(kn_exec *ex, const kn_node *n, kn_tensor *const *
     kn_type yt[3];
     kn_status st = infer_dynquant(cx, n, in, yt);
     if (st) return st;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt[0]);
-    kn_tensor *ys = y ? out_tensor(ex, n, out, 1, &yt[1]) : NULL;
-    kn_tensor *yz = ys ? out_tensor(ex, n, out, 2, &yt[2]) : NULL;
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt[0]);
+    kn_tensor *ys = y ? kn_ensure_output(ex, n, out, 1, &yt[1]) : NULL;
+    kn_tensor *yz = ys ? kn_ensure_output(ex, n, out, 2, &yt[2]) : NULL;
     if (!yz) return cx->status;
     const float *x = in[0]->data;
     int64_t nx = kn_tensor_numel(in[0]);
@@ -353,7 +346,7 @@ static kn_status eval_matmulint(kn_exec *ex, const kn_node *n, kn_tensor *const 
     kn_type yt;
     kn_status st = infer_matmulint(cx, n, in, &yt);
     if (st) return st;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_type *ta = &in[0]->type, *tb = &in[1]->type;
     int64_t *a = operand_i64(ex, n, in[0], n->nin > 2 ? in[2] : NULL, 2, ta->rank - 2);
@@ -393,7 +386,7 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
     kn_type yt;
     kn_status st = infer_qlinearmatmul(cx, n, in, &yt);
     if (st) return st;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_type *ta = &in[0]->type, *tb = &in[3]->type;
     kn_arena *ar = kn_exec_arena(ex);
@@ -578,7 +571,7 @@ static kn_status eval_convint(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     conv_geom g;
     int known;
     conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known);
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *wz = n->nin > 3 ? in[3] : NULL;
     if (wz && kn_tensor_numel(wz) != 1 && kn_tensor_numel(wz) != g.M)
@@ -627,7 +620,7 @@ static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *cons
     conv_geom g;
     int known;
     conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known);
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *ws = in[4], *wz = in[5], *bias = n->nin > 8 ? in[8] : NULL;
     int64_t nws = kn_tensor_numel(ws);

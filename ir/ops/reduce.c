@@ -15,13 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Output j, allocated from t when the interpreter did not pre-allocate it. */
-static kn_tensor *out_tensor(kn_exec *ex, const kn_node *n, kn_tensor **out, int j,
-                             const kn_type *t) {
-    if (!out[j]) out[j] = kn_exec_tensor(ex, n, t->dtype, t->rank, t->dims);
-    return out[j];
-}
-
 /* Compares elements i and j of buffer p of type t: <0, 0 or >0. NaN compares
  * greater than every number and equal to NaN (numpy's sort order). */
 static int elem_cmp(const void *p, kn_dtype t, size_t i, size_t j) {
@@ -243,7 +236,7 @@ static kn_status eval_reduce(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     if (!known) return kn_diag(cx, n, KN_EINTERNAL, "axes or input shape unknown at run time");
     const kn_tensor *x = in[0];
     kn_type yt = reduce_type(&x->type, &p);
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
 
     /* Output strides at the keepdims shape, 0 on reduced dims. */
@@ -315,7 +308,7 @@ static kn_status eval_arg(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     if (st) return st;
     arg_attrs a;
     arg_attrs_read(cx, n, in[0], &a);
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *x = in[0];
     int64_t outer = 1, len = x->type.dims[a.axis], inner = 1;
@@ -367,7 +360,7 @@ static kn_status eval_cumsum(kn_exec *ex, const kn_node *n, kn_tensor *const *in
         return st;
     int excl = kn_attr_int(cx, n, "exclusive", 0) != 0;
     int rev = kn_attr_int(cx, n, "reverse", 0) != 0;
-    kn_tensor *y = out_tensor(ex, n, out, 0, &yt);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     kn_dtype dt = x->type.dtype;
     int isf = kn_dtype_get(dt)->is_float;
@@ -494,8 +487,8 @@ static kn_status eval_topk(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     if (st) return st;
     topk_attrs a;
     topk_attrs_read(cx, n, in, &a);
-    kn_tensor *v = out_tensor(ex, n, out, 0, &yt[0]);
-    kn_tensor *ix = v ? out_tensor(ex, n, out, 1, &yt[1]) : NULL;
+    kn_tensor *v = kn_ensure_output(ex, n, out, 0, &yt[0]);
+    kn_tensor *ix = v ? kn_ensure_output(ex, n, out, 1, &yt[1]) : NULL;
     if (!ix) return cx->status;
     const kn_tensor *x = in[0];
     int64_t outer = 1, len = x->type.dims[a.axis], inner = 1;

@@ -80,15 +80,6 @@ static const struct {
     {"Softplus", act_softplus, 0, 0, 0, 0},
 };
 
-static int name_eq_nocase(const char *a, const char *b) {
-    for (; *a && *b; a++, b++) {
-        char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-        char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
-        if (ca != cb) return 0;
-    }
-    return *a == *b;
-}
-
 typedef struct act {
     act_fn f;
     double a, b;
@@ -114,10 +105,6 @@ typedef struct rnn_params {
     int input_forget;
     act acts[2][3]; /* per direction: f, g, h */
 } rnn_params;
-
-static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
 
 static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn_tensor *const *in,
                                 rnn_params *p) {
@@ -166,7 +153,7 @@ static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn
             const char *name = cell_default_act[kind][k];
             if (nnames >= 0) name = names[nnames == nact ? k : d * nact + k];
             size_t t = 0, nt = sizeof act_table / sizeof *act_table;
-            while (t < nt && !name_eq_nocase(act_table[t].name, name)) t++;
+            while (t < nt && !kn_str_eq_nocase(act_table[t].name, name)) t++;
             if (t == nt) return kn_diag(cx, n, KN_EINVAL, "unknown activation '%s'", name);
             act *a = &p->acts[d][k];
             a->f = act_table[t].f;
@@ -185,7 +172,7 @@ static kn_status infer_rnn_common(kn_ctx *cx, const kn_node *n, cell_kind kind,
                                   kn_tensor *const *in, kn_type *out) {
     for (int i = 0; i < 3; i++)
         if (kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
-    kn_tensor *seq_lens = opt_in(n, in, 4);
+    kn_tensor *seq_lens = kn_opt_in(n, in, 4);
     if (seq_lens && kn_check_dtype(cx, n, seq_lens, 4, KN_DT(I32) | KN_DT(I64))) return cx->status;
     rnn_params p;
     if (rnn_params_get(cx, n, kind, in, &p)) return cx->status;
@@ -335,9 +322,9 @@ static kn_status eval_rnn_common(kn_exec *ex, const kn_node *n, cell_kind kind,
     if (rt->rank != 3 || rt->dims[0] != D || rt->dims[1] != G * H || rt->dims[2] != H)
         return kn_diag(cx, n, KN_EINVAL, "R must have shape [%lld, %lld, %lld]", (long long)D,
                        (long long)(G * H), (long long)H);
-    kn_tensor *bt = opt_in(n, in, 3), *lt = opt_in(n, in, 4), *h0t = opt_in(n, in, 5);
-    kn_tensor *c0t = kind == CELL_LSTM ? opt_in(n, in, 6) : NULL;
-    kn_tensor *pt = kind == CELL_LSTM ? opt_in(n, in, 7) : NULL;
+    kn_tensor *bt = kn_opt_in(n, in, 3), *lt = kn_opt_in(n, in, 4), *h0t = kn_opt_in(n, in, 5);
+    kn_tensor *c0t = kind == CELL_LSTM ? kn_opt_in(n, in, 6) : NULL;
+    kn_tensor *pt = kind == CELL_LSTM ? kn_opt_in(n, in, 7) : NULL;
     if (bt && kn_tensor_numel(bt) != D * 2 * G * H)
         return kn_diag(cx, n, KN_EINVAL, "B must have %lld elements", (long long)(D * 2 * G * H));
     if (lt && kn_tensor_numel(lt) != B)

@@ -14,10 +14,6 @@
 
 static const double PI = 3.14159265358979323846;
 
-static kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
-
 /* Scalar integer input i (a scalar or one-element tensor); *known = 0 if its data is
  * not available. */
 static kn_status scalar_i64(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int *known,
@@ -83,7 +79,7 @@ static kn_status infer_dft(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
         return kn_diag(cx, n, KN_EINVAL, "last dimension is %lld, expected 1 (real) or 2",
                        (long long)c);
     int64_t len = x->dims[axis];
-    kn_tensor *lt = opt_in(n, in, 1);
+    kn_tensor *lt = kn_opt_in(n, in, 1);
     if (lt) {
         int known;
         int64_t v;
@@ -109,7 +105,7 @@ static kn_status eval_dft(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     int64_t outer = 1, inner = 1, L = x->dims[axis], comp = x->dims[r - 1];
     for (int d = 0; d < axis; d++) outer *= x->dims[d];
     for (int d = axis + 1; d < r - 1; d++) inner *= x->dims[d];
-    int64_t N = opt_in(n, in, 1) ? kn_load_i64(in[1]->data, in[1]->type.dtype, 0) : L;
+    int64_t N = kn_opt_in(n, in, 1) ? kn_load_i64(in[1]->data, in[1]->type.dtype, 0) : L;
     int64_t K = onesided ? N / 2 + 1 : N, M = N < L ? N : L;
     double *X = kn_tensor_f64s(kn_exec_arena(ex), in[0]);
     double sign = inverse ? 1 : -1, scale = inverse ? 1.0 / (double)N : 1;
@@ -155,7 +151,7 @@ static kn_status stft_shape_get(kn_ctx *cx, const kn_node *n, kn_tensor *const *
         s->step = -1;
     else if (s->step <= 0)
         return kn_diag(cx, n, KN_EINVAL, "frame_step %lld must be positive", (long long)s->step);
-    kn_tensor *win = opt_in(n, in, 2), *fl = opt_in(n, in, 3);
+    kn_tensor *win = kn_opt_in(n, in, 2), *fl = kn_opt_in(n, in, 3);
     s->flen = -1;
     if (win) {
         if (kn_check_dtype(cx, n, win, 2, KN_DT_FLOAT)) return cx->status;
@@ -196,7 +192,7 @@ static kn_status eval_stft(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     if (stft_shape_get(cx, n, in, &s)) return cx->status;
     kn_arena *a = kn_exec_arena(ex);
     double *X = kn_tensor_f64s(a, in[0]);
-    double *w = opt_in(n, in, 2) ? kn_tensor_f64s(a, in[2]) : NULL;
+    double *w = kn_opt_in(n, in, 2) ? kn_tensor_f64s(a, in[2]) : NULL;
     for (int64_t b = 0; b < s.batch; b++)
         for (int64_t f = 0; f < s.frames; f++)
             for (int64_t k = 0; k < s.bins; k++) {

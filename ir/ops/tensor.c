@@ -1,67 +1,26 @@
-/* Operators of group 'tensor': constants, shape queries and data movement (Reshape,
- * Slice, Gather, Scatter, Pad, Transpose, ...). See ir/ops.h for the infer/eval
- * contract.
+/* Operators of group 'tensor': constants, shape queries and shape-driven data
+ * movement (Constant*, Identity, Dropout, Shape, Size, Reshape, Flatten, Squeeze,
+ * Unsqueeze, Expand, Transpose, Concat, Split, Slice, Pad, Range, Tile,
+ * DepthToSpace, SpaceToDepth, EyeLike, Trilu). Ops that select or place elements
+ * by index (Gather*, Scatter*, Compress, NonZero, OneHot, ...) live in index.c.
+ * See ir/ops.h for the infer/eval contract.
  *
  * Data movement is written once for every dtype: elements are copied as opaque
  * blocks of the dtype's size (string tensors copy their `char *`, which stay valid
- * because they live in the run's or the graph's arena). Only ops that compute on
- * values (Range, scatter reductions, Unique's ordering) look at the dtype.
+ * because they live in the run's or the graph's arena). Only ops that compute
+ * values (Dropout, Range, EyeLike, Pad's opset < 11 fill value) look at the dtype.
  *
  * Many output shapes depend on input values (Reshape's shape, Slice's starts). infer
  * reads those values when the input has data and otherwise produces an unknown
  * type; at run time every input has data, so infer yields the exact type and eval
  * finds its outputs allocated. Eval still allocates an output it is handed as NULL,
- * from the types infer computes on the actual inputs (alloc_outs). */
+ * from the types infer computes on the actual inputs (kn_alloc_outputs). */
 #include "ir/ops.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ---- */
-
-static size_t esize(kn_dtype t) {
-    return kn_dtype_get(t)->size;
-}
-
-/* Copies element si of src to element di of dst, es bytes each. */
-static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es) {
-    memcpy((char *)dst + (size_t)di * es, (const char *)src + (size_t)si * es, es);
-}
-
-/* True if t is a tensor whose values and shape are known. */
-static bool known(const kn_tensor *t) {
-    return t && t->type.kind == KN_KIND_TENSOR && t->data && kn_type_static(&t->type);
-}
-
-static int64_t prod(const int64_t *dims, int from, int to) {
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= dims[i];
-    return p;
-}
-
-/* Product of dims[from..to), -1 if one of them is unknown. */
-static int64_t prod_or_unknown(const int64_t *dims, int from, int to) {
-    int64_t p = 1;
-    for (int i = from; i < to; i++) {
-        if (dims[i] < 0) return -1;
-        p *= dims[i];
-    }
-    return p;
-}
-
-/* Requires input i to be present and a tensor. */
-static kn_status need_tensor(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i) {
-    if (i >= n->nin || !in[i]) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
-    if (in[i]->type.kind != KN_KIND_TENSOR)
-        return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", i);
-    return KN_OK;
-}
-
-/* Optional input i: NULL when omitted (absent or named ""). */
-static const kn_tensor *opt_in(const kn_node *n, kn_tensor *const *in, int i) {
-    return i < n->nin ? in[i] : NULL;
-}
 
 /* Reads the integer values of known 1-D (or scalar) tensor t, input number i, into
  * v[0..cap); sets *cnt. */
@@ -97,11 +56,11 @@ static kn_status ints_from(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, c
         *cnt = k;
         return KN_OK;
     }
-    const kn_tensor *t = opt_in(n, in, idx);
+    const kn_tensor *t = kn_opt_in(n, in, idx);
     if (!t) return KN_OK;
     if (t->type.kind != KN_KIND_TENSOR)
         return kn_diag(cx, n, KN_EINVAL, "input %d must be a tensor", idx);
-    if (!known(t)) {
+    if (!kn_data_known(t)) {
         *cnt = -2;
         return KN_OK;
     }
@@ -115,34 +74,6 @@ static kn_status scalar_i64(kn_ctx *cx, const kn_node *n, const kn_tensor *t, in
                        (long long)kn_tensor_numel(t));
     *v = kn_load_i64(t->data, t->type.dtype, 0);
     return KN_OK;
-}
-
-/* Creates each output eval was handed as NULL, from the types infer gives for the
- * actual inputs. */
-static kn_status alloc_outs(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
-                            kn_infer_fn infer) {
-    int missing = 0;
-    for (int j = 0; j < n->nout; j++) missing |= !out[j];
-    if (!missing) return KN_OK;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    kn_type *t = kn_arena_array(kn_exec_arena(ex), (size_t)n->nout, sizeof *t);
-    KN_ASSERT(t);
-    kn_status st = infer(cx, n, in, t);
-    if (st) return st;
-    for (int j = 0; j < n->nout; j++) {
-        if (out[j]) continue;
-        if (!kn_type_static(&t[j]))
-            return kn_diag(cx, n, KN_EINTERNAL, "output %d has no static type at run time", j);
-        out[j] = kn_exec_tensor(ex, n, t[j].dtype, t[j].rank, t[j].dims);
-        if (!out[j]) return cx->status ? cx->status : KN_ELIMIT;
-    }
-    return KN_OK;
-}
-
-/* Copies all of src's elements into dst (same element count and dtype). */
-static void copy_all(kn_tensor *dst, const kn_tensor *src) {
-    size_t nb = kn_tensor_nbytes(src);
-    if (nb) memcpy(dst->data, src->data, nb);
 }
 
 /* ---- Constant ---- */
@@ -176,14 +107,14 @@ static kn_status infer_constant(kn_ctx *cx, const kn_node *n, kn_tensor *const *
 
 static kn_status eval_constant(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_constant);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_constant);
     if (st) return st;
     const kn_attr *a = &n->attrs[0];
     void *d = out[0]->data;
     switch (a->kind) {
     case KN_ATTR_TENSOR:
         if (!a->t->data) return kn_diag(kn_exec_ctx(ex), n, KN_EINVAL, "value has no data");
-        copy_all(out[0], a->t);
+        kn_copy_all(out[0], a->t);
         break;
     case KN_ATTR_FLOAT: ((float *)d)[0] = a->f; break;
     case KN_ATTR_INT: ((int64_t *)d)[0] = a->i; break;
@@ -206,7 +137,7 @@ static kn_status eval_constant(kn_exec *ex, const kn_node *n, kn_tensor *const *
 
 static kn_status infer_constantofshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                        kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     kn_tensor *v = kn_attr_tensor(cx, n, "value");
     if (kn_failed(cx)) return cx->status;
@@ -217,7 +148,7 @@ static kn_status infer_constantofshape(kn_ctx *cx, const kn_node *n, kn_tensor *
     const kn_tensor *s = in[0];
     if (s->type.rank != 1 && s->type.rank != -1)
         return kn_diag(cx, n, KN_EINVAL, "shape input must be 1-D, has rank %d", s->type.rank);
-    if (!known(s)) {
+    if (!kn_data_known(s)) {
         out[0] = kn_type_unknown(dt);
         if (s->type.rank == 1 && s->type.dims[0] >= 0 && s->type.dims[0] <= KN_MAX_RANK) {
             out[0].rank = (int)s->type.dims[0];
@@ -237,14 +168,14 @@ static kn_status infer_constantofshape(kn_ctx *cx, const kn_node *n, kn_tensor *
 
 static kn_status eval_constantofshape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                       kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_constantofshape);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_constantofshape);
     if (st) return st;
     kn_tensor *v = kn_attr_tensor(kn_exec_ctx(ex), n, "value");
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(out[0]->type.dtype);
+    size_t es = kn_elem_size(out[0]->type.dtype);
     for (int64_t i = 0; i < cnt; i++) {
         if (v)
-            copy_elem(out[0]->data, i, v->data, 0, es);
+            kn_copy_elem(out[0]->data, i, v->data, 0, es);
         else
             ((float *)out[0]->data)[i] = 0.0f;
     }
@@ -261,15 +192,15 @@ static kn_status dropout_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     *training = 0;
     if (kn_failed(cx)) return cx->status;
     if (n->opset < 12) return KN_OK;
-    const kn_tensor *r = opt_in(n, in, 1), *t = opt_in(n, in, 2);
+    const kn_tensor *r = kn_opt_in(n, in, 1), *t = kn_opt_in(n, in, 2);
     if (r) {
-        if (!known(r))
+        if (!kn_data_known(r))
             *training = -1;
         else
             *ratio = kn_load_f64(r->data, r->type.dtype, 0);
     }
     if (t) {
-        if (!known(t))
+        if (!kn_data_known(t))
             *training = -1;
         else if (*training == 0)
             *training = kn_load_i64(t->data, t->type.dtype, 0) != 0;
@@ -296,7 +227,7 @@ static kn_status infer_dropout(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
 
 static kn_status eval_dropout(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_dropout);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_dropout);
     if (st) return st;
     double ratio;
     int training;
@@ -305,7 +236,7 @@ static kn_status eval_dropout(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     int64_t cnt = kn_tensor_numel(x);
     kn_dtype dt = x->type.dtype;
     if (!training || ratio == 0) {
-        copy_all(out[0], x);
+        kn_copy_all(out[0], x);
         if (mask)
             for (int64_t i = 0; i < cnt; i++) kn_store_f64(mask->data, mask->type.dtype, i, 1);
         return KN_OK;
@@ -334,7 +265,7 @@ static kn_status eval_identity(kn_exec *ex, const kn_node *n, kn_tensor *const *
     if (in[0]->type.kind != KN_KIND_TENSOR || !out[0])
         out[0] = in[0];
     else
-        copy_all(out[0], in[0]);
+        kn_copy_all(out[0], in[0]);
     return KN_OK;
 }
 
@@ -352,7 +283,7 @@ static void shape_range(kn_ctx *cx, const kn_node *n, int r, int64_t *s, int64_t
 }
 
 static kn_status infer_shape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     int64_t len = -1;
     if (in[0]->type.rank >= 0) {
@@ -366,7 +297,7 @@ static kn_status infer_shape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status eval_shape(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_shape);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_shape);
     if (st) return st;
     int64_t s, e;
     shape_range(kn_exec_ctx(ex), n, in[0]->type.rank, &s, &e);
@@ -375,14 +306,14 @@ static kn_status eval_shape(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status infer_size(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     out[0] = kn_type_scalar(KN_I64);
     return KN_OK;
 }
 
 static kn_status eval_size(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_size);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_size);
     if (st) return st;
     ((int64_t *)out[0]->data)[0] = kn_tensor_numel(in[0]);
     return KN_OK;
@@ -392,11 +323,11 @@ static kn_status eval_size(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 
 static kn_status eval_copy(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
                            kn_infer_fn infer) {
-    kn_status st = alloc_outs(ex, n, in, out, infer);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer);
     if (st) return st;
     if (kn_tensor_numel(out[0]) != kn_tensor_numel(in[0]))
         return kn_diag(kn_exec_ctx(ex), n, KN_EINTERNAL, "element count changed");
-    copy_all(out[0], in[0]);
+    kn_copy_all(out[0], in[0]);
     return KN_OK;
 }
 
@@ -417,7 +348,7 @@ static int list_len(const kn_tensor *t) {
 }
 
 static kn_status infer_reshape(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int allowzero = (int)kn_attr_int(cx, n, "allowzero", 0);
@@ -480,7 +411,7 @@ static kn_status eval_reshape(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 }
 
 static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int64_t axis = kn_attr_int(cx, n, "axis", 1);
@@ -492,8 +423,8 @@ static kn_status infer_flatten(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
         return kn_diag(cx, n, KN_EINVAL, "axis %lld is out of range for rank %d", (long long)axis,
                        x->rank);
     int a = (int)(axis < 0 ? axis + x->rank : axis);
-    out[0].dims[0] = prod_or_unknown(x->dims, 0, a);
-    out[0].dims[1] = prod_or_unknown(x->dims, a, x->rank);
+    out[0].dims[0] = kn_prod_or_unknown(x->dims, 0, a);
+    out[0].dims[1] = kn_prod_or_unknown(x->dims, a, x->rank);
     /* a product of one symbolic dim is that dim: [N,C,H,W] axis 1 gives [N,C*H*W] */
     if (a == 1) out[0].sym[0] = x->sym[0];
     if (a == x->rank - 1) out[0].sym[1] = x->sym[a];
@@ -506,7 +437,7 @@ static kn_status eval_flatten(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 }
 
 static kn_status infer_squeeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int64_t axes[KN_MAX_RANK];
@@ -546,7 +477,7 @@ static kn_status eval_squeeze(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 }
 
 static kn_status infer_unsqueeze(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int64_t axes[KN_MAX_RANK];
@@ -585,9 +516,9 @@ static kn_status eval_unsqueeze(kn_exec *ex, const kn_node *n, kn_tensor *const 
 /* ---- Expand, Transpose ---- */
 
 static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = need_tensor(cx, n, in, 1))) return st;
-    if (!known(in[1])) {
+    kn_status st = kn_need_tensor(cx, n, in, 0);
+    if (st || (st = kn_need_tensor(cx, n, in, 1))) return st;
+    if (!kn_data_known(in[1])) {
         out[0] = kn_type_unknown(in[0]->type.dtype);
         return KN_OK;
     }
@@ -604,15 +535,16 @@ static kn_status infer_expand(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 }
 
 static kn_status eval_expand(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_expand);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_expand);
     if (st) return st;
     const kn_type *o = &out[0]->type;
     int64_t strides[KN_MAX_RANK];
     kn_bcast_strides(&in[0]->type, o->rank, o->dims, strides);
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(o->dtype);
+    size_t es = kn_elem_size(o->dtype);
     for (int64_t i = 0; i < cnt; i++)
-        copy_elem(out[0]->data, i, in[0]->data, kn_bcast_offset(i, o->rank, o->dims, strides), es);
+        kn_copy_elem(out[0]->data, i, in[0]->data, kn_bcast_offset(i, o->rank, o->dims, strides),
+                     es);
     return KN_OK;
 }
 
@@ -638,7 +570,7 @@ static kn_status transpose_perm(kn_ctx *cx, const kn_node *n, int r, int *p) {
 }
 
 static kn_status infer_transpose(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     out[0] = *x;
@@ -654,7 +586,7 @@ static kn_status infer_transpose(kn_ctx *cx, const kn_node *n, kn_tensor *const 
 
 static kn_status eval_transpose(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_transpose);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_transpose);
     if (st) return st;
     const kn_type *x = &in[0]->type, *o = &out[0]->type;
     int r = x->rank, p[KN_MAX_RANK];
@@ -663,14 +595,14 @@ static kn_status eval_transpose(kn_exec *ex, const kn_node *n, kn_tensor *const 
     kn_strides(r, x->dims, xs);
     for (int i = 0; i < r; i++) os[i] = xs[p[i]]; /* input stride of output axis i */
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(x->dtype);
+    size_t es = kn_elem_size(x->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t rem = i, off = 0;
         for (int d = r - 1; d >= 0; d--) {
             off += (rem % o->dims[d]) * os[d];
             rem /= o->dims[d];
         }
-        copy_elem(out[0]->data, i, in[0]->data, off, es);
+        kn_copy_elem(out[0]->data, i, in[0]->data, off, es);
     }
     return KN_OK;
 }
@@ -680,7 +612,7 @@ static kn_status eval_transpose(kn_exec *ex, const kn_node *n, kn_tensor *const 
 static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st;
     for (int i = 0; i < n->nin; i++)
-        if ((st = need_tensor(cx, n, in, i))) return st;
+        if ((st = kn_need_tensor(cx, n, in, i))) return st;
     int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 4 ? 1 : INT64_MIN);
     if (kn_failed(cx)) return cx->status;
     if (axis == INT64_MIN) return kn_diag(cx, n, KN_EINVAL, "attribute axis is required");
@@ -727,13 +659,13 @@ static kn_status infer_concat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 }
 
 static kn_status eval_concat(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_concat);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_concat);
     if (st) return st;
     const kn_type *o = &out[0]->type;
     int a;
     kn_axis(kn_exec_ctx(ex), n, kn_attr_int(kn_exec_ctx(ex), n, "axis", 1), o->rank, 0, &a);
-    int64_t outer = prod(o->dims, 0, a), inner = prod(o->dims, a + 1, o->rank);
-    size_t es = esize(o->dtype);
+    int64_t outer = kn_prod(o->dims, 0, a), inner = kn_prod(o->dims, a + 1, o->rank);
+    size_t es = kn_elem_size(o->dtype);
     char *dst = out[0]->data;
     for (int64_t k = 0; k < outer; k++) {
         for (int i = 0; i < n->nin; i++) {
@@ -789,7 +721,7 @@ static kn_status split_sizes(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status infer_split(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int64_t axis = kn_attr_int(cx, n, "axis", 0);
@@ -810,14 +742,14 @@ static kn_status infer_split(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status eval_split(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_split);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_split);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int a;
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
-    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank);
-    size_t es = esize(x->dtype);
+    int64_t outer = kn_prod(x->dims, 0, a), inner = kn_prod(x->dims, a + 1, x->rank);
+    size_t es = kn_elem_size(x->dtype);
     const char *src = in[0]->data;
     for (int64_t k = 0; k < outer; k++) {
         for (int j = 0; j < n->nout; j++) {
@@ -889,7 +821,7 @@ static kn_status slice_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 }
 
 static kn_status infer_slice(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     out[0] = kn_type_unknown(x->dtype);
@@ -908,7 +840,7 @@ static kn_status infer_slice(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_slice);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_slice);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int r = x->rank;
@@ -918,509 +850,14 @@ static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
         return st;
     kn_strides(r, x->dims, xs);
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(x->dtype);
+    size_t es = kn_elem_size(x->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t rem = i, off = 0;
         for (int d = r - 1; d >= 0; d--) {
             off += (start[d] + (rem % ext[d]) * step[d]) * xs[d];
             rem /= ext[d];
         }
-        copy_elem(out[0]->data, i, in[0]->data, off, es);
-    }
-    return KN_OK;
-}
-
-/* ---- Gather, GatherElements, GatherND ---- */
-
-/* Index value idx along an extent d, negative counting from the end; -1 if out of range. */
-static int64_t fix_index(int64_t idx, int64_t d) {
-    if (idx < 0) idx += d;
-    return idx < 0 || idx >= d ? -1 : idx;
-}
-
-static kn_status bad_index(kn_ctx *cx, const kn_node *n, int64_t idx, int64_t d) {
-    return kn_diag(cx, n, KN_EINVAL, "index %lld is out of range for extent %lld", (long long)idx,
-                   (long long)d);
-}
-
-static kn_status check_indices(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i) {
-    kn_status st = need_tensor(cx, n, in, i);
-    if (st) return st;
-    return kn_check_dtype(cx, n, in[i], i, KN_DT(I32) | KN_DT(I64));
-}
-
-static kn_status infer_gather(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = check_indices(cx, n, in, 1))) return st;
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int64_t axis = kn_attr_int(cx, n, "axis", 0);
-    if (kn_failed(cx)) return cx->status;
-    out[0] = kn_type_unknown(x->dtype);
-    if (x->rank < 0 || ix->rank < 0) return KN_OK;
-    int a;
-    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
-    int r = x->rank - 1 + ix->rank;
-    if (r > KN_MAX_RANK) return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", r);
-    out[0].kind = KN_KIND_TENSOR;
-    out[0].rank = 0;
-    for (int d = 0; d < a; d++) out[0].dims[out[0].rank++] = x->dims[d];
-    for (int d = 0; d < ix->rank; d++) out[0].dims[out[0].rank++] = ix->dims[d];
-    for (int d = a + 1; d < x->rank; d++) out[0].dims[out[0].rank++] = x->dims[d];
-    return KN_OK;
-}
-
-static kn_status eval_gather(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_gather);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    const kn_type *x = &in[0]->type;
-    int a;
-    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
-    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank), d = x->dims[a];
-    int64_t ni = kn_tensor_numel(in[1]);
-    size_t blk = (size_t)inner * esize(x->dtype);
-    char *dst = out[0]->data;
-    for (int64_t k = 0; k < outer; k++) {
-        for (int64_t j = 0; j < ni; j++) {
-            int64_t raw = kn_load_i64(in[1]->data, in[1]->type.dtype, (size_t)j);
-            int64_t idx = fix_index(raw, d);
-            if (idx < 0) return bad_index(cx, n, raw, d);
-            if (blk) memcpy(dst, (const char *)in[0]->data + (size_t)(k * d + idx) * blk, blk);
-            dst += blk;
-        }
-    }
-    return KN_OK;
-}
-
-static kn_status infer_gatherelements(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                      kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = check_indices(cx, n, in, 1))) return st;
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int64_t axis = kn_attr_int(cx, n, "axis", 0);
-    if (kn_failed(cx)) return cx->status;
-    out[0] = *ix;
-    out[0].dtype = x->dtype;
-    if (x->rank < 0 || ix->rank < 0) return KN_OK;
-    if (x->rank != ix->rank)
-        return kn_diag(cx, n, KN_EINVAL, "indices have rank %d, data rank %d", ix->rank, x->rank);
-    int a;
-    return kn_axis(cx, n, axis, x->rank, 0, &a);
-}
-
-/* Offset in a tensor of shape `dims` (strides xs) of the element at output
- * position i of shape odims, with coordinate `a` replaced by idx. */
-static int64_t offset_with(int64_t i, int r, const int64_t *odims, const int64_t *xs, int a,
-                           int64_t idx) {
-    int64_t off = 0;
-    for (int d = r - 1; d >= 0; d--) {
-        int64_t c = i % odims[d];
-        i /= odims[d];
-        off += (d == a ? idx : c) * xs[d];
-    }
-    return off;
-}
-
-static kn_status eval_gatherelements(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                                     kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_gatherelements);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int a;
-    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
-    int64_t xs[KN_MAX_RANK];
-    kn_strides(x->rank, x->dims, xs);
-    int64_t cnt = kn_tensor_numel(in[1]);
-    size_t es = esize(x->dtype);
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t raw = kn_load_i64(in[1]->data, ix->dtype, (size_t)i);
-        int64_t idx = fix_index(raw, x->dims[a]);
-        if (idx < 0) return bad_index(cx, n, raw, x->dims[a]);
-        copy_elem(out[0]->data, i, in[0]->data, offset_with(i, x->rank, ix->dims, xs, a, idx), es);
-    }
-    return KN_OK;
-}
-
-static kn_status infer_gathernd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))) return st;
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int64_t b = kn_attr_int(cx, n, "batch_dims", 0);
-    if (kn_failed(cx)) return cx->status;
-    out[0] = kn_type_unknown(x->dtype);
-    if (x->rank < 0 || ix->rank < 0) return KN_OK;
-    if (ix->rank < 1) return kn_diag(cx, n, KN_EINVAL, "indices must have rank >= 1");
-    if (b < 0 || b >= ix->rank || b >= x->rank)
-        return kn_diag(cx, n, KN_EINVAL, "batch_dims %lld is out of range", (long long)b);
-    int64_t k = ix->dims[ix->rank - 1];
-    if (k < 0) return KN_OK;
-    if (k < 1 || b + k > x->rank)
-        return kn_diag(cx, n, KN_EINVAL, "index tuples of length %lld for data of rank %d",
-                       (long long)k, x->rank);
-    int r = ix->rank - 1 + x->rank - (int)(b + k);
-    if (r > KN_MAX_RANK) return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", r);
-    out[0].kind = KN_KIND_TENSOR;
-    out[0].rank = 0;
-    for (int d = 0; d < ix->rank - 1; d++) out[0].dims[out[0].rank++] = ix->dims[d];
-    for (int d = (int)(b + k); d < x->rank; d++) out[0].dims[out[0].rank++] = x->dims[d];
-    for (int d = 0; d < b; d++)
-        if (x->dims[d] >= 0 && ix->dims[d] >= 0 && x->dims[d] != ix->dims[d])
-            return kn_diag(cx, n, KN_EINVAL, "batch dim %d differs between data and indices", d);
-    return KN_OK;
-}
-
-static kn_status eval_gathernd(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                               kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_gathernd);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int b = (int)kn_attr_int(cx, n, "batch_dims", 0);
-    int k = (int)ix->dims[ix->rank - 1];
-    int64_t xs[KN_MAX_RANK];
-    kn_strides(x->rank, x->dims, xs);
-    int64_t tuples = prod(ix->dims, 0, ix->rank - 1);
-    int64_t per_batch = prod(ix->dims, b, ix->rank - 1); /* tuples per batch entry */
-    int64_t batch_size = prod(x->dims, b, x->rank);      /* data elements per batch entry */
-    int64_t slice = prod(x->dims, b + k, x->rank);
-    size_t es = esize(x->dtype);
-    const int64_t *idx = in[1]->data;
-    for (int64_t t = 0; t < tuples; t++) {
-        int64_t off = (t / per_batch) * batch_size;
-        for (int j = 0; j < k; j++) {
-            int64_t d = x->dims[b + j], v = fix_index(idx[t * k + j], d);
-            if (v < 0) return bad_index(cx, n, idx[t * k + j], d);
-            off += v * xs[b + j];
-        }
-        if (slice)
-            memcpy((char *)out[0]->data + (size_t)(t * slice) * es,
-                   (const char *)in[0]->data + (size_t)off * es, (size_t)slice * es);
-    }
-    return KN_OK;
-}
-
-/* ---- Scatter (deprecated), ScatterElements, ScatterND ---- */
-
-enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
-
-static kn_status reduction(kn_ctx *cx, const kn_node *n, int *red) {
-    const char *s = kn_attr_str(cx, n, "reduction", "none");
-    if (kn_failed(cx)) return cx->status;
-    if (!strcmp(s, "none"))
-        *red = RED_NONE;
-    else if (!strcmp(s, "add"))
-        *red = RED_ADD;
-    else if (!strcmp(s, "mul"))
-        *red = RED_MUL;
-    else if (!strcmp(s, "max"))
-        *red = RED_MAX;
-    else if (!strcmp(s, "min"))
-        *red = RED_MIN;
-    else
-        return kn_diag(cx, n, KN_EINVAL, "unknown reduction '%s'", s);
-    return KN_OK;
-}
-
-/* dst[di] = dst[di] <red> src[si], in double for floats and exact for integers. */
-static void reduce_into(void *dst, int64_t di, const void *src, int64_t si, kn_dtype t, int red) {
-    const kn_dtype_info *info = kn_dtype_get(t);
-    if (red == RED_NONE || t == KN_STRING) {
-        copy_elem(dst, di, src, si, info->size);
-    } else if (info->is_float) {
-        double a = kn_load_f64(dst, t, (size_t)di), b = kn_load_f64(src, t, (size_t)si);
-        double r = red == RED_ADD   ? a + b
-                   : red == RED_MUL ? a * b
-                   : red == RED_MAX ? (a > b ? a : b)
-                                    : (a < b ? a : b);
-        kn_store_f64(dst, t, (size_t)di, r);
-    } else if (red == RED_ADD || red == RED_MUL) {
-        /* Wrapping arithmetic modulo 2^64, then truncation to t: exact for every width. */
-        uint64_t a = kn_load_u64(dst, t, (size_t)di), b = kn_load_u64(src, t, (size_t)si);
-        kn_store_u64(dst, t, (size_t)di, red == RED_ADD ? a + b : a * b);
-    } else if (info->is_signed) {
-        int64_t a = kn_load_i64(dst, t, (size_t)di), b = kn_load_i64(src, t, (size_t)si);
-        kn_store_i64(dst, t, (size_t)di, (red == RED_MAX) == (a > b) ? a : b);
-    } else {
-        uint64_t a = kn_load_u64(dst, t, (size_t)di), b = kn_load_u64(src, t, (size_t)si);
-        kn_store_u64(dst, t, (size_t)di, (red == RED_MAX) == (a > b) ? a : b);
-    }
-}
-
-static kn_status infer_scatterelements(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                       kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = check_indices(cx, n, in, 1)) || (st = need_tensor(cx, n, in, 2))) return st;
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type, *u = &in[2]->type;
-    int red;
-    if ((st = reduction(cx, n, &red))) return st;
-    int64_t axis = kn_attr_int(cx, n, "axis", 0);
-    if (kn_failed(cx)) return cx->status;
-    if (u->dtype != x->dtype)
-        return kn_diag(cx, n, KN_EINVAL, "updates are %s, data %s", kn_dtype_name(u->dtype),
-                       kn_dtype_name(x->dtype));
-    out[0] = *x;
-    if (x->rank < 0) return KN_OK;
-    int a;
-    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
-    if (ix->rank >= 0 && ix->rank != x->rank)
-        return kn_diag(cx, n, KN_EINVAL, "indices have rank %d, data rank %d", ix->rank, x->rank);
-    if (ix->rank >= 0 && u->rank >= 0) {
-        if (!kn_type_static(ix) || !kn_type_static(u)) return KN_OK;
-        for (int d = 0; d < ix->rank; d++)
-            if (ix->dims[d] != u->dims[d])
-                return kn_diag(cx, n, KN_EINVAL, "indices and updates differ in shape");
-    }
-    return KN_OK;
-}
-
-static kn_status eval_scatterelements(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                                      kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_scatterelements);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int a, red;
-    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
-    if ((st = reduction(cx, n, &red))) return st;
-    copy_all(out[0], in[0]);
-    int64_t xs[KN_MAX_RANK];
-    kn_strides(x->rank, x->dims, xs);
-    int64_t cnt = kn_tensor_numel(in[1]);
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t raw = kn_load_i64(in[1]->data, ix->dtype, (size_t)i);
-        int64_t idx = fix_index(raw, x->dims[a]);
-        if (idx < 0) return bad_index(cx, n, raw, x->dims[a]);
-        int64_t off = offset_with(i, x->rank, ix->dims, xs, a, idx);
-        reduce_into(out[0]->data, off, in[2]->data, i, x->dtype, red);
-    }
-    return KN_OK;
-}
-
-static kn_status infer_scatternd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64))) ||
-        (st = need_tensor(cx, n, in, 2)))
-        return st;
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type, *u = &in[2]->type;
-    int red;
-    if ((st = reduction(cx, n, &red))) return st;
-    if (u->dtype != x->dtype)
-        return kn_diag(cx, n, KN_EINVAL, "updates are %s, data %s", kn_dtype_name(u->dtype),
-                       kn_dtype_name(x->dtype));
-    out[0] = *x;
-    if (!kn_type_static(x) || !kn_type_static(ix) || !kn_type_static(u)) return KN_OK;
-    if (ix->rank < 1) return kn_diag(cx, n, KN_EINVAL, "indices must have rank >= 1");
-    int64_t k = ix->dims[ix->rank - 1];
-    if (k < 1 || k > x->rank)
-        return kn_diag(cx, n, KN_EINVAL, "index tuples of length %lld for data of rank %d",
-                       (long long)k, x->rank);
-    /* updates: indices.shape[:-1] + data.shape[k:] */
-    int ur = ix->rank - 1 + x->rank - (int)k;
-    bool ok = u->rank == ur;
-    for (int d = 0; ok && d < ix->rank - 1; d++) ok = u->dims[d] == ix->dims[d];
-    for (int d = (int)k; ok && d < x->rank; d++) ok = u->dims[ix->rank - 1 + d - k] == x->dims[d];
-    if (!ok) return kn_diag(cx, n, KN_EINVAL, "updates have the wrong shape");
-    return KN_OK;
-}
-
-static kn_status eval_scatternd(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                                kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_scatternd);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    const kn_type *x = &in[0]->type, *ix = &in[1]->type;
-    int red;
-    if ((st = reduction(cx, n, &red))) return st;
-    copy_all(out[0], in[0]);
-    int k = (int)ix->dims[ix->rank - 1];
-    int64_t xs[KN_MAX_RANK];
-    kn_strides(x->rank, x->dims, xs);
-    int64_t tuples = prod(ix->dims, 0, ix->rank - 1), slice = prod(x->dims, k, x->rank);
-    const int64_t *idx = in[1]->data;
-    for (int64_t t = 0; t < tuples; t++) {
-        int64_t off = 0;
-        for (int j = 0; j < k; j++) {
-            int64_t v = fix_index(idx[t * k + j], x->dims[j]);
-            if (v < 0) return bad_index(cx, n, idx[t * k + j], x->dims[j]);
-            off += v * xs[j];
-        }
-        for (int64_t e = 0; e < slice; e++)
-            reduce_into(out[0]->data, off + e, in[2]->data, t * slice + e, x->dtype, red);
-    }
-    return KN_OK;
-}
-
-/* ---- Compress, NonZero ---- */
-
-/* Number of true entries among the first `limit` of known bool tensor c. */
-static int64_t count_true(const kn_tensor *c, int64_t limit) {
-    int64_t len = kn_tensor_numel(c), cnt = 0;
-    if (limit < len) len = limit;
-    for (int64_t i = 0; i < len; i++) cnt += ((const uint8_t *)c->data)[i] != 0;
-    return cnt;
-}
-
-static kn_status infer_compress(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(BOOL)))) return st;
-    const kn_type *x = &in[0]->type;
-    const kn_attr *ax = kn_node_attr(n, "axis");
-    int64_t axis = kn_attr_int(cx, n, "axis", 0);
-    if (kn_failed(cx)) return cx->status;
-    if (in[1]->type.rank > 1)
-        return kn_diag(cx, n, KN_EINVAL, "condition must be 1-D, has rank %d", in[1]->type.rank);
-    if (!ax) {
-        int64_t len = known(in[1])
-                          ? count_true(in[1], kn_type_numel(x) < 0 ? INT64_MAX : kn_type_numel(x))
-                          : -1;
-        if (len >= 0 && kn_type_numel(x) < 0) len = -1;
-        out[0] = kn_type_make(x->dtype, 1, &len);
-        return KN_OK;
-    }
-    out[0] = *x;
-    if (x->rank < 0) return KN_OK;
-    int a;
-    if ((st = kn_axis(cx, n, axis, x->rank, 0, &a))) return st;
-    out[0].sym[a] = NULL;
-    if (!known(in[1]) || x->dims[a] < 0)
-        out[0].dims[a] = -1;
-    else
-        out[0].dims[a] = count_true(in[1], x->dims[a]);
-    return KN_OK;
-}
-
-static kn_status eval_compress(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                               kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_compress);
-    if (st) return st;
-    const kn_type *x = &in[0]->type;
-    const uint8_t *c = in[1]->data;
-    int64_t clen = kn_tensor_numel(in[1]);
-    size_t es = esize(x->dtype);
-    if (!kn_node_attr(n, "axis")) {
-        int64_t cnt = kn_tensor_numel(in[0]), j = 0;
-        for (int64_t i = 0; i < cnt && i < clen; i++)
-            if (c[i]) copy_elem(out[0]->data, j++, in[0]->data, i, es);
-        return KN_OK;
-    }
-    int a;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    kn_axis(cx, n, kn_attr_int(cx, n, "axis", 0), x->rank, 0, &a);
-    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a + 1, x->rank), d = x->dims[a];
-    size_t blk = (size_t)inner * es;
-    char *dst = out[0]->data;
-    for (int64_t k = 0; k < outer; k++) {
-        for (int64_t i = 0; i < d && i < clen; i++) {
-            if (!c[i] || !blk) continue;
-            memcpy(dst, (const char *)in[0]->data + (size_t)(k * d + i) * blk, blk);
-            dst += blk;
-        }
-    }
-    return KN_OK;
-}
-
-static bool is_nonzero(const kn_tensor *t, int64_t i) {
-    if (t->type.dtype == KN_STRING) return ((char *const *)t->data)[i][0] != 0;
-    if (kn_dtype_get(t->type.dtype)->is_float) return kn_load_f64(t->data, t->type.dtype, i) != 0;
-    return kn_load_u64(t->data, t->type.dtype, (size_t)i) != 0;
-}
-
-static kn_status infer_nonzero(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st) return st;
-    const kn_type *x = &in[0]->type;
-    int64_t dims[2] = {x->rank, -1};
-    if (known(in[0])) {
-        int64_t cnt = kn_tensor_numel(in[0]);
-        dims[1] = 0;
-        for (int64_t i = 0; i < cnt; i++) dims[1] += is_nonzero(in[0], i);
-    }
-    out[0] = kn_type_make(KN_I64, 2, dims);
-    return KN_OK;
-}
-
-static kn_status eval_nonzero(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                              kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_nonzero);
-    if (st) return st;
-    const kn_type *x = &in[0]->type;
-    int64_t cnt = kn_tensor_numel(in[0]), nnz = out[0]->type.dims[1], j = 0;
-    int64_t *o = out[0]->data;
-    for (int64_t i = 0; i < cnt; i++) {
-        if (!is_nonzero(in[0], i)) continue;
-        int64_t rem = i;
-        for (int d = x->rank - 1; d >= 0; d--) {
-            o[d * nnz + j] = rem % x->dims[d];
-            rem /= x->dims[d];
-        }
-        j++;
-    }
-    return KN_OK;
-}
-
-/* ---- OneHot ---- */
-
-static kn_status onehot_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis,
-                               int64_t *depth) {
-    const kn_type *x = &in[0]->type;
-    int64_t ax = kn_attr_int(cx, n, "axis", -1);
-    if (kn_failed(cx)) return cx->status;
-    *depth = -1;
-    *axis = -1;
-    if (x->rank >= 0) {
-        kn_status st = kn_axis(cx, n, ax, x->rank, 1, axis);
-        if (st) return st;
-    }
-    if (known(in[1])) {
-        if (kn_tensor_numel(in[1]) != 1)
-            return kn_diag(cx, n, KN_EINVAL, "depth must hold one value");
-        double d = kn_load_f64(in[1]->data, in[1]->type.dtype, 0);
-        if (!(d >= 1) || d > 1e15) return kn_diag(cx, n, KN_EINVAL, "depth %g is invalid", d);
-        *depth = (int64_t)d;
-    }
-    return KN_OK;
-}
-
-static kn_status infer_onehot(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = need_tensor(cx, n, in, 1)) || (st = need_tensor(cx, n, in, 2))) return st;
-    const kn_type *x = &in[0]->type;
-    int a;
-    int64_t depth;
-    if ((st = onehot_params(cx, n, in, &a, &depth))) return st;
-    if (in[2]->type.rank >= 0 && kn_type_numel(&in[2]->type) >= 0 &&
-        kn_type_numel(&in[2]->type) != 2)
-        return kn_diag(cx, n, KN_EINVAL, "values must hold [off, on]");
-    out[0] = kn_type_unknown(in[2]->type.dtype);
-    if (x->rank < 0) return KN_OK;
-    if (x->rank + 1 > KN_MAX_RANK)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "output rank %d is too large", x->rank + 1);
-    out[0].kind = KN_KIND_TENSOR;
-    out[0].rank = x->rank + 1;
-    for (int d = 0, k = 0; d <= x->rank; d++) out[0].dims[d] = d == a ? depth : x->dims[k++];
-    return KN_OK;
-}
-
-static kn_status eval_onehot(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_onehot);
-    if (st) return st;
-    const kn_type *x = &in[0]->type;
-    int a;
-    int64_t depth;
-    if ((st = onehot_params(kn_exec_ctx(ex), n, in, &a, &depth))) return st;
-    int64_t outer = prod(x->dims, 0, a), inner = prod(x->dims, a, x->rank);
-    size_t es = esize(out[0]->type.dtype);
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t j = 0; j < depth; j++) {
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t src = o * inner + i;
-                double v = kn_load_f64(in[0]->data, x->dtype, (size_t)src);
-                int64_t idx = (int64_t)v;
-                if (idx < 0) idx += depth;
-                copy_elem(out[0]->data, (o * depth + j) * inner + i, in[2]->data, idx == j, es);
-            }
-        }
+        kn_copy_elem(out[0]->data, i, in[0]->data, off, es);
     }
     return KN_OK;
 }
@@ -1444,7 +881,7 @@ static kn_status pad_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         *mode = PAD_EDGE;
     else
         return kn_diag(cx, n, KN_EINVAL, "unknown mode '%s'", m);
-    if (n->opset >= 11 && opt_in(n, in, 3))
+    if (n->opset >= 11 && kn_opt_in(n, in, 3))
         return kn_diag(cx, n, KN_EUNSUPPORTED, "the axes input (opset 18) is not supported");
     int np;
     kn_status st =
@@ -1458,7 +895,7 @@ static kn_status pad_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 }
 
 static kn_status infer_pad(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     out[0] = kn_type_unknown(x->dtype);
@@ -1485,7 +922,7 @@ static kn_status infer_pad(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
 }
 
 static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_pad);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_pad);
     if (st) return st;
     const kn_type *x = &in[0]->type, *o = &out[0]->type;
     int r = x->rank, mode;
@@ -1495,13 +932,13 @@ static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     kn_strides(r, x->dims, xs);
     /* The fill value, as one element of the output's dtype. */
     kn_tensor *fill = kn_tensor_make(kn_exec_arena(ex), x->dtype, 0, NULL);
-    const kn_tensor *cv = opt_in(n, in, 2);
+    const kn_tensor *cv = kn_opt_in(n, in, 2);
     if (n->opset < 11)
         kn_store_f64(fill->data, x->dtype, 0, kn_attr_float(kn_exec_ctx(ex), n, "value", 0));
     else if (cv && kn_tensor_numel(cv) > 0)
-        copy_elem(fill->data, 0, cv->data, 0, esize(x->dtype));
+        kn_copy_elem(fill->data, 0, cv->data, 0, kn_elem_size(x->dtype));
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(x->dtype);
+    size_t es = kn_elem_size(x->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t rem = i, off = 0;
         bool outside = false;
@@ -1521,9 +958,9 @@ static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
             off += c * xs[d];
         }
         if (outside)
-            copy_elem(out[0]->data, i, fill->data, 0, es);
+            kn_copy_elem(out[0]->data, i, fill->data, 0, es);
         else
-            copy_elem(out[0]->data, i, in[0]->data, off, es);
+            kn_copy_elem(out[0]->data, i, in[0]->data, off, es);
     }
     return KN_OK;
 }
@@ -1540,7 +977,7 @@ static kn_status infer_range(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
             return kn_diag(cx, n, KN_EINVAL, "input %d is %s, start is %s", i,
                            kn_dtype_name(in[i]->type.dtype), kn_dtype_name(dt));
     int64_t len = -1;
-    if (known(in[0]) && known(in[1]) && known(in[2])) {
+    if (kn_data_known(in[0]) && kn_data_known(in[1]) && kn_data_known(in[2])) {
         for (int i = 0; i < 3; i++)
             if (kn_tensor_numel(in[i]) != 1)
                 return kn_diag(cx, n, KN_EINVAL, "input %d must be a scalar", i);
@@ -1568,7 +1005,7 @@ static kn_status infer_range(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status eval_range(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_range);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_range);
     if (st) return st;
     kn_dtype dt = in[0]->type.dtype;
     int64_t len = out[0]->type.dims[0];
@@ -1591,10 +1028,10 @@ static kn_status eval_range(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 static kn_status tile_repeats(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, const kn_type *x,
                               int64_t *rep, bool *unknown) {
     kn_status st;
-    *unknown = !known(in[1]);
+    *unknown = !kn_data_known(in[1]);
     if (n->opset < 6 && n->nin == 3) {
-        if ((st = need_tensor(cx, n, in, 2))) return st;
-        *unknown = *unknown || !known(in[2]);
+        if ((st = kn_need_tensor(cx, n, in, 2))) return st;
+        *unknown = *unknown || !kn_data_known(in[2]);
         if (*unknown) return KN_OK;
         int64_t tiles = 0, axis = 0;
         int a;
@@ -1616,8 +1053,8 @@ static kn_status tile_repeats(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 }
 
 static kn_status infer_tile(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = need_tensor(cx, n, in, 1))) return st;
+    kn_status st = kn_need_tensor(cx, n, in, 0);
+    if (st || (st = kn_need_tensor(cx, n, in, 1))) return st;
     const kn_type *x = &in[0]->type;
     out[0] = kn_type_unknown(x->dtype);
     if (x->rank < 0) return KN_OK;
@@ -1635,20 +1072,20 @@ static kn_status infer_tile(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 }
 
 static kn_status eval_tile(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_tile);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_tile);
     if (st) return st;
     const kn_type *x = &in[0]->type, *o = &out[0]->type;
     int64_t xs[KN_MAX_RANK];
     kn_strides(x->rank, x->dims, xs);
     int64_t cnt = kn_tensor_numel(out[0]);
-    size_t es = esize(x->dtype);
+    size_t es = kn_elem_size(x->dtype);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t rem = i, off = 0;
         for (int d = x->rank - 1; d >= 0; d--) {
             off += (rem % o->dims[d] % x->dims[d]) * xs[d];
             rem /= o->dims[d];
         }
-        copy_elem(out[0]->data, i, in[0]->data, off, es);
+        kn_copy_elem(out[0]->data, i, in[0]->data, off, es);
     }
     return KN_OK;
 }
@@ -1669,7 +1106,7 @@ static kn_status block_params(kn_ctx *cx, const kn_node *n, int64_t *b, bool *cr
 
 static kn_status infer_depthtospace(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                     kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     const kn_type *x = &in[0]->type;
     int64_t b;
@@ -1697,7 +1134,7 @@ static kn_status infer_depthtospace(kn_ctx *cx, const kn_node *n, kn_tensor *con
  * (i*b+j)*C + c (DCR) or c*b*b + i*b + j (CRD) at (h, w) of the depth side. */
 static kn_status eval_depthtospace(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                    kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_depthtospace);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_depthtospace);
     if (st) return st;
     int64_t b;
     bool crd;
@@ -1706,7 +1143,7 @@ static kn_status eval_depthtospace(kn_exec *ex, const kn_node *n, kn_tensor *con
     const kn_type *space = d2s ? &out[0]->type : &in[0]->type;
     kn_tensor *deep = d2s ? in[0] : out[0], *flat = d2s ? out[0] : in[0];
     int64_t N = space->dims[0], C = space->dims[1], H = space->dims[2] / b, W = space->dims[3] / b;
-    size_t es = esize(space->dtype);
+    size_t es = kn_elem_size(space->dtype);
     for (int64_t nn = 0; nn < N; nn++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t i = 0; i < b; i++)
@@ -1717,18 +1154,18 @@ static kn_status eval_depthtospace(kn_exec *ex, const kn_node *n, kn_tensor *con
                             int64_t so = ((nn * C + c) * H * b + h * b + i) * W * b + w * b + j;
                             int64_t dof = ((nn * C * b * b + dc) * H + h) * W + w;
                             if (d2s)
-                                copy_elem(flat->data, so, deep->data, dof, es);
+                                kn_copy_elem(flat->data, so, deep->data, dof, es);
                             else
-                                copy_elem(deep->data, dof, flat->data, so, es);
+                                kn_copy_elem(deep->data, dof, flat->data, so, es);
                         }
                 }
     return KN_OK;
 }
 
-/* ---- EyeLike, Trilu, ReverseSequence ---- */
+/* ---- EyeLike, Trilu ---- */
 
 static kn_status infer_eyelike(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     int64_t dt = kn_attr_int(cx, n, "dtype", in[0]->type.dtype);
     kn_attr_int(cx, n, "k", 0);
@@ -1744,7 +1181,7 @@ static kn_status infer_eyelike(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
 
 static kn_status eval_eyelike(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_eyelike);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_eyelike);
     if (st) return st;
     int64_t k = kn_attr_int(kn_exec_ctx(ex), n, "k", 0);
     int64_t rows = out[0]->type.dims[0], cols = out[0]->type.dims[1];
@@ -1755,7 +1192,7 @@ static kn_status eval_eyelike(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 }
 
 static kn_status infer_trilu(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
+    kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
     kn_attr_int(cx, n, "upper", 1);
     if (kn_failed(cx)) return cx->status;
@@ -1766,210 +1203,25 @@ static kn_status infer_trilu(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 }
 
 static kn_status eval_trilu(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_trilu);
+    kn_status st = kn_alloc_outputs(ex, n, in, out, infer_trilu);
     if (st) return st;
     kn_ctx *cx = kn_exec_ctx(ex);
     bool upper = kn_attr_int(cx, n, "upper", 1) != 0;
     int64_t k = 0;
-    const kn_tensor *kt = opt_in(n, in, 1);
+    const kn_tensor *kt = kn_opt_in(n, in, 1);
     if (kt && (st = scalar_i64(cx, n, kt, 1, &k))) return st;
     const kn_type *x = &in[0]->type;
     int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
     int64_t cnt = kn_tensor_numel(in[0]);
-    size_t es = esize(x->dtype);
-    copy_all(out[0], in[0]);
+    size_t es = kn_elem_size(x->dtype);
+    kn_copy_all(out[0], in[0]);
     /* out is a copy; zero what falls outside the kept triangle. */
     kn_tensor *zero = kn_tensor_make(kn_exec_arena(ex), x->dtype, 0, NULL);
     for (int64_t e = 0; e < cnt; e++) {
         int64_t j = e % cols, i = e / cols % rows;
         bool keep = upper ? j - i >= k : j - i <= k;
-        if (!keep) copy_elem(out[0]->data, e, zero->data, 0, es);
+        if (!keep) kn_copy_elem(out[0]->data, e, zero->data, 0, es);
     }
-    return KN_OK;
-}
-
-static kn_status infer_reversesequence(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                       kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT(I64)))) return st;
-    int64_t ta = kn_attr_int(cx, n, "time_axis", 0), ba = kn_attr_int(cx, n, "batch_axis", 1);
-    if (kn_failed(cx)) return cx->status;
-    if (!((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
-        return kn_diag(cx, n, KN_EINVAL, "time_axis and batch_axis must be 0 and 1");
-    if (in[0]->type.rank >= 0 && in[0]->type.rank < 2)
-        return kn_diag(cx, n, KN_EINVAL, "input must have rank >= 2, has %d", in[0]->type.rank);
-    out[0] = in[0]->type;
-    return KN_OK;
-}
-
-static kn_status eval_reversesequence(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                                      kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_reversesequence);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    int ta = (int)kn_attr_int(cx, n, "time_axis", 0), ba = 1 - ta;
-    const kn_type *x = &in[0]->type;
-    int64_t xs[KN_MAX_RANK];
-    kn_strides(x->rank, x->dims, xs);
-    int64_t T = x->dims[ta], B = x->dims[ba], inner = prod(x->dims, 2, x->rank);
-    if (kn_tensor_numel(in[1]) != B)
-        return kn_diag(cx, n, KN_EINVAL, "sequence_lens has %lld entries for batch %lld",
-                       (long long)kn_tensor_numel(in[1]), (long long)B);
-    size_t es = esize(x->dtype), blk = (size_t)inner * es;
-    for (int64_t b = 0; b < B; b++) {
-        int64_t len = ((const int64_t *)in[1]->data)[b];
-        if (len < 0 || len > T)
-            return kn_diag(cx, n, KN_EINVAL, "sequence length %lld is out of range",
-                           (long long)len);
-        for (int64_t t = 0; t < T; t++) {
-            int64_t src = t < len ? len - 1 - t : t;
-            if (!blk) continue;
-            size_t dst_off = (size_t)(t * xs[ta] + b * xs[ba]) * es;
-            size_t src_off = (size_t)(src * xs[ta] + b * xs[ba]) * es;
-            memcpy((char *)out[0]->data + dst_off, (const char *)in[0]->data + src_off, blk);
-        }
-    }
-    return KN_OK;
-}
-
-/* ---- Unique ---- */
-
-/* Three-way comparison of elements i and j of buffer p of type t. */
-static int cmp_elem(const void *p, kn_dtype t, int64_t i, int64_t j) {
-    const kn_dtype_info *info = kn_dtype_get(t);
-    if (t == KN_STRING) {
-        int c = strcmp(((char *const *)p)[i], ((char *const *)p)[j]);
-        return (c > 0) - (c < 0);
-    }
-    if (info->is_float) {
-        double a = kn_load_f64(p, t, (size_t)i), b = kn_load_f64(p, t, (size_t)j);
-        if (a != a || b != b) return (a != a) - (b != b); /* NaNs equal, after numbers */
-        return (a > b) - (a < b);
-    }
-    if (info->is_signed) {
-        int64_t a = kn_load_i64(p, t, (size_t)i), b = kn_load_i64(p, t, (size_t)j);
-        return (a > b) - (a < b);
-    }
-    uint64_t a = kn_load_u64(p, t, (size_t)i), b = kn_load_u64(p, t, (size_t)j);
-    return (a > b) - (a < b);
-}
-
-/* x viewed as `outer` x `m` x `inner`: the m items Unique compares are the slices
- * along the axis, or the single elements of the flattened tensor without one. */
-typedef struct unique_view {
-    bool has_axis;
-    int axis;
-    int64_t outer, m, inner;
-} unique_view;
-
-static kn_status unique_setup(kn_ctx *cx, const kn_node *n, const kn_type *x, unique_view *v) {
-    const kn_attr *ax = kn_node_attr(n, "axis");
-    int64_t axis = kn_attr_int(cx, n, "axis", 0);
-    kn_attr_int(cx, n, "sorted", 1);
-    if (kn_failed(cx)) return cx->status;
-    v->has_axis = ax != NULL;
-    v->axis = 0;
-    v->outer = v->inner = 1;
-    v->m = -1;
-    if (x->rank < 0) return KN_OK;
-    if (!v->has_axis) {
-        v->m = kn_type_numel(x);
-        return KN_OK;
-    }
-    kn_status st = kn_axis(cx, n, axis, x->rank, 0, &v->axis);
-    if (st) return st;
-    v->outer = prod_or_unknown(x->dims, 0, v->axis);
-    v->m = x->dims[v->axis];
-    v->inner = prod_or_unknown(x->dims, v->axis + 1, x->rank);
-    if (v->outer < 0 || v->inner < 0) v->m = -1;
-    return KN_OK;
-}
-
-/* Lexicographic comparison of items a and b (numpy orders subarrays this way). */
-static int cmp_items(const kn_tensor *x, const unique_view *v, int64_t a, int64_t b) {
-    for (int64_t o = 0; o < v->outer; o++)
-        for (int64_t k = 0; k < v->inner; k++) {
-            int c = cmp_elem(x->data, x->type.dtype, (o * v->m + a) * v->inner + k,
-                             (o * v->m + b) * v->inner + k);
-            if (c) return c;
-        }
-    return 0;
-}
-
-static kn_status infer_unique(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    kn_status st = need_tensor(cx, n, in, 0);
-    if (st) return st;
-    const kn_type *x = &in[0]->type;
-    unique_view v;
-    if ((st = unique_setup(cx, n, x, &v))) return st;
-    int64_t u = -1;
-    if (known(in[0])) {
-        u = 0;
-        for (int64_t s = 0; s < v.m; s++) {
-            int64_t t = 0;
-            while (t < s && cmp_items(in[0], &v, t, s)) t++;
-            u += t == s;
-        }
-    }
-    if (!v.has_axis) {
-        out[0] = kn_type_make(x->dtype, 1, &u);
-    } else {
-        out[0] = *x;
-        if (x->rank >= 0) {
-            out[0].dims[v.axis] = u;
-            out[0].sym[v.axis] = NULL;
-        }
-    }
-    for (int j = 1; j < n->nout; j++) out[j] = kn_type_make(KN_I64, 1, j == 2 ? &v.m : &u);
-    return KN_OK;
-}
-
-static kn_status eval_unique(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_status st = alloc_outs(ex, n, in, out, infer_unique);
-    if (st) return st;
-    kn_ctx *cx = kn_exec_ctx(ex);
-    kn_arena *ar = kn_exec_arena(ex);
-    const kn_tensor *x = in[0];
-    unique_view v;
-    if ((st = unique_setup(cx, n, &x->type, &v))) return st;
-    bool sorted = kn_attr_int(cx, n, "sorted", 1) != 0;
-    size_t m = (size_t)(v.m > 0 ? v.m : 1);
-    int64_t *first = kn_arena_array(ar, m, sizeof *first); /* unique id -> first item */
-    int64_t *count = kn_arena_array(ar, m, sizeof *count);
-    int64_t *id = kn_arena_array(ar, m, sizeof *id);       /* item -> unique id */
-    int64_t *order = kn_arena_array(ar, m, sizeof *order); /* output slot -> unique id */
-    int64_t *slot = kn_arena_array(ar, m, sizeof *slot);   /* unique id -> output slot */
-    KN_ASSERT(first && count && id && order && slot);
-    int64_t u = 0;
-    for (int64_t s = 0; s < v.m; s++) {
-        int64_t k = 0;
-        while (k < u && cmp_items(x, &v, first[k], s)) k++;
-        if (k == u) first[u++] = s;
-        id[s] = k;
-        count[k]++;
-    }
-    /* Insertion sort of the unique ids by value (stable; ids are in first-seen order). */
-    for (int64_t k = 0; k < u; k++) {
-        int64_t p = k;
-        while (sorted && p > 0 && cmp_items(x, &v, first[order[p - 1]], first[k]) > 0) {
-            order[p] = order[p - 1];
-            p--;
-        }
-        order[p] = k;
-    }
-    for (int64_t p = 0; p < u; p++) slot[order[p]] = p;
-    size_t es = esize(x->type.dtype);
-    for (int64_t o = 0; o < v.outer; o++)
-        for (int64_t p = 0; p < u; p++)
-            for (int64_t k = 0; k < v.inner; k++)
-                copy_elem(out[0]->data, (o * u + p) * v.inner + k, x->data,
-                          (o * v.m + first[order[p]]) * v.inner + k, es);
-    for (int64_t p = 0; p < u; p++) {
-        if (n->nout > 1) ((int64_t *)out[1]->data)[p] = first[order[p]];
-        if (n->nout > 3) ((int64_t *)out[3]->data)[p] = count[order[p]];
-    }
-    if (n->nout > 2)
-        for (int64_t s = 0; s < v.m; s++) ((int64_t *)out[2]->data)[s] = slot[id[s]];
     return KN_OK;
 }
 
@@ -1989,15 +1241,6 @@ const kn_opimpl kn_ops_tensor[] = {
     {KN_OP_CONCAT, infer_concat, eval_concat},
     {KN_OP_SPLIT, infer_split, eval_split},
     {KN_OP_SLICE, infer_slice, eval_slice},
-    {KN_OP_GATHER, infer_gather, eval_gather},
-    {KN_OP_GATHERELEMENTS, infer_gatherelements, eval_gatherelements},
-    {KN_OP_GATHERND, infer_gathernd, eval_gathernd},
-    {KN_OP_SCATTER, infer_scatterelements, eval_scatterelements},
-    {KN_OP_SCATTERELEMENTS, infer_scatterelements, eval_scatterelements},
-    {KN_OP_SCATTERND, infer_scatternd, eval_scatternd},
-    {KN_OP_COMPRESS, infer_compress, eval_compress},
-    {KN_OP_NONZERO, infer_nonzero, eval_nonzero},
-    {KN_OP_ONEHOT, infer_onehot, eval_onehot},
     {KN_OP_PAD, infer_pad, eval_pad},
     {KN_OP_RANGE, infer_range, eval_range},
     {KN_OP_TILE, infer_tile, eval_tile},
@@ -2005,7 +1248,5 @@ const kn_opimpl kn_ops_tensor[] = {
     {KN_OP_SPACETODEPTH, infer_depthtospace, eval_depthtospace},
     {KN_OP_EYELIKE, infer_eyelike, eval_eyelike},
     {KN_OP_TRILU, infer_trilu, eval_trilu},
-    {KN_OP_REVERSESEQUENCE, infer_reversesequence, eval_reversesequence},
-    {KN_OP_UNIQUE, infer_unique, eval_unique},
     {KN_OP_COUNT, 0, 0},
 };

@@ -283,12 +283,6 @@ static kn_status infer_unary(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     return KN_OK;
 }
 
-/* The output tensor of type t: preallocated by the interpreter if t was static. */
-static kn_tensor *ensure_out(kn_exec *ex, const kn_node *n, kn_tensor **out, const kn_type *t) {
-    if (!out[0]) out[0] = kn_exec_tensor(ex, n, t->dtype, t->rank, t->dims);
-    return out[0];
-}
-
 static kn_status eval_unary(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     const unary_def *d = unary_find(n->op);
@@ -297,7 +291,7 @@ static kn_status eval_unary(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
     kn_dtype it = in[0]->type.dtype, ot = d->out ? d->out : it;
     kn_type t = in[0]->type;
     t.dtype = ot;
-    kn_tensor *y = ensure_out(ex, n, out, &t);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &t);
     if (!y) return cx->status;
     const kn_dtype_info *info = kn_dtype_get(it);
     int64_t numel = kn_tensor_numel(in[0]);
@@ -500,7 +494,7 @@ static kn_status eval_cast(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     if (cast_target(cx, n, in, &t)) return cx->status;
     kn_type ty = in[0]->type;
     ty.dtype = t;
-    kn_tensor *y = ensure_out(ex, n, out, &ty);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &ty);
     if (!y) return cx->status;
     convert(kn_exec_arena(ex), in[0], y);
     return KN_OK;
@@ -534,7 +528,7 @@ static kn_status infer_clip(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 static kn_status eval_clip(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_dtype t = in[0]->type.dtype;
-    kn_tensor *y = ensure_out(ex, n, out, &in[0]->type);
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &in[0]->type);
     if (!y) return cx->status;
     const kn_tensor *lo = n->opset >= 11 && n->nin > 1 ? in[1] : NULL;
     const kn_tensor *hi = n->opset >= 11 && n->nin > 2 ? in[2] : NULL;
