@@ -95,6 +95,30 @@ int kn_graph_value_count(const kn_graph *g) {
     return *g->next_value_id;
 }
 
+kn_status kn_graph_bind_input(kn_ctx *cx, kn_graph *g, const char *name, const kn_tensor *t) {
+    for (int i = 0; i < g->nin; i++) {
+        kn_value *v = g->inputs[i];
+        if (strcmp(v->name, name)) continue;
+        const kn_type *want = &v->type;
+        bool ok = t->type.kind == want->kind && (!want->dtype || want->dtype == t->type.dtype) &&
+                  (want->rank < 0 || want->rank == t->type.rank);
+        for (int d = 0; ok && want->rank >= 0 && d < want->rank; d++)
+            if (want->dims[d] >= 0 && want->dims[d] != t->type.dims[d]) ok = false;
+        if (!ok) {
+            char a[128], b[128];
+            return kn_diag(cx, NULL, KN_EINVAL, "--bind %s: the value is %s, the input is %s", name,
+                           kn_type_str(&t->type, a, sizeof a), kn_type_str(want, b, sizeof b));
+        }
+        v->constant = kn_tensor_clone(g->arena, t);
+        v->type = t->type;
+        v->flags &= ~(unsigned)KN_VALUE_INPUT;
+        memmove(&g->inputs[i], &g->inputs[i + 1], (size_t)(g->nin - i - 1) * sizeof *g->inputs);
+        g->nin--;
+        return KN_OK;
+    }
+    return kn_diag(cx, NULL, KN_EINVAL, "--bind: the model has no input '%s'", name);
+}
+
 /* ---- attributes ---- */
 
 const kn_attr *kn_node_attr(const kn_node *n, const char *name) {

@@ -127,6 +127,11 @@ kn_node *kn_graph_add_node(kn_graph *g, kn_op op, const char *name, int nin, kn_
 /* Total values created in the model (size for id-indexed arrays). */
 int kn_graph_value_count(const kn_graph *g);
 
+/* Makes graph input `name` a constant with value t (copied into the graph): it is
+ * no longer an input. Reports an unknown name or a value that contradicts the
+ * input's declared dtype or dims. */
+kn_status kn_graph_bind_input(kn_ctx *cx, kn_graph *g, const char *name, const kn_tensor *t);
+
 /* Attribute lookup: NULL if absent. */
 const kn_attr *kn_node_attr(const kn_node *n, const char *name);
 

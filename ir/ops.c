@@ -8,7 +8,7 @@
 
 static kn_opdesc table[KN_OP_COUNT] = {
 #define OP(id, dom, nm, minin, maxin, minout, maxout, fl)                                          \
-    [KN_OP_##id] = {dom, nm, minin, maxin, minout, maxout, fl, NULL, NULL},
+    [KN_OP_##id] = {dom, nm, minin, maxin, minout, maxout, fl, NULL, NULL, NULL},
 #include "ir/ops.def"
 #undef OP
 };
@@ -20,6 +20,17 @@ static void table_init(void) {
         KN_OP_GROUPS(X)
 #undef X
     };
+    static const kn_oplower *lowers[] = {
+#define X(g) kn_lower_##g,
+        KN_LOWER_GROUPS(X)
+#undef X
+    };
+    for (size_t gi = 0; gi < sizeof lowers / sizeof *lowers; gi++) {
+        for (const kn_oplower *p = lowers[gi]; p->op != KN_OP_COUNT; p++) {
+            KN_ASSERT(p->op < KN_OP_COUNT && !table[p->op].lower);
+            table[p->op].lower = p->lower;
+        }
+    }
     for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++) {
         for (const kn_opimpl *p = groups[gi]; p->op != KN_OP_COUNT; p++) {
             KN_ASSERT(p->op < KN_OP_COUNT && !table[p->op].infer);

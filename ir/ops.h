@@ -29,6 +29,7 @@ enum {
     OPF_SUBGRAPH = 1 << 4,        /* has graph attributes */
     OPF_SHAPE_FROM_DATA = 1 << 5, /* output shape may depend on input values */
     OPF_RANDOM = 1 << 6,          /* nondeterministic: never constant-folded */
+    OPF_SHAPE_ONLY = 1 << 7,      /* reads only its input's type, not its data */
 };
 
 typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
@@ -36,6 +37,12 @@ typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
 typedef kn_status (*kn_infer_fn)(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
 typedef kn_status (*kn_eval_fn)(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                 kn_tensor **out);
+
+/* Lowering to the kernel IR (ir/kir.h): builds the node's kernel. */
+typedef struct kn_lower kn_lower;
+typedef struct kn_kbuf kn_kbuf;
+typedef kn_status (*kn_lower_fn)(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out);
 
 typedef struct kn_opimpl {
     kn_op op;
@@ -49,7 +56,22 @@ typedef struct kn_opdesc {
     unsigned flags;
     kn_infer_fn infer; /* NULL: not implemented yet */
     kn_eval_fn eval;
+    kn_lower_fn lower; /* NULL: code generators refuse the op */
 } kn_opdesc;
+
+/* Lowerings are registered like the interpreter functions, by group files
+ * ir/lower/GROUP.c exporting `const kn_oplower kn_lower_GROUP[]` ({KN_OP_COUNT}-ended). */
+typedef struct kn_oplower {
+    kn_op op;
+    kn_lower_fn lower;
+} kn_oplower;
+
+#define KN_LOWER_GROUPS(X)                                                                         \
+    X(elementwise) X(tensor) X(nn) X(reduce) X(quant) X(rnn) X(image) X(signal) X(misc)
+
+#define X(g) extern const kn_oplower kn_lower_##g[];
+KN_LOWER_GROUPS(X)
+#undef X
 
 #define KN_OP_GROUPS(X)                                                                            \
     X(unary)                                                                                       \

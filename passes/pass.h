@@ -21,6 +21,10 @@ kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g);
  * "INPUT=1,3,224,224" (the whole shape of graph input INPUT). */
 kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_shape);
 
+struct kn_kprog;
+/* Kernel-IR pass: in-place reuse and arena offsets for every temporary (passes/plan.c). */
+kn_status kn_plan_memory(kn_ctx *cx, struct kn_kprog *p);
+
 /* Default pipeline for inspect and compile. */
 #define KN_DEFAULT_PASSES "shape,fold,shape"
 

@@ -1,6 +1,7 @@
 /* Helpers shared by the kiln subcommands. */
 #include "tools/cli.h"
 #include "frontend/onnx.h"
+#include "frontend/tensorfile.h"
 #include "passes/pass.h"
 
 #include <stdarg.h>
@@ -70,5 +71,24 @@ kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph *
             *g = NULL;
             return cx->status;
         }
+    return KN_OK;
+}
+
+kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n) {
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(binds[i], '=');
+        if (!eq || eq == binds[i])
+            return kn_diag(cx, NULL, KN_EINVAL, "--bind expects NAME=FILE, got '%s'", binds[i]);
+        char name[512];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - binds[i]), binds[i]);
+        kn_tensor *t;
+        kn_ctx fcx;
+        kn_ctx_init(&fcx, NULL);
+        if (kn_tensorfile_read(&fcx, a, eq + 1, KN_KIND_TENSOR, &t)) {
+            *cx = fcx;
+            return cx->status;
+        }
+        if (kn_graph_bind_input(cx, g, name, t)) return cx->status;
+    }
     return KN_OK;
 }

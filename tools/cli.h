@@ -31,9 +31,12 @@ typedef struct cli_shapes {
  * sets *err. */
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
+/* Applies --bind NAME=FILE options: each input becomes a constant read from FILE. */
+kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n);
 
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_check_onnx(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
  * the chosen backend, writes each output to --output-dir and prints a summary. */
 #include "frontend/tensorfile.h"
 #include "ir/interp.h"
+#include "tools/backend.h"
 #include "tools/cli.h"
 
 #include <stdio.h>
@@ -12,7 +13,9 @@
 static const char *help =
     "usage: kiln run MODEL [options]\n"
     "Runs MODEL and prints a summary of each output.\n\n"
-    "  --backend B        interp (the reference interpreter; default)\n"
+    "  --backend B        interp (the reference interpreter; default) or c (generated C,\n"
+    "                     compiled with $CC into a temporary shared object)\n"
+    "  --bind NAME=FILE   bake input NAME into the model as a constant before compiling\n"
     "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
     "  --random SEED      random values for inputs without --input (needs fixed shapes)\n"
     "  --output-dir DIR   write each output to DIR/<name>.npy (characters outside\n"
@@ -56,8 +59,8 @@ static void print_summary(const char *name, const kn_tensor *t) {
 
 int cmd_run(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *backend = "interp", *v;
-    const char *inputs[256];
-    int ninputs = 0, quiet = 0, err = 0, have_seed = 0;
+    const char *inputs[256], *binds[64];
+    int ninputs = 0, nbinds = 0, quiet = 0, err = 0, have_seed = 0;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -67,6 +70,9 @@ int cmd_run(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("run", "too many --input options");
             inputs[ninputs++] = v;
+        } else if (cli_opt(argc, argv, &i, "--bind", &v)) {
+            if (nbinds == 64) return cli_usage_error("run", "too many --bind options");
+            binds[nbinds++] = v;
         } else if (cli_opt(argc, argv, &i, "--output-dir", &v)) {
             outdir = v;
         } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
@@ -89,14 +95,20 @@ int cmd_run(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("run", "no model given");
-    if (strcmp(backend, "interp"))
-        return cli_usage_error("run", "unknown backend '%s' (available: interp)", backend);
+    if (!backend_known(backend))
+        return cli_usage_error("run", "unknown backend '%s' (available: interp, c)", backend);
 
     kn_ctx cx;
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     kn_arena *a = kn_arena_create();
+    if (cli_apply_binds(&cx, g, a, binds, nbinds)) {
+        int code = cli_fail(&cx);
+        kn_arena_destroy(a);
+        kn_graph_destroy(g);
+        return code;
+    }
     kn_tensor **in = kn_arena_array(a, (size_t)g->nin + 1, sizeof *in);
     kn_tensor **out = kn_arena_array(a, (size_t)g->nout + 1, sizeof *out);
     int rc = EXIT_OK;
@@ -144,7 +156,7 @@ int cmd_run(int argc, char **argv) {
             fill_random(in[i], &state);
         }
     }
-    if (!rc && kn_interp_run(&cx, g, a, in, out, seed)) rc = cli_fail(&cx);
+    if (!rc && backend_run(&cx, backend, g, a, in, out, seed)) rc = cli_fail(&cx);
     if (!rc && outdir) {
         mkdir(outdir, 0777);
         for (int i = 0; i < g->nout && !rc; i++) {

@@ -9,6 +9,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *what;
 } commands[] = {
+    {"compile", cmd_compile, "compile a model to standalone C"},
     {"run", cmd_run, "run a model on inputs and write its outputs"},
     {"inspect", cmd_inspect, "print the graph after passes: nodes, shapes, parameters, FLOPs"},
     {"check-onnx", cmd_check_onnx, "run ONNX backend test folders and compare outputs"},

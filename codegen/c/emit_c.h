@@ -1,0 +1,31 @@
+/* The C emitter: prints a planned kernel IR program as standalone C99.
+ *
+ * Output contract (docs/generated-c.md): NAME.h defines NAME_ARENA_SIZE,
+ * NAME_ARENA_ALIGN, each input's and output's name, rank, dims and element count,
+ * and declares `int NAME_run(<const T *input>..., <T *output>..., void *arena)`
+ * returning 0 (with --weights-file, a `const void *weights` parameter comes before
+ * the arena). NAME.c includes only <stdint.h>, <stddef.h>, <string.h> and <math.h>,
+ * calls no allocator, writes no global or static variable, and keeps weights in
+ * `static const` arrays. Output is deterministic: the same program prints the same
+ * bytes. The emitter makes no optimization decisions. */
+#ifndef KN_EMIT_C_H
+#define KN_EMIT_C_H
+
+#include "ir/kir.h"
+
+#include <stdio.h>
+
+typedef struct kn_c_options {
+    const char *weights_section; /* place weights in this linker section, or NULL */
+    bool weights_file;           /* weights in NAME.weights, passed at run time */
+} kn_c_options;
+
+/* Writes NAME.h and NAME.c (and NAME.weights) to the given streams; weights may be
+ * NULL unless opt->weights_file. */
+kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
+                    FILE *weights);
+/* Writes the files into dir through temporary names renamed on success. */
+kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt,
+                          const char *dir);
+
+#endif

@@ -1,0 +1,453 @@
+/* The kernel IR builder and printer.
+ *
+ * The builder keeps a stack of open blocks: kl_for/kl_if/kl_while push the block
+ * their body goes into, kl_end pops it. Every load, store and copy updates the
+ * buffer's first/last kernel, which the memory plan turns into lifetimes. */
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static kn_ks *new_stmt(kn_lower *L, kn_ks_kind kind) {
+    kn_ks *s = kn_arena_alloc(L->p->arena, sizeof *s);
+    KN_ASSERT(s);
+    s->kind = kind;
+    return s;
+}
+
+kn_ks *kl_block_new(kn_lower *L) {
+    return new_stmt(L, KS_BLOCK);
+}
+
+void kl_block_append(kn_lower *L, kn_ks *block, kn_ks *s) {
+    if (block->n == block->cap) {
+        int nc = block->cap ? block->cap * 2 : 4;
+        kn_ks **b = kn_arena_array(L->p->arena, (size_t)nc, sizeof *b);
+        KN_ASSERT(b);
+        if (block->n) memcpy(b, block->body, (size_t)block->n * sizeof *b);
+        block->body = b;
+        block->cap = nc;
+    }
+    block->body[block->n++] = s;
+}
+
+static void append(kn_lower *L, kn_ks *s) {
+    KN_ASSERT(L->depth > 0);
+    kl_block_append(L, L->stack[L->depth - 1], s);
+}
+
+static void push(kn_lower *L, kn_ks *owner, kn_ks *block) {
+    KN_ASSERT(L->depth < KL_MAX_DEPTH);
+    L->owner[L->depth] = owner;
+    L->stack[L->depth++] = block;
+}
+
+int kl_new_var(kn_lower *L, kn_dtype t) {
+    kn_kprog *p = L->p;
+    if (p->nvars == p->cap_vars) {
+        int nc = p->cap_vars ? p->cap_vars * 2 : 64;
+        kn_dtype *v = kn_arena_array(p->arena, (size_t)nc, sizeof *v);
+        KN_ASSERT(v);
+        if (p->nvars) memcpy(v, p->var_dtype, (size_t)p->nvars * sizeof *v);
+        p->var_dtype = v;
+        p->cap_vars = nc;
+    }
+    p->var_dtype[p->nvars] = t;
+    return p->nvars++;
+}
+
+static void use(kn_lower *L, kn_kbuf *b) {
+    if (b->first < 0 || b->first > L->kidx) b->first = L->kidx;
+    if (b->last < L->kidx) b->last = L->kidx;
+}
+
+kn_ctx *kl_ctx(kn_lower *L) {
+    return L->cx;
+}
+
+const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i) {
+    (void)L;
+    return i < n->nin && n->in[i] ? n->in[i]->constant : NULL;
+}
+
+kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel) {
+    kn_kbuf *b = kl_buffer(L->p, KB_SCRATCH, t, 1, &numel, "s");
+    b->first = b->last = L->kidx;
+    return b;
+}
+
+int kl_for(kn_lower *L, int64_t extent) {
+    kn_ks *s = new_stmt(L, KS_FOR);
+    s->var = kl_new_var(L, KN_I64);
+    s->extent = extent;
+    s->body = kn_arena_alloc(L->p->arena, sizeof *s->body);
+    s->body[0] = kl_block_new(L);
+    s->n = 1;
+    append(L, s);
+    push(L, s, s->body[0]);
+    return s->var;
+}
+
+int kl_for_x(kn_lower *L, kn_kx *extent) {
+    int v = kl_for(L, -1);
+    L->owner[L->depth - 1]->ext = kx_cast(L, KN_I64, extent);
+    return v;
+}
+
+void kl_end(kn_lower *L) {
+    KN_ASSERT(L->depth > 1);
+    L->depth--;
+}
+
+void kl_end_n(kn_lower *L, int n) {
+    while (n-- > 0) kl_end(L);
+}
+
+void kl_if(kn_lower *L, kn_kx *cond) {
+    kn_ks *s = new_stmt(L, KS_IF);
+    s->cond = cond;
+    s->body = kn_arena_array(L->p->arena, 2, sizeof *s->body);
+    s->body[0] = kl_block_new(L);
+    s->n = 2;
+    append(L, s);
+    push(L, s, s->body[0]);
+}
+
+void kl_else(kn_lower *L) {
+    kn_ks *s = L->owner[L->depth - 1];
+    KN_ASSERT(s && s->kind == KS_IF && !s->body[1]);
+    L->depth--;
+    s->body[1] = kl_block_new(L);
+    push(L, s, s->body[1]);
+}
+
+void kl_while(kn_lower *L, kn_kx *cond) {
+    kn_ks *s = new_stmt(L, KS_WHILE);
+    s->cond = cond;
+    s->body = kn_arena_alloc(L->p->arena, sizeof *s->body);
+    s->body[0] = kl_block_new(L);
+    s->n = 1;
+    append(L, s);
+    push(L, s, s->body[0]);
+}
+
+void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value) {
+    kn_ks *s = new_stmt(L, KS_STORE);
+    s->buf = b;
+    s->index = index;
+    s->value = kx_cast(L, kx_compute_dtype(b->dtype), value);
+    use(L, b);
+    append(L, s);
+}
+
+int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init) {
+    kn_ks *s = new_stmt(L, KS_DECL);
+    s->dtype = kx_compute_dtype(t);
+    s->var = kl_new_var(L, s->dtype);
+    s->value = kx_cast(L, s->dtype, init);
+    append(L, s);
+    return s->var;
+}
+
+void kl_set(kn_lower *L, int var, kn_kx *value) {
+    kn_ks *s = new_stmt(L, KS_SET);
+    s->var = var;
+    s->value = kx_cast(L, L->p->var_dtype[var], value);
+    append(L, s);
+}
+
+void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *src_index,
+             kn_kx *count) {
+    KN_ASSERT(dst->dtype == src->dtype);
+    kn_ks *s = new_stmt(L, KS_COPY);
+    s->buf = dst;
+    s->src = src;
+    s->index = dst_index;
+    s->src_index = src_index;
+    s->count = count;
+    use(L, dst);
+    use(L, src);
+    append(L, s);
+}
+
+void kl_for_shape(kn_lower *L, int rank, const int64_t *dims, int *vars) {
+    for (int d = 0; d < rank; d++) vars[d] = kl_for(L, dims[d]);
+}
+
+/* ---- expressions ---- */
+
+static kn_kx *new_x(kn_lower *L, kn_kx_op op, kn_dtype t) {
+    kn_kx *x = kn_arena_alloc(L->p->arena, sizeof *x);
+    KN_ASSERT(x);
+    x->op = op;
+    x->dtype = t;
+    return x;
+}
+
+kn_dtype kx_compute_dtype(kn_dtype t) {
+    return t == KN_F16 || t == KN_BF16 ? KN_F32 : t;
+}
+
+kn_kx *kx_int(kn_lower *L, int64_t v) {
+    kn_kx *x = new_x(L, KX_CONST, KN_I64);
+    x->i = v;
+    x->f = (double)v;
+    return x;
+}
+
+kn_kx *kx_const(kn_lower *L, kn_dtype t, double v) {
+    kn_kx *x = new_x(L, KX_CONST, kx_compute_dtype(t));
+    x->f = v;
+    x->i = kn_dtype_get(x->dtype)->is_float ? 0 : (int64_t)v;
+    if (x->dtype == KN_BOOL) x->i = v != 0;
+    return x;
+}
+
+kn_kx *kx_var(kn_lower *L, int var) {
+    kn_kx *x = new_x(L, KX_VAR, L->p->var_dtype[var]);
+    x->var = var;
+    return x;
+}
+
+kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    kn_kx *x = new_x(L, KX_LOAD, kx_compute_dtype(b->dtype));
+    x->buf = b;
+    x->a[0] = index;
+    use(L, b);
+    return x;
+}
+
+static int rank_of(kn_dtype t) {
+    switch (t) {
+    case KN_BOOL: return 0;
+    case KN_U8: return 1;
+    case KN_I8: return 2;
+    case KN_U16: return 3;
+    case KN_I16: return 4;
+    case KN_U32: return 5;
+    case KN_I32: return 6;
+    case KN_U64: return 7;
+    case KN_I64: return 8;
+    case KN_F32: return 9;
+    case KN_F64: return 10;
+    default: return 9;
+    }
+}
+
+static kn_dtype common(kn_dtype a, kn_dtype b) {
+    return rank_of(a) >= rank_of(b) ? a : b;
+}
+
+kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a) {
+    t = kx_compute_dtype(t);
+    if (a->dtype == t) return a;
+    if (a->op == KX_CONST) { /* fold: constants are printed in their dtype */
+        kn_kx *x = new_x(L, KX_CONST, t);
+        bool fl = kn_dtype_get(a->dtype)->is_float;
+        x->f = fl ? a->f : (double)a->i;
+        x->i = kn_dtype_get(t)->is_float ? 0 : t == KN_BOOL ? (fl ? a->f != 0 : a->i != 0)
+               : fl                                        ? (int64_t)a->f
+                                                           : a->i;
+        return x;
+    }
+    kn_kx *x = new_x(L, KX_CAST, t);
+    x->a[0] = a;
+    return x;
+}
+
+kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a) {
+    kn_dtype t = a->dtype;
+    if (op == KX_ISNAN || op == KX_ISINF || op == KX_NOT) t = KN_BOOL;
+    kn_kx *x = new_x(L, op, t);
+    x->a[0] = a;
+    return x;
+}
+
+kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b) {
+    bool cmp = op >= KX_LT && op <= KX_LOR;
+    kn_dtype t = op == KX_SHL || op == KX_SHR ? a->dtype : common(a->dtype, b->dtype);
+    if (op == KX_LAND || op == KX_LOR) t = KN_BOOL;
+    /* fold integer index arithmetic with constants: keeps generated code readable */
+    if (a->op == KX_CONST && b->op == KX_CONST && t == KN_I64 && !cmp) {
+        int64_t x = a->i, y = b->i, r;
+        switch (op) {
+        case KX_ADD: r = x + y; return kx_int(L, r);
+        case KX_SUB: r = x - y; return kx_int(L, r);
+        case KX_MUL: r = x * y; return kx_int(L, r);
+        default: break;
+        }
+    }
+    if (t == KN_I64 && !cmp) {
+        if (op == KX_MUL && ((a->op == KX_CONST && a->i == 0) || (b->op == KX_CONST && b->i == 0)))
+            return kx_int(L, 0);
+        if (op == KX_MUL && a->op == KX_CONST && a->i == 1) return b;
+        if ((op == KX_MUL || op == KX_DIV) && b->op == KX_CONST && b->i == 1) return a;
+        if (op == KX_ADD && a->op == KX_CONST && a->i == 0) return b;
+        if ((op == KX_ADD || op == KX_SUB) && b->op == KX_CONST && b->i == 0) return a;
+    }
+    kn_kx *x = new_x(L, op, cmp ? KN_BOOL : t);
+    x->a[0] = kx_cast(L, t, a);
+    x->a[1] = op == KX_SHL || op == KX_SHR ? kx_cast(L, t, b) : kx_cast(L, t, b);
+    return x;
+}
+
+kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b) {
+    kn_dtype t = common(a->dtype, b->dtype);
+    kn_kx *x = new_x(L, KX_SELECT, t);
+    x->a[0] = c;
+    x->a[1] = kx_cast(L, t, a);
+    x->a[2] = kx_cast(L, t, b);
+    return x;
+}
+
+kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
+    kn_dtype t = common(common(a->dtype, b->dtype), c->dtype);
+    if (!kn_dtype_get(t)->is_float) return kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, a, b), c);
+    kn_kx *x = new_x(L, KX_FMA, t);
+    x->a[0] = kx_cast(L, t, a);
+    x->a[1] = kx_cast(L, t, b);
+    x->a[2] = kx_cast(L, t, c);
+    return x;
+}
+
+kn_kx *kx_offset(kn_lower *L, int rank, const int *vars, const int64_t *strides) {
+    kn_kx *off = kx_int(L, 0);
+    for (int d = 0; d < rank; d++)
+        if (strides[d])
+            off = kx_bin(L, KX_ADD, off, kx_bin(L, KX_MUL, kx_var(L, vars[d]), kx_int(L, strides[d])));
+    return off;
+}
+
+kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *odims,
+                       const int *vars) {
+    kn_type t = kn_type_make(b->dtype, b->rank, b->dims);
+    int64_t st[KN_MAX_RANK];
+    kn_bcast_strides(&t, orank, odims, st);
+    return kx_offset(L, orank, vars, st);
+}
+
+/* ---- printer ---- */
+
+static const char *op_name(kn_kx_op op) {
+    static const char *names[KX_OP_COUNT] = {
+        [KX_CONST] = "const", [KX_VAR] = "var", [KX_LOAD] = "load",
+#define X(id, s) [KX_##id] = s,
+        KN_KX_UNARY(X) KN_KX_BINARY(X)
+#undef X
+            [KX_SELECT] = "select",
+        [KX_CAST] = "cast", [KX_FMA] = "fma",
+    };
+    return names[op];
+}
+
+static void print_x(FILE *f, const kn_kx *x) {
+    switch (x->op) {
+    case KX_CONST:
+        if (kn_dtype_get(x->dtype)->is_float) fprintf(f, "%.9g", x->f);
+        else fprintf(f, "%lld", (long long)x->i);
+        return;
+    case KX_VAR: fprintf(f, "v%d", x->var); return;
+    case KX_LOAD:
+        fprintf(f, "%s[", x->buf->name);
+        print_x(f, x->a[0]);
+        fputc(']', f);
+        return;
+    case KX_CAST:
+        fprintf(f, "%s(", kn_dtype_name(x->dtype));
+        print_x(f, x->a[0]);
+        fputc(')', f);
+        return;
+    default: break;
+    }
+    if (x->op >= KX_ADD && x->op <= KX_LOR && x->op != KX_FMOD && x->op != KX_POW &&
+        x->op != KX_MIN && x->op != KX_MAX) {
+        fputc('(', f);
+        print_x(f, x->a[0]);
+        fprintf(f, " %s ", op_name(x->op));
+        print_x(f, x->a[1]);
+        fputc(')', f);
+        return;
+    }
+    fprintf(f, "%s(", op_name(x->op));
+    for (int i = 0; i < 3 && x->a[i]; i++) {
+        if (i) fprintf(f, ", ");
+        print_x(f, x->a[i]);
+    }
+    fputc(')', f);
+}
+
+static void print_s(FILE *f, const kn_ks *s, int ind) {
+    switch (s->kind) {
+    case KS_BLOCK:
+        for (int i = 0; i < s->n; i++) print_s(f, s->body[i], ind);
+        return;
+    case KS_FOR:
+        fprintf(f, "%*sfor v%d in [0, ", ind, "", s->var);
+        if (s->ext) print_x(f, s->ext);
+        else fprintf(f, "%lld", (long long)s->extent);
+        fprintf(f, ")%s%s%s:\n", s->annot & KN_LOOP_PARALLEL ? " parallel" : "",
+                s->annot & KN_LOOP_VECTORIZE ? " vectorize" : "",
+                s->annot & KN_LOOP_UNROLL ? " unroll" : "");
+        print_s(f, s->body[0], ind + 2);
+        return;
+    case KS_STORE:
+        fprintf(f, "%*s%s[", ind, "", s->buf->name);
+        print_x(f, s->index);
+        fprintf(f, "] = ");
+        print_x(f, s->value);
+        fputc('\n', f);
+        return;
+    case KS_DECL:
+    case KS_SET:
+        fprintf(f, "%*s%s%sv%d = ", ind, "", s->kind == KS_DECL ? kn_dtype_name(s->dtype) : "",
+                s->kind == KS_DECL ? " " : "", s->var);
+        print_x(f, s->value);
+        fputc('\n', f);
+        return;
+    case KS_IF:
+    case KS_WHILE:
+        fprintf(f, "%*s%s ", ind, "", s->kind == KS_IF ? "if" : "while");
+        print_x(f, s->cond);
+        fprintf(f, ":\n");
+        print_s(f, s->body[0], ind + 2);
+        if (s->kind == KS_IF && s->body[1]) {
+            fprintf(f, "%*selse:\n", ind, "");
+            print_s(f, s->body[1], ind + 2);
+        }
+        return;
+    case KS_COPY:
+        fprintf(f, "%*scopy %s[", ind, "", s->buf->name);
+        print_x(f, s->index);
+        fprintf(f, "...] <- %s[", s->src->name);
+        print_x(f, s->src_index);
+        fprintf(f, "...] x ");
+        print_x(f, s->count);
+        fputc('\n', f);
+        return;
+    }
+}
+
+void kn_kprog_print(const kn_kprog *p, void *file) {
+    FILE *f = file;
+    static const char *kinds[] = {"input", "output", "const", "temp", "scratch"};
+    fprintf(f, "program %s: arena %zu bytes (lower bound %zu)\n", p->name, p->arena_size,
+            p->arena_lower_bound);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        char buf[128];
+        kn_type t = kn_type_make(b->dtype, b->rank, b->dims);
+        fprintf(f, "  %-7s %s: %s", kinds[b->kind], b->name, kn_type_str(&t, buf, sizeof buf));
+        if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
+            if (b->alias) fprintf(f, " in place of %s", b->alias->name);
+            else fprintf(f, " @%zu", b->offset);
+            fprintf(f, " live %d..%d", b->first, b->last);
+        }
+        if (b->onnx) fprintf(f, "  # %s", b->onnx);
+        fputc('\n', f);
+    }
+    for (int k = 0; k < p->nkernels; k++) {
+        fprintf(f, "kernel %d: %s\n", k, p->kernels[k]->name);
+        print_s(f, p->kernels[k]->body, 2);
+    }
+}

@@ -1,0 +1,216 @@
+/* The kernel IR: loop nests over buffers, the level every code generator reads.
+ *
+ * A kn_kprog is what a model compiles to: buffers (graph inputs and outputs,
+ * constant weights, arena temporaries with planned offsets) and a sequence of
+ * kernels, one per lowered node, each a statement tree:
+ *
+ *   for i0 in [0, 16):           KS_FOR, with annotations (vectorize, unroll, parallel)
+ *     acc = 0.0f                  KS_DECL of a scalar local
+ *     for i1 in [0, 64):
+ *       acc = fma(x[i1], w[i0*64 + i1], acc)      KS_SET, loads, expression tree
+ *     y[i0] = max(acc + b[i0], 0.0f)              KS_STORE
+ *
+ * Expressions are typed trees (kn_kx): constants, variables (loop indices and scalar
+ * locals share one id space), loads, arithmetic, math functions, comparisons,
+ * select, casts and fused multiply-add. Index expressions are i64. Buffers are flat
+ * (row-major element offsets); shapes are kept for printing and for passes.
+ *
+ * Everything lives in the program's arena. Optimizations to come (split, reorder,
+ * fuse, unroll, vectorize, register tiles) are rewrites of this tree driven by the
+ * target, not emitter code; the emitters (codegen/c, later llvm and opencl) print
+ * or build exactly what the tree says.
+ *
+ * Lowering: each op's `lower` function (ir/lower/GROUP.c, registered like the op's
+ * interpreter functions) appends statements through the builder below, which keeps
+ * a stack of open blocks so lowering code reads like the C it produces. */
+#ifndef KN_KIR_H
+#define KN_KIR_H
+
+#include "ir/ops.h"
+
+/* ---- expressions ---- */
+
+#define KN_KX_UNARY(X)                                                                             \
+    X(NEG, "neg") X(ABS, "abs") X(NOT, "not") X(BNOT, "bnot") X(SQRT, "sqrt") X(EXP, "exp")       \
+    X(LOG, "log") X(TANH, "tanh") X(ERF, "erf") X(SIN, "sin") X(COS, "cos") X(TAN, "tan")         \
+    X(ASIN, "asin") X(ACOS, "acos") X(ATAN, "atan") X(SINH, "sinh") X(COSH, "cosh")               \
+    X(ASINH, "asinh") X(ACOSH, "acosh") X(ATANH, "atanh") X(FLOOR, "floor") X(CEIL, "ceil")       \
+    X(ROUND, "round") /* half to even */ X(TRUNC, "trunc") X(ISNAN, "isnan") X(ISINF, "isinf")
+
+#define KN_KX_BINARY(X)                                                                            \
+    X(ADD, "+") X(SUB, "-") X(MUL, "*") X(DIV, "/") X(MOD, "%") /* C remainder */                \
+    X(FMOD, "fmod") X(POW, "pow") X(MIN, "min") X(MAX, "max") X(AND, "&") X(OR, "|") X(XOR, "^") \
+    X(SHL, "<<") X(SHR, ">>") X(LT, "<") X(LE, "<=") X(GT, ">") X(GE, ">=") X(EQ, "==")           \
+    X(NE, "!=") X(LAND, "&&") X(LOR, "||")
+
+typedef enum kn_kx_op {
+    KX_CONST, /* i (integer dtypes, bool) or f (floats) */
+    KX_VAR,   /* loop index or scalar local `var` */
+    KX_LOAD,  /* buf[a[0]] */
+#define X(id, s) KX_##id,
+    KN_KX_UNARY(X) KN_KX_BINARY(X)
+#undef X
+        KX_SELECT, /* a[0] ? a[1] : a[2] */
+    KX_CAST,       /* a[0] converted to dtype (float->int truncates, as C) */
+    KX_FMA,        /* a[0] * a[1] + a[2] */
+    KX_OP_COUNT
+} kn_kx_op;
+
+typedef struct kn_kx {
+    kn_kx_op op;
+    kn_dtype dtype; /* of the result; comparisons give KN_BOOL; never f16/bf16 (loads
+                       of those widen to f32, stores narrow) */
+    struct kn_kx *a[3];
+    int64_t i;
+    double f;
+    int var;
+    kn_kbuf *buf;
+} kn_kx;
+
+/* ---- statements ---- */
+
+typedef enum kn_ks_kind {
+    KS_BLOCK, /* body[0..n) in order */
+    KS_FOR,   /* for var in [0, extent): body */
+    KS_STORE, /* buf[index] = value */
+    KS_DECL,  /* dtype var = value (a scalar local, visible to the rest of the block) */
+    KS_SET,   /* var = value */
+    KS_IF,    /* if (cond) body[0] else body[1] (body[1] may be NULL) */
+    KS_WHILE, /* while (cond) body[0] */
+    KS_COPY,  /* memcpy(buf + index, src + src_index, count elements) */
+} kn_ks_kind;
+
+/* Loop annotations, set by schedule passes and read by emitters. */
+enum {
+    KN_LOOP_PARALLEL = 1 << 0, /* iterations are independent */
+    KN_LOOP_VECTORIZE = 1 << 1, /* `width` lanes */
+    KN_LOOP_UNROLL = 1 << 2,    /* by `width` */
+};
+
+typedef struct kn_ks kn_ks;
+struct kn_ks {
+    kn_ks_kind kind;
+    int var;          /* FOR, DECL, SET */
+    kn_dtype dtype;   /* DECL */
+    int64_t extent;   /* FOR: trip count (static) */
+    kn_kx *ext;       /* FOR: trip count as an expression when not static, else NULL */
+    unsigned annot;   /* FOR: KN_LOOP_* */
+    int width;        /* FOR: vector width or unroll factor */
+    kn_kbuf *buf;     /* STORE, COPY */
+    kn_kbuf *src;     /* COPY */
+    kn_kx *index, *value, *cond, *src_index, *count;
+    int n, cap;       /* BLOCK, IF (2), WHILE (1) */
+    kn_ks **body;
+};
+
+/* ---- buffers and programs ---- */
+
+typedef enum kn_kbuf_kind {
+    KB_INPUT,   /* graph input: a parameter of the entry point */
+    KB_OUTPUT,  /* graph output: a parameter of the entry point */
+    KB_CONST,   /* weights: static const data */
+    KB_TEMP,    /* intermediate tensor in the arena, at `offset` */
+    KB_SCRATCH, /* a kernel's private temporary in the arena, live only in that kernel */
+} kn_kbuf_kind;
+
+struct kn_kbuf {
+    int id;
+    const char *name;  /* C identifier chosen by the program (unique) */
+    const char *onnx;  /* ONNX value name, for comments; may be NULL */
+    kn_kbuf_kind kind;
+    kn_dtype dtype;
+    int rank;
+    int64_t dims[KN_MAX_RANK];
+    int64_t numel;
+    int io;            /* position among the inputs or outputs */
+    const kn_tensor *data; /* KB_CONST */
+    size_t offset;     /* KB_TEMP / KB_SCRATCH: byte offset in the arena (memory plan) */
+    kn_kbuf *alias;    /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
+    int first, last;   /* kernels that define and last use it (memory plan) */
+};
+
+typedef struct kn_kernel {
+    const char *name;   /* for comments: "node 'conv_3' (Conv)" */
+    const kn_node *node;
+    kn_ks *body;        /* a BLOCK */
+} kn_kernel;
+
+typedef struct kn_kprog {
+    kn_arena *arena;
+    const char *name;   /* entry point prefix, a C identifier */
+    int nbufs, cap_bufs;
+    kn_kbuf **bufs;
+    int nin, nout;
+    kn_kbuf **inputs, **outputs;
+    int nkernels, cap_kernels;
+    kn_kernel **kernels;
+    int nvars;          /* variable ids are [0, nvars) */
+    kn_dtype *var_dtype;/* dtype of each variable (loop indices are i64) */
+    int cap_vars;
+    size_t arena_size;  /* bytes, from the memory plan */
+    size_t arena_lower_bound; /* largest total of simultaneously live bytes */
+} kn_kprog;
+
+#define KN_ARENA_ALIGN 64
+
+/* ---- lowering ---- */
+
+
+/* Lowers every node of g (which must have static shapes; shape,fold run first) into
+ * a new program named `name`. Ops without a lowering, or values whose shape is not
+ * static, are reported with the node and reason. Free with kn_kprog_destroy(). */
+kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out);
+void kn_kprog_destroy(kn_kprog *p);
+/* Text form, for golden tests and --dump. */
+void kn_kprog_print(const kn_kprog *p, void *file /* FILE * */);
+
+/* An op's lower function (kn_lower_fn in ir/ops.h) gets in[i] / out[j] buffers,
+ * NULL for omitted values; constant inputs are KB_CONST buffers whose data can be
+ * read at lowering time (kl_const). */
+
+kn_ctx *kl_ctx(kn_lower *L);
+/* Constant data of input i at lowering time, or NULL if it is not a constant. */
+const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
+/* A kernel-private temporary of numel elements (planned in the arena). */
+kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
+
+/* Statements: appended to the innermost open block. */
+int kl_for(kn_lower *L, int64_t extent); /* opens a loop; returns its index var */
+int kl_for_x(kn_lower *L, kn_kx *extent); /* loop with a computed trip count */
+void kl_end(kn_lower *L);                 /* closes the innermost loop/if/else/while */
+void kl_if(kn_lower *L, kn_kx *cond);
+void kl_else(kn_lower *L);
+void kl_while(kn_lower *L, kn_kx *cond);
+void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
+int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
+void kl_set(kn_lower *L, int var, kn_kx *value);
+void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *src_index,
+             kn_kx *count);
+/* Opens `rank` nested loops over dims; vars[d] receives each index var. */
+void kl_for_shape(kn_lower *L, int rank, const int64_t *dims, int *vars);
+/* Closes n loops. */
+void kl_end_n(kn_lower *L, int n);
+
+/* Expressions. Binary ops convert operands to a common dtype first (the wider float,
+ * else the wider integer) except shifts and comparisons, which compare in that
+ * common dtype and give bool. */
+kn_kx *kx_int(kn_lower *L, int64_t v);             /* i64 constant */
+kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* constant of dtype t */
+kn_kx *kx_var(kn_lower *L, int var);
+kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);
+kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
+kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
+kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
+kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
+kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
+/* sum_d vars[d] * strides[d] as an i64 expression (stride 0 terms are dropped). */
+kn_kx *kx_offset(kn_lower *L, int rank, const int *vars, const int64_t *strides);
+/* The element offset into buffer b for output index vars (rank orank, dims odims),
+ * with numpy broadcasting of b's shape against the output shape. */
+kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *odims,
+                       const int *vars);
+/* The dtype arithmetic on elements of t happens in: f16/bf16 widen to f32, the rest
+ * stay (bool stays bool). */
+kn_dtype kx_compute_dtype(kn_dtype t);
+
+#endif

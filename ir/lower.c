@@ -1,0 +1,171 @@
+/* The lowering driver: graph IR -> kernel IR program.
+ *
+ * Every tensor value gets a buffer: graph inputs and outputs become entry-point
+ * parameters, constants become weights, the rest arena temporaries. Each node is
+ * lowered by its op's `lower` function into one kernel. A graph output that no node
+ * computes (an input or a constant passed through) gets a copy kernel. The memory
+ * plan (passes/plan.c) runs afterwards on the buffers' lifetimes. */
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "ir/ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+kn_kbuf *kl_buffer(kn_kprog *p, kn_kbuf_kind kind, kn_dtype t, int rank, const int64_t *dims,
+                   const char *prefix) {
+    kn_kbuf *b = kn_arena_alloc(p->arena, sizeof *b);
+    KN_ASSERT(b && rank <= KN_MAX_RANK);
+    b->id = p->nbufs;
+    b->kind = kind;
+    b->dtype = t;
+    b->rank = rank;
+    b->numel = 1;
+    for (int i = 0; i < rank; i++) {
+        b->dims[i] = dims[i];
+        b->numel *= dims[i];
+    }
+    b->first = b->last = -1;
+    char name[32];
+    snprintf(name, sizeof name, "%s%d", prefix, b->id);
+    b->name = kn_arena_strdup(p->arena, name);
+    if (p->nbufs == p->cap_bufs) {
+        int nc = p->cap_bufs ? p->cap_bufs * 2 : 64;
+        kn_kbuf **v = kn_arena_array(p->arena, (size_t)nc, sizeof *v);
+        KN_ASSERT(v);
+        if (p->nbufs) memcpy(v, p->bufs, (size_t)p->nbufs * sizeof *v);
+        p->bufs = v;
+        p->cap_bufs = nc;
+    }
+    p->bufs[p->nbufs++] = b;
+    return b;
+}
+
+static kn_kernel *begin_kernel(kn_lower *L, const kn_node *n, const char *what) {
+    kn_kprog *p = L->p;
+    kn_kernel *k = kn_arena_alloc(p->arena, sizeof *k);
+    char name[512];
+    if (n)
+        snprintf(name, sizeof name, "node '%s' (%s)", n->name[0] ? n->name : "<unnamed>",
+                 n->op_type);
+    else snprintf(name, sizeof name, "%s", what);
+    k->name = kn_arena_strdup(p->arena, name);
+    k->node = n;
+    L->depth = 0;
+    k->body = kl_block_new(L);
+    L->stack[0] = k->body;
+    L->owner[0] = NULL;
+    L->depth = 1;
+    if (p->nkernels == p->cap_kernels) {
+        int nc = p->cap_kernels ? p->cap_kernels * 2 : 32;
+        kn_kernel **v = kn_arena_array(p->arena, (size_t)nc, sizeof *v);
+        KN_ASSERT(v);
+        if (p->nkernels) memcpy(v, p->kernels, (size_t)p->nkernels * sizeof *v);
+        p->kernels = v;
+        p->cap_kernels = nc;
+    }
+    L->kidx = p->nkernels;
+    p->kernels[p->nkernels++] = k;
+    return k;
+}
+
+static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
+    char buf[128];
+    if (v->type.kind != KN_KIND_TENSOR)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' is a %s; code generators support tensors only", v->name,
+                       kn_type_str(&v->type, buf, sizeof buf));
+    if (!kn_type_static(&v->type))
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' has shape %s, not known at compile time (it depends on "
+                       "input values or unfixed dimensions: fix them with --shape/--dim, or "
+                       "bake shape inputs in with --bind)",
+                       v->name, kn_type_str(&v->type, buf, sizeof buf));
+    if (v->type.dtype == KN_STRING)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "value '%s' holds strings", v->name);
+    return KN_OK;
+}
+
+/* The buffer of value v, created on first use. */
+static kn_kbuf *value_buf(kn_lower *L, kn_kbuf **vbuf, const kn_value *v, const kn_node *n) {
+    if (vbuf[v->id]) return vbuf[v->id];
+    if (check_static(L->cx, n, v)) return NULL;
+    kn_kbuf_kind kind = v->constant ? KB_CONST : KB_TEMP;
+    kn_kbuf *b = kl_buffer(L->p, kind, v->type.dtype, v->type.rank, v->type.dims,
+                           kind == KB_CONST ? "w" : "t");
+    b->onnx = v->name;
+    if (v->constant) b->data = v->constant;
+    vbuf[v->id] = b;
+    return b;
+}
+
+kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out) {
+    *out = NULL;
+    kn_arena *a = kn_arena_create();
+    kn_kprog *p = kn_arena_alloc(a, sizeof *p);
+    p->arena = a;
+    p->name = kn_arena_strdup(a, name);
+    kn_lower L = {.cx = cx, .p = p};
+    kn_kbuf **vbuf = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *vbuf);
+    p->nin = g->nin;
+    p->nout = g->nout;
+    p->inputs = kn_arena_array(a, (size_t)g->nin + 1, sizeof *p->inputs);
+    p->outputs = kn_arena_array(a, (size_t)g->nout + 1, sizeof *p->outputs);
+    for (int i = 0; i < g->nin; i++) {
+        const kn_value *v = g->inputs[i];
+        if (check_static(cx, NULL, v)) goto fail;
+        kn_kbuf *b = kl_buffer(p, KB_INPUT, v->type.dtype, v->type.rank, v->type.dims, "in");
+        b->onnx = v->name;
+        b->io = i;
+        vbuf[v->id] = p->inputs[i] = b;
+    }
+    for (int i = 0; i < g->nout; i++) {
+        const kn_value *v = g->outputs[i];
+        if (check_static(cx, v->producer, v)) goto fail;
+        kn_kbuf *b = kl_buffer(p, KB_OUTPUT, v->type.dtype, v->type.rank, v->type.dims, "out");
+        b->onnx = v->name;
+        b->io = i;
+        p->outputs[i] = b;
+        /* an output produced by a node is written in place; one that is an input, a
+         * constant or another output is copied at the end */
+        if (v->producer && !vbuf[v->id]) vbuf[v->id] = b;
+    }
+    kn_kbuf *inb[256], *outb[256];
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        const kn_opdesc *d = kn_op_desc(n->op);
+        if (!d->lower) {
+            kn_diag(cx, n, KN_EUNSUPPORTED, "operator is not supported by code generation yet");
+            goto fail;
+        }
+        KN_ASSERT(n->nin <= 256 && n->nout <= 256);
+        for (int k = 0; k < 256; k++) inb[k] = outb[k] = NULL;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && !(inb[k] = value_buf(&L, vbuf, n->in[k], n))) goto fail;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && !(outb[k] = value_buf(&L, vbuf, n->out[k], n))) goto fail;
+        begin_kernel(&L, n, NULL);
+        if (d->lower(&L, n, inb, outb) || kn_failed(cx)) {
+            if (!kn_failed(cx)) kn_diag(cx, n, KN_EINTERNAL, "lowering failed");
+            goto fail;
+        }
+        KN_ASSERT(L.depth == 1);
+    }
+    for (int i = 0; i < g->nout; i++) {
+        const kn_value *v = g->outputs[i];
+        kn_kbuf *src = vbuf[v->id];
+        if (src == p->outputs[i]) continue;
+        if (!src && !(src = value_buf(&L, vbuf, v, NULL))) goto fail;
+        begin_kernel(&L, NULL, "copy to graph output");
+        kl_copy(&L, p->outputs[i], kx_int(&L, 0), src, kx_int(&L, 0), kx_int(&L, src->numel));
+    }
+    *out = p;
+    return KN_OK;
+fail:
+    kn_arena_destroy(a);
+    return cx->status;
+}
+
+void kn_kprog_destroy(kn_kprog *p) {
+    if (p) kn_arena_destroy(p->arena);
+}

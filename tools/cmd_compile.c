@@ -1,0 +1,113 @@
+/* kiln compile: model -> generated code in a folder. Today: --emit c. */
+#include "codegen/c/emit_c.h"
+#include "ir/kir.h"
+#include "tools/backend.h"
+#include "tools/cli.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *help =
+    "usage: kiln compile MODEL -o DIR [options]\n"
+    "Compiles MODEL to standalone C99: DIR/NAME.h and DIR/NAME.c (and DIR/NAME.weights\n"
+    "with --weights-file). See docs/generated-c.md for the contract.\n\n"
+    "  -o DIR                  output folder (created if missing)\n"
+    "  --name N                C prefix of the generated symbols (default: model)\n"
+    "  --emit c                what to generate (only c so far)\n"
+    "  --target T              generic (portable C99; the only target so far)\n"
+    "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
+    "  --shape IN=D,D,..       fix the shape of input IN\n"
+    "  --dim NAME=VALUE        fix every input dimension named NAME\n"
+    "  --weights-section NAME  put the weight arrays in linker section NAME\n"
+    "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
+    "  --dump-kir              print the kernel IR program\n"
+    "  -O0 .. -O3              optimization level (accepted; passes to come)\n";
+
+int cmd_compile(int argc, char **argv) {
+    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "generic",
+               *v, *binds[64];
+    int nbinds = 0, err = 0, dump = 0;
+    kn_c_options copt = {0};
+    cli_shapes shapes = {0};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "-o", &v)) {
+            outdir = v;
+        } else if (cli_opt(argc, argv, &i, "--name", &v)) {
+            name = v;
+        } else if (cli_opt(argc, argv, &i, "--emit", &v)) {
+            emit = v;
+        } else if (cli_opt(argc, argv, &i, "--target", &v)) {
+            target = v;
+        } else if (cli_opt(argc, argv, &i, "--weights-section", &v)) {
+            copt.weights_section = v;
+        } else if (!strcmp(argv[i], "--weights-file")) {
+            copt.weights_file = true;
+        } else if (!strcmp(argv[i], "--dump-kir")) {
+            dump = 1;
+        } else if (!strncmp(argv[i], "-O", 2) && strlen(argv[i]) == 3 && argv[i][2] >= '0' &&
+                   argv[i][2] <= '3') {
+            /* no optimization passes yet: every level gives the same code */
+        } else if (cli_opt(argc, argv, &i, "--bind", &v)) {
+            if (nbinds == 64) return cli_usage_error("compile", "too many --bind options");
+            binds[nbinds++] = v;
+        } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
+            if (err) return EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("compile", "unknown option '%s'", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("compile", "more than one model given");
+        }
+    }
+    if (!model) return cli_usage_error("compile", "no model given");
+    if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
+    if (strcmp(emit, "c")) return cli_usage_error("compile", "--emit %s is not available yet (c)", emit);
+    if (strcmp(target, "generic"))
+        return cli_usage_error("compile", "unknown target '%s' (available: generic)", target);
+    bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
+    for (const char *p = name; *p; p++) ident &= isalnum((unsigned char)*p) || *p == '_';
+    if (!ident) return cli_usage_error("compile", "--name '%s' is not a C identifier", name);
+    if (copt.weights_section)
+        for (const char *p = copt.weights_section; *p; p++)
+            if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+                return cli_usage_error("compile", "bad --weights-section name");
+
+    kn_ctx cx;
+    kn_ctx_init(&cx, model);
+    kn_graph *g;
+    if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    kn_arena *a = kn_arena_create();
+    kn_kprog *p = NULL;
+    int rc = EXIT_OK;
+    if (cli_apply_binds(&cx, g, a, binds, nbinds) || backend_compile_c(&cx, g, name, &p)) {
+        rc = cli_fail(&cx);
+    } else {
+        mkdir(outdir, 0777);
+        if (dump) kn_kprog_print(p, stdout);
+        if (kn_emit_c_files(&cx, p, &copt, outdir)) {
+            rc = cli_fail(&cx);
+        } else {
+            size_t wbytes = 0;
+            for (int i = 0; i < p->nbufs; i++)
+                if (p->bufs[i]->kind == KB_CONST)
+                    wbytes += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
+            printf("wrote %s/%s.h, %s/%s.c%s%s%s\n", outdir, name, outdir, name,
+                   copt.weights_file ? ", " : "", copt.weights_file ? name : "",
+                   copt.weights_file ? ".weights" : "");
+            printf("%d kernels; arena %zu bytes (lower bound %zu, ratio %.3f); weights %zu bytes\n",
+                   p->nkernels, p->arena_size, p->arena_lower_bound,
+                   p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound : 1.0,
+                   wbytes);
+        }
+    }
+    kn_kprog_destroy(p);
+    kn_arena_destroy(a);
+    kn_graph_destroy(g);
+    return rc;
+}
