@@ -87,9 +87,10 @@ static bool path_is_safe(const char *loc) {
     return true;
 }
 
-/* Reads external data into dst (nbytes), refusing paths that leave base_dir. */
-static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorProto *tp, void *dst,
-                               size_t nbytes) {
+/* Opens the external data of tp, refusing paths that leave base_dir, and checks that
+ * the file holds nbytes at the given offset; on success *f is positioned there. */
+static kn_status open_external(loader *L, const kn_node *n, const Onnx__TensorProto *tp,
+                               size_t nbytes, FILE **f) {
     kn_ctx *cx = L->cx;
     const char *loc = NULL;
     long long offset = 0, length = -1;
@@ -129,92 +130,108 @@ static kn_status read_external(loader *L, const kn_node *n, const Onnx__TensorPr
         return kn_diag(cx, n, KN_EINVAL,
                        "tensor '%s': external data '%s' resolves outside the model's folder", name,
                        loc);
-    FILE *f = fopen(real, "rb");
-    if (!f) return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s'", name, loc);
-    size_t got = 0;
-    if (fseek(f, offset, SEEK_SET) == 0) got = fread(dst, 1, nbytes, f);
-    fclose(f);
-    if (got != nbytes)
+    *f = fopen(real, "rb");
+    if (!*f)
+        return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot open external data '%s'", name, loc);
+    long size = fseek(*f, 0, SEEK_END) == 0 ? ftell(*f) : -1;
+    if (size < 0 || (unsigned long long)size < (unsigned long long)offset ||
+        (unsigned long long)size - (unsigned long long)offset < nbytes ||
+        fseek(*f, offset, SEEK_SET) != 0) {
+        fclose(*f);
+        *f = NULL;
         return kn_diag(cx, n, KN_EINVAL,
                        "tensor '%s': external data '%s' is shorter than its shape needs (%zu "
                        "bytes at offset %lld)",
                        name, loc, nbytes, offset);
+    }
     return KN_OK;
 }
 
+/* Elements present in the data field of tp that its dtype uses (bytes for raw data). */
+static size_t data_count(const Onnx__TensorProto *tp, kn_dtype dt) {
+    if (dt == KN_STRING) return tp->n_string_data;
+    if (tp->has_raw_data) return tp->raw_data.len;
+    switch (dt) {
+    case KN_F32: return tp->n_float_data;
+    case KN_F64: return tp->n_double_data;
+    case KN_I64: return tp->n_int64_data;
+    case KN_U32:
+    case KN_U64: return tp->n_uint64_data;
+    default: return tp->n_int32_data; /* f16/bf16 bit patterns, i32, i16, i8, u16, u8, bool */
+    }
+}
+
+/* Sizes are checked against the data present before anything is allocated, so a
+ * small file cannot make the loader allocate a huge tensor. */
 static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
                                const Onnx__TensorProto *tp, kn_tensor **out) {
     kn_ctx *cx = L->cx;
     kn_type ty;
     if (tensor_type(cx, n, tp, &ty)) return cx->status;
     const char *name = tp->name ? tp->name : "";
-    kn_tensor *t = kn_tensor_new(a, &ty);
-    if (!t) return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
-    size_t numel = (size_t)kn_type_numel(&ty), nbytes = kn_tensor_nbytes(t);
     kn_dtype dt = ty.dtype;
+    size_t numel = (size_t)kn_type_numel(&ty), esize = kn_dtype_get(dt)->size;
+    if (numel > KN_ARENA_MAX_ALLOC / esize)
+        return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
+    size_t nbytes = numel * esize;
+    char buf[128];
+    FILE *ext = NULL;
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         if (dt == KN_STRING)
             return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s': external string data", name);
-        if (read_external(L, n, tp, t->data, nbytes)) return cx->status;
-        *out = t;
-        return KN_OK;
+        if (open_external(L, n, tp, nbytes, &ext)) return cx->status;
+    } else if (dt != KN_STRING && tp->has_raw_data) {
+        if (tp->raw_data.len != nbytes)
+            return kn_diag(cx, n, KN_EINVAL,
+                           "tensor '%s' has %zu bytes of raw data, its shape %s needs %zu", name,
+                           tp->raw_data.len, kn_type_str(&ty, buf, sizeof buf), nbytes);
+    } else if (data_count(tp, dt) != numel) {
+        return kn_diag(cx, n, KN_EINVAL,
+                       "tensor '%s' has %zu elements of data, its shape %s needs %zu", name,
+                       data_count(tp, dt), kn_type_str(&ty, buf, sizeof buf), numel);
     }
-    size_t count = 0; /* elements found in the typed field used */
-#define SIZE_MISMATCH()                                                                            \
-    kn_diag(cx, n, KN_EINVAL, "tensor '%s' has %zu elements of data, its shape %s needs %zu",      \
-            name, count, kn_type_str(&ty, buf, sizeof buf), numel)
-    char buf[128];
-    if (dt == KN_STRING) {
-        count = tp->n_string_data;
-        if (count != numel) return SIZE_MISMATCH();
+    kn_tensor *t = kn_tensor_new(a, &ty);
+    if (!t) {
+        if (ext) fclose(ext);
+        return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
+    }
+    if (ext) {
+        size_t got = fread(t->data, 1, nbytes, ext);
+        fclose(ext);
+        if (got != nbytes)
+            return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot read its external data", name);
+    } else if (dt == KN_STRING) {
         char **s = t->data;
         for (size_t i = 0; i < numel; i++)
             s[i] =
                 kn_arena_strndup(a, (const char *)tp->string_data[i].data, tp->string_data[i].len);
     } else if (tp->has_raw_data) {
-        if (tp->raw_data.len != nbytes)
-            return kn_diag(cx, n, KN_EINVAL,
-                           "tensor '%s' has %zu bytes of raw data, its shape %s needs %zu", name,
-                           tp->raw_data.len, kn_type_str(&ty, buf, sizeof buf), nbytes);
         if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
     } else {
         switch (dt) {
         case KN_F32:
-            count = tp->n_float_data;
-            if (count != numel) return SIZE_MISMATCH();
             if (numel) memcpy(t->data, tp->float_data, nbytes);
             break;
         case KN_F64:
-            count = tp->n_double_data;
-            if (count != numel) return SIZE_MISMATCH();
             if (numel) memcpy(t->data, tp->double_data, nbytes);
             break;
         case KN_I64:
-            count = tp->n_int64_data;
-            if (count != numel) return SIZE_MISMATCH();
             if (numel) memcpy(t->data, tp->int64_data, nbytes);
             break;
         case KN_U32:
         case KN_U64:
-            count = tp->n_uint64_data;
-            if (count != numel) return SIZE_MISMATCH();
             for (size_t i = 0; i < numel; i++) kn_store_u64(t->data, dt, i, tp->uint64_data[i]);
             break;
         case KN_F16:
         case KN_BF16: /* bit patterns in int32_data */
-            count = tp->n_int32_data;
-            if (count != numel) return SIZE_MISMATCH();
             for (size_t i = 0; i < numel; i++)
                 ((uint16_t *)t->data)[i] = (uint16_t)tp->int32_data[i];
             break;
         default: /* i32, i16, i8, u16, u8, bool */
-            count = tp->n_int32_data;
-            if (count != numel) return SIZE_MISMATCH();
             for (size_t i = 0; i < numel; i++) kn_store_i64(t->data, dt, i, tp->int32_data[i]);
             break;
         }
     }
-#undef SIZE_MISMATCH
     *out = t;
     return KN_OK;
 }

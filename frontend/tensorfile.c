@@ -3,6 +3,7 @@
 #include "frontend/onnx.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,12 +81,15 @@ kn_status kn_npy_decode(kn_ctx *cx, kn_arena *a, const void *buf, size_t len, kn
     kn_type ty = kn_type_make(dt, rank, dims);
     if (kn_type_numel(&ty) < 0)
         return kn_diag(cx, NULL, KN_EINVAL, ".npy shape: product of dimensions overflows");
-    kn_tensor *t = kn_tensor_new(a, &ty);
-    if (!t) return kn_diag(cx, NULL, KN_ELIMIT, ".npy tensor is too large");
-    size_t nbytes = kn_tensor_nbytes(t), off = hstart + hlen;
+    /* the data present bounds the size before anything is allocated */
+    size_t numel = (size_t)kn_type_numel(&ty), esize = kn_dtype_get(dt)->size, off = hstart + hlen;
+    if (numel > SIZE_MAX / esize) return kn_diag(cx, NULL, KN_ELIMIT, ".npy tensor is too large");
+    size_t nbytes = numel * esize;
     if (len - off != nbytes)
         return kn_diag(cx, NULL, KN_EINVAL, ".npy data is %zu bytes, its shape needs %zu",
                        len - off, nbytes);
+    kn_tensor *t = kn_tensor_new(a, &ty);
+    if (!t) return kn_diag(cx, NULL, KN_ELIMIT, ".npy tensor is too large");
     if (nbytes) memcpy(t->data, b + off, nbytes);
     *out = t;
     return KN_OK;

@@ -1,5 +1,6 @@
 /* The dtype traits table and scalar conversions. */
 #include "ir/dtype.h"
+#include "ir/diag.h"
 
 #include <math.h>
 #include <string.h>
@@ -171,6 +172,8 @@ void kn_store_f64(void *p, kn_dtype t, size_t i, double v) {
                                  ? (uint64_t)(v - 9.2233720368547758e18) + (1ull << 63)
                                  : (uint64_t)f2i(v);
         break;
+    case KN_STRING:
+    case KN_UNDEF: KN_ASSERT(!"numeric store into a non-numeric tensor"); break;
     default: kn_store_i64(p, t, i, f2i(v)); break;
     }
 }

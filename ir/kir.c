@@ -246,9 +246,10 @@ kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a) {
         kn_kx *x = new_x(L, KX_CONST, t);
         bool fl = kn_dtype_get(a->dtype)->is_float;
         x->f = fl ? a->f : (double)a->i;
-        x->i = kn_dtype_get(t)->is_float ? 0 : t == KN_BOOL ? (fl ? a->f != 0 : a->i != 0)
-               : fl                                        ? (int64_t)a->f
-                                                           : a->i;
+        x->i = kn_dtype_get(t)->is_float ? 0
+               : t == KN_BOOL            ? (fl ? a->f != 0 : a->i != 0)
+               : fl                      ? (int64_t)a->f
+                                         : a->i;
         return x;
     }
     kn_kx *x = new_x(L, KX_CAST, t);
@@ -315,7 +316,8 @@ kn_kx *kx_offset(kn_lower *L, int rank, const int *vars, const int64_t *strides)
     kn_kx *off = kx_int(L, 0);
     for (int d = 0; d < rank; d++)
         if (strides[d])
-            off = kx_bin(L, KX_ADD, off, kx_bin(L, KX_MUL, kx_var(L, vars[d]), kx_int(L, strides[d])));
+            off = kx_bin(L, KX_ADD, off,
+                         kx_bin(L, KX_MUL, kx_var(L, vars[d]), kx_int(L, strides[d])));
     return off;
 }
 
@@ -331,12 +333,15 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 
 static const char *op_name(kn_kx_op op) {
     static const char *names[KX_OP_COUNT] = {
-        [KX_CONST] = "const", [KX_VAR] = "var", [KX_LOAD] = "load",
+        [KX_CONST] = "const",
+        [KX_VAR] = "var",
+        [KX_LOAD] = "load",
 #define X(id, s) [KX_##id] = s,
         KN_KX_UNARY(X) KN_KX_BINARY(X)
 #undef X
             [KX_SELECT] = "select",
-        [KX_CAST] = "cast", [KX_FMA] = "fma",
+        [KX_CAST] = "cast",
+        [KX_FMA] = "fma",
     };
     return names[op];
 }
@@ -344,8 +349,10 @@ static const char *op_name(kn_kx_op op) {
 static void print_x(FILE *f, const kn_kx *x) {
     switch (x->op) {
     case KX_CONST:
-        if (kn_dtype_get(x->dtype)->is_float) fprintf(f, "%.9g", x->f);
-        else fprintf(f, "%lld", (long long)x->i);
+        if (kn_dtype_get(x->dtype)->is_float)
+            fprintf(f, "%.9g", x->f);
+        else
+            fprintf(f, "%lld", (long long)x->i);
         return;
     case KX_VAR: fprintf(f, "v%d", x->var); return;
     case KX_LOAD:
@@ -384,8 +391,10 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
         return;
     case KS_FOR:
         fprintf(f, "%*sfor v%d in [0, ", ind, "", s->var);
-        if (s->ext) print_x(f, s->ext);
-        else fprintf(f, "%lld", (long long)s->extent);
+        if (s->ext)
+            print_x(f, s->ext);
+        else
+            fprintf(f, "%lld", (long long)s->extent);
         fprintf(f, ")%s%s%s:\n", s->annot & KN_LOOP_PARALLEL ? " parallel" : "",
                 s->annot & KN_LOOP_VECTORIZE ? " vectorize" : "",
                 s->annot & KN_LOOP_UNROLL ? " unroll" : "");
@@ -439,8 +448,10 @@ void kn_kprog_print(const kn_kprog *p, void *file) {
         kn_type t = kn_type_make(b->dtype, b->rank, b->dims);
         fprintf(f, "  %-7s %s: %s", kinds[b->kind], b->name, kn_type_str(&t, buf, sizeof buf));
         if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
-            if (b->alias) fprintf(f, " in place of %s", b->alias->name);
-            else fprintf(f, " @%zu", b->offset);
+            if (b->alias)
+                fprintf(f, " in place of %s", b->alias->name);
+            else
+                fprintf(f, " @%zu", b->offset);
             fprintf(f, " live %d..%d", b->first, b->last);
         }
         if (b->onnx) fprintf(f, "  # %s", b->onnx);

@@ -30,6 +30,7 @@
 
 /* ---- expressions ---- */
 
+/* clang-format off */
 #define KN_KX_UNARY(X)                                                                             \
     X(NEG, "neg") X(ABS, "abs") X(NOT, "not") X(BNOT, "bnot") X(SQRT, "sqrt") X(EXP, "exp")       \
     X(LOG, "log") X(TANH, "tanh") X(ERF, "erf") X(SIN, "sin") X(COS, "cos") X(TAN, "tan")         \
@@ -42,6 +43,7 @@
     X(FMOD, "fmod") X(POW, "pow") X(MIN, "min") X(MAX, "max") X(AND, "&") X(OR, "|") X(XOR, "^") \
     X(SHL, "<<") X(SHR, ">>") X(LT, "<") X(LE, "<=") X(GT, ">") X(GE, ">=") X(EQ, "==")           \
     X(NE, "!=") X(LAND, "&&") X(LOR, "||")
+/* clang-format on */
 
 typedef enum kn_kx_op {
     KX_CONST, /* i (integer dtypes, bool) or f (floats) */
@@ -82,7 +84,7 @@ typedef enum kn_ks_kind {
 
 /* Loop annotations, set by schedule passes and read by emitters. */
 enum {
-    KN_LOOP_PARALLEL = 1 << 0, /* iterations are independent */
+    KN_LOOP_PARALLEL = 1 << 0,  /* iterations are independent */
     KN_LOOP_VECTORIZE = 1 << 1, /* `width` lanes */
     KN_LOOP_UNROLL = 1 << 2,    /* by `width` */
 };
@@ -90,16 +92,16 @@ enum {
 typedef struct kn_ks kn_ks;
 struct kn_ks {
     kn_ks_kind kind;
-    int var;          /* FOR, DECL, SET */
-    kn_dtype dtype;   /* DECL */
-    int64_t extent;   /* FOR: trip count (static) */
-    kn_kx *ext;       /* FOR: trip count as an expression when not static, else NULL */
-    unsigned annot;   /* FOR: KN_LOOP_* */
-    int width;        /* FOR: vector width or unroll factor */
-    kn_kbuf *buf;     /* STORE, COPY */
-    kn_kbuf *src;     /* COPY */
+    int var;        /* FOR, DECL, SET */
+    kn_dtype dtype; /* DECL */
+    int64_t extent; /* FOR: trip count (static) */
+    kn_kx *ext;     /* FOR: trip count as an expression when not static, else NULL */
+    unsigned annot; /* FOR: KN_LOOP_* */
+    int width;      /* FOR: vector width or unroll factor */
+    kn_kbuf *buf;   /* STORE, COPY */
+    kn_kbuf *src;   /* COPY */
     kn_kx *index, *value, *cond, *src_index, *count;
-    int n, cap;       /* BLOCK, IF (2), WHILE (1) */
+    int n, cap; /* BLOCK, IF (2), WHILE (1) */
     kn_ks **body;
 };
 
@@ -115,46 +117,45 @@ typedef enum kn_kbuf_kind {
 
 struct kn_kbuf {
     int id;
-    const char *name;  /* C identifier chosen by the program (unique) */
-    const char *onnx;  /* ONNX value name, for comments; may be NULL */
+    const char *name; /* C identifier chosen by the program (unique) */
+    const char *onnx; /* ONNX value name, for comments; may be NULL */
     kn_kbuf_kind kind;
     kn_dtype dtype;
     int rank;
     int64_t dims[KN_MAX_RANK];
     int64_t numel;
-    int io;            /* position among the inputs or outputs */
+    int io;                /* position among the inputs or outputs */
     const kn_tensor *data; /* KB_CONST */
-    size_t offset;     /* KB_TEMP / KB_SCRATCH: byte offset in the arena (memory plan) */
-    kn_kbuf *alias;    /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
-    int first, last;   /* kernels that define and last use it (memory plan) */
+    size_t offset;         /* KB_TEMP / KB_SCRATCH: byte offset in the arena (memory plan) */
+    kn_kbuf *alias;        /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
+    int first, last;       /* kernels that define and last use it (memory plan) */
 };
 
 typedef struct kn_kernel {
-    const char *name;   /* for comments: "node 'conv_3' (Conv)" */
+    const char *name; /* for comments: "node 'conv_3' (Conv)" */
     const kn_node *node;
-    kn_ks *body;        /* a BLOCK */
+    kn_ks *body; /* a BLOCK */
 } kn_kernel;
 
 typedef struct kn_kprog {
     kn_arena *arena;
-    const char *name;   /* entry point prefix, a C identifier */
+    const char *name; /* entry point prefix, a C identifier */
     int nbufs, cap_bufs;
     kn_kbuf **bufs;
     int nin, nout;
     kn_kbuf **inputs, **outputs;
     int nkernels, cap_kernels;
     kn_kernel **kernels;
-    int nvars;          /* variable ids are [0, nvars) */
-    kn_dtype *var_dtype;/* dtype of each variable (loop indices are i64) */
+    int nvars;           /* variable ids are [0, nvars) */
+    kn_dtype *var_dtype; /* dtype of each variable (loop indices are i64) */
     int cap_vars;
-    size_t arena_size;  /* bytes, from the memory plan */
+    size_t arena_size;        /* bytes, from the memory plan */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
 } kn_kprog;
 
 #define KN_ARENA_ALIGN 64
 
 /* ---- lowering ---- */
-
 
 /* Lowers every node of g (which must have static shapes; shape,fold run first) into
  * a new program named `name`. Ops without a lowering, or values whose shape is not
@@ -175,7 +176,7 @@ const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 
 /* Statements: appended to the innermost open block. */
-int kl_for(kn_lower *L, int64_t extent); /* opens a loop; returns its index var */
+int kl_for(kn_lower *L, int64_t extent);  /* opens a loop; returns its index var */
 int kl_for_x(kn_lower *L, kn_kx *extent); /* loop with a computed trip count */
 void kl_end(kn_lower *L);                 /* closes the innermost loop/if/else/while */
 void kl_if(kn_lower *L, kn_kx *cond);
@@ -194,7 +195,7 @@ void kl_end_n(kn_lower *L, int n);
 /* Expressions. Binary ops convert operands to a common dtype first (the wider float,
  * else the wider integer) except shifts and comparisons, which compare in that
  * common dtype and give bool. */
-kn_kx *kx_int(kn_lower *L, int64_t v);             /* i64 constant */
+kn_kx *kx_int(kn_lower *L, int64_t v);              /* i64 constant */
 kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* constant of dtype t */
 kn_kx *kx_var(kn_lower *L, int var);
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);

@@ -48,7 +48,8 @@ static kn_kernel *begin_kernel(kn_lower *L, const kn_node *n, const char *what) 
     if (n)
         snprintf(name, sizeof name, "node '%s' (%s)", n->name[0] ? n->name : "<unnamed>",
                  n->op_type);
-    else snprintf(name, sizeof name, "%s", what);
+    else
+        snprintf(name, sizeof name, "%s", what);
     k->name = kn_arena_strdup(p->arena, name);
     k->node = n;
     L->depth = 0;

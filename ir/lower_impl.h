@@ -10,8 +10,8 @@
 struct kn_lower {
     kn_ctx *cx;
     kn_kprog *p;
-    int kidx;                  /* index of the kernel being built */
-    int depth;                 /* open blocks */
+    int kidx;                   /* index of the kernel being built */
+    int depth;                  /* open blocks */
     kn_ks *stack[KL_MAX_DEPTH]; /* the blocks */
     kn_ks *owner[KL_MAX_DEPTH]; /* the statement owning each block (NULL: kernel body) */
 };

@@ -48,7 +48,8 @@ static void in_place(kn_kprog *p) {
                     continue;
                 kn_kbuf *r = root(b);
                 if (b->last == k && r->last <= k && buf_bytes(b) == buf_bytes(out) &&
-                    b->rank == out->rank && !memcmp(b->dims, out->dims, sizeof(int64_t) * (size_t)b->rank))
+                    b->rank == out->rank &&
+                    !memcmp(b->dims, out->dims, sizeof(int64_t) * (size_t)b->rank))
                     cand = b;
             }
         }

@@ -68,8 +68,8 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
     char src[4096], err[4096];
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
     snprintf(err, sizeof err, "%s/cc.log", dir);
-    char *argv[] = {(char *)cc, "-std=c99", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
-                    "-fPIC", "-shared", "-o", (char *)so, src, "-lm", NULL};
+    char *argv[] = {(char *)cc, "-std=c99", "-O1", "-Wall",    "-Wextra", "-Wpedantic", "-Werror",
+                    "-fPIC",    "-shared",  "-o",  (char *)so, src,       "-lm",        NULL};
     int rc = run_tool(argv, err);
     if (rc == 0) return KN_OK;
     char first[600] = "";
@@ -115,8 +115,10 @@ static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_
         for (int i = 0; i < p->nout; i++) {
             const kn_kbuf *b = p->outputs[i];
             out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
-            if (!out[i]) st = kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
-            else op[i] = out[i]->data;
+            if (!out[i])
+                st = kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+            else
+                op[i] = out[i]->data;
         }
         void *arena = NULL;
         if (!st && p->arena_size) {

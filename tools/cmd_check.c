@@ -371,7 +371,8 @@ int cmd_check_onnx(int argc, char **argv) {
     }
     if (!ndirs) return cli_usage_error("check-onnx", "no test folder given");
     if (!backend_known(backend))
-        return cli_usage_error("check-onnx", "unknown backend '%s' (available: interp, c)", backend);
+        return cli_usage_error("check-onnx", "unknown backend '%s' (available: interp, c)",
+                               backend);
     known k = {0};
     if (kf && load_known(kf, &k)) return EXIT_USAGE;
 
@@ -438,8 +439,7 @@ int cmd_check_onnx(int argc, char **argv) {
         opsdoc_destroy(doc);
     }
     if (nbound)
-        printf("%d of the passing tests had shape-determining inputs bound as constants\n",
-               nbound);
+        printf("%d of the passing tests had shape-determining inputs bound as constants\n", nbound);
     if (skipped) printf("%d known failures listed in %s were skipped\n", skipped, kf);
     if (skipped)
         printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);

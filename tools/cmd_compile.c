@@ -26,8 +26,8 @@ static const char *help =
     "  -O0 .. -O3              optimization level (accepted; passes to come)\n";
 
 int cmd_compile(int argc, char **argv) {
-    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "generic",
-               *v, *binds[64];
+    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "generic", *v,
+               *binds[64];
     int nbinds = 0, err = 0, dump = 0;
     kn_c_options copt = {0};
     cli_shapes shapes = {0};
@@ -67,7 +67,8 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
-    if (strcmp(emit, "c")) return cli_usage_error("compile", "--emit %s is not available yet (c)", emit);
+    if (strcmp(emit, "c"))
+        return cli_usage_error("compile", "--emit %s is not available yet (c)", emit);
     if (strcmp(target, "generic"))
         return cli_usage_error("compile", "unknown target '%s' (available: generic)", target);
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
@@ -102,7 +103,8 @@ int cmd_compile(int argc, char **argv) {
                    copt.weights_file ? ".weights" : "");
             printf("%d kernels; arena %zu bytes (lower bound %zu, ratio %.3f); weights %zu bytes\n",
                    p->nkernels, p->arena_size, p->arena_lower_bound,
-                   p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound : 1.0,
+                   p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound
+                                        : 1.0,
                    wbytes);
         }
     }

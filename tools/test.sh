@@ -1,8 +1,9 @@
 #!/bin/sh
 # The README's second command (and CI's): installs what is missing, builds kiln with
 # warnings as errors, runs the whole CTest suite, then the unit and conformance tests
-# again in a sanitizer build (-fsanitize=address,undefined).
-# Set KILN_NO_SANITIZE=1 to skip the sanitizer pass.
+# again in a sanitizer build (-fsanitize=address,undefined), then (when clang is
+# installed) runs the libFuzzer targets of tests/fuzz briefly.
+# Set KILN_NO_SANITIZE=1 / KILN_NO_FUZZ=1 to skip the sanitizer / fuzzing pass.
 set -e
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -14,6 +15,12 @@ if [ -z "$KILN_NO_SANITIZE" ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=ON >/dev/null
   cmake --build build-asan -j"$jobs"
   (cd build-asan && ctest -j"$jobs" --output-on-failure -L sanitize) || rc=1
+fi
+# libFuzzer: each target fuzzes its seed corpus and the checked-in regressions for 15 s.
+if [ -z "$KILN_NO_FUZZ" ] && command -v clang >/dev/null 2>&1; then
+  cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKILN_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j"$jobs"
+  (cd build-fuzz && ctest -j"$jobs" -L fuzz --output-on-failure) || rc=1
 fi
 cd build
 ctest -j"$jobs" --output-on-failure || rc=1

@@ -17,7 +17,7 @@ typedef struct emitter {
     const kn_kprog *p;
     const kn_c_options *opt;
     FILE *f;
-    unsigned helpers; /* H_* used */
+    unsigned helpers;            /* H_* used */
     unsigned char *minmax_types; /* per dtype: bit 1 min/max, bit 2 div/mod, bit 4 shifts */
 } emitter;
 
@@ -63,15 +63,20 @@ static void print_const(FILE *f, kn_dtype t, double v, int64_t i) {
     }
     switch (t) {
     case KN_I64: /* int-sized literals convert implicitly; others need INT64_C */
-        if (i == INT64_MIN) fprintf(f, "(-INT64_C(9223372036854775807) - 1)");
-        else if (i > -2147483647 && i < 2147483647) fprintf(f, "%lld", (long long)i);
-        else fprintf(f, "INT64_C(%lld)", (long long)i);
+        if (i == INT64_MIN)
+            fprintf(f, "(-INT64_C(9223372036854775807) - 1)");
+        else if (i > -2147483647 && i < 2147483647)
+            fprintf(f, "%lld", (long long)i);
+        else
+            fprintf(f, "INT64_C(%lld)", (long long)i);
         return;
     case KN_U64: fprintf(f, "UINT64_C(%llu)", (unsigned long long)i); return;
     case KN_U32: fprintf(f, "%lluu", (unsigned long long)(uint32_t)i); return;
     case KN_I32:
-        if (i == INT32_MIN) fprintf(f, "(-2147483647 - 1)");
-        else fprintf(f, "%lld", (long long)i);
+        if (i == INT32_MIN)
+            fprintf(f, "(-2147483647 - 1)");
+        else
+            fprintf(f, "%lld", (long long)i);
         return;
     default: fprintf(f, "((%s)%lld)", ctype(t), (long long)i); return;
     }
@@ -192,8 +197,10 @@ static void expr(emitter *E, const kn_kx *x) {
     case KX_NEG:
     case KX_BNOT:
     case KX_NOT:
-        fprintf(f, narrow(t) && x->op != KX_NOT ? "((%s)(%s" : "(%.0s%s",
-                ctype(t), x->op == KX_NEG ? "-" : x->op == KX_BNOT ? "~" : "!");
+        fprintf(f, narrow(t) && x->op != KX_NOT ? "((%s)(%s" : "(%.0s%s", ctype(t),
+                x->op == KX_NEG    ? "-"
+                : x->op == KX_BNOT ? "~"
+                                   : "!");
         expr(E, x->a[0]);
         fprintf(f, narrow(t) && x->op != KX_NOT ? "))" : ")");
         return;
@@ -214,7 +221,9 @@ static void expr(emitter *E, const kn_kx *x) {
         fprintf(f, ")");
         return;
     case KX_MIN:
-    case KX_MAX: helper_call(E, x->op == KX_MIN ? "min" : "max", x, x->op == KX_MIN ? F_MIN : F_MAX); return;
+    case KX_MAX:
+        helper_call(E, x->op == KX_MIN ? "min" : "max", x, x->op == KX_MIN ? F_MIN : F_MAX);
+        return;
     case KX_MOD:
         if (!is_float(t)) {
             helper_call(E, "rem", x, F_REM);
@@ -228,7 +237,9 @@ static void expr(emitter *E, const kn_kx *x) {
         }
         break;
     case KX_SHL:
-    case KX_SHR: helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR); return;
+    case KX_SHR:
+        helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR);
+        return;
     default: break;
     }
     const char *fn = math_fn(x->op == KX_MOD ? KX_FMOD : x->op);
@@ -264,8 +275,10 @@ static void stmt(emitter *E, const kn_ks *s, int ind) {
         return;
     case KS_FOR:
         fprintf(f, "%*sfor (int64_t v%d = 0; v%d < ", ind, "", s->var, s->var);
-        if (s->ext) expr(E, s->ext);
-        else fprintf(f, "%lld", (long long)s->extent);
+        if (s->ext)
+            expr(E, s->ext);
+        else
+            fprintf(f, "%lld", (long long)s->extent);
         fprintf(f, "; v%d++) {\n", s->var);
         stmt(E, s->body[0], ind + 4);
         fprintf(f, "%*s}\n", ind, "");
@@ -365,20 +378,19 @@ static const char *f16_helpers =
     "    return (uint16_t)(s | (uint16_t)((e + 14) << 10) | (uint16_t)q);\n"
     "}\n";
 
-static const char *bf16_helpers =
-    "static float kn_b2f(uint16_t h) {\n"
-    "    uint32_t x = (uint32_t)h << 16;\n"
-    "    float f;\n"
-    "    memcpy(&f, &x, 4);\n"
-    "    return f;\n"
-    "}\n"
-    "static uint16_t kn_f2b(float f) {\n"
-    "    uint32_t x;\n"
-    "    memcpy(&x, &f, 4);\n"
-    "    if (isnan(f)) return (uint16_t)((x >> 16) | 0x40);\n"
-    "    x += 0x7fffu + ((x >> 16) & 1u);\n"
-    "    return (uint16_t)(x >> 16);\n"
-    "}\n";
+static const char *bf16_helpers = "static float kn_b2f(uint16_t h) {\n"
+                                  "    uint32_t x = (uint32_t)h << 16;\n"
+                                  "    float f;\n"
+                                  "    memcpy(&f, &x, 4);\n"
+                                  "    return f;\n"
+                                  "}\n"
+                                  "static uint16_t kn_f2b(float f) {\n"
+                                  "    uint32_t x;\n"
+                                  "    memcpy(&x, &f, 4);\n"
+                                  "    if (isnan(f)) return (uint16_t)((x >> 16) | 0x40);\n"
+                                  "    x += 0x7fffu + ((x >> 16) & 1u);\n"
+                                  "    return (uint16_t)(x >> 16);\n"
+                                  "}\n";
 
 static void emit_helpers(emitter *E, FILE *f) {
     if (E->helpers & H_F16) fputs(f16_helpers, f);
@@ -390,28 +402,48 @@ static void emit_helpers(emitter *E, FILE *f) {
         bool fl = is_float((kn_dtype)t), sg = kn_dtype_get(t)->is_signed;
         if (fl) { /* NaN-propagating, as ONNX Min/Max and numpy */
             if (m & F_MIN)
-                fprintf(f, "static %s kn_min_%s(%s a, %s b) { return a != a ? a : b != b ? b : a < b ? a : b; }\n", c, n, c, c);
+                fprintf(f,
+                        "static %s kn_min_%s(%s a, %s b) { return a != a ? a : b != b ? b : a < b "
+                        "? a : b; }\n",
+                        c, n, c, c);
             if (m & F_MAX)
-                fprintf(f, "static %s kn_max_%s(%s a, %s b) { return a != a ? a : b != b ? b : a > b ? a : b; }\n", c, n, c, c);
+                fprintf(f,
+                        "static %s kn_max_%s(%s a, %s b) { return a != a ? a : b != b ? b : a > b "
+                        "? a : b; }\n",
+                        c, n, c, c);
         } else {
-            if (m & F_MIN) fprintf(f, "static %s kn_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, n, c, c);
-            if (m & F_MAX) fprintf(f, "static %s kn_max_%s(%s a, %s b) { return a > b ? a : b; }\n", c, n, c, c);
+            if (m & F_MIN)
+                fprintf(f, "static %s kn_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, n, c,
+                        c);
+            if (m & F_MAX)
+                fprintf(f, "static %s kn_max_%s(%s a, %s b) { return a > b ? a : b; }\n", c, n, c,
+                        c);
             if (m & F_ABS)
-                fprintf(f, "static %s kn_abs_%s(%s a, %s b) { (void)b; return (%s)(a < 0 ? -a : a); }\n", c, n, c, c, c);
+                fprintf(
+                    f,
+                    "static %s kn_abs_%s(%s a, %s b) { (void)b; return (%s)(a < 0 ? -a : a); }\n",
+                    c, n, c, c, c);
         }
         /* no undefined behaviour: x/0 = 0, x%0 = 0, MIN/-1 wraps */
         const char *u = ctype(t == KN_I64 ? KN_U64 : t == KN_I32 ? KN_U32 : (kn_dtype)t);
         if ((m & F_DIV) && sg)
-            fprintf(f, "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : b == -1 ? (%s)(0u - (%s)a) : (%s)(a / b); }\n", c, n, c, c, c, u, c);
+            fprintf(f,
+                    "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : b == -1 ? (%s)(0u - "
+                    "(%s)a) : (%s)(a / b); }\n",
+                    c, n, c, c, c, u, c);
         else if (m & F_DIV)
-            fprintf(f, "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : (%s)(a / b); }\n", c, n, c, c, c);
+            fprintf(f, "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : (%s)(a / b); }\n", c,
+                    n, c, c, c);
         if (m & F_REM)
-            fprintf(f, "static %s kn_rem_%s(%s a, %s b) { return b == 0%s ? 0 : (%s)(a %% b); }\n", c, n, c, c, sg ? " || b == -1" : "", c);
+            fprintf(f, "static %s kn_rem_%s(%s a, %s b) { return b == 0%s ? 0 : (%s)(a %% b); }\n",
+                    c, n, c, c, sg ? " || b == -1" : "", c);
         int bits = (int)kn_dtype_get(t)->size * 8;
         if (m & F_SHL)
-            fprintf(f, "static %s kn_shl_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a << b); }\n", c, n, c, c, bits, c);
+            fprintf(f, "static %s kn_shl_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a << b); }\n",
+                    c, n, c, c, bits, c);
         if (m & F_SHR)
-            fprintf(f, "static %s kn_shr_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a >> b); }\n", c, n, c, c, bits, c);
+            fprintf(f, "static %s kn_shr_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a >> b); }\n",
+                    c, n, c, c, bits, c);
     }
 }
 
@@ -431,13 +463,15 @@ static void emit_weight_array(FILE *f, const kn_kbuf *b, const char *section) {
         fprintf(f, "%s", i % 8 ? " " : "\n    ");
         kn_dtype dt = b->dtype;
         if (dt == KN_F16 || dt == KN_BF16 || dt == KN_BOOL)
-            fprintf(f, "%u", (unsigned)(dt == KN_BOOL ? ((const uint8_t *)t->data)[i]
-                                                      : ((const uint16_t *)t->data)[i]));
+            fprintf(f, "%u",
+                    (unsigned)(dt == KN_BOOL ? ((const uint8_t *)t->data)[i]
+                                             : ((const uint16_t *)t->data)[i]));
         else if (is_float(dt))
             print_const(f, dt, kn_load_f64(t->data, dt, (size_t)i), 0);
         else if (dt == KN_U64)
             fprintf(f, "UINT64_C(%llu)", (unsigned long long)((const uint64_t *)t->data)[i]);
-        else print_const(f, dt == KN_I64 ? KN_I64 : KN_I32, 0, kn_load_i64(t->data, dt, (size_t)i));
+        else
+            print_const(f, dt == KN_I64 ? KN_I64 : KN_I32, 0, kn_load_i64(t->data, dt, (size_t)i));
         fputc(',', f);
     }
     fprintf(f, "\n};\n");
@@ -483,19 +517,24 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             fprintf(h, "\"\n#define %s_%s_%d_DTYPE \"%s\"\n", N, IO, i, kn_dtype_name(b->dtype));
             fprintf(h, "#define %s_%s_%d_RANK %d\n#define %s_%s_%d_DIMS {", N, IO, i, b->rank, N,
                     IO, i);
-            for (int d = 0; d < b->rank; d++) fprintf(h, "%s%lld", d ? ", " : "", (long long)b->dims[d]);
+            for (int d = 0; d < b->rank; d++)
+                fprintf(h, "%s%lld", d ? ", " : "", (long long)b->dims[d]);
             fprintf(h, "%s}\n#define %s_%s_%d_SIZE %lld\n", b->rank ? "" : "1", N, IO, i,
                     (long long)b->numel);
         }
     }
-    fprintf(h, "\n/* Runs the model: one pointer per input, then one per output (element types\n"
-               " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t),\n");
+    fprintf(h,
+            "\n/* Runs the model: one pointer per input, then one per output (element types\n"
+            " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t),\n");
     if (opt->weights_file)
-        fprintf(h, " * the contents of %s.weights (%s_WEIGHTS_SIZE bytes, 64-byte aligned),\n", N, N);
-    fprintf(h, " * and arena: %s_ARENA_SIZE bytes aligned to %s_ARENA_ALIGN, owned by the\n"
-               " * caller, used only during the call. Reentrant: no global state, so threads\n"
-               " * may run at once with separate arenas. Returns 0, or 1 if the arena is\n"
-               " * misaligned. */\nint %s_run(", N, N, N);
+        fprintf(h, " * the contents of %s.weights (%s_WEIGHTS_SIZE bytes, 64-byte aligned),\n", N,
+                N);
+    fprintf(h,
+            " * and arena: %s_ARENA_SIZE bytes aligned to %s_ARENA_ALIGN, owned by the\n"
+            " * caller, used only during the call. Reentrant: no global state, so threads\n"
+            " * may run at once with separate arenas. Returns 0, or 1 if the arena is\n"
+            " * misaligned. */\nint %s_run(",
+            N, N, N);
     for (int i = 0; i < p->nin; i++) {
         emit_param(h, p->inputs[i], false);
         fprintf(h, ", ");
@@ -505,10 +544,12 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(h, ", ");
     }
     fprintf(h, "%svoid *arena);\n", opt->weights_file ? "const void *weights, " : "");
-    fprintf(h, "/* The same with arrays of pointers, for generic callers (weights may be NULL\n"
-               " * unless the model was compiled with --weights-file). */\n"
-               "int %s_run_array(const void *const *inputs, void *const *outputs, "
-               "const void *weights, void *arena);\n\n#endif\n", N);
+    fprintf(h,
+            "/* The same with arrays of pointers, for generic callers (weights may be NULL\n"
+            " * unless the model was compiled with --weights-file). */\n"
+            "int %s_run_array(const void *const *inputs, void *const *outputs, "
+            "const void *weights, void *arena);\n\n#endif\n",
+            N);
 
     /* source: helpers are known only after printing the kernels, so kernels go to a
      * buffer first */
@@ -555,7 +596,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             fprintf(k, "    %s *%s = (%s *)(void *)(a + %zu);\n", ctype(b->dtype), b->name,
                     ctype(b->dtype), r->offset);
         } else if (b->kind == KB_CONST && opt->weights_file) {
-            fprintf(k, "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights + %zu);\n",
+            fprintf(k,
+                    "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights "
+                    "+ %zu);\n",
                     ctype(b->dtype), b->name, ctype(b->dtype), woff[i]);
         }
     }
@@ -569,26 +612,37 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             if (use[i]) fprintf(k, "%s%s", np++ ? ", " : "", p->bufs[i]->name);
         fprintf(k, ");\n");
     }
-    fprintf(k, "    return 0;\n}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
-               "const void *weights, void *arena) {\n", N);
+    fprintf(k,
+            "    return 0;\n}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
+            "const void *weights, void *arena) {\n",
+            N);
     if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
     fprintf(k, "    return %s_run(", N);
     for (int i = 0; i < p->nin; i++)
         fprintf(k, "(const %s *)inputs[%d], ", ctype(p->inputs[i]->dtype), i);
-    for (int i = 0; i < p->nout; i++) fprintf(k, "(%s *)outputs[%d], ", ctype(p->outputs[i]->dtype), i);
+    for (int i = 0; i < p->nout; i++)
+        fprintf(k, "(%s *)outputs[%d], ", ctype(p->outputs[i]->dtype), i);
     fprintf(k, "%sarena);\n}\n", opt->weights_file ? "weights, " : "");
     fclose(k);
 
-    fprintf(c, "/* Generated by kiln from model '%s'. Do not edit.\n * Kernels in execution order, "
-               "then %s_run. C99; no allocation, no mutable globals. */\n", N, N);
-    fprintf(c, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-               "#include \"%s.h\"\n\n", N);
+    fprintf(c,
+            "/* Generated by kiln from model '%s'. Do not edit.\n * Kernels in execution order, "
+            "then %s_run. C99; no allocation, no mutable globals. */\n",
+            N, N);
+    fprintf(c,
+            "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+            "#include \"%s.h\"\n\n",
+            N);
     if (opt->weights_section)
-        fprintf(c, "#if defined(__GNUC__)\n#define KN_WEIGHTS_SECTION __attribute__((section(\"%s\")))\n"
-                   "#else\n#define KN_WEIGHTS_SECTION\n#endif\n", opt->weights_section);
+        fprintf(
+            c,
+            "#if defined(__GNUC__)\n#define KN_WEIGHTS_SECTION __attribute__((section(\"%s\")))\n"
+            "#else\n#define KN_WEIGHTS_SECTION\n#endif\n",
+            opt->weights_section);
     if (!opt->weights_file)
         for (int i = 0; i < p->nbufs; i++)
-            if (p->bufs[i]->kind == KB_CONST) emit_weight_array(c, p->bufs[i], opt->weights_section);
+            if (p->bufs[i]->kind == KB_CONST)
+                emit_weight_array(c, p->bufs[i], opt->weights_section);
     if (opt->weights_file && weights) {
         static const unsigned char zero[64];
         size_t at = 0;
@@ -618,8 +672,7 @@ static FILE *open_tmp(kn_ctx *cx, const char *dir, const char *N, const char *ex
     return f;
 }
 
-kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt,
-                          const char *dir) {
+kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir) {
     static const char *ext[3] = {".h", ".c", ".weights"};
     char tmp[3][4096], final[3][4096];
     FILE *f[3] = {0};
@@ -631,9 +684,11 @@ kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
     }
     if (!st) st = kn_emit_c(cx, p, opt, f[0], f[1], f[2]);
     for (int i = 0; i < nf; i++)
-        if (f[i] && fclose(f[i]) != 0 && !st) st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+        if (f[i] && fclose(f[i]) != 0 && !st)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
     for (int i = 0; i < nf && !st; i++)
-        if (rename(tmp[i], final[i]) != 0) st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+        if (rename(tmp[i], final[i]) != 0)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
     if (st)
         for (int i = 0; i < nf; i++)
             if (f[i]) remove(tmp[i]);

@@ -25,7 +25,6 @@ typedef struct kn_c_options {
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
                     FILE *weights);
 /* Writes the files into dir through temporary names renamed on success. */
-kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt,
-                          const char *dir);
+kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir);
 
 #endif

@@ -897,6 +897,9 @@ static kn_status pad_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 static kn_status infer_pad(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = kn_need_tensor(cx, n, in, 0);
     if (st) return st;
+    /* T is float before opset 11 (the fill is a float attribute), numeric before 13 */
+    unsigned types = n->opset < 11 ? KN_DT_FLOAT : n->opset < 13 ? KN_DT_NUM : KN_DT_ANY;
+    if (in[0]->type.dtype && (st = kn_check_dtype(cx, n, in[0], 0, types))) return st;
     const kn_type *x = &in[0]->type;
     out[0] = kn_type_unknown(x->dtype);
     if (x->rank < 0) return KN_OK;
