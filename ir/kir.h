@@ -175,6 +175,11 @@ const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 
+/* Lowers the nodes of subgraph `body` (an If branch, a Loop body) inline into the
+ * innermost open block: body input i reads buffer in[i]; afterwards body output j is
+ * copied into out[j] (NULL entries skipped). Outer values stay visible. */
+kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_kbuf *const *out);
+
 /* Statements: appended to the innermost open block. */
 int kl_for(kn_lower *L, int64_t extent);  /* opens a loop; returns its index var */
 int kl_for_x(kn_lower *L, kn_kx *extent); /* loop with a computed trip count */

@@ -100,6 +100,43 @@ static kn_kbuf *value_buf(kn_lower *L, kn_kbuf **vbuf, const kn_value *v, const 
     return b;
 }
 
+/* Lowers node n into the current kernel. */
+static kn_status lower_node(kn_lower *L, const kn_node *n) {
+    kn_ctx *cx = L->cx;
+    const kn_opdesc *d = kn_op_desc(n->op);
+    if (!d->lower)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "operator is not supported by code generation yet");
+    KN_ASSERT(n->nin <= 256 && n->nout <= 256);
+    kn_kbuf *inb[256] = {0}, *outb[256] = {0};
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k] && !(inb[k] = value_buf(L, L->vbuf, n->in[k], n))) return cx->status;
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k] && !(outb[k] = value_buf(L, L->vbuf, n->out[k], n))) return cx->status;
+    int depth = L->depth;
+    if (d->lower(L, n, inb, outb) || kn_failed(cx))
+        return kn_failed(cx) ? cx->status : kn_diag(cx, n, KN_EINTERNAL, "lowering failed");
+    KN_ASSERT(L->depth == depth);
+    return KN_OK;
+}
+
+kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_kbuf *const *out) {
+    for (int i = 0; i < body->nin; i++) L->vbuf[body->inputs[i]->id] = in[i];
+    for (int i = 0; i < body->nnodes; i++)
+        if (lower_node(L, body->nodes[i])) return L->cx->status;
+    for (int j = 0; j < body->nout; j++) {
+        if (!out || !out[j]) continue;
+        const kn_value *v = body->outputs[j];
+        kn_kbuf *src = value_buf(L, L->vbuf, v, NULL);
+        if (!src) return L->cx->status;
+        if (src == out[j]) continue;
+        if (src->numel != out[j]->numel || src->dtype != out[j]->dtype)
+            return kn_diag(L->cx, NULL, KN_EUNSUPPORTED,
+                           "subgraph output '%s' does not match the node's output type", v->name);
+        kl_copy(L, out[j], kx_int(L, 0), src, kx_int(L, 0), kx_int(L, src->numel));
+    }
+    return KN_OK;
+}
+
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out) {
     *out = NULL;
     kn_arena *a = kn_arena_create();
@@ -108,6 +145,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kpr
     p->name = kn_arena_strdup(a, name);
     kn_lower L = {.cx = cx, .p = p};
     kn_kbuf **vbuf = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *vbuf);
+    L.vbuf = vbuf;
     p->nin = g->nin;
     p->nout = g->nout;
     p->inputs = kn_arena_array(a, (size_t)g->nin + 1, sizeof *p->inputs);
@@ -131,26 +169,9 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kpr
          * constant or another output is copied at the end */
         if (v->producer && !vbuf[v->id]) vbuf[v->id] = b;
     }
-    kn_kbuf *inb[256], *outb[256];
     for (int i = 0; i < g->nnodes; i++) {
-        const kn_node *n = g->nodes[i];
-        const kn_opdesc *d = kn_op_desc(n->op);
-        if (!d->lower) {
-            kn_diag(cx, n, KN_EUNSUPPORTED, "operator is not supported by code generation yet");
-            goto fail;
-        }
-        KN_ASSERT(n->nin <= 256 && n->nout <= 256);
-        for (int k = 0; k < 256; k++) inb[k] = outb[k] = NULL;
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k] && !(inb[k] = value_buf(&L, vbuf, n->in[k], n))) goto fail;
-        for (int k = 0; k < n->nout; k++)
-            if (n->out[k] && !(outb[k] = value_buf(&L, vbuf, n->out[k], n))) goto fail;
-        begin_kernel(&L, n, NULL);
-        if (d->lower(&L, n, inb, outb) || kn_failed(cx)) {
-            if (!kn_failed(cx)) kn_diag(cx, n, KN_EINTERNAL, "lowering failed");
-            goto fail;
-        }
-        KN_ASSERT(L.depth == 1);
+        begin_kernel(&L, g->nodes[i], NULL);
+        if (lower_node(&L, g->nodes[i])) goto fail;
     }
     for (int i = 0; i < g->nout; i++) {
         const kn_value *v = g->outputs[i];

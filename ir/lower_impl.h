@@ -14,6 +14,7 @@ struct kn_lower {
     int depth;                  /* open blocks */
     kn_ks *stack[KL_MAX_DEPTH]; /* the blocks */
     kn_ks *owner[KL_MAX_DEPTH]; /* the statement owning each block (NULL: kernel body) */
+    kn_kbuf **vbuf;             /* buffer of each graph value, by value id */
 };
 
 /* A new buffer of the program, named PREFIX<id>. */

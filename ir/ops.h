@@ -67,7 +67,7 @@ typedef struct kn_oplower {
 } kn_oplower;
 
 #define KN_LOWER_GROUPS(X)                                                                         \
-    X(elementwise) X(tensor) X(nn) X(reduce) X(quant) X(rnn) X(image) X(signal) X(misc)
+    X(elementwise) X(tensor) X(nn) X(reduce) X(quant) X(rnn) X(image) X(signal) X(misc) X(control)
 
 #define X(g) extern const kn_oplower kn_lower_##g[];
 KN_LOWER_GROUPS(X)

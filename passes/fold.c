@@ -65,7 +65,24 @@ static kn_status too_large(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     return KN_OK;
 }
 
+static kn_status fold_graph(kn_ctx *cx, kn_graph *g);
+
+/* Folds inside the subgraphs of n (their nodes may use constants of any scope). */
+static kn_status fold_subgraphs(kn_ctx *cx, kn_node *n) {
+    for (int k = 0; k < n->nattr; k++) {
+        kn_attr *a = &n->attrs[k];
+        if (a->kind == KN_ATTR_GRAPH && fold_graph(cx, a->g)) return cx->status;
+        for (int j = 0; a->kind == KN_ATTR_GRAPHS && j < a->n; j++)
+            if (fold_graph(cx, a->graphs[j])) return cx->status;
+    }
+    return KN_OK;
+}
+
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g) {
+    return fold_graph(cx, g);
+}
+
+static kn_status fold_graph(kn_ctx *cx, kn_graph *g) {
     kn_tensor *in[256], *out[256];
     kn_arena *scratch = kn_arena_create();
     int kept = 0;
@@ -79,6 +96,10 @@ kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g) {
             if ((st = too_large(cx, n, in, scratch, &large))) break;
         }
         if (!fold || large) {
+            if (fold_subgraphs(cx, n)) {
+                st = cx->status;
+                break;
+            }
             g->nodes[kept++] = n;
             continue;
         }

@@ -153,9 +153,11 @@ static void ancestors(const kn_graph *g, const kn_value *v, unsigned char *mark,
         for (int k = 0; k < v->producer->nin; k++) ancestors(g, v->producer->in[k], mark, seen);
 }
 
-int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned char *mark) {
-    /* the shapes as given, then static inference: a node with static inputs and a
-     * non-static output takes its shape from the values of its integer inputs */
+int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned char *mark,
+                         bool all_inputs) {
+    /* the shapes as given, then static inference: a node with a non-static output
+     * takes its shape from the values of its integer inputs (shapes, indices, counts),
+     * or with all_inputs from any of its inputs (Range's float bounds) */
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
     kn_ctx scratch;
@@ -174,7 +176,7 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
         for (int k = 0; k < nd->nin; k++) {
             const kn_value *v = nd->in[k];
             if (v && !v->constant && v->type.kind == KN_KIND_TENSOR &&
-                kn_dtype_get(v->type.dtype)->is_int)
+                (all_inputs || kn_dtype_get(v->type.dtype)->is_int))
                 ancestors(g, v, mark, seen);
         }
     }

@@ -17,7 +17,10 @@ kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, struct kn
  * -Wall -Wextra -Wpedantic -Werror. */
 kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so);
 /* Marks (mark[i] = 1, one byte per graph input) the inputs whose values determine
- * the shape of some value, given the input tensors' shapes; returns how many. */
-int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned char *mark);
+ * the shape of some value, given the input tensors' shapes: those feeding integer
+ * inputs of nodes with non-static outputs, or with all_inputs any of their inputs.
+ * Returns how many. */
+int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned char *mark,
+                         bool all_inputs);
 
 #endif

@@ -179,7 +179,10 @@ static const char *backend = "interp";
 static int bind_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor **in) {
     if (!strcmp(backend, "interp") || !g->nin) return 0;
     unsigned char mark[256] = {0};
-    if (g->nin > 256 || !backend_shape_inputs(cx, g, in, mark)) return 0;
+    if (g->nin > 256) return 0;
+    if (!backend_shape_inputs(cx, g, in, mark, false) &&
+        !backend_shape_inputs(cx, g, in, mark, true))
+        return 0;
     int bound = 0, k = 0, nin = g->nin;
     char names[256][256];
     for (int i = 0; i < nin; i++) snprintf(names[i], sizeof names[i], "%s", g->inputs[i]->name);

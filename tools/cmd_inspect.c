@@ -1,7 +1,9 @@
 /* kiln inspect: the graph after the chosen passes, with a summary of node counts,
  * parameters and FLOPs; --json for tools, --dot for Graphviz. */
 #include "ir/ops.h"
+#include "ir/kir.h"
 #include "passes/pass.h"
+#include "tools/backend.h"
 #include "tools/cli.h"
 
 #include <stdio.h>
@@ -17,6 +19,8 @@ static const char *help =
     "  --dot FILE         write the graph in Graphviz dot format\n"
     "  --shape IN=D,D,..  fix the shape of input IN\n"
     "  --dim NAME=VALUE   fix every input dimension named NAME\n"
+    "  --memory           lower the model and print the memory plan: arena size, lower\n"
+    "                     bound, and each temporary's offset, size and lifetime\n"
     "  --list-passes      print the available passes\n";
 
 /* Multiply-adds count 2. Unknown shapes count 0. */
@@ -108,9 +112,37 @@ static void write_dot(FILE *f, const kn_graph *g) {
     fprintf(f, "}\n");
 }
 
+/* The memory plan of the lowered model, one temporary a line. */
+static int print_memory(kn_ctx *cx, kn_graph *g) {
+    kn_kprog *p;
+    if (backend_compile_c(cx, g, "model", &p)) {
+        kn_graph_destroy(g);
+        return cli_fail(cx);
+    }
+    printf("arena %zu bytes, lower bound %zu bytes, ratio %.3f\n", p->arena_size,
+           p->arena_lower_bound,
+           p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound : 1.0);
+    printf("%-8s %10s %10s %9s  %s\n", "buffer", "offset", "bytes", "kernels", "value");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        if (b->kind != KB_TEMP && b->kind != KB_SCRATCH) continue;
+        const kn_kbuf *r = b;
+        while (r->alias) r = r->alias;
+        char life[32];
+        snprintf(life, sizeof life, "%d..%d", b->first, b->last);
+        printf("%-8s %10zu %10zu %9s  %s%s%s\n", b->name, r->offset,
+               (size_t)b->numel * kn_dtype_get(b->dtype)->size, life,
+               b->onnx ? b->onnx : "(scratch)", b->alias ? " in place of " : "",
+               b->alias ? b->alias->name : "");
+    }
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+    return EXIT_OK;
+}
+
 int cmd_inspect(int argc, char **argv) {
     const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v;
-    int json = 0, err = 0;
+    int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -127,6 +159,8 @@ int cmd_inspect(int argc, char **argv) {
             dot = v;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
+        } else if (!strcmp(argv[i], "--memory")) {
+            memory = 1;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
@@ -142,6 +176,7 @@ int cmd_inspect(int argc, char **argv) {
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    if (memory) return print_memory(&cx, g);
     if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
         kn_graph_destroy(g);
         return cli_fail(&cx);

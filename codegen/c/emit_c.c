@@ -504,7 +504,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(h, "/* Bytes of scratch memory %s_run needs, and its required alignment. */\n", N);
     fprintf(h, "#define %s_ARENA_SIZE %zu\n#define %s_ARENA_ALIGN %d\n", N, p->arena_size, N,
             KN_ARENA_ALIGN);
-    if (opt->weights_file) fprintf(h, "#define %s_WEIGHTS_SIZE %zu\n", N, wsize);
+    size_t wraw = 0; /* bytes of weight data, without alignment padding */
+    for (int i = 0; i < p->nbufs; i++)
+        if (p->bufs[i]->kind == KB_CONST) wraw += weight_bytes(p->bufs[i]);
+    fprintf(h, "/* Bytes of weights: in %s.c as static const arrays, or in %s.weights. */\n", N, N);
+    fprintf(h, "#define %s_WEIGHTS_SIZE %zu\n", N, opt->weights_file ? wsize : wraw);
     fprintf(h, "\n#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, p->nin, N, p->nout);
     for (int io = 0; io < 2; io++) {
         int cnt = io ? p->nout : p->nin;
@@ -617,6 +621,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             "const void *weights, void *arena) {\n",
             N);
     if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
+    if (!p->nin) fprintf(k, "    (void)inputs;\n");
     fprintf(k, "    return %s_run(", N);
     for (int i = 0; i < p->nin; i++)
         fprintf(k, "(const %s *)inputs[%d], ", ctype(p->inputs[i]->dtype), i);
