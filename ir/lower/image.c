@@ -1,6 +1,733 @@
-/* Lowerings of group 'image' to the kernel IR: see ir/kir.h. */
+/* Lowerings of group 'image': Resize, Upsample, GridSample, RoiAlign, MaxRoiPool.
+ *
+ * Resize/Upsample: scales, sizes and roi must be constants. The interpolation is
+ * separable (see ir/ops/image.c): per output axis, each output coordinate maps to
+ * ntap (input index, weight) taps. The kernel first fills one small table per
+ * resampled axis (idx[o * ntap + k], w[o * ntap + k], in scratch memory) with the
+ * interpreter's coordinate arithmetic in f64, then walks the output, summing over
+ * the tensor product of the axes' taps with one static loop per axis. Axes whose
+ * mapping is the identity (same length, scale 1, a transform with x_in = x_out) get
+ * no table. tf_crop_and_resize marks coordinates outside the input with idx = -1
+ * in tap 0; those elements take extrapolation_value.
+ *
+ * GridSample, RoiAlign and MaxRoiPool compute their sample coordinates in f64 in
+ * the kernel, per output cell, exactly as the interpreter does; every tap index is
+ * clamped (or its weight zeroed) so no load leaves the input. NonMaxSuppression's
+ * output length depends on the data: it is not lowered. */
 #include "ir/kir.h"
 
+#include <math.h>
+#include <string.h>
+
+/* ---- expression shorthands (f64 coordinates, i64 indexes) ---- */
+
+static kn_kx *F(kn_lower *L, double v) {
+    return kx_const(L, KN_F64, v);
+}
+static kn_kx *I(kn_lower *L, int64_t v) {
+    return kx_int(L, v);
+}
+static kn_kx *V(kn_lower *L, int var) {
+    return kx_var(L, var);
+}
+static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_ADD, a, b);
+}
+static kn_kx *sub(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_SUB, a, b);
+}
+static kn_kx *mul(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_MUL, a, b);
+}
+static kn_kx *dvd(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_DIV, a, b);
+}
+static kn_kx *sel(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b) {
+    return kx_select(L, c, a, b);
+}
+static kn_kx *f64(kn_lower *L, kn_kx *a) {
+    return kx_cast(L, KN_F64, a);
+}
+static kn_kx *i64(kn_lower *L, kn_kx *a) {
+    return kx_cast(L, KN_I64, a);
+}
+/* a clamped to [lo, hi]; NaN stays NaN, as with the interpreter's comparisons. */
+static kn_kx *clampx(kn_lower *L, kn_kx *a, kn_kx *lo, kn_kx *hi) {
+    return kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, a, lo), hi);
+}
+static int declf(kn_lower *L, kn_kx *x) {
+    return kl_decl(L, KN_F64, x);
+}
+static int decli(kn_lower *L, kn_kx *x) {
+    return kl_decl(L, KN_I64, x);
+}
+/* The dtype sums of taps accumulate in: f32 for f32/f16/bf16 outputs, else f64
+ * (integer outputs are rounded at the end, as the interpreter does). */
+static kn_dtype acc_dtype(kn_dtype out) {
+    kn_dtype t = kx_compute_dtype(out);
+    return t == KN_F32 ? KN_F32 : KN_F64;
+}
+static kn_kx *finish(kn_lower *L, kn_dtype out, kn_kx *v) {
+    return kn_dtype_get(out)->is_float ? v : kx_un(L, KX_ROUND, v);
+}
+
+/* Index of s in names[0..count), or -1. */
+static int pick(const char *s, const char *const *names, int count) {
+    for (int i = 0; i < count; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+/* ---- Resize, Upsample ---- */
+
+enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
+static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
+enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
+static const char *const coord_modes[] = {"half_pixel",           "pytorch_half_pixel",
+                                          "align_corners",        "asymmetric",
+                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
+static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil"};
+
+typedef struct rplan {
+    int mode, coord, nearest, exclude_outside, from_sizes, rank;
+    double cubic_a, extrapolation;
+    double scale[KN_MAX_RANK];
+    double roi[2 * KN_MAX_RANK];
+    kn_kbuf *roi_buf; /* tf_crop_and_resize with a roi known only at run time */
+} rplan;
+
+static int64_t tnumel(const kn_tensor *t) {
+    return t ? kn_tensor_numel(t) : 0;
+}
+
+/* Attributes and constant roi/scales/sizes, as resize_setup in ir/ops/image.c. */
+static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, rplan *p) {
+    kn_ctx *cx = kl_ctx(L);
+    memset(p, 0, sizeof *p);
+    p->rank = in[0]->rank;
+    int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11;
+    const char *mode = kn_attr_str(cx, n, "mode", "nearest");
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode", "half_pixel");
+    const char *nearest = kn_attr_str(cx, n, "nearest_mode", "round_prefer_floor");
+    p->cubic_a = kn_attr_float(cx, n, "cubic_coeff_a", -0.75f);
+    p->exclude_outside = (int)kn_attr_int(cx, n, "exclude_outside", 0);
+    p->extrapolation = kn_attr_float(cx, n, "extrapolation_value", 0.0f);
+    if (kn_failed(cx)) return cx->status;
+    p->mode = pick(mode, resize_modes, legacy ? 2 : 3);
+    if (legacy && !strcmp(mode, "bilinear")) p->mode = RS_LINEAR;
+    if (p->mode < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
+    if (legacy) {
+        p->coord = CT_ASYMMETRIC;
+        p->nearest = NM_LEGACY;
+    } else {
+        p->coord = pick(coord, coord_modes, 6);
+        p->nearest = pick(nearest, nearest_modes, 4);
+        if (p->coord < 0 || p->nearest < 0)
+            return kn_diag(cx, n, KN_EINVAL, "unsupported coordinate or nearest mode");
+    }
+
+    const kn_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
+    const float *ascales = NULL;
+    float hw[4] = {1, 1, 1, 1};
+    int nascales = -1, scales_in = -1;
+    if (n->op == KN_OP_UPSAMPLE && n->opset < 7) {
+        hw[2] = kn_attr_float(cx, n, "height_scale", 1.0f);
+        hw[3] = kn_attr_float(cx, n, "width_scale", 1.0f);
+        ascales = hw;
+        nascales = 4;
+    } else if (n->op == KN_OP_UPSAMPLE && n->opset < 9) {
+        nascales = kn_attr_floats(cx, n, "scales", &ascales);
+    } else if (legacy) {
+        scales_in = 1;
+    } else {
+        scales_in = 2;
+        if (in[1]) roi = kl_const(L, n, 1);
+        if (in[3] && in[3]->numel > 0 && !(sizes = kl_const(L, n, 3)))
+            return kn_diag(cx, n, KN_EUNSUPPORTED,
+                           "needs a constant 'sizes' input (bake it in with --bind)");
+    }
+    if (kn_failed(cx)) return cx->status;
+    if (scales_in > 0 && in[scales_in] && in[scales_in]->numel > 0 &&
+        !(scales = kl_const(L, n, scales_in)))
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "needs a constant 'scales' input (bake it in with --bind)");
+    int r = p->rank;
+    if (tnumel(sizes) > 0) {
+        if (tnumel(sizes) != r) return kn_diag(cx, n, KN_EINVAL, "sizes has the wrong length");
+        p->from_sizes = 1;
+        for (int a = 0; a < r; a++) {
+            int64_t d = in[0]->dims[a], o = kn_load_i64(sizes->data, sizes->type.dtype, (size_t)a);
+            p->scale[a] = d > 0 ? (double)o / (double)d : 1.0;
+        }
+    } else if (tnumel(scales) == r || nascales == r) {
+        for (int a = 0; a < r; a++)
+            p->scale[a] =
+                scales ? kn_load_f64(scales->data, scales->type.dtype, (size_t)a) : ascales[a];
+    } else {
+        return kn_diag(cx, n, KN_EINVAL, "scales/sizes missing or of the wrong length");
+    }
+    for (int a = 0; a < r; a++) {
+        p->roi[a] = 0;
+        p->roi[r + a] = 1;
+    }
+    if (p->coord == CT_TF_CROP && !roi && in[1] && in[1]->numel > 0) {
+        if (in[1]->numel != 2 * r) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
+        p->roi_buf = in[1];
+    } else if (p->coord == CT_TF_CROP && tnumel(roi) > 0) {
+        if (tnumel(roi) != 2 * r) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
+        for (int i = 0; i < 2 * r; i++)
+            p->roi[i] = kn_load_f64(roi->data, roi->type.dtype, (size_t)i);
+    }
+    return KN_OK;
+}
+
+/* Taps per output coordinate on axis a: 0 when the axis maps identically. */
+static int resize_ntap(const rplan *p, int a, int64_t len, int64_t olen) {
+    if (olen == len && p->scale[a] == 1.0 && p->coord != CT_TF_NN && p->coord != CT_TF_CROP)
+        return 0;
+    return p->mode == RS_NEAREST ? 1 : p->mode == RS_LINEAR ? 2 : 4;
+}
+
+/* Fills idx[o * ntap + k] (and w[...] when ntap > 1) for o in [0, olen): the
+ * interpreter's resize_taps as kernel code. */
+static void resize_table(kn_lower *L, const rplan *p, int a, int64_t len, int64_t olen, int ntap,
+                         kn_kbuf *idx, kn_kbuf *w) {
+    int vo = kl_for(L, olen);
+    double s = p->scale[a], last = (double)(len - 1);
+    double ol = p->from_sizes ? (double)olen : s * (double)len;
+    kn_kx *x = f64(L, V(L, vo)), *xo = NULL;
+    switch (p->coord) {
+    case CT_HALF_PIXEL: xo = sub(L, dvd(L, add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)); break;
+    case CT_PYTORCH:
+        xo = ol > 1 ? sub(L, dvd(L, add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)) : F(L, 0);
+        break;
+    case CT_ALIGN_CORNERS:
+        xo = ol == 1 ? F(L, 0) : dvd(L, mul(L, x, F(L, last)), F(L, ol - 1));
+        break;
+    case CT_ASYMMETRIC: xo = dvd(L, x, F(L, s)); break;
+    case CT_TF_NN: xo = dvd(L, add(L, x, F(L, 0.5)), F(L, s)); break;
+    default: {
+        kn_kx *x0 = F(L, p->roi[a]), *x1 = F(L, p->roi[p->rank + a]);
+        if (p->roi_buf) {
+            x0 = f64(L, kx_load(L, p->roi_buf, I(L, a)));
+            x1 = f64(L, kx_load(L, p->roi_buf, I(L, p->rank + a)));
+        }
+        xo = ol > 1 ? add(L, dvd(L, mul(L, mul(L, x, sub(L, x1, x0)), F(L, last)), F(L, ol - 1)),
+                          mul(L, x0, F(L, last)))
+                    : mul(L, mul(L, F(L, 0.5), add(L, x0, x1)), F(L, last));
+        break;
+    }
+    }
+    int vx = declf(L, xo);
+    int outside = -1;
+    if (p->coord == CT_TF_CROP)
+        outside = kl_decl(L, KN_BOOL,
+                          kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, vx), F(L, 0)),
+                                 kx_bin(L, KX_GT, V(L, vx), F(L, last))));
+    int wn = p->mode == RS_CUBIC ? 4 : 2, pad = wn / 2;
+    kl_set(L, vx, clampx(L, V(L, vx), F(L, -pad - 1.0), F(L, (double)len + pad)));
+    int vb = declf(L, kx_un(L, KX_FLOOR, V(L, vx)));
+    int vr = declf(L, sub(L, V(L, vx), V(L, vb)));
+    int z = kl_decl(L, KN_BOOL, kx_bin(L, KX_EQ, V(L, vr), F(L, 0)));
+    kl_set(L, vb, sel(L, V(L, z), sub(L, V(L, vb), F(L, 1)), V(L, vb)));
+    kl_set(L, vr, sel(L, V(L, z), F(L, 1), V(L, vr)));
+    int st = decli(L, clampx(L, sub(L, i64(L, V(L, vb)), I(L, pad - 1)), I(L, -pad),
+                             I(L, len - 1 + pad - (wn - 1))));
+    kn_kx *base = mul(L, V(L, vo), I(L, ntap));
+    if (p->mode == RS_NEAREST) {
+        kn_kx *r = V(L, vr), *right;
+        switch (p->nearest) {
+        case NM_ROUND_PREFER_FLOOR: right = kx_bin(L, KX_GT, r, F(L, 0.5)); break;
+        case NM_ROUND_PREFER_CEIL: right = kx_bin(L, KX_GE, r, F(L, 0.5)); break;
+        case NM_FLOOR: right = kx_const(L, KN_BOOL, 0); break;
+        case NM_CEIL: right = kx_const(L, KN_BOOL, 1); break;
+        default: right = kx_const(L, KN_BOOL, s < 1); break;
+        }
+        right = kx_bin(L, KX_LOR, kx_bin(L, KX_EQ, V(L, vr), F(L, 1)), right);
+        kn_kx *i = clampx(L, add(L, V(L, st), i64(L, right)), I(L, 0), I(L, len - 1));
+        if (outside >= 0) i = sel(L, V(L, outside), I(L, -1), i);
+        kl_store(L, idx, base, i);
+        kl_end(L);
+        return;
+    }
+    int c[4];
+    if (p->mode == RS_LINEAR) {
+        c[0] = declf(L, sub(L, F(L, 1), V(L, vr)));
+        c[1] = declf(L, V(L, vr));
+    } else {
+        double A = p->cubic_a;
+        kn_kx *r1 = add(L, V(L, vr), F(L, 1));
+        int q = declf(L, sub(L, F(L, 1), V(L, vr)));
+        kn_kx *q1 = add(L, V(L, q), F(L, 1));
+        /* ((A * r1 - 5A) * r1 + 8A) * r1 - 4A and ((A + 2) * r - (A + 3)) * r * r + 1 */
+        c[0] = declf(
+            L, sub(L,
+                   mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), r1), F(L, 5 * A)), r1), F(L, 8 * A)),
+                       r1),
+                   F(L, 4 * A)));
+        c[1] = declf(
+            L, add(L,
+                   mul(L, mul(L, sub(L, mul(L, F(L, A + 2), V(L, vr)), F(L, A + 3)), V(L, vr)),
+                       V(L, vr)),
+                   F(L, 1)));
+        c[2] = declf(
+            L,
+            add(L,
+                mul(L, mul(L, sub(L, mul(L, F(L, A + 2), V(L, q)), F(L, A + 3)), V(L, q)), V(L, q)),
+                F(L, 1)));
+        c[3] = declf(
+            L, sub(L,
+                   mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), q1), F(L, 5 * A)), q1), F(L, 8 * A)),
+                       q1),
+                   F(L, 4 * A)));
+    }
+    if (p->exclude_outside) {
+        int sum = declf(L, F(L, 0));
+        for (int k = 0; k < ntap; k++) {
+            kn_kx *i = add(L, V(L, st), I(L, k));
+            kn_kx *in = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, i, I(L, 0)),
+                               kx_bin(L, KX_LT, add(L, V(L, st), I(L, k)), I(L, len)));
+            kl_set(L, c[k], sel(L, in, V(L, c[k]), F(L, 0)));
+            kl_set(L, sum, add(L, V(L, sum), V(L, c[k])));
+        }
+        for (int k = 0; k < ntap; k++) kl_set(L, c[k], dvd(L, V(L, c[k]), V(L, sum)));
+    }
+    for (int k = 0; k < ntap; k++) {
+        kn_kx *o = add(L, base, I(L, k));
+        kn_kx *i = clampx(L, add(L, V(L, st), I(L, k)), I(L, 0), I(L, len - 1));
+        if (k == 0 && outside >= 0) i = sel(L, V(L, outside), I(L, -1), i);
+        kl_store(L, idx, o, i);
+        kl_store(L, w, add(L, mul(L, V(L, vo), I(L, ntap)), I(L, k)), V(L, c[k]));
+    }
+    kl_end(L);
+}
+
+static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                              kn_kbuf *const *out) {
+    rplan p;
+    if (rplan_get(L, n, in, &p)) return kl_ctx(L)->status;
+    kn_kbuf *X = in[0], *Y = out[0];
+    int r = p.rank;
+    if (Y->numel == 0) return KN_OK;
+    for (int a = 0; a < r; a++)
+        if (X->dims[a] == 0)
+            return kn_diag(kl_ctx(L), n, KN_EINVAL, "cannot resize an empty axis %d", a);
+    kn_dtype at = acc_dtype(Y->dtype);
+    int ntap[KN_MAX_RANK];
+    kn_kbuf *idx[KN_MAX_RANK] = {0}, *wt[KN_MAX_RANK] = {0};
+    int any_crop = 0;
+    for (int a = 0; a < r; a++) {
+        ntap[a] = resize_ntap(&p, a, X->dims[a], Y->dims[a]);
+        if (!ntap[a]) continue;
+        idx[a] = kl_scratch(L, KN_I64, Y->dims[a] * ntap[a]);
+        if (ntap[a] > 1) wt[a] = kl_scratch(L, at, Y->dims[a] * ntap[a]);
+        resize_table(L, &p, a, X->dims[a], Y->dims[a], ntap[a], idx[a], wt[a]);
+        any_crop |= p.coord == CT_TF_CROP;
+    }
+
+    int v[KN_MAX_RANK];
+    int64_t xst[KN_MAX_RANK], yst[KN_MAX_RANK];
+    kn_strides(r, X->dims, xst);
+    kn_strides(r, Y->dims, yst);
+    kl_for_shape(L, r, Y->dims, v);
+    kn_kx *yi = kx_offset(L, r, v, yst);
+    if (any_crop) {
+        kn_kx *outside = kx_const(L, KN_BOOL, 0);
+        for (int a = 0; a < r; a++)
+            if (ntap[a])
+                outside =
+                    kx_bin(L, KX_LOR, outside,
+                           kx_bin(L, KX_LT, kx_load(L, idx[a], mul(L, V(L, v[a]), I(L, ntap[a]))),
+                                  I(L, 0)));
+        kl_if(L, outside);
+        kl_store(L, Y, yi, kx_const(L, Y->dtype, p.extrapolation));
+        kl_else(L);
+    }
+    int acc = kl_decl(L, at, kx_const(L, at, 0));
+    /* one loop per axis with several taps; the weight product builds up level by level */
+    kn_kx *off = I(L, 0), *wprod = NULL;
+    int nloops = 0;
+    for (int a = 0; a < r; a++) {
+        kn_kx *ia;
+        if (!ntap[a]) {
+            ia = V(L, v[a]);
+        } else if (ntap[a] == 1) {
+            ia = kx_load(L, idx[a], V(L, v[a]));
+        } else {
+            int k = kl_for(L, ntap[a]);
+            nloops++;
+            kn_kx *t = add(L, mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k));
+            kn_kx *w = kx_load(L, wt[a], t);
+            int wv = kl_decl(L, at, wprod ? mul(L, wprod, w) : w);
+            wprod = V(L, wv);
+            ia = kx_load(L, idx[a], add(L, mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k)));
+        }
+        off = add(L, off, mul(L, ia, I(L, xst[a])));
+    }
+    kn_kx *xv = kx_load(L, X, off);
+    kl_set(L, acc, wprod ? kx_fma(L, wprod, xv, V(L, acc)) : add(L, V(L, acc), xv));
+    kl_end_n(L, nloops);
+    kl_store(L, Y, kx_offset(L, r, v, yst), finish(L, Y->dtype, V(L, acc)));
+    if (any_crop) kl_end(L);
+    kl_end_n(L, r);
+    return KN_OK;
+}
+
+/* ---- GridSample ---- */
+
+enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
+static const char *const gs_modes[] = {"bilinear", "nearest", "bicubic"};
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+static const char *const gs_paddings[] = {"zeros", "border", "reflection"};
+
+/* gs_reflect(x, lo, hi) of ir/ops/image.c: folds x into [lo, hi]. */
+static kn_kx *gs_reflect(kn_lower *L, kn_kx *x, double lo, double hi) {
+    double range = hi - lo;
+    if (range <= 0) return F(L, lo);
+    kn_kx *dxl = sub(L, F(L, lo), x), *dxh = sub(L, x, F(L, hi));
+    kn_kx *kl = kx_un(L, KX_FLOOR, dvd(L, dxl, F(L, range)));
+    kn_kx *kh = kx_un(L, KX_FLOOR, dvd(L, dxh, F(L, range)));
+    kn_kx *rl = sub(L, dxl, mul(L, kl, F(L, range))), *rh = sub(L, dxh, mul(L, kh, F(L, range)));
+    kn_kx *evl = kx_bin(L, KX_EQ, kx_bin(L, KX_FMOD, kl, F(L, 2)), F(L, 0));
+    kn_kx *evh = kx_bin(L, KX_EQ, kx_bin(L, KX_FMOD, kh, F(L, 2)), F(L, 0));
+    kn_kx *below = sel(L, evl, add(L, F(L, lo), rl), sub(L, F(L, hi), rl));
+    kn_kx *above = sel(L, evh, sub(L, F(L, hi), rh), add(L, F(L, lo), rh));
+    return sel(L, kx_bin(L, KX_LT, x, F(L, lo)), below,
+               sel(L, kx_bin(L, KX_GT, x, F(L, hi)), above, x));
+}
+
+/* Cubic convolution weights (A = -0.75) of fraction t into c[4] (f64 locals). */
+static void gs_cubic(kn_lower *L, kn_kx *t, int *c) {
+    const double A = -0.75;
+    int tv = declf(L, t);
+    kn_kx *ts[4] = {add(L, V(L, tv), F(L, 1)), V(L, tv), sub(L, F(L, 1), V(L, tv)),
+                    sub(L, F(L, 2), V(L, tv))};
+    for (int k = 0; k < 4; k++) {
+        kn_kx *u = ts[k];
+        if (k == 0 || k == 3)
+            c[k] = declf(
+                L,
+                sub(L,
+                    mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), u), F(L, 5 * A)), u), F(L, 8 * A)),
+                        u),
+                    F(L, 4 * A)));
+        else
+            c[k] =
+                declf(L, add(L, mul(L, mul(L, sub(L, mul(L, F(L, A + 2), u), F(L, A + 3)), u), u),
+                             F(L, 1)));
+    }
+}
+
+static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    const char *mode = kn_attr_str(cx, n, "mode", "bilinear");
+    const char *pads = kn_attr_str(cx, n, "padding_mode", "zeros");
+    int align = kn_attr_int(cx, n, "align_corners", 0) != 0;
+    if (kn_failed(cx)) return cx->status;
+    int m = pick(mode, gs_modes, 3), pad = pick(pads, gs_paddings, 3);
+    if (m < 0 || pad < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode or padding_mode");
+    kn_kbuf *X = in[0], *G = in[1], *Y = out[0];
+    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
+    int64_t Ho = G->dims[1], Wo = G->dims[2];
+    if (Y->numel == 0) return KN_OK;
+    if (H == 0 || W == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    kn_dtype at = acc_dtype(Y->dtype);
+
+    int b = kl_for(L, N), i = kl_for(L, Ho), j = kl_for(L, Wo);
+    kn_kx *gi = mul(
+        L, add(L, mul(L, add(L, mul(L, V(L, b), I(L, Ho)), V(L, i)), I(L, Wo)), V(L, j)), I(L, 2));
+    kn_kx *gx = f64(L, kx_load(L, G, gi)), *gy = f64(L, kx_load(L, G, add(L, gi, I(L, 1))));
+    kn_kx *pxe =
+        align ? mul(L, dvd(L, add(L, gx, F(L, 1)), F(L, 2)), F(L, (double)(W - 1)))
+              : dvd(L, sub(L, mul(L, add(L, gx, F(L, 1)), F(L, (double)W)), F(L, 1)), F(L, 2));
+    kn_kx *pye =
+        align ? mul(L, dvd(L, add(L, gy, F(L, 1)), F(L, 2)), F(L, (double)(H - 1)))
+              : dvd(L, sub(L, mul(L, add(L, gy, F(L, 1)), F(L, (double)H)), F(L, 1)), F(L, 2));
+    if (m == GS_NEAREST) {
+        pxe = kx_un(L, KX_ROUND, pxe);
+        pye = kx_un(L, KX_ROUND, pye);
+    }
+    int px = declf(L, pxe), py = declf(L, pye);
+    double lo = align ? 0 : -0.5, hix = (double)(W - 1) - lo, hiy = (double)(H - 1) - lo;
+    if (pad != GS_ZEROS) {
+        kn_kx *outside = kx_bin(L, KX_LOR,
+                                kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, px), F(L, lo)),
+                                       kx_bin(L, KX_GT, V(L, px), F(L, hix))),
+                                kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, py), F(L, lo)),
+                                       kx_bin(L, KX_GT, V(L, py), F(L, hiy))));
+        kl_if(L, outside);
+        if (pad == GS_BORDER) {
+            kl_set(L, px, clampx(L, V(L, px), F(L, 0), F(L, (double)(W - 1))));
+            kl_set(L, py, clampx(L, V(L, py), F(L, 0), F(L, (double)(H - 1))));
+        } else {
+            kl_set(L, px, gs_reflect(L, V(L, px), lo, hix));
+            kl_set(L, py, gs_reflect(L, V(L, py), lo, hiy));
+        }
+        kl_end(L);
+    }
+    kl_set(L, px, clampx(L, V(L, px), F(L, -5.0), F(L, (double)W + 4)));
+    kl_set(L, py, clampx(L, V(L, py), F(L, -5.0), F(L, (double)H + 4)));
+
+    /* taps: nt pixel offsets with weights (zeroed for invalid taps) */
+    int ntr = m == GS_NEAREST ? 1 : m == GS_BILINEAR ? 2 : 4, nt = ntr * ntr;
+    int offs[16], ws[16];
+    kn_kx *r0, *c0;
+    int cy[4], cxw[4];
+    if (m == GS_NEAREST) {
+        r0 = i64(L, V(L, py));
+        c0 = i64(L, V(L, px));
+        cy[0] = cxw[0] = declf(L, F(L, 1));
+    } else {
+        int fx = declf(L, kx_un(L, KX_FLOOR, V(L, px))),
+            fy = declf(L, kx_un(L, KX_FLOOR, V(L, py)));
+        int dx = declf(L, sub(L, V(L, px), V(L, fx))), dy = declf(L, sub(L, V(L, py), V(L, fy)));
+        int64_t shift = m == GS_BICUBIC ? 1 : 0;
+        r0 = sub(L, i64(L, V(L, fy)), I(L, shift));
+        c0 = sub(L, i64(L, V(L, fx)), I(L, shift));
+        if (m == GS_BILINEAR) {
+            cy[0] = declf(L, sub(L, F(L, 1), V(L, dy)));
+            cy[1] = dy;
+            cxw[0] = declf(L, sub(L, F(L, 1), V(L, dx)));
+            cxw[1] = dx;
+        } else {
+            gs_cubic(L, V(L, dy), cy);
+            gs_cubic(L, V(L, dx), cxw);
+        }
+    }
+    int vr0 = decli(L, r0), vc0 = decli(L, c0);
+    for (int u = 0; u < ntr; u++)
+        for (int t = 0; t < ntr; t++) {
+            kn_kx *r = add(L, V(L, vr0), I(L, u)), *c = add(L, V(L, vc0), I(L, t));
+            kn_kx *valid = NULL;
+            if (pad == GS_ZEROS)
+                valid = kx_bin(
+                    L, KX_LAND,
+                    kx_bin(L, KX_LAND, kx_bin(L, KX_GE, r, I(L, 0)), kx_bin(L, KX_LT, r, I(L, H))),
+                    kx_bin(L, KX_LAND, kx_bin(L, KX_GE, c, I(L, 0)), kx_bin(L, KX_LT, c, I(L, W))));
+            else if (pad == GS_REFLECTION) {
+                r = i64(L, gs_reflect(L, f64(L, r), lo, hiy));
+                c = i64(L, gs_reflect(L, f64(L, c), lo, hix));
+            }
+            r = clampx(L, r, I(L, 0), I(L, H - 1));
+            c = clampx(L, c, I(L, 0), I(L, W - 1));
+            offs[u * ntr + t] = decli(L, add(L, mul(L, r, I(L, W)), c));
+            kn_kx *wgt = mul(L, V(L, cy[u]), V(L, cxw[t]));
+            if (valid) wgt = sel(L, valid, wgt, F(L, 0));
+            ws[u * ntr + t] = kl_decl(L, at, wgt);
+        }
+    int c = kl_for(L, C);
+    kn_kx *base = mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W));
+    kn_kx *sum = NULL;
+    for (int k = 0; k < nt; k++) {
+        kn_kx *term = mul(L, V(L, ws[k]), kx_load(L, X, add(L, base, V(L, offs[k]))));
+        sum = sum ? add(L, sum, term) : term;
+    }
+    kn_kx *yi =
+        add(L,
+            mul(L, add(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, Ho)), V(L, i)),
+                I(L, Wo)),
+            V(L, j));
+    kl_store(L, Y, yi, finish(L, Y->dtype, sum));
+    kl_end_n(L, 4);
+    return KN_OK;
+}
+
+/* ---- RoiAlign ---- */
+
+static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    int is_max = !strcmp(kn_attr_str(cx, n, "mode", "avg"), "max");
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode",
+                                    n->opset < 16 ? "output_half_pixel" : "half_pixel");
+    int64_t oh = kn_attr_int(cx, n, "output_height", 1);
+    int64_t ow = kn_attr_int(cx, n, "output_width", 1);
+    int64_t sr = kn_attr_int(cx, n, "sampling_ratio", 0);
+    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    double offset = strcmp(coord, "half_pixel") ? 0.0 : 0.5;
+    kn_kbuf *X = in[0], *rois = in[1], *bi = in[2], *Y = out[0];
+    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3], R = rois->dims[0];
+    if (Y->numel == 0) return KN_OK;
+    kn_dtype at = acc_dtype(Y->dtype);
+
+    int r = kl_for(L, R);
+    int b = decli(L, clampx(L, i64(L, kx_load(L, bi, V(L, r))), I(L, 0), I(L, N - 1)));
+    int rv[4];
+    for (int k = 0; k < 4; k++)
+        rv[k] =
+            declf(L, sub(L,
+                         mul(L, f64(L, kx_load(L, rois, add(L, mul(L, V(L, r), I(L, 4)), I(L, k)))),
+                             F(L, scale)),
+                         F(L, offset)));
+    int rw = declf(L, sub(L, V(L, rv[2]), V(L, rv[0]))),
+        rh = declf(L, sub(L, V(L, rv[3]), V(L, rv[1])));
+    if (offset == 0) {
+        kl_set(L, rw, sel(L, kx_bin(L, KX_LT, V(L, rw), F(L, 1)), F(L, 1), V(L, rw)));
+        kl_set(L, rh, sel(L, kx_bin(L, KX_LT, V(L, rh), F(L, 1)), F(L, 1), V(L, rh)));
+    }
+    int bh = declf(L, dvd(L, V(L, rh), F(L, (double)oh))),
+        bw = declf(L, dvd(L, V(L, rw), F(L, (double)ow)));
+    int gh =
+        decli(L, sr > 0 ? I(L, sr) : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rh), F(L, (double)oh)))));
+    int gw =
+        decli(L, sr > 0 ? I(L, sr) : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rw), F(L, (double)ow)))));
+    kn_kx *cnt = mul(L, V(L, gh), V(L, gw));
+    int count = declf(L, f64(L, sel(L, kx_bin(L, KX_GT, cnt, I(L, 1)), cnt, I(L, 1))));
+
+    int c = kl_for(L, C), ph = kl_for(L, oh), pw = kl_for(L, ow);
+    int base = decli(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
+    int acc = kl_decl(L, at, kx_const(L, at, 0));
+    int first = is_max ? kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 1)) : -1;
+    int iy = kl_for_x(L, V(L, gh));
+    int sy = declf(
+        L, add(L, add(L, V(L, rv[1]), mul(L, f64(L, V(L, ph)), V(L, bh))),
+               dvd(L, mul(L, add(L, f64(L, V(L, iy)), F(L, 0.5)), V(L, bh)), f64(L, V(L, gh)))));
+    int ix = kl_for_x(L, V(L, gw));
+    int sx = declf(
+        L, add(L, add(L, V(L, rv[0]), mul(L, f64(L, V(L, pw)), V(L, bw))),
+               dvd(L, mul(L, add(L, f64(L, V(L, ix)), F(L, 0.5)), V(L, bw)), f64(L, V(L, gw)))));
+    /* roi_bilinear: points more than a pixel outside weigh 0; others are clamped */
+    kn_kx *out_of = kx_bin(L, KX_LOR,
+                           kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, sy), F(L, -1)),
+                                  kx_bin(L, KX_GT, V(L, sy), F(L, (double)H))),
+                           kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, sx), F(L, -1)),
+                                  kx_bin(L, KX_GT, V(L, sx), F(L, (double)W))));
+    int outv = kl_decl(L, KN_BOOL, out_of);
+    kl_set(L, sy, sel(L, kx_bin(L, KX_LE, V(L, sy), F(L, 0)), F(L, 0), V(L, sy)));
+    kl_set(L, sx, sel(L, kx_bin(L, KX_LE, V(L, sx), F(L, 0)), F(L, 0), V(L, sx)));
+    int y0 = decli(L, i64(L, V(L, sy))), x0 = decli(L, i64(L, V(L, sx)));
+    int ylast = kl_decl(L, KN_BOOL, kx_bin(L, KX_GE, V(L, y0), I(L, H - 1)));
+    int xlast = kl_decl(L, KN_BOOL, kx_bin(L, KX_GE, V(L, x0), I(L, W - 1)));
+    kl_set(L, y0, sel(L, V(L, ylast), I(L, H - 1), V(L, y0)));
+    kl_set(L, x0, sel(L, V(L, xlast), I(L, W - 1), V(L, x0)));
+    /* out-of-range points still index in bounds (at 0) */
+    kl_set(L, y0, clampx(L, V(L, y0), I(L, 0), I(L, H - 1)));
+    kl_set(L, x0, clampx(L, V(L, x0), I(L, 0), I(L, W - 1)));
+    int y1 = decli(L, sel(L, V(L, ylast), V(L, y0), add(L, V(L, y0), I(L, 1))));
+    int x1 = decli(L, sel(L, V(L, xlast), V(L, x0), add(L, V(L, x0), I(L, 1))));
+    kl_set(L, sy, sel(L, V(L, ylast), f64(L, V(L, y0)), V(L, sy)));
+    kl_set(L, sx, sel(L, V(L, xlast), f64(L, V(L, x0)), V(L, sx)));
+    int ly = declf(L, sub(L, V(L, sy), f64(L, V(L, y0)))),
+        lx = declf(L, sub(L, V(L, sx), f64(L, V(L, x0))));
+    int hy = declf(L, sub(L, F(L, 1), V(L, ly))), hx = declf(L, sub(L, F(L, 1), V(L, lx)));
+    int ys[4] = {y0, y0, y1, y1}, xs[4] = {x0, x1, x0, x1};
+    int wy[4] = {hy, hy, ly, ly}, wx[4] = {hx, lx, hx, lx};
+    kn_kx *s = NULL;
+    int m = -1;
+    for (int k = 0; k < 4; k++) {
+        kn_kx *wk = sel(L, V(L, outv), F(L, 0), mul(L, V(L, wy[k]), V(L, wx[k])));
+        kn_kx *pix =
+            kx_load(L, X, add(L, V(L, base), add(L, mul(L, V(L, ys[k]), I(L, W)), V(L, xs[k]))));
+        kn_kx *t = mul(L, kx_cast(L, at, wk), pix);
+        if (!is_max) {
+            s = s ? add(L, s, t) : t;
+        } else if (m < 0) {
+            m = kl_decl(L, at, t);
+        } else {
+            int tv = kl_decl(L, at, t);
+            kl_set(L, m, sel(L, kx_bin(L, KX_GT, V(L, tv), V(L, m)), V(L, tv), V(L, m)));
+        }
+    }
+    if (is_max) {
+        kl_set(L, acc,
+               sel(L, kx_bin(L, KX_LOR, V(L, first), kx_bin(L, KX_GT, V(L, m), V(L, acc))), V(L, m),
+                   V(L, acc)));
+        kl_set(L, first, kx_const(L, KN_BOOL, 0));
+    } else {
+        kl_set(L, acc, add(L, V(L, acc), s));
+    }
+    kl_end_n(L, 2);
+    kn_kx *res = is_max ? V(L, acc) : dvd(L, V(L, acc), kx_cast(L, at, V(L, count)));
+    kn_kx *yi =
+        add(L,
+            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, oh)), V(L, ph)),
+                I(L, ow)),
+            V(L, pw));
+    kl_store(L, Y, yi, finish(L, Y->dtype, res));
+    kl_end_n(L, 4);
+    return KN_OK;
+}
+
+/* ---- MaxRoiPool ---- */
+
+static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    const int64_t *ps;
+    if (kn_attr_ints(cx, n, "pooled_shape", &ps) != 2)
+        return kn_diag(cx, n, KN_EINVAL, "pooled_shape must be two ints");
+    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    kn_kbuf *X = in[0], *rois = in[1], *Y = out[0];
+    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3], R = rois->dims[0];
+    int64_t PH = ps[0], PW = ps[1];
+    if (Y->numel == 0) return KN_OK;
+    kn_dtype at = acc_dtype(Y->dtype);
+
+    int r = kl_for(L, R);
+    int rv[5];
+    for (int k = 0; k < 5; k++)
+        rv[k] = declf(L, f64(L, kx_load(L, rois, add(L, mul(L, V(L, r), I(L, 5)), I(L, k)))));
+    int b = decli(L, clampx(L, i64(L, V(L, rv[0])), I(L, 0), I(L, N - 1)));
+    int e[4]; /* xs, ys, xe, ye: round half away from zero, as C round() */
+    for (int k = 0; k < 4; k++) {
+        kn_kx *v = mul(L, V(L, rv[k + 1]), F(L, scale));
+        kn_kx *rd =
+            sel(L, kx_bin(L, KX_LT, v, F(L, 0)),
+                kx_un(L, KX_NEG, kx_un(L, KX_FLOOR, add(L, kx_un(L, KX_NEG, v), F(L, 0.5)))),
+                kx_un(L, KX_FLOOR, add(L, mul(L, V(L, rv[k + 1]), F(L, scale)), F(L, 0.5))));
+        e[k] = decli(L, i64(L, rd));
+    }
+    kn_kx *rhe = add(L, sub(L, V(L, e[3]), V(L, e[1])), I(L, 1));
+    kn_kx *rwe = add(L, sub(L, V(L, e[2]), V(L, e[0])), I(L, 1));
+    int bh = declf(
+        L, dvd(L, f64(L, sel(L, kx_bin(L, KX_GT, rhe, I(L, 1)), rhe, I(L, 1))), F(L, (double)PH)));
+    int bw = declf(
+        L, dvd(L, f64(L, sel(L, kx_bin(L, KX_GT, rwe, I(L, 1)), rwe, I(L, 1))), F(L, (double)PW)));
+    int c = kl_for(L, C), ph = kl_for(L, PH), pw = kl_for(L, PW);
+    kn_kx *h0 = add(L, i64(L, kx_un(L, KX_FLOOR, mul(L, f64(L, V(L, ph)), V(L, bh)))), V(L, e[1]));
+    kn_kx *h1 =
+        add(L, i64(L, kx_un(L, KX_CEIL, mul(L, f64(L, add(L, V(L, ph), I(L, 1))), V(L, bh)))),
+            V(L, e[1]));
+    kn_kx *w0 = add(L, i64(L, kx_un(L, KX_FLOOR, mul(L, f64(L, V(L, pw)), V(L, bw)))), V(L, e[0]));
+    kn_kx *w1 =
+        add(L, i64(L, kx_un(L, KX_CEIL, mul(L, f64(L, add(L, V(L, pw), I(L, 1))), V(L, bw)))),
+            V(L, e[0]));
+    int vh0 = decli(L, clampx(L, h0, I(L, 0), I(L, H))),
+        vh1 = decli(L, clampx(L, h1, I(L, 0), I(L, H)));
+    int vw0 = decli(L, clampx(L, w0, I(L, 0), I(L, W))),
+        vw1 = decli(L, clampx(L, w1, I(L, 0), I(L, W)));
+    int base = decli(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
+    int m = kl_decl(L, at, kx_const(L, at, 0));
+    int any = kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 0));
+    int i = kl_for_x(L, sub(L, V(L, vh1), V(L, vh0)));
+    int j = kl_for_x(L, sub(L, V(L, vw1), V(L, vw0)));
+    kn_kx *off =
+        add(L, V(L, base),
+            add(L, mul(L, add(L, V(L, vh0), V(L, i)), I(L, W)), add(L, V(L, vw0), V(L, j))));
+    int xv = kl_decl(L, at, kx_load(L, X, off));
+    kl_set(L, m,
+           sel(L,
+               kx_bin(L, KX_LOR, kx_un(L, KX_NOT, V(L, any)), kx_bin(L, KX_GT, V(L, xv), V(L, m))),
+               V(L, xv), V(L, m)));
+    kl_set(L, any, kx_const(L, KN_BOOL, 1));
+    kl_end_n(L, 2);
+    kn_kx *yi =
+        add(L,
+            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, PH)), V(L, ph)),
+                I(L, PW)),
+            V(L, pw));
+    kl_store(L, Y, yi, V(L, m));
+    kl_end_n(L, 4);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_image[] = {
-    {KN_OP_COUNT, 0},
+    {KN_OP_RESIZE, lower_resize},         {KN_OP_UPSAMPLE, lower_resize},
+    {KN_OP_GRIDSAMPLE, lower_gridsample}, {KN_OP_ROIALIGN, lower_roialign},
+    {KN_OP_MAXROIPOOL, lower_maxroipool}, {KN_OP_COUNT, 0},
 };
