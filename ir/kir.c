@@ -77,6 +77,15 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel) {
     return b;
 }
 
+kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
+    kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);
+    KN_ASSERT(x);
+    memcpy(x->data, data, kn_tensor_nbytes(x));
+    kn_kbuf *b = kl_buffer(L->p, KB_CONST, t, 1, &numel, "c");
+    b->data = x;
+    return b;
+}
+
 int kl_for(kn_lower *L, int64_t extent) {
     kn_ks *s = new_stmt(L, KS_FOR);
     s->var = kl_new_var(L, KN_I64);

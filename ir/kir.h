@@ -174,6 +174,9 @@ kn_ctx *kl_ctx(kn_lower *L);
 const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
+/* A constant table computed at lowering time (emitted as static const data): numel
+ * elements of dtype t copied from data. */
+kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
 /* Lowers the nodes of subgraph `body` (an If branch, a Loop body) inline into the
  * innermost open block: body input i reads buffer in[i]; afterwards body output j is
