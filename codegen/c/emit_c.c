@@ -11,7 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { H_F16 = 1, H_BF16 = 2, H_MINMAX = 4, H_IDIV = 8, H_SHIFT = 16 };
+/* H_F16/H_BF16: loads (kn_h2f, kn_b2f); H_F16_ST/H_BF16_ST: stores (kn_f2h, kn_f2b) */
+enum {
+    H_F16 = 1,
+    H_BF16 = 2,
+    H_MINMAX = 4,
+    H_IDIV = 8,
+    H_SHIFT = 16,
+    H_F16_ST = 32,
+    H_BF16_ST = 64
+};
 
 typedef struct emitter {
     const kn_kprog *p;
@@ -216,9 +225,9 @@ static void expr(emitter *E, const kn_kx *x) {
         return;
     case KX_ISNAN:
     case KX_ISINF:
-        fprintf(f, "%s(", x->op == KX_ISNAN ? "isnan" : "isinf");
+        fprintf(f, "(%s(", x->op == KX_ISNAN ? "isnan" : "isinf"); /* nonzero, not 1 */
         expr(E, x->a[0]);
-        fprintf(f, ")");
+        fprintf(f, ") != 0)");
         return;
     case KX_MIN:
     case KX_MAX:
@@ -289,7 +298,7 @@ static void stmt(emitter *E, const kn_ks *s, int ind) {
         expr(E, s->index);
         fprintf(f, "] = ");
         if (bt == KN_F16 || bt == KN_BF16) {
-            E->helpers |= bt == KN_F16 ? H_F16 : H_BF16;
+            E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
             fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
             expr(E, s->value);
             fputc(')', f);
@@ -309,7 +318,9 @@ static void stmt(emitter *E, const kn_ks *s, int ind) {
         return;
     case KS_IF:
     case KS_WHILE:
-        fprintf(f, "%*s%s (", ind, "", s->kind == KS_IF ? "if" : "while");
+        /* `if ((a == b))` trips clang's -Wparentheses-equality: print `if (!!(a == b))` */
+        fprintf(f, "%*s%s (%s", ind, "", s->kind == KS_IF ? "if" : "while",
+                s->cond->op == KX_EQ ? "!!" : "");
         expr(E, s->cond);
         fprintf(f, ") {\n");
         stmt(E, s->body[0], ind + 4);
@@ -354,13 +365,13 @@ static void mark_s(const kn_ks *s, unsigned char *r) {
 
 /* ---- helpers ---- */
 
-static const char *f16_helpers =
+static const char *f16_helpers[2] = {
     "static float kn_h2f(uint16_t h) {\n"
     "    int e = (h >> 10) & 31, m = h & 1023;\n"
     "    float v = e == 0 ? ldexpf((float)m, -24)\n"
     "              : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);\n"
     "    return (h & 0x8000) ? -v : v;\n"
-    "}\n"
+    "}\n",
     "static uint16_t kn_f2h(float f) {\n"
     "    uint16_t s = signbit(f) ? 0x8000 : 0;\n"
     "    float a = fabsf(f);\n"
@@ -376,25 +387,27 @@ static const char *f16_helpers =
     "        e++;\n"
     "    }\n"
     "    return (uint16_t)(s | (uint16_t)((e + 14) << 10) | (uint16_t)q);\n"
-    "}\n";
+    "}\n"};
 
-static const char *bf16_helpers = "static float kn_b2f(uint16_t h) {\n"
-                                  "    uint32_t x = (uint32_t)h << 16;\n"
-                                  "    float f;\n"
-                                  "    memcpy(&f, &x, 4);\n"
-                                  "    return f;\n"
-                                  "}\n"
-                                  "static uint16_t kn_f2b(float f) {\n"
-                                  "    uint32_t x;\n"
-                                  "    memcpy(&x, &f, 4);\n"
-                                  "    if (isnan(f)) return (uint16_t)((x >> 16) | 0x40);\n"
-                                  "    x += 0x7fffu + ((x >> 16) & 1u);\n"
-                                  "    return (uint16_t)(x >> 16);\n"
-                                  "}\n";
+static const char *bf16_helpers[2] = {"static float kn_b2f(uint16_t h) {\n"
+                                      "    uint32_t x = (uint32_t)h << 16;\n"
+                                      "    float f;\n"
+                                      "    memcpy(&f, &x, 4);\n"
+                                      "    return f;\n"
+                                      "}\n",
+                                      "static uint16_t kn_f2b(float f) {\n"
+                                      "    uint32_t x;\n"
+                                      "    memcpy(&x, &f, 4);\n"
+                                      "    if (isnan(f)) return (uint16_t)((x >> 16) | 0x40);\n"
+                                      "    x += 0x7fffu + ((x >> 16) & 1u);\n"
+                                      "    return (uint16_t)(x >> 16);\n"
+                                      "}\n"};
 
 static void emit_helpers(emitter *E, FILE *f) {
-    if (E->helpers & H_F16) fputs(f16_helpers, f);
-    if (E->helpers & H_BF16) fputs(bf16_helpers, f);
+    if (E->helpers & H_F16) fputs(f16_helpers[0], f);
+    if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);
+    if (E->helpers & H_BF16) fputs(bf16_helpers[0], f);
+    if (E->helpers & H_BF16_ST) fputs(bf16_helpers[1], f);
     for (int t = 1; t < KN_DTYPE_MAX; t++) {
         unsigned m = E->minmax_types[t];
         if (!m) continue;
@@ -599,7 +612,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             while (r->alias) r = r->alias;
             fprintf(k, "    %s *%s = (%s *)(void *)(a + %zu);\n", ctype(b->dtype), b->name,
                     ctype(b->dtype), r->offset);
-        } else if (b->kind == KB_CONST && opt->weights_file) {
+        } else if (b->kind == KB_CONST && opt->weights_file && b->first >= 0) {
             fprintf(k,
                     "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights "
                     "+ %zu);\n",
@@ -607,6 +620,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         }
     }
     fprintf(k, "    (void)a;\n");
+    for (int i = 0; i < p->nbufs; i++) { /* unread: EyeLike's input, an empty output */
+        const kn_kbuf *b = p->bufs[i];
+        if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0)
+            fprintf(k, "    (void)%s;\n", b->name);
+    }
     for (int ki = 0; ki < p->nkernels; ki++) {
         memset(use, 0, (size_t)p->nbufs);
         mark_s(p->kernels[ki]->body, use);
@@ -646,7 +664,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             opt->weights_section);
     if (!opt->weights_file)
         for (int i = 0; i < p->nbufs; i++)
-            if (p->bufs[i]->kind == KB_CONST)
+            if (p->bufs[i]->kind == KB_CONST && p->bufs[i]->first >= 0) /* skip unread */
                 emit_weight_array(c, p->bufs[i], opt->weights_section);
     if (opt->weights_file && weights) {
         static const unsigned char zero[64];

@@ -1,6 +1,944 @@
-/* Lowerings of group 'nn' to the kernel IR: see ir/kir.h. */
+/* Lowerings of group 'nn' to the kernel IR (see ir/kir.h): convolutions, pools, matrix
+ * products, Einsum, Det, the normalizations and the softmax family. Semantics mirror the
+ * interpreter (ir/ops/nn.c, ir/ops/nn_norm.c).
+ *
+ * Conv, ConvTranspose and every pool (the global ones are pools whose window is the
+ * whole input) share one window walk (win_open/win_close): for one output position it
+ * opens a loop per spatial axis over the kernel and yields the input position and an
+ * in-bounds condition, which guards the reads with kl_if (padding, ceil_mode overhang,
+ * ConvTranspose's stride holes). All are gathers over output positions, so each output
+ * element is written once. The normalizations share a reduction view (rview): loops
+ * over the kept axes outside, one nest over the reduced axes per pass (sum, squared
+ * deviations, normalize). Floats accumulate in the output's compute dtype, integers
+ * (MatMul, Gemm, Einsum) in uint64 that wraps like the interpreter's. */
 #include "ir/kir.h"
 
+#include <math.h>
+#include <string.h>
+
+/* ---- expression shorthands (index arithmetic is i64) ---- */
+
+static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_ADD, a, b);
+}
+
+/* base + a * s */
+static kn_kx *madd(kn_lower *L, kn_kx *base, kn_kx *a, int64_t s) {
+    return add(L, base, kx_bin(L, KX_MUL, a, kx_int(L, s)));
+}
+
+static kn_kx *var(kn_lower *L, int v) {
+    return kx_var(L, v);
+}
+
+/* c && d, either may be NULL (true). */
+static kn_kx *both(kn_lower *L, kn_kx *c, kn_kx *d) {
+    return !c ? d : !d ? c : kx_bin(L, KX_LAND, c, d);
+}
+
+static void if_open(kn_lower *L, kn_kx *cond) {
+    if (cond) kl_if(L, cond);
+}
+
+static void if_close(kn_lower *L, kn_kx *cond) {
+    if (cond) kl_end(L);
+}
+
+static bool is_float(kn_dtype t) {
+    return kn_dtype_get(t)->is_float;
+}
+
+/* INTS attribute of exactly `want` entries into v; def for every entry if absent. */
+static kn_status ints_attr(kn_ctx *cx, const kn_node *n, const char *name, int want, int64_t def,
+                           int64_t *v) {
+    const int64_t *a;
+    int cnt = kn_attr_ints(cx, n, name, &a);
+    if (kn_failed(cx)) return cx->status;
+    for (int i = 0; i < want; i++) v[i] = cnt < 0 ? def : i < cnt ? a[i] : def;
+    if (cnt >= 0 && cnt != want)
+        return kn_diag(cx, n, KN_EINVAL, "%s has %d values, expected %d", name, cnt, want);
+    return KN_OK;
+}
+
+/* ---- window geometry ---- */
+
+enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+/* Per spatial axis: input extent in, output extent out, kernel k, stride s, dilation d,
+ * begin/end pads pb/pe. A forward window reads input o*s - pb + k*d for output o; a
+ * transposed one (ConvTranspose) reads input t/s with t = o + pb - k*d when s divides t. */
+typedef struct window {
+    int nsp, transposed;
+    int64_t in[KN_MAX_RANK], out[KN_MAX_RANK], k[KN_MAX_RANK], s[KN_MAX_RANK], d[KN_MAX_RANK],
+        pb[KN_MAX_RANK], pe[KN_MAX_RANK];
+} window;
+
+/* Resolves the window of n from x's spatial dims to odims (the output's), as infer did:
+ * kernel from kernel_shape or kdims (the weights' spatial dims), auto_pad against the
+ * actual extents. */
+static kn_status window_init(kn_lower *L, const kn_node *n, const kn_kbuf *x, const int64_t *odims,
+                             const int64_t *kdims, int transposed, window *w) {
+    kn_ctx *cx = kl_ctx(L);
+    int nsp = x->rank - 2, mode = PAD_NOTSET;
+    memset(w, 0, sizeof *w);
+    w->nsp = nsp;
+    w->transposed = transposed;
+    const int64_t *ks;
+    int nk = kn_attr_ints(cx, n, "kernel_shape", &ks);
+    const char *ap = kn_attr_str(cx, n, "auto_pad", "NOTSET");
+    int nos = transposed ? kn_attr_ints(cx, n, "output_shape", &(const int64_t *){0}) : -1;
+    int64_t pads[2 * KN_MAX_RANK], opad[KN_MAX_RANK];
+    if (kn_failed(cx) || ints_attr(cx, n, "strides", nsp, 1, w->s) ||
+        ints_attr(cx, n, "dilations", nsp, 1, w->d) || ints_attr(cx, n, "pads", 2 * nsp, 0, pads) ||
+        ints_attr(cx, n, "output_padding", nsp, 0, opad))
+        return cx->status;
+    if (nk >= 0 && nk != nsp) return kn_diag(cx, n, KN_EINVAL, "kernel_shape has %d dims", nk);
+    if (nk < 0 && !kdims) return kn_diag(cx, n, KN_EINVAL, "kernel_shape is required");
+    if (!strcmp(ap, "SAME_UPPER"))
+        mode = PAD_SAME_UPPER;
+    else if (!strcmp(ap, "SAME_LOWER"))
+        mode = PAD_SAME_LOWER;
+    else if (!strcmp(ap, "VALID"))
+        mode = PAD_VALID;
+    for (int i = 0; i < nsp; i++) {
+        w->in[i] = x->dims[i + 2];
+        w->out[i] = odims[i];
+        w->k[i] = nk >= 0 ? ks[i] : kdims[i];
+        w->pb[i] = pads[i];
+        w->pe[i] = pads[i + nsp];
+        int64_t ek = (w->k[i] - 1) * w->d[i] + 1, total = -1;
+        if (!transposed && (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER))
+            total = (w->out[i] - 1) * w->s[i] + ek - w->in[i];
+        if (transposed && (nos >= 0 || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER))
+            total = w->s[i] * (w->in[i] - 1) + opad[i] + ek - w->out[i];
+        if (total != -1) {
+            if (total < 0) total = 0;
+            w->pb[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+        } else if (mode == PAD_VALID) {
+            w->pb[i] = w->pe[i] = 0;
+        }
+    }
+    return KN_OK;
+}
+
+/* One output position's window: kernel loop vars kv, input coordinates pos, the
+ * condition that every coordinate is inside the input (NULL: always) and, for forward
+ * windows, inside the padded input (NULL: always); off and koff are the row-major
+ * spatial offsets into the input and the kernel. */
+typedef struct wpos {
+    int kv[KN_MAX_RANK];
+    kn_kx *pos[KN_MAX_RANK], *inb, *inpad, *off, *koff;
+} wpos;
+
+/* Opens w->nsp kernel loops for output position ov (loop vars); close with win_close.
+ * Bounds tests are emitted only where the static ranges can leave the input. */
+static void win_open(kn_lower *L, const window *w, const int *ov, wpos *p) {
+    int nsp = w->nsp;
+    p->inb = p->inpad = NULL;
+    p->off = p->koff = kx_int(L, 0);
+    for (int i = 0; i < nsp; i++) p->kv[i] = kl_for(L, w->k[i]);
+    for (int i = 0; i < nsp; i++) {
+        kn_kx *o = var(L, ov[i]), *k = var(L, p->kv[i]), *pos;
+        int64_t in = w->in[i], s = w->s[i], d = w->d[i], ext = (w->k[i] - 1) * d;
+        if (!w->transposed) {
+            pos = madd(L, madd(L, kx_int(L, -w->pb[i]), o, s), k, d);
+            int64_t hi = (w->out[i] - 1) * s - w->pb[i] + ext;
+            if (w->pb[i] > 0) p->inb = both(L, p->inb, kx_bin(L, KX_GE, pos, kx_int(L, 0)));
+            if (hi >= in) p->inb = both(L, p->inb, kx_bin(L, KX_LT, pos, kx_int(L, in)));
+            if (hi >= in + w->pe[i])
+                p->inpad = both(L, p->inpad, kx_bin(L, KX_LT, pos, kx_int(L, in + w->pe[i])));
+        } else {
+            kn_kx *t = madd(L, add(L, o, kx_int(L, w->pb[i])), k, -d);
+            int64_t hi = w->out[i] - 1 + w->pb[i];
+            if (w->pb[i] - ext < 0) p->inb = both(L, p->inb, kx_bin(L, KX_GE, t, kx_int(L, 0)));
+            if (s > 1)
+                p->inb = both(L, p->inb,
+                              kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, t, kx_int(L, s)), kx_int(L, 0)));
+            if (hi > s * (in - 1)) p->inb = both(L, p->inb, kx_bin(L, KX_LT, t, kx_int(L, s * in)));
+            pos = s > 1 ? kx_bin(L, KX_DIV, t, kx_int(L, s)) : t;
+        }
+        p->pos[i] = pos;
+        p->off = madd(L, p->off, pos, kn_prod(w->in, i + 1, nsp));
+        p->koff = madd(L, p->koff, k, kn_prod(w->k, i + 1, nsp));
+    }
+}
+
+static void win_close(kn_lower *L, const window *w) {
+    kl_end_n(L, w->nsp);
+}
+
+/* Row-major offset of spatial loop vars v over dims[0..nsp). */
+static kn_kx *sp_offset(kn_lower *L, int nsp, const int64_t *dims, const int *v) {
+    int64_t st[KN_MAX_RANK];
+    kn_strides(nsp, dims, st);
+    return kx_offset(L, nsp, v, st);
+}
+
+/* ---- Conv, ConvTranspose ---- */
+
+/* y[b, g*mg+mi, o...] = bias + sum over ci < cg and the window of x[b, g*cg+ci, pos...] *
+ * weight, where the weight is W[g*mg+mi, ci, k...] (Conv) or W[g*cg+ci, mi, k...]
+ * (ConvTranspose). */
+static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                            kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *wt = in[1], *bias = in[2], *y = out[0];
+    int transposed = n->op == KN_OP_CONVTRANSPOSE;
+    window w;
+    if (window_init(L, n, x, y->dims + 2, wt->dims + 2, transposed, &w)) return kl_ctx(L)->status;
+    int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
+    int64_t c = x->dims[1], m = y->dims[1], cg = c / group, mg = m / group;
+    int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
+    int64_t nk = kn_prod(w.k, 0, w.nsp);
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int vb = kl_for(L, x->dims[0]), vg = kl_for(L, group), vm = kl_for(L, mg), ov[KN_MAX_RANK];
+    kn_kx *mo = madd(L, var(L, vm), var(L, vg), mg);
+    kl_for_shape(L, w.nsp, w.out, ov);
+    int acc = kl_decl(L, t, bias ? kx_load(L, bias, mo) : kx_const(L, t, 0));
+    int vc = kl_for(L, cg);
+    kn_kx *ci = madd(L, var(L, vc), var(L, vg), cg); /* input channel */
+    wpos p;
+    win_open(L, &w, ov, &p);
+    if_open(L, p.inb);
+    kn_kx *xi = add(L, madd(L, madd(L, kx_int(L, 0), var(L, vb), c * isz), ci, isz), p.off);
+    kn_kx *wi = transposed ? madd(L, madd(L, kx_int(L, 0), ci, mg * nk), var(L, vm), nk)
+                           : madd(L, madd(L, kx_int(L, 0), mo, cg * nk), var(L, vc), nk);
+    wi = add(L, wi, p.koff);
+    kl_set(L, acc, kx_fma(L, kx_load(L, x, xi), kx_load(L, wt, wi), var(L, acc)));
+    if_close(L, p.inb);
+    win_close(L, &w);
+    kl_end(L);
+    kn_kx *yi = add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
+                    sp_offset(L, w.nsp, w.out, ov));
+    kl_store(L, y, yi, var(L, acc));
+    kl_end_n(L, w.nsp + 3);
+    return KN_OK;
+}
+
+/* ---- pools ---- */
+
+/* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
+static double lp_order(kn_ctx *cx, const kn_node *n) {
+    const kn_attr *a = kn_node_attr(n, "p");
+    if (a && a->kind == KN_ATTR_FLOAT) return a->f;
+    return (double)kn_attr_int(cx, n, "p", 2);
+}
+
+typedef enum { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
+
+/* y[ch, o...] over channels ch of N*C: average, max (with its flat input index into idx
+ * when idx is not NULL) or Lp norm of the window. */
+static void pool_body(kn_lower *L, const window *w, pool_kind kind, kn_kbuf *x, kn_kbuf *y,
+                      kn_kbuf *idx, int include_pad, int col_major, double p) {
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int64_t isz = kn_prod(w->in, 0, w->nsp), osz = kn_prod(w->out, 0, w->nsp);
+    int vch = kl_for(L, x->dims[0] * x->dims[1]), ov[KN_MAX_RANK];
+    kl_for_shape(L, w->nsp, w->out, ov);
+    double lowest = is_float(t) ? -INFINITY : t == KN_I8 ? -128 : 0;
+    int acc = kl_decl(L, t, kx_const(L, t, kind == POOL_MAX ? lowest : 0));
+    int cnt = kind == POOL_AVG ? kl_decl(L, KN_I64, kx_int(L, 0)) : -1;
+    int at = idx ? kl_decl(L, KN_I64, kx_int(L, -1)) : -1;
+    wpos q;
+    win_open(L, w, ov, &q);
+    if (kind == POOL_AVG && include_pad) {
+        if_open(L, q.inpad);
+        kl_set(L, cnt, add(L, var(L, cnt), kx_int(L, 1)));
+        if_close(L, q.inpad);
+    }
+    if_open(L, q.inb);
+#define XV() kx_load(L, x, madd(L, q.off, var(L, vch), isz))
+    if (kind == POOL_MAX && idx) {
+        kl_if(L, kx_bin(L, KX_LOR, kx_bin(L, KX_LT, var(L, at), kx_int(L, 0)),
+                        kx_bin(L, KX_GT, XV(), var(L, acc))));
+        kl_set(L, acc, XV());
+        kn_kx *flat = q.off;
+        if (col_major) {
+            flat = kx_int(L, 0);
+            for (int a = 0; a < w->nsp; a++) flat = madd(L, flat, q.pos[a], kn_prod(w->in, 0, a));
+        }
+        kl_set(L, at, flat);
+        kl_end(L);
+    } else if (kind == POOL_MAX) {
+        kl_set(L, acc, kx_bin(L, KX_MAX, XV(), var(L, acc)));
+    } else if (kind == POOL_LP) {
+        kn_kx *pw = p == 1   ? kx_un(L, KX_ABS, XV())
+                    : p == 2 ? kx_bin(L, KX_MUL, XV(), XV())
+                             : kx_bin(L, KX_POW, kx_un(L, KX_ABS, XV()), kx_const(L, t, p));
+        kl_set(L, acc, add(L, var(L, acc), pw));
+    } else {
+        kl_set(L, acc, add(L, var(L, acc), XV()));
+        if (!include_pad) kl_set(L, cnt, add(L, var(L, cnt), kx_int(L, 1)));
+    }
+#undef XV
+    if_close(L, q.inb);
+    win_close(L, w);
+    kn_kx *r = var(L, acc);
+    if (kind == POOL_LP)
+        r = p == 1   ? r
+            : p == 2 ? kx_un(L, KX_SQRT, r)
+                     : kx_bin(L, KX_POW, r, kx_const(L, t, 1.0 / p));
+    if (kind == POOL_AVG) r = kx_bin(L, KX_DIV, r, kx_cast(L, t, var(L, cnt)));
+    kn_kx *yi = madd(L, sp_offset(L, w->nsp, w->out, ov), var(L, vch), osz);
+    kl_store(L, y, yi, r);
+    if (idx)
+        kl_store(L, idx, madd(L, sp_offset(L, w->nsp, w->out, ov), var(L, vch), osz),
+                 madd(L, var(L, at), var(L, vch), isz));
+    kl_end_n(L, w->nsp + 1);
+}
+
+static pool_kind pool_kind_of(kn_op op) {
+    return op == KN_OP_MAXPOOL || op == KN_OP_GLOBALMAXPOOL ? POOL_MAX
+           : op == KN_OP_LPPOOL || op == KN_OP_GLOBALLPPOOL ? POOL_LP
+                                                            : POOL_AVG;
+}
+
+static kn_status lower_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                            kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    window w;
+    if (window_init(L, n, in[0], out[0]->dims + 2, NULL, 0, &w)) return cx->status;
+    int64_t include_pad = kn_attr_int(cx, n, "count_include_pad", 0);
+    int64_t order = kn_attr_int(cx, n, "storage_order", 0);
+    double p = lp_order(cx, n);
+    if (kn_failed(cx)) return cx->status;
+    pool_body(L, &w, pool_kind_of(n->op), in[0], out[0], n->op == KN_OP_MAXPOOL ? out[1] : NULL,
+              (int)include_pad, order == 1, p);
+    return KN_OK;
+}
+
+/* A global pool is a pool whose window is the whole spatial input. */
+static kn_status lower_global_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                   kn_kbuf *const *out) {
+    kn_kbuf *x = in[0];
+    window w;
+    memset(&w, 0, sizeof w);
+    w.nsp = x->rank - 2;
+    for (int i = 0; i < w.nsp; i++) {
+        w.in[i] = w.k[i] = x->dims[i + 2];
+        w.out[i] = w.s[i] = w.d[i] = 1;
+    }
+    double p = lp_order(kl_ctx(L), n);
+    if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
+    pool_body(L, &w, pool_kind_of(n->op), x, out[0], NULL, 0, 0, p);
+    return KN_OK;
+}
+
+/* (var / stride) % extent; no modulo when extent is 0 (the outermost axis). */
+static kn_kx *unflat_coord(kn_lower *L, int v, int64_t stride, int64_t extent) {
+    kn_kx *c = kx_bin(L, KX_DIV, var(L, v), kx_int(L, stride));
+    return extent ? kx_bin(L, KX_MOD, c, kx_int(L, extent)) : c;
+}
+
+/* y = 0, then each x[i] lands at the output coordinates of indices[i], which address the
+ * unpooled shape the window implies (an output_shape may be larger). Out-of-range indices
+ * (an error in the interpreter) are skipped. */
+static kn_status lower_maxunpool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *ix = in[1], *y = out[0];
+    int r = x->rank;
+    window w;
+    int64_t guess[KN_MAX_RANK], dflt[KN_MAX_RANK], dst[KN_MAX_RANK], yst[KN_MAX_RANK];
+    for (int i = 0; i < r - 2; i++) guess[i] = y->dims[i + 2];
+    if (window_init(L, n, x, guess, NULL, 0, &w)) return kl_ctx(L)->status;
+    dflt[0] = x->dims[0];
+    dflt[1] = x->dims[1];
+    for (int i = 0; i < w.nsp; i++)
+        dflt[i + 2] = (w.in[i] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
+    kn_strides(r, dflt, dst);
+    kn_strides(r, y->dims, yst);
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int vz = kl_for(L, y->numel);
+    kl_store(L, y, var(L, vz), kx_const(L, t, 0));
+    kl_end(L);
+    int vi = kl_for(L, x->numel);
+    int at = kl_decl(L, KN_I64, kx_load(L, ix, var(L, vi)));
+    kn_kx *cond = both(L, kx_bin(L, KX_GE, var(L, at), kx_int(L, 0)),
+                       kx_bin(L, KX_LT, var(L, at), kx_int(L, kn_prod(dflt, 0, r))));
+    bool same = !memcmp(dflt, y->dims, (size_t)r * sizeof *dflt);
+    kn_kx *off = var(L, at);
+    if (!same) {
+        off = kx_int(L, 0);
+        for (int d = 0; d < r; d++) {
+            off = madd(L, off, unflat_coord(L, at, dst[d], d ? dflt[d] : 0), yst[d]);
+            if (dflt[d] > y->dims[d])
+                cond = both(L, cond,
+                            kx_bin(L, KX_LT, unflat_coord(L, at, dst[d], d ? dflt[d] : 0),
+                                   kx_int(L, y->dims[d])));
+        }
+    }
+    kl_if(L, cond);
+    kl_store(L, y, off, kx_load(L, x, var(L, vi)));
+    kl_end_n(L, 2);
+    return KN_OK;
+}
+
+/* ---- Gemm, MatMul ---- */
+
+/* acc += a * b: fma for floats; for integers a wrapping uint64 multiply-add. */
+static kn_kx *mac(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *acc) {
+    if (is_float(acc->dtype)) return kx_fma(L, a, b, acc);
+    return add(L, acc, kx_bin(L, KX_MUL, kx_cast(L, KN_U64, a), kx_cast(L, KN_U64, b)));
+}
+
+static kn_dtype acc_dtype(kn_dtype t) {
+    return is_float(t) ? kx_compute_dtype(t) : KN_U64;
+}
+
+static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                            kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *a = in[0], *b = in[1], *c = in[2], *y = out[0];
+    int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
+    double alpha = kn_attr_float(cx, n, "alpha", 1.0f), beta = kn_attr_float(cx, n, "beta", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    int64_t m = y->dims[0], nn = y->dims[1], k = a->dims[ta ? 0 : 1];
+    kn_dtype t = kx_compute_dtype(y->dtype), at = acc_dtype(y->dtype);
+    int v[2];
+    kl_for_shape(L, 2, y->dims, v);
+    int acc = kl_decl(L, at, kx_const(L, at, 0));
+    int vl = kl_for(L, k);
+    kn_kx *i = var(L, v[0]), *j = var(L, v[1]), *l = var(L, vl);
+    kn_kx *ai = ta ? madd(L, i, l, m) : madd(L, l, i, k);
+    kn_kx *bi = tb ? madd(L, l, j, k) : madd(L, j, l, nn);
+    kl_set(L, acc, mac(L, kx_load(L, a, ai), kx_load(L, b, bi), var(L, acc)));
+    kl_end(L);
+    kn_kx *r;
+    if (is_float(t)) {
+        r = var(L, acc);
+        if (alpha != 1) r = kx_bin(L, KX_MUL, kx_const(L, t, alpha), r);
+        if (c && beta != 0) {
+            kn_kx *cv = kx_load(L, c, kx_bcast_offset(L, c, 2, y->dims, v));
+            r = beta == 1 ? add(L, r, cv) : kx_fma(L, kx_const(L, t, beta), cv, r);
+        }
+    } else {
+        r = kx_cast(L, KN_I64, var(L, acc));
+        if (alpha != 1)
+            r = kx_cast(L, KN_I64,
+                        kx_bin(L, KX_MUL, kx_const(L, KN_F64, alpha), kx_cast(L, KN_F64, r)));
+        if (c && beta != 0) {
+            kn_kx *cv = kx_load(L, c, kx_bcast_offset(L, c, 2, y->dims, v));
+            if (beta != 1)
+                cv = kx_cast(L, KN_I64,
+                             kx_bin(L, KX_MUL, kx_const(L, KN_F64, beta), kx_cast(L, KN_F64, cv)));
+            r = add(L, r, kx_cast(L, KN_I64, cv));
+        }
+    }
+    kl_store(L, y, madd(L, j, i, nn), r);
+    kl_end_n(L, 2);
+    return KN_OK;
+}
+
+/* numpy matmul: a 1-D A gains a leading 1, a 1-D B a trailing 1 (absent from the
+ * result); the batch dims broadcast (stride 0 on size-1 and missing dims). */
+static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                              kn_kbuf *const *out) {
+    (void)n;
+    kn_kbuf *a = in[0], *b = in[1], *y = out[0];
+    int ar = a->rank, br = b->rank, yr = y->rank;
+    int64_t k = a->dims[ar - 1], nn = br > 1 ? b->dims[br - 1] : 1;
+    int nbatch = yr - (ar > 1) - (br > 1);
+    int64_t ast[KN_MAX_RANK], bst[KN_MAX_RANK], yst[KN_MAX_RANK];
+    kn_strides(ar, a->dims, ast);
+    kn_strides(br, b->dims, bst);
+    kn_strides(yr, y->dims, yst);
+    kn_dtype at = acc_dtype(y->dtype);
+    int v[KN_MAX_RANK];
+    kl_for_shape(L, yr, y->dims, v);
+    kn_kx *ao = kx_int(L, 0), *bo = kx_int(L, 0);
+    int abr = ar > 2 ? ar - 2 : 0, bbr = br > 2 ? br - 2 : 0;
+    for (int d = 0; d < nbatch; d++) {
+        int da = d - (nbatch - abr), db = d - (nbatch - bbr);
+        if (da >= 0 && a->dims[da] != 1) ao = madd(L, ao, var(L, v[d]), ast[da]);
+        if (db >= 0 && b->dims[db] != 1) bo = madd(L, bo, var(L, v[d]), bst[db]);
+    }
+    if (ar > 1) ao = madd(L, ao, var(L, v[nbatch]), k);
+    if (br > 1) bo = add(L, bo, var(L, v[yr - 1]));
+    int acc = kl_decl(L, at, kx_const(L, at, 0));
+    int vl = kl_for(L, k);
+    kl_set(L, acc,
+           mac(L, kx_load(L, a, add(L, ao, var(L, vl))), kx_load(L, b, madd(L, bo, var(L, vl), nn)),
+               var(L, acc)));
+    kl_end(L);
+    kl_store(L, y, kx_offset(L, yr, v, yst), var(L, acc));
+    kl_end_n(L, yr);
+    return KN_OK;
+}
+
+/* ---- Einsum ---- */
+
+/* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51; the ellipsis dims 52.., right-aligned. */
+enum { EIN_LETTERS = 52, EIN_LABELS = 52 + KN_MAX_RANK, EIN_MAX_IN = 32 };
+
+typedef struct einsum {
+    int nin, nell;
+    int rank[EIN_MAX_IN], lab[EIN_MAX_IN][KN_MAX_RANK];
+    int orank, olab[KN_MAX_RANK];
+    int used[EIN_LABELS];
+    int64_t size[EIN_LABELS];
+} einsum;
+
+/* Parses one term [s, e): letters into lab, the label index "..." stands before into
+ * *ell (-1 if none). Returns the label count, -1 when malformed. */
+static int ein_term(const char *s, const char *e, int *lab, int *ell) {
+    int len = 0;
+    *ell = -1;
+    for (; s < e; s++) {
+        if (*s == ' ') continue;
+        if (*s == '.') {
+            if (e - s < 3 || s[1] != '.' || s[2] != '.' || *ell >= 0) return -1;
+            *ell = len;
+            s += 2;
+            continue;
+        }
+        if (len >= KN_MAX_RANK) return -1;
+        if (*s >= 'A' && *s <= 'Z')
+            lab[len++] = *s - 'A';
+        else if (*s >= 'a' && *s <= 'z')
+            lab[len++] = 26 + *s - 'a';
+        else
+            return -1;
+    }
+    return len;
+}
+
+static kn_status ein_parse(kn_lower *L, const kn_node *n, kn_kbuf *const *in, einsum *p) {
+    kn_ctx *cx = kl_ctx(L);
+    const char *eq = kn_attr_str(cx, n, "equation", "");
+    if (kn_failed(cx)) return cx->status;
+    memset(p, 0, sizeof *p);
+    p->nin = n->nin;
+    if (p->nin > EIN_MAX_IN) return kn_diag(cx, n, KN_EUNSUPPORTED, "more than 32 operands");
+    const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq), *s = eq;
+    int lab[KN_MAX_RANK], count[EIN_LABELS] = {0};
+    for (int i = 0; i < p->nin; i++) {
+        const char *comma = memchr(s, ',', (size_t)(end - s)), *te = comma ? comma : end;
+        int ell, len = ein_term(s, te, lab, &ell);
+        int ne = in[i]->rank - len;
+        if (len < 0 || ne < 0 || (ell < 0 && ne))
+            return kn_diag(cx, n, KN_EINVAL, "bad equation term %d", i);
+        if (ne > p->nell) p->nell = ne;
+        p->rank[i] = in[i]->rank;
+        for (int t = 0, d = 0; t <= len; t++) {
+            if (t == ell)
+                for (int q = 0; q < ne; q++) p->lab[i][d++] = -1 - q; /* fixed up below */
+            if (t < len) p->lab[i][d++] = lab[t], count[lab[t]]++;
+        }
+        s = te + 1;
+    }
+    for (int i = 0; i < p->nin; i++) {
+        int ne = 0;
+        for (int d = 0; d < p->rank[i]; d++) ne += p->lab[i][d] < 0;
+        for (int d = 0; d < p->rank[i]; d++)
+            if (p->lab[i][d] < 0) p->lab[i][d] = EIN_LETTERS + p->nell - ne + (-1 - p->lab[i][d]);
+    }
+    p->orank = 0;
+    if (arrow) {
+        int ell, len = ein_term(arrow + 2, arrow + strlen(arrow), lab, &ell);
+        if (len < 0) return kn_diag(cx, n, KN_EINVAL, "bad equation output");
+        for (int t = 0; t <= len; t++) {
+            if (t == ell)
+                for (int q = 0; q < p->nell; q++) p->olab[p->orank++] = EIN_LETTERS + q;
+            if (t < len) p->olab[p->orank++] = lab[t];
+        }
+    } else {
+        for (int q = 0; q < p->nell; q++) p->olab[p->orank++] = EIN_LETTERS + q;
+        for (int l = 0; l < EIN_LETTERS; l++)
+            if (count[l] == 1) p->olab[p->orank++] = l;
+    }
+    for (int l = 0; l < EIN_LABELS; l++) p->size[l] = 1;
+    for (int i = 0; i < p->nin; i++)
+        for (int d = 0; d < p->rank[i]; d++) {
+            p->used[p->lab[i][d]] = 1;
+            if (in[i]->dims[d] != 1) p->size[p->lab[i][d]] = in[i]->dims[d];
+        }
+    return KN_OK;
+}
+
+/* One loop per distinct label: the output's outside (in output order), the summed ones
+ * inside; each operand is read at the offset its labels give (stride 0 on size-1 dims,
+ * which broadcast). */
+static kn_status lower_einsum(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                              kn_kbuf *const *out) {
+    einsum *p = &(einsum){0};
+    if (ein_parse(L, n, in, p)) return kl_ctx(L)->status;
+    kn_kbuf *y = out[0];
+    kn_dtype at = acc_dtype(y->dtype);
+    int lv[EIN_LABELS], isout[EIN_LABELS] = {0}, nsum = 0;
+    for (int d = 0; d < p->orank; d++) {
+        lv[p->olab[d]] = kl_for(L, y->dims[d]);
+        isout[p->olab[d]] = 1;
+    }
+    int acc = kl_decl(L, at, kx_const(L, at, 0));
+    for (int l = 0; l < EIN_LABELS; l++)
+        if (p->used[l] && !isout[l]) lv[l] = kl_for(L, p->size[l]), nsum++;
+    kn_kx *prod = NULL;
+    for (int i = 0; i < p->nin; i++) {
+        int64_t st[KN_MAX_RANK];
+        kn_strides(p->rank[i], in[i]->dims, st);
+        kn_kx *off = kx_int(L, 0);
+        for (int d = 0; d < p->rank[i]; d++)
+            if (in[i]->dims[d] != 1) off = madd(L, off, var(L, lv[p->lab[i][d]]), st[d]);
+        kn_kx *v = kx_load(L, in[i], off);
+        if (!is_float(at)) v = kx_cast(L, at, v);
+        prod = prod ? kx_bin(L, KX_MUL, prod, v) : v;
+    }
+    kl_set(L, acc, add(L, var(L, acc), prod));
+    kl_end_n(L, nsum);
+    int ov[KN_MAX_RANK];
+    for (int d = 0; d < p->orank; d++) ov[d] = lv[p->olab[d]];
+    int64_t yst[KN_MAX_RANK];
+    kn_strides(y->rank, y->dims, yst);
+    kl_store(L, y, kx_offset(L, y->rank, ov, yst),
+             is_float(at) ? var(L, acc) : kx_cast(L, KN_I64, var(L, acc)));
+    kl_end_n(L, p->orank);
+    return KN_OK;
+}
+
+/* ---- Det ---- */
+
+/* LU with partial pivoting of each matrix, copied into a scratch buffer; the
+ * determinant is the signed product of the pivots (0 at the first zero pivot). */
+static kn_status lower_det(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    (void)n;
+    kn_kbuf *x = in[0], *y = out[0];
+    int64_t m = x->dims[x->rank - 1], mm = m * m;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    kn_kbuf *a = kl_scratch(L, t, mm > 0 ? mm : 1);
+#define A(r, c) kx_load(L, a, madd(L, (c), (r), m))
+    int vb = kl_for(L, y->numel);
+    int vi = kl_for(L, mm);
+    kl_store(L, a, var(L, vi), kx_load(L, x, madd(L, var(L, vi), var(L, vb), mm)));
+    kl_end(L);
+    int det = kl_decl(L, t, kx_const(L, t, 1)), live = kl_decl(L, KN_BOOL, kx_int(L, 1));
+    int vc = kl_for(L, m);
+    kn_kx *col = var(L, vc), *rest = kx_bin(L, KX_SUB, kx_int(L, m - 1), col);
+    kl_if(L, var(L, live));
+    int piv = kl_decl(L, KN_I64, col);
+    int vr = kl_for_x(L, rest); /* rows col+1 .. m-1 */
+    kn_kx *r = add(L, add(L, var(L, vr), col), kx_int(L, 1));
+    kl_if(L, kx_bin(L, KX_GT, kx_un(L, KX_ABS, A(r, col)), kx_un(L, KX_ABS, A(var(L, piv), col))));
+    kl_set(L, piv, add(L, add(L, var(L, vr), col), kx_int(L, 1)));
+    kl_end_n(L, 2);
+    kl_if(L, kx_bin(L, KX_EQ, A(var(L, piv), col), kx_const(L, t, 0)));
+    kl_set(L, det, kx_const(L, t, 0));
+    kl_set(L, live, kx_int(L, 0));
+    kl_else(L);
+    kl_if(L, kx_bin(L, KX_NE, var(L, piv), col));
+    int vq = kl_for(L, m);
+    kn_kx *q = var(L, vq);
+    int tmp = kl_decl(L, t, A(col, q));
+    kl_store(L, a, madd(L, q, col, m), A(var(L, piv), q));
+    kl_store(L, a, madd(L, q, var(L, piv), m), var(L, tmp));
+    kl_end(L);
+    kl_set(L, det, kx_un(L, KX_NEG, var(L, det)));
+    kl_end(L);
+    kl_set(L, det, kx_bin(L, KX_MUL, var(L, det), A(col, col)));
+    vr = kl_for_x(L, kx_bin(L, KX_SUB, kx_int(L, m - 1), col));
+    r = add(L, add(L, var(L, vr), col), kx_int(L, 1));
+    int f = kl_decl(L, t, kx_bin(L, KX_DIV, A(r, col), A(col, col)));
+    vq = kl_for_x(L, kx_bin(L, KX_SUB, kx_int(L, m), col)); /* columns col .. m-1 */
+    q = add(L, var(L, vq), col);
+    kl_store(L, a, madd(L, q, r, m),
+             kx_bin(L, KX_SUB, A(r, q), kx_bin(L, KX_MUL, var(L, f), A(col, q))));
+    kl_end_n(L, 3); /* for q, for r, else */
+    kl_end_n(L, 2); /* if live, for col */
+#undef A
+    kl_store(L, y, var(L, vb), var(L, det));
+    kl_end(L);
+    return KN_OK;
+}
+
+/* ---- reduction views for the normalizations ---- */
+
+/* x's axes split into kept (red[d] == 0) and reduced ones; v holds the loop var of each
+ * axis while its loop is open. */
+typedef struct rview {
+    int rank, red[KN_MAX_RANK], v[KN_MAX_RANK];
+    const int64_t *dims;
+    int64_t st[KN_MAX_RANK], kst[KN_MAX_RANK], cnt;
+} rview;
+
+static void rv_init(rview *r, const kn_kbuf *x, const int *red) {
+    r->rank = x->rank;
+    r->dims = x->dims;
+    kn_strides(x->rank, x->dims, r->st);
+    r->cnt = 1;
+    int64_t s = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        r->red[d] = red[d];
+        r->kst[d] = red[d] ? 0 : s;
+        if (red[d])
+            r->cnt *= x->dims[d];
+        else
+            s *= x->dims[d];
+    }
+}
+
+/* Opens loops over the reduced (reduced=1) or kept axes; returns how many. */
+static int rv_open(kn_lower *L, rview *r, int reduced) {
+    int k = 0;
+    for (int d = 0; d < r->rank; d++)
+        if (r->red[d] == reduced) r->v[d] = kl_for(L, r->dims[d]), k++;
+    return k;
+}
+
+/* The element offset of the current position (all loops open). */
+static kn_kx *rv_off(kn_lower *L, const rview *r) {
+    return kx_offset(L, r->rank, r->v, r->st);
+}
+
+/* Row-major offset over the kept axes only (a per-row statistic or parameter). */
+static kn_kx *rv_kept(kn_lower *L, const rview *r) {
+    return kx_offset(L, r->rank, r->v, r->kst);
+}
+
+/* Declares the mean and population variance of x over the reduced axes at the current
+ * kept position, in dtype t (two passes). */
+static void rv_moments(kn_lower *L, rview *r, kn_kbuf *x, kn_dtype t, int *mean, int *vr) {
+    kn_kx *cnt = kx_const(L, t, (double)(r->cnt > 0 ? r->cnt : 1));
+    int s = kl_decl(L, t, kx_const(L, t, 0));
+    int k = rv_open(L, r, 1);
+    kl_set(L, s, add(L, var(L, s), kx_load(L, x, rv_off(L, r))));
+    kl_end_n(L, k);
+    *mean = kl_decl(L, t, kx_bin(L, KX_DIV, var(L, s), cnt));
+    int q = kl_decl(L, t, kx_const(L, t, 0));
+    k = rv_open(L, r, 1);
+    kn_kx *d1 = kx_bin(L, KX_SUB, kx_load(L, x, rv_off(L, r)), var(L, *mean));
+    kn_kx *d2 = kx_bin(L, KX_SUB, kx_load(L, x, rv_off(L, r)), var(L, *mean));
+    kl_set(L, q, kx_fma(L, d1, d2, var(L, q)));
+    kl_end_n(L, k);
+    *vr = kl_decl(L, t, kx_bin(L, KX_DIV, var(L, q), kx_const(L, t, (double)r->cnt)));
+}
+
+/* ---- BatchNormalization, InstanceNormalization, LayerNormalization, MVN ---- */
+
+/* Training mode: opset >= 14 says so with training_mode; earlier opsets train when the
+ * statistics outputs are requested (and, before opset 7, is_test is 0). */
+static int bn_training(kn_ctx *cx, const kn_node *n) {
+    if (n->opset >= 14) return (int)kn_attr_int(cx, n, "training_mode", 0);
+    int requested = 0;
+    for (int j = 1; j < n->nout; j++) requested |= n->out[j] != NULL;
+    if (n->opset < 7 && kn_attr_int(cx, n, "is_test", 0)) return 0;
+    return requested;
+}
+
+/* Per-channel parameters (C x D1 x ... with spatial=0 before opset 9), statistics over
+ * the batch and spatial axes in training mode, which also writes the running and saved
+ * statistics. */
+static kn_status lower_batchnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *vr = in[4];
+    double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
+    double mom = kn_attr_float(cx, n, "momentum", 0.9f);
+    int train = bn_training(cx, n);
+    int64_t spatial = n->opset < 9 ? kn_attr_int(cx, n, "spatial", 1) : 1;
+    if (kn_failed(cx)) return cx->status;
+    kn_dtype t = kx_compute_dtype(out[0]->dtype);
+    int red[KN_MAX_RANK] = {1};
+    for (int d = 2; d < x->rank; d++) red[d] = spatial != 0;
+    rview r;
+    rv_init(&r, x, red);
+    int nk = rv_open(L, &r, 0), m, v;
+    kn_kx *pi = rv_kept(L, &r);
+    if (train) {
+        rv_moments(L, &r, x, t, &m, &v);
+    } else {
+        m = kl_decl(L, t, kx_load(L, mean, pi));
+        v = kl_decl(L, t, kx_load(L, vr, pi));
+    }
+    int k = kl_decl(L, t,
+                    kx_bin(L, KX_DIV, kx_load(L, scale, pi),
+                           kx_un(L, KX_SQRT, add(L, var(L, v), kx_const(L, t, eps)))));
+    int nr = rv_open(L, &r, 1);
+    kn_kx *xv = kx_bin(L, KX_SUB, kx_load(L, x, rv_off(L, &r)), var(L, m));
+    kl_store(L, out[0], rv_off(L, &r), kx_fma(L, xv, var(L, k), kx_load(L, bias, pi)));
+    kl_end_n(L, nr);
+    if (train) {
+        kn_kx *stat[5] = {NULL, NULL, NULL, var(L, m), var(L, v)};
+        for (int j = 1; j < 3; j++)
+            stat[j] = kx_fma(L, kx_load(L, j == 1 ? mean : vr, pi), kx_const(L, t, mom),
+                             kx_bin(L, KX_MUL, var(L, j == 1 ? m : v), kx_const(L, t, 1 - mom)));
+        for (int j = 1; j < n->nout && j < 5; j++)
+            if (out[j]) kl_store(L, out[j], pi, stat[j]);
+    }
+    kl_end_n(L, nk);
+    return KN_OK;
+}
+
+/* The normalizations over a set of reduced axes: y = (x - mean) * k + b with per-op k and
+ * b. InstanceNormalization reduces axes 2.., LayerNormalization axis.. (and writes Mean
+ * and InvStdDev), MeanVarianceNormalization its axes. */
+static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                            kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *y = out[0];
+    int red[KN_MAX_RANK] = {0}, ax = 0;
+    double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
+    if (n->op == KN_OP_INSTANCENORMALIZATION) {
+        for (int d = 2; d < x->rank; d++) red[d] = 1;
+    } else if (n->op == KN_OP_LAYERNORMALIZATION) {
+        if (kn_axis(cx, n, kn_attr_int(cx, n, "axis", -1), x->rank, 0, &ax)) return cx->status;
+        for (int d = ax; d < x->rank; d++) red[d] = 1;
+    } else {
+        const int64_t *axes, def[3] = {0, 2, 3};
+        int na = kn_attr_ints(cx, n, "axes", &axes);
+        if (na < 0) axes = def, na = 3;
+        for (int i = 0; i < na; i++) {
+            int a;
+            if (kn_axis(cx, n, axes[i], x->rank, 0, &a)) return cx->status;
+            red[a] = 1;
+        }
+    }
+    if (kn_failed(cx)) return cx->status;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    rview r;
+    rv_init(&r, x, red);
+    int nk = rv_open(L, &r, 0), m, v, k;
+    rv_moments(L, &r, x, t, &m, &v);
+    kn_kx *sd = kx_un(L, KX_SQRT, add(L, var(L, v), kx_const(L, t, eps)));
+    if (n->op == KN_OP_MEANVARIANCENORMALIZATION)
+        k = kl_decl(L, t,
+                    kx_bin(L, KX_DIV, kx_const(L, t, 1),
+                           add(L, kx_un(L, KX_SQRT, var(L, v)), kx_const(L, t, 1e-9))));
+    else if (n->op == KN_OP_INSTANCENORMALIZATION)
+        k = kl_decl(L, t, kx_bin(L, KX_DIV, kx_load(L, in[1], var(L, r.v[1])), sd));
+    else
+        k = kl_decl(L, t, kx_bin(L, KX_DIV, kx_const(L, t, 1), sd));
+    int nr = rv_open(L, &r, 1);
+    kn_kx *xv = kx_bin(L, KX_SUB, kx_load(L, x, rv_off(L, &r)), var(L, m)), *yv;
+    if (n->op == KN_OP_INSTANCENORMALIZATION) {
+        yv = kx_fma(L, xv, var(L, k), kx_load(L, in[2], var(L, r.v[1])));
+    } else if (n->op == KN_OP_LAYERNORMALIZATION) {
+        yv = kx_bin(L, KX_MUL, kx_bin(L, KX_MUL, xv, var(L, k)),
+                    kx_load(L, in[1], kx_bcast_offset(L, in[1], r.rank, r.dims, r.v)));
+        if (in[2])
+            yv = add(L, yv, kx_load(L, in[2], kx_bcast_offset(L, in[2], r.rank, r.dims, r.v)));
+    } else {
+        yv = kx_bin(L, KX_MUL, xv, var(L, k));
+    }
+    kl_store(L, y, rv_off(L, &r), yv);
+    kl_end_n(L, nr);
+    if (n->op == KN_OP_LAYERNORMALIZATION) {
+        if (n->nout > 1 && out[1]) kl_store(L, out[1], rv_kept(L, &r), var(L, m));
+        if (n->nout > 2 && out[2]) kl_store(L, out[2], rv_kept(L, &r), var(L, k));
+    }
+    kl_end_n(L, nk);
+    return KN_OK;
+}
+
+/* ---- LRN ---- */
+
+static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *y = out[0];
+    int64_t size = kn_attr_int(cx, n, "size", 1);
+    double alpha = kn_attr_float(cx, n, "alpha", 1e-4f), beta = kn_attr_float(cx, n, "beta", 0.75f);
+    double bias = kn_attr_float(cx, n, "bias", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int64_t c = x->dims[1], inner = kn_prod(x->dims, 2, x->rank), lo = (size - 1) / 2;
+    int vb = kl_for(L, x->dims[0]), vc = kl_for(L, c), vi = kl_for(L, inner);
+    int sq = kl_decl(L, t, kx_const(L, t, 0));
+    int vj = kl_for(L, size);
+    kn_kx *ch = add(L, add(L, var(L, vc), var(L, vj)), kx_int(L, -lo));
+    kl_if(L, both(L, kx_bin(L, KX_GE, ch, kx_int(L, 0)), kx_bin(L, KX_LT, ch, kx_int(L, c))));
+    kn_kx *at = madd(L, var(L, vi), madd(L, ch, var(L, vb), c), inner);
+    kl_set(L, sq, kx_fma(L, kx_load(L, x, at), kx_load(L, x, at), var(L, sq)));
+    kl_end_n(L, 2);
+    kn_kx *xi = madd(L, var(L, vi), madd(L, var(L, vc), var(L, vb), c), inner);
+    kn_kx *den =
+        kx_bin(L, KX_POW,
+               kx_fma(L, kx_const(L, t, alpha / (double)size), var(L, sq), kx_const(L, t, bias)),
+               kx_const(L, t, beta));
+    kl_store(L, y, xi, kx_bin(L, KX_DIV, kx_load(L, x, xi), den));
+    kl_end_n(L, 3);
+    return KN_OK;
+}
+
+/* ---- Softmax, LogSoftmax, Hardmax ---- */
+
+/* x as (outer, len, inner) around the axis (before opset 13, coerced to 2-D at it: len
+ * is the product of the trailing dims and inner 1); per row a max pass, a sum pass
+ * (Softmax, LogSoftmax) and the write pass. Hardmax keeps the first maximum. */
+static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                               kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *y = out[0];
+    int ax;
+    int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 13 ? 1 : -1);
+    if (kn_failed(cx) || kn_axis(cx, n, axis, x->rank, 0, &ax)) return cx->status;
+    int64_t outer = kn_prod(x->dims, 0, ax), len, inner;
+    if (n->opset < 13) {
+        len = kn_prod(x->dims, ax, x->rank);
+        inner = 1;
+    } else {
+        len = x->dims[ax];
+        inner = kn_prod(x->dims, ax + 1, x->rank);
+    }
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int vo = kl_for(L, outer), vi = kl_for(L, inner), vk;
+#define AT() madd(L, madd(L, var(L, vi), var(L, vo), len *inner), var(L, vk), inner)
+    int mx = kl_decl(L, t, kx_const(L, t, -INFINITY));
+    if (n->op == KN_OP_HARDMAX) {
+        int arg = kl_decl(L, KN_I64, kx_int(L, 0));
+        vk = kl_for(L, len);
+        kl_if(L, kx_bin(L, KX_LOR, kx_bin(L, KX_GT, kx_load(L, x, AT()), var(L, mx)),
+                        kx_bin(L, KX_EQ, var(L, vk), kx_int(L, 0))));
+        kl_set(L, mx, kx_load(L, x, AT()));
+        kl_set(L, arg, var(L, vk));
+        kl_end_n(L, 2);
+        vk = kl_for(L, len);
+        kl_store(L, y, AT(), kx_cast(L, t, kx_bin(L, KX_EQ, var(L, vk), var(L, arg))));
+        kl_end_n(L, 3);
+        return KN_OK;
+    }
+    vk = kl_for(L, len);
+    kl_set(L, mx, kx_bin(L, KX_MAX, kx_load(L, x, AT()), var(L, mx)));
+    kl_end(L);
+    int s = kl_decl(L, t, kx_const(L, t, 0));
+    vk = kl_for(L, len);
+    kl_set(L, s,
+           add(L, var(L, s), kx_un(L, KX_EXP, kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, mx)))));
+    kl_end(L);
+    kn_kx *yv;
+    if (n->op == KN_OP_SOFTMAX) {
+        int rs = kl_decl(L, t, kx_bin(L, KX_DIV, kx_const(L, t, 1), var(L, s)));
+        vk = kl_for(L, len);
+        yv = kx_bin(L, KX_MUL, kx_un(L, KX_EXP, kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, mx))),
+                    var(L, rs));
+    } else {
+        int lse = kl_decl(L, t, add(L, var(L, mx), kx_un(L, KX_LOG, var(L, s))));
+        vk = kl_for(L, len);
+        yv = kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, lse));
+    }
+    kl_store(L, y, AT(), yv);
+    kl_end_n(L, 3);
+#undef AT
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_nn[] = {
+    {KN_OP_CONV, lower_conv},
+    {KN_OP_CONVTRANSPOSE, lower_conv},
+    {KN_OP_AVERAGEPOOL, lower_pool},
+    {KN_OP_MAXPOOL, lower_pool},
+    {KN_OP_LPPOOL, lower_pool},
+    {KN_OP_GLOBALAVERAGEPOOL, lower_global_pool},
+    {KN_OP_GLOBALMAXPOOL, lower_global_pool},
+    {KN_OP_GLOBALLPPOOL, lower_global_pool},
+    {KN_OP_MAXUNPOOL, lower_maxunpool},
+    {KN_OP_GEMM, lower_gemm},
+    {KN_OP_MATMUL, lower_matmul},
+    {KN_OP_EINSUM, lower_einsum},
+    {KN_OP_DET, lower_det},
+    {KN_OP_BATCHNORMALIZATION, lower_batchnorm},
+    {KN_OP_INSTANCENORMALIZATION, lower_norm},
+    {KN_OP_LAYERNORMALIZATION, lower_norm},
+    {KN_OP_MEANVARIANCENORMALIZATION, lower_norm},
+    {KN_OP_LRN, lower_lrn},
+    {KN_OP_SOFTMAX, lower_softmax},
+    {KN_OP_LOGSOFTMAX, lower_softmax},
+    {KN_OP_HARDMAX, lower_softmax},
     {KN_OP_COUNT, 0},
 };
