@@ -91,12 +91,14 @@ static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
     kn_kprog *p;
     if (backend_compile_c(cx, g, "model", &p)) return cx->status;
-    char dir[] = "/tmp/kiln-run-XXXXXX";
+    char dir[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/kiln-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         kn_kprog_destroy(p);
         return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
     }
-    char so[4096];
+    char so[4200];
     snprintf(so, sizeof so, "%s/model.so", dir);
     kn_status st = kn_emit_c_files(cx, p, NULL, dir);
     if (!st) st = backend_cc(cx, dir, "model", so);

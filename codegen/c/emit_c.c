@@ -466,11 +466,13 @@ static size_t weight_bytes(const kn_kbuf *b) {
     return (size_t)b->numel * kn_dtype_get(b->dtype)->size;
 }
 
-static void emit_weight_array(FILE *f, const kn_kbuf *b, const char *section) {
+static void emit_weight_array(FILE *f, const kn_kbuf *b, const char *section, const char *prefix) {
     const kn_tensor *t = b->data;
     int64_t n = b->numel;
     if (section) fprintf(f, "KN_WEIGHTS_SECTION ");
-    fprintf(f, "static const %s %s[%lld] = {", ctype(b->dtype), b->name, (long long)(n ? n : 1));
+    /* file-scope name N_wK: kernels take the array as parameter wK (no shadowing) */
+    fprintf(f, "static const %s %s_%s[%lld] = {", ctype(b->dtype), prefix, b->name,
+            (long long)(n ? n : 1));
     if (!n) fprintf(f, "0");
     for (int64_t i = 0; i < n; i++) {
         fprintf(f, "%s", i % 8 ? " " : "\n    ");
@@ -631,7 +633,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(k, "    %s_k%d(", N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
-            if (use[i]) fprintf(k, "%s%s", np++ ? ", " : "", p->bufs[i]->name);
+            if (use[i])
+                fprintf(k, "%s%s%s%s", np++ ? ", " : "",
+                        p->bufs[i]->kind == KB_CONST && !opt->weights_file ? N : "",
+                        p->bufs[i]->kind == KB_CONST && !opt->weights_file ? "_" : "",
+                        p->bufs[i]->name);
         fprintf(k, ");\n");
     }
     fprintf(k,
@@ -665,7 +671,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     if (!opt->weights_file)
         for (int i = 0; i < p->nbufs; i++)
             if (p->bufs[i]->kind == KB_CONST && p->bufs[i]->first >= 0) /* skip unread */
-                emit_weight_array(c, p->bufs[i], opt->weights_section);
+                emit_weight_array(c, p->bufs[i], opt->weights_section, N);
     if (opt->weights_file && weights) {
         static const unsigned char zero[64];
         size_t at = 0;

@@ -1,6 +1,437 @@
-/* Lowerings of group 'quant' to the kernel IR: see ir/kir.h. */
+/* Lowerings of group 'quant': linear (de)quantization, DynamicQuantizeLinear, and
+ * the integer and quantized-linear MatMul and Conv.
+ *
+ * Bit-exact with the interpreter (ir/ops/quant.c): zero points are subtracted and
+ * dot products accumulated in int64; requantization is
+ * `saturate(nearbyint(acc * (sa * sb / sy)) + zy)` in double (round half to even, NaN
+ * to 0); QuantizeLinear and DynamicQuantizeLinear on float32 divide in float. Scales
+ * and zero points are per tensor (one element) or per axis: per `axis` channel for
+ * (De)QuantizeLinear, per output channel for the Conv weights, per row of A and
+ * per column of B (or broadcast to the operand's shape) for the MatMuls. They are
+ * read at run time, so they need not be constants. Padded convolution taps are
+ * skipped (they contribute zero after zero-point subtraction); the bounds tests are
+ * emitted only on dims where padding can make a tap fall outside. */
 #include "ir/kir.h"
 
+#include <math.h>
+#include <string.h>
+
+/* Lowest and highest values of a (<= 32-bit) integer type, as doubles. */
+static void int_range(kn_dtype t, double *lo, double *hi) {
+    const kn_dtype_info *di = kn_dtype_get(t);
+    double span = ldexp(1.0, (int)di->size * 8);
+    *lo = di->is_signed ? -span / 2 : 0;
+    *hi = di->is_signed ? span / 2 - 1 : span - 1;
+}
+
+/* saturate(nearbyint(v) + zp) in type t, NaN giving 0; zp may be NULL. Declares a
+ * local in the current block. */
+static kn_kx *requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
+    double lo, hi;
+    int_range(t, &lo, &hi);
+    kn_kx *r = kx_cast(L, KN_F64, kx_un(L, KX_ROUND, v));
+    if (zp) r = kx_bin(L, KX_ADD, r, kx_cast(L, KN_F64, zp));
+    int rv = kl_decl(L, KN_F64, r);
+    kn_kx *x = kx_var(L, rv), *klo = kx_const(L, KN_F64, lo), *khi = kx_const(L, KN_F64, hi);
+    kn_kx *c =
+        kx_select(L, kx_bin(L, KX_LT, x, klo), klo, kx_select(L, kx_bin(L, KX_GT, x, khi), khi, x));
+    return kx_cast(L, t, kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, KN_F64, 0), c));
+}
+
+static kn_kx *as_i64(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    return kx_cast(L, KN_I64, kx_load(L, b, index));
+}
+
+static kn_kx *as_f64(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    return kx_cast(L, KN_F64, kx_load(L, b, index));
+}
+
+/* Opens loops over b's shape; returns the flat index. */
+static kn_kx *open_loops(kn_lower *L, const kn_kbuf *b, int *vars) {
+    int64_t st[KN_MAX_RANK];
+    kl_for_shape(L, b->rank, b->dims, vars);
+    kn_strides(b->rank, b->dims, st);
+    return kx_offset(L, b->rank, vars, st);
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ---- */
+
+/* The index into scale in[1] (and zero point in[2]) for the element of in[0] at
+ * vars: 0 per tensor, vars[axis] per axis. */
+static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in, const int *vars,
+                              kn_kx **index) {
+    kn_ctx *cx = kl_ctx(L);
+    int64_t a = kn_attr_int(cx, n, "axis", 1);
+    if (kn_failed(cx)) return cx->status;
+    *index = kx_int(L, 0);
+    if (in[1]->rank <= 1 && in[1]->numel == 1) return KN_OK;
+    int axis;
+    kn_status st = kn_axis(cx, n, a, in[0]->rank, 0, &axis);
+    if (st) return st;
+    *index = kx_var(L, vars[axis]);
+    return KN_OK;
+}
+
+static kn_status lower_quantize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL, *y = out[0];
+    int in_float = x->dtype != KN_F64 && x->dtype != KN_I32 && s->dtype != KN_F64;
+    kn_dtype qt = in_float ? KN_F32 : KN_F64;
+    int v[KN_MAX_RANK];
+    kn_kx *oi = open_loops(L, x, v), *pi;
+    kn_status st = qparam_index(L, n, in, v, &pi);
+    if (st) return st;
+    kn_kx *q =
+        kx_bin(L, KX_DIV, kx_cast(L, qt, kx_load(L, x, oi)), kx_cast(L, qt, kx_load(L, s, pi)));
+    kl_store(L, y, oi, requant(L, q, z ? kx_load(L, z, pi) : NULL, y->dtype));
+    kl_end_n(L, x->rank);
+    return KN_OK;
+}
+
+static kn_status lower_dequantize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
+    int v[KN_MAX_RANK];
+    kn_kx *oi = open_loops(L, x, v), *pi;
+    kn_status st = qparam_index(L, n, in, v, &pi);
+    if (st) return st;
+    kn_kx *d = as_i64(L, x, oi);
+    if (z) d = kx_bin(L, KX_SUB, d, as_i64(L, z, pi));
+    kl_store(L, out[0], oi, kx_bin(L, KX_MUL, kx_cast(L, KN_F64, d), as_f64(L, s, pi)));
+    kl_end_n(L, x->rank);
+    return KN_OK;
+}
+
+/* ---- DynamicQuantizeLinear ---- */
+
+/* scale = (max(0, max x) - min(0, min x)) / 255, zp = saturate(round(-min / scale)),
+ * y = saturate(round(x / scale) + zp), all in float32; scale 0 gives zp 0, y 0.
+ * NaN elements are ignored by the min/max pass, as in the interpreter. */
+static kn_status lower_dynquant(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                kn_kbuf *const *out) {
+    (void)n;
+    kn_kbuf *x = in[0];
+    int mn = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+    int mx = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+    int i = kl_for(L, x->numel);
+    int v = kl_decl(L, KN_F32, kx_load(L, x, kx_var(L, i)));
+    kl_set(
+        L, mn,
+        kx_select(L, kx_bin(L, KX_LT, kx_var(L, v), kx_var(L, mn)), kx_var(L, v), kx_var(L, mn)));
+    kl_set(
+        L, mx,
+        kx_select(L, kx_bin(L, KX_GT, kx_var(L, v), kx_var(L, mx)), kx_var(L, v), kx_var(L, mx)));
+    kl_end(L);
+    int scale = kl_decl(L, KN_F32,
+                        kx_bin(L, KX_DIV, kx_bin(L, KX_SUB, kx_var(L, mx), kx_var(L, mn)),
+                               kx_const(L, KN_F32, 255)));
+    kn_kx *nz = kx_bin(L, KX_NE, kx_var(L, scale), kx_const(L, KN_F32, 0));
+    kn_kx *zq = requant(L,
+                        kx_bin(L, KX_DIV, kx_bin(L, KX_SUB, kx_const(L, KN_F32, 0), kx_var(L, mn)),
+                               kx_var(L, scale)),
+                        NULL, KN_U8);
+    int zp = kl_decl(L, KN_U8, kx_select(L, nz, zq, kx_const(L, KN_U8, 0)));
+    if (out[1]) kl_store(L, out[1], kx_int(L, 0), kx_var(L, scale));
+    if (out[2]) kl_store(L, out[2], kx_int(L, 0), kx_var(L, zp));
+    i = kl_for(L, x->numel);
+    kn_kx *yq = requant(L, kx_bin(L, KX_DIV, kx_load(L, x, kx_var(L, i)), kx_var(L, scale)),
+                        kx_var(L, zp), KN_U8);
+    kl_store(L, out[0], kx_var(L, i), kx_select(L, nz, yq, kx_const(L, KN_U8, 0)));
+    kl_end(L);
+    return KN_OK;
+}
+
+/* ---- operand parameters ---- */
+
+/* The offset into parameter p (a zero point or scale) for the element of operand x at
+ * index vars (stride per dim xstr unused): p has one element, or is 1-D and indexed
+ * by x's dim `dim`, or broadcasts to x's shape. Dim `skip` counts as index 0 (its
+ * loop is not open). Reports a parameter that fits none of these. */
+static kn_status param_off(kn_lower *L, const kn_node *n, const kn_kbuf *p, int pi,
+                           const kn_kbuf *x, int dim, const int *vars, int skip, kn_kx **off) {
+    *off = kx_int(L, 0);
+    if (p->numel == 1 || x->numel == 0) return KN_OK;
+    if (p->rank == 1 && dim >= 0 && dim < x->rank && p->numel == x->dims[dim]) {
+        if (dim != skip) *off = kx_var(L, vars[dim]);
+        return KN_OK;
+    }
+    int ok = p->rank <= x->rank;
+    for (int d = 0; ok && d < p->rank; d++) {
+        int64_t e = p->dims[d], f = x->dims[x->rank - p->rank + d];
+        ok = e == 1 || e == f;
+    }
+    if (!ok)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "input %d does not fit its operand's shape", pi);
+    kn_type pt = kn_type_make(p->dtype, p->rank, p->dims);
+    int64_t st[KN_MAX_RANK];
+    kn_bcast_strides(&pt, x->rank, x->dims, st);
+    if (skip >= 0) st[skip] = 0;
+    *off = kx_offset(L, x->rank, vars, st);
+    return KN_OK;
+}
+
+/* ---- MatMul (numpy matmul semantics) ---- */
+
+typedef struct mm_nest {
+    kn_kbuf *a, *b;
+    int av[KN_MAX_RANK], bv[KN_MAX_RANK];     /* loop variable of each operand dim */
+    int64_t as[KN_MAX_RANK], bs[KN_MAX_RANK]; /* element strides, 0 on broadcast dims */
+    int ak, bk;                               /* the K dim of each operand */
+    int64_t K;
+} mm_nest;
+
+/* Maps operand x's dims onto output loop vars yv: batch dims right-aligned with the
+ * output's nb batch dims (broadcast dims get stride 0), the row/column dim `own` to
+ * yv[yown] (when x has one), and the K dim at kdim (var filled in later). */
+static void mm_operand(const kn_kbuf *x, const int *yv, int nb, int nmat, int own, int yown,
+                       int *vars, int64_t *st) {
+    kn_strides(x->rank, x->dims, st);
+    for (int d = 0; d < x->rank - nmat; d++) {
+        vars[d] = yv[nb - (x->rank - nmat) + d];
+        if (x->dims[d] == 1) st[d] = 0;
+    }
+    if (own >= 0) vars[own] = yv[yown];
+}
+
+/* Opens loops over y's shape; returns y's flat index. */
+static kn_kx *mm_open(kn_lower *L, kn_kbuf *a, kn_kbuf *b, kn_kbuf *y, mm_nest *g) {
+    int yv[KN_MAX_RANK];
+    kn_kx *oi = open_loops(L, y, yv);
+    int ma = a->rank >= 2, mb = b->rank >= 2;
+    int nb = y->rank - ma - mb;
+    g->a = a;
+    g->b = b;
+    g->ak = a->rank - 1;
+    g->bk = mb ? b->rank - 2 : 0;
+    g->K = a->dims[g->ak];
+    mm_operand(a, yv, nb, ma ? 2 : 1, ma ? a->rank - 2 : -1, nb, g->av, g->as);
+    mm_operand(b, yv, nb, mb ? 2 : 1, mb ? b->rank - 1 : -1, nb + ma, g->bv, g->bs);
+    return oi;
+}
+
+/* Declares acc = sum_k (a - a_zp)(b - b_zp) in int64; zero points az, bz (inputs
+ * azi, bzi) may be NULL. Returns acc's variable. */
+static kn_status mm_dot(kn_lower *L, const kn_node *n, mm_nest *g, kn_kbuf *az, int azi,
+                        kn_kbuf *bz, int bzi, int *acc) {
+    *acc = kl_decl(L, KN_I64, kx_int(L, 0));
+    int k = kl_for(L, g->K);
+    g->av[g->ak] = g->bv[g->bk] = k;
+    kn_kx *x = as_i64(L, g->a, kx_offset(L, g->a->rank, g->av, g->as));
+    kn_kx *w = as_i64(L, g->b, kx_offset(L, g->b->rank, g->bv, g->bs)), *off;
+    kn_status st;
+    if (az) {
+        if ((st = param_off(L, n, az, azi, g->a, g->a->rank - 2, g->av, -1, &off))) return st;
+        x = kx_bin(L, KX_SUB, x, as_i64(L, az, off));
+    }
+    if (bz) {
+        if ((st = param_off(L, n, bz, bzi, g->b, g->b->rank - 1, g->bv, -1, &off))) return st;
+        w = kx_bin(L, KX_SUB, w, as_i64(L, bz, off));
+    }
+    kl_set(L, *acc, kx_fma(L, x, w, kx_var(L, *acc)));
+    kl_end(L);
+    return KN_OK;
+}
+
+static kn_status lower_matmulint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out) {
+    kn_kbuf *az = n->nin > 2 ? in[2] : NULL, *bz = n->nin > 3 ? in[3] : NULL;
+    if (in[1]->rank == 1 && bz && bz->numel != 1)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "b_zero_point must be a scalar for 1-D B");
+    mm_nest g;
+    kn_kx *oi = mm_open(L, in[0], in[1], out[0], &g);
+    int acc;
+    kn_status st = mm_dot(L, n, &g, az, 2, bz, 3, &acc);
+    if (st) return st;
+    kl_store(L, out[0], oi, kx_var(L, acc));
+    kl_end_n(L, out[0]->rank);
+    return KN_OK;
+}
+
+static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                     kn_kbuf *const *out) {
+    mm_nest g;
+    kn_kx *oi = mm_open(L, in[0], in[3], out[0], &g);
+    int acc;
+    kn_status st = mm_dot(L, n, &g, in[2], 2, in[5], 5, &acc);
+    if (st) return st;
+    /* the scales of row m of A and column n of B; with K = 0 acc is 0 and y = y_zp */
+    kn_kx *as = kx_const(L, KN_F64, 1), *bs = kx_const(L, KN_F64, 1), *off;
+    if (g.K) {
+        if ((st = param_off(L, n, in[1], 1, in[0], in[0]->rank - 2, g.av, g.ak, &off))) return st;
+        as = as_f64(L, in[1], off);
+        if ((st = param_off(L, n, in[4], 4, in[3], in[3]->rank - 1, g.bv, g.bk, &off))) return st;
+        bs = as_f64(L, in[4], off);
+    }
+    kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
+    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, kx_var(L, acc)), m);
+    kl_store(L, out[0], oi, requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    kl_end_n(L, out[0]->rank);
+    return KN_OK;
+}
+
+/* ---- Convolution ---- */
+
+typedef struct conv_nest {
+    int s;                       /* spatial rank */
+    int64_t C, M, group, cg, mg; /* channels in and out; per group */
+    int64_t in[KN_MAX_RANK], k[KN_MAX_RANK], out[KN_MAX_RANK];
+    int64_t str[KN_MAX_RANK], dil[KN_MAX_RANK], pb[KN_MAX_RANK];
+    kn_kx *m; /* the output channel, once the loops are open */
+} conv_nest;
+
+/* Reads the attributes for x [N, C, D...], w [M, C/group, k...] and y [N, M, O...]
+ * (shapes already checked by inference). */
+static kn_status conv_make(kn_lower *L, const kn_node *n, const kn_kbuf *x, const kn_kbuf *w,
+                           const kn_kbuf *y, conv_nest *g) {
+    kn_ctx *cx = kl_ctx(L);
+    const char *pad = kn_attr_str(cx, n, "auto_pad", "NOTSET");
+    int64_t group = kn_attr_int(cx, n, "group", 1);
+    const int64_t *strides, *dils, *pads;
+    int ns = kn_attr_ints(cx, n, "strides", &strides);
+    int nd = kn_attr_ints(cx, n, "dilations", &dils);
+    int np = kn_attr_ints(cx, n, "pads", &pads);
+    if (kn_failed(cx)) return cx->status;
+    int s = g->s = x->rank - 2;
+    g->C = x->dims[1];
+    g->M = w->dims[0];
+    g->group = group;
+    g->cg = g->C / group;
+    g->mg = g->M / group;
+    int upper = !strcmp(pad, "SAME_UPPER"), same = upper || !strcmp(pad, "SAME_LOWER");
+    int explicit_pads = np >= 0 && !same && strcmp(pad, "VALID");
+    for (int d = 0; d < s; d++) {
+        g->in[d] = x->dims[2 + d];
+        g->k[d] = w->dims[2 + d];
+        g->out[d] = y->dims[2 + d];
+        g->str[d] = ns >= 0 ? strides[d] : 1;
+        g->dil[d] = nd >= 0 ? dils[d] : 1;
+        g->pb[d] = explicit_pads ? pads[d] : 0;
+        if (same) {
+            int64_t span = (g->k[d] - 1) * g->dil[d] + 1;
+            int64_t total = (g->out[d] - 1) * g->str[d] + span - g->in[d];
+            if (total < 0) total = 0;
+            g->pb[d] = upper ? total / 2 : total - total / 2;
+        }
+    }
+    return KN_OK;
+}
+
+/* Opens loops over y [N, M, O...] (M split into group x per-group channel); returns
+ * y's flat index and sets vars (batch, group, channel in group, output position). */
+static kn_kx *conv_open(kn_lower *L, const kn_kbuf *y, conv_nest *g, int *vb, int *vg, int *vo) {
+    int64_t ospat = kn_prod(g->out, 0, g->s);
+    *vb = kl_for(L, y->dims[0]);
+    *vg = g->group > 1 ? kl_for(L, g->group) : -1;
+    int vm = kl_for(L, g->mg);
+    for (int d = 0; d < g->s; d++) vo[d] = kl_for(L, g->out[d]);
+    kn_kx *m = kx_var(L, vm);
+    if (*vg >= 0) m = kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vg), kx_int(L, g->mg)), m);
+    g->m = m;
+    int64_t ost[KN_MAX_RANK];
+    kn_strides(g->s, g->out, ost);
+    kn_kx *oi =
+        kx_bin(L, KX_MUL, kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vb), kx_int(L, g->M)), m),
+               kx_int(L, ospat));
+    return kx_bin(L, KX_ADD, oi, kx_offset(L, g->s, vo, ost));
+}
+
+static void conv_close(kn_lower *L, const conv_nest *g, int vg) {
+    kl_end_n(L, g->s + 2 + (vg >= 0));
+}
+
+/* Declares acc = the int64 sum over the channels of m's group and the kernel taps
+ * inside the input of (x - xz[0]) * (w - wz[m or 0]); xz, wz may be NULL. */
+static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf *w, kn_kbuf *wz,
+                    int vb, int vg, const int *vo) {
+    int s = g->s;
+    int64_t ispat = kn_prod(g->in, 0, s), kspat = kn_prod(g->k, 0, s);
+    int64_t ist[KN_MAX_RANK], kst[KN_MAX_RANK];
+    kn_strides(s, g->in, ist);
+    kn_strides(s, g->k, kst);
+    int acc = kl_decl(L, KN_I64, kx_int(L, 0));
+    int c = kl_for(L, g->cg);
+    /* channel base offsets in x and w */
+    kn_kx *xc = kx_bin(L, KX_MUL, kx_var(L, vb), kx_int(L, g->C));
+    if (vg >= 0) xc = kx_bin(L, KX_ADD, xc, kx_bin(L, KX_MUL, kx_var(L, vg), kx_int(L, g->cg)));
+    xc = kx_bin(L, KX_MUL, kx_bin(L, KX_ADD, xc, kx_var(L, c)), kx_int(L, ispat));
+    kn_kx *wc = kx_bin(L, KX_MUL,
+                       kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, g->m, kx_int(L, g->cg)), kx_var(L, c)),
+                       kx_int(L, kspat));
+    int vk[KN_MAX_RANK], vp[KN_MAX_RANK], open = 1;
+    for (int d = 0; d < s; d++) {
+        vk[d] = kl_for(L, g->k[d]);
+        open++;
+        /* input position of this tap: o * stride - pad + k * dilation */
+        kn_kx *pos =
+            kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, vo[d]), kx_int(L, g->str[d])),
+                   kx_bin(L, KX_SUB, kx_bin(L, KX_MUL, kx_var(L, vk[d]), kx_int(L, g->dil[d])),
+                          kx_int(L, g->pb[d])));
+        vp[d] = kl_decl(L, KN_I64, pos);
+        kn_kx *in = NULL;
+        if (g->pb[d] > 0) in = kx_bin(L, KX_GE, kx_var(L, vp[d]), kx_int(L, 0));
+        if ((g->out[d] - 1) * g->str[d] - g->pb[d] + (g->k[d] - 1) * g->dil[d] >= g->in[d]) {
+            kn_kx *hi = kx_bin(L, KX_LT, kx_var(L, vp[d]), kx_int(L, g->in[d]));
+            in = in ? kx_bin(L, KX_LAND, in, hi) : hi;
+        }
+        if (in) {
+            kl_if(L, in);
+            open++;
+        }
+    }
+    kn_kx *xv = as_i64(L, x, kx_bin(L, KX_ADD, xc, kx_offset(L, s, vp, ist)));
+    kn_kx *wv = as_i64(L, w, kx_bin(L, KX_ADD, wc, kx_offset(L, s, vk, kst)));
+    if (xz) xv = kx_bin(L, KX_SUB, xv, as_i64(L, xz, kx_int(L, 0)));
+    if (wz) wv = kx_bin(L, KX_SUB, wv, as_i64(L, wz, wz->numel == 1 ? kx_int(L, 0) : g->m));
+    kl_set(L, acc, kx_fma(L, xv, wv, kx_var(L, acc)));
+    kl_end_n(L, open);
+    return acc;
+}
+
+static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                               kn_kbuf *const *out) {
+    conv_nest g;
+    kn_status st = conv_make(L, n, in[0], in[1], out[0], &g);
+    if (st) return st;
+    kn_kbuf *xz = n->nin > 2 ? in[2] : NULL, *wz = n->nin > 3 ? in[3] : NULL;
+    if (wz && wz->numel != 1 && wz->numel != g.M)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "w_zero_point must have 1 or %lld elements",
+                       (long long)g.M);
+    int vb, vg, vo[KN_MAX_RANK];
+    kn_kx *oi = conv_open(L, out[0], &g, &vb, &vg, vo);
+    int acc = conv_dot(L, &g, in[0], xz, in[1], wz, vb, vg, vo);
+    kl_store(L, out[0], oi, kx_var(L, acc));
+    conv_close(L, &g, vg);
+    return KN_OK;
+}
+
+static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                   kn_kbuf *const *out) {
+    conv_nest g;
+    kn_status st = conv_make(L, n, in[0], in[3], out[0], &g);
+    if (st) return st;
+    kn_kbuf *ws = in[4], *wz = in[5], *bias = n->nin > 8 ? in[8] : NULL;
+    if ((ws->numel != 1 && ws->numel != g.M) || (wz->numel != 1 && wz->numel != g.M))
+        return kn_diag(kl_ctx(L), n, KN_EINVAL,
+                       "w_scale and w_zero_point must have 1 or %lld elements", (long long)g.M);
+    if (bias && bias->numel != g.M)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "B must have %lld elements", (long long)g.M);
+    int vb, vg, vo[KN_MAX_RANK];
+    kn_kx *oi = conv_open(L, out[0], &g, &vb, &vg, vo);
+    int acc = conv_dot(L, &g, in[0], in[2], in[3], wz, vb, vg, vo);
+    kn_kx *a = kx_var(L, acc);
+    if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, g.m));
+    kn_kx *sw = as_f64(L, ws, ws->numel == 1 ? kx_int(L, 0) : g.m);
+    kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as_f64(L, in[1], kx_int(L, 0)), sw),
+                      as_f64(L, in[6], kx_int(L, 0)));
+    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
+    kl_store(L, out[0], oi, requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    conv_close(L, &g, vg);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_quant[] = {
-    {KN_OP_COUNT, 0},
+    {KN_OP_QUANTIZELINEAR, lower_quantize},        {KN_OP_DEQUANTIZELINEAR, lower_dequantize},
+    {KN_OP_DYNAMICQUANTIZELINEAR, lower_dynquant}, {KN_OP_MATMULINTEGER, lower_matmulint},
+    {KN_OP_QLINEARMATMUL, lower_qlinearmatmul},    {KN_OP_CONVINTEGER, lower_convint},
+    {KN_OP_QLINEARCONV, lower_qlinearconv},        {KN_OP_COUNT, 0},
 };

@@ -1,0 +1,43 @@
+#!/bin/sh
+# kiln compile: files written, deterministic output, options, and errors.
+# usage: compile.sh KILN SOURCE_DIR
+KILN=$1
+EX=$2/examples/digits
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# deterministic: two folders, compiled at different times, byte-identical
+"$KILN" compile "$EX/digits.onnx" -o "$T/a" --name net --shape image=2,1,8,8 >"$T/log1" || bad "compile a"
+sleep 1
+(cd "$T" && "$KILN" compile "$EX/digits.onnx" -o b --name net --shape image=2,1,8,8 >/dev/null) || bad "compile b"
+cmp -s "$T/a/net.c" "$T/b/net.c" && cmp -s "$T/a/net.h" "$T/b/net.h" && ok || bad "output differs between runs"
+grep -q "ratio 1.000" "$T/log1" && ok || bad "arena not at its lower bound: $(cat "$T/log1")"
+# the header contract
+for m in net_ARENA_SIZE net_ARENA_ALIGN net_WEIGHTS_SIZE net_INPUT_0_DIMS net_OUTPUT_0_SIZE; do
+  grep -q "#define $m " "$T/a/net.h" && ok || bad "net.h lacks $m"
+done
+grep -q "int net_run(const float \*in0, float \*out[0-9]*, void \*arena);" "$T/a/net.h" && ok || bad "net_run prototype"
+# only the four standard headers
+[ "$(grep '^#include <' "$T/a/net.c" | sort | tr '\n' ' ')" = "#include <math.h> #include <stddef.h> #include <stdint.h> #include <string.h> " ] && ok || bad "includes: $(grep '^#include' "$T/a/net.c")"
+# C99 with gcc and clang, warnings as errors
+for cc in gcc clang; do
+  command -v $cc >/dev/null || continue
+  $cc -std=c99 -Wall -Wextra -Wpedantic -Werror -c "$T/a/net.c" -o "$T/net_$cc.o" && ok || bad "$cc rejects net.c"
+done
+# weights in a named section, or in a file
+"$KILN" compile "$EX/digits.onnx" -o "$T/s" --name net --shape image=2,1,8,8 --weights-section .kiln_w >/dev/null || bad "weights-section"
+gcc -std=c99 -Wall -Wextra -Werror -c "$T/s/net.c" -o "$T/s.o" && objdump -h "$T/s.o" | grep -q "\.kiln_w" && ok || bad "no .kiln_w section"
+"$KILN" compile "$EX/digits.onnx" -o "$T/f" --name net --shape image=2,1,8,8 --weights-file >/dev/null || bad "weights-file"
+[ -s "$T/f/net.weights" ] && ! grep -q "static const float" "$T/f/net.c" && grep -q "const void \*weights, void \*arena" "$T/f/net.h" && ok || bad "weights-file layout"
+# errors: unfixed dims, bad name, nothing left behind
+mkdir "$T/e"
+"$KILN" compile "$EX/digits.onnx" -o "$T/e" >"$T/out" 2>&1
+[ $? = 1 ] && grep -q "not known at compile time" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "unfixed dims: $(cat "$T/out")"
+"$KILN" compile "$EX/digits.onnx" -o "$T/e" --name 9bad >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "bad --name accepted"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
