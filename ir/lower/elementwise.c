@@ -1,10 +1,24 @@
-/* Lowerings of elementwise operators: one loop nest over the output shape, each
- * input read at its broadcast offset. Unary math maps to one kernel-IR operator;
- * activations with parameters are small expression trees. Arithmetic happens in
- * the output's compute dtype (f16/bf16 in f32). */
+/* Lowerings of elementwise operators (the ops of ir/ops/unary.c and ir/ops/binary.c,
+ * plus Identity and inference-mode Dropout): one loop nest over the output shape,
+ * each input read at its broadcast offset.
+ *
+ * Like the interpreter, the ops are table rows: `un_defs` gives each unary op one
+ * kernel-IR operator or a small expression builder with up to three attributes;
+ * `bin_defs` gives each binary op (or variant: Mod's fmod, BitShift's direction)
+ * one operator or a builder, folded left over the inputs for the variadic ops.
+ * Arithmetic happens in the output's compute dtype (f16/bf16 in f32); integer inputs
+ * of unary ops without an integer form are computed in f64, as the interpreter does.
+ * Builders may declare locals (kl_decl) and open loops (Pow's integer form): they run
+ * inside the element loop. NaN handling mirrors the interpreter exactly: where it
+ * uses C fmin/fmax (a NaN operand gives the other), builders use comparisons. The
+ * opset <= 6 forms (binary ops with broadcast=1 and axis, PRelu's per-channel 1-D
+ * slope) read input 1 through a view with 1-dims added at the legacy axis. */
 #include "ir/kir.h"
 
 #include <math.h>
+#include <string.h>
+
+/* ---- shared loop helpers ---- */
 
 /* Opens loops over out's shape; returns the flat output index expression. */
 static kn_kx *open_loops(kn_lower *L, const kn_kbuf *out, int *vars) {
@@ -14,126 +28,583 @@ static kn_kx *open_loops(kn_lower *L, const kn_kbuf *out, int *vars) {
     return kx_offset(L, out->rank, vars, st);
 }
 
-static kn_kx *load_b(kn_lower *L, kn_kbuf *in, const kn_kbuf *out, const int *vars) {
-    return kx_load(L, in, kx_bcast_offset(L, in, out->rank, out->dims, vars));
+/* buf's element for output index vars, offset as `view` (buf itself, or a legacy
+ * view of its shape) broadcasts against out. */
+static kn_kx *load_view(kn_lower *L, kn_kbuf *buf, const kn_kbuf *view, const kn_kbuf *out,
+                        const int *vars) {
+    return kx_load(L, buf, kx_bcast_offset(L, view, out->rank, out->dims, vars));
 }
 
-static kn_kx_op unary_op(kn_op op) {
-    switch (op) {
-    case KN_OP_ABS: return KX_ABS;
-    case KN_OP_ACOS: return KX_ACOS;
-    case KN_OP_ACOSH: return KX_ACOSH;
-    case KN_OP_ASIN: return KX_ASIN;
-    case KN_OP_ASINH: return KX_ASINH;
-    case KN_OP_ATAN: return KX_ATAN;
-    case KN_OP_ATANH: return KX_ATANH;
-    case KN_OP_CEIL: return KX_CEIL;
-    case KN_OP_COS: return KX_COS;
-    case KN_OP_COSH: return KX_COSH;
-    case KN_OP_ERF: return KX_ERF;
-    case KN_OP_EXP: return KX_EXP;
-    case KN_OP_FLOOR: return KX_FLOOR;
-    case KN_OP_LOG: return KX_LOG;
-    case KN_OP_NEG: return KX_NEG;
-    case KN_OP_NOT: return KX_NOT;
-    case KN_OP_ROUND: return KX_ROUND;
-    case KN_OP_SIN: return KX_SIN;
-    case KN_OP_SINH: return KX_SINH;
-    case KN_OP_SQRT: return KX_SQRT;
-    case KN_OP_TAN: return KX_TAN;
-    case KN_OP_TANH: return KX_TANH;
-    default: return KX_OP_COUNT;
-    }
+static kn_kx *load_b(kn_lower *L, kn_kbuf *in, const kn_kbuf *out, const int *vars) {
+    return load_view(L, in, in, out, vars);
 }
+
+/* x as a scalar local, so builders can use it several times without repeating it. */
+static kn_kx *tmp(kn_lower *L, kn_kx *x) {
+    if (x->op == KX_VAR || x->op == KX_CONST || x->op == KX_LOAD) return x;
+    return kx_var(L, kl_decl(L, x->dtype, x));
+}
+
+static kn_kx *k(kn_lower *L, const kn_kx *like, double v) {
+    return kx_const(L, like->dtype, v);
+}
+
+static bool is_float_t(kn_dtype t) {
+    return kn_dtype_get(t)->is_float;
+}
+
+static bool is_unsigned_t(kn_dtype t) {
+    return !kn_dtype_get(t)->is_signed; /* unsigned integers and bool */
+}
+
+/* C's fmin(y, c) / fmax(y, c) for a constant c: a NaN y gives c. */
+static kn_kx *fmin_c(kn_lower *L, kn_kx *y, double c) {
+    y = tmp(L, y);
+    return kx_select(L, kx_bin(L, KX_LT, y, k(L, y, c)), y, k(L, y, c));
+}
+static kn_kx *fmax_c(kn_lower *L, kn_kx *y, double c) {
+    y = tmp(L, y);
+    return kx_select(L, kx_bin(L, KX_GT, y, k(L, y, c)), y, k(L, y, c));
+}
+
+/* A numeric attribute given as FLOAT or INT (as ir/ops/unary.c reads them). */
+static double attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def) {
+    const kn_attr *a = kn_node_attr(n, name);
+    if (!a) return def;
+    if (a->kind == KN_ATTR_INT) return (double)a->i;
+    if (a->kind == KN_ATTR_FLOAT) return a->f;
+    kn_diag(cx, n, KN_EINVAL, "attribute '%s' must be a number", name);
+    return def;
+}
+
+/* ---- unary ops ---- */
+
+/* Builds op(x); p holds the row's attributes. x is in the compute dtype. */
+typedef kn_kx *(*un_build)(kn_lower *L, kn_kx *x, const double *p);
+
+static kn_kx *u_celu(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *e = kx_bin(L, KX_SUB, kx_un(L, KX_EXP, kx_bin(L, KX_DIV, x, k(L, x, p[0]))), k(L, x, 1));
+    return kx_bin(L, KX_ADD, fmax_c(L, x, 0), fmin_c(L, kx_bin(L, KX_MUL, k(L, x, p[0]), e), 0));
+}
+static kn_kx *u_elu(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *e = kx_bin(L, KX_SUB, kx_un(L, KX_EXP, x), k(L, x, 1));
+    return kx_select(L, kx_bin(L, KX_LT, x, k(L, x, 0)), kx_bin(L, KX_MUL, k(L, x, p[0]), e), x);
+}
+static kn_kx *u_hardsigmoid(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *y = kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, k(L, x, p[0]), x), k(L, x, p[1]));
+    return fmax_c(L, fmin_c(L, y, 1), 0);
+}
+static kn_kx *u_hardswish(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    kn_kx *y = kx_bin(L, KX_ADD, kx_bin(L, KX_DIV, x, k(L, x, 6)), k(L, x, 0.5));
+    return kx_bin(L, KX_MUL, x, fmax_c(L, fmin_c(L, y, 1), 0));
+}
+/* p: detect_negative, detect_positive */
+static kn_kx *u_isinf(kn_lower *L, kn_kx *x, const double *p) {
+    if (p[0] != 0 && p[1] != 0) return kx_un(L, KX_ISINF, x);
+    if (p[0] == 0 && p[1] == 0) return kx_const(L, KN_BOOL, 0);
+    return kx_bin(L, KX_EQ, x, k(L, x, p[1] != 0 ? INFINITY : -INFINITY));
+}
+static kn_kx *u_leakyrelu(kn_lower *L, kn_kx *x, const double *p) {
+    return kx_select(L, kx_bin(L, KX_LT, x, k(L, x, 0)), kx_bin(L, KX_MUL, k(L, x, p[0]), x), x);
+}
+static kn_kx *u_reciprocal(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    return kx_bin(L, KX_DIV, k(L, x, 1), x);
+}
+static kn_kx *u_relu(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    return kx_bin(L, KX_MAX, x, k(L, x, 0)); /* NaN stays NaN */
+}
+/* p: alpha, gamma */
+static kn_kx *u_selu(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *neg =
+        kx_bin(L, KX_SUB, kx_bin(L, KX_MUL, k(L, x, p[0]), kx_un(L, KX_EXP, x)), k(L, x, p[0]));
+    return kx_select(L, kx_bin(L, KX_LE, x, k(L, x, 0)), kx_bin(L, KX_MUL, k(L, x, p[1]), neg),
+                     kx_bin(L, KX_MUL, k(L, x, p[1]), x));
+}
+/* p: lambd, bias */
+static kn_kx *u_shrink(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *hi = kx_select(L, kx_bin(L, KX_GT, x, k(L, x, p[0])),
+                          kx_bin(L, KX_SUB, x, k(L, x, p[1])), k(L, x, 0));
+    return kx_select(L, kx_bin(L, KX_LT, x, k(L, x, -p[0])), kx_bin(L, KX_ADD, x, k(L, x, p[1])),
+                     hi);
+}
+static kn_kx *u_sigmoid(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    kn_kx *e = kx_un(L, KX_EXP, kx_un(L, KX_NEG, x));
+    return kx_bin(L, KX_DIV, k(L, x, 1), kx_bin(L, KX_ADD, k(L, x, 1), e));
+}
+/* NaN stays NaN; unsigned x compares only with 0 (no always-false x < 0). */
+static kn_kx *u_sign(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    if (is_unsigned_t(x->dtype)) return kx_cast(L, x->dtype, kx_bin(L, KX_NE, x, k(L, x, 0)));
+    kn_kx *rest = kx_select(L, kx_bin(L, KX_LT, x, k(L, x, 0)), k(L, x, -1),
+                            is_float_t(x->dtype) ? x : k(L, x, 0));
+    return kx_select(L, kx_bin(L, KX_GT, x, k(L, x, 0)), k(L, x, 1), rest);
+}
+/* x > 0 ? x + log(1 + exp(-x)) : log(1 + exp(x)), without overflow for large x. */
+static kn_kx *u_softplus(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    kn_kx *pos = kx_bin(
+        L, KX_ADD, x,
+        kx_un(L, KX_LOG, kx_bin(L, KX_ADD, k(L, x, 1), kx_un(L, KX_EXP, kx_un(L, KX_NEG, x)))));
+    kn_kx *neg = kx_un(L, KX_LOG, kx_bin(L, KX_ADD, k(L, x, 1), kx_un(L, KX_EXP, x)));
+    return kx_select(L, kx_bin(L, KX_GT, x, k(L, x, 0)), pos, neg);
+}
+static kn_kx *u_softsign(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    return kx_bin(L, KX_DIV, x, kx_bin(L, KX_ADD, k(L, x, 1), kx_un(L, KX_ABS, x)));
+}
+static kn_kx *u_thresholdedrelu(kn_lower *L, kn_kx *x, const double *p) {
+    return kx_select(L, kx_bin(L, KX_GT, x, k(L, x, p[0])), x, k(L, x, 0));
+}
+static kn_kx *u_abs(kn_lower *L, kn_kx *x, const double *p) {
+    (void)p;
+    return is_unsigned_t(x->dtype) ? x : kx_un(L, KX_ABS, x);
+}
+
+typedef struct un_def {
+    kn_op op;
+    kn_kx_op kx;         /* the kernel-IR operator, or KX_OP_COUNT: build */
+    un_build build;      /* or NULL */
+    bool exact_int;      /* integer inputs computed as integers; else in f64 */
+    const char *attr[3]; /* attribute names read into p[0..3), NULL-terminated */
+    double def[3];       /* their defaults (ir/ops/unary.c's) */
+} un_def;
+
+#define M(id, kx)                                                                                  \
+    {                                                                                              \
+        KN_OP_##id, KX_##kx, NULL, false, {0}, {                                                   \
+            0                                                                                      \
+        }                                                                                          \
+    }
+#define B(id, fn, exact, ...)                                                                      \
+    { KN_OP_##id, KX_OP_COUNT, fn, exact, __VA_ARGS__ }
+static const un_def un_defs[] = {
+    B(ABS, u_abs, true, {0}, {0}),
+    M(ACOS, ACOS),
+    M(ACOSH, ACOSH),
+    M(ASIN, ASIN),
+    M(ASINH, ASINH),
+    M(ATAN, ATAN),
+    M(ATANH, ATANH),
+    M(CEIL, CEIL),
+    B(CELU, u_celu, false, {"alpha"}, {1.0}),
+    M(COS, COS),
+    M(COSH, COSH),
+    B(ELU, u_elu, false, {"alpha"}, {1.0}),
+    M(ERF, ERF),
+    M(EXP, EXP),
+    M(FLOOR, FLOOR),
+    B(HARDSIGMOID, u_hardsigmoid, false, {"alpha", "beta"}, {0.2f, 0.5f}),
+    B(HARDSWISH, u_hardswish, false, {0}, {0}),
+    B(ISINF, u_isinf, false, {"detect_negative", "detect_positive"}, {1, 1}),
+    M(ISNAN, ISNAN),
+    B(LEAKYRELU, u_leakyrelu, false, {"alpha"}, {0.01f}),
+    M(LOG, LOG),
+    {KN_OP_NEG, KX_NEG, NULL, true, {0}, {0}},
+    {KN_OP_NOT, KX_NOT, NULL, true, {0}, {0}},
+    B(RECIPROCAL, u_reciprocal, false, {0}, {0}),
+    B(RELU, u_relu, true, {0}, {0}),
+    M(ROUND, ROUND),
+    B(SELU, u_selu, false, {"alpha", "gamma"},
+      {1.67326319217681884765625, 1.05070102214813232421875}),
+    B(SHRINK, u_shrink, false, {"lambd", "bias"}, {0.5f, 0.0}),
+    B(SIGMOID, u_sigmoid, false, {0}, {0}),
+    B(SIGN, u_sign, true, {0}, {0}),
+    M(SIN, SIN),
+    M(SINH, SINH),
+    B(SOFTPLUS, u_softplus, false, {0}, {0}),
+    B(SOFTSIGN, u_softsign, false, {0}, {0}),
+    M(SQRT, SQRT),
+    M(TAN, TAN),
+    M(TANH, TANH),
+    B(THRESHOLDEDRELU, u_thresholdedrelu, false, {"alpha"}, {1.0}),
+};
+#undef M
+#undef B
 
 static kn_status lower_unary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                              kn_kbuf *const *out) {
+    const un_def *d = NULL;
+    for (size_t r = 0; r < sizeof un_defs / sizeof *un_defs; r++)
+        if (un_defs[r].op == n->op) d = &un_defs[r];
+    KN_ASSERT(d);
+    double p[3];
+    for (int j = 0; j < 3; j++)
+        p[j] = d->attr[j] ? attr_num(kl_ctx(L), n, d->attr[j], d->def[j]) : 0;
+    if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
     kn_kx *x = load_b(L, in[0], out[0], v);
-    kl_store(L, out[0], i, kx_un(L, unary_op(n->op), x));
+    if (kn_dtype_get(in[0]->dtype)->is_int && !d->exact_int) x = kx_cast(L, KN_F64, x);
+    kl_store(L, out[0], i, d->build ? d->build(L, x, p) : kx_un(L, d->kx, x));
     kl_end_n(L, out[0]->rank);
     return KN_OK;
 }
 
-static kn_kx_op binary_op(kn_op op) {
-    switch (op) {
-    case KN_OP_ADD: return KX_ADD;
-    case KN_OP_SUB: return KX_SUB;
-    case KN_OP_MUL: return KX_MUL;
-    case KN_OP_DIV: return KX_DIV;
-    case KN_OP_AND: return KX_LAND;
-    case KN_OP_OR: return KX_LOR;
-    case KN_OP_XOR: return KX_NE;
-    case KN_OP_EQUAL: return KX_EQ;
-    case KN_OP_GREATER: return KX_GT;
-    case KN_OP_GREATEROREQUAL: return KX_GE;
-    case KN_OP_LESS: return KX_LT;
-    case KN_OP_LESSOREQUAL: return KX_LE;
-    default: return KX_OP_COUNT;
-    }
+/* ---- Cast, CastLike ---- */
+
+/* x (f32) truncated to bfloat16 precision, exactly representable in bfloat16 so the
+ * rounding store keeps it: the ONNX 1.12 reference drops the low 16 bits. Computed
+ * in f64 as trunc(|x| / u) * u, u the bfloat16 ulp at |x|: 2^(e-7) for 2^e <= |x| <
+ * 2^(e+1), with 2^e from log corrected by one step either way, and e >= -126
+ * (subnormals). Checked bit-exact against truncation on millions of random floats. */
+static kn_kx *bf16_trunc(kn_lower *L, kn_kx *x) {
+    kn_kx *a = tmp(L, kx_cast(L, KN_F64, kx_un(L, KX_ABS, x)));
+    kn_kx *e = kx_un(L, KX_FLOOR, kx_bin(L, KX_MUL, kx_un(L, KX_LOG, a), k(L, a, 1 / log(2.0))));
+    kn_kx *pw = tmp(L, kx_bin(L, KX_POW, k(L, a, 2), e));
+    pw = tmp(L, kx_select(L, kx_bin(L, KX_GT, pw, a), kx_bin(L, KX_MUL, pw, k(L, a, 0.5)), pw));
+    kn_kx *up = kx_bin(L, KX_LE, kx_bin(L, KX_MUL, pw, k(L, a, 2)), a);
+    pw = kx_select(L, up, kx_bin(L, KX_MUL, pw, k(L, a, 2)), pw);
+    pw = tmp(L, kx_bin(L, KX_MAX, pw, k(L, a, 0x1p-126))); /* subnormals: ulp 2^-133 */
+    kn_kx *u = kx_bin(L, KX_MUL, pw, k(L, a, 0x1p-7));
+    kn_kx *t = tmp(L, kx_bin(L, KX_MUL, kx_un(L, KX_TRUNC, kx_bin(L, KX_DIV, a, u)), u));
+    kn_kx *sgn = kx_select(L, kx_bin(L, KX_LT, x, k(L, x, 0)), kx_un(L, KX_NEG, t), t);
+    /* zero, inf, NaN: unchanged */
+    kn_kx *plain = kx_bin(L, KX_LOR, kx_bin(L, KX_EQ, a, k(L, a, 0)),
+                          kx_bin(L, KX_LOR, kx_un(L, KX_ISINF, a), kx_un(L, KX_ISNAN, a)));
+    return kx_select(L, plain, kx_cast(L, KN_F64, x), sgn);
 }
 
-static kn_status lower_binary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
-                              kn_kbuf *const *out) {
+/* x (of dtype `from`, loaded) converted to `to` as ir/ops/unary.c's convert: float to
+ * integer goes through int64 (then wraps, as the interpreter's stores), float to
+ * bfloat16 truncates. */
+static kn_kx *convert(kn_lower *L, kn_kx *x, kn_dtype from, kn_dtype to) {
+    const kn_dtype_info *ti = kn_dtype_get(to);
+    if (from == KN_F32 && to == KN_BF16) return bf16_trunc(L, x);
+    if (is_float_t(from) && ti->is_int) {
+        x = tmp(L, x);
+        kn_kx *via = kx_cast(L, to, kx_cast(L, KN_I64, x));
+        if (to != KN_U64) return via;
+        return kx_select(L, kx_bin(L, KX_LT, x, k(L, x, 0x1p63)), via, kx_cast(L, KN_U64, x));
+    }
+    return kx_cast(L, to, x);
+}
+
+static kn_status lower_cast(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                            kn_kbuf *const *out) {
+    (void)n;
+    if (in[0]->dtype == out[0]->dtype) {
+        kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
+        return KN_OK;
+    }
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
-    kn_kx *a = load_b(L, in[0], out[0], v), *b = load_b(L, in[1], out[0], v);
-    if (n->op == KN_OP_XOR || n->op == KN_OP_AND || n->op == KN_OP_OR) {
-        a = kx_cast(L, KN_BOOL, a);
-        b = kx_cast(L, KN_BOOL, b);
-    }
-    kl_store(L, out[0], i, kx_bin(L, binary_op(n->op), a, b));
+    kl_store(L, out[0], i, convert(L, load_b(L, in[0], out[0], v), in[0]->dtype, out[0]->dtype));
     kl_end_n(L, out[0]->rank);
     return KN_OK;
 }
 
-static kn_status lower_relu(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+/* ---- Clip, Identity, Dropout ---- */
+
+/* Opset < 11: float attributes min/max; opset >= 11: optional scalar inputs 1 and 2
+ * (read at run time). An absent bound is not compared; NaN passes through. */
+static kn_status lower_clip(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_dtype ct = kx_compute_dtype(out[0]->dtype);
+    kn_kx *lo = NULL, *hi = NULL;
+    if (n->opset < 11) {
+        double fl = attr_num(cx, n, "min", -INFINITY), fh = attr_num(cx, n, "max", INFINITY);
+        if (kn_failed(cx)) return cx->status;
+        if (!isinf(fl) || fl > 0) lo = kx_const(L, ct, fl);
+        if (!isinf(fh) || fh < 0) hi = kx_const(L, ct, fh);
+    } else {
+        if (n->nin > 1 && in[1] && in[1]->numel > 0) lo = kx_load(L, in[1], kx_int(L, 0));
+        if (n->nin > 2 && in[2] && in[2]->numel > 0) hi = kx_load(L, in[2], kx_int(L, 0));
+    }
+    int v[KN_MAX_RANK];
+    kn_kx *i = open_loops(L, out[0], v);
+    kn_kx *x = load_b(L, in[0], out[0], v);
+    if (lo) x = tmp(L, kx_select(L, kx_bin(L, KX_LT, x, lo), lo, x));
+    if (hi) x = kx_select(L, kx_bin(L, KX_GT, x, hi), hi, x);
+    kl_store(L, out[0], i, x);
+    kl_end_n(L, out[0]->rank);
+    return KN_OK;
+}
+
+static kn_status lower_identity(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                kn_kbuf *const *out) {
+    (void)n;
+    kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
+    return KN_OK;
+}
+
+/* Inference mode: output = input, mask all true. Training mode (opset >= 12 input 2)
+ * with a ratio above 0 drops at random, which compiled code does not do: the mode
+ * must be a constant false, or the ratio a constant 0 (opset >= 12 input 1). */
+static kn_status lower_dropout(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                               kn_kbuf *const *out) {
+    if (n->opset >= 12 && n->nin > 2 && in[2]) {
+        const kn_tensor *tr = kl_const(L, n, 2),
+                        *r = n->nin > 1 && in[1] ? kl_const(L, n, 1) : NULL;
+        bool zero = r && kn_load_f64(r->data, r->type.dtype, 0) == 0;
+        if (!zero && !tr)
+            return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
+                           "training_mode is a run-time input and the ratio is not a constant 0: "
+                           "training-mode Dropout is random, code generation supports inference "
+                           "mode only (bake them in with --bind)");
+        if (!zero && kn_load_i64(tr->data, tr->type.dtype, 0) != 0)
+            return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
+                           "training-mode Dropout with a ratio above 0 is random: code generation "
+                           "supports inference mode only");
+    }
+    if (out[0]) kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
+    if (n->nout > 1 && out[1]) {
+        int v[KN_MAX_RANK];
+        kn_kx *i = open_loops(L, out[1], v);
+        kl_store(L, out[1], i, kx_const(L, out[1]->dtype, 1));
+        kl_end_n(L, out[1]->rank);
+    }
+    return KN_OK;
+}
+
+/* ---- binary and variadic ops ---- */
+
+/* Builds a op b (a in the arithmetic dtype of the op, b as loaded). */
+typedef kn_kx *(*bin_build)(kn_lower *L, kn_kx *a, kn_kx *b);
+
+/* Mod, fmod=0: the result takes the divisor's sign (Python, numpy.mod). Integer
+ * x % 0 and x % -1 are 0 (the emitter's remainder helper). */
+static kn_kx *b_mod(kn_lower *L, kn_kx *a, kn_kx *b) {
+    bool fl = is_float_t(a->dtype);
+    kn_kx *r = tmp(L, kx_bin(L, fl ? KX_FMOD : KX_MOD, a, b));
+    if (is_unsigned_t(a->dtype)) return r;
+    kn_kx *z = k(L, r, 0);
+    kn_kx *fix = kx_bin(L, KX_LAND, kx_bin(L, KX_NE, r, z),
+                        kx_bin(L, KX_NE, kx_bin(L, KX_LT, r, z), kx_bin(L, KX_LT, b, z)));
+    return kx_select(L, fix, kx_bin(L, KX_ADD, r, b), r);
+}
+/* Mod, fmod=1: the dividend's sign (C fmod and %). */
+static kn_kx *b_fmod(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, is_float_t(a->dtype) ? KX_FMOD : KX_MOD, a, b);
+}
+
+/* Pow. A float base: pow in its dtype; an integer base with a float exponent: pow in
+ * f64; integers: exact powers by repeated squaring in u64 (wrapping), and for signed
+ * negative exponents 1, +-1 or 0 as integer division gives. */
+static kn_kx *b_pow(kn_lower *L, kn_kx *a, kn_kx *b) {
+    kn_dtype at = a->dtype;
+    if (is_float_t(at)) return kx_bin(L, KX_POW, a, kx_cast(L, at, b));
+    if (is_float_t(b->dtype))
+        return kx_bin(L, KX_POW, kx_cast(L, KN_F64, a), kx_cast(L, KN_F64, b));
+    bool sg = !is_unsigned_t(at);
+    a = tmp(L, a);
+    int e = kl_decl(L, sg ? KN_I64 : KN_U64, b);
+    int r = kl_decl(L, KN_U64, kx_const(L, KN_U64, 1));
+    int m = kl_decl(L, KN_U64, a);
+    kn_kx *ev = kx_var(L, e);
+    kl_while(L, sg ? kx_bin(L, KX_GT, ev, k(L, ev, 0)) : kx_bin(L, KX_NE, ev, k(L, ev, 0)));
+    kl_if(L, kx_bin(L, KX_NE, kx_bin(L, KX_AND, ev, k(L, ev, 1)), k(L, ev, 0)));
+    kl_set(L, r, kx_bin(L, KX_MUL, kx_var(L, r), kx_var(L, m)));
+    kl_end(L);
+    kl_set(L, m, kx_bin(L, KX_MUL, kx_var(L, m), kx_var(L, m)));
+    kl_set(L, e, kx_bin(L, KX_SHR, ev, k(L, ev, 1)));
+    kl_end(L);
+    kn_kx *pos = kx_cast(L, at, kx_var(L, r));
+    if (!sg) return pos;
+    /* e is still the (negative) exponent when it is below 0 */
+    kn_kx *odd = kx_bin(L, KX_NE, kx_bin(L, KX_AND, ev, k(L, ev, 1)), k(L, ev, 0));
+    kn_kx *neg = kx_select(L, kx_bin(L, KX_EQ, a, k(L, a, 1)), k(L, a, 1),
+                           kx_select(L, kx_bin(L, KX_EQ, a, k(L, a, -1)),
+                                     kx_select(L, odd, k(L, a, -1), k(L, a, 1)), k(L, a, 0)));
+    return kx_select(L, kx_bin(L, KX_LT, ev, k(L, ev, 0)), neg, pos);
+}
+
+/* PRelu: b is the slope; unsigned inputs are never negative. */
+static kn_kx *b_prelu(kn_lower *L, kn_kx *a, kn_kx *b) {
+    if (is_unsigned_t(a->dtype)) return a;
+    return kx_select(L, kx_bin(L, KX_LT, a, k(L, a, 0)), kx_bin(L, KX_MUL, a, b), a);
+}
+
+typedef struct bin_def {
+    kn_op op;
+    int variant;     /* Mod: fmod; BitShift: 1 for RIGHT; else 0 */
+    kn_kx_op kx;     /* the kernel-IR operator, or KX_OP_COUNT: build */
+    bin_build build; /* or NULL */
+    bool logic;      /* operands are truth values (And, Or, Xor) */
+} bin_def;
+
+#define O(id, kx)                                                                                  \
+    { KN_OP_##id, 0, KX_##kx, NULL, false }
+static const bin_def bin_defs[] = {
+    O(ADD, ADD),
+    O(SUB, SUB),
+    O(MUL, MUL),
+    O(DIV, DIV), /* integers: truncating, x / 0 = 0 (the emitter's helper) */
+    {KN_OP_POW, 0, KX_OP_COUNT, b_pow, false},
+    {KN_OP_MOD, 0, KX_OP_COUNT, b_mod, false},
+    {KN_OP_MOD, 1, KX_OP_COUNT, b_fmod, false},
+    {KN_OP_BITSHIFT, 0, KX_SHL, NULL, false},
+    {KN_OP_BITSHIFT, 1, KX_SHR, NULL, false},
+    O(MAX, MAX), /* NaN-propagating, as the interpreter's */
+    O(MIN, MIN),
+    O(SUM, ADD),
+    O(MEAN, ADD), /* then divided by the input count */
+    {KN_OP_PRELU, 0, KX_OP_COUNT, b_prelu, false},
+    {KN_OP_AND, 0, KX_LAND, NULL, true},
+    {KN_OP_OR, 0, KX_LOR, NULL, true},
+    {KN_OP_XOR, 0, KX_NE, NULL, true},
+    O(EQUAL, EQ),
+    O(GREATER, GT),
+    O(GREATEROREQUAL, GE),
+    O(LESS, LT),
+    O(LESSOREQUAL, LE),
+};
+#undef O
+
+/* The row for n, after reading the attribute that picks its variant (infer has
+ * checked it). */
+static const bin_def *bin_find(kn_ctx *cx, const kn_node *n) {
+    int variant = 0;
+    if (n->op == KN_OP_MOD) variant = kn_attr_int(cx, n, "fmod", 0) != 0;
+    if (n->op == KN_OP_BITSHIFT) {
+        const char *dir = kn_attr_str(cx, n, "direction", "");
+        variant = dir && !strcmp(dir, "RIGHT");
+    }
+    for (size_t r = 0; r < sizeof bin_defs / sizeof *bin_defs; r++)
+        if (bin_defs[r].op == n->op && bin_defs[r].variant == variant) return &bin_defs[r];
+    KN_ASSERT(!"op registered without a bin_defs row");
+    return NULL;
+}
+
+/* *v = b as it broadcasts against a (only its shape is used): b itself, or for the
+ * opset <= 6 forms b with 1-dims added so that it starts at the legacy axis of a. */
+static kn_status legacy_view(kn_lower *L, const kn_node *n, const kn_kbuf *a, const kn_kbuf *b,
+                             kn_kbuf *v) {
+    kn_ctx *cx = kl_ctx(L);
+    *v = *b;
+    bool legacy = false;
+    int64_t axis = 0;
+    if (n->opset < 7 && n->op == KN_OP_PRELU) {
+        legacy = b->rank == 1 && b->dims[0] != 1 && a->rank >= 2 && a->dims[1] == b->dims[0];
+        axis = 1;
+    } else if (n->opset < 7 && kn_attr_int(cx, n, "broadcast", 0) == 1 && kn_node_attr(n, "axis")) {
+        legacy = true;
+        axis = kn_attr_int(cx, n, "axis", 0);
+    }
+    if (kn_failed(cx)) return cx->status;
+    if (!legacy) return KN_OK;
+    if (axis < 0) axis += a->rank;
+    if (axis < 0 || axis + b->rank > a->rank)
+        return kn_diag(cx, n, KN_EINVAL, "legacy broadcast axis %lld does not fit rank %d in %d",
+                       (long long)axis, b->rank, a->rank);
+    v->rank = a->rank;
+    for (int d = 0; d < a->rank; d++) {
+        int j = d - (int)axis;
+        v->dims[d] = j >= 0 && j < b->rank ? b->dims[j] : 1;
+    }
+    return KN_OK;
+}
+
+/* Folds the row's operator over the inputs at each output element. The arithmetic
+ * dtype is input 0's compute dtype (Pow's exponent keeps its own). */
+static kn_status lower_binary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                              kn_kbuf *const *out) {
+    const bin_def *d = bin_find(kl_ctx(L), n);
+    if (!d) return kl_ctx(L)->status;
+    kn_kbuf view1;
+    if (n->nin == 2 && legacy_view(L, n, in[0], in[1], &view1)) return kl_ctx(L)->status;
+    int v[KN_MAX_RANK];
+    kn_kx *i = open_loops(L, out[0], v);
+    kn_kx *acc = load_b(L, in[0], out[0], v);
+    if (d->logic) acc = kx_cast(L, KN_BOOL, acc);
+    for (int j = 1; j < n->nin; j++) {
+        kn_kx *b = load_view(L, in[j], n->nin == 2 ? &view1 : in[j], out[0], v);
+        if (d->logic) b = kx_cast(L, KN_BOOL, b);
+        acc = d->build ? d->build(L, acc, b) : kx_bin(L, d->kx, acc, b);
+        if (j + 1 < n->nin) acc = tmp(L, acc);
+    }
+    if (n->op == KN_OP_MEAN) acc = kx_bin(L, KX_DIV, acc, k(L, acc, n->nin));
+    kl_store(L, out[0], i, acc);
+    kl_end_n(L, out[0]->rank);
+    return KN_OK;
+}
+
+static kn_status lower_where(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                             kn_kbuf *const *out) {
     (void)n;
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
-    kn_kx *x = load_b(L, in[0], out[0], v);
-    kl_store(L, out[0], i, kx_bin(L, KX_MAX, x, kx_const(L, x->dtype, 0)));
+    kn_kx *c = kx_cast(L, KN_BOOL, load_b(L, in[0], out[0], v));
+    kl_store(L, out[0], i,
+             kx_select(L, c, load_b(L, in[1], out[0], v), load_b(L, in[2], out[0], v)));
     kl_end_n(L, out[0]->rank);
     return KN_OK;
 }
 
+#define U(id)                                                                                      \
+    { KN_OP_##id, lower_unary }
+#define BIN(id)                                                                                    \
+    { KN_OP_##id, lower_binary }
 const kn_oplower kn_lower_elementwise[] = {
-    {KN_OP_ABS, lower_unary},
-    {KN_OP_ACOS, lower_unary},
-    {KN_OP_ACOSH, lower_unary},
-    {KN_OP_ASIN, lower_unary},
-    {KN_OP_ASINH, lower_unary},
-    {KN_OP_ATAN, lower_unary},
-    {KN_OP_ATANH, lower_unary},
-    {KN_OP_CEIL, lower_unary},
-    {KN_OP_COS, lower_unary},
-    {KN_OP_COSH, lower_unary},
-    {KN_OP_ERF, lower_unary},
-    {KN_OP_EXP, lower_unary},
-    {KN_OP_FLOOR, lower_unary},
-    {KN_OP_LOG, lower_unary},
-    {KN_OP_NEG, lower_unary},
-    {KN_OP_NOT, lower_unary},
-    {KN_OP_ROUND, lower_unary},
-    {KN_OP_SIN, lower_unary},
-    {KN_OP_SINH, lower_unary},
-    {KN_OP_SQRT, lower_unary},
-    {KN_OP_TAN, lower_unary},
-    {KN_OP_TANH, lower_unary},
-    {KN_OP_RELU, lower_relu},
-    {KN_OP_ADD, lower_binary},
-    {KN_OP_SUB, lower_binary},
-    {KN_OP_MUL, lower_binary},
-    {KN_OP_DIV, lower_binary},
-    {KN_OP_AND, lower_binary},
-    {KN_OP_OR, lower_binary},
-    {KN_OP_XOR, lower_binary},
-    {KN_OP_EQUAL, lower_binary},
-    {KN_OP_GREATER, lower_binary},
-    {KN_OP_GREATEROREQUAL, lower_binary},
-    {KN_OP_LESS, lower_binary},
-    {KN_OP_LESSOREQUAL, lower_binary},
+    U(ABS),
+    U(ACOS),
+    U(ACOSH),
+    U(ASIN),
+    U(ASINH),
+    U(ATAN),
+    U(ATANH),
+    U(CEIL),
+    U(CELU),
+    U(COS),
+    U(COSH),
+    U(ELU),
+    U(ERF),
+    U(EXP),
+    U(FLOOR),
+    U(HARDSIGMOID),
+    U(HARDSWISH),
+    U(ISINF),
+    U(ISNAN),
+    U(LEAKYRELU),
+    U(LOG),
+    U(NEG),
+    U(NOT),
+    U(RECIPROCAL),
+    U(RELU),
+    U(ROUND),
+    U(SELU),
+    U(SHRINK),
+    U(SIGMOID),
+    U(SIGN),
+    U(SIN),
+    U(SINH),
+    U(SOFTPLUS),
+    U(SOFTSIGN),
+    U(SQRT),
+    U(TAN),
+    U(TANH),
+    U(THRESHOLDEDRELU),
+    {KN_OP_CAST, lower_cast},
+    {KN_OP_CASTLIKE, lower_cast},
+    {KN_OP_CLIP, lower_clip},
+    {KN_OP_IDENTITY, lower_identity},
+    {KN_OP_DROPOUT, lower_dropout},
+    BIN(ADD),
+    BIN(AND),
+    BIN(BITSHIFT),
+    BIN(DIV),
+    BIN(EQUAL),
+    BIN(GREATER),
+    BIN(GREATEROREQUAL),
+    BIN(LESS),
+    BIN(LESSOREQUAL),
+    BIN(MAX),
+    BIN(MEAN),
+    BIN(MIN),
+    BIN(MOD),
+    BIN(MUL),
+    BIN(OR),
+    BIN(POW),
+    BIN(PRELU),
+    BIN(SUB),
+    BIN(SUM),
+    BIN(XOR),
+    {KN_OP_WHERE, lower_where},
     {KN_OP_COUNT, 0},
 };
+#undef U
+#undef BIN
