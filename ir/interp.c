@@ -81,7 +81,9 @@ static kn_status run_graph(kn_exec *ex, const kn_graph *g, kn_tensor *const *inp
         /* omitted trailing optional inputs read as NULL, as ir/ops.h promises */
         for (int k = n->nin; k < kn_op_desc(n->op)->max_in && k < 256; k++) inb[k] = NULL;
         for (int k = 0; k < n->nin; k++) {
-            inb[k] = n->in[k] ? ex->env[n->in[k]->id] : NULL;
+            /* an outer constant seen from a subgraph folded on its own has no env entry */
+            inb[k] = n->in[k] ? ex->env[n->in[k]->id] ? ex->env[n->in[k]->id] : n->in[k]->constant
+                              : NULL;
             if (n->in[k] && !inb[k])
                 return kn_diag(cx, n, KN_EINVAL, "input '%s' has no value", n->in[k]->name);
         }

@@ -17,7 +17,7 @@
 
 static bool foldable(const kn_node *n) {
     const kn_opdesc *d = kn_op_desc(n->op);
-    if (d->flags & (OPF_RANDOM | OPF_SUBGRAPH)) return false;
+    if (d->flags & OPF_RANDOM) return false;
     for (int k = 0; k < n->nin; k++) {
         const kn_value *v = n->in[k];
         if (v && !v->constant && !((d->flags & OPF_SHAPE_ONLY) && kn_type_static(&v->type)))
@@ -103,7 +103,21 @@ static kn_status fold_graph(kn_ctx *cx, kn_graph *g) {
             g->nodes[kept++] = n;
             continue;
         }
-        if ((st = kn_interp_node(cx, n, g->arena, in, out))) break;
+        if (kn_op_desc(n->op)->flags & OPF_SUBGRAPH) {
+            /* a body may read outer values that are not constants: then leave the node */
+            kn_ctx sub;
+            kn_ctx_init(&sub, cx->file);
+            if (kn_interp_node(&sub, n, g->arena, in, out)) {
+                if (fold_subgraphs(cx, n)) {
+                    st = cx->status;
+                    break;
+                }
+                g->nodes[kept++] = n;
+                continue;
+            }
+        } else if ((st = kn_interp_node(cx, n, g->arena, in, out))) {
+            break;
+        }
         for (int j = 0; j < n->nout; j++) {
             if (!n->out[j]) continue;
             n->out[j]->constant = out[j];

@@ -160,10 +160,12 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
     /* the shapes as given, then static inference: a node with a non-static output
      * takes its shape from the values of its integer inputs (shapes, indices, counts),
      * or with all_inputs from any of its inputs (Range's float bounds) */
-    for (int i = 0; i < g->nin; i++)
-        if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
     kn_ctx scratch;
     kn_ctx_init(&scratch, cx->file);
+    for (int i = 0; i < g->nin; i++) /* inputs that contradict the model: the run reports it */
+        if (kn_interp_check_input(&scratch, g->inputs[i], in[i])) return 0;
+    for (int i = 0; i < g->nin; i++)
+        if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
     kn_pass_shape(&scratch, g);
     int n = kn_graph_value_count(g), count = 0;
     unsigned char *seen = calloc((size_t)n + 1, 1);

@@ -49,6 +49,16 @@ static const char *ctype(kn_dtype t) {
     }
 }
 
+/* The unsigned type of the same width (unsigned types map to themselves). */
+static const char *unsigned_of(kn_dtype t) {
+    switch (kn_dtype_get(t)->size) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    default: return "uint64_t";
+    }
+}
+
 static bool is_float(kn_dtype t) {
     return t == KN_F32 || t == KN_F64;
 }
@@ -147,6 +157,21 @@ static bool narrow(kn_dtype t) {
 
 static void expr(emitter *E, const kn_kx *x);
 
+static bool has_load(const kn_kx *x) {
+    if (!x) return false;
+    if (x->op == KX_LOAD) return true;
+    return has_load(x->a[0]) || has_load(x->a[1]) || has_load(x->a[2]);
+}
+
+/* Signed overflow is undefined in C. Arithmetic on loaded i32/i64 data is printed
+ * through the unsigned type (conversion back is the two's-complement wrap gcc and
+ * clang define); index arithmetic, which cannot overflow, stays plain. */
+static bool wraps(const kn_kx *x) {
+    if (x->dtype != KN_I32 && x->dtype != KN_I64) return false;
+    if (x->op != KX_ADD && x->op != KX_SUB && x->op != KX_MUL && x->op != KX_NEG) return false;
+    return has_load(x->a[0]) || has_load(x->a[1]);
+}
+
 enum { F_MIN = 1, F_MAX = 2, F_ABS = 4, F_DIV = 8, F_REM = 16, F_SHL = 32, F_SHR = 64 };
 
 static void helper_call(emitter *E, const char *fn, const kn_kx *x, unsigned bit) {
@@ -204,6 +229,13 @@ static void expr(emitter *E, const kn_kx *x) {
         fputc(')', f);
         return;
     case KX_NEG:
+        if (wraps(x)) {
+            fprintf(f, "((%s)(0u - (%s)", ctype(t), t == KN_I64 ? "uint64_t" : "uint32_t");
+            expr(E, x->a[0]);
+            fprintf(f, "))");
+            return;
+        }
+        /* fall through */
     case KX_BNOT:
     case KX_NOT:
         fprintf(f, narrow(t) && x->op != KX_NOT ? "((%s)(%s" : "(%.0s%s", ctype(t),
@@ -266,6 +298,15 @@ static void expr(emitter *E, const kn_kx *x) {
     }
     const char *sym = bin_sym(x->op);
     KN_ASSERT(sym);
+    if (wraps(x)) { /* data arithmetic on i32/i64 wraps, as the interpreter does */
+        const char *u = t == KN_I64 ? "uint64_t" : "uint32_t";
+        fprintf(f, "((%s)((%s)", ctype(t), u);
+        expr(E, x->a[0]);
+        fprintf(f, " %s (%s)", sym, u);
+        expr(E, x->a[1]);
+        fprintf(f, "))");
+        return;
+    }
     bool wrap = narrow(t) && !(x->op >= KX_LT && x->op <= KX_LOR);
     if (wrap) fprintf(f, "((%s)", ctype(t));
     fputc('(', f);
@@ -432,10 +473,10 @@ static void emit_helpers(emitter *E, FILE *f) {
                 fprintf(f, "static %s kn_max_%s(%s a, %s b) { return a > b ? a : b; }\n", c, n, c,
                         c);
             if (m & F_ABS)
-                fprintf(
-                    f,
-                    "static %s kn_abs_%s(%s a, %s b) { (void)b; return (%s)(a < 0 ? -a : a); }\n",
-                    c, n, c, c, c);
+                fprintf(f,
+                        "static %s kn_abs_%s(%s a, %s b) { (void)b; return (%s)(a < 0 ? 0u - (%s)a "
+                        ": (%s)a); }\n",
+                        c, n, c, c, c, unsigned_of((kn_dtype)t), unsigned_of((kn_dtype)t));
         }
         /* no undefined behaviour: x/0 = 0, x%0 = 0, MIN/-1 wraps */
         const char *u = ctype(t == KN_I64 ? KN_U64 : t == KN_I32 ? KN_U32 : (kn_dtype)t);
