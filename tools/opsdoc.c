@@ -78,12 +78,13 @@ void opsdoc_write(const opsdoc *d, FILE *f, const char *backend) {
         "| op | domain | interp | tests | opsets | input types |\n"
         "| --- | --- | --- | --- | --- | --- |\n",
         backend, KN_ONNX_MAX_OPSET);
-    int impl = 0;
+    int impl = 0, lowered = 0;
     for (int op = 0; op < KN_OP_COUNT; op++) {
         const kn_opdesc *o = kn_op_desc((kn_op)op);
         impl += o->eval != NULL;
-        fprintf(f, "| %s | %s | %s | ", o->name, o->domain[0] ? o->domain : "ai.onnx",
-                o->eval ? "yes" : "no");
+        lowered += o->lower != NULL;
+        fprintf(f, "| %s | %s | %s | %s | ", o->name, o->domain[0] ? o->domain : "ai.onnx",
+                o->eval ? "yes" : "no", o->lower ? "yes" : "no");
         if (d->tests[op])
             fprintf(f, "%d/%d", d->passed[op], d->tests[op]);
         else
@@ -103,6 +104,8 @@ void opsdoc_write(const opsdoc *d, FILE *f, const char *backend) {
             }
         fprintf(f, " |\n");
     }
-    fprintf(f, "\n%d of %d operators in the op table are implemented by the interpreter.\n", impl,
-            KN_OP_COUNT);
+    fprintf(f,
+            "\n%d of %d operators in the op table are implemented by the interpreter, %d lowered "
+            "for code generation.\n",
+            impl, KN_OP_COUNT, lowered);
 }
