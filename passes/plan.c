@@ -8,7 +8,8 @@
  *    first, at the lowest 64-byte aligned offset that overlaps no buffer whose
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
  *    by-size planner does). The arena size is the highest end; the lower bound is
- *    the largest total of bytes live in any one kernel. */
+ *    the largest total of bytes live in any one kernel, each buffer counted with its
+ *    size rounded up to the 64-byte alignment every placement must respect. */
 #include "ir/kir.h"
 #include "passes/pass.h"
 
@@ -17,6 +18,11 @@
 
 static size_t buf_bytes(const kn_kbuf *b) {
     return (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+}
+
+/* Every buffer starts on a KN_ARENA_ALIGN boundary, so it occupies its size rounded up. */
+static size_t aligned(size_t n) {
+    return (n + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
 }
 
 static bool planned(const kn_kbuf *b) {
@@ -102,7 +108,7 @@ kn_status kn_plan_memory(kn_ctx *cx, kn_kprog *p) {
     for (int k = 0; k < p->nkernels; k++) {
         size_t live = 0;
         for (int i = 0; i < n; i++)
-            if (v[i]->first <= k && k <= v[i]->last) live += buf_bytes(v[i]);
+            if (v[i]->first <= k && k <= v[i]->last) live += aligned(buf_bytes(v[i]));
         if (live > bound) bound = live;
     }
     free(v);
