@@ -8,12 +8,16 @@ SRC=$2
 DIR=$SRC/tests/golden
 pass=0
 fail=0
-while IFS='|' read -r name model opts; do
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+while IFS='|' read -r name cmd model opts; do
   name=$(echo "$name" | tr -d ' ')
   case "$name" in '' | \#*) continue ;; esac
+  cmd=$(echo "$cmd" | tr -d ' ')
   model=$(echo "$model" | tr -d ' ')
+  [ "$cmd" = compile ] && opts="$opts -o $T/out"
   # shellcheck disable=SC2086
-  out=$(cd "$SRC" && "$KILN" inspect "$model" $opts 2>&1)
+  out=$(cd "$SRC" && "$KILN" $cmd "$model" $opts 2>&1 | sed "s|$T|TMP|g")
   if [ "$3" = "--update" ]; then
     printf '%s\n' "$out" >"$DIR/$name.txt"
     echo "updated $name.txt"
