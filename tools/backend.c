@@ -68,8 +68,16 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
     char src[4096], err[4096];
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
     snprintf(err, sizeof err, "%s/cc.log", dir);
-    char *argv[] = {(char *)cc, "-std=c99", "-O1", "-Wall",    "-Wextra", "-Wpedantic", "-Werror",
-                    "-fPIC",    "-shared",  "-o",  (char *)so, src,       "-lm",        NULL};
+    char *argv[64] = {(char *)cc, "-std=c99", "-O1", "-Wall",    "-Wextra", "-Wpedantic", "-Werror",
+                      "-fPIC",    "-shared",  "-o",  (char *)so, src,       "-lm"};
+    int argc = 13;
+    /* KILN_CFLAGS: extra flags, e.g. -fsanitize=address,undefined in the sanitizer pass */
+    char extra[1024] = "";
+    const char *env = getenv("KILN_CFLAGS");
+    if (env) snprintf(extra, sizeof extra, "%s", env);
+    for (char *tok = strtok(extra, " "); tok && argc < 63; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
     int rc = run_tool(argv, err);
     if (rc == 0) return KN_OK;
     char first[600] = "";
