@@ -6,6 +6,7 @@
  * runs it, and removes the folder (KILN_KEEP_TMP=1 keeps it). */
 #include "tools/backend.h"
 #include "codegen/c/emit_c.h"
+#include "codegen/llvm/llvm.h"
 #include "ir/interp.h"
 #include "ir/kir.h"
 #include "ir/ops.h"
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 bool backend_known(const char *name) {
-    return !strcmp(name, "interp") || !strcmp(name, "c");
+    return !strcmp(name, "interp") || !strcmp(name, "c") || !strcmp(name, "llvm");
 }
 
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, kn_kprog **out) {
@@ -92,13 +93,55 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
                    first[0] ? first : "(no message)");
 }
 
-static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_tensor **out) {
+/* Fixes g's input shapes to in[] and compiles it to a planned program. */
+static kn_status prepare(kn_ctx *cx, kn_graph *g, kn_tensor **in, kn_kprog **p) {
     for (int i = 0; i < g->nin; i++) /* compile for exactly these shapes */
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
+    return backend_compile_c(cx, g, "model", p);
+}
+
+/* Calls a compiled entry point with in[] and fresh outputs in a. */
+static kn_status call_entry(kn_ctx *cx, const kn_kprog *p, kn_entry_fn fn, kn_arena *a,
+                            kn_tensor **in, kn_tensor **out) {
+    kn_status st = KN_OK;
+    const void **ip = kn_arena_array(a, (size_t)p->nin + 1, sizeof *ip);
+    void **op = kn_arena_array(a, (size_t)p->nout + 1, sizeof *op);
+    for (int i = 0; i < p->nin; i++) ip[i] = in[i]->data;
+    for (int i = 0; i < p->nout && !st; i++) {
+        const kn_kbuf *b = p->outputs[i];
+        out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
+        if (!out[i])
+            st = kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+        else
+            op[i] = out[i]->data;
+    }
+    void *arena = NULL;
+    if (!st && p->arena_size) {
+        arena = aligned_alloc(KN_ARENA_ALIGN, p->arena_size);
+        if (!arena) st = kn_diag(cx, NULL, KN_ELIMIT, "cannot allocate the arena");
+    }
+    if (!st && fn(ip, op, NULL, arena) != 0)
+        st = kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
+    free(arena);
+    return st;
+}
+
+static kn_status run_llvm(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_tensor **out) {
     kn_kprog *p;
-    if (backend_compile_c(cx, g, "model", &p)) return cx->status;
+    if (prepare(cx, g, in, &p)) return cx->status;
+    kn_jit *j = NULL;
+    kn_status st = kn_llvm_jit(cx, p, kn_target_find("native"), 2, &j);
+    if (!st) st = call_entry(cx, p, kn_jit_entry(j), a, in, out);
+    kn_jit_destroy(j);
+    kn_kprog_destroy(p);
+    return st;
+}
+
+static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_tensor **out) {
+    kn_kprog *p;
+    if (prepare(cx, g, in, &p)) return cx->status;
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/kiln-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -113,32 +156,12 @@ static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_
     void *lib = NULL;
     if (!st && !(lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
         st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot load the compiled model: %s", dlerror());
-    int (*fn)(const void *const *, void *const *, const void *, void *) = NULL;
+    kn_entry_fn fn = NULL;
     if (!st) {
         *(void **)&fn = dlsym(lib, "model_run_array");
         if (!fn) st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array not found");
     }
-    if (!st) {
-        const void **ip = kn_arena_array(a, (size_t)p->nin + 1, sizeof *ip);
-        void **op = kn_arena_array(a, (size_t)p->nout + 1, sizeof *op);
-        for (int i = 0; i < p->nin; i++) ip[i] = in[i]->data;
-        for (int i = 0; i < p->nout; i++) {
-            const kn_kbuf *b = p->outputs[i];
-            out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
-            if (!out[i])
-                st = kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
-            else
-                op[i] = out[i]->data;
-        }
-        void *arena = NULL;
-        if (!st && p->arena_size) {
-            arena = aligned_alloc(KN_ARENA_ALIGN, p->arena_size);
-            if (!arena) st = kn_diag(cx, NULL, KN_ELIMIT, "cannot allocate the arena");
-        }
-        if (!st && fn(ip, op, NULL, arena) != 0)
-            st = kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
-        free(arena);
-    }
+    if (!st) st = call_entry(cx, p, fn, a, in, out);
     if (lib) dlclose(lib);
     remove_dir(dir);
     kn_kprog_destroy(p);
@@ -148,6 +171,7 @@ static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed) {
     if (!strcmp(backend, "c")) return run_c(cx, g, a, in, out);
+    if (!strcmp(backend, "llvm")) return run_llvm(cx, g, a, in, out);
     return kn_interp_run(cx, g, a, in, out, seed);
 }
 

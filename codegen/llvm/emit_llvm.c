@@ -1,0 +1,605 @@
+/* Kernel IR -> LLVM IR with the LLVM C API.
+ *
+ * Each kernel becomes an internal function taking one pointer per buffer it touches
+ * (the same split as the C emitter); NAME_run computes arena addresses from the
+ * memory plan and calls them. Scalars (loop indices, locals) are allocas in the
+ * entry block, promoted to registers by the optimizer. Semantics follow the C
+ * emitter exactly: integer x/0 = 0 and MIN/-1 wraps (the divisor is made safe before
+ * the division, which LLVM would otherwise treat as undefined), shifts past the
+ * width give 0, Min/Max propagate NaN, signed arithmetic wraps, f16/bf16 are stored
+ * as bits and computed in f32. */
+#include "codegen/llvm/llvm_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct emit {
+    kn_ctx *cx;
+    const kn_kprog *p;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;       /* function being built */
+    LLVMValueRef *vars;    /* alloca of each kernel-IR variable (per function) */
+    LLVMValueRef *bufs;    /* pointer value of each buffer inside the current function */
+    LLVMValueRef *globals; /* constant global of each KB_CONST buffer */
+    LLVMTypeRef ptr;
+} emit;
+
+static LLVMTypeRef ty(emit *E, kn_dtype t) {
+    switch (t) {
+    case KN_F32: return LLVMFloatTypeInContext(E->ctx);
+    case KN_F64: return LLVMDoubleTypeInContext(E->ctx);
+    case KN_I8:
+    case KN_U8:
+    case KN_BOOL: return LLVMInt8TypeInContext(E->ctx);
+    case KN_I16:
+    case KN_U16:
+    case KN_F16:
+    case KN_BF16: return LLVMInt16TypeInContext(E->ctx);
+    case KN_I32:
+    case KN_U32: return LLVMInt32TypeInContext(E->ctx);
+    default: return LLVMInt64TypeInContext(E->ctx);
+    }
+}
+
+static bool fl(kn_dtype t) {
+    return t == KN_F32 || t == KN_F64;
+}
+
+static bool sgn(kn_dtype t) {
+    return kn_dtype_get(t)->is_signed;
+}
+
+static LLVMValueRef call_fn(emit *E, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
+    LLVMTypeRef params[3];
+    for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(E->mod, name);
+    if (!f) f = LLVMAddFunction(E->mod, name, ft);
+    return LLVMBuildCall2(E->b, ft, f, args, (unsigned)n, "");
+}
+
+/* llvm.NAME.f32/f64 intrinsic, or the libm function for ops without one. */
+static LLVMValueRef math1(emit *E, const char *intr, const char *libm, kn_dtype t,
+                          LLVMValueRef *args, int n) {
+    char name[64];
+    LLVMTypeRef rt = ty(E, t);
+    if (intr) {
+        snprintf(name, sizeof name, "llvm.%s.%s", intr, t == KN_F32 ? "f32" : "f64");
+        return call_fn(E, name, rt, args, n);
+    }
+    snprintf(name, sizeof name, "%s%s", libm, t == KN_F32 ? "f" : "");
+    return call_fn(E, name, rt, args, n);
+}
+
+static LLVMValueRef cnst(emit *E, kn_dtype t, double f, int64_t i) {
+    if (fl(t)) return LLVMConstReal(ty(E, t), f);
+    return LLVMConstInt(ty(E, t), (unsigned long long)i, sgn(t));
+}
+
+/* Converts v of kernel dtype from to dtype to (C conversion rules). */
+static LLVMValueRef convert(emit *E, LLVMValueRef v, kn_dtype from, kn_dtype to) {
+    if (from == to) return v;
+    LLVMBuilderRef b = E->b;
+    if (to == KN_BOOL) {
+        LLVMValueRef nz = fl(from)
+                              ? LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstNull(ty(E, from)), "")
+                              : LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(ty(E, from)), "");
+        return LLVMBuildZExt(b, nz, ty(E, KN_BOOL), "");
+    }
+    if (fl(from) && fl(to))
+        return from == KN_F32 ? LLVMBuildFPExt(b, v, ty(E, to), "")
+                              : LLVMBuildFPTrunc(b, v, ty(E, to), "");
+    if (fl(from)) { /* saturating: defined for every input, exact for in-range values */
+        char name[64];
+        snprintf(name, sizeof name, "llvm.fpto%si.sat.i%d.%s", sgn(to) ? "s" : "u",
+                 (int)kn_dtype_get(to)->size * 8, from == KN_F32 ? "f32" : "f64");
+        return call_fn(E, name, ty(E, to), &v, 1);
+    }
+    if (fl(to))
+        return sgn(from) ? LLVMBuildSIToFP(b, v, ty(E, to), "")
+                         : LLVMBuildUIToFP(b, v, ty(E, to), "");
+    size_t fs = kn_dtype_get(from)->size, ts = kn_dtype_get(to)->size;
+    if (ts == fs) return v;
+    if (ts < fs) return LLVMBuildTrunc(b, v, ty(E, to), "");
+    return sgn(from) ? LLVMBuildSExt(b, v, ty(E, to), "") : LLVMBuildZExt(b, v, ty(E, to), "");
+}
+
+static LLVMValueRef expr(emit *E, const kn_kx *x);
+
+static LLVMValueRef address(emit *E, const kn_kbuf *buf, LLVMValueRef index) {
+    LLVMValueRef idx = index;
+    return LLVMBuildGEP2(E->b, ty(E, buf->dtype), E->bufs[buf->id], &idx, 1, "");
+}
+
+static LLVMValueRef load(emit *E, const kn_kx *x) {
+    const kn_kbuf *buf = x->buf;
+    LLVMValueRef v = LLVMBuildLoad2(E->b, ty(E, buf->dtype), address(E, buf, expr(E, x->a[0])), "");
+    if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
+        LLVMTypeRef h =
+            buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
+        v = LLVMBuildFPExt(E->b, LLVMBuildBitCast(E->b, v, h, ""), ty(E, KN_F32), "");
+    }
+    return v;
+}
+
+/* b == 0 ? 0 : b == -1 (signed) ? 0 - a : a op b, without ever dividing by 0 or -1 */
+static LLVMValueRef safe_div(emit *E, kn_kx_op op, kn_dtype t, LLVMValueRef a, LLVMValueRef b) {
+    LLVMBuilderRef B = E->b;
+    LLVMTypeRef T = ty(E, t);
+    LLVMValueRef zero = LLVMConstNull(T), one = LLVMConstInt(T, 1, 0);
+    LLVMValueRef isz = LLVMBuildICmp(B, LLVMIntEQ, b, zero, "");
+    LLVMValueRef bad = isz;
+    LLVMValueRef ism1 = NULL;
+    if (sgn(t)) {
+        ism1 = LLVMBuildICmp(B, LLVMIntEQ, b, LLVMConstAllOnes(T), "");
+        bad = LLVMBuildOr(B, isz, ism1, "");
+    }
+    LLVMValueRef d = LLVMBuildSelect(B, bad, one, b, "");
+    LLVMValueRef q = op == KX_DIV
+                         ? (sgn(t) ? LLVMBuildSDiv(B, a, d, "") : LLVMBuildUDiv(B, a, d, ""))
+                         : (sgn(t) ? LLVMBuildSRem(B, a, d, "") : LLVMBuildURem(B, a, d, ""));
+    if (ism1)
+        q = LLVMBuildSelect(B, ism1, op == KX_DIV ? LLVMBuildSub(B, zero, a, "") : zero, q, "");
+    return LLVMBuildSelect(B, isz, zero, q, "");
+}
+
+static LLVMValueRef minmax(emit *E, bool is_max, kn_dtype t, LLVMValueRef a, LLVMValueRef b) {
+    LLVMBuilderRef B = E->b;
+    if (fl(t)) { /* a != a ? a : b != b ? b : a < b ? a : b */
+        LLVMValueRef pick = LLVMBuildFCmp(B, is_max ? LLVMRealOGT : LLVMRealOLT, a, b, "");
+        LLVMValueRef r = LLVMBuildSelect(B, pick, a, b, "");
+        r = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, b, b, ""), b, r, "");
+        return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""), a, r, "");
+    }
+    LLVMIntPredicate p =
+        is_max ? (sgn(t) ? LLVMIntSGT : LLVMIntUGT) : (sgn(t) ? LLVMIntSLT : LLVMIntULT);
+    return LLVMBuildSelect(B, LLVMBuildICmp(B, p, a, b, ""), a, b, "");
+}
+
+static LLVMValueRef bool_val(emit *E, LLVMValueRef i1) {
+    return LLVMBuildZExt(E->b, i1, ty(E, KN_BOOL), "");
+}
+
+static LLVMValueRef truth(emit *E, LLVMValueRef v, kn_dtype t) {
+    return fl(t) ? LLVMBuildFCmp(E->b, LLVMRealUNE, v, LLVMConstNull(ty(E, t)), "")
+                 : LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstNull(ty(E, t)), "");
+}
+
+static LLVMValueRef unary(emit *E, const kn_kx *x) {
+    kn_dtype t = x->a[0]->dtype;
+    LLVMValueRef a = expr(E, x->a[0]);
+    LLVMBuilderRef B = E->b;
+    static const struct {
+        kn_kx_op op;
+        const char *intr, *libm;
+    } fns[] = {
+        {KX_SQRT, "sqrt", 0},   {KX_EXP, "exp", 0},         {KX_LOG, "log", 0},
+        {KX_SIN, "sin", 0},     {KX_COS, "cos", 0},         {KX_FLOOR, "floor", 0},
+        {KX_CEIL, "ceil", 0},   {KX_ROUND, "nearbyint", 0}, {KX_TRUNC, "trunc", 0},
+        {KX_TANH, 0, "tanh"},   {KX_ERF, 0, "erf"},         {KX_TAN, 0, "tan"},
+        {KX_ASIN, 0, "asin"},   {KX_ACOS, 0, "acos"},       {KX_ATAN, 0, "atan"},
+        {KX_SINH, 0, "sinh"},   {KX_COSH, 0, "cosh"},       {KX_ASINH, 0, "asinh"},
+        {KX_ACOSH, 0, "acosh"}, {KX_ATANH, 0, "atanh"},
+    };
+    switch (x->op) {
+    case KX_NEG:
+        return fl(t) ? LLVMBuildFNeg(B, a, "") : LLVMBuildSub(B, LLVMConstNull(ty(E, t)), a, "");
+    case KX_ABS:
+        if (fl(t)) return math1(E, "fabs", NULL, t, &a, 1);
+        if (!sgn(t)) return a;
+        return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, LLVMConstNull(ty(E, t)), ""),
+                               LLVMBuildSub(B, LLVMConstNull(ty(E, t)), a, ""), a, "");
+    case KX_NOT: return bool_val(E, LLVMBuildNot(B, truth(E, a, t), ""));
+    case KX_BNOT: return LLVMBuildNot(B, a, "");
+    case KX_ISNAN: return bool_val(E, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""));
+    case KX_ISINF: {
+        LLVMValueRef ab = math1(E, "fabs", NULL, t, &a, 1);
+        return bool_val(E,
+                        LLVMBuildFCmp(B, LLVMRealOEQ, ab, LLVMConstReal(ty(E, t), INFINITY), ""));
+    }
+    default: break;
+    }
+    if (!fl(t)) { /* integer math through double, as the C emitter does */
+        LLVMValueRef d = convert(E, a, t, KN_F64);
+        for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+            if (fns[i].op == x->op)
+                return convert(E, math1(E, fns[i].intr, fns[i].libm, KN_F64, &d, 1), KN_F64,
+                               x->dtype);
+    }
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+        if (fns[i].op == x->op) return math1(E, fns[i].intr, fns[i].libm, t, &a, 1);
+    KN_ASSERT(!"unhandled unary op");
+    return NULL;
+}
+
+static LLVMValueRef binary(emit *E, const kn_kx *x) {
+    kn_dtype t = x->a[0]->dtype;
+    LLVMValueRef a = expr(E, x->a[0]), b = expr(E, x->a[1]);
+    LLVMBuilderRef B = E->b;
+    bool f = fl(t), s = sgn(t);
+    switch (x->op) {
+    case KX_ADD: return f ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
+    case KX_SUB: return f ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
+    case KX_MUL: return f ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+    case KX_DIV:
+        if (f) return LLVMBuildFDiv(B, a, b, "");
+        return safe_div(E, KX_DIV, t, a, b);
+    case KX_MOD:
+        if (f) return LLVMBuildFRem(B, a, b, "");
+        return safe_div(E, KX_MOD, t, a, b);
+    case KX_FMOD:
+        if (f) return LLVMBuildFRem(B, a, b, "");
+        return safe_div(E, KX_MOD, t, a, b);
+    case KX_POW: {
+        LLVMValueRef args[2] = {a, b};
+        if (f) return math1(E, "pow", NULL, t, args, 2);
+        args[0] = convert(E, a, t, KN_F64);
+        args[1] = convert(E, b, t, KN_F64);
+        return convert(E, math1(E, "pow", NULL, KN_F64, args, 2), KN_F64, x->dtype);
+    }
+    case KX_MIN: return minmax(E, false, t, a, b);
+    case KX_MAX: return minmax(E, true, t, a, b);
+    case KX_AND: return LLVMBuildAnd(B, a, b, "");
+    case KX_OR: return LLVMBuildOr(B, a, b, "");
+    case KX_XOR: return LLVMBuildXor(B, a, b, "");
+    case KX_SHL:
+    case KX_SHR: {
+        unsigned bits = (unsigned)kn_dtype_get(t)->size * 8;
+        LLVMValueRef big = LLVMBuildICmp(B, LLVMIntUGE, b, LLVMConstInt(ty(E, t), bits, 0), "");
+        LLVMValueRef sb = LLVMBuildSelect(B, big, LLVMConstNull(ty(E, t)), b, "");
+        LLVMValueRef r = x->op == KX_SHL ? LLVMBuildShl(B, a, sb, "")
+                         : s             ? LLVMBuildAShr(B, a, sb, "")
+                                         : LLVMBuildLShr(B, a, sb, "");
+        return LLVMBuildSelect(B, big, LLVMConstNull(ty(E, t)), r, "");
+    }
+    case KX_LAND:
+        return bool_val(E, LLVMBuildAnd(B, truth(E, a, t), truth(E, b, x->a[1]->dtype), ""));
+    case KX_LOR:
+        return bool_val(E, LLVMBuildOr(B, truth(E, a, t), truth(E, b, x->a[1]->dtype), ""));
+    default: break;
+    }
+    /* comparisons: C semantics (ordered, false with NaN; != true with NaN) */
+    LLVMRealPredicate rp;
+    LLVMIntPredicate ip;
+    switch (x->op) {
+    case KX_LT: rp = LLVMRealOLT, ip = s ? LLVMIntSLT : LLVMIntULT; break;
+    case KX_LE: rp = LLVMRealOLE, ip = s ? LLVMIntSLE : LLVMIntULE; break;
+    case KX_GT: rp = LLVMRealOGT, ip = s ? LLVMIntSGT : LLVMIntUGT; break;
+    case KX_GE: rp = LLVMRealOGE, ip = s ? LLVMIntSGE : LLVMIntUGE; break;
+    case KX_EQ: rp = LLVMRealOEQ, ip = LLVMIntEQ; break;
+    case KX_NE: rp = LLVMRealUNE, ip = LLVMIntNE; break;
+    default: KN_ASSERT(!"unhandled binary op"); return NULL;
+    }
+    return bool_val(E, f ? LLVMBuildFCmp(B, rp, a, b, "") : LLVMBuildICmp(B, ip, a, b, ""));
+}
+
+static LLVMValueRef expr(emit *E, const kn_kx *x) {
+    switch (x->op) {
+    case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
+    case KX_VAR: return LLVMBuildLoad2(E->b, ty(E, E->p->var_dtype[x->var]), E->vars[x->var], "");
+    case KX_LOAD: return load(E, x);
+    case KX_CAST: return convert(E, expr(E, x->a[0]), x->a[0]->dtype, x->dtype);
+    case KX_SELECT: {
+        LLVMValueRef c = truth(E, expr(E, x->a[0]), x->a[0]->dtype);
+        return LLVMBuildSelect(E->b, c, expr(E, x->a[1]), expr(E, x->a[2]), "");
+    }
+    case KX_FMA: { /* a*b + c, contractable like the C emitter's expression */
+        LLVMValueRef args[3] = {expr(E, x->a[0]), expr(E, x->a[1]), expr(E, x->a[2])};
+        char name[32];
+        snprintf(name, sizeof name, "llvm.fmuladd.%s", x->dtype == KN_F32 ? "f32" : "f64");
+        return call_fn(E, name, ty(E, x->dtype), args, 3);
+    }
+    default: break;
+    }
+    if (x->op >= KX_NEG && x->op <= KX_ISINF) return unary(E, x);
+    return binary(E, x);
+}
+
+static void store(emit *E, const kn_kbuf *buf, LLVMValueRef index, LLVMValueRef v) {
+    if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
+        LLVMTypeRef h =
+            buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
+        v = LLVMBuildBitCast(E->b, LLVMBuildFPTrunc(E->b, v, h, ""), ty(E, buf->dtype), "");
+    }
+    LLVMBuildStore(E->b, v, address(E, buf, index));
+}
+
+static void stmt(emit *E, const kn_ks *s) {
+    LLVMBuilderRef B = E->b;
+    switch (s->kind) {
+    case KS_BLOCK:
+        for (int i = 0; i < s->n; i++) stmt(E, s->body[i]);
+        return;
+    case KS_FOR: {
+        LLVMTypeRef i64 = ty(E, KN_I64);
+        LLVMValueRef var = E->vars[s->var];
+        LLVMValueRef ext =
+            s->ext ? expr(E, s->ext) : LLVMConstInt(i64, (unsigned long long)s->extent, 1);
+        LLVMBuildStore(B, LLVMConstInt(i64, 0, 0), var);
+        LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "for.cond");
+        LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "for.body");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "for.end");
+        LLVMBuildBr(B, cond);
+        LLVMPositionBuilderAtEnd(B, cond);
+        LLVMValueRef iv = LLVMBuildLoad2(B, i64, var, "");
+        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, iv, ext, ""), body, done);
+        LLVMPositionBuilderAtEnd(B, body);
+        stmt(E, s->body[0]);
+        LLVMValueRef nv =
+            LLVMBuildAdd(B, LLVMBuildLoad2(B, i64, var, ""), LLVMConstInt(i64, 1, 0), "");
+        LLVMBuildStore(B, nv, var);
+        LLVMBuildBr(B, cond);
+        LLVMPositionBuilderAtEnd(B, done);
+        return;
+    }
+    case KS_STORE: store(E, s->buf, expr(E, s->index), expr(E, s->value)); return;
+    case KS_DECL:
+    case KS_SET: LLVMBuildStore(B, expr(E, s->value), E->vars[s->var]); return;
+    case KS_IF: {
+        LLVMValueRef c = truth(E, expr(E, s->cond), s->cond->dtype);
+        LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "if.then");
+        LLVMBasicBlockRef els = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "if.else");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "if.end");
+        LLVMBuildCondBr(B, c, then, els);
+        LLVMPositionBuilderAtEnd(B, then);
+        stmt(E, s->body[0]);
+        LLVMBuildBr(B, done);
+        LLVMPositionBuilderAtEnd(B, els);
+        if (s->body[1]) stmt(E, s->body[1]);
+        LLVMBuildBr(B, done);
+        LLVMPositionBuilderAtEnd(B, done);
+        return;
+    }
+    case KS_WHILE: {
+        LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "while.cond");
+        LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "while.body");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "while.end");
+        LLVMBuildBr(B, cond);
+        LLVMPositionBuilderAtEnd(B, cond);
+        LLVMBuildCondBr(B, truth(E, expr(E, s->cond), s->cond->dtype), body, done);
+        LLVMPositionBuilderAtEnd(B, body);
+        stmt(E, s->body[0]);
+        LLVMBuildBr(B, cond);
+        LLVMPositionBuilderAtEnd(B, done);
+        return;
+    }
+    case KS_COPY: {
+        size_t es = kn_dtype_get(s->buf->dtype)->size;
+        LLVMTypeRef i64 = ty(E, KN_I64);
+        LLVMValueRef n = LLVMBuildMul(B, expr(E, s->count), LLVMConstInt(i64, es, 0), "");
+        LLVMBuildMemMove(B, address(E, s->buf, expr(E, s->index)), 1,
+                         address(E, s->src, expr(E, s->src_index)), 1, n);
+        return;
+    }
+    }
+}
+
+/* ---- functions ---- */
+
+static void mark_x(const kn_kx *x, unsigned char *r) {
+    if (!x) return;
+    if (x->op == KX_LOAD) r[x->buf->id] |= 1;
+    for (int i = 0; i < 3; i++) mark_x(x->a[i], r);
+}
+
+static void mark_s(const kn_ks *s, unsigned char *r) {
+    if (!s) return;
+    if (s->kind == KS_STORE || s->kind == KS_COPY) r[s->buf->id] |= 2;
+    if (s->kind == KS_COPY) r[s->src->id] |= 1;
+    mark_x(s->index, r);
+    mark_x(s->value, r);
+    mark_x(s->cond, r);
+    mark_x(s->src_index, r);
+    mark_x(s->count, r);
+    mark_x(s->ext, r);
+    for (int i = 0; i < s->n; i++) mark_s(s->body[i], r);
+}
+
+static void collect_vars(const kn_ks *s, unsigned char *v) {
+    if (!s) return;
+    if (s->kind == KS_FOR || s->kind == KS_DECL) v[s->var] = 1;
+    for (int i = 0; i < s->n; i++) collect_vars(s->body[i], v);
+}
+
+/* The storage a buffer occupies in the arena (root of in-place aliases). */
+static const kn_kbuf *root(const kn_kbuf *b) {
+    while (b->alias) b = b->alias;
+    return b;
+}
+
+static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *nparams) {
+    const kn_kprog *p = E->p;
+    LLVMTypeRef params[4096];
+    int np = 0;
+    for (int i = 0; i < p->nbufs && np < 4096; i++)
+        if (use[i]) params[np++] = E->ptr;
+    char name[128];
+    snprintf(name, sizeof name, "%s_k%d", p->name, k);
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), params, (unsigned)np, 0);
+    LLVMValueRef fn = LLVMAddFunction(E->mod, name, ft);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    /* noalias where no other parameter of this call shares the storage */
+    int pi = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        if (!use[i]) continue;
+        const kn_kbuf *bi = p->bufs[i];
+        bool unique = bi->kind != KB_INPUT && bi->kind != KB_OUTPUT;
+        for (int j = 0; j < p->nbufs && unique; j++)
+            if (j != i && use[j]) {
+                const kn_kbuf *bj = p->bufs[j];
+                if ((bj->kind == KB_TEMP || bj->kind == KB_SCRATCH) &&
+                    (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) && root(bi) == root(bj))
+                    unique = false;
+            }
+        if (unique) {
+            unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
+            LLVMAddAttributeAtIndex(fn, (unsigned)(pi + 1),
+                                    LLVMCreateEnumAttribute(E->ctx, kind, 0));
+        }
+        pi++;
+    }
+    *nparams = np;
+    return fn;
+}
+
+static kn_status build_kernel(emit *E, int k) {
+    const kn_kprog *p = E->p;
+    const kn_kernel *kr = p->kernels[k];
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1), *vars = calloc((size_t)p->nvars + 1, 1);
+    KN_ASSERT(use && vars);
+    mark_s(kr->body, use);
+    collect_vars(kr->body, vars);
+    int np;
+    E->fn = kernel_fn(E, k, use, &np);
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "entry");
+    LLVMPositionBuilderAtEnd(E->b, entry);
+    int pi = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (use[i]) E->bufs[i] = LLVMGetParam(E->fn, (unsigned)pi++);
+    for (int v = 0; v < p->nvars; v++)
+        if (vars[v]) E->vars[v] = LLVMBuildAlloca(E->b, ty(E, p->var_dtype[v]), "");
+    stmt(E, kr->body);
+    LLVMBuildRetVoid(E->b);
+    free(use);
+    free(vars);
+    return KN_OK;
+}
+
+static void build_weights(emit *E) {
+    const kn_kprog *p = E->p;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        if (b->kind != KB_CONST || b->first < 0) continue;
+        size_t bytes = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+        LLVMTypeRef at = LLVMArrayType2(LLVMInt8TypeInContext(E->ctx), bytes ? bytes : 1);
+        char name[128];
+        snprintf(name, sizeof name, "%s_%s", p->name, b->name);
+        LLVMValueRef g = LLVMAddGlobal(E->mod, at, name);
+        LLVMValueRef init =
+            bytes ? LLVMConstStringInContext2(E->ctx, b->data->data, bytes, 1) : LLVMConstNull(at);
+        LLVMSetInitializer(g, init);
+        LLVMSetGlobalConstant(g, 1);
+        LLVMSetLinkage(g, LLVMPrivateLinkage);
+        LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+        LLVMSetAlignment(g, 64);
+        E->globals[i] = g;
+    }
+}
+
+/* NAME_run(in..., out..., arena) and NAME_run_array(inputs, outputs, weights, arena). */
+static void build_entries(emit *E) {
+    const kn_kprog *p = E->p;
+    LLVMBuilderRef B = E->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    int n = p->nin + p->nout + 1;
+    LLVMTypeRef *params = calloc((size_t)n + 1, sizeof *params);
+    KN_ASSERT(params);
+    for (int i = 0; i < n; i++) params[i] = E->ptr;
+    char name[128];
+    snprintf(name, sizeof name, "%s_run", p->name);
+    LLVMTypeRef rft = LLVMFunctionType(i32, params, (unsigned)n, 0);
+    LLVMValueRef run = LLVMAddFunction(E->mod, name, rft);
+    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, run, "entry"));
+    LLVMValueRef arena = LLVMGetParam(run, (unsigned)(n - 1));
+    /* misaligned arena: return 1 */
+    LLVMValueRef mis = LLVMBuildICmp(B, LLVMIntNE,
+                                     LLVMBuildAnd(B, LLVMBuildPtrToInt(B, arena, i64, ""),
+                                                  LLVMConstInt(i64, KN_ARENA_ALIGN - 1, 0), ""),
+                                     LLVMConstInt(i64, 0, 0), "");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(E->ctx, run, "misaligned");
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(E->ctx, run, "run");
+    LLVMBuildCondBr(B, mis, bad, go);
+    LLVMPositionBuilderAtEnd(B, bad);
+    LLVMBuildRet(B, LLVMConstInt(i32, 1, 0));
+    LLVMPositionBuilderAtEnd(B, go);
+    LLVMValueRef *addr = calloc((size_t)p->nbufs + 1, sizeof *addr);
+    KN_ASSERT(addr);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        if (b->kind == KB_INPUT)
+            addr[i] = LLVMGetParam(run, (unsigned)b->io);
+        else if (b->kind == KB_OUTPUT)
+            addr[i] = LLVMGetParam(run, (unsigned)(p->nin + b->io));
+        else if (b->kind == KB_CONST)
+            addr[i] = E->globals[i];
+        else {
+            LLVMValueRef off = LLVMConstInt(i64, root(b)->offset, 0);
+            addr[i] = LLVMBuildGEP2(B, LLVMInt8TypeInContext(E->ctx), arena, &off, 1, "");
+        }
+    }
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    for (int k = 0; k < p->nkernels; k++) {
+        memset(use, 0, (size_t)p->nbufs);
+        mark_s(p->kernels[k]->body, use);
+        LLVMValueRef args[4096];
+        LLVMTypeRef targs[4096];
+        int na = 0;
+        for (int i = 0; i < p->nbufs && na < 4096; i++)
+            if (use[i]) {
+                targs[na] = E->ptr;
+                args[na++] = addr[i];
+            }
+        snprintf(name, sizeof name, "%s_k%d", p->name, k);
+        LLVMTypeRef kt = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), targs, (unsigned)na, 0);
+        LLVMBuildCall2(B, kt, LLVMGetNamedFunction(E->mod, name), args, (unsigned)na, "");
+    }
+    LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));
+
+    /* NAME_run_array */
+    LLVMTypeRef aparams[4] = {E->ptr, E->ptr, E->ptr, E->ptr};
+    snprintf(name, sizeof name, "%s_run_array", p->name);
+    LLVMValueRef arr = LLVMAddFunction(E->mod, name, LLVMFunctionType(i32, aparams, 4, 0));
+    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, arr, "entry"));
+    LLVMValueRef *cargs = calloc((size_t)n + 1, sizeof *cargs);
+    KN_ASSERT(cargs);
+    for (int i = 0; i < p->nin + p->nout; i++) {
+        bool isin = i < p->nin;
+        LLVMValueRef base = LLVMGetParam(arr, isin ? 0 : 1);
+        LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)(isin ? i : i - p->nin), 0);
+        cargs[i] = LLVMBuildLoad2(B, E->ptr, LLVMBuildGEP2(B, E->ptr, base, &idx, 1, ""), "");
+    }
+    cargs[n - 1] = LLVMGetParam(arr, 3);
+    LLVMBuildRet(B, LLVMBuildCall2(B, rft, run, cargs, (unsigned)n, ""));
+    free(cargs);
+    free(params);
+    free(addr);
+    free(use);
+}
+
+kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                               LLVMModuleRef *out) {
+    emit E = {0};
+    E.cx = cx;
+    E.p = p;
+    E.ctx = ctx;
+    E.mod = LLVMModuleCreateWithNameInContext(p->name, ctx);
+    E.b = LLVMCreateBuilderInContext(ctx);
+    E.ptr = LLVMPointerTypeInContext(ctx, 0);
+    E.vars = calloc((size_t)p->nvars + 1, sizeof *E.vars);
+    E.bufs = calloc((size_t)p->nbufs + 1, sizeof *E.bufs);
+    E.globals = calloc((size_t)p->nbufs + 1, sizeof *E.globals);
+    KN_ASSERT(E.vars && E.bufs && E.globals);
+    build_weights(&E);
+    for (int k = 0; k < p->nkernels; k++) build_kernel(&E, k);
+    build_entries(&E);
+    LLVMDisposeBuilder(E.b);
+    free(E.vars);
+    free(E.bufs);
+    free(E.globals);
+    char *msg = NULL;
+    if (LLVMVerifyModule(E.mod, LLVMReturnStatusAction, &msg)) {
+        kn_diag(cx, NULL, KN_EINTERNAL, "generated LLVM IR does not verify: %.300s",
+                msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        LLVMDisposeModule(E.mod);
+        return cx->status;
+    }
+    LLVMDisposeMessage(msg);
+    *out = E.mod;
+    return KN_OK;
+}

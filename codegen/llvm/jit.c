@@ -1,0 +1,212 @@
+/* Target machines, the optimization pipeline, in-process JIT (ORC LLJIT) and file
+ * output for the LLVM backend.
+ *
+ * One LLJIT instance per compiled model: its resources (code, data) are released in
+ * kn_jit_destroy, so a host can compile and free many models. Symbols the generated
+ * code calls (libm) resolve from the kiln process. LLVM's targets are initialized
+ * once (thread-safe with call_once). */
+#include "codegen/llvm/llvm_impl.h"
+
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include <unistd.h>
+
+static once_flag init_once = ONCE_FLAG_INIT;
+
+static void init_targets(void) {
+    LLVMInitializeAllTargetInfos();
+    LLVMInitializeAllTargets();
+    LLVMInitializeAllTargetMCs();
+    LLVMInitializeAllAsmPrinters();
+    LLVMInitializeAllAsmParsers();
+}
+
+static LLVMCodeGenOptLevel cg_level(int opt) {
+    return opt <= 0   ? LLVMCodeGenLevelNone
+           : opt == 1 ? LLVMCodeGenLevelLess
+           : opt == 2 ? LLVMCodeGenLevelDefault
+                      : LLVMCodeGenLevelAggressive;
+}
+
+kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
+                                 LLVMTargetMachineRef *out) {
+    call_once(&init_once, init_targets);
+    char *host_triple = LLVMGetDefaultTargetTriple();
+    char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
+    const char *triple = t->triple ? t->triple : host_triple;
+    const char *cpu = t->cpu ? t->cpu : host_cpu;
+    const char *features = t->features ? t->features : host_features;
+    LLVMTargetRef target;
+    char *err = NULL;
+    kn_status st = KN_OK;
+    if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+        st = kn_diag(cx, NULL, KN_EUNSUPPORTED, "LLVM has no target for '%s': %s", triple,
+                     err ? err : "");
+    } else {
+        *out = LLVMCreateTargetMachine(target, triple, cpu, features, cg_level(opt_level),
+                                       LLVMRelocPIC, LLVMCodeModelDefault);
+        if (!*out)
+            st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot create a target machine for '%s'", triple);
+    }
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(host_triple);
+    LLVMDisposeMessage(host_cpu);
+    LLVMDisposeMessage(host_features);
+    return st;
+}
+
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level) {
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    LLVMSetTarget(m, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    char *layout = LLVMCopyStringRepOfTargetData(dl);
+    LLVMSetDataLayout(m, layout);
+    LLVMDisposeMessage(layout);
+    LLVMDisposeTargetData(dl);
+    char pipeline[32];
+    snprintf(pipeline, sizeof pipeline, "default<O%d>",
+             opt_level < 0   ? 0
+             : opt_level > 3 ? 3
+                             : opt_level);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(po, opt_level >= 2);
+    LLVMPassBuilderOptionsSetSLPVectorization(po, opt_level >= 2);
+    LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        kn_diag(cx, NULL, KN_EINTERNAL, "LLVM passes failed: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+        return cx->status;
+    }
+    return KN_OK;
+}
+
+/* ---- JIT ---- */
+
+struct kn_jit {
+    LLVMOrcLLJITRef jit;
+    LLVMOrcResourceTrackerRef rt;
+    kn_entry_fn entry;
+};
+
+static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
+    char *msg = LLVMGetErrorMessage(e);
+    kn_diag(cx, NULL, KN_EINTERNAL, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return cx->status;
+}
+
+kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                      kn_jit **out) {
+    *out = NULL;
+    if (t->triple || t->embedded)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                       "target '%s' cannot run in this process; use --emit obj", t->name);
+    LLVMTargetMachineRef tm;
+    if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+    LLVMModuleRef m;
+    if (kn_llvm_build_module(cx, p, ctx, &m) || kn_llvm_optimize(cx, m, tm, opt_level)) {
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        LLVMDisposeTargetMachine(tm);
+        return cx->status;
+    }
+    kn_jit *j = calloc(1, sizeof *j);
+    KN_ASSERT(j);
+    /* the JIT builds code for the same machine the module was optimized for */
+    LLVMOrcJITTargetMachineBuilderRef jtmb =
+        LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
+    LLVMOrcLLJITBuilderRef jb = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(jb, jtmb);
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->jit, jb);
+    if (e) {
+        LLVMDisposeModule(m);
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        free(j);
+        return orc_error(cx, e, "cannot create the JIT");
+    }
+    LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(j->jit);
+    LLVMOrcDefinitionGeneratorRef gen;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
+    if (!e) LLVMOrcJITDylibAddGenerator(dylib, gen);
+    j->rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);
+    LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps the context alive */
+    if (!e)
+        e = LLVMOrcLLJITAddLLVMIRModuleWithRT(j->jit, j->rt, tsm);
+    else
+        LLVMOrcDisposeThreadSafeModule(tsm);
+    LLVMOrcExecutorAddress addr = 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s_run_array", p->name);
+    if (!e) e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+    if (e) {
+        kn_jit_destroy(j);
+        return orc_error(cx, e, "cannot compile the model");
+    }
+    *(void **)&j->entry = (void *)(uintptr_t)addr;
+    *out = j;
+    return KN_OK;
+}
+
+kn_entry_fn kn_jit_entry(const kn_jit *j) {
+    return j->entry;
+}
+
+void kn_jit_destroy(kn_jit *j) {
+    if (!j) return;
+    if (j->rt) {
+        LLVMErrorRef e = LLVMOrcResourceTrackerRemove(j->rt);
+        if (e) LLVMConsumeError(e);
+        LLVMOrcReleaseResourceTracker(j->rt);
+    }
+    if (j->jit) {
+        LLVMErrorRef e = LLVMOrcDisposeLLJIT(j->jit);
+        if (e) LLVMConsumeError(e);
+    }
+    free(j);
+}
+
+/* ---- files ---- */
+
+kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                            const char *kind, const char *path) {
+    LLVMTargetMachineRef tm;
+    if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
+    LLVMContextRef ctx = LLVMContextCreate();
+    LLVMModuleRef m = NULL;
+    kn_status st = kn_llvm_build_module(cx, p, ctx, &m);
+    if (!st) st = kn_llvm_optimize(cx, m, tm, opt_level);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    char *err = NULL;
+    if (!st) {
+        int fail;
+        if (!strcmp(kind, "llvm"))
+            fail = LLVMPrintModuleToFile(m, tmp, &err);
+        else
+            fail = LLVMTargetMachineEmitToFile(
+                tm, m, tmp, !strcmp(kind, "asm") ? LLVMAssemblyFile : LLVMObjectFile, &err);
+        if (fail)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s': %s", path, err ? err : "");
+        else if (rename(tmp, path) != 0)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
+        if (st) remove(tmp);
+    }
+    LLVMDisposeMessage(err);
+    if (m) LLVMDisposeModule(m);
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+    return st;
+}

@@ -1,0 +1,35 @@
+/* The LLVM backend: kernel IR -> LLVM IR through the LLVM C API, then either JIT
+ * (ORC LLJIT, in process) or an object/assembly/bitcode file for a target.
+ *
+ * The module holds one internal function per kernel and two entry points with the
+ * generated C's contract (docs/generated-c.md): NAME_run(inputs..., outputs...,
+ * arena) and NAME_run_array(inputs, outputs, weights, arena). Weights are constant
+ * globals. The module is verified, then optimized with LLVMRunPasses
+ * ("default<On>") given the real TargetMachine, so the vectorizers use the target's
+ * costs. */
+#ifndef KN_LLVM_H
+#define KN_LLVM_H
+
+#include "ir/kir.h"
+#include "targets/target.h"
+
+typedef int (*kn_entry_fn)(const void *const *inputs, void *const *outputs, const void *weights,
+                           void *arena);
+
+typedef struct kn_jit kn_jit;
+
+/* Compiles p in process for the host (target "native" or a host-compatible one).
+ * *out is owned by the caller: kn_jit_destroy() releases the code and memory. */
+kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                      kn_jit **out);
+/* The NAME_run_array entry point; valid until kn_jit_destroy(). Thread-safe: calls may
+ * run concurrently with separate arenas. */
+kn_entry_fn kn_jit_entry(const kn_jit *j);
+void kn_jit_destroy(kn_jit *j);
+
+/* Writes p for target t as "obj" (ELF object), "asm" (assembly) or "llvm" (textual IR)
+ * to path, through a temporary name renamed on success. */
+kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                            const char *kind, const char *path);
+
+#endif

@@ -1,0 +1,21 @@
+/* Internals of the LLVM backend shared by its files. */
+#ifndef KN_LLVM_IMPL_H
+#define KN_LLVM_IMPL_H
+
+#include "codegen/llvm/llvm.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+/* Builds the (verified, unoptimized) module of p in ctx. */
+kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                               LLVMModuleRef *out);
+/* A TargetMachine for t (native: the host's CPU and features). */
+kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
+                                 LLVMTargetMachineRef *out);
+/* Sets the module's triple and data layout for tm and runs default<O{opt}>. */
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level);
+
+#endif

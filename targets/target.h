@@ -1,0 +1,34 @@
+/* Target descriptions: what passes and code generators ask about the machine code
+ * runs on. Passes query fields (vector width, int8 dot product, caches); they never
+ * test a target's name. "native" is resolved by the LLVM backend from the host. */
+#ifndef KN_TARGET_H
+#define KN_TARGET_H
+
+#include <stdbool.h>
+
+typedef enum kn_float_abi {
+    KN_FLOAT_ABI_DEFAULT,
+    KN_FLOAT_ABI_HARD,
+    KN_FLOAT_ABI_SOFT
+} kn_float_abi;
+
+typedef struct kn_target {
+    const char *name;        /* as given to --target */
+    const char *triple;      /* LLVM target triple; NULL: the host's */
+    const char *cpu;         /* LLVM CPU name; NULL: the host's */
+    const char *features;    /* LLVM feature string ("+avx2,+fma"); NULL: the host's */
+    int vector_bits;         /* widest SIMD register, 0 for none */
+    int vector_registers;    /* how many */
+    bool int8_dot;           /* an int8 dot-product instruction (VNNI, SDOT, SMLAD) */
+    int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
+    kn_float_abi float_abi;
+    bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */
+    const char *description;
+} kn_target;
+
+/* The target named name, or NULL. The table is static; entries are never freed. */
+const kn_target *kn_target_find(const char *name);
+/* Every target, for --help: a NULL-terminated array. */
+const kn_target *const *kn_target_list(void);
+
+#endif
