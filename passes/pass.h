@@ -25,6 +25,10 @@ struct kn_kprog;
 /* Kernel-IR pass: in-place reuse and arena offsets for every temporary (passes/plan.c). */
 kn_status kn_plan_memory(kn_ctx *cx, struct kn_kprog *p);
 
+/* Default passes, lowering and the memory plan: a program ready to emit, named
+ * `name` (a C identifier); free with kn_kprog_destroy(). */
+kn_status kn_compile_program(kn_ctx *cx, kn_graph *g, const char *name, struct kn_kprog **out);
+
 /* Default pipeline for inspect and compile. */
 #define KN_DEFAULT_PASSES "shape,fold,shape"
 

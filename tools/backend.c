@@ -25,16 +25,7 @@ bool backend_known(const char *name) {
 }
 
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, kn_kprog **out) {
-    *out = NULL;
-    if (kn_pass_run_pipeline(cx, g, KN_DEFAULT_PASSES, NULL, NULL)) return cx->status;
-    kn_kprog *p;
-    if (kn_lower_graph(cx, g, name, &p)) return cx->status;
-    if (kn_plan_memory(cx, p)) {
-        kn_kprog_destroy(p);
-        return cx->status;
-    }
-    *out = p;
-    return KN_OK;
+    return kn_compile_program(cx, g, name, out);
 }
 
 /* Runs argv, stderr to errfile; returns the exit status (-1 if it could not run). */
