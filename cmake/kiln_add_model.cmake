@@ -1,11 +1,17 @@
-# kiln_add_model(<target> MODEL <file.onnx> [NAME <c-prefix>] [OPTIONS <kiln compile options>...])
+# kiln_add_model(<target> MODEL <file.onnx> [NAME <c-prefix>] [EMIT c|obj] [TARGET <t>]
+#                [OPTIONS <kiln compile options>...])
 #
-# Compiles an ONNX model to C at build time with `kiln compile` and makes <target> a
-# static library of the generated code (include directory: the generated folder,
-# so `#include "<name>.h"` works). Rebuilt when the model or kiln changes.
+# Compiles an ONNX model at build time with `kiln compile` and makes <target> a static
+# library of the result: generated C (EMIT c, the default) or an object file built by
+# LLVM for TARGET (EMIT obj; default target native). The include directory is the
+# generated folder, so `#include "<name>.h"` works. Rebuilt when the model or kiln
+# changes.
 # KILN_EXECUTABLE names the compiler (the in-tree `kiln` target by default).
 function(kiln_add_model target)
-  cmake_parse_arguments(KAM "" "MODEL;NAME" "OPTIONS" ${ARGN})
+  cmake_parse_arguments(KAM "" "MODEL;NAME;EMIT;TARGET" "OPTIONS" ${ARGN})
+  if(NOT KAM_EMIT)
+    set(KAM_EMIT c)
+  endif()
   if(NOT KAM_MODEL)
     message(FATAL_ERROR "kiln_add_model(${target}): MODEL is required")
   endif()
@@ -16,13 +22,24 @@ function(kiln_add_model target)
     set(KILN_EXECUTABLE $<TARGET_FILE:kiln>)
   endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/kiln_${target})
+  if(KAM_EMIT STREQUAL "obj")
+    set(code ${dir}/${KAM_NAME}.o)
+    set(extra --emit obj)
+    if(KAM_TARGET)
+      list(APPEND extra --target ${KAM_TARGET})
+    endif()
+  else()
+    set(code ${dir}/${KAM_NAME}.c)
+    set(extra)
+  endif()
   add_custom_command(
-    OUTPUT ${dir}/${KAM_NAME}.c ${dir}/${KAM_NAME}.h
-    COMMAND ${KILN_EXECUTABLE} compile ${KAM_MODEL} -o ${dir} --name ${KAM_NAME} ${KAM_OPTIONS}
+    OUTPUT ${code} ${dir}/${KAM_NAME}.h
+    COMMAND ${KILN_EXECUTABLE} compile ${KAM_MODEL} -o ${dir} --name ${KAM_NAME} ${extra} ${KAM_OPTIONS}
     DEPENDS ${KAM_MODEL} ${KILN_EXECUTABLE}
-    COMMENT "kiln: compiling ${KAM_MODEL} to C"
+    COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_EMIT})"
     VERBATIM)
-  add_library(${target} STATIC ${dir}/${KAM_NAME}.c)
+  add_library(${target} STATIC ${code} ${dir}/${KAM_NAME}.h)
+  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
   target_include_directories(${target} PUBLIC ${dir})
   set_target_properties(${target} PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
   target_link_libraries(${target} PUBLIC m)

@@ -1,5 +1,6 @@
 /* kiln compile: model -> generated code in a folder. Today: --emit c. */
 #include "codegen/c/emit_c.h"
+#include "codegen/llvm/llvm.h"
 #include "ir/kir.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
@@ -11,24 +12,26 @@
 
 static const char *help =
     "usage: kiln compile MODEL -o DIR [options]\n"
-    "Compiles MODEL to standalone C99: DIR/NAME.h and DIR/NAME.c (and DIR/NAME.weights\n"
-    "with --weights-file). See docs/generated-c.md for the contract.\n\n"
+    "Compiles MODEL to standalone C99 (DIR/NAME.h and DIR/NAME.c, and DIR/NAME.weights\n"
+    "with --weights-file), or through LLVM to DIR/NAME.o, NAME.s or NAME.ll with the\n"
+    "same NAME.h. See docs/generated-c.md for the contract.\n\n"
     "  -o DIR                  output folder (created if missing)\n"
     "  --name N                C prefix of the generated symbols (default: model)\n"
-    "  --emit c                what to generate (only c so far)\n"
-    "  --target T              generic (portable C99; the only target so far)\n"
+    "  --emit KIND             c (default), obj, asm or llvm (textual LLVM IR)\n"
+    "  --target T              for obj/asm/llvm: native (default), generic, x86-64-avx2,\n"
+    "                          x86-64-avx512, aarch64, cortex-m4, cortex-m7; C is portable\n"
     "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
     "  --shape IN=D,D,..       fix the shape of input IN\n"
     "  --dim NAME=VALUE        fix every input dimension named NAME\n"
     "  --weights-section NAME  put the weight arrays in linker section NAME\n"
     "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
     "  --dump-kir              print the kernel IR program\n"
-    "  -O0 .. -O3              optimization level (accepted; passes to come)\n";
+    "  -O0 .. -O3              LLVM optimization level (default -O3)\n";
 
 int cmd_compile(int argc, char **argv) {
-    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "generic", *v,
+    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "native", *v,
                *binds[64];
-    int nbinds = 0, err = 0, dump = 0;
+    int nbinds = 0, err = 0, dump = 0, opt_level = 3;
     kn_c_options copt = {0};
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -51,7 +54,7 @@ int cmd_compile(int argc, char **argv) {
             dump = 1;
         } else if (!strncmp(argv[i], "-O", 2) && strlen(argv[i]) == 3 && argv[i][2] >= '0' &&
                    argv[i][2] <= '3') {
-            /* no optimization passes yet: every level gives the same code */
+            opt_level = argv[i][2] - '0';
         } else if (cli_opt(argc, argv, &i, "--bind", &v)) {
             if (nbinds == 64) return cli_usage_error("compile", "too many --bind options");
             binds[nbinds++] = v;
@@ -67,10 +70,13 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
-    if (strcmp(emit, "c"))
-        return cli_usage_error("compile", "--emit %s is not available yet (c)", emit);
-    if (strcmp(target, "generic"))
-        return cli_usage_error("compile", "unknown target '%s' (available: generic)", target);
+    bool to_c = !strcmp(emit, "c");
+    if (!to_c && strcmp(emit, "obj") && strcmp(emit, "asm") && strcmp(emit, "llvm"))
+        return cli_usage_error("compile", "unknown --emit '%s' (c, obj, asm, llvm)", emit);
+    const kn_target *tgt = kn_target_find(target);
+    if (!tgt) return cli_usage_error("compile", "unknown target '%s' (see --help)", target);
+    if (!to_c && (copt.weights_file || copt.weights_section))
+        return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
     for (const char *p = name; *p; p++) ident &= isalnum((unsigned char)*p) || *p == '_';
     if (!ident) return cli_usage_error("compile", "--name '%s' is not a C identifier", name);
@@ -91,8 +97,22 @@ int cmd_compile(int argc, char **argv) {
     } else {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
-        if (kn_emit_c_files(&cx, p, &copt, outdir)) {
+        char obj[4200] = "";
+        if (!to_c) {
+            copt.header_only = true;
+            snprintf(obj, sizeof obj, "%s/%s.%s", outdir, name,
+                     !strcmp(emit, "obj")   ? "o"
+                     : !strcmp(emit, "asm") ? "s"
+                                            : "ll");
+        }
+        if ((!to_c && kn_llvm_emit_file(&cx, p, tgt, opt_level, emit, obj)) ||
+            kn_emit_c_files(&cx, p, &copt, outdir)) {
+            if (obj[0]) remove(obj);
             rc = cli_fail(&cx);
+        } else if (!to_c) {
+            printf("wrote %s/%s.h, %s (target %s)\n", outdir, name, obj, tgt->name);
+            printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
+                   p->arena_lower_bound);
         } else {
             size_t wbytes = 0;
             for (int i = 0; i < p->nbufs; i++)

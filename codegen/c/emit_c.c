@@ -611,6 +611,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             "const void *weights, void *arena);\n\n#endif\n",
             N);
 
+    if (!c) { /* header only: the code comes from another backend (an object file) */
+        free(woff);
+        return KN_OK;
+    }
     /* source: helpers are known only after printing the kernels, so kernels go to a
      * buffer first */
     char *kbuf = NULL;
@@ -746,7 +750,7 @@ kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
     static const char *ext[3] = {".h", ".c", ".weights"};
     char tmp[3][4096], final[3][4096];
     FILE *f[3] = {0};
-    int nf = opt && opt->weights_file ? 3 : 2;
+    int nf = opt && opt->header_only ? 1 : opt && opt->weights_file ? 3 : 2;
     kn_status st = KN_OK;
     for (int i = 0; i < nf && !st; i++) {
         snprintf(final[i], sizeof final[i], "%s/%s%s", dir, p->name, ext[i]);

@@ -18,10 +18,11 @@
 typedef struct kn_c_options {
     const char *weights_section; /* place weights in this linker section, or NULL */
     bool weights_file;           /* weights in NAME.weights, passed at run time */
+    bool header_only;            /* kn_emit_c_files: NAME.h only (for --emit obj|asm|llvm) */
 } kn_c_options;
 
-/* Writes NAME.h and NAME.c (and NAME.weights) to the given streams; weights may be
- * NULL unless opt->weights_file. */
+/* Writes NAME.h and NAME.c (and NAME.weights) to the given streams; c may be NULL
+ * (header only); weights may be NULL unless opt->weights_file. */
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
                     FILE *weights);
 /* Writes the files into dir through temporary names renamed on success. */

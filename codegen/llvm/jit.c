@@ -50,8 +50,10 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
         st = kn_diag(cx, NULL, KN_EUNSUPPORTED, "LLVM has no target for '%s': %s", triple,
                      err ? err : "");
     } else {
+        /* bare-metal images link statically: no GOT */
         *out = LLVMCreateTargetMachine(target, triple, cpu, features, cg_level(opt_level),
-                                       LLVMRelocPIC, LLVMCodeModelDefault);
+                                       t->embedded ? LLVMRelocStatic : LLVMRelocPIC,
+                                       LLVMCodeModelDefault);
         if (!*out)
             st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot create a target machine for '%s'", triple);
     }
@@ -187,6 +189,14 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, i
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
     kn_status st = kn_llvm_build_module(cx, p, ctx, &m);
+    if (!st && t->float_abi == KN_FLOAT_ABI_HARD) {
+        /* The C API cannot set TargetOptions::FloatABIType, so LLVM would leave out the
+         * hard-float build attribute and GNU ld would refuse to link the object into a
+         * hard-float image. The entry points pass only pointers and ints, so the code is
+         * the same either way: state the ABI (Tag_ABI_VFP_args = VFP registers). */
+        static const char tag[] = ".eabi_attribute 28, 1\n";
+        LLVMSetModuleInlineAsm2(m, tag, sizeof tag - 1);
+    }
     if (!st) st = kn_llvm_optimize(cx, m, tm, opt_level);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
