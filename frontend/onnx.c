@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct loader {
     kn_ctx *cx;
@@ -25,11 +26,18 @@ typedef struct loader {
 } loader;
 
 #define MAX_SUBGRAPH_DEPTH 64
+/* Attributes on one node: real operators take a few dozen; the cap bounds the
+ * quadratic duplicate check and the linear attribute lookups. */
+#define MAX_NODE_ATTRS 1024
 
 kn_status kn_read_file(kn_ctx *cx, const char *path, void **buf, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot open '%s': %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
+    struct stat st; /* a regular file is read into one exact allocation, not a doubling one */
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (unsigned long long)st.st_size < SIZE_MAX / 2)
+        cap = (size_t)st.st_size + 1;
     unsigned char *p = malloc(cap);
     KN_ASSERT(p);
     for (;;) {
@@ -236,6 +244,20 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
     return KN_OK;
 }
 
+/* Frees the data arrays of an unpacked tensor once decoded. protobuf-c's default
+ * allocator is malloc, and free_unpacked skips the NULL pointers left behind. */
+static void release_data(Onnx__TensorProto *tp) {
+    free(tp->raw_data.data);
+    tp->raw_data.data = NULL;
+    tp->raw_data.len = 0;
+    free(tp->float_data), free(tp->double_data), free(tp->int32_data), free(tp->int64_data);
+    free(tp->uint64_data);
+    tp->float_data = NULL, tp->double_data = NULL, tp->int32_data = NULL, tp->int64_data = NULL;
+    tp->uint64_data = NULL;
+    tp->n_float_data = tp->n_double_data = tp->n_int32_data = tp->n_int64_data = 0;
+    tp->n_uint64_data = 0;
+}
+
 /* ---- types ---- */
 
 static kn_status convert_type(loader *L, const kn_node *n, const char *what,
@@ -337,6 +359,9 @@ static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap
         return decode_tensor(L, n, ar, ap->t, &a->t);
     case KN_ATTR_GRAPH: {
         if (!ap->g) return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no graph", ap->name);
+        if (L->depth > MAX_SUBGRAPH_DEPTH)
+            return kn_diag(cx, n, KN_ELIMIT, "attribute '%s': subgraphs nested deeper than %d",
+                           ap->name, MAX_SUBGRAPH_DEPTH);
         a->g = kn_graph_create_sub(n->graph, ap->name);
         return load_graph(L, ap->g, a->g);
     }
@@ -368,6 +393,9 @@ static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap
     case KN_ATTR_GRAPHS:
         a->n = (int)ap->n_graphs;
         a->graphs = kn_arena_array(ar, ap->n_graphs + 1, sizeof(kn_graph *));
+        if (ap->n_graphs && L->depth > MAX_SUBGRAPH_DEPTH)
+            return kn_diag(cx, n, KN_ELIMIT, "attribute '%s': subgraphs nested deeper than %d",
+                           ap->name, MAX_SUBGRAPH_DEPTH);
         for (size_t i = 0; i < ap->n_graphs; i++) {
             a->graphs[i] = kn_graph_create_sub(n->graph, ap->name);
             if (load_graph(L, ap->graphs[i], a->graphs[i])) return cx->status;
@@ -381,6 +409,11 @@ static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap
                        (int)a->kind);
     }
     return KN_OK;
+}
+
+static bool domain_known(const char *domain) {
+    return !domain[0] || !strcmp(domain, "ai.onnx") || !strcmp(domain, "ai.onnx.ml") ||
+           !strcmp(domain, "ai.onnx.preview.training");
 }
 
 static int node_opset(const kn_graph *g, const char *domain) {
@@ -397,7 +430,29 @@ static kn_value *find_local(const kn_graph *g, const char *name) {
     return NULL;
 }
 
-static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
+/* Why `name`, used by node gp->node[at], is not defined: a later node of gp produces
+ * it (a cycle, or nodes out of order), or nothing does. */
+static kn_status undefined_input(kn_ctx *cx, const kn_node *n, const Onnx__GraphProto *gp,
+                                 size_t at, const char *name) {
+    for (size_t j = at; j < gp->n_node; j++) {
+        const Onnx__NodeProto *later = gp->node[j];
+        for (size_t k = 0; k < later->n_output; k++)
+            if (!strcmp(later->output[k], name))
+                return kn_diag(cx, n, KN_EINVAL,
+                               "input '%s' is produced by %s node '%s' (%s): the graph has a "
+                               "cycle or is not in topological order",
+                               name, j == at ? "this" : "a later",
+                               later->name && later->name[0] ? later->name : "<unnamed>",
+                               later->op_type ? later->op_type : "");
+    }
+    return kn_diag(cx, n, KN_EINVAL,
+                   "input '%s' is never defined (no initializer, graph input or node output has "
+                   "that name)",
+                   name);
+}
+
+static kn_status load_node(loader *L, kn_graph *g, const Onnx__GraphProto *gp, size_t at) {
+    const Onnx__NodeProto *np = gp->node[at];
     kn_ctx *cx = L->cx;
     const char *domain = np->domain ? np->domain : "";
     const char *op_type = np->op_type ? np->op_type : "";
@@ -407,7 +462,7 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     tmp.op_type = op_type;
     int opset = node_opset(g, domain);
     if (!opset) {
-        if (domain[0] && strcmp(domain, "ai.onnx"))
+        if (!domain_known(domain))
             return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "domain '%s' is not supported", domain);
         return kn_diag(cx, &tmp, KN_EINVAL, "the model imports no opset for domain '%s'", domain);
     }
@@ -429,11 +484,7 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     for (int i = 0; i < nin; i++) {
         if (!np->input[i][0]) continue;
         in[i] = kn_graph_find_value(g, np->input[i]);
-        if (!in[i])
-            return kn_diag(cx, &tmp, KN_EINVAL,
-                           "input '%s' is not defined before this node (dangling edge, cycle, "
-                           "or nodes out of topological order)",
-                           np->input[i]);
+        if (!in[i]) return undefined_input(cx, &tmp, gp, at, np->input[i]);
     }
     for (int i = 0; i < nout; i++) {
         if (!np->output[i][0]) continue;
@@ -444,14 +495,12 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     kn_node *n = kn_graph_add_node(g, op, np->name, nin, in, nout, out);
     n->op_type = kn_arena_strdup(g->arena, op_type);
     n->opset = opset;
+    if (np->n_attribute > MAX_NODE_ATTRS)
+        return kn_diag(cx, n, KN_ELIMIT, "has %zu attributes, more than %d", np->n_attribute,
+                       MAX_NODE_ATTRS);
     n->nattr = (int)np->n_attribute;
     n->attrs = kn_arena_array(g->arena, np->n_attribute + 1, sizeof *n->attrs);
-    if (!n->attrs) return kn_diag(cx, n, KN_ELIMIT, "too many attributes");
-    L->depth++;
-    if (L->depth > MAX_SUBGRAPH_DEPTH) {
-        L->depth--;
-        return kn_diag(cx, n, KN_ELIMIT, "subgraphs nested deeper than %d", MAX_SUBGRAPH_DEPTH);
-    }
+    L->depth++; /* this node's subgraphs are one level deeper */
     for (size_t i = 0; i < np->n_attribute; i++) {
         for (size_t j = 0; j < i; j++)
             if (np->attribute[j]->name && np->attribute[i]->name &&
@@ -483,6 +532,7 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
             return kn_diag(cx, NULL, KN_EINVAL, "initializer '%s' is defined twice", tp->name);
         kn_tensor *t;
         if (decode_tensor(L, NULL, a, tp, &t)) return cx->status;
+        release_data(gp->initializer[i]);
         kn_value *v = kn_graph_add_value(g, tp->name, &t->type);
         v->constant = t;
     }
@@ -503,7 +553,7 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         g->inputs[g->nin++] = v;
     }
     for (size_t i = 0; i < gp->n_node; i++)
-        if (load_node(L, g, gp->node[i])) return cx->status;
+        if (load_node(L, g, gp, i)) return cx->status;
     g->outputs = kn_arena_array(a, gp->n_output + 1, sizeof *g->outputs);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
@@ -521,35 +571,55 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
     return KN_OK;
 }
 
-kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const char *base_dir,
-                              const char *display_name, kn_graph **out) {
-    *out = NULL;
+static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
+    if (!len) {
+        kn_diag(cx, NULL, KN_EINVAL, "the file is empty, not an ONNX model");
+        return NULL;
+    }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (!mp) return kn_diag(cx, NULL, KN_EINVAL, "not an ONNX model (protobuf parsing failed)");
+    if (!mp) kn_diag(cx, NULL, KN_EINVAL, "not an ONNX model (protobuf parsing failed)");
+    return mp;
+}
+
+/* Builds the graph from mp and frees mp, which the loader consumes as it goes: each
+ * initializer's data is freed once copied into the graph's arena, so loading needs
+ * about one model's size beside the graph, not two. */
+static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_dir,
+                            const char *display_name, kn_graph **out) {
     kn_graph *g = kn_graph_create(display_name);
     loader L = {cx, g, base_dir, 0};
     g->ir_version = mp->has_ir_version ? (int)mp->ir_version : 0;
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
         const char *d = o->domain ? o->domain : "";
-        int v = o->has_version && o->version > 0 && o->version < 1000 ? (int)o->version : -1;
-        if (v < 0) {
-            kn_diag(cx, NULL, KN_EINVAL, "opset import for domain '%s' has invalid version", d);
+        long long v = o->has_version ? (long long)o->version : 0;
+        if (v < 1) {
+            kn_diag(cx, NULL, KN_EINVAL, "opset import for domain '%s' has invalid version %lld", d,
+                    v);
             goto fail;
         }
+        /* the newest opset of each domain whose semantics kiln implements; other
+         * domains are refused by the nodes that use them */
+        int *slot = NULL, max = 0;
         if (!d[0] || !strcmp(d, "ai.onnx"))
-            g->opset = v;
+            slot = &g->opset, max = KN_ONNX_MAX_OPSET;
         else if (!strcmp(d, "ai.onnx.ml"))
-            g->opset_ml = v;
+            slot = &g->opset_ml, max = KN_ONNX_MAX_OPSET_ML;
         else if (!strcmp(d, "ai.onnx.preview.training"))
-            g->opset_training = v;
+            slot = &g->opset_training, max = KN_ONNX_MAX_OPSET_TRAINING;
+        if (slot && v > max) {
+            if (!d[0])
+                kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                        "opset %lld is newer than the newest supported (%d)", v, max);
+            else
+                kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                        "domain '%s' opset %lld is newer than the newest supported (%d)", d, v,
+                        max);
+            goto fail;
+        }
+        if (slot) *slot = (int)v;
     }
     if (!mp->n_opset_import) g->opset = 1; /* IR version 1 models predate opset imports */
-    if (g->opset > KN_ONNX_MAX_OPSET) {
-        kn_diag(cx, NULL, KN_EUNSUPPORTED, "opset %d is newer than the newest supported (%d)",
-                g->opset, KN_ONNX_MAX_OPSET);
-        goto fail;
-    }
     if (!mp->graph) {
         kn_diag(cx, NULL, KN_EINVAL, "the model has no graph");
         goto fail;
@@ -564,6 +634,13 @@ fail:
     return cx->status;
 }
 
+kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const char *base_dir,
+                              const char *display_name, kn_graph **out) {
+    *out = NULL;
+    Onnx__ModelProto *mp = unpack_model(cx, buf, len);
+    return mp ? load_model(cx, mp, base_dir, display_name, out) : cx->status;
+}
+
 kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
     void *buf;
     size_t len;
@@ -576,9 +653,10 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
     else
         snprintf(dir, sizeof dir, ".");
     if (!dir[0]) snprintf(dir, sizeof dir, "/");
-    kn_status st = kn_onnx_load_memory(cx, buf, len, dir, path, out);
-    free(buf);
-    return st;
+    Onnx__ModelProto *mp = unpack_model(cx, buf, len);
+    free(buf); /* before the graph is built: the file, its unpacked copy and the graph's
+                * copy of the weights are never all alive at once */
+    return mp ? load_model(cx, mp, dir, path, out) : cx->status;
 }
 
 /* ---- values in test data files ---- */

@@ -14,6 +14,10 @@
 
 /* Highest ai.onnx opset whose semantics kiln implements. */
 #define KN_ONNX_MAX_OPSET 17
+/* ... and of ai.onnx.ml (no ML operator is implemented yet) and of
+ * ai.onnx.preview.training. */
+#define KN_ONNX_MAX_OPSET_ML 3
+#define KN_ONNX_MAX_OPSET_TRAINING 1
 
 /* Loads the model at path; *out is a new graph (kn_graph_destroy) on success. */
 kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out);

@@ -338,6 +338,27 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
     return kx_offset(L, orank, vars, st);
 }
 
+/* ---- analysis ---- */
+
+static void uses_x(const kn_kx *x, unsigned char *r) {
+    if (!x) return;
+    if (x->op == KX_LOAD) r[x->buf->id] |= 1;
+    for (int i = 0; i < 3; i++) uses_x(x->a[i], r);
+}
+
+void kn_kernel_uses(const kn_ks *s, unsigned char *r) {
+    if (!s) return;
+    if (s->kind == KS_STORE || s->kind == KS_COPY) r[s->buf->id] |= 2;
+    if (s->kind == KS_COPY) r[s->src->id] |= 1;
+    uses_x(s->index, r);
+    uses_x(s->value, r);
+    uses_x(s->cond, r);
+    uses_x(s->src_index, r);
+    uses_x(s->count, r);
+    uses_x(s->ext, r);
+    for (int i = 0; i < s->n; i++) kn_kernel_uses(s->body[i], r);
+}
+
 /* ---- printer ---- */
 
 static const char *op_name(kn_kx_op op) {

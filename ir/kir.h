@@ -162,6 +162,8 @@ typedef struct kn_kprog {
  * static, are reported with the node and reason. Free with kn_kprog_destroy(). */
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out);
 void kn_kprog_destroy(kn_kprog *p);
+/* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
+void kn_kernel_uses(const kn_ks *s, unsigned char *use);
 /* Text form, for golden tests and --dump. */
 void kn_kprog_print(const kn_kprog *p, void *file /* FILE * */);
 

@@ -1,10 +1,12 @@
 /* The descriptor table built from ir/ops.def and the group files, plus the shared
  * helpers of op implementations (broadcasting, axes, conversions, optional inputs,
- * element copies and output allocation). The table is
- * filled once, on first use; registering an op twice is a broken invariant. */
+ * element copies, output allocation, the FLOP estimate). The table is
+ * filled once, on first use (call_once: threads may load models concurrently);
+ * registering an op twice is a broken invariant. */
 #include "ir/ops.h"
 
 #include <string.h>
+#include <threads.h>
 
 static kn_opdesc table[KN_OP_COUNT] = {
 #define OP(id, dom, nm, minin, maxin, minout, maxout, fl)                                          \
@@ -12,7 +14,7 @@ static kn_opdesc table[KN_OP_COUNT] = {
 #include "ir/ops.def"
 #undef OP
 };
-static int table_ready;
+static once_flag table_once = ONCE_FLAG_INIT;
 
 static void table_init(void) {
     static const kn_opimpl *groups[] = {
@@ -38,17 +40,16 @@ static void table_init(void) {
             table[p->op].eval = p->eval;
         }
     }
-    table_ready = 1;
 }
 
 const kn_opdesc *kn_op_desc(kn_op op) {
-    if (!table_ready) table_init();
+    call_once(&table_once, table_init);
     KN_ASSERT(op < KN_OP_COUNT);
     return &table[op];
 }
 
 kn_op kn_op_lookup(const char *domain, const char *name) {
-    if (!table_ready) table_init();
+    call_once(&table_once, table_init);
     if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
     for (int i = 0; i < KN_OP_COUNT; i++)
         if (!strcmp(table[i].name, name) && !strcmp(table[i].domain, domain)) return (kn_op)i;
@@ -268,4 +269,39 @@ kn_tensor *kn_ensure_output(kn_exec *ex, const kn_node *n, kn_tensor **out, int 
                             const kn_type *t) {
     if (!out[j]) out[j] = kn_exec_tensor(ex, n, t->dtype, t->rank, t->dims);
     return out[j];
+}
+
+/* The estimate kiln inspect and kiln bench report (see ir/ops.h). */
+int64_t kn_node_flops(const kn_node *n) {
+    const kn_value *y = n->out[0];
+    if (!y) return 0;
+    int64_t out = kn_type_numel(&y->type);
+    if (out < 0) return 0;
+    const kn_value *w = n->nin > 1 ? n->in[1] : NULL;
+    switch (n->op) {
+    case KN_OP_CONV:
+    case KN_OP_CONVINTEGER:
+    case KN_OP_CONVTRANSPOSE: {
+        int64_t wn = w ? kn_type_numel(&w->type) : -1;
+        int64_t cout = w && w->type.rank > 0 ? w->type.dims[0] : 0;
+        if (wn < 0 || cout <= 0) return 0;
+        if (n->op == KN_OP_CONVTRANSPOSE) {
+            const kn_value *x = n->in[0];
+            int64_t xn = kn_type_numel(&x->type);
+            return xn < 0 ? 0 : 2 * xn * (wn / cout);
+        }
+        return 2 * out * (wn / cout);
+    }
+    case KN_OP_MATMUL:
+    case KN_OP_MATMULINTEGER:
+    case KN_OP_GEMM: {
+        const kn_value *a = n->in[0];
+        if (a->type.rank < 1) return 0;
+        int64_t k = a->type.dims[a->type.rank - 1];
+        if (n->op == KN_OP_GEMM && kn_attr_int(&(kn_ctx){0}, n, "transA", 0) && a->type.rank == 2)
+            k = a->type.dims[0];
+        return k < 0 ? 0 : 2 * out * k;
+    }
+    default: return kn_op_desc(n->op)->flags & OPF_ELEMWISE ? out : 0;
+    }
 }

@@ -24,6 +24,8 @@ kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_sha
 struct kn_kprog;
 /* Kernel-IR pass: in-place reuse and arena offsets for every temporary (passes/plan.c). */
 kn_status kn_plan_memory(kn_ctx *cx, struct kn_kprog *p);
+/* Kernel-IR pass: marks independent top-level loops KN_LOOP_PARALLEL (passes/parallel.c). */
+kn_status kn_pass_parallel(kn_ctx *cx, struct kn_kprog *p);
 
 /* Default passes, lowering and the memory plan: a program ready to emit, named
  * `name` (a C identifier); free with kn_kprog_destroy(). */

@@ -1,9 +1,11 @@
-/* Running a model on a backend, shared by `kiln run` and `kiln check-onnx`.
+/* Running a model on a backend, shared by `kiln run`, `kiln check-onnx` and `kiln bench`.
  *
- * interp: the reference interpreter. c: fixes input shapes to the given tensors,
- * runs the default passes, lowers, plans memory, writes the C files to a temporary
- * folder, compiles them with the system compiler into a shared object, loads it,
- * runs it, and removes the folder (KILN_KEEP_TMP=1 keeps it). */
+ * interp: the reference interpreter. c and llvm fix input shapes to the given
+ * tensors, run the default passes, lower and plan memory. c then writes the C files
+ * to a temporary folder, compiles them with the system compiler into a shared
+ * object, loads it and removes the folder (KILN_KEEP_TMP=1 keeps it); llvm JITs
+ * the program. Compiling (backend_prepare) is separate from calling (backend_call),
+ * so kiln bench compiles once and runs many times. */
 #include "tools/backend.h"
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm.h"
@@ -11,6 +13,9 @@
 #include "ir/kir.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
+#ifdef KILN_HAVE_OPENCL
+#include "tools/backend_opencl.h"
+#endif
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -21,7 +26,25 @@
 #include <unistd.h>
 
 bool backend_known(const char *name) {
-    return !strcmp(name, "interp") || !strcmp(name, "c") || !strcmp(name, "llvm");
+    return !strcmp(name, "interp") || !strcmp(name, "c") || !strcmp(name, "llvm") ||
+           !strcmp(name, "opencl");
+}
+
+bool backend_available(const char *name) {
+    if (strcmp(name, "opencl")) return true;
+#ifdef KILN_HAVE_OPENCL
+    /* Probe in a child: OpenCL drivers (PoCL) start threads when first asked for their
+     * platforms, and a process that forks test runners afterwards would hand them a
+     * driver without its threads. */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) _exit(backend_opencl_available() ? 0 : 1);
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+#else
+    return false;
+#endif
 }
 
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, kn_kprog **out) {
@@ -55,7 +78,16 @@ static void remove_dir(const char *dir) {
     run_tool(argv, "/dev/null");
 }
 
-kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so) {
+/* Appends the space-separated flags in buf (tokenized in place) to argv[*argc..max). */
+static void add_flags(char **argv, int *argc, int max, char *buf) {
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok && *argc < max;
+         tok = strtok_r(NULL, " ", &save))
+        argv[(*argc)++] = tok;
+}
+
+kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so,
+                     const char *cflags) {
     const char *cc = getenv("CC") && getenv("CC")[0] ? getenv("CC") : "cc";
     char src[4096], err[4096];
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
@@ -63,12 +95,14 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
     char *argv[64] = {(char *)cc, "-std=c99", "-O1", "-Wall",    "-Wextra", "-Wpedantic", "-Werror",
                       "-fPIC",    "-shared",  "-o",  (char *)so, src,       "-lm"};
     int argc = 13;
-    /* KILN_CFLAGS: extra flags, e.g. -fsanitize=address,undefined in the sanitizer pass */
-    char extra[1024] = "";
+    /* the caller's flags (bench: -O3 -march=native), then KILN_CFLAGS, e.g.
+     * -fsanitize=address,undefined in the sanitizer pass */
+    char flags[1024] = "", extra[1024] = "";
     const char *env = getenv("KILN_CFLAGS");
+    if (cflags) snprintf(flags, sizeof flags, "%s", cflags);
     if (env) snprintf(extra, sizeof extra, "%s", env);
-    for (char *tok = strtok(extra, " "); tok && argc < 63; tok = strtok(NULL, " "))
-        argv[argc++] = tok;
+    add_flags(argv, &argc, 63, flags);
+    add_flags(argv, &argc, 63, extra);
     argv[argc] = NULL;
     int rc = run_tool(argv, err);
     if (rc == 0) return KN_OK;
@@ -84,8 +118,25 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
                    first[0] ? first : "(no message)");
 }
 
+/* Weights above this many bytes go to a file read at load time rather than into the
+ * generated C as literals: cc takes about a minute on ResNet-18's 47 MB as literals. */
+#define WEIGHTS_FILE_MIN ((size_t)16 << 20)
+
+struct backend_prog {
+    kn_graph *g;    /* interp: the graph to run; borrowed */
+    kn_kprog *p;    /* c, llvm: the planned program */
+    kn_entry_fn fn; /* c, llvm: NAME_run_array */
+    kn_jit *jit;    /* llvm */
+    void *lib;      /* c: the dlopen()ed shared object */
+    void *weights;  /* c: contents of model.weights (64-byte aligned), or NULL */
+    void *arena;    /* c, llvm: the work arena, p->arena_size bytes, or NULL */
+#ifdef KILN_HAVE_OPENCL
+    backend_ocl *ocl; /* opencl: program, weights and arena on the device */
+#endif
+};
+
 /* Fixes g's input shapes to in[] and compiles it to a planned program. */
-static kn_status prepare(kn_ctx *cx, kn_graph *g, kn_tensor **in, kn_kprog **p) {
+static kn_status prepare_kprog(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, kn_kprog **p) {
     for (int i = 0; i < g->nin; i++) /* compile for exactly these shapes */
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
@@ -93,77 +144,128 @@ static kn_status prepare(kn_ctx *cx, kn_graph *g, kn_tensor **in, kn_kprog **p) 
     return backend_compile_c(cx, g, "model", p);
 }
 
-/* Calls a compiled entry point with in[] and fresh outputs in a. */
-static kn_status call_entry(kn_ctx *cx, const kn_kprog *p, kn_entry_fn fn, kn_arena *a,
-                            kn_tensor **in, kn_tensor **out) {
-    kn_status st = KN_OK;
-    const void **ip = kn_arena_array(a, (size_t)p->nin + 1, sizeof *ip);
-    void **op = kn_arena_array(a, (size_t)p->nout + 1, sizeof *op);
-    for (int i = 0; i < p->nin; i++) ip[i] = in[i]->data;
-    for (int i = 0; i < p->nout && !st; i++) {
-        const kn_kbuf *b = p->outputs[i];
-        out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
-        if (!out[i])
-            st = kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
-        else
-            op[i] = out[i]->data;
+/* Reads the whole file at path into 64-byte aligned memory (free()). */
+static kn_status read_weights(kn_ctx *cx, const char *path, void **out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *w = n > 0 ? aligned_alloc(64, ((size_t)n + 63) & ~(size_t)63) : NULL;
+    if (n > 0 && (!w || fread(w, 1, (size_t)n, f) != (size_t)n)) {
+        free(w);
+        fclose(f);
+        return kn_diag(cx, NULL, KN_EIO, "cannot read %s", path);
     }
-    void *arena = NULL;
-    if (!st && p->arena_size) {
-        arena = aligned_alloc(KN_ARENA_ALIGN, p->arena_size);
-        if (!arena) st = kn_diag(cx, NULL, KN_ELIMIT, "cannot allocate the arena");
-    }
-    if (!st && fn(ip, op, NULL, arena) != 0)
-        st = kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
-    free(arena);
-    return st;
+    fclose(f);
+    *out = w;
+    return KN_OK;
 }
 
-static kn_status run_llvm(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_tensor **out) {
-    kn_kprog *p;
-    if (prepare(cx, g, in, &p)) return cx->status;
-    kn_jit *j = NULL;
-    kn_status st = kn_llvm_jit(cx, p, kn_target_find("native"), 2, &j);
-    if (!st) st = call_entry(cx, p, kn_jit_entry(j), a, in, out);
-    kn_jit_destroy(j);
-    kn_kprog_destroy(p);
-    return st;
-}
-
-static kn_status run_c(kn_ctx *cx, kn_graph *g, kn_arena *a, kn_tensor **in, kn_tensor **out) {
-    kn_kprog *p;
-    if (prepare(cx, g, in, &p)) return cx->status;
+/* Emits bp->p as C into a temporary folder, compiles and loads it, removes the folder. */
+static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags) {
+    size_t wbytes = 0;
+    for (int i = 0; i < bp->p->nbufs; i++)
+        if (bp->p->bufs[i]->kind == KB_CONST)
+            wbytes += (size_t)bp->p->bufs[i]->numel * kn_dtype_get(bp->p->bufs[i]->dtype)->size;
+    /* KILN_TEST_REVERSE_PARALLEL: run parallel loops backwards (tests the analysis) */
+    kn_c_options opt = {.weights_file = wbytes >= WEIGHTS_FILE_MIN,
+                        .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL};
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/kiln-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        kn_kprog_destroy(p);
-        return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
-    }
-    char so[4200];
+    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    char so[4200], wpath[4200];
     snprintf(so, sizeof so, "%s/model.so", dir);
-    kn_status st = kn_emit_c_files(cx, p, NULL, dir);
-    if (!st) st = backend_cc(cx, dir, "model", so);
-    void *lib = NULL;
-    if (!st && !(lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
+    snprintf(wpath, sizeof wpath, "%s/model.weights", dir);
+    kn_status st = kn_emit_c_files(cx, bp->p, &opt, dir);
+    if (!st) st = backend_cc(cx, dir, "model", so, cflags);
+    if (!st && opt.weights_file) st = read_weights(cx, wpath, &bp->weights);
+    if (!st && !(bp->lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
         st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot load the compiled model: %s", dlerror());
-    kn_entry_fn fn = NULL;
     if (!st) {
-        *(void **)&fn = dlsym(lib, "model_run_array");
-        if (!fn) st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array not found");
+        *(void **)&bp->fn = dlsym(bp->lib, "model_run_array");
+        if (!bp->fn) st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array not found");
     }
-    if (!st) st = call_entry(cx, p, fn, a, in, out);
-    if (lib) dlclose(lib);
-    remove_dir(dir);
-    kn_kprog_destroy(p);
+    remove_dir(dir); /* the loaded object stays mapped */
     return st;
+}
+
+kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
+                          const char *cflags, backend_prog **out) {
+    *out = NULL;
+    backend_prog *bp = calloc(1, sizeof *bp);
+    if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
+    bp->g = g;
+    kn_status st = KN_OK;
+    if (strcmp(backend, "interp")) {
+        st = prepare_kprog(cx, g, in, &bp->p);
+        if (!st && !strcmp(backend, "opencl")) {
+#ifdef KILN_HAVE_OPENCL
+            st = backend_opencl_prepare(cx, bp->p, &bp->ocl);
+#else
+            st = kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                         "this kiln was built without the OpenCL runtime (Halide 14)");
+#endif
+        } else if (!st && !strcmp(backend, "llvm")) {
+            st = kn_llvm_jit(cx, bp->p, kn_target_find("native"), 2, &bp->jit);
+            if (!st) bp->fn = kn_jit_entry(bp->jit);
+        } else if (!st) {
+            st = prepare_c(cx, bp, cflags);
+        }
+        if (!st && bp->p->arena_size &&
+            !(bp->arena = aligned_alloc(KN_ARENA_ALIGN, (bp->p->arena_size + KN_ARENA_ALIGN - 1) &
+                                                            ~(size_t)(KN_ARENA_ALIGN - 1))))
+            st = kn_diag(cx, NULL, KN_ELIMIT, "cannot allocate the arena");
+    }
+    if (st)
+        backend_release(bp);
+    else
+        *out = bp;
+    return st;
+}
+
+kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *const *in,
+                       kn_tensor **out, uint64_t seed) {
+    if (!bp->p) return kn_interp_run(cx, bp->g, a, in, out, seed);
+    const kn_kprog *p = bp->p;
+    const void **ip = kn_arena_array(a, (size_t)p->nin + 1, sizeof *ip);
+    void **op = kn_arena_array(a, (size_t)p->nout + 1, sizeof *op);
+    for (int i = 0; i < p->nin; i++) ip[i] = in[i]->data;
+    for (int i = 0; i < p->nout; i++) {
+        const kn_kbuf *b = p->outputs[i];
+        out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
+        if (!out[i]) return kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+        op[i] = out[i]->data;
+    }
+#ifdef KILN_HAVE_OPENCL
+    if (bp->ocl) return backend_opencl_call(cx, bp->ocl, p, ip, op);
+#endif
+    if (bp->fn(ip, op, bp->weights, bp->arena) != 0)
+        return kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
+    return KN_OK;
+}
+
+void backend_release(backend_prog *bp) {
+    if (!bp) return;
+    free(bp->arena);
+#ifdef KILN_HAVE_OPENCL
+    backend_opencl_release(bp->ocl);
+#endif
+    kn_jit_destroy(bp->jit);
+    if (bp->lib) dlclose(bp->lib);
+    free(bp->weights);
+    kn_kprog_destroy(bp->p);
+    free(bp);
 }
 
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed) {
-    if (!strcmp(backend, "c")) return run_c(cx, g, a, in, out);
-    if (!strcmp(backend, "llvm")) return run_llvm(cx, g, a, in, out);
-    return kn_interp_run(cx, g, a, in, out, seed);
+    backend_prog *bp;
+    if (backend_prepare(cx, backend, g, in, NULL, &bp)) return cx->status;
+    kn_status st = backend_call(cx, bp, a, in, out, seed);
+    backend_release(bp);
+    return st;
 }
 
 /* Graph inputs from which v's value is computed: marks them in `mark` (by input

@@ -1,4 +1,5 @@
-/* Running a model on a backend (interp or c), shared by kiln run and check-onnx. */
+/* Running a model on a backend (interp, c or llvm), shared by kiln run, check-onnx
+ * and bench. */
 #ifndef KN_BACKEND_H
 #define KN_BACKEND_H
 
@@ -7,15 +8,34 @@
 struct kn_kprog;
 
 bool backend_known(const char *name);
-/* Runs g on inputs in (one per graph input) with the backend; outputs in a. For c,
- * g's input types are fixed to the inputs' shapes and g is transformed by passes. */
+/* False when the backend cannot run here (opencl: no OpenCL platform or runtime). */
+bool backend_available(const char *name);
+
+/* A model compiled once for a backend and given input shapes, callable many times. */
+typedef struct backend_prog backend_prog;
+/* Compiles g for the backend. For c and llvm, g's input types are fixed to in[]'s
+ * shapes and g is transformed by the passes; c compiles the generated C with $CC at
+ * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs.
+ * interp compiles nothing. *out is owned by the caller (backend_release()); g must
+ * outlive it. */
+kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
+                          const char *cflags, backend_prog **out);
+/* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.
+ * seed drives the interpreter's random ops. Calls on one handle must not overlap:
+ * it owns one work arena. */
+kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *const *in,
+                       kn_tensor **out, uint64_t seed);
+void backend_release(backend_prog *bp);
+/* backend_prepare, one backend_call, backend_release. */
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed);
 /* Default passes, lowering and memory plan: a program to emit (kn_kprog_destroy). */
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, struct kn_kprog **out);
 /* Compiles dir/name.c into the shared object `so` with $CC (default cc) at -std=c99
- * -Wall -Wextra -Wpedantic -Werror. */
-kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so);
+ * -O1 -Wall -Wextra -Wpedantic -Werror, then `cflags` (space-separated, may be NULL;
+ * a later -O wins), then $KILN_CFLAGS. */
+kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so,
+                     const char *cflags);
 /* Marks (mark[i] = 1, one byte per graph input) the inputs whose values determine
  * the shape of some value, given the input tensors' shapes: those feeding integer
  * inputs of nodes with non-static outputs, or with all_inputs any of their inputs.

@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 #include "frontend/onnx.h"
 #include "frontend/tensorfile.h"
+#include "ir/interp.h"
 #include "passes/pass.h"
 
 #include <stdarg.h>
@@ -91,4 +92,71 @@ kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *cons
         if (kn_graph_bind_input(cx, g, name, t)) return cx->status;
     }
     return KN_OK;
+}
+
+/* Random values: floats uniform in [-1, 1), integers in [0, 10), bools 0/1. */
+static void fill_random(kn_tensor *t, uint64_t *state) {
+    int64_t n = kn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(*state >> 11) / 9007199254740992.0;
+        if (kn_dtype_get(t->type.dtype)->is_float)
+            kn_store_f64(t->data, t->type.dtype, (size_t)i, 2 * u - 1);
+        else
+            kn_store_i64(t->data, t->type.dtype, (size_t)i, (int64_t)(u * 10));
+    }
+}
+
+int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
+               const char *const *inputs, int ninputs, bool random, uint64_t seed, kn_tensor **in) {
+    int rc = EXIT_OK;
+    kn_ctx fcx; /* file errors name the file, not the model */
+    kn_ctx_init(&fcx, NULL);
+    for (int k = 0; k < ninputs && !rc; k++) {
+        const char *eq = strchr(inputs[k], '=');
+        if (!eq) {
+            rc = cli_usage_error(cmd, "--input expects NAME=FILE, got '%s'", inputs[k]);
+            break;
+        }
+        int idx = -1;
+        for (int i = 0; i < g->nin; i++)
+            if (strlen(g->inputs[i]->name) == (size_t)(eq - inputs[k]) &&
+                !strncmp(g->inputs[i]->name, inputs[k], (size_t)(eq - inputs[k])))
+                idx = i;
+        if (idx < 0) {
+            fprintf(stderr, "kiln: %s: the model has no input '%.*s'\n", model,
+                    (int)(eq - inputs[k]), inputs[k]);
+            rc = EXIT_BAD_INPUT;
+        } else if (kn_tensorfile_read(&fcx, a, eq + 1, g->inputs[idx]->type.kind, &in[idx])) {
+            rc = cli_fail(&fcx);
+        } else if (kn_interp_check_input(&fcx, g->inputs[idx], in[idx])) {
+            /* name both files: the model and the one that contradicts it */
+            fprintf(stderr, "kiln: %s: %s (read from %s)\n", model, fcx.msg, eq + 1);
+            rc = cli_exit_code(fcx.status);
+        }
+    }
+    uint64_t state = seed * 2654435761u + 1;
+    for (int i = 0; i < g->nin && !rc; i++) {
+        if (in[i]) continue;
+        kn_value *iv = g->inputs[i];
+        if (!random) {
+            fprintf(stderr,
+                    "kiln: %s: no value for input '%s' (use --input %s=FILE or --random SEED)\n",
+                    model, iv->name, iv->name);
+            rc = EXIT_BAD_INPUT;
+        } else if (!kn_type_static(&iv->type)) {
+            char buf[128];
+            fprintf(stderr,
+                    "kiln: %s: input '%s' has unfixed dimensions %s; fix them with --shape or "
+                    "--dim to use --random\n",
+                    model, iv->name, kn_type_str(&iv->type, buf, sizeof buf));
+            rc = EXIT_BAD_INPUT;
+        } else if (!(in[i] = kn_tensor_new(a, &iv->type))) {
+            fprintf(stderr, "kiln: %s: input '%s' is too large\n", model, iv->name);
+            rc = EXIT_BAD_INPUT;
+        } else {
+            fill_random(in[i], &state);
+        }
+    }
+    return rc;
 }

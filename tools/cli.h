@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_SKIPPED = 77 };
 
 /* Exit code for a failed status. */
 int cli_exit_code(kn_status st);
@@ -33,10 +33,17 @@ bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
 /* Applies --bind NAME=FILE options: each input becomes a constant read from FILE. */
 kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n);
+/* Sets in[i] (one per graph input, NULL on entry) from --input NAME=FILE options,
+ * and with `random` the others to random values from seed (floats uniform in
+ * [-1, 1), integers in [0, 10)), allocated in a. Prints any problem naming cmd or
+ * model and returns its exit code; EXIT_OK when every input has a value. */
+int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
+               const char *const *inputs, int ninputs, bool random, uint64_t seed, kn_tensor **in);
 
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_check_onnx(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -30,7 +30,9 @@ static const char *help =
     "Runs ONNX backend tests. Each DIR is a test folder (with model.onnx) or a folder\n"
     "of test folders. Prints each failure with its reason, then 'N passed, N failed'\n"
     "(', N skipped' when known failures were skipped).\n\n"
-    "  --backend B            interp (default) or c (generated C, compiled with $CC)\n"
+    "  --backend B            interp (default), c (generated C, compiled with $CC), llvm\n"
+    "                         (JIT) or opencl (OpenCL C on the first OpenCL device; exit\n"
+    "                         code 77 and every test skipped when there is none)\n"
     "  --known-failures FILE  lines 'test_name: reason' (repeatable); listed tests that fail are\n"
     "                         skipped, listed tests that pass are failures\n"
     "  --timeout SECONDS      per-test time limit (default 60)\n"
@@ -386,6 +388,8 @@ int cmd_check_onnx(int argc, char **argv) {
     k.used = calloc((size_t)k.n + 1, 1);
 
     int passed = 0, failed = 0, skipped = 0, nbound = 0;
+    bool skip_all = !backend_available(backend);
+    if (skip_all) printf("no OpenCL platform found: the tests are skipped\n");
     opsdoc *doc = opsmd ? opsdoc_create() : NULL;
     char why[1200];
     for (int d = 0; d < ndirs; d++) {
@@ -411,6 +415,10 @@ int cmd_check_onnx(int argc, char **argv) {
                 snprintf(dir, sizeof dir, "%s", dirs[d]);
             snprintf(model, sizeof model, "%s/model.onnx", dir);
             if (!file_exists(model)) continue;
+            if (skip_all) {
+                skipped++;
+                continue;
+            }
             const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
             why[0] = 0;
             int bound = 0;
@@ -451,7 +459,7 @@ int cmd_check_onnx(int argc, char **argv) {
     }
     if (nbound)
         printf("%d of the passing tests had shape-determining inputs bound as constants\n", nbound);
-    if (skipped) printf("%d listed known failures were skipped\n", skipped);
+    if (skipped && !skip_all) printf("%d listed known failures were skipped\n", skipped);
     if (skipped)
         printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     else
@@ -459,5 +467,6 @@ int cmd_check_onnx(int argc, char **argv) {
     for (int i = 0; i < k.n; i++) free(k.names[i]);
     free(k.names);
     free(k.used);
+    if (skip_all) return EXIT_SKIPPED;
     return failed ? EXIT_BAD_INPUT : EXIT_OK;
 }

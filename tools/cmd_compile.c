@@ -6,6 +6,9 @@
 #include "tools/cli.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,13 +29,56 @@ static const char *help =
     "  --weights-section NAME  put the weight arrays in linker section NAME\n"
     "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
     "  --dump-kir              print the kernel IR program\n"
+    "  --max-arena BYTES       refuse a model whose arena needs more (suffix K, M or G:\n"
+    "                          units of 1024, 1024^2, 1024^3 bytes)\n"
+    "  --max-weights BYTES     refuse a model whose weights need more (same suffixes)\n"
     "  -O0 .. -O3              LLVM optimization level (default -O3)\n";
+
+/* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
+static bool parse_bytes(const char *s, size_t *out) {
+    char *end;
+    if (!isdigit((unsigned char)s[0])) return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10), unit = 1;
+    if (errno) return false;
+    if (*end == 'K' || *end == 'k')
+        unit = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        unit = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        unit = 1ull << 30, end++;
+    if (*end || v > SIZE_MAX / unit) return false;
+    *out = (size_t)(v * unit);
+    return true;
+}
+
+/* Bytes of the program's constant buffers: what NAME.c or NAME.weights holds. */
+static size_t weight_bytes(const kn_kprog *p) {
+    size_t n = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (p->bufs[i]->kind == KB_CONST)
+            n += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
+    return n;
+}
+
+/* --max-arena and --max-weights: refuse the program before anything is written. */
+static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, size_t max_weights) {
+    size_t w = weight_bytes(p);
+    if (p->arena_size > max_arena)
+        return kn_diag(cx, NULL, KN_ELIMIT, "arena needs %zu bytes, more than --max-arena %zu",
+                       p->arena_size, max_arena);
+    if (w > max_weights)
+        return kn_diag(cx, NULL, KN_ELIMIT, "weights need %zu bytes, more than --max-weights %zu",
+                       w, max_weights);
+    return KN_OK;
+}
 
 int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "native", *v,
                *binds[64];
     int nbinds = 0, err = 0, dump = 0, opt_level = 3;
     kn_c_options copt = {0};
+    size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -55,6 +101,13 @@ int cmd_compile(int argc, char **argv) {
         } else if (!strncmp(argv[i], "-O", 2) && strlen(argv[i]) == 3 && argv[i][2] >= '0' &&
                    argv[i][2] <= '3') {
             opt_level = argv[i][2] - '0';
+        } else if (cli_opt(argc, argv, &i, "--max-arena", &v)) {
+            if (!parse_bytes(v, &max_arena))
+                return cli_usage_error("compile", "--max-arena takes a size in bytes, got '%s'", v);
+        } else if (cli_opt(argc, argv, &i, "--max-weights", &v)) {
+            if (!parse_bytes(v, &max_weights))
+                return cli_usage_error("compile", "--max-weights takes a size in bytes, got '%s'",
+                                       v);
         } else if (cli_opt(argc, argv, &i, "--bind", &v)) {
             if (nbinds == 64) return cli_usage_error("compile", "too many --bind options");
             binds[nbinds++] = v;
@@ -92,7 +145,8 @@ int cmd_compile(int argc, char **argv) {
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;
-    if (cli_apply_binds(&cx, g, a, binds, nbinds) || backend_compile_c(&cx, g, name, &p)) {
+    if (cli_apply_binds(&cx, g, a, binds, nbinds) || backend_compile_c(&cx, g, name, &p) ||
+        check_limits(&cx, p, max_arena, max_weights)) {
         rc = cli_fail(&cx);
     } else {
         mkdir(outdir, 0777);
@@ -114,10 +168,7 @@ int cmd_compile(int argc, char **argv) {
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
         } else {
-            size_t wbytes = 0;
-            for (int i = 0; i < p->nbufs; i++)
-                if (p->bufs[i]->kind == KB_CONST)
-                    wbytes += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
+            size_t wbytes = weight_bytes(p);
             printf("wrote %s/%s.h, %s/%s.c%s%s%s\n", outdir, name, outdir, name,
                    copt.weights_file ? ", " : "", copt.weights_file ? name : "",
                    copt.weights_file ? ".weights" : "");

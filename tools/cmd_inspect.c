@@ -23,41 +23,6 @@ static const char *help =
     "                     bound, and each temporary's offset, size and lifetime\n"
     "  --list-passes      print the available passes\n";
 
-/* Multiply-adds count 2. Unknown shapes count 0. */
-static int64_t node_flops(const kn_node *n) {
-    const kn_value *y = n->out[0];
-    if (!y) return 0;
-    int64_t out = kn_type_numel(&y->type);
-    if (out < 0) return 0;
-    const kn_value *w = n->nin > 1 ? n->in[1] : NULL;
-    switch (n->op) {
-    case KN_OP_CONV:
-    case KN_OP_CONVINTEGER:
-    case KN_OP_CONVTRANSPOSE: {
-        int64_t wn = w ? kn_type_numel(&w->type) : -1;
-        int64_t cout = w && w->type.rank > 0 ? w->type.dims[0] : 0;
-        if (wn < 0 || cout <= 0) return 0;
-        if (n->op == KN_OP_CONVTRANSPOSE) {
-            const kn_value *x = n->in[0];
-            int64_t xn = kn_type_numel(&x->type);
-            return xn < 0 ? 0 : 2 * xn * (wn / cout);
-        }
-        return 2 * out * (wn / cout);
-    }
-    case KN_OP_MATMUL:
-    case KN_OP_MATMULINTEGER:
-    case KN_OP_GEMM: {
-        const kn_value *a = n->in[0];
-        if (a->type.rank < 1) return 0;
-        int64_t k = a->type.dims[a->type.rank - 1];
-        if (n->op == KN_OP_GEMM && kn_attr_int(&(kn_ctx){0}, n, "transA", 0) && a->type.rank == 2)
-            k = a->type.dims[0];
-        return k < 0 ? 0 : 2 * out * k;
-    }
-    default: return kn_op_desc(n->op)->flags & OPF_ELEMWISE ? out : 0;
-    }
-}
-
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
@@ -185,7 +150,7 @@ int cmd_inspect(int argc, char **argv) {
     for (int i = 0; i < g->nvalues; i++)
         if (g->values[i]->constant && g->values[i]->type.kind == KN_KIND_TENSOR)
             params += kn_type_numel(&g->values[i]->type);
-    for (int i = 0; i < g->nnodes; i++) flops += node_flops(g->nodes[i]);
+    for (int i = 0; i < g->nnodes; i++) flops += kn_node_flops(g->nodes[i]);
     if (json) {
         printf("{\"model\": ");
         json_str(stdout, model);
@@ -213,7 +178,7 @@ int cmd_inspect(int argc, char **argv) {
             json_str(stdout, n->name);
             printf(", \"op\": ");
             json_str(stdout, n->op_type);
-            printf(", \"flops\": %lld}", (long long)node_flops(n));
+            printf(", \"flops\": %lld}", (long long)kn_node_flops(n));
         }
         printf("]}\n");
     } else {

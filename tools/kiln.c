@@ -12,6 +12,7 @@ static const struct {
     {"compile", cmd_compile, "compile a model to standalone C"},
     {"run", cmd_run, "run a model on inputs and write its outputs"},
     {"inspect", cmd_inspect, "print the graph after passes: nodes, shapes, parameters, FLOPs"},
+    {"bench", cmd_bench, "compile once, time repeated runs: latency, compile time, GFLOP/s"},
     {"check-onnx", cmd_check_onnx, "run ONNX backend test folders and compare outputs"},
 };
 

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages kiln needs to build and test (see DESIGN.md).
 # As root it runs apt-get; otherwise it prints the exact command and stops.
+# g++ builds only runtime/halide_runtime_gen.cpp, which writes the Halide runtime object
+# for the OpenCL backend (with libhalide14-0-dev; see docs/opencl.md).
 # usage: tools/setup.sh [--models]   (--models adds Debian's Python, torch and onnx,
 #                                     needed only to regenerate the bundled models)
 set -e
-PKGS="build-essential cmake clang clang-format libprotobuf-c-dev protobuf-c-compiler
+PKGS="build-essential g++ cmake clang clang-format libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libonnx-testdata llvm-19-dev libhalide14-0-dev pocl-opencl-icd
 ocl-icd-opencl-dev opencl-headers gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 graphviz"

@@ -19,6 +19,8 @@ typedef struct kn_c_options {
     const char *weights_section; /* place weights in this linker section, or NULL */
     bool weights_file;           /* weights in NAME.weights, passed at run time */
     bool header_only;            /* kn_emit_c_files: NAME.h only (for --emit obj|asm|llvm) */
+    bool reverse_parallel;       /* test mode: run parallel loops backwards (checks the
+                                    parallel-loop analysis: results must not change) */
 } kn_c_options;
 
 /* Writes NAME.h and NAME.c (and NAME.weights) to the given streams; c may be NULL

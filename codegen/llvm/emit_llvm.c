@@ -380,25 +380,6 @@ static void stmt(emit *E, const kn_ks *s) {
 
 /* ---- functions ---- */
 
-static void mark_x(const kn_kx *x, unsigned char *r) {
-    if (!x) return;
-    if (x->op == KX_LOAD) r[x->buf->id] |= 1;
-    for (int i = 0; i < 3; i++) mark_x(x->a[i], r);
-}
-
-static void mark_s(const kn_ks *s, unsigned char *r) {
-    if (!s) return;
-    if (s->kind == KS_STORE || s->kind == KS_COPY) r[s->buf->id] |= 2;
-    if (s->kind == KS_COPY) r[s->src->id] |= 1;
-    mark_x(s->index, r);
-    mark_x(s->value, r);
-    mark_x(s->cond, r);
-    mark_x(s->src_index, r);
-    mark_x(s->count, r);
-    mark_x(s->ext, r);
-    for (int i = 0; i < s->n; i++) mark_s(s->body[i], r);
-}
-
 static void collect_vars(const kn_ks *s, unsigned char *v) {
     if (!s) return;
     if (s->kind == KS_FOR || s->kind == KS_DECL) v[s->var] = 1;
@@ -451,7 +432,7 @@ static kn_status build_kernel(emit *E, int k) {
     const kn_kernel *kr = p->kernels[k];
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1), *vars = calloc((size_t)p->nvars + 1, 1);
     KN_ASSERT(use && vars);
-    mark_s(kr->body, use);
+    kn_kernel_uses(kr->body, use);
     collect_vars(kr->body, vars);
     int np;
     E->fn = kernel_fn(E, k, use, &np);
@@ -535,7 +516,7 @@ static void build_entries(emit *E) {
     KN_ASSERT(use);
     for (int k = 0; k < p->nkernels; k++) {
         memset(use, 0, (size_t)p->nbufs);
-        mark_s(p->kernels[k]->body, use);
+        kn_kernel_uses(p->kernels[k]->body, use);
         LLVMValueRef args[4096];
         LLVMTypeRef targs[4096];
         int na = 0;

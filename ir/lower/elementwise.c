@@ -14,6 +14,8 @@
  * opset <= 6 forms (binary ops with broadcast=1 and axis, PRelu's per-channel 1-D
  * slope) read input 1 through a view with 1-dims added at the legacy axis. */
 #include "ir/kir.h"
+#include "ir/ops/binary_attrs.h"
+#include "ir/ops/unary_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -67,19 +69,9 @@ static kn_kx *fmax_c(kn_lower *L, kn_kx *y, double c) {
     return kx_select(L, kx_bin(L, KX_GT, y, k(L, y, c)), y, k(L, y, c));
 }
 
-/* A numeric attribute given as FLOAT or INT (as ir/ops/unary.c reads them). */
-static double attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def) {
-    const kn_attr *a = kn_node_attr(n, name);
-    if (!a) return def;
-    if (a->kind == KN_ATTR_INT) return (double)a->i;
-    if (a->kind == KN_ATTR_FLOAT) return a->f;
-    kn_diag(cx, n, KN_EINVAL, "attribute '%s' must be a number", name);
-    return def;
-}
-
 /* ---- unary ops ---- */
 
-/* Builds op(x); p holds the row's attributes. x is in the compute dtype. */
+/* Builds op(x); p holds the op's attributes (kn_unary_params). x is in the compute dtype. */
 typedef kn_kx *(*un_build)(kn_lower *L, kn_kx *x, const double *p);
 
 static kn_kx *u_celu(kn_lower *L, kn_kx *x, const double *p) {
@@ -166,23 +158,17 @@ static kn_kx *u_abs(kn_lower *L, kn_kx *x, const double *p) {
 
 typedef struct un_def {
     kn_op op;
-    kn_kx_op kx;         /* the kernel-IR operator, or KX_OP_COUNT: build */
-    un_build build;      /* or NULL */
-    bool exact_int;      /* integer inputs computed as integers; else in f64 */
-    const char *attr[3]; /* attribute names read into p[0..3), NULL-terminated */
-    double def[3];       /* their defaults (ir/ops/unary.c's) */
+    kn_kx_op kx;    /* the kernel-IR operator, or KX_OP_COUNT: build */
+    un_build build; /* or NULL */
+    bool exact_int; /* integer inputs computed as integers; else in f64 */
 } un_def;
 
 #define M(id, kx)                                                                                  \
-    {                                                                                              \
-        KN_OP_##id, KX_##kx, NULL, false, {0}, {                                                   \
-            0                                                                                      \
-        }                                                                                          \
-    }
-#define B(id, fn, exact, ...)                                                                      \
-    { KN_OP_##id, KX_OP_COUNT, fn, exact, __VA_ARGS__ }
+    { KN_OP_##id, KX_##kx, NULL, false }
+#define B(id, fn, exact)                                                                           \
+    { KN_OP_##id, KX_OP_COUNT, fn, exact }
 static const un_def un_defs[] = {
-    B(ABS, u_abs, true, {0}, {0}),
+    B(ABS, u_abs, true),
     M(ACOS, ACOS),
     M(ACOSH, ACOSH),
     M(ASIN, ASIN),
@@ -190,37 +176,36 @@ static const un_def un_defs[] = {
     M(ATAN, ATAN),
     M(ATANH, ATANH),
     M(CEIL, CEIL),
-    B(CELU, u_celu, false, {"alpha"}, {1.0}),
+    B(CELU, u_celu, false),
     M(COS, COS),
     M(COSH, COSH),
-    B(ELU, u_elu, false, {"alpha"}, {1.0}),
+    B(ELU, u_elu, false),
     M(ERF, ERF),
     M(EXP, EXP),
     M(FLOOR, FLOOR),
-    B(HARDSIGMOID, u_hardsigmoid, false, {"alpha", "beta"}, {0.2f, 0.5f}),
-    B(HARDSWISH, u_hardswish, false, {0}, {0}),
-    B(ISINF, u_isinf, false, {"detect_negative", "detect_positive"}, {1, 1}),
+    B(HARDSIGMOID, u_hardsigmoid, false),
+    B(HARDSWISH, u_hardswish, false),
+    B(ISINF, u_isinf, false),
     M(ISNAN, ISNAN),
-    B(LEAKYRELU, u_leakyrelu, false, {"alpha"}, {0.01f}),
+    B(LEAKYRELU, u_leakyrelu, false),
     M(LOG, LOG),
-    {KN_OP_NEG, KX_NEG, NULL, true, {0}, {0}},
-    {KN_OP_NOT, KX_NOT, NULL, true, {0}, {0}},
-    B(RECIPROCAL, u_reciprocal, false, {0}, {0}),
-    B(RELU, u_relu, true, {0}, {0}),
+    {KN_OP_NEG, KX_NEG, NULL, true},
+    {KN_OP_NOT, KX_NOT, NULL, true},
+    B(RECIPROCAL, u_reciprocal, false),
+    B(RELU, u_relu, true),
     M(ROUND, ROUND),
-    B(SELU, u_selu, false, {"alpha", "gamma"},
-      {1.67326319217681884765625, 1.05070102214813232421875}),
-    B(SHRINK, u_shrink, false, {"lambd", "bias"}, {0.5f, 0.0}),
-    B(SIGMOID, u_sigmoid, false, {0}, {0}),
-    B(SIGN, u_sign, true, {0}, {0}),
+    B(SELU, u_selu, false),
+    B(SHRINK, u_shrink, false),
+    B(SIGMOID, u_sigmoid, false),
+    B(SIGN, u_sign, true),
     M(SIN, SIN),
     M(SINH, SINH),
-    B(SOFTPLUS, u_softplus, false, {0}, {0}),
-    B(SOFTSIGN, u_softsign, false, {0}, {0}),
+    B(SOFTPLUS, u_softplus, false),
+    B(SOFTSIGN, u_softsign, false),
     M(SQRT, SQRT),
     M(TAN, TAN),
     M(TANH, TANH),
-    B(THRESHOLDEDRELU, u_thresholdedrelu, false, {"alpha"}, {1.0}),
+    B(THRESHOLDEDRELU, u_thresholdedrelu, false),
 };
 #undef M
 #undef B
@@ -232,9 +217,7 @@ static kn_status lower_unary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (un_defs[r].op == n->op) d = &un_defs[r];
     KN_ASSERT(d);
     double p[3];
-    for (int j = 0; j < 3; j++)
-        p[j] = d->attr[j] ? attr_num(kl_ctx(L), n, d->attr[j], d->def[j]) : 0;
-    if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
+    if (kn_unary_params(kl_ctx(L), n, p)) return kl_ctx(L)->status;
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
     kn_kx *x = load_b(L, in[0], out[0], v);
@@ -307,7 +290,7 @@ static kn_status lower_clip(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_dtype ct = kx_compute_dtype(out[0]->dtype);
     kn_kx *lo = NULL, *hi = NULL;
     if (n->opset < 11) {
-        double fl = attr_num(cx, n, "min", -INFINITY), fh = attr_num(cx, n, "max", INFINITY);
+        double fl = kn_attr_num(cx, n, "min", -INFINITY), fh = kn_attr_num(cx, n, "max", INFINITY);
         if (kn_failed(cx)) return cx->status;
         if (!isinf(fl) || fl > 0) lo = kx_const(L, ct, fl);
         if (!isinf(fh) || fh < 0) hi = kx_const(L, ct, fh);
@@ -455,15 +438,10 @@ static const bin_def bin_defs[] = {
 };
 #undef O
 
-/* The row for n, after reading the attribute that picks its variant (infer has
- * checked it). */
+/* The row for n, after reading the attribute that picks its variant. */
 static const bin_def *bin_find(kn_ctx *cx, const kn_node *n) {
-    int variant = 0;
-    if (n->op == KN_OP_MOD) variant = kn_attr_int(cx, n, "fmod", 0) != 0;
-    if (n->op == KN_OP_BITSHIFT) {
-        const char *dir = kn_attr_str(cx, n, "direction", "");
-        variant = dir && !strcmp(dir, "RIGHT");
-    }
+    int variant;
+    if (kn_binary_variant(cx, n, &variant)) return NULL;
     for (size_t r = 0; r < sizeof bin_defs / sizeof *bin_defs; r++)
         if (bin_defs[r].op == n->op && bin_defs[r].variant == variant) return &bin_defs[r];
     KN_ASSERT(!"op registered without a bin_defs row");
@@ -474,28 +452,12 @@ static const bin_def *bin_find(kn_ctx *cx, const kn_node *n) {
  * opset <= 6 forms b with 1-dims added so that it starts at the legacy axis of a. */
 static kn_status legacy_view(kn_lower *L, const kn_node *n, const kn_kbuf *a, const kn_kbuf *b,
                              kn_kbuf *v) {
-    kn_ctx *cx = kl_ctx(L);
+    kn_type ta = kn_type_make(a->dtype, a->rank, a->dims);
+    kn_type tb = kn_type_make(b->dtype, b->rank, b->dims), tv;
+    if (kn_binary_legacy_view(kl_ctx(L), n, &ta, &tb, &tv)) return kl_ctx(L)->status;
     *v = *b;
-    bool legacy = false;
-    int64_t axis = 0;
-    if (n->opset < 7 && n->op == KN_OP_PRELU) {
-        legacy = b->rank == 1 && b->dims[0] != 1 && a->rank >= 2 && a->dims[1] == b->dims[0];
-        axis = 1;
-    } else if (n->opset < 7 && kn_attr_int(cx, n, "broadcast", 0) == 1 && kn_node_attr(n, "axis")) {
-        legacy = true;
-        axis = kn_attr_int(cx, n, "axis", 0);
-    }
-    if (kn_failed(cx)) return cx->status;
-    if (!legacy) return KN_OK;
-    if (axis < 0) axis += a->rank;
-    if (axis < 0 || axis + b->rank > a->rank)
-        return kn_diag(cx, n, KN_EINVAL, "legacy broadcast axis %lld does not fit rank %d in %d",
-                       (long long)axis, b->rank, a->rank);
-    v->rank = a->rank;
-    for (int d = 0; d < a->rank; d++) {
-        int j = d - (int)axis;
-        v->dims[d] = j >= 0 && j < b->rank ? b->dims[j] : 1;
-    }
+    v->rank = tv.rank;
+    memcpy(v->dims, tv.dims, sizeof v->dims);
     return KN_OK;
 }
 
@@ -539,72 +501,18 @@ static kn_status lower_where(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     { KN_OP_##id, lower_unary }
 #define BIN(id)                                                                                    \
     { KN_OP_##id, lower_binary }
+/* clang-format off */
 const kn_oplower kn_lower_elementwise[] = {
-    U(ABS),
-    U(ACOS),
-    U(ACOSH),
-    U(ASIN),
-    U(ASINH),
-    U(ATAN),
-    U(ATANH),
-    U(CEIL),
-    U(CELU),
-    U(COS),
-    U(COSH),
-    U(ELU),
-    U(ERF),
-    U(EXP),
-    U(FLOOR),
-    U(HARDSIGMOID),
-    U(HARDSWISH),
-    U(ISINF),
-    U(ISNAN),
-    U(LEAKYRELU),
-    U(LOG),
-    U(NEG),
-    U(NOT),
-    U(RECIPROCAL),
-    U(RELU),
-    U(ROUND),
-    U(SELU),
-    U(SHRINK),
-    U(SIGMOID),
-    U(SIGN),
-    U(SIN),
-    U(SINH),
-    U(SOFTPLUS),
-    U(SOFTSIGN),
-    U(SQRT),
-    U(TAN),
-    U(TANH),
-    U(THRESHOLDEDRELU),
+    KN_UNARY_MATH_OPS(U),
     {KN_OP_CAST, lower_cast},
     {KN_OP_CASTLIKE, lower_cast},
     {KN_OP_CLIP, lower_clip},
     {KN_OP_IDENTITY, lower_identity},
     {KN_OP_DROPOUT, lower_dropout},
-    BIN(ADD),
-    BIN(AND),
-    BIN(BITSHIFT),
-    BIN(DIV),
-    BIN(EQUAL),
-    BIN(GREATER),
-    BIN(GREATEROREQUAL),
-    BIN(LESS),
-    BIN(LESSOREQUAL),
-    BIN(MAX),
-    BIN(MEAN),
-    BIN(MIN),
-    BIN(MOD),
-    BIN(MUL),
-    BIN(OR),
-    BIN(POW),
-    BIN(PRELU),
-    BIN(SUB),
-    BIN(SUM),
-    BIN(XOR),
+    KN_BINARY_OPS(BIN),
     {KN_OP_WHERE, lower_where},
     {KN_OP_COUNT, 0},
 };
+/* clang-format on */
 #undef U
 #undef BIN

@@ -15,6 +15,7 @@
  * clamped (or its weight zeroed) so no load leaves the input. NonMaxSuppression's
  * output length depends on the data: it is not lowered. */
 #include "ir/kir.h"
+#include "ir/ops/image_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -71,120 +72,43 @@ static kn_kx *finish(kn_lower *L, kn_dtype out, kn_kx *v) {
     return kn_dtype_get(out)->is_float ? v : kx_un(L, KX_ROUND, v);
 }
 
-/* Index of s in names[0..count), or -1. */
-static int pick(const char *s, const char *const *names, int count) {
-    for (int i = 0; i < count; i++)
-        if (!strcmp(s, names[i])) return i;
-    return -1;
-}
-
 /* ---- Resize, Upsample ---- */
 
-enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
-static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
-enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
-static const char *const coord_modes[] = {"half_pixel",           "pytorch_half_pixel",
-                                          "align_corners",        "asymmetric",
-                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
-static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                            "ceil"};
-
-typedef struct rplan {
-    int mode, coord, nearest, exclude_outside, from_sizes, rank;
-    double cubic_a, extrapolation;
-    double scale[KN_MAX_RANK];
-    double roi[2 * KN_MAX_RANK];
-    kn_kbuf *roi_buf; /* tf_crop_and_resize with a roi known only at run time */
-} rplan;
-
-static int64_t tnumel(const kn_tensor *t) {
-    return t ? kn_tensor_numel(t) : 0;
-}
-
-/* Attributes and constant roi/scales/sizes, as resize_setup in ir/ops/image.c. */
-static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, rplan *p) {
+/* The interpreter's plan (kn_resize_setup) with the roi/scales/sizes inputs that are
+ * constants; scales and sizes must be. *roi_buf: the roi input when tf_crop_and_resize
+ * reads a roi known only at run time, else NULL. */
+static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_resize_plan *p,
+                           kn_kbuf **roi_buf) {
     kn_ctx *cx = kl_ctx(L);
-    memset(p, 0, sizeof *p);
-    p->rank = in[0]->rank;
-    int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11;
-    const char *mode = kn_attr_str(cx, n, "mode", "nearest");
-    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode", "half_pixel");
-    const char *nearest = kn_attr_str(cx, n, "nearest_mode", "round_prefer_floor");
-    p->cubic_a = kn_attr_float(cx, n, "cubic_coeff_a", -0.75f);
-    p->exclude_outside = (int)kn_attr_int(cx, n, "exclude_outside", 0);
-    p->extrapolation = kn_attr_float(cx, n, "extrapolation_value", 0.0f);
-    if (kn_failed(cx)) return cx->status;
-    p->mode = pick(mode, resize_modes, legacy ? 2 : 3);
-    if (legacy && !strcmp(mode, "bilinear")) p->mode = RS_LINEAR;
-    if (p->mode < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
-    if (legacy) {
-        p->coord = CT_ASYMMETRIC;
-        p->nearest = NM_LEGACY;
-    } else {
-        p->coord = pick(coord, coord_modes, 6);
-        p->nearest = pick(nearest, nearest_modes, 4);
-        if (p->coord < 0 || p->nearest < 0)
-            return kn_diag(cx, n, KN_EINVAL, "unsupported coordinate or nearest mode");
+    kn_tensor t[4], *tin[4] = {0}; /* the inputs as infer sees them: data for constants */
+    for (int i = 0; i < n->nin && i < 4; i++) {
+        if (!in[i]) continue;
+        const kn_tensor *c = i > 0 ? kl_const(L, n, i) : NULL;
+        memset(&t[i], 0, sizeof t[i]);
+        if (c)
+            t[i] = *c;
+        else
+            t[i].type = kn_type_make(in[i]->dtype, in[i]->rank, in[i]->dims);
+        tin[i] = &t[i];
     }
-
-    const kn_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
-    const float *ascales = NULL;
-    float hw[4] = {1, 1, 1, 1};
-    int nascales = -1, scales_in = -1;
-    if (n->op == KN_OP_UPSAMPLE && n->opset < 7) {
-        hw[2] = kn_attr_float(cx, n, "height_scale", 1.0f);
-        hw[3] = kn_attr_float(cx, n, "width_scale", 1.0f);
-        ascales = hw;
-        nascales = 4;
-    } else if (n->op == KN_OP_UPSAMPLE && n->opset < 9) {
-        nascales = kn_attr_floats(cx, n, "scales", &ascales);
-    } else if (legacy) {
-        scales_in = 1;
-    } else {
-        scales_in = 2;
-        if (in[1]) roi = kl_const(L, n, 1);
-        if (in[3] && in[3]->numel > 0 && !(sizes = kl_const(L, n, 3)))
-            return kn_diag(cx, n, KN_EUNSUPPORTED,
-                           "needs a constant 'sizes' input (bake it in with --bind)");
-    }
-    if (kn_failed(cx)) return cx->status;
-    if (scales_in > 0 && in[scales_in] && in[scales_in]->numel > 0 &&
-        !(scales = kl_const(L, n, scales_in)))
+    *roi_buf = NULL;
+    if (kn_resize_setup(cx, n, tin, p)) return cx->status;
+    if (p->known) return KN_OK;
+    int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11, scales_in = legacy ? 1 : 2;
+    if (!legacy && tin[3] && !tin[3]->data && in[3]->numel > 0)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "needs a constant 'sizes' input (bake it in with --bind)");
+    if (scales_in < n->nin && tin[scales_in] && !tin[scales_in]->data && in[scales_in]->numel > 0)
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "needs a constant 'scales' input (bake it in with --bind)");
-    int r = p->rank;
-    if (tnumel(sizes) > 0) {
-        if (tnumel(sizes) != r) return kn_diag(cx, n, KN_EINVAL, "sizes has the wrong length");
-        p->from_sizes = 1;
-        for (int a = 0; a < r; a++) {
-            int64_t d = in[0]->dims[a], o = kn_load_i64(sizes->data, sizes->type.dtype, (size_t)a);
-            p->scale[a] = d > 0 ? (double)o / (double)d : 1.0;
-        }
-    } else if (tnumel(scales) == r || nascales == r) {
-        for (int a = 0; a < r; a++)
-            p->scale[a] =
-                scales ? kn_load_f64(scales->data, scales->type.dtype, (size_t)a) : ascales[a];
-    } else {
-        return kn_diag(cx, n, KN_EINVAL, "scales/sizes missing or of the wrong length");
-    }
-    for (int a = 0; a < r; a++) {
-        p->roi[a] = 0;
-        p->roi[r + a] = 1;
-    }
-    if (p->coord == CT_TF_CROP && !roi && in[1] && in[1]->numel > 0) {
-        if (in[1]->numel != 2 * r) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
-        p->roi_buf = in[1];
-    } else if (p->coord == CT_TF_CROP && tnumel(roi) > 0) {
-        if (tnumel(roi) != 2 * r) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
-        for (int i = 0; i < 2 * r; i++)
-            p->roi[i] = kn_load_f64(roi->data, roi->type.dtype, (size_t)i);
-    }
+    /* what remains unknown is tf_crop_and_resize's roi */
+    if (in[1]->numel != 2 * p->rank) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
+    *roi_buf = in[1];
     return KN_OK;
 }
 
 /* Taps per output coordinate on axis a: 0 when the axis maps identically. */
-static int resize_ntap(const rplan *p, int a, int64_t len, int64_t olen) {
+static int resize_ntap(const kn_resize_plan *p, int a, int64_t len, int64_t olen) {
     if (olen == len && p->scale[a] == 1.0 && p->coord != CT_TF_NN && p->coord != CT_TF_CROP)
         return 0;
     return p->mode == RS_NEAREST ? 1 : p->mode == RS_LINEAR ? 2 : 4;
@@ -192,8 +116,8 @@ static int resize_ntap(const rplan *p, int a, int64_t len, int64_t olen) {
 
 /* Fills idx[o * ntap + k] (and w[...] when ntap > 1) for o in [0, olen): the
  * interpreter's resize_taps as kernel code. */
-static void resize_table(kn_lower *L, const rplan *p, int a, int64_t len, int64_t olen, int ntap,
-                         kn_kbuf *idx, kn_kbuf *w) {
+static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf, int a, int64_t len,
+                         int64_t olen, int ntap, kn_kbuf *idx, kn_kbuf *w) {
     int vo = kl_for(L, olen);
     double s = p->scale[a], last = (double)(len - 1);
     double ol = p->from_sizes ? (double)olen : s * (double)len;
@@ -210,9 +134,9 @@ static void resize_table(kn_lower *L, const rplan *p, int a, int64_t len, int64_
     case CT_TF_NN: xo = dvd(L, add(L, x, F(L, 0.5)), F(L, s)); break;
     default: {
         kn_kx *x0 = F(L, p->roi[a]), *x1 = F(L, p->roi[p->rank + a]);
-        if (p->roi_buf) {
-            x0 = f64(L, kx_load(L, p->roi_buf, I(L, a)));
-            x1 = f64(L, kx_load(L, p->roi_buf, I(L, p->rank + a)));
+        if (roi_buf) {
+            x0 = f64(L, kx_load(L, roi_buf, I(L, a)));
+            x1 = f64(L, kx_load(L, roi_buf, I(L, p->rank + a)));
         }
         xo = ol > 1 ? add(L, dvd(L, mul(L, mul(L, x, sub(L, x1, x0)), F(L, last)), F(L, ol - 1)),
                           mul(L, x0, F(L, last)))
@@ -306,8 +230,9 @@ static void resize_table(kn_lower *L, const rplan *p, int a, int64_t len, int64_
 
 static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
-    rplan p;
-    if (rplan_get(L, n, in, &p)) return kl_ctx(L)->status;
+    kn_resize_plan p;
+    kn_kbuf *roi_buf;
+    if (rplan_get(L, n, in, &p, &roi_buf)) return kl_ctx(L)->status;
     kn_kbuf *X = in[0], *Y = out[0];
     int r = p.rank;
     if (Y->numel == 0) return KN_OK;
@@ -323,7 +248,7 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (!ntap[a]) continue;
         idx[a] = kl_scratch(L, KN_I64, Y->dims[a] * ntap[a]);
         if (ntap[a] > 1) wt[a] = kl_scratch(L, at, Y->dims[a] * ntap[a]);
-        resize_table(L, &p, a, X->dims[a], Y->dims[a], ntap[a], idx[a], wt[a]);
+        resize_table(L, &p, roi_buf, a, X->dims[a], Y->dims[a], ntap[a], idx[a], wt[a]);
         any_crop |= p.coord == CT_TF_CROP;
     }
 
@@ -377,11 +302,6 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- GridSample ---- */
 
-enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
-static const char *const gs_modes[] = {"bilinear", "nearest", "bicubic"};
-enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
-static const char *const gs_paddings[] = {"zeros", "border", "reflection"};
-
 /* gs_reflect(x, lo, hi) of ir/ops/image.c: folds x into [lo, hi]. */
 static kn_kx *gs_reflect(kn_lower *L, kn_kx *x, double lo, double hi) {
     double range = hi - lo;
@@ -423,12 +343,9 @@ static void gs_cubic(kn_lower *L, kn_kx *t, int *c) {
 static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    const char *mode = kn_attr_str(cx, n, "mode", "bilinear");
-    const char *pads = kn_attr_str(cx, n, "padding_mode", "zeros");
-    int align = kn_attr_int(cx, n, "align_corners", 0) != 0;
-    if (kn_failed(cx)) return cx->status;
-    int m = pick(mode, gs_modes, 3), pad = pick(pads, gs_paddings, 3);
-    if (m < 0 || pad < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode or padding_mode");
+    kn_grid_params g;
+    if (kn_grid_setup(cx, n, &g)) return cx->status;
+    int m = g.mode, pad = g.padding, align = g.align_corners;
     kn_kbuf *X = in[0], *G = in[1], *Y = out[0];
     int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
     int64_t Ho = G->dims[1], Wo = G->dims[2];
@@ -540,15 +457,8 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
 static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                 kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    int is_max = !strcmp(kn_attr_str(cx, n, "mode", "avg"), "max");
-    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode",
-                                    n->opset < 16 ? "output_half_pixel" : "half_pixel");
-    int64_t oh = kn_attr_int(cx, n, "output_height", 1);
-    int64_t ow = kn_attr_int(cx, n, "output_width", 1);
-    int64_t sr = kn_attr_int(cx, n, "sampling_ratio", 0);
-    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
-    if (kn_failed(cx)) return cx->status;
-    double offset = strcmp(coord, "half_pixel") ? 0.0 : 0.5;
+    kn_roialign_attrs a;
+    if (kn_roialign_attrs_get(cx, n, &a)) return cx->status;
     kn_kbuf *X = in[0], *rois = in[1], *bi = in[2], *Y = out[0];
     int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3], R = rois->dims[0];
     if (Y->numel == 0) return KN_OK;
@@ -561,27 +471,27 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
         rv[k] =
             declf(L, sub(L,
                          mul(L, f64(L, kx_load(L, rois, add(L, mul(L, V(L, r), I(L, 4)), I(L, k)))),
-                             F(L, scale)),
-                         F(L, offset)));
+                             F(L, a.scale)),
+                         F(L, a.offset)));
     int rw = declf(L, sub(L, V(L, rv[2]), V(L, rv[0]))),
         rh = declf(L, sub(L, V(L, rv[3]), V(L, rv[1])));
-    if (offset == 0) {
+    if (a.offset == 0) {
         kl_set(L, rw, sel(L, kx_bin(L, KX_LT, V(L, rw), F(L, 1)), F(L, 1), V(L, rw)));
         kl_set(L, rh, sel(L, kx_bin(L, KX_LT, V(L, rh), F(L, 1)), F(L, 1), V(L, rh)));
     }
-    int bh = declf(L, dvd(L, V(L, rh), F(L, (double)oh))),
-        bw = declf(L, dvd(L, V(L, rw), F(L, (double)ow)));
-    int gh =
-        decli(L, sr > 0 ? I(L, sr) : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rh), F(L, (double)oh)))));
-    int gw =
-        decli(L, sr > 0 ? I(L, sr) : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rw), F(L, (double)ow)))));
+    int bh = declf(L, dvd(L, V(L, rh), F(L, (double)a.oh))),
+        bw = declf(L, dvd(L, V(L, rw), F(L, (double)a.ow)));
+    int gh = decli(L, a.sr > 0 ? I(L, a.sr)
+                               : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rh), F(L, (double)a.oh)))));
+    int gw = decli(L, a.sr > 0 ? I(L, a.sr)
+                               : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rw), F(L, (double)a.ow)))));
     kn_kx *cnt = mul(L, V(L, gh), V(L, gw));
     int count = declf(L, f64(L, sel(L, kx_bin(L, KX_GT, cnt, I(L, 1)), cnt, I(L, 1))));
 
-    int c = kl_for(L, C), ph = kl_for(L, oh), pw = kl_for(L, ow);
+    int c = kl_for(L, C), ph = kl_for(L, a.oh), pw = kl_for(L, a.ow);
     int base = decli(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
     int acc = kl_decl(L, at, kx_const(L, at, 0));
-    int first = is_max ? kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 1)) : -1;
+    int first = a.is_max ? kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 1)) : -1;
     int iy = kl_for_x(L, V(L, gh));
     int sy = declf(
         L, add(L, add(L, V(L, rv[1]), mul(L, f64(L, V(L, ph)), V(L, bh))),
@@ -623,7 +533,7 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
         kn_kx *pix =
             kx_load(L, X, add(L, V(L, base), add(L, mul(L, V(L, ys[k]), I(L, W)), V(L, xs[k]))));
         kn_kx *t = mul(L, kx_cast(L, at, wk), pix);
-        if (!is_max) {
+        if (!a.is_max) {
             s = s ? add(L, s, t) : t;
         } else if (m < 0) {
             m = kl_decl(L, at, t);
@@ -632,7 +542,7 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
             kl_set(L, m, sel(L, kx_bin(L, KX_GT, V(L, tv), V(L, m)), V(L, tv), V(L, m)));
         }
     }
-    if (is_max) {
+    if (a.is_max) {
         kl_set(L, acc,
                sel(L, kx_bin(L, KX_LOR, V(L, first), kx_bin(L, KX_GT, V(L, m), V(L, acc))), V(L, m),
                    V(L, acc)));
@@ -641,11 +551,11 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
         kl_set(L, acc, add(L, V(L, acc), s));
     }
     kl_end_n(L, 2);
-    kn_kx *res = is_max ? V(L, acc) : dvd(L, V(L, acc), kx_cast(L, at, V(L, count)));
+    kn_kx *res = a.is_max ? V(L, acc) : dvd(L, V(L, acc), kx_cast(L, at, V(L, count)));
     kn_kx *yi =
         add(L,
-            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, oh)), V(L, ph)),
-                I(L, ow)),
+            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, a.oh)), V(L, ph)),
+                I(L, a.ow)),
             V(L, pw));
     kl_store(L, Y, yi, finish(L, Y->dtype, res));
     kl_end_n(L, 4);

@@ -11,6 +11,7 @@
  * pools only (strings cannot compile). Random ops are deliberately not lowered:
  * generated code has no random state. */
 #include "ir/kir.h"
+#include "ir/ops/misc_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,11 +21,10 @@
 static kn_status lower_loss(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    const char *red = kn_attr_str(cx, n, "reduction", "mean");
-    int has_ii = kn_node_attr(n, "ignore_index") != NULL;
-    int64_t ii = kn_attr_int(cx, n, "ignore_index", 0);
-    if (kn_failed(cx)) return cx->status;
-    int none = !strcmp(red, "none"), sum_only = !strcmp(red, "sum");
+    kn_loss_params lpar;
+    if (kn_loss_params_get(cx, n, &lpar)) return cx->status;
+    int has_ii = lpar.has_ii, none = lpar.red == RED_NONE, sum_only = lpar.red == RED_SUM;
+    int64_t ii = lpar.ignore_index;
     int sce = n->op == KN_OP_SOFTMAXCROSSENTROPYLOSS;
     kn_kbuf *x = in[0], *tg = in[1], *w = in[2], *lp = sce && n->nout > 1 ? out[1] : NULL;
     kn_dtype ct = kx_compute_dtype(out[0]->dtype);
@@ -113,26 +113,24 @@ static kn_kx *elem_loop(kn_lower *L, const kn_kbuf *x) {
 static kn_status lower_adagrad(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    double decay = kn_attr_float(cx, n, "decay_factor", 0);
-    double eps = kn_attr_float(cx, n, "epsilon", 0);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    if (kn_failed(cx)) return cx->status;
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 3;
-    /* r = R / (1 + T * decay) */
+    /* r = R / (1 + T * o.decay) */
     kn_kx *T = kx_cast(L, KN_F64, kx_load(L, in[1], kx_int(L, 0)));
     int r = kl_decl(L, KN_F64,
                     kx_bin(L, KX_DIV, scalar_f64(L, in[0]),
-                           kx_bin(L, KX_ADD, f64c(L, 1), kx_bin(L, KX_MUL, T, f64c(L, decay)))));
+                           kx_bin(L, KX_ADD, f64c(L, 1), kx_bin(L, KX_MUL, T, f64c(L, o.decay)))));
     for (int j = 0; j < k; j++) {
         kn_kbuf *X = in[2 + j], *G = in[2 + k + j], *H = in[2 + 2 * k + j];
         kn_dtype ct = kx_compute_dtype(X->dtype);
         kn_kx *e = elem_loop(L, X);
         kn_kx *x = kx_load(L, X, e);
-        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, norm), x, kx_load(L, G, e)));
+        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, o.norm), x, kx_load(L, G, e)));
         int h = kl_decl(L, ct, kx_fma(L, kx_var(L, g), kx_var(L, g), kx_load(L, H, e)));
         kn_kx *step =
             kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, kx_cast(L, ct, kx_var(L, r)), kx_var(L, g)),
-                   kx_bin(L, KX_ADD, kx_un(L, KX_SQRT, kx_var(L, h)), kx_const(L, ct, eps)));
+                   kx_bin(L, KX_ADD, kx_un(L, KX_SQRT, kx_var(L, h)), kx_const(L, ct, o.eps)));
         if (out[j]) kl_store(L, out[j], e, kx_bin(L, KX_SUB, x, step));
         if (out[k + j]) kl_store(L, out[k + j], e, kx_var(L, h));
         kl_end(L);
@@ -143,31 +141,25 @@ static kn_status lower_adagrad(kn_lower *L, const kn_node *n, kn_kbuf *const *in
 static kn_status lower_momentum(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                 kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    double alpha = kn_attr_float(cx, n, "alpha", 0);
-    double beta = kn_attr_float(cx, n, "beta", 0);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    const char *mode = kn_attr_str(cx, n, "mode", "standard");
-    if (kn_failed(cx)) return cx->status;
-    int nesterov = !strcmp(mode, "nesterov");
-    if (!nesterov && strcmp(mode, "standard"))
-        return kn_diag(cx, n, KN_EINVAL, "mode '%s' is not standard or nesterov", mode);
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 3;
     int R = kl_decl(L, KN_F64, scalar_f64(L, in[0]));
-    /* beta_adj = T > 0 ? beta : 1 */
+    /* beta_adj = T > 0 ? o.beta : 1 */
     int badj = kl_decl(L, KN_F64,
                        kx_select(L, kx_bin(L, KX_GT, kx_load(L, in[1], kx_int(L, 0)), kx_int(L, 0)),
-                                 f64c(L, beta), f64c(L, 1)));
+                                 f64c(L, o.beta), f64c(L, 1)));
     for (int j = 0; j < k; j++) {
         kn_kbuf *X = in[2 + j], *G = in[2 + k + j], *V = in[2 + 2 * k + j];
         kn_dtype ct = kx_compute_dtype(X->dtype);
         kn_kx *e = elem_loop(L, X);
         kn_kx *x = kx_load(L, X, e);
-        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, norm), x, kx_load(L, G, e)));
+        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, o.norm), x, kx_load(L, G, e)));
         int v = kl_decl(L, ct,
-                        kx_fma(L, kx_const(L, ct, alpha), kx_load(L, V, e),
+                        kx_fma(L, kx_const(L, ct, o.alpha), kx_load(L, V, e),
                                kx_bin(L, KX_MUL, kx_cast(L, ct, kx_var(L, badj)), kx_var(L, g))));
-        kn_kx *dir =
-            nesterov ? kx_fma(L, kx_const(L, ct, alpha), kx_var(L, v), kx_var(L, g)) : kx_var(L, v);
+        kn_kx *dir = o.nesterov ? kx_fma(L, kx_const(L, ct, o.alpha), kx_var(L, v), kx_var(L, g))
+                                : kx_var(L, v);
         if (out[j])
             kl_store(L, out[j], e,
                      kx_bin(L, KX_SUB, x, kx_bin(L, KX_MUL, kx_cast(L, ct, kx_var(L, R)), dir)));
@@ -180,14 +172,10 @@ static kn_status lower_momentum(kn_lower *L, const kn_node *n, kn_kbuf *const *i
 static kn_status lower_adam(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    double alpha = kn_attr_float(cx, n, "alpha", 0.9f);
-    double beta = kn_attr_float(cx, n, "beta", 0.999f);
-    double eps = kn_attr_float(cx, n, "epsilon", 1e-6f);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    double post = kn_attr_float(cx, n, "norm_coefficient_post", 0);
-    if (kn_failed(cx)) return cx->status;
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 4;
-    /* r = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R */
+    /* r = T > 0 ? R * sqrt(1 - o.beta^T) / (1 - o.alpha^T) : R */
     int T = kl_decl(L, KN_I64, kx_load(L, in[1], kx_int(L, 0)));
     kn_kx *Tf = kx_cast(L, KN_F64, kx_var(L, T));
     kn_kx *R = scalar_f64(L, in[0]);
@@ -195,30 +183,30 @@ static kn_status lower_adam(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         kx_bin(L, KX_DIV,
                kx_bin(L, KX_MUL, R,
                       kx_un(L, KX_SQRT,
-                            kx_bin(L, KX_SUB, f64c(L, 1), kx_bin(L, KX_POW, f64c(L, beta), Tf)))),
-               kx_bin(L, KX_SUB, f64c(L, 1), kx_bin(L, KX_POW, f64c(L, alpha), Tf)));
+                            kx_bin(L, KX_SUB, f64c(L, 1), kx_bin(L, KX_POW, f64c(L, o.beta), Tf)))),
+               kx_bin(L, KX_SUB, f64c(L, 1), kx_bin(L, KX_POW, f64c(L, o.alpha), Tf)));
     int r = kl_decl(L, KN_F64, kx_select(L, kx_bin(L, KX_GT, kx_var(L, T), kx_int(L, 0)), adj, R));
     for (int j = 0; j < k; j++) {
         kn_kbuf *X = in[2 + j], *G = in[2 + k + j], *V = in[2 + 2 * k + j], *H = in[2 + 3 * k + j];
         kn_dtype ct = kx_compute_dtype(X->dtype);
         kn_kx *e = elem_loop(L, X);
         kn_kx *x = kx_load(L, X, e);
-        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, norm), x, kx_load(L, G, e)));
+        int g = kl_decl(L, ct, kx_fma(L, kx_const(L, ct, o.norm), x, kx_load(L, G, e)));
         kn_kx *gv = kx_var(L, g);
         int v = kl_decl(L, ct,
-                        kx_fma(L, kx_const(L, ct, alpha), kx_load(L, V, e),
-                               kx_bin(L, KX_MUL, kx_const(L, ct, 1 - alpha), gv)));
+                        kx_fma(L, kx_const(L, ct, o.alpha), kx_load(L, V, e),
+                               kx_bin(L, KX_MUL, kx_const(L, ct, 1 - o.alpha), gv)));
         int h = kl_decl(
             L, ct,
-            kx_fma(L, kx_const(L, ct, beta), kx_load(L, H, e),
-                   kx_bin(L, KX_MUL, kx_const(L, ct, 1 - beta), kx_bin(L, KX_MUL, gv, gv))));
+            kx_fma(L, kx_const(L, ct, o.beta), kx_load(L, H, e),
+                   kx_bin(L, KX_MUL, kx_const(L, ct, 1 - o.beta), kx_bin(L, KX_MUL, gv, gv))));
         kn_kx *step = kx_bin(
             L, KX_MUL, kx_cast(L, ct, kx_var(L, r)),
             kx_bin(L, KX_DIV, kx_var(L, v),
-                   kx_bin(L, KX_ADD, kx_un(L, KX_SQRT, kx_var(L, h)), kx_const(L, ct, eps))));
+                   kx_bin(L, KX_ADD, kx_un(L, KX_SQRT, kx_var(L, h)), kx_const(L, ct, o.eps))));
         if (out[j])
             kl_store(L, out[j], e,
-                     kx_bin(L, KX_MUL, kx_const(L, ct, 1 - post), kx_bin(L, KX_SUB, x, step)));
+                     kx_bin(L, KX_MUL, kx_const(L, ct, 1 - o.post), kx_bin(L, KX_SUB, x, step)));
         if (out[k + j]) kl_store(L, out[k + j], e, kx_var(L, v));
         if (out[2 * k + j]) kl_store(L, out[2 * k + j], e, kx_var(L, h));
         kl_end(L);

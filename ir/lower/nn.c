@@ -12,6 +12,8 @@
  * deviations, normalize). Floats accumulate in the output's compute dtype, integers
  * (MatMul, Gemm, Einsum) in uint64 that wraps like the interpreter's. */
 #include "ir/kir.h"
+#include "ir/ops/nn_attrs.h"
+#include "ir/ops/nn_norm_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,77 +50,24 @@ static bool is_float(kn_dtype t) {
     return kn_dtype_get(t)->is_float;
 }
 
-/* INTS attribute of exactly `want` entries into v; def for every entry if absent. */
-static kn_status ints_attr(kn_ctx *cx, const kn_node *n, const char *name, int want, int64_t def,
-                           int64_t *v) {
-    const int64_t *a;
-    int cnt = kn_attr_ints(cx, n, name, &a);
-    if (kn_failed(cx)) return cx->status;
-    for (int i = 0; i < want; i++) v[i] = cnt < 0 ? def : i < cnt ? a[i] : def;
-    if (cnt >= 0 && cnt != want)
-        return kn_diag(cx, n, KN_EINVAL, "%s has %d values, expected %d", name, cnt, want);
-    return KN_OK;
-}
-
 /* ---- window geometry ---- */
 
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-/* Per spatial axis: input extent in, output extent out, kernel k, stride s, dilation d,
- * begin/end pads pb/pe. A forward window reads input o*s - pb + k*d for output o; a
- * transposed one (ConvTranspose) reads input t/s with t = o + pb - k*d when s divides t. */
-typedef struct window {
-    int nsp, transposed;
-    int64_t in[KN_MAX_RANK], out[KN_MAX_RANK], k[KN_MAX_RANK], s[KN_MAX_RANK], d[KN_MAX_RANK],
-        pb[KN_MAX_RANK], pe[KN_MAX_RANK];
-} window;
-
-/* Resolves the window of n from x's spatial dims to odims (the output's), as infer did:
- * kernel from kernel_shape or kdims (the weights' spatial dims), auto_pad against the
- * actual extents. */
-static kn_status window_init(kn_lower *L, const kn_node *n, const kn_kbuf *x, const int64_t *odims,
-                             const int64_t *kdims, int transposed, window *w) {
+/* The interpreter's window of n (kn_window_make, or kn_convt_window for ConvTranspose)
+ * for input x and, for convolutions, weights wt (NULL for pools); infer resolved it
+ * alike, so its output extents are odims. */
+static kn_status window_init(kn_lower *L, const kn_node *n, const kn_kbuf *x, const kn_kbuf *wt,
+                             int ceil_mode, const int64_t *odims, kn_window *w) {
     kn_ctx *cx = kl_ctx(L);
-    int nsp = x->rank - 2, mode = PAD_NOTSET;
-    memset(w, 0, sizeof *w);
-    w->nsp = nsp;
-    w->transposed = transposed;
-    const int64_t *ks;
-    int nk = kn_attr_ints(cx, n, "kernel_shape", &ks);
-    const char *ap = kn_attr_str(cx, n, "auto_pad", "NOTSET");
-    int nos = transposed ? kn_attr_ints(cx, n, "output_shape", &(const int64_t *){0}) : -1;
-    int64_t pads[2 * KN_MAX_RANK], opad[KN_MAX_RANK];
-    if (kn_failed(cx) || ints_attr(cx, n, "strides", nsp, 1, w->s) ||
-        ints_attr(cx, n, "dilations", nsp, 1, w->d) || ints_attr(cx, n, "pads", 2 * nsp, 0, pads) ||
-        ints_attr(cx, n, "output_padding", nsp, 0, opad))
-        return cx->status;
-    if (nk >= 0 && nk != nsp) return kn_diag(cx, n, KN_EINVAL, "kernel_shape has %d dims", nk);
-    if (nk < 0 && !kdims) return kn_diag(cx, n, KN_EINVAL, "kernel_shape is required");
-    if (!strcmp(ap, "SAME_UPPER"))
-        mode = PAD_SAME_UPPER;
-    else if (!strcmp(ap, "SAME_LOWER"))
-        mode = PAD_SAME_LOWER;
-    else if (!strcmp(ap, "VALID"))
-        mode = PAD_VALID;
-    for (int i = 0; i < nsp; i++) {
-        w->in[i] = x->dims[i + 2];
-        w->out[i] = odims[i];
-        w->k[i] = nk >= 0 ? ks[i] : kdims[i];
-        w->pb[i] = pads[i];
-        w->pe[i] = pads[i + nsp];
-        int64_t ek = (w->k[i] - 1) * w->d[i] + 1, total = -1;
-        if (!transposed && (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER))
-            total = (w->out[i] - 1) * w->s[i] + ek - w->in[i];
-        if (transposed && (nos >= 0 || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER))
-            total = w->s[i] * (w->in[i] - 1) + opad[i] + ek - w->out[i];
-        if (total != -1) {
-            if (total < 0) total = 0;
-            w->pb[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
-            w->pe[i] = total - w->pb[i];
-        } else if (mode == PAD_VALID) {
-            w->pb[i] = w->pe[i] = 0;
-        }
+    kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
+    kn_status st;
+    if (n->op == KN_OP_CONVTRANSPOSE) {
+        kn_type wtt = kn_type_make(wt->dtype, wt->rank, wt->dims);
+        st = kn_convt_window(cx, n, &xt, &wtt, w);
+    } else {
+        st = kn_window_make(cx, n, &xt, wt ? wt->dims + 2 : NULL, ceil_mode, w);
     }
+    if (st) return st;
+    for (int i = 0; i < w->nsp; i++) KN_ASSERT(w->out[i] == odims[i]);
     return KN_OK;
 }
 
@@ -133,7 +82,7 @@ typedef struct wpos {
 
 /* Opens w->nsp kernel loops for output position ov (loop vars); close with win_close.
  * Bounds tests are emitted only where the static ranges can leave the input. */
-static void win_open(kn_lower *L, const window *w, const int *ov, wpos *p) {
+static void win_open(kn_lower *L, const kn_window *w, const int *ov, wpos *p) {
     int nsp = w->nsp;
     p->inb = p->inpad = NULL;
     p->off = p->koff = kx_int(L, 0);
@@ -164,7 +113,7 @@ static void win_open(kn_lower *L, const window *w, const int *ov, wpos *p) {
     }
 }
 
-static void win_close(kn_lower *L, const window *w) {
+static void win_close(kn_lower *L, const kn_window *w) {
     kl_end_n(L, w->nsp);
 }
 
@@ -184,8 +133,8 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *wt = in[1], *bias = in[2], *y = out[0];
     int transposed = n->op == KN_OP_CONVTRANSPOSE;
-    window w;
-    if (window_init(L, n, x, y->dims + 2, wt->dims + 2, transposed, &w)) return kl_ctx(L)->status;
+    kn_window w;
+    if (window_init(L, n, x, wt, 0, y->dims + 2, &w)) return kl_ctx(L)->status;
     int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
     int64_t c = x->dims[1], m = y->dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
@@ -217,18 +166,11 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- pools ---- */
 
-/* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
-static double lp_order(kn_ctx *cx, const kn_node *n) {
-    const kn_attr *a = kn_node_attr(n, "p");
-    if (a && a->kind == KN_ATTR_FLOAT) return a->f;
-    return (double)kn_attr_int(cx, n, "p", 2);
-}
-
 typedef enum { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
 
 /* y[ch, o...] over channels ch of N*C: average, max (with its flat input index into idx
  * when idx is not NULL) or Lp norm of the window. */
-static void pool_body(kn_lower *L, const window *w, pool_kind kind, kn_kbuf *x, kn_kbuf *y,
+static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *x, kn_kbuf *y,
                       kn_kbuf *idx, int include_pad, int col_major, double p) {
     kn_dtype t = kx_compute_dtype(y->dtype);
     int64_t isz = kn_prod(w->in, 0, w->nsp), osz = kn_prod(w->out, 0, w->nsp);
@@ -295,11 +237,13 @@ static pool_kind pool_kind_of(kn_op op) {
 static kn_status lower_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    window w;
-    if (window_init(L, n, in[0], out[0]->dims + 2, NULL, 0, &w)) return cx->status;
+    int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
+    if (kn_failed(cx)) return cx->status;
+    kn_window w;
+    if (window_init(L, n, in[0], NULL, (int)ceil_mode, out[0]->dims + 2, &w)) return cx->status;
     int64_t include_pad = kn_attr_int(cx, n, "count_include_pad", 0);
     int64_t order = kn_attr_int(cx, n, "storage_order", 0);
-    double p = lp_order(cx, n);
+    double p = kn_lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
     pool_body(L, &w, pool_kind_of(n->op), in[0], out[0], n->op == KN_OP_MAXPOOL ? out[1] : NULL,
               (int)include_pad, order == 1, p);
@@ -310,14 +254,14 @@ static kn_status lower_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 static kn_status lower_global_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                    kn_kbuf *const *out) {
     kn_kbuf *x = in[0];
-    window w;
+    kn_window w;
     memset(&w, 0, sizeof w);
     w.nsp = x->rank - 2;
     for (int i = 0; i < w.nsp; i++) {
         w.in[i] = w.k[i] = x->dims[i + 2];
         w.out[i] = w.s[i] = w.d[i] = 1;
     }
-    double p = lp_order(kl_ctx(L), n);
+    double p = kn_lp_order(kl_ctx(L), n);
     if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
     pool_body(L, &w, pool_kind_of(n->op), x, out[0], NULL, 0, 0, p);
     return KN_OK;
@@ -336,10 +280,10 @@ static kn_status lower_maxunpool(kn_lower *L, const kn_node *n, kn_kbuf *const *
                                  kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *ix = in[1], *y = out[0];
     int r = x->rank;
-    window w;
-    int64_t guess[KN_MAX_RANK], dflt[KN_MAX_RANK], dst[KN_MAX_RANK], yst[KN_MAX_RANK];
-    for (int i = 0; i < r - 2; i++) guess[i] = y->dims[i + 2];
-    if (window_init(L, n, x, guess, NULL, 0, &w)) return kl_ctx(L)->status;
+    kn_window w; /* as the interpreter: the pool window over x, the pooled input */
+    kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
+    int64_t dflt[KN_MAX_RANK], dst[KN_MAX_RANK], yst[KN_MAX_RANK];
+    if (kn_window_make(kl_ctx(L), n, &xt, NULL, 0, &w)) return kl_ctx(L)->status;
     dflt[0] = x->dims[0];
     dflt[1] = x->dims[1];
     for (int i = 0; i < w.nsp; i++)
@@ -466,92 +410,15 @@ static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- Einsum ---- */
 
-/* Labels: 'A'..'Z' are 0..25, 'a'..'z' 26..51; the ellipsis dims 52.., right-aligned. */
-enum { EIN_LETTERS = 52, EIN_LABELS = 52 + KN_MAX_RANK, EIN_MAX_IN = 32 };
-
-typedef struct einsum {
-    int nin, nell;
-    int rank[EIN_MAX_IN], lab[EIN_MAX_IN][KN_MAX_RANK];
-    int orank, olab[KN_MAX_RANK];
-    int used[EIN_LABELS];
-    int64_t size[EIN_LABELS];
-} einsum;
-
-/* Parses one term [s, e): letters into lab, the label index "..." stands before into
- * *ell (-1 if none). Returns the label count, -1 when malformed. */
-static int ein_term(const char *s, const char *e, int *lab, int *ell) {
-    int len = 0;
-    *ell = -1;
-    for (; s < e; s++) {
-        if (*s == ' ') continue;
-        if (*s == '.') {
-            if (e - s < 3 || s[1] != '.' || s[2] != '.' || *ell >= 0) return -1;
-            *ell = len;
-            s += 2;
-            continue;
-        }
-        if (len >= KN_MAX_RANK) return -1;
-        if (*s >= 'A' && *s <= 'Z')
-            lab[len++] = *s - 'A';
-        else if (*s >= 'a' && *s <= 'z')
-            lab[len++] = 26 + *s - 'a';
-        else
-            return -1;
+/* kn_einsum_parse over the buffers' shapes. */
+static kn_status ein_parse(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_einsum *p) {
+    kn_type t[EIN_MAX_IN];
+    const kn_type *tp[EIN_MAX_IN];
+    for (int i = 0; i < n->nin && i < EIN_MAX_IN; i++) {
+        t[i] = kn_type_make(in[i]->dtype, in[i]->rank, in[i]->dims);
+        tp[i] = &t[i];
     }
-    return len;
-}
-
-static kn_status ein_parse(kn_lower *L, const kn_node *n, kn_kbuf *const *in, einsum *p) {
-    kn_ctx *cx = kl_ctx(L);
-    const char *eq = kn_attr_str(cx, n, "equation", "");
-    if (kn_failed(cx)) return cx->status;
-    memset(p, 0, sizeof *p);
-    p->nin = n->nin;
-    if (p->nin > EIN_MAX_IN) return kn_diag(cx, n, KN_EUNSUPPORTED, "more than 32 operands");
-    const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq), *s = eq;
-    int lab[KN_MAX_RANK], count[EIN_LABELS] = {0};
-    for (int i = 0; i < p->nin; i++) {
-        const char *comma = memchr(s, ',', (size_t)(end - s)), *te = comma ? comma : end;
-        int ell, len = ein_term(s, te, lab, &ell);
-        int ne = in[i]->rank - len;
-        if (len < 0 || ne < 0 || (ell < 0 && ne))
-            return kn_diag(cx, n, KN_EINVAL, "bad equation term %d", i);
-        if (ne > p->nell) p->nell = ne;
-        p->rank[i] = in[i]->rank;
-        for (int t = 0, d = 0; t <= len; t++) {
-            if (t == ell)
-                for (int q = 0; q < ne; q++) p->lab[i][d++] = -1 - q; /* fixed up below */
-            if (t < len) p->lab[i][d++] = lab[t], count[lab[t]]++;
-        }
-        s = te + 1;
-    }
-    for (int i = 0; i < p->nin; i++) {
-        int ne = 0;
-        for (int d = 0; d < p->rank[i]; d++) ne += p->lab[i][d] < 0;
-        for (int d = 0; d < p->rank[i]; d++)
-            if (p->lab[i][d] < 0) p->lab[i][d] = EIN_LETTERS + p->nell - ne + (-1 - p->lab[i][d]);
-    }
-    p->orank = 0;
-    if (arrow) {
-        int ell, len = ein_term(arrow + 2, arrow + strlen(arrow), lab, &ell);
-        if (len < 0) return kn_diag(cx, n, KN_EINVAL, "bad equation output");
-        for (int t = 0; t <= len; t++) {
-            if (t == ell)
-                for (int q = 0; q < p->nell; q++) p->olab[p->orank++] = EIN_LETTERS + q;
-            if (t < len) p->olab[p->orank++] = lab[t];
-        }
-    } else {
-        for (int q = 0; q < p->nell; q++) p->olab[p->orank++] = EIN_LETTERS + q;
-        for (int l = 0; l < EIN_LETTERS; l++)
-            if (count[l] == 1) p->olab[p->orank++] = l;
-    }
-    for (int l = 0; l < EIN_LABELS; l++) p->size[l] = 1;
-    for (int i = 0; i < p->nin; i++)
-        for (int d = 0; d < p->rank[i]; d++) {
-            p->used[p->lab[i][d]] = 1;
-            if (in[i]->dims[d] != 1) p->size[p->lab[i][d]] = in[i]->dims[d];
-        }
-    return KN_OK;
+    return kn_einsum_parse(kl_ctx(L), n, tp, p);
 }
 
 /* One loop per distinct label: the output's outside (in output order), the summed ones
@@ -559,7 +426,7 @@ static kn_status ein_parse(kn_lower *L, const kn_node *n, kn_kbuf *const *in, ei
  * which broadcast). */
 static kn_status lower_einsum(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
-    einsum *p = &(einsum){0};
+    kn_einsum *p = &(kn_einsum){0};
     if (ein_parse(L, n, in, p)) return kl_ctx(L)->status;
     kn_kbuf *y = out[0];
     kn_dtype at = acc_dtype(y->dtype);
@@ -712,16 +579,6 @@ static void rv_moments(kn_lower *L, rview *r, kn_kbuf *x, kn_dtype t, int *mean,
 
 /* ---- BatchNormalization, InstanceNormalization, LayerNormalization, MVN ---- */
 
-/* Training mode: opset >= 14 says so with training_mode; earlier opsets train when the
- * statistics outputs are requested (and, before opset 7, is_test is 0). */
-static int bn_training(kn_ctx *cx, const kn_node *n) {
-    if (n->opset >= 14) return (int)kn_attr_int(cx, n, "training_mode", 0);
-    int requested = 0;
-    for (int j = 1; j < n->nout; j++) requested |= n->out[j] != NULL;
-    if (n->opset < 7 && kn_attr_int(cx, n, "is_test", 0)) return 0;
-    return requested;
-}
-
 /* Per-channel parameters (C x D1 x ... with spatial=0 before opset 9), statistics over
  * the batch and spatial axes in training mode, which also writes the running and saved
  * statistics. */
@@ -731,7 +588,7 @@ static kn_status lower_batchnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *
     kn_kbuf *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *vr = in[4];
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     double mom = kn_attr_float(cx, n, "momentum", 0.9f);
-    int train = bn_training(cx, n);
+    int train = kn_bn_training(cx, n);
     int64_t spatial = n->opset < 9 ? kn_attr_int(cx, n, "spatial", 1) : 1;
     if (kn_failed(cx)) return cx->status;
     kn_dtype t = kx_compute_dtype(out[0]->dtype);
@@ -781,14 +638,7 @@ static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (kn_axis(cx, n, kn_attr_int(cx, n, "axis", -1), x->rank, 0, &ax)) return cx->status;
         for (int d = ax; d < x->rank; d++) red[d] = 1;
     } else {
-        const int64_t *axes, def[3] = {0, 2, 3};
-        int na = kn_attr_ints(cx, n, "axes", &axes);
-        if (na < 0) axes = def, na = 3;
-        for (int i = 0; i < na; i++) {
-            int a;
-            if (kn_axis(cx, n, axes[i], x->rank, 0, &a)) return cx->status;
-            red[a] = 1;
-        }
+        if (kn_mvn_axes(cx, n, x->rank, red)) return cx->status;
     }
     if (kn_failed(cx)) return cx->status;
     kn_dtype t = kx_compute_dtype(y->dtype);
@@ -832,25 +682,23 @@ static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
-    int64_t size = kn_attr_int(cx, n, "size", 1);
-    double alpha = kn_attr_float(cx, n, "alpha", 1e-4f), beta = kn_attr_float(cx, n, "beta", 0.75f);
-    double bias = kn_attr_float(cx, n, "bias", 1.0f);
-    if (kn_failed(cx)) return cx->status;
+    kn_lrn_attrs a;
+    if (kn_lrn_attrs_get(cx, n, &a)) return cx->status;
     kn_dtype t = kx_compute_dtype(y->dtype);
-    int64_t c = x->dims[1], inner = kn_prod(x->dims, 2, x->rank), lo = (size - 1) / 2;
+    int64_t c = x->dims[1], inner = kn_prod(x->dims, 2, x->rank), lo = (a.size - 1) / 2;
     int vb = kl_for(L, x->dims[0]), vc = kl_for(L, c), vi = kl_for(L, inner);
     int sq = kl_decl(L, t, kx_const(L, t, 0));
-    int vj = kl_for(L, size);
+    int vj = kl_for(L, a.size);
     kn_kx *ch = add(L, add(L, var(L, vc), var(L, vj)), kx_int(L, -lo));
     kl_if(L, both(L, kx_bin(L, KX_GE, ch, kx_int(L, 0)), kx_bin(L, KX_LT, ch, kx_int(L, c))));
     kn_kx *at = madd(L, var(L, vi), madd(L, ch, var(L, vb), c), inner);
     kl_set(L, sq, kx_fma(L, kx_load(L, x, at), kx_load(L, x, at), var(L, sq)));
     kl_end_n(L, 2);
     kn_kx *xi = madd(L, var(L, vi), madd(L, var(L, vc), var(L, vb), c), inner);
-    kn_kx *den =
-        kx_bin(L, KX_POW,
-               kx_fma(L, kx_const(L, t, alpha / (double)size), var(L, sq), kx_const(L, t, bias)),
-               kx_const(L, t, beta));
+    kn_kx *den = kx_bin(
+        L, KX_POW,
+        kx_fma(L, kx_const(L, t, a.alpha / (double)a.size), var(L, sq), kx_const(L, t, a.bias)),
+        kx_const(L, t, a.beta));
     kl_store(L, y, xi, kx_bin(L, KX_DIV, kx_load(L, x, xi), den));
     kl_end_n(L, 3);
     return KN_OK;
@@ -865,17 +713,8 @@ static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in
                                kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
-    int ax;
-    int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 13 ? 1 : -1);
-    if (kn_failed(cx) || kn_axis(cx, n, axis, x->rank, 0, &ax)) return cx->status;
-    int64_t outer = kn_prod(x->dims, 0, ax), len, inner;
-    if (n->opset < 13) {
-        len = kn_prod(x->dims, ax, x->rank);
-        inner = 1;
-    } else {
-        len = x->dims[ax];
-        inner = kn_prod(x->dims, ax + 1, x->rank);
-    }
+    int64_t outer, len, inner;
+    if (kn_softmax_view(cx, n, x->rank, x->dims, &outer, &len, &inner)) return cx->status;
     kn_dtype t = kx_compute_dtype(y->dtype);
     int vo = kl_for(L, outer), vi = kl_for(L, inner), vk;
 #define AT() madd(L, madd(L, var(L, vi), var(L, vo), len *inner), var(L, vk), inner)

@@ -12,6 +12,7 @@
  * skipped (they contribute zero after zero-point subtraction); the bounds tests are
  * emitted only on dims where padding can make a tap fall outside. */
 #include "ir/kir.h"
+#include "ir/ops/quant_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -271,87 +272,62 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
 
 /* ---- Convolution ---- */
 
+/* The interpreter's geometry plus what the loop nest adds. */
 typedef struct conv_nest {
-    int s;                       /* spatial rank */
-    int64_t C, M, group, cg, mg; /* channels in and out; per group */
-    int64_t in[KN_MAX_RANK], k[KN_MAX_RANK], out[KN_MAX_RANK];
-    int64_t str[KN_MAX_RANK], dil[KN_MAX_RANK], pb[KN_MAX_RANK];
-    kn_kx *m; /* the output channel, once the loops are open */
+    kn_conv_geom geo;
+    int64_t cg, mg; /* channels in and out per group */
+    kn_kx *m;       /* the output channel, once the loops are open */
 } conv_nest;
 
-/* Reads the attributes for x [N, C, D...], w [M, C/group, k...] and y [N, M, O...]
- * (shapes already checked by inference). */
+/* The geometry of n for x [N, C, D...] and w [M, C/group, k...] (shapes checked by
+ * inference), as kn_conv_geom_make resolves it. */
 static kn_status conv_make(kn_lower *L, const kn_node *n, const kn_kbuf *x, const kn_kbuf *w,
-                           const kn_kbuf *y, conv_nest *g) {
-    kn_ctx *cx = kl_ctx(L);
-    const char *pad = kn_attr_str(cx, n, "auto_pad", "NOTSET");
-    int64_t group = kn_attr_int(cx, n, "group", 1);
-    const int64_t *strides, *dils, *pads;
-    int ns = kn_attr_ints(cx, n, "strides", &strides);
-    int nd = kn_attr_ints(cx, n, "dilations", &dils);
-    int np = kn_attr_ints(cx, n, "pads", &pads);
-    if (kn_failed(cx)) return cx->status;
-    int s = g->s = x->rank - 2;
-    g->C = x->dims[1];
-    g->M = w->dims[0];
-    g->group = group;
-    g->cg = g->C / group;
-    g->mg = g->M / group;
-    int upper = !strcmp(pad, "SAME_UPPER"), same = upper || !strcmp(pad, "SAME_LOWER");
-    int explicit_pads = np >= 0 && !same && strcmp(pad, "VALID");
-    for (int d = 0; d < s; d++) {
-        g->in[d] = x->dims[2 + d];
-        g->k[d] = w->dims[2 + d];
-        g->out[d] = y->dims[2 + d];
-        g->str[d] = ns >= 0 ? strides[d] : 1;
-        g->dil[d] = nd >= 0 ? dils[d] : 1;
-        g->pb[d] = explicit_pads ? pads[d] : 0;
-        if (same) {
-            int64_t span = (g->k[d] - 1) * g->dil[d] + 1;
-            int64_t total = (g->out[d] - 1) * g->str[d] + span - g->in[d];
-            if (total < 0) total = 0;
-            g->pb[d] = upper ? total / 2 : total - total / 2;
-        }
-    }
+                           conv_nest *g) {
+    kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
+    kn_type wt = kn_type_make(w->dtype, w->rank, w->dims);
+    int known;
+    if (kn_conv_geom_make(kl_ctx(L), n, &xt, &wt, &g->geo, &known)) return kl_ctx(L)->status;
+    g->cg = g->geo.C / g->geo.group;
+    g->mg = g->geo.M / g->geo.group;
     return KN_OK;
 }
 
 /* Opens loops over y [N, M, O...] (M split into group x per-group channel); returns
  * y's flat index and sets vars (batch, group, channel in group, output position). */
 static kn_kx *conv_open(kn_lower *L, const kn_kbuf *y, conv_nest *g, int *vb, int *vg, int *vo) {
-    int64_t ospat = kn_prod(g->out, 0, g->s);
+    int64_t ospat = kn_prod(g->geo.out, 0, g->geo.s);
     *vb = kl_for(L, y->dims[0]);
-    *vg = g->group > 1 ? kl_for(L, g->group) : -1;
+    *vg = g->geo.group > 1 ? kl_for(L, g->geo.group) : -1;
     int vm = kl_for(L, g->mg);
-    for (int d = 0; d < g->s; d++) vo[d] = kl_for(L, g->out[d]);
+    for (int d = 0; d < g->geo.s; d++) vo[d] = kl_for(L, g->geo.out[d]);
     kn_kx *m = kx_var(L, vm);
     if (*vg >= 0) m = kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vg), kx_int(L, g->mg)), m);
     g->m = m;
     int64_t ost[KN_MAX_RANK];
-    kn_strides(g->s, g->out, ost);
-    kn_kx *oi =
-        kx_bin(L, KX_MUL, kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vb), kx_int(L, g->M)), m),
-               kx_int(L, ospat));
-    return kx_bin(L, KX_ADD, oi, kx_offset(L, g->s, vo, ost));
+    kn_strides(g->geo.s, g->geo.out, ost);
+    kn_kx *oi = kx_bin(L, KX_MUL,
+                       kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vb), kx_int(L, g->geo.M)), m),
+                       kx_int(L, ospat));
+    return kx_bin(L, KX_ADD, oi, kx_offset(L, g->geo.s, vo, ost));
 }
 
 static void conv_close(kn_lower *L, const conv_nest *g, int vg) {
-    kl_end_n(L, g->s + 2 + (vg >= 0));
+    kl_end_n(L, g->geo.s + 2 + (vg >= 0));
 }
 
 /* Declares acc = the int64 sum over the channels of m's group and the kernel taps
  * inside the input of (x - xz[0]) * (w - wz[m or 0]); xz, wz may be NULL. */
 static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf *w, kn_kbuf *wz,
                     int vb, int vg, const int *vo) {
-    int s = g->s;
-    int64_t ispat = kn_prod(g->in, 0, s), kspat = kn_prod(g->k, 0, s);
+    int s = g->geo.s;
+    int64_t ispat = kn_prod(g->geo.in, 0, s), kspat = kn_prod(g->geo.k, 0, s);
     int64_t ist[KN_MAX_RANK], kst[KN_MAX_RANK];
-    kn_strides(s, g->in, ist);
-    kn_strides(s, g->k, kst);
+    kn_strides(s, g->geo.in, ist);
+    kn_strides(s, g->geo.k, kst);
     int acc = kl_decl(L, KN_I64, kx_int(L, 0));
     int c = kl_for(L, g->cg);
     /* channel base offsets in x and w */
-    kn_kx *xc = kx_bin(L, KX_MUL, kx_var(L, vb), kx_int(L, g->C));
+    kn_kx *xc = kx_bin(L, KX_MUL, kx_var(L, vb), kx_int(L, g->geo.C));
     if (vg >= 0) xc = kx_bin(L, KX_ADD, xc, kx_bin(L, KX_MUL, kx_var(L, vg), kx_int(L, g->cg)));
     xc = kx_bin(L, KX_MUL, kx_bin(L, KX_ADD, xc, kx_var(L, c)), kx_int(L, ispat));
     kn_kx *wc = kx_bin(L, KX_MUL,
@@ -359,18 +335,20 @@ static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf 
                        kx_int(L, kspat));
     int vk[KN_MAX_RANK], vp[KN_MAX_RANK], open = 1;
     for (int d = 0; d < s; d++) {
-        vk[d] = kl_for(L, g->k[d]);
+        vk[d] = kl_for(L, g->geo.k[d]);
         open++;
         /* input position of this tap: o * stride - pad + k * dilation */
         kn_kx *pos =
-            kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, vo[d]), kx_int(L, g->str[d])),
-                   kx_bin(L, KX_SUB, kx_bin(L, KX_MUL, kx_var(L, vk[d]), kx_int(L, g->dil[d])),
-                          kx_int(L, g->pb[d])));
+            kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, vo[d]), kx_int(L, g->geo.str[d])),
+                   kx_bin(L, KX_SUB, kx_bin(L, KX_MUL, kx_var(L, vk[d]), kx_int(L, g->geo.dil[d])),
+                          kx_int(L, g->geo.pb[d])));
         vp[d] = kl_decl(L, KN_I64, pos);
         kn_kx *in = NULL;
-        if (g->pb[d] > 0) in = kx_bin(L, KX_GE, kx_var(L, vp[d]), kx_int(L, 0));
-        if ((g->out[d] - 1) * g->str[d] - g->pb[d] + (g->k[d] - 1) * g->dil[d] >= g->in[d]) {
-            kn_kx *hi = kx_bin(L, KX_LT, kx_var(L, vp[d]), kx_int(L, g->in[d]));
+        if (g->geo.pb[d] > 0) in = kx_bin(L, KX_GE, kx_var(L, vp[d]), kx_int(L, 0));
+        if ((g->geo.out[d] - 1) * g->geo.str[d] - g->geo.pb[d] +
+                (g->geo.k[d] - 1) * g->geo.dil[d] >=
+            g->geo.in[d]) {
+            kn_kx *hi = kx_bin(L, KX_LT, kx_var(L, vp[d]), kx_int(L, g->geo.in[d]));
             in = in ? kx_bin(L, KX_LAND, in, hi) : hi;
         }
         if (in) {
@@ -390,12 +368,12 @@ static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf 
 static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
     conv_nest g;
-    kn_status st = conv_make(L, n, in[0], in[1], out[0], &g);
+    kn_status st = conv_make(L, n, in[0], in[1], &g);
     if (st) return st;
     kn_kbuf *xz = n->nin > 2 ? in[2] : NULL, *wz = n->nin > 3 ? in[3] : NULL;
-    if (wz && wz->numel != 1 && wz->numel != g.M)
+    if (wz && wz->numel != 1 && wz->numel != g.geo.M)
         return kn_diag(kl_ctx(L), n, KN_EINVAL, "w_zero_point must have 1 or %lld elements",
-                       (long long)g.M);
+                       (long long)g.geo.M);
     int vb, vg, vo[KN_MAX_RANK];
     kn_kx *oi = conv_open(L, out[0], &g, &vb, &vg, vo);
     int acc = conv_dot(L, &g, in[0], xz, in[1], wz, vb, vg, vo);
@@ -407,14 +385,14 @@ static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in
 static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                    kn_kbuf *const *out) {
     conv_nest g;
-    kn_status st = conv_make(L, n, in[0], in[3], out[0], &g);
+    kn_status st = conv_make(L, n, in[0], in[3], &g);
     if (st) return st;
     kn_kbuf *ws = in[4], *wz = in[5], *bias = n->nin > 8 ? in[8] : NULL;
-    if ((ws->numel != 1 && ws->numel != g.M) || (wz->numel != 1 && wz->numel != g.M))
+    if ((ws->numel != 1 && ws->numel != g.geo.M) || (wz->numel != 1 && wz->numel != g.geo.M))
         return kn_diag(kl_ctx(L), n, KN_EINVAL,
-                       "w_scale and w_zero_point must have 1 or %lld elements", (long long)g.M);
-    if (bias && bias->numel != g.M)
-        return kn_diag(kl_ctx(L), n, KN_EINVAL, "B must have %lld elements", (long long)g.M);
+                       "w_scale and w_zero_point must have 1 or %lld elements", (long long)g.geo.M);
+    if (bias && bias->numel != g.geo.M)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "B must have %lld elements", (long long)g.geo.M);
     int vb, vg, vo[KN_MAX_RANK];
     kn_kx *oi = conv_open(L, out[0], &g, &vb, &vg, vo);
     int acc = conv_dot(L, &g, in[0], in[2], in[3], wz, vb, vg, vo);

@@ -9,96 +9,7 @@
  * is ONNX's: GRU z r h, LSTM i o f c, peepholes i o f. Arithmetic happens in the
  * compute dtype of X (f32 for f16/bf16). */
 #include "ir/kir.h"
-
-#include <math.h>
-#include <string.h>
-
-enum {
-    A_RELU,
-    A_TANH,
-    A_SIGMOID,
-    A_AFFINE,
-    A_LEAKYRELU,
-    A_THRESHOLDEDRELU,
-    A_SCALEDTANH,
-    A_HARDSIGMOID,
-    A_ELU,
-    A_SOFTSIGN,
-    A_SOFTPLUS
-};
-
-/* As act_table in ir/ops/rnn.c: nalpha/nbeta activation_alpha/beta consumed. */
-static const struct {
-    const char *name;
-    int id, nalpha, nbeta;
-    double alpha, beta;
-} act_table[] = {
-    {"Relu", A_RELU, 0, 0, 0, 0},
-    {"Tanh", A_TANH, 0, 0, 0, 0},
-    {"Sigmoid", A_SIGMOID, 0, 0, 0, 0},
-    {"Affine", A_AFFINE, 1, 1, 1.0, 0.0},
-    {"LeakyRelu", A_LEAKYRELU, 1, 0, 0.01, 0},
-    {"ThresholdedRelu", A_THRESHOLDEDRELU, 1, 0, 1.0, 0},
-    {"ScaledTanh", A_SCALEDTANH, 1, 1, 1.0, 1.0},
-    {"HardSigmoid", A_HARDSIGMOID, 1, 1, 0.2, 0.5},
-    {"Elu", A_ELU, 1, 0, 1.0, 0},
-    {"Softsign", A_SOFTSIGN, 0, 0, 0, 0},
-    {"Softplus", A_SOFTPLUS, 0, 0, 0, 0},
-};
-
-typedef struct act {
-    int id;
-    double a, b;
-} act;
-
-typedef enum cell_kind { CELL_RNN, CELL_GRU, CELL_LSTM } cell_kind;
-static const int cell_gates[] = {1, 3, 4};
-static const int cell_nact[] = {1, 2, 3};
-static const char *const cell_default_act[][3] = {
-    {"Tanh", NULL, NULL}, {"Sigmoid", "Tanh", NULL}, {"Sigmoid", "Tanh", "Tanh"}};
-
-typedef struct rnn_params {
-    cell_kind kind;
-    int ndir, reverse[2], layout, linear_before_reset, input_forget;
-    double clip; /* <= 0: none */
-    act acts[2][3];
-} rnn_params;
-
-static kn_status params_get(kn_lower *L, const kn_node *n, rnn_params *p) {
-    kn_ctx *cx = kl_ctx(L);
-    memset(p, 0, sizeof *p);
-    p->kind = n->op == KN_OP_RNN ? CELL_RNN : n->op == KN_OP_GRU ? CELL_GRU : CELL_LSTM;
-    const char *dir = kn_attr_str(cx, n, "direction", "forward");
-    p->layout = (int)kn_attr_int(cx, n, "layout", 0);
-    p->clip = kn_node_attr(n, "clip") ? kn_attr_float(cx, n, "clip", 0) : 0;
-    p->linear_before_reset = (int)kn_attr_int(cx, n, "linear_before_reset", 0);
-    p->input_forget = (int)kn_attr_int(cx, n, "input_forget", 0);
-    const char *const *names = NULL;
-    const float *alphas = NULL, *betas = NULL;
-    int nnames = kn_attr_strings(cx, n, "activations", &names);
-    int nalphas = kn_attr_floats(cx, n, "activation_alpha", &alphas);
-    int nbetas = kn_attr_floats(cx, n, "activation_beta", &betas);
-    if (kn_failed(cx)) return cx->status;
-    p->ndir = !strcmp(dir, "bidirectional") ? 2 : 1;
-    if (!strcmp(dir, "reverse")) p->reverse[0] = 1;
-    if (p->ndir == 2) p->reverse[1] = 1;
-    int nact = cell_nact[p->kind], ia = 0, ib = 0;
-    for (int d = 0; d < p->ndir; d++)
-        for (int k = 0; k < nact; k++) {
-            const char *name = cell_default_act[p->kind][k];
-            if (nnames >= 0) name = names[nnames == nact ? k : d * nact + k];
-            size_t t = 0, nt = sizeof act_table / sizeof *act_table;
-            while (t < nt && !kn_str_eq_nocase(act_table[t].name, name)) t++;
-            if (t == nt) return kn_diag(cx, n, KN_EINVAL, "unknown activation '%s'", name);
-            act *a = &p->acts[d][k];
-            a->id = act_table[t].id;
-            a->a = act_table[t].alpha;
-            a->b = act_table[t].beta;
-            if (act_table[t].nalpha && ia < nalphas) a->a = alphas[ia++];
-            if (act_table[t].nbeta && ib < nbetas) a->b = betas[ib++];
-        }
-    return KN_OK;
-}
+#include "ir/ops/rnn_attrs.h"
 
 /* ---- expression helpers ---- */
 
@@ -116,7 +27,7 @@ static kn_kx *V(kn_lower *L, int v) {
 }
 
 /* f(v) for activation a in dtype t; clipped first when clip > 0. */
-static kn_kx *apply(kn_lower *L, kn_dtype t, const act *a, double clip, kn_kx *v) {
+static kn_kx *apply(kn_lower *L, kn_dtype t, const kn_rnn_act *a, double clip, kn_kx *v) {
     if (clip > 0)
         v = kx_bin(L, KX_MIN, kx_const(L, t, clip), kx_bin(L, KX_MAX, kx_const(L, t, -clip), v));
     kn_kx *x = V(L, kl_decl(L, t, v));
@@ -151,14 +62,14 @@ static kn_kx *ld(kn_lower *L, kn_dtype t, kn_kbuf *b, kn_kx *i) {
 }
 
 static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
-    rnn_params p;
-    if (params_get(L, n, &p)) return kl_ctx(L)->status;
+    kn_rnn_params p;
+    if (kn_rnn_params_get(kl_ctx(L), n, NULL, &p)) return kl_ctx(L)->status;
     kn_kbuf *X = in[0], *W = in[1], *R = in[2], *Bb = in[3], *lens = in[4], *H0 = in[5];
     kn_kbuf *C0 = p.kind == CELL_LSTM ? in[6] : NULL, *P = p.kind == CELL_LSTM ? in[7] : NULL;
     kn_kbuf *Y = n->nout > 0 ? out[0] : NULL, *Yh = n->nout > 1 ? out[1] : NULL;
     kn_kbuf *Yc = n->nout > 2 ? out[2] : NULL;
     int64_t S = X->dims[p.layout ? 1 : 0], B = X->dims[p.layout ? 0 : 1], In = X->dims[2];
-    int64_t G = cell_gates[p.kind], D = p.ndir, H = R->dims[2], GH = G * H;
+    int64_t G = p.gates, D = p.ndir, H = R->dims[2], GH = G * H;
     if (W->dims[1] != GH || R->dims[1] != GH)
         return kn_diag(kl_ctx(L), n, KN_EINVAL, "W/R have the wrong shape");
     kn_dtype t = kx_compute_dtype(X->dtype);
@@ -172,7 +83,7 @@ static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
         kl_end(L);
     }
     for (int d = 0; d < D; d++) {
-        const act *f = &p.acts[d][0], *g = &p.acts[d][1], *ha = &p.acts[d][2];
+        const kn_rnn_act *f = &p.acts[d][0], *g = &p.acts[d][1], *ha = &p.acts[d][2];
         int64_t wb0 = d * 2 * GH, rb0 = wb0 + GH; /* bias offsets */
         int b = kl_for(L, B);
         /* state offset in initial_h / Y_h */

@@ -12,7 +12,7 @@
  * second input with the first starting at that axis, and PRelu aligns a 1-D slope
  * with the channel axis 1. Both are expressed as a view of the second input's type
  * with 1-dims added, which leaves its row-major data layout unchanged. */
-#include "ir/ops.h"
+#include "ir/ops/binary_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -259,37 +259,36 @@ static const binary_def binary_defs[] = {
 #undef ARITH
 #undef CMP
 
-/* The row for n, after checking the attribute that picks its variant. */
-static const binary_def *binary_find(kn_ctx *cx, const kn_node *n) {
-    int variant = 0;
+kn_status kn_binary_variant(kn_ctx *cx, const kn_node *n, int *variant) {
+    *variant = 0;
     if (n->op == KN_OP_MOD) {
         int64_t fm = kn_attr_int(cx, n, "fmod", 0);
-        if (kn_failed(cx)) return NULL;
-        if (fm != 0 && fm != 1) {
-            kn_diag(cx, n, KN_EINVAL, "fmod must be 0 or 1, not %lld", (long long)fm);
-            return NULL;
-        }
-        variant = (int)fm;
+        if (kn_failed(cx)) return cx->status;
+        if (fm != 0 && fm != 1)
+            return kn_diag(cx, n, KN_EINVAL, "fmod must be 0 or 1, not %lld", (long long)fm);
+        *variant = (int)fm;
     } else if (n->op == KN_OP_BITSHIFT) {
         const char *dir = kn_attr_str(cx, n, "direction", NULL);
-        if (kn_failed(cx)) return NULL;
-        if (!dir || (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))) {
-            kn_diag(cx, n, KN_EINVAL, "direction must be \"LEFT\" or \"RIGHT\"");
-            return NULL;
-        }
-        variant = !strcmp(dir, "RIGHT");
+        if (kn_failed(cx)) return cx->status;
+        if (!dir || (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT")))
+            return kn_diag(cx, n, KN_EINVAL, "direction must be \"LEFT\" or \"RIGHT\"");
+        *variant = !strcmp(dir, "RIGHT");
     }
+    return KN_OK;
+}
+
+/* The row for n, after checking the attribute that picks its variant. */
+static const binary_def *binary_find(kn_ctx *cx, const kn_node *n) {
+    int variant;
+    if (kn_binary_variant(cx, n, &variant)) return NULL;
     for (size_t k = 0; k < sizeof binary_defs / sizeof *binary_defs; k++)
         if (binary_defs[k].op == n->op && binary_defs[k].variant == variant) return &binary_defs[k];
     KN_ASSERT(!"op registered without a binary_defs row");
     return NULL;
 }
 
-/* The type input 1 broadcasts as, given input 0's type a: b itself, or for opset <= 6
- * forms b with 1-dims added so that it starts at the legacy axis of a. v->rank is -1
- * when a rank needed is unknown. */
-static kn_status legacy_view(kn_ctx *cx, const kn_node *n, const kn_type *a, const kn_type *b,
-                             kn_type *v) {
+kn_status kn_binary_legacy_view(kn_ctx *cx, const kn_node *n, const kn_type *a, const kn_type *b,
+                                kn_type *v) {
     *v = *b;
     bool legacy = false;
     int64_t axis = 0;
@@ -338,7 +337,7 @@ static kn_status binary_type(kn_ctx *cx, const kn_node *n, const binary_def *d,
         vp[j] = &in[j]->type;
     }
     if (n->nin == 2) {
-        if (legacy_view(cx, n, &in[0]->type, &in[1]->type, view1)) return cx->status;
+        if (kn_binary_legacy_view(cx, n, &in[0]->type, &in[1]->type, view1)) return cx->status;
         vp[1] = view1;
     }
     kn_dtype ot = d->out_bool ? KN_BOOL : t;
@@ -461,26 +460,7 @@ static kn_status eval_where(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 #define BIN(id)                                                                                    \
     { KN_OP_##id, infer_binary, eval_binary }
 const kn_opimpl kn_ops_binary[] = {
-    BIN(ADD),
-    BIN(AND),
-    BIN(BITSHIFT),
-    BIN(DIV),
-    BIN(EQUAL),
-    BIN(GREATER),
-    BIN(GREATEROREQUAL),
-    BIN(LESS),
-    BIN(LESSOREQUAL),
-    BIN(MAX),
-    BIN(MEAN),
-    BIN(MIN),
-    BIN(MOD),
-    BIN(MUL),
-    BIN(OR),
-    BIN(POW),
-    BIN(PRELU),
-    BIN(SUB),
-    BIN(SUM),
-    BIN(XOR),
+    KN_BINARY_OPS(BIN),
     {KN_OP_WHERE, infer_where, eval_where},
     {KN_OP_COUNT, 0, 0},
 };

@@ -1,19 +1,18 @@
 /* Operators of group 'image': resampling and region ops on NCHW-style tensors.
  *
- * Resize and Upsample share one plan (resize_plan): per axis a scale, an output
- * length and a coordinate transform. The interpolation is separable: each output
- * coordinate on each axis maps to a few (input index, weight) taps, and an output
- * element is the tensor product of its axes' taps, as in the ONNX reference
- * (onnx/backend/test/case/node/resize.py): a window of 2 (nearest, linear) or 4
- * (cubic) neighbours of an edge-padded axis, weights from the fractional position.
- * Upsample and Resize-10 use asymmetric coordinates and onnxruntime's legacy nearest
- * rounding (floor when upsampling, ceil when downsampling).
+ * Resize and Upsample share one plan (kn_resize_plan, ir/ops/image_attrs.h): per axis a scale, an
+ * output length and a coordinate transform. The interpolation is separable: each output coordinate
+ * on each axis maps to a few (input index, weight) taps, and an output element is the tensor
+ * product of its axes' taps, as in the ONNX reference (onnx/backend/test/case/node/resize.py): a
+ * window of 2 (nearest, linear) or 4 (cubic) neighbours of an edge-padded axis, weights from the
+ * fractional position. Upsample and Resize-10 use asymmetric coordinates and onnxruntime's legacy
+ * nearest rounding (floor when upsampling, ceil when downsampling).
  *
  * GridSample, RoiAlign and MaxRoiPool sample 4-D inputs; RoiAlign follows
  * onnxruntime's sampling grid. NonMaxSuppression's output length depends on the
  * data: infer runs the selection itself when every input is known.
  * See ir/ops.h for the infer/eval contract. */
-#include "ir/ops.h"
+#include "ir/ops/image_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,32 +47,14 @@ static kn_tensor *output(kn_exec *ex, const kn_node *n, kn_tensor **out, kn_dtyp
 
 /* ---- Resize, Upsample ---- */
 
-enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
-
-enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
 static const char *const coord_modes[] = {"half_pixel",           "pytorch_half_pixel",
                                           "align_corners",        "asymmetric",
                                           "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-
-/* NM_LEGACY: floor when the axis is upsampled, ceil when downsampled (opset < 11). */
-enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
 static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
 
-typedef struct resize_plan {
-    int mode, coord, nearest, exclude_outside;
-    double cubic_a, extrapolation;
-    int rank;       /* of X; -1 unknown */
-    int known;      /* out[] (and, with X's dims known, scale[]) are known */
-    int from_sizes; /* output lengths come from the `sizes` input */
-    double scale[KN_MAX_RANK];
-    double roi[2 * KN_MAX_RANK]; /* starts, then ends (tf_crop_and_resize) */
-    int64_t out[KN_MAX_RANK];    /* output dims, -1 unknown */
-} resize_plan;
-
-/* Reads attributes and the roi/scales/sizes inputs of Resize or Upsample into p. */
-static kn_status resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, resize_plan *p) {
+kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_resize_plan *p) {
     kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM);
     if (st) return st;
     memset(p, 0, sizeof *p);
@@ -190,8 +171,8 @@ static kn_status resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 }
 
 static kn_status infer_resize(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    resize_plan p;
-    kn_status st = resize_setup(cx, n, in, &p);
+    kn_resize_plan p;
+    kn_status st = kn_resize_setup(cx, n, in, &p);
     if (st) return st;
     kn_dtype t = in[0]->type.dtype;
     if (p.rank < 0) {
@@ -205,7 +186,7 @@ static kn_status infer_resize(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 /* The taps of output coordinate o on axis a of input length len: input indexes (in
  * range) and weights, zero weights dropped. Returns the tap count, or 0 when
  * tf_crop_and_resize maps o outside the input (the element is extrapolation_value). */
-static int resize_taps(const resize_plan *p, int a, int64_t len, int64_t o, int64_t *idx,
+static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, int64_t *idx,
                        double *w) {
     double s = p->scale[a], x = (double)o, xo = 0;
     double olen = p->from_sizes ? (double)p->out[a] : s * (double)len;
@@ -293,8 +274,8 @@ static int resize_taps(const resize_plan *p, int a, int64_t len, int64_t o, int6
 static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_arena *ar = kn_exec_arena(ex);
-    resize_plan p;
-    kn_status st = resize_setup(cx, n, in, &p);
+    kn_resize_plan p;
+    kn_status st = kn_resize_setup(cx, n, in, &p);
     if (st) return st;
     if (!p.known) return kn_diag(cx, n, KN_EINTERNAL, "resize parameters unknown at run time");
     const kn_tensor *x = in[0];
@@ -355,16 +336,10 @@ static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in
 
 /* ---- GridSample ---- */
 
-enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
 static const char *const gs_modes[] = {"bilinear", "nearest", "bicubic"};
-enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 static const char *const gs_paddings[] = {"zeros", "border", "reflection"};
 
-typedef struct grid_params {
-    int mode, padding, align_corners;
-} grid_params;
-
-static kn_status grid_setup(kn_ctx *cx, const kn_node *n, grid_params *g) {
+kn_status kn_grid_setup(kn_ctx *cx, const kn_node *n, kn_grid_params *g) {
     const char *mode = kn_attr_str(cx, n, "mode", "bilinear");
     const char *pad = kn_attr_str(cx, n, "padding_mode", "zeros");
     g->align_corners = kn_attr_int(cx, n, "align_corners", 0) != 0;
@@ -378,8 +353,8 @@ static kn_status grid_setup(kn_ctx *cx, const kn_node *n, grid_params *g) {
 
 static kn_status infer_gridsample(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                   kn_type *out) {
-    grid_params g;
-    kn_status st = grid_setup(cx, n, &g);
+    kn_grid_params g;
+    kn_status st = kn_grid_setup(cx, n, &g);
     if (!st) st = kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM);
     if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
     if (st) return st;
@@ -428,7 +403,7 @@ static double gs_reflect(double x, double lo, double hi) {
 
 /* Pixel (r, c) of the H x W plane at base with the padding rule for indexes outside. */
 static double gs_pixel(const kn_tensor *x, int64_t base, int64_t h, int64_t w, int64_t r, int64_t c,
-                       const grid_params *g) {
+                       const kn_grid_params *g) {
     if (g->padding == GS_ZEROS) {
         if (r < 0 || r >= h || c < 0 || c >= w) return 0;
     } else if (g->padding == GS_BORDER) {
@@ -455,8 +430,8 @@ static void gs_cubic(double t, double *c) {
 static kn_status eval_gridsample(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                  kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    grid_params g;
-    kn_status st = grid_setup(cx, n, &g);
+    kn_grid_params g;
+    kn_status st = kn_grid_setup(cx, n, &g);
     if (st) return st;
     const kn_tensor *x = in[0], *grid = in[1];
     int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
@@ -593,23 +568,29 @@ static void roi_bilinear(int64_t h, int64_t w, double y, double x, int64_t *pos,
     wt[0] = hy * hx, wt[1] = hy * lx, wt[2] = ly * hx, wt[3] = ly * lx;
 }
 
+kn_status kn_roialign_attrs_get(kn_ctx *cx, const kn_node *n, kn_roialign_attrs *a) {
+    a->is_max = !strcmp(kn_attr_str(cx, n, "mode", "avg"), "max");
+    /* Opset 10 had no attribute and behaved as output_half_pixel. */
+    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode",
+                                    n->opset < 16 ? "output_half_pixel" : "half_pixel");
+    a->oh = kn_attr_int(cx, n, "output_height", 1);
+    a->ow = kn_attr_int(cx, n, "output_width", 1);
+    a->sr = kn_attr_int(cx, n, "sampling_ratio", 0);
+    a->scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
+    if (kn_failed(cx)) return cx->status;
+    a->offset = strcmp(coord, "half_pixel") ? 0.0 : 0.5;
+    return KN_OK;
+}
+
 static kn_status eval_roialign(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     const kn_tensor *x = in[0], *rois = in[1], *bi = in[2];
-    int is_max = !strcmp(kn_attr_str(cx, n, "mode", "avg"), "max");
-    /* Opset 10 had no attribute and behaved as output_half_pixel. */
-    const char *coord = kn_attr_str(cx, n, "coordinate_transformation_mode",
-                                    n->opset < 16 ? "output_half_pixel" : "half_pixel");
-    int64_t oh = kn_attr_int(cx, n, "output_height", 1);
-    int64_t ow = kn_attr_int(cx, n, "output_width", 1);
-    int64_t sr = kn_attr_int(cx, n, "sampling_ratio", 0);
-    double scale = kn_attr_float(cx, n, "spatial_scale", 1.0f);
-    if (kn_failed(cx)) return cx->status;
-    double offset = strcmp(coord, "half_pixel") ? 0.0 : 0.5;
+    kn_roialign_attrs a;
+    if (kn_roialign_attrs_get(cx, n, &a)) return cx->status;
     int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
     int64_t R = rois->type.dims[0];
-    int64_t d[4] = {R, C, oh, ow};
+    int64_t d[4] = {R, C, a.oh, a.ow};
     kn_tensor *y = output(ex, n, out, x->type.dtype, 4, d);
     if (!y) return cx->status;
     for (int64_t r = 0; r < R; r++) {
@@ -619,20 +600,21 @@ static kn_status eval_roialign(kn_exec *ex, const kn_node *n, kn_tensor *const *
                            (long long)r, (long long)b);
         double rv[4];
         for (int k = 0; k < 4; k++)
-            rv[k] = kn_load_f64(rois->data, rois->type.dtype, (size_t)(r * 4 + k)) * scale - offset;
+            rv[k] =
+                kn_load_f64(rois->data, rois->type.dtype, (size_t)(r * 4 + k)) * a.scale - a.offset;
         double x0 = rv[0], y0 = rv[1], rw = rv[2] - rv[0], rh = rv[3] - rv[1];
-        if (offset == 0) { /* output_half_pixel: force malformed rois to 1x1 */
+        if (a.offset == 0) { /* output_half_pixel: force malformed rois to 1x1 */
             rw = fmax(rw, 1.0);
             rh = fmax(rh, 1.0);
         }
-        double bh = rh / (double)oh, bw = rw / (double)ow;
-        int64_t gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)oh);
-        int64_t gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)ow);
+        double bh = rh / (double)a.oh, bw = rw / (double)a.ow;
+        int64_t gh = a.sr > 0 ? a.sr : (int64_t)ceil(rh / (double)a.oh);
+        int64_t gw = a.sr > 0 ? a.sr : (int64_t)ceil(rw / (double)a.ow);
         double count = (double)(gh * gw > 1 ? gh * gw : 1);
         for (int64_t c = 0; c < C; c++) {
             int64_t base = (b * C + c) * H * W;
-            for (int64_t ph = 0; ph < oh; ph++)
-                for (int64_t pw = 0; pw < ow; pw++) {
+            for (int64_t ph = 0; ph < a.oh; ph++)
+                for (int64_t pw = 0; pw < a.ow; pw++) {
                     double v = 0;
                     for (int64_t iy = 0; iy < gh; iy++) {
                         double sy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
@@ -648,14 +630,14 @@ static kn_status eval_roialign(kn_exec *ex, const kn_node *n, kn_tensor *const *
                                 m = k == 0 || t > m ? t : m;
                             }
                             /* max mode: onnxruntime's max of the weighted corners */
-                            if (is_max)
+                            if (a.is_max)
                                 v = (iy == 0 && ix == 0) || m > v ? m : v;
                             else
                                 v += s;
                         }
                     }
-                    if (!is_max) v /= count;
-                    store_value(y, (size_t)(((r * C + c) * oh + ph) * ow + pw), v);
+                    if (!a.is_max) v /= count;
+                    store_value(y, (size_t)(((r * C + c) * a.oh + ph) * a.ow + pw), v);
                 }
         }
     }

@@ -9,24 +9,14 @@
  * tensors (X..., G..., and the state tensors), outputs the new X... then the new
  * states, following the ONNX formulas literally. Gradient is left unregistered:
  * it needs automatic differentiation of the graph, which kiln does not do. */
-#include "ir/ops.h"
+#include "ir/ops/misc_attrs.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ---- losses ---- */
 
-typedef enum reduction { RED_NONE, RED_SUM, RED_MEAN } reduction;
-
-typedef struct loss_params {
-    reduction red;
-    int has_ii;
-    int64_t ignore_index;
-} loss_params;
-
-/* Checks input [N, C, d...], target [N, d...] and weight [C]; sets the loss type. */
-static kn_status infer_loss_common(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out,
-                                   loss_params *p) {
+kn_status kn_loss_params_get(kn_ctx *cx, const kn_node *n, kn_loss_params *p) {
     const char *red = kn_attr_str(cx, n, "reduction", "mean");
     p->has_ii = kn_node_attr(n, "ignore_index") != NULL;
     p->ignore_index = kn_attr_int(cx, n, "ignore_index", 0);
@@ -39,6 +29,13 @@ static kn_status infer_loss_common(kn_ctx *cx, const kn_node *n, kn_tensor *cons
         p->red = RED_MEAN;
     else
         return kn_diag(cx, n, KN_EINVAL, "reduction '%s' is not none, sum or mean", red);
+    return KN_OK;
+}
+
+/* Checks input [N, C, d...], target [N, d...] and weight [C]; sets the loss type. */
+static kn_status infer_loss_common(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out,
+                                   kn_loss_params *p) {
+    if (kn_loss_params_get(cx, n, p)) return cx->status;
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT) ||
         kn_check_dtype(cx, n, in[1], 1, KN_DT(I32) | KN_DT(I64)))
         return cx->status;
@@ -73,7 +70,7 @@ static kn_status infer_loss_common(kn_ctx *cx, const kn_node *n, kn_tensor *cons
 
 /* The NLL loss of log-probabilities lp [N, C, D] (D = product of the trailing dims)
  * into out[0]. */
-static kn_status nll(kn_exec *ex, const kn_node *n, const loss_params *p, const double *lp,
+static kn_status nll(kn_exec *ex, const kn_node *n, const kn_loss_params *p, const double *lp,
                      const kn_type *xt, kn_tensor *const *in, kn_tensor *out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_arena *a = kn_exec_arena(ex);
@@ -105,12 +102,12 @@ static kn_status nll(kn_exec *ex, const kn_node *n, const loss_params *p, const 
 }
 
 static kn_status infer_nll(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    loss_params p;
+    kn_loss_params p;
     return infer_loss_common(cx, n, in, out, &p);
 }
 
 static kn_status eval_nll(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    loss_params p;
+    kn_loss_params p;
     kn_type t;
     if (infer_loss_common(kn_exec_ctx(ex), n, in, &t, &p)) return kn_exec_ctx(ex)->status;
     double *x = kn_tensor_f64s(kn_exec_arena(ex), in[0]);
@@ -118,14 +115,14 @@ static kn_status eval_nll(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
 }
 
 static kn_status infer_sce(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
-    loss_params p;
+    kn_loss_params p;
     if (infer_loss_common(cx, n, in, out, &p)) return cx->status;
     if (n->nout > 1) out[1] = in[0]->type;
     return KN_OK;
 }
 
 static kn_status eval_sce(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    loss_params p;
+    kn_loss_params p;
     kn_type t;
     if (infer_loss_common(kn_exec_ctx(ex), n, in, &t, &p)) return kn_exec_ctx(ex)->status;
     const kn_type *xt = &in[0]->type;
@@ -505,22 +502,45 @@ static kn_status infer_adam(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     return infer_optim(cx, n, in, out, 2, &k);
 }
 
+kn_status kn_optim_attrs_get(kn_ctx *cx, const kn_node *n, kn_optim_attrs *a) {
+    memset(a, 0, sizeof *a);
+    if (n->op == KN_OP_ADAGRAD) {
+        a->decay = kn_attr_float(cx, n, "decay_factor", 0);
+        a->eps = kn_attr_float(cx, n, "epsilon", 0);
+        a->norm = kn_attr_float(cx, n, "norm_coefficient", 0);
+    } else if (n->op == KN_OP_MOMENTUM) {
+        a->alpha = kn_attr_float(cx, n, "alpha", 0);
+        a->beta = kn_attr_float(cx, n, "beta", 0);
+        a->norm = kn_attr_float(cx, n, "norm_coefficient", 0);
+        const char *mode = kn_attr_str(cx, n, "mode", "standard");
+        if (kn_failed(cx)) return cx->status;
+        a->nesterov = !strcmp(mode, "nesterov");
+        if (!a->nesterov && strcmp(mode, "standard"))
+            return kn_diag(cx, n, KN_EINVAL, "mode '%s' is not standard or nesterov", mode);
+    } else {
+        a->alpha = kn_attr_float(cx, n, "alpha", 0.9f);
+        a->beta = kn_attr_float(cx, n, "beta", 0.999f);
+        a->eps = kn_attr_float(cx, n, "epsilon", 1e-6f);
+        a->norm = kn_attr_float(cx, n, "norm_coefficient", 0);
+        a->post = kn_attr_float(cx, n, "norm_coefficient_post", 0);
+    }
+    return cx->status;
+}
+
 static kn_status eval_adagrad(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    double decay = kn_attr_float(cx, n, "decay_factor", 0);
-    double eps = kn_attr_float(cx, n, "epsilon", 0);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    if (kn_failed(cx)) return cx->status;
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 3;
     double R = kn_tensor_get_f64(in[0], 0), T = (double)kn_load_i64(in[1]->data, KN_I64, 0);
-    double r = R / (1 + T * decay);
+    double r = R / (1 + T * o.decay);
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i], *H = in[2 + 2 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double g = o.norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
             double h = kn_tensor_get_f64(H, e) + g * g;
-            kn_tensor_set_f64(out[i], e, kn_tensor_get_f64(X, e) - r * g / (sqrt(h) + eps));
+            kn_tensor_set_f64(out[i], e, kn_tensor_get_f64(X, e) - r * g / (sqrt(h) + o.eps));
             kn_tensor_set_f64(out[k + i], e, h);
         }
     }
@@ -530,25 +550,19 @@ static kn_status eval_adagrad(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 static kn_status eval_momentum(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    double alpha = kn_attr_float(cx, n, "alpha", 0);
-    double beta = kn_attr_float(cx, n, "beta", 0);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    const char *mode = kn_attr_str(cx, n, "mode", "standard");
-    if (kn_failed(cx)) return cx->status;
-    int nesterov = !strcmp(mode, "nesterov");
-    if (!nesterov && strcmp(mode, "standard"))
-        return kn_diag(cx, n, KN_EINVAL, "mode '%s' is not standard or nesterov", mode);
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 3;
     double R = kn_tensor_get_f64(in[0], 0);
     int64_t T = kn_load_i64(in[1]->data, KN_I64, 0);
-    double beta_adj = T > 0 ? beta : 1;
+    double beta_adj = T > 0 ? o.beta : 1;
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i], *V = in[2 + 2 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
-            double v = alpha * kn_tensor_get_f64(V, e) + beta_adj * g;
+            double g = o.norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double v = o.alpha * kn_tensor_get_f64(V, e) + beta_adj * g;
             kn_tensor_set_f64(out[i], e,
-                              kn_tensor_get_f64(X, e) - R * (nesterov ? g + alpha * v : v));
+                              kn_tensor_get_f64(X, e) - R * (o.nesterov ? g + o.alpha * v : v));
             kn_tensor_set_f64(out[k + i], e, v);
         }
     }
@@ -557,25 +571,21 @@ static kn_status eval_momentum(kn_exec *ex, const kn_node *n, kn_tensor *const *
 
 static kn_status eval_adam(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    double alpha = kn_attr_float(cx, n, "alpha", 0.9f);
-    double beta = kn_attr_float(cx, n, "beta", 0.999f);
-    double eps = kn_attr_float(cx, n, "epsilon", 1e-6f);
-    double norm = kn_attr_float(cx, n, "norm_coefficient", 0);
-    double post = kn_attr_float(cx, n, "norm_coefficient_post", 0);
-    if (kn_failed(cx)) return cx->status;
+    kn_optim_attrs o;
+    if (kn_optim_attrs_get(cx, n, &o)) return cx->status;
     int k = (n->nin - 2) / 4;
     double R = kn_tensor_get_f64(in[0], 0);
     int64_t T = kn_load_i64(in[1]->data, KN_I64, 0);
-    double r = T > 0 ? R * sqrt(1 - pow(beta, (double)T)) / (1 - pow(alpha, (double)T)) : R;
+    double r = T > 0 ? R * sqrt(1 - pow(o.beta, (double)T)) / (1 - pow(o.alpha, (double)T)) : R;
     for (int i = 0; i < k; i++) {
         const kn_tensor *X = in[2 + i], *G = in[2 + k + i];
         const kn_tensor *V = in[2 + 2 * k + i], *H = in[2 + 3 * k + i];
         for (int64_t e = 0; e < kn_tensor_numel(X); e++) {
-            double g = norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
-            double v = alpha * kn_tensor_get_f64(V, e) + (1 - alpha) * g;
-            double h = beta * kn_tensor_get_f64(H, e) + (1 - beta) * g * g;
-            double x = kn_tensor_get_f64(X, e) - r * (v / (sqrt(h) + eps));
-            kn_tensor_set_f64(out[i], e, (1 - post) * x);
+            double g = o.norm * kn_tensor_get_f64(X, e) + kn_tensor_get_f64(G, e);
+            double v = o.alpha * kn_tensor_get_f64(V, e) + (1 - o.alpha) * g;
+            double h = o.beta * kn_tensor_get_f64(H, e) + (1 - o.beta) * g * g;
+            double x = kn_tensor_get_f64(X, e) - r * (v / (sqrt(h) + o.eps));
+            kn_tensor_set_f64(out[i], e, (1 - o.post) * x);
             kn_tensor_set_f64(out[k + i], e, v);
             kn_tensor_set_f64(out[2 * k + i], e, h);
         }

@@ -1,14 +1,13 @@
 /* Operators of group 'nn': convolution, pooling, matrix products, Einsum and Det.
  *
  * See ir/ops.h for the infer/eval contract. Convolutions and pools share one window
- * geometry (window_make): kernel, strides, dilations and begin/end pads per spatial
- * axis, resolved from the attributes and auto_pad against the input shape, so infer
- * and eval agree by construction. Every eval is a direct loop over output positions
- * (ConvTranspose and MaxUnpool scatter over input positions instead), accumulating
- * floats in double and integers in int64/uint64. Layouts are ONNX's: NC[D...] data,
- * M x C/group x k... conv weights, C x M/group x k... transposed-conv weights. The
- * normalization and softmax family lives in nn_norm.c. */
-#include "ir/ops.h"
+ * geometry (kn_window_make, ir/ops/nn_attrs.h): kernel, strides, dilations and begin/end pads per
+ * spatial axis, resolved from the attributes and auto_pad against the input shape, so infer and
+ * eval agree by construction. Every eval is a direct loop over output positions (ConvTranspose and
+ * MaxUnpool scatter over input positions instead), accumulating floats in double and integers in
+ * int64/uint64. Layouts are ONNX's: NC[D...] data, M x C/group x k... conv weights, C x M/group x
+ * k... transposed-conv weights. The normalization and softmax family lives in nn_norm.c. */
+#include "ir/ops/nn_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -59,19 +58,8 @@ static kn_status auto_pad(kn_ctx *cx, const kn_node *n, int *mode) {
     return KN_OK;
 }
 
-/* Per spatial axis i: input extent in[i] (-1 unknown), kernel k, stride s, dilation d,
- * begin/end pads pb/pe and output extent out (-1 unknown). */
-typedef struct window {
-    int nsp;
-    int64_t in[KN_MAX_RANK], out[KN_MAX_RANK], k[KN_MAX_RANK], s[KN_MAX_RANK], d[KN_MAX_RANK],
-        pb[KN_MAX_RANK], pe[KN_MAX_RANK];
-} window;
-
-/* Resolves the window of a conv or pool over input type x (rank >= 3 known). kdims: the
- * kernel's spatial extents from the weights (-1 unknown), or NULL for pools, which need
- * kernel_shape. ceil_mode rounds the output extent up (pools). */
-static kn_status window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
-                             int ceil_mode, window *w) {
+kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
+                         int ceil_mode, kn_window *w) {
     int nsp = x->rank - 2, mode;
     if (nsp < 1) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected >= 3", x->rank);
     memset(w, 0, sizeof *w);
@@ -90,6 +78,9 @@ static kn_status window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, con
                            i, (long long)ks[i], (long long)kdims[i]);
         if (nk >= 0 && ks[i] < 1)
             return kn_diag(cx, n, KN_EINVAL, "kernel_shape[%d] is %lld", i, (long long)ks[i]);
+        if (w->k[i] == 0) /* weights with a zero spatial dimension */
+            return kn_diag(cx, n, KN_EINVAL, "the kernel is empty: weight dimension %d is 0",
+                           i + 2);
     }
     int64_t pads[2 * KN_MAX_RANK];
     if (ints_attr(cx, n, "strides", nsp, 1, w->s) || ints_attr(cx, n, "dilations", nsp, 1, w->d) ||
@@ -129,13 +120,13 @@ static kn_status window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, con
 }
 
 /* Input coordinate of output position o and kernel offset kk on axis i. */
-static int64_t win_pos(const window *w, int i, int64_t o, int64_t kk) {
+static int64_t win_pos(const kn_window *w, int i, int64_t o, int64_t kk) {
     return o * w->s[i] - w->pb[i] + kk * w->d[i];
 }
 
 /* Flat spatial offset of the input position for output coordinates oc and kernel
  * coordinates kc, or -1 when it falls in the padding. */
-static int64_t win_offset(const window *w, const int64_t *oc, const int64_t *kc) {
+static int64_t win_offset(const kn_window *w, const int64_t *oc, const int64_t *kc) {
     int64_t off = 0;
     for (int i = 0; i < w->nsp; i++) {
         int64_t p = win_pos(w, i, oc[i], kc[i]);
@@ -146,7 +137,7 @@ static int64_t win_offset(const window *w, const int64_t *oc, const int64_t *kc)
 }
 
 /* Kernel coordinates of every kernel element, nk x nsp, in arena a. */
-static int64_t *kernel_coords(kn_arena *a, const window *w, int64_t *nk) {
+static int64_t *kernel_coords(kn_arena *a, const kn_window *w, int64_t *nk) {
     *nk = kn_prod(w->k, 0, w->nsp);
     int64_t *kc = kn_arena_array(a, (size_t)(*nk > 0 ? *nk : 1) * (size_t)w->nsp, sizeof *kc);
     KN_ASSERT(kc);
@@ -187,8 +178,8 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
              (m >= 0 && in[2]->type.dims[0] >= 0 && in[2]->type.dims[0] != m)))
             return kn_diag(cx, n, KN_EINVAL, "bias must have shape [%lld]", (long long)m);
     }
-    window w;
-    if (window_make(cx, n, x, kd, 0, &w)) return cx->status;
+    kn_window w;
+    if (kn_window_make(cx, n, x, kd, 0, &w)) return cx->status;
     int64_t dims[KN_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = wt->rank >= 0 ? wt->dims[0] : -1;
@@ -205,8 +196,8 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     kn_tensor *y = out[0];
     int64_t kd[KN_MAX_RANK];
     for (int i = 0; i < x->type.rank - 2; i++) kd[i] = wt->type.dims[i + 2];
-    window w;
-    if (window_make(cx, n, &x->type, kd, 0, &w)) return cx->status;
+    kn_window w;
+    if (kn_window_make(cx, n, &x->type, kd, 0, &w)) return cx->status;
     int64_t group = kn_attr_int(cx, n, "group", 1);
     int64_t nb = x->type.dims[0], c = x->type.dims[1], m = wt->type.dims[0];
     int64_t cg = c / group, mg = m / group;
@@ -237,14 +228,13 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 
 /* ---- ConvTranspose ---- */
 
-/* Geometry of a transposed conv: w.in is the data input, w.out the result; pads are
- * the ones cropped from the full scatter. */
-static kn_status convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *wt,
-                              window *w) {
+kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *wt,
+                          kn_window *w) {
     int nsp = x->rank - 2, mode;
     if (nsp < 1) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected >= 3", x->rank);
     memset(w, 0, sizeof *w);
     w->nsp = nsp;
+    w->transposed = 1;
     int64_t pads[2 * KN_MAX_RANK], opad[KN_MAX_RANK];
     const int64_t *ks, *os;
     int nk = kn_attr_ints(cx, n, "kernel_shape", &ks);
@@ -307,8 +297,8 @@ static kn_status infer_convt(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
     if (wt->rank >= 0 && x->dims[1] >= 0 && wt->dims[0] >= 0 && x->dims[1] != wt->dims[0])
         return kn_diag(cx, n, KN_EINVAL, "input has %lld channels, weights have %lld",
                        (long long)x->dims[1], (long long)wt->dims[0]);
-    window w;
-    if (convt_window(cx, n, x, wt, &w)) return cx->status;
+    kn_window w;
+    if (kn_convt_window(cx, n, x, wt, &w)) return cx->status;
     int64_t dims[KN_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = wt->rank >= 0 && wt->dims[1] >= 0 ? wt->dims[1] * group : -1;
@@ -323,8 +313,8 @@ static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
     if (kn_alloc_outputs(ex, n, in, out, infer_convt)) return cx->status;
     const kn_tensor *x = in[0], *wt = in[1], *b = kn_opt_in(n, in, 2);
     kn_tensor *y = out[0];
-    window w;
-    if (convt_window(cx, n, &x->type, &wt->type, &w)) return cx->status;
+    kn_window w;
+    if (kn_convt_window(cx, n, &x->type, &wt->type, &w)) return cx->status;
     int64_t group = kn_attr_int(cx, n, "group", 1);
     int64_t nb = x->type.dims[0], c = x->type.dims[1], mg = wt->type.dims[1], m = mg * group;
     int64_t cg = c / group;
@@ -365,8 +355,7 @@ static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 
 /* ---- AveragePool, MaxPool, LpPool ---- */
 
-/* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
-static double lp_order(kn_ctx *cx, const kn_node *n) {
+double kn_lp_order(kn_ctx *cx, const kn_node *n) {
     const kn_attr *a = kn_node_attr(n, "p");
     if (a && a->kind == KN_ATTR_FLOAT) return a->f;
     return (double)kn_attr_int(cx, n, "p", 2);
@@ -386,8 +375,8 @@ static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         for (int j = 0; j < n->nout; j++) out[j] = kn_type_unknown(j ? KN_I64 : x->dtype);
         return KN_OK;
     }
-    window w;
-    if (window_make(cx, n, x, NULL, (int)ceil_mode, &w)) return cx->status;
+    kn_window w;
+    if (kn_window_make(cx, n, x, NULL, (int)ceil_mode, &w)) return cx->status;
     int64_t dims[KN_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = x->dims[1];
@@ -407,12 +396,13 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     if (kn_alloc_outputs(ex, n, in, out, infer_pool)) return cx->status;
     const kn_tensor *x = in[0];
     kn_tensor *y = out[0], *idx = n->nout > 1 && n->out[1] ? out[1] : NULL;
-    window w;
+    kn_window w;
     int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
     int64_t include_pad = kn_attr_int(cx, n, "count_include_pad", 0);
     int64_t order = kn_attr_int(cx, n, "storage_order", 0);
-    double p = lp_order(cx, n);
-    if (kn_failed(cx) || window_make(cx, n, &x->type, NULL, (int)ceil_mode, &w)) return cx->status;
+    double p = kn_lp_order(cx, n);
+    if (kn_failed(cx) || kn_window_make(cx, n, &x->type, NULL, (int)ceil_mode, &w))
+        return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
@@ -496,7 +486,7 @@ static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *cons
     kn_ctx *cx = kn_exec_ctx(ex);
     if (kn_alloc_outputs(ex, n, in, out, infer_global_pool)) return cx->status;
     const kn_tensor *x = in[0];
-    double p = lp_order(cx, n);
+    double p = kn_lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
     int64_t nc = x->type.dims[0] * x->type.dims[1];
     int64_t inner = kn_prod(x->type.dims, 2, x->type.rank);
@@ -547,8 +537,8 @@ static kn_status infer_maxunpool(kn_ctx *cx, const kn_node *n, kn_tensor *const 
         out[0] = kn_type_unknown(x->dtype);
         return KN_OK;
     }
-    window w;
-    if (window_make(cx, n, x, NULL, 0, &w)) return cx->status;
+    kn_window w;
+    if (kn_window_make(cx, n, x, NULL, 0, &w)) return cx->status;
     int64_t dims[KN_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = x->dims[1];
@@ -573,8 +563,8 @@ static kn_status eval_maxunpool(kn_exec *ex, const kn_node *n, kn_tensor *const 
                        (long long)kn_tensor_numel(ix), (long long)cnt);
     /* Indices address the unpooled shape implied by the window (as MaxPool made them);
      * an output_shape may be larger, so go through coordinates. */
-    window w;
-    if (window_make(cx, n, &x->type, NULL, 0, &w)) return cx->status;
+    kn_window w;
+    if (kn_window_make(cx, n, &x->type, NULL, 0, &w)) return cx->status;
     int64_t dflt[KN_MAX_RANK], coord[KN_MAX_RANK];
     dflt[0] = x->type.dims[0];
     dflt[1] = x->type.dims[1];
@@ -786,19 +776,6 @@ static kn_status eval_matmul(kn_exec *ex, const kn_node *n, kn_tensor *const *in
 
 /* ---- Einsum ---- */
 
-/* Labels: 'A'..'Z' are 0..25 and 'a'..'z' 26..51 (so label order is ASCII order, which
- * the implicit output form sorts by); the broadcast (ellipsis) dims are 52.. ,
- * right-aligned across inputs. */
-enum { EIN_LETTERS = 52, EIN_LABELS = 52 + KN_MAX_RANK, EIN_MAX_IN = 32 };
-
-typedef struct einsum {
-    int nin, nell; /* inputs; ellipsis dims of the widest ellipsis */
-    int rank[EIN_MAX_IN], lab[EIN_MAX_IN][KN_MAX_RANK];
-    int orank, olab[KN_MAX_RANK];
-    int64_t size[EIN_LABELS]; /* -1 unknown; 1 for unused */
-    int used[EIN_LABELS];
-} einsum;
-
 static int ein_letter(char ch) {
     if (ch >= 'A' && ch <= 'Z') return ch - 'A';
     if (ch >= 'a' && ch <= 'z') return 26 + ch - 'a';
@@ -837,8 +814,7 @@ static int ein_term(kn_ctx *cx, const kn_node *n, const char *s, const char *e, 
     return len;
 }
 
-/* Parses the equation against the input types (ranks must be known). */
-static kn_status ein_parse(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, einsum *p) {
+kn_status kn_einsum_parse(kn_ctx *cx, const kn_node *n, const kn_type *const *types, kn_einsum *p) {
     const char *eq = kn_attr_str(cx, n, "equation", NULL);
     if (kn_failed(cx)) return cx->status;
     if (!eq) return kn_diag(cx, n, KN_EINVAL, "equation is required");
@@ -856,7 +832,7 @@ static kn_status ein_parse(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, e
         const char *te = comma ? comma : end;
         len[i] = ein_term(cx, n, s, te, lab[i], &ell[i]);
         if (len[i] < 0) return cx->status;
-        int r = in[i]->type.rank, ne = r - len[i];
+        int r = types[i]->rank, ne = r - len[i];
         if (ne < 0 || (ell[i] < 0 && ne != 0))
             return kn_diag(cx, n, KN_EINVAL, "term %d has %d labels but input rank is %d", i,
                            len[i], r);
@@ -909,7 +885,7 @@ static kn_status ein_parse(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, e
     for (int i = 0; i < p->nin; i++)
         for (int d = 0; d < p->rank[i]; d++) {
             int l = p->lab[i][d];
-            int64_t e = in[i]->type.dims[d];
+            int64_t e = types[i]->dims[d];
             p->used[l] = 1;
             if (l >= EIN_LETTERS && e == 1) continue;
             if (p->size[l] == -2 || (l >= EIN_LETTERS && p->size[l] == 1))
@@ -925,6 +901,13 @@ static kn_status ein_parse(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, e
     return KN_OK;
 }
 
+/* kn_einsum_parse over the input tensors' types. */
+static kn_status ein_parse(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_einsum *p) {
+    const kn_type *t[EIN_MAX_IN];
+    for (int i = 0; i < n->nin && i < EIN_MAX_IN; i++) t[i] = &in[i]->type;
+    return kn_einsum_parse(cx, n, t, p);
+}
+
 static kn_status infer_einsum(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     for (int i = 0; i < n->nin; i++)
         if (kn_check_dtype(cx, n, in[i], i, KN_DT_NUM)) return cx->status;
@@ -938,7 +921,7 @@ static kn_status infer_einsum(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
             return KN_OK;
         }
     }
-    einsum *p = &(einsum){0};
+    kn_einsum *p = &(kn_einsum){0};
     if (ein_parse(cx, n, in, p)) return cx->status;
     int64_t dims[KN_MAX_RANK];
     for (int d = 0; d < p->orank; d++) dims[d] = p->size[p->olab[d]];
@@ -949,7 +932,7 @@ static kn_status infer_einsum(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
 static kn_status eval_einsum(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (kn_alloc_outputs(ex, n, in, out, infer_einsum)) return cx->status;
-    einsum *p = &(einsum){0};
+    kn_einsum *p = &(kn_einsum){0};
     if (ein_parse(cx, n, in, p)) return cx->status;
     /* Loop order: output labels, then the summed ones. */
     int order[EIN_LABELS], nl = 0, isout[EIN_LABELS] = {0};

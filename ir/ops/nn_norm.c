@@ -6,16 +6,14 @@
  * Hardmax. Every statistic is accumulated in double over plain loops: the data is
  * viewed as (outer, len, inner) around the normalized axes so a "row" is len elements
  * inner apart. Variances are population variances (divide by the count). */
-#include "ir/ops.h"
+#include "ir/ops/nn_norm_attrs.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ---- BatchNormalization ---- */
 
-/* Training mode: opset >= 14 says so with training_mode; earlier opsets train when the
- * statistics outputs are requested (and, before opset 7, is_test is 0). */
-static int bn_training(kn_ctx *cx, const kn_node *n) {
+int kn_bn_training(kn_ctx *cx, const kn_node *n) {
     if (n->opset >= 14) return (int)kn_attr_int(cx, n, "training_mode", 0);
     int requested = 0;
     for (int j = 1; j < n->nout; j++) requested |= n->out[j] != NULL;
@@ -33,7 +31,7 @@ static kn_status infer_batchnorm(kn_ctx *cx, const kn_node *n, kn_tensor *const 
     for (int i = 0; i < 5; i++)
         if (kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
     const kn_type *x = &in[0]->type;
-    int train = bn_training(cx, n);
+    int train = kn_bn_training(cx, n);
     if (kn_failed(cx)) return cx->status;
     out[0] = x->rank < 0 ? kn_type_unknown(x->dtype) : *x;
     for (int j = 1; j < n->nout; j++) out[j] = in[j < 3 ? j + 2 : j]->type;
@@ -58,7 +56,7 @@ static kn_status eval_batchnorm(kn_exec *ex, const kn_node *n, kn_tensor *const 
     const kn_tensor *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
     double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
     double momentum = kn_attr_float(cx, n, "momentum", 0.9f);
-    int train = bn_training(cx, n);
+    int train = kn_bn_training(cx, n);
     int64_t np = bn_param_count(n, cx, &x->type);
     if (kn_failed(cx)) return cx->status;
     /* x as (N, np, inner): np parameters, each applied to inner consecutive elements. */
@@ -240,17 +238,23 @@ static kn_status infer_lrn(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     return KN_OK;
 }
 
+kn_status kn_lrn_attrs_get(kn_ctx *cx, const kn_node *n, kn_lrn_attrs *a) {
+    a->size = kn_attr_int(cx, n, "size", 1);
+    a->alpha = kn_attr_float(cx, n, "alpha", 1e-4f);
+    a->beta = kn_attr_float(cx, n, "beta", 0.75f);
+    a->bias = kn_attr_float(cx, n, "bias", 1.0f);
+    return cx->status;
+}
+
 static kn_status eval_lrn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (kn_alloc_outputs(ex, n, in, out, infer_lrn)) return cx->status;
     const kn_tensor *x = in[0];
-    int64_t size = kn_attr_int(cx, n, "size", 1);
-    double alpha = kn_attr_float(cx, n, "alpha", 1e-4f), beta = kn_attr_float(cx, n, "beta", 0.75f);
-    double bias = kn_attr_float(cx, n, "bias", 1.0f);
-    if (kn_failed(cx)) return cx->status;
+    kn_lrn_attrs a;
+    if (kn_lrn_attrs_get(cx, n, &a)) return cx->status;
     int64_t nb = x->type.dims[0], c = x->type.dims[1],
             inner = kn_prod(x->type.dims, 2, x->type.rank);
-    int64_t lo = (size - 1) / 2, hi = size / 2; /* floor and ceil of (size-1)/2 */
+    int64_t lo = (a.size - 1) / 2, hi = a.size / 2; /* floor and ceil of (a.size-1)/2 */
     for (int64_t b = 0; b < nb; b++)
         for (int64_t ch = 0; ch < c; ch++)
             for (int64_t i = 0; i < inner; i++) {
@@ -263,7 +267,7 @@ static kn_status eval_lrn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
                 int64_t at = (b * c + ch) * inner + i;
                 kn_tensor_set_f64(out[0], at,
                                   kn_tensor_get_f64(x, at) /
-                                      pow(bias + alpha / (double)size * sq, beta));
+                                      pow(a.bias + a.alpha / (double)a.size * sq, a.beta));
             }
     return KN_OK;
 }
@@ -276,11 +280,7 @@ static kn_status infer_mvn(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     return KN_OK;
 }
 
-static kn_status eval_mvn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
-    kn_ctx *cx = kn_exec_ctx(ex);
-    if (kn_alloc_outputs(ex, n, in, out, infer_mvn)) return cx->status;
-    const kn_tensor *x = in[0];
-    const kn_type *xt = &x->type;
+kn_status kn_mvn_axes(kn_ctx *cx, const kn_node *n, int rank, int *red) {
     const int64_t *axes, def[3] = {0, 2, 3};
     int na = kn_attr_ints(cx, n, "axes", &axes);
     if (kn_failed(cx)) return cx->status;
@@ -288,12 +288,21 @@ static kn_status eval_mvn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         axes = def;
         na = 3;
     }
-    int red[KN_MAX_RANK] = {0};
     for (int i = 0; i < na; i++) {
         int a;
-        if (kn_axis(cx, n, axes[i], xt->rank, 0, &a)) return cx->status;
+        if (kn_axis(cx, n, axes[i], rank, 0, &a)) return cx->status;
         red[a] = 1;
     }
+    return KN_OK;
+}
+
+static kn_status eval_mvn(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_mvn)) return cx->status;
+    const kn_tensor *x = in[0];
+    const kn_type *xt = &x->type;
+    int red[KN_MAX_RANK] = {0};
+    if (kn_mvn_axes(cx, n, xt->rank, red)) return cx->status;
     /* Group key of each element: its index over the kept axes. */
     int64_t kept[KN_MAX_RANK], nkey = 1, numel = kn_tensor_numel(x), coord[KN_MAX_RANK];
     for (int d = 0; d < xt->rank; d++) {
@@ -340,24 +349,31 @@ static kn_status infer_softmax(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     return KN_OK;
 }
 
+kn_status kn_softmax_view(kn_ctx *cx, const kn_node *n, int rank, const int64_t *dims,
+                          int64_t *outer, int64_t *len, int64_t *inner) {
+    int ax;
+    int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 13 ? 1 : -1);
+    if (kn_failed(cx) || kn_axis(cx, n, axis, rank, 0, &ax)) return cx->status;
+    /* Before opset 13 the input is coerced to 2-D at axis: rows of prod(dims[ax:]). */
+    *outer = kn_prod(dims, 0, ax);
+    if (n->opset < 13) {
+        *len = kn_prod(dims, ax, rank);
+        *inner = 1;
+    } else {
+        *len = dims[ax];
+        *inner = kn_prod(dims, ax + 1, rank);
+    }
+    return KN_OK;
+}
+
 static kn_status eval_softmax(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                               kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (kn_alloc_outputs(ex, n, in, out, infer_softmax)) return cx->status;
     const kn_tensor *x = in[0];
     const kn_type *xt = &x->type;
-    int ax;
-    int64_t axis = kn_attr_int(cx, n, "axis", n->opset < 13 ? 1 : -1);
-    if (kn_failed(cx) || kn_axis(cx, n, axis, xt->rank, 0, &ax)) return cx->status;
-    /* Before opset 13 the input is coerced to 2-D at axis: rows of prod(dims[ax:]). */
-    int64_t outer = kn_prod(xt->dims, 0, ax), len, inner;
-    if (n->opset < 13) {
-        len = kn_prod(xt->dims, ax, xt->rank);
-        inner = 1;
-    } else {
-        len = xt->dims[ax];
-        inner = kn_prod(xt->dims, ax + 1, xt->rank);
-    }
+    int64_t outer, len, inner;
+    if (kn_softmax_view(cx, n, xt->rank, xt->dims, &outer, &len, &inner)) return cx->status;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t base = o * len * inner + i, arg = 0;

@@ -12,7 +12,7 @@
  * into an int64 array with its zero point subtracted, so the kernels below see plain
  * integer tensors. Padding in the convolutions contributes 0 after zero-point
  * subtraction (the padded value is the zero point). */
-#include "ir/ops.h"
+#include "ir/ops/quant_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -420,17 +420,8 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
 
 /* ---- Convolution geometry and kernel ---- */
 
-typedef struct conv_geom {
-    int s;                  /* spatial rank */
-    int64_t N, C, M, group; /* batch, input channels, output channels */
-    int64_t in[KN_MAX_RANK], k[KN_MAX_RANK], out[KN_MAX_RANK];
-    int64_t str[KN_MAX_RANK], dil[KN_MAX_RANK], pb[KN_MAX_RANK];
-} conv_geom;
-
-/* Reads the Conv attributes for x [N, C, D...] and w [M, C/group, k...]. Output
- * extents of -1 where an input extent is unknown; *known = 0 if a rank is unknown. */
-static kn_status conv_geom_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *w,
-                                conv_geom *g, int *known) {
+kn_status kn_conv_geom_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *w,
+                            kn_conv_geom *g, int *known) {
     const char *pad = kn_attr_str(cx, n, "auto_pad", "NOTSET");
     int64_t group = kn_attr_int(cx, n, "group", 1);
     const int64_t *ks, *strides, *dils, *pads;
@@ -501,7 +492,7 @@ static kn_status conv_geom_make(kn_ctx *cx, const kn_node *n, const kn_type *x, 
     return KN_OK;
 }
 
-static kn_type conv_type(const conv_geom *g, kn_dtype dt) {
+static kn_type conv_type(const kn_conv_geom *g, kn_dtype dt) {
     kn_type t = kn_type_make(dt, 0, NULL);
     t.rank = g->s + 2;
     t.dims[0] = g->N;
@@ -512,7 +503,7 @@ static kn_type conv_type(const conv_geom *g, kn_dtype dt) {
 
 /* y[b, m, o...] = sum over c in m's group and kernel offsets of x * w, skipping
  * padded positions. x, w, y are row-major int64 arrays. */
-static void conv_i64(const conv_geom *g, const int64_t *x, const int64_t *w, int64_t *y) {
+static void conv_i64(const kn_conv_geom *g, const int64_t *x, const int64_t *w, int64_t *y) {
     int s = g->s;
     int64_t ospat = 1, ispat = 1, kspat = 1;
     for (int d = 0; d < s; d++) ospat *= g->out[d], ispat *= g->in[d], kspat *= g->k[d];
@@ -555,9 +546,9 @@ static kn_status infer_convint(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     }
     if (n->nin > 3 && in[3] && (st = kn_check_dtype(cx, n, in[3], 3, 1u << in[1]->type.dtype)))
         return st;
-    conv_geom g;
+    kn_conv_geom g;
     int known;
-    if ((st = conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known))) return st;
+    if ((st = kn_conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known))) return st;
     out[0] = known ? conv_type(&g, KN_I32) : kn_type_unknown(KN_I32);
     return KN_OK;
 }
@@ -568,9 +559,9 @@ static kn_status eval_convint(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     kn_type yt;
     kn_status st = infer_convint(cx, n, in, &yt);
     if (st) return st;
-    conv_geom g;
+    kn_conv_geom g;
     int known;
-    conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known);
+    kn_conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known);
     kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *wz = n->nin > 3 ? in[3] : NULL;
@@ -604,9 +595,9 @@ static kn_status infer_qlinearconv(kn_ctx *cx, const kn_node *n, kn_tensor *cons
         (st = need_numel(cx, n, in[7], 7, 1, "y_zero_point")))
         return st;
     if (n->nin > 8 && in[8] && (st = kn_check_dtype(cx, n, in[8], 8, KN_DT(I32)))) return st;
-    conv_geom g;
+    kn_conv_geom g;
     int known;
-    if ((st = conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known))) return st;
+    if ((st = kn_conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known))) return st;
     out[0] = known ? conv_type(&g, in[7]->type.dtype) : kn_type_unknown(in[7]->type.dtype);
     return KN_OK;
 }
@@ -617,9 +608,9 @@ static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *cons
     kn_type yt;
     kn_status st = infer_qlinearconv(cx, n, in, &yt);
     if (st) return st;
-    conv_geom g;
+    kn_conv_geom g;
     int known;
-    conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known);
+    kn_conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known);
     kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *ws = in[4], *wz = in[5], *bias = n->nin > 8 ? in[8] : NULL;

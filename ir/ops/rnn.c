@@ -1,6 +1,6 @@
 /* Recurrent operators: RNN, GRU and LSTM.
  *
- * The three share one driver: attributes are parsed into an rnn_params record
+ * The three share one driver: attributes are parsed into a kn_rnn_params record
  * (direction, hidden size, layout, clip, resolved activation functions), and
  * eval runs each direction and batch row through its sequence, one time step at a
  * time, with plain dot products in double. Gate order follows ONNX: GRU z r h,
@@ -9,7 +9,7 @@
  * of them. Steps past a row's sequence_lens leave Y zero and Y_h at the last valid
  * state. Activation names are matched case-insensitively against a small table;
  * activation_alpha/beta are consumed in order by the functions that take them. */
-#include "ir/ops.h"
+#include "ir/ops/rnn_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,56 +60,52 @@ static double act_softplus(double x, double a, double b) {
     return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
+/* By activation id (A_*). */
+static const act_fn act_fns[A_COUNT] = {
+    [A_RELU] = act_relu,
+    [A_TANH] = act_tanh,
+    [A_SIGMOID] = act_sigmoid,
+    [A_AFFINE] = act_affine,
+    [A_LEAKYRELU] = act_leakyrelu,
+    [A_THRESHOLDEDRELU] = act_thresholdedrelu,
+    [A_SCALEDTANH] = act_scaledtanh,
+    [A_HARDSIGMOID] = act_hardsigmoid,
+    [A_ELU] = act_elu,
+    [A_SOFTSIGN] = act_softsign,
+    [A_SOFTPLUS] = act_softplus,
+};
+
 /* nalpha/nbeta: how many of activation_alpha/beta the function consumes (0 or 1). */
 static const struct {
     const char *name;
-    act_fn f;
-    int nalpha, nbeta;
+    int id, nalpha, nbeta;
     double alpha, beta; /* defaults, as in the ONNX operators of the same name */
 } act_table[] = {
-    {"Relu", act_relu, 0, 0, 0, 0},
-    {"Tanh", act_tanh, 0, 0, 0, 0},
-    {"Sigmoid", act_sigmoid, 0, 0, 0, 0},
-    {"Affine", act_affine, 1, 1, 1.0, 0.0},
-    {"LeakyRelu", act_leakyrelu, 1, 0, 0.01, 0},
-    {"ThresholdedRelu", act_thresholdedrelu, 1, 0, 1.0, 0},
-    {"ScaledTanh", act_scaledtanh, 1, 1, 1.0, 1.0},
-    {"HardSigmoid", act_hardsigmoid, 1, 1, 0.2, 0.5},
-    {"Elu", act_elu, 1, 0, 1.0, 0},
-    {"Softsign", act_softsign, 0, 0, 0, 0},
-    {"Softplus", act_softplus, 0, 0, 0, 0},
+    {"Relu", A_RELU, 0, 0, 0, 0},
+    {"Tanh", A_TANH, 0, 0, 0, 0},
+    {"Sigmoid", A_SIGMOID, 0, 0, 0, 0},
+    {"Affine", A_AFFINE, 1, 1, 1.0, 0.0},
+    {"LeakyRelu", A_LEAKYRELU, 1, 0, 0.01, 0},
+    {"ThresholdedRelu", A_THRESHOLDEDRELU, 1, 0, 1.0, 0},
+    {"ScaledTanh", A_SCALEDTANH, 1, 1, 1.0, 1.0},
+    {"HardSigmoid", A_HARDSIGMOID, 1, 1, 0.2, 0.5},
+    {"Elu", A_ELU, 1, 0, 1.0, 0},
+    {"Softsign", A_SOFTSIGN, 0, 0, 0, 0},
+    {"Softplus", A_SOFTPLUS, 0, 0, 0, 0},
 };
 
-typedef struct act {
-    act_fn f;
-    double a, b;
-} act;
-
-/* ---- parameters shared by infer and eval ---- */
-
-typedef enum cell_kind { CELL_RNN, CELL_GRU, CELL_LSTM } cell_kind;
+/* ---- parameters shared by infer, eval and the lowering ---- */
 
 static const int cell_gates[] = {1, 3, 4};
 static const int cell_nact[] = {1, 2, 3};
 static const char *const cell_default_act[][3] = {
     {"Tanh", NULL, NULL}, {"Sigmoid", "Tanh", NULL}, {"Sigmoid", "Tanh", "Tanh"}};
 
-typedef struct rnn_params {
-    cell_kind kind;
-    int ndir;       /* 1 or 2 */
-    int reverse[2]; /* per direction: run the sequence backwards */
-    int64_t hidden; /* -1 if unknown (static inference) */
-    int layout;     /* 0: sequence first, 1: batch first */
-    double clip;    /* <= 0: no clipping */
-    int linear_before_reset;
-    int input_forget;
-    act acts[2][3]; /* per direction: f, g, h */
-} rnn_params;
-
-static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn_tensor *const *in,
-                                rnn_params *p) {
+kn_status kn_rnn_params_get(kn_ctx *cx, const kn_node *n, const kn_type *r, kn_rnn_params *p) {
     memset(p, 0, sizeof *p);
+    kn_rnn_cell kind = n->op == KN_OP_RNN ? CELL_RNN : n->op == KN_OP_GRU ? CELL_GRU : CELL_LSTM;
     p->kind = kind;
+    p->gates = cell_gates[kind];
     const char *dir = kn_attr_str(cx, n, "direction", "forward");
     p->hidden = kn_attr_int(cx, n, "hidden_size", -1);
     p->layout = (int)kn_attr_int(cx, n, "layout", 0);
@@ -139,7 +135,7 @@ static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn
     if (p->layout != 0 && p->layout != 1)
         return kn_diag(cx, n, KN_EINVAL, "layout %d is not 0 or 1", p->layout);
     if (clip && p->clip <= 0) return kn_diag(cx, n, KN_EINVAL, "clip %g must be positive", p->clip);
-    if (p->hidden < 0 && in[2] && in[2]->type.rank == 3) p->hidden = in[2]->type.dims[2];
+    if (p->hidden < 0 && r && r->rank == 3) p->hidden = r->dims[2];
     if (p->hidden == 0) return kn_diag(cx, n, KN_EINVAL, "hidden_size must be positive");
 
     /* Activations: nact per direction; a single direction's list serves both. */
@@ -155,8 +151,8 @@ static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn
             size_t t = 0, nt = sizeof act_table / sizeof *act_table;
             while (t < nt && !kn_str_eq_nocase(act_table[t].name, name)) t++;
             if (t == nt) return kn_diag(cx, n, KN_EINVAL, "unknown activation '%s'", name);
-            act *a = &p->acts[d][k];
-            a->f = act_table[t].f;
+            kn_rnn_act *a = &p->acts[d][k];
+            a->id = act_table[t].id;
             a->a = act_table[t].alpha;
             a->b = act_table[t].beta;
             if (act_table[t].nalpha && ia < nalphas) a->a = alphas[ia++];
@@ -168,14 +164,14 @@ static kn_status rnn_params_get(kn_ctx *cx, const kn_node *n, cell_kind kind, kn
 
 /* ---- infer ---- */
 
-static kn_status infer_rnn_common(kn_ctx *cx, const kn_node *n, cell_kind kind,
+static kn_status infer_rnn_common(kn_ctx *cx, const kn_node *n, kn_rnn_cell kind,
                                   kn_tensor *const *in, kn_type *out) {
     for (int i = 0; i < 3; i++)
         if (kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
     kn_tensor *seq_lens = kn_opt_in(n, in, 4);
     if (seq_lens && kn_check_dtype(cx, n, seq_lens, 4, KN_DT(I32) | KN_DT(I64))) return cx->status;
-    rnn_params p;
-    if (rnn_params_get(cx, n, kind, in, &p)) return cx->status;
+    kn_rnn_params p;
+    if (kn_rnn_params_get(cx, n, in[2] ? &in[2]->type : NULL, &p)) return cx->status;
 
     const kn_type *x = &in[0]->type, *w = &in[1]->type;
     if (x->rank >= 0 && x->rank != 3)
@@ -231,23 +227,23 @@ static kn_status infer_lstm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
 
 /* ---- eval ---- */
 
-static double clipped(const rnn_params *p, double v) {
+static double clipped(const kn_rnn_params *p, double v) {
     if (p->clip > 0) v = fmin(p->clip, fmax(-p->clip, v));
     return v;
 }
 
-static double apply(const act *a, const rnn_params *p, double v) {
-    return a->f(clipped(p, v), a->a, a->b);
+static double apply(const kn_rnn_act *a, const kn_rnn_params *p, double v) {
+    return act_fns[a->id](clipped(p, v), a->a, a->b);
 }
 
 /* One time step for one batch row of direction d. x: [input]; h, c: [hidden], updated
  * in place. W: [G*H, input], R: [G*H, H], wb/rb: [G*H], P: [3*H] or NULL. Scratch
  * xw, hr, tmp: [G*H] each. */
-static void cell_step(const rnn_params *p, int d, int64_t H, int64_t I, const double *x,
+static void cell_step(const kn_rnn_params *p, int d, int64_t H, int64_t I, const double *x,
                       const double *W, const double *R, const double *wb, const double *rb,
                       const double *P, double *h, double *c, double *xw, double *hr, double *tmp) {
     int64_t GH = cell_gates[p->kind] * H;
-    const act *f = &p->acts[d][0], *g = &p->acts[d][1], *hact = &p->acts[d][2];
+    const kn_rnn_act *f = &p->acts[d][0], *g = &p->acts[d][1], *hact = &p->acts[d][2];
     for (int64_t k = 0; k < GH; k++) {
         double s = wb[k], r = rb[k];
         for (int64_t i = 0; i < I; i++) s += W[k * I + i] * x[i];
@@ -288,7 +284,7 @@ static void cell_step(const rnn_params *p, int d, int64_t H, int64_t I, const do
             double ct = apply(g, p, xw[3 * H + j] + hr[3 * H + j]);
             c[j] = ft * c[j] + it * ct;
             double ot = apply(f, p, xw[H + j] + hr[H + j] + po * c[j]);
-            h[j] = ot * hact->f(c[j], hact->a, hact->b);
+            h[j] = ot * act_fns[hact->id](c[j], hact->a, hact->b);
         }
         break;
     }
@@ -298,12 +294,12 @@ static double *scratch(kn_arena *a, int64_t n) {
     return kn_arena_array(a, (size_t)(n > 0 ? n : 1), sizeof(double));
 }
 
-static kn_status eval_rnn_common(kn_exec *ex, const kn_node *n, cell_kind kind,
+static kn_status eval_rnn_common(kn_exec *ex, const kn_node *n, kn_rnn_cell kind,
                                  kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_arena *a = kn_exec_arena(ex);
-    rnn_params p;
-    if (rnn_params_get(cx, n, kind, in, &p)) return cx->status;
+    kn_rnn_params p;
+    if (kn_rnn_params_get(cx, n, in[2] ? &in[2]->type : NULL, &p)) return cx->status;
     kn_type types[3];
     if (infer_rnn_common(cx, n, kind, in, types)) return cx->status;
     for (int j = 0; j < n->nout; j++) {

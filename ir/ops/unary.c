@@ -8,7 +8,7 @@
  * integers go through int64 (or the double function, for ops that have no integer
  * form but accept integers, like Shrink). Cast converts between every dtype,
  * including strings, which print like numpy's str() of the source float type. */
-#include "ir/ops.h"
+#include "ir/ops/unary_attrs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -259,8 +259,7 @@ static const unary_def *unary_find(kn_op op) {
     return NULL;
 }
 
-/* A numeric attribute given as FLOAT or INT; def if absent. */
-static double attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def) {
+double kn_attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def) {
     const kn_attr *a = kn_node_attr(n, name);
     if (!a) return def;
     if (a->kind == KN_ATTR_INT) return (double)a->i;
@@ -269,15 +268,16 @@ static double attr_num(kn_ctx *cx, const kn_node *n, const char *name, double de
     return def;
 }
 
-static kn_status read_params(kn_ctx *cx, const kn_node *n, const unary_def *d, double *p) {
-    for (int k = 0; k < 3; k++) p[k] = d->attr[k] ? attr_num(cx, n, d->attr[k], d->def[k]) : 0;
+kn_status kn_unary_params(kn_ctx *cx, const kn_node *n, double *p) {
+    const unary_def *d = unary_find(n->op);
+    for (int k = 0; k < 3; k++) p[k] = d->attr[k] ? kn_attr_num(cx, n, d->attr[k], d->def[k]) : 0;
     return cx->status;
 }
 
 static kn_status infer_unary(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     const unary_def *d = unary_find(n->op);
     double p[3];
-    if (read_params(cx, n, d, p) || kn_check_dtype(cx, n, in[0], 0, d->mask)) return cx->status;
+    if (kn_unary_params(cx, n, p) || kn_check_dtype(cx, n, in[0], 0, d->mask)) return cx->status;
     out[0] = in[0]->type;
     if (d->out) out[0].dtype = d->out;
     return KN_OK;
@@ -287,7 +287,7 @@ static kn_status eval_unary(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
     kn_ctx *cx = kn_exec_ctx(ex);
     const unary_def *d = unary_find(n->op);
     double p[3];
-    if (read_params(cx, n, d, p)) return cx->status;
+    if (kn_unary_params(cx, n, p)) return cx->status;
     kn_dtype it = in[0]->type.dtype, ot = d->out ? d->out : it;
     kn_type t = in[0]->type;
     t.dtype = ot;
@@ -508,8 +508,8 @@ static kn_status infer_clip(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     unsigned mask = n->opset < 12 ? KN_DT_FLOAT : KN_DT_NUM;
     if (kn_check_dtype(cx, n, in[0], 0, mask)) return cx->status;
     if (n->opset < 11) {
-        attr_num(cx, n, "min", 0);
-        attr_num(cx, n, "max", 0);
+        kn_attr_num(cx, n, "min", 0);
+        kn_attr_num(cx, n, "max", 0);
         if (kn_failed(cx)) return cx->status;
     } else {
         for (int i = 1; i < 3 && i < n->nin; i++) {
@@ -540,8 +540,8 @@ static kn_status eval_clip(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
         double fl = lo ? kn_load_f64(lo->data, t, 0) : -INFINITY;
         double fh = hi ? kn_load_f64(hi->data, t, 0) : INFINITY;
         if (n->opset < 11) {
-            fl = attr_num(cx, n, "min", -INFINITY);
-            fh = attr_num(cx, n, "max", INFINITY);
+            fl = kn_attr_num(cx, n, "min", -INFINITY);
+            fh = kn_attr_num(cx, n, "max", INFINITY);
         }
         for (int64_t i = 0; i < numel; i++) {
             double v = kn_load_f64(in[0]->data, t, (size_t)i);
@@ -574,44 +574,7 @@ static kn_status eval_clip(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 #define U(id)                                                                                      \
     { KN_OP_##id, infer_unary, eval_unary }
 const kn_opimpl kn_ops_unary[] = {
-    U(ABS),
-    U(ACOS),
-    U(ACOSH),
-    U(ASIN),
-    U(ASINH),
-    U(ATAN),
-    U(ATANH),
-    U(CEIL),
-    U(CELU),
-    U(COS),
-    U(COSH),
-    U(ELU),
-    U(ERF),
-    U(EXP),
-    U(FLOOR),
-    U(HARDSIGMOID),
-    U(HARDSWISH),
-    U(ISINF),
-    U(ISNAN),
-    U(LEAKYRELU),
-    U(LOG),
-    U(NEG),
-    U(NOT),
-    U(RECIPROCAL),
-    U(RELU),
-    U(ROUND),
-    U(SELU),
-    U(SHRINK),
-    U(SIGMOID),
-    U(SIGN),
-    U(SIN),
-    U(SINH),
-    U(SOFTPLUS),
-    U(SOFTSIGN),
-    U(SQRT),
-    U(TAN),
-    U(TANH),
-    U(THRESHOLDEDRELU),
+    KN_UNARY_MATH_OPS(U),
     {KN_OP_CAST, infer_cast, eval_cast},
     {KN_OP_CASTLIKE, infer_cast, eval_cast},
     {KN_OP_CLIP, infer_clip, eval_clip},

@@ -39,5 +39,10 @@ mkdir "$T/e"
 [ $? = 1 ] && grep -q "not known at compile time" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "unfixed dims: $(cat "$T/out")"
 "$KILN" compile "$EX/digits.onnx" -o "$T/e" --name 9bad >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "bad --name accepted"
+# resource limits: a model within them compiles; a malformed size is a usage error
+# (refusals are in tests/malformed)
+"$KILN" compile "$EX/digits.onnx" -o "$T/l" --shape image=2,1,8,8 --max-arena 1M --max-weights 64K >/dev/null && ok || bad "limits refuse a model within them"
+"$KILN" compile "$EX/digits.onnx" -o "$T/e" --shape image=2,1,8,8 --max-arena 12X >/dev/null 2>&1
+[ $? = 2 ] && [ -z "$(ls -A "$T/e")" ] && ok || bad "--max-arena 12X accepted"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -59,7 +59,7 @@ for m in truncated text; do
   no_outputs "$T/out_$m"
 done
 expect 1 "cannot open" -- "$KILN" run "$T/missing.onnx" --random 1
-expect 1 "has no graph" -- "$KILN" run "$T/empty.onnx" --random 1
+expect 1 "the file is empty" -- "$KILN" run "$T/empty.onnx" --random 1
 
 # bad inputs: wrong dtype, wrong shape, wrong name, Fortran order
 mkdir "$T/out_in"

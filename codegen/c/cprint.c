@@ -1,0 +1,553 @@
+/* The C-family printer of kernel IR statements and expressions, shared by the C99
+ * emitter (emit_c.c) and the OpenCL C emitter (codegen/opencl): the dialects differ
+ * only in type names, math function names, half-precision access and memmove, which
+ * this file switches on P->dialect. Helpers (f16 conversions, NaN-propagating
+ * min/max, division without undefined behaviour) are collected while printing and
+ * emitted only when used. */
+#include "codegen/c/cprint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* H_F16/H_BF16: loads (kn_h2f, kn_b2f); H_F16_ST/H_BF16_ST: stores (kn_f2h, kn_f2b) */
+enum { H_F16 = 1, H_BF16 = 2, H_F16_ST = 32, H_BF16_ST = 64 };
+
+typedef kn_cprint emitter;
+
+static const char *ctype_ocl(kn_dtype t) {
+    switch (t) {
+    case KN_F32: return "float";
+    case KN_F64: return "double";
+    case KN_I8: return "char";
+    case KN_U8:
+    case KN_BOOL: return "uchar";
+    case KN_I16: return "short";
+    case KN_U16:
+    case KN_BF16: return "ushort";
+    case KN_F16: return "half";
+    case KN_I32: return "int";
+    case KN_U32: return "uint";
+    case KN_I64: return "long";
+    case KN_U64: return "ulong";
+    default: return "void";
+    }
+}
+
+const char *kn_ctype_c99(kn_dtype t) {
+    switch (t) {
+    case KN_F32: return "float";
+    case KN_F64: return "double";
+    case KN_I8: return "int8_t";
+    case KN_U8: return "uint8_t";
+    case KN_I16: return "int16_t";
+    case KN_U16: return "uint16_t";
+    case KN_I32: return "int32_t";
+    case KN_U32: return "uint32_t";
+    case KN_I64: return "int64_t";
+    case KN_U64: return "uint64_t";
+    case KN_BOOL: return "uint8_t";
+    case KN_F16:
+    case KN_BF16: return "uint16_t";
+    default: return "void";
+    }
+}
+
+const char *kn_cprint_ctype(const kn_cprint *P, kn_dtype t) {
+    return P->dialect == KN_OPENCL ? ctype_ocl(t) : kn_ctype_c99(t);
+}
+
+#define CT(t) kn_cprint_ctype(E, (t))
+
+/* The unsigned type of the same width (unsigned types map to themselves). */
+static const char *unsigned_of(const emitter *E, kn_dtype t) {
+    switch (kn_dtype_get(t)->size) {
+    case 1: return CT(KN_U8);
+    case 2: return CT(KN_U16);
+    case 4: return CT(KN_U32);
+    default: return CT(KN_U64);
+    }
+}
+
+static bool is_float(kn_dtype t) {
+    return t == KN_F32 || t == KN_F64;
+}
+
+/* A literal of value v / i in dtype t. */
+void kn_cprint_const(const kn_cprint *E, kn_dtype t, double v, int64_t i) {
+    FILE *f = E->f;
+    bool ocl = E->dialect == KN_OPENCL;
+    if (is_float(t)) {
+        if (isnan(v)) {
+            fprintf(f, t == KN_F32 ? "NAN" : "((double)NAN)");
+            return;
+        }
+        if (isinf(v)) {
+            fprintf(f, "%s%s", v < 0 ? "-" : "", t == KN_F32 ? "INFINITY" : "((double)INFINITY)");
+            return;
+        }
+        char buf[64];
+        snprintf(buf, sizeof buf, t == KN_F32 ? "%.9g" : "%.17g", v);
+        if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+        fprintf(f, "%s%s", buf, t == KN_F32 ? "f" : "");
+        return;
+    }
+    switch (t) {
+    case KN_I64: /* int-sized literals convert implicitly; others need INT64_C */
+        if (i == INT64_MIN)
+            fprintf(f, ocl ? "(-9223372036854775807L - 1)" : "(-INT64_C(9223372036854775807) - 1)");
+        else if (i > -2147483647 && i < 2147483647)
+            fprintf(f, "%lld", (long long)i);
+        else
+            fprintf(f, ocl ? "%lldL" : "INT64_C(%lld)", (long long)i);
+        return;
+    case KN_U64: fprintf(f, ocl ? "%lluUL" : "UINT64_C(%llu)", (unsigned long long)i); return;
+    case KN_U32: fprintf(f, "%lluu", (unsigned long long)(uint32_t)i); return;
+    case KN_I32:
+        if (i == INT32_MIN)
+            fprintf(f, "(-2147483647 - 1)");
+        else
+            fprintf(f, "%lld", (long long)i);
+        return;
+    default: fprintf(f, "((%s)%lld)", CT(t), (long long)i); return;
+    }
+}
+
+static const char *math_fn(const emitter *E, kn_kx_op op) {
+    switch (op) {
+    case KX_SQRT: return "sqrt";
+    case KX_EXP: return "exp";
+    case KX_LOG: return "log";
+    case KX_TANH: return "tanh";
+    case KX_ERF: return "erf";
+    case KX_SIN: return "sin";
+    case KX_COS: return "cos";
+    case KX_TAN: return "tan";
+    case KX_ASIN: return "asin";
+    case KX_ACOS: return "acos";
+    case KX_ATAN: return "atan";
+    case KX_SINH: return "sinh";
+    case KX_COSH: return "cosh";
+    case KX_ASINH: return "asinh";
+    case KX_ACOSH: return "acosh";
+    case KX_ATANH: return "atanh";
+    case KX_FLOOR: return "floor";
+    case KX_CEIL: return "ceil";
+    case KX_ROUND: return E->dialect == KN_OPENCL ? "rint" : "nearbyint";
+    case KX_TRUNC: return "trunc";
+    case KX_FMOD: return "fmod";
+    case KX_POW: return "pow";
+    default: return NULL;
+    }
+}
+
+static const char *bin_sym(kn_kx_op op) {
+    switch (op) {
+    case KX_ADD: return "+";
+    case KX_SUB: return "-";
+    case KX_MUL: return "*";
+    case KX_DIV: return "/";
+    case KX_AND: return "&";
+    case KX_OR: return "|";
+    case KX_XOR: return "^";
+    case KX_LT: return "<";
+    case KX_LE: return "<=";
+    case KX_GT: return ">";
+    case KX_GE: return ">=";
+    case KX_EQ: return "==";
+    case KX_NE: return "!=";
+    case KX_LAND: return "&&";
+    case KX_LOR: return "||";
+    default: return NULL;
+    }
+}
+
+/* Narrow integer arithmetic happens in int in C: convert the result back. */
+static bool narrow(kn_dtype t) {
+    return kn_dtype_get(t)->size < 4 && !is_float(t);
+}
+
+void kn_cprint_expr(kn_cprint *E, const kn_kx *x);
+
+static bool has_load(const kn_kx *x) {
+    if (!x) return false;
+    if (x->op == KX_LOAD) return true;
+    return has_load(x->a[0]) || has_load(x->a[1]) || has_load(x->a[2]);
+}
+
+/* Signed overflow is undefined in C. Arithmetic on loaded i32/i64 data is printed
+ * through the unsigned type (conversion back is the two's-complement wrap gcc and
+ * clang define); index arithmetic, which cannot overflow, stays plain. */
+static bool wraps(const kn_kx *x) {
+    if (x->dtype != KN_I32 && x->dtype != KN_I64) return false;
+    if (x->op != KX_ADD && x->op != KX_SUB && x->op != KX_MUL && x->op != KX_NEG) return false;
+    return has_load(x->a[0]) || has_load(x->a[1]);
+}
+
+enum { F_MIN = 1, F_MAX = 2, F_ABS = 4, F_DIV = 8, F_REM = 16, F_SHL = 32, F_SHR = 64 };
+
+static void helper_call(emitter *E, const char *fn, const kn_kx *x, unsigned bit) {
+    E->types[x->dtype] |= (unsigned char)bit;
+    fprintf(E->f, "kn_%s_%s(", fn, kn_dtype_name(x->dtype));
+    kn_cprint_expr(E, x->a[0]);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, x->a[1]);
+    fputc(')', E->f);
+}
+
+void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
+    FILE *f = E->f;
+    kn_dtype t = x->dtype;
+    switch (x->op) {
+    case KX_CONST: kn_cprint_const(E, t, x->f, x->i); return;
+    case KX_VAR: fprintf(f, "v%d", x->var); return;
+    case KX_LOAD:
+        if (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL) { /* a built-in */
+            fprintf(f, "vload_half(");
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", %s)", x->buf->name);
+            return;
+        }
+        if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) {
+            E->helpers |= x->buf->dtype == KN_F16 ? H_F16 : H_BF16;
+            fprintf(f, "%s(", x->buf->dtype == KN_F16 ? "kn_h2f" : "kn_b2f");
+        }
+        fprintf(f, "%s[", x->buf->name);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(']', f);
+        if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) fputc(')', f);
+        return;
+    case KX_CAST:
+        if (t == KN_BOOL) {
+            fprintf(f, "((");
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ") != 0)");
+        } else {
+            fprintf(f, "((%s)(", CT(t));
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, "))");
+        }
+        return;
+    case KX_SELECT:
+        fputc('(', f);
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, " ? ");
+        kn_cprint_expr(E, x->a[1]);
+        fprintf(f, " : ");
+        kn_cprint_expr(E, x->a[2]);
+        fputc(')', f);
+        return;
+    case KX_FMA: /* a*b + c; the compiler may contract it */
+        fprintf(f, "(");
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, " * ");
+        kn_cprint_expr(E, x->a[1]);
+        fprintf(f, " + ");
+        kn_cprint_expr(E, x->a[2]);
+        fputc(')', f);
+        return;
+    case KX_NEG:
+        if (wraps(x)) {
+            fprintf(f, "((%s)(0u - (%s)", CT(t), CT(t == KN_I64 ? KN_U64 : KN_U32));
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, "))");
+            return;
+        }
+        /* fall through */
+    case KX_BNOT:
+    case KX_NOT:
+        fprintf(f, narrow(t) && x->op != KX_NOT ? "((%s)(%s" : "(%.0s%s", CT(t),
+                x->op == KX_NEG    ? "-"
+                : x->op == KX_BNOT ? "~"
+                                   : "!");
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, narrow(t) && x->op != KX_NOT ? "))" : ")");
+        return;
+    case KX_ABS:
+        if (is_float(t)) {
+            fprintf(f, "fabs%s(", t == KN_F32 && E->dialect == KN_C99 ? "f" : "");
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+        } else {
+            helper_call(E, "abs", &(kn_kx){.op = KX_ABS, .dtype = t, .a = {x->a[0], x->a[0]}},
+                        F_ABS);
+        }
+        return;
+    case KX_ISNAN:
+    case KX_ISINF:
+        fprintf(f, "(%s(", x->op == KX_ISNAN ? "isnan" : "isinf"); /* nonzero, not 1 */
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, ") != 0)");
+        return;
+    case KX_MIN:
+    case KX_MAX:
+        helper_call(E, x->op == KX_MIN ? "min" : "max", x, x->op == KX_MIN ? F_MIN : F_MAX);
+        return;
+    case KX_MOD:
+        if (!is_float(t)) {
+            helper_call(E, "rem", x, F_REM);
+            return;
+        }
+        break;
+    case KX_DIV:
+        if (!is_float(t)) {
+            helper_call(E, "div", x, F_DIV);
+            return;
+        }
+        break;
+    case KX_SHL:
+    case KX_SHR:
+        helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR);
+        return;
+    default: break;
+    }
+    const char *fn = math_fn(E, x->op == KX_MOD ? KX_FMOD : x->op);
+    if (fn) {
+        bool fl = is_float(t);
+        if (!fl) fprintf(f, "((%s)", CT(t));
+        fprintf(f, "%s%s(", fn, t == KN_F32 && E->dialect == KN_C99 ? "f" : "");
+        for (int i = 0; i < 2 && x->a[i]; i++) {
+            if (i) fprintf(f, ", ");
+            if (!fl) fprintf(f, "(double)");
+            kn_cprint_expr(E, x->a[i]);
+        }
+        fprintf(f, fl ? ")" : "))");
+        return;
+    }
+    const char *sym = bin_sym(x->op);
+    KN_ASSERT(sym);
+    if (wraps(x)) { /* data arithmetic on i32/i64 wraps, as the interpreter does */
+        const char *u = CT(t == KN_I64 ? KN_U64 : KN_U32);
+        fprintf(f, "((%s)((%s)", CT(t), u);
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, " %s (%s)", sym, u);
+        kn_cprint_expr(E, x->a[1]);
+        fprintf(f, "))");
+        return;
+    }
+    bool wrap = narrow(t) && !(x->op >= KX_LT && x->op <= KX_LOR);
+    if (wrap) fprintf(f, "((%s)", CT(t));
+    fputc('(', f);
+    kn_cprint_expr(E, x->a[0]);
+    fprintf(f, " %s ", sym);
+    kn_cprint_expr(E, x->a[1]);
+    fputc(')', f);
+    if (wrap) fputc(')', f);
+}
+
+void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
+    FILE *f = E->f;
+    switch (s->kind) {
+    case KS_BLOCK:
+        for (int i = 0; i < s->n; i++) kn_cprint_stmt(E, s->body[i], ind);
+        return;
+    case KS_FOR:
+        for (int d = 0; d < E->ngid; d++)
+            if (E->gid[d] == s) { /* a work-item dimension of the NDRange */
+                fprintf(f, "%*s%s v%d = (%s)get_global_id(%d);\n%*sif (v%d < %lld) {\n", ind, "",
+                        CT(KN_I64), s->var, CT(KN_I64), d, ind, "", s->var, (long long)s->extent);
+                kn_cprint_stmt(E, s->body[0], ind + 4);
+                fprintf(f, "%*s}\n", ind, "");
+                return;
+            }
+        if ((s->annot & KN_LOOP_PARALLEL) && E->reverse_parallel && !s->ext) {
+            /* test mode: independent iterations may run in any order */
+            fprintf(f, "%*sfor (%s v%d = %lld; v%d >= 0; v%d--) { /* parallel */\n", ind, "",
+                    CT(KN_I64), s->var, (long long)s->extent - 1, s->var, s->var);
+            kn_cprint_stmt(E, s->body[0], ind + 4);
+            fprintf(f, "%*s}\n", ind, "");
+            return;
+        }
+        fprintf(f, "%*sfor (%s v%d = 0; v%d < ", ind, "", CT(KN_I64), s->var, s->var);
+        if (s->ext)
+            kn_cprint_expr(E, s->ext);
+        else
+            fprintf(f, "%lld", (long long)s->extent);
+        fprintf(f, "; v%d++) {\n", s->var);
+        kn_cprint_stmt(E, s->body[0], ind + 4);
+        fprintf(f, "%*s}\n", ind, "");
+        return;
+    case KS_STORE: {
+        kn_dtype bt = s->buf->dtype;
+        if (bt == KN_F16 && E->dialect == KN_OPENCL) { /* round to nearest even */
+            fprintf(f, "%*svstore_half_rte(", ind, "");
+            kn_cprint_expr(E, s->value);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, s->index);
+            fprintf(f, ", %s);\n", s->buf->name);
+            return;
+        }
+        fprintf(f, "%*s%s[", ind, "", s->buf->name);
+        kn_cprint_expr(E, s->index);
+        fprintf(f, "] = ");
+        if (bt == KN_F16 || bt == KN_BF16) {
+            E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
+            fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
+            kn_cprint_expr(E, s->value);
+            fputc(')', f);
+        } else {
+            kn_cprint_expr(E, s->value);
+        }
+        fprintf(f, ";\n");
+        return;
+    }
+    case KS_DECL:
+    case KS_SET:
+        fprintf(f, "%*s", ind, "");
+        if (s->kind == KS_DECL) fprintf(f, "%s ", CT(s->dtype));
+        fprintf(f, "v%d = ", s->var);
+        kn_cprint_expr(E, s->value);
+        fprintf(f, ";\n");
+        return;
+    case KS_IF:
+    case KS_WHILE:
+        /* `if ((a == b))` trips clang's -Wparentheses-equality: print `if (!!(a == b))` */
+        fprintf(f, "%*s%s (%s", ind, "", s->kind == KS_IF ? "if" : "while",
+                s->cond->op == KX_EQ ? "!!" : "");
+        kn_cprint_expr(E, s->cond);
+        fprintf(f, ") {\n");
+        kn_cprint_stmt(E, s->body[0], ind + 4);
+        if (s->kind == KS_IF && s->body[1]) {
+            fprintf(f, "%*s} else {\n", ind, "");
+            kn_cprint_stmt(E, s->body[1], ind + 4);
+        }
+        fprintf(f, "%*s}\n", ind, "");
+        return;
+    case KS_COPY:
+        if (E->dialect == KN_OPENCL) { /* no memmove: forward element copy (in-place
+                                          aliases copy a region onto itself) */
+            fprintf(f, "%*sfor (long kn_i = 0; kn_i < ", ind, "");
+            kn_cprint_expr(E, s->count);
+            fprintf(f, "; kn_i++) %s[", s->buf->name);
+            kn_cprint_expr(E, s->index);
+            fprintf(f, " + kn_i] = %s[", s->src->name);
+            kn_cprint_expr(E, s->src_index);
+            fprintf(f, " + kn_i];\n");
+            return;
+        }
+        fprintf(f, "%*smemmove(%s + ", ind, "", s->buf->name);
+        kn_cprint_expr(E, s->index);
+        fprintf(f, ", %s + ", s->src->name);
+        kn_cprint_expr(E, s->src_index);
+        fprintf(f, ", (size_t)(");
+        kn_cprint_expr(E, s->count);
+        fprintf(f, ") * sizeof(%s));\n", CT(s->buf->dtype));
+        return;
+    }
+}
+
+/* ---- helpers ---- */
+
+static const char *f16_helpers[2] = {
+    "static float kn_h2f(uint16_t h) {\n"
+    "    int e = (h >> 10) & 31, m = h & 1023;\n"
+    "    float v = e == 0 ? ldexpf((float)m, -24)\n"
+    "              : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);\n"
+    "    return (h & 0x8000) ? -v : v;\n"
+    "}\n",
+    "static uint16_t kn_f2h(float f) {\n"
+    "    uint16_t s = signbit(f) ? 0x8000 : 0;\n"
+    "    float a = fabsf(f);\n"
+    "    int e;\n"
+    "    float m, q;\n"
+    "    if (isnan(f)) return (uint16_t)(s | 0x7e00);\n"
+    "    if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);\n"
+    "    if (a < 6.103515625e-05f) return (uint16_t)(s | (uint16_t)nearbyintf(a * 16777216.0f));\n"
+    "    m = frexpf(a, &e);\n"
+    "    q = nearbyintf((m * 2.0f - 1.0f) * 1024.0f);\n"
+    "    if (q >= 1024.0f) {\n"
+    "        q = 0.0f;\n"
+    "        e++;\n"
+    "    }\n"
+    "    return (uint16_t)(s | (uint16_t)((e + 14) << 10) | (uint16_t)q);\n"
+    "}\n"};
+
+static const char *bf16_helpers[2] = {"static float kn_b2f(uint16_t h) {\n"
+                                      "    uint32_t x = (uint32_t)h << 16;\n"
+                                      "    float f;\n"
+                                      "    memcpy(&f, &x, 4);\n"
+                                      "    return f;\n"
+                                      "}\n",
+                                      "static uint16_t kn_f2b(float f) {\n"
+                                      "    uint32_t x;\n"
+                                      "    memcpy(&x, &f, 4);\n"
+                                      "    if (isnan(f)) return (uint16_t)((x >> 16) | 0x40);\n"
+                                      "    x += 0x7fffu + ((x >> 16) & 1u);\n"
+                                      "    return (uint16_t)(x >> 16);\n"
+                                      "}\n"};
+
+static const char *bf16_helpers_ocl[2] = {
+    "static float kn_b2f(ushort h) { return as_float((uint)h << 16); }\n",
+    "static ushort kn_f2b(float f) {\n"
+    "    uint x = as_uint(f);\n"
+    "    if (isnan(f)) return (ushort)((x >> 16) | 0x40);\n"
+    "    x += 0x7fffu + ((x >> 16) & 1u);\n"
+    "    return (ushort)(x >> 16);\n"
+    "}\n"};
+
+void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
+    const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
+    if (E->helpers & H_F16) fputs(f16_helpers[0], f);
+    if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);
+    if (E->helpers & H_BF16) fputs(bf[0], f);
+    if (E->helpers & H_BF16_ST) fputs(bf[1], f);
+    for (int t = 1; t < KN_DTYPE_MAX; t++) {
+        unsigned m = E->types[t];
+        if (!m) continue;
+        const char *c = CT((kn_dtype)t), *n = kn_dtype_name(t);
+        bool fl = is_float((kn_dtype)t), sg = kn_dtype_get(t)->is_signed;
+        if (fl) { /* NaN-propagating, as ONNX Min/Max and numpy */
+            if (m & F_MIN)
+                fprintf(f,
+                        "static %s kn_min_%s(%s a, %s b) { return a != a ? a : b != b ? b : a < b "
+                        "? a : b; }\n",
+                        c, n, c, c);
+            if (m & F_MAX)
+                fprintf(f,
+                        "static %s kn_max_%s(%s a, %s b) { return a != a ? a : b != b ? b : a > b "
+                        "? a : b; }\n",
+                        c, n, c, c);
+        } else {
+            if (m & F_MIN)
+                fprintf(f, "static %s kn_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, n, c,
+                        c);
+            if (m & F_MAX)
+                fprintf(f, "static %s kn_max_%s(%s a, %s b) { return a > b ? a : b; }\n", c, n, c,
+                        c);
+            if (m & F_ABS)
+                fprintf(f,
+                        "static %s kn_abs_%s(%s a, %s b) { (void)b; return (%s)(a < 0 ? 0u - (%s)a "
+                        ": (%s)a); }\n",
+                        c, n, c, c, c, unsigned_of(E, (kn_dtype)t), unsigned_of(E, (kn_dtype)t));
+        }
+        /* no undefined behaviour: x/0 = 0, x%0 = 0, MIN/-1 wraps */
+        const char *u = unsigned_of(E, (kn_dtype)t);
+        if ((m & F_DIV) && sg)
+            fprintf(f,
+                    "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : b == -1 ? (%s)(0u - "
+                    "(%s)a) : (%s)(a / b); }\n",
+                    c, n, c, c, c, u, c);
+        else if (m & F_DIV)
+            fprintf(f, "static %s kn_div_%s(%s a, %s b) { return b == 0 ? 0 : (%s)(a / b); }\n", c,
+                    n, c, c, c);
+        if (m & F_REM)
+            fprintf(f, "static %s kn_rem_%s(%s a, %s b) { return b == 0%s ? 0 : (%s)(a %% b); }\n",
+                    c, n, c, c, sg ? " || b == -1" : "", c);
+        int bits = (int)kn_dtype_get(t)->size * 8;
+        if (m & F_SHL)
+            fprintf(f, "static %s kn_shl_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a << b); }\n",
+                    c, n, c, c, bits, c);
+        if (m & F_SHR)
+            fprintf(f, "static %s kn_shr_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a >> b); }\n",
+                    c, n, c, c, bits, c);
+    }
+}
+
+void kn_cprint_init(kn_cprint *P, const kn_kprog *p, FILE *f, kn_dialect d) {
+    memset(P, 0, sizeof *P);
+    P->p = p;
+    P->f = f;
+    P->dialect = d;
+}

@@ -1,0 +1,28 @@
+/* The OpenCL emitter: a planned kernel IR program as OpenCL C 1.2 kernels, plus the
+ * launch plan of each kernel (NDRange and buffer arguments) that host code follows.
+ * Running the kernels (device buffers, launches) is runtime/kn_opencl.h's job. */
+#ifndef KN_EMIT_OPENCL_H
+#define KN_EMIT_OPENCL_H
+
+#include "ir/kir.h"
+
+#define KN_OPENCL_MAX_IO 56 /* graph inputs and outputs one kernel may touch */
+
+/* How host code launches kernel k: arguments kn_arena, kn_weights, then io[0..nio)
+ * (graph inputs and outputs), then the __local buffer; over global[0..3) work-items
+ * in groups of local[0..3) (ndims 0: a single work-item). */
+typedef struct kn_opencl_kernel_plan {
+    int ndims;
+    int global[3], local[3];
+    int nio;
+    const kn_kbuf *io[KN_OPENCL_MAX_IO];
+} kn_opencl_kernel_plan;
+
+void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
+/* Offsets of the weights (KB_CONST buffers that are read) in the weight blob, 64-byte
+ * aligned in buffer order, and its size. offsets has p->nbufs entries. */
+void kn_opencl_weights_layout(const kn_kprog *p, size_t *offsets, size_t *size);
+/* The program's OpenCL C source; *src is malloc'd (caller frees). */
+kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len);
+
+#endif

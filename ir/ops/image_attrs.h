@@ -1,0 +1,55 @@
+/* Group-private interface of ir/ops/image.c, shared with its lowering
+ * (ir/lower/image.c): the Resize/Upsample plan, GridSample's and RoiAlign's
+ * attributes, read once so the interpreter and the generated code agree. */
+#ifndef KN_OPS_IMAGE_ATTRS_H
+#define KN_OPS_IMAGE_ATTRS_H
+
+#include "ir/ops.h"
+
+/* ---- Resize, Upsample ---- */
+
+enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
+enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
+/* NM_LEGACY: floor when the axis is upsampled, ceil when downsampled (opset < 11). */
+enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
+
+typedef struct kn_resize_plan {
+    int mode, coord, nearest, exclude_outside;
+    double cubic_a, extrapolation;
+    int rank;       /* of X; -1 unknown */
+    int known;      /* out[] (and, with X's dims known, scale[]) are known */
+    int from_sizes; /* output lengths come from the `sizes` input */
+    double scale[KN_MAX_RANK];
+    double roi[2 * KN_MAX_RANK]; /* starts, then ends (tf_crop_and_resize) */
+    int64_t out[KN_MAX_RANK];    /* output dims, -1 unknown */
+} kn_resize_plan;
+
+/* Reads the attributes and the roi/scales/sizes inputs of Resize or Upsample n into p
+ * (infer's rules: in[i] may lack data, X's rank may be unknown). known is 0 when an
+ * input the plan needs has no data yet. */
+kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_resize_plan *p);
+
+/* ---- GridSample ---- */
+
+enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+
+typedef struct kn_grid_params {
+    int mode, padding, align_corners;
+} kn_grid_params;
+
+kn_status kn_grid_setup(kn_ctx *cx, const kn_node *n, kn_grid_params *g);
+
+/* ---- RoiAlign ---- */
+
+typedef struct kn_roialign_attrs {
+    int is_max;           /* mode "max", else average */
+    int64_t oh, ow, sr;   /* output height and width, sampling_ratio (0: adaptive) */
+    double scale, offset; /* spatial_scale; 0.5 for half_pixel coordinates, else 0 */
+} kn_roialign_attrs;
+
+/* RoiAlign's attributes as eval reads them (the opset < 16 default coordinate mode is
+ * output_half_pixel). Returns cx->status. */
+kn_status kn_roialign_attrs_get(kn_ctx *cx, const kn_node *n, kn_roialign_attrs *a);
+
+#endif

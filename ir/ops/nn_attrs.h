@@ -1,0 +1,53 @@
+/* Group-private interface of ir/ops/nn.c, shared with its lowering (ir/lower/nn.c): the
+ * window geometry of convolutions and pools, LpPool's norm order and the parsed Einsum
+ * equation, so the interpreter, shape inference and generated code resolve them alike. */
+#ifndef KN_OPS_NN_ATTRS_H
+#define KN_OPS_NN_ATTRS_H
+
+#include "ir/ops.h"
+
+/* ---- window geometry ---- */
+
+/* Per spatial axis i: input extent in[i] (-1 unknown), kernel k, stride s, dilation d,
+ * begin/end pads pb/pe and output extent out (-1 unknown). A forward window reads input
+ * o*s - pb + k*d for output o; a transposed one (ConvTranspose: in is the data input,
+ * out the result, pads those cropped from the full scatter) reads input t/s with
+ * t = o + pb - k*d when s divides t. */
+typedef struct kn_window {
+    int nsp, transposed;
+    int64_t in[KN_MAX_RANK], out[KN_MAX_RANK], k[KN_MAX_RANK], s[KN_MAX_RANK], d[KN_MAX_RANK],
+        pb[KN_MAX_RANK], pe[KN_MAX_RANK];
+} kn_window;
+
+/* Resolves the window of a conv or pool over input type x (rank >= 3 known). kdims: the
+ * kernel's spatial extents from the weights (-1 unknown), or NULL for pools, which need
+ * kernel_shape. ceil_mode rounds the output extent up (pools). */
+kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
+                         int ceil_mode, kn_window *w);
+/* The window of ConvTranspose n over input x with weights wt (transposed = 1). */
+kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *wt,
+                          kn_window *w);
+
+/* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
+double kn_lp_order(kn_ctx *cx, const kn_node *n);
+
+/* ---- Einsum ---- */
+
+/* Labels: 'A'..'Z' are 0..25 and 'a'..'z' 26..51 (so label order is ASCII order, which
+ * the implicit output form sorts by); the broadcast (ellipsis) dims are 52.. ,
+ * right-aligned across inputs. */
+enum { EIN_LETTERS = 52, EIN_LABELS = 52 + KN_MAX_RANK, EIN_MAX_IN = 32 };
+
+typedef struct kn_einsum {
+    int nin, nell; /* inputs; ellipsis dims of the widest ellipsis */
+    int rank[EIN_MAX_IN], lab[EIN_MAX_IN][KN_MAX_RANK];
+    int orank, olab[KN_MAX_RANK];
+    int64_t size[EIN_LABELS]; /* -1 unknown; 1 for unused */
+    int used[EIN_LABELS];
+} kn_einsum;
+
+/* Parses n's equation against the input types types[0..n->nin) (ranks known; only read
+ * when n->nin <= EIN_MAX_IN). */
+kn_status kn_einsum_parse(kn_ctx *cx, const kn_node *n, const kn_type *const *types, kn_einsum *p);
+
+#endif

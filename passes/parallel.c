@@ -1,0 +1,240 @@
+/* Parallel-loop analysis of the kernel IR.
+ * requires: a lowered program; breaks: nothing (sets KN_LOOP_PARALLEL annotations).
+ *
+ * A top-level loop of a kernel (a FOR directly in the kernel's body block) is marked
+ * parallel when its iterations are independent:
+ *  - every store and copy inside it writes at `v*c + rest`, where v is the loop's
+ *    index, c a constant stride, and rest an affine expression of inner loop indices
+ *    (and constants) whose range is narrower than c, so iterations write disjoint
+ *    regions;
+ *  - every load inside it from a buffer the loop writes reads that iteration's own
+ *    region (the same form and range);
+ *  - no scalar declared outside the loop is assigned inside it.
+ * Anything the analysis cannot see through (divisions, selects, loaded indices in a
+ * written buffer's index) keeps the loop sequential, which is always correct. The
+ * OpenCL emitter maps parallel loops to the NDRange; CPU threading can use them too. */
+#include "ir/kir.h"
+#include "passes/pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An affine form: sum of coef[var] * var + k, over variables in [0, nvars). */
+typedef struct affine {
+    int64_t *coef;
+    int64_t k;
+    bool ok;
+} affine;
+
+typedef struct pctx {
+    const kn_kprog *p;
+    int64_t *extent;       /* extent of each loop variable inside the loop (-1: not a loop) */
+    unsigned char *inside; /* variables declared inside the loop being analyzed */
+    unsigned char *fixed;  /* indices of enclosing loops: constant within one iteration */
+    int nvars;
+} pctx;
+
+static void aff_init(pctx *P, affine *a) {
+    a->coef = calloc((size_t)P->nvars + 1, sizeof *a->coef);
+    KN_ASSERT(a->coef);
+    a->k = 0;
+    a->ok = true;
+}
+
+static void aff_free(affine *a) {
+    free(a->coef);
+}
+
+/* a += scale * x */
+static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
+    if (!a->ok) return;
+    switch (x->op) {
+    case KX_CONST: a->k += scale * x->i; return;
+    case KX_VAR:
+        if (P->extent[x->var] < 0 && !P->fixed[x->var]) { /* a scalar local: unknown value */
+            a->ok = false;
+            return;
+        }
+        a->coef[x->var] += scale;
+        return;
+    case KX_ADD:
+        aff_add(P, a, x->a[0], scale);
+        aff_add(P, a, x->a[1], scale);
+        return;
+    case KX_SUB:
+        aff_add(P, a, x->a[0], scale);
+        aff_add(P, a, x->a[1], -scale);
+        return;
+    case KX_MUL:
+        if (x->a[1]->op == KX_CONST)
+            aff_add(P, a, x->a[0], scale * x->a[1]->i);
+        else if (x->a[0]->op == KX_CONST)
+            aff_add(P, a, x->a[1], scale * x->a[0]->i);
+        else
+            a->ok = false;
+        return;
+    case KX_CAST:
+        if (kn_dtype_get(x->dtype)->is_int && kn_dtype_get(x->a[0]->dtype)->is_int)
+            aff_add(P, a, x->a[0], scale);
+        else
+            a->ok = false;
+        return;
+    default: a->ok = false; return;
+    }
+}
+
+/* Index form relative to loop variable v: stride c and [lo, hi] of the rest, using the
+ * extents of inner loops. False if not analyzable. */
+static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, int64_t *hi) {
+    affine a;
+    aff_init(P, &a);
+    aff_add(P, &a, index, 1);
+    bool ok = a.ok;
+    *c = a.coef[v];
+    *lo = *hi = a.k;
+    for (int i = 0; ok && i < P->nvars; i++) {
+        if (i == v || !a.coef[i] || P->fixed[i]) continue;
+        if (!P->inside[i] || P->extent[i] < 1) { /* outer or unknown-extent variable */
+            ok = false;
+            break;
+        }
+        int64_t span = a.coef[i] * (P->extent[i] - 1);
+        if (span > 0)
+            *hi += span;
+        else
+            *lo += span;
+    }
+    aff_free(&a);
+    return ok && *c > 0 && *hi - *lo < *c;
+}
+
+typedef struct access {
+    const kn_kbuf *buf;
+    const kn_kx *index;
+    const kn_kx *count; /* copies: the element count; NULL for single elements */
+    bool write;
+} access;
+
+typedef struct accesses {
+    access *v;
+    int n, cap;
+    bool bad; /* something that forbids parallel execution */
+} accesses;
+
+static void push(accesses *A, const kn_kbuf *b, const kn_kx *index, const kn_kx *count, bool w) {
+    if (A->n == A->cap) {
+        A->cap = A->cap ? A->cap * 2 : 32;
+        A->v = realloc(A->v, (size_t)A->cap * sizeof *A->v);
+        KN_ASSERT(A->v);
+    }
+    A->v[A->n++] = (access){b, index, count, w};
+}
+
+static void walk_x(pctx *P, accesses *A, const kn_kx *x) {
+    if (!x) return;
+    if (x->op == KX_LOAD) push(A, x->buf, x->a[0], NULL, false);
+    for (int i = 0; i < 3; i++) walk_x(P, A, x->a[i]);
+}
+
+static void walk_s(pctx *P, accesses *A, const kn_ks *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case KS_FOR:
+        P->inside[s->var] = 1;
+        P->extent[s->var] = s->ext ? 0 : s->extent; /* computed trip counts: unknown */
+        break;
+    case KS_DECL: P->inside[s->var] = 1; break;
+    case KS_SET:
+        if (!P->inside[s->var]) A->bad = true; /* carried across iterations */
+        break;
+    case KS_STORE: push(A, s->buf, s->index, NULL, true); break;
+    case KS_COPY:
+        push(A, s->buf, s->index, s->count, true);
+        push(A, s->src, s->src_index, s->count, false);
+        break;
+    default: break;
+    }
+    walk_x(P, A, s->index);
+    walk_x(P, A, s->value);
+    walk_x(P, A, s->cond);
+    walk_x(P, A, s->ext);
+    walk_x(P, A, s->count);
+    if (s->kind != KS_COPY) walk_x(P, A, s->src_index);
+    for (int i = 0; i < s->n; i++) walk_s(P, A, s->body[i]);
+}
+
+/* The storage a buffer occupies (in-place aliases share it). */
+static const kn_kbuf *root(const kn_kbuf *b) {
+    while (b->alias) b = b->alias;
+    return b;
+}
+
+static bool same_storage(const kn_kbuf *a, const kn_kbuf *b) {
+    if (a == b) return true;
+    bool at = a->kind == KB_TEMP || a->kind == KB_SCRATCH,
+         bt = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
+    return at && bt && root(a) == root(b);
+}
+
+/* outer: the loops enclosing `loop` (perfectly nested); their indices are constant
+ * during one of its iterations */
+static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int nouter) {
+    memset(P->inside, 0, (size_t)P->nvars);
+    memset(P->fixed, 0, (size_t)P->nvars);
+    for (int i = 0; i < P->nvars; i++) P->extent[i] = -1;
+    for (int i = 0; i < nouter; i++) P->fixed[outer[i]->var] = 1;
+    accesses A = {0};
+    P->inside[loop->var] = 1;
+    P->extent[loop->var] = loop->ext ? 0 : loop->extent;
+    walk_s(P, &A, loop->body[0]);
+    bool ok = !A.bad && !loop->ext;
+    int v = loop->var;
+    for (int i = 0; ok && i < A.n; i++) {
+        if (!A.v[i].write) continue;
+        int64_t c, lo, hi;
+        ok = region(P, A.v[i].index, v, &c, &lo, &hi);
+        if (ok && A.v[i].count) { /* a copy of count elements extends the region */
+            ok = A.v[i].count->op == KX_CONST && hi + A.v[i].count->i - 1 - lo < c;
+            hi += ok ? A.v[i].count->i - 1 : 0;
+        }
+        /* every other access to the same storage must stay in this iteration's region */
+        for (int j = 0; ok && j < A.n; j++) {
+            if (j == i || !same_storage(A.v[j].buf, A.v[i].buf)) continue;
+            int64_t c2, lo2, hi2;
+            ok = region(P, A.v[j].index, v, &c2, &lo2, &hi2) && c2 == c && lo2 >= lo && hi2 <= hi;
+            if (ok && A.v[j].count)
+                ok = A.v[j].count->op == KX_CONST && hi2 + A.v[j].count->i - 1 <= hi;
+        }
+    }
+    free(A.v);
+    return ok;
+}
+
+/* Marks loop (inside the perfectly nested `outer` loops) and, when it is parallel, up
+ * to two more perfectly nested loops inside it: an NDRange has at most three dims. */
+static void mark(pctx *P, kn_ks *loop, kn_ks **outer, int nouter, int depth) {
+    if (loop->kind != KS_FOR || loop->ext || nouter >= KN_MAX_RANK) return;
+    bool par = loop->extent > 1 && loop_parallel(P, loop, outer, nouter);
+    if (par) loop->annot |= KN_LOOP_PARALLEL;
+    /* descend through parallel loops (up to 3) and through loops of one iteration */
+    if ((par && depth < 2) || (!par && loop->extent == 1)) {
+        if (loop->body[0]->n != 1) return;
+        outer[nouter] = loop;
+        mark(P, loop->body[0]->body[0], outer, nouter + 1, depth + par);
+    }
+}
+
+kn_status kn_pass_parallel(kn_ctx *cx, kn_kprog *p) {
+    (void)cx;
+    pctx P = {p, calloc((size_t)p->nvars + 1, sizeof(int64_t)), calloc((size_t)p->nvars + 1, 1),
+              calloc((size_t)p->nvars + 1, 1), p->nvars};
+    KN_ASSERT(P.extent && P.inside && P.fixed);
+    for (int k = 0; k < p->nkernels; k++) {
+        kn_ks *body = p->kernels[k]->body, *outer[KN_MAX_RANK + 1];
+        for (int i = 0; i < body->n; i++) mark(&P, body->body[i], outer, 0, 0);
+    }
+    free(P.extent);
+    free(P.inside);
+    free(P.fixed);
+    return KN_OK;
+}

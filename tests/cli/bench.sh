@@ -1,0 +1,19 @@
+#!/bin/sh
+# kiln bench smoke test: one backend on the digits model; checks the JSON keys and
+# values' kinds, never the timings.
+# usage: bench.sh KILN SOURCE_DIR BACKEND
+KILN=$1
+SRC=$2
+B=$3
+out=$("$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batch=1 --runs 3 \
+      --threads 2 --json) || { echo "FAIL: kiln bench --backend $B exited $?"; exit 1; }
+echo "$out"
+fail=0
+for key in median_ms min_ms compile_ms gflops first_ms load_ms; do
+  echo "$out" | grep -Eq "\"$key\": [0-9]+(\.[0-9]+)?[,}]" || { echo "FAIL: no number $key"; fail=1; }
+done
+for kv in '"runs": 3,' '"threads": 2,' "\"backend\": \"$B\"," '"flops": [1-9]'; do
+  echo "$out" | grep -Eq "$kv" || { echo "FAIL: no $kv"; fail=1; }
+done
+[ "$(echo "$out" | wc -l)" = 1 ] || { echo "FAIL: not one line"; fail=1; }
+exit $fail

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""Writes the malformed-model corpus: for each case NAME, NAME.onnx (and NAME.npy
+for run-time input cases) and NAME.expect, checked by tests/malformed/run.sh.
+
+NAME.expect is one line, `CODE SUBSTRING`: the exit code kiln must return and a
+substring of the one-line message it must print on stderr. An optional second line
+gives the command instead of the default `compile`, with the model path and the
+output folder added by the driver: `run --input x=@/NAME.npy` (@ is this folder).
+
+Run from anywhere with Debian's python3 (it has the onnx package):
+    /usr/bin/python3 tests/malformed/make_corpus.py [DIR]
+The output is deterministic; regenerate and review the diff after changing a case.
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+CASES = []
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, extra_opsets=(), check=False):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops, producer_name="kiln-malformed")
+    m.ir_version = 8
+    if check:
+        onnx.checker.check_model(m)
+    return m
+
+
+def vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def relu_model(**kw):
+    return model([helper.make_node("Relu", ["x"], ["y"], name="n0")], [vi("x", [2, 3])],
+                 [vi("y", [2, 3])], **kw)
+
+
+def case(name, data, code, expect, cmd=None):
+    """data: a ModelProto or raw bytes."""
+    if not isinstance(data, (bytes, bytearray)):
+        data = data.SerializeToString()
+    CASES.append(name)
+    with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
+        f.write(data)
+    with open(os.path.join(OUT, name + ".expect"), "w") as f:
+        f.write("%d %s\n" % (code, expect))
+        if cmd:
+            f.write(cmd + "\n")
+
+
+def tensor(name, dims, raw=None, floats=None):
+    """A float TensorProto built field by field: helper.make_tensor checks sizes."""
+    t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=list(dims))
+    if raw is not None:
+        t.raw_data = raw
+    if floats is not None:
+        t.float_data.extend(floats)
+    return t
+
+
+def npy(name, arr):
+    with open(os.path.join(OUT, name + ".npy"), "wb") as f:
+        np.save(f, arr)
+
+
+def conv_model(kernel_attr, w_shape=(4, 3, 3, 3)):
+    w = helper.make_tensor("W", TensorProto.FLOAT, w_shape,
+                           np.zeros(w_shape, np.float32).tobytes(), raw=True)
+    node = helper.make_node("Conv", ["x", "W"], ["y"], name="n0")
+    if kernel_attr is not None:
+        node.attribute.append(kernel_attr)
+    return model([node], [vi("x", [1, 3, 8, 8])], [vi("y", None)], inits=[w])
+
+
+# ---- not a valid protobuf
+good = relu_model(check=True).SerializeToString()
+case("truncated", good[: len(good) * 2 // 3], 1, "not an ONNX model")
+case("not_protobuf", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xff\xff\xff", 1, "not an ONNX model")
+case("empty", b"", 1, "the file is empty, not an ONNX model")
+# field 7 (graph) sent as a varint instead of a length-delimited message
+case("wrong_wire_type", bytes([0x08, 0x08, 0x38, 0x05]), 1, "not an ONNX model")
+# field 1 (ir_version) sent as a length-delimited string
+case("wrong_wire_type_int", bytes([0x0A, 0x03]) + b"abc" + good, 1, "not an ONNX model")
+
+# ---- shapes and tensor data
+neg = relu_model()
+neg.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -3
+case("negative_dim_input", neg, 1, "graph input 'x' has negative dimension -3")
+w = tensor("W", [-1, 2])
+case("negative_dim_initializer",
+     model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [2])], [vi("y", [2])],
+           inits=[w]), 1, "tensor 'W' has negative dimension -1")
+case("zero_dim_kernel", conv_model(None, w_shape=(4, 3, 0, 3)), 1,
+     "node 'n0' (Conv): the kernel is empty: weight dimension 2 is 0")
+big = tensor("W", [1 << 32, 1 << 32, 16])
+case("dims_overflow",
+     model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [1])], [vi("y", None)],
+           inits=[big]), 1, "tensor 'W': product of dimensions overflows")
+ovf = relu_model()
+for d, v in zip(ovf.graph.input[0].type.tensor_type.shape.dim, [1 << 40, 1 << 40]):
+    d.dim_value = v
+case("dims_overflow_input", ovf, 1, "graph input 'x': product of dimensions overflows")
+w = tensor("W", [2, 2], raw=b"\0" * 12)
+case("data_size_mismatch",
+     model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [2, 2])],
+           [vi("y", [2, 2])], inits=[w]), 1, "tensor 'W' has 12 bytes of raw data, its shape")
+w = tensor("W", [2, 2], floats=[1.0, 2.0, 3.0])
+case("data_count_mismatch",
+     model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [2, 2])],
+           [vi("y", [2, 2])], inits=[w]), 1, "tensor 'W' has 3 elements of data, its shape")
+deep = relu_model()
+deep.graph.input[0].type.tensor_type.shape.ClearField("dim")
+for _ in range(9):
+    deep.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 1
+case("rank_too_high", deep, 1, "graph input 'x' has rank 9")
+
+# ---- graph structure
+case("missing_initializer",
+     model([helper.make_node("Conv", ["x", "W"], ["y"], name="n0")], [vi("x", [1, 3, 8, 8])],
+           [vi("y", None)]), 1, "node 'n0' (Conv): input 'W' is never defined")
+w = helper.make_tensor("W", TensorProto.FLOAT, [2], [1.0, 2.0])
+case("duplicate_initializer",
+     model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [2])], [vi("y", [2])],
+           inits=[w, w]), 1, "initializer 'W' is defined twice")
+case("cycle",
+     model([helper.make_node("Add", ["x", "b"], ["a"], name="n0"),
+            helper.make_node("Relu", ["a"], ["b"], name="n1")], [vi("x", [2])], [vi("b", [2])]), 1,
+     "node 'n0' (Add): input 'b' is produced by a later node 'n1' (Relu)")
+case("dangling_input",
+     model([helper.make_node("Relu", ["x"], ["a"], name="n0"),
+            helper.make_node("Add", ["a", "ghost"], ["y"], name="n1")], [vi("x", [2])],
+           [vi("y", [2])]), 1, "node 'n1' (Add): input 'ghost' is never defined")
+case("dangling_output",
+     model([helper.make_node("Relu", ["x"], ["y"], name="n0")], [vi("x", [2])], [vi("z", [2])]), 1,
+     "graph output 'z' is never computed")
+case("duplicate_output",
+     model([helper.make_node("Relu", ["x"], ["y"], name="n0"),
+            helper.make_node("Relu", ["x"], ["y"], name="n1")], [vi("x", [2])], [vi("y", [2])]), 1,
+     "node 'n1' (Relu): output 'y' is already defined")
+case("too_many_inputs",
+     model([helper.make_node("Relu", ["x", "x"], ["y"], name="n0")], [vi("x", [2])],
+           [vi("y", [2])]), 1, "node 'n0' (Relu): has 2 inputs, expected 1 to 1")
+
+# ---- operators, domains, opsets
+case("unknown_op",
+     model([helper.make_node("Frobnicate", ["x"], ["y"], name="n0")], [vi("x", [2])],
+           [vi("y", [2])]), 1, "node 'n0' (Frobnicate): operator 'Frobnicate' is not supported")
+case("unknown_domain",
+     model([helper.make_node("Relu", ["x"], ["y"], name="n0", domain="com.example")],
+           [vi("x", [2])], [vi("y", [2])], extra_opsets=[("com.example", 1)]), 1,
+     "node 'n0' (Relu): domain 'com.example' is not supported")
+adam = helper.make_node("Adam", ["r", "t", "x", "g", "v", "h"], ["x2", "v2", "h2"], name="n0",
+                        domain="ai.onnx.preview.training")
+case("domain_not_imported",
+     model([adam], [vi(v, [2]) for v in "rtxgvh"], [vi("x2", [2])]), 1,
+     "node 'n0' (Adam): the model imports no opset for domain 'ai.onnx.preview.training'")
+case("ml_op_unsupported",
+     model([helper.make_node("LinearRegressor", ["x"], ["y"], name="n0", domain="ai.onnx.ml")],
+           [vi("x", [1, 2])], [vi("y", None)], extra_opsets=[("ai.onnx.ml", 3)]), 1,
+     "node 'n0' (LinearRegressor): operator 'LinearRegressor' (domain 'ai.onnx.ml') is not "
+     "supported")
+case("opset_future", relu_model(opset=99), 1, "opset 99 is newer than the newest supported")
+case("opset_huge", relu_model(opset=1 << 40), 1, "opset 1099511627776 is newer than")
+case("opset_zero", relu_model(opset=0), 1, "opset import for domain '' has invalid version 0")
+case("opset_training_future",
+     model([adam], [vi(v, [2]) for v in "rtxgvh"], [vi("x2", [2])],
+           extra_opsets=[("ai.onnx.preview.training", 99)]), 1,
+     "domain 'ai.onnx.preview.training' opset 99 is newer than the newest supported (1)")
+case("opset_ml_future",
+     model([helper.make_node("Relu", ["x"], ["y"], name="n0")], [vi("x", [2])], [vi("y", [2])],
+           extra_opsets=[("ai.onnx.ml", 99)]), 1, "domain 'ai.onnx.ml' opset 99 is newer than")
+
+# ---- attributes
+bad = helper.make_attribute("kernel_shape", "3x3")
+case("attr_wrong_type", conv_model(bad), 1, "node 'n0' (Conv): attribute 'kernel_shape'")
+bad = helper.make_attribute("kernel_shape", [3, 3])
+bad.type = onnx.AttributeProto.FLOAT  # the ints are set, the declared type disagrees
+case("attr_type_mismatch", conv_model(bad), 1, "node 'n0' (Conv): attribute 'kernel_shape'")
+dup = helper.make_node("Conv", ["x", "W"], ["y"], name="n0", kernel_shape=[3, 3])
+dup.attribute.append(helper.make_attribute("kernel_shape", [3, 3]))
+w = helper.make_tensor("W", TensorProto.FLOAT, (4, 3, 3, 3), np.zeros(108, np.float32).tobytes(),
+                       raw=True)
+case("attr_duplicate", model([dup], [vi("x", [1, 3, 8, 8])], [vi("y", None)], inits=[w]), 1,
+     "node 'n0' (Conv): attribute 'kernel_shape' appears twice")
+many = helper.make_node("Relu", ["x"], ["y"], name="n0")
+for i in range(1025):  # a real node has a few dozen at most; 100,000 once took 150 s
+    many.attribute.append(helper.make_attribute("a%d" % i, i))
+case("attr_count_huge",
+     model([many], [vi("x", [2])], [vi("y", [2])]), 1, "node 'n0' (Relu): has 1025 attributes, more than 1024")
+
+# ---- subgraphs nested 100 deep (kiln allows 64)
+def nested_if(depth):
+    out = "y"
+    branch = helper.make_graph([helper.make_node("Identity", ["x"], [out + "_0"], name="leaf")], "leaf",
+                               [], [vi(out + "_0", [2])])
+    leaf = branch
+    for level in range(1, depth + 1):  # the then branch nests, the else branch is a leaf
+        o = "%s_%d" % (out, level)
+        node = helper.make_node("If", ["c"], [o], name="if%d" % level, then_branch=branch,
+                                else_branch=leaf)
+        branch = helper.make_graph([node], "g%d" % level, [], [vi(o, [2])])
+    return branch.node[0]
+
+
+top = nested_if(100)
+top.output[0] = "y"
+case("nested_if_100",
+     model([top], [vi("x", [2]), vi("c", [], TensorProto.BOOL)], [vi("y", [2])]), 1,
+     "node 'if36' (If): attribute 'else_branch': subgraphs nested deeper than 64")
+
+# ---- external data
+def external(location, length=8):
+    w = tensor("W", [2])
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", "0"), ("length", str(length))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    return model([helper.make_node("Add", ["x", "W"], ["y"], name="n0")], [vi("x", [2])],
+                 [vi("y", [2])], inits=[w])
+
+
+case("external_absolute", external("/etc/passwd"), 1,
+     "external data path '/etc/passwd' leaves the model's folder")
+case("external_dotdot", external("../../../etc/passwd"), 1,
+     "external data path '../../../etc/passwd' leaves the model's folder")
+case("external_missing", external("no_such_weights.bin"), 1,
+     "cannot open external data 'no_such_weights.bin'")
+case("external_wrong_length", external("x.bin", length=4), 1,
+     "external data length 4 does not match its shape (8 bytes)")
+
+# ---- run-time inputs that contradict the model
+case("input_wrong_shape", relu_model(check=True), 1, "input_wrong_shape.npy",
+     cmd="run --input x=@/input_wrong_shape.npy")
+npy("input_wrong_shape", np.zeros((3, 2), np.float32))
+case("input_wrong_dtype", relu_model(check=True), 1, "input_wrong_dtype.npy",
+     cmd="run --input x=@/input_wrong_dtype.npy")
+npy("input_wrong_dtype", np.zeros((2, 3), np.int64))
+case("input_unknown_name", relu_model(check=True), 1, "the model has no input 'q'",
+     cmd="run --input q=@/input_unknown_name.npy")
+npy("input_unknown_name", np.zeros((2, 3), np.float32))
+
+# ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
+# (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)
+w1 = helper.make_tensor("W1", TensorProto.FLOAT, (8, 3, 3, 3), np.ones(216, np.float32))
+w2 = helper.make_tensor("W2", TensorProto.FLOAT, (2, 8, 3, 3), np.ones(144, np.float32))
+convs = model([helper.make_node("Conv", ["x", "W1"], ["a"], name="c1"),
+               helper.make_node("Conv", ["a", "W2"], ["y"], name="c2")], [vi("x", [1, 3, 8, 8])],
+              [vi("y", [1, 2, 4, 4])], inits=[w1, w2], check=True)
+case("limit_arena", convs, 1, "arena needs 1152 bytes, more than --max-arena 1024",
+     cmd="compile --max-arena 1K")
+case("limit_weights", convs, 1, "weights need 1440 bytes, more than --max-weights 1024",
+     cmd="compile --max-weights 1k")
+
+with open(os.path.join(OUT, "cases.txt"), "w") as f:
+    f.write("\n".join(CASES) + "\n")
+print("wrote %d cases to %s" % (len(CASES), OUT))

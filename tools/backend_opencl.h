@@ -1,0 +1,19 @@
+/* The opencl backend of the CLI (tools/backend.c), built when the OpenCL runtime is
+ * (KILN_HAVE_OPENCL). */
+#ifndef KN_BACKEND_OPENCL_H
+#define KN_BACKEND_OPENCL_H
+
+#include "ir/kir.h"
+
+typedef struct backend_ocl backend_ocl;
+
+/* Whether an OpenCL device is there (no message). */
+bool backend_opencl_available(void);
+/* Builds the program of p and uploads its weights. */
+kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **out);
+/* One run: inputs in[] (host arrays), outputs out[] (host arrays). */
+kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, const void *const *in,
+                              void *const *out);
+void backend_opencl_release(backend_ocl *b);
+
+#endif
