@@ -1,7 +1,8 @@
 #!/bin/sh
 # kiln compile --emit obj for Cortex-M4F and M7: a Thumb-2 ELF object with the
 # hard-float ABI, using the FPU, exporting NAME_run, needing no allocator.
-# Running it on an emulated board is the firmware tests' job.
+# Running it on an emulated board is the firmware tests' job. Also: --emit obj, asm
+# and llvm give byte-identical files when run twice.
 # usage: cortex_m.sh KILN SOURCE_DIR
 KILN=$1
 EX=$2/examples/digits
@@ -34,6 +35,14 @@ for t in cortex-m4 cortex-m7; do
   grep -q ' T digits_run$' "$T/nm" && ok || bad "$t: digits_run not exported"
   grep -qE ' U (malloc|calloc|realloc|free)$' "$T/nm" && bad "$t: calls the allocator" || ok
   grep -qE 'vfma|vmla|vadd\.f32|vmul\.f32' "$T/d" && ok || bad "$t: no FPU instructions"
+done
+# reproducible: the same model compiled twice, in other folders, gives the same bytes
+for e in obj asm llvm; do
+  "$KILN" compile "$EX/digits.onnx" -o "$T/r1" --name d --shape image=1,1,8,8 --emit $e --target cortex-m4 >/dev/null
+  sleep 1
+  (cd "$T" && "$KILN" compile "$EX/digits.onnx" -o r2 --name d --shape image=1,1,8,8 --emit $e --target cortex-m4 >/dev/null)
+  ext=$([ $e = obj ] && echo o || ([ $e = asm ] && echo s || echo ll))
+  cmp -s "$T/r1/d.$ext" "$T/r2/d.$ext" && cmp -s "$T/r1/d.h" "$T/r2/d.h" && ok || bad "--emit $e differs between runs"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
