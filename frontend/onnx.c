@@ -571,9 +571,70 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
     return KN_OK;
 }
 
+/* protobuf-c unpacks nested messages recursively, so a file nesting thousands of
+ * subgraphs (or types) would overflow the stack before kiln's own checks run. This
+ * measures the nesting first, without recursion into protobuf-c: each length-delimited
+ * field that parses as a message counts one level (a string that happens to parse as
+ * a message only overestimates). Returns the depth, or cap + 1 once past cap; -1 if
+ * [p, p + n) is not a well-formed message. With cap -1 it only checks the form.
+ * Recursion depth is bounded by cap. */
+#define MAX_WIRE_DEPTH 1000
+
+static int wire_depth(const uint8_t *p, size_t n, int cap) {
+    int deepest = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t key = 0, len = 0;
+        int shift = 0;
+        do { /* varint key */
+            if (i >= n || shift > 63) return -1;
+            key |= (uint64_t)(p[i] & 0x7f) << shift;
+            shift += 7;
+        } while (p[i++] & 0x80);
+        if (key >> 3 == 0) return -1;
+        switch (key & 7) {
+        case 0:
+            do {
+                if (i >= n) return -1;
+            } while (p[i++] & 0x80);
+            break;
+        case 1:
+            if (n - i < 8) return -1;
+            i += 8;
+            break;
+        case 5:
+            if (n - i < 4) return -1;
+            i += 4;
+            break;
+        case 2:
+            shift = 0;
+            do {
+                if (i >= n || shift > 63) return -1;
+                len |= (uint64_t)(p[i] & 0x7f) << shift;
+                shift += 7;
+            } while (p[i++] & 0x80);
+            if (len > n - i) return -1;
+            if (len && cap >= 0) { /* at cap 0 a sub-message only needs to parse */
+                int d = wire_depth(p + i, (size_t)len, cap - 1);
+                if (d >= 0 && d + 1 > deepest) deepest = d + 1;
+                if (deepest > cap) return cap + 1;
+            }
+            i += (size_t)len;
+            break;
+        default: return -1; /* groups are not used by ONNX */
+        }
+    }
+    return deepest;
+}
+
 static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
     if (!len) {
         kn_diag(cx, NULL, KN_EINVAL, "the file is empty, not an ONNX model");
+        return NULL;
+    }
+    if (wire_depth(buf, len, MAX_WIRE_DEPTH) > MAX_WIRE_DEPTH) {
+        kn_diag(cx, NULL, KN_ELIMIT, "messages are nested more than %d levels deep",
+                MAX_WIRE_DEPTH);
         return NULL;
     }
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);

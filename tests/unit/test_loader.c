@@ -275,10 +275,42 @@ static void test_external_files(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Subgraphs nested far deeper than protobuf-c's recursive unpacking can take on the
+ * stack: refused by the nesting scan before unpacking (this crashed kiln before). */
+static void test_deep_nesting(void) {
+    enum { LEVELS = 20000 }; /* message levels: graph -> node -> attribute -> graph ... */
+    size_t cap = (size_t)LEVELS * 8 + 64, n = 0;
+    uint8_t *buf = malloc(cap), *tmp = malloc(cap);
+    if (!buf || !tmp) return;
+    /* from the outside: ModelProto.graph (7), then GraphProto.node (1),
+     * NodeProto.attribute (5), AttributeProto.g (6), node, attribute, g, ... */
+    static const uint8_t fields[3] = {(1 << 3) | 2, (5 << 3) | 2, (6 << 3) | 2};
+    for (int level = 0; level < LEVELS; level++) { /* wrap the message built so far */
+        int k = LEVELS - 1 - level;                /* position counted from the outermost field */
+        size_t m = 0;
+        tmp[m++] = k == 0 ? (7 << 3) | 2 : fields[(k - 1) % 3];
+        for (size_t len = n;; len >>= 7) {
+            tmp[m++] = (uint8_t)((len & 0x7f) | (len >= 0x80 ? 0x80 : 0));
+            if (len < 0x80) break;
+        }
+        memcpy(tmp + m, buf, n);
+        n += m;
+        memcpy(buf, tmp, n);
+    }
+    kn_ctx cx;
+    kn_ctx_init(&cx, "deep.onnx");
+    kn_graph *g = NULL;
+    CHECK(kn_onnx_load_memory(&cx, buf, n, NULL, "deep.onnx", &g) == KN_ELIMIT);
+    CHECK(strstr(cx.msg, "deep.onnx: messages are nested more than") != NULL);
+    free(buf);
+    free(tmp);
+}
+
 int main(void) {
     test_valid();
     test_errors();
     test_shape_bind();
     test_external_files();
+    test_deep_nesting();
     return TEST_DONE();
 }
