@@ -7,6 +7,9 @@
 
 struct kn_kprog;
 
+/* The backends, for messages. */
+#define BACKEND_NAMES "interp, c, llvm, opencl"
+
 bool backend_known(const char *name);
 /* False when the backend cannot run here (opencl: no OpenCL platform or runtime). */
 bool backend_available(const char *name);

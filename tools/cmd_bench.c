@@ -126,7 +126,7 @@ int cmd_bench(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("bench", "no model given");
     if (!backend_known(backend))
-        return cli_usage_error("bench", "unknown backend '%s' (available: interp, c, llvm)",
+        return cli_usage_error("bench", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);
 
     kn_ctx cx;

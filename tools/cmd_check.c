@@ -380,7 +380,7 @@ int cmd_check_onnx(int argc, char **argv) {
     }
     if (!ndirs) return cli_usage_error("check-onnx", "no test folder given");
     if (!backend_known(backend))
-        return cli_usage_error("check-onnx", "unknown backend '%s' (available: interp, c, llvm)",
+        return cli_usage_error("check-onnx", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);
     known k = {0};
     for (int i = 0; i < nkf; i++)

@@ -83,7 +83,8 @@ int cmd_run(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("run", "no model given");
     if (!backend_known(backend))
-        return cli_usage_error("run", "unknown backend '%s' (available: interp, c, llvm)", backend);
+        return cli_usage_error("run", "unknown backend '%s' (available: " BACKEND_NAMES ")",
+                               backend);
 
     kn_ctx cx;
     kn_ctx_init(&cx, model);
