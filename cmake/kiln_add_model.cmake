@@ -1,4 +1,4 @@
-# kiln_add_model(<target> MODEL <file.onnx> [NAME <c-prefix>] [EMIT c|obj] [TARGET <t>]
+# kiln_add_model(<target> MODEL <file.onnx> [NAME <c-prefix>] [EMIT c|obj|opencl] [TARGET <t>]
 #                [OPTIONS <kiln compile options>...])
 #
 # Compiles an ONNX model at build time with `kiln compile` and makes <target> a static
@@ -22,7 +22,12 @@ function(kiln_add_model target)
     set(KILN_EXECUTABLE $<TARGET_FILE:kiln>)
   endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/kiln_${target})
-  if(KAM_EMIT STREQUAL "obj")
+  set(outputs)
+  if(KAM_EMIT STREQUAL "opencl") # NAME.c is host code on kiln's OpenCL runtime layer
+    set(code ${dir}/${KAM_NAME}.c)
+    set(extra --emit opencl)
+    set(outputs ${dir}/${KAM_NAME}.cl)
+  elseif(KAM_EMIT STREQUAL "obj")
     set(code ${dir}/${KAM_NAME}.o)
     set(extra --emit obj)
     if(KAM_TARGET)
@@ -33,7 +38,7 @@ function(kiln_add_model target)
     set(extra)
   endif()
   add_custom_command(
-    OUTPUT ${code} ${dir}/${KAM_NAME}.h
+    OUTPUT ${code} ${dir}/${KAM_NAME}.h ${outputs}
     COMMAND ${KILN_EXECUTABLE} compile ${KAM_MODEL} -o ${dir} --name ${KAM_NAME} ${extra} ${KAM_OPTIONS}
     DEPENDS ${KAM_MODEL} ${KILN_EXECUTABLE}
     COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_EMIT})"
@@ -41,6 +46,10 @@ function(kiln_add_model target)
   add_library(${target} STATIC ${code} ${dir}/${KAM_NAME}.h)
   set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
   target_include_directories(${target} PUBLIC ${dir})
+  if(KAM_EMIT STREQUAL "opencl")
+    target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
+    target_link_libraries(${target} PUBLIC kiln_opencl)
+  endif()
   set_target_properties(${target} PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
   target_link_libraries(${target} PUBLIC m)
 endfunction()

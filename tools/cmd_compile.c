@@ -1,6 +1,7 @@
 /* kiln compile: model -> generated code in a folder. Today: --emit c. */
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm.h"
+#include "codegen/opencl/emit_opencl.h"
 #include "ir/kir.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
@@ -20,7 +21,9 @@ static const char *help =
     "same NAME.h. See docs/generated-c.md for the contract.\n\n"
     "  -o DIR                  output folder (created if missing)\n"
     "  --name N                C prefix of the generated symbols (default: model)\n"
-    "  --emit KIND             c (default), obj, asm or llvm (textual LLVM IR)\n"
+    "  --emit KIND             c (default), obj, asm, llvm (textual LLVM IR) or opencl\n"
+    "                          (NAME.cl kernels + NAME.c/NAME.h host code on kiln's\n"
+    "                          OpenCL runtime layer, runtime/kn_opencl.h)\n"
     "  --target T              for obj/asm/llvm: native (default), generic, x86-64-avx2,\n"
     "                          x86-64-avx512, aarch64, cortex-m4, cortex-m7; C is portable\n"
     "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
@@ -71,6 +74,42 @@ static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, s
         return kn_diag(cx, NULL, KN_ELIMIT, "weights need %zu bytes, more than --max-weights %zu",
                        w, max_weights);
     return KN_OK;
+}
+
+/* Writes DIR/NAME.{cl,h,c} for --emit opencl: each through a temporary name renamed
+ * once all three are written, so a failure leaves none. */
+static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name) {
+    static const char *ext[3] = {"cl", "h", "c"};
+    char *buf[3] = {0};
+    size_t len[3] = {0};
+    FILE *f[3];
+    for (int i = 0; i < 3; i++) {
+        f[i] = open_memstream(&buf[i], &len[i]);
+        KN_ASSERT(f[i]);
+    }
+    kn_status st = kn_emit_opencl_host(cx, p, f[0], f[1], f[2]);
+    for (int i = 0; i < 3; i++) fclose(f[i]);
+    char tmp[3][4200], final[3][4200];
+    int written = 0;
+    for (int i = 0; i < 3 && !st; i++) {
+        snprintf(final[i], sizeof final[i], "%s/%s.%s", dir, name, ext[i]);
+        snprintf(tmp[i], sizeof tmp[i], "%s/.%s.%s.tmp", dir, name, ext[i]);
+        FILE *o = fopen(tmp[i], "wb");
+        bool ok = o && fwrite(buf[i], 1, len[i], o) == len[i];
+        if (o && fclose(o) != 0) ok = false;
+        if (!ok) st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+        written = i + 1;
+    }
+    for (int i = 0; i < written; i++) {
+        if (!st && rename(tmp[i], final[i]) != 0)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+        if (st) remove(tmp[i]);
+    }
+    for (int i = 0; i < 3; i++) free(buf[i]);
+    if (st) return cli_fail(cx);
+    printf("wrote %s/%s.cl, %s/%s.h, %s/%s.c (OpenCL)\n%d kernels; device arena %zu bytes\n", dir,
+           name, dir, name, dir, name, p->nkernels, p->arena_size);
+    return EXIT_OK;
 }
 
 int cmd_compile(int argc, char **argv) {
@@ -124,8 +163,9 @@ int cmd_compile(int argc, char **argv) {
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
     bool to_c = !strcmp(emit, "c");
-    if (!to_c && strcmp(emit, "obj") && strcmp(emit, "asm") && strcmp(emit, "llvm"))
-        return cli_usage_error("compile", "unknown --emit '%s' (c, obj, asm, llvm)", emit);
+    bool to_ocl = !strcmp(emit, "opencl");
+    if (!to_c && !to_ocl && strcmp(emit, "obj") && strcmp(emit, "asm") && strcmp(emit, "llvm"))
+        return cli_usage_error("compile", "unknown --emit '%s' (c, obj, asm, llvm, opencl)", emit);
     const kn_target *tgt = kn_target_find(target);
     if (!tgt) return cli_usage_error("compile", "unknown target '%s' (see --help)", target);
     if (!to_c && (copt.weights_file || copt.weights_section))
@@ -151,6 +191,10 @@ int cmd_compile(int argc, char **argv) {
     } else {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
+        if (to_ocl) {
+            rc = write_opencl(&cx, p, outdir, name);
+            goto done;
+        }
         char obj[4200] = "";
         if (!to_c) {
             copt.header_only = true;
@@ -179,6 +223,7 @@ int cmd_compile(int argc, char **argv) {
                    wbytes);
         }
     }
+done:
     kn_kprog_destroy(p);
     kn_arena_destroy(a);
     kn_graph_destroy(g);

@@ -6,6 +6,8 @@
 
 #include "ir/kir.h"
 
+#include <stdio.h>
+
 #define KN_OPENCL_MAX_IO 56 /* graph inputs and outputs one kernel may touch */
 
 /* How host code launches kernel k: arguments kn_arena, kn_weights, then io[0..nio)
@@ -24,5 +26,10 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
 void kn_opencl_weights_layout(const kn_kprog *p, size_t *offsets, size_t *size);
 /* The program's OpenCL C source; *src is malloc'd (caller frees). */
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len);
+/* kiln compile --emit opencl: NAME.cl (the kernels), NAME.h and NAME.c: host code that
+ * embeds the source and the weights, builds the program once per NAME_state, uploads
+ * the weights once, and per NAME_run call copies the inputs in, launches each kernel
+ * as its plan says, and copies the outputs out (runtime/kn_opencl.h). */
+kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, FILE *c);
 
 #endif

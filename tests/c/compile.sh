@@ -16,6 +16,11 @@ sleep 1
 (cd "$T" && "$KILN" compile "$EX/digits.onnx" -o b --name net --shape image=2,1,8,8 >/dev/null) || bad "compile b"
 cmp -s "$T/a/net.c" "$T/b/net.c" && cmp -s "$T/a/net.h" "$T/b/net.h" && ok || bad "output differs between runs"
 grep -q "ratio 1.000" "$T/log1" && ok || bad "arena not at its lower bound: $(cat "$T/log1")"
+# --emit opencl: kernels and host code, deterministic too
+"$KILN" compile "$EX/digits.onnx" -o "$T/o1" --name net --shape image=2,1,8,8 --emit opencl >/dev/null || bad "emit opencl"
+(cd "$T" && "$KILN" compile "$EX/digits.onnx" -o o2 --name net --shape image=2,1,8,8 --emit opencl >/dev/null)
+for e in cl h c; do cmp -s "$T/o1/net.$e" "$T/o2/net.$e" && ok || bad "net.$e (opencl) differs between runs"; done
+grep -q "__kernel void net_k0" "$T/o1/net.cl" && ok || bad "no kernels in net.cl"
 # the header contract
 for m in net_ARENA_SIZE net_ARENA_ALIGN net_WEIGHTS_SIZE net_INPUT_0_DIMS net_OUTPUT_0_SIZE; do
   grep -q "#define $m " "$T/a/net.h" && ok || bad "net.h lacks $m"
