@@ -291,7 +291,8 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
         if (kn_interp_check_input(&scratch, g->inputs[i], in[i])) return 0;
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
-    kn_pass_shape(&scratch, g);
+    /* fold too: Shape of a static input is a constant, not a reason to bind the input */
+    kn_pass_run_pipeline(&scratch, g, KN_DEFAULT_PASSES, NULL, NULL);
     int n = kn_graph_value_count(g), count = 0;
     unsigned char *seen = calloc((size_t)n + 1, 1);
     KN_ASSERT(seen);
