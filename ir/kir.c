@@ -340,6 +340,11 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 
 /* ---- analysis ---- */
 
+kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {
+    while (b->alias) b = b->alias;
+    return (kn_kbuf *)b;
+}
+
 static void uses_x(const kn_kx *x, unsigned char *r) {
     if (!x) return;
     if (x->op == KX_LOAD) r[x->buf->id] |= 1;

@@ -162,6 +162,8 @@ typedef struct kn_kprog {
  * static, are reported with the node and reason. Free with kn_kprog_destroy(). */
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out);
 void kn_kprog_destroy(kn_kprog *p);
+/* The buffer whose arena storage b uses: b itself, or the buffer it runs in place of. */
+kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
 void kn_kernel_uses(const kn_ks *s, unsigned char *use);
 /* Text form, for golden tests and --dump. */
@@ -214,6 +216,16 @@ kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
 kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
+/* Shorthands for the index arithmetic lowerings write most. */
+static inline kn_kx *kx_add(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_ADD, a, b);
+}
+static inline kn_kx *kx_sub(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_SUB, a, b);
+}
+static inline kn_kx *kx_mul(kn_lower *L, kn_kx *a, kn_kx *b) {
+    return kx_bin(L, KX_MUL, a, b);
+}
 /* sum_d vars[d] * strides[d] as an i64 expression (stride 0 terms are dropped). */
 kn_kx *kx_offset(kn_lower *L, int rank, const int *vars, const int64_t *strides);
 /* The element offset into buffer b for output index vars (rank orank, dims odims),

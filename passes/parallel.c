@@ -163,17 +163,11 @@ static void walk_s(pctx *P, accesses *A, const kn_ks *s) {
     for (int i = 0; i < s->n; i++) walk_s(P, A, s->body[i]);
 }
 
-/* The storage a buffer occupies (in-place aliases share it). */
-static const kn_kbuf *root(const kn_kbuf *b) {
-    while (b->alias) b = b->alias;
-    return b;
-}
-
 static bool same_storage(const kn_kbuf *a, const kn_kbuf *b) {
     if (a == b) return true;
     bool at = a->kind == KB_TEMP || a->kind == KB_SCRATCH,
          bt = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
-    return at && bt && root(a) == root(b);
+    return at && bt && kn_kbuf_storage(a) == kn_kbuf_storage(b);
 }
 
 /* outer: the loops enclosing `loop` (perfectly nested); their indices are constant

@@ -29,11 +29,6 @@ static bool planned(const kn_kbuf *b) {
     return (b->kind == KB_TEMP || b->kind == KB_SCRATCH) && !b->alias;
 }
 
-static kn_kbuf *root(kn_kbuf *b) {
-    while (b->alias) b = b->alias;
-    return b;
-}
-
 static void in_place(kn_kprog *p) {
     for (int k = 0; k < p->nkernels; k++) {
         const kn_node *n = p->kernels[k]->node;
@@ -52,7 +47,7 @@ static void in_place(kn_kprog *p) {
                 kn_kbuf *b = p->bufs[i];
                 if (b == out || b->kind != KB_TEMP || !b->onnx || strcmp(b->onnx, n->in[j]->name))
                     continue;
-                kn_kbuf *r = root(b);
+                kn_kbuf *r = kn_kbuf_storage(b);
                 if (b->last == k && r->last <= k && buf_bytes(b) == buf_bytes(out) &&
                     b->rank == out->rank &&
                     !memcmp(b->dims, out->dims, sizeof(int64_t) * (size_t)b->rank))
@@ -60,7 +55,7 @@ static void in_place(kn_kprog *p) {
             }
         }
         if (cand) {
-            kn_kbuf *r = root(cand);
+            kn_kbuf *r = kn_kbuf_storage(cand);
             out->alias = r;
             if (out->last > r->last) r->last = out->last;
         }

@@ -386,12 +386,6 @@ static void collect_vars(const kn_ks *s, unsigned char *v) {
     for (int i = 0; i < s->n; i++) collect_vars(s->body[i], v);
 }
 
-/* The storage a buffer occupies in the arena (root of in-place aliases). */
-static const kn_kbuf *root(const kn_kbuf *b) {
-    while (b->alias) b = b->alias;
-    return b;
-}
-
 static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *nparams) {
     const kn_kprog *p = E->p;
     LLVMTypeRef params[4096];
@@ -413,7 +407,8 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
             if (j != i && use[j]) {
                 const kn_kbuf *bj = p->bufs[j];
                 if ((bj->kind == KB_TEMP || bj->kind == KB_SCRATCH) &&
-                    (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) && root(bi) == root(bj))
+                    (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) &&
+                    kn_kbuf_storage(bi) == kn_kbuf_storage(bj))
                     unique = false;
             }
         if (unique) {
@@ -508,7 +503,7 @@ static void build_entries(emit *E) {
         else if (b->kind == KB_CONST)
             addr[i] = E->globals[i];
         else {
-            LLVMValueRef off = LLVMConstInt(i64, root(b)->offset, 0);
+            LLVMValueRef off = LLVMConstInt(i64, kn_kbuf_storage(b)->offset, 0);
             addr[i] = LLVMBuildGEP2(B, LLVMInt8TypeInContext(E->ctx), arena, &off, 1, "");
         }
     }

@@ -65,11 +65,6 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     free(use);
 }
 
-static const kn_kbuf *root(const kn_kbuf *b) {
-    while (b->alias) b = b->alias;
-    return b;
-}
-
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len) {
     char *kbuf = NULL;
     size_t klen = 0;
@@ -114,7 +109,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
             const char *t = kn_cprint_ctype(&P, b->dtype);
             if (b->kind == KB_TEMP || b->kind == KB_SCRATCH)
                 fprintf(k, "    __global %s *%s = (__global %s *)(kn_arena + %zu);\n", t, b->name,
-                        t, root(b)->offset);
+                        t, kn_kbuf_storage(b)->offset);
             else if (b->kind == KB_CONST)
                 fprintf(k, "    __global const %s *%s = (__global const %s *)(kn_weights + %zu);\n",
                         t, b->name, t, woff[i]);

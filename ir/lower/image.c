@@ -31,15 +31,6 @@ static kn_kx *I(kn_lower *L, int64_t v) {
 static kn_kx *V(kn_lower *L, int var) {
     return kx_var(L, var);
 }
-static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_ADD, a, b);
-}
-static kn_kx *sub(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_SUB, a, b);
-}
-static kn_kx *mul(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_MUL, a, b);
-}
 static kn_kx *dvd(kn_lower *L, kn_kx *a, kn_kx *b) {
     return kx_bin(L, KX_DIV, a, b);
 }
@@ -123,24 +114,26 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
     double ol = p->from_sizes ? (double)olen : s * (double)len;
     kn_kx *x = f64(L, V(L, vo)), *xo = NULL;
     switch (p->coord) {
-    case CT_HALF_PIXEL: xo = sub(L, dvd(L, add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)); break;
+    case CT_HALF_PIXEL: xo = kx_sub(L, dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)); break;
     case CT_PYTORCH:
-        xo = ol > 1 ? sub(L, dvd(L, add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)) : F(L, 0);
+        xo = ol > 1 ? kx_sub(L, dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)) : F(L, 0);
         break;
     case CT_ALIGN_CORNERS:
-        xo = ol == 1 ? F(L, 0) : dvd(L, mul(L, x, F(L, last)), F(L, ol - 1));
+        xo = ol == 1 ? F(L, 0) : dvd(L, kx_mul(L, x, F(L, last)), F(L, ol - 1));
         break;
     case CT_ASYMMETRIC: xo = dvd(L, x, F(L, s)); break;
-    case CT_TF_NN: xo = dvd(L, add(L, x, F(L, 0.5)), F(L, s)); break;
+    case CT_TF_NN: xo = dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)); break;
     default: {
         kn_kx *x0 = F(L, p->roi[a]), *x1 = F(L, p->roi[p->rank + a]);
         if (roi_buf) {
             x0 = f64(L, kx_load(L, roi_buf, I(L, a)));
             x1 = f64(L, kx_load(L, roi_buf, I(L, p->rank + a)));
         }
-        xo = ol > 1 ? add(L, dvd(L, mul(L, mul(L, x, sub(L, x1, x0)), F(L, last)), F(L, ol - 1)),
-                          mul(L, x0, F(L, last)))
-                    : mul(L, mul(L, F(L, 0.5), add(L, x0, x1)), F(L, last));
+        xo = ol > 1 ? kx_add(L,
+                             dvd(L, kx_mul(L, kx_mul(L, x, kx_sub(L, x1, x0)), F(L, last)),
+                                 F(L, ol - 1)),
+                             kx_mul(L, x0, F(L, last)))
+                    : kx_mul(L, kx_mul(L, F(L, 0.5), kx_add(L, x0, x1)), F(L, last));
         break;
     }
     }
@@ -153,13 +146,13 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
     int wn = p->mode == RS_CUBIC ? 4 : 2, pad = wn / 2;
     kl_set(L, vx, clampx(L, V(L, vx), F(L, -pad - 1.0), F(L, (double)len + pad)));
     int vb = declf(L, kx_un(L, KX_FLOOR, V(L, vx)));
-    int vr = declf(L, sub(L, V(L, vx), V(L, vb)));
+    int vr = declf(L, kx_sub(L, V(L, vx), V(L, vb)));
     int z = kl_decl(L, KN_BOOL, kx_bin(L, KX_EQ, V(L, vr), F(L, 0)));
-    kl_set(L, vb, sel(L, V(L, z), sub(L, V(L, vb), F(L, 1)), V(L, vb)));
+    kl_set(L, vb, sel(L, V(L, z), kx_sub(L, V(L, vb), F(L, 1)), V(L, vb)));
     kl_set(L, vr, sel(L, V(L, z), F(L, 1), V(L, vr)));
-    int st = decli(L, clampx(L, sub(L, i64(L, V(L, vb)), I(L, pad - 1)), I(L, -pad),
+    int st = decli(L, clampx(L, kx_sub(L, i64(L, V(L, vb)), I(L, pad - 1)), I(L, -pad),
                              I(L, len - 1 + pad - (wn - 1))));
-    kn_kx *base = mul(L, V(L, vo), I(L, ntap));
+    kn_kx *base = kx_mul(L, V(L, vo), I(L, ntap));
     if (p->mode == RS_NEAREST) {
         kn_kx *r = V(L, vr), *right;
         switch (p->nearest) {
@@ -170,7 +163,7 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
         default: right = kx_const(L, KN_BOOL, s < 1); break;
         }
         right = kx_bin(L, KX_LOR, kx_bin(L, KX_EQ, V(L, vr), F(L, 1)), right);
-        kn_kx *i = clampx(L, add(L, V(L, st), i64(L, right)), I(L, 0), I(L, len - 1));
+        kn_kx *i = clampx(L, kx_add(L, V(L, st), i64(L, right)), I(L, 0), I(L, len - 1));
         if (outside >= 0) i = sel(L, V(L, outside), I(L, -1), i);
         kl_store(L, idx, base, i);
         kl_end(L);
@@ -178,52 +171,62 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
     }
     int c[4];
     if (p->mode == RS_LINEAR) {
-        c[0] = declf(L, sub(L, F(L, 1), V(L, vr)));
+        c[0] = declf(L, kx_sub(L, F(L, 1), V(L, vr)));
         c[1] = declf(L, V(L, vr));
     } else {
         double A = p->cubic_a;
-        kn_kx *r1 = add(L, V(L, vr), F(L, 1));
-        int q = declf(L, sub(L, F(L, 1), V(L, vr)));
-        kn_kx *q1 = add(L, V(L, q), F(L, 1));
+        kn_kx *r1 = kx_add(L, V(L, vr), F(L, 1));
+        int q = declf(L, kx_sub(L, F(L, 1), V(L, vr)));
+        kn_kx *q1 = kx_add(L, V(L, q), F(L, 1));
         /* ((A * r1 - 5A) * r1 + 8A) * r1 - 4A and ((A + 2) * r - (A + 3)) * r * r + 1 */
         c[0] = declf(
-            L, sub(L,
-                   mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), r1), F(L, 5 * A)), r1), F(L, 8 * A)),
-                       r1),
+            L,
+            kx_sub(L,
+                   kx_mul(L,
+                          kx_add(L, kx_mul(L, kx_sub(L, kx_mul(L, F(L, A), r1), F(L, 5 * A)), r1),
+                                 F(L, 8 * A)),
+                          r1),
                    F(L, 4 * A)));
         c[1] = declf(
-            L, add(L,
-                   mul(L, mul(L, sub(L, mul(L, F(L, A + 2), V(L, vr)), F(L, A + 3)), V(L, vr)),
-                       V(L, vr)),
-                   F(L, 1)));
+            L, kx_add(L,
+                      kx_mul(L,
+                             kx_mul(L, kx_sub(L, kx_mul(L, F(L, A + 2), V(L, vr)), F(L, A + 3)),
+                                    V(L, vr)),
+                             V(L, vr)),
+                      F(L, 1)));
         c[2] = declf(
-            L,
-            add(L,
-                mul(L, mul(L, sub(L, mul(L, F(L, A + 2), V(L, q)), F(L, A + 3)), V(L, q)), V(L, q)),
-                F(L, 1)));
+            L, kx_add(L,
+                      kx_mul(L,
+                             kx_mul(L, kx_sub(L, kx_mul(L, F(L, A + 2), V(L, q)), F(L, A + 3)),
+                                    V(L, q)),
+                             V(L, q)),
+                      F(L, 1)));
         c[3] = declf(
-            L, sub(L,
-                   mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), q1), F(L, 5 * A)), q1), F(L, 8 * A)),
-                       q1),
+            L,
+            kx_sub(L,
+                   kx_mul(L,
+                          kx_add(L, kx_mul(L, kx_sub(L, kx_mul(L, F(L, A), q1), F(L, 5 * A)), q1),
+                                 F(L, 8 * A)),
+                          q1),
                    F(L, 4 * A)));
     }
     if (p->exclude_outside) {
         int sum = declf(L, F(L, 0));
         for (int k = 0; k < ntap; k++) {
-            kn_kx *i = add(L, V(L, st), I(L, k));
+            kn_kx *i = kx_add(L, V(L, st), I(L, k));
             kn_kx *in = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, i, I(L, 0)),
-                               kx_bin(L, KX_LT, add(L, V(L, st), I(L, k)), I(L, len)));
+                               kx_bin(L, KX_LT, kx_add(L, V(L, st), I(L, k)), I(L, len)));
             kl_set(L, c[k], sel(L, in, V(L, c[k]), F(L, 0)));
-            kl_set(L, sum, add(L, V(L, sum), V(L, c[k])));
+            kl_set(L, sum, kx_add(L, V(L, sum), V(L, c[k])));
         }
         for (int k = 0; k < ntap; k++) kl_set(L, c[k], dvd(L, V(L, c[k]), V(L, sum)));
     }
     for (int k = 0; k < ntap; k++) {
-        kn_kx *o = add(L, base, I(L, k));
-        kn_kx *i = clampx(L, add(L, V(L, st), I(L, k)), I(L, 0), I(L, len - 1));
+        kn_kx *o = kx_add(L, base, I(L, k));
+        kn_kx *i = clampx(L, kx_add(L, V(L, st), I(L, k)), I(L, 0), I(L, len - 1));
         if (k == 0 && outside >= 0) i = sel(L, V(L, outside), I(L, -1), i);
         kl_store(L, idx, o, i);
-        kl_store(L, w, add(L, mul(L, V(L, vo), I(L, ntap)), I(L, k)), V(L, c[k]));
+        kl_store(L, w, kx_add(L, kx_mul(L, V(L, vo), I(L, ntap)), I(L, k)), V(L, c[k]));
     }
     kl_end(L);
 }
@@ -262,10 +265,10 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         kn_kx *outside = kx_const(L, KN_BOOL, 0);
         for (int a = 0; a < r; a++)
             if (ntap[a])
-                outside =
-                    kx_bin(L, KX_LOR, outside,
-                           kx_bin(L, KX_LT, kx_load(L, idx[a], mul(L, V(L, v[a]), I(L, ntap[a]))),
-                                  I(L, 0)));
+                outside = kx_bin(L, KX_LOR, outside,
+                                 kx_bin(L, KX_LT,
+                                        kx_load(L, idx[a], kx_mul(L, V(L, v[a]), I(L, ntap[a]))),
+                                        I(L, 0)));
         kl_if(L, outside);
         kl_store(L, Y, yi, kx_const(L, Y->dtype, p.extrapolation));
         kl_else(L);
@@ -283,16 +286,16 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         } else {
             int k = kl_for(L, ntap[a]);
             nloops++;
-            kn_kx *t = add(L, mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k));
+            kn_kx *t = kx_add(L, kx_mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k));
             kn_kx *w = kx_load(L, wt[a], t);
-            int wv = kl_decl(L, at, wprod ? mul(L, wprod, w) : w);
+            int wv = kl_decl(L, at, wprod ? kx_mul(L, wprod, w) : w);
             wprod = V(L, wv);
-            ia = kx_load(L, idx[a], add(L, mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k)));
+            ia = kx_load(L, idx[a], kx_add(L, kx_mul(L, V(L, v[a]), I(L, ntap[a])), V(L, k)));
         }
-        off = add(L, off, mul(L, ia, I(L, xst[a])));
+        off = kx_add(L, off, kx_mul(L, ia, I(L, xst[a])));
     }
     kn_kx *xv = kx_load(L, X, off);
-    kl_set(L, acc, wprod ? kx_fma(L, wprod, xv, V(L, acc)) : add(L, V(L, acc), xv));
+    kl_set(L, acc, wprod ? kx_fma(L, wprod, xv, V(L, acc)) : kx_add(L, V(L, acc), xv));
     kl_end_n(L, nloops);
     kl_store(L, Y, kx_offset(L, r, v, yst), finish(L, Y->dtype, V(L, acc)));
     if (any_crop) kl_end(L);
@@ -306,14 +309,15 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 static kn_kx *gs_reflect(kn_lower *L, kn_kx *x, double lo, double hi) {
     double range = hi - lo;
     if (range <= 0) return F(L, lo);
-    kn_kx *dxl = sub(L, F(L, lo), x), *dxh = sub(L, x, F(L, hi));
+    kn_kx *dxl = kx_sub(L, F(L, lo), x), *dxh = kx_sub(L, x, F(L, hi));
     kn_kx *kl = kx_un(L, KX_FLOOR, dvd(L, dxl, F(L, range)));
     kn_kx *kh = kx_un(L, KX_FLOOR, dvd(L, dxh, F(L, range)));
-    kn_kx *rl = sub(L, dxl, mul(L, kl, F(L, range))), *rh = sub(L, dxh, mul(L, kh, F(L, range)));
+    kn_kx *rl = kx_sub(L, dxl, kx_mul(L, kl, F(L, range))),
+          *rh = kx_sub(L, dxh, kx_mul(L, kh, F(L, range)));
     kn_kx *evl = kx_bin(L, KX_EQ, kx_bin(L, KX_FMOD, kl, F(L, 2)), F(L, 0));
     kn_kx *evh = kx_bin(L, KX_EQ, kx_bin(L, KX_FMOD, kh, F(L, 2)), F(L, 0));
-    kn_kx *below = sel(L, evl, add(L, F(L, lo), rl), sub(L, F(L, hi), rl));
-    kn_kx *above = sel(L, evh, sub(L, F(L, hi), rh), add(L, F(L, lo), rh));
+    kn_kx *below = sel(L, evl, kx_add(L, F(L, lo), rl), kx_sub(L, F(L, hi), rl));
+    kn_kx *above = sel(L, evh, kx_sub(L, F(L, hi), rh), kx_add(L, F(L, lo), rh));
     return sel(L, kx_bin(L, KX_LT, x, F(L, lo)), below,
                sel(L, kx_bin(L, KX_GT, x, F(L, hi)), above, x));
 }
@@ -322,21 +326,25 @@ static kn_kx *gs_reflect(kn_lower *L, kn_kx *x, double lo, double hi) {
 static void gs_cubic(kn_lower *L, kn_kx *t, int *c) {
     const double A = -0.75;
     int tv = declf(L, t);
-    kn_kx *ts[4] = {add(L, V(L, tv), F(L, 1)), V(L, tv), sub(L, F(L, 1), V(L, tv)),
-                    sub(L, F(L, 2), V(L, tv))};
+    kn_kx *ts[4] = {kx_add(L, V(L, tv), F(L, 1)), V(L, tv), kx_sub(L, F(L, 1), V(L, tv)),
+                    kx_sub(L, F(L, 2), V(L, tv))};
     for (int k = 0; k < 4; k++) {
         kn_kx *u = ts[k];
         if (k == 0 || k == 3)
             c[k] = declf(
                 L,
-                sub(L,
-                    mul(L, add(L, mul(L, sub(L, mul(L, F(L, A), u), F(L, 5 * A)), u), F(L, 8 * A)),
-                        u),
-                    F(L, 4 * A)));
+                kx_sub(L,
+                       kx_mul(L,
+                              kx_add(L, kx_mul(L, kx_sub(L, kx_mul(L, F(L, A), u), F(L, 5 * A)), u),
+                                     F(L, 8 * A)),
+                              u),
+                       F(L, 4 * A)));
         else
-            c[k] =
-                declf(L, add(L, mul(L, mul(L, sub(L, mul(L, F(L, A + 2), u), F(L, A + 3)), u), u),
-                             F(L, 1)));
+            c[k] = declf(
+                L, kx_add(L,
+                          kx_mul(L, kx_mul(L, kx_sub(L, kx_mul(L, F(L, A + 2), u), F(L, A + 3)), u),
+                                 u),
+                          F(L, 1)));
     }
 }
 
@@ -354,15 +362,19 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
     kn_dtype at = acc_dtype(Y->dtype);
 
     int b = kl_for(L, N), i = kl_for(L, Ho), j = kl_for(L, Wo);
-    kn_kx *gi = mul(
-        L, add(L, mul(L, add(L, mul(L, V(L, b), I(L, Ho)), V(L, i)), I(L, Wo)), V(L, j)), I(L, 2));
-    kn_kx *gx = f64(L, kx_load(L, G, gi)), *gy = f64(L, kx_load(L, G, add(L, gi, I(L, 1))));
+    kn_kx *gi = kx_mul(
+        L,
+        kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, Ho)), V(L, i)), I(L, Wo)), V(L, j)),
+        I(L, 2));
+    kn_kx *gx = f64(L, kx_load(L, G, gi)), *gy = f64(L, kx_load(L, G, kx_add(L, gi, I(L, 1))));
     kn_kx *pxe =
-        align ? mul(L, dvd(L, add(L, gx, F(L, 1)), F(L, 2)), F(L, (double)(W - 1)))
-              : dvd(L, sub(L, mul(L, add(L, gx, F(L, 1)), F(L, (double)W)), F(L, 1)), F(L, 2));
+        align ? kx_mul(L, dvd(L, kx_add(L, gx, F(L, 1)), F(L, 2)), F(L, (double)(W - 1)))
+              : dvd(L, kx_sub(L, kx_mul(L, kx_add(L, gx, F(L, 1)), F(L, (double)W)), F(L, 1)),
+                    F(L, 2));
     kn_kx *pye =
-        align ? mul(L, dvd(L, add(L, gy, F(L, 1)), F(L, 2)), F(L, (double)(H - 1)))
-              : dvd(L, sub(L, mul(L, add(L, gy, F(L, 1)), F(L, (double)H)), F(L, 1)), F(L, 2));
+        align ? kx_mul(L, dvd(L, kx_add(L, gy, F(L, 1)), F(L, 2)), F(L, (double)(H - 1)))
+              : dvd(L, kx_sub(L, kx_mul(L, kx_add(L, gy, F(L, 1)), F(L, (double)H)), F(L, 1)),
+                    F(L, 2));
     if (m == GS_NEAREST) {
         pxe = kx_un(L, KX_ROUND, pxe);
         pye = kx_un(L, KX_ROUND, pye);
@@ -400,14 +412,15 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
     } else {
         int fx = declf(L, kx_un(L, KX_FLOOR, V(L, px))),
             fy = declf(L, kx_un(L, KX_FLOOR, V(L, py)));
-        int dx = declf(L, sub(L, V(L, px), V(L, fx))), dy = declf(L, sub(L, V(L, py), V(L, fy)));
+        int dx = declf(L, kx_sub(L, V(L, px), V(L, fx))),
+            dy = declf(L, kx_sub(L, V(L, py), V(L, fy)));
         int64_t shift = m == GS_BICUBIC ? 1 : 0;
-        r0 = sub(L, i64(L, V(L, fy)), I(L, shift));
-        c0 = sub(L, i64(L, V(L, fx)), I(L, shift));
+        r0 = kx_sub(L, i64(L, V(L, fy)), I(L, shift));
+        c0 = kx_sub(L, i64(L, V(L, fx)), I(L, shift));
         if (m == GS_BILINEAR) {
-            cy[0] = declf(L, sub(L, F(L, 1), V(L, dy)));
+            cy[0] = declf(L, kx_sub(L, F(L, 1), V(L, dy)));
             cy[1] = dy;
-            cxw[0] = declf(L, sub(L, F(L, 1), V(L, dx)));
+            cxw[0] = declf(L, kx_sub(L, F(L, 1), V(L, dx)));
             cxw[1] = dx;
         } else {
             gs_cubic(L, V(L, dy), cy);
@@ -417,7 +430,7 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
     int vr0 = decli(L, r0), vc0 = decli(L, c0);
     for (int u = 0; u < ntr; u++)
         for (int t = 0; t < ntr; t++) {
-            kn_kx *r = add(L, V(L, vr0), I(L, u)), *c = add(L, V(L, vc0), I(L, t));
+            kn_kx *r = kx_add(L, V(L, vr0), I(L, u)), *c = kx_add(L, V(L, vc0), I(L, t));
             kn_kx *valid = NULL;
             if (pad == GS_ZEROS)
                 valid = kx_bin(
@@ -430,23 +443,25 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
             }
             r = clampx(L, r, I(L, 0), I(L, H - 1));
             c = clampx(L, c, I(L, 0), I(L, W - 1));
-            offs[u * ntr + t] = decli(L, add(L, mul(L, r, I(L, W)), c));
-            kn_kx *wgt = mul(L, V(L, cy[u]), V(L, cxw[t]));
+            offs[u * ntr + t] = decli(L, kx_add(L, kx_mul(L, r, I(L, W)), c));
+            kn_kx *wgt = kx_mul(L, V(L, cy[u]), V(L, cxw[t]));
             if (valid) wgt = sel(L, valid, wgt, F(L, 0));
             ws[u * ntr + t] = kl_decl(L, at, wgt);
         }
     int c = kl_for(L, C);
-    kn_kx *base = mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W));
+    kn_kx *base = kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W));
     kn_kx *sum = NULL;
     for (int k = 0; k < nt; k++) {
-        kn_kx *term = mul(L, V(L, ws[k]), kx_load(L, X, add(L, base, V(L, offs[k]))));
-        sum = sum ? add(L, sum, term) : term;
+        kn_kx *term = kx_mul(L, V(L, ws[k]), kx_load(L, X, kx_add(L, base, V(L, offs[k]))));
+        sum = sum ? kx_add(L, sum, term) : term;
     }
-    kn_kx *yi =
-        add(L,
-            mul(L, add(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, Ho)), V(L, i)),
-                I(L, Wo)),
-            V(L, j));
+    kn_kx *yi = kx_add(
+        L,
+        kx_mul(L,
+               kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, Ho)),
+                      V(L, i)),
+               I(L, Wo)),
+        V(L, j));
     kl_store(L, Y, yi, finish(L, Y->dtype, sum));
     kl_end_n(L, 4);
     return KN_OK;
@@ -468,13 +483,15 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
     int b = decli(L, clampx(L, i64(L, kx_load(L, bi, V(L, r))), I(L, 0), I(L, N - 1)));
     int rv[4];
     for (int k = 0; k < 4; k++)
-        rv[k] =
-            declf(L, sub(L,
-                         mul(L, f64(L, kx_load(L, rois, add(L, mul(L, V(L, r), I(L, 4)), I(L, k)))),
-                             F(L, a.scale)),
-                         F(L, a.offset)));
-    int rw = declf(L, sub(L, V(L, rv[2]), V(L, rv[0]))),
-        rh = declf(L, sub(L, V(L, rv[3]), V(L, rv[1])));
+        rv[k] = declf(
+            L,
+            kx_sub(L,
+                   kx_mul(L,
+                          f64(L, kx_load(L, rois, kx_add(L, kx_mul(L, V(L, r), I(L, 4)), I(L, k)))),
+                          F(L, a.scale)),
+                   F(L, a.offset)));
+    int rw = declf(L, kx_sub(L, V(L, rv[2]), V(L, rv[0]))),
+        rh = declf(L, kx_sub(L, V(L, rv[3]), V(L, rv[1])));
     if (a.offset == 0) {
         kl_set(L, rw, sel(L, kx_bin(L, KX_LT, V(L, rw), F(L, 1)), F(L, 1), V(L, rw)));
         kl_set(L, rh, sel(L, kx_bin(L, KX_LT, V(L, rh), F(L, 1)), F(L, 1), V(L, rh)));
@@ -485,21 +502,21 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
                                : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rh), F(L, (double)a.oh)))));
     int gw = decli(L, a.sr > 0 ? I(L, a.sr)
                                : i64(L, kx_un(L, KX_CEIL, dvd(L, V(L, rw), F(L, (double)a.ow)))));
-    kn_kx *cnt = mul(L, V(L, gh), V(L, gw));
+    kn_kx *cnt = kx_mul(L, V(L, gh), V(L, gw));
     int count = declf(L, f64(L, sel(L, kx_bin(L, KX_GT, cnt, I(L, 1)), cnt, I(L, 1))));
 
     int c = kl_for(L, C), ph = kl_for(L, a.oh), pw = kl_for(L, a.ow);
-    int base = decli(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
+    int base = decli(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
     int acc = kl_decl(L, at, kx_const(L, at, 0));
     int first = a.is_max ? kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 1)) : -1;
     int iy = kl_for_x(L, V(L, gh));
-    int sy = declf(
-        L, add(L, add(L, V(L, rv[1]), mul(L, f64(L, V(L, ph)), V(L, bh))),
-               dvd(L, mul(L, add(L, f64(L, V(L, iy)), F(L, 0.5)), V(L, bh)), f64(L, V(L, gh)))));
+    int sy = declf(L, kx_add(L, kx_add(L, V(L, rv[1]), kx_mul(L, f64(L, V(L, ph)), V(L, bh))),
+                             dvd(L, kx_mul(L, kx_add(L, f64(L, V(L, iy)), F(L, 0.5)), V(L, bh)),
+                                 f64(L, V(L, gh)))));
     int ix = kl_for_x(L, V(L, gw));
-    int sx = declf(
-        L, add(L, add(L, V(L, rv[0]), mul(L, f64(L, V(L, pw)), V(L, bw))),
-               dvd(L, mul(L, add(L, f64(L, V(L, ix)), F(L, 0.5)), V(L, bw)), f64(L, V(L, gw)))));
+    int sx = declf(L, kx_add(L, kx_add(L, V(L, rv[0]), kx_mul(L, f64(L, V(L, pw)), V(L, bw))),
+                             dvd(L, kx_mul(L, kx_add(L, f64(L, V(L, ix)), F(L, 0.5)), V(L, bw)),
+                                 f64(L, V(L, gw)))));
     /* roi_bilinear: points more than a pixel outside weigh 0; others are clamped */
     kn_kx *out_of = kx_bin(L, KX_LOR,
                            kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, sy), F(L, -1)),
@@ -517,24 +534,24 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
     /* out-of-range points still index in bounds (at 0) */
     kl_set(L, y0, clampx(L, V(L, y0), I(L, 0), I(L, H - 1)));
     kl_set(L, x0, clampx(L, V(L, x0), I(L, 0), I(L, W - 1)));
-    int y1 = decli(L, sel(L, V(L, ylast), V(L, y0), add(L, V(L, y0), I(L, 1))));
-    int x1 = decli(L, sel(L, V(L, xlast), V(L, x0), add(L, V(L, x0), I(L, 1))));
+    int y1 = decli(L, sel(L, V(L, ylast), V(L, y0), kx_add(L, V(L, y0), I(L, 1))));
+    int x1 = decli(L, sel(L, V(L, xlast), V(L, x0), kx_add(L, V(L, x0), I(L, 1))));
     kl_set(L, sy, sel(L, V(L, ylast), f64(L, V(L, y0)), V(L, sy)));
     kl_set(L, sx, sel(L, V(L, xlast), f64(L, V(L, x0)), V(L, sx)));
-    int ly = declf(L, sub(L, V(L, sy), f64(L, V(L, y0)))),
-        lx = declf(L, sub(L, V(L, sx), f64(L, V(L, x0))));
-    int hy = declf(L, sub(L, F(L, 1), V(L, ly))), hx = declf(L, sub(L, F(L, 1), V(L, lx)));
+    int ly = declf(L, kx_sub(L, V(L, sy), f64(L, V(L, y0)))),
+        lx = declf(L, kx_sub(L, V(L, sx), f64(L, V(L, x0))));
+    int hy = declf(L, kx_sub(L, F(L, 1), V(L, ly))), hx = declf(L, kx_sub(L, F(L, 1), V(L, lx)));
     int ys[4] = {y0, y0, y1, y1}, xs[4] = {x0, x1, x0, x1};
     int wy[4] = {hy, hy, ly, ly}, wx[4] = {hx, lx, hx, lx};
     kn_kx *s = NULL;
     int m = -1;
     for (int k = 0; k < 4; k++) {
-        kn_kx *wk = sel(L, V(L, outv), F(L, 0), mul(L, V(L, wy[k]), V(L, wx[k])));
-        kn_kx *pix =
-            kx_load(L, X, add(L, V(L, base), add(L, mul(L, V(L, ys[k]), I(L, W)), V(L, xs[k]))));
-        kn_kx *t = mul(L, kx_cast(L, at, wk), pix);
+        kn_kx *wk = sel(L, V(L, outv), F(L, 0), kx_mul(L, V(L, wy[k]), V(L, wx[k])));
+        kn_kx *pix = kx_load(
+            L, X, kx_add(L, V(L, base), kx_add(L, kx_mul(L, V(L, ys[k]), I(L, W)), V(L, xs[k]))));
+        kn_kx *t = kx_mul(L, kx_cast(L, at, wk), pix);
         if (!a.is_max) {
-            s = s ? add(L, s, t) : t;
+            s = s ? kx_add(L, s, t) : t;
         } else if (m < 0) {
             m = kl_decl(L, at, t);
         } else {
@@ -548,15 +565,17 @@ static kn_status lower_roialign(kn_lower *L, const kn_node *n, kn_kbuf *const *i
                    V(L, acc)));
         kl_set(L, first, kx_const(L, KN_BOOL, 0));
     } else {
-        kl_set(L, acc, add(L, V(L, acc), s));
+        kl_set(L, acc, kx_add(L, V(L, acc), s));
     }
     kl_end_n(L, 2);
     kn_kx *res = a.is_max ? V(L, acc) : dvd(L, V(L, acc), kx_cast(L, at, V(L, count)));
-    kn_kx *yi =
-        add(L,
-            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, a.oh)), V(L, ph)),
-                I(L, a.ow)),
-            V(L, pw));
+    kn_kx *yi = kx_add(
+        L,
+        kx_mul(L,
+               kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, r), I(L, C)), V(L, c)), I(L, a.oh)),
+                      V(L, ph)),
+               I(L, a.ow)),
+        V(L, pw));
     kl_store(L, Y, yi, finish(L, Y->dtype, res));
     kl_end_n(L, 4);
     return KN_OK;
@@ -581,44 +600,46 @@ static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const 
     int r = kl_for(L, R);
     int rv[5];
     for (int k = 0; k < 5; k++)
-        rv[k] = declf(L, f64(L, kx_load(L, rois, add(L, mul(L, V(L, r), I(L, 5)), I(L, k)))));
+        rv[k] = declf(L, f64(L, kx_load(L, rois, kx_add(L, kx_mul(L, V(L, r), I(L, 5)), I(L, k)))));
     int b = decli(L, clampx(L, i64(L, V(L, rv[0])), I(L, 0), I(L, N - 1)));
     int e[4]; /* xs, ys, xe, ye: round half away from zero, as C round() */
     for (int k = 0; k < 4; k++) {
-        kn_kx *v = mul(L, V(L, rv[k + 1]), F(L, scale));
+        kn_kx *v = kx_mul(L, V(L, rv[k + 1]), F(L, scale));
         kn_kx *rd =
             sel(L, kx_bin(L, KX_LT, v, F(L, 0)),
-                kx_un(L, KX_NEG, kx_un(L, KX_FLOOR, add(L, kx_un(L, KX_NEG, v), F(L, 0.5)))),
-                kx_un(L, KX_FLOOR, add(L, mul(L, V(L, rv[k + 1]), F(L, scale)), F(L, 0.5))));
+                kx_un(L, KX_NEG, kx_un(L, KX_FLOOR, kx_add(L, kx_un(L, KX_NEG, v), F(L, 0.5)))),
+                kx_un(L, KX_FLOOR, kx_add(L, kx_mul(L, V(L, rv[k + 1]), F(L, scale)), F(L, 0.5))));
         e[k] = decli(L, i64(L, rd));
     }
-    kn_kx *rhe = add(L, sub(L, V(L, e[3]), V(L, e[1])), I(L, 1));
-    kn_kx *rwe = add(L, sub(L, V(L, e[2]), V(L, e[0])), I(L, 1));
+    kn_kx *rhe = kx_add(L, kx_sub(L, V(L, e[3]), V(L, e[1])), I(L, 1));
+    kn_kx *rwe = kx_add(L, kx_sub(L, V(L, e[2]), V(L, e[0])), I(L, 1));
     int bh = declf(
         L, dvd(L, f64(L, sel(L, kx_bin(L, KX_GT, rhe, I(L, 1)), rhe, I(L, 1))), F(L, (double)PH)));
     int bw = declf(
         L, dvd(L, f64(L, sel(L, kx_bin(L, KX_GT, rwe, I(L, 1)), rwe, I(L, 1))), F(L, (double)PW)));
     int c = kl_for(L, C), ph = kl_for(L, PH), pw = kl_for(L, PW);
-    kn_kx *h0 = add(L, i64(L, kx_un(L, KX_FLOOR, mul(L, f64(L, V(L, ph)), V(L, bh)))), V(L, e[1]));
-    kn_kx *h1 =
-        add(L, i64(L, kx_un(L, KX_CEIL, mul(L, f64(L, add(L, V(L, ph), I(L, 1))), V(L, bh)))),
-            V(L, e[1]));
-    kn_kx *w0 = add(L, i64(L, kx_un(L, KX_FLOOR, mul(L, f64(L, V(L, pw)), V(L, bw)))), V(L, e[0]));
-    kn_kx *w1 =
-        add(L, i64(L, kx_un(L, KX_CEIL, mul(L, f64(L, add(L, V(L, pw), I(L, 1))), V(L, bw)))),
-            V(L, e[0]));
+    kn_kx *h0 =
+        kx_add(L, i64(L, kx_un(L, KX_FLOOR, kx_mul(L, f64(L, V(L, ph)), V(L, bh)))), V(L, e[1]));
+    kn_kx *h1 = kx_add(
+        L, i64(L, kx_un(L, KX_CEIL, kx_mul(L, f64(L, kx_add(L, V(L, ph), I(L, 1))), V(L, bh)))),
+        V(L, e[1]));
+    kn_kx *w0 =
+        kx_add(L, i64(L, kx_un(L, KX_FLOOR, kx_mul(L, f64(L, V(L, pw)), V(L, bw)))), V(L, e[0]));
+    kn_kx *w1 = kx_add(
+        L, i64(L, kx_un(L, KX_CEIL, kx_mul(L, f64(L, kx_add(L, V(L, pw), I(L, 1))), V(L, bw)))),
+        V(L, e[0]));
     int vh0 = decli(L, clampx(L, h0, I(L, 0), I(L, H))),
         vh1 = decli(L, clampx(L, h1, I(L, 0), I(L, H)));
     int vw0 = decli(L, clampx(L, w0, I(L, 0), I(L, W))),
         vw1 = decli(L, clampx(L, w1, I(L, 0), I(L, W)));
-    int base = decli(L, mul(L, add(L, mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
+    int base = decli(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W)));
     int m = kl_decl(L, at, kx_const(L, at, 0));
     int any = kl_decl(L, KN_BOOL, kx_const(L, KN_BOOL, 0));
-    int i = kl_for_x(L, sub(L, V(L, vh1), V(L, vh0)));
-    int j = kl_for_x(L, sub(L, V(L, vw1), V(L, vw0)));
-    kn_kx *off =
-        add(L, V(L, base),
-            add(L, mul(L, add(L, V(L, vh0), V(L, i)), I(L, W)), add(L, V(L, vw0), V(L, j))));
+    int i = kl_for_x(L, kx_sub(L, V(L, vh1), V(L, vh0)));
+    int j = kl_for_x(L, kx_sub(L, V(L, vw1), V(L, vw0)));
+    kn_kx *off = kx_add(L, V(L, base),
+                        kx_add(L, kx_mul(L, kx_add(L, V(L, vh0), V(L, i)), I(L, W)),
+                               kx_add(L, V(L, vw0), V(L, j))));
     int xv = kl_decl(L, at, kx_load(L, X, off));
     kl_set(L, m,
            sel(L,
@@ -626,11 +647,13 @@ static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const 
                V(L, xv), V(L, m)));
     kl_set(L, any, kx_const(L, KN_BOOL, 1));
     kl_end_n(L, 2);
-    kn_kx *yi =
-        add(L,
-            mul(L, add(L, mul(L, add(L, mul(L, V(L, r), I(L, C)), V(L, c)), I(L, PH)), V(L, ph)),
-                I(L, PW)),
-            V(L, pw));
+    kn_kx *yi = kx_add(
+        L,
+        kx_mul(L,
+               kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, r), I(L, C)), V(L, c)), I(L, PH)),
+                      V(L, ph)),
+               I(L, PW)),
+        V(L, pw));
     kl_store(L, Y, yi, V(L, m));
     kl_end_n(L, 4);
     return KN_OK;

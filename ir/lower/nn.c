@@ -20,13 +20,9 @@
 
 /* ---- expression shorthands (index arithmetic is i64) ---- */
 
-static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_ADD, a, b);
-}
-
 /* base + a * s */
 static kn_kx *madd(kn_lower *L, kn_kx *base, kn_kx *a, int64_t s) {
-    return add(L, base, kx_bin(L, KX_MUL, a, kx_int(L, s)));
+    return kx_add(L, base, kx_bin(L, KX_MUL, a, kx_int(L, s)));
 }
 
 static kn_kx *var(kn_lower *L, int v) {
@@ -98,7 +94,7 @@ static void win_open(kn_lower *L, const kn_window *w, const int *ov, wpos *p) {
             if (hi >= in + w->pe[i])
                 p->inpad = both(L, p->inpad, kx_bin(L, KX_LT, pos, kx_int(L, in + w->pe[i])));
         } else {
-            kn_kx *t = madd(L, add(L, o, kx_int(L, w->pb[i])), k, -d);
+            kn_kx *t = madd(L, kx_add(L, o, kx_int(L, w->pb[i])), k, -d);
             int64_t hi = w->out[i] - 1 + w->pb[i];
             if (w->pb[i] - ext < 0) p->inb = both(L, p->inb, kx_bin(L, KX_GE, t, kx_int(L, 0)));
             if (s > 1)
@@ -149,16 +145,16 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     wpos p;
     win_open(L, &w, ov, &p);
     if_open(L, p.inb);
-    kn_kx *xi = add(L, madd(L, madd(L, kx_int(L, 0), var(L, vb), c * isz), ci, isz), p.off);
+    kn_kx *xi = kx_add(L, madd(L, madd(L, kx_int(L, 0), var(L, vb), c * isz), ci, isz), p.off);
     kn_kx *wi = transposed ? madd(L, madd(L, kx_int(L, 0), ci, mg * nk), var(L, vm), nk)
                            : madd(L, madd(L, kx_int(L, 0), mo, cg * nk), var(L, vc), nk);
-    wi = add(L, wi, p.koff);
+    wi = kx_add(L, wi, p.koff);
     kl_set(L, acc, kx_fma(L, kx_load(L, x, xi), kx_load(L, wt, wi), var(L, acc)));
     if_close(L, p.inb);
     win_close(L, &w);
     kl_end(L);
-    kn_kx *yi = add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
-                    sp_offset(L, w.nsp, w.out, ov));
+    kn_kx *yi = kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
+                       sp_offset(L, w.nsp, w.out, ov));
     kl_store(L, y, yi, var(L, acc));
     kl_end_n(L, w.nsp + 3);
     return KN_OK;
@@ -184,7 +180,7 @@ static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *
     win_open(L, w, ov, &q);
     if (kind == POOL_AVG && include_pad) {
         if_open(L, q.inpad);
-        kl_set(L, cnt, add(L, var(L, cnt), kx_int(L, 1)));
+        kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
         if_close(L, q.inpad);
     }
     if_open(L, q.inb);
@@ -206,10 +202,10 @@ static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *
         kn_kx *pw = p == 1   ? kx_un(L, KX_ABS, XV())
                     : p == 2 ? kx_bin(L, KX_MUL, XV(), XV())
                              : kx_bin(L, KX_POW, kx_un(L, KX_ABS, XV()), kx_const(L, t, p));
-        kl_set(L, acc, add(L, var(L, acc), pw));
+        kl_set(L, acc, kx_add(L, var(L, acc), pw));
     } else {
-        kl_set(L, acc, add(L, var(L, acc), XV()));
-        if (!include_pad) kl_set(L, cnt, add(L, var(L, cnt), kx_int(L, 1)));
+        kl_set(L, acc, kx_add(L, var(L, acc), XV()));
+        if (!include_pad) kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
     }
 #undef XV
     if_close(L, q.inb);
@@ -321,7 +317,7 @@ static kn_status lower_maxunpool(kn_lower *L, const kn_node *n, kn_kbuf *const *
 /* acc += a * b: fma for floats; for integers a wrapping uint64 multiply-add. */
 static kn_kx *mac(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *acc) {
     if (is_float(acc->dtype)) return kx_fma(L, a, b, acc);
-    return add(L, acc, kx_bin(L, KX_MUL, kx_cast(L, KN_U64, a), kx_cast(L, KN_U64, b)));
+    return kx_add(L, acc, kx_bin(L, KX_MUL, kx_cast(L, KN_U64, a), kx_cast(L, KN_U64, b)));
 }
 
 static kn_dtype acc_dtype(kn_dtype t) {
@@ -352,7 +348,7 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (alpha != 1) r = kx_bin(L, KX_MUL, kx_const(L, t, alpha), r);
         if (c && beta != 0) {
             kn_kx *cv = kx_load(L, c, kx_bcast_offset(L, c, 2, y->dims, v));
-            r = beta == 1 ? add(L, r, cv) : kx_fma(L, kx_const(L, t, beta), cv, r);
+            r = beta == 1 ? kx_add(L, r, cv) : kx_fma(L, kx_const(L, t, beta), cv, r);
         }
     } else {
         r = kx_cast(L, KN_I64, var(L, acc));
@@ -364,7 +360,7 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
             if (beta != 1)
                 cv = kx_cast(L, KN_I64,
                              kx_bin(L, KX_MUL, kx_const(L, KN_F64, beta), kx_cast(L, KN_F64, cv)));
-            r = add(L, r, kx_cast(L, KN_I64, cv));
+            r = kx_add(L, r, kx_cast(L, KN_I64, cv));
         }
     }
     kl_store(L, y, madd(L, j, i, nn), r);
@@ -396,12 +392,12 @@ static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (db >= 0 && b->dims[db] != 1) bo = madd(L, bo, var(L, v[d]), bst[db]);
     }
     if (ar > 1) ao = madd(L, ao, var(L, v[nbatch]), k);
-    if (br > 1) bo = add(L, bo, var(L, v[yr - 1]));
+    if (br > 1) bo = kx_add(L, bo, var(L, v[yr - 1]));
     int acc = kl_decl(L, at, kx_const(L, at, 0));
     int vl = kl_for(L, k);
     kl_set(L, acc,
-           mac(L, kx_load(L, a, add(L, ao, var(L, vl))), kx_load(L, b, madd(L, bo, var(L, vl), nn)),
-               var(L, acc)));
+           mac(L, kx_load(L, a, kx_add(L, ao, var(L, vl))),
+               kx_load(L, b, madd(L, bo, var(L, vl), nn)), var(L, acc)));
     kl_end(L);
     kl_store(L, y, kx_offset(L, yr, v, yst), var(L, acc));
     kl_end_n(L, yr);
@@ -449,7 +445,7 @@ static kn_status lower_einsum(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (!is_float(at)) v = kx_cast(L, at, v);
         prod = prod ? kx_bin(L, KX_MUL, prod, v) : v;
     }
-    kl_set(L, acc, add(L, var(L, acc), prod));
+    kl_set(L, acc, kx_add(L, var(L, acc), prod));
     kl_end_n(L, nsum);
     int ov[KN_MAX_RANK];
     for (int d = 0; d < p->orank; d++) ov[d] = lv[p->olab[d]];
@@ -482,9 +478,9 @@ static kn_status lower_det(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     kl_if(L, var(L, live));
     int piv = kl_decl(L, KN_I64, col);
     int vr = kl_for_x(L, rest); /* rows col+1 .. m-1 */
-    kn_kx *r = add(L, add(L, var(L, vr), col), kx_int(L, 1));
+    kn_kx *r = kx_add(L, kx_add(L, var(L, vr), col), kx_int(L, 1));
     kl_if(L, kx_bin(L, KX_GT, kx_un(L, KX_ABS, A(r, col)), kx_un(L, KX_ABS, A(var(L, piv), col))));
-    kl_set(L, piv, add(L, add(L, var(L, vr), col), kx_int(L, 1)));
+    kl_set(L, piv, kx_add(L, kx_add(L, var(L, vr), col), kx_int(L, 1)));
     kl_end_n(L, 2);
     kl_if(L, kx_bin(L, KX_EQ, A(var(L, piv), col), kx_const(L, t, 0)));
     kl_set(L, det, kx_const(L, t, 0));
@@ -501,10 +497,10 @@ static kn_status lower_det(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     kl_end(L);
     kl_set(L, det, kx_bin(L, KX_MUL, var(L, det), A(col, col)));
     vr = kl_for_x(L, kx_bin(L, KX_SUB, kx_int(L, m - 1), col));
-    r = add(L, add(L, var(L, vr), col), kx_int(L, 1));
+    r = kx_add(L, kx_add(L, var(L, vr), col), kx_int(L, 1));
     int f = kl_decl(L, t, kx_bin(L, KX_DIV, A(r, col), A(col, col)));
     vq = kl_for_x(L, kx_bin(L, KX_SUB, kx_int(L, m), col)); /* columns col .. m-1 */
-    q = add(L, var(L, vq), col);
+    q = kx_add(L, var(L, vq), col);
     kl_store(L, a, madd(L, q, r, m),
              kx_bin(L, KX_SUB, A(r, q), kx_bin(L, KX_MUL, var(L, f), A(col, q))));
     kl_end_n(L, 3); /* for q, for r, else */
@@ -565,7 +561,7 @@ static void rv_moments(kn_lower *L, rview *r, kn_kbuf *x, kn_dtype t, int *mean,
     kn_kx *cnt = kx_const(L, t, (double)(r->cnt > 0 ? r->cnt : 1));
     int s = kl_decl(L, t, kx_const(L, t, 0));
     int k = rv_open(L, r, 1);
-    kl_set(L, s, add(L, var(L, s), kx_load(L, x, rv_off(L, r))));
+    kl_set(L, s, kx_add(L, var(L, s), kx_load(L, x, rv_off(L, r))));
     kl_end_n(L, k);
     *mean = kl_decl(L, t, kx_bin(L, KX_DIV, var(L, s), cnt));
     int q = kl_decl(L, t, kx_const(L, t, 0));
@@ -606,7 +602,7 @@ static kn_status lower_batchnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *
     }
     int k = kl_decl(L, t,
                     kx_bin(L, KX_DIV, kx_load(L, scale, pi),
-                           kx_un(L, KX_SQRT, add(L, var(L, v), kx_const(L, t, eps)))));
+                           kx_un(L, KX_SQRT, kx_add(L, var(L, v), kx_const(L, t, eps)))));
     int nr = rv_open(L, &r, 1);
     kn_kx *xv = kx_bin(L, KX_SUB, kx_load(L, x, rv_off(L, &r)), var(L, m));
     kl_store(L, out[0], rv_off(L, &r), kx_fma(L, xv, var(L, k), kx_load(L, bias, pi)));
@@ -646,11 +642,11 @@ static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     rv_init(&r, x, red);
     int nk = rv_open(L, &r, 0), m, v, k;
     rv_moments(L, &r, x, t, &m, &v);
-    kn_kx *sd = kx_un(L, KX_SQRT, add(L, var(L, v), kx_const(L, t, eps)));
+    kn_kx *sd = kx_un(L, KX_SQRT, kx_add(L, var(L, v), kx_const(L, t, eps)));
     if (n->op == KN_OP_MEANVARIANCENORMALIZATION)
         k = kl_decl(L, t,
                     kx_bin(L, KX_DIV, kx_const(L, t, 1),
-                           add(L, kx_un(L, KX_SQRT, var(L, v)), kx_const(L, t, 1e-9))));
+                           kx_add(L, kx_un(L, KX_SQRT, var(L, v)), kx_const(L, t, 1e-9))));
     else if (n->op == KN_OP_INSTANCENORMALIZATION)
         k = kl_decl(L, t, kx_bin(L, KX_DIV, kx_load(L, in[1], var(L, r.v[1])), sd));
     else
@@ -663,7 +659,7 @@ static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         yv = kx_bin(L, KX_MUL, kx_bin(L, KX_MUL, xv, var(L, k)),
                     kx_load(L, in[1], kx_bcast_offset(L, in[1], r.rank, r.dims, r.v)));
         if (in[2])
-            yv = add(L, yv, kx_load(L, in[2], kx_bcast_offset(L, in[2], r.rank, r.dims, r.v)));
+            yv = kx_add(L, yv, kx_load(L, in[2], kx_bcast_offset(L, in[2], r.rank, r.dims, r.v)));
     } else {
         yv = kx_bin(L, KX_MUL, xv, var(L, k));
     }
@@ -689,7 +685,7 @@ static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     int vb = kl_for(L, x->dims[0]), vc = kl_for(L, c), vi = kl_for(L, inner);
     int sq = kl_decl(L, t, kx_const(L, t, 0));
     int vj = kl_for(L, a.size);
-    kn_kx *ch = add(L, add(L, var(L, vc), var(L, vj)), kx_int(L, -lo));
+    kn_kx *ch = kx_add(L, kx_add(L, var(L, vc), var(L, vj)), kx_int(L, -lo));
     kl_if(L, both(L, kx_bin(L, KX_GE, ch, kx_int(L, 0)), kx_bin(L, KX_LT, ch, kx_int(L, c))));
     kn_kx *at = madd(L, var(L, vi), madd(L, ch, var(L, vb), c), inner);
     kl_set(L, sq, kx_fma(L, kx_load(L, x, at), kx_load(L, x, at), var(L, sq)));
@@ -737,8 +733,9 @@ static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in
     kl_end(L);
     int s = kl_decl(L, t, kx_const(L, t, 0));
     vk = kl_for(L, len);
-    kl_set(L, s,
-           add(L, var(L, s), kx_un(L, KX_EXP, kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, mx)))));
+    kl_set(
+        L, s,
+        kx_add(L, var(L, s), kx_un(L, KX_EXP, kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, mx)))));
     kl_end(L);
     kn_kx *yv;
     if (n->op == KN_OP_SOFTMAX) {
@@ -747,7 +744,7 @@ static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in
         yv = kx_bin(L, KX_MUL, kx_un(L, KX_EXP, kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, mx))),
                     var(L, rs));
     } else {
-        int lse = kl_decl(L, t, add(L, var(L, mx), kx_un(L, KX_LOG, var(L, s))));
+        int lse = kl_decl(L, t, kx_add(L, var(L, mx), kx_un(L, KX_LOG, var(L, s))));
         vk = kl_for(L, len);
         yv = kx_bin(L, KX_SUB, kx_load(L, x, AT()), var(L, lse));
     }

@@ -13,12 +13,6 @@
 
 /* ---- expression helpers ---- */
 
-static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_ADD, a, b);
-}
-static kn_kx *mul(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_MUL, a, b);
-}
 static kn_kx *I(kn_lower *L, int64_t v) {
     return kx_int(L, v);
 }
@@ -37,22 +31,22 @@ static kn_kx *apply(kn_lower *L, kn_dtype t, const kn_rnn_act *a, double clip, k
     case A_RELU: return kx_select(L, kx_bin(L, KX_GT, x, zero), x, zero);
     case A_TANH: return kx_un(L, KX_TANH, x);
     case A_SIGMOID:
-        return kx_bin(L, KX_DIV, one, add(L, one, kx_un(L, KX_EXP, kx_un(L, KX_NEG, x))));
-    case A_AFFINE: return add(L, mul(L, A, x), B);
-    case A_LEAKYRELU: return kx_select(L, kx_bin(L, KX_GE, x, zero), x, mul(L, A, x));
+        return kx_bin(L, KX_DIV, one, kx_add(L, one, kx_un(L, KX_EXP, kx_un(L, KX_NEG, x))));
+    case A_AFFINE: return kx_add(L, kx_mul(L, A, x), B);
+    case A_LEAKYRELU: return kx_select(L, kx_bin(L, KX_GE, x, zero), x, kx_mul(L, A, x));
     case A_THRESHOLDEDRELU: return kx_select(L, kx_bin(L, KX_GT, x, A), x, zero);
-    case A_SCALEDTANH: return mul(L, A, kx_un(L, KX_TANH, mul(L, B, x)));
+    case A_SCALEDTANH: return kx_mul(L, A, kx_un(L, KX_TANH, kx_mul(L, B, x)));
     case A_HARDSIGMOID:
-        return kx_bin(L, KX_MAX, zero, kx_bin(L, KX_MIN, one, add(L, mul(L, A, x), B)));
+        return kx_bin(L, KX_MAX, zero, kx_bin(L, KX_MIN, one, kx_add(L, kx_mul(L, A, x), B)));
     case A_ELU:
         return kx_select(L, kx_bin(L, KX_GE, x, zero), x,
-                         mul(L, A, kx_bin(L, KX_SUB, kx_un(L, KX_EXP, x), one)));
-    case A_SOFTSIGN: return kx_bin(L, KX_DIV, x, add(L, one, kx_un(L, KX_ABS, x)));
+                         kx_mul(L, A, kx_bin(L, KX_SUB, kx_un(L, KX_EXP, x), one)));
+    case A_SOFTSIGN: return kx_bin(L, KX_DIV, x, kx_add(L, one, kx_un(L, KX_ABS, x)));
     default: /* softplus */
         return kx_select(
             L, kx_bin(L, KX_GT, x, zero),
-            add(L, x, kx_un(L, KX_LOG, add(L, one, kx_un(L, KX_EXP, kx_un(L, KX_NEG, x))))),
-            kx_un(L, KX_LOG, add(L, one, kx_un(L, KX_EXP, x))));
+            kx_add(L, x, kx_un(L, KX_LOG, kx_add(L, one, kx_un(L, KX_EXP, kx_un(L, KX_NEG, x))))),
+            kx_un(L, KX_LOG, kx_add(L, one, kx_un(L, KX_EXP, x))));
     }
 }
 
@@ -87,11 +81,11 @@ static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
         int64_t wb0 = d * 2 * GH, rb0 = wb0 + GH; /* bias offsets */
         int b = kl_for(L, B);
         /* state offset in initial_h / Y_h */
-        kn_kx *hs = p.layout ? mul(L, add(L, mul(L, V(L, b), I(L, D)), I(L, d)), I(L, H))
-                             : mul(L, add(L, I(L, d * B), V(L, b)), I(L, H));
+        kn_kx *hs = p.layout ? kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, D)), I(L, d)), I(L, H))
+                             : kx_mul(L, kx_add(L, I(L, d * B), V(L, b)), I(L, H));
         int j = kl_for(L, H);
-        kl_store(L, h, V(L, j), ld(L, t, H0, add(L, hs, V(L, j))));
-        if (p.kind == CELL_LSTM) kl_store(L, c, V(L, j), ld(L, t, C0, add(L, hs, V(L, j))));
+        kl_store(L, h, V(L, j), ld(L, t, H0, kx_add(L, hs, V(L, j))));
+        if (p.kind == CELL_LSTM) kl_store(L, c, V(L, j), ld(L, t, C0, kx_add(L, hs, V(L, j))));
         kl_end(L);
         kn_kx *len = I(L, S);
         if (lens)
@@ -104,34 +98,38 @@ static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
                          p.reverse[d]
                              ? kx_bin(L, KX_SUB, kx_bin(L, KX_SUB, V(L, vlen), I(L, 1)), V(L, s))
                              : V(L, s));
-        kn_kx *xs = p.layout ? mul(L, add(L, mul(L, V(L, b), I(L, S)), V(L, vt)), I(L, In))
-                             : mul(L, add(L, mul(L, V(L, vt), I(L, B)), V(L, b)), I(L, In));
+        kn_kx *xs = p.layout
+                        ? kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, S)), V(L, vt)), I(L, In))
+                        : kx_mul(L, kx_add(L, kx_mul(L, V(L, vt), I(L, B)), V(L, b)), I(L, In));
         int vxs = kl_decl(L, KN_I64, xs);
         /* xw = W x + Wb, hr = R h + Rb */
         int k = kl_for(L, GH);
-        int acc = kl_decl(L, t, ld(L, t, Bb, add(L, I(L, wb0), V(L, k))));
+        int acc = kl_decl(L, t, ld(L, t, Bb, kx_add(L, I(L, wb0), V(L, k))));
         int i = kl_for(L, In);
-        kl_set(
-            L, acc,
-            kx_fma(L,
-                   kx_load(L, W, add(L, mul(L, add(L, I(L, d * GH), V(L, k)), I(L, In)), V(L, i))),
-                   kx_load(L, X, add(L, V(L, vxs), V(L, i))), V(L, acc)));
+        kl_set(L, acc,
+               kx_fma(L,
+                      kx_load(L, W,
+                              kx_add(L, kx_mul(L, kx_add(L, I(L, d * GH), V(L, k)), I(L, In)),
+                                     V(L, i))),
+                      kx_load(L, X, kx_add(L, V(L, vxs), V(L, i))), V(L, acc)));
         kl_end(L);
         kl_store(L, xw, V(L, k), V(L, acc));
-        int acr = kl_decl(L, t, ld(L, t, Bb, add(L, I(L, rb0), V(L, k))));
+        int acr = kl_decl(L, t, ld(L, t, Bb, kx_add(L, I(L, rb0), V(L, k))));
         int jj = kl_for(L, H);
-        kl_set(
-            L, acr,
-            kx_fma(L,
-                   kx_load(L, R, add(L, mul(L, add(L, I(L, d * GH), V(L, k)), I(L, H)), V(L, jj))),
-                   kx_load(L, h, V(L, jj)), V(L, acr)));
+        kl_set(L, acr,
+               kx_fma(L,
+                      kx_load(L, R,
+                              kx_add(L, kx_mul(L, kx_add(L, I(L, d * GH), V(L, k)), I(L, H)),
+                                     V(L, jj))),
+                      kx_load(L, h, V(L, jj)), V(L, acr)));
         kl_end(L);
         kl_store(L, hr, V(L, k), V(L, acr));
         kl_end(L); /* k */
 
         /* gate pre-activation q of unit j: xw[q*H + j] + hr[q*H + j] */
 #define GATE(q, jv)                                                                                \
-    add(L, kx_load(L, xw, add(L, I(L, (q)*H), jv)), kx_load(L, hr, add(L, I(L, (q)*H), jv)))
+    kx_add(L, kx_load(L, xw, kx_add(L, I(L, (q)*H), jv)),                                          \
+           kx_load(L, hr, kx_add(L, I(L, (q)*H), jv)))
         switch (p.kind) {
         case CELL_RNN:
             j = kl_for(L, H);
@@ -142,59 +140,62 @@ static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
             j = kl_for(L, H);
             kl_store(L, tmp, V(L, j), apply(L, t, f, p.clip, GATE(0, V(L, j))));
             int r = kl_decl(L, t, apply(L, t, f, p.clip, GATE(1, V(L, j))));
-            kl_store(L, tmp, add(L, I(L, H), V(L, j)), mul(L, V(L, r), kx_load(L, h, V(L, j))));
-            kl_store(L, tmp, add(L, I(L, 2 * H), V(L, j)), V(L, r));
+            kl_store(L, tmp, kx_add(L, I(L, H), V(L, j)),
+                     kx_mul(L, V(L, r), kx_load(L, h, V(L, j))));
+            kl_store(L, tmp, kx_add(L, I(L, 2 * H), V(L, j)), V(L, r));
             kl_end(L);
             j = kl_for(L, H);
             int sv;
             if (p.linear_before_reset) {
                 sv = kl_decl(L, t,
-                             add(L, kx_load(L, xw, add(L, I(L, 2 * H), V(L, j))),
-                                 mul(L, kx_load(L, tmp, add(L, I(L, 2 * H), V(L, j))),
-                                     kx_load(L, hr, add(L, I(L, 2 * H), V(L, j))))));
+                             kx_add(L, kx_load(L, xw, kx_add(L, I(L, 2 * H), V(L, j))),
+                                    kx_mul(L, kx_load(L, tmp, kx_add(L, I(L, 2 * H), V(L, j))),
+                                           kx_load(L, hr, kx_add(L, I(L, 2 * H), V(L, j))))));
             } else {
                 sv = kl_decl(L, t,
-                             add(L, kx_load(L, xw, add(L, I(L, 2 * H), V(L, j))),
-                                 ld(L, t, Bb, add(L, I(L, rb0 + 2 * H), V(L, j)))));
+                             kx_add(L, kx_load(L, xw, kx_add(L, I(L, 2 * H), V(L, j))),
+                                    ld(L, t, Bb, kx_add(L, I(L, rb0 + 2 * H), V(L, j)))));
                 int kk = kl_for(L, H);
                 kl_set(L, sv,
                        kx_fma(L,
                               kx_load(L, R,
-                                      add(L, mul(L, add(L, I(L, d * GH + 2 * H), V(L, j)), I(L, H)),
-                                          V(L, kk))),
-                              kx_load(L, tmp, add(L, I(L, H), V(L, kk))), V(L, sv)));
+                                      kx_add(L,
+                                             kx_mul(L, kx_add(L, I(L, d * GH + 2 * H), V(L, j)),
+                                                    I(L, H)),
+                                             V(L, kk))),
+                              kx_load(L, tmp, kx_add(L, I(L, H), V(L, kk))), V(L, sv)));
                 kl_end(L);
             }
-            kl_store(L, tmp, add(L, I(L, 2 * H), V(L, j)), apply(L, t, g, p.clip, V(L, sv)));
+            kl_store(L, tmp, kx_add(L, I(L, 2 * H), V(L, j)), apply(L, t, g, p.clip, V(L, sv)));
             kl_end(L);
             j = kl_for(L, H);
             int z = kl_decl(L, t, kx_load(L, tmp, V(L, j)));
-            kn_kx *hh = kx_load(L, tmp, add(L, I(L, 2 * H), V(L, j)));
+            kn_kx *hh = kx_load(L, tmp, kx_add(L, I(L, 2 * H), V(L, j)));
             kl_store(L, h, V(L, j),
-                     add(L, mul(L, kx_bin(L, KX_SUB, kx_const(L, t, 1), V(L, z)), hh),
-                         mul(L, V(L, z), kx_load(L, h, V(L, j)))));
+                     kx_add(L, kx_mul(L, kx_bin(L, KX_SUB, kx_const(L, t, 1), V(L, z)), hh),
+                            kx_mul(L, V(L, z), kx_load(L, h, V(L, j)))));
             kl_end(L);
             break;
         }
         case CELL_LSTM: {
             j = kl_for(L, H);
-            kn_kx *pi = ld(L, t, P, add(L, I(L, d * 3 * H), V(L, j)));
-            kn_kx *po = ld(L, t, P, add(L, I(L, d * 3 * H + H), V(L, j)));
-            kn_kx *pf = ld(L, t, P, add(L, I(L, d * 3 * H + 2 * H), V(L, j)));
+            kn_kx *pi = ld(L, t, P, kx_add(L, I(L, d * 3 * H), V(L, j)));
+            kn_kx *po = ld(L, t, P, kx_add(L, I(L, d * 3 * H + H), V(L, j)));
+            kn_kx *pf = ld(L, t, P, kx_add(L, I(L, d * 3 * H + 2 * H), V(L, j)));
             int cj = kl_decl(L, t, kx_load(L, c, V(L, j)));
             int ft = kl_decl(
-                L, t, apply(L, t, f, p.clip, add(L, GATE(2, V(L, j)), mul(L, pf, V(L, cj)))));
-            int it =
-                kl_decl(L, t,
-                        p.input_forget ? kx_bin(L, KX_SUB, kx_const(L, t, 1), V(L, ft))
-                                       : apply(L, t, f, p.clip,
-                                               add(L, GATE(0, V(L, j)), mul(L, pi, V(L, cj)))));
+                L, t, apply(L, t, f, p.clip, kx_add(L, GATE(2, V(L, j)), kx_mul(L, pf, V(L, cj)))));
+            int it = kl_decl(
+                L, t,
+                p.input_forget
+                    ? kx_bin(L, KX_SUB, kx_const(L, t, 1), V(L, ft))
+                    : apply(L, t, f, p.clip, kx_add(L, GATE(0, V(L, j)), kx_mul(L, pi, V(L, cj)))));
             int ct = kl_decl(L, t, apply(L, t, g, p.clip, GATE(3, V(L, j))));
-            kl_set(L, cj, add(L, mul(L, V(L, ft), V(L, cj)), mul(L, V(L, it), V(L, ct))));
+            kl_set(L, cj, kx_add(L, kx_mul(L, V(L, ft), V(L, cj)), kx_mul(L, V(L, it), V(L, ct))));
             kl_store(L, c, V(L, j), V(L, cj));
             int ot = kl_decl(
-                L, t, apply(L, t, f, p.clip, add(L, GATE(1, V(L, j)), mul(L, po, V(L, cj)))));
-            kl_store(L, h, V(L, j), mul(L, V(L, ot), apply(L, t, ha, 0, V(L, cj))));
+                L, t, apply(L, t, f, p.clip, kx_add(L, GATE(1, V(L, j)), kx_mul(L, po, V(L, cj)))));
+            kl_store(L, h, V(L, j), kx_mul(L, V(L, ot), apply(L, t, ha, 0, V(L, cj))));
             kl_end(L);
             break;
         }
@@ -202,26 +203,30 @@ static kn_status lower_rnn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
 #undef GATE
         if (Y) {
             kn_kx *ys =
-                p.layout ? mul(L,
-                               add(L, mul(L, add(L, mul(L, V(L, b), I(L, S)), V(L, vt)), I(L, D)),
-                                   I(L, d)),
-                               I(L, H))
-                         : mul(L,
-                               add(L, mul(L, add(L, mul(L, V(L, vt), I(L, D)), I(L, d)), I(L, B)),
-                                   V(L, b)),
-                               I(L, H));
+                p.layout ? kx_mul(L,
+                                  kx_add(L,
+                                         kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, S)), V(L, vt)),
+                                                I(L, D)),
+                                         I(L, d)),
+                                  I(L, H))
+                         : kx_mul(L,
+                                  kx_add(L,
+                                         kx_mul(L, kx_add(L, kx_mul(L, V(L, vt), I(L, D)), I(L, d)),
+                                                I(L, B)),
+                                         V(L, b)),
+                                  I(L, H));
             int vys = kl_decl(L, KN_I64, ys);
             j = kl_for(L, H);
-            kl_store(L, Y, add(L, V(L, vys), V(L, j)), kx_load(L, h, V(L, j)));
+            kl_store(L, Y, kx_add(L, V(L, vys), V(L, j)), kx_load(L, h, V(L, j)));
             kl_end(L);
         }
         kl_end(L); /* s */
         if (Yh || Yc) {
-            hs = p.layout ? mul(L, add(L, mul(L, V(L, b), I(L, D)), I(L, d)), I(L, H))
-                          : mul(L, add(L, I(L, d * B), V(L, b)), I(L, H));
+            hs = p.layout ? kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, D)), I(L, d)), I(L, H))
+                          : kx_mul(L, kx_add(L, I(L, d * B), V(L, b)), I(L, H));
             j = kl_for(L, H);
-            if (Yh) kl_store(L, Yh, add(L, hs, V(L, j)), kx_load(L, h, V(L, j)));
-            if (Yc) kl_store(L, Yc, add(L, hs, V(L, j)), kx_load(L, c, V(L, j)));
+            if (Yh) kl_store(L, Yh, kx_add(L, hs, V(L, j)), kx_load(L, h, V(L, j)));
+            if (Yc) kl_store(L, Yc, kx_add(L, hs, V(L, j)), kx_load(L, c, V(L, j)));
             kl_end(L);
         }
         kl_end(L); /* b */

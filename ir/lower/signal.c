@@ -14,15 +14,6 @@
 
 static const double PI = 3.14159265358979323846;
 
-static kn_kx *add(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_ADD, a, b);
-}
-static kn_kx *sub(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_SUB, a, b);
-}
-static kn_kx *mul(kn_lower *L, kn_kx *a, kn_kx *b) {
-    return kx_bin(L, KX_MUL, a, b);
-}
 static kn_kx *I(kn_lower *L, int64_t v) {
     return kx_int(L, v);
 }
@@ -48,19 +39,21 @@ static int64_t const_i64(kn_lower *L, const kn_node *n, int i, const char *what)
  * im += xr*sin + xi*cos with th = sign*2*pi*((k*m) mod N)/N. xi may be NULL. */
 static void rot_acc(kn_lower *L, kn_dtype t, int re, int im, kn_kx *xr, kn_kx *xi, int vk, int vm,
                     int64_t N, double sign) {
-    kn_kx *km = kx_bin(L, KX_MOD, mul(L, V(L, vk), V(L, vm)), I(L, N));
+    kn_kx *km = kx_bin(L, KX_MOD, kx_mul(L, V(L, vk), V(L, vm)), I(L, N));
     int th = kl_decl(
         L, KN_F64,
-        kx_bin(L, KX_DIV, mul(L, F(L, sign * 2 * PI), kx_cast(L, KN_F64, km)), F(L, (double)N)));
+        kx_bin(L, KX_DIV, kx_mul(L, F(L, sign * 2 * PI), kx_cast(L, KN_F64, km)), F(L, (double)N)));
     int c = kl_decl(L, t, kx_un(L, KX_COS, V(L, th))),
         s = kl_decl(L, t, kx_un(L, KX_SIN, V(L, th)));
     int vr = kl_decl(L, t, xr);
     if (xi) {
         int vi = kl_decl(L, t, xi);
         kl_set(L, re,
-               add(L, V(L, re), sub(L, mul(L, V(L, vr), V(L, c)), mul(L, V(L, vi), V(L, s)))));
+               kx_add(L, V(L, re),
+                      kx_sub(L, kx_mul(L, V(L, vr), V(L, c)), kx_mul(L, V(L, vi), V(L, s)))));
         kl_set(L, im,
-               add(L, V(L, im), add(L, mul(L, V(L, vr), V(L, s)), mul(L, V(L, vi), V(L, c)))));
+               kx_add(L, V(L, im),
+                      kx_add(L, kx_mul(L, V(L, vr), V(L, s)), kx_mul(L, V(L, vi), V(L, c)))));
     } else {
         kl_set(L, re, kx_fma(L, V(L, vr), V(L, c), V(L, re)));
         kl_set(L, im, kx_fma(L, V(L, vr), V(L, s), V(L, im)));
@@ -87,16 +80,19 @@ static kn_status lower_dft(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     int re = kl_decl(L, t, kx_const(L, t, 0)), im = kl_decl(L, t, kx_const(L, t, 0));
     int m = kl_for(L, M);
     kn_kx *e =
-        mul(L, add(L, mul(L, add(L, mul(L, V(L, o), I(L, Lx)), V(L, m)), I(L, inner)), V(L, i)),
-            I(L, comp));
-    rot_acc(L, t, re, im, kx_load(L, X, e), comp == 2 ? kx_load(L, X, add(L, e, I(L, 1))) : NULL, k,
-            m, N, sign);
+        kx_mul(L,
+               kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, o), I(L, Lx)), V(L, m)), I(L, inner)),
+                      V(L, i)),
+               I(L, comp));
+    rot_acc(L, t, re, im, kx_load(L, X, e), comp == 2 ? kx_load(L, X, kx_add(L, e, I(L, 1))) : NULL,
+            k, m, N, sign);
     kl_end(L);
-    kn_kx *at =
-        mul(L, add(L, mul(L, add(L, mul(L, V(L, o), I(L, K)), V(L, k)), I(L, inner)), V(L, i)),
-            I(L, 2));
-    kl_store(L, Y, at, mul(L, V(L, re), kx_const(L, t, scale)));
-    kl_store(L, Y, add(L, at, I(L, 1)), mul(L, V(L, im), kx_const(L, t, scale)));
+    kn_kx *at = kx_mul(
+        L,
+        kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, o), I(L, K)), V(L, k)), I(L, inner)), V(L, i)),
+        I(L, 2));
+    kl_store(L, Y, at, kx_mul(L, V(L, re), kx_const(L, t, scale)));
+    kl_store(L, Y, kx_add(L, at, I(L, 1)), kx_mul(L, V(L, im), kx_const(L, t, scale)));
     kl_end_n(L, 3);
     return KN_OK;
 }
@@ -116,21 +112,25 @@ static kn_status lower_stft(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int re = kl_decl(L, t, kx_const(L, t, 0)), im = kl_decl(L, t, kx_const(L, t, 0));
     int m = kl_for(L, flen);
     kn_kx *e =
-        mul(L, add(L, add(L, mul(L, V(L, b), I(L, len)), mul(L, V(L, f), I(L, step))), V(L, m)),
-            I(L, comp));
-    kn_kx *xr = kx_load(L, X, e), *xi = comp == 2 ? kx_load(L, X, add(L, e, I(L, 1))) : NULL;
+        kx_mul(L,
+               kx_add(L, kx_add(L, kx_mul(L, V(L, b), I(L, len)), kx_mul(L, V(L, f), I(L, step))),
+                      V(L, m)),
+               I(L, comp));
+    kn_kx *xr = kx_load(L, X, e), *xi = comp == 2 ? kx_load(L, X, kx_add(L, e, I(L, 1))) : NULL;
     if (win) {
         int wm = kl_decl(L, t, kx_load(L, win, V(L, m)));
-        xr = mul(L, xr, V(L, wm));
-        if (xi) xi = mul(L, xi, V(L, wm));
+        xr = kx_mul(L, xr, V(L, wm));
+        if (xi) xi = kx_mul(L, xi, V(L, wm));
     }
     rot_acc(L, t, re, im, xr, xi, k, m, flen, -1);
     kl_end(L);
-    kn_kx *at =
-        mul(L, add(L, mul(L, add(L, mul(L, V(L, b), I(L, frames)), V(L, f)), I(L, bins)), V(L, k)),
-            I(L, 2));
+    kn_kx *at = kx_mul(
+        L,
+        kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, frames)), V(L, f)), I(L, bins)),
+               V(L, k)),
+        I(L, 2));
     kl_store(L, Y, at, V(L, re));
-    kl_store(L, Y, add(L, at, I(L, 1)), V(L, im));
+    kl_store(L, Y, kx_add(L, at, I(L, 1)), V(L, im));
     kl_end_n(L, 3);
     return KN_OK;
 }
@@ -147,16 +147,16 @@ static kn_status lower_window(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int i = kl_for(L, N);
     int x = kl_decl(
         L, KN_F64,
-        den > 0 ? kx_bin(L, KX_DIV, mul(L, F(L, 2 * PI), kx_cast(L, KN_F64, V(L, i))), F(L, den))
+        den > 0 ? kx_bin(L, KX_DIV, kx_mul(L, F(L, 2 * PI), kx_cast(L, KN_F64, V(L, i))), F(L, den))
                 : F(L, 0));
     kn_kx *cs = kx_un(L, KX_COS, V(L, x)), *v;
     if (n->op == KN_OP_HANNWINDOW)
-        v = sub(L, F(L, 0.5), mul(L, F(L, 0.5), cs));
+        v = kx_sub(L, F(L, 0.5), kx_mul(L, F(L, 0.5), cs));
     else if (n->op == KN_OP_HAMMINGWINDOW)
-        v = sub(L, F(L, 25.0 / 46), mul(L, F(L, 1 - 25.0 / 46), cs));
+        v = kx_sub(L, F(L, 25.0 / 46), kx_mul(L, F(L, 1 - 25.0 / 46), cs));
     else
-        v = add(L, sub(L, F(L, 0.42), mul(L, F(L, 0.5), cs)),
-                mul(L, F(L, 0.08), kx_un(L, KX_COS, mul(L, F(L, 2), V(L, x)))));
+        v = kx_add(L, kx_sub(L, F(L, 0.42), kx_mul(L, F(L, 0.5), cs)),
+                   kx_mul(L, F(L, 0.08), kx_un(L, KX_COS, kx_mul(L, F(L, 2), V(L, x)))));
     if (!kn_dtype_get(Y->dtype)->is_float) v = kx_un(L, KX_TRUNC, v);
     kl_store(L, Y, V(L, i), v);
     kl_end(L);
@@ -177,24 +177,27 @@ static kn_status lower_mel(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     kn_kx *ln10 = F(L, log(10.0));
     int mlo = kl_decl(
         L, KN_F64,
-        mul(L, F(L, 2595),
-            kx_bin(L, KX_DIV, kx_un(L, KX_LOG, add(L, F(L, 1), kx_bin(L, KX_DIV, lo, F(L, 700)))),
-                   ln10)));
+        kx_mul(L, F(L, 2595),
+               kx_bin(L, KX_DIV,
+                      kx_un(L, KX_LOG, kx_add(L, F(L, 1), kx_bin(L, KX_DIV, lo, F(L, 700)))),
+                      ln10)));
     int mhi = kl_decl(
         L, KN_F64,
-        mul(L, F(L, 2595),
-            kx_bin(L, KX_DIV, kx_un(L, KX_LOG, add(L, F(L, 1), kx_bin(L, KX_DIV, hi, F(L, 700)))),
-                   ln10)));
-    int step = kl_decl(L, KN_F64,
-                       kx_bin(L, KX_DIV, sub(L, V(L, mhi), V(L, mlo)), F(L, (double)(mels + 2))));
+        kx_mul(L, F(L, 2595),
+               kx_bin(L, KX_DIV,
+                      kx_un(L, KX_LOG, kx_add(L, F(L, 1), kx_bin(L, KX_DIV, hi, F(L, 700)))),
+                      ln10)));
+    int step = kl_decl(
+        L, KN_F64, kx_bin(L, KX_DIV, kx_sub(L, V(L, mhi), V(L, mlo)), F(L, (double)(mels + 2))));
     int vr = kl_decl(L, KN_F64, rate);
     kn_kbuf *pt = kl_scratch(L, KN_I64, mels + 2);
     int i = kl_for(L, mels + 2);
-    kn_kx *mel = kx_bin(
-        L, KX_DIV, add(L, mul(L, kx_cast(L, KN_F64, V(L, i)), V(L, step)), V(L, mlo)), F(L, 2595));
-    kn_kx *hz = mul(L, F(L, 700), sub(L, kx_bin(L, KX_POW, F(L, 10), mel), F(L, 1)));
+    kn_kx *mel =
+        kx_bin(L, KX_DIV, kx_add(L, kx_mul(L, kx_cast(L, KN_F64, V(L, i)), V(L, step)), V(L, mlo)),
+               F(L, 2595));
+    kn_kx *hz = kx_mul(L, F(L, 700), kx_sub(L, kx_bin(L, KX_POW, F(L, 10), mel), F(L, 1)));
     kn_kx *bin =
-        kx_un(L, KX_FLOOR, kx_bin(L, KX_DIV, mul(L, F(L, (double)(dftlen + 1)), hz), V(L, vr)));
+        kx_un(L, KX_FLOOR, kx_bin(L, KX_DIV, kx_mul(L, F(L, (double)(dftlen + 1)), hz), V(L, vr)));
     kl_store(L, pt, V(L, i),
              kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, kx_cast(L, KN_I64, bin), I(L, 0)), I(L, nbins)));
     kl_end(L);
@@ -204,28 +207,29 @@ static kn_status lower_mel(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     kl_end(L);
     i = kl_for(L, mels);
     int l = kl_decl(L, KN_I64, kx_load(L, pt, V(L, i)));
-    int c = kl_decl(L, KN_I64, kx_load(L, pt, add(L, V(L, i), I(L, 1))));
-    int r = kl_decl(L, KN_I64, kx_load(L, pt, add(L, V(L, i), I(L, 2))));
+    int c = kl_decl(L, KN_I64, kx_load(L, pt, kx_add(L, V(L, i), I(L, 1))));
+    int r = kl_decl(L, KN_I64, kx_load(L, pt, kx_add(L, V(L, i), I(L, 2))));
     kl_if(L, kx_bin(L, KX_EQ, V(L, c), V(L, l)));
     kl_if(L, kx_bin(L, KX_LT, V(L, c), I(L, nbins)));
-    kl_store(L, Y, add(L, mul(L, V(L, c), I(L, mels)), V(L, i)), kx_const(L, t, 1));
+    kl_store(L, Y, kx_add(L, kx_mul(L, V(L, c), I(L, mels)), V(L, i)), kx_const(L, t, 1));
     kl_end(L);
     kl_else(L);
     /* j in [l, min(c, nbins - 1)] */
-    int jn = kl_decl(L, KN_I64,
-                     sub(L, add(L, kx_bin(L, KX_MIN, V(L, c), I(L, nbins - 1)), I(L, 1)), V(L, l)));
+    int jn = kl_decl(
+        L, KN_I64,
+        kx_sub(L, kx_add(L, kx_bin(L, KX_MIN, V(L, c), I(L, nbins - 1)), I(L, 1)), V(L, l)));
     int j = kl_for_x(L, V(L, jn));
-    kl_store(L, Y, add(L, mul(L, add(L, V(L, l), V(L, j)), I(L, mels)), V(L, i)),
+    kl_store(L, Y, kx_add(L, kx_mul(L, kx_add(L, V(L, l), V(L, j)), I(L, mels)), V(L, i)),
              kx_bin(L, KX_DIV, kx_cast(L, KN_F64, V(L, j)),
-                    kx_cast(L, KN_F64, sub(L, V(L, c), V(L, l)))));
+                    kx_cast(L, KN_F64, kx_sub(L, V(L, c), V(L, l)))));
     kl_end(L);
     kl_end(L); /* if */
     /* j in [c, min(r, nbins)) */
-    jn = kl_decl(L, KN_I64, sub(L, kx_bin(L, KX_MIN, V(L, r), I(L, nbins)), V(L, c)));
+    jn = kl_decl(L, KN_I64, kx_sub(L, kx_bin(L, KX_MIN, V(L, r), I(L, nbins)), V(L, c)));
     j = kl_for_x(L, V(L, jn));
-    kl_store(L, Y, add(L, mul(L, add(L, V(L, c), V(L, j)), I(L, mels)), V(L, i)),
-             kx_bin(L, KX_DIV, kx_cast(L, KN_F64, sub(L, sub(L, V(L, r), V(L, c)), V(L, j))),
-                    kx_cast(L, KN_F64, sub(L, V(L, r), V(L, c)))));
+    kl_store(L, Y, kx_add(L, kx_mul(L, kx_add(L, V(L, c), V(L, j)), I(L, mels)), V(L, i)),
+             kx_bin(L, KX_DIV, kx_cast(L, KN_F64, kx_sub(L, kx_sub(L, V(L, r), V(L, c)), V(L, j))),
+                    kx_cast(L, KN_F64, kx_sub(L, V(L, r), V(L, c)))));
     kl_end(L);
     kl_end(L); /* i */
     return KN_OK;

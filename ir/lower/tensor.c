@@ -450,7 +450,7 @@ static kn_status lower_trilu(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int r = o->rank;
     int64_t os[KN_MAX_RANK];
     kn_strides(r, o->dims, os);
-    kn_kx *v[KN_MAX_RANK];
+    kn_kx *v[KN_MAX_RANK] = {0};
     int open = loops(L, r, o->dims, v);
     kn_kx *diff = kx_bin(L, KX_SUB, v[r - 1], v[r - 2]);
     kn_kx *keep = kx_bin(L, upper ? KX_GE : KX_LE, diff, k);
