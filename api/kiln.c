@@ -377,7 +377,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
                     "kiln_options_set_input_shape() or kiln_options_set_dim()",
                     v->name, kn_type_str(&v->type, buf, sizeof buf));
     }
-    if (!cx->status && !kn_compile_program(cx, g, "model", &p) &&
+    if (!cx->status && !kn_compile_program(cx, g, "model", o->target, &p) &&
         !kn_llvm_jit(cx, p, o->target, o->opt_level, &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
         c->nin = (size_t)p->nin;

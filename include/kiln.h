@@ -182,7 +182,12 @@ void kiln_compiled_destroy(kiln_compiled *compiled);
 /* Inputs and outputs, in the order of the ONNX graph's inputs (those that are not
  * initializers) and outputs. The getters below take an index below the count; for an
  * index out of range (or a NULL handle) they return NULL, KILN_DTYPE_UNDEFINED, -1 or
- * 0. Returned pointers are borrowed: valid until kiln_compiled_destroy(compiled). */
+ * 0. Returned pointers are borrowed: valid until kiln_compiled_destroy(compiled).
+ * Sequences and optionals are flattened as in generated C (docs/generated-c.md): a
+ * sequence output of compile-time length L is L tensor outputs named NAME_0 ..
+ * NAME_{L-1}, an empty optional output none. A model with a sequence or optional
+ * input fails in kiln_compile_jit() with KILN_EUNSUPPORTED (its length cannot be given
+ * here). */
 size_t kiln_compiled_input_count(const kiln_compiled *compiled);
 size_t kiln_compiled_output_count(const kiln_compiled *compiled);
 

@@ -91,6 +91,18 @@ struct kn_node {
     kn_graph *graph; /* graph holding the node */
 };
 
+/* A sequence or optional input/output of the model as compiled code sees it
+ * (passes/deseq.c): `count` consecutive tensor inputs/outputs from position `first`,
+ * one per element of a sequence of compile-time length, one for an optional that
+ * holds a tensor, none for an empty one. */
+typedef struct kn_iogroup {
+    const char *name; /* ONNX name */
+    kn_type type;     /* the value's type: kind KN_KIND_SEQUENCE or KN_KIND_OPTIONAL */
+    bool output;
+    bool present; /* optional: holds a value */
+    int first, count;
+} kn_iogroup;
+
 struct kn_graph {
     kn_arena *arena;  /* the root's arena */
     kn_graph *parent; /* enclosing graph of a subgraph, NULL for the root */
@@ -109,6 +121,8 @@ struct kn_graph {
     int opset_ml;       /* ai.onnx.ml opset, 0 if not imported */
     int opset_training; /* ai.onnx.preview.training opset, 0 if not imported */
     int ir_version;
+    int ngroups;        /* root: sequence/optional inputs and outputs, flattened */
+    kn_iogroup *groups; /* to tensors by passes/deseq.c; NULL until then */
 };
 
 /* A new root graph with its own arena. Destroy with kn_graph_destroy(). */

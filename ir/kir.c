@@ -5,6 +5,7 @@
  * buffer's first/last kernel, which the memory plan turns into lifetimes. */
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
+#include "targets/target.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -48,13 +49,34 @@ int kl_new_var(kn_lower *L, kn_dtype t) {
     if (p->nvars == p->cap_vars) {
         int nc = p->cap_vars ? p->cap_vars * 2 : 64;
         kn_dtype *v = kn_arena_array(p->arena, (size_t)nc, sizeof *v);
-        KN_ASSERT(v);
-        if (p->nvars) memcpy(v, p->var_dtype, (size_t)p->nvars * sizeof *v);
+        int *l = kn_arena_array(p->arena, (size_t)nc, sizeof *l);
+        KN_ASSERT(v && l);
+        if (p->nvars) {
+            memcpy(v, p->var_dtype, (size_t)p->nvars * sizeof *v);
+            memcpy(l, p->var_lanes, (size_t)p->nvars * sizeof *l);
+        }
         p->var_dtype = v;
+        p->var_lanes = l;
         p->cap_vars = nc;
     }
     p->var_dtype[p->nvars] = t;
+    p->var_lanes[p->nvars] = 1;
     return p->nvars++;
+}
+
+int kl_lanes(kn_lower *L, kn_dtype t) {
+    int bits = L->target ? L->target->vector_bits : 0;
+    int lanes = bits / (8 * (int)kn_dtype_get(t)->size);
+    return lanes > 1 ? lanes : 1;
+}
+
+bool kl_register_tiles(kn_lower *L) {
+    return L->target != NULL;
+}
+
+int kl_vector_registers(kn_lower *L) {
+    int n = L->target ? L->target->vector_registers : 0;
+    return n > 0 ? n : 16;
 }
 
 static void use(kn_lower *L, kn_kbuf *b) {
@@ -151,10 +173,16 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value) {
 }
 
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init) {
+    return kl_decl_vec(L, t, 1, init);
+}
+
+int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init) {
     kn_ks *s = new_stmt(L, KS_DECL);
     s->dtype = kx_compute_dtype(t);
     s->var = kl_new_var(L, s->dtype);
+    s->width = L->p->var_lanes[s->var] = lanes > 1 ? lanes : 1;
     s->value = kx_cast(L, s->dtype, init);
+    KN_ASSERT(kx_lanes(s->value) == 1 || kx_lanes(s->value) == lanes);
     append(L, s);
     return s->var;
 }
@@ -163,6 +191,7 @@ void kl_set(kn_lower *L, int var, kn_kx *value) {
     kn_ks *s = new_stmt(L, KS_SET);
     s->var = var;
     s->value = kx_cast(L, L->p->var_dtype[var], value);
+    KN_ASSERT(kx_lanes(s->value) == 1 || kx_lanes(s->value) == L->p->var_lanes[var]);
     append(L, s);
 }
 
@@ -216,7 +245,29 @@ kn_kx *kx_const(kn_lower *L, kn_dtype t, double v) {
 kn_kx *kx_var(kn_lower *L, int var) {
     kn_kx *x = new_x(L, KX_VAR, L->p->var_dtype[var]);
     x->var = var;
+    x->lanes = L->p->var_lanes[var];
     return x;
+}
+
+kn_kx *kx_lane(kn_lower *L, int var, int lane) {
+    KN_ASSERT(lane >= 0 && lane < L->p->var_lanes[var]);
+    kn_kx *x = new_x(L, KX_LANE, L->p->var_dtype[var]);
+    x->a[0] = kx_var(L, var);
+    x->i = lane;
+    return x;
+}
+
+kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes) {
+    kn_kx *x = kx_load(L, b, index);
+    x->lanes = lanes > 1 ? lanes : 1;
+    return x;
+}
+
+/* The lanes of an operation on a and b: a scalar operand broadcasts. */
+static int lanes2(const kn_kx *a, const kn_kx *b) {
+    int la = kx_lanes(a), lb = b ? kx_lanes(b) : 1;
+    KN_ASSERT(la == 1 || lb == 1 || la == lb);
+    return la > lb ? la : lb;
 }
 
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index) {
@@ -263,6 +314,7 @@ kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a) {
     }
     kn_kx *x = new_x(L, KX_CAST, t);
     x->a[0] = a;
+    x->lanes = a->lanes;
     return x;
 }
 
@@ -271,6 +323,7 @@ kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a) {
     if (op == KX_ISNAN || op == KX_ISINF || op == KX_NOT) t = KN_BOOL;
     kn_kx *x = new_x(L, op, t);
     x->a[0] = a;
+    x->lanes = a->lanes;
     return x;
 }
 
@@ -297,6 +350,7 @@ kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b) {
         if ((op == KX_ADD || op == KX_SUB) && b->op == KX_CONST && b->i == 0) return a;
     }
     kn_kx *x = new_x(L, op, cmp ? KN_BOOL : t);
+    x->lanes = lanes2(a, b);
     x->a[0] = kx_cast(L, t, a);
     x->a[1] = op == KX_SHL || op == KX_SHR ? kx_cast(L, t, b) : kx_cast(L, t, b);
     return x;
@@ -305,6 +359,8 @@ kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b) {
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b) {
     kn_dtype t = common(a->dtype, b->dtype);
     kn_kx *x = new_x(L, KX_SELECT, t);
+    x->lanes = lanes2(c, a);
+    x->lanes = lanes2(x, b);
     x->a[0] = c;
     x->a[1] = kx_cast(L, t, a);
     x->a[2] = kx_cast(L, t, b);
@@ -315,6 +371,8 @@ kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
     kn_dtype t = common(common(a->dtype, b->dtype), c->dtype);
     if (!kn_dtype_get(t)->is_float) return kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, a, b), c);
     kn_kx *x = new_x(L, KX_FMA, t);
+    x->lanes = lanes2(a, b);
+    x->lanes = lanes2(x, c);
     x->a[0] = kx_cast(L, t, a);
     x->a[1] = kx_cast(L, t, b);
     x->a[2] = kx_cast(L, t, c);
@@ -377,6 +435,7 @@ static const char *op_name(kn_kx_op op) {
             [KX_SELECT] = "select",
         [KX_CAST] = "cast",
         [KX_FMA] = "fma",
+        [KX_LANE] = "lane",
     };
     return names[op];
 }
@@ -390,9 +449,11 @@ static void print_x(FILE *f, const kn_kx *x) {
             fprintf(f, "%lld", (long long)x->i);
         return;
     case KX_VAR: fprintf(f, "v%d", x->var); return;
+    case KX_LANE: fprintf(f, "v%d.%lld", x->a[0]->var, (long long)x->i); return;
     case KX_LOAD:
         fprintf(f, "%s[", x->buf->name);
         print_x(f, x->a[0]);
+        if (kx_lanes(x) > 1) fprintf(f, " x%d", x->lanes);
         fputc(']', f);
         return;
     case KX_CAST:
@@ -438,14 +499,17 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
     case KS_STORE:
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         print_x(f, s->index);
+        if (kx_lanes(s->value) > 1) fprintf(f, " x%d", s->value->lanes);
         fprintf(f, "] = ");
         print_x(f, s->value);
         fputc('\n', f);
         return;
     case KS_DECL:
     case KS_SET:
-        fprintf(f, "%*s%s%sv%d = ", ind, "", s->kind == KS_DECL ? kn_dtype_name(s->dtype) : "",
-                s->kind == KS_DECL ? " " : "", s->var);
+        fprintf(f, "%*s", ind, "");
+        if (s->kind == KS_DECL) fprintf(f, "%s", kn_dtype_name(s->dtype));
+        if (s->kind == KS_DECL && s->width > 1) fprintf(f, "x%d", s->width);
+        fprintf(f, "%sv%d = ", s->kind == KS_DECL ? " " : "", s->var);
         print_x(f, s->value);
         fputc('\n', f);
         return;

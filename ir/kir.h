@@ -15,6 +15,13 @@
  * select, casts and fused multiply-add. Index expressions are i64. Buffers are flat
  * (row-major element offsets); shapes are kept for printing and for passes.
  *
+ * Vectors: an expression or scalar local may have `lanes` > 1. A vector load reads
+ * buf[index .. index+lanes) and a vector store writes that range; a scalar operand of
+ * a vector operation is broadcast to every lane; KX_LANE reads one lane of a vector
+ * local. A vector KS_SET must not read other lanes of the variable it assigns (the C
+ * emitter assigns lane by lane). Lowerings choose vector widths from the target
+ * (kl_lanes); the emitters map them to SIMD types (LLVM) or to per-lane loops (C).
+ *
  * Everything lives in the program's arena. Optimizations to come (split, reorder,
  * fuse, unroll, vectorize, register tiles) are rewrites of this tree driven by the
  * target, not emitter code; the emitters (codegen/c, later llvm and opencl) print
@@ -27,6 +34,8 @@
 #define KN_KIR_H
 
 #include "ir/ops.h"
+
+struct kn_target;
 
 /* ---- expressions ---- */
 
@@ -55,6 +64,7 @@ typedef enum kn_kx_op {
         KX_SELECT, /* a[0] ? a[1] : a[2] */
     KX_CAST,       /* a[0] converted to dtype (float->int truncates, as C) */
     KX_FMA,        /* a[0] * a[1] + a[2] */
+    KX_LANE,       /* lane i of vector variable a[0] (a KX_VAR) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -62,6 +72,7 @@ typedef struct kn_kx {
     kn_kx_op op;
     kn_dtype dtype; /* of the result; comparisons give KN_BOOL; never f16/bf16 (loads
                        of those widen to f32, stores narrow) */
+    int lanes;      /* > 1: a vector of that many lanes (see "Vectors" below), else scalar */
     struct kn_kx *a[3];
     int64_t i;
     double f;
@@ -97,7 +108,7 @@ struct kn_ks {
     int64_t extent; /* FOR: trip count (static) */
     kn_kx *ext;     /* FOR: trip count as an expression when not static, else NULL */
     unsigned annot; /* FOR: KN_LOOP_* */
-    int width;      /* FOR: vector width or unroll factor */
+    int width;      /* FOR: vector width or unroll factor; DECL: lanes of the local */
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
     kn_kx *index, *value, *cond, *src_index, *count;
@@ -148,9 +159,12 @@ typedef struct kn_kprog {
     kn_kernel **kernels;
     int nvars;           /* variable ids are [0, nvars) */
     kn_dtype *var_dtype; /* dtype of each variable (loop indices are i64) */
+    int *var_lanes;      /* lanes of each variable: 1 for scalars */
     int cap_vars;
     size_t arena_size;        /* bytes, from the memory plan */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
+    int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
+    const kn_iogroup *groups;
 } kn_kprog;
 
 #define KN_ARENA_ALIGN 64
@@ -160,7 +174,8 @@ typedef struct kn_kprog {
 /* Lowers every node of g (which must have static shapes; shape,fold run first) into
  * a new program named `name`. Ops without a lowering, or values whose shape is not
  * static, are reported with the node and reason. Free with kn_kprog_destroy(). */
-kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out);
+kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name,
+                         const struct kn_target *target, kn_kprog **out);
 void kn_kprog_destroy(kn_kprog *p);
 /* The buffer whose arena storage b uses: b itself, or the buffer it runs in place of. */
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
@@ -176,6 +191,13 @@ void kn_kprog_print(const kn_kprog *p, void *file /* FILE * */);
 kn_ctx *kl_ctx(kn_lower *L);
 /* Constant data of input i at lowering time, or NULL if it is not a constant. */
 const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
+/* The target's vector width in lanes of dtype t (1: no SIMD, or no target), and how
+ * many vector registers it has (an estimate when the target does not say). */
+int kl_lanes(kn_lower *L, kn_dtype t);
+int kl_vector_registers(kn_lower *L);
+/* Whether to block loops into register tiles: true for CPU targets, false without a
+ * target (OpenCL, where the parallel loops become work-items instead). */
+bool kl_register_tiles(kn_lower *L);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 /* A constant table computed at lowering time (emitted as static const data): numel
@@ -196,6 +218,8 @@ void kl_else(kn_lower *L);
 void kl_while(kn_lower *L, kn_kx *cond);
 void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
+/* A new vector local of `lanes` lanes (init may be scalar: broadcast). */
+int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init);
 void kl_set(kn_lower *L, int var, kn_kx *value);
 void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *src_index,
              kn_kx *count);
@@ -211,6 +235,8 @@ kn_kx *kx_int(kn_lower *L, int64_t v);              /* i64 constant */
 kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* constant of dtype t */
 kn_kx *kx_var(kn_lower *L, int var);
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);
+kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes); /* b[index .. +lanes) */
+kn_kx *kx_lane(kn_lower *L, int var, int lane);                    /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
@@ -235,5 +261,8 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 /* The dtype arithmetic on elements of t happens in: f16/bf16 widen to f32, the rest
  * stay (bool stays bool). */
 kn_dtype kx_compute_dtype(kn_dtype t);
+static inline int kx_lanes(const kn_kx *x) {
+    return x->lanes > 1 ? x->lanes : 1;
+}
 
 #endif

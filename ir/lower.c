@@ -8,6 +8,7 @@
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
 #include "ir/ops.h"
+#include "targets/target.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +101,18 @@ static kn_kbuf *value_buf(kn_lower *L, kn_kbuf **vbuf, const kn_value *v, const 
     return b;
 }
 
+/* The graph's sequence/optional I/O groups, copied into the program's arena. */
+static const kn_iogroup *copy_groups(kn_arena *a, const kn_iogroup *src, int n) {
+    kn_iogroup *v = kn_arena_array(a, (size_t)n + 1, sizeof *v);
+    KN_ASSERT(v);
+    for (int i = 0; i < n; i++) {
+        v[i] = src[i];
+        v[i].name = kn_arena_strdup(a, src[i].name);
+        memset(v[i].type.sym, 0, sizeof v[i].type.sym); /* borrowed from the graph */
+    }
+    return v;
+}
+
 /* Lowers node n into the current kernel. */
 static kn_status lower_node(kn_lower *L, const kn_node *n) {
     kn_ctx *cx = L->cx;
@@ -137,17 +150,20 @@ kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_
     return KN_OK;
 }
 
-kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, kn_kprog **out) {
+kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const kn_target *target,
+                         kn_kprog **out) {
     *out = NULL;
     kn_arena *a = kn_arena_create();
     kn_kprog *p = kn_arena_alloc(a, sizeof *p);
     p->arena = a;
     p->name = kn_arena_strdup(a, name);
-    kn_lower L = {.cx = cx, .p = p};
+    kn_lower L = {.cx = cx, .p = p, .target = target};
     kn_kbuf **vbuf = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *vbuf);
     L.vbuf = vbuf;
     p->nin = g->nin;
     p->nout = g->nout;
+    p->ngroups = g->ngroups;
+    p->groups = copy_groups(a, g->groups, g->ngroups);
     p->inputs = kn_arena_array(a, (size_t)g->nin + 1, sizeof *p->inputs);
     p->outputs = kn_arena_array(a, (size_t)g->nout + 1, sizeof *p->outputs);
     for (int i = 0; i < g->nin; i++) {

@@ -10,11 +10,12 @@
 struct kn_lower {
     kn_ctx *cx;
     kn_kprog *p;
-    int kidx;                   /* index of the kernel being built */
-    int depth;                  /* open blocks */
-    kn_ks *stack[KL_MAX_DEPTH]; /* the blocks */
-    kn_ks *owner[KL_MAX_DEPTH]; /* the statement owning each block (NULL: kernel body) */
-    kn_kbuf **vbuf;             /* buffer of each graph value, by value id */
+    int kidx;                       /* index of the kernel being built */
+    int depth;                      /* open blocks */
+    kn_ks *stack[KL_MAX_DEPTH];     /* the blocks */
+    kn_ks *owner[KL_MAX_DEPTH];     /* the statement owning each block (NULL: kernel body) */
+    kn_kbuf **vbuf;                 /* buffer of each graph value, by value id */
+    const struct kn_target *target; /* what vector widths to use; NULL: scalar code */
 };
 
 /* A new buffer of the program, named PREFIX<id>. */

@@ -126,6 +126,15 @@ void kn_strides(int rank, const int64_t *dims, int64_t *strides);
 
 /* Normalize axis in [-rank, rank) (or [-rank-1, rank] when extra=1) to >= 0. */
 kn_status kn_axis(kn_ctx *cx, const kn_node *n, int64_t axis, int rank, int extra, int *out);
+/* Sequence position p (the integer scalar t, input i) normalized into [0, len), or
+ * [0, len] with extra=1 (an insert position). */
+kn_status kn_seq_pos(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int len, int extra,
+                     int *out);
+/* SplitToSequence's pieces (in[0]'s type and in[1]'s data are read): sizes[0..*cnt)
+ * along the normalized *axis; *squeeze when the axis is dropped (no split input and
+ * keepdims=0). */
+kn_status kn_split_plan(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_arena *a, int *axis,
+                        int64_t **sizes, int64_t *cnt, bool *squeeze);
 /* Copies of a tensor's elements converted to int64/double, allocated in a. */
 int64_t *kn_tensor_i64s(kn_arena *a, const kn_tensor *t);
 double *kn_tensor_f64s(kn_arena *a, const kn_tensor *t);

@@ -82,48 +82,44 @@ kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g) {
     return fold_graph(cx, g);
 }
 
-static kn_status fold_graph(kn_ctx *cx, kn_graph *g) {
+kn_status kn_fold_node(kn_ctx *cx, kn_node *n, kn_arena *scratch, bool *folded) {
     kn_tensor *in[256], *out[256];
+    bool large = false;
+    *folded = false;
+    if (!foldable(n) || n->nin > 256 || n->nout > 256) return KN_OK;
+    for (int k = 0; k < 256; k++)
+        in[k] = k < n->nin && n->in[k] ? fold_input(scratch, n->in[k]) : NULL;
+    if (too_large(cx, n, in, scratch, &large)) return cx->status;
+    if (large) return KN_OK;
+    if (kn_op_desc(n->op)->flags & OPF_SUBGRAPH) {
+        /* a body may read outer values that are not constants: then leave the node */
+        kn_ctx sub;
+        kn_ctx_init(&sub, cx->file);
+        if (kn_interp_node(&sub, n, n->graph->arena, in, out)) return KN_OK;
+    } else if (kn_interp_node(cx, n, n->graph->arena, in, out)) {
+        return cx->status;
+    }
+    for (int j = 0; j < n->nout; j++) {
+        if (!n->out[j]) continue;
+        n->out[j]->constant = out[j];
+        n->out[j]->type = out[j]->type;
+        n->out[j]->producer = NULL;
+    }
+    *folded = true;
+    return KN_OK;
+}
+
+static kn_status fold_graph(kn_ctx *cx, kn_graph *g) {
     kn_arena *scratch = kn_arena_create();
     int kept = 0;
     kn_status st = KN_OK;
     for (int i = 0; i < g->nnodes; i++) {
         kn_node *n = g->nodes[i];
-        bool fold = foldable(n) && n->nin <= 256 && n->nout <= 256, large = false;
-        if (fold) {
-            for (int k = 0; k < 256; k++)
-                in[k] = k < n->nin && n->in[k] ? fold_input(scratch, n->in[k]) : NULL;
-            if ((st = too_large(cx, n, in, scratch, &large))) break;
-        }
-        if (!fold || large) {
-            if (fold_subgraphs(cx, n)) {
-                st = cx->status;
-                break;
-            }
-            g->nodes[kept++] = n;
-            continue;
-        }
-        if (kn_op_desc(n->op)->flags & OPF_SUBGRAPH) {
-            /* a body may read outer values that are not constants: then leave the node */
-            kn_ctx sub;
-            kn_ctx_init(&sub, cx->file);
-            if (kn_interp_node(&sub, n, g->arena, in, out)) {
-                if (fold_subgraphs(cx, n)) {
-                    st = cx->status;
-                    break;
-                }
-                g->nodes[kept++] = n;
-                continue;
-            }
-        } else if ((st = kn_interp_node(cx, n, g->arena, in, out))) {
-            break;
-        }
-        for (int j = 0; j < n->nout; j++) {
-            if (!n->out[j]) continue;
-            n->out[j]->constant = out[j];
-            n->out[j]->type = out[j]->type;
-            n->out[j]->producer = NULL;
-        }
+        bool folded;
+        if ((st = kn_fold_node(cx, n, scratch, &folded))) break;
+        if (folded) continue;
+        if ((st = fold_subgraphs(cx, n))) break;
+        g->nodes[kept++] = n;
     }
     kn_arena_destroy(scratch);
     if (st) return st;

@@ -112,6 +112,7 @@ typedef struct access {
     const kn_kbuf *buf;
     const kn_kx *index;
     const kn_kx *count; /* copies: the element count; NULL for single elements */
+    int lanes;          /* vector loads and stores: elements from index on */
     bool write;
 } access;
 
@@ -121,18 +122,19 @@ typedef struct accesses {
     bool bad; /* something that forbids parallel execution */
 } accesses;
 
-static void push(accesses *A, const kn_kbuf *b, const kn_kx *index, const kn_kx *count, bool w) {
+static void push(accesses *A, const kn_kbuf *b, const kn_kx *index, const kn_kx *count, int lanes,
+                 bool w) {
     if (A->n == A->cap) {
         A->cap = A->cap ? A->cap * 2 : 32;
         A->v = realloc(A->v, (size_t)A->cap * sizeof *A->v);
         KN_ASSERT(A->v);
     }
-    A->v[A->n++] = (access){b, index, count, w};
+    A->v[A->n++] = (access){b, index, count, lanes, w};
 }
 
 static void walk_x(pctx *P, accesses *A, const kn_kx *x) {
     if (!x) return;
-    if (x->op == KX_LOAD) push(A, x->buf, x->a[0], NULL, false);
+    if (x->op == KX_LOAD) push(A, x->buf, x->a[0], NULL, kx_lanes(x), false);
     for (int i = 0; i < 3; i++) walk_x(P, A, x->a[i]);
 }
 
@@ -147,10 +149,10 @@ static void walk_s(pctx *P, accesses *A, const kn_ks *s) {
     case KS_SET:
         if (!P->inside[s->var]) A->bad = true; /* carried across iterations */
         break;
-    case KS_STORE: push(A, s->buf, s->index, NULL, true); break;
+    case KS_STORE: push(A, s->buf, s->index, NULL, kx_lanes(s->value), true); break;
     case KS_COPY:
-        push(A, s->buf, s->index, s->count, true);
-        push(A, s->src, s->src_index, s->count, false);
+        push(A, s->buf, s->index, s->count, 1, true);
+        push(A, s->src, s->src_index, s->count, 1, false);
         break;
     default: break;
     }
@@ -187,6 +189,8 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
         if (!A.v[i].write) continue;
         int64_t c, lo, hi;
         ok = region(P, A.v[i].index, v, &c, &lo, &hi);
+        hi += A.v[i].lanes - 1;
+        ok = ok && hi - lo < c;
         if (ok && A.v[i].count) { /* a copy of count elements extends the region */
             ok = A.v[i].count->op == KX_CONST && hi + A.v[i].count->i - 1 - lo < c;
             hi += ok ? A.v[i].count->i - 1 : 0;
@@ -195,7 +199,8 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
         for (int j = 0; ok && j < A.n; j++) {
             if (j == i || !same_storage(A.v[j].buf, A.v[i].buf)) continue;
             int64_t c2, lo2, hi2;
-            ok = region(P, A.v[j].index, v, &c2, &lo2, &hi2) && c2 == c && lo2 >= lo && hi2 <= hi;
+            ok = region(P, A.v[j].index, v, &c2, &lo2, &hi2) && c2 == c && lo2 >= lo &&
+                 hi2 + A.v[j].lanes - 1 <= hi;
             if (ok && A.v[j].count)
                 ok = A.v[j].count->op == KX_CONST && hi2 + A.v[j].count->i - 1 <= hi;
         }

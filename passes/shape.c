@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kn_status infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
+kn_status kn_shape_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
     const kn_opdesc *d = kn_op_desc(n->op);
     /* zeroed up to max_in: omitted trailing optional inputs read as NULL */
     int cap = n->nin > d->max_in ? n->nin : d->max_in;
@@ -43,7 +43,7 @@ static kn_status infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
 kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g) {
     kn_arena *scratch = kn_arena_create();
     kn_status st = KN_OK;
-    for (int i = 0; i < g->nnodes && !st; i++) st = infer_node(cx, g->nodes[i], scratch);
+    for (int i = 0; i < g->nnodes && !st; i++) st = kn_shape_infer_node(cx, g->nodes[i], scratch);
     kn_arena_destroy(scratch);
     return st;
 }

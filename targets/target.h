@@ -28,6 +28,9 @@ typedef struct kn_target {
 
 /* The target named name, or NULL. The table is static; entries are never freed. */
 const kn_target *kn_target_find(const char *name);
+/* t with the fields "native" leaves open (vector width, registers) measured on the
+ * machine kiln runs on; any other target as it is. The result is static. */
+const kn_target *kn_target_resolve(const kn_target *t);
 /* Every target, for --help: a NULL-terminated array. */
 const kn_target *const *kn_target_list(void);
 

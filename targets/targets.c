@@ -2,6 +2,7 @@
 #include "targets/target.h"
 
 #include <string.h>
+#include <threads.h>
 
 static const kn_target targets[] = {
     {"native", NULL, NULL, NULL, 0, 0, false, 0, 0, KN_FLOAT_ABI_DEFAULT, false,
@@ -31,4 +32,27 @@ const kn_target *const *kn_target_list(void) {
     static const kn_target *list[sizeof targets / sizeof *targets + 1];
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) list[i] = &targets[i];
     return list;
+}
+
+static kn_target host;
+static once_flag host_once = ONCE_FLAG_INIT;
+
+static void detect_host(void) {
+    host = targets[0];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    host.vector_bits = __builtin_cpu_supports("avx512f") ? 512
+                       : __builtin_cpu_supports("avx2")  ? 256
+                                                         : 128;
+    host.vector_registers = host.vector_bits == 512 ? 32 : 16;
+#elif defined(__aarch64__)
+    host.vector_bits = 128;
+    host.vector_registers = 32;
+#endif
+}
+
+const kn_target *kn_target_resolve(const kn_target *t) {
+    if (t != &targets[0]) return t;
+    call_once(&host_once, detect_host);
+    return &host;
 }

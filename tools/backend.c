@@ -6,12 +6,14 @@
  * object, loads it and removes the folder (KILN_KEEP_TMP=1 keeps it); llvm JITs
  * the program. Compiling (backend_prepare) is separate from calling (backend_call),
  * so kiln bench compiles once and runs many times. */
+#include "targets/target.h"
 #include "tools/backend.h"
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm.h"
 #include "ir/interp.h"
 #include "ir/kir.h"
 #include "ir/ops.h"
+#include "passes/deseq.h"
 #include "passes/pass.h"
 #ifdef KILN_HAVE_OPENCL
 #include "tools/backend_opencl.h"
@@ -47,8 +49,9 @@ bool backend_available(const char *name) {
 #endif
 }
 
-kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, kn_kprog **out) {
-    return kn_compile_program(cx, g, name, out);
+kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, const kn_target *target,
+                            kn_kprog **out) {
+    return kn_compile_program(cx, g, name, target, out);
 }
 
 /* Runs argv, stderr to errfile; returns the exit status (-1 if it could not run). */
@@ -135,13 +138,21 @@ struct backend_prog {
 #endif
 };
 
-/* Fixes g's input shapes to in[] and compiles it to a planned program. */
-static kn_status prepare_kprog(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, kn_kprog **p) {
+/* Fixes g's input shapes to in[] and compiles it to a planned program for the host's
+ * vector width (OpenCL: scalar work-items). */
+static kn_status prepare_kprog(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
+                               kn_kprog **p) {
     for (int i = 0; i < g->nin; i++) /* compile for exactly these shapes */
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
-    return backend_compile_c(cx, g, "model", p);
+    if (kn_deseq_expand_inputs(cx, g, in)) return cx->status; /* sequences: tensors */
+    /* test mode KILN_TEST_TARGET=T: vector widths and tiles of target T (the code
+     * still runs on the host), to exercise other targets' lowerings */
+    const char *tt = getenv("KILN_TEST_TARGET");
+    const kn_target *t = tt && tt[0] ? kn_target_find(tt) : kn_target_find("native");
+    if (!t) return kn_diag(cx, NULL, KN_EINVAL, "KILN_TEST_TARGET: unknown target '%s'", tt);
+    return backend_compile_c(cx, g, "model", strcmp(backend, "opencl") ? t : NULL, p);
 }
 
 /* Reads the whole file at path into 64-byte aligned memory (free()). */
@@ -199,7 +210,7 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
     bp->g = g;
     kn_status st = KN_OK;
     if (strcmp(backend, "interp")) {
-        st = prepare_kprog(cx, g, in, &bp->p);
+        st = prepare_kprog(cx, backend, g, in, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
             st = backend_opencl_prepare(cx, bp->p, &bp->ocl);
@@ -231,13 +242,17 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
     const kn_kprog *p = bp->p;
     const void **ip = kn_arena_array(a, (size_t)p->nin + 1, sizeof *ip);
     void **op = kn_arena_array(a, (size_t)p->nout + 1, sizeof *op);
-    for (int i = 0; i < p->nin; i++) ip[i] = in[i]->data;
+    kn_tensor **flat = kn_arena_array(a, (size_t)p->nout + 1, sizeof *flat);
+    for (int i = 0, k = 0; k < p->nin; i++) /* sequences: their tensors in order */
+        k += kn_deseq_flatten(in[i], ip + k);
     for (int i = 0; i < p->nout; i++) {
         const kn_kbuf *b = p->outputs[i];
-        out[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
-        if (!out[i]) return kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
-        op[i] = out[i]->data;
+        flat[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
+        if (!flat[i]) return kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+        op[i] = flat[i]->data;
     }
+    int nout;
+    kn_deseq_regroup(a, p->groups, p->ngroups, flat, p->nout, out, &nout);
 #ifdef KILN_HAVE_OPENCL
     if (bp->ocl) return backend_opencl_call(cx, bp->ocl, p, ip, op);
 #endif
@@ -272,7 +287,8 @@ kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a,
  * position). */
 static void ancestors(const kn_graph *g, const kn_value *v, unsigned char *mark,
                       unsigned char *seen) {
-    if (!v || seen[v->id]) return;
+    /* a sequence's structure never depends on its elements' values */
+    if (!v || seen[v->id] || v->type.kind != KN_KIND_TENSOR) return;
     seen[v->id] = 1;
     for (int i = 0; i < g->nin; i++)
         if (g->inputs[i] == v) mark[i] = 1;
@@ -303,10 +319,16 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
         for (int k = 0; k < nd->nout; k++)
             if (nd->out[k] && !kn_type_static(&nd->out[k]->type)) dyn = true;
         if (!dyn) continue;
+        bool seq = false; /* sequence ops: only positions, trip counts, conditions */
+        for (int k = 0; k < nd->nin; k++)
+            seq |= nd->in[k] && nd->in[k]->type.kind != KN_KIND_TENSOR;
+        for (int k = 0; k < nd->nout; k++)
+            seq |= nd->out[k] && nd->out[k]->type.kind != KN_KIND_TENSOR;
         for (int k = 0; k < nd->nin; k++) {
             const kn_value *v = nd->in[k];
             if (v && !v->constant && v->type.kind == KN_KIND_TENSOR &&
-                (all_inputs || kn_dtype_get(v->type.dtype)->is_int))
+                (seq ? kn_deseq_structural(nd, k)
+                     : all_inputs || kn_dtype_get(v->type.dtype)->is_int))
                 ancestors(g, v, mark, seen);
         }
     }

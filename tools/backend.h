@@ -5,6 +5,8 @@
 
 #include "ir/graph.h"
 
+struct kn_target;
+
 struct kn_kprog;
 
 /* The backends, for messages. */
@@ -32,8 +34,10 @@ void backend_release(backend_prog *bp);
 /* backend_prepare, one backend_call, backend_release. */
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed);
-/* Default passes, lowering and memory plan: a program to emit (kn_kprog_destroy). */
-kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, struct kn_kprog **out);
+/* Default passes, lowering (vector widths for target; NULL: scalar) and memory plan: a
+ * program to emit (kn_kprog_destroy). */
+kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name,
+                            const struct kn_target *target, struct kn_kprog **out);
 /* Compiles dir/name.c into the shared object `so` with $CC (default cc) at -std=c99
  * -O1 -Wall -Wextra -Wpedantic -Werror, then `cflags` (space-separated, may be NULL;
  * a later -O wins), then $KILN_CFLAGS. */

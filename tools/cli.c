@@ -3,6 +3,7 @@
 #include "frontend/onnx.h"
 #include "frontend/tensorfile.h"
 #include "ir/interp.h"
+#include "passes/deseq.h"
 #include "passes/pass.h"
 
 #include <stdarg.h>
@@ -52,10 +53,12 @@ bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
         whole = 1;
     else if (cli_opt(argc, argv, i, "--dim", &v))
         whole = 0;
+    else if (cli_opt(argc, argv, i, "--length", &v))
+        whole = 2;
     else
         return false;
     if (s->n == 64) {
-        fprintf(stderr, "kiln: too many --shape/--dim options\n");
+        fprintf(stderr, "kiln: too many --shape/--dim/--length options\n");
         *err = 1;
         return true;
     }
@@ -66,11 +69,16 @@ bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
 
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g) {
     if (kn_onnx_load_file(cx, path, g)) return cx->status;
-    for (int i = 0; s && i < s->n; i++)
-        if (kn_shape_bind(cx, *g, s->spec[i], s->whole[i])) {
-            kn_graph_destroy(*g);
-            *g = NULL;
-            return cx->status;
+    /* --length first: it makes the inputs NAME_i that --shape may name */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; s && i < s->n; i++) {
+            if ((s->whole[i] == 2) != (pass == 0)) continue;
+            if (s->whole[i] == 2 ? kn_deseq_expand_length(cx, *g, s->spec[i])
+                                 : kn_shape_bind(cx, *g, s->spec[i], s->whole[i])) {
+                kn_graph_destroy(*g);
+                *g = NULL;
+                return cx->status;
+            }
         }
     return KN_OK;
 }

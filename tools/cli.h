@@ -21,14 +21,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...);
 bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
 bool cli_is_help(const char *arg);
 
-/* Shape bindings collected from --shape and --dim, applied after loading. */
+/* Shape bindings collected from --shape, --dim and --length, applied after loading
+ * (--length first: a sequence input NAME of length L becomes inputs NAME_0..). */
 typedef struct cli_shapes {
     int n;
     const char *spec[64];
-    int whole[64];
+    int whole[64]; /* 1 --shape, 0 --dim, 2 --length */
 } cli_shapes;
-/* Consumes --shape/--dim at argv[*i]; returns true if it did. On overflow prints and
- * sets *err. */
+/* Consumes --shape/--dim/--length at argv[*i]; returns true if it did. On overflow
+ * prints and sets *err. */
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
 /* Applies --bind NAME=FILE options: each input becomes a constant read from FILE. */

@@ -29,6 +29,9 @@ static const char *help =
     "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
     "  --shape IN=D,D,..       fix the shape of input IN\n"
     "  --dim NAME=VALUE        fix every input dimension named NAME\n"
+    "  --length IN=N|none      sequence input IN has N elements: inputs IN_0 .. IN_{N-1}\n"
+    "                          (shapes by --shape IN_0=.. or --dim); an optional input\n"
+    "                          holds a value (1, or its sequence's length) or none\n"
     "  --weights-section NAME  put the weight arrays in linker section NAME\n"
     "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
     "  --dump-kir              print the kernel IR program\n"
@@ -185,7 +188,8 @@ int cmd_compile(int argc, char **argv) {
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;
-    if (cli_apply_binds(&cx, g, a, binds, nbinds) || backend_compile_c(&cx, g, name, &p) ||
+    if (cli_apply_binds(&cx, g, a, binds, nbinds) ||
+        backend_compile_c(&cx, g, name, to_ocl ? NULL : tgt, &p) ||
         check_limits(&cx, p, max_arena, max_weights)) {
         rc = cli_fail(&cx);
     } else {

@@ -3,6 +3,7 @@
 #include "ir/ops.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "targets/target.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
 
@@ -21,6 +22,8 @@ static const char *help =
     "  --dim NAME=VALUE   fix every input dimension named NAME\n"
     "  --memory           lower the model and print the memory plan: arena size, lower\n"
     "                     bound, and each temporary's offset, size and lifetime\n"
+    "  --target T         with --memory: lower for target T's vector width (default\n"
+    "                     native; the list is in kiln compile --help)\n"
     "  --list-passes      print the available passes\n";
 
 static void json_str(FILE *f, const char *s) {
@@ -78,9 +81,9 @@ static void write_dot(FILE *f, const kn_graph *g) {
 }
 
 /* The memory plan of the lowered model, one temporary a line. */
-static int print_memory(kn_ctx *cx, kn_graph *g) {
+static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
     kn_kprog *p;
-    if (backend_compile_c(cx, g, "model", &p)) {
+    if (backend_compile_c(cx, g, "model", t, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
     }
@@ -106,7 +109,8 @@ static int print_memory(kn_ctx *cx, kn_graph *g) {
 }
 
 int cmd_inspect(int argc, char **argv) {
-    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v;
+    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v,
+               *target = "native";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -120,6 +124,8 @@ int cmd_inspect(int argc, char **argv) {
             passes = v;
         } else if (cli_opt(argc, argv, &i, "--dump-after", &v)) {
             dump = v;
+        } else if (cli_opt(argc, argv, &i, "--target", &v)) {
+            target = v;
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
             dot = v;
         } else if (!strcmp(argv[i], "--json")) {
@@ -137,11 +143,14 @@ int cmd_inspect(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("inspect", "no model given");
+    const kn_target *tgt = kn_target_find(target);
+    if (!tgt)
+        return cli_usage_error("inspect", "unknown target '%s' (see kiln compile --help)", target);
     kn_ctx cx;
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
-    if (memory) return print_memory(&cx, g);
+    if (memory) return print_memory(&cx, g, tgt);
     if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
         kn_graph_destroy(g);
         return cli_fail(&cx);

@@ -202,12 +202,13 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     kn_dtype t = x->dtype;
     switch (x->op) {
     case KX_CONST: kn_cprint_const(E, t, x->f, x->i); return;
-    case KX_VAR: fprintf(f, "v%d", x->var); return;
+    case KX_VAR: fprintf(f, kx_lanes(x) > 1 ? "v%d[kn_l]" : "v%d", x->var); return;
+    case KX_LANE: fprintf(f, "v%d[%lld]", x->a[0]->var, (long long)x->i); return;
     case KX_LOAD:
         if (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL) { /* a built-in */
             fprintf(f, "vload_half(");
             kn_cprint_expr(E, x->a[0]);
-            fprintf(f, ", %s)", x->buf->name);
+            fprintf(f, "%s, %s)", kx_lanes(x) > 1 ? " + kn_l" : "", x->buf->name);
             return;
         }
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) {
@@ -216,7 +217,7 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         fprintf(f, "%s[", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
-        fputc(']', f);
+        fprintf(f, kx_lanes(x) > 1 ? " + kn_l]" : "]");
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) fputc(')', f);
         return;
     case KX_CAST:
@@ -337,8 +338,24 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     if (wrap) fputc(')', f);
 }
 
+/* The lanes of a statement's value (1: scalar). */
+static int stmt_lanes(const kn_cprint *E, const kn_ks *s) {
+    if (s->kind == KS_DECL || s->kind == KS_SET) return E->p->var_lanes[s->var];
+    return s->kind == KS_STORE ? kx_lanes(s->value) : 1;
+}
+
 void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     FILE *f = E->f;
+    int lanes = stmt_lanes(E, s);
+    if (lanes > 1 && !E->in_lane) { /* one lane at a time */
+        if (s->kind == KS_DECL)
+            fprintf(f, "%*s%s v%d[%d];\n", ind, "", CT(s->dtype), s->var, lanes);
+        fprintf(f, "%*sfor (int kn_l = 0; kn_l < %d; kn_l++) ", ind, "", lanes);
+        E->in_lane = true;
+        kn_cprint_stmt(E, s, 0);
+        E->in_lane = false;
+        return;
+    }
     switch (s->kind) {
     case KS_BLOCK:
         for (int i = 0; i < s->n; i++) kn_cprint_stmt(E, s->body[i], ind);
@@ -376,12 +393,12 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
             kn_cprint_expr(E, s->value);
             fprintf(f, ", ");
             kn_cprint_expr(E, s->index);
-            fprintf(f, ", %s);\n", s->buf->name);
+            fprintf(f, "%s, %s);\n", E->in_lane ? " + kn_l" : "", s->buf->name);
             return;
         }
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         kn_cprint_expr(E, s->index);
-        fprintf(f, "] = ");
+        fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
         if (bt == KN_F16 || bt == KN_BF16) {
             E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
             fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
@@ -396,8 +413,8 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     case KS_DECL:
     case KS_SET:
         fprintf(f, "%*s", ind, "");
-        if (s->kind == KS_DECL) fprintf(f, "%s ", CT(s->dtype));
-        fprintf(f, "v%d = ", s->var);
+        if (s->kind == KS_DECL && !E->in_lane) fprintf(f, "%s ", CT(s->dtype));
+        fprintf(f, E->in_lane ? "v%d[kn_l] = " : "v%d = ", s->var);
         kn_cprint_expr(E, s->value);
         fprintf(f, ";\n");
         return;

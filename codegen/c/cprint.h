@@ -1,7 +1,12 @@
 /* The C-family printer of kernel IR: statements and expressions as C99 or OpenCL C.
  * The C emitter and the OpenCL emitter lay out their files differently but print
  * kernel bodies through this one printer; a dialect changes type names, math
- * function names, half-precision access and element copies, nothing else. */
+ * function names, half-precision access and element copies, nothing else.
+ *
+ * Vectors (kernel-IR lanes > 1) are printed as C arrays: a vector local is `float
+ * v5[16]`, and a statement with a vector value becomes a loop over the lanes
+ * `for (int kn_l = 0; kn_l < 16; kn_l++)` whose body reads lane kn_l of every vector
+ * operand. Compilers turn these loops into SIMD code where the target has it. */
 #ifndef KN_CPRINT_H
 #define KN_CPRINT_H
 
@@ -18,6 +23,7 @@ typedef struct kn_cprint {
     bool reverse_parallel; /* test mode: parallel loops run backwards */
     const kn_ks *gid[3];   /* OpenCL: loops that are NDRange dims 0..2 */
     int ngid;
+    bool in_lane;                      /* printing one lane (kn_l) of a vector statement */
     unsigned helpers;                  /* half-precision helpers used */
     unsigned char types[KN_DTYPE_MAX]; /* per dtype: min/max/abs/div/rem/shift helpers used */
 } kn_cprint;

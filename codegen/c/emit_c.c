@@ -54,6 +54,37 @@ static void emit_weight_array(kn_cprint *P, const kn_kbuf *b, const char *sectio
 
 /* ---- the files ---- */
 
+void kn_emit_c_groups(FILE *h, const kn_kprog *p) {
+    for (int i = 0; i < p->ngroups; i++) {
+        const kn_iogroup *gr = &p->groups[i];
+        if (gr->type.kind == KN_KIND_TENSOR) continue;
+        const char *IO = gr->output ? "OUTPUT" : "INPUT", *io = gr->output ? "output" : "input";
+        char id[256];
+        size_t k = 0;
+        for (const char *s = gr->name; *s && k + 1 < sizeof id; s++)
+            id[k++] =
+                (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')
+                    ? *s
+                    : '_';
+        id[k] = 0;
+        bool seq = gr->type.kind == KN_KIND_SEQUENCE || gr->type.elem_kind == KN_KIND_SEQUENCE;
+        if (gr->type.kind == KN_KIND_OPTIONAL) {
+            fprintf(h, "/* %s '%s' is an optional, %s */\n#define %s_%s_PRESENT %d\n", io, gr->name,
+                    !gr->present ? "empty: it has no parameter"
+                    : seq        ? "holding the sequence below"
+                                 : "holding one tensor",
+                    p->name, id, gr->present);
+            if (!gr->present) continue;
+        }
+        if (seq)
+            fprintf(h,
+                    "/* %s '%s' is a sequence of %d tensors, %ss %s_0 .. */\n"
+                    "#define %s_%s_LENGTH %d\n",
+                    io, gr->name, gr->count, io, gr->name, p->name, id, gr->count);
+        if (gr->count) fprintf(h, "#define %s_%s_FIRST_%s %d\n", p->name, id, IO, gr->first);
+    }
+}
+
 static void emit_param(FILE *f, const kn_kbuf *b, bool writes) {
     fprintf(f, "%s%s *%s", writes ? "" : "const ", ctype(b->dtype), b->name);
 }
@@ -85,6 +116,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(h, "/* Bytes of weights: in %s.c as static const arrays, or in %s.weights. */\n", N, N);
     fprintf(h, "#define %s_WEIGHTS_SIZE %zu\n", N, opt->weights_file ? wsize : wraw);
     fprintf(h, "\n#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, p->nin, N, p->nout);
+    kn_emit_c_groups(h, p);
     for (int io = 0; io < 2; io++) {
         int cnt = io ? p->nout : p->nin;
         for (int i = 0; i < cnt; i++) {

@@ -27,6 +27,9 @@ typedef struct kn_c_options {
  * (header only); weights may be NULL unless opt->weights_file. */
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
                     FILE *weights);
+/* Header lines for the sequence/optional inputs and outputs (NAME_X_LENGTH,
+ * NAME_X_PRESENT, NAME_X_FIRST_INPUT/OUTPUT; see docs/generated-c.md). */
+void kn_emit_c_groups(FILE *h, const kn_kprog *p);
 /* Writes the files into dir through temporary names renamed on success. */
 kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir);
 

@@ -45,6 +45,52 @@ static LLVMTypeRef ty(emit *E, kn_dtype t) {
     }
 }
 
+/* A vector type of n lanes of t, or t when n is 1. */
+static LLVMTypeRef vec(LLVMTypeRef t, int n) {
+    return n > 1 ? LLVMVectorType(t, (unsigned)n) : t;
+}
+
+/* Lanes of an LLVM value: its vector length, 1 for scalars. */
+static unsigned lanes_of(LLVMValueRef v) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
+}
+
+/* The type of dtype t with as many lanes as `like` has. */
+static LLVMTypeRef ty_like(emit *E, kn_dtype t, LLVMValueRef like) {
+    unsigned n = lanes_of(like);
+    return n > 1 ? LLVMVectorType(ty(E, t), n) : ty(E, t);
+}
+
+/* v broadcast to `lanes` lanes (v itself when scalar lanes are asked or v is a vector). */
+static LLVMValueRef splat(emit *E, LLVMValueRef v, int lanes) {
+    if (lanes <= 1 || lanes_of(v) > 1) return v;
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMValueRef one = LLVMBuildInsertElement(E->b, LLVMGetUndef(vt), v, LLVMConstNull(i32), "");
+    return LLVMBuildShuffleVector(E->b, one, LLVMGetUndef(vt),
+                                  LLVMConstNull(LLVMVectorType(i32, (unsigned)lanes)), "");
+}
+
+/* The intrinsic type suffix of v's type: f32, f64, v16f32, i32, v8i32, ... */
+static void type_suffix(LLVMValueRef v, char *buf, size_t n) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    unsigned lanes = lanes_of(v);
+    if (lanes > 1) t = LLVMGetElementType(t);
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    char e[16];
+    if (k == LLVMFloatTypeKind)
+        snprintf(e, sizeof e, "f32");
+    else if (k == LLVMDoubleTypeKind)
+        snprintf(e, sizeof e, "f64");
+    else
+        snprintf(e, sizeof e, "i%u", LLVMGetIntTypeWidth(t));
+    if (lanes > 1)
+        snprintf(buf, n, "v%u%s", lanes, e);
+    else
+        snprintf(buf, n, "%s", e);
+}
+
 static bool fl(kn_dtype t) {
     return t == KN_F32 || t == KN_F64;
 }
@@ -65,12 +111,14 @@ static LLVMValueRef call_fn(emit *E, const char *name, LLVMTypeRef ret, LLVMValu
 /* llvm.NAME.f32/f64 intrinsic, or the libm function for ops without one. */
 static LLVMValueRef math1(emit *E, const char *intr, const char *libm, kn_dtype t,
                           LLVMValueRef *args, int n) {
-    char name[64];
-    LLVMTypeRef rt = ty(E, t);
+    char name[96], sfx[32];
+    LLVMTypeRef rt = LLVMTypeOf(args[0]);
     if (intr) {
-        snprintf(name, sizeof name, "llvm.%s.%s", intr, t == KN_F32 ? "f32" : "f64");
+        type_suffix(args[0], sfx, sizeof sfx);
+        snprintf(name, sizeof name, "llvm.%s.%s", intr, sfx);
         return call_fn(E, name, rt, args, n);
     }
+    KN_ASSERT(lanes_of(args[0]) == 1); /* libm has no vector forms */
     snprintf(name, sizeof name, "%s%s", libm, t == KN_F32 ? "f" : "");
     return call_fn(E, name, rt, args, n);
 }
@@ -84,31 +132,36 @@ static LLVMValueRef cnst(emit *E, kn_dtype t, double f, int64_t i) {
 static LLVMValueRef convert(emit *E, LLVMValueRef v, kn_dtype from, kn_dtype to) {
     if (from == to) return v;
     LLVMBuilderRef b = E->b;
+    LLVMTypeRef tt = ty_like(E, to, v);
     if (to == KN_BOOL) {
         LLVMValueRef nz = fl(from)
-                              ? LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstNull(ty(E, from)), "")
-                              : LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(ty(E, from)), "");
-        return LLVMBuildZExt(b, nz, ty(E, KN_BOOL), "");
+                              ? LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "")
+                              : LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+        return LLVMBuildZExt(b, nz, tt, "");
     }
     if (fl(from) && fl(to))
-        return from == KN_F32 ? LLVMBuildFPExt(b, v, ty(E, to), "")
-                              : LLVMBuildFPTrunc(b, v, ty(E, to), "");
+        return from == KN_F32 ? LLVMBuildFPExt(b, v, tt, "") : LLVMBuildFPTrunc(b, v, tt, "");
     if (fl(from)) { /* saturating: defined for every input, exact for in-range values */
-        char name[64];
-        snprintf(name, sizeof name, "llvm.fpto%si.sat.i%d.%s", sgn(to) ? "s" : "u",
-                 (int)kn_dtype_get(to)->size * 8, from == KN_F32 ? "f32" : "f64");
-        return call_fn(E, name, ty(E, to), &v, 1);
+        char name[96], rs[32], as[32];
+        LLVMValueRef proto = LLVMGetUndef(tt);
+        type_suffix(proto, rs, sizeof rs);
+        type_suffix(v, as, sizeof as);
+        snprintf(name, sizeof name, "llvm.fpto%si.sat.%s.%s", sgn(to) ? "s" : "u", rs, as);
+        return call_fn(E, name, tt, &v, 1);
     }
-    if (fl(to))
-        return sgn(from) ? LLVMBuildSIToFP(b, v, ty(E, to), "")
-                         : LLVMBuildUIToFP(b, v, ty(E, to), "");
+    if (fl(to)) return sgn(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
     size_t fs = kn_dtype_get(from)->size, ts = kn_dtype_get(to)->size;
     if (ts == fs) return v;
-    if (ts < fs) return LLVMBuildTrunc(b, v, ty(E, to), "");
-    return sgn(from) ? LLVMBuildSExt(b, v, ty(E, to), "") : LLVMBuildZExt(b, v, ty(E, to), "");
+    if (ts < fs) return LLVMBuildTrunc(b, v, tt, "");
+    return sgn(from) ? LLVMBuildSExt(b, v, tt, "") : LLVMBuildZExt(b, v, tt, "");
 }
 
 static LLVMValueRef expr(emit *E, const kn_kx *x);
+
+/* The LLVM type of kernel-IR variable v (a vector for vector locals). */
+static LLVMTypeRef var_type(emit *E, int v) {
+    return vec(ty(E, E->p->var_dtype[v]), E->p->var_lanes[v]);
+}
 
 static LLVMValueRef address(emit *E, const kn_kbuf *buf, LLVMValueRef index) {
     LLVMValueRef idx = index;
@@ -117,11 +170,15 @@ static LLVMValueRef address(emit *E, const kn_kbuf *buf, LLVMValueRef index) {
 
 static LLVMValueRef load(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
-    LLVMValueRef v = LLVMBuildLoad2(E->b, ty(E, buf->dtype), address(E, buf, expr(E, x->a[0])), "");
+    int n = kx_lanes(x);
+    LLVMValueRef v =
+        LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n), address(E, buf, expr(E, x->a[0])), "");
+    LLVMSetAlignment(v, (unsigned)kn_dtype_get(buf->dtype)->size); /* elements, not vectors */
     if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
         LLVMTypeRef h =
             buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
-        v = LLVMBuildFPExt(E->b, LLVMBuildBitCast(E->b, v, h, ""), ty(E, KN_F32), "");
+        v = LLVMBuildFPExt(E->b, LLVMBuildBitCast(E->b, v, vec(h, n), ""), vec(ty(E, KN_F32), n),
+                           "");
     }
     return v;
 }
@@ -161,17 +218,22 @@ static LLVMValueRef minmax(emit *E, bool is_max, kn_dtype t, LLVMValueRef a, LLV
 }
 
 static LLVMValueRef bool_val(emit *E, LLVMValueRef i1) {
-    return LLVMBuildZExt(E->b, i1, ty(E, KN_BOOL), "");
+    return LLVMBuildZExt(E->b, i1, ty_like(E, KN_BOOL, i1), "");
 }
 
 static LLVMValueRef truth(emit *E, LLVMValueRef v, kn_dtype t) {
-    return fl(t) ? LLVMBuildFCmp(E->b, LLVMRealUNE, v, LLVMConstNull(ty(E, t)), "")
-                 : LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstNull(ty(E, t)), "");
+    return fl(t) ? LLVMBuildFCmp(E->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "")
+                 : LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+/* Operand i of x, broadcast to x's lanes. */
+static LLVMValueRef operand(emit *E, const kn_kx *x, int i) {
+    return splat(E, expr(E, x->a[i]), kx_lanes(x));
 }
 
 static LLVMValueRef unary(emit *E, const kn_kx *x) {
     kn_dtype t = x->a[0]->dtype;
-    LLVMValueRef a = expr(E, x->a[0]);
+    LLVMValueRef a = operand(E, x, 0);
     LLVMBuilderRef B = E->b;
     static const struct {
         kn_kx_op op;
@@ -187,19 +249,21 @@ static LLVMValueRef unary(emit *E, const kn_kx *x) {
     };
     switch (x->op) {
     case KX_NEG:
-        return fl(t) ? LLVMBuildFNeg(B, a, "") : LLVMBuildSub(B, LLVMConstNull(ty(E, t)), a, "");
+        return fl(t) ? LLVMBuildFNeg(B, a, "")
+                     : LLVMBuildSub(B, LLVMConstNull(LLVMTypeOf(a)), a, "");
     case KX_ABS:
         if (fl(t)) return math1(E, "fabs", NULL, t, &a, 1);
         if (!sgn(t)) return a;
-        return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, LLVMConstNull(ty(E, t)), ""),
-                               LLVMBuildSub(B, LLVMConstNull(ty(E, t)), a, ""), a, "");
+        return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, LLVMConstNull(LLVMTypeOf(a)), ""),
+                               LLVMBuildSub(B, LLVMConstNull(LLVMTypeOf(a)), a, ""), a, "");
     case KX_NOT: return bool_val(E, LLVMBuildNot(B, truth(E, a, t), ""));
     case KX_BNOT: return LLVMBuildNot(B, a, "");
     case KX_ISNAN: return bool_val(E, LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""));
     case KX_ISINF: {
         LLVMValueRef ab = math1(E, "fabs", NULL, t, &a, 1);
-        return bool_val(E,
-                        LLVMBuildFCmp(B, LLVMRealOEQ, ab, LLVMConstReal(ty(E, t), INFINITY), ""));
+        return bool_val(
+            E, LLVMBuildFCmp(B, LLVMRealOEQ, ab,
+                             splat(E, LLVMConstReal(ty(E, t), INFINITY), (int)lanes_of(ab)), ""));
     }
     default: break;
     }
@@ -218,7 +282,7 @@ static LLVMValueRef unary(emit *E, const kn_kx *x) {
 
 static LLVMValueRef binary(emit *E, const kn_kx *x) {
     kn_dtype t = x->a[0]->dtype;
-    LLVMValueRef a = expr(E, x->a[0]), b = expr(E, x->a[1]);
+    LLVMValueRef a = operand(E, x, 0), b = operand(E, x, 1);
     LLVMBuilderRef B = E->b;
     bool f = fl(t), s = sgn(t);
     switch (x->op) {
@@ -280,18 +344,23 @@ static LLVMValueRef binary(emit *E, const kn_kx *x) {
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
-    case KX_VAR: return LLVMBuildLoad2(E->b, ty(E, E->p->var_dtype[x->var]), E->vars[x->var], "");
+    case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
+    case KX_LANE:
+        return LLVMBuildExtractElement(
+            E->b, expr(E, x->a[0]),
+            LLVMConstInt(LLVMInt32TypeInContext(E->ctx), (unsigned long long)x->i, 0), "");
     case KX_LOAD: return load(E, x);
-    case KX_CAST: return convert(E, expr(E, x->a[0]), x->a[0]->dtype, x->dtype);
+    case KX_CAST: return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
     case KX_SELECT: {
-        LLVMValueRef c = truth(E, expr(E, x->a[0]), x->a[0]->dtype);
-        return LLVMBuildSelect(E->b, c, expr(E, x->a[1]), expr(E, x->a[2]), "");
+        LLVMValueRef c = truth(E, operand(E, x, 0), x->a[0]->dtype);
+        return LLVMBuildSelect(E->b, c, operand(E, x, 1), operand(E, x, 2), "");
     }
     case KX_FMA: { /* a*b + c, contractable like the C emitter's expression */
-        LLVMValueRef args[3] = {expr(E, x->a[0]), expr(E, x->a[1]), expr(E, x->a[2])};
-        char name[32];
-        snprintf(name, sizeof name, "llvm.fmuladd.%s", x->dtype == KN_F32 ? "f32" : "f64");
-        return call_fn(E, name, ty(E, x->dtype), args, 3);
+        LLVMValueRef args[3] = {operand(E, x, 0), operand(E, x, 1), operand(E, x, 2)};
+        char name[64], sfx[32];
+        type_suffix(args[0], sfx, sizeof sfx);
+        snprintf(name, sizeof name, "llvm.fmuladd.%s", sfx);
+        return call_fn(E, name, LLVMTypeOf(args[0]), args, 3);
     }
     default: break;
     }
@@ -300,12 +369,15 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
 }
 
 static void store(emit *E, const kn_kbuf *buf, LLVMValueRef index, LLVMValueRef v) {
+    int n = (int)lanes_of(v);
     if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
         LLVMTypeRef h =
             buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
-        v = LLVMBuildBitCast(E->b, LLVMBuildFPTrunc(E->b, v, h, ""), ty(E, buf->dtype), "");
+        v = LLVMBuildBitCast(E->b, LLVMBuildFPTrunc(E->b, v, vec(h, n), ""),
+                             vec(ty(E, buf->dtype), n), "");
     }
-    LLVMBuildStore(E->b, v, address(E, buf, index));
+    LLVMValueRef st = LLVMBuildStore(E->b, v, address(E, buf, index));
+    LLVMSetAlignment(st, (unsigned)kn_dtype_get(buf->dtype)->size);
 }
 
 static void stmt(emit *E, const kn_ks *s) {
@@ -338,7 +410,9 @@ static void stmt(emit *E, const kn_ks *s) {
     }
     case KS_STORE: store(E, s->buf, expr(E, s->index), expr(E, s->value)); return;
     case KS_DECL:
-    case KS_SET: LLVMBuildStore(B, expr(E, s->value), E->vars[s->var]); return;
+    case KS_SET:
+        LLVMBuildStore(B, splat(E, expr(E, s->value), E->p->var_lanes[s->var]), E->vars[s->var]);
+        return;
     case KS_IF: {
         LLVMValueRef c = truth(E, expr(E, s->cond), s->cond->dtype);
         LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "if.then");
@@ -397,6 +471,11 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
     LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), params, (unsigned)np, 0);
     LLVMValueRef fn = LLVMAddFunction(E->mod, name, ft);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
+    /* kernels use the vector widths the lowering chose; without this x86 may split
+     * 512-bit vectors on CPUs that prefer 256-bit ones */
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, "512", 3));
     /* noalias where no other parameter of this call shares the storage */
     int pi = 0;
     for (int i = 0; i < p->nbufs; i++) {
@@ -437,7 +516,7 @@ static kn_status build_kernel(emit *E, int k) {
     for (int i = 0; i < p->nbufs; i++)
         if (use[i]) E->bufs[i] = LLVMGetParam(E->fn, (unsigned)pi++);
     for (int v = 0; v < p->nvars; v++)
-        if (vars[v]) E->vars[v] = LLVMBuildAlloca(E->b, ty(E, p->var_dtype[v]), "");
+        if (vars[v]) E->vars[v] = LLVMBuildAlloca(E->b, var_type(E, v), "");
     stmt(E, kr->body);
     LLVMBuildRetVoid(E->b);
     free(use);

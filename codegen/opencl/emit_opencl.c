@@ -13,6 +13,7 @@
  * mapped loop keeps its bound as a guard. */
 #include "codegen/opencl/emit_opencl.h"
 #include "codegen/c/cprint.h"
+#include "codegen/c/emit_c.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
 static void io_macros(FILE *h, const kn_kprog *p) {
     const char *N = p->name;
     fprintf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, p->nin, N, p->nout);
+    kn_emit_c_groups(h, p);
     for (int io = 0; io < 2; io++)
         for (int i = 0; i < (io ? p->nout : p->nin); i++) {
             const kn_kbuf *b = io ? p->outputs[i] : p->inputs[i];

@@ -14,6 +14,7 @@
 #include "ir/kir.h"
 #include "ir/ops/nn_attrs.h"
 #include "ir/ops/nn_norm_attrs.h"
+#include "ir/lower/tile.h"
 
 #include <math.h>
 #include <string.h>
@@ -132,6 +133,7 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_window w;
     if (window_init(L, n, x, wt, 0, y->dims + 2, &w)) return kl_ctx(L)->status;
     int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
+    if (kt_conv(L, n, in, out, &w, group)) return KN_OK;
     int64_t c = x->dims[1], m = y->dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
@@ -331,6 +333,7 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     double alpha = kn_attr_float(cx, n, "alpha", 1.0f), beta = kn_attr_float(cx, n, "beta", 1.0f);
     if (kn_failed(cx)) return cx->status;
+    if (kt_gemm(L, n, in, out, ta, tb, alpha, beta)) return KN_OK;
     int64_t m = y->dims[0], nn = y->dims[1], k = a->dims[ta ? 0 : 1];
     kn_dtype t = kx_compute_dtype(y->dtype), at = acc_dtype(y->dtype);
     int v[2];
@@ -372,7 +375,7 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
  * result); the batch dims broadcast (stride 0 on size-1 and missing dims). */
 static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
-    (void)n;
+    if (kt_matmul(L, n, in, out)) return KN_OK;
     kn_kbuf *a = in[0], *b = in[1], *y = out[0];
     int ar = a->rank, br = b->rank, yr = y->rank;
     int64_t k = a->dims[ar - 1], nn = br > 1 ? b->dims[br - 1] : 1;

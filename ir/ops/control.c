@@ -107,8 +107,8 @@ static kn_status set_out(kn_exec *ex, const kn_node *n, kn_tensor **out, int j, 
 }
 
 /* Sequence position p (input i) normalized into [0, len) (or [0, len] with extra=1). */
-static kn_status seq_pos(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int len,
-                         int extra, int *out) {
+kn_status kn_seq_pos(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int len, int extra,
+                     int *out) {
     int64_t p = 0;
     if (read_scalar_int(cx, n, t, i, &p)) return cx->status;
     int64_t hi = len + extra;
@@ -778,7 +778,7 @@ static kn_status eval_sequence_insert(kn_exec *ex, const kn_node *n, kn_tensor *
     kn_ctx *cx = kn_exec_ctx(ex);
     const kn_tensor *s = in[0];
     int pos = s->nitems;
-    if (n->nin > 2 && in[2] && seq_pos(cx, n, in[2], 2, s->nitems, 1, &pos)) return cx->status;
+    if (n->nin > 2 && in[2] && kn_seq_pos(cx, n, in[2], 2, s->nitems, 1, &pos)) return cx->status;
     kn_tensor *r = new_seq(ex, in[1]->type.dtype, s->nitems + 1);
     for (int i = 0, k = 0; i <= s->nitems; i++) r->items[i] = i == pos ? in[1] : s->items[k++];
     out[0] = r;
@@ -799,7 +799,7 @@ static kn_status eval_sequence_erase(kn_exec *ex, const kn_node *n, kn_tensor *c
     const kn_tensor *s = in[0];
     if (s->nitems == 0) return kn_diag(cx, n, KN_EINVAL, "cannot erase from an empty sequence");
     int pos = s->nitems - 1;
-    if (n->nin > 1 && in[1] && seq_pos(cx, n, in[1], 1, s->nitems, 0, &pos)) return cx->status;
+    if (n->nin > 1 && in[1] && kn_seq_pos(cx, n, in[1], 1, s->nitems, 0, &pos)) return cx->status;
     kn_tensor *r = new_seq(ex, s->type.dtype, s->nitems - 1);
     for (int i = 0, k = 0; i < s->nitems; i++)
         if (i != pos) r->items[k++] = s->items[i];
@@ -816,7 +816,7 @@ static kn_status infer_sequence_at(kn_ctx *cx, const kn_node *n, kn_tensor *cons
     out[0].kind = KN_KIND_TENSOR;
     if (s->nitems >= 0 && in[1]->data) {
         int pos = 0;
-        if (seq_pos(cx, n, in[1], 1, s->nitems, 0, &pos)) return cx->status;
+        if (kn_seq_pos(cx, n, in[1], 1, s->nitems, 0, &pos)) return cx->status;
         out[0] = s->items[pos]->type;
     }
     return KN_OK;
@@ -826,7 +826,7 @@ static kn_status eval_sequence_at(kn_exec *ex, const kn_node *n, kn_tensor *cons
                                   kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     int pos = 0;
-    if (seq_pos(cx, n, in[1], 1, in[0]->nitems, 0, &pos)) return cx->status;
+    if (kn_seq_pos(cx, n, in[1], 1, in[0]->nitems, 0, &pos)) return cx->status;
     return set_out(ex, n, out, 0, in[0]->items[pos]);
 }
 
@@ -889,8 +889,8 @@ static kn_status eval_concat_from_sequence(kn_exec *ex, const kn_node *n, kn_ten
 
 /* SplitToSequence's pieces: sizes[0..*cnt) along the normalized *axis; *squeeze when
  * the split axis is dropped (no split input and keepdims=0). */
-static kn_status split_plan(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_arena *a,
-                            int *axis, int64_t **sizes, int64_t *cnt, bool *squeeze) {
+kn_status kn_split_plan(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_arena *a, int *axis,
+                        int64_t **sizes, int64_t *cnt, bool *squeeze) {
     const kn_tensor *x = in[0], *split = n->nin > 1 ? in[1] : NULL;
     int64_t ax = kn_attr_int(cx, n, "axis", 0), keep = kn_attr_int(cx, n, "keepdims", 1);
     if (kn_failed(cx)) return cx->status;
@@ -966,7 +966,8 @@ static kn_status eval_split_to_sequence(kn_exec *ex, const kn_node *n, kn_tensor
     int axis;
     int64_t *sizes = NULL, cnt = 0;
     bool squeeze;
-    if (split_plan(cx, n, in, kn_exec_arena(ex), &axis, &sizes, &cnt, &squeeze)) return cx->status;
+    if (kn_split_plan(cx, n, in, kn_exec_arena(ex), &axis, &sizes, &cnt, &squeeze))
+        return cx->status;
     if (cnt > INT32_MAX) return kn_diag(cx, n, KN_ELIMIT, "too many pieces");
     kn_tensor *s = new_seq(ex, x->type.dtype, (int)cnt);
     size_t es = kn_elem_size(x->type.dtype);

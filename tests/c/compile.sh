@@ -49,5 +49,31 @@ mkdir "$T/e"
 "$KILN" compile "$EX/digits.onnx" -o "$T/l" --shape image=2,1,8,8 --max-arena 1M --max-weights 64K >/dev/null && ok || bad "limits refuse a model within them"
 "$KILN" compile "$EX/digits.onnx" -o "$T/e" --shape image=2,1,8,8 --max-arena 12X >/dev/null 2>&1
 [ $? = 2 ] && [ -z "$(ls -A "$T/e")" ] && ok || bad "--max-arena 12X accepted"
+# a sequence model (ONNX test data): the input sequence of length 2 and the output
+# sequence of length 3 are consecutive tensor parameters; the header states lengths
+SEQ=/usr/share/libonnx-testdata/data/node/test_sequence_insert_at_back/model.onnx
+if [ -f "$SEQ" ]; then
+  "$KILN" compile "$SEQ" -o "$T/q" --name sq --length sequence=2 --shape sequence_0=3 --shape sequence_1=3 >/dev/null || bad "compile a sequence model"
+  for m in "sq_sequence_LENGTH 2" "sq_sequence_FIRST_INPUT 0" "sq_output_sequence_LENGTH 3" \
+           'sq_INPUT_1_NAME "sequence_1"' 'sq_INPUT_2_NAME "tensor"' 'sq_OUTPUT_2_NAME "output_sequence_2"'; do
+    grep -q "#define $m" "$T/q/sq.h" && ok || bad "sq.h lacks '$m'"
+  done
+  cat >"$T/q/main.c" <<'CEOF'
+#include "sq.h"
+#include <stdio.h>
+int main(void) {
+    static _Alignas(64) unsigned char arena[sq_ARENA_SIZE + 1];
+    int64_t s0[3] = {1, 2, 3}, s1[3] = {4, 5, 6}, t[3] = {7, 8, 9}, o[3][3];
+    if (sq_run(s0, s1, t, o[0], o[1], o[2], arena)) return 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (o[i][j] != 3 * i + j + 1) return 2;
+    return 0;
+}
+CEOF
+  gcc -std=c11 -Wall -Werror -I"$T/q" "$T/q/main.c" "$T/q/sq.c" -lm -o "$T/q/main" && "$T/q/main" && ok || bad "sequence ABI: wrong outputs"
+  "$KILN" compile "$SEQ" -o "$T/e" >"$T/out" 2>&1
+  [ $? = 1 ] && grep -q "needs its length (kiln compile --length sequence=N)" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "sequence without --length: $(cat "$T/out")"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

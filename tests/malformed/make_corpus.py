@@ -253,10 +253,10 @@ w2 = helper.make_tensor("W2", TensorProto.FLOAT, (2, 8, 3, 3), np.ones(144, np.f
 convs = model([helper.make_node("Conv", ["x", "W1"], ["a"], name="c1"),
                helper.make_node("Conv", ["a", "W2"], ["y"], name="c2")], [vi("x", [1, 3, 8, 8])],
               [vi("y", [1, 2, 4, 4])], inits=[w1, w2], check=True)
-case("limit_arena", convs, 1, "arena needs 1152 bytes, more than --max-arena 1024",
-     cmd="compile --max-arena 1K")
-case("limit_weights", convs, 1, "weights need 1440 bytes, more than --max-weights 1024",
-     cmd="compile --max-weights 1k")
+case("limit_arena", convs, 1, "arena needs 1344 bytes, more than --max-arena 1024",
+     cmd="compile --target generic --max-arena 1K")
+case("limit_weights", convs, 1, "weights need 3504 bytes, more than --max-weights 1024",
+     cmd="compile --target generic --max-weights 1k")
 
 with open(os.path.join(OUT, "cases.txt"), "w") as f:
     f.write("\n".join(CASES) + "\n")

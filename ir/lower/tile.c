@@ -1,0 +1,376 @@
+/* Register-tiled lowerings of Conv and float MatMul/Gemm (see tile.h).
+ *
+ * Both are a product out[row, col] = init[col] + sum_r a[row, r] * b[r, col] where b is
+ * constant. b is packed at compile time into blocks of KB = nv * lanes columns,
+ * [block][r][KB] (zero past the last column), so one reduction step loads nv
+ * contiguous vectors of b and broadcasts one scalar of a per row. A micro-kernel keeps
+ * a tile of `rows` x nv vector accumulators in registers over the whole reduction,
+ * then stores it:
+ *
+ *   for block:                      (full blocks; a last partial block after them)
+ *     for tile of rows:             (full tiles; a last partial tile after them)
+ *       acc[r][v] = init[block, v]                     vector locals
+ *       for red...:                                    reduction loops
+ *         w[v] = b_packed[block, red, v*lanes ..]      vector loads
+ *         a_r = a[row r, red]; acc[r][v] = fma(a_r, w[v], acc[r][v])
+ *       out[row r, col] = acc[r][v].lane               (vector stores where contiguous)
+ *
+ * For Conv the rows are output pixels along the innermost spatial axis, the columns
+ * output channels, and the reduction runs over input channels and the kernel window;
+ * padding is materialized once into an arena scratch copy of the input, so the inner
+ * loops have no bounds tests. Tile sizes come from the target's vector width and
+ * register count (kl_lanes, kl_vector_registers); with one lane (no SIMD) the tile
+ * is a block of scalar accumulators. */
+#include "ir/lower/tile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { KT_MAX_ROWS = 8, KT_MAX_NV = 4 };
+
+typedef struct kt_tile {
+    int lanes, nv, kb; /* columns per block: kb = nv * lanes */
+    int maxrows;       /* rows of a full tile */
+    int rows;          /* rows of the tile being built */
+    int acc[KT_MAX_ROWS][KT_MAX_NV];
+} kt_tile;
+
+/* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
+ * would fill less than half a vector (depthwise convolutions). */
+static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, kt_tile *T) {
+    memset(T, 0, sizeof *T);
+    T->lanes = kl_lanes(L, KN_F32);
+    if (T->lanes > 1)
+        T->nv = cols >= 2 * T->lanes ? 2 : 1;
+    else
+        T->nv = cols >= KT_MAX_NV ? KT_MAX_NV : (int)cols;
+    T->kb = T->nv * T->lanes;
+    if (T->nv < 1 || 2 * cols < T->kb) return false;
+    int rows = (kl_vector_registers(L) - T->nv - 1) / T->nv;
+    rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
+    T->maxrows = nrows < rows ? (int)nrows : rows;
+    return true;
+}
+
+/* a * s + b, index arithmetic */
+static kn_kx *mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b) {
+    return kx_add(L, kx_mul(L, a, kx_int(L, s)), b);
+}
+
+/* Declares the accumulators of a tile of `rows` rows: init[idx + v*lanes ..] (a packed
+ * constant) or zero. */
+static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *idx) {
+    T->rows = rows;
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *i0 = init ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
+                             : kx_const(L, KN_F32, 0);
+            T->acc[r][v] = kl_decl_vec(L, KN_F32, T->lanes, i0);
+        }
+}
+
+/* One reduction step: acc[r][v] += a[r] * bp[bidx + v*lanes ..]. */
+static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx *bidx) {
+    int w[KT_MAX_NV];
+    for (int v = 0; v < T->nv; v++)
+        w[v] = kl_decl_vec(L, KN_F32, T->lanes,
+                           kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes));
+    for (int r = 0; r < T->rows; r++) {
+        int ar = kl_decl(L, KN_F32, a[r]);
+        for (int v = 0; v < T->nv; v++)
+            kl_set(L, T->acc[r][v],
+                   kx_fma(L, kx_var(L, ar), kx_var(L, w[v]), kx_var(L, T->acc[r][v])));
+    }
+}
+
+/* Column col of row r of the tile, a scalar. */
+static kn_kx *kt_elem(kn_lower *L, const kt_tile *T, int r, int col) {
+    int v = T->acc[r][col / T->lanes];
+    return T->lanes > 1 ? kx_lane(L, v, col % T->lanes) : kx_var(L, v);
+}
+
+/* Packs ceil(ncols / kb) blocks of kb columns over nred reduction steps into buf:
+ * buf[blk][r][j] = get(ctx, r, blk*kb + j) for columns < ncols, else 0. Returns the
+ * number of floats written. */
+typedef float (*kt_get)(const void *ctx, int64_t r, int64_t col);
+
+static int64_t kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get get,
+                            const void *ctx, float *buf) {
+    int64_t blocks = (ncols + T->kb - 1) / T->kb;
+    for (int64_t blk = 0; blk < blocks; blk++)
+        for (int64_t r = 0; r < nred; r++)
+            for (int64_t j = 0; j < T->kb; j++)
+                buf[(blk * nred + r) * T->kb + j] =
+                    blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0f;
+    return blocks * nred * T->kb;
+}
+
+/* The packed constant of `groups` packings (kt_pack_into) one after another. */
+static kn_kbuf *kt_pack(kn_lower *L, const kt_tile *T, int64_t groups, int64_t nred, int64_t ncols,
+                        kt_get get, const void *const *ctx) {
+    int64_t per = (ncols + T->kb - 1) / T->kb * nred * T->kb;
+    float *buf = malloc((size_t)(groups * per) * sizeof *buf);
+    KN_ASSERT(buf);
+    for (int64_t g = 0; g < groups; g++) kt_pack_into(T, nred, ncols, get, ctx[g], buf + g * per);
+    kn_kbuf *b = kl_table(L, KN_F32, groups * per, buf);
+    free(buf);
+    return b;
+}
+
+/* ---- Conv ---- */
+
+typedef struct conv_geom {
+    int64_t n, c, m, group, cg, kg; /* batch, channels in/out, groups, per group */
+    int64_t h, w, oh, ow, kh, kw;   /* spatial extents (1-D: h = oh = kh = 1) */
+    int64_t sh, sw, dh, dw, hp, wp; /* strides, dilations, padded input extents */
+    int64_t ph, pw;                 /* begin pads */
+    const float *wt, *bias;
+    kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
+    kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
+} conv_geom;
+
+/* One group's weights or bias for kt_pack. */
+typedef struct conv_src {
+    const conv_geom *G;
+    const float *p; /* the group's first weight or bias; NULL: no bias */
+} conv_src;
+
+/* packed weights: reduction step r = (ci*kh + i)*kw + j, column = output channel in
+ * the group */
+static float conv_w(const void *ctx, int64_t r, int64_t col) {
+    const conv_src *s = ctx;
+    return s->p[col * s->G->cg * s->G->kh * s->G->kw + r];
+}
+
+static float conv_b(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const conv_src *s = ctx;
+    return s->p ? s->p[col] : 0.0f;
+}
+
+/* One tile: rows output pixels from ow0 of output row oh, columns kb*KB + [0, valid). */
+static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
+                      kn_kx *blk, int valid, int voh, kn_kx *ow0) {
+    int64_t kbn = (G->kg + T->kb - 1) / T->kb;
+    kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
+    kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
+    int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh), vj = kl_for(L, G->kw);
+    kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
+    kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
+    kn_kx *ch = mad(L, kx_var(L, vb), G->c, mad(L, kx_var(L, vg), G->cg, kx_var(L, vc)));
+    kn_kx *row = mad(L, ch, G->hp,
+                     mad(L, kx_var(L, voh), G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))));
+    kn_kx *xi = mad(L, row, G->wp, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))));
+    kn_kx *a[KT_MAX_ROWS] = {0};
+    int vx = kl_decl(L, KN_I64, xi);
+    for (int r = 0; r < rows; r++)
+        a[r] = kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+    kt_step(L, T, a, G->wpk, widx);
+    kl_end_n(L, 3);
+    /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
+     * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes */
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < T->nv; v++)
+            kl_store(L, G->tile, kx_int(L, r * T->kb + v * T->lanes), kx_var(L, T->acc[r][v]));
+    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, kx_var(L, voh));
+    int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
+    int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
+    kl_store(L, G->y,
+             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))),
+             kx_load(L, G->tile, mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
+    kl_end_n(L, 2);
+}
+
+/* All output rows of one block of columns. */
+static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
+                       int valid) {
+    int voh = kl_for(L, G->oh);
+    int64_t nt = G->ow / T->maxrows, rem = G->ow % T->maxrows;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        conv_tile(L, G, T, T->maxrows, vb, vg, blk, valid, voh,
+                  kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)));
+        kl_end(L);
+    }
+    if (rem) conv_tile(L, G, T, (int)rem, vb, vg, blk, valid, voh, kx_int(L, nt * T->maxrows));
+    kl_end(L);
+}
+
+/* The input copied into a zeroed scratch with the pads around it. */
+static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
+    kn_kbuf *xp = kl_scratch(L, KN_F32, G->n * G->c * G->hp * G->wp);
+    int vi = kl_for(L, xp->numel);
+    kl_store(L, xp, kx_var(L, vi), kx_const(L, KN_F32, 0));
+    kl_end(L);
+    int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
+    kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
+                     G->wp, kx_int(L, G->pw));
+    kl_copy(L, xp, dst, x,
+            mad(L, kx_var(L, vp), G->h * G->w, kx_mul(L, kx_var(L, vh), kx_int(L, G->w))),
+            kx_int(L, G->w));
+    kl_end_n(L, 2);
+    return xp;
+}
+
+static bool conv_geometry(const kn_kbuf *x, const kn_kbuf *y, const kn_window *w, int64_t group,
+                          conv_geom *G) {
+    memset(G, 0, sizeof *G);
+    int two = w->nsp == 2;
+    G->n = x->dims[0], G->c = x->dims[1], G->m = y->dims[1], G->group = group;
+    G->cg = G->c / group, G->kg = G->m / group;
+    G->h = two ? w->in[0] : 1, G->oh = two ? w->out[0] : 1, G->kh = two ? w->k[0] : 1;
+    G->sh = two ? w->s[0] : 1, G->dh = two ? w->d[0] : 1, G->ph = two ? w->pb[0] : 0;
+    G->hp = G->h + G->ph + (two ? w->pe[0] : 0);
+    G->w = w->in[two], G->ow = w->out[two], G->kw = w->k[two];
+    G->sw = w->s[two], G->dw = w->d[two], G->pw = w->pb[two];
+    G->wp = G->w + G->pw + w->pe[two];
+    return G->ph >= 0 && G->pw >= 0 && G->hp >= G->h && G->wp >= G->w;
+}
+
+bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out,
+             const kn_window *w, int64_t group) {
+    kn_kbuf *x = in[0], *y = out[0];
+    const kn_tensor *wc = kl_const(L, n, 1), *bc = in[2] ? kl_const(L, n, 2) : NULL;
+    if (!kl_register_tiles(L) || w->transposed || w->nsp > 2 || x->dtype != KN_F32 ||
+        y->dtype != KN_F32 || !wc || wc->type.dtype != KN_F32 || (in[2] && !bc))
+        return false;
+    conv_geom G;
+    kt_tile T;
+    if (!conv_geometry(x, y, w, group, &G) || !kt_choose(L, G.kg, G.ow, &T)) return false;
+    /* packed per group: blocks of the group's output channels */
+    int64_t red = G.cg * G.kh * G.kw;
+    conv_src *ws = calloc((size_t)group, sizeof *ws), *bs = calloc((size_t)group, sizeof *bs);
+    const void **wp = calloc((size_t)group, sizeof *wp), **bp = calloc((size_t)group, sizeof *bp);
+    KN_ASSERT(ws && bs && wp && bp);
+    for (int64_t g = 0; g < group; g++) {
+        ws[g] = (conv_src){&G, (const float *)wc->data + g * G.kg * red};
+        bs[g] = (conv_src){&G, bc ? (const float *)bc->data + g * G.kg : NULL};
+        wp[g] = &ws[g];
+        bp[g] = &bs[g];
+    }
+    G.wpk = kt_pack(L, &T, group, red, G.kg, conv_w, wp);
+    G.bpk = kt_pack(L, &T, group, 1, G.kg, conv_b, bp);
+    free(ws);
+    free(bs);
+    free(wp);
+    free(bp);
+    G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
+    G.y = y;
+    G.tile = kl_scratch(L, KN_F32, T.maxrows * T.kb);
+    int vb = kl_for(L, G.n), vg = kl_for(L, group);
+    int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
+    if (full) {
+        int vk = kl_for(L, full);
+        conv_block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
+        kl_end(L);
+    }
+    if (tail) conv_block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
+    kl_end_n(L, 2);
+    return true;
+}
+
+/* ---- MatMul, Gemm ---- */
+
+typedef struct mm_geom {
+    kn_kbuf *a, *y, *bpk, *init;
+    int64_t m, k, n; /* rows (all batches), reduction, columns */
+    int ta;          /* A is [k][m] */
+} mm_geom;
+
+typedef struct mm_src {
+    const float *b, *c;
+    int64_t k, n;
+    int tb;
+    double alpha, beta;
+} mm_src;
+
+static float mm_b(const void *ctx, int64_t r, int64_t col) {
+    const mm_src *s = ctx;
+    return (float)(s->alpha * (s->tb ? s->b[col * s->k + r] : s->b[r * s->n + col]));
+}
+
+static float mm_c(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const mm_src *s = ctx;
+    return s->c ? (float)(s->beta * s->c[col]) : 0.0f;
+}
+
+static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
+                    kn_kx *m0) {
+    kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
+    int vk = kl_for(L, G->k);
+    kn_kx *k = kx_var(L, vk), *a[KT_MAX_ROWS] = {0};
+    /* a[m0 + r, k] (transA: a[k, m0 + r]) */
+    int va = kl_decl(L, KN_I64, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k));
+    for (int r = 0; r < rows; r++)
+        a[r] = kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k))));
+    kt_step(L, T, a, G->bpk, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)));
+    kl_end(L);
+    int vy = kl_decl(L, KN_I64, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))));
+    for (int r = 0; r < rows; r++) {
+        if (valid == T->kb)
+            for (int v = 0; v < T->nv; v++)
+                kl_store(L, G->y, kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + v * T->lanes)),
+                         kx_var(L, T->acc[r][v]));
+        else
+            for (int col = 0; col < valid; col++)
+                kl_store(L, G->y, kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col)),
+                         kt_elem(L, T, r, col));
+    }
+}
+
+static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid) {
+    int64_t nt = G->m / T->maxrows, rem = G->m % T->maxrows;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        mm_tile(L, G, T, T->maxrows, blk, valid, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)));
+        kl_end(L);
+    }
+    if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
+}
+
+static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S) {
+    kt_tile T;
+    if (!kt_choose(L, G->n, G->m, &T)) return false;
+    const void *ctx = S;
+    G->bpk = kt_pack(L, &T, 1, G->k, G->n, mm_b, &ctx);
+    G->init = S->c ? kt_pack(L, &T, 1, 1, G->n, mm_c, &ctx) : NULL;
+    int64_t full = G->n / T.kb, tail = G->n % T.kb;
+    if (full) {
+        int vb = kl_for(L, full);
+        mm_block(L, G, &T, kx_var(L, vb), T.kb);
+        kl_end(L);
+    }
+    if (tail) mm_block(L, G, &T, kx_int(L, full), (int)tail);
+    return true;
+}
+
+static bool mm_suits(kn_lower *L, const kn_kbuf *a, const kn_kbuf *y, const kn_tensor *b) {
+    return kl_register_tiles(L) && a->dtype == KN_F32 && y->dtype == KN_F32 && b &&
+           b->type.dtype == KN_F32 && b->type.rank == 2;
+}
+
+bool kt_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    const kn_tensor *b = kl_const(L, n, 1);
+    if (!mm_suits(L, in[0], out[0], b) || in[0]->rank < 2) return false;
+    int64_t k = b->type.dims[0], nn = b->type.dims[1];
+    mm_geom G = {in[0], out[0], NULL, NULL, in[0]->numel / k, k, nn, 0};
+    mm_src S = {(const float *)b->data, NULL, k, nn, 0, 1.0, 0.0};
+    return mm_lower(L, &G, &S);
+}
+
+bool kt_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out, int64_t ta,
+             int64_t tb, double alpha, double beta) {
+    const kn_tensor *b = kl_const(L, n, 1), *c = in[2] && beta != 0 ? kl_const(L, n, 2) : NULL;
+    int64_t nn = out[0]->dims[1];
+    if (!mm_suits(L, in[0], out[0], b) || (in[2] && beta != 0 && !c) ||
+        (c && (c->type.dtype != KN_F32 || kn_tensor_numel(c) != nn ||
+               (c->type.rank == 2 && c->type.dims[1] != nn))))
+        return false;
+    int64_t k = in[0]->dims[ta ? 0 : 1];
+    mm_geom G = {in[0], out[0], NULL, NULL, out[0]->dims[0], k, nn, (int)ta};
+    mm_src S = {
+        (const float *)b->data, c ? (const float *)c->data : NULL, k, nn, (int)tb, alpha, beta};
+    return mm_lower(L, &G, &S);
+}
