@@ -8,6 +8,7 @@
 #include "targets/target.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static kn_ks *new_stmt(kn_lower *L, kn_ks_kind kind) {
@@ -420,6 +421,81 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *r) {
     uses_x(s->count, r);
     uses_x(s->ext, r);
     for (int i = 0; i < s->n; i++) kn_kernel_uses(s->body[i], r);
+}
+
+/* ---- structural equality ---- */
+
+typedef struct kmatch {
+    int *buf;       /* buffer of b for each buffer id of a */
+    int *var, *rev; /* variable of b for each of a, and back (-1: not yet seen) */
+} kmatch;
+
+static bool same_var(kmatch *M, int a, int b) {
+    if (M->var[a] < 0 && M->rev[b] < 0) {
+        M->var[a] = b;
+        M->rev[b] = a;
+    }
+    return M->var[a] == b && M->rev[b] == a;
+}
+
+static bool same_buf(const kmatch *M, const kn_kbuf *a, const kn_kbuf *b) {
+    return (!a && !b) || (a && b && M->buf[a->id] == b->id);
+}
+
+static bool same_x(kmatch *M, const kn_kx *a, const kn_kx *b) {
+    if (!a || !b) return a == b;
+    if (a->op != b->op || a->dtype != b->dtype || kx_lanes(a) != kx_lanes(b) || a->i != b->i ||
+        memcmp(&a->f, &b->f, sizeof a->f) || !same_buf(M, a->buf, b->buf))
+        return false;
+    if (a->op == KX_VAR && !same_var(M, a->var, b->var)) return false;
+    for (int i = 0; i < 3; i++)
+        if (!same_x(M, a->a[i], b->a[i])) return false;
+    return true;
+}
+
+static bool same_s(kmatch *M, const kn_ks *a, const kn_ks *b) {
+    if (!a || !b) return a == b;
+    if (a->kind != b->kind || a->dtype != b->dtype || a->extent != b->extent ||
+        a->annot != b->annot || a->width != b->width || a->n != b->n ||
+        !same_buf(M, a->buf, b->buf) || !same_buf(M, a->src, b->src))
+        return false;
+    bool has_var = a->kind == KS_FOR || a->kind == KS_DECL || a->kind == KS_SET;
+    if (has_var && !same_var(M, a->var, b->var)) return false;
+    if (!same_x(M, a->ext, b->ext) || !same_x(M, a->index, b->index) ||
+        !same_x(M, a->value, b->value) || !same_x(M, a->cond, b->cond) ||
+        !same_x(M, a->src_index, b->src_index) || !same_x(M, a->count, b->count))
+        return false;
+    for (int i = 0; i < a->n; i++)
+        if (!same_s(M, a->body[i], b->body[i])) return false;
+    return true;
+}
+
+bool kn_kernel_same(const kn_kprog *p, const kn_kernel *a, const kn_kernel *b) {
+    size_t nb = (size_t)p->nbufs + 1, nv = (size_t)p->nvars + 1;
+    unsigned char *ua = calloc(nb, 1), *ub = calloc(nb, 1);
+    kmatch M = {malloc(nb * sizeof(int)), malloc(nv * sizeof(int)), malloc(nv * sizeof(int))};
+    KN_ASSERT(ua && ub && M.buf && M.var && M.rev);
+    memset(M.var, 0xff, nv * sizeof(int));
+    memset(M.rev, 0xff, nv * sizeof(int));
+    kn_kernel_uses(a->body, ua);
+    kn_kernel_uses(b->body, ub);
+    bool ok = true;
+    int j = 0;
+    for (int i = 0; i < p->nbufs && ok; i++) { /* pair the used buffers in order */
+        M.buf[i] = -1;
+        if (!ua[i]) continue;
+        while (j < p->nbufs && !ub[j]) j++;
+        ok = j < p->nbufs && ua[i] == ub[j] && p->bufs[i]->dtype == p->bufs[j]->dtype;
+        M.buf[i] = j++;
+    }
+    while (ok && j < p->nbufs && !ub[j]) j++;
+    ok = ok && j == p->nbufs && same_s(&M, a->body, b->body);
+    free(ua);
+    free(ub);
+    free(M.buf);
+    free(M.var);
+    free(M.rev);
+    return ok;
 }
 
 /* ---- printer ---- */

@@ -181,6 +181,11 @@ void kn_kprog_destroy(kn_kprog *p);
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
 void kn_kernel_uses(const kn_ks *s, unsigned char *use);
+/* Whether kernels a and b of p compute the same thing on their own buffers: equal
+ * trees up to renaming variables and buffers, where the i-th buffer each touches (in
+ * buffer id order, as kn_kernel_uses lists them) correspond and have equal dtypes.
+ * Code generators emit one function for such kernels. */
+bool kn_kernel_same(const kn_kprog *p, const kn_kernel *a, const kn_kernel *b);
 /* Text form, for golden tests and --dump. */
 void kn_kprog_print(const kn_kprog *p, void *file /* FILE * */);
 

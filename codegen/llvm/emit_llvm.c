@@ -25,6 +25,9 @@ typedef struct emit {
     LLVMValueRef *vars;    /* alloca of each kernel-IR variable (per function) */
     LLVMValueRef *bufs;    /* pointer value of each buffer inside the current function */
     LLVMValueRef *globals; /* constant global of each KB_CONST buffer */
+    LLVMValueRef *kfn;     /* the function each kernel calls */
+    int *kfn_of;           /* the kernel whose function that is (kernels that are the same
+                              up to their buffers share one function) */
     LLVMTypeRef ptr;
 } emit;
 
@@ -460,6 +463,28 @@ static void collect_vars(const kn_ks *s, unsigned char *v) {
     for (int i = 0; i < s->n; i++) collect_vars(s->body[i], v);
 }
 
+/* For each parameter of a kernel using `use`: whether no other parameter of the call
+ * shares its storage (noalias). Returns the parameter count. */
+static int param_noalias(emit *E, const unsigned char *use, unsigned char *flags) {
+    const kn_kprog *p = E->p;
+    int np = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        if (!use[i]) continue;
+        const kn_kbuf *bi = p->bufs[i];
+        bool unique = bi->kind != KB_INPUT && bi->kind != KB_OUTPUT;
+        for (int j = 0; j < p->nbufs && unique; j++)
+            if (j != i && use[j]) {
+                const kn_kbuf *bj = p->bufs[j];
+                if ((bj->kind == KB_TEMP || bj->kind == KB_SCRATCH) &&
+                    (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) &&
+                    kn_kbuf_storage(bi) == kn_kbuf_storage(bj))
+                    unique = false;
+            }
+        flags[np++] = unique;
+    }
+    return np;
+}
+
 static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *nparams) {
     const kn_kprog *p = E->p;
     LLVMTypeRef params[4096];
@@ -477,39 +502,60 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
         fn, LLVMAttributeFunctionIndex,
         LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, "512", 3));
     /* noalias where no other parameter of this call shares the storage */
-    int pi = 0;
-    for (int i = 0; i < p->nbufs; i++) {
-        if (!use[i]) continue;
-        const kn_kbuf *bi = p->bufs[i];
-        bool unique = bi->kind != KB_INPUT && bi->kind != KB_OUTPUT;
-        for (int j = 0; j < p->nbufs && unique; j++)
-            if (j != i && use[j]) {
-                const kn_kbuf *bj = p->bufs[j];
-                if ((bj->kind == KB_TEMP || bj->kind == KB_SCRATCH) &&
-                    (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) &&
-                    kn_kbuf_storage(bi) == kn_kbuf_storage(bj))
-                    unique = false;
-            }
-        if (unique) {
+    unsigned char *flags = calloc((size_t)np + 1, 1);
+    KN_ASSERT(flags);
+    param_noalias(E, use, flags);
+    for (int pi = 0; pi < np; pi++)
+        if (flags[pi]) {
             unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
             LLVMAddAttributeAtIndex(fn, (unsigned)(pi + 1),
                                     LLVMCreateEnumAttribute(E->ctx, kind, 0));
         }
-        pi++;
-    }
+    free(flags);
     *nparams = np;
     return fn;
+}
+
+/* An earlier kernel whose function kernel k can call (kn_kernel_same, and the same
+ * noalias parameters), or -1. */
+static int same_as_earlier(emit *E, int k) {
+    const kn_kprog *p = E->p;
+    size_t nb = (size_t)p->nbufs + 1;
+    unsigned char *uk = calloc(nb, 1), *uj = calloc(nb, 1), *fk = calloc(nb, 1),
+                  *fj = calloc(nb, 1);
+    KN_ASSERT(uk && uj && fk && fj);
+    kn_kernel_uses(p->kernels[k]->body, uk);
+    int nk = param_noalias(E, uk, fk), found = -1;
+    for (int j = 0; j < k && found < 0; j++) {
+        if (E->kfn_of[j] != j) continue; /* compare with the functions actually built */
+        memset(uj, 0, nb);
+        kn_kernel_uses(p->kernels[j]->body, uj);
+        if (param_noalias(E, uj, fj) == nk && !memcmp(fk, fj, (size_t)nk) &&
+            kn_kernel_same(p, p->kernels[j], p->kernels[k]))
+            found = j;
+    }
+    free(uk);
+    free(uj);
+    free(fk);
+    free(fj);
+    return found;
 }
 
 static kn_status build_kernel(emit *E, int k) {
     const kn_kprog *p = E->p;
     const kn_kernel *kr = p->kernels[k];
+    int j = same_as_earlier(E, k);
+    E->kfn_of[k] = j >= 0 ? j : k;
+    if (j >= 0) {
+        E->kfn[k] = E->kfn[j];
+        return KN_OK;
+    }
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1), *vars = calloc((size_t)p->nvars + 1, 1);
     KN_ASSERT(use && vars);
     kn_kernel_uses(kr->body, use);
     collect_vars(kr->body, vars);
     int np;
-    E->fn = kernel_fn(E, k, use, &np);
+    E->fn = E->kfn[k] = kernel_fn(E, k, use, &np);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "entry");
     LLVMPositionBuilderAtEnd(E->b, entry);
     int pi = 0;
@@ -599,9 +645,8 @@ static void build_entries(emit *E) {
                 targs[na] = E->ptr;
                 args[na++] = addr[i];
             }
-        snprintf(name, sizeof name, "%s_k%d", p->name, k);
         LLVMTypeRef kt = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), targs, (unsigned)na, 0);
-        LLVMBuildCall2(B, kt, LLVMGetNamedFunction(E->mod, name), args, (unsigned)na, "");
+        LLVMBuildCall2(B, kt, E->kfn[k], args, (unsigned)na, "");
     }
     LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));
 
@@ -638,7 +683,9 @@ kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx
     E.vars = calloc((size_t)p->nvars + 1, sizeof *E.vars);
     E.bufs = calloc((size_t)p->nbufs + 1, sizeof *E.bufs);
     E.globals = calloc((size_t)p->nbufs + 1, sizeof *E.globals);
-    KN_ASSERT(E.vars && E.bufs && E.globals);
+    E.kfn = calloc((size_t)p->nkernels + 1, sizeof *E.kfn);
+    E.kfn_of = calloc((size_t)p->nkernels + 1, sizeof *E.kfn_of);
+    KN_ASSERT(E.vars && E.bufs && E.globals && E.kfn && E.kfn_of);
     build_weights(&E);
     for (int k = 0; k < p->nkernels; k++) build_kernel(&E, k);
     build_entries(&E);
@@ -646,6 +693,8 @@ kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx
     free(E.vars);
     free(E.bufs);
     free(E.globals);
+    free(E.kfn);
+    free(E.kfn_of);
     char *msg = NULL;
     if (LLVMVerifyModule(E.mod, LLVMReturnStatusAction, &msg)) {
         kn_diag(cx, NULL, KN_EINTERNAL, "generated LLVM IR does not verify: %.300s",
