@@ -399,6 +399,14 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 
 /* ---- analysis ---- */
 
+size_t kn_kprog_weight_bytes(const kn_kprog *p) {
+    size_t n = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (kn_kbuf_is_weight(p->bufs[i]))
+            n += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
+    return n;
+}
+
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {
     while (b->alias) b = b->alias;
     return (kn_kbuf *)b;

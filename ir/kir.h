@@ -177,6 +177,13 @@ typedef struct kn_kprog {
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name,
                          const struct kn_target *target, kn_kprog **out);
 void kn_kprog_destroy(kn_kprog *p);
+/* Whether b is constant data some kernel reads: what code generators emit (a constant
+ * no kernel reads, such as weights a lowering repacked, is left out). */
+static inline bool kn_kbuf_is_weight(const kn_kbuf *b) {
+    return b->kind == KB_CONST && b->first >= 0;
+}
+/* Bytes of the weights p's code carries (kn_kbuf_is_weight), without padding. */
+size_t kn_kprog_weight_bytes(const kn_kprog *p);
 /* The buffer whose arena storage b uses: b itself, or the buffer it runs in place of. */
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */

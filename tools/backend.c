@@ -175,10 +175,7 @@ static kn_status read_weights(kn_ctx *cx, const char *path, void **out) {
 
 /* Emits bp->p as C into a temporary folder, compiles and loads it, removes the folder. */
 static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags) {
-    size_t wbytes = 0;
-    for (int i = 0; i < bp->p->nbufs; i++)
-        if (bp->p->bufs[i]->kind == KB_CONST)
-            wbytes += (size_t)bp->p->bufs[i]->numel * kn_dtype_get(bp->p->bufs[i]->dtype)->size;
+    size_t wbytes = kn_kprog_weight_bytes(bp->p);
     /* KILN_TEST_REVERSE_PARALLEL: run parallel loops backwards (tests the analysis) */
     kn_c_options opt = {.weights_file = wbytes >= WEIGHTS_FILE_MIN,
                         .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL};

@@ -58,18 +58,9 @@ static bool parse_bytes(const char *s, size_t *out) {
     return true;
 }
 
-/* Bytes of the program's constant buffers: what NAME.c or NAME.weights holds. */
-static size_t weight_bytes(const kn_kprog *p) {
-    size_t n = 0;
-    for (int i = 0; i < p->nbufs; i++)
-        if (p->bufs[i]->kind == KB_CONST)
-            n += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
-    return n;
-}
-
 /* --max-arena and --max-weights: refuse the program before anything is written. */
 static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, size_t max_weights) {
-    size_t w = weight_bytes(p);
+    size_t w = kn_kprog_weight_bytes(p);
     if (p->arena_size > max_arena)
         return kn_diag(cx, NULL, KN_ELIMIT, "arena needs %zu bytes, more than --max-arena %zu",
                        p->arena_size, max_arena);
@@ -216,7 +207,7 @@ int cmd_compile(int argc, char **argv) {
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
         } else {
-            size_t wbytes = weight_bytes(p);
+            size_t wbytes = kn_kprog_weight_bytes(p);
             printf("wrote %s/%s.h, %s/%s.c%s%s%s\n", outdir, name, outdir, name,
                    copt.weights_file ? ", " : "", copt.weights_file ? name : "",
                    copt.weights_file ? ".weights" : "");

@@ -99,7 +99,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff), wsize = 0;
     KN_ASSERT(woff);
     for (int i = 0; i < p->nbufs; i++)
-        if (p->bufs[i]->kind == KB_CONST) {
+        if (kn_kbuf_is_weight(p->bufs[i])) {
             woff[i] = wsize;
             wsize += (weight_bytes(p->bufs[i]) + 63) & ~(size_t)63;
         }
@@ -110,9 +110,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(h, "/* Bytes of scratch memory %s_run needs, and its required alignment. */\n", N);
     fprintf(h, "#define %s_ARENA_SIZE %zu\n#define %s_ARENA_ALIGN %d\n", N, p->arena_size, N,
             KN_ARENA_ALIGN);
-    size_t wraw = 0; /* bytes of weight data, without alignment padding */
-    for (int i = 0; i < p->nbufs; i++)
-        if (p->bufs[i]->kind == KB_CONST) wraw += weight_bytes(p->bufs[i]);
+    size_t wraw = kn_kprog_weight_bytes(p); /* without alignment padding */
     fprintf(h, "/* Bytes of weights: in %s.c as static const arrays, or in %s.weights. */\n", N, N);
     fprintf(h, "#define %s_WEIGHTS_SIZE %zu\n", N, opt->weights_file ? wsize : wraw);
     fprintf(h, "\n#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, p->nin, N, p->nout);
@@ -212,7 +210,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             while (r->alias) r = r->alias;
             fprintf(k, "    %s *%s = (%s *)(void *)(a + %zu);\n", ctype(b->dtype), b->name,
                     ctype(b->dtype), r->offset);
-        } else if (b->kind == KB_CONST && opt->weights_file && b->first >= 0) {
+        } else if (kn_kbuf_is_weight(b) && opt->weights_file) {
             fprintf(k,
                     "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights "
                     "+ %zu);\n",
@@ -270,7 +268,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         kn_cprint W;
         kn_cprint_init(&W, p, c, KN_C99);
         for (int i = 0; i < p->nbufs; i++)
-            if (p->bufs[i]->kind == KB_CONST && p->bufs[i]->first >= 0) /* skip unread */
+            if (kn_kbuf_is_weight(p->bufs[i]))
                 emit_weight_array(&W, p->bufs[i], opt->weights_section, N);
     }
     if (opt->weights_file && weights) {
@@ -278,7 +276,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         size_t at = 0;
         for (int i = 0; i < p->nbufs; i++) {
             const kn_kbuf *b = p->bufs[i];
-            if (b->kind != KB_CONST) continue;
+            if (!kn_kbuf_is_weight(b)) continue;
             fwrite(zero, 1, woff[i] - at, weights);
             fwrite(b->data->data, 1, weight_bytes(b), weights);
             at = woff[i] + weight_bytes(b);

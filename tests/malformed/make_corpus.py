@@ -255,7 +255,7 @@ convs = model([helper.make_node("Conv", ["x", "W1"], ["a"], name="c1"),
               [vi("y", [1, 2, 4, 4])], inits=[w1, w2], check=True)
 case("limit_arena", convs, 1, "arena needs 1344 bytes, more than --max-arena 1024",
      cmd="compile --target generic --max-arena 1K")
-case("limit_weights", convs, 1, "weights need 3504 bytes, more than --max-weights 1024",
+case("limit_weights", convs, 1, "weights need 2064 bytes, more than --max-weights 1024",
      cmd="compile --target generic --max-weights 1k")
 
 with open(os.path.join(OUT, "cases.txt"), "w") as f:
