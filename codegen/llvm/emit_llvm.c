@@ -21,13 +21,14 @@ typedef struct emit {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
-    LLVMValueRef fn;       /* function being built */
-    LLVMValueRef *vars;    /* alloca of each kernel-IR variable (per function) */
-    LLVMValueRef *bufs;    /* pointer value of each buffer inside the current function */
-    LLVMValueRef *globals; /* constant global of each KB_CONST buffer */
-    LLVMValueRef *kfn;     /* the function each kernel calls */
-    int *kfn_of;           /* the kernel whose function that is (kernels that are the same
-                              up to their buffers share one function) */
+    LLVMValueRef fn;            /* function being built */
+    LLVMValueRef *vars;         /* alloca of each kernel-IR variable (per function) */
+    LLVMValueRef *bufs;         /* pointer value of each buffer inside the current function */
+    LLVMValueRef *globals;      /* constant global of each KB_CONST buffer */
+    const void *const *weights; /* or NULL; else the address of each KB_CONST buffer */
+    LLVMValueRef *kfn;          /* the function each kernel calls */
+    int *kfn_of;                /* the kernel whose function that is (kernels that are the same
+                                   up to their buffers share one function) */
     LLVMTypeRef ptr;
 } emit;
 
@@ -574,7 +575,13 @@ static void build_weights(emit *E) {
     const kn_kprog *p = E->p;
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
-        if (b->kind != KB_CONST || b->first < 0) continue;
+        if (!kn_kbuf_is_weight(b)) continue;
+        if (E->weights) { /* an address in this process */
+            LLVMValueRef a = LLVMConstInt(LLVMInt64TypeInContext(E->ctx),
+                                          (unsigned long long)(uintptr_t)E->weights[i], 0);
+            E->globals[i] = LLVMConstIntToPtr(a, E->ptr);
+            continue;
+        }
         size_t bytes = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
         LLVMTypeRef at = LLVMArrayType2(LLVMInt8TypeInContext(E->ctx), bytes ? bytes : 1);
         char name[128];
@@ -672,10 +679,11 @@ static void build_entries(emit *E) {
 }
 
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
-                               LLVMModuleRef *out) {
+                               const void *const *weights, LLVMModuleRef *out) {
     emit E = {0};
     E.cx = cx;
     E.p = p;
+    E.weights = weights;
     E.ctx = ctx;
     E.mod = LLVMModuleCreateWithNameInContext(p->name, ctx);
     E.b = LLVMCreateBuilderInContext(ctx);
