@@ -5,11 +5,13 @@
  * parallel when its iterations are independent:
  *  - every store and copy inside it writes at `v*c + rest`, where v is the loop's
  *    index, c a constant stride, and rest an affine expression of inner loop indices
- *    (and constants) whose range is narrower than c, so iterations write disjoint
- *    regions;
- *  - every load inside it from a buffer the loop writes reads that iteration's own
- *    region (the same form and range);
+ *    (and constants);
+ *  - every access to a buffer the loop writes has that form with the same c, and
+ *    together they span fewer than c elements (vector lanes and copy lengths count),
+ *    so each iteration keeps to its own region;
  *  - no scalar declared outside the loop is assigned inside it.
+ * An integer local that is declared and never assigned again (an index computed once,
+ * as the tiled lowerings do) counts as the expression it was declared with.
  * Anything the analysis cannot see through (divisions, selects, loaded indices in a
  * written buffer's index) keeps the loop sequential, which is always correct. The
  * OpenCL emitter maps parallel loops to the NDRange; CPU threading can use them too. */
@@ -31,6 +33,7 @@ typedef struct pctx {
     int64_t *extent;       /* extent of each loop variable inside the loop (-1: not a loop) */
     unsigned char *inside; /* variables declared inside the loop being analyzed */
     unsigned char *fixed;  /* indices of enclosing loops: constant within one iteration */
+    const kn_kx **let;     /* integer locals assigned once: their value (else NULL) */
     int nvars;
 } pctx;
 
@@ -51,6 +54,10 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
     switch (x->op) {
     case KX_CONST: a->k += scale * x->i; return;
     case KX_VAR:
+        if (P->let[x->var]) { /* an index computed once: stands for its expression */
+            aff_add(P, a, P->let[x->var], scale);
+            return;
+        }
         if (P->extent[x->var] < 0 && !P->fixed[x->var]) { /* a scalar local: unknown value */
             a->ok = false;
             return;
@@ -105,7 +112,7 @@ static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, 
             *lo += span;
     }
     aff_free(&a);
-    return ok && *c > 0 && *hi - *lo < *c;
+    return ok && *c > 0;
 }
 
 typedef struct access {
@@ -172,6 +179,18 @@ static bool same_storage(const kn_kbuf *a, const kn_kbuf *b) {
     return at && bt && kn_kbuf_storage(a) == kn_kbuf_storage(b);
 }
 
+/* The elements access a reaches relative to loop variable v: stride c and [lo, hi],
+ * counting vector lanes and copy lengths. False if not analyzable. */
+static bool access_span(pctx *P, const access *a, int v, int64_t *c, int64_t *lo, int64_t *hi) {
+    if (!region(P, a->index, v, c, lo, hi)) return false;
+    *hi += a->lanes - 1;
+    if (a->count) {
+        if (a->count->op != KX_CONST) return false;
+        *hi += a->count->i - 1;
+    }
+    return true;
+}
+
 /* outer: the loops enclosing `loop` (perfectly nested); their indices are constant
  * during one of its iterations */
 static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int nouter) {
@@ -187,23 +206,18 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
     int v = loop->var;
     for (int i = 0; ok && i < A.n; i++) {
         if (!A.v[i].write) continue;
+        /* every access to the written storage: the same stride c, and together they
+         * span less than c, so iteration v keeps to [v*c + lo, v*c + hi] */
         int64_t c, lo, hi;
-        ok = region(P, A.v[i].index, v, &c, &lo, &hi);
-        hi += A.v[i].lanes - 1;
-        ok = ok && hi - lo < c;
-        if (ok && A.v[i].count) { /* a copy of count elements extends the region */
-            ok = A.v[i].count->op == KX_CONST && hi + A.v[i].count->i - 1 - lo < c;
-            hi += ok ? A.v[i].count->i - 1 : 0;
-        }
-        /* every other access to the same storage must stay in this iteration's region */
+        ok = access_span(P, &A.v[i], v, &c, &lo, &hi);
         for (int j = 0; ok && j < A.n; j++) {
             if (j == i || !same_storage(A.v[j].buf, A.v[i].buf)) continue;
-            int64_t c2, lo2, hi2;
-            ok = region(P, A.v[j].index, v, &c2, &lo2, &hi2) && c2 == c && lo2 >= lo &&
-                 hi2 + A.v[j].lanes - 1 <= hi;
-            if (ok && A.v[j].count)
-                ok = A.v[j].count->op == KX_CONST && hi2 + A.v[j].count->i - 1 <= hi;
+            int64_t cj, loj, hij;
+            ok = access_span(P, &A.v[j], v, &cj, &loj, &hij) && cj == c;
+            lo = loj < lo ? loj : lo;
+            hi = hij > hi ? hij : hi;
         }
+        ok = ok && hi - lo < c;
     }
     free(A.v);
     return ok;
@@ -223,17 +237,37 @@ static void mark(pctx *P, kn_ks *loop, kn_ks **outer, int nouter, int depth) {
     }
 }
 
+/* Records the integer scalar locals that are declared and never assigned again. */
+static void find_lets(pctx *P, const kn_ks *s, unsigned char *set) {
+    if (!s) return;
+    if (s->kind == KS_DECL && s->width <= 1 && kn_dtype_get(s->dtype)->is_int && !set[s->var])
+        P->let[s->var] = s->value;
+    if (s->kind == KS_SET) {
+        set[s->var] = 1;
+        P->let[s->var] = NULL;
+    }
+    for (int i = 0; i < s->n; i++) find_lets(P, s->body[i], set);
+}
+
 kn_status kn_pass_parallel(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
-    pctx P = {p, calloc((size_t)p->nvars + 1, sizeof(int64_t)), calloc((size_t)p->nvars + 1, 1),
-              calloc((size_t)p->nvars + 1, 1), p->nvars};
-    KN_ASSERT(P.extent && P.inside && P.fixed);
+    pctx P = {p,
+              calloc((size_t)p->nvars + 1, sizeof(int64_t)),
+              calloc((size_t)p->nvars + 1, 1),
+              calloc((size_t)p->nvars + 1, 1),
+              calloc((size_t)p->nvars + 1, sizeof *P.let),
+              p->nvars};
+    unsigned char *set = calloc((size_t)p->nvars + 1, 1);
+    KN_ASSERT(P.extent && P.inside && P.fixed && P.let && set);
     for (int k = 0; k < p->nkernels; k++) {
         kn_ks *body = p->kernels[k]->body, *outer[KN_MAX_RANK + 1];
+        find_lets(&P, body, set);
         for (int i = 0; i < body->n; i++) mark(&P, body->body[i], outer, 0, 0);
     }
     free(P.extent);
     free(P.inside);
     free(P.fixed);
+    free(P.let);
+    free(set);
     return KN_OK;
 }

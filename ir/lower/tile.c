@@ -168,17 +168,21 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3);
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
-     * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes */
+     * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
+     * each block has its own, so blocks stay independent (parallel) */
+    int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++)
-            kl_store(L, G->tile, kx_int(L, r * T->kb + v * T->lanes), kx_var(L, T->acc[r][v]));
+            kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
+                     kx_var(L, T->acc[r][v]));
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
     kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, kx_var(L, voh));
     int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kl_store(L, G->y,
              mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))),
-             kx_load(L, G->tile, mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
+             kx_load(L, G->tile,
+                     kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2)))));
     kl_end_n(L, 2);
 }
 
@@ -257,7 +261,7 @@ bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *
     free(bp);
     G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
     G.y = y;
-    G.tile = kl_scratch(L, KN_F32, T.maxrows * T.kb);
+    G.tile = kl_scratch(L, KN_F32, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
