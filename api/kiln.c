@@ -362,6 +362,21 @@ static kn_status bind_shape(kn_ctx *cx, kn_graph *g, const shape_opt *s) {
     return kn_shape_bind(cx, g, s->spec, s->whole);
 }
 
+/* String inputs and outputs are refused: the JIT'd entry could fill string outputs
+ * only with pointers into its workspace, which kiln_buffer cannot own. */
+static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
+    for (int i = 0; i < p->nin + p->nout; i++) {
+        const kn_kbuf *b = i < p->nin ? p->inputs[i] : p->outputs[i - p->nin];
+        if (b->dtype == KN_STRING)
+            return kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                           "%s '%s' holds strings, which the host API does not support; "
+                           "compile the model to C or an object file instead "
+                           "(docs/generated-c.md)",
+                           i < p->nin ? "input" : "output", b->onnx);
+    }
+    return KN_OK;
+}
+
 /* The steps of kiln_compile_jit; *c is filled in, freed by the caller on failure. */
 static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o, kiln_compiled *c) {
     kn_graph *g;
@@ -378,7 +393,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
                     v->name, kn_type_str(&v->type, buf, sizeof buf));
     }
     if (!cx->status && !kn_compile_program(cx, g, "model", o->target, &p) &&
-        !kn_llvm_jit(cx, p, o->target, o->opt_level, &c->jit)) {
+        !refuse_strings(cx, p) && !kn_llvm_jit(cx, p, o->target, o->opt_level, NULL, &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
         c->nin = (size_t)p->nin;
         c->nout = (size_t)p->nout;

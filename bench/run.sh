@@ -4,11 +4,13 @@
 #   (b) object emission time and peak RSS, ResNet-50 (target <= 3 s)
 #   (c) latency of the JIT code against the C backend built with gcc -O3
 #       -march=native, ResNet-18, as a ratio of medians measured in this run
-#   (d) ONNX Runtime (npm's onnxruntime-node) on ResNet-18, if npm is there
+#   (d) ONNX Runtime (npm's onnxruntime-node) on ResNet-18, if npm is there, on one
+#       thread and on all cores (THREADS, default nproc) against the JIT on as many
 # Timings move with the machine's other load: compare ratios from one run.
 #
 # usage: bench/run.sh BUILD_DIR   (BUILD_DIR holds a built kiln; a Release build)
-# env:   RUNS (timed runs for (c) and (d), default 10), NO_ORT=1 skips (d)
+# env:   RUNS (timed runs for (c) and (d), default 10), NO_ORT=1 skips (d),
+#        THREADS (threads of the multi-threaded comparison, default nproc)
 # Models go to BUILD_DIR/bench-models (made by bench/make_models.py if missing),
 # onnxruntime-node to BUILD_DIR/bench-ort; nothing is written to the source tree.
 set -eu
@@ -18,6 +20,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 KILN=$B/kiln
 M=$B/bench-models
 RUNS=${RUNS:-10}
+THREADS=${THREADS:-$(nproc)}
 [ -x "$KILN" ] || { echo "no kiln in $B: build it first" >&2; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -60,6 +63,8 @@ b_size=$(du -sk "$T/r50" | cut -f1)
 # (c) JIT against gcc -O3 -march=native, same inputs, same run
 JL=$("$KILN" bench "$M/resnet18.onnx" --backend llvm --runs "$RUNS" --warmup 3 --json)
 JC=$(CC=gcc "$KILN" bench "$M/resnet18.onnx" --backend c --runs "$RUNS" --warmup 3 --json)
+JT=$("$KILN" bench "$M/resnet18.onnx" --backend llvm --threads "$THREADS" --runs "$RUNS" --warmup 3 --json)
+t_med=$(echo "$JT" | field median_ms)
 l_med=$(echo "$JL" | field median_ms)
 l_min=$(echo "$JL" | field min_ms)
 l_gf=$(echo "$JL" | field gflops)
@@ -70,7 +75,7 @@ c_compile=$(echo "$JC" | field compile_ms)
 ratio=$(echo "$l_med $c_med" | awk '{ printf "%.2f", $1 / $2 }')
 
 # (d) ONNX Runtime through onnxruntime-node, if npm can install it
-o_med="" o_min=""
+o_med="" o_min="" o_tmed=""
 if [ -z "${NO_ORT:-}" ] && command -v npm >/dev/null && command -v node >/dev/null; then
   ORT=$B/bench-ort
   if [ ! -d "$ORT/node_modules/onnxruntime-node" ]; then
@@ -80,11 +85,11 @@ if [ -z "${NO_ORT:-}" ] && command -v npm >/dev/null && command -v node >/dev/nu
   fi
   if [ -d "$ORT/node_modules/onnxruntime-node" ]; then
     cat >"$T/ort.js" <<'EOF'
-// One session, single-threaded like kiln's kernels; prints "median_ms min_ms".
+// One session on `threads` intra-op threads; prints "median_ms min_ms".
 const ort = require('onnxruntime-node');
 (async () => {
-  const [model, runs] = [process.argv[2], +process.argv[3]];
-  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const [model, runs, threads] = [process.argv[2], +process.argv[3], +process.argv[4]];
+  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const x = new Float32Array(3 * 224 * 224).map(() => Math.random() * 2 - 1);
   const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, [1, 3, 224, 224]) };
   for (let i = 0; i < 3; i++) await s.run(feeds);
@@ -99,9 +104,11 @@ const ort = require('onnxruntime-node');
   console.log(med.toFixed(3), t[0].toFixed(3));
 })();
 EOF
-    if NODE_PATH=$ORT/node_modules node "$T/ort.js" "$M/resnet18.onnx" "$RUNS" >"$T/ort.out" 2>&1; then
+    if NODE_PATH=$ORT/node_modules node "$T/ort.js" "$M/resnet18.onnx" "$RUNS" 1 >"$T/ort.out" 2>&1 &&
+      NODE_PATH=$ORT/node_modules node "$T/ort.js" "$M/resnet18.onnx" "$RUNS" "$THREADS" >"$T/ortt.out" 2>&1; then
       o_med=$(cut -d' ' -f1 "$T/ort.out")
       o_min=$(cut -d' ' -f2 "$T/ort.out")
+      o_tmed=$(cut -d' ' -f1 "$T/ortt.out")
     else
       echo "(d) skipped: onnxruntime-node failed: $(tail -1 "$T/ort.out")"
     fi
@@ -129,6 +136,10 @@ printf '%-58s %9.0f ms\n' "    C backend compile (emit C + gcc)" "$c_compile"
 if [ -n "$o_med" ]; then
   printf '%-58s %9s ms   (min %s, 1 thread)\n' "(d) ResNet-18 median, ONNX Runtime (onnxruntime-node)" \
     "$o_med" "$o_min"
-  printf '%-58s %9s\n' "    ratio JIT / ONNX Runtime" \
+  printf '%-58s %9s      (below 1: kiln is faster)\n' "    ratio JIT / ONNX Runtime, 1 thread" \
     "$(echo "$l_med $o_med" | awk '{ printf "%.2f", $1 / $2 }')"
+  printf '%-58s %9s ms\n' "    ResNet-18 median, ONNX Runtime, $THREADS threads" "$o_tmed"
+  printf '%-58s %9s ms\n' "    ResNet-18 median, LLVM JIT, $THREADS threads" "$t_med"
+  printf '%-58s %9s\n' "    ratio JIT / ONNX Runtime, $THREADS threads" \
+    "$(echo "$t_med $o_tmed" | awk '{ printf "%.2f", $1 / $2 }')"
 fi

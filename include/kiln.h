@@ -77,7 +77,9 @@ typedef enum kiln_dtype {
     KILN_DTYPE_I16 = 5,
     KILN_DTYPE_I32 = 6,
     KILN_DTYPE_I64 = 7,
-    KILN_DTYPE_STRING = 8, /* not supported by compiled models */
+    KILN_DTYPE_STRING = 8, /* kiln_compile_jit refuses models with string inputs or outputs
+                              (KILN_EUNSUPPORTED); the generated C and LLVM objects take
+                              them (docs/generated-c.md) */
     KILN_DTYPE_BOOL = 9,
     KILN_DTYPE_F16 = 10,
     KILN_DTYPE_F64 = 11,

@@ -117,9 +117,12 @@ struct kn_graph {
     int nin, nout;
     kn_value **inputs;
     kn_value **outputs;
-    int opset;          /* ai.onnx opset of the model */
-    int opset_ml;       /* ai.onnx.ml opset, 0 if not imported */
-    int opset_training; /* ai.onnx.preview.training opset, 0 if not imported */
+    int opset;                /* ai.onnx opset of the model */
+    int opset_ml;             /* ai.onnx.ml opset, 0 if not imported */
+    int opset_training;       /* ai.onnx.preview.training opset, 0 if not imported */
+    int64_t max_string_bytes; /* compile option (root): bytes of storage per new string
+                                 element whose length is known only at run time, NUL
+                                 included; 0: the default (KN_MAX_STRING_BYTES, ir/kir.h) */
     int ir_version;
     int ngroups;        /* root: sequence/optional inputs and outputs, flattened */
     kn_iogroup *groups; /* to tensors by passes/deseq.c; NULL until then */

@@ -100,6 +100,27 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel) {
     return b;
 }
 
+kn_kbuf *kl_string_storage(kn_lower *L, int64_t bytes) {
+    kn_kbuf *b = kl_buffer(L->p, KB_TEMP, KN_U8, 1, &bytes, "c");
+    b->whole_run = true;
+    use(L, b);
+    return b;
+}
+
+int64_t kl_max_string_bytes(kn_lower *L) {
+    return L->max_string_bytes > 0 ? L->max_string_bytes : KN_MAX_STRING_BYTES;
+}
+
+void kl_fail(kn_lower *L, int status) {
+    kn_kprog *p = L->p;
+    if (!p->status) {
+        int64_t one = 1;
+        p->status = kl_buffer(p, KB_TEMP, KN_I32, 1, &one, "st");
+        p->status->whole_run = true;
+    }
+    kl_store(L, p->status, kx_int(L, 0), kx_const(L, KN_I32, status));
+}
+
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
     kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);
     KN_ASSERT(x);
@@ -380,6 +401,23 @@ kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
     return x;
 }
 
+kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index) {
+    KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
+    kn_kx *x = new_x(L, KX_BYTE, KN_U8);
+    x->a[0] = s;
+    x->a[1] = kx_cast(L, KN_I64, index);
+    return x;
+}
+
+kn_kx *kx_str(kn_lower *L, kn_kbuf *chars, kn_kx *index) {
+    KN_ASSERT(chars->dtype == KN_U8);
+    kn_kx *x = new_x(L, KX_STR, KN_STRING);
+    x->buf = chars;
+    x->a[0] = kx_cast(L, KN_I64, index);
+    use(L, chars);
+    return x;
+}
+
 kn_kx *kx_offset(kn_lower *L, int rank, const int *vars, const int64_t *strides) {
     kn_kx *off = kx_int(L, 0);
     for (int d = 0; d < rank; d++)
@@ -414,7 +452,7 @@ kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {
 
 static void uses_x(const kn_kx *x, unsigned char *r) {
     if (!x) return;
-    if (x->op == KX_LOAD) r[x->buf->id] |= 1;
+    if (x->op == KX_LOAD || x->op == KX_STR) r[x->buf->id] |= 1;
     for (int i = 0; i < 3; i++) uses_x(x->a[i], r);
 }
 
@@ -520,6 +558,8 @@ static const char *op_name(kn_kx_op op) {
         [KX_CAST] = "cast",
         [KX_FMA] = "fma",
         [KX_LANE] = "lane",
+        [KX_BYTE] = "byte",
+        [KX_STR] = "str",
     };
     return names[op];
 }
@@ -544,6 +584,11 @@ static void print_x(FILE *f, const kn_kx *x) {
         fprintf(f, "%s(", kn_dtype_name(x->dtype));
         print_x(f, x->a[0]);
         fputc(')', f);
+        return;
+    case KX_STR:
+        fprintf(f, "str(%s[", x->buf->name);
+        print_x(f, x->a[0]);
+        fprintf(f, "])");
         return;
     default: break;
     }

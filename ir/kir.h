@@ -22,6 +22,16 @@
  * emitter assigns lane by lane). Lowerings choose vector widths from the target
  * (kl_lanes); the emitters map them to SIMD types (LLVM) or to per-lane loops (C).
  *
+ * Strings: a KN_STRING buffer holds one `const char *` (NUL-terminated UTF-8) per
+ * element; loading one gives a string value, which scalar locals may hold and stores
+ * may write (the pointer, not the characters). KX_BYTE reads a byte through a string
+ * value (only up to and including its NUL); KX_STR makes a string value pointing
+ * into a u8 buffer of character storage (kl_string_storage), which lowerings fill
+ * with byte stores. String work (parsing, formatting, case mapping) is ordinary loops
+ * over these, so every emitter gets it from one lowering. A kernel that cannot
+ * finish (a string longer than its storage) sets the program's status word
+ * (kl_fail): NAME_run returns it after the last kernel. OpenCL refuses strings.
+ *
  * Everything lives in the program's arena. Optimizations to come (split, reorder,
  * fuse, unroll, vectorize, register tiles) are rewrites of this tree driven by the
  * target, not emitter code; the emitters (codegen/c, later llvm and opencl) print
@@ -65,6 +75,8 @@ typedef enum kn_kx_op {
     KX_CAST,       /* a[0] converted to dtype (float->int truncates, as C) */
     KX_FMA,        /* a[0] * a[1] + a[2] */
     KX_LANE,       /* lane i of vector variable a[0] (a KX_VAR) */
+    KX_BYTE,       /* byte a[1] of string a[0], as u8 (see "Strings" below) */
+    KX_STR,        /* the string starting at buf[a[0]] (buf: u8 character storage) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -139,6 +151,8 @@ struct kn_kbuf {
     const kn_tensor *data; /* KB_CONST */
     size_t offset;         /* KB_TEMP / KB_SCRATCH: byte offset in the arena (memory plan) */
     kn_kbuf *alias;        /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
+    bool whole_run;        /* KB_TEMP live from its first use to the end of the run (string
+                              character storage, the status word): never reused */
     int first, last;       /* kernels that define and last use it (memory plan) */
 };
 
@@ -163,6 +177,8 @@ typedef struct kn_kprog {
     int cap_vars;
     size_t arena_size;        /* bytes, from the memory plan */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
+    kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
+                                 zero it on entry and NAME_run returns it (kl_fail) */
     int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
     const kn_iogroup *groups;
 } kn_kprog;
@@ -216,6 +232,25 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
  * elements of dtype t copied from data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
+/* Strings (see "Strings" above). Character storage of `bytes` bytes in the arena,
+ * kept until the end of the run (the strings a run returns point into it). */
+kn_kbuf *kl_string_storage(kn_lower *L, int64_t bytes);
+/* Bytes of storage per new string element (NUL included) that lowerings may use when
+ * a length is known only at run time: the graph's max_string_bytes, default
+ * KN_MAX_STRING_BYTES. */
+int64_t kl_max_string_bytes(kn_lower *L);
+#define KN_MAX_STRING_BYTES 256
+/* Status NAME_run returns when a string did not fit its storage. */
+#define KN_STATUS_STRING_TOO_LONG 2
+/* Status NAME_run returns when the inputs ask for a random op (training-mode Dropout
+ * with a ratio above 0): compiled code keeps no random state. */
+#define KN_STATUS_RANDOM 3
+/* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
+ * kernel goes on; what it writes afterwards is unspecified but in bounds. */
+void kl_fail(kn_lower *L, int status);
+/* Cast/CastLike with a string on one side (ir/lower/string.c). */
+kn_status kl_cast_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+
 /* Lowers the nodes of subgraph `body` (an If branch, a Loop body) inline into the
  * innermost open block: body input i reads buffer in[i]; afterwards body output j is
  * copied into out[j] (NULL entries skipped). Outer values stay visible. */
@@ -254,6 +289,8 @@ kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
 kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
+kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index);      /* KX_BYTE: u8 */
+kn_kx *kx_str(kn_lower *L, kn_kbuf *chars, kn_kx *index); /* KX_STR: a string value */
 /* Shorthands for the index arithmetic lowerings write most. */
 static inline kn_kx *kx_add(kn_lower *L, kn_kx *a, kn_kx *b) {
     return kx_bin(L, KX_ADD, a, b);

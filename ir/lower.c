@@ -77,14 +77,31 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' is a %s; code generators support tensors only", v->name,
                        kn_type_str(&v->type, buf, sizeof buf));
+    bool static_in = n && (kn_op_desc(n->op)->flags & OPF_SHAPE_FROM_DATA);
+    for (int k = 0; static_in && k < n->nin; k++)
+        static_in = !n->in[k] || kn_type_static(&n->in[k]->type);
+    if (!kn_type_static(&v->type) && static_in && v->producer == n)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' has shape %s, not known at compile time: this %s's output "
+                       "shape depends on the data of its inputs, not only on their shapes, and "
+                       "compiled code needs static shapes",
+                       v->name, kn_type_str(&v->type, buf, sizeof buf), n->op_type);
     if (!kn_type_static(&v->type))
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' has shape %s, not known at compile time (it depends on "
                        "input values or unfixed dimensions: fix them with --shape/--dim, or "
                        "bake shape inputs in with --bind)",
                        v->name, kn_type_str(&v->type, buf, sizeof buf));
-    if (v->type.dtype == KN_STRING)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "value '%s' holds strings", v->name);
+    if (v->type.dtype == KN_STRING && v->constant) /* no string literals in weights yet */
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' is a constant string tensor; code generators take strings "
+                       "only as inputs and computed values",
+                       v->name);
+    if (v->type.dtype == KN_STRING && n && !(kn_op_desc(n->op)->flags & OPF_STRINGS))
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' holds strings, and code generation supports strings in "
+                       "Cast, CastLike and StringNormalizer only",
+                       v->name);
     return KN_OK;
 }
 
@@ -157,7 +174,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
     kn_kprog *p = kn_arena_alloc(a, sizeof *p);
     p->arena = a;
     p->name = kn_arena_strdup(a, name);
-    kn_lower L = {.cx = cx, .p = p, .target = target};
+    kn_lower L = {.cx = cx, .p = p, .target = target, .max_string_bytes = g->max_string_bytes};
     kn_kbuf **vbuf = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *vbuf);
     L.vbuf = vbuf;
     p->nin = g->nin;
@@ -197,6 +214,8 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
         begin_kernel(&L, NULL, "copy to graph output");
         kl_copy(&L, p->outputs[i], kx_int(&L, 0), src, kx_int(&L, 0), kx_int(&L, src->numel));
     }
+    for (int i = 0; i < p->nbufs; i++) /* string storage, status: until the end */
+        if (p->bufs[i]->whole_run && p->bufs[i]->first >= 0) p->bufs[i]->last = p->nkernels - 1;
     *out = p;
     return KN_OK;
 fail:

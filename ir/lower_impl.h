@@ -16,6 +16,7 @@ struct kn_lower {
     kn_ks *owner[KL_MAX_DEPTH];     /* the statement owning each block (NULL: kernel body) */
     kn_kbuf **vbuf;                 /* buffer of each graph value, by value id */
     const struct kn_target *target; /* what vector widths to use; NULL: scalar code */
+    int64_t max_string_bytes;       /* kl_max_string_bytes */
 };
 
 /* A new buffer of the program, named PREFIX<id>. */

@@ -21,6 +21,8 @@
 
 #include "ir/graph.h"
 
+#include <string.h>
+
 enum {
     OPF_ELEMWISE = 1 << 0,        /* output element i depends on input element i only */
     OPF_COMMUTATIVE = 1 << 1,     /* inputs may be reordered */
@@ -30,6 +32,7 @@ enum {
     OPF_SHAPE_FROM_DATA = 1 << 5, /* output shape may depend on input values */
     OPF_RANDOM = 1 << 6,          /* nondeterministic: never constant-folded */
     OPF_SHAPE_ONLY = 1 << 7,      /* reads only its input's type, not its data */
+    OPF_STRINGS = 1 << 8,         /* its lowering handles string tensors (others refuse them) */
 };
 
 typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
@@ -67,7 +70,8 @@ typedef struct kn_oplower {
 } kn_oplower;
 
 #define KN_LOWER_GROUPS(X)                                                                         \
-    X(elementwise) X(tensor) X(nn) X(reduce) X(quant) X(rnn) X(image) X(signal) X(misc) X(control)
+    X(elementwise)                                                                                 \
+    X(tensor) X(nn) X(reduce) X(quant) X(rnn) X(image) X(signal) X(misc) X(control) X(string)
 
 #define X(g) extern const kn_oplower kn_lower_##g[];
 KN_LOWER_GROUPS(X)
@@ -93,6 +97,14 @@ KN_OP_GROUPS(X)
 #undef X
 
 const kn_opdesc *kn_op_desc(kn_op op);
+
+/* The attribute passes/fuse.c gives a fusable head (OPF_FUSE_HEAD) whose activation it
+ * absorbed: "Relu". The interpreter and the lowerings apply it to the result. */
+#define KN_ATTR_ACTIVATION "kn.activation"
+static inline bool kn_fused_relu(const kn_node *n) {
+    const kn_attr *a = kn_node_attr(n, KN_ATTR_ACTIVATION);
+    return a && a->kind == KN_ATTR_STRING && a->s && !strcmp(a->s, "Relu");
+}
 /* The op for (domain, name); domain "ai.onnx" is the same as "". KN_OP_COUNT if unknown. */
 kn_op kn_op_lookup(const char *domain, const char *name);
 

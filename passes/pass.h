@@ -15,6 +15,7 @@ struct kn_target;
 
 kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g);
 
 /* Static shape inference of g and its subgraphs (kn_pass_shape is this on the root). */
 kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g);
@@ -40,7 +41,7 @@ kn_status kn_compile_program(kn_ctx *cx, kn_graph *g, const char *name,
                              const struct kn_target *target, struct kn_kprog **out);
 
 /* Default pipeline for inspect and compile. */
-#define KN_DEFAULT_PASSES "shape,fold,shape"
+#define KN_DEFAULT_PASSES "shape,fold,shape,fuse"
 
 /* Runs the comma-separated pipeline; unknown names are a KN_EINVAL error. */
 kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,

@@ -17,6 +17,8 @@
 #include "passes/pass.h"
 #ifdef KILN_HAVE_OPENCL
 #include "tools/backend_opencl.h"
+
+#include <HalideRuntime.h>
 #endif
 
 #include <dlfcn.h>
@@ -199,8 +201,21 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags) {
     return st;
 }
 
+/* The thread pool the JIT's parallel loops run on, for `threads` threads (NULL: one
+ * thread, or no pool in this build). */
+static kn_par_for thread_pool(int threads) {
+#ifdef KILN_HAVE_OPENCL /* the Halide runtime is linked in */
+    if (threads > 1) {
+        halide_set_num_threads(threads);
+        return (kn_par_for)halide_do_par_for;
+    }
+#endif
+    (void)threads;
+    return NULL;
+}
+
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                          const char *cflags, backend_prog **out) {
+                          const char *cflags, int threads, backend_prog **out) {
     *out = NULL;
     backend_prog *bp = calloc(1, sizeof *bp);
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
@@ -216,7 +231,8 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
                          "this kiln was built without the OpenCL runtime (Halide 14)");
 #endif
         } else if (!st && !strcmp(backend, "llvm")) {
-            st = kn_llvm_jit(cx, bp->p, kn_target_find("native"), 2, &bp->jit);
+            st =
+                kn_llvm_jit(cx, bp->p, kn_target_find("native"), 2, thread_pool(threads), &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
             st = prepare_c(cx, bp, cflags);
@@ -253,8 +269,23 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
 #ifdef KILN_HAVE_OPENCL
     if (bp->ocl) return backend_opencl_call(cx, bp->ocl, p, ip, op);
 #endif
-    if (bp->fn(ip, op, bp->weights, bp->arena) != 0)
-        return kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
+    int rc = bp->fn(ip, op, bp->weights, bp->arena);
+    if (rc == KN_STATUS_STRING_TOO_LONG)
+        return kn_diag(cx, NULL, KN_ELIMIT,
+                       "a string is longer than its storage in the compiled model "
+                       "(--max-string-bytes, default %d)",
+                       KN_MAX_STRING_BYTES);
+    if (rc == KN_STATUS_RANDOM)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                       "the inputs ask for training-mode Dropout with a ratio above 0, which is "
+                       "random: compiled code runs inference mode only");
+    if (rc != 0) return kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
+    /* string outputs point into the work arena (or the inputs): copy them into a */
+    for (int i = 0; i < p->nout; i++)
+        if (p->outputs[i]->dtype == KN_STRING) {
+            char **sv = op[i];
+            for (int64_t k = 0; k < p->outputs[i]->numel; k++) sv[k] = kn_arena_strdup(a, sv[k]);
+        }
     return KN_OK;
 }
 
@@ -274,7 +305,9 @@ void backend_release(backend_prog *bp) {
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed) {
     backend_prog *bp;
-    if (backend_prepare(cx, backend, g, in, NULL, &bp)) return cx->status;
+    /* KILN_TEST_THREADS=N: parallel loops on N threads (tests the JIT's tasks) */
+    const char *tt = getenv("KILN_TEST_THREADS");
+    if (backend_prepare(cx, backend, g, in, NULL, tt ? atoi(tt) : 1, &bp)) return cx->status;
     kn_status st = backend_call(cx, bp, a, in, out, seed);
     backend_release(bp);
     return st;
@@ -323,7 +356,8 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
             seq |= nd->out[k] && nd->out[k]->type.kind != KN_KIND_TENSOR;
         for (int k = 0; k < nd->nin; k++) {
             const kn_value *v = nd->in[k];
-            if (v && !v->constant && v->type.kind == KN_KIND_TENSOR &&
+            /* strings are data, never shapes: binding them would fold the model away */
+            if (v && !v->constant && v->type.kind == KN_KIND_TENSOR && v->type.dtype != KN_STRING &&
                 (seq ? kn_deseq_structural(nd, k)
                      : all_inputs || kn_dtype_get(v->type.dtype)->is_int))
                 ancestors(g, v, mark, seen);

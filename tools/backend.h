@@ -20,11 +20,13 @@ bool backend_available(const char *name);
 typedef struct backend_prog backend_prog;
 /* Compiles g for the backend. For c and llvm, g's input types are fixed to in[]'s
  * shapes and g is transformed by the passes; c compiles the generated C with $CC at
- * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs.
+ * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs,
+ * running each kernel's outermost parallel loop on `threads` threads of the Halide
+ * runtime's pool (1, or a build without the runtime: the calling thread only).
  * interp compiles nothing. *out is owned by the caller (backend_release()); g must
  * outlive it. */
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                          const char *cflags, backend_prog **out);
+                          const char *cflags, int threads, backend_prog **out);
 /* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.
  * seed drives the interpreter's random ops. Calls on one handle must not overlap:
  * it owns one work arena. */

@@ -27,8 +27,8 @@ static const char *help =
     "                     -march=native into a shared object) or interp\n"
     "  --runs N           timed runs (default 10)\n"
     "  --warmup N         untimed runs first (default 2)\n"
-    "  --threads N        threads to report; kernels are single-threaded today, so\n"
-    "                     every run uses one thread whatever N is (default 1)\n"
+    "  --threads N        llvm: run each kernel's parallel loop on N threads (Halide\n"
+    "                     runtime thread pool); c and interp use one (default 1)\n"
     "  --json             print one JSON object: backend, threads, runs, warmup,\n"
     "                     load_ms, compile_ms, first_ms, median_ms, min_ms, flops, gflops\n"
     "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
@@ -146,7 +146,8 @@ int cmd_bench(int argc, char **argv) {
     double compile_ms = 0, first_ms = 0;
     if (!rc) {
         t0 = now_ms();
-        if (backend_prepare(&cx, backend, g, in, "-O3 -march=native", &bp)) rc = cli_fail(&cx);
+        if (backend_prepare(&cx, backend, g, in, "-O3 -march=native", threads, &bp))
+            rc = cli_fail(&cx);
         compile_ms = now_ms() - t0;
     }
     if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat)) rc = cli_fail(&cx);

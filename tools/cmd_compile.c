@@ -38,6 +38,10 @@ static const char *help =
     "  --max-arena BYTES       refuse a model whose arena needs more (suffix K, M or G:\n"
     "                          units of 1024, 1024^2, 1024^3 bytes)\n"
     "  --max-weights BYTES     refuse a model whose weights need more (same suffixes)\n"
+    "  --max-string-bytes N    storage per string element a kernel writes whose length is\n"
+    "                          known only at run time (StringNormalizer's case change),\n"
+    "                          NUL included (default 256); NAME_run returns 2 when a\n"
+    "                          string does not fit\n"
     "  -O0 .. -O3              LLVM optimization level (default -O3)\n";
 
 /* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
@@ -111,7 +115,7 @@ int cmd_compile(int argc, char **argv) {
                *binds[64];
     int nbinds = 0, err = 0, dump = 0, opt_level = 3;
     kn_c_options copt = {0};
-    size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX;
+    size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -141,6 +145,10 @@ int cmd_compile(int argc, char **argv) {
             if (!parse_bytes(v, &max_weights))
                 return cli_usage_error("compile", "--max-weights takes a size in bytes, got '%s'",
                                        v);
+        } else if (cli_opt(argc, argv, &i, "--max-string-bytes", &v)) {
+            if (!parse_bytes(v, &max_string) || max_string < 1 || max_string > ((size_t)1 << 30))
+                return cli_usage_error(
+                    "compile", "--max-string-bytes takes a size from 1 byte to 1G, got '%s'", v);
         } else if (cli_opt(argc, argv, &i, "--bind", &v)) {
             if (nbinds == 64) return cli_usage_error("compile", "too many --bind options");
             binds[nbinds++] = v;
@@ -176,6 +184,7 @@ int cmd_compile(int argc, char **argv) {
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    g->max_string_bytes = (int64_t)max_string;
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;

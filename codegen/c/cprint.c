@@ -51,6 +51,7 @@ const char *kn_ctype_c99(kn_dtype t) {
     case KN_BOOL: return "uint8_t";
     case KN_F16:
     case KN_BF16: return "uint16_t";
+    case KN_STRING: return "const char *";
     default: return "void";
     }
 }
@@ -204,6 +205,18 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     case KX_CONST: kn_cprint_const(E, t, x->f, x->i); return;
     case KX_VAR: fprintf(f, kx_lanes(x) > 1 ? "v%d[kn_l]" : "v%d", x->var); return;
     case KX_LANE: fprintf(f, "v%d[%lld]", x->a[0]->var, (long long)x->i); return;
+    case KX_BYTE: /* char may be signed: the byte as 0..255 */
+        fprintf(f, "((%s)(", CT(KN_U8));
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, ")[");
+        kn_cprint_expr(E, x->a[1]);
+        fprintf(f, "])");
+        return;
+    case KX_STR:
+        fprintf(f, "((const char *)(%s + ", x->buf->name);
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, "))");
+        return;
     case KX_LOAD:
         if (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL) { /* a built-in */
             fprintf(f, "vload_half(");

@@ -85,8 +85,20 @@ void kn_emit_c_groups(FILE *h, const kn_kprog *p) {
     }
 }
 
+/* The pointer type of a buffer parameter: `const float *` / `float *`; strings
+ * `const char *const *` (read) / `const char **` (written: the pointers, never the
+ * characters). */
+static const char *param_type(const kn_kbuf *b, bool writes, char *buf, size_t cap) {
+    if (b->dtype == KN_STRING)
+        snprintf(buf, cap, "%s", writes ? "const char **" : "const char *const *");
+    else
+        snprintf(buf, cap, "%s%s *", writes ? "" : "const ", ctype(b->dtype));
+    return buf;
+}
+
 static void emit_param(FILE *f, const kn_kbuf *b, bool writes) {
-    fprintf(f, "%s%s *%s", writes ? "" : "const ", ctype(b->dtype), b->name);
+    char t[64];
+    fprintf(f, "%s%s", param_type(b, writes, t, sizeof t), b->name);
 }
 
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
@@ -132,17 +144,19 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                     (long long)b->numel);
         }
     }
-    fprintf(h,
-            "\n/* Runs the model: one pointer per input, then one per output (element types\n"
-            " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t),\n");
+    fprintf(h, "\n/* Runs the model: one pointer per input, then one per output (element types\n"
+               " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t,\n"
+               " * string as const char * to NUL-terminated UTF-8: outputs receive pointers that\n"
+               " * stay valid until the next call with the same arena),\n");
     if (opt->weights_file)
         fprintf(h, " * the contents of %s.weights (%s_WEIGHTS_SIZE bytes, 64-byte aligned),\n", N,
                 N);
     fprintf(h,
             " * and arena: %s_ARENA_SIZE bytes aligned to %s_ARENA_ALIGN, owned by the\n"
             " * caller, used only during the call. Reentrant: no global state, so threads\n"
-            " * may run at once with separate arenas. Returns 0, or 1 if the arena is\n"
-            " * misaligned. */\nint %s_run(",
+            " * may run at once with separate arenas. Returns 0, 1 if the arena is\n"
+            " * misaligned, or 2 if a string did not fit its storage (--max-string-bytes). */\n"
+            "int %s_run(",
             N, N, N);
     for (int i = 0; i < p->nin; i++) {
         emit_param(h, p->inputs[i], false);
@@ -217,6 +231,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                     ctype(b->dtype), b->name, ctype(b->dtype), woff[i]);
         }
     }
+    if (p->status) fprintf(k, "    %s[0] = 0;\n", p->status->name);
     fprintf(k, "    (void)a;\n");
     for (int i = 0; i < p->nbufs; i++) { /* unread: EyeLike's input, an empty output */
         const kn_kbuf *b = p->bufs[i];
@@ -236,17 +251,19 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                         p->bufs[i]->name);
         fprintf(k, ");\n");
     }
+    if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);
     fprintf(k,
-            "    return 0;\n}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
+            "%s}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
             "const void *weights, void *arena) {\n",
-            N);
+            p->status ? "" : "    return 0;\n", N);
     if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
     if (!p->nin) fprintf(k, "    (void)inputs;\n");
     fprintf(k, "    return %s_run(", N);
+    char pt[64];
     for (int i = 0; i < p->nin; i++)
-        fprintf(k, "(const %s *)inputs[%d], ", ctype(p->inputs[i]->dtype), i);
+        fprintf(k, "(%s)inputs[%d], ", param_type(p->inputs[i], false, pt, sizeof pt), i);
     for (int i = 0; i < p->nout; i++)
-        fprintf(k, "(%s *)outputs[%d], ", ctype(p->outputs[i]->dtype), i);
+        fprintf(k, "(%s)outputs[%d], ", param_type(p->outputs[i], true, pt, sizeof pt), i);
     fprintf(k, "%sarena);\n}\n", opt->weights_file ? "weights, " : "");
     fclose(k);
 

@@ -11,6 +11,7 @@
 #include "codegen/llvm/llvm_impl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ typedef struct emit {
     LLVMValueRef *bufs;         /* pointer value of each buffer inside the current function */
     LLVMValueRef *globals;      /* constant global of each KB_CONST buffer */
     const void *const *weights; /* or NULL; else the address of each KB_CONST buffer */
+    kn_par_for par_for;         /* or NULL: parallel loops run as plain loops */
+    bool in_task;               /* building a parallel loop's task function */
     LLVMValueRef *kfn;          /* the function each kernel calls */
     int *kfn_of;                /* the kernel whose function that is (kernels that are the same
                                    up to their buffers share one function) */
@@ -45,6 +48,7 @@ static LLVMTypeRef ty(emit *E, kn_dtype t) {
     case KN_BF16: return LLVMInt16TypeInContext(E->ctx);
     case KN_I32:
     case KN_U32: return LLVMInt32TypeInContext(E->ctx);
+    case KN_STRING: return E->ptr; /* const char * */
     default: return LLVMInt64TypeInContext(E->ctx);
     }
 }
@@ -172,12 +176,18 @@ static LLVMValueRef address(emit *E, const kn_kbuf *buf, LLVMValueRef index) {
     return LLVMBuildGEP2(E->b, ty(E, buf->dtype), E->bufs[buf->id], &idx, 1, "");
 }
 
+/* Alignment of an element: its size; string pointers 4 (the smallest pointer size
+ * among the targets, so the same IR is right on 32-bit ones). */
+static unsigned elem_align(kn_dtype t) {
+    return t == KN_STRING ? 4 : (unsigned)kn_dtype_get(t)->size;
+}
+
 static LLVMValueRef load(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
     int n = kx_lanes(x);
     LLVMValueRef v =
         LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n), address(E, buf, expr(E, x->a[0])), "");
-    LLVMSetAlignment(v, (unsigned)kn_dtype_get(buf->dtype)->size); /* elements, not vectors */
+    LLVMSetAlignment(v, elem_align(buf->dtype)); /* elements, not vectors */
     if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
         LLVMTypeRef h =
             buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
@@ -354,6 +364,15 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
             E->b, expr(E, x->a[0]),
             LLVMConstInt(LLVMInt32TypeInContext(E->ctx), (unsigned long long)x->i, 0), "");
     case KX_LOAD: return load(E, x);
+    case KX_BYTE: { /* ((const uint8_t *)s)[i] */
+        LLVMTypeRef i8 = LLVMInt8TypeInContext(E->ctx);
+        LLVMValueRef idx = expr(E, x->a[1]);
+        return LLVMBuildLoad2(E->b, i8, LLVMBuildGEP2(E->b, i8, expr(E, x->a[0]), &idx, 1, ""), "");
+    }
+    case KX_STR: { /* chars + i */
+        LLVMValueRef idx = expr(E, x->a[0]);
+        return LLVMBuildGEP2(E->b, LLVMInt8TypeInContext(E->ctx), E->bufs[x->buf->id], &idx, 1, "");
+    }
     case KX_CAST: return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
     case KX_SELECT: {
         LLVMValueRef c = truth(E, operand(E, x, 0), x->a[0]->dtype);
@@ -381,11 +400,18 @@ static void store(emit *E, const kn_kbuf *buf, LLVMValueRef index, LLVMValueRef 
                              vec(ty(E, buf->dtype), n), "");
     }
     LLVMValueRef st = LLVMBuildStore(E->b, v, address(E, buf, index));
-    LLVMSetAlignment(st, (unsigned)kn_dtype_get(buf->dtype)->size);
+    LLVMSetAlignment(st, elem_align(buf->dtype));
 }
+
+static void par_loop(emit *E, const kn_ks *s);
 
 static void stmt(emit *E, const kn_ks *s) {
     LLVMBuilderRef B = E->b;
+    if (s->kind == KS_FOR && E->par_for && !E->in_task && (s->annot & KN_LOOP_PARALLEL) &&
+        !s->ext && s->extent > 1 && s->extent <= INT32_MAX) {
+        par_loop(E, s);
+        return;
+    }
     switch (s->kind) {
     case KS_BLOCK:
         for (int i = 0; i < s->n; i++) stmt(E, s->body[i]);
@@ -448,7 +474,9 @@ static void stmt(emit *E, const kn_ks *s) {
     case KS_COPY: {
         size_t es = kn_dtype_get(s->buf->dtype)->size;
         LLVMTypeRef i64 = ty(E, KN_I64);
-        LLVMValueRef n = LLVMBuildMul(B, expr(E, s->count), LLVMConstInt(i64, es, 0), "");
+        LLVMValueRef esv = s->buf->dtype == KN_STRING ? LLVMSizeOf(E->ptr) /* the target's */
+                                                      : LLVMConstInt(i64, es, 0);
+        LLVMValueRef n = LLVMBuildMul(B, expr(E, s->count), esv, "");
         LLVMBuildMemMove(B, address(E, s->buf, expr(E, s->index)), 1,
                          address(E, s->src, expr(E, s->src_index)), 1, n);
         return;
@@ -486,6 +514,143 @@ static int param_noalias(emit *E, const unsigned char *use, unsigned char *flags
     return np;
 }
 
+/* Marks in v the variables s reads or assigns. */
+static void ref_vars_x(const kn_kx *x, unsigned char *v) {
+    if (!x) return;
+    if (x->op == KX_VAR) v[x->var] = 1;
+    for (int i = 0; i < 3; i++) ref_vars_x(x->a[i], v);
+}
+
+static void ref_vars(const kn_ks *s, unsigned char *v) {
+    if (!s) return;
+    if (s->kind == KS_SET) v[s->var] = 1;
+    const kn_kx *xs[] = {s->index, s->value, s->cond, s->src_index, s->count, s->ext};
+    for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) ref_vars_x(xs[i], v);
+    for (int i = 0; i < s->n; i++) ref_vars(s->body[i], v);
+}
+
+static void vector_width_attr(emit *E, LLVMValueRef fn) {
+    /* kernels use the vector widths the lowering chose; without this x86 may split
+     * 512-bit vectors on CPUs that prefer 256-bit ones */
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, "512", 3));
+}
+
+/* Tasks a parallel loop is split into, at most: enough to balance a few threads, few
+ * enough that a task's work outweighs its scheduling. */
+#define KN_PAR_TASKS 16
+
+/* A parallel loop: its body becomes a task function `i32 task(ptr, i32 t, ptr closure)`
+ * running a chunk of the iterations, and the loop a call of par_for over the tasks. The closure
+ * holds the buffers the loop uses and the values of the outer variables it reads. */
+static void par_loop(emit *E, const kn_ks *s) {
+    const kn_kprog *p = E->p;
+    LLVMBuilderRef B = E->b;
+    size_t nb = (size_t)p->nbufs + 1, nv = (size_t)p->nvars + 1;
+    unsigned char *use = calloc(nb, 1), *inner = calloc(nv, 1), *ref = calloc(nv, 1);
+    LLVMTypeRef *ft = calloc(nb + nv, sizeof *ft);
+    LLVMValueRef *saved_bufs = malloc(nb * sizeof *saved_bufs),
+                 *saved_vars = malloc(nv * sizeof *saved_vars);
+    KN_ASSERT(use && inner && ref && ft && saved_bufs && saved_vars);
+    kn_kernel_uses(s, use);
+    collect_vars(s, inner);
+    ref_vars(s, ref);
+    unsigned nf = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (use[i]) ft[nf++] = E->ptr;
+    for (int v = 0; v < p->nvars; v++)
+        if (ref[v] && !inner[v]) ft[nf++] = var_type(E, v);
+    LLVMTypeRef ct = LLVMStructTypeInContext(E->ctx, ft, nf, 0);
+    /* the closure, allocated once in the kernel's entry block, filled here */
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(E->ctx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(E->fn);
+    LLVMPositionBuilderBefore(eb, LLVMGetFirstInstruction(entry));
+    LLVMValueRef clo = LLVMBuildAlloca(eb, ct, "closure");
+    LLVMDisposeBuilder(eb);
+    unsigned f = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (use[i]) LLVMBuildStore(B, E->bufs[i], LLVMBuildStructGEP2(B, ct, clo, f++, ""));
+    for (int v = 0; v < p->nvars; v++)
+        if (ref[v] && !inner[v])
+            LLVMBuildStore(B, LLVMBuildLoad2(B, var_type(E, v), E->vars[v], ""),
+                           LLVMBuildStructGEP2(B, ct, clo, f++, ""));
+    /* the task */
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMTypeRef tparams[3] = {E->ptr, i32, E->ptr};
+    LLVMTypeRef tt = LLVMFunctionType(i32, tparams, 3, 0);
+    char name[160];
+    snprintf(name, sizeof name, "%s_task%d", LLVMGetValueName(E->fn), s->var);
+    LLVMValueRef task = LLVMAddFunction(E->mod, name, tt);
+    LLVMSetLinkage(task, LLVMInternalLinkage);
+    vector_width_attr(E, task);
+    LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
+    LLVMValueRef fn = E->fn;
+    memcpy(saved_bufs, E->bufs, nb * sizeof *saved_bufs);
+    memcpy(saved_vars, E->vars, nv * sizeof *saved_vars);
+    E->fn = task;
+    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, task, "entry"));
+    LLVMValueRef tc = LLVMGetParam(task, 2);
+    f = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (use[i])
+            E->bufs[i] = LLVMBuildLoad2(B, E->ptr, LLVMBuildStructGEP2(B, ct, tc, f++, ""), "");
+    for (int v = 0; v < p->nvars; v++) {
+        if (!ref[v] && !inner[v]) continue;
+        E->vars[v] = LLVMBuildAlloca(B, var_type(E, v), "");
+        if (!inner[v])
+            LLVMBuildStore(
+                B, LLVMBuildLoad2(B, var_type(E, v), LLVMBuildStructGEP2(B, ct, tc, f++, ""), ""),
+                E->vars[v]);
+    }
+    /* task t runs iterations [t*chunk, min((t+1)*chunk, extent)) */
+    int64_t ntasks = s->extent < KN_PAR_TASKS ? s->extent : KN_PAR_TASKS;
+    int64_t chunk = (s->extent + ntasks - 1) / ntasks;
+    ntasks = (s->extent + chunk - 1) / chunk;
+    LLVMTypeRef i64 = ty(E, KN_I64);
+    LLVMValueRef lo = LLVMBuildMul(B, LLVMBuildSExt(B, LLVMGetParam(task, 1), i64, ""),
+                                   LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
+    LLVMValueRef hi = LLVMBuildAdd(B, lo, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
+    LLVMValueRef ext = LLVMConstInt(i64, (unsigned long long)s->extent, 0);
+    hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, ext, ""), hi, ext, "");
+    LLVMValueRef var = E->vars[s->var];
+    LLVMBuildStore(B, lo, var);
+    LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(E->ctx, task, "task.cond");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, task, "task.body");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, task, "task.end");
+    LLVMBuildBr(B, cond);
+    LLVMPositionBuilderAtEnd(B, cond);
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildLoad2(B, i64, var, ""), hi, ""), body,
+                    done);
+    LLVMPositionBuilderAtEnd(B, body);
+    E->in_task = true;
+    stmt(E, s->body[0]);
+    E->in_task = false;
+    LLVMBuildStore(B, LLVMBuildAdd(B, LLVMBuildLoad2(B, i64, var, ""), LLVMConstInt(i64, 1, 0), ""),
+                   var);
+    LLVMBuildBr(B, cond);
+    LLVMPositionBuilderAtEnd(B, done);
+    LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));
+    E->fn = fn;
+    memcpy(E->bufs, saved_bufs, nb * sizeof *saved_bufs);
+    memcpy(E->vars, saved_vars, nv * sizeof *saved_vars);
+    LLVMPositionBuilderAtEnd(B, resume);
+    /* par_for(NULL, task, 0, extent, closure) */
+    LLVMTypeRef pp[5] = {E->ptr, E->ptr, i32, i32, E->ptr};
+    LLVMTypeRef pft = LLVMFunctionType(i32, pp, 5, 0);
+    LLVMValueRef pf = LLVMConstIntToPtr(
+        LLVMConstInt(ty(E, KN_I64), (unsigned long long)(uintptr_t)E->par_for, 0), E->ptr);
+    LLVMValueRef args[5] = {LLVMConstNull(E->ptr), task, LLVMConstInt(i32, 0, 0),
+                            LLVMConstInt(i32, (unsigned long long)ntasks, 0), clo};
+    LLVMBuildCall2(B, pft, pf, args, 5, "");
+    free(use);
+    free(inner);
+    free(ref);
+    free(ft);
+    free(saved_bufs);
+    free(saved_vars);
+}
+
 static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *nparams) {
     const kn_kprog *p = E->p;
     LLVMTypeRef params[4096];
@@ -497,11 +662,7 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
     LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), params, (unsigned)np, 0);
     LLVMValueRef fn = LLVMAddFunction(E->mod, name, ft);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
-    /* kernels use the vector widths the lowering chose; without this x86 may split
-     * 512-bit vectors on CPUs that prefer 256-bit ones */
-    LLVMAddAttributeAtIndex(
-        fn, LLVMAttributeFunctionIndex,
-        LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, "512", 3));
+    vector_width_attr(E, fn);
     /* noalias where no other parameter of this call shares the storage */
     unsigned char *flags = calloc((size_t)np + 1, 1);
     KN_ASSERT(flags);
@@ -639,6 +800,8 @@ static void build_entries(emit *E) {
             addr[i] = LLVMBuildGEP2(B, LLVMInt8TypeInContext(E->ctx), arena, &off, 1, "");
         }
     }
+    LLVMValueRef status = p->status ? addr[p->status->id] : NULL; /* kl_fail: cleared, returned */
+    if (status) LLVMBuildStore(B, LLVMConstInt(i32, 0, 0), status);
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(use);
     for (int k = 0; k < p->nkernels; k++) {
@@ -655,7 +818,7 @@ static void build_entries(emit *E) {
         LLVMTypeRef kt = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), targs, (unsigned)na, 0);
         LLVMBuildCall2(B, kt, E->kfn[k], args, (unsigned)na, "");
     }
-    LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));
+    LLVMBuildRet(B, status ? LLVMBuildLoad2(B, i32, status, "") : LLVMConstInt(i32, 0, 0));
 
     /* NAME_run_array */
     LLVMTypeRef aparams[4] = {E->ptr, E->ptr, E->ptr, E->ptr};
@@ -679,11 +842,12 @@ static void build_entries(emit *E) {
 }
 
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
-                               const void *const *weights, LLVMModuleRef *out) {
+                               const void *const *weights, kn_par_for par_for, LLVMModuleRef *out) {
     emit E = {0};
     E.cx = cx;
     E.p = p;
     E.weights = weights;
+    E.par_for = par_for;
     E.ctx = ctx;
     E.mod = LLVMModuleCreateWithNameInContext(p->name, ctx);
     E.b = LLVMCreateBuilderInContext(ctx);

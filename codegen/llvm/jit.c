@@ -129,7 +129,7 @@ static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
 }
 
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
-                      kn_jit **out) {
+                      kn_par_for par_for, kn_jit **out) {
     *out = NULL;
     if (t->triple || t->embedded)
         return kn_diag(cx, NULL, KN_EUNSUPPORTED,
@@ -145,7 +145,7 @@ kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
     kn_status st = copy_weights(cx, p, &j->weights, waddr);
-    if (!st) st = kn_llvm_build_module(cx, p, ctx, waddr, &m);
+    if (!st) st = kn_llvm_build_module(cx, p, ctx, waddr, par_for, &m);
     free(waddr);
     if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
         if (!st) LLVMDisposeModule(m);
@@ -220,7 +220,7 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, i
     if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
-    kn_status st = kn_llvm_build_module(cx, p, ctx, NULL, &m);
+    kn_status st = kn_llvm_build_module(cx, p, ctx, NULL, NULL, &m);
     if (!st && t->float_abi == KN_FLOAT_ABI_HARD) {
         /* The C API cannot set TargetOptions::FloatABIType, so LLVM would leave out the
          * hard-float build attribute and GNU ld would refuse to link the object into a

@@ -18,10 +18,19 @@ typedef int (*kn_entry_fn)(const void *const *inputs, void *const *outputs, cons
 
 typedef struct kn_jit kn_jit;
 
+/* A parallel for with the Halide runtime's signature (halide_do_par_for): runs
+ * task(user_context, i, closure) for every i in [min, min + size), in any order and
+ * on any threads, and returns 0 (or the first nonzero a task returned). */
+typedef int (*kn_par_task)(void *user_context, int i, unsigned char *closure);
+typedef int (*kn_par_for)(void *user_context, kn_par_task task, int min, int size,
+                          unsigned char *closure);
+
 /* Compiles p in process for the host (target "native" or a host-compatible one).
+ * With par_for, each kernel's outermost parallel loop (KN_LOOP_PARALLEL) runs its
+ * iterations as tasks of par_for; NULL runs everything on the calling thread.
  * *out is owned by the caller: kn_jit_destroy() releases the code and memory. */
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
-                      kn_jit **out);
+                      kn_par_for par_for, kn_jit **out);
 /* The NAME_run_array entry point; valid until kn_jit_destroy(). Thread-safe: calls may
  * run concurrently with separate arenas. */
 kn_entry_fn kn_jit_entry(const kn_jit *j);

@@ -9,11 +9,12 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
-/* Builds the (verified, unoptimized) module of p in ctx. Weights are constant globals
+/* Builds the (verified, unoptimized) module of p in ctx; par_for as in kn_llvm_jit
+ * (its address is built into the code). Weights are constant globals
  * of the module, or, when weights is not NULL, read from weights[buffer id] (addresses
  * in this process that outlive the code: the JIT keeps its own copy). */
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
-                               const void *const *weights, LLVMModuleRef *out);
+                               const void *const *weights, kn_par_for par_for, LLVMModuleRef *out);
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out);

@@ -66,7 +66,52 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     free(use);
 }
 
+/* Strings (host pointers) have no meaning on a device: refused, naming the first node
+ * that touches one, or the graph input or output that holds them. */
+static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_status st = KN_OK;
+    for (int k = 0; k < p->nkernels && !st; k++) {
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int i = 0; i < p->nbufs && !st; i++)
+            if (use[i] && p->bufs[i]->dtype == KN_STRING)
+                st = kn_diag(cx, p->kernels[k]->node, KN_EUNSUPPORTED,
+                             "string tensors are not supported on OpenCL devices (value '%s'); "
+                             "compile for the C or LLVM backend",
+                             p->bufs[i]->onnx ? p->bufs[i]->onnx : p->bufs[i]->name);
+    }
+    for (int i = 0; i < p->nbufs && !st; i++)
+        if (p->bufs[i]->dtype == KN_STRING)
+            st = kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                         "string tensors are not supported on OpenCL devices (value '%s'); "
+                         "compile for the C or LLVM backend",
+                         p->bufs[i]->onnx ? p->bufs[i]->onnx : p->bufs[i]->name);
+    free(use);
+    return st;
+}
+
+/* Run-time checks (kl_fail's status word) would have to be read back from the device;
+ * the host code does not, so such programs are refused, naming the checking node. */
+static kn_status refuse_status(kn_ctx *cx, const kn_kprog *p) {
+    if (!p->status) return KN_OK;
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    const kn_node *at = NULL;
+    for (int k = 0; k < p->nkernels && !at; k++) {
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        if (use[p->status->id] & 2) at = p->kernels[k]->node;
+    }
+    free(use);
+    return kn_diag(cx, at, KN_EUNSUPPORTED,
+                   "this node checks its inputs when the model runs (a status the OpenCL host "
+                   "code does not read back); compile for the C or LLVM backend");
+}
+
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len) {
+    if (refuse_strings(cx, p) || refuse_status(cx, p)) return cx->status;
     char *kbuf = NULL;
     size_t klen = 0;
     FILE *k = open_memstream(&kbuf, &klen);

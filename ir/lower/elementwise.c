@@ -273,6 +273,8 @@ static kn_status lower_cast(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
         return KN_OK;
     }
+    if (in[0]->dtype == KN_STRING || out[0]->dtype == KN_STRING)
+        return kl_cast_string(L, n, in, out);
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
     kl_store(L, out[0], i, convert(L, load_b(L, in[0], out[0], v), in[0]->dtype, out[0]->dtype));
@@ -316,23 +318,32 @@ static kn_status lower_identity(kn_lower *L, const kn_node *n, kn_kbuf *const *i
 }
 
 /* Inference mode: output = input, mask all true. Training mode (opset >= 12 input 2)
- * with a ratio above 0 drops at random, which compiled code does not do: the mode
- * must be a constant false, or the ratio a constant 0 (opset >= 12 input 1). */
+ * with a ratio above 0 drops at random, which compiled code does not do: a constant
+ * mode and ratio that ask for it are refused; run-time ones are checked when the
+ * model runs, and NAME_run returns KN_STATUS_RANDOM if they ask for it. */
 static kn_status lower_dropout(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
     if (n->opset >= 12 && n->nin > 2 && in[2]) {
         const kn_tensor *tr = kl_const(L, n, 2),
                         *r = n->nin > 1 && in[1] ? kl_const(L, n, 1) : NULL;
         bool zero = r && kn_load_f64(r->data, r->type.dtype, 0) == 0;
-        if (!zero && !tr)
-            return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
-                           "training_mode is a run-time input and the ratio is not a constant 0: "
-                           "training-mode Dropout is random, code generation supports inference "
-                           "mode only (bake them in with --bind)");
-        if (!zero && kn_load_i64(tr->data, tr->type.dtype, 0) != 0)
+        bool off = tr && kn_load_i64(tr->data, tr->type.dtype, 0) == 0;
+        if (!zero && !off && tr && (r || n->nin < 2 || !in[1])) /* both known: random */
             return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
                            "training-mode Dropout with a ratio above 0 is random: code generation "
                            "supports inference mode only");
+        if (!zero && !off) { /* decided by run-time inputs */
+            kn_kx *train = tr ? kx_const(L, KN_BOOL, 1)
+                              : kx_bin(L, KX_NE, kx_load(L, in[2], kx_int(L, 0)),
+                                       kx_const(L, in[2]->dtype, 0));
+            kn_kx *ratio = r || n->nin < 2 || !in[1]
+                               ? kx_const(L, KN_BOOL, 1) /* default 0.5 */
+                               : kx_bin(L, KX_NE, kx_load(L, in[1], kx_int(L, 0)),
+                                        kx_const(L, in[1]->dtype, 0));
+            kl_if(L, kx_bin(L, KX_LAND, train, ratio));
+            kl_fail(L, KN_STATUS_RANDOM);
+            kl_end(L);
+        }
     }
     if (out[0]) kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
     if (n->nout > 1 && out[1]) {

@@ -157,7 +157,8 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kl_end(L);
     kn_kx *yi = kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
                        sp_offset(L, w.nsp, w.out, ov));
-    kl_store(L, y, yi, var(L, acc));
+    kl_store(L, y, yi,
+             kn_fused_relu(n) ? kx_bin(L, KX_MAX, var(L, acc), kx_const(L, t, 0)) : var(L, acc));
     kl_end_n(L, w.nsp + 3);
     return KN_OK;
 }

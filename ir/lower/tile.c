@@ -127,6 +127,7 @@ typedef struct conv_geom {
     const float *wt, *bias;
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
     kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
+    bool relu;                  /* a fused Relu (kn_fused_relu) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -179,10 +180,11 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, kx_var(L, voh));
     int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
+    kn_kx *val =
+        kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
+    if (G->relu) val = kx_bin(L, KX_MAX, val, kx_const(L, KN_F32, 0));
     kl_store(L, G->y,
-             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))),
-             kx_load(L, G->tile,
-                     kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2)))));
+             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
     kl_end_n(L, 2);
 }
 
@@ -261,6 +263,7 @@ bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *
     free(bp);
     G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
     G.y = y;
+    G.relu = kn_fused_relu(n);
     G.tile = kl_scratch(L, KN_F32, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;

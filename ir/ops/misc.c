@@ -168,7 +168,11 @@ static kn_status infer_strnorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     if (x->rank != 1 && !(x->rank == 2 && x->dims[0] == 1) && !(x->rank == 2 && x->dims[0] < 0))
         return kn_diag(cx, n, KN_EINVAL, "input must have shape [C] or [1, C]");
     int64_t kept = -1;
-    if (in[0]->data) {
+    const char *const *stop = NULL;
+    if (kn_attr_strings(cx, n, "stopwords", &stop) <= 0 && kn_type_static(x)) {
+        kept = kn_type_numel(x); /* nothing is removed: the shape is static */
+        if (kept == 0) kept = 1;
+    } else if (in[0]->data) {
         kept = 0;
         int64_t cnt = kn_tensor_numel(in[0]);
         for (int64_t i = 0; i < cnt; i++) kept += strnorm_keep(cx, n, ((char **)in[0]->data)[i]);

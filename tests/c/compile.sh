@@ -75,5 +75,38 @@ CEOF
   "$KILN" compile "$SEQ" -o "$T/e" >"$T/out" 2>&1
   [ $? = 1 ] && grep -q "needs its length (kiln compile --length sequence=N)" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "sequence without --length: $(cat "$T/out")"
 fi
+# strings (docs/generated-c.md): float <-> string and a case change through the C ABI,
+# strict C99; a string longer than --max-string-bytes makes st_run return 2
+"$KILN" compile "$2/tests/c/strings.onnx" -o "$T/str" --name st --max-string-bytes 8 >/dev/null || bad "compile the string model"
+grep -q "int st_run(const float \*in0, const char \*const \*in1, const char \*\*out2, const char \*\*out3, float \*out4, void \*arena);" "$T/str/st.h" && ok || bad "string st_run prototype"
+cat >"$T/str/main.c" <<'CEOF'
+#include "st.h"
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+static unsigned char buf[st_ARENA_SIZE + st_ARENA_ALIGN];
+int main(void) {
+    unsigned char *arena = buf + (st_ARENA_ALIGN - (uintptr_t)buf % st_ARENA_ALIGN) % st_ARENA_ALIGN;
+    const float x[3] = {0.1f, -2.5f, 1e-5f};
+    const char *s[2] = {"hello", " 1.5e3"}, *xs[3], *su[2];
+    float sf[2];
+    if (st_run(x, s, xs, su, sf, arena) != 0) return 1;
+    if (strcmp(xs[0], "0.1") || strcmp(xs[1], "-2.5") || strcmp(xs[2], "1e-05")) return 2;
+    if (strcmp(su[0], "HELLO") || strcmp(su[1], " 1.5E3")) return 3;
+    if (sf[0] != 0.0f || sf[1] != 1500.0f) return 4;
+    s[0] = "1234567"; /* 7 bytes and the NUL: fits */
+    if (st_run(x, s, xs, su, sf, arena) != 0 || strcmp(su[0], "1234567")) return 5;
+    s[0] = "12345678"; /* one byte too many */
+    if (st_run(x, s, xs, su, sf, arena) != 2) return 6;
+    return 0;
+}
+CEOF
+gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -c "$T/str/st.c" -o "$T/str/st.o" && ok || bad "gcc rejects st.c"
+gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$T/str" "$T/str/main.c" "$T/str/st.o" -lm -o "$T/str/main" && "$T/str/main" && ok || bad "string ABI (C): wrong outputs or status"
+# the same ABI from an LLVM object; OpenCL refuses strings, naming the node
+"$KILN" compile "$2/tests/c/strings.onnx" -o "$T/stro" --name st --max-string-bytes 8 --emit obj >/dev/null &&
+  gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$T/stro" "$T/str/main.c" "$T/stro/st.o" -lm -o "$T/stro/main" && "$T/stro/main" && ok || bad "string ABI (LLVM object): wrong outputs or status"
+"$KILN" compile "$2/tests/c/strings.onnx" -o "$T/e" --emit opencl >"$T/out" 2>&1
+[ $? = 1 ] && grep -q "node '<unnamed>' (Cast): string tensors are not supported on OpenCL devices" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "opencl strings: $(cat "$T/out")"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
