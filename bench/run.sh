@@ -1,6 +1,7 @@
 #!/bin/sh
 # The LLVM backend's benchmarks, all measured in one run and printed as a table:
-#   (a) JIT compile time to the first result, ResNet-18 (target <= 1.5 s)
+#   (a) JIT compile time to the first result, ResNet-18 (target <= 1.5 s), the
+#       median of three fresh processes
 #   (b) object emission time and peak RSS, ResNet-50 (target <= 3 s)
 #   (c) latency of the JIT code against the C backend built with gcc -O3
 #       -march=native, ResNet-18, as a ratio of medians measured in this run
@@ -38,12 +39,16 @@ echo "kiln bench on $(uname -n), $(nproc) cores, load average $(cut -d' ' -f1-3 
 echo "(a shared machine: absolute timings are noisy; ratios are measured in this one run)"
 echo
 
-# (a) JIT compile time to first result: compile (passes, lowering, JIT) + first run
-J=$("$KILN" bench "$M/resnet18.onnx" --backend llvm --runs 1 --warmup 0 --json)
-a_load=$(echo "$J" | field load_ms)
-a_compile=$(echo "$J" | field compile_ms)
-a_first=$(echo "$J" | field first_ms)
-a_total=$(echo "$a_compile $a_first" | awk '{ printf "%.0f", $1 + $2 }')
+# (a) JIT compile time to first result: compile (passes, lowering, JIT) + first run,
+# the run with the median total of three fresh processes
+for i in 1 2 3; do
+  J=$("$KILN" bench "$M/resnet18.onnx" --backend llvm --runs 1 --warmup 0 --json)
+  echo "$(echo "$J" | field compile_ms) $(echo "$J" | field first_ms) $(echo "$J" | field load_ms)"
+done | awk '{ printf "%.0f %s %s %s\n", $1 + $2, $1, $2, $3 }' | sort -n >"$T/a.txt"
+read -r a_total a_compile a_first a_load <<EOF2
+$(sed -n 2p "$T/a.txt")
+EOF2
+a_all=$(cut -d' ' -f1 "$T/a.txt" | tr '\n' ' ')
 
 # (b) object emission for ResNet-50 (kiln compile --emit obj when it exists)
 if "$KILN" compile --help 2>&1 | grep -q 'obj'; then
@@ -119,8 +124,9 @@ fi
 
 pass() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t ? "ok" : "over") }'; }
 printf '%-58s %12s %10s %s\n' "measure" "value" "target" ""
-printf '%-58s %9s ms %7s ms %s\n' "(a) ResNet-18 JIT: compile + first run" "$a_total" 1500 \
-  "$(pass "$a_total" 1500)"
+printf '%-58s %9s ms %7s ms %s\n' "(a) ResNet-18 JIT: compile + first run (median of 3)" \
+  "$a_total" 1500 "$(pass "$a_total" 1500)"
+printf '%-58s %12s\n' "      the three runs, ms" "$a_all"
 printf '%-58s %9.0f ms\n' "      compile (passes, lowering, LLVM opt, JIT)" "$a_compile"
 printf '%-58s %9.0f ms\n' "      first run" "$a_first"
 printf '%-58s %9.0f ms\n' "      ONNX load (not counted)" "$a_load"
