@@ -124,7 +124,7 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
 }
 
 /* Weights above this many bytes go to a file read at load time rather than into the
- * generated C as literals: cc takes about a minute on ResNet-18's 47 MB as literals. */
+ * generated C as literals: gcc -O2 takes about 40 s on ResNet-18's 47 MB as literals. */
 #define WEIGHTS_FILE_MIN ((size_t)16 << 20)
 
 struct backend_prog {

@@ -6,6 +6,7 @@
 #include "codegen/c/cprint.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,23 @@ static void emit_weight_array(kn_cprint *P, const kn_kbuf *b, const char *sectio
     const kn_tensor *t = b->data;
     int64_t n = b->numel;
     if (section) fprintf(f, "KN_WEIGHTS_SECTION ");
-    /* file-scope name N_wK: kernels take the array as parameter wK (no shadowing) */
-    fprintf(f, "static const %s %s_%s[%lld] = {", ctype(b->dtype), prefix, b->name,
-            (long long)(n ? n : 1));
+    /* file-scope name N_wK: kernels take the array as parameter wK (no shadowing).
+     * f32 data is written as the hex bit patterns of a union's uint32_t member, which
+     * compilers parse about 1.7x faster than decimal float literals (and exactly) */
+    bool bits = b->dtype == KN_F32;
+    if (bits)
+        fprintf(f, "static const union { uint32_t u[%lld]; float f[%lld]; } %s_%s = {{",
+                (long long)(n ? n : 1), (long long)(n ? n : 1), prefix, b->name);
+    else
+        fprintf(f, "static const %s %s_%s[%lld] = {", ctype(b->dtype), prefix, b->name,
+                (long long)(n ? n : 1));
     if (!n) fprintf(f, "0");
     for (int64_t i = 0; i < n; i++) {
         fprintf(f, "%s", i % 8 ? " " : "\n    ");
         kn_dtype dt = b->dtype;
-        if (dt == KN_F16 || dt == KN_BF16 || dt == KN_BOOL)
+        if (bits)
+            fprintf(f, "0x%08" PRIx32 "u", ((const uint32_t *)t->data)[i]);
+        else if (dt == KN_F16 || dt == KN_BF16 || dt == KN_BOOL)
             fprintf(f, "%u",
                     (unsigned)(dt == KN_BOOL ? ((const uint8_t *)t->data)[i]
                                              : ((const uint16_t *)t->data)[i]));
@@ -49,7 +59,7 @@ static void emit_weight_array(kn_cprint *P, const kn_kbuf *b, const char *sectio
                             kn_load_i64(t->data, dt, (size_t)i));
         fputc(',', f);
     }
-    fprintf(f, "\n};\n");
+    fprintf(f, bits ? "\n}};\n" : "\n};\n");
 }
 
 /* ---- the files ---- */
@@ -244,11 +254,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(k, "    %s_k%d(", N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
-            if (use[i])
-                fprintf(k, "%s%s%s%s", np++ ? ", " : "",
-                        p->bufs[i]->kind == KB_CONST && !opt->weights_file ? N : "",
-                        p->bufs[i]->kind == KB_CONST && !opt->weights_file ? "_" : "",
-                        p->bufs[i]->name);
+            if (use[i]) {
+                bool inl = p->bufs[i]->kind == KB_CONST && !opt->weights_file;
+                fprintf(k, "%s%s%s%s%s", np++ ? ", " : "", inl ? N : "", inl ? "_" : "",
+                        p->bufs[i]->name, inl && p->bufs[i]->dtype == KN_F32 ? ".f" : "");
+            }
         fprintf(k, ");\n");
     }
     if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);

@@ -37,7 +37,7 @@ done
 "$KILN" compile "$EX/digits.onnx" -o "$T/s" --name net --shape image=2,1,8,8 --weights-section .kiln_w >/dev/null || bad "weights-section"
 gcc -std=c99 -Wall -Wextra -Werror -c "$T/s/net.c" -o "$T/s.o" && objdump -h "$T/s.o" | grep -q "\.kiln_w" && ok || bad "no .kiln_w section"
 "$KILN" compile "$EX/digits.onnx" -o "$T/f" --name net --shape image=2,1,8,8 --weights-file >/dev/null || bad "weights-file"
-[ -s "$T/f/net.weights" ] && ! grep -q "static const float" "$T/f/net.c" && grep -q "const void \*weights, void \*arena" "$T/f/net.h" && ok || bad "weights-file layout"
+[ -s "$T/f/net.weights" ] && ! grep -q "static const \(float\|union\)" "$T/f/net.c" && grep -q "const void \*weights, void \*arena" "$T/f/net.h" && ok || bad "weights-file layout"
 # errors: unfixed dims, bad name, nothing left behind
 mkdir "$T/e"
 "$KILN" compile "$EX/digits.onnx" -o "$T/e" >"$T/out" 2>&1
