@@ -62,6 +62,12 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         }
     }
     if (d->eval(ex, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    if (kn_fused_relu(n) && out[0]) { /* passes/fuse.c: the Relu this node absorbed */
+        kn_tensor *y = out[0];
+        for (int64_t i = 0; i < kn_tensor_numel(y); i++)
+            if (kn_load_f64(y->data, y->type.dtype, (size_t)i) < 0) /* NaN stays */
+                kn_store_f64(y->data, y->type.dtype, (size_t)i, 0);
+    }
     for (int j = 0; j < n->nout; j++)
         if (n->out[j] && !out[j])
             return kn_diag(cx, n, KN_EINTERNAL, "output %d was not produced", j);

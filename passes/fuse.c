@@ -1,12 +1,12 @@
 /* Operator fusion: an activation folded into the op that produces its input.
  * requires: shape; breaks: nothing (the graph stays valid and runnable).
  *
- * A Relu whose input is the output of a fusable head (OPF_FUSE_HEAD: Conv today) that
- * nothing else reads is removed, and the head is marked with the attribute
- * `kn.activation = "Relu"` (kn_fused_relu). The interpreter and every lowering apply
- * it to the head's result, so the output is written once instead of written, read
- * and written again. Graphs with subgraphs (If, Loop, Scan bodies may read any outer
- * value) are left alone. */
+ * A Relu whose input is the output of a head (Conv, or Add: ResNet's residual sum)
+ * that nothing else reads is removed, and the head is marked with the attribute
+ * `kn.activation = "Relu"` (kn_fused_relu). The interpreter (after any node) and the
+ * heads' lowerings apply it to the head's result, so the output is written once
+ * instead of written, read and written again. Graphs with subgraphs (If, Loop, Scan
+ * bodies may read any outer value) are left alone. */
 #include "ir/ops.h"
 #include "passes/pass.h"
 
@@ -57,8 +57,8 @@ kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g) {
         kn_node *n = g->nodes[i];
         const kn_value *x = n->op == KN_OP_RELU ? n->in[0] : NULL;
         kn_node *head = x ? x->producer : NULL;
-        if (head && (kn_op_desc(head->op)->flags & OPF_FUSE_HEAD) && head->op == KN_OP_CONV &&
-            head->nout == 1 && !kn_fused_relu(head) && sole_reader(g, x) == n &&
+        if (head && (head->op == KN_OP_CONV || head->op == KN_OP_ADD) && head->nout == 1 &&
+            !kn_fused_relu(head) && sole_reader(g, x) == n &&
             x->type.dtype == n->out[0]->type.dtype) {
             kn_value *y = n->out[0];
             head->out[0]->producer = NULL; /* the head's old output is dead */

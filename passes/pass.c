@@ -12,7 +12,7 @@ typedef struct pass_info {
 static const pass_info passes[] = {
     {"shape", kn_pass_shape, "infer dtypes and shapes of every value"},
     {"fold", kn_pass_fold, "evaluate nodes whose inputs are all constants"},
-    {"fuse", kn_pass_fuse, "fold a Relu into the Conv that produces its input"},
+    {"fuse", kn_pass_fuse, "fold a Relu into the Conv or Add that produces its input"},
 };
 
 void kn_pass_list(FILE *f) {

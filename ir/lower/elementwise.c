@@ -491,6 +491,7 @@ static kn_status lower_binary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (j + 1 < n->nin) acc = tmp(L, acc);
     }
     if (n->op == KN_OP_MEAN) acc = kx_bin(L, KX_DIV, acc, k(L, acc, n->nin));
+    if (kn_fused_relu(n)) acc = kx_bin(L, KX_MAX, acc, kx_const(L, acc->dtype, 0));
     kl_store(L, out[0], i, acc);
     kl_end_n(L, out[0]->rank);
     return KN_OK;

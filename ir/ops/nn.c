@@ -204,7 +204,6 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
     int64_t oc[KN_MAX_RANK];
-    bool relu = kn_fused_relu(n);
     for (int64_t b0 = 0; b0 < nb; b0++)
         for (int64_t mo = 0; mo < m; mo++) {
             int64_t g = mo / mg;
@@ -221,7 +220,6 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
                                kn_load_f64(wt->data, wt->type.dtype, (size_t)(wbase + j));
                     }
                 }
-                if (relu && acc < 0) acc = 0; /* NaN stays, as Relu's max */
                 kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o), acc);
             }
         }
