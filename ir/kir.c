@@ -440,9 +440,19 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 size_t kn_kprog_weight_bytes(const kn_kprog *p) {
     size_t n = 0;
     for (int i = 0; i < p->nbufs; i++)
-        if (kn_kbuf_is_weight(p->bufs[i]))
-            n += (size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size;
+        if (kn_kbuf_is_weight(p->bufs[i])) n += kn_kbuf_bytes(p->bufs[i]);
     return n;
+}
+
+size_t kn_kprog_weight_layout(const kn_kprog *p, size_t *offsets) {
+    size_t at = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        offsets[i] = 0;
+        if (!kn_kbuf_is_weight(p->bufs[i])) continue;
+        offsets[i] = at;
+        at += (kn_kbuf_bytes(p->bufs[i]) + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+    }
+    return at;
 }
 
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {

@@ -198,8 +198,16 @@ void kn_kprog_destroy(kn_kprog *p);
 static inline bool kn_kbuf_is_weight(const kn_kbuf *b) {
     return b->kind == KB_CONST && b->first >= 0;
 }
+/* Bytes of b's elements. */
+static inline size_t kn_kbuf_bytes(const kn_kbuf *b) {
+    return (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+}
 /* Bytes of the weights p's code carries (kn_kbuf_is_weight), without padding. */
 size_t kn_kprog_weight_bytes(const kn_kprog *p);
+/* The weights as one blob (a weights file, the JIT's copy, the OpenCL buffer): each
+ * at a KN_ARENA_ALIGN-aligned offset, in buffer order. Sets offsets[buffer id] (0 for
+ * the other buffers; p->nbufs entries) and returns the blob's size. */
+size_t kn_kprog_weight_layout(const kn_kprog *p, size_t *offsets);
 /* The buffer whose arena storage b uses: b itself, or the buffer it runs in place of. */
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */

@@ -15,7 +15,7 @@ struct backend_ocl {
     kn_opencl_state *st;
     kn_opencl_buffer weights, arena;
     void *wdata;  /* host copy of the weight blob (the buffer borrows it) */
-    size_t *woff; /* offsets of the weights in the blob (kn_opencl_weights_layout) */
+    size_t *woff; /* offsets of the weights in the blob (kn_kprog_weight_layout) */
 };
 
 bool backend_opencl_available(void) {
@@ -45,7 +45,7 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **ou
     size_t wsize;
     b->woff = calloc((size_t)p->nbufs + 1, sizeof *b->woff);
     KN_ASSERT(b->woff);
-    kn_opencl_weights_layout(p, b->woff, &wsize);
+    wsize = kn_kprog_weight_layout(p, b->woff);
     b->wdata = calloc(wsize ? wsize : 1, 1);
     KN_ASSERT(b->wdata);
     for (int i = 0; i < p->nbufs; i++) {

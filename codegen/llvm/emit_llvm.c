@@ -743,7 +743,7 @@ static void build_weights(emit *E) {
             E->globals[i] = LLVMConstIntToPtr(a, E->ptr);
             continue;
         }
-        size_t bytes = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+        size_t bytes = kn_kbuf_bytes(b);
         LLVMTypeRef at = LLVMArrayType2(LLVMInt8TypeInContext(E->ctx), bytes ? bytes : 1);
         char name[128];
         snprintf(name, sizeof name, "%s_%s", p->name, b->name);

@@ -103,22 +103,18 @@ struct kn_jit {
 
 /* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id]. */
 static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, void **blob, const void **addr) {
-    size_t size = 0;
-    for (int i = 0; i < p->nbufs; i++)
-        if (kn_kbuf_is_weight(p->bufs[i]))
-            size += ((size_t)p->bufs[i]->numel * kn_dtype_get(p->bufs[i]->dtype)->size + 63) &
-                    ~(size_t)63;
-    unsigned char *w = *blob = aligned_alloc(64, size ? size : 64);
-    if (!w) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory for the weights");
-    for (int i = 0; i < p->nbufs; i++) {
+    size_t *off = calloc((size_t)p->nbufs + 1, sizeof *off);
+    KN_ASSERT(off);
+    size_t size = kn_kprog_weight_layout(p, off);
+    unsigned char *w = *blob = aligned_alloc(KN_ARENA_ALIGN, size ? size : KN_ARENA_ALIGN);
+    for (int i = 0; w && i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if (!kn_kbuf_is_weight(b)) continue;
-        size_t n = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
-        if (n) memcpy(w, b->data->data, n);
-        addr[i] = w;
-        w += (n + 63) & ~(size_t)63;
+        if (kn_kbuf_bytes(b)) memcpy(w + off[i], b->data->data, kn_kbuf_bytes(b));
+        addr[i] = w + off[i];
     }
-    return KN_OK;
+    free(off);
+    return w ? KN_OK : kn_diag(cx, NULL, KN_ELIMIT, "out of memory for the weights");
 }
 
 static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {

@@ -18,18 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kn_opencl_weights_layout(const kn_kprog *p, size_t *offsets, size_t *size) {
-    size_t at = 0;
-    for (int i = 0; i < p->nbufs; i++) {
-        const kn_kbuf *b = p->bufs[i];
-        offsets[i] = 0;
-        if (b->kind != KB_CONST || b->first < 0) continue;
-        offsets[i] = at;
-        at += ((size_t)b->numel * kn_dtype_get(b->dtype)->size + 63) & ~(size_t)63;
-    }
-    *size = at;
-}
-
 /* The perfect nest of parallel loops at the head of kernel k, innermost first. */
 static int gid_loops(const kn_kernel *k, const kn_ks **out) {
     const kn_ks *body = k->body;
@@ -118,10 +106,10 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
     KN_ASSERT(k);
     kn_cprint P;
     kn_cprint_init(&P, p, k, KN_OPENCL);
-    size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff), wsize;
+    size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff);
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(woff && use);
-    kn_opencl_weights_layout(p, woff, &wsize);
+    kn_kprog_weight_layout(p, woff);
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
         kn_opencl_kernel_plan plan;
@@ -250,7 +238,7 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
     free(src);
     size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff), wsize;
     KN_ASSERT(woff);
-    kn_opencl_weights_layout(p, woff, &wsize);
+    wsize = kn_kprog_weight_layout(p, woff);
     unsigned char *blob = calloc(wsize ? wsize : 1, 1);
     KN_ASSERT(blob);
     for (int i = 0; i < p->nbufs; i++) {

@@ -21,9 +21,6 @@ typedef struct kn_opencl_kernel_plan {
 } kn_opencl_kernel_plan;
 
 void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
-/* Offsets of the weights (KB_CONST buffers that are read) in the weight blob, 64-byte
- * aligned in buffer order, and its size. offsets has p->nbufs entries. */
-void kn_opencl_weights_layout(const kn_kprog *p, size_t *offsets, size_t *size);
 /* The program's OpenCL C source; *src is malloc'd (caller frees). */
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len);
 /* kiln compile --emit opencl: NAME.cl (the kernels), NAME.h and NAME.c: host code that
