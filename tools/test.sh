@@ -4,9 +4,19 @@
 # again in a sanitizer build (-fsanitize=address,undefined), then (when clang is
 # installed) runs the libFuzzer targets of tests/fuzz briefly.
 # Set KILN_NO_SANITIZE=1 / KILN_NO_FUZZ=1 to skip the sanitizer / fuzzing pass.
+#
+# The run sees what a new machine sees: PoCL's kernel cache, every XDG cache and HOME
+# point into a fresh, empty folder (removed at the end), and ccache is off, so no
+# state left by an earlier run (a warm OpenCL kernel cache hid a failure once) can
+# make the suite pass here and fail elsewhere.
 set -e
 cd "$(dirname "$0")/.."
 tools/setup.sh
+fresh=$(mktemp -d "${TMPDIR:-/tmp}/kiln-test.XXXXXX")
+trap 'rm -rf "$fresh"' EXIT
+export HOME="$fresh/home" XDG_CACHE_HOME="$fresh/cache" POCL_CACHE_DIR="$fresh/pocl"
+export CCACHE_DISABLE=1
+mkdir -p "$HOME" "$XDG_CACHE_HOME" "$POCL_CACHE_DIR"
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"

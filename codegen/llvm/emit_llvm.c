@@ -182,18 +182,45 @@ static unsigned elem_align(kn_dtype t) {
     return t == KN_STRING ? 4 : (unsigned)kn_dtype_get(t)->size;
 }
 
+/* bfloat16 <-> f32 in integer arithmetic, as kn_bf16_to_f32 / kn_f32_to_bf16 (ir/dtype.c)
+ * and the C printer do: LLVM's bfloat conversions become libcalls (__truncsfbf2) on
+ * targets without native bf16, which the JIT cannot resolve and firmware may not have. */
+static LLVMValueRef bf16_to_f32(emit *E, LLVMValueRef v) {
+    int n = (int)lanes_of(v);
+    LLVMTypeRef i32 = vec(ty(E, KN_I32), n);
+    LLVMValueRef x = LLVMBuildShl(E->b, LLVMBuildZExt(E->b, v, i32, ""),
+                                  splat(E, LLVMConstInt(ty(E, KN_I32), 16, 0), n), "");
+    return LLVMBuildBitCast(E->b, x, vec(ty(E, KN_F32), n), "");
+}
+
+static LLVMValueRef f32_to_bf16(emit *E, LLVMValueRef v) {
+    LLVMBuilderRef B = E->b;
+    int n = (int)lanes_of(v);
+    LLVMTypeRef i32 = vec(ty(E, KN_I32), n);
+#define K(c) splat(E, LLVMConstInt(ty(E, KN_I32), (c), 0), n)
+    LLVMValueRef x = LLVMBuildBitCast(B, v, i32, "");
+    LLVMValueRef hi = LLVMBuildLShr(B, x, K(16), "");
+    LLVMValueRef rounded = LLVMBuildLShr(
+        B, LLVMBuildAdd(B, LLVMBuildAdd(B, x, K(0x7fff), ""), LLVMBuildAnd(B, hi, K(1), ""), ""),
+        K(16), "");
+    LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, v, v, "");
+    LLVMValueRef r = LLVMBuildSelect(B, nan, LLVMBuildOr(B, hi, K(0x40), ""), rounded, "");
+#undef K
+    return LLVMBuildTrunc(B, r, vec(ty(E, KN_BF16), n), "");
+}
+
 static LLVMValueRef load(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
     int n = kx_lanes(x);
     LLVMValueRef v =
         LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n), address(E, buf, expr(E, x->a[0])), "");
     LLVMSetAlignment(v, elem_align(buf->dtype)); /* elements, not vectors */
-    if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
-        LLVMTypeRef h =
-            buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
-        v = LLVMBuildFPExt(E->b, LLVMBuildBitCast(E->b, v, vec(h, n), ""), vec(ty(E, KN_F32), n),
-                           "");
-    }
+    if (buf->dtype == KN_F16)
+        v = LLVMBuildFPExt(E->b,
+                           LLVMBuildBitCast(E->b, v, vec(LLVMHalfTypeInContext(E->ctx), n), ""),
+                           vec(ty(E, KN_F32), n), "");
+    else if (buf->dtype == KN_BF16)
+        v = bf16_to_f32(E, v);
     return v;
 }
 
@@ -393,12 +420,12 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
 
 static void store(emit *E, const kn_kbuf *buf, LLVMValueRef index, LLVMValueRef v) {
     int n = (int)lanes_of(v);
-    if (buf->dtype == KN_F16 || buf->dtype == KN_BF16) {
-        LLVMTypeRef h =
-            buf->dtype == KN_F16 ? LLVMHalfTypeInContext(E->ctx) : LLVMBFloatTypeInContext(E->ctx);
-        v = LLVMBuildBitCast(E->b, LLVMBuildFPTrunc(E->b, v, vec(h, n), ""),
+    if (buf->dtype == KN_F16)
+        v = LLVMBuildBitCast(E->b,
+                             LLVMBuildFPTrunc(E->b, v, vec(LLVMHalfTypeInContext(E->ctx), n), ""),
                              vec(ty(E, buf->dtype), n), "");
-    }
+    else if (buf->dtype == KN_BF16)
+        v = f32_to_bf16(E, v);
     LLVMValueRef st = LLVMBuildStore(E->b, v, address(E, buf, index));
     LLVMSetAlignment(st, elem_align(buf->dtype));
 }
