@@ -72,7 +72,7 @@ int kl_lanes(kn_lower *L, kn_dtype t) {
 }
 
 bool kl_register_tiles(kn_lower *L) {
-    return L->target != NULL;
+    return L->target && L->target->kind != KN_TARGET_GPU;
 }
 
 int kl_vector_registers(kn_lower *L) {
@@ -458,25 +458,6 @@ size_t kn_kprog_weight_layout(const kn_kprog *p, size_t *offsets) {
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {
     while (b->alias) b = b->alias;
     return (kn_kbuf *)b;
-}
-
-static void uses_x(const kn_kx *x, unsigned char *r) {
-    if (!x) return;
-    if (x->op == KX_LOAD || x->op == KX_STR) r[x->buf->id] |= 1;
-    for (int i = 0; i < 3; i++) uses_x(x->a[i], r);
-}
-
-void kn_kernel_uses(const kn_ks *s, unsigned char *r) {
-    if (!s) return;
-    if (s->kind == KS_STORE || s->kind == KS_COPY) r[s->buf->id] |= 2;
-    if (s->kind == KS_COPY) r[s->src->id] |= 1;
-    uses_x(s->index, r);
-    uses_x(s->value, r);
-    uses_x(s->cond, r);
-    uses_x(s->src_index, r);
-    uses_x(s->count, r);
-    uses_x(s->ext, r);
-    for (int i = 0; i < s->n; i++) kn_kernel_uses(s->body[i], r);
 }
 
 /* ---- structural equality ---- */

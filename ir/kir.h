@@ -164,7 +164,9 @@ typedef struct kn_kernel {
 
 typedef struct kn_kprog {
     kn_arena *arena;
-    const char *name; /* entry point prefix, a C identifier */
+    const char *name;                   /* entry point prefix, a C identifier */
+    const struct kn_target *target;     /* what the program is compiled for (resolved) */
+    const struct kn_schedule *schedule; /* per-kernel schedule overrides, or NULL */
     int nbufs, cap_bufs;
     kn_kbuf **bufs;
     int nin, nout;
@@ -212,6 +214,33 @@ size_t kn_kprog_weight_layout(const kn_kprog *p, size_t *offsets);
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
 void kn_kernel_uses(const kn_ks *s, unsigned char *use);
+/* Sets every buffer's first/last kernel from the statements that touch it (-1: none):
+ * the lifetimes the memory plan places buffers by. String storage and the status
+ * word live from their first use (the status word from the start) to the end. */
+void kn_kprog_lifetimes(kn_kprog *p);
+
+/* ---- walking and rewriting (ir/kwalk.c) ---- */
+
+/* A visitor: enter is called on each statement before its children (return false to
+ * skip them), leave after them, expr on every expression node of the statement (its
+ * extent, index, value, condition, source index and count), children first. Any
+ * callback may be NULL. Embed it as the first member of a larger context. */
+typedef struct kn_kwalker kn_kwalker;
+struct kn_kwalker {
+    bool (*enter)(kn_kwalker *w, kn_ks *s);
+    void (*leave)(kn_kwalker *w, kn_ks *s);
+    void (*expr)(kn_kwalker *w, kn_kx *x);
+};
+void kn_kwalk(kn_kwalker *w, kn_ks *s);
+/* x rebuilt bottom-up: each node (with its children already mapped) is passed to fn,
+ * which returns its replacement or the node itself (fn NULL: identity). Nodes are
+ * copied only where something below them changed; x itself is never modified. */
+kn_kx *kn_kx_map(kn_kprog *p, kn_kx *x, kn_kx *(*fn)(void *user, kn_kx *x), void *user);
+/* A deep copy of s in which every loop index and local declared inside s is a new
+ * variable (references to variables declared outside s are kept). */
+kn_ks *kn_ks_clone(kn_kprog *p, const kn_ks *s);
+/* Structural equality of two expressions (same variables, buffers and constants). */
+bool kn_kx_equal(const kn_kx *a, const kn_kx *b);
 /* Whether kernels a and b of p compute the same thing on their own buffers: equal
  * trees up to renaming variables and buffers, where the i-th buffer each touches (in
  * buffer id order, as kn_kernel_uses lists them) correspond and have equal dtypes.
@@ -219,6 +248,11 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *use);
 bool kn_kernel_same(const kn_kprog *p, const kn_kernel *a, const kn_kernel *b);
 /* Text form, for golden tests and --dump. */
 void kn_kprog_print(const kn_kprog *p, void *file /* FILE * */);
+/* Checks the program's invariants (ir/kverify.c): every variable read is a loop index
+ * or a local in scope, every buffer belongs to p, constant indices are in bounds,
+ * vector lanes and dtypes agree, loop extents are not negative. Reports the first
+ * violation as KN_EINTERNAL naming the kernel. */
+kn_status kn_kprog_verify(kn_ctx *cx, const kn_kprog *p);
 
 /* An op's lower function (kn_lower_fn in ir/ops.h) gets in[i] / out[j] buffers,
  * NULL for omitted values; constant inputs are KB_CONST buffers whose data can be

@@ -174,6 +174,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
     kn_kprog *p = kn_arena_alloc(a, sizeof *p);
     p->arena = a;
     p->name = kn_arena_strdup(a, name);
+    p->target = target;
     kn_lower L = {.cx = cx, .p = p, .target = target, .max_string_bytes = g->max_string_bytes};
     kn_kbuf **vbuf = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *vbuf);
     L.vbuf = vbuf;

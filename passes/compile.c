@@ -1,24 +1,38 @@
-/* The compile pipeline shared by the CLI, the host API and the tests: the default
- * graph passes, sequences and optionals to tensors (passes/deseq.c), lowering to the
- * kernel IR, the memory plan, and the parallel-loop analysis. `target` picks vector
- * widths (NULL: scalar code). */
+/* The compile pipeline shared by the CLI, the host API and the tests: one pipeline
+ * string (kn_pipeline_default, or the caller's --passes) from the graph to a planned
+ * kernel-IR program. `target` decides vector widths, tiles and threads (NULL: the
+ * portable generic target). */
 #include "ir/kir.h"
-#include "passes/deseq.h"
 #include "passes/pass.h"
 #include "targets/target.h"
 
-kn_status kn_compile_program(kn_ctx *cx, kn_graph *g, const char *name, const kn_target *target,
-                             kn_kprog **out) {
+kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
+                                  const kn_target *target, const kn_compile_opts *opts,
+                                  kn_kprog **out) {
     *out = NULL;
-    if (kn_pass_run_pipeline(cx, g, KN_DEFAULT_PASSES, NULL, NULL) || kn_pass_deseq(cx, g))
-        return cx->status;
-    kn_kprog *p;
-    if (kn_lower_graph(cx, g, name, target ? kn_target_resolve(target) : NULL, &p))
-        return cx->status;
-    if (kn_plan_memory(cx, p) || kn_pass_parallel(cx, p)) {
-        kn_kprog_destroy(p);
+    kn_pipeline pl;
+    kn_pipeline_init(&pl, cx, g, name, target);
+    int level = opts && opts->opt_level_set ? opts->opt_level : 3;
+    const char *pipeline = opts && opts->passes ? opts->passes : kn_pipeline_default(level);
+    if (opts) {
+        pl.dump_after = opts->dump_after;
+        pl.dump = opts->dump;
+        pl.observer = opts->observer;
+        pl.observer_user = opts->observer_user;
+        pl.schedule = opts->schedule;
+    }
+    if (kn_pipeline_run(&pl, pipeline)) {
+        kn_pipeline_finish(&pl);
         return cx->status;
     }
-    *out = p;
+    if (!(pl.have & KN_HAVE_PLAN)) {
+        kn_pipeline_finish(&pl);
+        return kn_diag(cx, NULL, KN_EINVAL,
+                       "the pipeline '%s' does not end in a planned program: it must lower the "
+                       "graph ('lower') and plan memory ('plan') after the last pass that adds "
+                       "buffers",
+                       pipeline);
+    }
+    *out = kn_pipeline_take(&pl);
     return KN_OK;
 }

@@ -784,7 +784,9 @@ kn_status kn_pass_deseq(kn_ctx *cx, kn_graph *g) {
     if (st) return st;
     drop_dead(g);
     for (int i = 0; i < g->nnodes; i++) g->nodes[i]->id = i;
-    return kn_pass_run_pipeline(cx, g, KN_DEFAULT_PASSES, NULL, NULL);
+    /* the new nodes' types; constant lists fold */
+    if (kn_pass_shape(cx, g) || kn_pass_fold(cx, g)) return cx->status;
+    return kn_pass_shape(cx, g);
 }
 
 bool kn_deseq_structural(const kn_node *n, int k) {

@@ -249,7 +249,7 @@ static void find_lets(pctx *P, const kn_ks *s, unsigned char *set) {
     for (int i = 0; i < s->n; i++) find_lets(P, s->body[i], set);
 }
 
-kn_status kn_pass_parallel(kn_ctx *cx, kn_kprog *p) {
+kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
     pctx P = {p,
               calloc((size_t)p->nvars + 1, sizeof(int64_t)),

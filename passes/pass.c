@@ -1,44 +1,247 @@
-/* The pass table and the pipeline runner. */
+/* The pass table and the pipeline runner (see pass.h).
+ *
+ * Every pass kiln has is one row below; nothing else decides which passes exist or
+ * what they need. A row's `requires` must have been provided by an earlier pass of
+ * the same pipeline (the runner refuses the pipeline otherwise, before running
+ * anything); `invalidates` clears properties a later pass must provide again (tile
+ * adds buffers, so the memory plan must be made after it). */
 #include "passes/pass.h"
 
+#include "ir/kir.h"
+#include "passes/deseq.h"
+#include "targets/target.h"
+
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+typedef enum pass_level { LEVEL_GRAPH, LEVEL_LOWER, LEVEL_KERNEL } pass_level;
 
 typedef struct pass_info {
     const char *name;
-    kn_status (*run)(kn_ctx *cx, kn_graph *g);
+    pass_level level;
+    kn_status (*graph)(kn_ctx *cx, kn_graph *g);  /* LEVEL_GRAPH */
+    kn_status (*kernel)(kn_ctx *cx, kn_kprog *p); /* LEVEL_KERNEL */
+    unsigned requires, provides, invalidates;     /* KN_HAVE_* */
     const char *what;
 } pass_info;
 
-static const pass_info passes[] = {
-    {"shape", kn_pass_shape, "infer dtypes and shapes of every value"},
-    {"fold", kn_pass_fold, "evaluate nodes whose inputs are all constants"},
-    {"fuse", kn_pass_fuse, "fold a Relu into the Conv or Add that produces its input"},
-};
+static kn_status pass_lower(kn_pipeline *pl);
 
-void kn_pass_list(FILE *f) {
-    for (size_t i = 0; i < sizeof passes / sizeof *passes; i++)
-        fprintf(f, "  %-8s %s\n", passes[i].name, passes[i].what);
+/* clang-format off */
+static const pass_info passes[] = {
+    {"shape", LEVEL_GRAPH, kn_pass_shape, NULL, 0, KN_HAVE_SHAPES, 0,
+     "infer dtypes and shapes of every value"},
+    {"fold", LEVEL_GRAPH, kn_pass_fold, NULL, KN_HAVE_SHAPES, 0, 0,
+     "evaluate nodes whose inputs are all constants"},
+    {"deseq", LEVEL_GRAPH, kn_pass_deseq, NULL, KN_HAVE_SHAPES, KN_HAVE_TENSORS, 0,
+     "sequences and optionals of compile-time length to lists of tensors"},
+    {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
+     "fold elementwise consumers into the epilogue of the node producing their input"},
+    {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
+     "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
+    {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
+     "mark independent loops parallel and choose how to split them"},
+    {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
+     "buffer lifetimes, in-place reuse and arena offsets"},
+};
+/* clang-format on */
+
+enum { NPASSES = sizeof passes / sizeof *passes };
+
+static const char *level_name(pass_level l) {
+    return l == LEVEL_GRAPH ? "graph" : l == LEVEL_LOWER ? "lower" : "kernel";
 }
 
-kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
-                               const char *dump_after, FILE *dump) {
-    const char *p = pipeline;
-    while (p && *p) {
+void kn_pass_list(FILE *f) {
+    for (int i = 0; i < NPASSES; i++)
+        fprintf(f, "  %-9s %-7s %s\n", passes[i].name, level_name(passes[i].level), passes[i].what);
+}
+
+static const pass_info *find(const char *name, size_t len) {
+    for (int i = 0; i < NPASSES; i++)
+        if (strlen(passes[i].name) == len && !strncmp(passes[i].name, name, len)) return &passes[i];
+    return NULL;
+}
+
+bool kn_pass_known(const char *name) {
+    return find(name, strlen(name)) != NULL;
+}
+
+static const char *have_name(unsigned bit) {
+    switch (bit) {
+    case KN_HAVE_SHAPES: return "shapes (pass 'shape')";
+    case KN_HAVE_TENSORS: return "tensors only (pass 'deseq')";
+    case KN_HAVE_KIR: return "the kernel IR (pass 'lower')";
+    case KN_HAVE_PLAN: return "the memory plan (pass 'plan')";
+    default: return "?";
+    }
+}
+
+const char *kn_pipeline_default(int opt_level) {
+    /* deseq may add nodes: shape and fold run again after it */
+    if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,parallel,plan";
+    return "shape,fold,shape,deseq,shape,fold,shape,fuse,lower,parallel,plan";
+}
+
+void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,
+                      const kn_target *t) {
+    memset(pl, 0, sizeof *pl);
+    pl->cx = cx;
+    pl->g = g;
+    pl->name = name ? name : "model";
+    pl->target = kn_target_resolve(t ? t : kn_target_find("generic"));
+}
+
+kn_kprog *kn_pipeline_take(kn_pipeline *pl) {
+    kn_kprog *p = pl->p;
+    pl->p = NULL;
+    return p;
+}
+
+void kn_pipeline_finish(kn_pipeline *pl) {
+    kn_kprog_destroy(pl->p);
+    pl->p = NULL;
+}
+
+static kn_status pass_lower(kn_pipeline *pl) {
+    return kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p);
+}
+
+/* Whether to verify after every pass: debug builds, or KILN_VERIFY=1. */
+static bool verify_each(void) {
+#ifndef NDEBUG
+    return true;
+#else
+    const char *v = getenv("KILN_VERIFY");
+    return v && v[0] && strcmp(v, "0");
+#endif
+}
+
+/* Whether `list` (comma-separated names, or "all") names pass `name`. */
+static bool names(const char *list, const char *name) {
+    if (!list) return false;
+    if (!strcmp(list, "all")) return true;
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        const pass_info *pi = NULL;
-        for (size_t i = 0; i < sizeof passes / sizeof *passes; i++)
-            if (strlen(passes[i].name) == len && !strncmp(passes[i].name, p, len)) pi = &passes[i];
+        if (len == n && !strncmp(p, name, n)) return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Statements of a kernel-IR tree, for the observer's size figure. */
+static long count_stmts(const kn_ks *s) {
+    if (!s) return 0;
+    long n = 1;
+    for (int i = 0; i < s->n; i++) n += count_stmts(s->body[i]);
+    return n;
+}
+
+/* Checks the whole pipeline against the table before running any of it. */
+static kn_status check_pipeline(kn_pipeline *pl, const char *pipeline) {
+    kn_ctx *cx = pl->cx;
+    unsigned have = pl->have;
+    bool lowered = pl->p != NULL;
+    for (const char *p = pipeline; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const pass_info *pi = find(p, len);
         if (!pi && len)
-            return kn_diag(cx, NULL, KN_EINVAL, "unknown pass '%.*s' in --passes", (int)len, p);
+            return kn_diag(cx, NULL, KN_EINVAL,
+                           "unknown pass '%.*s' in the pipeline (kiln inspect --list-passes "
+                           "lists them)",
+                           (int)len, p);
         if (pi) {
-            if (pi->run(cx, g) || kn_graph_verify(cx, g)) return cx->status;
-            if (dump_after && dump && !strcmp(dump_after, pi->name)) {
-                fprintf(dump, "; after %s\n", pi->name);
-                kn_graph_print(g, dump);
+            unsigned missing = pi->requires & ~have;
+            if (missing) {
+                unsigned bit = missing & (~missing + 1);
+                return kn_diag(cx, NULL, KN_EINVAL,
+                               "pass '%s' needs %s earlier in the pipeline '%s'", pi->name,
+                               have_name(bit), pipeline);
             }
+            if (pi->level != LEVEL_KERNEL && lowered)
+                return kn_diag(cx, NULL, KN_EINVAL,
+                               "pass '%s' works on the graph, which 'lower' already turned "
+                               "into the kernel IR earlier in the pipeline '%s'",
+                               pi->name, pipeline);
+            if (pi->level == LEVEL_LOWER) lowered = true;
+            have = (have & ~pi->invalidates) | pi->provides;
         }
         p = e ? e + 1 : NULL;
     }
     return KN_OK;
+}
+
+kn_status kn_pipeline_run(kn_pipeline *pl, const char *pipeline) {
+    kn_ctx *cx = pl->cx;
+    if (check_pipeline(pl, pipeline)) return cx->status;
+    bool verify = verify_each();
+    for (const char *p = pipeline; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const pass_info *pi = find(p, len);
+        p = e ? e + 1 : NULL;
+        if (!pi) continue;
+        double t0 = now();
+        kn_status st = KN_OK;
+        switch (pi->level) {
+        case LEVEL_GRAPH: st = pi->graph(cx, pl->g); break;
+        case LEVEL_LOWER: st = pass_lower(pl); break;
+        case LEVEL_KERNEL: st = pi->kernel(cx, pl->p); break;
+        }
+        if (st || kn_failed(cx)) return cx->status ? cx->status : st;
+        double dt = now() - t0;
+        pl->have = (pl->have & ~pi->invalidates) | pi->provides;
+        if (pl->p) {
+            if (verify && kn_kprog_verify(cx, pl->p)) return cx->status;
+        } else if (kn_graph_verify(cx, pl->g)) {
+            return cx->status;
+        }
+        if (pl->dump && names(pl->dump_after, pi->name)) {
+            fprintf(pl->dump, "; after %s\n", pi->name);
+            if (pl->p)
+                kn_kprog_print(pl->p, pl->dump);
+            else
+                kn_graph_print(pl->g, pl->dump);
+        }
+        if (pl->observer) {
+            long stmts = 0;
+            for (int k = 0; pl->p && k < pl->p->nkernels; k++)
+                stmts += count_stmts(pl->p->kernels[k]->body);
+            pl->observer(pl->observer_user, pi->name, dt, pl->g->nnodes,
+                         pl->p ? pl->p->nkernels : 0, stmts);
+        }
+    }
+    return KN_OK;
+}
+
+kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
+                               const char *dump_after, FILE *dump) {
+    kn_pipeline pl;
+    kn_pipeline_init(&pl, cx, g, NULL, NULL);
+    pl.dump_after = dump_after;
+    pl.dump = dump;
+    for (const char *p = pipeline; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const pass_info *pi = find(p, len);
+        if (pi && pi->level != LEVEL_GRAPH)
+            return kn_diag(cx, NULL, KN_EINVAL,
+                           "pass '%s' works on the kernel IR; this command runs graph passes "
+                           "only",
+                           pi->name);
+        p = e ? e + 1 : NULL;
+    }
+    kn_status st = kn_pipeline_run(&pl, pipeline);
+    kn_pipeline_finish(&pl);
+    return st;
 }

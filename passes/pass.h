@@ -1,9 +1,20 @@
-/* Graph passes and the pipeline that runs them.
+/* The pass table and the pipeline that runs it: graph passes, the lowering to the
+ * kernel IR, and kernel-IR passes, in one table and one pipeline string.
  *
- * A pass is `kn_status kn_pass_NAME(kn_ctx *cx, kn_graph *g)`, registered once in
- * the table in passes/pass.c with a one-line description. Pipelines are strings
- * ("shape,fold"), as in LLVMRunPasses. After every pass the verifier runs; with
- * dump_after set the graph is printed after that pass. */
+ * A compilation (kn_pipeline) holds the graph, after `lower` the kernel-IR program,
+ * the target, and which properties the passes run so far established (KN_HAVE_*).
+ * Each pass is a row of the table in passes/pass.c: its name, the level it works at,
+ * what it requires, provides and invalidates, and a one-line description. A
+ * pipeline is a comma-separated string of pass names ("shape,fold,fuse,lower,tile,
+ * parallel,plan"), as in LLVMRunPasses; the runner refuses one whose pass lacks a
+ * property no earlier pass provided, naming both. After every pass the runner
+ * verifies the IR it touched (debug builds, or KILN_VERIFY=1; graph verifier or
+ * kernel-IR verifier), prints it when asked (--dump-after), and reports the pass's
+ * time and the IR's size to an observer (kiln -v).
+ *
+ * Graph passes have the signature kn_status kn_pass_NAME(kn_ctx *cx, kn_graph *g);
+ * kernel passes kn_status kn_kpass_NAME(kn_ctx *cx, kn_kprog *p) and read the
+ * target from p->target; `lower` turns the graph into the program. */
 #ifndef KN_PASS_H
 #define KN_PASS_H
 
@@ -12,7 +23,10 @@
 #include <stdio.h>
 
 struct kn_target;
+struct kn_kprog;
+struct kn_schedule;
 
+/* ---- graph passes ---- */
 kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g);
@@ -29,24 +43,89 @@ kn_status kn_fold_node(kn_ctx *cx, kn_node *n, kn_arena *scratch, bool *folded);
  * "INPUT=1,3,224,224" (the whole shape of graph input INPUT). */
 kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_shape);
 
-struct kn_kprog;
-/* Kernel-IR pass: in-place reuse and arena offsets for every temporary (passes/plan.c). */
-kn_status kn_plan_memory(kn_ctx *cx, struct kn_kprog *p);
-/* Kernel-IR pass: marks independent top-level loops KN_LOOP_PARALLEL (passes/parallel.c). */
-kn_status kn_pass_parallel(kn_ctx *cx, struct kn_kprog *p);
+/* ---- kernel passes (p->target says what to do for) ---- */
+/* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */
+kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
+/* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
+kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
 
-/* Default passes, lowering and the memory plan: a program ready to emit, named
- * `name` (a C identifier); free with kn_kprog_destroy(). */
-kn_status kn_compile_program(kn_ctx *cx, kn_graph *g, const char *name,
-                             const struct kn_target *target, struct kn_kprog **out);
+/* ---- properties a compilation has established ---- */
+enum {
+    KN_HAVE_SHAPES = 1 << 0,  /* every value's type inferred (shape) */
+    KN_HAVE_TENSORS = 1 << 1, /* no sequences or optionals left (deseq) */
+    KN_HAVE_KIR = 1 << 2,     /* lowered: the kernel-IR program exists (lower) */
+    KN_HAVE_PLAN = 1 << 3,    /* arena offsets assigned (plan) */
+};
 
-/* Default pipeline for inspect and compile. */
-#define KN_DEFAULT_PASSES "shape,fold,shape,fuse"
+/* Called after each pass that ran: its name, wall time in seconds, and the IR's size
+ * after it (graph nodes, or kernels and statements once lowered). */
+typedef void (*kn_pass_observer)(void *user, const char *pass, double seconds, int nodes,
+                                 int kernels, long stmts);
 
-/* Runs the comma-separated pipeline; unknown names are a KN_EINVAL error. */
+/* A compilation in progress. Create with kn_pipeline_init; the program (p), once
+ * lowered, is the caller's to free with kn_kprog_destroy (kn_pipeline_take). */
+typedef struct kn_pipeline {
+    kn_ctx *cx;
+    kn_graph *g;                    /* borrowed; rewritten by graph passes */
+    struct kn_kprog *p;             /* after lower; owned until taken */
+    const struct kn_target *target; /* resolved (never NULL) */
+    const char *name;               /* the program's name, a C identifier */
+    unsigned have;                  /* KN_HAVE_* */
+    /* observation, all optional */
+    const char *dump_after; /* print the IR after this pass (comma list, or "all") */
+    FILE *dump;
+    kn_pass_observer observer;
+    void *observer_user;
+    const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
+} kn_pipeline;
+
+/* Prepares a compilation of g for target t (NULL: generic C) named name. */
+void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,
+                      const struct kn_target *t);
+/* Runs the comma-separated pipeline; unknown names, a pass whose requirement no
+ * earlier pass provided, and a graph pass after lower are KN_EINVAL errors. */
+kn_status kn_pipeline_run(kn_pipeline *pl, const char *pipeline);
+/* The program, which the caller now owns (NULL if not lowered). */
+struct kn_kprog *kn_pipeline_take(kn_pipeline *pl);
+/* Frees what the pipeline still owns (not the graph). */
+void kn_pipeline_finish(kn_pipeline *pl);
+
+/* Graph passes only, on g (inspect, shape analysis): kn_pipeline_run without a
+ * target; kernel passes in the list are an error. */
 kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
                                const char *dump_after, FILE *dump);
-/* Prints the registered passes, one per line. */
+/* Prints the registered passes, one per line: name, level, description. */
 void kn_pass_list(FILE *f);
+/* Whether name is a registered pass. */
+bool kn_pass_known(const char *name);
+
+/* Default graph passes, for inspect. */
+#define KN_GRAPH_PASSES "shape,fold,shape,fuse"
+#define KN_DEFAULT_PASSES KN_GRAPH_PASSES
+/* The whole pipeline at optimization level 0..3 (-O): what compile, run and bench use
+ * unless --passes is given. */
+const char *kn_pipeline_default(int opt_level);
+
+/* Options of a compilation, from the command line or the host API. */
+typedef struct kn_compile_opts {
+    const char *passes;     /* pipeline, or NULL: kn_pipeline_default(opt_level) */
+    int opt_level;          /* 0..3; default pipeline choice (0 reads as 3 unless set) */
+    bool opt_level_set;     /* opt_level was given */
+    const char *dump_after; /* see kn_pipeline */
+    FILE *dump;
+    kn_pass_observer observer;
+    void *observer_user;
+    const struct kn_schedule *schedule;
+} kn_compile_opts;
+
+/* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready
+ * to emit, named `name` (a C identifier); free with kn_kprog_destroy(). */
+kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
+                                  const struct kn_target *target, const kn_compile_opts *opts,
+                                  struct kn_kprog **out);
+static inline kn_status kn_compile_program(kn_ctx *cx, kn_graph *g, const char *name,
+                                           const struct kn_target *target, struct kn_kprog **out) {
+    return kn_compile_program_opts(cx, g, name, target, NULL, out);
+}
 
 #endif

@@ -1,9 +1,11 @@
 /* Static memory planning of a kernel IR program.
- * requires: lowered program (buffer lifetimes set by the builder); breaks: nothing.
+ * requires: lowered program; breaks: nothing.
  *
- * 1. In place: the output of an elementwise node (OPF_ELEMWISE) takes the storage of
- *    an input temporary of the same shape and byte size that dies in that kernel,
- *    since element i is read before it is written and by that element only.
+ * 0. Lifetimes: each buffer's first and last kernel, from the statements that touch
+ *    it (kn_kprog_lifetimes), so passes that rewrite kernels need not keep them.
+ * 1. In place: a temporary a kernel defines takes the storage of a temporary of the
+ *    same byte and element size that dies in that kernel, when the kernel's code
+ *    reads each element before writing it and in that iteration only (can_share).
  * 2. Offsets: temporaries and kernel scratch buffers are placed greedily, largest
  *    first, at the lowest 64-byte aligned offset that overlaps no buffer whose
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
@@ -29,38 +31,250 @@ static bool planned(const kn_kbuf *b) {
     return (b->kind == KB_TEMP || b->kind == KB_SCRATCH) && !b->alias;
 }
 
-static void in_place(kn_kprog *p) {
-    for (int k = 0; k < p->nkernels; k++) {
-        const kn_node *n = p->kernels[k]->node;
-        if (!n || !(kn_op_desc(n->op)->flags & OPF_ELEMWISE)) continue;
-        kn_kbuf *out = NULL, *cand = NULL;
-        for (int i = 0; i < p->nbufs; i++) { /* the node's output temp: first use here */
-            kn_kbuf *b = p->bufs[i];
-            if (b->kind == KB_TEMP && b->first == k && b->onnx && n->nout > 0 && n->out[0] &&
-                !strcmp(b->onnx, n->out[0]->name))
-                out = b;
-        }
-        if (!out) continue;
-        for (int j = 0; j < n->nin && !cand; j++) {
-            if (!n->in[j]) continue;
-            for (int i = 0; i < p->nbufs; i++) {
-                kn_kbuf *b = p->bufs[i];
-                if (b == out || b->kind != KB_TEMP || !b->onnx || strcmp(b->onnx, n->in[j]->name))
-                    continue;
-                kn_kbuf *r = kn_kbuf_storage(b);
-                if (b->last == k && r->last <= k && buf_bytes(b) == buf_bytes(out) &&
-                    b->rank == out->rank &&
-                    !memcmp(b->dims, out->dims, sizeof(int64_t) * (size_t)b->rank))
-                    cand = b;
+/* ---- in place, from the kernel IR ----
+ *
+ * Kernel k may write `out` over `in` when every access to either is one element
+ * position per iteration, read before it is written: `out` is written by exactly one
+ * store, never read, never copied; `in` is never written; every load of `in` is in
+ * that store's value or in a local declared before it in the same block, at the same
+ * index and width; and that index is injective over the loops around the store (no
+ * two iterations write the same element, so none reads an element another already
+ * overwrote). Elementwise kernels are of this form whichever lowering or fusion made
+ * them; anything else keeps its own storage, which is always correct. */
+
+typedef struct ip_ctx {
+    kn_kwalker w;
+    const kn_kbuf *in, *out;
+    const kn_ks *store; /* the one store to out */
+    const kn_ks *block; /* the block holding it */
+    int nstores;
+    bool bad;
+    const kn_ks *stack[64]; /* enclosing statements */
+    int depth;
+} ip_ctx;
+
+static void ip_expr(kn_kwalker *w, kn_kx *x) {
+    ip_ctx *C = (ip_ctx *)w;
+    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == C->out) C->bad = true;
+}
+
+static bool ip_enter(kn_kwalker *w, kn_ks *s) {
+    ip_ctx *C = (ip_ctx *)w;
+    if (s->kind == KS_COPY &&
+        (s->buf == C->in || s->buf == C->out || s->src == C->in || s->src == C->out))
+        C->bad = true;
+    if (s->kind == KS_STORE && s->buf == C->in) C->bad = true;
+    if (s->kind == KS_STORE && s->buf == C->out) {
+        C->nstores++;
+        C->store = s;
+        C->block = C->depth ? C->stack[C->depth - 1] : NULL;
+    }
+    if (C->depth == 64) {
+        C->bad = true;
+        return false;
+    }
+    C->stack[C->depth++] = s;
+    return true;
+}
+
+static void ip_leave(kn_kwalker *w, kn_ks *s) {
+    (void)s;
+    ((ip_ctx *)w)->depth--;
+}
+
+/* Adds scale * x to coef (per variable) and *k; false if x is not affine in the
+ * loop variables of ext (>= 0 entries). */
+static bool affine(const kn_kx *x, int64_t scale, const int64_t *ext, int64_t *coef, int64_t *k) {
+    switch (x->op) {
+    case KX_CONST: *k += scale * x->i; return true;
+    case KX_VAR:
+        if (ext[x->var] < 0) return false;
+        coef[x->var] += scale;
+        return true;
+    case KX_ADD:
+        return affine(x->a[0], scale, ext, coef, k) && affine(x->a[1], scale, ext, coef, k);
+    case KX_SUB:
+        return affine(x->a[0], scale, ext, coef, k) && affine(x->a[1], -scale, ext, coef, k);
+    case KX_MUL:
+        if (x->a[1]->op == KX_CONST) return affine(x->a[0], scale * x->a[1]->i, ext, coef, k);
+        if (x->a[0]->op == KX_CONST) return affine(x->a[1], scale * x->a[0]->i, ext, coef, k);
+        return false;
+    case KX_CAST: return kn_dtype_get(x->dtype)->is_int && affine(x->a[0], scale, ext, coef, k);
+    default: return false;
+    }
+}
+
+static int cmp_abs(const void *a, const void *b) {
+    int64_t x = llabs(*(const int64_t *)a), y = llabs(*(const int64_t *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Whether index (lanes wide) names a different element range in every iteration of
+ * the loops whose extents are ext. */
+static bool injective(const kn_kx *index, int lanes, const int64_t *ext, int nvars) {
+    int64_t *coef = calloc((size_t)nvars + 1, sizeof *coef), k = 0;
+    int64_t *terms = calloc(2 * (size_t)nvars + 2, sizeof *terms);
+    KN_ASSERT(coef && terms);
+    bool ok = affine(index, 1, ext, coef, &k);
+    int n = 0;
+    for (int v = 0; ok && v < nvars; v++) {
+        if (ext[v] <= 1) continue;    /* not a loop here, or one iteration */
+        if (coef[v] == 0) ok = false; /* the same element in several iterations */
+        terms[2 * n] = coef[v];
+        terms[2 * n + 1] = ext[v];
+        n++;
+    }
+    qsort(terms, (size_t)n, 2 * sizeof *terms, cmp_abs);
+    int64_t span = lanes; /* elements one iteration of the loops so far covers */
+    for (int i = 0; ok && i < n; i++) {
+        int64_t c = llabs(terms[2 * i]);
+        if (c < span) ok = false;
+        span += c * (terms[2 * i + 1] - 1);
+    }
+    free(coef);
+    free(terms);
+    return ok;
+}
+
+/* Loads of buf in x, each checked against the store's index and width. */
+static bool loads_match(const kn_kx *x, const kn_kbuf *buf, const kn_ks *store) {
+    if (!x) return true;
+    if (x->op == KX_LOAD && x->buf == buf &&
+        (!kn_kx_equal(x->a[0], store->index) || kx_lanes(x) != kx_lanes(store->value)))
+        return false;
+    if (x->op == KX_STR && x->buf == buf) return false;
+    for (int i = 0; i < 3; i++)
+        if (!loads_match(x->a[i], buf, store)) return false;
+    return true;
+}
+
+static bool reads(const kn_kx *x, const kn_kbuf *buf) {
+    if (!x) return false;
+    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == buf) return true;
+    return reads(x->a[0], buf) || reads(x->a[1], buf) || reads(x->a[2], buf);
+}
+
+typedef struct rd_ctx {
+    kn_kwalker w;
+    const kn_kbuf *buf;
+    int n;
+} rd_ctx;
+
+static void rd_expr(kn_kwalker *w, kn_kx *x) {
+    rd_ctx *R = (rd_ctx *)w;
+    R->n += (x->op == KX_LOAD || x->op == KX_STR) && x->buf == R->buf;
+}
+
+/* Loads of buf anywhere in s. */
+static int count_reads(kn_ks *s, const kn_kbuf *buf) {
+    rd_ctx R = {.w = {.expr = rd_expr}, .buf = buf};
+    kn_kwalk(&R.w, s);
+    return R.n;
+}
+
+static int count_x(const kn_kx *x, const kn_kbuf *buf) {
+    if (!x) return 0;
+    return ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == buf) + count_x(x->a[0], buf) +
+           count_x(x->a[1], buf) + count_x(x->a[2], buf);
+}
+
+/* The extents of the loops around statement `at` (ext[var], -1 for other variables;
+ * a loop with a computed trip count makes the result false). */
+typedef struct ext_ctx {
+    kn_kwalker w;
+    const kn_ks *at;
+    int64_t *ext, *found;
+    int nvars;
+    bool done, dynamic;
+} ext_ctx;
+
+static bool ext_enter(kn_kwalker *w, kn_ks *s) {
+    ext_ctx *E = (ext_ctx *)w;
+    if (E->done) return false;
+    if (s == E->at) {
+        memcpy(E->found, E->ext, (size_t)E->nvars * sizeof *E->ext);
+        E->done = true;
+        return false;
+    }
+    if (s->kind == KS_FOR) E->ext[s->var] = s->ext ? -2 : s->extent;
+    return true;
+}
+
+static void ext_leave(kn_kwalker *w, kn_ks *s) {
+    if (s->kind == KS_FOR) ((ext_ctx *)w)->ext[s->var] = -1;
+}
+
+static bool injective_at(const kn_kprog *p, kn_ks *body, const kn_ks *st, int lanes) {
+    int n = p->nvars;
+    ext_ctx E = {.w = {.enter = ext_enter, .leave = ext_leave}, .at = st, .nvars = n};
+    E.ext = malloc(((size_t)n + 1) * sizeof *E.ext);
+    E.found = malloc(((size_t)n + 1) * sizeof *E.found);
+    KN_ASSERT(E.ext && E.found);
+    for (int v = 0; v < n; v++) E.ext[v] = -1;
+    kn_kwalk(&E.w, body);
+    bool ok = E.done;
+    for (int v = 0; ok && v < n; v++) ok = E.found[v] != -2;
+    ok = ok && injective(st->index, lanes, E.found, n);
+    free(E.ext);
+    free(E.found);
+    return ok;
+}
+
+static bool can_share(const kn_kprog *p, kn_ks *body, const kn_kbuf *in, const kn_kbuf *out) {
+    ip_ctx C = {.w = {.enter = ip_enter, .leave = ip_leave, .expr = ip_expr}, .in = in, .out = out};
+    kn_kwalk(&C.w, body);
+    bool ok = !C.bad && C.nstores == 1 && C.block && C.block->kind == KS_BLOCK;
+    /* the loops around the store: walk again down to it to know their extents */
+    if (ok) {
+        const kn_ks *st = C.store, *blk = C.block;
+        int reads_here = 0, at = -1;
+        for (int i = 0; i < blk->n; i++) {
+            const kn_ks *s = blk->body[i];
+            if (s == st) {
+                at = i;
+                break;
+            }
+            if (s->kind == KS_DECL && reads(s->value, in)) {
+                if (!loads_match(s->value, in, st)) ok = false;
+                reads_here += count_x(s->value, in);
             }
         }
-        if (cand) {
-            kn_kbuf *r = kn_kbuf_storage(cand);
-            out->alias = r;
-            if (out->last > r->last) r->last = out->last;
+        if (at < 0 || !loads_match(st->value, in, st)) ok = false;
+        reads_here += count_x(st->value, in);
+        /* no load of in anywhere else */
+        if (ok && count_reads(body, in) != reads_here) ok = false;
+        if (ok) ok = injective_at(p, body, st, kx_lanes(st->value));
+    }
+    return ok;
+}
+
+static void in_place(kn_kprog *p) {
+    for (int i = 0; i < p->nbufs; i++) p->bufs[i]->alias = NULL;
+    unsigned char *use = malloc((size_t)p->nbufs + 1);
+    KN_ASSERT(use);
+    for (int k = 0; k < p->nkernels; k++) {
+        memset(use, 0, (size_t)p->nbufs + 1);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int o = 0; o < p->nbufs; o++) {
+            kn_kbuf *out = p->bufs[o];
+            if (!(use[o] & 2) || out->kind != KB_TEMP || out->first != k || out->whole_run ||
+                out->alias)
+                continue;
+            for (int i = 0; i < p->nbufs; i++) {
+                kn_kbuf *in = p->bufs[i];
+                if (i == o || use[i] != 1 || in->kind != KB_TEMP || in->whole_run) continue;
+                kn_kbuf *r = kn_kbuf_storage(in);
+                if (in->last != k || r->last > k || buf_bytes(in) != buf_bytes(out) ||
+                    kn_dtype_get(in->dtype)->size != kn_dtype_get(out->dtype)->size ||
+                    !can_share(p, p->kernels[k]->body, in, out))
+                    continue;
+                out->alias = r;
+                if (out->last > r->last) r->last = out->last;
+                break;
+            }
         }
     }
-    /* a buffer aliased to a root extends the root's lifetime (done above) */
+    free(use);
 }
 
 static int by_size(const void *a, const void *b) {
@@ -69,8 +283,9 @@ static int by_size(const void *a, const void *b) {
     return (*(kn_kbuf *const *)a)->id - (*(kn_kbuf *const *)b)->id; /* deterministic */
 }
 
-kn_status kn_plan_memory(kn_ctx *cx, kn_kprog *p) {
+kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
+    kn_kprog_lifetimes(p);
     in_place(p);
     kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
     KN_ASSERT(v);

@@ -12,6 +12,14 @@ typedef enum kn_float_abi {
     KN_FLOAT_ABI_SOFT
 } kn_float_abi;
 
+/* What kind of machine: decides which schedules apply (register tiles and threads on
+ * CPUs; code size and no threads on microcontrollers; work-items on OpenCL devices). */
+typedef enum kn_target_kind {
+    KN_TARGET_CPU,
+    KN_TARGET_MCU,
+    KN_TARGET_GPU, /* an OpenCL device */
+} kn_target_kind;
+
 typedef struct kn_target {
     const char *name;        /* as given to --target */
     const char *triple;      /* LLVM target triple; NULL: the host's */
@@ -24,6 +32,7 @@ typedef struct kn_target {
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */
     const char *description;
+    kn_target_kind kind;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

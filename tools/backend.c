@@ -52,8 +52,8 @@ bool backend_available(const char *name) {
 }
 
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, const kn_target *target,
-                            kn_kprog **out) {
-    return kn_compile_program(cx, g, name, target, out);
+                            const kn_compile_opts *opts, kn_kprog **out) {
+    return kn_compile_program_opts(cx, g, name, target, opts, out);
 }
 
 /* Runs argv, stderr to errfile; returns the exit status (-1 if it could not run). */
@@ -143,7 +143,7 @@ struct backend_prog {
 /* Fixes g's input shapes to in[] and compiles it to a planned program for the host's
  * vector width (OpenCL: scalar work-items). */
 static kn_status prepare_kprog(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                               kn_kprog **p) {
+                               const kn_compile_opts *opts, kn_kprog **p) {
     for (int i = 0; i < g->nin; i++) /* compile for exactly these shapes */
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
@@ -154,7 +154,8 @@ static kn_status prepare_kprog(kn_ctx *cx, const char *backend, kn_graph *g, kn_
     const char *tt = getenv("KILN_TEST_TARGET");
     const kn_target *t = tt && tt[0] ? kn_target_find(tt) : kn_target_find("native");
     if (!t) return kn_diag(cx, NULL, KN_EINVAL, "KILN_TEST_TARGET: unknown target '%s'", tt);
-    return backend_compile_c(cx, g, "model", strcmp(backend, "opencl") ? t : NULL, p);
+    if (!strcmp(backend, "opencl")) t = kn_target_find("opencl");
+    return backend_compile_c(cx, g, "model", t, opts, p);
 }
 
 /* Reads the whole file at path into 64-byte aligned memory (free()). */
@@ -215,14 +216,15 @@ static kn_par_for thread_pool(int threads) {
 }
 
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                          const char *cflags, int threads, backend_prog **out) {
+                          const char *cflags, int threads, const kn_compile_opts *opts,
+                          backend_prog **out) {
     *out = NULL;
     backend_prog *bp = calloc(1, sizeof *bp);
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
     bp->g = g;
     kn_status st = KN_OK;
     if (strcmp(backend, "interp")) {
-        st = prepare_kprog(cx, backend, g, in, &bp->p);
+        st = prepare_kprog(cx, backend, g, in, opts, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
             st = backend_opencl_prepare(cx, bp->p, &bp->ocl);
@@ -231,8 +233,9 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
                          "this kiln was built without the OpenCL runtime (Halide 14)");
 #endif
         } else if (!st && !strcmp(backend, "llvm")) {
-            st =
-                kn_llvm_jit(cx, bp->p, kn_target_find("native"), 2, thread_pool(threads), &bp->jit);
+            int level = opts && opts->opt_level_set ? opts->opt_level : 2;
+            st = kn_llvm_jit(cx, bp->p, kn_target_find("native"), level, thread_pool(threads),
+                             &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
             st = prepare_c(cx, bp, cflags);
@@ -303,11 +306,11 @@ void backend_release(backend_prog *bp) {
 }
 
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
-                      kn_tensor **out, uint64_t seed) {
+                      kn_tensor **out, uint64_t seed, const kn_compile_opts *opts) {
     backend_prog *bp;
     /* KILN_TEST_THREADS=N: parallel loops on N threads (tests the JIT's tasks) */
     const char *tt = getenv("KILN_TEST_THREADS");
-    if (backend_prepare(cx, backend, g, in, NULL, tt ? atoi(tt) : 1, &bp)) return cx->status;
+    if (backend_prepare(cx, backend, g, in, NULL, tt ? atoi(tt) : 1, opts, &bp)) return cx->status;
     kn_status st = backend_call(cx, bp, a, in, out, seed);
     backend_release(bp);
     return st;

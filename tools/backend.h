@@ -4,6 +4,7 @@
 #define KN_BACKEND_H
 
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 struct kn_target;
 
@@ -23,10 +24,11 @@ typedef struct backend_prog backend_prog;
  * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs,
  * running each kernel's outermost parallel loop on `threads` threads of the Halide
  * runtime's pool (1, or a build without the runtime: the calling thread only).
- * interp compiles nothing. *out is owned by the caller (backend_release()); g must
- * outlive it. */
+ * interp compiles nothing. opts (may be NULL) chooses the pipeline. *out is owned by
+ * the caller (backend_release()); g must outlive it. */
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                          const char *cflags, int threads, backend_prog **out);
+                          const char *cflags, int threads, const kn_compile_opts *opts,
+                          backend_prog **out);
 /* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.
  * seed drives the interpreter's random ops. Calls on one handle must not overlap:
  * it owns one work arena. */
@@ -35,11 +37,12 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
 void backend_release(backend_prog *bp);
 /* backend_prepare, one backend_call, backend_release. */
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
-                      kn_tensor **out, uint64_t seed);
-/* Default passes, lowering (vector widths for target; NULL: scalar) and memory plan: a
- * program to emit (kn_kprog_destroy). */
+                      kn_tensor **out, uint64_t seed, const kn_compile_opts *opts);
+/* The pipeline opts asks for (NULL: the default at -O3) for target (NULL: generic): a
+ * planned program to emit (kn_kprog_destroy). */
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name,
-                            const struct kn_target *target, struct kn_kprog **out);
+                            const struct kn_target *target, const kn_compile_opts *opts,
+                            struct kn_kprog **out);
 /* Compiles dir/name.c into the shared object `so` with $CC (default cc) at -std=c99
  * -O1 -Wall -Wextra -Wpedantic -Werror, then `cflags` (space-separated, may be NULL;
  * a later -O wins), then $KILN_CFLAGS. */

@@ -46,6 +46,44 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value
     return true;
 }
 
+bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po) {
+    const char *v, *a = argv[*i];
+    if (cli_opt(argc, argv, i, "--passes", &v)) {
+        po->passes = v;
+    } else if (cli_opt(argc, argv, i, "--dump-after", &v)) {
+        po->dump_after = v;
+    } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        po->verbose++;
+    } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+        po->opt_level = a[2] - '0';
+        po->opt_set = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* -v: one line per pass on stderr */
+static void print_pass(void *user, const char *pass, double seconds, int nodes, int kernels,
+                       long stmts) {
+    (void)user;
+    if (kernels)
+        fprintf(stderr, "kiln: pass %-9s %9.2f ms  %d kernels, %ld statements\n", pass,
+                seconds * 1e3, kernels, stmts);
+    else
+        fprintf(stderr, "kiln: pass %-9s %9.2f ms  %d nodes\n", pass, seconds * 1e3, nodes);
+}
+
+void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->passes = po->passes;
+    o->opt_level = po->opt_set ? po->opt_level : 3;
+    o->opt_level_set = po->opt_set;
+    o->dump_after = po->dump_after;
+    o->dump = po->dump_after ? stdout : NULL;
+    if (po->verbose) o->observer = print_pass;
+}
+
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
     const char *v;
     int whole;

@@ -5,6 +5,7 @@
 #define KN_CLI_H
 
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 #include <stdbool.h>
 
@@ -40,6 +41,29 @@ kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *cons
  * model and returns its exit code; EXIT_OK when every input has a value. */
 int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
                const char *const *inputs, int ninputs, bool random, uint64_t seed, kn_tensor **in);
+
+/* Pipeline options of every command that compiles (compile, run, bench, inspect,
+ * check-onnx): --passes LIST, --dump-after PASS[,PASS...|all], -v (each pass's time
+ * and the IR's size after it, on stderr), -O0..-O3 (the default pipeline, and LLVM's
+ * optimization level). */
+typedef struct cli_pipeline {
+    const char *passes;     /* NULL: kn_pipeline_default(opt_level) */
+    const char *dump_after; /* printed to stdout */
+    int verbose;
+    int opt_level; /* 3 unless given */
+    bool opt_set;
+} cli_pipeline;
+#define CLI_PIPELINE_HELP                                                                          \
+    "  --passes LIST           the pipeline, comma-separated (kiln inspect --list-passes;\n"       \
+    "                          default: the -O level's)\n"                                         \
+    "  --dump-after PASS       print the IR after PASS (a comma list, or all)\n"                   \
+    "  -O0 .. -O3              optimization level: -O0 lowers without fusion or tiles;\n"          \
+    "                          also LLVM's level (default -O3)\n"                                  \
+    "  -v                      print each pass's time and the IR's size after it\n"
+/* Consumes a pipeline option at argv[*i]; returns true if it did. */
+bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po);
+/* The compile options po asks for (observer printing to stderr with -v). */
+void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o);
 
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);

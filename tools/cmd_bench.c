@@ -34,7 +34,7 @@ static const char *help =
     "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
     "  --random SEED      seed of the random values of the other inputs (default 0)\n"
     "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n";
+    "  --dim NAME=VALUE   fix every input dimension named NAME\n" CLI_PIPELINE_HELP;
 
 static double now_ms(void) {
     struct timespec ts;
@@ -91,10 +91,12 @@ int cmd_bench(int argc, char **argv) {
     int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
+    cli_pipeline po = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(help, stdout);
             return EXIT_OK;
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("bench", "too many --input options");
             inputs[ninputs++] = v;
@@ -146,7 +148,9 @@ int cmd_bench(int argc, char **argv) {
     double compile_ms = 0, first_ms = 0;
     if (!rc) {
         t0 = now_ms();
-        if (backend_prepare(&cx, backend, g, in, "-O3 -march=native", threads, &bp))
+        kn_compile_opts copts;
+        cli_compile_opts(&po, &copts);
+        if (backend_prepare(&cx, backend, g, in, "-O3 -march=native", threads, &copts, &bp))
             rc = cli_fail(&cx);
         compile_ms = now_ms() - t0;
     }

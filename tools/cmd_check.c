@@ -38,7 +38,9 @@ static const char *help =
     "  --timeout SECONDS      per-test time limit (default 60)\n"
     "  --no-fork              run tests in this process (for debuggers)\n"
     "  --operators-md FILE    write the supported-operator table (docs/operators.md)\n"
-    "  -v, --verbose          print every test's result\n";
+    "  -v, --verbose          print every test's result\n"
+    "  --passes LIST          compiling backends: the pipeline (kiln inspect --list-passes)\n"
+    "  -O0 .. -O3             compiling backends: optimization level (default -O3)\n";
 
 #define RTOL 1e-3
 #define ATOL 1e-5
@@ -173,8 +175,8 @@ static void bf16_from_u16(kn_tensor *t, kn_dtype declared) {
         t->type.dtype = KN_BF16;
 }
 
-/* Runs one test folder; returns true on pass, else fills why. */
 static const char *backend = "interp";
+static kn_compile_opts check_opts; /* --passes, -O */
 
 /* Binds the inputs whose values determine shapes (compiled backends only): they
  * become constants and leave in[]. Returns how many were bound. */
@@ -248,7 +250,7 @@ static bool run_test(const char *dir, char *why, size_t cap, int *bound) {
         /* compiling flattens sequence outputs in g; out[] keeps the model's outputs */
         kn_value **outputs = g->outputs;
         int nout = g->nout;
-        if (ok && backend_run(&cx, backend, g, a, in, out, 0)) {
+        if (ok && backend_run(&cx, backend, g, a, in, out, 0, &check_opts)) {
             snprintf(why, cap, "%s", cx.msg);
             ok = false;
         }
@@ -373,6 +375,12 @@ int cmd_check_onnx(int argc, char **argv) {
             fork_tests = 0;
         } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
             verbose = 1;
+        } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
+            check_opts.passes = v;
+        } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' &&
+                   argv[i][2] <= '3' && !argv[i][3]) {
+            check_opts.opt_level = argv[i][2] - '0';
+            check_opts.opt_level_set = true;
         } else if (argv[i][0] == '-') {
             return cli_usage_error("check-onnx", "unknown option '%s'", argv[i]);
         } else if (ndirs < 256) {

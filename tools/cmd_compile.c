@@ -41,8 +41,7 @@ static const char *help =
     "  --max-string-bytes N    storage per string element a kernel writes whose length is\n"
     "                          known only at run time (StringNormalizer's case change),\n"
     "                          NUL included (default 256); NAME_run returns 2 when a\n"
-    "                          string does not fit\n"
-    "  -O0 .. -O3              LLVM optimization level (default -O3)\n";
+    "                          string does not fit\n" CLI_PIPELINE_HELP;
 
 /* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
 static bool parse_bytes(const char *s, size_t *out) {
@@ -113,7 +112,8 @@ static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const ch
 int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "native", *v,
                *binds[64];
-    int nbinds = 0, err = 0, dump = 0, opt_level = 3;
+    int nbinds = 0, err = 0, dump = 0;
+    cli_pipeline po = {0};
     kn_c_options copt = {0};
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
     cli_shapes shapes = {0};
@@ -135,9 +135,7 @@ int cmd_compile(int argc, char **argv) {
             copt.weights_file = true;
         } else if (!strcmp(argv[i], "--dump-kir")) {
             dump = 1;
-        } else if (!strncmp(argv[i], "-O", 2) && strlen(argv[i]) == 3 && argv[i][2] >= '0' &&
-                   argv[i][2] <= '3') {
-            opt_level = argv[i][2] - '0';
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--max-arena", &v)) {
             if (!parse_bytes(v, &max_arena))
                 return cli_usage_error("compile", "--max-arena takes a size in bytes, got '%s'", v);
@@ -188,8 +186,11 @@ int cmd_compile(int argc, char **argv) {
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;
+    kn_compile_opts copts;
+    cli_compile_opts(&po, &copts);
+    int opt_level = po.opt_set ? po.opt_level : 3;
     if (cli_apply_binds(&cx, g, a, binds, nbinds) ||
-        backend_compile_c(&cx, g, name, to_ocl ? NULL : tgt, &p) ||
+        backend_compile_c(&cx, g, name, to_ocl ? kn_target_find("opencl") : tgt, &copts, &p) ||
         check_limits(&cx, p, max_arena, max_weights)) {
         rc = cli_fail(&cx);
     } else {

@@ -14,8 +14,10 @@ static const char *help =
     "usage: kiln inspect MODEL [options]\n"
     "Prints the graph after the passes: values with dtypes and shapes, nodes, the\n"
     "parameter count and an estimate of FLOPs per run.\n\n"
-    "  --passes LIST      comma-separated passes (default " KN_DEFAULT_PASSES ")\n"
-    "  --dump-after PASS  also print the graph after PASS\n"
+    "  --passes LIST      comma-separated passes (default " KN_GRAPH_PASSES "); with\n"
+    "                     'lower' in the list the kernel-IR program is printed\n"
+    "  --dump-after PASS  also print the IR after PASS (a comma list, or all)\n"
+    "  -v                 print each pass's time and the IR's size after it\n"
     "  --json             print a JSON summary instead of text\n"
     "  --dot FILE         write the graph in Graphviz dot format\n"
     "  --shape IN=D,D,..  fix the shape of input IN\n"
@@ -81,9 +83,9 @@ static void write_dot(FILE *f, const kn_graph *g) {
 }
 
 /* The memory plan of the lowered model, one temporary a line. */
-static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
+static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const kn_compile_opts *o) {
     kn_kprog *p;
-    if (backend_compile_c(cx, g, "model", t, &p)) {
+    if (backend_compile_c(cx, g, "model", t, o, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
     }
@@ -109,8 +111,8 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
 }
 
 int cmd_inspect(int argc, char **argv) {
-    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v,
-               *target = "native";
+    cli_pipeline po = {0};
+    const char *model = NULL, *dot = NULL, *v, *target = "native";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -120,10 +122,7 @@ int cmd_inspect(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--list-passes")) {
             kn_pass_list(stdout);
             return EXIT_OK;
-        } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
-            passes = v;
-        } else if (cli_opt(argc, argv, &i, "--dump-after", &v)) {
-            dump = v;
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--target", &v)) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
@@ -150,10 +149,24 @@ int cmd_inspect(int argc, char **argv) {
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
-    if (memory) return print_memory(&cx, g, tgt);
-    if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
+    kn_compile_opts copts;
+    cli_compile_opts(&po, &copts);
+    if (memory) return print_memory(&cx, g, tgt, &copts);
+    kn_pipeline pl;
+    kn_pipeline_init(&pl, &cx, g, "model", tgt);
+    pl.dump_after = copts.dump_after;
+    pl.dump = copts.dump;
+    pl.observer = copts.observer;
+    if (kn_pipeline_run(&pl, po.passes ? po.passes : KN_GRAPH_PASSES)) {
+        kn_pipeline_finish(&pl);
         kn_graph_destroy(g);
         return cli_fail(&cx);
+    }
+    if (pl.p) { /* lowered: the program is what there is to see */
+        kn_kprog_print(pl.p, stdout);
+        kn_pipeline_finish(&pl);
+        kn_graph_destroy(g);
+        return EXIT_OK;
     }
     int64_t params = 0, flops = 0;
     for (int i = 0; i < g->nvalues; i++)

@@ -22,7 +22,8 @@ static const char *help =
     "                     [A-Za-z0-9._-] in the output name become '_')\n"
     "  --shape IN=D,D,..  fix the shape of input IN\n"
     "  --dim NAME=VALUE   fix every input dimension named NAME\n"
-    "  --quiet            print nothing on success\n";
+    "  --quiet            print nothing on success\n"
+    "Compiling backends also take:\n" CLI_PIPELINE_HELP;
 
 static void print_summary(const char *name, const kn_tensor *t) {
     char buf[256];
@@ -50,10 +51,12 @@ int cmd_run(int argc, char **argv) {
     int ninputs = 0, nbinds = 0, quiet = 0, err = 0, have_seed = 0;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
+    cli_pipeline po = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(help, stdout);
             return EXIT_OK;
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("run", "too many --input options");
             inputs[ninputs++] = v;
@@ -100,7 +103,9 @@ int cmd_run(int argc, char **argv) {
     kn_tensor **in = kn_arena_array(a, (size_t)g->nin + 1, sizeof *in);
     kn_tensor **out = kn_arena_array(a, (size_t)g->nout + 1, sizeof *out);
     int rc = cli_inputs("run", model, g, a, inputs, ninputs, have_seed, seed, in);
-    if (!rc && backend_run(&cx, backend, g, a, in, out, seed)) rc = cli_fail(&cx);
+    kn_compile_opts copts;
+    cli_compile_opts(&po, &copts);
+    if (!rc && backend_run(&cx, backend, g, a, in, out, seed, &copts)) rc = cli_fail(&cx);
     if (!rc && outdir) {
         mkdir(outdir, 0777);
         for (int i = 0; i < g->nout && !rc; i++) {

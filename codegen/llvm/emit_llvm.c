@@ -9,6 +9,7 @@
  * width give 0, Min/Max propagate NaN, signed arithmetic wraps, f16/bf16 are stored
  * as bits and computed in f32. */
 #include "codegen/llvm/llvm_impl.h"
+#include "targets/target.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -557,11 +558,15 @@ static void ref_vars(const kn_ks *s, unsigned char *v) {
 }
 
 static void vector_width_attr(emit *E, LLVMValueRef fn) {
-    /* kernels use the vector widths the lowering chose; without this x86 may split
-     * 512-bit vectors on CPUs that prefer 256-bit ones */
+    /* kernels use the vector widths the target description gave the passes; without
+     * this x86 may split 512-bit vectors on CPUs that prefer 256-bit ones */
+    int bits = E->p->target ? E->p->target->vector_bits : 0;
+    if (bits <= 0) return;
+    char v[16];
+    int n = snprintf(v, sizeof v, "%d", bits);
     LLVMAddAttributeAtIndex(
         fn, LLVMAttributeFunctionIndex,
-        LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, "512", 3));
+        LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, v, (unsigned)n));
 }
 
 /* Tasks a parallel loop is split into, at most: enough to balance a few threads, few

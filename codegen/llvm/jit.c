@@ -37,6 +37,10 @@ static LLVMCodeGenOptLevel cg_level(int opt) {
 
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out) {
+    if (t->kind == KN_TARGET_GPU)
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                       "target '%s' is an OpenCL device: compile for it with --emit opencl",
+                       t->name);
     call_once(&init_once, init_targets);
     char *host_triple = LLVMGetDefaultTargetTriple();
     char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();

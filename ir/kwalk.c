@@ -1,0 +1,177 @@
+/* Walking and rewriting the kernel IR: one visitor for every analysis and pass, so
+ * none writes its own recursion over the statement kinds (see kir.h).
+ *
+ * kn_kwalk visits statements in program order (enter before the children, leave
+ * after) and every expression node children first; kn_kx_map rebuilds an expression
+ * bottom-up, copying a node only when a child or the callback changed it;
+ * kn_ks_clone deep-copies a statement tree, giving every loop index and local it
+ * declares a fresh variable so the copy can sit next to the original (loop tails,
+ * unrolled bodies). Buffer uses and lifetimes (kn_kernel_uses, kn_kprog_lifetimes)
+ * are computed here from the statements themselves, so a pass that merges, splits or
+ * rewrites kernels keeps the memory plan right. */
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void walk_x(kn_kwalker *w, kn_kx *x) {
+    if (!x) return;
+    for (int i = 0; i < 3; i++) walk_x(w, x->a[i]);
+    w->expr(w, x);
+}
+
+void kn_kwalk(kn_kwalker *w, kn_ks *s) {
+    if (!s) return;
+    if (w->enter && !w->enter(w, s)) return;
+    if (w->expr) {
+        kn_kx *xs[] = {s->ext, s->index, s->value, s->cond, s->src_index, s->count};
+        for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) walk_x(w, xs[i]);
+    }
+    for (int i = 0; i < s->n; i++) kn_kwalk(w, s->body[i]);
+    if (w->leave) w->leave(w, s);
+}
+
+kn_kx *kn_kx_map(kn_kprog *p, kn_kx *x, kn_kx *(*fn)(void *user, kn_kx *x), void *user) {
+    if (!x) return NULL;
+    kn_kx *a[3];
+    bool changed = false;
+    for (int i = 0; i < 3; i++) {
+        a[i] = kn_kx_map(p, x->a[i], fn, user);
+        changed |= a[i] != x->a[i];
+    }
+    kn_kx *y = x;
+    if (changed) {
+        y = kn_arena_alloc(p->arena, sizeof *y);
+        KN_ASSERT(y);
+        *y = *x;
+        memcpy(y->a, a, sizeof a);
+    }
+    kn_kx *r = fn ? fn(user, y) : y;
+    return r ? r : y;
+}
+
+bool kn_kx_equal(const kn_kx *a, const kn_kx *b) {
+    if (a == b) return true;
+    if (!a || !b || a->op != b->op || a->dtype != b->dtype || kx_lanes(a) != kx_lanes(b) ||
+        a->i != b->i || memcmp(&a->f, &b->f, sizeof a->f) || a->var != b->var || a->buf != b->buf)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!kn_kx_equal(a->a[i], b->a[i])) return false;
+    return true;
+}
+
+/* ---- cloning ---- */
+
+typedef struct clone_ctx {
+    kn_kprog *p;
+    int *map; /* new variable of each old one declared inside (-1: keep) */
+} clone_ctx;
+
+static int new_var(kn_kprog *p, int like) {
+    kn_lower L = {.p = p};
+    int v = kl_new_var(&L, p->var_dtype[like]);
+    p->var_lanes[v] = p->var_lanes[like];
+    return v;
+}
+
+static kn_kx *rename_x(void *user, kn_kx *x) {
+    clone_ctx *C = user;
+    if (x->op != KX_VAR || C->map[x->var] < 0) return x;
+    kn_kx *y = kn_arena_alloc(C->p->arena, sizeof *y);
+    KN_ASSERT(y);
+    *y = *x;
+    y->var = C->map[x->var];
+    return y;
+}
+
+static kn_kx *clone_x(clone_ctx *C, kn_kx *x) {
+    if (!x) return NULL;
+    /* copy every node: the clone shares no expression with the original, so a pass
+     * may rewrite either in place */
+    kn_kx *y = kn_arena_alloc(C->p->arena, sizeof *y);
+    KN_ASSERT(y);
+    *y = *x;
+    for (int i = 0; i < 3; i++) y->a[i] = clone_x(C, x->a[i]);
+    return rename_x(C, y);
+}
+
+static kn_ks *clone_s(clone_ctx *C, const kn_ks *s) {
+    if (!s) return NULL;
+    kn_ks *t = kn_arena_alloc(C->p->arena, sizeof *t);
+    KN_ASSERT(t);
+    *t = *s;
+    if (s->kind == KS_FOR || s->kind == KS_DECL) C->map[s->var] = new_var(C->p, s->var);
+    if (s->kind == KS_FOR || s->kind == KS_DECL || s->kind == KS_SET)
+        t->var = C->map[s->var] >= 0 ? C->map[s->var] : s->var;
+    t->ext = clone_x(C, s->ext);
+    t->index = clone_x(C, s->index);
+    t->value = clone_x(C, s->value);
+    t->cond = clone_x(C, s->cond);
+    t->src_index = clone_x(C, s->src_index);
+    t->count = clone_x(C, s->count);
+    if (s->n) {
+        int cap = s->cap > s->n ? s->cap : s->n;
+        t->body = kn_arena_array(C->p->arena, (size_t)cap, sizeof *t->body);
+        KN_ASSERT(t->body);
+        t->cap = cap;
+        for (int i = 0; i < s->n; i++) t->body[i] = clone_s(C, s->body[i]);
+    }
+    return t;
+}
+
+kn_ks *kn_ks_clone(kn_kprog *p, const kn_ks *s) {
+    /* variables created while cloning are never in the map: size it for the old ones */
+    int n = p->nvars;
+    clone_ctx C = {.p = p, .map = malloc(((size_t)n + 1) * sizeof *C.map)};
+    KN_ASSERT(C.map);
+    for (int i = 0; i < n; i++) C.map[i] = -1;
+    kn_ks *t = clone_s(&C, s);
+    free(C.map);
+    return t;
+}
+
+/* ---- buffer uses and lifetimes ---- */
+
+typedef struct uses_ctx {
+    kn_kwalker w;
+    unsigned char *use;
+} uses_ctx;
+
+static bool uses_enter(kn_kwalker *w, kn_ks *s) {
+    uses_ctx *U = (uses_ctx *)w;
+    if (s->kind == KS_STORE || s->kind == KS_COPY) U->use[s->buf->id] |= 2;
+    if (s->kind == KS_COPY) U->use[s->src->id] |= 1;
+    return true;
+}
+
+static void uses_expr(kn_kwalker *w, kn_kx *x) {
+    if (x->op == KX_LOAD || x->op == KX_STR) ((uses_ctx *)w)->use[x->buf->id] |= 1;
+}
+
+void kn_kernel_uses(const kn_ks *s, unsigned char *use) {
+    uses_ctx U = {.w = {.enter = uses_enter, .expr = uses_expr}, .use = use};
+    kn_kwalk(&U.w, (kn_ks *)s);
+}
+
+void kn_kprog_lifetimes(kn_kprog *p) {
+    unsigned char *use = malloc((size_t)p->nbufs + 1);
+    KN_ASSERT(use);
+    for (int i = 0; i < p->nbufs; i++) p->bufs[i]->first = p->bufs[i]->last = -1;
+    for (int k = 0; k < p->nkernels; k++) {
+        memset(use, 0, (size_t)p->nbufs + 1);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int i = 0; i < p->nbufs; i++) {
+            if (!use[i]) continue;
+            kn_kbuf *b = p->bufs[i];
+            if (b->first < 0) b->first = k;
+            b->last = k;
+        }
+    }
+    if (p->status) p->status->first = 0; /* emitters zero it on entry */
+    for (int i = 0; i < p->nbufs; i++) { /* string storage, the status word: to the end */
+        kn_kbuf *b = p->bufs[i];
+        if (b->whole_run && b->first >= 0) b->last = p->nkernels - 1;
+    }
+    free(use);
+}
