@@ -21,11 +21,13 @@ static const char *help =
     "same NAME.h. See docs/generated-c.md for the contract.\n\n"
     "  -o DIR                  output folder (created if missing)\n"
     "  --name N                C prefix of the generated symbols (default: model)\n"
-    "  --emit KIND             c (default), obj, asm, llvm (textual LLVM IR) or opencl\n"
-    "                          (NAME.cl kernels + NAME.c/NAME.h host code on kiln's\n"
-    "                          OpenCL runtime layer, runtime/kn_opencl.h)\n"
-    "  --target T              for obj/asm/llvm: native (default), generic, x86-64-avx2,\n"
-    "                          x86-64-avx512, aarch64, cortex-m4, cortex-m7; C is portable\n"
+    "  --emit KIND             c (default), h (NAME.h alone: sizes and entry points), obj,\n"
+    "                          asm, llvm (textual LLVM IR) or opencl (NAME.cl kernels +\n"
+    "                          NAME.c/NAME.h host code on kiln's OpenCL runtime layer)\n"
+    "  --target T              what the code is tuned for: generic (default for c and h:\n"
+    "                          portable C99), native (default for obj/asm/llvm: this\n"
+    "                          machine), x86-64-avx2, x86-64-avx512, aarch64, cortex-m4,\n"
+    "                          cortex-m7\n"
     "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
     "  --shape IN=D,D,..       fix the shape of input IN\n"
     "  --dim NAME=VALUE        fix every input dimension named NAME\n"
@@ -111,7 +113,7 @@ static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const ch
 }
 
 int cmd_compile(int argc, char **argv) {
-    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "native", *v,
+    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
     int nbinds = 0, err = 0, dump = 0, opt_level = 3;
     kn_c_options copt = {0};
@@ -164,10 +166,15 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
-    bool to_c = !strcmp(emit, "c");
+    bool to_h = !strcmp(emit, "h");
+    bool to_c = !strcmp(emit, "c") || to_h;
     bool to_ocl = !strcmp(emit, "opencl");
     if (!to_c && !to_ocl && strcmp(emit, "obj") && strcmp(emit, "asm") && strcmp(emit, "llvm"))
-        return cli_usage_error("compile", "unknown --emit '%s' (c, obj, asm, llvm, opencl)", emit);
+        return cli_usage_error("compile", "unknown --emit '%s' (c, h, obj, asm, llvm, opencl)",
+                               emit);
+    if (to_ocl && target)
+        return cli_usage_error("compile", "--target does not apply to --emit opencl");
+    if (!target) target = to_c ? "generic" : "native"; /* C is portable; objects are not */
     const kn_target *tgt = kn_target_find(target);
     if (!tgt) return cli_usage_error("compile", "unknown target '%s' (see --help)", target);
     if (!to_c && (copt.weights_file || copt.weights_section))
@@ -200,6 +207,7 @@ int cmd_compile(int argc, char **argv) {
             goto done;
         }
         char obj[4200] = "";
+        copt.header_only = to_h;
         if (!to_c) {
             copt.header_only = true;
             snprintf(obj, sizeof obj, "%s/%s.%s", outdir, name,
@@ -211,15 +219,16 @@ int cmd_compile(int argc, char **argv) {
             kn_emit_c_files(&cx, p, &copt, outdir)) {
             if (obj[0]) remove(obj);
             rc = cli_fail(&cx);
-        } else if (!to_c) {
-            printf("wrote %s/%s.h, %s (target %s)\n", outdir, name, obj, tgt->name);
+        } else if (!to_c || to_h) {
+            printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,
+                   tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
         } else {
             size_t wbytes = kn_kprog_weight_bytes(p);
-            printf("wrote %s/%s.h, %s/%s.c%s%s%s\n", outdir, name, outdir, name,
+            printf("wrote %s/%s.h, %s/%s.c%s%s%s (target %s)\n", outdir, name, outdir, name,
                    copt.weights_file ? ", " : "", copt.weights_file ? name : "",
-                   copt.weights_file ? ".weights" : "");
+                   copt.weights_file ? ".weights" : "", tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu, ratio %.3f); weights %zu bytes\n",
                    p->nkernels, p->arena_size, p->arena_lower_bound,
                    p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound

@@ -16,6 +16,14 @@ sleep 1
 (cd "$T" && "$KILN" compile "$EX/digits.onnx" -o b --name net --shape image=2,1,8,8 >/dev/null) || bad "compile b"
 cmp -s "$T/a/net.c" "$T/b/net.c" && cmp -s "$T/a/net.h" "$T/b/net.h" && ok || bad "output differs between runs"
 grep -q "ratio 1.000" "$T/log1" && ok || bad "arena not at its lower bound: $(cat "$T/log1")"
+# --emit c is portable by default: the generic target, whatever machine compiles it
+"$KILN" compile "$EX/digits.onnx" -o "$T/g" --name net --shape image=2,1,8,8 --target generic >"$T/log2" || bad "compile generic"
+cmp -s "$T/a/net.c" "$T/g/net.c" && grep -q "(target generic)" "$T/log1" && ok || bad "--emit c does not default to --target generic"
+# --emit h: the same header alone
+"$KILN" compile "$EX/digits.onnx" -o "$T/h" --name net --shape image=2,1,8,8 --emit h >/dev/null &&
+  cmp -s "$T/a/net.h" "$T/h/net.h" && [ "$(ls "$T/h")" = net.h ] && ok || bad "--emit h"
+"$KILN" compile "$EX/digits.onnx" -o "$T/e" --emit opencl --target generic >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "--target with --emit opencl is not a usage error"
 # --emit opencl: kernels and host code, deterministic too
 "$KILN" compile "$EX/digits.onnx" -o "$T/o1" --name net --shape image=2,1,8,8 --emit opencl >/dev/null || bad "emit opencl"
 (cd "$T" && "$KILN" compile "$EX/digits.onnx" -o o2 --name net --shape image=2,1,8,8 --emit opencl >/dev/null)
