@@ -44,6 +44,13 @@ set(KILN_PC_PRIVATE_LIBS "-L${llvm_dir} -l${llvm_name} -L${pbc_dir} -lprotobuf-c
 configure_file(cmake/kiln.pc.in ${CMAKE_BINARY_DIR}/kiln.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/kiln.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# kiln(1), written by kiln from the same table as --help and docs/cli.md (tools/help.c).
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/kiln.1
+                   COMMAND kiln help --man > ${CMAKE_BINARY_DIR}/kiln.1
+                   DEPENDS kiln COMMENT "Writing the man page kiln(1)")
+add_custom_target(kiln_man ALL DEPENDS ${CMAKE_BINARY_DIR}/kiln.1)
+install(FILES ${CMAKE_BINARY_DIR}/kiln.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(DIRECTORY examples/digits examples/jit DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)

@@ -1,5 +1,6 @@
 /* Helpers shared by the kiln subcommands. */
 #include "tools/cli.h"
+#include "tools/help.h"
 #include "frontend/onnx.h"
 #include "frontend/tensorfile.h"
 #include "ir/interp.h"
@@ -8,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_exit_code(kn_status st) {
@@ -33,7 +35,54 @@ bool cli_is_help(const char *arg) {
     return !strcmp(arg, "--help") || !strcmp(arg, "-h");
 }
 
+/* The option names the parser has tested since the process started, for
+ * KILN_CHECK_OPTIONS (a parser tests each name at most once per argument). */
+static const char *asked[128];
+static int nasked;
+
+static void ask(const char *name) {
+    for (int k = 0; k < nasked; k++)
+        if (!strcmp(asked[k], name)) return;
+    if (nasked < (int)(sizeof asked / sizeof *asked)) asked[nasked++] = name;
+}
+
+int cli_unknown_option(const char *cmd, const char *arg) {
+    const cli_command *c = cli_command_find(cmd);
+    if (getenv("KILN_CHECK_OPTIONS") && c) {
+        int bad = 0;
+        for (int k = 0; k < nasked; k++) {
+            const cli_option *o = c->options;
+            while (o->name && strcmp(o->name, asked[k])) o++;
+            if (!o->name)
+                bad += fprintf(stderr, "kiln %s: accepts %s, which tools/help.c does not list\n",
+                               cmd, asked[k]) > 0;
+        }
+        for (const cli_option *o = c->options; o->name; o++) {
+            int k = 0;
+            while (k < nasked && strcmp(o->name, asked[k])) k++;
+            if (k == nasked)
+                bad += fprintf(stderr, "kiln %s: tools/help.c lists %s, which it does not accept\n",
+                               cmd, o->name) > 0;
+        }
+        if (bad) return EXIT_INTERNAL;
+    }
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+bool cli_flag(const char *arg, const char *name) {
+    ask(name);
+    return !strcmp(arg, name);
+}
+
+bool cli_opt_level(const char *arg, int *level) {
+    ask("-O");
+    if (strncmp(arg, "-O", 2) || strlen(arg) != 3 || arg[2] < '0' || arg[2] > '3') return false;
+    *level = arg[2] - '0';
+    return true;
+}
+
 bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value) {
+    ask(name);
     const char *a = argv[*i];
     size_t n = strlen(name);
     if (strncmp(a, name, n)) return false;
@@ -49,6 +98,7 @@ bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
     const char *v;
     int whole;
+    ask("--shape"), ask("--dim"), ask("--length");
     if (cli_opt(argc, argv, i, "--shape", &v))
         whole = 1;
     else if (cli_opt(argc, argv, i, "--dim", &v))

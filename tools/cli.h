@@ -19,7 +19,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...);
 
 /* Option matching: "--name VALUE" or "--name=VALUE". Advances *i past the value. */
 bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+/* A flag without a value: arg is exactly name. */
+bool cli_flag(const char *arg, const char *name);
+/* -O0 .. -O3: sets *level. */
+bool cli_opt_level(const char *arg, int *level);
 bool cli_is_help(const char *arg);
+/* Prints "kiln CMD: unknown option 'ARG'" and returns EXIT_USAGE. With KILN_CHECK_OPTIONS
+ * set in the environment it first compares the options the parser asked for on the
+ * way here (an unknown option passes every test of the parser's chain) with the
+ * command's table in tools/help.c, prints each difference and returns EXIT_INTERNAL
+ * if there is one: the check that --help, kiln(1) and docs/cli.md list exactly the
+ * options the command accepts. */
+int cli_unknown_option(const char *cmd, const char *arg);
 
 /* Shape bindings collected from --shape, --dim and --length, applied after loading
  * (--length first: a sequence input NAME of length L becomes inputs NAME_0..). */

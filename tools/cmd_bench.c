@@ -12,29 +12,12 @@
 #include "passes/pass.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const char *help =
-    "usage: kiln bench MODEL [options]\n"
-    "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the\n"
-    "same inputs, and prints the compile time, the median and minimum latency and the\n"
-    "achieved GFLOP/s (FLOPs as estimated by kiln inspect).\n\n"
-    "  --backend B        llvm (JIT; default), c (generated C built with $CC -O3\n"
-    "                     -march=native into a shared object) or interp\n"
-    "  --runs N           timed runs (default 10)\n"
-    "  --warmup N         untimed runs first (default 2)\n"
-    "  --threads N        llvm: run each kernel's parallel loop on N threads (Halide\n"
-    "                     runtime thread pool); c and interp use one (default 1)\n"
-    "  --json             print one JSON object: backend, threads, runs, warmup,\n"
-    "                     load_ms, compile_ms, first_ms, median_ms, min_ms, flops, gflops\n"
-    "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
-    "  --random SEED      seed of the random values of the other inputs (default 0)\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n";
 
 static double now_ms(void) {
     struct timespec ts;
@@ -93,7 +76,7 @@ int cmd_bench(int argc, char **argv) {
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("bench"));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("bench", "too many --input options");
@@ -112,12 +95,12 @@ int cmd_bench(int argc, char **argv) {
             char *end;
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("bench", "--random takes a number");
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (cli_flag(argv[i], "--json")) {
             json = 1;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("bench", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {

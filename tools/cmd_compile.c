@@ -5,6 +5,7 @@
 #include "ir/kir.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,38 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *help =
-    "usage: kiln compile MODEL -o DIR [options]\n"
-    "Compiles MODEL to standalone C99 (DIR/NAME.h and DIR/NAME.c, and DIR/NAME.weights\n"
-    "with --weights-file), or through LLVM to DIR/NAME.o, NAME.s or NAME.ll with the\n"
-    "same NAME.h. See docs/generated-c.md for the contract.\n\n"
-    "  -o DIR                  output folder (created if missing)\n"
-    "  --name N                C prefix of the generated symbols (default: model)\n"
-    "  --emit KIND             c (default), h (NAME.h alone: sizes and entry points), obj,\n"
-    "                          asm, llvm (textual LLVM IR) or opencl (NAME.cl kernels +\n"
-    "                          NAME.c/NAME.h host code on kiln's OpenCL runtime layer)\n"
-    "  --target T              what the code is tuned for: generic (default for c and h:\n"
-    "                          portable C99), native (default for obj/asm/llvm: this\n"
-    "                          machine), x86-64-avx2, x86-64-avx512, aarch64, cortex-m4,\n"
-    "                          cortex-m7\n"
-    "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
-    "  --shape IN=D,D,..       fix the shape of input IN\n"
-    "  --dim NAME=VALUE        fix every input dimension named NAME\n"
-    "  --length IN=N|none      sequence input IN has N elements: inputs IN_0 .. IN_{N-1}\n"
-    "                          (shapes by --shape IN_0=.. or --dim); an optional input\n"
-    "                          holds a value (1, or its sequence's length) or none\n"
-    "  --weights-section NAME  put the weight arrays in linker section NAME\n"
-    "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
-    "  --dump-kir              print the kernel IR program\n"
-    "  --max-arena BYTES       refuse a model whose arena needs more (suffix K, M or G:\n"
-    "                          units of 1024, 1024^2, 1024^3 bytes)\n"
-    "  --max-weights BYTES     refuse a model whose weights need more (same suffixes)\n"
-    "  --max-string-bytes N    storage per string element a kernel writes whose length is\n"
-    "                          known only at run time (StringNormalizer's case change),\n"
-    "                          NUL included (default 256); NAME_run returns 2 when a\n"
-    "                          string does not fit\n"
-    "  -O0 .. -O3              LLVM optimization level (default -O3)\n";
 
 /* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
 static bool parse_bytes(const char *s, size_t *out) {
@@ -121,7 +90,7 @@ int cmd_compile(int argc, char **argv) {
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("compile"));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "-o", &v)) {
             outdir = v;
@@ -133,13 +102,11 @@ int cmd_compile(int argc, char **argv) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--weights-section", &v)) {
             copt.weights_section = v;
-        } else if (!strcmp(argv[i], "--weights-file")) {
+        } else if (cli_flag(argv[i], "--weights-file")) {
             copt.weights_file = true;
-        } else if (!strcmp(argv[i], "--dump-kir")) {
+        } else if (cli_flag(argv[i], "--dump-kir")) {
             dump = 1;
-        } else if (!strncmp(argv[i], "-O", 2) && strlen(argv[i]) == 3 && argv[i][2] >= '0' &&
-                   argv[i][2] <= '3') {
-            opt_level = argv[i][2] - '0';
+        } else if (cli_opt_level(argv[i], &opt_level)) {
         } else if (cli_opt(argc, argv, &i, "--max-arena", &v)) {
             if (!parse_bytes(v, &max_arena))
                 return cli_usage_error("compile", "--max-arena takes a size in bytes, got '%s'", v);
@@ -157,7 +124,7 @@ int cmd_compile(int argc, char **argv) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("compile", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("compile", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {

@@ -6,25 +6,10 @@
 #include "targets/target.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *help =
-    "usage: kiln inspect MODEL [options]\n"
-    "Prints the graph after the passes: values with dtypes and shapes, nodes, the\n"
-    "parameter count and an estimate of FLOPs per run.\n\n"
-    "  --passes LIST      comma-separated passes (default " KN_DEFAULT_PASSES ")\n"
-    "  --dump-after PASS  also print the graph after PASS\n"
-    "  --json             print a JSON summary instead of text\n"
-    "  --dot FILE         write the graph in Graphviz dot format\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
-    "  --memory           lower the model and print the memory plan: arena size, lower\n"
-    "                     bound, and each temporary's offset, size and lifetime\n"
-    "  --target T         with --memory: lower for target T's vector width (default\n"
-    "                     native; the list is in kiln compile --help)\n"
-    "  --list-passes      print the available passes\n";
 
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -110,14 +95,14 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
 
 int cmd_inspect(int argc, char **argv) {
     const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v,
-               *target = "native";
+               *target = "generic";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("inspect"));
             return EXIT_OK;
-        } else if (!strcmp(argv[i], "--list-passes")) {
+        } else if (cli_flag(argv[i], "--list-passes")) {
             kn_pass_list(stdout);
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
@@ -128,14 +113,14 @@ int cmd_inspect(int argc, char **argv) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
             dot = v;
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (cli_flag(argv[i], "--json")) {
             json = 1;
-        } else if (!strcmp(argv[i], "--memory")) {
+        } else if (cli_flag(argv[i], "--memory")) {
             memory = 1;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("inspect", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {

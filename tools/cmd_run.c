@@ -4,25 +4,12 @@
 #include "ir/interp.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *help =
-    "usage: kiln run MODEL [options]\n"
-    "Runs MODEL and prints a summary of each output.\n\n"
-    "  --backend B        interp (the reference interpreter; default) or c (generated C,\n"
-    "                     compiled with $CC into a temporary shared object)\n"
-    "  --bind NAME=FILE   bake input NAME into the model as a constant before compiling\n"
-    "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
-    "  --random SEED      random values for inputs without --input (needs fixed shapes)\n"
-    "  --output-dir DIR   write each output to DIR/<name>.npy (characters outside\n"
-    "                     [A-Za-z0-9._-] in the output name become '_')\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
-    "  --quiet            print nothing on success\n";
 
 static void print_summary(const char *name, const kn_tensor *t) {
     char buf[256];
@@ -52,7 +39,7 @@ int cmd_run(int argc, char **argv) {
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("run"));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("run", "too many --input options");
@@ -69,12 +56,12 @@ int cmd_run(int argc, char **argv) {
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("run", "--random takes a number");
             have_seed = 1;
-        } else if (!strcmp(argv[i], "--quiet")) {
+        } else if (cli_flag(argv[i], "--quiet")) {
             quiet = 1;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("run", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("run", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {

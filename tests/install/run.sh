@@ -23,7 +23,8 @@ cmake --install "$B" --prefix "$P" >"$T/install.log" 2>&1 || { cat "$T/install.l
 
 for f in bin/kiln include/kiln.h lib/libkiln.so lib/libkiln.a lib/cmake/kiln/kilnConfig.cmake \
   lib/cmake/kiln/kilnConfigVersion.cmake lib/cmake/kiln/kiln_add_model.cmake lib/pkgconfig/kiln.pc \
-  share/doc/kiln/README.md share/doc/kiln/docs/cli.md; do
+  share/man/man1/kiln.1 share/doc/kiln/README.md share/doc/kiln/docs/cli.md \
+  share/doc/kiln/docs/cmake.md; do
   [ -e "$P/$f" ] && ok || bad "not installed: $f"
 done
 
@@ -101,8 +102,10 @@ if command -v arm-none-eabi-gcc >/dev/null; then
   fi
 fi
 
-# 4. the man page renders without warnings
-if command -v groff >/dev/null && [ -e "$P/share/man/man1/kiln.1" ]; then
+# 4. the installed man page renders without warnings and is kiln's own
+"$P/bin/kiln" help --man >"$T/kiln.1" && cmp -s "$P/share/man/man1/kiln.1" "$T/kiln.1" && ok ||
+  bad "the installed kiln.1 is not kiln help --man"
+if command -v groff >/dev/null; then
   w=$(groff -man -Tutf8 -ww -z "$P/share/man/man1/kiln.1" 2>&1)
   [ -z "$w" ] && ok || bad "man page: $w"
 fi

@@ -1,0 +1,31 @@
+#!/bin/sh
+# --help, kiln(1) and docs/cli.md say the same: docs/cli.md is the current output of
+# `kiln help --markdown` (regenerate: kiln help --markdown > docs/cli.md), every
+# command's parser accepts exactly the options of its table in tools/help.c
+# (KILN_CHECK_OPTIONS), and the man page renders without warnings.
+# usage: docs.sh KILN SOURCE_DIR
+KILN=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+"$KILN" help --markdown >"$T/cli.md" && diff -u "$S/docs/cli.md" "$T/cli.md" && ok ||
+  bad "docs/cli.md is stale: kiln help --markdown > docs/cli.md"
+for c in $("$KILN" --help | sed -n 's/^  \([a-z-]*\)  .*/\1/p'); do
+  KILN_CHECK_OPTIONS=1 "$KILN" "$c" --no-such-option >/dev/null 2>"$T/err"
+  [ $? = 2 ] && ok || bad "kiln $c: $(cat "$T/err")"
+  # --help prints the same usage line as the man page's synopsis
+  u=$("$KILN" "$c" --help | sed -n 's/^usage: //p')
+  "$KILN" help --man | grep -q "^\.B $(echo "$u" | sed 's/-/\\\\-/g; s/\[/\\[/g; s/\]/\\]/g; s/\./\\./g')\$" && ok ||
+    bad "kiln $c: usage '$u' not in the man page"
+done
+if command -v groff >/dev/null; then
+  "$KILN" help --man >"$T/kiln.1"
+  w=$(groff -man -Tutf8 -ww -z "$T/kiln.1" 2>&1)
+  [ -z "$w" ] && ok || bad "man page: $w"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
