@@ -243,6 +243,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     for (int ki = 0; ki < p->nkernels; ki++) {
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(p->kernels[ki]->body, use);
+        if (opt->profile)
+            fprintf(k, "    if (%s_profile_hook) %s_profile_hook(%s_profile_user, %d, 0);\n", N, N,
+                    N, ki);
         fprintf(k, "    %s_k%d(", N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
@@ -252,6 +255,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                         p->bufs[i]->name, inl && p->bufs[i]->dtype == KN_F32 ? ".f" : "");
             }
         fprintf(k, ");\n");
+        if (opt->profile)
+            fprintf(k, "    if (%s_profile_hook) %s_profile_hook(%s_profile_user, %d, 1);\n", N, N,
+                    N, ki);
     }
     if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);
     fprintf(k,
@@ -303,6 +309,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fwrite(zero, 1, wsize - at, weights);
     }
     kn_cprint_helpers(&E, c);
+    if (opt->profile)
+        fprintf(c,
+                "\n/* Profiling build (kiln bench --profile): called around each kernel. */\n"
+                "void (*%s_profile_hook)(void *, int, int);\nvoid *%s_profile_user;\n",
+                N, N);
     fwrite(kbuf, 1, klen, c);
     free(kbuf);
     free(use);
