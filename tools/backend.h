@@ -3,6 +3,7 @@
 #ifndef KN_BACKEND_H
 #define KN_BACKEND_H
 
+#include "codegen/profile.h"
 #include "ir/graph.h"
 
 struct kn_target;
@@ -27,6 +28,13 @@ typedef struct backend_prog backend_prog;
  * outlive it. */
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
                           const char *cflags, int threads, backend_prog **out);
+/* backend_prepare with per-kernel timing (prof may be NULL): the compiled code calls
+ * prof->hook around each kernel of backend_kprog()'s program. llvm and c only. */
+kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
+                                   kn_tensor *const *in, const char *cflags, int threads,
+                                   const kn_profile *prof, backend_prog **out);
+/* The program c, llvm and opencl run (kernels in order), or NULL for interp. */
+const struct kn_kprog *backend_kprog(const backend_prog *bp);
 /* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.
  * seed drives the interpreter's random ops. Calls on one handle must not overlap:
  * it owns one work arena. */

@@ -7,8 +7,10 @@
 #include "tools/backend.h"
 #include "tools/cli.h"
 #include "tools/help.h"
+#include "tools/picture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void json_str(FILE *f, const char *s) {
@@ -43,34 +45,36 @@ static void json_type(FILE *f, const kn_type *t) {
     fprintf(f, "]}");
 }
 
-static void write_dot(FILE *f, const kn_graph *g) {
-    fprintf(f, "digraph kiln {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
-    for (int i = 0; i < g->nin; i++)
-        fprintf(f, "  \"v%d\" [label=\"%s\", shape=ellipse];\n", g->inputs[i]->id,
-                g->inputs[i]->name);
-    for (int i = 0; i < g->nnodes; i++) {
-        const kn_node *n = g->nodes[i];
-        fprintf(f, "  \"n%d\" [label=\"%s\\n%s\"];\n", n->id, n->op_type, n->name);
-        for (int k = 0; k < n->nin; k++) {
-            const kn_value *v = n->in[k];
-            if (!v || v->constant) continue;
-            char buf[128];
-            if (v->producer)
-                fprintf(f, "  \"n%d\" -> \"n%d\" [label=\"%s\"];\n", v->producer->id, n->id,
-                        kn_type_str(&v->type, buf, sizeof buf));
-            else
-                fprintf(f, "  \"v%d\" -> \"n%d\";\n", v->id, n->id);
-        }
-    }
-    fprintf(f, "}\n");
+/* Writes the text of f (an open_memstream of *bufp, *lenp) to path, or as SVG through
+ * Graphviz; closes f and frees the text. */
+static kn_status write_picture(kn_ctx *cx, const char *path, bool through_dot, FILE *f, char **bufp,
+                               size_t *lenp) {
+    fclose(f); /* sets *bufp and *lenp */
+    kn_status st = through_dot ? pic_dot_to_svg(cx, *bufp, *lenp, path)
+                               : pic_write_file(cx, path, *bufp, *lenp);
+    free(*bufp);
+    return st;
 }
 
-/* The memory plan of the lowered model, one temporary a line. */
-static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
+/* The memory plan of the lowered model, one temporary a line; with svg, also drawn. */
+static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char *model,
+                        const char *svg) {
     kn_kprog *p;
     if (backend_compile_c(cx, g, "model", t, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
+    }
+    if (svg) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        KN_ASSERT(f);
+        pic_memory_svg(f, p, model);
+        if (write_picture(cx, svg, false, f, &buf, &len)) {
+            kn_kprog_destroy(p);
+            kn_graph_destroy(g);
+            return cli_fail(cx);
+        }
     }
     printf("arena %zu bytes, lower bound %zu bytes, ratio %.3f\n", p->arena_size,
            p->arena_lower_bound,
@@ -94,8 +98,8 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t) {
 }
 
 int cmd_inspect(int argc, char **argv) {
-    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *v,
-               *target = "generic";
+    const char *model = NULL, *passes = KN_DEFAULT_PASSES, *dump = NULL, *dot = NULL, *svg = NULL,
+               *profile = NULL, *v, *target = "generic";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -113,6 +117,10 @@ int cmd_inspect(int argc, char **argv) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
             dot = v;
+        } else if (cli_opt(argc, argv, &i, "--svg", &v)) {
+            svg = v;
+        } else if (cli_opt(argc, argv, &i, "--profile", &v)) {
+            profile = v;
         } else if (cli_flag(argv[i], "--json")) {
             json = 1;
         } else if (cli_flag(argv[i], "--memory")) {
@@ -135,7 +143,11 @@ int cmd_inspect(int argc, char **argv) {
     kn_ctx_init(&cx, model);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
-    if (memory) return print_memory(&cx, g, tgt);
+    if (memory && (dot || profile))
+        return cli_usage_error("inspect", "--memory draws with --svg only (not --dot, --profile)");
+    pic_profile prof = {0};
+    if (profile && pic_profile_read(&cx, profile, &prof)) return cli_fail(&cx);
+    if (memory) return print_memory(&cx, g, tgt, model, svg);
     if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
         kn_graph_destroy(g);
         return cli_fail(&cx);
@@ -181,16 +193,17 @@ int cmd_inspect(int argc, char **argv) {
                (long long)params, (long long)flops, g->opset);
     }
     int rc = EXIT_OK;
-    if (dot) {
-        FILE *f = fopen(dot, "w");
-        if (!f) {
-            fprintf(stderr, "kiln: cannot write '%s'\n", dot);
-            rc = EXIT_BAD_INPUT;
-        } else {
-            write_dot(f, g);
-            fclose(f);
-        }
+    for (int k = 0; k < 2 && !rc; k++) { /* --dot, then --svg */
+        const char *path = k ? svg : dot;
+        if (!path) continue;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        KN_ASSERT(f);
+        pic_graph_dot(f, g, profile ? &prof : NULL);
+        if (write_picture(&cx, path, k == 1, f, &buf, &len)) rc = cli_fail(&cx);
     }
+    pic_profile_free(&prof);
     kn_graph_destroy(g);
     return rc;
 }

@@ -92,7 +92,18 @@ static const cli_option inspect_options[] = {
     O("--json", NULL,
       "Print a JSON object instead of text: model, opset, parameters, flops, inputs, outputs, "
       "nodes."),
-    O("--dot", "FILE", "Write the graph in Graphviz dot format."),
+    O("--dot", "FILE",
+      "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
+      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
+      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+    O("--svg", "FILE",
+      "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
+      "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
+      "buffer occupies which bytes at each kernel) with the bytes live at each kernel and the "
+      "lower bound, one panel per memory region."),
+    O("--profile", "FILE",
+      "Show each node's time, share of the run and GFLOP/s from a profile written by kiln "
+      "bench --profile-file, and shade the nodes of --dot and --svg by their share."),
     O("--memory", NULL,
       "Lower the model and print the memory plan: the arena size, its lower bound, and each "
       "temporary's offset, size and lifetime (in kernels)."),
@@ -113,6 +124,12 @@ static const cli_option bench_options[] = {
     O("--json", NULL,
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, flops, gflops."),
+    O("--profile", NULL,
+      "Also time each kernel (llvm and c: the code is built with a timing hook around each "
+      "kernel, which adds a little to the latency) and print the top kernels: time per run, "
+      "share, GFLOP/s, op and node."),
+    O("--profile-file", "FILE",
+      "--profile, and write every kernel's figures to FILE (JSON) for kiln inspect --profile."),
     O("--input", "NAME=FILE", "The value of input NAME from a .npy or ONNX TensorProto .pb file."),
     O("--random", "SEED", "Seed of the random values of the other inputs (default 0)."),
     LOAD_OPTIONS,
