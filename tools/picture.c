@@ -128,12 +128,13 @@ static bool quant_params(const kn_graph *g, const kn_value *v, const kn_value **
     return false;
 }
 
-/* "0.0235" for a constant scalar, "per-channel[64]" for a constant vector, "?" else. */
+/* "0.0235" for a constant scalar, "per-channel[64]" for a constant vector, else the
+ * name of the value that carries it at run time. */
 static void param_str(const kn_value *v, char *buf, size_t cap) {
     if (!v) {
         snprintf(buf, cap, "0");
     } else if (!v->constant || !v->constant->data) {
-        snprintf(buf, cap, "?");
+        snprintf(buf, cap, "'%s'", v->name);
     } else if (kn_tensor_numel(v->constant) == 1) {
         snprintf(buf, cap, "%g", kn_load_f64(v->constant->data, v->constant->type.dtype, 0));
     } else {

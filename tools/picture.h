@@ -18,7 +18,7 @@ typedef struct pic_profile {
         char node[256];
         char op[64];
         double ms, share; /* mean ms per run; share of all kernels' time, 0..1 */
-    } *k;
+    } * k;
     double total_ms; /* the sum over kernels */
 } pic_profile;
 
