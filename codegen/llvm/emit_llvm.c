@@ -910,7 +910,13 @@ kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMConte
     E.kfn_of = calloc((size_t)p->nkernels + 1, sizeof *E.kfn_of);
     KN_ASSERT(E.vars && E.bufs && E.globals && E.kfn && E.kfn_of);
     build_weights(&E);
-    for (int k = 0; k < p->nkernels; k++) build_kernel(&E, k);
+    for (int k = 0; k < p->nkernels; k++) {
+        build_kernel(&E, k);
+        kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_KERNEL,
+                                      .name = "building LLVM IR",
+                                      .done = k + 1,
+                                      .total = p->nkernels});
+    }
     build_entries(&E);
     LLVMDisposeBuilder(E.b);
     free(E.vars);

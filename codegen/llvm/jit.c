@@ -65,6 +65,7 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
 }
 
 kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level) {
+    kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "optimizing with LLVM"});
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(m, triple);
     LLVMDisposeMessage(triple);
