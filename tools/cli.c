@@ -11,12 +11,85 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- warnings, -v and progress ---- */
+
+static cli_talk talk;
+static bool progress_shown;
+static double stage_start;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+bool cli_talk_opt(const char *arg, cli_talk *t, bool quiet_allowed) {
+    if (quiet_allowed && (cli_flag(arg, "-q") || cli_flag(arg, "--quiet")))
+        t->quiet = true;
+    else if (cli_flag(arg, "--no-warnings"))
+        t->no_warnings = true;
+    else if (cli_flag(arg, "-v") || cli_flag(arg, "--verbose"))
+        t->verbose = true;
+    else
+        return false;
+    return true;
+}
+
+void cli_progress_end(void) {
+    if (progress_shown) fputs("\r\033[K", stderr);
+    progress_shown = false;
+}
+
+static void on_warning(void *user, const char *msg) {
+    (void)user;
+    cli_progress_end();
+    fprintf(stderr, "kiln: warning: %s\n", msg);
+}
+
+static void on_event(void *user, const kn_event *ev) {
+    (void)user;
+    double t = now_ms();
+    if (talk.verbose) {
+        if (ev->kind == KN_EVENT_PASS)
+            fprintf(stderr, "kiln: pass %-12s %9.2f ms, %lld after it\n", ev->name, ev->ms,
+                    ev->size);
+        else if (ev->kind == KN_EVENT_STAGE)
+            fprintf(stderr, "kiln: %s (%.1f ms so far)\n", ev->name, t - stage_start);
+        else if (ev->kind == KN_EVENT_WRITE && ev->done)
+            fprintf(stderr, "kiln: wrote %s, %lld bytes\n", ev->name, ev->size);
+        return;
+    }
+    static double last;
+    if (ev->kind != KN_EVENT_STAGE && t - last < 100) return; /* at most 10 updates a second */
+    last = t;
+    if (ev->kind == KN_EVENT_STAGE)
+        fprintf(stderr, "\r\033[Kkiln: %s", ev->name);
+    else if (ev->kind == KN_EVENT_KERNEL)
+        fprintf(stderr, "\r\033[Kkiln: %s: kernel %d of %d", ev->name, ev->done, ev->total);
+    else if (ev->kind == KN_EVENT_WRITE)
+        fprintf(stderr, "\r\033[Kkiln: writing %s: %.1f MB", ev->name, (double)ev->size / 1e6);
+    else
+        return;
+    progress_shown = true;
+}
+
+void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t) {
+    kn_ctx_init(cx, model);
+    talk = *t;
+    stage_start = now_ms();
+    if (!t->quiet && !t->no_warnings) cx->on_warning = on_warning;
+    if (t->verbose || (!t->quiet && isatty(2))) cx->on_event = on_event;
+}
 
 int cli_exit_code(kn_status st) {
     return st == KN_OK ? EXIT_OK : st == KN_EINTERNAL ? EXIT_INTERNAL : EXIT_BAD_INPUT;
 }
 
 int cli_fail(const kn_ctx *cx) {
+    cli_progress_end();
     fprintf(stderr, "kiln: %s\n", cx->msg[0] ? cx->msg : "failed");
     return cli_exit_code(cx->status ? cx->status : KN_EINTERNAL);
 }
@@ -133,6 +206,37 @@ kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph *
     return KN_OK;
 }
 
+kn_status cli_require_static_inputs(kn_ctx *cx, const kn_graph *g) {
+    for (int i = 0; i < g->nin; i++) {
+        const kn_value *v = g->inputs[i];
+        const kn_type *t = &v->type;
+        if (t->kind != KN_KIND_TENSOR || kn_type_static(t)) continue;
+        if (t->rank < 0)
+            return kn_diag(cx, NULL, KN_EINVAL,
+                           "input '%s' has no known shape: pass --shape %s=D0,D1,..", v->name,
+                           v->name);
+        char shape[256] = "";
+        size_t len = 0;
+        int sym = -1, unknown = -1;
+        for (int d = 0; d < t->rank && len < sizeof shape; d++) {
+            if (t->dims[d] < 0 && t->sym[d] && sym < 0) sym = d;
+            if (t->dims[d] < 0 && !t->sym[d] && unknown < 0) unknown = d;
+            len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%lld", d ? "," : "",
+                                    t->dims[d] >= 0 ? (long long)t->dims[d] : 1LL);
+        }
+        if (sym >= 0)
+            return kn_diag(cx, NULL, KN_EINVAL,
+                           "input '%s' has symbolic dimension '%s': pass --dim %s=N (e.g. --dim "
+                           "%s=1) or --shape %s=%s",
+                           v->name, t->sym[sym], t->sym[sym], t->sym[sym], v->name, shape);
+        return kn_diag(cx, NULL, KN_EINVAL,
+                       "input '%s' has an unknown dimension %d: pass --shape %s=%s with the sizes "
+                       "you need",
+                       v->name, unknown, v->name, shape);
+    }
+    return KN_OK;
+}
+
 kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n) {
     for (int i = 0; i < n; i++) {
         const char *eq = strchr(binds[i], '=');
@@ -203,11 +307,16 @@ int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
                     model, iv->name, iv->name);
             rc = EXIT_BAD_INPUT;
         } else if (!kn_type_static(&iv->type)) {
-            char buf[128];
-            fprintf(stderr,
-                    "kiln: %s: input '%s' has unfixed dimensions %s; fix them with --shape or "
-                    "--dim to use --random\n",
-                    model, iv->name, kn_type_str(&iv->type, buf, sizeof buf));
+            kn_ctx scx; /* the same advice as compiling, for --random's sake */
+            kn_ctx_init(&scx, model);
+            cli_require_static_inputs(&scx, g);
+            if (scx.msg[0])
+                fprintf(stderr, "kiln: %s (needed for --random)\n", scx.msg);
+            else
+                fprintf(stderr,
+                        "kiln: %s: input '%s' has unfixed dimensions; fix them to use "
+                        "--random\n",
+                        model, iv->name);
             rc = EXIT_BAD_INPUT;
         } else if (!(in[i] = kn_tensor_new(a, &iv->type))) {
             fprintf(stderr, "kiln: %s: input '%s' is too large\n", model, iv->name);

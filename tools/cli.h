@@ -10,6 +10,19 @@
 
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_SKIPPED = 77 };
 
+/* What a command prints besides its result: warnings (one line each, on unless
+ * --no-warnings or -q), -v's per-pass and per-stage times, and progress on a terminal
+ * (stderr a tty, not -q, not -v). */
+typedef struct cli_talk {
+    bool quiet, no_warnings, verbose;
+} cli_talk;
+/* Consumes -q/--quiet (if quiet is allowed), --no-warnings and -v/--verbose. */
+bool cli_talk_opt(const char *arg, cli_talk *t, bool quiet_allowed);
+/* kn_ctx_init, with the hooks that print warnings, -v lines and progress as t says. */
+void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t);
+/* Ends a progress line, if one is shown (call before printing results). */
+void cli_progress_end(void);
+
 /* Exit code for a failed status. */
 int cli_exit_code(kn_status st);
 /* Prints the context's message as "kiln: MESSAGE" and returns its exit code. */
@@ -43,6 +56,9 @@ typedef struct cli_shapes {
  * prints and sets *err. */
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
+/* Fails, naming what to pass, on the first tensor input whose shape is not fixed:
+ * "input 'x' has symbolic dimension 'batch': pass --dim batch=1 (or --shape x=1,3,..)". */
+kn_status cli_require_static_inputs(kn_ctx *cx, const kn_graph *g);
 /* Applies --bind NAME=FILE options: each input becomes a constant read from FILE. */
 kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n);
 /* Sets in[i] (one per graph input, NULL on entry) from --input NAME=FILE options,

@@ -185,6 +185,7 @@ int cmd_bench(int argc, char **argv) {
     int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1, profile = 0;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("bench"));
@@ -206,6 +207,7 @@ int cmd_bench(int argc, char **argv) {
             char *end;
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("bench", "--random takes a number");
+        } else if (cli_talk_opt(argv[i], &talk, false)) {
         } else if (cli_flag(argv[i], "--json")) {
             json = 1;
         } else if (cli_flag(argv[i], "--profile")) {
@@ -231,7 +233,7 @@ int cmd_bench(int argc, char **argv) {
                                backend);
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     double t0 = now_ms();
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
@@ -266,6 +268,7 @@ int cmd_bench(int argc, char **argv) {
     if (!rc &&
         time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, profile ? &acc : NULL))
         rc = cli_fail(&cx);
+    cli_progress_end();
     if (!rc) {
         qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
         double median = runs % 2 ? lat[runs / 2] : (lat[runs / 2 - 1] + lat[runs / 2]) / 2;

@@ -47,7 +47,8 @@ static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, s
 
 /* Writes DIR/NAME.{cl,h,c} for --emit opencl: each through a temporary name renamed
  * once all three are written, so a failure leaves none. */
-static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name) {
+static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name,
+                        bool quiet) {
     static const char *ext[3] = {"cl", "h", "c"};
     char *buf[3] = {0};
     size_t len[3] = {0};
@@ -76,6 +77,8 @@ static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const ch
     }
     for (int i = 0; i < 3; i++) free(buf[i]);
     if (st) return cli_fail(cx);
+    cli_progress_end();
+    if (quiet) return EXIT_OK;
     printf("wrote %s/%s.cl, %s/%s.h, %s/%s.c (OpenCL)\n%d kernels; device arena %zu bytes\n", dir,
            name, dir, name, dir, name, p->nkernels, p->arena_size);
     return EXIT_OK;
@@ -88,6 +91,7 @@ int cmd_compile(int argc, char **argv) {
     kn_c_options copt = {0};
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
     cli_shapes shapes = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("compile"));
@@ -102,6 +106,7 @@ int cmd_compile(int argc, char **argv) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--weights-section", &v)) {
             copt.weights_section = v;
+        } else if (cli_talk_opt(argv[i], &talk, true)) {
         } else if (cli_flag(argv[i], "--weights-file")) {
             copt.weights_file = true;
         } else if (cli_flag(argv[i], "--dump-kir")) {
@@ -155,14 +160,15 @@ int cmd_compile(int argc, char **argv) {
                 return cli_usage_error("compile", "bad --weights-section name");
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     g->max_string_bytes = (int64_t)max_string;
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;
-    if (cli_apply_binds(&cx, g, a, binds, nbinds) ||
+    kn_event_emit(&cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "passes, lowering, planning"});
+    if (cli_apply_binds(&cx, g, a, binds, nbinds) || cli_require_static_inputs(&cx, g) ||
         backend_compile_c(&cx, g, name, to_ocl ? NULL : tgt, &p) ||
         check_limits(&cx, p, max_arena, max_weights)) {
         rc = cli_fail(&cx);
@@ -170,7 +176,7 @@ int cmd_compile(int argc, char **argv) {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
         if (to_ocl) {
-            rc = write_opencl(&cx, p, outdir, name);
+            rc = write_opencl(&cx, p, outdir, name, talk.quiet);
             goto done;
         }
         char obj[4200] = "";
@@ -182,16 +188,21 @@ int cmd_compile(int argc, char **argv) {
                      : !strcmp(emit, "asm") ? "s"
                                             : "ll");
         }
+        kn_event_emit(&cx, &(kn_event){.kind = KN_EVENT_STAGE,
+                                       .name = to_c ? "emitting C" : "building with LLVM"});
         if ((!to_c && kn_llvm_emit_file(&cx, p, tgt, opt_level, emit, obj)) ||
             kn_emit_c_files(&cx, p, &copt, outdir)) {
             if (obj[0]) remove(obj);
             rc = cli_fail(&cx);
+        } else if (talk.quiet) {
         } else if (!to_c || to_h) {
+            cli_progress_end();
             printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,
                    tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
         } else {
+            cli_progress_end();
             size_t wbytes = kn_kprog_weight_bytes(p);
             printf("wrote %s/%s.h, %s/%s.c%s%s%s (target %s)\n", outdir, name, outdir, name,
                    copt.weights_file ? ", " : "", copt.weights_file ? name : "",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -45,6 +46,26 @@ static void json_type(FILE *f, const kn_type *t) {
     fprintf(f, "]}");
 }
 
+/* The pipeline; with verbose one pass at a time, each timed (-v). */
+static kn_status run_passes(kn_ctx *cx, kn_graph *g, const char *passes, const char *dump,
+                            bool verbose) {
+    if (!verbose) return kn_pass_run_pipeline(cx, g, passes, dump, stdout);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", passes);
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (kn_pass_run_pipeline(cx, g, p, dump, stdout)) return cx->status;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms =
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+        kn_event_emit(cx,
+                      &(kn_event){.kind = KN_EVENT_PASS, .name = p, .ms = ms, .size = g->nnodes});
+    }
+    return KN_OK;
+}
+
 /* Writes the text of f (an open_memstream of *bufp, *lenp) to path, or as SVG through
  * Graphviz; closes f and frees the text. */
 static kn_status write_picture(kn_ctx *cx, const char *path, bool through_dot, FILE *f, char **bufp,
@@ -60,7 +81,7 @@ static kn_status write_picture(kn_ctx *cx, const char *path, bool through_dot, F
 static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char *model,
                         const char *svg) {
     kn_kprog *p;
-    if (backend_compile_c(cx, g, "model", t, &p)) {
+    if (cli_require_static_inputs(cx, g) || backend_compile_c(cx, g, "model", t, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
     }
@@ -102,6 +123,7 @@ int cmd_inspect(int argc, char **argv) {
                *profile = NULL, *v, *target = "generic";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("inspect"));
@@ -121,6 +143,7 @@ int cmd_inspect(int argc, char **argv) {
             svg = v;
         } else if (cli_opt(argc, argv, &i, "--profile", &v)) {
             profile = v;
+        } else if (cli_talk_opt(argv[i], &talk, false)) {
         } else if (cli_flag(argv[i], "--json")) {
             json = 1;
         } else if (cli_flag(argv[i], "--memory")) {
@@ -140,7 +163,7 @@ int cmd_inspect(int argc, char **argv) {
     if (!tgt)
         return cli_usage_error("inspect", "unknown target '%s' (see kiln compile --help)", target);
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     if (memory && (dot || profile))
@@ -148,7 +171,7 @@ int cmd_inspect(int argc, char **argv) {
     pic_profile prof = {0};
     if (profile && pic_profile_read(&cx, profile, &prof)) return cli_fail(&cx);
     if (memory) return print_memory(&cx, g, tgt, model, svg);
-    if (kn_pass_run_pipeline(&cx, g, passes, dump, stdout)) {
+    if (run_passes(&cx, g, passes, dump, talk.verbose)) {
         kn_graph_destroy(g);
         return cli_fail(&cx);
     }

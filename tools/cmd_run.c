@@ -34,7 +34,8 @@ static void print_summary(const char *name, const kn_tensor *t) {
 int cmd_run(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *backend = "interp", *v;
     const char *inputs[256], *binds[64];
-    int ninputs = 0, nbinds = 0, quiet = 0, err = 0, have_seed = 0;
+    int ninputs = 0, nbinds = 0, err = 0, have_seed = 0;
+    cli_talk talk = {0};
     uint64_t seed = 0;
     cli_shapes shapes = {0};
     for (int i = 1; i < argc; i++) {
@@ -56,8 +57,7 @@ int cmd_run(int argc, char **argv) {
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("run", "--random takes a number");
             have_seed = 1;
-        } else if (cli_flag(argv[i], "--quiet")) {
-            quiet = 1;
+        } else if (cli_talk_opt(argv[i], &talk, true)) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
@@ -74,7 +74,7 @@ int cmd_run(int argc, char **argv) {
                                backend);
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     kn_arena *a = kn_arena_create();
@@ -103,7 +103,8 @@ int cmd_run(int argc, char **argv) {
             if (kn_tensorfile_write(&fcx, path, out[i])) rc = cli_fail(&fcx);
         }
     }
-    if (!rc && !quiet)
+    cli_progress_end();
+    if (!rc && !talk.quiet)
         for (int i = 0; i < g->nout; i++) print_summary(g->outputs[i]->name, out[i]);
     kn_arena_destroy(a);
     kn_graph_destroy(g);

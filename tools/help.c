@@ -16,6 +16,28 @@
 #define O(name_, arg_, help_)                                                                      \
     { .name = name_, .arg = arg_, .help = help_ }
 
+/* Warnings, -v and progress (cli_talk_opt). */
+#define TALK_OPTIONS                                                                               \
+    O("--no-warnings", NULL,                                                                       \
+      "Do not print warnings (one line each on stderr: code that differs from what the model "     \
+      "may ask for at run time, such as a run-time Dropout mode or a string longer than its "      \
+      "storage)."),                                                                                \
+        {.name = "-v",                                                                             \
+         .help = "Print each stage's and pass's time (and the IR size after a pass) on stderr. "   \
+                 "Without it, a terminal shows progress while a large model compiles; nothing "    \
+                 "is shown when stderr is not a terminal.",                                        \
+         .shown = "-v, --verbose"},                                                                \
+    {                                                                                              \
+        .name = "--verbose"                                                                        \
+    }
+#define QUIET_OPTIONS                                                                              \
+    {.name = "-q",                                                                                 \
+     .help = "Print nothing on success: no summary, no warnings, no progress.",                    \
+     .shown = "-q, --quiet"},                                                                      \
+    {                                                                                              \
+        .name = "--quiet"                                                                          \
+    }
+
 #define LOAD_OPTIONS                                                                               \
     O("--shape", "IN=D,D,..",                                                                      \
       "Fix the whole shape of graph input IN (it must agree with the dimensions the model "        \
@@ -55,6 +77,8 @@ static const cli_option compile_options[] = {
       "(StringNormalizer's case change), NUL included (default 256); NAME_run returns 2 when a "
       "string does not fit."),
     O("--dump-kir", NULL, "Print the kernel IR program."),
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
     {.name = "-O",
      .help = "LLVM optimization level for obj, asm and llvm (default -O3).",
      .shown = "-O0 .. -O3"},
@@ -81,7 +105,8 @@ static const cli_option run_options[] = {
       "[A-Za-z0-9._-] become _. Files are written to a temporary name and renamed, so a "
       "failure leaves no partial file."),
     LOAD_OPTIONS,
-    O("--quiet", NULL, "Print nothing on success."),
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
     {0},
 };
 
@@ -108,6 +133,7 @@ static const cli_option inspect_options[] = {
       "Lower the model and print the memory plan: the arena size, its lower bound, and each "
       "temporary's offset, size and lifetime (in kernels)."),
     O("--target", "T", "With --memory: plan for target T (default generic, as kiln compile's C)."),
+    TALK_OPTIONS,
     LOAD_OPTIONS,
     {0},
 };
@@ -132,6 +158,7 @@ static const cli_option bench_options[] = {
       "--profile, and write every kernel's figures to FILE (JSON) for kiln inspect --profile."),
     O("--input", "NAME=FILE", "The value of input NAME from a .npy or ONNX TensorProto .pb file."),
     O("--random", "SEED", "Seed of the random values of the other inputs (default 0)."),
+    TALK_OPTIONS,
     LOAD_OPTIONS,
     {0},
 };

@@ -44,7 +44,7 @@ expect 0 "logits: f32\[48,10\]" -- "$KILN" run "$EX/digits.onnx" --input "image=
 [ -f "$T/ok/logits.npy" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: no logits.npy"; }
 expect 0 "logits: f32\[3,10\]" -- "$KILN" run "$EX/digits.onnx" --random 7 --dim batch=3
 expect 0 "logits: f32\[2,10\]" -- "$KILN" run "$EX/digits.onnx" --random 7 --shape image=2,1,8,8
-expect 1 "unfixed dimensions" -- "$KILN" run "$EX/digits.onnx" --random 7
+expect 1 "input 'image' has symbolic dimension 'batch': pass --dim batch=N (e.g. --dim batch=1) or --shape image=1,1,8,8 (needed for --random)" -- "$KILN" run "$EX/digits.onnx" --random 7
 expect 0 "parameters" -- "$KILN" inspect "$EX/digits.onnx" --dim batch=1
 expect 0 '"flops": ' -- "$KILN" inspect "$EX/digits.onnx" --json
 expect 1 "unknown pass 'nope'" -- "$KILN" inspect "$EX/digits.onnx" --passes shape,nope
