@@ -6,6 +6,7 @@
 #include "tools/help.h"
 #include "tools/cli.h"
 #include "passes/pass.h"
+#include "targets/target.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -181,6 +182,9 @@ static const cli_option check_options[] = {
 static const cli_option help_options[] = {
     O("--man", NULL, "Print the man page kiln(1) in man(7) format."),
     O("--markdown", NULL, "Print this reference as Markdown (docs/cli.md)."),
+    O("--targets", NULL,
+      "Print the targets of --target as a Markdown table: name, LLVM triple and CPU, vector "
+      "width and registers, int8 dot product, bare metal (docs/targets.md)."),
     {0},
 };
 
@@ -227,7 +231,7 @@ const cli_command cli_commands[] = {
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
     {"help", "print this reference, the man page or docs/cli.md",
-     "kiln help [COMMAND | --man | --markdown]",
+     "kiln help [COMMAND | --man | --markdown | --targets]",
      "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},
     {0},
 };
@@ -444,6 +448,23 @@ void cli_help_markdown(FILE *f) {
     }
 }
 
+void cli_help_targets(FILE *f) {
+    fputs("| target | LLVM triple | CPU | vector bits | vector registers | int8 dot product | "
+          "bare metal | what it is |\n| --- | --- | --- | ---: | ---: | --- | --- | --- |\n",
+          f);
+    for (const kn_target *const *t = kn_target_list(); *t; t++) {
+        char bits[16] = "measured", regs[16] = "measured";
+        if ((*t)->vector_bits) { /* "native" leaves them to kn_target_resolve() */
+            snprintf(bits, sizeof bits, "%d", (*t)->vector_bits);
+            snprintf(regs, sizeof regs, "%d", (*t)->vector_registers);
+        }
+        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
+                (*t)->triple ? (*t)->triple : "the host's", (*t)->cpu ? (*t)->cpu : "the host's",
+                bits, regs, (*t)->int8_dot ? "yes" : "no", (*t)->embedded ? "yes" : "no",
+                (*t)->description);
+    }
+}
+
 int cmd_help(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -454,6 +475,9 @@ int cmd_help(int argc, char **argv) {
             return EXIT_OK;
         } else if (cli_flag(argv[i], "--markdown")) {
             cli_help_markdown(stdout);
+            return EXIT_OK;
+        } else if (cli_flag(argv[i], "--targets")) {
+            cli_help_targets(stdout);
             return EXIT_OK;
         } else if (argv[i][0] == '-') {
             return cli_unknown_option("help", argv[i]);

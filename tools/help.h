@@ -34,6 +34,8 @@ void cli_help_command(FILE *f, const cli_command *c);
 /* kiln(1) in man(7) format, and docs/cli.md. */
 void cli_help_man(FILE *f);
 void cli_help_markdown(FILE *f);
+/* The target table (targets/targets.c) in Markdown, for docs/targets.md. */
+void cli_help_targets(FILE *f);
 
 /* `kiln help [COMMAND | --man | --markdown]`. */
 int cmd_help(int argc, char **argv);

@@ -3,6 +3,19 @@
 # 1. a CMake project with find_package(kiln): two models compiled at build time on one
 #    shared arena (their accuracy, and the sizes CMake read against the headers), the
 #    JIT example linked with kiln::libkiln and kiln::libkiln_static;
+# the project of docs/getting-started.md, as written there
+G=$T/app
+mkdir -p "$G"
+awk '/^```cmake$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/CMakeLists.txt"
+awk '/^```c$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/main.c"
+if cmake -S "$G" -B "$G/build" -DCMAKE_PREFIX_PATH="$P" -DKILN_EXAMPLES="$EX" >"$T/g.log" 2>&1 &&
+  cmake --build "$G/build" >>"$T/g.log" 2>&1; then
+  "$G/build/app" | grep -q "^class 1 (arena" && ok || bad "getting-started app: $("$G/build/app")"
+else
+  cat "$T/g.log"
+  bad "the getting-started project does not build"
+fi
+
 # 2. pkg-config: the JIT example built with `pkg-config --cflags --libs kiln`;
 # 3. a cross-compiling firmware project (arm-none-eabi toolchain file) where kiln is a
 #    build-machine tool (skipped without arm-none-eabi-gcc);
@@ -24,7 +37,7 @@ cmake --install "$B" --prefix "$P" >"$T/install.log" 2>&1 || { cat "$T/install.l
 for f in bin/kiln include/kiln.h lib/libkiln.so lib/libkiln.a lib/cmake/kiln/kilnConfig.cmake \
   lib/cmake/kiln/kilnConfigVersion.cmake lib/cmake/kiln/kiln_add_model.cmake lib/pkgconfig/kiln.pc \
   share/man/man1/kiln.1 share/doc/kiln/README.md share/doc/kiln/docs/cli.md \
-  share/doc/kiln/docs/cmake.md; do
+  share/doc/kiln/docs/cmake.md share/doc/kiln/docs/getting-started.md; do
   [ -e "$P/$f" ] && ok || bad "not installed: $f"
 done
 
@@ -60,6 +73,19 @@ if cmake -S "$S/tests/install/consumer" -B "$C" -DCMAKE_PREFIX_PATH="$P" -DKILN_
 else
   cat "$T/c.log"
   bad "consumer project does not build"
+fi
+
+# the project of docs/getting-started.md, as written there
+G=$T/app
+mkdir -p "$G"
+awk '/^```cmake$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/CMakeLists.txt"
+awk '/^```c$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/main.c"
+if cmake -S "$G" -B "$G/build" -DCMAKE_PREFIX_PATH="$P" -DKILN_EXAMPLES="$EX" >"$T/g.log" 2>&1 &&
+  cmake --build "$G/build" >>"$T/g.log" 2>&1; then
+  "$G/build/app" | grep -q "^class 1 (arena" && ok || bad "getting-started app: $("$G/build/app")"
+else
+  cat "$T/g.log"
+  bad "the getting-started project does not build"
 fi
 
 # 2. pkg-config
