@@ -6,6 +6,7 @@
 #include "ir/interp.h"
 #include "passes/deseq.h"
 #include "passes/pass.h"
+#include "targets/target.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -82,6 +83,15 @@ void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t) {
     stage_start = now_ms();
     if (!t->quiet && !t->no_warnings) cx->on_warning = on_warning;
     if (t->verbose || (!t->quiet && isatty(2))) cx->on_event = on_event;
+}
+
+const char *cli_target_names(void) {
+    static char buf[512];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "targets:");
+    for (const kn_target *const *t = kn_target_list(); *t && len < sizeof buf; t++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s %s",
+                                t == kn_target_list() ? "" : ",", (*t)->name);
+    return buf;
 }
 
 int cli_exit_code(kn_status st) {
@@ -190,6 +200,67 @@ bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {
     return true;
 }
 
+/* The graph inputs' names ("image, mask") or their symbolic dimension names, for
+ * messages that say what --shape and --dim accept. */
+static void list_inputs(const kn_graph *g, bool dims, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->nin && len < cap; i++) {
+        const kn_type *t = &g->inputs[i]->type;
+        if (!dims) {
+            len +=
+                (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", g->inputs[i]->name);
+            continue;
+        }
+        for (int d = 0; d < t->rank && len < cap; d++) {
+            if (t->dims[d] >= 0 || !t->sym[d]) continue;
+            bool seen = false; /* each name once */
+            for (int j = 0; j <= i && !seen; j++)
+                for (int e = 0; e < g->inputs[j]->type.rank && !seen; e++)
+                    seen = (j < i || e < d) && g->inputs[j]->type.sym[e] &&
+                           !strcmp(g->inputs[j]->type.sym[e], t->sym[d]);
+            if (!seen)
+                len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", t->sym[d]);
+        }
+    }
+}
+
+/* --shape IN=.. and --dim NAME=.. checked against the model first, so a mistake is
+ * answered with what the model has. */
+static kn_status check_shape_spec(kn_ctx *cx, const kn_graph *g, const char *spec, int whole) {
+    const char *eq = strchr(spec, '=');
+    if (!eq) return KN_OK; /* kn_shape_bind explains the syntax */
+    size_t n = (size_t)(eq - spec);
+    char names[512];
+    if (!whole) {
+        for (int i = 0; i < g->nin; i++)
+            for (int d = 0; d < g->inputs[i]->type.rank; d++) {
+                const char *sym = g->inputs[i]->type.sym[d];
+                if (sym && strlen(sym) == n && !strncmp(sym, spec, n)) return KN_OK;
+            }
+        list_inputs(g, true, names, sizeof names);
+        return kn_diag(cx, NULL, KN_EINVAL, "--dim: no input dimension is named '%.*s' (%s%s)",
+                       (int)n, spec, names[0] ? "the model's symbolic dimensions: " : "",
+                       names[0] ? names : "no input has a symbolic dimension; use --shape");
+    }
+    for (int i = 0; i < g->nin; i++) {
+        const kn_value *v = g->inputs[i];
+        if (strlen(v->name) != n || strncmp(v->name, spec, n)) continue;
+        int sizes = 1;
+        for (const char *c = eq + 1; *c; c++) sizes += *c == ',';
+        if (v->type.kind == KN_KIND_TENSOR && v->type.rank >= 0 && sizes != v->type.rank) {
+            char t[128];
+            return kn_diag(cx, NULL, KN_EINVAL,
+                           "--shape %s gives %d sizes; input '%s' is %s: give %d", spec, sizes,
+                           v->name, kn_type_str(&v->type, t, sizeof t), v->type.rank);
+        }
+        return KN_OK;
+    }
+    list_inputs(g, false, names, sizeof names);
+    return kn_diag(cx, NULL, KN_EINVAL, "--shape: the model has no input '%.*s' (its inputs: %s)",
+                   (int)n, spec, names[0] ? names : "none");
+}
+
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g) {
     if (kn_onnx_load_file(cx, path, g)) return cx->status;
     /* --length first: it makes the inputs NAME_i that --shape may name */
@@ -197,7 +268,8 @@ kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph *
         for (int i = 0; s && i < s->n; i++) {
             if ((s->whole[i] == 2) != (pass == 0)) continue;
             if (s->whole[i] == 2 ? kn_deseq_expand_length(cx, *g, s->spec[i])
-                                 : kn_shape_bind(cx, *g, s->spec[i], s->whole[i])) {
+                                 : check_shape_spec(cx, *g, s->spec[i], s->whole[i]) ||
+                                       kn_shape_bind(cx, *g, s->spec[i], s->whole[i])) {
                 kn_graph_destroy(*g);
                 *g = NULL;
                 return cx->status;

@@ -23,6 +23,9 @@ void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t);
 /* Ends a progress line, if one is shown (call before printing results). */
 void cli_progress_end(void);
 
+/* "targets: native, generic, ..." from the target table, for messages. Static. */
+const char *cli_target_names(void);
+
 /* Exit code for a failed status. */
 int cli_exit_code(kn_status st);
 /* Prints the context's message as "kiln: MESSAGE" and returns its exit code. */

@@ -37,8 +37,11 @@ static bool parse_bytes(const char *s, size_t *out) {
 static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, size_t max_weights) {
     size_t w = kn_kprog_weight_bytes(p);
     if (p->arena_size > max_arena)
-        return kn_diag(cx, NULL, KN_ELIMIT, "arena needs %zu bytes, more than --max-arena %zu",
-                       p->arena_size, max_arena);
+        return kn_diag(
+            cx, NULL, KN_ELIMIT,
+            "arena needs %zu bytes, more than --max-arena %zu (raise the limit, or make the "
+            "inputs smaller: --shape, --dim)",
+            p->arena_size, max_arena);
     if (w > max_weights)
         return kn_diag(cx, NULL, KN_ELIMIT, "weights need %zu bytes, more than --max-weights %zu",
                        w, max_weights);
@@ -148,7 +151,8 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage_error("compile", "--target does not apply to --emit opencl");
     if (!target) target = to_c ? "generic" : "native"; /* C is portable; objects are not */
     const kn_target *tgt = kn_target_find(target);
-    if (!tgt) return cli_usage_error("compile", "unknown target '%s' (see --help)", target);
+    if (!tgt)
+        return cli_usage_error("compile", "unknown target '%s' (%s)", target, cli_target_names());
     if (!to_c && (copt.weights_file || copt.weights_section))
         return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';

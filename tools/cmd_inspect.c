@@ -49,6 +49,28 @@ static void json_type(FILE *f, const kn_type *t) {
 /* The pipeline; with verbose one pass at a time, each timed (-v). */
 static kn_status run_passes(kn_ctx *cx, kn_graph *g, const char *passes, const char *dump,
                             bool verbose) {
+    char *list = NULL, names[1024];
+    size_t len = 0, at = 0;
+    FILE *f = open_memstream(&list, &len); /* the known passes, for a helpful message */
+    KN_ASSERT(f);
+    kn_pass_list(f);
+    fclose(f);
+    for (char *save = NULL, *l = strtok_r(list, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        at += (size_t)snprintf(names + at, at < sizeof names ? sizeof names - at : 0, "%s%.*s",
+                               at ? ", " : "", (int)strcspn(l + strspn(l, " "), " "),
+                               l + strspn(l, " "));
+    free(list);
+    char buf0[1024];
+    snprintf(buf0, sizeof buf0, "%s", passes);
+    for (char *save = NULL, *p = strtok_r(buf0, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        bool known = false;
+        for (const char *n = names; *n && !known;
+             n += strcspn(n, ",") + (n[strcspn(n, ",")] ? 2 : 0))
+            known = strcspn(n, ",") == strlen(p) && !strncmp(n, p, strlen(p));
+        if (!known)
+            return kn_diag(cx, NULL, KN_EINVAL, "unknown pass '%s' in --passes (passes: %s)", p,
+                           names);
+    }
     if (!verbose) return kn_pass_run_pipeline(cx, g, passes, dump, stdout);
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", passes);
@@ -161,7 +183,7 @@ int cmd_inspect(int argc, char **argv) {
     if (!model) return cli_usage_error("inspect", "no model given");
     const kn_target *tgt = kn_target_find(target);
     if (!tgt)
-        return cli_usage_error("inspect", "unknown target '%s' (see kiln compile --help)", target);
+        return cli_usage_error("inspect", "unknown target '%s' (%s)", target, cli_target_names());
     kn_ctx cx;
     cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
