@@ -122,6 +122,23 @@ else
     grep -q "DIM as" "$T/bad.log" && ok || bad "configure message: $(cat "$T/bad.log")"
 fi
 
+# QUANTIZE/CALIBRATE reach kiln as --quantize int8 --calibrate PATH: a kiln without
+# quantization refuses that option by name; one with it compiles
+Q=$T/quant
+mkdir -p "$Q"
+cat >"$Q/CMakeLists.txt" <<EOC
+cmake_minimum_required(VERSION 3.20)
+project(quant C)
+find_package(kiln REQUIRED)
+kiln_add_model(digits MODEL $EX/digits/digits.onnx DIM batch=1 QUANTIZE int8 CALIBRATE $EX/digits)
+EOC
+if cmake -S "$Q" -B "$Q/build" -DCMAKE_PREFIX_PATH="$P" >"$T/q.log" 2>&1; then
+  grep -q -- "--quantize;int8;--calibrate" "$Q/build/kiln_digits/options.txt" 2>/dev/null ||
+    grep -q -- "--quantize" "$Q/build/kiln_digits/options.txt" && ok || bad "QUANTIZE not forwarded"
+else
+  grep -q "unknown option '--quantize'" "$T/q.log" && ok || bad "QUANTIZE: $(cat "$T/q.log")"
+fi
+
 # 2. pkg-config
 if command -v pkg-config >/dev/null; then
   export PKG_CONFIG_PATH="$P/lib/pkgconfig"
