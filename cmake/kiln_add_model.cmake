@@ -1,55 +1,279 @@
-# kiln_add_model(<target> MODEL <file.onnx> [NAME <c-prefix>] [EMIT c|obj|opencl] [TARGET <t>]
+# kiln_add_model() and kiln_add_arena(): ONNX models compiled by `kiln compile` at build
+# time, as static libraries a firmware or host target links. Used in kiln's own build
+# (include()d by CMakeLists.txt) and installed with kilnConfig.cmake for
+# find_package(kiln). The reference is docs/cmake.md.
+#
+# kiln_add_model(<target> MODEL <file.onnx>
+#                [NAME <c-prefix>]              symbols <c-prefix>_run, <c-prefix>.h (default <target>)
+#                [EMIT c|obj|opencl]            generated C (default), an LLVM object, OpenCL
+#                [TARGET <kiln-target>]         e.g. cortex-m4; default generic for c, native for obj
+#                [SHAPE <input>=<d0,d1,..>...]  fix input shapes (--shape)
+#                [DIM <name>=<value>...]        fix symbolic dimensions (--dim)
+#                [QUANTIZE int8 CALIBRATE <path>]  needs a kiln with quantization
 #                [OPTIONS <kiln compile options>...])
 #
-# Compiles an ONNX model at build time with `kiln compile` and makes <target> a static
-# library of the result: generated C (EMIT c, the default) or an object file built by
-# LLVM for TARGET (EMIT obj; default target native). The include directory is the
-# generated folder, so `#include "<name>.h"` works. Rebuilt when the model or kiln
-# changes.
-# KILN_EXECUTABLE names the compiler (the in-tree `kiln` target by default).
+# <target> becomes a static library of the generated code whose include directory holds
+# <c-prefix>.h. The code is regenerated when the model, the calibration data, the options
+# or the kiln executable change. When kiln can run at configure time (an installed or
+# already built kiln), the sizes from <c-prefix>.h are also CMake variables in the
+# caller's scope and properties of <target>:
+#   <target>_ARENA_SIZE, <target>_ARENA_ALIGN, <target>_WEIGHTS_SIZE
+#   (properties KILN_ARENA_SIZE, KILN_ARENA_ALIGN, KILN_WEIGHTS_SIZE; KILN_NAME is always set)
+#
+# kiln_add_arena(<target> MODELS <model-target>... [NAME <symbol>] [SECTION <linker-section>])
+#   One arena for models that never run at the same time: <target> is a static library
+#   defining `unsigned char <symbol>[<symbol>_SIZE]` aligned for all of them, declared in
+#   <symbol>.h with <symbol>_SIZE (the largest <c-prefix>_ARENA_SIZE) and <symbol>_ALIGN.
+#
+# The compiler is KILN_EXECUTABLE if set, else the imported kiln::kiln (find_package),
+# else the in-tree `kiln` target. It runs on the build machine: in a cross-compiling
+# project (arm-none-eabi toolchain file) only the generated code is cross-compiled.
+include_guard(GLOBAL)
+
+# The kiln executable as a path or generator expression for commands (*cmd), and as a
+# path usable at configure time, or "" when it does not exist yet (*now).
+function(_kiln_executable cmd now)
+  if(KILN_EXECUTABLE)
+    set(c ${KILN_EXECUTABLE})
+    set(path ${KILN_EXECUTABLE})
+  elseif(TARGET kiln::kiln)
+    set(c $<TARGET_FILE:kiln::kiln>)
+    get_target_property(path kiln::kiln LOCATION)
+  elseif(TARGET kiln)
+    set(c $<TARGET_FILE:kiln>)
+    set(path "")
+  else()
+    message(FATAL_ERROR "kiln_add_model: no kiln executable: use find_package(kiln) or set "
+                        "KILN_EXECUTABLE to the path of kiln")
+  endif()
+  if(path AND NOT EXISTS "${path}")
+    set(path "")
+  endif()
+  set(${cmd} ${c} PARENT_SCOPE)
+  set(${now} "${path}" PARENT_SCOPE)
+endfunction()
+
 function(kiln_add_model target)
-  cmake_parse_arguments(KAM "" "MODEL;NAME;EMIT;TARGET" "OPTIONS" ${ARGN})
-  if(NOT KAM_EMIT)
-    set(KAM_EMIT c)
+  cmake_parse_arguments(KAM "" "MODEL;NAME;EMIT;TARGET;QUANTIZE;CALIBRATE"
+                        "SHAPE;DIM;OPTIONS" ${ARGN})
+  set(where "kiln_add_model(${target})")
+  if(KAM_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unknown arguments '${KAM_UNPARSED_ARGUMENTS}' "
+                        "(put kiln compile options after OPTIONS)")
   endif()
   if(NOT KAM_MODEL)
-    message(FATAL_ERROR "kiln_add_model(${target}): MODEL is required")
+    message(FATAL_ERROR "${where}: MODEL <file.onnx> is required")
+  endif()
+  get_filename_component(model "${KAM_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${model}")
+    message(FATAL_ERROR "${where}: model '${model}' does not exist")
   endif()
   if(NOT KAM_NAME)
     set(KAM_NAME ${target})
   endif()
-  if(NOT KILN_EXECUTABLE)
-    set(KILN_EXECUTABLE $<TARGET_FILE:kiln>)
+  if(NOT KAM_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "${where}: NAME '${KAM_NAME}' is not a C identifier (it prefixes the "
+                        "generated symbols); give NAME <c-prefix>")
   endif()
+  if(NOT KAM_EMIT)
+    set(KAM_EMIT c)
+  endif()
+  if(NOT KAM_EMIT MATCHES "^(c|obj|opencl)$")
+    message(FATAL_ERROR "${where}: EMIT must be c, obj or opencl, not '${KAM_EMIT}'")
+  endif()
+  if(KAM_EMIT STREQUAL "obj" AND NOT KAM_TARGET AND CMAKE_CROSSCOMPILING)
+    message(FATAL_ERROR "${where}: EMIT obj in a cross-compiling project needs TARGET "
+                        "(e.g. TARGET cortex-m4): the default, native, is the build machine")
+  endif()
+  if(KAM_EMIT STREQUAL "opencl" AND KAM_TARGET)
+    message(FATAL_ERROR "${where}: TARGET does not apply to EMIT opencl")
+  endif()
+  if(KAM_QUANTIZE AND NOT KAM_CALIBRATE)
+    message(FATAL_ERROR "${where}: QUANTIZE ${KAM_QUANTIZE} needs CALIBRATE <path> "
+                        "(sample inputs to choose the scales from)")
+  endif()
+  if(KAM_CALIBRATE AND NOT KAM_QUANTIZE)
+    message(FATAL_ERROR "${where}: CALIBRATE is only used with QUANTIZE int8")
+  endif()
+
+  # the kiln compile arguments, apart from -o and --emit
+  set(args --name ${KAM_NAME})
+  if(KAM_TARGET)
+    list(APPEND args --target ${KAM_TARGET})
+  elseif(KAM_EMIT STREQUAL "obj")
+    list(APPEND args --target native)
+  endif()
+  foreach(s ${KAM_SHAPE})
+    list(APPEND args --shape ${s})
+  endforeach()
+  foreach(d ${KAM_DIM})
+    list(APPEND args --dim ${d})
+  endforeach()
+  set(data_deps)
+  if(KAM_QUANTIZE)
+    get_filename_component(calib "${KAM_CALIBRATE}" ABSOLUTE
+                           BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${calib}")
+      message(FATAL_ERROR "${where}: CALIBRATE '${calib}' does not exist")
+    endif()
+    list(APPEND args --quantize ${KAM_QUANTIZE} --calibrate ${calib})
+    if(IS_DIRECTORY "${calib}")
+      file(GLOB_RECURSE data_deps CONFIGURE_DEPENDS "${calib}/*")
+    else()
+      set(data_deps "${calib}")
+    endif()
+  endif()
+  list(APPEND args ${KAM_OPTIONS})
+
+  _kiln_executable(kiln kiln_now)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/kiln_${target})
-  set(outputs)
+  file(MAKE_DIRECTORY ${dir})
+  # The command line as a file rewritten only when it changes: a dependency that
+  # regenerates the code when the options do, with every generator.
+  string(REPLACE ";" "\n" argtext "${KAM_EMIT};${model};${args}")
+  file(CONFIGURE OUTPUT ${dir}/options.txt CONTENT "${argtext}\n")
+
+  set(outputs ${dir}/${KAM_NAME}.h)
   if(KAM_EMIT STREQUAL "opencl") # NAME.c is host code on kiln's OpenCL runtime layer
     set(code ${dir}/${KAM_NAME}.c)
-    set(extra --emit opencl)
-    set(outputs ${dir}/${KAM_NAME}.cl)
+    list(APPEND outputs ${dir}/${KAM_NAME}.cl)
   elseif(KAM_EMIT STREQUAL "obj")
     set(code ${dir}/${KAM_NAME}.o)
-    set(extra --emit obj)
-    if(KAM_TARGET)
-      list(APPEND extra --target ${KAM_TARGET})
-    endif()
   else()
     set(code ${dir}/${KAM_NAME}.c)
-    set(extra)
+  endif()
+  if("--weights-file" IN_LIST KAM_OPTIONS)
+    list(APPEND outputs ${dir}/${KAM_NAME}.weights)
   endif()
   add_custom_command(
-    OUTPUT ${code} ${dir}/${KAM_NAME}.h ${outputs}
-    COMMAND ${KILN_EXECUTABLE} compile ${KAM_MODEL} -o ${dir} --name ${KAM_NAME} ${extra} ${KAM_OPTIONS}
-    DEPENDS ${KAM_MODEL} ${KILN_EXECUTABLE}
-    COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_EMIT})"
+    OUTPUT ${code} ${outputs}
+    COMMAND ${kiln} compile ${model} -o ${dir} --emit ${KAM_EMIT} ${args}
+    DEPENDS ${model} ${kiln} ${dir}/options.txt ${data_deps}
+    COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_NAME}, ${KAM_EMIT})"
     VERBATIM)
-  add_library(${target} STATIC ${code} ${dir}/${KAM_NAME}.h)
-  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
+  add_library(${target} STATIC ${code} ${outputs})
+  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C C_STANDARD 99 C_EXTENSIONS OFF
+                                             KILN_NAME ${KAM_NAME} KILN_DIR ${dir})
   target_include_directories(${target} PUBLIC ${dir})
   if(KAM_EMIT STREQUAL "opencl")
-    target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
-    target_link_libraries(${target} PUBLIC kiln_opencl)
+    if(TARGET kiln_opencl) # kiln's own build
+      target_link_libraries(${target} PUBLIC kiln_opencl)
+      target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/runtime)
+    elseif(TARGET kiln::opencl)
+      target_link_libraries(${target} PUBLIC kiln::opencl)
+    else()
+      message(FATAL_ERROR "${where}: EMIT opencl needs kiln's OpenCL runtime (kiln built "
+                          "with Halide 14 and the OpenCL headers)")
+    endif()
   endif()
-  set_target_properties(${target} PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
   target_link_libraries(${target} PUBLIC m)
+
+  # Sizes for CMake: the same compile, header only, at configure time; rerun when the
+  # model or kiln change.
+  if(kiln_now AND NOT KAM_EMIT STREQUAL "opencl") # OpenCL: the arena is on the device
+    set(cdir ${dir}/configure)
+    file(MAKE_DIRECTORY ${cdir})
+    execute_process(COMMAND ${kiln_now} compile ${model} -o ${cdir} --emit h ${args}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      string(STRIP "${err}" err)
+      message(FATAL_ERROR "${where}: ${err}\n(kiln_add_model passes SHAPE as --shape, DIM as "
+                          "--dim and OPTIONS as they are)")
+    endif()
+    file(STRINGS ${cdir}/${KAM_NAME}.h defs REGEX "^#define ${KAM_NAME}_(ARENA_SIZE|ARENA_ALIGN|WEIGHTS_SIZE) ")
+    foreach(line ${defs})
+      if(line MATCHES "^#define ${KAM_NAME}_([A-Z_]+) ([0-9]+)")
+        set(${target}_${CMAKE_MATCH_1} ${CMAKE_MATCH_2} PARENT_SCOPE)
+        set_target_properties(${target} PROPERTIES KILN_${CMAKE_MATCH_1} ${CMAKE_MATCH_2})
+      endif()
+    endforeach()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${model} ${kiln_now}
+                                                                   ${data_deps})
+  endif()
+endfunction()
+
+function(kiln_add_arena target)
+  cmake_parse_arguments(KAA "" "NAME;SECTION" "MODELS" ${ARGN})
+  set(where "kiln_add_arena(${target})")
+  if(NOT KAA_MODELS)
+    message(FATAL_ERROR "${where}: MODELS <kiln_add_model target>... is required")
+  endif()
+  if(NOT KAA_NAME)
+    set(KAA_NAME ${target})
+  endif()
+  if(NOT KAA_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "${where}: NAME '${KAA_NAME}' is not a C identifier")
+  endif()
+  set(includes)
+  set(size "0")
+  set(align "1")
+  set(known TRUE)
+  set(max 0)
+  set(names)
+  foreach(m ${KAA_MODELS})
+    if(NOT TARGET ${m})
+      message(FATAL_ERROR "${where}: '${m}' is not a target of kiln_add_model()")
+    endif()
+    get_target_property(cname ${m} KILN_NAME)
+    if(NOT cname)
+      message(FATAL_ERROR "${where}: '${m}' is not a target of kiln_add_model()")
+    endif()
+    if(cname IN_LIST names)
+      message(FATAL_ERROR "${where}: two models are named '${cname}': their symbols would clash in "
+                          "one image; give each kiln_add_model() its own NAME")
+    endif()
+    list(APPEND names ${cname})
+    string(APPEND includes "#include \"${cname}.h\"\n")
+    set(size "KN_ARENA_MAX(${cname}_ARENA_SIZE, ${size})")
+    set(align "KN_ARENA_MAX(${cname}_ARENA_ALIGN, ${align})")
+    get_target_property(s ${m} KILN_ARENA_SIZE)
+    if(s)
+      if(s GREATER max)
+        set(max ${s})
+      endif()
+    else()
+      set(known FALSE)
+    endif()
+  endforeach()
+  set(N ${KAA_NAME})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/kiln_${target})
+  set(attr "")
+  if(KAA_SECTION)
+    set(attr " __attribute__((section(\"${KAA_SECTION}\")))")
+  endif()
+  file(CONFIGURE OUTPUT ${dir}/${N}.h CONTENT
+"/* Generated by kiln_add_arena(${target}). Do not edit.
+ * One arena for models that never run at the same time: pass ${N} to each one's _run. */
+#ifndef ${N}_H
+#define ${N}_H
+
+${includes}
+#define KN_ARENA_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ${N}_SIZE ${size}
+#define ${N}_ALIGN ${align}
+
+extern unsigned char ${N}[${N}_SIZE];
+
+#endif
+")
+  file(CONFIGURE OUTPUT ${dir}/${N}.c CONTENT
+"/* Generated by kiln_add_arena(${target}). Do not edit. */
+#include \"${N}.h\"
+
+#if defined(__GNUC__) || defined(__clang__)
+unsigned char ${N}[${N}_SIZE] __attribute__((aligned(${N}_ALIGN)))${attr};
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Alignas(${N}_ALIGN) unsigned char ${N}[${N}_SIZE];
+#else
+#error \"kiln_add_arena: needs GCC, Clang or C11 to align the arena\"
+#endif
+")
+  add_library(${target} STATIC ${dir}/${N}.c ${dir}/${N}.h)
+  target_include_directories(${target} PUBLIC ${dir})
+  target_link_libraries(${target} PUBLIC ${KAA_MODELS})
+  set_target_properties(${target} PROPERTIES KILN_NAME ${N})
+  if(known)
+    set(${target}_ARENA_SIZE ${max} PARENT_SCOPE)
+    set_target_properties(${target} PROPERTIES KILN_ARENA_SIZE ${max})
+  endif()
 endfunction()

@@ -16,17 +16,34 @@ void kn_ctx_clear(kn_ctx *cx) {
     cx->msg[0] = 0;
 }
 
+/* "FILE: node 'NAME' (OP): message" into buf. */
+static void format(char *buf, size_t cap, const char *file, const kn_node *n, const char *fmt,
+                   va_list ap) {
+    size_t len = 0;
+    buf[0] = 0;
+    if (file) len += (size_t)snprintf(buf + len, cap - len, "%s: ", file);
+    if (n && len < cap)
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "node '%s' (%s): ", n->name && n->name[0] ? n->name : "<unnamed>",
+                                n->op_type);
+    if (len < cap) vsnprintf(buf + len, cap - len, fmt, ap);
+}
+
 kn_status kn_vdiag(kn_ctx *cx, const kn_node *n, kn_status st, const char *fmt, va_list ap) {
     if (cx->status != KN_OK) return cx->status;
     cx->status = st;
-    size_t len = 0, cap = sizeof cx->msg;
-    if (cx->file) len += (size_t)snprintf(cx->msg + len, cap - len, "%s: ", cx->file);
-    if (n && len < cap)
-        len += (size_t)snprintf(cx->msg + len, cap - len,
-                                "node '%s' (%s): ", n->name && n->name[0] ? n->name : "<unnamed>",
-                                n->op_type);
-    if (len < cap) vsnprintf(cx->msg + len, cap - len, fmt, ap);
+    format(cx->msg, sizeof cx->msg, cx->file, n, fmt, ap);
     return st;
+}
+
+void kn_warn(kn_ctx *cx, const kn_node *n, const char *fmt, ...) {
+    if (!cx || !cx->on_warning) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    format(buf, sizeof buf, cx->file, n, fmt, ap);
+    va_end(ap);
+    cx->on_warning(cx->hook_user, buf);
 }
 
 kn_status kn_diag(kn_ctx *cx, const kn_node *n, kn_status st, const char *fmt, ...) {

@@ -22,11 +22,32 @@ typedef enum kn_status {
 
 struct kn_node;
 
+/* Something a long compile reports as it goes, for -v and progress displays. */
+typedef enum kn_event_kind {
+    KN_EVENT_PASS,   /* a pass finished: name, ms, size (nodes or kernels after it) */
+    KN_EVENT_STAGE,  /* a stage starts: name ("lowering", "emitting C", "optimizing") */
+    KN_EVENT_KERNEL, /* kernel done of total emitted (name: the stage) */
+    KN_EVENT_WRITE,  /* size bytes written so far to file name */
+} kn_event_kind;
+
+typedef struct kn_event {
+    kn_event_kind kind;
+    const char *name;
+    double ms;
+    long long size;
+    int done, total;
+} kn_event;
+
 typedef struct kn_ctx {
     const char *file; /* model path named in messages; borrowed */
     kn_status status; /* first error, KN_OK if none */
     char msg[1024];   /* message of the first error */
     int verbose;      /* 0 quiet; >0 lets passes print notes to stderr */
+    /* Optional hooks (NULL: off), called on the thread doing the work, with user. The
+     * library never prints: warnings and events reach the caller only through these. */
+    void (*on_warning)(void *user, const char *msg); /* one line with file and node */
+    void (*on_event)(void *user, const kn_event *ev);
+    void *hook_user;
 } kn_ctx;
 
 void kn_ctx_init(kn_ctx *cx, const char *file);
@@ -38,6 +59,18 @@ kn_status kn_diag(kn_ctx *cx, const struct kn_node *n, kn_status st, const char 
 #endif
     ;
 kn_status kn_vdiag(kn_ctx *cx, const struct kn_node *n, kn_status st, const char *fmt, va_list ap);
+/* A warning (the compiled code differs from what the model may ask for at run time, a
+ * layer kept in float, ...): formatted like kn_diag, passed to cx->on_warning, if any.
+ * Never changes the status. */
+void kn_warn(kn_ctx *cx, const struct kn_node *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Passes ev to cx->on_event, if any. */
+static inline void kn_event_emit(kn_ctx *cx, const kn_event *ev) {
+    if (cx && cx->on_event) cx->on_event(cx->hook_user, ev);
+}
 /* Clear the recorded error (used when an error is expected and handled). */
 void kn_ctx_clear(kn_ctx *cx);
 static inline bool kn_failed(const kn_ctx *cx) {

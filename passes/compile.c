@@ -17,8 +17,6 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
     if (opts) {
         pl.dump_after = opts->dump_after;
         pl.dump = opts->dump;
-        pl.observer = opts->observer;
-        pl.observer_user = opts->observer_user;
         pl.schedule = opts->schedule;
     }
     if (kn_pipeline_run(&pl, pipeline)) {

@@ -155,11 +155,15 @@ static kn_status check_pipeline(kn_pipeline *pl, const char *pipeline) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         const pass_info *pi = find(p, len);
-        if (!pi && len)
-            return kn_diag(cx, NULL, KN_EINVAL,
-                           "unknown pass '%.*s' in the pipeline (kiln inspect --list-passes "
-                           "lists them)",
-                           (int)len, p);
+        if (!pi && len) {
+            char names[512];
+            size_t at = 0;
+            for (int i = 0; i < NPASSES && at < sizeof names; i++)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                                       passes[i].name);
+            return kn_diag(cx, NULL, KN_EINVAL, "unknown pass '%.*s' in --passes (passes: %s)",
+                           (int)len, p, names);
+        }
         if (pi) {
             unsigned missing = pi->requires & ~have;
             if (missing) {
@@ -213,12 +217,14 @@ kn_status kn_pipeline_run(kn_pipeline *pl, const char *pipeline) {
             else
                 kn_graph_print(pl->g, pl->dump);
         }
-        if (pl->observer) {
-            long stmts = 0;
-            for (int k = 0; pl->p && k < pl->p->nkernels; k++)
-                stmts += count_stmts(pl->p->kernels[k]->body);
-            pl->observer(pl->observer_user, pi->name, dt, pl->g->nnodes,
-                         pl->p ? pl->p->nkernels : 0, stmts);
+        if (cx->on_event) {
+            long long size = pl->g->nnodes;
+            if (pl->p)
+                for (int k = size = 0; k < pl->p->nkernels; k++)
+                    size += count_stmts(pl->p->kernels[k]->body);
+            kn_event_emit(
+                cx,
+                &(kn_event){.kind = KN_EVENT_PASS, .name = pi->name, .ms = dt * 1e3, .size = size});
         }
     }
     return KN_OK;

@@ -10,7 +10,8 @@
  * property no earlier pass provided, naming both. After every pass the runner
  * verifies the IR it touched (debug builds, or KILN_VERIFY=1; graph verifier or
  * kernel-IR verifier), prints it when asked (--dump-after), and reports the pass's
- * time and the IR's size to an observer (kiln -v).
+ * time and the IR's size as a KN_EVENT_PASS to the context's event hook (kiln -v):
+ * the size is graph nodes before lowering, kernel-IR statements after.
  *
  * Graph passes have the signature kn_status kn_pass_NAME(kn_ctx *cx, kn_graph *g);
  * kernel passes kn_status kn_kpass_NAME(kn_ctx *cx, kn_kprog *p) and read the
@@ -57,11 +58,6 @@ enum {
     KN_HAVE_PLAN = 1 << 3,    /* arena offsets assigned (plan) */
 };
 
-/* Called after each pass that ran: its name, wall time in seconds, and the IR's size
- * after it (graph nodes, or kernels and statements once lowered). */
-typedef void (*kn_pass_observer)(void *user, const char *pass, double seconds, int nodes,
-                                 int kernels, long stmts);
-
 /* A compilation in progress. Create with kn_pipeline_init; the program (p), once
  * lowered, is the caller's to free with kn_kprog_destroy (kn_pipeline_take). */
 typedef struct kn_pipeline {
@@ -71,11 +67,9 @@ typedef struct kn_pipeline {
     const struct kn_target *target; /* resolved (never NULL) */
     const char *name;               /* the program's name, a C identifier */
     unsigned have;                  /* KN_HAVE_* */
-    /* observation, all optional */
+    /* observation, all optional (each pass also reports KN_EVENT_PASS to cx) */
     const char *dump_after; /* print the IR after this pass (comma list, or "all") */
     FILE *dump;
-    kn_pass_observer observer;
-    void *observer_user;
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
 } kn_pipeline;
 
@@ -113,8 +107,6 @@ typedef struct kn_compile_opts {
     bool opt_level_set;     /* opt_level was given */
     const char *dump_after; /* see kn_pipeline */
     FILE *dump;
-    kn_pass_observer observer;
-    void *observer_user;
     const struct kn_schedule *schedule;
 } kn_compile_opts;
 

@@ -176,12 +176,15 @@ static kn_status read_weights(kn_ctx *cx, const char *path, void **out) {
     return KN_OK;
 }
 
-/* Emits bp->p as C into a temporary folder, compiles and loads it, removes the folder. */
-static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags) {
+/* Emits bp->p as C into a temporary folder, compiles and loads it, removes the folder.
+ * With prof, the code calls prof's hook around each kernel. */
+static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
+                           const kn_profile *prof) {
     size_t wbytes = kn_kprog_weight_bytes(bp->p);
     /* KILN_TEST_REVERSE_PARALLEL: run parallel loops backwards (tests the analysis) */
     kn_c_options opt = {.weights_file = wbytes >= WEIGHTS_FILE_MIN,
-                        .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL};
+                        .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL,
+                        .profile = prof != NULL};
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/kiln-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -197,6 +200,14 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags) {
     if (!st) {
         *(void **)&bp->fn = dlsym(bp->lib, "model_run_array");
         if (!bp->fn) st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array not found");
+    }
+    if (!st && prof) {
+        kn_profile_hook *hook = dlsym(bp->lib, "model_profile_hook");
+        void **user = dlsym(bp->lib, "model_profile_user");
+        if (!hook || !user)
+            st = kn_diag(cx, NULL, KN_EINTERNAL, "model_profile_hook not found");
+        else
+            *hook = prof->hook, *user = prof->user;
     }
     remove_dir(dir); /* the loaded object stays mapped */
     return st;
@@ -218,7 +229,17 @@ static kn_par_for thread_pool(int threads) {
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
                           const char *cflags, int threads, const kn_compile_opts *opts,
                           backend_prog **out) {
+    return backend_prepare_profiled(cx, backend, g, in, cflags, threads, opts, NULL, out);
+}
+
+kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
+                                   kn_tensor *const *in, const char *cflags, int threads,
+                                   const kn_compile_opts *opts, const kn_profile *prof,
+                                   backend_prog **out) {
     *out = NULL;
+    if (prof && strcmp(backend, "llvm") && strcmp(backend, "c"))
+        return kn_diag(cx, NULL, KN_EINVAL, "per-kernel timing needs --backend llvm or c, not %s",
+                       backend);
     backend_prog *bp = calloc(1, sizeof *bp);
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
     bp->g = g;
@@ -234,11 +255,11 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
 #endif
         } else if (!st && !strcmp(backend, "llvm")) {
             int level = opts && opts->opt_level_set ? opts->opt_level : 2;
-            st = kn_llvm_jit(cx, bp->p, kn_target_find("native"), level, thread_pool(threads),
-                             &bp->jit);
+            st = kn_llvm_jit_profiled(cx, bp->p, kn_target_find("native"), level,
+                                      thread_pool(threads), prof, &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
-            st = prepare_c(cx, bp, cflags);
+            st = prepare_c(cx, bp, cflags, prof);
         }
         if (!st && bp->p->arena_size &&
             !(bp->arena = aligned_alloc(KN_ARENA_ALIGN, (bp->p->arena_size + KN_ARENA_ALIGN - 1) &
@@ -250,6 +271,10 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
     else
         *out = bp;
     return st;
+}
+
+const struct kn_kprog *backend_kprog(const backend_prog *bp) {
+    return bp->p;
 }
 
 kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *const *in,

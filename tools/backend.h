@@ -3,6 +3,7 @@
 #ifndef KN_BACKEND_H
 #define KN_BACKEND_H
 
+#include "codegen/profile.h"
 #include "ir/graph.h"
 #include "passes/pass.h"
 
@@ -24,11 +25,19 @@ typedef struct backend_prog backend_prog;
  * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs,
  * running each kernel's outermost parallel loop on `threads` threads of the Halide
  * runtime's pool (1, or a build without the runtime: the calling thread only).
- * interp compiles nothing. opts (may be NULL) chooses the pipeline. *out is owned by
- * the caller (backend_release()); g must outlive it. */
+ * interp compiles nothing. opts (may be NULL) chooses the pipeline and -O level. *out
+ * is owned by the caller (backend_release()); g must outlive it. */
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
                           const char *cflags, int threads, const kn_compile_opts *opts,
                           backend_prog **out);
+/* backend_prepare with per-kernel timing (prof may be NULL): the compiled code calls
+ * prof->hook around each kernel of backend_kprog()'s program. llvm and c only. */
+kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
+                                   kn_tensor *const *in, const char *cflags, int threads,
+                                   const kn_compile_opts *opts, const kn_profile *prof,
+                                   backend_prog **out);
+/* The program c, llvm and opencl run (kernels in order), or NULL for interp. */
+const struct kn_kprog *backend_kprog(const backend_prog *bp);
 /* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.
  * seed drives the interpreter's random ops. Calls on one handle must not overlap:
  * it owns one work arena. */
@@ -38,8 +47,8 @@ void backend_release(backend_prog *bp);
 /* backend_prepare, one backend_call, backend_release. */
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed, const kn_compile_opts *opts);
-/* The pipeline opts asks for (NULL: the default at -O3) for target (NULL: generic): a
- * planned program to emit (kn_kprog_destroy). */
+/* Default passes, lowering (vector widths for target; NULL: scalar) and memory plan: a
+ * program to emit (kn_kprog_destroy). */
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name,
                             const struct kn_target *target, const kn_compile_opts *opts,
                             struct kn_kprog **out);

@@ -11,6 +11,22 @@
 
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_SKIPPED = 77 };
 
+/* What a command prints besides its result: warnings (one line each, on unless
+ * --no-warnings or -q), -v's per-pass and per-stage times, and progress on a terminal
+ * (stderr a tty, not -q, not -v). */
+typedef struct cli_talk {
+    bool quiet, no_warnings, verbose;
+} cli_talk;
+/* Consumes -q/--quiet (if quiet is allowed), --no-warnings and -v/--verbose. */
+bool cli_talk_opt(const char *arg, cli_talk *t, bool quiet_allowed);
+/* kn_ctx_init, with the hooks that print warnings, -v lines and progress as t says. */
+void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t);
+/* Ends a progress line, if one is shown (call before printing results). */
+void cli_progress_end(void);
+
+/* "targets: native, generic, ..." from the target table, for messages. Static. */
+const char *cli_target_names(void);
+
 /* Exit code for a failed status. */
 int cli_exit_code(kn_status st);
 /* Prints the context's message as "kiln: MESSAGE" and returns its exit code. */
@@ -20,7 +36,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...);
 
 /* Option matching: "--name VALUE" or "--name=VALUE". Advances *i past the value. */
 bool cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+/* A flag without a value: arg is exactly name. */
+bool cli_flag(const char *arg, const char *name);
+/* -O0 .. -O3: sets *level. */
+bool cli_opt_level(const char *arg, int *level);
 bool cli_is_help(const char *arg);
+/* Prints "kiln CMD: unknown option 'ARG'" and returns EXIT_USAGE. With KILN_CHECK_OPTIONS
+ * set in the environment it first compares the options the parser asked for on the
+ * way here (an unknown option passes every test of the parser's chain) with the
+ * command's table in tools/help.c, prints each difference and returns EXIT_INTERNAL
+ * if there is one: the check that --help, kiln(1) and docs/cli.md list exactly the
+ * options the command accepts. */
+int cli_unknown_option(const char *cmd, const char *arg);
 
 /* Shape bindings collected from --shape, --dim and --length, applied after loading
  * (--length first: a sequence input NAME of length L becomes inputs NAME_0..). */
@@ -33,6 +60,9 @@ typedef struct cli_shapes {
  * prints and sets *err. */
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
+/* Fails, naming what to pass, on the first tensor input whose shape is not fixed:
+ * "input 'x' has symbolic dimension 'batch': pass --dim batch=1 (or --shape x=1,3,..)". */
+kn_status cli_require_static_inputs(kn_ctx *cx, const kn_graph *g);
 /* Applies --bind NAME=FILE options: each input becomes a constant read from FILE. */
 kn_status cli_apply_binds(kn_ctx *cx, kn_graph *g, kn_arena *a, const char *const *binds, int n);
 /* Sets in[i] (one per graph input, NULL on entry) from --input NAME=FILE options,
@@ -43,26 +73,17 @@ int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
                const char *const *inputs, int ninputs, bool random, uint64_t seed, kn_tensor **in);
 
 /* Pipeline options of every command that compiles (compile, run, bench, inspect,
- * check-onnx): --passes LIST, --dump-after PASS[,PASS...|all], -v (each pass's time
- * and the IR's size after it, on stderr), -O0..-O3 (the default pipeline, and LLVM's
- * optimization level). */
+ * check-onnx): --passes LIST, --dump-after PASS[,PASS...|all], -O0..-O3 (the default
+ * pipeline, and LLVM's optimization level). -v is cli_talk's. */
 typedef struct cli_pipeline {
     const char *passes;     /* NULL: kn_pipeline_default(opt_level) */
     const char *dump_after; /* printed to stdout */
-    int verbose;
-    int opt_level; /* 3 unless given */
+    int opt_level;          /* 3 unless given */
     bool opt_set;
 } cli_pipeline;
-#define CLI_PIPELINE_HELP                                                                          \
-    "  --passes LIST           the pipeline, comma-separated (kiln inspect --list-passes;\n"       \
-    "                          default: the -O level's)\n"                                         \
-    "  --dump-after PASS       print the IR after PASS (a comma list, or all)\n"                   \
-    "  -O0 .. -O3              optimization level: -O0 lowers without fusion or tiles;\n"          \
-    "                          also LLVM's level (default -O3)\n"                                  \
-    "  -v                      print each pass's time and the IR's size after it\n"
 /* Consumes a pipeline option at argv[*i]; returns true if it did. */
 bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po);
-/* The compile options po asks for (observer printing to stderr with -v). */
+/* The compile options po asks for. */
 void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o);
 
 int cmd_run(int argc, char **argv);

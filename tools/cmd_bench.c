@@ -8,33 +8,17 @@
  * $CC (at -O3 -march=native here), for llvm the JIT. Each timed run is one call of
  * the compiled entry point; output allocation is inside it, arena setup is not. */
 #include "ir/interp.h"
+#include "ir/kir.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const char *help =
-    "usage: kiln bench MODEL [options]\n"
-    "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the\n"
-    "same inputs, and prints the compile time, the median and minimum latency and the\n"
-    "achieved GFLOP/s (FLOPs as estimated by kiln inspect).\n\n"
-    "  --backend B        llvm (JIT; default), c (generated C built with $CC -O3\n"
-    "                     -march=native into a shared object) or interp\n"
-    "  --runs N           timed runs (default 10)\n"
-    "  --warmup N         untimed runs first (default 2)\n"
-    "  --threads N        llvm: run each kernel's parallel loop on N threads (Halide\n"
-    "                     runtime thread pool); c and interp use one (default 1)\n"
-    "  --json             print one JSON object: backend, threads, runs, warmup,\n"
-    "                     load_ms, compile_ms, first_ms, median_ms, min_ms, flops, gflops\n"
-    "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
-    "  --random SEED      seed of the random values of the other inputs (default 0)\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n" CLI_PIPELINE_HELP;
 
 static double now_ms(void) {
     struct timespec ts;
@@ -69,10 +53,28 @@ static kn_status graph_flops(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, int6
     return KN_OK;
 }
 
-/* Times warmup + runs calls; lat[0..runs) gets the timed latencies in ms. */
+/* Per-kernel times from the hooks of a profiling build (codegen/profile.h). */
+typedef struct prof_acc {
+    int nk;
+    double *start, *sum; /* ms: the current kernel's start, the total over timed runs */
+} prof_acc;
+
+static void prof_hook(void *user, int k, int phase) {
+    prof_acc *a = user;
+    double t = now_ms();
+    if (k < 0 || k >= a->nk) return;
+    if (phase == 0)
+        a->start[k] = t;
+    else
+        a->sum[k] += t - a->start[k];
+}
+
+/* Times warmup + runs calls; lat[0..runs) gets the timed latencies in ms. With acc,
+ * its sums cover the timed runs only. */
 static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout, int warmup,
-                           int runs, uint64_t seed, double *first, double *lat) {
+                           int runs, uint64_t seed, double *first, double *lat, prof_acc *acc) {
     for (int r = 0; r < warmup + runs; r++) {
+        if (acc && r == warmup) memset(acc->sum, 0, (size_t)acc->nk * sizeof *acc->sum);
         kn_arena *a = kn_arena_create(); /* outputs (and interp's temporaries) of this run */
         kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
         double t0 = now_ms();
@@ -86,17 +88,109 @@ static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, i
     return KN_OK;
 }
 
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    fputc('"', f);
+}
+
+static const double *sort_key;
+static int by_time(const void *a, const void *b) {
+    double x = sort_key[*(const int *)a], y = sort_key[*(const int *)b];
+    return x > y ? -1 : x < y ? 1 : *(const int *)a - *(const int *)b;
+}
+
+/* The per-kernel report: the top kernels on stdout (with print), all of them in the profile file
+ * (JSON, one kernel a line, read by kiln inspect --profile). */
+static int report_profile(const char *model, const char *backend, const kn_kprog *p,
+                          const prof_acc *acc, int runs, double mean, const char *file,
+                          bool print) {
+    int nk = acc->nk, *order = calloc((size_t)nk + 1, sizeof *order);
+    double *ms = calloc((size_t)nk + 1, sizeof *ms), total = 0;
+    KN_ASSERT(order && ms);
+    for (int k = 0; k < nk; k++) {
+        order[k] = k;
+        ms[k] = acc->sum[k] / runs;
+        total += ms[k];
+    }
+    sort_key = ms;
+    qsort(order, (size_t)nk, sizeof *order, by_time);
+    if (!print) goto file;
+    printf("\nper kernel, mean of %d runs (the hooks add a little to each):\n", runs);
+    printf("  %4s %6s %10s %7s %9s  %-18s %s\n", "rank", "kernel", "ms/run", "share", "GFLOP/s",
+           "op", "node");
+    int shown = nk < 15 ? nk : 15;
+    double rest = total;
+    for (int r = 0; r < shown; r++) {
+        int k = order[r];
+        const kn_node *n = p->kernels[k]->node;
+        int64_t fl = n ? kn_node_flops(n) : 0;
+        rest -= ms[k];
+        printf("  %4d %6d %10.4f %6.1f%% %9.2f  %-18s %s\n", r + 1, k, ms[k],
+               total > 0 ? 100 * ms[k] / total : 0, ms[k] > 0 ? (double)fl / (ms[k] * 1e6) : 0,
+               n ? n->op_type : "", n ? n->name : p->kernels[k]->name);
+    }
+    if (shown < nk)
+        printf("  (%d more kernels: %.4f ms, %.1f%%)\n", nk - shown, rest,
+               total > 0 ? 100 * rest / total : 0);
+    printf("kernels %.4f ms of the %.4f ms mean run (%.1f%%)\n", total, mean,
+           mean > 0 ? 100 * total / mean : 0);
+file:;
+    int rc = EXIT_OK;
+    if (file) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", file);
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "kiln: cannot write '%s'\n", file);
+            rc = EXIT_BAD_INPUT;
+        } else {
+            fprintf(f, "{\"kiln_profile\": 1, \"model\": ");
+            json_string(f, model);
+            fprintf(f, ", \"backend\": \"%s\", \"runs\": %d, \"mean_ms\": %.6f, \"kernels\": [\n",
+                    backend, runs, mean);
+            for (int k = 0; k < nk; k++) {
+                const kn_node *n = p->kernels[k]->node;
+                int64_t fl = n ? kn_node_flops(n) : 0;
+                fprintf(f, "  {\"kernel\": %d, \"node\": ", k);
+                json_string(f, n ? n->name : "");
+                fprintf(f, ", \"op\": ");
+                json_string(f, n ? n->op_type : "");
+                fprintf(f,
+                        ", \"ms\": %.6f, \"share\": %.6f, \"flops\": %lld, \"gflops\": %.3f}%s\n",
+                        ms[k], total > 0 ? ms[k] / total : 0, (long long)fl,
+                        ms[k] > 0 ? (double)fl / (ms[k] * 1e6) : 0, k + 1 < nk ? "," : "");
+            }
+            fprintf(f, "]}\n");
+            if (fclose(f) != 0 || rename(tmp, file) != 0) {
+                remove(tmp);
+                fprintf(stderr, "kiln: cannot write '%s'\n", file);
+                rc = EXIT_BAD_INPUT;
+            }
+        }
+    }
+    free(order);
+    free(ms);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv) {
-    const char *model = NULL, *backend = "llvm", *v, *inputs[256];
-    int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1;
+    const char *model = NULL, *backend = "llvm", *v, *inputs[256], *profile_file = NULL;
+    int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1, profile = 0;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
     cli_pipeline po = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("bench"));
             return EXIT_OK;
-        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("bench", "too many --input options");
             inputs[ninputs++] = v;
@@ -114,12 +208,19 @@ int cmd_bench(int argc, char **argv) {
             char *end;
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("bench", "--random takes a number");
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (cli_talk_opt(argv[i], &talk, false)) {
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
+        } else if (cli_flag(argv[i], "--json")) {
             json = 1;
+        } else if (cli_flag(argv[i], "--profile")) {
+            profile = 1;
+        } else if (cli_opt(argc, argv, &i, "--profile-file", &v)) {
+            profile = 1;
+            profile_file = v;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("bench", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {
@@ -127,12 +228,14 @@ int cmd_bench(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("bench", "no model given");
+    if (profile && strcmp(backend, "llvm") && strcmp(backend, "c"))
+        return cli_usage_error("bench", "--profile times the kernels of --backend llvm or c");
     if (!backend_known(backend))
         return cli_usage_error("bench", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     double t0 = now_ms();
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
@@ -146,16 +249,30 @@ int cmd_bench(int argc, char **argv) {
     int nout = g->nout;
     backend_prog *bp = NULL;
     double compile_ms = 0, first_ms = 0;
+    /* hooks around each kernel; the program's kernel count is known only after
+     * compiling, so the arrays are sized generously and checked by the hook */
+    prof_acc acc = {0};
+    kn_profile prof = {prof_hook, &acc};
+    if (profile) {
+        acc.nk = 1 << 16;
+        acc.start = calloc((size_t)acc.nk, sizeof *acc.start);
+        acc.sum = calloc((size_t)acc.nk, sizeof *acc.sum);
+        KN_ASSERT(acc.start && acc.sum);
+    }
     if (!rc) {
         t0 = now_ms();
         kn_compile_opts copts;
         cli_compile_opts(&po, &copts);
-        if (backend_prepare(&cx, backend, g, in, "-O3 -march=native", threads, &copts, &bp))
+        if (backend_prepare_profiled(&cx, backend, g, in, "-O3 -march=native", threads, &copts,
+                                     profile ? &prof : NULL, &bp))
             rc = cli_fail(&cx);
         compile_ms = now_ms() - t0;
     }
-    if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat)) rc = cli_fail(&cx);
-    backend_release(bp);
+    if (!rc && profile) acc.nk = backend_kprog(bp)->nkernels;
+    if (!rc &&
+        time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, profile ? &acc : NULL))
+        rc = cli_fail(&cx);
+    cli_progress_end();
     if (!rc) {
         qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
         double median = runs % 2 ? lat[runs / 2] : (lat[runs / 2 - 1] + lat[runs / 2]) / 2;
@@ -185,7 +302,15 @@ int cmd_bench(int argc, char **argv) {
             printf("compute  %10.3f GFLOP per run, %.2f GFLOP/s at the median\n",
                    (double)flops * 1e-9, gflops);
         }
+        double mean = 0;
+        for (int r = 0; r < runs; r++) mean += lat[r] / runs;
+        if (profile)
+            rc = report_profile(model, backend, backend_kprog(bp), &acc, runs, mean, profile_file,
+                                !json);
     }
+    backend_release(bp);
+    free(acc.start);
+    free(acc.sum);
     kn_arena_destroy(a);
     kn_graph_destroy(g);
     return rc;

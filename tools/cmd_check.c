@@ -13,6 +13,7 @@
 #include "ir/interp.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 #include "tools/opsdoc.h"
 
 #include <dirent.h>
@@ -24,23 +25,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static const char *help =
-    "usage: kiln check-onnx DIR... [options]\n"
-    "Runs ONNX backend tests. Each DIR is a test folder (with model.onnx) or a folder\n"
-    "of test folders. Prints each failure with its reason, then 'N passed, N failed'\n"
-    "(', N skipped' when known failures were skipped).\n\n"
-    "  --backend B            interp (default), c (generated C, compiled with $CC), llvm\n"
-    "                         (JIT) or opencl (OpenCL C on the first OpenCL device; exit\n"
-    "                         code 77 and every test skipped when there is none)\n"
-    "  --known-failures FILE  lines 'test_name: reason' (repeatable); listed tests that fail are\n"
-    "                         skipped, listed tests that pass are failures\n"
-    "  --timeout SECONDS      per-test time limit (default 60)\n"
-    "  --no-fork              run tests in this process (for debuggers)\n"
-    "  --operators-md FILE    write the supported-operator table (docs/operators.md)\n"
-    "  -v, --verbose          print every test's result\n"
-    "  --passes LIST          compiling backends: the pipeline (kiln inspect --list-passes)\n"
-    "  -O0 .. -O3             compiling backends: optimization level (default -O3)\n";
 
 #define RTOL 1e-3
 #define ATOL 1e-5
@@ -175,6 +159,7 @@ static void bf16_from_u16(kn_tensor *t, kn_dtype declared) {
         t->type.dtype = KN_BF16;
 }
 
+/* Runs one test folder; returns true on pass, else fills why. */
 static const char *backend = "interp";
 static kn_compile_opts check_opts; /* --passes, -O */
 
@@ -359,7 +344,7 @@ int cmd_check_onnx(int argc, char **argv) {
     int ndirs = 0, verbose = 0, fork_tests = 1, timeout = 60;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("check-onnx"));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--known-failures", &v)) {
             if (nkf == 8) return cli_usage_error("check-onnx", "too many --known-failures");
@@ -371,18 +356,16 @@ int cmd_check_onnx(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--timeout", &v)) {
             timeout = atoi(v);
             if (timeout <= 0) return cli_usage_error("check-onnx", "bad --timeout '%s'", v);
-        } else if (!strcmp(argv[i], "--no-fork")) {
+        } else if (cli_flag(argv[i], "--no-fork")) {
             fork_tests = 0;
-        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+        } else if (cli_flag(argv[i], "-v") || cli_flag(argv[i], "--verbose")) {
             verbose = 1;
         } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
             check_opts.passes = v;
-        } else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' &&
-                   argv[i][2] <= '3' && !argv[i][3]) {
-            check_opts.opt_level = argv[i][2] - '0';
+        } else if (cli_opt_level(argv[i], &check_opts.opt_level)) {
             check_opts.opt_level_set = true;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("check-onnx", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("check-onnx", argv[i]);
         } else if (ndirs < 256) {
             dirs[ndirs++] = argv[i];
         } else {

@@ -5,6 +5,7 @@
 #include "ir/kir.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,35 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *help =
-    "usage: kiln compile MODEL -o DIR [options]\n"
-    "Compiles MODEL to standalone C99 (DIR/NAME.h and DIR/NAME.c, and DIR/NAME.weights\n"
-    "with --weights-file), or through LLVM to DIR/NAME.o, NAME.s or NAME.ll with the\n"
-    "same NAME.h. See docs/generated-c.md for the contract.\n\n"
-    "  -o DIR                  output folder (created if missing)\n"
-    "  --name N                C prefix of the generated symbols (default: model)\n"
-    "  --emit KIND             c (default), obj, asm, llvm (textual LLVM IR) or opencl\n"
-    "                          (NAME.cl kernels + NAME.c/NAME.h host code on kiln's\n"
-    "                          OpenCL runtime layer, runtime/kn_opencl.h)\n"
-    "  --target T              for obj/asm/llvm: native (default), generic, x86-64-avx2,\n"
-    "                          x86-64-avx512, aarch64, cortex-m4, cortex-m7; C is portable\n"
-    "  --bind NAME=FILE        bake input NAME into the model as a constant (.npy or .pb)\n"
-    "  --shape IN=D,D,..       fix the shape of input IN\n"
-    "  --dim NAME=VALUE        fix every input dimension named NAME\n"
-    "  --length IN=N|none      sequence input IN has N elements: inputs IN_0 .. IN_{N-1}\n"
-    "                          (shapes by --shape IN_0=.. or --dim); an optional input\n"
-    "                          holds a value (1, or its sequence's length) or none\n"
-    "  --weights-section NAME  put the weight arrays in linker section NAME\n"
-    "  --weights-file          write weights to NAME.weights, passed to NAME_run\n"
-    "  --dump-kir              print the kernel IR program\n"
-    "  --max-arena BYTES       refuse a model whose arena needs more (suffix K, M or G:\n"
-    "                          units of 1024, 1024^2, 1024^3 bytes)\n"
-    "  --max-weights BYTES     refuse a model whose weights need more (same suffixes)\n"
-    "  --max-string-bytes N    storage per string element a kernel writes whose length is\n"
-    "                          known only at run time (StringNormalizer's case change),\n"
-    "                          NUL included (default 256); NAME_run returns 2 when a\n"
-    "                          string does not fit\n" CLI_PIPELINE_HELP;
 
 /* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
 static bool parse_bytes(const char *s, size_t *out) {
@@ -65,8 +37,11 @@ static bool parse_bytes(const char *s, size_t *out) {
 static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, size_t max_weights) {
     size_t w = kn_kprog_weight_bytes(p);
     if (p->arena_size > max_arena)
-        return kn_diag(cx, NULL, KN_ELIMIT, "arena needs %zu bytes, more than --max-arena %zu",
-                       p->arena_size, max_arena);
+        return kn_diag(
+            cx, NULL, KN_ELIMIT,
+            "arena needs %zu bytes, more than --max-arena %zu (raise the limit, or make the "
+            "inputs smaller: --shape, --dim)",
+            p->arena_size, max_arena);
     if (w > max_weights)
         return kn_diag(cx, NULL, KN_ELIMIT, "weights need %zu bytes, more than --max-weights %zu",
                        w, max_weights);
@@ -75,7 +50,8 @@ static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, s
 
 /* Writes DIR/NAME.{cl,h,c} for --emit opencl: each through a temporary name renamed
  * once all three are written, so a failure leaves none. */
-static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name) {
+static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name,
+                        bool quiet) {
     static const char *ext[3] = {"cl", "h", "c"};
     char *buf[3] = {0};
     size_t len[3] = {0};
@@ -104,22 +80,25 @@ static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const ch
     }
     for (int i = 0; i < 3; i++) free(buf[i]);
     if (st) return cli_fail(cx);
+    cli_progress_end();
+    if (quiet) return EXIT_OK;
     printf("wrote %s/%s.cl, %s/%s.h, %s/%s.c (OpenCL)\n%d kernels; device arena %zu bytes\n", dir,
            name, dir, name, dir, name, p->nkernels, p->arena_size);
     return EXIT_OK;
 }
 
 int cmd_compile(int argc, char **argv) {
-    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = "native", *v,
+    const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
     int nbinds = 0, err = 0, dump = 0;
     cli_pipeline po = {0};
     kn_c_options copt = {0};
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
     cli_shapes shapes = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("compile"));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "-o", &v)) {
             outdir = v;
@@ -131,9 +110,10 @@ int cmd_compile(int argc, char **argv) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--weights-section", &v)) {
             copt.weights_section = v;
-        } else if (!strcmp(argv[i], "--weights-file")) {
+        } else if (cli_talk_opt(argv[i], &talk, true)) {
+        } else if (cli_flag(argv[i], "--weights-file")) {
             copt.weights_file = true;
-        } else if (!strcmp(argv[i], "--dump-kir")) {
+        } else if (cli_flag(argv[i], "--dump-kir")) {
             dump = 1;
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--max-arena", &v)) {
@@ -153,7 +133,7 @@ int cmd_compile(int argc, char **argv) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("compile", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("compile", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {
@@ -162,12 +142,18 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
-    bool to_c = !strcmp(emit, "c");
+    bool to_h = !strcmp(emit, "h");
+    bool to_c = !strcmp(emit, "c") || to_h;
     bool to_ocl = !strcmp(emit, "opencl");
     if (!to_c && !to_ocl && strcmp(emit, "obj") && strcmp(emit, "asm") && strcmp(emit, "llvm"))
-        return cli_usage_error("compile", "unknown --emit '%s' (c, obj, asm, llvm, opencl)", emit);
+        return cli_usage_error("compile", "unknown --emit '%s' (c, h, obj, asm, llvm, opencl)",
+                               emit);
+    if (to_ocl && target)
+        return cli_usage_error("compile", "--target does not apply to --emit opencl");
+    if (!target) target = to_c ? "generic" : "native"; /* C is portable; objects are not */
     const kn_target *tgt = kn_target_find(target);
-    if (!tgt) return cli_usage_error("compile", "unknown target '%s' (see --help)", target);
+    if (!tgt)
+        return cli_usage_error("compile", "unknown target '%s' (%s)", target, cli_target_names());
     if (!to_c && (copt.weights_file || copt.weights_section))
         return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
@@ -179,17 +165,18 @@ int cmd_compile(int argc, char **argv) {
                 return cli_usage_error("compile", "bad --weights-section name");
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     g->max_string_bytes = (int64_t)max_string;
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;
     int rc = EXIT_OK;
+    kn_event_emit(&cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "passes, lowering, planning"});
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
     int opt_level = po.opt_set ? po.opt_level : 3;
-    if (cli_apply_binds(&cx, g, a, binds, nbinds) ||
+    if (cli_apply_binds(&cx, g, a, binds, nbinds) || cli_require_static_inputs(&cx, g) ||
         backend_compile_c(&cx, g, name, to_ocl ? kn_target_find("opencl") : tgt, &copts, &p) ||
         check_limits(&cx, p, max_arena, max_weights)) {
         rc = cli_fail(&cx);
@@ -197,10 +184,11 @@ int cmd_compile(int argc, char **argv) {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
         if (to_ocl) {
-            rc = write_opencl(&cx, p, outdir, name);
+            rc = write_opencl(&cx, p, outdir, name, talk.quiet);
             goto done;
         }
         char obj[4200] = "";
+        copt.header_only = to_h;
         if (!to_c) {
             copt.header_only = true;
             snprintf(obj, sizeof obj, "%s/%s.%s", outdir, name,
@@ -208,19 +196,25 @@ int cmd_compile(int argc, char **argv) {
                      : !strcmp(emit, "asm") ? "s"
                                             : "ll");
         }
+        kn_event_emit(&cx, &(kn_event){.kind = KN_EVENT_STAGE,
+                                       .name = to_c ? "emitting C" : "building with LLVM"});
         if ((!to_c && kn_llvm_emit_file(&cx, p, tgt, opt_level, emit, obj)) ||
             kn_emit_c_files(&cx, p, &copt, outdir)) {
             if (obj[0]) remove(obj);
             rc = cli_fail(&cx);
-        } else if (!to_c) {
-            printf("wrote %s/%s.h, %s (target %s)\n", outdir, name, obj, tgt->name);
+        } else if (talk.quiet) {
+        } else if (!to_c || to_h) {
+            cli_progress_end();
+            printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,
+                   tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
         } else {
+            cli_progress_end();
             size_t wbytes = kn_kprog_weight_bytes(p);
-            printf("wrote %s/%s.h, %s/%s.c%s%s%s\n", outdir, name, outdir, name,
+            printf("wrote %s/%s.h, %s/%s.c%s%s%s (target %s)\n", outdir, name, outdir, name,
                    copt.weights_file ? ", " : "", copt.weights_file ? name : "",
-                   copt.weights_file ? ".weights" : "");
+                   copt.weights_file ? ".weights" : "", tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu, ratio %.3f); weights %zu bytes\n",
                    p->nkernels, p->arena_size, p->arena_lower_bound,
                    p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound

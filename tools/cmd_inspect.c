@@ -6,27 +6,13 @@
 #include "targets/target.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
+#include "tools/picture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-static const char *help =
-    "usage: kiln inspect MODEL [options]\n"
-    "Prints the graph after the passes: values with dtypes and shapes, nodes, the\n"
-    "parameter count and an estimate of FLOPs per run.\n\n"
-    "  --passes LIST      comma-separated passes (default " KN_GRAPH_PASSES "); with\n"
-    "                     'lower' in the list the kernel-IR program is printed\n"
-    "  --dump-after PASS  also print the IR after PASS (a comma list, or all)\n"
-    "  -v                 print each pass's time and the IR's size after it\n"
-    "  --json             print a JSON summary instead of text\n"
-    "  --dot FILE         write the graph in Graphviz dot format\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
-    "  --memory           lower the model and print the memory plan: arena size, lower\n"
-    "                     bound, and each temporary's offset, size and lifetime\n"
-    "  --target T         with --memory: lower for target T's vector width (default\n"
-    "                     native; the list is in kiln compile --help)\n"
-    "  --list-passes      print the available passes\n";
+#include <time.h>
 
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
@@ -60,34 +46,50 @@ static void json_type(FILE *f, const kn_type *t) {
     fprintf(f, "]}");
 }
 
-static void write_dot(FILE *f, const kn_graph *g) {
-    fprintf(f, "digraph kiln {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
-    for (int i = 0; i < g->nin; i++)
-        fprintf(f, "  \"v%d\" [label=\"%s\", shape=ellipse];\n", g->inputs[i]->id,
-                g->inputs[i]->name);
-    for (int i = 0; i < g->nnodes; i++) {
-        const kn_node *n = g->nodes[i];
-        fprintf(f, "  \"n%d\" [label=\"%s\\n%s\"];\n", n->id, n->op_type, n->name);
-        for (int k = 0; k < n->nin; k++) {
-            const kn_value *v = n->in[k];
-            if (!v || v->constant) continue;
-            char buf[128];
-            if (v->producer)
-                fprintf(f, "  \"n%d\" -> \"n%d\" [label=\"%s\"];\n", v->producer->id, n->id,
-                        kn_type_str(&v->type, buf, sizeof buf));
-            else
-                fprintf(f, "  \"v%d\" -> \"n%d\";\n", v->id, n->id);
-        }
-    }
-    fprintf(f, "}\n");
+/* Runs the pipeline on g. A pipeline that lowers the graph (it names 'lower') ends in a
+ * kernel-IR program: *prog receives it (the caller frees it), else NULL. */
+static kn_status run_passes(kn_ctx *cx, kn_graph *g, const kn_target *t, const char *passes,
+                            const char *dump, kn_kprog **prog) {
+    kn_pipeline pl;
+    kn_pipeline_init(&pl, cx, g, "model", t);
+    pl.dump_after = dump;
+    pl.dump = stdout;
+    kn_status st = kn_pipeline_run(&pl, passes);
+    *prog = st ? NULL : kn_pipeline_take(&pl);
+    kn_pipeline_finish(&pl);
+    return st;
 }
 
-/* The memory plan of the lowered model, one temporary a line. */
-static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const kn_compile_opts *o) {
+/* Writes the text of f (an open_memstream of *bufp, *lenp) to path, or as SVG through
+ * Graphviz; closes f and frees the text. */
+static kn_status write_picture(kn_ctx *cx, const char *path, bool through_dot, FILE *f, char **bufp,
+                               size_t *lenp) {
+    fclose(f); /* sets *bufp and *lenp */
+    kn_status st = through_dot ? pic_dot_to_svg(cx, *bufp, *lenp, path)
+                               : pic_write_file(cx, path, *bufp, *lenp);
+    free(*bufp);
+    return st;
+}
+
+/* The memory plan of the lowered model, one temporary a line; with svg, also drawn. */
+static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char *model,
+                        const char *svg) {
     kn_kprog *p;
-    if (backend_compile_c(cx, g, "model", t, o, &p)) {
+    if (cli_require_static_inputs(cx, g) || backend_compile_c(cx, g, "model", t, NULL, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
+    }
+    if (svg) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        KN_ASSERT(f);
+        pic_memory_svg(f, p, model);
+        if (write_picture(cx, svg, false, f, &buf, &len)) {
+            kn_kprog_destroy(p);
+            kn_graph_destroy(g);
+            return cli_fail(cx);
+        }
     }
     printf("arena %zu bytes, lower bound %zu bytes, ratio %.3f\n", p->arena_size,
            p->arena_lower_bound,
@@ -111,30 +113,39 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const kn_co
 }
 
 int cmd_inspect(int argc, char **argv) {
-    cli_pipeline po = {0};
-    const char *model = NULL, *dot = NULL, *v, *target = "native";
+    const char *model = NULL, *passes = KN_GRAPH_PASSES, *dump = NULL, *dot = NULL, *svg = NULL,
+               *profile = NULL, *v, *target = "generic";
     int json = 0, err = 0, memory = 0;
     cli_shapes shapes = {0};
+    cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("inspect"));
             return EXIT_OK;
-        } else if (!strcmp(argv[i], "--list-passes")) {
+        } else if (cli_flag(argv[i], "--list-passes")) {
             kn_pass_list(stdout);
             return EXIT_OK;
-        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
+        } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
+            passes = v;
+        } else if (cli_opt(argc, argv, &i, "--dump-after", &v)) {
+            dump = v;
         } else if (cli_opt(argc, argv, &i, "--target", &v)) {
             target = v;
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
             dot = v;
-        } else if (!strcmp(argv[i], "--json")) {
+        } else if (cli_opt(argc, argv, &i, "--svg", &v)) {
+            svg = v;
+        } else if (cli_opt(argc, argv, &i, "--profile", &v)) {
+            profile = v;
+        } else if (cli_talk_opt(argv[i], &talk, false)) {
+        } else if (cli_flag(argv[i], "--json")) {
             json = 1;
-        } else if (!strcmp(argv[i], "--memory")) {
+        } else if (cli_flag(argv[i], "--memory")) {
             memory = 1;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("inspect", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {
@@ -144,27 +155,24 @@ int cmd_inspect(int argc, char **argv) {
     if (!model) return cli_usage_error("inspect", "no model given");
     const kn_target *tgt = kn_target_find(target);
     if (!tgt)
-        return cli_usage_error("inspect", "unknown target '%s' (see kiln compile --help)", target);
+        return cli_usage_error("inspect", "unknown target '%s' (%s)", target, cli_target_names());
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
-    kn_compile_opts copts;
-    cli_compile_opts(&po, &copts);
-    if (memory) return print_memory(&cx, g, tgt, &copts);
-    kn_pipeline pl;
-    kn_pipeline_init(&pl, &cx, g, "model", tgt);
-    pl.dump_after = copts.dump_after;
-    pl.dump = copts.dump;
-    pl.observer = copts.observer;
-    if (kn_pipeline_run(&pl, po.passes ? po.passes : KN_GRAPH_PASSES)) {
-        kn_pipeline_finish(&pl);
+    if (memory && (dot || profile))
+        return cli_usage_error("inspect", "--memory draws with --svg only (not --dot, --profile)");
+    pic_profile prof = {0};
+    if (profile && pic_profile_read(&cx, profile, &prof)) return cli_fail(&cx);
+    if (memory) return print_memory(&cx, g, tgt, model, svg);
+    kn_kprog *prog = NULL;
+    if (run_passes(&cx, g, tgt, passes, dump, &prog)) {
         kn_graph_destroy(g);
         return cli_fail(&cx);
     }
-    if (pl.p) { /* lowered: the program is what there is to see */
-        kn_kprog_print(pl.p, stdout);
-        kn_pipeline_finish(&pl);
+    if (prog) { /* lowered: the program is what there is to see */
+        kn_kprog_print(prog, stdout);
+        kn_kprog_destroy(prog);
         kn_graph_destroy(g);
         return EXIT_OK;
     }
@@ -209,16 +217,17 @@ int cmd_inspect(int argc, char **argv) {
                (long long)params, (long long)flops, g->opset);
     }
     int rc = EXIT_OK;
-    if (dot) {
-        FILE *f = fopen(dot, "w");
-        if (!f) {
-            fprintf(stderr, "kiln: cannot write '%s'\n", dot);
-            rc = EXIT_BAD_INPUT;
-        } else {
-            write_dot(f, g);
-            fclose(f);
-        }
+    for (int k = 0; k < 2 && !rc; k++) { /* --dot, then --svg */
+        const char *path = k ? svg : dot;
+        if (!path) continue;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        KN_ASSERT(f);
+        pic_graph_dot(f, g, profile ? &prof : NULL);
+        if (write_picture(&cx, path, k == 1, f, &buf, &len)) rc = cli_fail(&cx);
     }
+    pic_profile_free(&prof);
     kn_graph_destroy(g);
     return rc;
 }

@@ -4,26 +4,12 @@
 #include "ir/interp.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *help =
-    "usage: kiln run MODEL [options]\n"
-    "Runs MODEL and prints a summary of each output.\n\n"
-    "  --backend B        interp (the reference interpreter; default) or c (generated C,\n"
-    "                     compiled with $CC into a temporary shared object)\n"
-    "  --bind NAME=FILE   bake input NAME into the model as a constant before compiling\n"
-    "  --input NAME=FILE  value of input NAME from a .npy or ONNX TensorProto .pb file\n"
-    "  --random SEED      random values for inputs without --input (needs fixed shapes)\n"
-    "  --output-dir DIR   write each output to DIR/<name>.npy (characters outside\n"
-    "                     [A-Za-z0-9._-] in the output name become '_')\n"
-    "  --shape IN=D,D,..  fix the shape of input IN\n"
-    "  --dim NAME=VALUE   fix every input dimension named NAME\n"
-    "  --quiet            print nothing on success\n"
-    "Compiling backends also take:\n" CLI_PIPELINE_HELP;
 
 static void print_summary(const char *name, const kn_tensor *t) {
     char buf[256];
@@ -48,15 +34,15 @@ static void print_summary(const char *name, const kn_tensor *t) {
 int cmd_run(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *backend = "interp", *v;
     const char *inputs[256], *binds[64];
-    int ninputs = 0, nbinds = 0, quiet = 0, err = 0, have_seed = 0;
+    int ninputs = 0, nbinds = 0, err = 0, have_seed = 0;
+    cli_talk talk = {0};
     uint64_t seed = 0;
     cli_shapes shapes = {0};
     cli_pipeline po = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            fputs(help, stdout);
+            cli_help_command(stdout, cli_command_find("run"));
             return EXIT_OK;
-        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--input", &v)) {
             if (ninputs == 256) return cli_usage_error("run", "too many --input options");
             inputs[ninputs++] = v;
@@ -72,12 +58,12 @@ int cmd_run(int argc, char **argv) {
             seed = strtoull(v, &end, 10);
             if (*end || !*v) return cli_usage_error("run", "--random takes a number");
             have_seed = 1;
-        } else if (!strcmp(argv[i], "--quiet")) {
-            quiet = 1;
+        } else if (cli_talk_opt(argv[i], &talk, true)) {
+        } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
-            return cli_usage_error("run", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("run", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {
@@ -90,7 +76,7 @@ int cmd_run(int argc, char **argv) {
                                backend);
 
     kn_ctx cx;
-    kn_ctx_init(&cx, model);
+    cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     kn_arena *a = kn_arena_create();
@@ -121,7 +107,8 @@ int cmd_run(int argc, char **argv) {
             if (kn_tensorfile_write(&fcx, path, out[i])) rc = cli_fail(&fcx);
         }
     }
-    if (!rc && !quiet)
+    cli_progress_end();
+    if (!rc && !talk.quiet)
         for (int i = 0; i < g->nout; i++) print_summary(g->outputs[i]->name, out[i]);
     kn_arena_destroy(a);
     kn_graph_destroy(g);

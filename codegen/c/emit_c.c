@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ctype kn_ctype_c99
@@ -195,6 +196,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         const kn_kernel *kr = p->kernels[ki];
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(kr->body, use);
+        kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_KERNEL,
+                                      .name = "emitting C",
+                                      .done = ki + 1,
+                                      .total = p->nkernels});
         fprintf(k, "\n/* %s */\nstatic void %s_k%d(", kr->name, N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
@@ -243,6 +248,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     for (int ki = 0; ki < p->nkernels; ki++) {
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(p->kernels[ki]->body, use);
+        if (opt->profile)
+            fprintf(k, "    if (%s_profile_hook) %s_profile_hook(%s_profile_user, %d, 0);\n", N, N,
+                    N, ki);
         fprintf(k, "    %s_k%d(", N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
@@ -252,6 +260,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                         p->bufs[i]->name, inl && p->bufs[i]->dtype == KN_F32 ? ".f" : "");
             }
         fprintf(k, ");\n");
+        if (opt->profile)
+            fprintf(k, "    if (%s_profile_hook) %s_profile_hook(%s_profile_user, %d, 1);\n", N, N,
+                    N, ki);
     }
     if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);
     fprintf(k,
@@ -287,8 +298,12 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         kn_cprint W;
         kn_cprint_init(&W, p, c, KN_C99);
         for (int i = 0; i < p->nbufs; i++)
-            if (kn_kbuf_is_weight(p->bufs[i]))
+            if (kn_kbuf_is_weight(p->bufs[i])) {
                 emit_weight_array(&W, p->bufs[i], opt->weights_section, N);
+                kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_WRITE,
+                                              .name = "weights",
+                                              .size = (long long)ftell(c)});
+            }
     }
     if (opt->weights_file && weights) {
         static const unsigned char zero[64];
@@ -303,6 +318,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fwrite(zero, 1, wsize - at, weights);
     }
     kn_cprint_helpers(&E, c);
+    if (opt->profile)
+        fprintf(c,
+                "\n/* Profiling build (kiln bench --profile): called around each kernel. */\n"
+                "void (*%s_profile_hook)(void *, int, int);\nvoid *%s_profile_user;\n",
+                N, N);
     fwrite(kbuf, 1, klen, c);
     free(kbuf);
     free(use);
@@ -332,9 +352,15 @@ kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
     for (int i = 0; i < nf; i++)
         if (f[i] && fclose(f[i]) != 0 && !st)
             st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-    for (int i = 0; i < nf && !st; i++)
+    for (int i = 0; i < nf && !st; i++) {
+        struct stat sb;
+        long long size = stat(tmp[i], &sb) == 0 ? (long long)sb.st_size : 0;
         if (rename(tmp[i], final[i]) != 0)
             st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+        else
+            kn_event_emit(
+                cx, &(kn_event){.kind = KN_EVENT_WRITE, .name = final[i], .size = size, .done = 1});
+    }
     if (st)
         for (int i = 0; i < nf; i++)
             if (f[i]) remove(tmp[i]);

@@ -21,6 +21,11 @@ typedef struct kn_c_options {
     bool header_only;            /* kn_emit_c_files: NAME.h only (for --emit obj|asm|llvm) */
     bool reverse_parallel;       /* test mode: run parallel loops backwards (checks the
                                     parallel-loop analysis: results must not change) */
+    bool profile;                /* kiln bench --profile: NAME.c defines the globals
+                                    `void (*NAME_profile_hook)(void *, int, int)` and
+                                    `void *NAME_profile_user`, and NAME_run calls the hook
+                                    around each kernel when it is set (codegen/profile.h).
+                                    Not for firmware: the globals are mutable. */
 } kn_c_options;
 
 /* Writes NAME.h and NAME.c (and NAME.weights) to the given streams; c may be NULL

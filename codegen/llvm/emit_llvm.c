@@ -29,6 +29,7 @@ typedef struct emit {
     LLVMValueRef *globals;      /* constant global of each KB_CONST buffer */
     const void *const *weights; /* or NULL; else the address of each KB_CONST buffer */
     kn_par_for par_for;         /* or NULL: parallel loops run as plain loops */
+    const kn_profile *prof;     /* or NULL: no timing hooks around kernels */
     bool in_task;               /* building a parallel loop's task function */
     LLVMValueRef *kfn;          /* the function each kernel calls */
     int *kfn_of;                /* the kernel whose function that is (kernels that are the same
@@ -791,6 +792,20 @@ static void build_weights(emit *E) {
     }
 }
 
+/* hook(user, k, phase) through the addresses in E->prof (codegen/profile.h). */
+static void profile_call(emit *E, int k, int phase) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMTypeRef pt[3] = {E->ptr, i32, i32};
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), pt, 3, 0);
+    LLVMValueRef fn = LLVMConstIntToPtr(
+        LLVMConstInt(i64, (unsigned long long)(uintptr_t)E->prof->hook, 0), E->ptr);
+    LLVMValueRef args[3] = {
+        LLVMConstIntToPtr(LLVMConstInt(i64, (unsigned long long)(uintptr_t)E->prof->user, 0),
+                          E->ptr),
+        LLVMConstInt(i32, (unsigned long long)k, 0), LLVMConstInt(i32, (unsigned)phase, 0)};
+    LLVMBuildCall2(E->b, ft, fn, args, 3, "");
+}
+
 /* NAME_run(in..., out..., arena) and NAME_run_array(inputs, outputs, weights, arena). */
 static void build_entries(emit *E) {
     const kn_kprog *p = E->p;
@@ -848,7 +863,9 @@ static void build_entries(emit *E) {
                 args[na++] = addr[i];
             }
         LLVMTypeRef kt = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), targs, (unsigned)na, 0);
+        if (E->prof) profile_call(E, k, 0);
         LLVMBuildCall2(B, kt, E->kfn[k], args, (unsigned)na, "");
+        if (E->prof) profile_call(E, k, 1);
     }
     LLVMBuildRet(B, status ? LLVMBuildLoad2(B, i32, status, "") : LLVMConstInt(i32, 0, 0));
 
@@ -875,11 +892,18 @@ static void build_entries(emit *E) {
 
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                const void *const *weights, kn_par_for par_for, LLVMModuleRef *out) {
+    return kn_llvm_build_module_profiled(cx, p, ctx, weights, par_for, NULL, out);
+}
+
+kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                                        const void *const *weights, kn_par_for par_for,
+                                        const kn_profile *prof, LLVMModuleRef *out) {
     emit E = {0};
     E.cx = cx;
     E.p = p;
     E.weights = weights;
     E.par_for = par_for;
+    E.prof = prof && prof->hook ? prof : NULL;
     E.ctx = ctx;
     E.mod = LLVMModuleCreateWithNameInContext(p->name, ctx);
     E.b = LLVMCreateBuilderInContext(ctx);
@@ -891,7 +915,13 @@ kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx
     E.kfn_of = calloc((size_t)p->nkernels + 1, sizeof *E.kfn_of);
     KN_ASSERT(E.vars && E.bufs && E.globals && E.kfn && E.kfn_of);
     build_weights(&E);
-    for (int k = 0; k < p->nkernels; k++) build_kernel(&E, k);
+    for (int k = 0; k < p->nkernels; k++) {
+        build_kernel(&E, k);
+        kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_KERNEL,
+                                      .name = "building LLVM IR",
+                                      .done = k + 1,
+                                      .total = p->nkernels});
+    }
     build_entries(&E);
     LLVMDisposeBuilder(E.b);
     free(E.vars);

@@ -69,6 +69,7 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
 }
 
 kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level) {
+    kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "optimizing with LLVM"});
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(m, triple);
     LLVMDisposeMessage(triple);
@@ -130,6 +131,11 @@ static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
 
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                       kn_par_for par_for, kn_jit **out) {
+    return kn_llvm_jit_profiled(cx, p, t, opt_level, par_for, NULL, out);
+}
+
+kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                               kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
     *out = NULL;
     if (t->triple || t->embedded)
         return kn_diag(cx, NULL, KN_EUNSUPPORTED,
@@ -145,7 +151,7 @@ kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
     kn_status st = copy_weights(cx, p, &j->weights, waddr);
-    if (!st) st = kn_llvm_build_module(cx, p, ctx, waddr, par_for, &m);
+    if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
     free(waddr);
     if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
         if (!st) LLVMDisposeModule(m);

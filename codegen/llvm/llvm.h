@@ -10,6 +10,7 @@
 #ifndef KN_LLVM_H
 #define KN_LLVM_H
 
+#include "codegen/profile.h"
 #include "ir/kir.h"
 #include "targets/target.h"
 
@@ -31,6 +32,9 @@ typedef int (*kn_par_for)(void *user_context, kn_par_task task, int min, int siz
  * *out is owned by the caller: kn_jit_destroy() releases the code and memory. */
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                       kn_par_for par_for, kn_jit **out);
+/* kn_llvm_jit with per-kernel timing hooks (prof may be NULL: none; see codegen/profile.h). */
+kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+                               kn_par_for par_for, const kn_profile *prof, kn_jit **out);
 /* The NAME_run_array entry point; valid until kn_jit_destroy(). Thread-safe: calls may
  * run concurrently with separate arenas. */
 kn_entry_fn kn_jit_entry(const kn_jit *j);

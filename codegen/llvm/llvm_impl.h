@@ -15,6 +15,11 @@
  * in this process that outlive the code: the JIT keeps its own copy). */
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                const void *const *weights, kn_par_for par_for, LLVMModuleRef *out);
+/* The same with per-kernel timing hooks called from NAME_run (prof: JIT only, its
+ * addresses are built into the code; NULL: none). */
+kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                                        const void *const *weights, kn_par_for par_for,
+                                        const kn_profile *prof, LLVMModuleRef *out);
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out);

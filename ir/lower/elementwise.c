@@ -333,6 +333,9 @@ static kn_status lower_dropout(kn_lower *L, const kn_node *n, kn_kbuf *const *in
                            "training-mode Dropout with a ratio above 0 is random: code generation "
                            "supports inference mode only");
         if (!zero && !off) { /* decided by run-time inputs */
+            kn_warn(kl_ctx(L), n,
+                    "training mode is a run-time input: the compiled code runs inference and "
+                    "NAME_run returns 3 when the inputs ask for random dropping");
             kn_kx *train = tr ? kx_const(L, KN_BOOL, 1)
                               : kx_bin(L, KX_NE, kx_load(L, in[2], kx_int(L, 0)),
                                        kx_const(L, in[2]->dtype, 0));

@@ -44,7 +44,7 @@ expect 0 "logits: f32\[48,10\]" -- "$KILN" run "$EX/digits.onnx" --input "image=
 [ -f "$T/ok/logits.npy" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: no logits.npy"; }
 expect 0 "logits: f32\[3,10\]" -- "$KILN" run "$EX/digits.onnx" --random 7 --dim batch=3
 expect 0 "logits: f32\[2,10\]" -- "$KILN" run "$EX/digits.onnx" --random 7 --shape image=2,1,8,8
-expect 1 "unfixed dimensions" -- "$KILN" run "$EX/digits.onnx" --random 7
+expect 1 "input 'image' has symbolic dimension 'batch': pass --dim batch=N (e.g. --dim batch=1) or --shape image=1,1,8,8 (needed for --random)" -- "$KILN" run "$EX/digits.onnx" --random 7
 expect 0 "parameters" -- "$KILN" inspect "$EX/digits.onnx" --dim batch=1
 expect 0 '"flops": ' -- "$KILN" inspect "$EX/digits.onnx" --json
 expect 1 "unknown pass 'nope'" -- "$KILN" inspect "$EX/digits.onnx" --passes shape,nope
@@ -67,6 +67,12 @@ expect 1 "input 'image' has type i64" -- "$KILN" run "$EX/digits.onnx" --input "
 no_outputs "$T/out_in"
 expect 1 "input 'image' has shape f32\[48,1,8,8\], the model expects f32\[40,1,8,8\]" -- \
   "$KILN" run "$EX/digits.onnx" --shape image=40,1,8,8 --input "image=$EX/test_images.npy"
+# mistakes in --shape/--dim/--passes/--target are answered with what the model or kiln has
+expect 1 "no input dimension is named 'batchx' (the model's symbolic dimensions: batch)" -- "$KILN" inspect "$EX/digits.onnx" --dim batchx=1
+expect 1 "--shape image=1,8,8 gives 3 sizes; input 'image' is f32\[batch,1,8,8\]: give 4" -- "$KILN" inspect "$EX/digits.onnx" --shape image=1,8,8
+expect 1 "the model has no input 'nope' (its inputs: image)" -- "$KILN" inspect "$EX/digits.onnx" --shape nope=1
+expect 1 "unknown pass 'foo' in --passes (passes: " -- "$KILN" inspect "$EX/digits.onnx" --passes shape,foo
+expect 2 "unknown target 'm9' (targets: native, generic," -- "$KILN" compile "$EX/digits.onnx" -o "$T/x" --target m9
 expect 1 "has no input 'img'" -- "$KILN" run "$EX/digits.onnx" --input "img=$EX/test_images.npy"
 printf "\223NUMPY\001\000F\000{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }            \n" >"$T/f.npy"
 printf '\000\000\000\000\000\000\000\000' >>"$T/f.npy"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Pictures and profiles: kiln inspect --dot/--svg (graph through Graphviz), --memory
+# --svg (the arena over time), kiln bench --profile/--profile-file and inspect
+# --profile. The SVGs must be well-formed XML (xmllint) and hold what they draw.
+# usage: pictures.sh KILN SOURCE_DIR
+KILN=$1
+M=$2/examples/digits/digits.onnx
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+wellformed() { # FILE
+  if command -v xmllint >/dev/null; then xmllint --noout "$1"; else tail -1 "$1" | grep -q "</svg>"; fi
+}
+
+# per-kernel profile: one line per kernel, shares summing to 1
+"$KILN" bench "$M" --dim batch=4 --runs 3 --warmup 1 --profile-file "$T/p.json" >"$T/bench.txt" || bad "bench --profile-file"
+grep -q "^  *1 .*Conv" "$T/bench.txt" && grep -q "^kernels .* mean run" "$T/bench.txt" && ok ||
+  bad "bench --profile table: $(cat "$T/bench.txt")"
+[ "$(grep -c '"kernel": ' "$T/p.json")" = 8 ] && ok || bad "profile file: not 8 kernels"
+sum=$(sed -n 's/.*"share": \([0-9.]*\).*/\1/p' "$T/p.json" | awk '{s += $1} END {printf "%.3f", s}')
+[ "$sum" = 1.000 ] && ok || bad "profile shares sum to $sum"
+"$KILN" bench "$M" --dim batch=4 --runs 2 --backend c --profile >"$T/c.txt" && grep -q "^kernels" "$T/c.txt" && ok ||
+  bad "bench --profile --backend c"
+"$KILN" bench "$M" --dim batch=4 --backend interp --profile >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "bench --profile --backend interp is not a usage error"
+# --json stays one line with --profile-file
+[ "$("$KILN" bench "$M" --dim batch=4 --runs 2 --json --profile-file "$T/p2.json" | wc -l)" = 1 ] && [ -s "$T/p2.json" ] && ok ||
+  bad "bench --json --profile-file"
+
+# the graph: dot text, and SVG through Graphviz
+"$KILN" inspect "$M" --dim batch=4 --dot "$T/g.dot" --profile "$T/p.json" >/dev/null || bad "inspect --dot"
+grep -q "subgraph cluster_n" "$T/g.dot" && grep -q "Relu (fused)" "$T/g.dot" && grep -q "f32\[4,8,8,8\]" "$T/g.dot" &&
+  grep -q "% of time" "$T/g.dot" && ok || bad "dot: fused cluster, shapes or profile missing"
+if command -v dot >/dev/null; then
+  "$KILN" inspect "$M" --dim batch=4 --svg "$T/g.svg" --profile "$T/p.json" >/dev/null && wellformed "$T/g.svg" &&
+    grep -q "/3/Conv" "$T/g.svg" && ok || bad "inspect --svg"
+fi
+# no dot on PATH: a message saying what to install, and no file
+mkdir "$T/bin"
+ln -s "$(command -v sh)" "$T/bin/sh"
+PATH=$T/bin "$KILN" inspect "$M" --svg "$T/none.svg" >/dev/null 2>"$T/err"
+[ $? = 1 ] && grep -q "apt-get install graphviz" "$T/err" && [ -z "$(ls "$T" | grep none)" ] && ok ||
+  bad "svg without dot: $(cat "$T/err")"
+# not a profile
+"$KILN" inspect "$M" --profile "$M" >/dev/null 2>"$T/err"
+[ $? = 1 ] && grep -q "is not a kiln profile" "$T/err" && ok || bad "bad profile: $(cat "$T/err")"
+
+# the memory plan: one rectangle per temporary of the --memory table
+"$KILN" inspect "$M" --dim batch=4 --memory --svg "$T/m.svg" >"$T/m.txt" && wellformed "$T/m.svg" && ok || bad "--memory --svg"
+n=$(($(wc -l <"$T/m.txt") - 2))
+[ "$(grep -c '): .* at offset' "$T/m.svg")" = "$n" ] && ok || bad "memory svg: not $n buffers"
+grep -q "lower bound" "$T/m.svg" && grep -q "region-arena" "$T/m.svg" && ok || bad "memory svg: no lower bound"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

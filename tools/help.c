@@ -1,0 +1,526 @@
+/* The one description of kiln's command line (see help.h) and its three printers:
+ * --help text wrapped to 80 columns, man(7) for kiln(1) and Markdown for docs/cli.md.
+ * Text in the table is plain: no markup, paragraphs unwrapped, "- " starting a list
+ * item. The printers add the markup of their format and nothing else, so the three
+ * say the same. */
+#include "tools/help.h"
+#include "tools/cli.h"
+#include "passes/pass.h"
+#include "targets/target.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* ---- the table ---- */
+
+/* An option shown as its name and argument. */
+#define O(name_, arg_, help_)                                                                      \
+    { .name = name_, .arg = arg_, .help = help_ }
+
+/* Warnings, -v and progress (cli_talk_opt). */
+#define TALK_OPTIONS                                                                               \
+    O("--no-warnings", NULL,                                                                       \
+      "Do not print warnings (one line each on stderr: code that differs from what the model "     \
+      "may ask for at run time, such as a run-time Dropout mode or a string longer than its "      \
+      "storage)."),                                                                                \
+        {.name = "-v",                                                                             \
+         .help = "Print each stage's and pass's time (and the IR size after a pass) on stderr. "   \
+                 "Without it, a terminal shows progress while a large model compiles; nothing "    \
+                 "is shown when stderr is not a terminal.",                                        \
+         .shown = "-v, --verbose"},                                                                \
+    {                                                                                              \
+        .name = "--verbose"                                                                        \
+    }
+/* The pipeline (cli_pipeline_opt): every command that compiles. */
+#define PIPELINE_OPTIONS                                                                           \
+    O("--passes", "LIST",                                                                          \
+      "The pipeline: comma-separated passes, graph passes, then 'lower', then kernel passes "      \
+      "(kiln inspect --list-passes lists them with what each needs). Default: the -O "             \
+      "level's pipeline."),                                                                        \
+        O("--dump-after", "PASS",                                                                  \
+          "Print the IR after PASS to stdout: the graph, or the kernel IR once lowered (a comma "  \
+          "list of passes, or all).")
+#define OPT_LEVEL_OPTION                                                                           \
+    {                                                                                              \
+        .name = "-O",                                                                              \
+        .help = "Optimization level (default -O3): -O0 lowers without fusion or register tiles; "  \
+                "also LLVM's level for llvm, obj, asm.",                                           \
+        .shown = "-O0 .. -O3"                                                                      \
+    }
+
+#define QUIET_OPTIONS                                                                              \
+    {.name = "-q",                                                                                 \
+     .help = "Print nothing on success: no summary, no warnings, no progress.",                    \
+     .shown = "-q, --quiet"},                                                                      \
+    {                                                                                              \
+        .name = "--quiet"                                                                          \
+    }
+
+#define LOAD_OPTIONS                                                                               \
+    O("--shape", "IN=D,D,..",                                                                      \
+      "Fix the whole shape of graph input IN (it must agree with the dimensions the model "        \
+      "fixes)."),                                                                                  \
+        O("--dim", "NAME=VALUE", "Fix every input dimension whose ONNX dim_param is NAME."),       \
+        O("--length", "IN=N|none",                                                                 \
+          "Sequence input IN has N elements: it becomes inputs IN_0 .. IN_{N-1} (their shapes "    \
+          "from the element type, --shape IN_0=.. or --dim). An optional input holds a value "     \
+          "(1, or its sequence's length) or none.")
+
+static const cli_option compile_options[] = {
+    O("-o", "DIR", "Output folder (created if missing). Required."),
+    O("--name", "N", "C prefix of the generated symbols and files (default: model)."),
+    O("--emit", "KIND",
+      "c (default): NAME.h and NAME.c, standalone C99. h: NAME.h alone (sizes and entry "
+      "points, for build systems). obj, asm, llvm: NAME.o, NAME.s or NAME.ll (textual LLVM IR) "
+      "through LLVM, with the same NAME.h. opencl: NAME.cl kernels and NAME.c/NAME.h host code "
+      "on kiln's OpenCL runtime layer (docs/opencl.md)."),
+    O("--target", "T",
+      "What the code is tuned for (docs/targets.md): generic (default for c and h: portable "
+      "C99, the same on every build machine), native (default for obj, asm and llvm: the "
+      "machine running kiln), x86-64-avx2, x86-64-avx512, aarch64, cortex-m4, cortex-m7. Not "
+      "for opencl."),
+    LOAD_OPTIONS,
+    O("--bind", "NAME=FILE",
+      "Bake input NAME into the model as a constant read from FILE (.npy or .pb)."),
+    O("--weights-section", "NAME", "Put the weight arrays in linker section NAME (GCC/Clang)."),
+    O("--weights-file", NULL,
+      "Write the weights to NAME.weights instead of C arrays; NAME_run then takes them as a "
+      "parameter (for models too large for a C array)."),
+    O("--max-arena", "BYTES",
+      "Refuse a model whose arena needs more than BYTES (suffix K, M or G: units of 1024, "
+      "1024^2, 1024^3 bytes); nothing is written."),
+    O("--max-weights", "BYTES", "Refuse a model whose weights need more (same suffixes)."),
+    O("--max-string-bytes", "N",
+      "Storage per string element that a kernel writes whose length is known only at run time "
+      "(StringNormalizer's case change), NUL included (default 256); NAME_run returns 2 when a "
+      "string does not fit."),
+    O("--dump-kir", NULL, "Print the kernel IR program."),
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
+    PIPELINE_OPTIONS,
+    OPT_LEVEL_OPTION,
+    {0},
+};
+
+static const cli_option run_options[] = {
+    O("--backend", "B",
+      "interp (the reference interpreter; default), c (the generated C, built with $CC into a "
+      "temporary shared object and loaded), llvm (LLVM JIT in process) or opencl (OpenCL C "
+      "kernels on the first OpenCL device, through the Halide runtime). The compiled backends "
+      "fix the input shapes to the given inputs."),
+    O("--input", "NAME=FILE",
+      "The value of graph input NAME (its ONNX name) from a .npy file (format 1.0 to 3.0, C "
+      "order, little-endian numeric and bool dtypes) or an ONNX TensorProto .pb "
+      "(SequenceProto/OptionalProto for sequence and optional inputs). Its dimensions must match "
+      "what the model fixes."),
+    O("--random", "SEED",
+      "Random values for every input without --input: floats uniform in [-1, 1), integers in "
+      "[0, 10). Needs fixed shapes."),
+    O("--bind", "NAME=FILE", "Bake input NAME into the model as a constant before compiling."),
+    O("--output-dir", "DIR",
+      "Write each output to DIR/<name>.npy; characters of the ONNX name outside "
+      "[A-Za-z0-9._-] become _. Files are written to a temporary name and renamed, so a "
+      "failure leaves no partial file."),
+    LOAD_OPTIONS,
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
+    PIPELINE_OPTIONS,
+    OPT_LEVEL_OPTION,
+    {0},
+};
+
+static const cli_option inspect_options[] = {
+    O("--passes", "LIST",
+      "Comma-separated passes to run (default " KN_GRAPH_PASSES "). A pipeline that names "
+      "'lower' and kernel passes after it prints the kernel-IR program instead of the graph."),
+    O("--dump-after", "PASS", "Also print the IR after PASS (a comma list, or all)."),
+    O("--list-passes", NULL, "Print the available passes and stop."),
+    O("--json", NULL,
+      "Print a JSON object instead of text: model, opset, parameters, flops, inputs, outputs, "
+      "nodes."),
+    O("--dot", "FILE",
+      "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
+      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
+      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+    O("--svg", "FILE",
+      "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
+      "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
+      "buffer occupies which bytes at each kernel) with the bytes live at each kernel and the "
+      "lower bound, one panel per memory region."),
+    O("--profile", "FILE",
+      "Show each node's time, share of the run and GFLOP/s from a profile written by kiln "
+      "bench --profile-file, and shade the nodes of --dot and --svg by their share."),
+    O("--memory", NULL,
+      "Lower the model and print the memory plan: the arena size, its lower bound, and each "
+      "temporary's offset, size and lifetime (in kernels)."),
+    O("--target", "T",
+      "Lower and plan for target T (default generic, as kiln compile's C): with --memory, or "
+      "a --passes list that lowers."),
+    TALK_OPTIONS,
+    LOAD_OPTIONS,
+    {0},
+};
+
+static const cli_option bench_options[] = {
+    O("--backend", "B",
+      "llvm (JIT; default), c (the generated C built with $CC -O3 -march=native into a shared "
+      "object) or interp."),
+    O("--runs", "N", "Timed runs (default 10)."),
+    O("--warmup", "N", "Untimed runs first (default 2)."),
+    O("--threads", "N",
+      "llvm: run each kernel's parallel loop on N threads of the Halide runtime's pool; c and "
+      "interp use one (default 1)."),
+    O("--json", NULL,
+      "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
+      "first_ms, median_ms, min_ms, flops, gflops."),
+    O("--profile", NULL,
+      "Also time each kernel (llvm and c: the code is built with a timing hook around each "
+      "kernel, which adds a little to the latency) and print the top kernels: time per run, "
+      "share, GFLOP/s, op and node."),
+    O("--profile-file", "FILE",
+      "--profile, and write every kernel's figures to FILE (JSON) for kiln inspect --profile."),
+    O("--input", "NAME=FILE", "The value of input NAME from a .npy or ONNX TensorProto .pb file."),
+    O("--random", "SEED", "Seed of the random values of the other inputs (default 0)."),
+    TALK_OPTIONS,
+    LOAD_OPTIONS,
+    PIPELINE_OPTIONS,
+    OPT_LEVEL_OPTION,
+    {0},
+};
+
+static const cli_option check_options[] = {
+    O("--backend", "B",
+      "interp (default), c (generated C, compiled with $CC), llvm (JIT) or opencl (OpenCL C on "
+      "the first OpenCL device; exit code 77 and every test skipped when there is none)."),
+    O("--known-failures", "FILE",
+      "Lines 'test_name: reason' (repeatable). A listed test that fails is skipped; a listed "
+      "test that passes is a failure (\"remove it from the list\"), so the list only shrinks."),
+    O("--timeout", "SECONDS", "Per-test time limit (default 60)."),
+    O("--no-fork", NULL, "Run the tests in this process (for debuggers)."),
+    O("--operators-md", "FILE", "Write the supported-operator table (docs/operators.md)."),
+    {.name = "-v", .help = "Print every test's result.", .shown = "-v, --verbose"},
+    {.name = "--verbose"}, /* the same, listed with -v */
+    O("--passes", "LIST", "Compiling backends: the pipeline (kiln inspect --list-passes)."),
+    OPT_LEVEL_OPTION,
+    {0},
+};
+
+static const cli_option help_options[] = {
+    O("--man", NULL, "Print the man page kiln(1) in man(7) format."),
+    O("--markdown", NULL, "Print this reference as Markdown (docs/cli.md)."),
+    O("--targets", NULL,
+      "Print the targets of --target as a Markdown table: name, LLVM triple and CPU, vector "
+      "width and registers, int8 dot product, bare metal (docs/targets.md)."),
+    {0},
+};
+
+const cli_command cli_commands[] = {
+    {"compile", "compile a model to C99, an object file, LLVM IR or OpenCL",
+     "kiln compile MODEL -o DIR [options]",
+     "Compiles MODEL ahead of time. With --emit c (the default) it writes DIR/NAME.h and "
+     "DIR/NAME.c: C99 that calls no allocator and writes no global, with the arena size a "
+     "macro (docs/generated-c.md has the contract). With --emit obj, asm or llvm LLVM builds "
+     "the same program for --target; NAME.h is the same.\n\n"
+     "Inputs must have fixed shapes (--shape, --dim); inputs that carry shapes (Reshape's "
+     "shape, Slice's starts) can be baked in with --bind. On success it prints the files "
+     "written and the target, then the kernel count, the arena size, its lower bound (the "
+     "largest total of bytes live at once) and the weights size. On failure nothing is "
+     "written.",
+     compile_options, cmd_compile},
+    {"run", "run a model on inputs and write its outputs", "kiln run MODEL [options]",
+     "Runs MODEL with a backend and prints each output as name: f32[48,10] [first values...].",
+     run_options, cmd_run},
+    {"inspect", "print the graph after passes: nodes, shapes, parameters, FLOPs",
+     "kiln inspect MODEL [options]",
+     "Prints the graph after the passes in the text format of docs/ir-format.md, then "
+     "'; N nodes, N parameters, N FLOPs per run'. FLOPs count a multiply-add as 2 and are an "
+     "estimate for Conv, ConvTranspose, Gemm and MatMul plus one per output element of "
+     "elementwise ops.",
+     inspect_options, cmd_inspect},
+    {"bench", "compile once, time repeated runs: latency, compile time, GFLOP/s",
+     "kiln bench MODEL [options]",
+     "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the same "
+     "inputs, and prints the load and compile times, the first run, the median and minimum "
+     "latency and GFLOP/s at the median (FLOPs as kiln inspect estimates them, for the "
+     "benchmarked shapes). Compile time covers passes, lowering and planning and, for c, "
+     "emitting and $CC; for llvm, optimization and the JIT. bench/run.sh compares kiln with "
+     "ONNX Runtime (not part of CTest).",
+     bench_options, cmd_bench},
+    {"check-onnx", "run ONNX backend test folders and compare outputs",
+     "kiln check-onnx DIR... [options]",
+     "Runs ONNX backend tests: each DIR is a test folder (model.onnx and "
+     "test_data_set_N/{input,output}_K.pb) or a folder of them. Outputs are compared with "
+     "rtol 1e-3 and atol 1e-5 (|got - want| <= atol + rtol * |want|), NaN equal to NaN, "
+     "infinities exact, integers and strings exact, dtype and shape exact. Each test runs in "
+     "a forked process with a time limit, so a crash or hang is that test's failure.\n\n"
+     "Each failure is printed as 'FAIL name: reason'; the last line is 'N passed, N failed', "
+     "with ', N skipped' when --known-failures skipped listed failures.",
+     check_options, cmd_check_onnx},
+    {"help", "print this reference, the man page or docs/cli.md",
+     "kiln help [COMMAND | --man | --markdown | --targets]",
+     "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},
+    {0},
+};
+
+/* What every command shares: printed after the command list of `kiln --help`, as the
+ * DESCRIPTION of kiln(1) and as the opening of docs/cli.md. */
+static const char *general =
+    "kiln is an ahead-of-time compiler for ONNX models: it compiles a model to standalone C99 "
+    "for firmware, to native code through LLVM (JIT in process, or object files for x86-64, "
+    "AArch64 and Cortex-M) or to OpenCL kernels.\n\n"
+    "Models are ONNX files (opsets 1 to 17). Tensor files are NumPy .npy or ONNX TensorProto "
+    ".pb. Every command takes --help; every command that loads a model takes --shape, --dim "
+    "and --length.\n\n"
+    "Exit codes: 0 success; 1 bad model or bad input, with one line on stderr naming the "
+    "file, and the node and its op where there is one (kiln: FILE: node 'NAME' (OP): "
+    "problem); 2 usage error; 3 internal error.";
+
+const cli_command *cli_command_find(const char *name) {
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (!strcmp(c->name, name)) return c;
+    return NULL;
+}
+
+/* ---- --help: plain text, 80 columns ---- */
+
+/* Writes text from column `col` (the cursor's), wrapping at 80 to `indent`. */
+static void wrap(FILE *f, const char *s, size_t len, int col, int indent) {
+    const char *end = s + len;
+    while (s < end) {
+        while (s < end && *s == ' ') s++;
+        const char *w = s;
+        while (w < end && *w != ' ') w++;
+        int n = (int)(w - s);
+        if (n == 0) break;
+        if (col > indent && col + 1 + n > 80) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(s, 1, (size_t)n, f);
+        col += n;
+        s = w;
+    }
+}
+
+/* Paragraphs of text (blank-line separated, "- " items hanging) wrapped at 80. */
+static void text_paragraphs(FILE *f, const char *text, int indent) {
+    for (const char *p = text; *p;) {
+        const char *e = strstr(p, "\n\n");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool item = !strncmp(p, "- ", 2);
+        fprintf(f, "%*s", indent, "");
+        wrap(f, p, len, indent, indent + (item ? 2 : 0));
+        fputc('\n', f);
+        if (!e) break;
+        p = e + 2;
+        fputc('\n', f);
+    }
+}
+
+static void option_label(const cli_option *o, char *buf, size_t cap) {
+    if (o->shown)
+        snprintf(buf, cap, "%s", o->shown);
+    else
+        snprintf(buf, cap, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+void cli_help_command(FILE *f, const cli_command *c) {
+    fprintf(f, "usage: %s\n", c->usage);
+    text_paragraphs(f, c->about, 0);
+    fputc('\n', f);
+    for (const cli_option *o = c->options; o->name; o++) {
+        if (!o->help) continue;
+        char label[64];
+        option_label(o, label, sizeof label);
+        int col = fprintf(f, "  %s", label);
+        if (col > 24) {
+            fprintf(f, "\n%*s", 26, "");
+        } else {
+            fprintf(f, "%*s", 26 - col, "");
+        }
+        wrap(f, o->help, strlen(o->help), 26, 26);
+        fputc('\n', f);
+    }
+}
+
+void cli_help_main(FILE *f) {
+    fprintf(f, "usage: kiln COMMAND [options]\n\ncommands:\n");
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(f, "  %-11s %s\n", c->name, c->summary);
+    fprintf(f, "\n'kiln COMMAND --help' describes a command; 'man kiln' all of them.\n\n");
+    text_paragraphs(f, general, 0);
+}
+
+/* ---- kiln(1) ---- */
+
+/* man(7) text: backslashes escaped, hyphens as \-, a leading dot or quote guarded. */
+static void man_text(FILE *f, const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\\')
+            fputs("\\e", f);
+        else if (s[i] == '-')
+            fputs("\\-", f);
+        else if ((s[i] == '.' || s[i] == '\'') && (i == 0 || s[i - 1] == '\n'))
+            fprintf(f, "\\&%c", s[i]);
+        else
+            fputc(s[i], f);
+    }
+}
+
+static void man_paragraphs(FILE *f, const char *text) {
+    for (const char *p = text; *p;) {
+        const char *e = strstr(p, "\n\n");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (!strncmp(p, "- ", 2)) {
+            fputs(".IP \\(bu 2\n", f);
+            man_text(f, p + 2, len - 2);
+        } else {
+            fputs(".PP\n", f);
+            man_text(f, p, len);
+        }
+        fputc('\n', f);
+        if (!e) break;
+        p = e + 2;
+    }
+}
+
+void cli_help_man(FILE *f) {
+    fputs(".TH KILN 1 \"\" \"kiln " KILN_VERSION "\" \"User Commands\"\n"
+          ".SH NAME\nkiln \\- ahead\\-of\\-time compiler for ONNX models\n.SH SYNOPSIS\n",
+          f);
+    for (const cli_command *c = cli_commands; c->name; c++) {
+        fputs(".B ", f);
+        man_text(f, c->usage, strlen(c->usage));
+        fputs("\n.br\n", f);
+    }
+    fputs(".SH DESCRIPTION\n", f);
+    man_paragraphs(f, general);
+    fputs(".SH COMMANDS\n", f);
+    for (const cli_command *c = cli_commands; c->name; c++) {
+        fputs(".SS ", f);
+        man_text(f, c->usage, strlen(c->usage));
+        fputc('\n', f);
+        man_paragraphs(f, c->about);
+        for (const cli_option *o = c->options; o->name; o++) {
+            if (!o->help) continue;
+            char label[64];
+            option_label(o, label, sizeof label);
+            fputs(".TP\n\\fB", f);
+            man_text(f, label, strlen(label));
+            fputs("\\fR\n", f);
+            man_text(f, o->help, strlen(o->help));
+            fputc('\n', f);
+        }
+    }
+    fputs(".SH SEE ALSO\nThe documentation installed with kiln (share/doc/kiln), starting with "
+          "README.md.\n",
+          f);
+}
+
+/* ---- docs/cli.md ---- */
+
+/* Markdown text: "docs/X.md" becomes a link to X.md (the page is in docs/); '<' is
+ * escaped so DIR/<name>.npy is not read as HTML. */
+static void md_text(FILE *f, const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (!strncmp(s + i, "docs/", 5) && i + 5 < len) {
+            size_t j = i + 5;
+            while (j < len && (s[j] == '-' || s[j] == '_' || (s[j] >= 'a' && s[j] <= 'z'))) j++;
+            if (j + 3 <= len && !strncmp(s + j, ".md", 3)) {
+                int n = (int)(j + 3 - (i + 5));
+                fprintf(f, "[%.*s](%.*s)", n, s + i + 5, n, s + i + 5);
+                i = j + 2;
+                continue;
+            }
+        }
+        if (s[i] == '<') fputc('\\', f);
+        fputc(s[i], f);
+    }
+}
+
+static void md_paragraphs(FILE *f, const char *text) {
+    for (const char *p = text; *p;) {
+        const char *e = strstr(p, "\n\n");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        md_text(f, p, len);
+        fputs("\n\n", f);
+        if (!e) break;
+        p = e + 2;
+    }
+}
+
+void cli_help_markdown(FILE *f) {
+    fputs("# The kiln command line\n\n"
+          "<!-- Generated by `kiln help --markdown` from tools/help.c, the table behind --help "
+          "and the man page; CTest checks it is current. Do not edit. -->\n\n",
+          f);
+    md_paragraphs(f, general);
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(f, "- [kiln %s](#kiln-%s): %s\n", c->name, c->name, c->summary);
+    for (const cli_command *c = cli_commands; c->name; c++) {
+        fprintf(f, "\n## kiln %s\n\n```\n%s\n```\n\n", c->name, c->usage);
+        md_paragraphs(f, c->about);
+        for (const cli_option *o = c->options; o->name; o++) {
+            if (!o->help) continue;
+            char label[64];
+            option_label(o, label, sizeof label);
+            fprintf(f, "- `%s`: ", label);
+            md_text(f, o->help, strlen(o->help));
+            fputc('\n', f);
+        }
+    }
+}
+
+void cli_help_targets(FILE *f) {
+    fputs("| target | LLVM triple | CPU | vector bits | vector registers | int8 dot product | "
+          "bare metal | what it is |\n| --- | --- | --- | ---: | ---: | --- | --- | --- |\n",
+          f);
+    for (const kn_target *const *t = kn_target_list(); *t; t++) {
+        char bits[16] = "measured", regs[16] = "measured";
+        if ((*t)->vector_bits) { /* "native" leaves them to kn_target_resolve() */
+            snprintf(bits, sizeof bits, "%d", (*t)->vector_bits);
+            snprintf(regs, sizeof regs, "%d", (*t)->vector_registers);
+        }
+        bool dev = (*t)->kind == KN_TARGET_GPU; /* OpenCL: the device's compiler decides */
+        if (dev) snprintf(bits, sizeof bits, "-"), snprintf(regs, sizeof regs, "-");
+        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
+                dev            ? "-"
+                : (*t)->triple ? (*t)->triple
+                               : "the host's",
+                dev         ? "-"
+                : (*t)->cpu ? (*t)->cpu
+                            : "the host's",
+                bits, regs, (*t)->int8_dot ? "yes" : "no", (*t)->embedded ? "yes" : "no",
+                (*t)->description);
+    }
+}
+
+int cmd_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            cli_help_command(stdout, cli_command_find("help"));
+            return EXIT_OK;
+        } else if (cli_flag(argv[i], "--man")) {
+            cli_help_man(stdout);
+            return EXIT_OK;
+        } else if (cli_flag(argv[i], "--markdown")) {
+            cli_help_markdown(stdout);
+            return EXIT_OK;
+        } else if (cli_flag(argv[i], "--targets")) {
+            cli_help_targets(stdout);
+            return EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            return cli_unknown_option("help", argv[i]);
+        } else {
+            const cli_command *c = cli_command_find(argv[i]);
+            if (!c) return cli_usage_error("help", "unknown command '%s'", argv[i]);
+            cli_help_command(stdout, c);
+            return EXIT_OK;
+        }
+    }
+    cli_help_main(stdout);
+    return EXIT_OK;
+}
