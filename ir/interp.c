@@ -2,6 +2,7 @@
  * kn_value.id, shared by the root graph and all subgraphs (ids are model-unique),
  * so a subgraph body sees outer values without copying. */
 #include "ir/interp.h"
+#include "ir/epilogue.h"
 #include "ir/ops.h"
 
 #include <string.h>
@@ -62,11 +63,9 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         }
     }
     if (d->eval(ex, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
-    if (kn_fused_relu(n) && out[0]) { /* passes/fuse.c: the Relu this node absorbed */
-        kn_tensor *y = out[0];
-        for (int64_t i = 0; i < kn_tensor_numel(y); i++)
-            if (kn_load_f64(y->data, y->type.dtype, (size_t)i) < 0) /* NaN stays */
-                kn_store_f64(y->data, y->type.dtype, (size_t)i, 0);
+    if (out[0] && kn_node_attr(n, KN_ATTR_EPILOGUE)) { /* passes/fuse.c: absorbed consumers */
+        kn_epilogue e;
+        if (kn_epilogue_of(cx, n, &e) || kn_epilogue_eval(cx, n, &e, out[0], in)) return cx->status;
     }
     for (int j = 0; j < n->nout; j++)
         if (n->out[j] && !out[j])

@@ -5,6 +5,7 @@
  * buffer's first/last kernel, which the memory plan turns into lifetimes. */
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
+#include "ir/epilogue.h"
 #include "targets/target.h"
 
 #include <stdio.h>
@@ -83,6 +84,38 @@ int kl_vector_registers(kn_lower *L) {
 static void use(kn_lower *L, kn_kbuf *b) {
     if (b->first < 0 || b->first > L->kidx) b->first = L->kidx;
     if (b->last < L->kidx) b->last = L->kidx;
+}
+
+void kl_contract(kn_lower *L, const kn_contract *c) {
+    kn_contract *d = kn_arena_alloc(L->p->arena, sizeof *d);
+    KN_ASSERT(d);
+    *d = *c;
+    if (c->epi) {
+        kn_epilogue *e = kn_arena_alloc(L->p->arena, sizeof *e);
+        KN_ASSERT(e);
+        *e = *c->epi;
+        d->epi = e;
+    }
+    L->p->kernels[L->kidx]->contract = d;
+}
+
+kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k) {
+    kn_lower *L = calloc(1, sizeof *L);
+    KN_ASSERT(L && k >= 0 && k < p->nkernels);
+    L->cx = cx;
+    L->p = p;
+    L->kidx = k;
+    L->target = p->target;
+    kn_kernel *kern = p->kernels[k];
+    kern->body = kl_block_new(L);
+    L->stack[0] = kern->body;
+    L->owner[0] = NULL;
+    L->depth = 1;
+    return L;
+}
+
+void kl_builder_destroy(kn_lower *L) {
+    free(L);
 }
 
 kn_ctx *kl_ctx(kn_lower *L) {

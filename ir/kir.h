@@ -156,10 +156,50 @@ struct kn_kbuf {
     int first, last;       /* kernels that define and last use it (memory plan) */
 };
 
+/* A contraction kernel, described by its lowering so that schedule passes can rebuild
+ * it (passes/tile.c) without reading the graph. The lowering's own loop nest computes
+ * exactly this; a pass may replace it by any nest that does too.
+ *
+ *   conv:   y[b][mo][oy][ox] = epi(bias[mo] + sum over ci < c/group, ky, kx of
+ *             x[b][g*c/group + ci][oy*sh + ky*dh - ph][ox*sw + kx*dw - pw] * w[mo][ci][ky][kx])
+ *           with g = mo / (m/group), reads outside the input being 0 (1-D: h = oh = kh = 1)
+ *   matmul: y[r][j] = epi(alpha * sum_k a(r, k) * b(k, j) + beta * bias[j]) over the rows r of
+ *           every batch, a(r, k) = x[r*K + k] (ta: x[k*M + r]), b(k, j) = w[k*N + j]
+ *           (tb: w[j*K + k])
+ *
+ * epi is the kernel's fused epilogue; its operands are buffers read at y's position. */
+typedef enum kn_contract_kind { KN_CONTRACT_CONV = 1, KN_CONTRACT_MATMUL } kn_contract_kind;
+
+struct kn_epilogue;
+typedef struct kn_contract {
+    kn_contract_kind kind;
+    kn_kbuf *x, *w, *bias, *y; /* bias may be NULL */
+    /* conv */
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t h, w_, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, peh, pew; /* pe: end pads */
+    /* matmul */
+    int64_t M, K, N; /* M: rows of all batches */
+    bool ta, tb;
+    double alpha, beta;
+    const struct kn_epilogue *epi; /* NULL: none */
+    kn_kbuf *operand[8];           /* epi->s[k]'s operand buffer, or NULL */
+} kn_contract;
+
+/* A kernel's schedule: the choices kernel passes made for it, written by
+ * --dump-schedule and read back by --schedule (passes/schedule.c). 0: not chosen. */
+typedef struct kn_sched {
+    int tile_rows, tile_vecs, lanes; /* register tile: rows x vectors of lanes */
+    int tasks;                       /* parallel split of the outermost parallel loop */
+    int wg;                          /* OpenCL work-group size along the innermost dimension */
+} kn_sched;
+
 typedef struct kn_kernel {
     const char *name; /* for comments: "node 'conv_3' (Conv)" */
     const kn_node *node;
-    kn_ks *body; /* a BLOCK */
+    kn_ks *body;                 /* a BLOCK */
+    const kn_contract *contract; /* what the kernel computes, if a contraction; else NULL */
+    kn_sched sched;
 } kn_kernel;
 
 typedef struct kn_kprog {
@@ -274,6 +314,13 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
  * elements of dtype t copied from data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
+/* Describes the kernel being built as a contraction (copied). */
+void kl_contract(kn_lower *L, const kn_contract *c);
+/* A builder on kernel k of p for a kernel pass that rebuilds it: the kernel's body is
+ * replaced by an empty block the builder appends to. Free with kl_builder_destroy. */
+kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k);
+void kl_builder_destroy(kn_lower *L);
+
 /* Strings (see "Strings" above). Character storage of `bytes` bytes in the arena,
  * kept until the end of the run (the strings a run returns point into it). */
 kn_kbuf *kl_string_storage(kn_lower *L, int64_t bytes);
@@ -290,6 +337,14 @@ int64_t kl_max_string_bytes(kn_lower *L);
 /* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
  * kernel goes on; what it writes afterwards is unspecified but in bounds. */
 void kl_fail(kn_lower *L, int status);
+/* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
+ * operands[k] is step k's operand already loaded at v's position (NULL for steps
+ * without one). ir/lower/epilogue.c. */
+struct kn_epilogue;
+kn_kx *kl_epilogue(kn_lower *L, const struct kn_epilogue *e, kn_kx *v, kn_kx *const *operands);
+/* x[...] broadcast (numpy rules) to output y's position given by one coordinate
+ * expression per axis of y. */
+kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);
 /* Cast/CastLike with a string on one side (ir/lower/string.c). */
 kn_status kl_cast_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 

@@ -26,7 +26,7 @@
 enum {
     OPF_ELEMWISE = 1 << 0,        /* output element i depends on input element i only */
     OPF_COMMUTATIVE = 1 << 1,     /* inputs may be reordered */
-    OPF_FUSE_HEAD = 1 << 2,       /* an elementwise epilogue may be fused into it */
+    OPF_FUSE_HEAD = 1 << 2,       /* its lowering applies a fused epilogue (ir/epilogue.h) */
     OPF_WEIGHTS = 1 << 3,         /* usually has constant weight inputs */
     OPF_SUBGRAPH = 1 << 4,        /* has graph attributes */
     OPF_SHAPE_FROM_DATA = 1 << 5, /* output shape may depend on input values */
@@ -98,13 +98,6 @@ KN_OP_GROUPS(X)
 
 const kn_opdesc *kn_op_desc(kn_op op);
 
-/* The attribute passes/fuse.c gives a fusable head (OPF_FUSE_HEAD) whose activation it
- * absorbed: "Relu". The interpreter and the lowerings apply it to the result. */
-#define KN_ATTR_ACTIVATION "kn.activation"
-static inline bool kn_fused_relu(const kn_node *n) {
-    const kn_attr *a = kn_node_attr(n, KN_ATTR_ACTIVATION);
-    return a && a->kind == KN_ATTR_STRING && a->s && !strcmp(a->s, "Relu");
-}
 /* The op for (domain, name); domain "ai.onnx" is the same as "". KN_OP_COUNT if unknown. */
 kn_op kn_op_lookup(const char *domain, const char *name);
 

@@ -1,15 +1,25 @@
-/* Operator fusion: an activation folded into the op that produces its input.
+/* Operator fusion: elementwise consumers folded into the epilogue of the node that
+ * produces their input (ir/epilogue.h).
  * requires: shape; breaks: nothing (the graph stays valid and runnable).
  *
- * A Relu whose input is the output of a head (Conv, or Add: ResNet's residual sum)
- * that nothing else reads is removed, and the head is marked with the attribute
- * `kn.activation = "Relu"` (kn_fused_relu). The interpreter (after any node) and the
- * heads' lowerings apply it to the head's result, so the output is written once
- * instead of written, read and written again. Graphs with subgraphs (If, Loop, Scan
+ * A node m is absorbed by the producer h of its input when h's lowering applies
+ * epilogues (OPF_FUSE_HEAD: Conv, ConvTranspose, Gemm, MatMul and the binary
+ * arithmetic ops), m is the only reader of h's output (which is not a graph output),
+ * and the dtypes are floats and agree:
+ *  - an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid, HardSigmoid,
+ *    HardSwish, Tanh) becomes a step of h's epilogue;
+ *  - an Add of h's output and a tensor r of the output's shape (or broadcasting to it),
+ *    where h is a Conv, Gemm or MatMul and r is available before h runs (an input, a
+ *    constant, or produced by an earlier node): ResNet's residual sum becomes the
+ *    step "Add @K" reading r as h's input K.
+ * m is removed and h writes m's output. Nodes are visited in order, so a chain
+ * (Conv, Add, Relu) folds step by step into the Conv. Graphs with subgraphs (whose
  * bodies may read any outer value) are left alone. */
+#include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* How many times v is read: node inputs and graph outputs. */
@@ -23,52 +33,89 @@ static int uses(const kn_graph *g, const kn_value *v) {
 
 static bool has_subgraphs(const kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++)
-        for (int k = 0; k < g->nodes[i]->nattr; k++) {
-            kn_attr_kind kind = g->nodes[i]->attrs[k].kind;
-            if (kind == KN_ATTR_GRAPH || kind == KN_ATTR_GRAPHS) return true;
-        }
+        if (kn_op_desc(g->nodes[i]->op)->flags & OPF_SUBGRAPH) return true;
     return false;
 }
 
-/* The node reading v, if exactly one node reads it once and it is not an output. */
-static kn_node *sole_reader(const kn_graph *g, const kn_value *v) {
-    if (uses(g, v) != 1) return NULL;
-    for (int i = 0; i < g->nnodes; i++)
-        for (int j = 0; j < g->nodes[i]->nin; j++)
-            if (g->nodes[i]->in[j] == v) return g->nodes[i];
-    return NULL;
+static bool is_float(const kn_value *v) {
+    return v && v->type.kind == KN_KIND_TENSOR && kn_dtype_get(v->type.dtype)->is_float;
 }
 
-static void add_attr(kn_graph *g, kn_node *n, const char *name, const char *value) {
-    kn_attr *a = kn_arena_array(g->arena, (size_t)n->nattr + 1, sizeof *a);
-    KN_ASSERT(a);
-    if (n->nattr) memcpy(a, n->attrs, (size_t)n->nattr * sizeof *a);
-    a[n->nattr] =
-        (kn_attr){.name = name, .kind = KN_ATTR_STRING, .s = value, .slen = strlen(value)};
-    n->attrs = a;
-    n->nattr++;
+/* The head that may absorb a consumer of x: x's producer, if x is its only output and
+ * x has no other reader than that consumer. */
+static kn_node *head_of(const kn_graph *g, const kn_value *x) {
+    kn_node *h = x ? x->producer : NULL;
+    if (!h || h->nout != 1 || !(kn_op_desc(h->op)->flags & OPF_FUSE_HEAD) || !kn_epilogue_room(h) ||
+        uses(g, x) != 1 || !is_float(x))
+        return NULL;
+    return h;
+}
+
+/* m's output now comes from h. */
+static void take_output(kn_node *h, kn_node *m) {
+    kn_value *y = m->out[0];
+    h->out[0]->producer = NULL; /* the head's old output is dead */
+    h->out[0] = y;
+    y->producer = h;
+}
+
+static bool contraction(const kn_node *h) {
+    return h->op == KN_OP_CONV || h->op == KN_OP_CONVTRANSPOSE || h->op == KN_OP_GEMM ||
+           h->op == KN_OP_MATMUL;
+}
+
+/* Whether r broadcasts to the shape of y without growing it. */
+static bool broadcasts_to(const kn_value *r, const kn_value *y) {
+    if (!kn_type_static(&r->type) || !kn_type_static(&y->type) || r->type.rank > y->type.rank)
+        return false;
+    for (int i = 0; i < r->type.rank; i++) {
+        int64_t d = r->type.dims[i], yd = y->type.dims[y->type.rank - r->type.rank + i];
+        if (d != 1 && d != yd) return false;
+    }
+    return true;
+}
+
+/* Tries to fold node m (at position pos) into a head; true if it did. */
+static bool fold(kn_ctx *cx, kn_graph *g, kn_node *m, const int *position) {
+    kn_epi_step s;
+    if (m->nout != 1 || !m->out[0] || !is_float(m->out[0])) return false;
+    if (kn_epilogue_step_of(cx, m, &s)) {
+        kn_node *h = head_of(g, m->in[0]);
+        if (!h || h->out[0]->type.dtype != m->out[0]->type.dtype) return false;
+        kn_epilogue_append(g, h, s, NULL);
+        take_output(h, m);
+        return true;
+    }
+    if (m->op != KN_OP_ADD || m->nin != 2) return false;
+    for (int side = 0; side < 2; side++) {
+        kn_node *h = head_of(g, m->in[side]);
+        kn_value *r = m->in[1 - side];
+        if (!h || !contraction(h) || !r || !is_float(r) || r->type.dtype != m->out[0]->type.dtype ||
+            !kn_type_equal(&h->out[0]->type, &m->out[0]->type) || !broadcasts_to(r, m->out[0]))
+            continue;
+        if (r->producer && position[r->producer->id] >= position[h->id]) continue;
+        kn_epilogue_append(g, h, (kn_epi_step){.op = KN_EPI_ADD}, r);
+        take_output(h, m);
+        return true;
+    }
+    return false;
 }
 
 kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g) {
-    (void)cx;
     if (has_subgraphs(g)) return KN_OK;
+    int maxid = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->id > maxid) maxid = g->nodes[i]->id;
+    int *position = malloc(((size_t)maxid + 1) * sizeof *position);
+    KN_ASSERT(position);
+    for (int i = 0; i < g->nnodes; i++) position[g->nodes[i]->id] = i;
     int kept = 0;
     for (int i = 0; i < g->nnodes; i++) {
         kn_node *n = g->nodes[i];
-        const kn_value *x = n->op == KN_OP_RELU ? n->in[0] : NULL;
-        kn_node *head = x ? x->producer : NULL;
-        if (head && (head->op == KN_OP_CONV || head->op == KN_OP_ADD) && head->nout == 1 &&
-            !kn_fused_relu(head) && sole_reader(g, x) == n &&
-            x->type.dtype == n->out[0]->type.dtype) {
-            kn_value *y = n->out[0];
-            head->out[0]->producer = NULL; /* the head's old output is dead */
-            head->out[0] = y;
-            y->producer = head;
-            add_attr(g, head, KN_ATTR_ACTIVATION, "Relu");
-            continue; /* drop the Relu */
-        }
+        if (fold(cx, g, n, position)) continue; /* drop the absorbed node */
         g->nodes[kept++] = n;
     }
     g->nnodes = kept;
+    free(position);
     return KN_OK;
 }

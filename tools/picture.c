@@ -4,6 +4,7 @@
  * The profile file of kiln bench --profile-file is read here too: one JSON object per
  * line inside "kernels", so a line-oriented reader that knows its keys suffices. */
 #include "tools/picture.h"
+#include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/ops.h"
 
@@ -85,6 +86,17 @@ void pic_profile_free(pic_profile *p) {
 /* ---- the graph in dot ---- */
 
 /* A dot string: quotes and backslashes escaped; "\n" in s stays a line break. */
+/* The steps of n's fused epilogue joined by ", " (ir/epilogue.h); false if none. */
+static bool epilogue_label(const kn_node *n, char *buf, size_t cap) {
+    const kn_attr *a = kn_node_attr(n, KN_ATTR_EPILOGUE);
+    if (!a || a->kind != KN_ATTR_STRINGS || !a->n) return false;
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < a->n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", a->strings[i]);
+    return true;
+}
+
 static void dot_str(FILE *f, const char *s) {
     for (; *s; s++) {
         if (*s == '"' || (*s == '\\' && s[1] != 'n'))
@@ -188,7 +200,8 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
     }
     for (int i = 0; i < g->nnodes; i++) {
         const kn_node *n = g->nodes[i];
-        bool fused = kn_fused_relu(n);
+        char epi[256];
+        bool fused = epilogue_label(n, epi, sizeof epi);
         if (fused)
             fprintf(f,
                     "  subgraph cluster_n%d {\n    label=\"fused\"; style=\"rounded,dashed\"; "
@@ -231,7 +244,9 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
         }
         fprintf(f, "\", fillcolor=\"%s\"];\n", fill);
         if (fused) {
-            fprintf(f, "    n%d_act [label=\"Relu (fused)\", fillcolor=\"%s\"];\n", n->id, fill);
+            fprintf(f, "    n%d_act [label=\"", n->id);
+            dot_str(f, epi);
+            fprintf(f, " (fused)\", fillcolor=\"%s\"];\n", fill);
             fprintf(f, "    n%d -> n%d_act [style=dashed, arrowhead=none];\n  }\n", n->id, n->id);
         }
     }
@@ -243,7 +258,7 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
             if (!v || v->constant) continue;
             if (v->producer)
                 fprintf(f, "  n%d%s -> n%d [label=\"", v->producer->id,
-                        kn_fused_relu(v->producer) ? "_act" : "", n->id);
+                        kn_node_attr(v->producer, KN_ATTR_EPILOGUE) ? "_act" : "", n->id);
             else
                 fprintf(f, "  v%d -> n%d [label=\"", v->id, n->id);
             if (v->producer) value_label(f, g, v);
@@ -257,7 +272,7 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
         fprintf(f, "\"];\n");
         if (v->producer) {
             fprintf(f, "  n%d%s -> o%d [label=\"", v->producer->id,
-                    kn_fused_relu(v->producer) ? "_act" : "", i);
+                    kn_node_attr(v->producer, KN_ATTR_EPILOGUE) ? "_act" : "", i);
             value_label(f, g, v);
             fprintf(f, "\"];\n");
         } else if (!v->constant) {

@@ -13,6 +13,7 @@
  * uses C fmin/fmax (a NaN operand gives the other), builders use comparisons. The
  * opset <= 6 forms (binary ops with broadcast=1 and axis, PRelu's per-channel 1-D
  * slope) read input 1 through a view with 1-dims added at the legacy axis. */
+#include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/ops/binary_attrs.h"
 #include "ir/ops/unary_attrs.h"
@@ -481,20 +482,28 @@ static kn_status lower_binary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
     const bin_def *d = bin_find(kl_ctx(L), n);
     if (!d) return kl_ctx(L)->status;
+    int nin = kn_node_op_inputs(n); /* the op's own inputs; epilogue operands follow */
+    kn_epilogue epi;
+    if (kn_epilogue_of(kl_ctx(L), n, &epi)) return kl_ctx(L)->status;
     kn_kbuf view1;
-    if (n->nin == 2 && legacy_view(L, n, in[0], in[1], &view1)) return kl_ctx(L)->status;
+    if (nin == 2 && legacy_view(L, n, in[0], in[1], &view1)) return kl_ctx(L)->status;
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
     kn_kx *acc = load_b(L, in[0], out[0], v);
     if (d->logic) acc = kx_cast(L, KN_BOOL, acc);
-    for (int j = 1; j < n->nin; j++) {
-        kn_kx *b = load_view(L, in[j], n->nin == 2 ? &view1 : in[j], out[0], v);
+    for (int j = 1; j < nin; j++) {
+        kn_kx *b = load_view(L, in[j], nin == 2 ? &view1 : in[j], out[0], v);
         if (d->logic) b = kx_cast(L, KN_BOOL, b);
         acc = d->build ? d->build(L, acc, b) : kx_bin(L, d->kx, acc, b);
-        if (j + 1 < n->nin) acc = tmp(L, acc);
+        if (j + 1 < nin) acc = tmp(L, acc);
     }
-    if (n->op == KN_OP_MEAN) acc = kx_bin(L, KX_DIV, acc, k(L, acc, n->nin));
-    if (kn_fused_relu(n)) acc = kx_bin(L, KX_MAX, acc, kx_const(L, acc->dtype, 0));
+    if (n->op == KN_OP_MEAN) acc = kx_bin(L, KX_DIV, acc, k(L, acc, nin));
+    if (epi.n) {
+        kn_kx *opnd[KN_EPI_MAX] = {0};
+        for (int s = 0; s < epi.n; s++)
+            if (epi.s[s].operand >= 0) opnd[s] = load_b(L, in[epi.s[s].operand], out[0], v);
+        acc = kl_epilogue(L, &epi, acc, opnd);
+    }
     kl_store(L, out[0], i, acc);
     kl_end_n(L, out[0]->rank);
     return KN_OK;

@@ -14,7 +14,7 @@
 #include "ir/kir.h"
 #include "ir/ops/nn_attrs.h"
 #include "ir/ops/nn_norm_attrs.h"
-#include "ir/lower/tile.h"
+#include "ir/epilogue.h"
 
 #include <math.h>
 #include <string.h>
@@ -133,7 +133,8 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_window w;
     if (window_init(L, n, x, wt, 0, y->dims + 2, &w)) return kl_ctx(L)->status;
     int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
-    if (kt_conv(L, n, in, out, &w, group)) return KN_OK;
+    kn_epilogue epi;
+    if (kn_epilogue_of(kl_ctx(L), n, &epi)) return kl_ctx(L)->status;
     int64_t c = x->dims[1], m = y->dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
@@ -157,9 +158,43 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kl_end(L);
     kn_kx *yi = kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
                        sp_offset(L, w.nsp, w.out, ov));
-    kl_store(L, y, yi,
-             kn_fused_relu(n) ? kx_bin(L, KX_MAX, var(L, acc), kx_const(L, t, 0)) : var(L, acc));
+    kn_kx *coord[KN_MAX_RANK] = {var(L, vb), mo}, *opnd[KN_EPI_MAX] = {0};
+    for (int i = 0; i < w.nsp; i++) coord[2 + i] = var(L, ov[i]);
+    for (int k = 0; k < epi.n; k++)
+        if (epi.s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi.s[k].operand], y, coord);
+    kl_store(L, y, yi, kl_epilogue(L, &epi, var(L, acc), opnd));
     kl_end_n(L, w.nsp + 3);
+    if (!transposed && w.nsp <= 2) { /* describe it for the tile pass */
+        int two = w.nsp == 2;
+        kn_contract d = {.kind = KN_CONTRACT_CONV,
+                         .x = x,
+                         .w = wt,
+                         .bias = bias,
+                         .y = y,
+                         .nsp = w.nsp,
+                         .n = x->dims[0],
+                         .c = c,
+                         .m = m,
+                         .group = group,
+                         .h = two ? w.in[0] : 1,
+                         .oh = two ? w.out[0] : 1,
+                         .kh = two ? w.k[0] : 1,
+                         .sh = two ? w.s[0] : 1,
+                         .dh = two ? w.d[0] : 1,
+                         .ph = two ? w.pb[0] : 0,
+                         .peh = two ? w.pe[0] : 0,
+                         .w_ = w.in[two],
+                         .ow = w.out[two],
+                         .kw = w.k[two],
+                         .sw = w.s[two],
+                         .dw = w.d[two],
+                         .pw = w.pb[two],
+                         .pew = w.pe[two],
+                         .epi = epi.n ? &epi : NULL};
+        for (int k = 0; k < epi.n; k++)
+            d.operand[k] = epi.s[k].operand >= 0 ? in[epi.s[k].operand] : NULL;
+        kl_contract(L, &d);
+    }
     return KN_OK;
 }
 
@@ -334,7 +369,8 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int64_t ta = kn_attr_int(cx, n, "transA", 0), tb = kn_attr_int(cx, n, "transB", 0);
     double alpha = kn_attr_float(cx, n, "alpha", 1.0f), beta = kn_attr_float(cx, n, "beta", 1.0f);
     if (kn_failed(cx)) return cx->status;
-    if (kt_gemm(L, n, in, out, ta, tb, alpha, beta)) return KN_OK;
+    kn_epilogue epi;
+    if (kn_epilogue_of(cx, n, &epi)) return cx->status;
     int64_t m = y->dims[0], nn = y->dims[1], k = a->dims[ta ? 0 : 1];
     kn_dtype t = kx_compute_dtype(y->dtype), at = acc_dtype(y->dtype);
     int v[2];
@@ -367,8 +403,33 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
             r = kx_add(L, r, kx_cast(L, KN_I64, cv));
         }
     }
+    kn_kx *coord[2] = {i, j}, *opnd[KN_EPI_MAX] = {0};
+    for (int s = 0; s < epi.n; s++)
+        if (epi.s[s].operand >= 0) opnd[s] = kl_bcast_load(L, in[epi.s[s].operand], y, coord);
+    if (epi.n) r = kl_epilogue(L, &epi, kx_cast(L, t, r), opnd);
     kl_store(L, y, madd(L, j, i, nn), r);
     kl_end_n(L, 2);
+    /* a row bias (C of N elements) or none: a contraction the tile pass can rebuild */
+    bool row_c =
+        !c || beta == 0 || (c->numel == nn && (c->rank == 1 || (c->rank == 2 && c->dims[1] == nn)));
+    if (is_float(t) && row_c) {
+        kn_contract d = {.kind = KN_CONTRACT_MATMUL,
+                         .x = a,
+                         .w = b,
+                         .bias = beta != 0 ? c : NULL,
+                         .y = y,
+                         .M = m,
+                         .K = k,
+                         .N = nn,
+                         .ta = ta,
+                         .tb = tb,
+                         .alpha = alpha,
+                         .beta = beta,
+                         .epi = epi.n ? &epi : NULL};
+        for (int s = 0; s < epi.n; s++)
+            d.operand[s] = epi.s[s].operand >= 0 ? in[epi.s[s].operand] : NULL;
+        kl_contract(L, &d);
+    }
     return KN_OK;
 }
 
@@ -376,8 +437,9 @@ static kn_status lower_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
  * result); the batch dims broadcast (stride 0 on size-1 and missing dims). */
 static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
-    if (kt_matmul(L, n, in, out)) return KN_OK;
     kn_kbuf *a = in[0], *b = in[1], *y = out[0];
+    kn_epilogue epi;
+    if (kn_epilogue_of(kl_ctx(L), n, &epi)) return kl_ctx(L)->status;
     int ar = a->rank, br = b->rank, yr = y->rank;
     int64_t k = a->dims[ar - 1], nn = br > 1 ? b->dims[br - 1] : 1;
     int nbatch = yr - (ar > 1) - (br > 1);
@@ -403,8 +465,28 @@ static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
            mac(L, kx_load(L, a, kx_add(L, ao, var(L, vl))),
                kx_load(L, b, madd(L, bo, var(L, vl), nn)), var(L, acc)));
     kl_end(L);
-    kl_store(L, y, kx_offset(L, yr, v, yst), var(L, acc));
+    kn_kx *coord[KN_MAX_RANK], *opnd[KN_EPI_MAX] = {0}, *r = var(L, acc);
+    for (int d = 0; d < yr; d++) coord[d] = var(L, v[d]);
+    for (int s = 0; s < epi.n; s++)
+        if (epi.s[s].operand >= 0) opnd[s] = kl_bcast_load(L, in[epi.s[s].operand], y, coord);
+    if (epi.n) r = kl_epilogue(L, &epi, r, opnd);
+    kl_store(L, y, kx_offset(L, yr, v, yst), r);
     kl_end_n(L, yr);
+    /* B one matrix for every row of A: y's rows are A's rows, a contraction */
+    if (is_float(y->dtype) && ar >= 2 && br == 2) {
+        kn_contract d = {.kind = KN_CONTRACT_MATMUL,
+                         .x = a,
+                         .w = b,
+                         .y = y,
+                         .M = a->numel / k,
+                         .K = k,
+                         .N = nn,
+                         .alpha = 1,
+                         .epi = epi.n ? &epi : NULL};
+        for (int s = 0; s < epi.n; s++)
+            d.operand[s] = epi.s[s].operand >= 0 ? in[epi.s[s].operand] : NULL;
+        kl_contract(L, &d);
+    }
     return KN_OK;
 }
 

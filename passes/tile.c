@@ -1,4 +1,12 @@
-/* Register-tiled lowerings of Conv and float MatMul/Gemm (see tile.h).
+/* The tile pass: register tiles and packed weights for contraction kernels.
+ * requires: kir (kernels with kn_contract descriptors); breaks: plan (adds buffers).
+ *
+ * A lowering describes each Conv, MatMul and Gemm it emits as a plain loop nest
+ * (kn_contract). On targets with register tiles (CPUs and microcontrollers: not OpenCL
+ * devices, whose parallel loops become work-items) this pass rebuilds the kernels
+ * whose weights are constant f32 into the micro-kernel below, sized from the target's
+ * vector width and register count, and records the tile in the kernel's schedule.
+ * Kernels it does not suit keep their plain nest.
  *
  * Both are a product out[row, col] = init[col] + sum_r a[row, r] * b[r, col] where b is
  * constant. b is packed at compile time into blocks of KB = nv * lanes columns,
@@ -21,7 +29,10 @@
  * loops have no bounds tests. Tile sizes come from the target's vector width and
  * register count (kl_lanes, kl_vector_registers); with one lane (no SIMD) the tile
  * is a block of scalar accumulators. */
-#include "ir/lower/tile.h"
+#include "ir/epilogue.h"
+#include "ir/kir.h"
+#include "passes/pass.h"
+#include "targets/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +138,7 @@ typedef struct conv_geom {
     const float *wt, *bias;
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
     kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
-    bool relu;                  /* a fused Relu (kn_fused_relu) */
+    const kn_contract *d;       /* the kernel's description: its epilogue */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -182,7 +193,18 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    if (G->relu) val = kx_bin(L, KX_MAX, val, kx_const(L, KN_F32, 0));
+    const kn_contract *d = G->d;
+    if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
+        kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), kx_var(L, voh), NULL};
+        kn_kx *ox = kx_add(L, ow0, kx_var(L, vr)), *opnd[KN_EPI_MAX] = {0};
+        if (d->nsp == 2)
+            coord[3] = ox;
+        else
+            coord[2] = ox;
+        for (int k = 0; k < d->epi->n; k++)
+            if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], G->y, coord);
+        val = kl_epilogue(L, d->epi, val, opnd);
+    }
     kl_store(L, G->y,
              mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
     kl_end_n(L, 2);
@@ -219,31 +241,48 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
     return xp;
 }
 
-static bool conv_geometry(const kn_kbuf *x, const kn_kbuf *y, const kn_window *w, int64_t group,
-                          conv_geom *G) {
+static void conv_geometry(const kn_contract *d, conv_geom *G) {
     memset(G, 0, sizeof *G);
-    int two = w->nsp == 2;
-    G->n = x->dims[0], G->c = x->dims[1], G->m = y->dims[1], G->group = group;
-    G->cg = G->c / group, G->kg = G->m / group;
-    G->h = two ? w->in[0] : 1, G->oh = two ? w->out[0] : 1, G->kh = two ? w->k[0] : 1;
-    G->sh = two ? w->s[0] : 1, G->dh = two ? w->d[0] : 1, G->ph = two ? w->pb[0] : 0;
-    G->hp = G->h + G->ph + (two ? w->pe[0] : 0);
-    G->w = w->in[two], G->ow = w->out[two], G->kw = w->k[two];
-    G->sw = w->s[two], G->dw = w->d[two], G->pw = w->pb[two];
-    G->wp = G->w + G->pw + w->pe[two];
-    return G->ph >= 0 && G->pw >= 0 && G->hp >= G->h && G->wp >= G->w;
+    G->n = d->n, G->c = d->c, G->m = d->m, G->group = d->group;
+    G->cg = d->c / d->group, G->kg = d->m / d->group;
+    G->h = d->h, G->oh = d->oh, G->kh = d->kh, G->sh = d->sh, G->dh = d->dh, G->ph = d->ph;
+    G->hp = d->h + d->ph + d->peh;
+    G->w = d->w_, G->ow = d->ow, G->kw = d->kw, G->sw = d->sw, G->dw = d->dw, G->pw = d->pw;
+    G->wp = d->w_ + d->pw + d->pew;
+    G->d = d;
 }
 
-bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out,
-             const kn_window *w, int64_t group) {
-    kn_kbuf *x = in[0], *y = out[0];
-    const kn_tensor *wc = kl_const(L, n, 1), *bc = in[2] ? kl_const(L, n, 2) : NULL;
-    if (!kl_register_tiles(L) || w->transposed || w->nsp > 2 || x->dtype != KN_F32 ||
-        y->dtype != KN_F32 || !wc || wc->type.dtype != KN_F32 || (in[2] && !bc))
+static bool f32_const(const kn_kbuf *b) {
+    return b && b->kind == KB_CONST && b->dtype == KN_F32 && b->data;
+}
+
+/* Whether every epilogue operand of d can be read at y's coordinates. */
+static bool operands_ok(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        if (o->rank > d->y->rank || kx_compute_dtype(o->dtype) != KN_F32) return false;
+        for (int i = 0; i < o->rank; i++) {
+            int64_t yd = d->y->dims[d->y->rank - o->rank + i];
+            if (o->dims[i] != 1 && o->dims[i] != yd) return false;
+        }
+    }
+    return true;
+}
+
+static bool tile_conv(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
+    kn_kbuf *x = d->x, *y = d->y;
+    if (x->dtype != KN_F32 || y->dtype != KN_F32 || !f32_const(d->w) ||
+        (d->bias && !f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !operands_ok(d))
         return false;
     conv_geom G;
     kt_tile T;
-    if (!conv_geometry(x, y, w, group, &G) || !kt_choose(L, G.kg, G.ow, &T)) return false;
+    conv_geometry(d, &G);
+    int64_t group = d->group;
+    if (!kt_choose(L, G.kg, G.ow, &T)) return false;
+    *Tp = T;
+    const kn_tensor *wc = d->w->data, *bc = d->bias ? d->bias->data : NULL;
     /* packed per group: blocks of the group's output channels */
     int64_t red = G.cg * G.kh * G.kw;
     conv_src *ws = calloc((size_t)group, sizeof *ws), *bs = calloc((size_t)group, sizeof *bs);
@@ -263,7 +302,6 @@ bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *
     free(bp);
     G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
     G.y = y;
-    G.relu = kn_fused_relu(n);
     G.tile = kl_scratch(L, KN_F32, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
@@ -281,9 +319,41 @@ bool kt_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    int64_t m, k, n; /* rows (all batches), reduction, columns */
-    int ta;          /* A is [k][m] */
+    int64_t m, k, n;      /* rows (all batches), reduction, columns */
+    int ta;               /* A is [k][m] */
+    const kn_contract *d; /* its epilogue */
 } mm_geom;
+
+/* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
+ * are y-shaped or one row broadcast over the rows (mm_operands_ok). */
+static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
+    const kn_contract *d = G->d;
+    if (!d->epi) return val;
+    kn_kx *opnd[KN_EPI_MAX] = {0};
+    int lanes = kx_lanes(val);
+    for (int k = 0; k < d->epi->n; k++) {
+        kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        kn_kx *idx = o->numel == G->y->numel ? yidx : col;
+        opnd[k] = lanes > 1 ? kx_vload(L, o, idx, lanes) : kx_load(L, o, idx);
+    }
+    return kl_epilogue(L, d->epi, val, opnd);
+}
+
+/* Operands the matrix tile can read: y's shape, or N elements along y's last axis. */
+static bool mm_operands_ok(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        if (kx_compute_dtype(o->dtype) != KN_F32 || o->dtype != KN_F32) return false;
+        bool same = o->numel == d->y->numel && o->rank == d->y->rank &&
+                    !memcmp(o->dims, d->y->dims, sizeof(int64_t) * (size_t)o->rank);
+        bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N &&
+                   o->rank <= d->y->rank;
+        if (!same && !row) return false;
+    }
+    return true;
+}
 
 typedef struct mm_src {
     const float *b, *c;
@@ -317,13 +387,17 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     int vy = kl_decl(L, KN_I64, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))));
     for (int r = 0; r < rows; r++) {
         if (valid == T->kb)
-            for (int v = 0; v < T->nv; v++)
-                kl_store(L, G->y, kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + v * T->lanes)),
-                         kx_var(L, T->acc[r][v]));
+            for (int v = 0; v < T->nv; v++) {
+                kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + v * T->lanes));
+                kn_kx *ci = mad(L, blk, T->kb, kx_int(L, v * T->lanes));
+                kl_store(L, G->y, yi, mm_epi(L, G, kx_var(L, T->acc[r][v]), yi, ci));
+            }
         else
-            for (int col = 0; col < valid; col++)
-                kl_store(L, G->y, kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col)),
-                         kt_elem(L, T, r, col));
+            for (int col = 0; col < valid; col++) {
+                kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
+                kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
+                kl_store(L, G->y, yi, mm_epi(L, G, kt_elem(L, T, r, col), yi, ci));
+            }
     }
 }
 
@@ -337,9 +411,10 @@ static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int 
     if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
 }
 
-static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S) {
+static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, kt_tile *Tp) {
     kt_tile T;
     if (!kt_choose(L, G->n, G->m, &T)) return false;
+    *Tp = T;
     const void *ctx = S;
     G->bpk = kt_pack(L, &T, 1, G->k, G->n, mm_b, &ctx);
     G->init = S->c ? kt_pack(L, &T, 1, 1, G->n, mm_c, &ctx) : NULL;
@@ -353,31 +428,43 @@ static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S) {
     return true;
 }
 
-static bool mm_suits(kn_lower *L, const kn_kbuf *a, const kn_kbuf *y, const kn_tensor *b) {
-    return kl_register_tiles(L) && a->dtype == KN_F32 && y->dtype == KN_F32 && b &&
-           b->type.dtype == KN_F32 && b->type.rank == 2;
-}
-
-bool kt_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
-    const kn_tensor *b = kl_const(L, n, 1);
-    if (!mm_suits(L, in[0], out[0], b) || in[0]->rank < 2) return false;
-    int64_t k = b->type.dims[0], nn = b->type.dims[1];
-    mm_geom G = {in[0], out[0], NULL, NULL, in[0]->numel / k, k, nn, 0};
-    mm_src S = {(const float *)b->data, NULL, k, nn, 0, 1.0, 0.0};
-    return mm_lower(L, &G, &S);
-}
-
-bool kt_gemm(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out, int64_t ta,
-             int64_t tb, double alpha, double beta) {
-    const kn_tensor *b = kl_const(L, n, 1), *c = in[2] && beta != 0 ? kl_const(L, n, 2) : NULL;
-    int64_t nn = out[0]->dims[1];
-    if (!mm_suits(L, in[0], out[0], b) || (in[2] && beta != 0 && !c) ||
-        (c && (c->type.dtype != KN_F32 || kn_tensor_numel(c) != nn ||
-               (c->type.rank == 2 && c->type.dims[1] != nn))))
+static bool tile_matmul(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
+    const kn_kbuf *b = d->w, *c = d->bias;
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !f32_const(b) ||
+        b->numel != d->K * d->N || (c && (!f32_const(c) || c->numel != d->N)) || !mm_operands_ok(d))
         return false;
-    int64_t k = in[0]->dims[ta ? 0 : 1];
-    mm_geom G = {in[0], out[0], NULL, NULL, out[0]->dims[0], k, nn, (int)ta};
-    mm_src S = {
-        (const float *)b->data, c ? (const float *)c->data : NULL, k, nn, (int)tb, alpha, beta};
-    return mm_lower(L, &G, &S);
+    mm_geom G = {d->x, d->y, NULL, NULL, d->M, d->K, d->N, d->ta, d};
+    mm_src S = {(const float *)b->data->data,
+                c ? (const float *)c->data->data : NULL,
+                d->K,
+                d->N,
+                d->tb,
+                d->alpha,
+                d->beta};
+    return mm_lower(L, &G, &S, Tp);
+}
+
+/* ---- the pass ---- */
+
+kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
+    const kn_target *t = p->target;
+    if (!t || t->kind == KN_TARGET_GPU) return KN_OK; /* work-items, not register tiles */
+    for (int k = 0; k < p->nkernels; k++) {
+        kn_kernel *kern = p->kernels[k];
+        const kn_contract *d = kern->contract;
+        if (!d) continue;
+        kn_ks *old = kern->body;
+        kn_lower *L = kl_builder_rewrite(cx, p, k);
+        kt_tile T;
+        bool done = d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, &T) : tile_matmul(L, d, &T);
+        if (done) {
+            kern->sched.tile_rows = T.maxrows;
+            kern->sched.tile_vecs = T.nv;
+            kern->sched.lanes = T.lanes;
+        } else {
+            kern->body = old; /* not for this kernel: the plain nest stays */
+        }
+        kl_builder_destroy(L);
+    }
+    return KN_OK;
 }
