@@ -114,6 +114,15 @@ kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k) {
     return L;
 }
 
+kn_lower *kl_builder(kn_ctx *cx, kn_kprog *p) {
+    kn_lower *L = calloc(1, sizeof *L);
+    KN_ASSERT(L);
+    L->cx = cx;
+    L->p = p;
+    L->target = p->target;
+    return L;
+}
+
 void kl_builder_destroy(kn_lower *L) {
     free(L);
 }
@@ -526,7 +535,7 @@ static bool same_x(kmatch *M, const kn_kx *a, const kn_kx *b) {
 static bool same_s(kmatch *M, const kn_ks *a, const kn_ks *b) {
     if (!a || !b) return a == b;
     if (a->kind != b->kind || a->dtype != b->dtype || a->extent != b->extent ||
-        a->annot != b->annot || a->width != b->width || a->n != b->n ||
+        a->annot != b->annot || a->width != b->width || a->tasks != b->tasks || a->n != b->n ||
         !same_buf(M, a->buf, b->buf) || !same_buf(M, a->src, b->src))
         return false;
     bool has_var = a->kind == KS_FOR || a->kind == KS_DECL || a->kind == KS_SET;
@@ -644,8 +653,9 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
             print_x(f, s->ext);
         else
             fprintf(f, "%lld", (long long)s->extent);
-        fprintf(f, ")%s%s%s:\n", s->annot & KN_LOOP_PARALLEL ? " parallel" : "",
-                s->annot & KN_LOOP_VECTORIZE ? " vectorize" : "",
+        fprintf(f, ")%s", s->annot & KN_LOOP_PARALLEL ? " parallel" : "");
+        if ((s->annot & KN_LOOP_PARALLEL) && s->tasks > 1) fprintf(f, " in %d tasks", s->tasks);
+        fprintf(f, "%s%s:\n", s->annot & KN_LOOP_VECTORIZE ? " vectorize" : "",
                 s->annot & KN_LOOP_UNROLL ? " unroll" : "");
         print_s(f, s->body[0], ind + 2);
         return;

@@ -121,6 +121,8 @@ struct kn_ks {
     kn_kx *ext;     /* FOR: trip count as an expression when not static, else NULL */
     unsigned annot; /* FOR: KN_LOOP_* */
     int width;      /* FOR: vector width or unroll factor; DECL: lanes of the local */
+    int tasks;      /* FOR marked KN_LOOP_PARALLEL: tasks a CPU splits it into (passes/
+                       parallel.c; <= 1: run it on the calling thread) */
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
     kn_kx *index, *value, *cond, *src_index, *count;
@@ -190,8 +192,9 @@ typedef struct kn_contract {
  * --dump-schedule and read back by --schedule (passes/schedule.c). 0: not chosen. */
 typedef struct kn_sched {
     int tile_rows, tile_vecs, lanes; /* register tile: rows x vectors of lanes */
-    int tasks;                       /* parallel split of the outermost parallel loop */
-    int wg;                          /* OpenCL work-group size along the innermost dimension */
+    int tasks; /* tasks the outermost parallel loop is split into (1: run it sequentially) */
+    int wg;    /* OpenCL work-group size along the innermost dimension */
+    int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
 } kn_sched;
 
 typedef struct kn_kernel {
@@ -279,6 +282,12 @@ kn_kx *kn_kx_map(kn_kprog *p, kn_kx *x, kn_kx *(*fn)(void *user, kn_kx *x), void
 /* A deep copy of s in which every loop index and local declared inside s is a new
  * variable (references to variables declared outside s are kept). */
 kn_ks *kn_ks_clone(kn_kprog *p, const kn_ks *s);
+/* A new variable of dtype t (lanes wide) in p. */
+int kn_kprog_new_var(kn_kprog *p, kn_dtype t, int lanes);
+/* A new statement declaring local var = value (its dtype and lanes are var's). */
+kn_ks *kn_ks_decl(kn_kprog *p, int var, kn_kx *value);
+/* Inserts s into block at position at (0: first). */
+void kn_block_insert(kn_kprog *p, kn_ks *block, int at, kn_ks *s);
 /* Structural equality of two expressions (same variables, buffers and constants). */
 bool kn_kx_equal(const kn_kx *a, const kn_kx *b);
 /* Whether kernels a and b of p compute the same thing on their own buffers: equal
@@ -319,6 +328,9 @@ void kl_contract(kn_lower *L, const kn_contract *c);
 /* A builder on kernel k of p for a kernel pass that rebuilds it: the kernel's body is
  * replaced by an empty block the builder appends to. Free with kl_builder_destroy. */
 kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k);
+/* A builder for expressions only (kx_*: no statements), for passes that rewrite
+ * statements themselves. Free with kl_builder_destroy. */
+kn_lower *kl_builder(kn_ctx *cx, kn_kprog *p);
 void kl_builder_destroy(kn_lower *L);
 
 /* Strings (see "Strings" above). Character storage of `bytes` bytes in the arena,

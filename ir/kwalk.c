@@ -175,3 +175,30 @@ void kn_kprog_lifetimes(kn_kprog *p) {
     }
     free(use);
 }
+
+int kn_kprog_new_var(kn_kprog *p, kn_dtype t, int lanes) {
+    kn_lower L = {.p = p};
+    int v = kl_new_var(&L, t);
+    p->var_lanes[v] = lanes > 1 ? lanes : 1;
+    return v;
+}
+
+kn_ks *kn_ks_decl(kn_kprog *p, int var, kn_kx *value) {
+    kn_ks *s = kn_arena_alloc(p->arena, sizeof *s);
+    KN_ASSERT(s);
+    s->kind = KS_DECL;
+    s->var = var;
+    s->dtype = p->var_dtype[var];
+    s->width = p->var_lanes[var];
+    s->value = value;
+    return s;
+}
+
+void kn_block_insert(kn_kprog *p, kn_ks *block, int at, kn_ks *s) {
+    KN_ASSERT(block->kind == KS_BLOCK && at >= 0 && at <= block->n);
+    kn_lower L = {.p = p};
+    kl_block_append(&L, block, s); /* grows the array */
+    memmove(block->body + at + 1, block->body + at,
+            (size_t)(block->n - 1 - at) * sizeof *block->body);
+    block->body[at] = s;
+}

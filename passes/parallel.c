@@ -1,5 +1,7 @@
-/* Parallel-loop analysis of the kernel IR.
- * requires: a lowered program; breaks: nothing (sets KN_LOOP_PARALLEL annotations).
+/* Parallel-loop analysis of the kernel IR, and how to split the parallel loops.
+ * requires: a lowered program; breaks: nothing (sets KN_LOOP_PARALLEL annotations,
+ * task counts and work-group sizes; on CPUs it may collapse loops, which hides their
+ * indices from later affine analyses: run it after plan).
  *
  * A top-level loop of a kernel (a FOR directly in the kernel's body block) is marked
  * parallel when its iterations are independent:
@@ -17,6 +19,8 @@
  * OpenCL emitter maps parallel loops to the NDRange; CPU threading can use them too. */
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
+#include "targets/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +253,121 @@ static void find_lets(pctx *P, const kn_ks *s, unsigned char *set) {
     for (int i = 0; i < s->n; i++) find_lets(P, s->body[i], set);
 }
 
+/* ---- the split ----
+ *
+ * CPU targets: each outermost parallel loop of a kernel runs as `tasks` chunks of
+ * consecutive iterations on the thread pool (the JIT's halide_do_par_for). The work of
+ * the kernel (statement executions, vector statements counted per lane) decides how
+ * many: at least MIN_TASK_WORK per task, so a task's work outweighs scheduling it, at
+ * most MAX_TASKS; a kernel too small for two tasks runs on the calling thread. When the
+ * outermost parallel loop has fewer than COLLAPSE_BELOW iterations and its body is
+ * one parallel loop, the two are collapsed into one (ResNet's late layers have few
+ * channel blocks), so two threads get balanced work. Microcontrollers run everything
+ * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
+ * chooses the work-group size along its innermost dimension. A schedule file's
+ * `tasks` or `wg` for a kernel overrides the choice. */
+
+enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16, MAX_WG = 64 };
+
+/* Statement executions of s, vector statements counted once per lane. */
+static double cost(const kn_ks *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * cost(s->body[0]);
+    case KS_BLOCK: {
+        double c = 0;
+        for (int i = 0; i < s->n; i++) c += cost(s->body[i]);
+        return c;
+    }
+    case KS_IF: return 1 + cost(s->body[0]) + (s->n > 1 ? cost(s->body[1]) : 0);
+    case KS_WHILE: return 16 * cost(s->body[0]);
+    case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 4 : 16;
+    default: return s->value ? (double)kx_lanes(s->value) : 1;
+    }
+}
+
+/* The outermost parallel loops of a kernel: each top-level statement of its body that
+ * is (under loops of one iteration) a parallel loop. */
+static int outer_parallel(kn_ks *body, kn_ks **out, int cap) {
+    int n = 0;
+    for (int i = 0; i < body->n && n < cap; i++) {
+        kn_ks *s = body->body[i];
+        while (s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1 &&
+               s->body[0]->n == 1)
+            s = s->body[0]->body[0];
+        if (s->kind == KS_FOR && !s->ext && (s->annot & KN_LOOP_PARALLEL)) out[n++] = s;
+    }
+    return n;
+}
+
+/* Collapses loop o and the single parallel loop inside it into one loop over both:
+ * o's index becomes t / ei and the inner index t % ei, declared at the top of the
+ * inner body. */
+static bool collapse(kn_kprog *p, kn_ks *o) {
+    kn_ks *ob = o->body[0];
+    if (ob->n != 1) return false;
+    kn_ks *in = ob->body[0];
+    if (in->kind != KS_FOR || in->ext || !(in->annot & KN_LOOP_PARALLEL) || in->extent < 1)
+        return false;
+    int64_t ei = in->extent;
+    kn_lower *L = kl_builder(NULL, p);
+    int t = kn_kprog_new_var(p, KN_I64, 1);
+    kn_kx *tv = kx_var(L, t);
+    kn_block_insert(p, in->body[0], 0,
+                    kn_ks_decl(p, in->var, kx_bin(L, KX_MOD, tv, kx_int(L, ei))));
+    kn_block_insert(p, in->body[0], 0, kn_ks_decl(p, o->var, kx_bin(L, KX_DIV, tv, kx_int(L, ei))));
+    kl_builder_destroy(L);
+    o->var = t;
+    o->extent *= ei;
+    o->body[0] = in->body[0];
+    return true;
+}
+
+/* The work-group size along the innermost NDRange dimension of nest o. */
+static int workgroup(const kn_ks *o) {
+    const kn_ks *in = o;
+    while (in->body[0]->n == 1 && in->body[0]->body[0]->kind == KS_FOR &&
+           (in->body[0]->body[0]->annot & KN_LOOP_PARALLEL))
+        in = in->body[0]->body[0];
+    int64_t g = in->extent;
+    int wg = g < MAX_WG ? (int)g : MAX_WG;
+    for (int d = wg; d >= MAX_WG / 4 && g >= MAX_WG; d--) /* a divisor wastes no work-items */
+        if (g % d == 0) return d;
+    return wg;
+}
+
+static void split(kn_kprog *p, int k) {
+    kn_kernel *kern = p->kernels[k];
+    const kn_target *t = p->target;
+    const kn_sched *ov = kn_schedule_for(p, k);
+    kn_ks *nests[64];
+    int n = outer_parallel(kern->body, nests, 64);
+    if (!n) return;
+    if (t && t->kind == KN_TARGET_GPU) { /* the emitter maps a single nest to the NDRange */
+        kern->sched.wg = ov && ov->wg ? ov->wg : workgroup(nests[0]);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        kn_ks *o = nests[i];
+        int tasks = 1;
+        if (!t || t->kind == KN_TARGET_CPU) {
+            double w = cost(o) / MIN_TASK_WORK;
+            if (w >= 2) /* worth splitting: give the split enough iterations */
+                while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {
+                }
+            tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
+            if (tasks > o->extent) tasks = (int)o->extent;
+        }
+        if (ov && ov->tasks) tasks = ov->tasks;
+        if (tasks > 1) { /* even chunks: no task gets a remainder much smaller than the rest */
+            int64_t chunk = (o->extent + tasks - 1) / tasks;
+            tasks = (int)((o->extent + chunk - 1) / chunk);
+        }
+        o->tasks = tasks;
+        if (tasks > kern->sched.tasks) kern->sched.tasks = tasks;
+    }
+}
+
 kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
     pctx P = {p,
@@ -264,6 +383,7 @@ kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
         find_lets(&P, body, set);
         for (int i = 0; i < body->n; i++) mark(&P, body->body[i], outer, 0, 0);
     }
+    for (int k = 0; k < p->nkernels; k++) split(p, k);
     free(P.extent);
     free(P.inside);
     free(P.fixed);

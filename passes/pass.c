@@ -9,6 +9,7 @@
 
 #include "ir/kir.h"
 #include "passes/deseq.h"
+#include "passes/schedule.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -82,8 +83,8 @@ static const char *have_name(unsigned bit) {
 
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
-    if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,parallel,plan";
-    return "shape,fold,shape,deseq,shape,fold,shape,fuse,lower,tile,parallel,plan";
+    if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
+    return "shape,fold,shape,deseq,shape,fold,shape,fuse,lower,tile,plan,parallel";
 }
 
 void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,
@@ -107,7 +108,9 @@ void kn_pipeline_finish(kn_pipeline *pl) {
 }
 
 static kn_status pass_lower(kn_pipeline *pl) {
-    return kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p);
+    if (kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p)) return pl->cx->status;
+    pl->p->schedule = pl->schedule;
+    return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }
 
 /* Whether to verify after every pass: debug builds, or KILN_VERIFY=1. */

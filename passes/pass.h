@@ -109,7 +109,9 @@ typedef struct kn_compile_opts {
     bool opt_level_set;     /* opt_level was given */
     const char *dump_after; /* see kn_pipeline */
     FILE *dump;
-    const struct kn_schedule *schedule;
+    const struct kn_schedule *schedule; /* per-kernel overrides, or NULL */
+    const char *schedule_file;          /* or read them from this file (--schedule) */
+    const char *dump_schedule;          /* write the final schedules here (--dump-schedule) */
 } kn_compile_opts;
 
 /* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready

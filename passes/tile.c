@@ -32,6 +32,7 @@
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -47,17 +48,20 @@ typedef struct kt_tile {
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
- * would fill less than half a vector (depthwise convolutions). */
-static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, kt_tile *T) {
+ * would fill less than half a vector (depthwise convolutions). ov (may be NULL): the
+ * schedule file's tile_vecs and tile_rows, used where they are set. */
+static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, kt_tile *T) {
     memset(T, 0, sizeof *T);
     T->lanes = kl_lanes(L, KN_F32);
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
         T->nv = cols >= KT_MAX_NV ? KT_MAX_NV : (int)cols;
+    if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
     T->kb = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
     int rows = (kl_vector_registers(L) - T->nv - 1) / T->nv;
+    if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
     return true;
@@ -270,7 +274,7 @@ static bool operands_ok(const kn_contract *d) {
     return true;
 }
 
-static bool tile_conv(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
+static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
     if (x->dtype != KN_F32 || y->dtype != KN_F32 || !f32_const(d->w) ||
         (d->bias && !f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
@@ -280,7 +284,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
     kt_tile T;
     conv_geometry(d, &G);
     int64_t group = d->group;
-    if (!kt_choose(L, G.kg, G.ow, &T)) return false;
+    if (!kt_choose(L, G.kg, G.ow, ov, &T)) return false;
     *Tp = T;
     const kn_tensor *wc = d->w->data, *bc = d->bias ? d->bias->data : NULL;
     /* packed per group: blocks of the group's output channels */
@@ -411,9 +415,9 @@ static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int 
     if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
 }
 
-static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, kt_tile *Tp) {
+static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *ov, kt_tile *Tp) {
     kt_tile T;
-    if (!kt_choose(L, G->n, G->m, &T)) return false;
+    if (!kt_choose(L, G->n, G->m, ov, &T)) return false;
     *Tp = T;
     const void *ctx = S;
     G->bpk = kt_pack(L, &T, 1, G->k, G->n, mm_b, &ctx);
@@ -428,7 +432,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, kt_tile *Tp) {
     return true;
 }
 
-static bool tile_matmul(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
+static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
     if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !f32_const(b) ||
         b->numel != d->K * d->N || (c && (!f32_const(c) || c->numel != d->N)) || !mm_operands_ok(d))
@@ -441,7 +445,7 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, kt_tile *Tp) {
                 d->tb,
                 d->alpha,
                 d->beta};
-    return mm_lower(L, &G, &S, Tp);
+    return mm_lower(L, &G, &S, ov, Tp);
 }
 
 /* ---- the pass ---- */
@@ -456,7 +460,9 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kt_tile T;
-        bool done = d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, &T) : tile_matmul(L, d, &T);
+        const kn_sched *ov = kn_schedule_for(p, k);
+        bool done =
+            d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, ov, &T) : tile_matmul(L, d, ov, &T);
         if (done) {
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;

@@ -184,6 +184,10 @@ bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po) {
         po->passes = v;
     } else if (cli_opt(argc, argv, i, "--dump-after", &v)) {
         po->dump_after = v;
+    } else if (cli_opt(argc, argv, i, "--schedule", &v)) {
+        po->schedule = v;
+    } else if (cli_opt(argc, argv, i, "--dump-schedule", &v)) {
+        po->dump_schedule = v;
     } else if (cli_opt_level(a, &po->opt_level)) {
         po->opt_set = true;
     } else {
@@ -199,6 +203,8 @@ void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o) {
     o->opt_level_set = po->opt_set;
     o->dump_after = po->dump_after;
     o->dump = po->dump_after ? stdout : NULL;
+    o->schedule_file = po->schedule;
+    o->dump_schedule = po->dump_schedule;
 }
 
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {

@@ -80,6 +80,7 @@ typedef struct cli_pipeline {
     const char *dump_after; /* printed to stdout */
     int opt_level;          /* 3 unless given */
     bool opt_set;
+    const char *schedule, *dump_schedule; /* --schedule FILE, --dump-schedule FILE */
 } cli_pipeline;
 /* Consumes a pipeline option at argv[*i]; returns true if it did. */
 bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po);

@@ -39,7 +39,13 @@
       "level's pipeline."),                                                                        \
         O("--dump-after", "PASS",                                                                  \
           "Print the IR after PASS to stdout: the graph, or the kernel IR once lowered (a comma "  \
-          "list of passes, or all).")
+          "list of passes, or all)."),                                                             \
+        O("--dump-schedule", "FILE",                                                               \
+          "Write each kernel's schedule (register tile, parallel tasks, work-group, padding) to "  \
+          "FILE, one line per kernel (docs/internals.md, schedule files)."),                       \
+        O("--schedule", "FILE",                                                                    \
+          "Use the schedules in FILE (as --dump-schedule writes them) where they set a value; "    \
+          "the passes choose the rest. Refused if FILE names kernels this model does not have.")
 #define OPT_LEVEL_OPTION                                                                           \
     {                                                                                              \
         .name = "-O",                                                                              \

@@ -437,7 +437,7 @@ static void par_loop(emit *E, const kn_ks *s);
 static void stmt(emit *E, const kn_ks *s) {
     LLVMBuilderRef B = E->b;
     if (s->kind == KS_FOR && E->par_for && !E->in_task && (s->annot & KN_LOOP_PARALLEL) &&
-        !s->ext && s->extent > 1 && s->extent <= INT32_MAX) {
+        s->tasks > 1 && !s->ext && s->extent > 1 && s->extent <= INT32_MAX) {
         par_loop(E, s);
         return;
     }
@@ -570,10 +570,6 @@ static void vector_width_attr(emit *E, LLVMValueRef fn) {
         LLVMCreateStringAttribute(E->ctx, "min-legal-vector-width", 22, v, (unsigned)n));
 }
 
-/* Tasks a parallel loop is split into, at most: enough to balance a few threads, few
- * enough that a task's work outweighs its scheduling. */
-#define KN_PAR_TASKS 16
-
 /* A parallel loop: its body becomes a task function `i32 task(ptr, i32 t, ptr closure)`
  * running a chunk of the iterations, and the loop a call of par_for over the tasks. The closure
  * holds the buffers the loop uses and the values of the outer variables it reads. */
@@ -636,8 +632,9 @@ static void par_loop(emit *E, const kn_ks *s) {
                 B, LLVMBuildLoad2(B, var_type(E, v), LLVMBuildStructGEP2(B, ct, tc, f++, ""), ""),
                 E->vars[v]);
     }
-    /* task t runs iterations [t*chunk, min((t+1)*chunk, extent)) */
-    int64_t ntasks = s->extent < KN_PAR_TASKS ? s->extent : KN_PAR_TASKS;
+    /* task t runs iterations [t*chunk, min((t+1)*chunk, extent)), as many tasks as
+     * passes/parallel.c chose */
+    int64_t ntasks = s->extent < s->tasks ? s->extent : s->tasks;
     int64_t chunk = (s->extent + ntasks - 1) / ntasks;
     ntasks = (s->extent + chunk - 1) / chunk;
     LLVMTypeRef i64 = ty(E, KN_I64);

@@ -43,7 +43,9 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     plan->ndims = gid_loops(p->kernels[k], g);
     for (int d = 0; d < 3; d++) plan->global[d] = plan->local[d] = 1;
     for (int d = 0; d < plan->ndims; d++) plan->global[d] = (int)g[d]->extent;
-    if (plan->ndims) plan->local[0] = plan->global[0] < 64 ? plan->global[0] : 64;
+    /* the work-group passes/parallel.c chose (64 if a pipeline without it lowered this) */
+    int wg = p->kernels[k]->sched.wg > 0 ? p->kernels[k]->sched.wg : 64;
+    if (plan->ndims) plan->local[0] = plan->global[0] < wg ? plan->global[0] : wg;
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(use);
     kn_kernel_uses(p->kernels[k]->body, use);

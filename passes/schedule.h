@@ -1,0 +1,25 @@
+/* Schedule files (passes/schedule.c): each kernel's kn_sched as text, written by
+ * --dump-schedule and read by --schedule. */
+#ifndef KN_SCHEDULE_H
+#define KN_SCHEDULE_H
+
+#include "ir/diag.h"
+
+#include <stddef.h>
+
+struct kn_kprog;
+struct kn_sched;
+typedef struct kn_schedule kn_schedule;
+
+/* Reads a schedule file; *out is the caller's (kn_schedule_destroy). A malformed line
+ * is a KN_EINVAL naming the file and line. */
+kn_status kn_schedule_read(kn_ctx *cx, const char *path, kn_schedule **out);
+void kn_schedule_destroy(kn_schedule *s);
+/* Whether every kernel s names exists in p and was lowered from the node s says. */
+kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const struct kn_kprog *p);
+/* The override for kernel k of p (from p->schedule), or NULL. */
+const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
+/* Writes p's kernel schedules to path (through a temporary name). */
+kn_status kn_schedule_write(kn_ctx *cx, const struct kn_kprog *p, const char *path);
+
+#endif
