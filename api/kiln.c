@@ -307,7 +307,67 @@ typedef struct io_info {
     size_t bytes;
 } io_info;
 
+/* ---- threads ----
+ *
+ * The compiled kernels split their parallel loops into tasks (passes/parallel.c) and
+ * hand them to a par_for. With the Halide runtime linked in (builds with the OpenCL
+ * runtime), that is the runtime's thread pool (halide_do_par_for): api_par_for groups
+ * one loop's tasks into as many chunks as the compiled model may use threads (its
+ * kiln_options_set_threads count, set per run in a thread-local by kiln_compiled_run),
+ * so one model never occupies more threads than it was given while several models share
+ * one pool. Without the runtime, runs use the calling thread. */
+#ifdef KILN_HAVE_HALIDE_RUNTIME
+#include <HalideRuntime.h>
+#include <unistd.h>
+
+static _Thread_local int run_threads;
+
+typedef struct task_group {
+    kn_par_task task;
+    unsigned char *closure;
+    int min, size, groups;
+} task_group;
+
+static int group_task(void *uc, int g, uint8_t *closure) {
+    const task_group *G = (const task_group *)closure;
+    int lo = G->min + (int)((long long)G->size * g / G->groups);
+    int hi = G->min + (int)((long long)G->size * (g + 1) / G->groups);
+    for (int i = lo; i < hi; i++) {
+        int rc = G->task(uc, i, G->closure);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int api_par_for(void *uc, kn_par_task task, int min, int size, unsigned char *closure) {
+    int t = run_threads;
+    if (t <= 1 || size <= 1) {
+        for (int i = min; i < min + size; i++) {
+            int rc = task(uc, i, closure);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    task_group G = {task, closure, min, size, size < t ? size : t};
+    return halide_do_par_for(uc, group_task, 0, G.groups, (uint8_t *)&G);
+}
+
+/* The threads a model compiled with `threads` uses (0: every online CPU). */
+static int threads_for(int threads) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return threads > 0 ? threads : n > 0 ? (int)n : 1;
+}
+#define API_PAR_FOR api_par_for
+#else
+static int threads_for(int threads) {
+    (void)threads;
+    return 1;
+}
+#define API_PAR_FOR ((kn_par_for)0)
+#endif
+
 struct kiln_compiled {
+    int threads; /* a run's threads (1: the calling thread only) */
     kn_jit *jit;
     kn_entry_fn entry;
     size_t nin, nout;
@@ -382,6 +442,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
     kn_graph *g;
     if (parse(cx, m, &g)) return cx->status;
     kn_kprog *p = NULL;
+    c->threads = threads_for(o->threads);
     for (int i = 0; i < o->nshapes && !cx->status; i++) bind_shape(cx, g, &o->shapes[i]);
     for (int i = 0; i < g->nin && !cx->status; i++) { /* say which option is missing */
         const kn_value *v = g->inputs[i];
@@ -393,7 +454,9 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
                     v->name, kn_type_str(&v->type, buf, sizeof buf));
     }
     if (!cx->status && !kn_compile_program(cx, g, "model", o->target, &p) &&
-        !refuse_strings(cx, p) && !kn_llvm_jit(cx, p, o->target, o->opt_level, NULL, &c->jit)) {
+        !refuse_strings(cx, p) &&
+        !kn_llvm_jit(cx, p, o->target, o->opt_level, c->threads > 1 ? API_PAR_FOR : (kn_par_for)0,
+                     &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
         c->nin = (size_t)p->nin;
         c->nout = (size_t)p->nout;
@@ -498,6 +561,9 @@ kiln_status kiln_compiled_run(const kiln_compiled *c, const void *const *inputs,
                         "kiln_compiled_run: the workspace %p is not aligned to %d bytes", workspace,
                         KN_ARENA_ALIGN);
     }
+#ifdef KILN_HAVE_HALIDE_RUNTIME
+    run_threads = c->threads;
+#endif
     int rc = c->entry(inputs, outputs, NULL, workspace);
     if (rc) return fail(KILN_EINTERNAL, "kiln_compiled_run: the compiled model returned %d", rc);
     return ok();

@@ -140,8 +140,11 @@ kiln_status kiln_options_set_target(kiln_options *options, const char *name);
  * vectorizers. Errors: KILN_EINVAL (NULL options, level outside 0..3). */
 kiln_status kiln_options_set_opt_level(kiln_options *options, int level);
 
-/* Threads a run may use; 0 lets kiln choose. Accepted and recorded, but compiled
- * kernels are single-threaded for now: every run uses the calling thread only.
+/* Threads a run may use; 0 (the default) uses one per online CPU, 1 the calling thread
+ * only. The kernels' parallel loops run on a thread pool shared by every model in the
+ * process (the Halide runtime's, which starts one worker per CPU, or HL_NUM_THREADS);
+ * a run of a model compiled with N threads keeps at most N of them busy. In a libkiln
+ * built without the Halide runtime every run uses the calling thread.
  * Errors: KILN_EINVAL (NULL options, threads < 0). */
 kiln_status kiln_options_set_threads(kiln_options *options, int threads);
 
