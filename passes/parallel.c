@@ -143,14 +143,16 @@ static void push(accesses *A, const kn_kbuf *b, const kn_kx *index, const kn_kx 
     A->v[A->n++] = (access){b, index, count, lanes, w};
 }
 
-static void walk_x(pctx *P, accesses *A, const kn_kx *x) {
-    if (!x) return;
-    if (x->op == KX_LOAD) push(A, x->buf, x->a[0], NULL, kx_lanes(x), false);
-    for (int i = 0; i < 3; i++) walk_x(P, A, x->a[i]);
-}
+/* The accesses inside a loop, collected with the kernel-IR visitor (ir/kwalk.c). */
+typedef struct acc_walk {
+    kn_kwalker w;
+    pctx *P;
+    accesses *A;
+} acc_walk;
 
-static void walk_s(pctx *P, accesses *A, const kn_ks *s) {
-    if (!s) return;
+static bool acc_enter(kn_kwalker *w, kn_ks *s) {
+    pctx *P = ((acc_walk *)w)->P;
+    accesses *A = ((acc_walk *)w)->A;
     switch (s->kind) {
     case KS_FOR:
         P->inside[s->var] = 1;
@@ -167,13 +169,16 @@ static void walk_s(pctx *P, accesses *A, const kn_ks *s) {
         break;
     default: break;
     }
-    walk_x(P, A, s->index);
-    walk_x(P, A, s->value);
-    walk_x(P, A, s->cond);
-    walk_x(P, A, s->ext);
-    walk_x(P, A, s->count);
-    if (s->kind != KS_COPY) walk_x(P, A, s->src_index);
-    for (int i = 0; i < s->n; i++) walk_s(P, A, s->body[i]);
+    return true;
+}
+
+static void acc_expr(kn_kwalker *w, kn_kx *x) {
+    if (x->op == KX_LOAD) push(((acc_walk *)w)->A, x->buf, x->a[0], NULL, kx_lanes(x), false);
+}
+
+static void walk_s(pctx *P, accesses *A, kn_ks *s) {
+    acc_walk W = {.w = {.enter = acc_enter, .expr = acc_expr}, .P = P, .A = A};
+    kn_kwalk(&W.w, s);
 }
 
 static bool same_storage(const kn_kbuf *a, const kn_kbuf *b) {
@@ -242,15 +247,26 @@ static void mark(pctx *P, kn_ks *loop, kn_ks **outer, int nouter, int depth) {
 }
 
 /* Records the integer scalar locals that are declared and never assigned again. */
-static void find_lets(pctx *P, const kn_ks *s, unsigned char *set) {
-    if (!s) return;
-    if (s->kind == KS_DECL && s->width <= 1 && kn_dtype_get(s->dtype)->is_int && !set[s->var])
-        P->let[s->var] = s->value;
+typedef struct let_walk {
+    kn_kwalker w;
+    pctx *P;
+    unsigned char *set;
+} let_walk;
+
+static bool let_enter(kn_kwalker *w, kn_ks *s) {
+    let_walk *W = (let_walk *)w;
+    if (s->kind == KS_DECL && s->width <= 1 && kn_dtype_get(s->dtype)->is_int && !W->set[s->var])
+        W->P->let[s->var] = s->value;
     if (s->kind == KS_SET) {
-        set[s->var] = 1;
-        P->let[s->var] = NULL;
+        W->set[s->var] = 1;
+        W->P->let[s->var] = NULL;
     }
-    for (int i = 0; i < s->n; i++) find_lets(P, s->body[i], set);
+    return true;
+}
+
+static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
+    let_walk W = {.w = {.enter = let_enter}, .P = P, .set = set};
+    kn_kwalk(&W.w, s);
 }
 
 /* ---- the split ----
