@@ -565,6 +565,10 @@ kiln_status kiln_compiled_run(const kiln_compiled *c, const void *const *inputs,
     run_threads = c->threads;
 #endif
     int rc = c->entry(inputs, outputs, NULL, workspace);
+    if (rc == KN_STATUS_INVALID_BRANCH)
+        return fail(KILN_EINVAL,
+                    "kiln_compiled_run: the inputs make an If take a branch that cannot run with "
+                    "the compiled input shapes");
     if (rc) return fail(KILN_EINTERNAL, "kiln_compiled_run: the compiled model returned %d", rc);
     return ok();
 }

@@ -18,11 +18,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* An inlined call of a model-local function (see inline_call). */
+typedef struct fn_scope {
+    struct fn_scope *up; /* the caller's scope, NULL in the model's graph */
+    const Onnx__FunctionProto *fp;
+    const Onnx__NodeProto *call; /* its attributes answer ref_attr_name */
+    const char *prefix;          /* "<call name>/": prefix of the body's own names */
+    const char **actual_in;      /* the caller's value of each formal input ("" omitted) */
+    const char **actual_out;     /* ... of each formal output a body node computes, or NULL */
+} fn_scope;
+
 typedef struct loader {
     kn_ctx *cx;
     kn_graph *root;
-    const char *base_dir; /* folder of the model, for external data; NULL refuses it */
-    int depth;            /* subgraph nesting */
+    const char *base_dir;       /* folder of the model, for external data; NULL refuses it */
+    int depth;                  /* subgraph nesting */
+    const Onnx__ModelProto *mp; /* for its functions; NULL when decoding values */
+    fn_scope *fn;               /* innermost inlined function call, or NULL */
+    int calls;                  /* function calls being inlined (nesting) */
+    bool reordered;             /* some nodes were not in topological order */
 } loader;
 
 #define MAX_SUBGRAPH_DEPTH 64
@@ -258,6 +272,61 @@ static void release_data(Onnx__TensorProto *tp) {
     tp->n_uint64_data = 0;
 }
 
+/* A SparseTensorProto as a dense tensor: zeros of its dims with `values` scattered at
+ * `indices` (NNZ linear indices, or an NNZ x rank array of coordinates). */
+static kn_status densify(loader *L, const kn_node *n, kn_arena *a,
+                         const Onnx__SparseTensorProto *sp, kn_tensor **out) {
+    kn_ctx *cx = L->cx;
+    if (!sp->values || !sp->indices)
+        return kn_diag(cx, n, KN_EINVAL, "a sparse tensor needs values and indices");
+    const char *name = sp->values->name ? sp->values->name : "";
+    kn_tensor *vals, *idx;
+    if (decode_tensor(L, n, a, sp->values, &vals) || decode_tensor(L, n, a, sp->indices, &idx))
+        return cx->status;
+    Onnx__TensorProto dense = ONNX__TENSOR_PROTO__INIT; /* for tensor_type's checks */
+    dense.name = (char *)name;
+    dense.has_data_type = 1;
+    dense.data_type = vals->type.dtype;
+    dense.n_dims = sp->n_dims;
+    dense.dims = sp->dims;
+    kn_type ty;
+    if (tensor_type(cx, n, &dense, &ty)) return cx->status;
+    int64_t numel = kn_type_numel(&ty), nnz = kn_tensor_numel(vals);
+    size_t es = kn_dtype_get(ty.dtype)->size;
+    if (ty.dtype == KN_STRING)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "sparse tensor '%s' holds strings", name);
+    if ((size_t)numel > KN_ARENA_MAX_ALLOC / es)
+        return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
+    bool coords = idx->type.rank == 2 && idx->type.dims[1] == ty.rank;
+    if (idx->type.dtype != KN_I64 || vals->type.rank != 1 || !(coords || (idx->type.rank == 1)) ||
+        idx->type.dims[0] != nnz)
+        return kn_diag(cx, n, KN_EINVAL,
+                       "sparse tensor '%s': indices must be int64 [NNZ] or [NNZ, rank] for %lld "
+                       "values",
+                       name, (long long)nnz);
+    kn_tensor *t = kn_tensor_new(a, &ty);
+    if (!t) return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
+    const int64_t *ix = idx->data;
+    for (int64_t k = 0; k < nnz; k++) {
+        int64_t at = 0;
+        if (coords) {
+            for (int d = 0; d < ty.rank; d++) {
+                int64_t c = ix[k * ty.rank + d];
+                if (c < 0 || c >= ty.dims[d]) at = -1;
+                if (at >= 0) at = at * ty.dims[d] + c;
+            }
+        } else {
+            at = ix[k];
+        }
+        if (at < 0 || at >= numel)
+            return kn_diag(cx, n, KN_EINVAL, "sparse tensor '%s': index %lld is out of range", name,
+                           (long long)k);
+        memcpy((char *)t->data + (size_t)at * es, (char *)vals->data + (size_t)k * es, es);
+    }
+    *out = t;
+    return KN_OK;
+}
+
 /* ---- types ---- */
 
 static kn_status convert_type(loader *L, const kn_node *n, const char *what,
@@ -280,7 +349,9 @@ static kn_status convert_type(loader *L, const kn_node *n, const char *what,
         for (int i = 0; i < t->rank; i++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
             t->dims[i] = -1;
-            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            /* -1 is how paddle2onnx writes a dynamic dim; ONNX Runtime reads it as one */
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                d->dim_value != -1) {
                 if (d->dim_value < 0)
                     return kn_diag(cx, n, KN_EINVAL, "%s has negative dimension %lld", what,
                                    (long long)d->dim_value);
@@ -322,6 +393,24 @@ static kn_status convert_type(loader *L, const kn_node *n, const char *what,
 
 static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g);
 
+/* The name `name` (from the file) stands for in the graph being built: itself, or
+ * inside an inlined function call, the caller's value for a formal input or output
+ * and "<prefix><name>" for the function's internal values. "" stays "". */
+static const char *nm(loader *L, const char *name) {
+    const fn_scope *f = L->fn;
+    if (!name || !name[0] || !f) return name ? name : "";
+    for (size_t i = 0; i < f->fp->n_input; i++)
+        if (!strcmp(f->fp->input[i], name)) return f->actual_in[i];
+    for (size_t i = 0; i < f->fp->n_output; i++)
+        if (f->actual_out[i] && !strcmp(f->fp->output[i], name)) return f->actual_out[i];
+    size_t pl = strlen(f->prefix), nl = strlen(name);
+    char *s = kn_arena_alloc(L->root->arena, pl + nl + 1);
+    KN_ASSERT(s);
+    memcpy(s, f->prefix, pl);
+    memcpy(s + pl, name, nl + 1);
+    return s;
+}
+
 static kn_attr_kind attr_kind(const Onnx__AttributeProto *ap) {
     if (ap->has_type && ap->type) return (kn_attr_kind)ap->type;
     /* IR version < 2 has no type field: infer it from the field that is set. */
@@ -335,16 +424,56 @@ static kn_attr_kind attr_kind(const Onnx__AttributeProto *ap) {
     if (ap->has_s) return KN_ATTR_STRING;
     if (ap->t) return KN_ATTR_TENSOR;
     if (ap->g) return KN_ATTR_GRAPH;
+    if (ap->sparse_tensor) return KN_ATTR_SPARSE_TENSOR;
     return (kn_attr_kind)0;
 }
 
+static kn_status densify(loader *L, const kn_node *n, kn_arena *a,
+                         const Onnx__SparseTensorProto *sp, kn_tensor **out);
+
+/* The attribute a function body's attribute `ap` refers to (ref_attr_name): the
+ * caller's attribute of that name, else the function's default, else NULL (the
+ * attribute is then omitted). *scope is the function scope it is read in. */
+static const Onnx__AttributeProto *ref_attr(const loader *L, const Onnx__AttributeProto *ap,
+                                            fn_scope **scope) {
+    fn_scope *f = L->fn;
+    if (!f) return NULL;
+    for (size_t i = 0; i < f->call->n_attribute; i++)
+        if (f->call->attribute[i]->name &&
+            !strcmp(f->call->attribute[i]->name, ap->ref_attr_name)) {
+            *scope = f->up;
+            return f->call->attribute[i];
+        }
+    for (size_t i = 0; i < f->fp->n_attribute_proto; i++)
+        if (f->fp->attribute_proto[i]->name &&
+            !strcmp(f->fp->attribute_proto[i]->name, ap->ref_attr_name)) {
+            *scope = f;
+            return f->fp->attribute_proto[i];
+        }
+    return NULL;
+}
+
+/* Loads attribute ap into a. Inside an inlined function, an attribute referring to
+ * one of the function's attributes takes the caller's value (or the default); when
+ * there is none, a->name stays NULL and the caller drops the attribute. */
 static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap, kn_attr *a) {
     kn_ctx *cx = L->cx;
     kn_arena *ar = L->root->arena;
     if (!ap->name || !ap->name[0]) return kn_diag(cx, n, KN_EINVAL, "attribute without a name");
-    if (ap->ref_attr_name && ap->ref_attr_name[0])
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "attribute '%s' refers to a function attribute",
-                       ap->name);
+    if (ap->ref_attr_name && ap->ref_attr_name[0]) {
+        if (!L->fn)
+            return kn_diag(cx, n, KN_EINVAL,
+                           "attribute '%s' refers to a function attribute outside a function",
+                           ap->name);
+        fn_scope *scope = NULL, *saved = L->fn;
+        const Onnx__AttributeProto *ref = ref_attr(L, ap, &scope);
+        if (!ref) return KN_OK; /* not given and no default: omitted */
+        L->fn = scope;
+        kn_status st = load_attr(L, n, ref, a);
+        L->fn = saved;
+        if (!st) a->name = kn_arena_strdup(ar, ap->name);
+        return st;
+    }
     a->name = kn_arena_strdup(ar, ap->name);
     a->kind = attr_kind(ap);
     switch (a->kind) {
@@ -357,6 +486,11 @@ static kn_status load_attr(loader *L, kn_node *n, const Onnx__AttributeProto *ap
     case KN_ATTR_TENSOR:
         if (!ap->t) return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no tensor", ap->name);
         return decode_tensor(L, n, ar, ap->t, &a->t);
+    case KN_ATTR_SPARSE_TENSOR: /* Constant's sparse_value: densified */
+        if (!ap->sparse_tensor)
+            return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no sparse tensor", ap->name);
+        a->kind = KN_ATTR_TENSOR;
+        return densify(L, n, ar, ap->sparse_tensor, &a->t);
     case KN_ATTR_GRAPH: {
         if (!ap->g) return kn_diag(cx, n, KN_EINVAL, "attribute '%s' has no graph", ap->name);
         if (L->depth > MAX_SUBGRAPH_DEPTH)
@@ -416,8 +550,20 @@ static bool domain_known(const char *domain) {
            !strcmp(domain, "ai.onnx.preview.training");
 }
 
-static int node_opset(const kn_graph *g, const char *domain) {
-    if (!domain[0] || !strcmp(domain, "ai.onnx")) return g->opset;
+/* Opset version of `domain` for a node: the inlined function's own import when it
+ * has one, else the model's. */
+static int node_opset(const loader *L, const kn_graph *g, const char *domain) {
+    bool onnx = !domain[0] || !strcmp(domain, "ai.onnx");
+    for (const fn_scope *f = L->fn; f; f = f->up)
+        for (size_t i = 0; i < f->fp->n_opset_import; i++) {
+            const Onnx__OperatorSetIdProto *o = f->fp->opset_import[i];
+            const char *d = o->domain ? o->domain : "";
+            if ((onnx && (!d[0] || !strcmp(d, "ai.onnx"))) || (!onnx && !strcmp(d, domain))) {
+                if (o->has_version && o->version > 0 && o->version <= INT_MAX)
+                    return (int)o->version;
+            }
+        }
+    if (onnx) return g->opset;
     if (!strcmp(domain, "ai.onnx.ml")) return g->opset_ml;
     if (!strcmp(domain, "ai.onnx.preview.training")) return g->opset_training;
     return 0;
@@ -430,37 +576,99 @@ static kn_value *find_local(const kn_graph *g, const char *name) {
     return NULL;
 }
 
-/* Why `name`, used by node gp->node[at], is not defined: a later node of gp produces
- * it (a cycle, or nodes out of order), or nothing does. */
-static kn_status undefined_input(kn_ctx *cx, const kn_node *n, const Onnx__GraphProto *gp,
-                                 size_t at, const char *name) {
-    for (size_t j = at; j < gp->n_node; j++) {
-        const Onnx__NodeProto *later = gp->node[j];
-        for (size_t k = 0; k < later->n_output; k++)
-            if (!strcmp(later->output[k], name))
-                return kn_diag(cx, n, KN_EINVAL,
-                               "input '%s' is produced by %s node '%s' (%s): the graph has a "
-                               "cycle or is not in topological order",
-                               name, j == at ? "this" : "a later",
-                               later->name && later->name[0] ? later->name : "<unnamed>",
-                               later->op_type ? later->op_type : "");
+/* The model-local function (domain, name), or NULL. */
+static const Onnx__FunctionProto *find_function(const loader *L, const char *domain,
+                                                const char *name) {
+    for (size_t i = 0; L->mp && i < L->mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = L->mp->functions[i];
+        const char *d = f->domain ? f->domain : "";
+        if (f->name && !strcmp(f->name, name) && !strcmp(d, domain)) return f;
     }
-    return kn_diag(cx, n, KN_EINVAL,
-                   "input '%s' is never defined (no initializer, graph input or node output has "
-                   "that name)",
-                   name);
+    return NULL;
 }
 
-static kn_status load_node(loader *L, kn_graph *g, const Onnx__GraphProto *gp, size_t at) {
-    const Onnx__NodeProto *np = gp->node[at];
+static kn_status load_nodes(loader *L, kn_graph *g, Onnx__NodeProto *const *nodes, size_t count);
+
+/* Inlines a call of model-local function fp: its nodes are loaded into g with the
+ * formal inputs and outputs renamed to the call's values and every other name
+ * prefixed by "<call name>/" (so names stay unique and messages show the path). */
+static kn_status inline_call(loader *L, kn_graph *g, const Onnx__NodeProto *np,
+                             const Onnx__FunctionProto *fp) {
+    kn_ctx *cx = L->cx;
+    kn_arena *a = L->root->arena;
+    kn_node tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.name = nm(L, np->name);
+    tmp.op_type = np->op_type;
+    if (L->calls >= MAX_SUBGRAPH_DEPTH)
+        return kn_diag(cx, &tmp, KN_ELIMIT,
+                       "model-local functions call each other more than %d levels deep",
+                       MAX_SUBGRAPH_DEPTH);
+    if (np->n_input > fp->n_input || np->n_output > fp->n_output)
+        return kn_diag(cx, &tmp, KN_EINVAL,
+                       "calls function '%s' with %zu inputs and %zu outputs; it has %zu and %zu",
+                       fp->name, np->n_input, np->n_output, fp->n_input, fp->n_output);
+    fn_scope f = {.up = L->fn, .fp = fp, .call = np};
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s/", tmp.name[0] ? tmp.name : fp->name);
+    f.prefix = kn_arena_strdup(a, prefix);
+    f.actual_in = kn_arena_array(a, fp->n_input + 1, sizeof *f.actual_in);
+    f.actual_out = kn_arena_array(a, fp->n_output + 1, sizeof *f.actual_out);
+    KN_ASSERT(f.actual_in && f.actual_out);
+    for (size_t i = 0; i < fp->n_input; i++)
+        f.actual_in[i] = i < np->n_input ? nm(L, np->input[i]) : "";
+    /* a formal output is renamed to the caller's value when a body node computes it;
+     * otherwise (it is a formal input, or omitted by the caller) it keeps the prefixed
+     * name and an Identity below copies it */
+    bool *computed = kn_arena_array(a, fp->n_output + 1, sizeof *computed);
+    for (size_t j = 0; j < fp->n_output; j++) {
+        for (size_t k = 0; k < fp->n_node && !computed[j]; k++)
+            for (size_t o = 0; o < fp->node[k]->n_output; o++)
+                if (!strcmp(fp->node[k]->output[o], fp->output[j])) computed[j] = true;
+        for (size_t i = 0; i < fp->n_input; i++)
+            if (!strcmp(fp->input[i], fp->output[j])) computed[j] = false;
+        bool used = j < np->n_output && np->output[j][0];
+        f.actual_out[j] = used && computed[j] ? nm(L, np->output[j]) : NULL;
+    }
+    L->fn = &f;
+    L->calls++;
+    kn_status st = load_nodes(L, g, fp->node, fp->n_node);
+    for (size_t j = 0; !st && j < np->n_output; j++) {
+        if (!np->output[j][0] || computed[j]) continue;
+        const char *src = nm(L, fp->output[j]);
+        L->fn = f.up;
+        const char *dst = nm(L, np->output[j]);
+        L->fn = &f;
+        kn_value *in = kn_graph_find_value(g, src);
+        if (!in) {
+            st = kn_diag(cx, &tmp, KN_EINVAL, "function '%s' never computes its output '%s'",
+                         fp->name, fp->output[j]);
+            break;
+        }
+        if (find_local(g, dst)) {
+            st = kn_diag(cx, &tmp, KN_EINVAL, "output '%s' is already defined", dst);
+            break;
+        }
+        kn_value *out = kn_graph_add_value(g, dst, NULL);
+        kn_node *id = kn_graph_add_node(g, KN_OP_IDENTITY, f.prefix, 1, &in, 1, &out);
+        id->opset = g->opset;
+    }
+    L->calls--;
+    L->fn = f.up;
+    return st;
+}
+
+static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     kn_ctx *cx = L->cx;
     const char *domain = np->domain ? np->domain : "";
     const char *op_type = np->op_type ? np->op_type : "";
     kn_node tmp; /* for messages before the node exists */
     memset(&tmp, 0, sizeof tmp);
-    tmp.name = np->name ? np->name : "";
+    tmp.name = nm(L, np->name);
     tmp.op_type = op_type;
-    int opset = node_opset(g, domain);
+    const Onnx__FunctionProto *fp = find_function(L, domain, op_type);
+    if (fp) return inline_call(L, g, np, fp);
+    int opset = node_opset(L, g, domain);
     if (!opset) {
         if (!domain_known(domain))
             return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "domain '%s' is not supported", domain);
@@ -472,7 +680,7 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__GraphProto *gp, s
                        domain[0] ? " (domain '" : "", domain, domain[0] ? "')" : "");
     const kn_opdesc *d = kn_op_desc(op);
     int nin = (int)np->n_input, nout = (int)np->n_output;
-    while (nin > 0 && !np->input[nin - 1][0]) nin--; /* trailing omitted inputs */
+    while (nin > 0 && !nm(L, np->input[nin - 1])[0]) nin--; /* trailing omitted inputs */
     if (nin < d->min_in || nin > d->max_in)
         return kn_diag(cx, &tmp, KN_EINVAL, "has %d inputs, expected %d to %d", nin, d->min_in,
                        d->max_in);
@@ -482,23 +690,28 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__GraphProto *gp, s
     kn_value **in = kn_arena_array(g->arena, (size_t)nin + 1, sizeof *in);
     kn_value **out = kn_arena_array(g->arena, (size_t)nout + 1, sizeof *out);
     for (int i = 0; i < nin; i++) {
-        if (!np->input[i][0]) continue;
-        in[i] = kn_graph_find_value(g, np->input[i]);
-        if (!in[i]) return undefined_input(cx, &tmp, gp, at, np->input[i]);
+        const char *name = nm(L, np->input[i]);
+        if (!name[0]) continue;
+        in[i] = kn_graph_find_value(g, name);
+        if (!in[i])
+            return kn_diag(cx, &tmp, KN_EINVAL,
+                           "input '%s' is never defined (no initializer, graph input or node "
+                           "output has that name)",
+                           name);
     }
     for (int i = 0; i < nout; i++) {
-        if (!np->output[i][0]) continue;
-        if (find_local(g, np->output[i]))
-            return kn_diag(cx, &tmp, KN_EINVAL, "output '%s' is already defined", np->output[i]);
-        out[i] = kn_graph_add_value(g, np->output[i], NULL);
+        const char *name = nm(L, np->output[i]);
+        if (!name[0]) continue;
+        if (find_local(g, name))
+            return kn_diag(cx, &tmp, KN_EINVAL, "output '%s' is already defined", name);
+        out[i] = kn_graph_add_value(g, name, NULL);
     }
-    kn_node *n = kn_graph_add_node(g, op, np->name, nin, in, nout, out);
+    kn_node *n = kn_graph_add_node(g, op, tmp.name, nin, in, nout, out);
     n->op_type = kn_arena_strdup(g->arena, op_type);
     n->opset = opset;
     if (np->n_attribute > MAX_NODE_ATTRS)
         return kn_diag(cx, n, KN_ELIMIT, "has %zu attributes, more than %d", np->n_attribute,
                        MAX_NODE_ATTRS);
-    n->nattr = (int)np->n_attribute;
     n->attrs = kn_arena_array(g->arena, np->n_attribute + 1, sizeof *n->attrs);
     L->depth++; /* this node's subgraphs are one level deeper */
     for (size_t i = 0; i < np->n_attribute; i++) {
@@ -509,31 +722,224 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__GraphProto *gp, s
                 return kn_diag(cx, n, KN_EINVAL, "attribute '%s' appears twice",
                                np->attribute[i]->name);
             }
-        if (load_attr(L, n, np->attribute[i], &n->attrs[i])) {
+        if (load_attr(L, n, np->attribute[i], &n->attrs[n->nattr])) {
             L->depth--;
             return cx->status;
         }
+        if (n->attrs[n->nattr].name) n->nattr++; /* else a function attribute not given */
     }
     L->depth--;
     return KN_OK;
+}
+
+/* ---- node order ----
+ * ONNX requires nodes in topological order, but exporters that append nodes (edge
+ * Casts added after the fact) break it, and ONNX Runtime sorts such graphs. So does
+ * the loader: a stable topological sort (Kahn's algorithm, the smallest file position
+ * first, so an ordered graph keeps its order) over the values each node reads,
+ * including those its subgraphs read from this scope. A real cycle is refused with
+ * its path. */
+
+/* Open-addressing map from value name to the position of the node producing it. */
+typedef struct name_map {
+    size_t cap; /* a power of two */
+    const char **key;
+    size_t *val;
+} name_map;
+
+static size_t name_hash(const char *s) {
+    size_t h = 1469598103934665603u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static void map_put(name_map *m, const char *k, size_t v) {
+    size_t i = name_hash(k) & (m->cap - 1);
+    while (m->key[i] && strcmp(m->key[i], k)) i = (i + 1) & (m->cap - 1);
+    if (!m->key[i]) m->key[i] = k, m->val[i] = v;
+}
+
+static bool map_get(const name_map *m, const char *k, size_t *v) {
+    size_t i = name_hash(k) & (m->cap - 1);
+    for (; m->key[i]; i = (i + 1) & (m->cap - 1))
+        if (!strcmp(m->key[i], k)) {
+            *v = m->val[i];
+            return true;
+        }
+    return false;
+}
+
+/* Growable list of node positions (edges of the dependency graph). */
+typedef struct idx_list {
+    size_t n, cap;
+    size_t *v;
+} idx_list;
+
+static void idx_push(idx_list *l, size_t x) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        KN_ASSERT(l->v);
+    }
+    l->v[l->n++] = x;
+}
+
+/* Adds to deps the producers (in m) of the names graph gp's nodes read, recursively
+ * through nested subgraphs: the values a node's subgraph takes from this scope. */
+static void subgraph_reads(loader *L, const Onnx__GraphProto *gp, const name_map *m, idx_list *deps,
+                           int depth) {
+    if (depth > MAX_SUBGRAPH_DEPTH) return; /* refused later by load_attr */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        size_t p;
+        for (size_t k = 0; k < np->n_input; k++)
+            if (map_get(m, nm(L, np->input[k]), &p)) idx_push(deps, p);
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            const Onnx__AttributeProto *ap = np->attribute[k];
+            if (ap->g) subgraph_reads(L, ap->g, m, deps, depth + 1);
+            for (size_t j = 0; j < ap->n_graphs; j++)
+                subgraph_reads(L, ap->graphs[j], m, deps, depth + 1);
+        }
+    }
+}
+
+/* Binary min-heap of node positions. */
+static void heap_push(size_t *h, size_t *n, size_t x) {
+    size_t i = (*n)++;
+    for (; i && h[(i - 1) / 2] > x; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = x;
+}
+
+static size_t heap_pop(size_t *h, size_t *n) {
+    size_t top = h[0], x = h[--*n], i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= x) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = x;
+    return top;
+}
+
+static const char *node_label(loader *L, const Onnx__NodeProto *np, char *buf, size_t cap) {
+    const char *name = nm(L, np->name);
+    snprintf(buf, cap, "node '%s' (%s)", name[0] ? name : "<unnamed>",
+             np->op_type ? np->op_type : "");
+    return buf;
+}
+
+/* Reports a cycle among the nodes left unsorted (left[i]): walks from one of them to
+ * a producer it waits for until a node repeats, and prints that loop. */
+static kn_status report_cycle(loader *L, Onnx__NodeProto *const *nodes, size_t count,
+                              const bool *left, idx_list *deps) {
+    size_t *seen = calloc(count, sizeof *seen), *path = malloc(count * sizeof *path);
+    KN_ASSERT(seen && path);
+    size_t at = 0, len = 0;
+    while (!left[at]) at++;
+    while (!seen[at]) { /* every unsorted node waits for another unsorted node */
+        seen[at] = ++len;
+        path[len - 1] = at;
+        size_t next = at;
+        for (size_t k = 0; k < deps[at].n; k++)
+            if (left[deps[at].v[k]]) {
+                next = deps[at].v[k];
+                break;
+            }
+        at = next;
+    }
+    char msg[900], lab[300];
+    KN_ASSERT(len > 0 && seen[at] > 0);
+    size_t start = seen[at] - 1;
+    /* path[i] waits for path[i + 1] and path[len - 1] for path[start]: in data order
+     * the loop is path[start] -> path[len - 1] -> ... -> path[start] */
+    size_t pos =
+        (size_t)snprintf(msg, sizeof msg, "%s", node_label(L, nodes[path[start]], lab, sizeof lab));
+    for (size_t i = len; i-- > start && pos < sizeof msg;)
+        pos += (size_t)snprintf(msg + pos, sizeof msg - pos, " -> %s",
+                                node_label(L, nodes[path[i]], lab, sizeof lab));
+    free(seen);
+    free(path);
+    return kn_diag(L->cx, NULL, KN_EINVAL, "the graph has a cycle: %s", msg);
+}
+
+/* Loads nodes[0..count) into g in a topological order. */
+static kn_status load_nodes(loader *L, kn_graph *g, Onnx__NodeProto *const *nodes, size_t count) {
+    if (!count) return KN_OK;
+    name_map m = {.cap = 16};
+    size_t nouts = 0;
+    for (size_t i = 0; i < count; i++) nouts += nodes[i]->n_output;
+    while (m.cap < 2 * nouts + 2) m.cap *= 2;
+    m.key = calloc(m.cap, sizeof *m.key);
+    m.val = calloc(m.cap, sizeof *m.val);
+    idx_list *deps = calloc(count, sizeof *deps);   /* producers node i waits for */
+    idx_list *users = calloc(count, sizeof *users); /* nodes waiting for node i */
+    size_t *indeg = calloc(count, sizeof *indeg), *heap = malloc(count * sizeof *heap), nh = 0;
+    bool *left = malloc(count * sizeof *left);
+    KN_ASSERT(m.key && m.val && deps && users && indeg && heap && left);
+    for (size_t i = 0; i < count; i++)
+        for (size_t k = 0; k < nodes[i]->n_output; k++) {
+            const char *o = nm(L, nodes[i]->output[k]);
+            if (o[0]) map_put(&m, o, i);
+        }
+    for (size_t i = 0; i < count; i++) {
+        const Onnx__NodeProto *np = nodes[i];
+        size_t p;
+        for (size_t k = 0; k < np->n_input; k++)
+            if (map_get(&m, nm(L, np->input[k]), &p)) idx_push(&deps[i], p);
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            const Onnx__AttributeProto *ap = np->attribute[k];
+            if (ap->g) subgraph_reads(L, ap->g, &m, &deps[i], 1);
+            for (size_t j = 0; j < ap->n_graphs; j++)
+                subgraph_reads(L, ap->graphs[j], &m, &deps[i], 1);
+        }
+        for (size_t k = 0; k < deps[i].n; k++) {
+            indeg[i]++;
+            idx_push(&users[deps[i].v[k]], i);
+        }
+        left[i] = true;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!indeg[i]) heap_push(heap, &nh, i);
+    kn_status st = KN_OK;
+    size_t done = 0, expect = 0;
+    while (nh && !st) {
+        size_t i = heap_pop(heap, &nh);
+        if (i != expect) L->reordered = true;
+        expect = i + 1;
+        left[i] = false;
+        done++;
+        st = load_node(L, g, nodes[i]);
+        for (size_t k = 0; k < users[i].n; k++)
+            if (!--indeg[users[i].v[k]]) heap_push(heap, &nh, users[i].v[k]);
+    }
+    if (!st && done < count) st = report_cycle(L, nodes, count, left, deps);
+    for (size_t i = 0; i < count; i++) free(deps[i].v), free(users[i].v);
+    free(deps), free(users), free(indeg), free(heap), free(left), free(m.key), free(m.val);
+    return st;
 }
 
 static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) {
     kn_ctx *cx = L->cx;
     kn_arena *a = g->arena;
     if (gp->name && !g->name[0]) g->name = kn_arena_strdup(a, gp->name);
-    if (gp->n_sparse_initializer)
-        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "sparse initializers are not supported");
-    for (size_t i = 0; i < gp->n_initializer; i++) {
-        const Onnx__TensorProto *tp = gp->initializer[i];
-        if (!tp->name || !tp->name[0])
+    for (size_t i = 0; i < gp->n_initializer + gp->n_sparse_initializer; i++) {
+        bool sparse = i >= gp->n_initializer;
+        const Onnx__SparseTensorProto *sp =
+            sparse ? gp->sparse_initializer[i - gp->n_initializer] : NULL;
+        const Onnx__TensorProto *tp = sparse ? sp->values : gp->initializer[i];
+        if (!tp || !tp->name || !tp->name[0])
             return kn_diag(cx, NULL, KN_EINVAL, "initializer %zu has no name", i);
-        if (find_local(g, tp->name))
-            return kn_diag(cx, NULL, KN_EINVAL, "initializer '%s' is defined twice", tp->name);
+        const char *name = nm(L, tp->name);
+        if (find_local(g, name))
+            return kn_diag(cx, NULL, KN_EINVAL, "initializer '%s' is defined twice", name);
         kn_tensor *t;
-        if (decode_tensor(L, NULL, a, tp, &t)) return cx->status;
-        release_data(gp->initializer[i]);
-        kn_value *v = kn_graph_add_value(g, tp->name, &t->type);
+        if (sparse ? densify(L, NULL, a, sp, &t) : decode_tensor(L, NULL, a, tp, &t))
+            return cx->status;
+        if (!sparse) release_data(gp->initializer[i]);
+        kn_value *v = kn_graph_add_value(g, name, &t->type);
         v->constant = t;
     }
     g->inputs = kn_arena_array(a, gp->n_input + 1, sizeof *g->inputs);
@@ -541,23 +947,23 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi->name || !vi->name[0])
             return kn_diag(cx, NULL, KN_EINVAL, "graph input %zu has no name", i);
-        kn_value *v = find_local(g, vi->name);
+        const char *name = nm(L, vi->name);
+        kn_value *v = find_local(g, name);
         if (v && v->constant) continue; /* initializer with a default: a constant */
-        if (v) return kn_diag(cx, NULL, KN_EINVAL, "graph input '%s' is declared twice", vi->name);
+        if (v) return kn_diag(cx, NULL, KN_EINVAL, "graph input '%s' is declared twice", name);
         char what[300];
-        snprintf(what, sizeof what, "graph input '%s'", vi->name);
+        snprintf(what, sizeof what, "graph input '%s'", name);
         kn_type t;
         if (convert_type(L, NULL, what, vi->type, &t)) return cx->status;
-        v = kn_graph_add_value(g, vi->name, &t);
+        v = kn_graph_add_value(g, name, &t);
         v->flags |= KN_VALUE_INPUT;
         g->inputs[g->nin++] = v;
     }
-    for (size_t i = 0; i < gp->n_node; i++)
-        if (load_node(L, g, gp, i)) return cx->status;
+    if (load_nodes(L, g, gp->node, gp->n_node)) return cx->status;
     g->outputs = kn_arena_array(a, gp->n_output + 1, sizeof *g->outputs);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
-        const char *name = vi->name ? vi->name : "";
+        const char *name = nm(L, vi->name ? vi->name : "");
         kn_value *v = kn_graph_find_value(g, name);
         if (!v) return kn_diag(cx, NULL, KN_EINVAL, "graph output '%s' is never computed", name);
         if (v->producer) { /* the declared type is a hint until shape inference runs */
@@ -569,6 +975,40 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         g->outputs[g->nout++] = v;
     }
     return KN_OK;
+}
+
+/* Marks in used[] (by value id) every value a node of g or of its subgraphs reads. */
+static void mark_used(const kn_graph *g, bool *used) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) used[n->in[k]->id] = true;
+        for (int k = 0; k < n->nattr; k++) {
+            if (n->attrs[k].kind == KN_ATTR_GRAPH) mark_used(n->attrs[k].g, used);
+            for (int j = 0; n->attrs[k].kind == KN_ATTR_GRAPHS && j < n->attrs[k].n; j++)
+                mark_used(n->attrs[k].graphs[j], used);
+        }
+    }
+    for (int j = 0; j < g->nout; j++) used[g->outputs[j]->id] = true;
+}
+
+/* Warns about initializers of the main graph that nothing reads (ONNX Runtime
+ * ignores them too); the code generators leave them out. */
+static void warn_unused(kn_ctx *cx, const kn_graph *g) {
+    bool *used = calloc((size_t)kn_graph_value_count(g) + 1, sizeof *used);
+    KN_ASSERT(used);
+    mark_used(g, used);
+    int n = 0;
+    const char *first = NULL;
+    for (int i = 0; i < g->nvalues; i++) {
+        const kn_value *v = g->values[i];
+        if (!v->constant || v->producer || used[v->id]) continue;
+        if (!n++) first = v->name;
+    }
+    free(used);
+    if (n == 1) kn_warn(cx, NULL, "initializer '%s' is never used; ignored", first);
+    if (n > 1)
+        kn_warn(cx, NULL, "%d initializers are never used (the first: '%s'); ignored", n, first);
 }
 
 /* protobuf-c unpacks nested messages recursively, so a file nesting thousands of
@@ -648,8 +1088,14 @@ static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
 static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_dir,
                             const char *display_name, kn_graph **out) {
     kn_graph *g = kn_graph_create(display_name);
-    loader L = {cx, g, base_dir, 0};
+    loader L = {.cx = cx, .root = g, .base_dir = base_dir, .mp = mp};
     g->ir_version = mp->has_ir_version ? (int)mp->ir_version : 0;
+    if (mp->has_ir_version && mp->ir_version > KN_ONNX_MAX_IR_VERSION) {
+        kn_diag(cx, NULL, KN_EUNSUPPORTED,
+                "IR version %lld is newer than the newest supported (%d)",
+                (long long)mp->ir_version, KN_ONNX_MAX_IR_VERSION);
+        goto fail;
+    }
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
         const char *d = o->domain ? o->domain : "";
@@ -686,6 +1132,10 @@ static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_d
         goto fail;
     }
     if (load_graph(&L, mp->graph, g) || kn_graph_verify(cx, g)) goto fail;
+    if (L.reordered)
+        kn_warn(cx, NULL,
+                "the nodes are not in topological order (as ONNX requires); kiln sorted them");
+    warn_unused(cx, g);
     onnx__model_proto__free_unpacked(mp, NULL);
     *out = g;
     return KN_OK;
@@ -742,7 +1192,7 @@ static kn_status decode_sequence(loader *L, kn_arena *a, const Onnx__SequencePro
 
 kn_status kn_onnx_decode_value(kn_ctx *cx, kn_arena *a, const void *buf, size_t len, kn_kind kind,
                                kn_tensor **out) {
-    loader L = {cx, NULL, NULL, 0};
+    loader L = {.cx = cx};
     kn_status st = KN_OK;
     if (kind == KN_KIND_TENSOR) {
         Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);

@@ -2,9 +2,11 @@
  *
  * Loading builds a kn_graph from a ModelProto: graph inputs (minus those that are
  * also initializers: those become constants), initializers (including external
- * data read from files beside the model), nodes in file order (which ONNX requires
- * to be topological: a use before definition is reported as a cycle or dangling
- * edge), attributes of every kind, and subgraphs of If/Loop/Scan bodies. Types of
+ * data read from files beside the model; sparse ones densified), nodes sorted into a
+ * topological order (a real cycle is refused with its path), calls of model-local
+ * functions (ModelProto.functions) inlined, attributes of every kind, and subgraphs
+ * of If/Loop/Scan bodies. Warnings (cx->warn): nodes out of order, unused
+ * initializers. Types of
  * inner values are left unknown for shape inference. Every failure returns a
  * negative status with a message naming the file and node. */
 #ifndef KN_ONNX_H
@@ -12,8 +14,9 @@
 
 #include "ir/graph.h"
 
-/* Highest ai.onnx opset whose semantics kiln implements. */
-#define KN_ONNX_MAX_OPSET 17
+/* Highest ai.onnx opset whose semantics kiln implements, and the newest IR version. */
+#define KN_ONNX_MAX_OPSET 21
+#define KN_ONNX_MAX_IR_VERSION 10
 /* ... and of ai.onnx.ml (no ML operator is implemented yet) and of
  * ai.onnx.preview.training. */
 #define KN_ONNX_MAX_OPSET_ML 3

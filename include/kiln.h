@@ -223,7 +223,8 @@ size_t kiln_compiled_workspace_alignment(const kiln_compiled *compiled);
  * borrowed for the call only; buffers must not overlap. The call allocates nothing.
  * Concurrent runs of one compiled model need distinct workspaces and outputs.
  * Errors: KILN_EINVAL (NULL compiled, NULL inputs/outputs array or entry, a NULL or
- * misaligned workspace when one is needed), KILN_EINTERNAL (the code reported a
+ * misaligned workspace when one is needed; the inputs make an If take a branch that
+ * cannot run with the compiled input shapes), KILN_EINTERNAL (the code reported a
  * failure). On an error the outputs are unspecified. */
 kiln_status kiln_compiled_run(const kiln_compiled *compiled, const void *const *inputs,
                               void *const *outputs, void *workspace);

@@ -91,6 +91,43 @@ kn_node *kn_graph_add_node(kn_graph *g, kn_op op, const char *name, int nin, kn_
     return n;
 }
 
+static void replace_in(kn_graph *g, const kn_value *from, kn_value *to) {
+    for (int i = 0; i < g->nnodes; i++) {
+        kn_node *n = g->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] == from) n->in[k] = to;
+        for (int k = 0; k < n->nattr; k++) {
+            if (n->attrs[k].kind == KN_ATTR_GRAPH) replace_in(n->attrs[k].g, from, to);
+            for (int j = 0; n->attrs[k].kind == KN_ATTR_GRAPHS && j < n->attrs[k].n; j++)
+                replace_in(n->attrs[k].graphs[j], from, to);
+        }
+    }
+    for (int j = 0; j < g->nout; j++)
+        if (g->outputs[j] == from) g->outputs[j] = to;
+}
+
+void kn_graph_replace_uses(kn_graph *g, const kn_value *from, kn_value *to) {
+    replace_in(g->root, from, to);
+}
+
+static bool is_output_in(const kn_graph *g, const kn_value *v) {
+    for (int j = 0; j < g->nout; j++)
+        if (g->outputs[j] == v) return true;
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        for (int k = 0; k < n->nattr; k++) {
+            if (n->attrs[k].kind == KN_ATTR_GRAPH && is_output_in(n->attrs[k].g, v)) return true;
+            for (int j = 0; n->attrs[k].kind == KN_ATTR_GRAPHS && j < n->attrs[k].n; j++)
+                if (is_output_in(n->attrs[k].graphs[j], v)) return true;
+        }
+    }
+    return false;
+}
+
+bool kn_graph_is_output(const kn_graph *g, const kn_value *v) {
+    return is_output_in(g->root, v);
+}
+
 int kn_graph_value_count(const kn_graph *g) {
     return *g->next_value_id;
 }

@@ -124,8 +124,11 @@ struct kn_graph {
                                  element whose length is known only at run time, NUL
                                  included; 0: the default (KN_MAX_STRING_BYTES, ir/kir.h) */
     int ir_version;
-    int ngroups;        /* root: sequence/optional inputs and outputs, flattened */
-    kn_iogroup *groups; /* to tensors by passes/deseq.c; NULL until then */
+    const char *invalid; /* an If branch whose static inference failed for the fixed
+                            input shapes (the condition being unknown): why. Compiled
+                            code returns KN_STATUS_INVALID_BRANCH if it is taken */
+    int ngroups;         /* root: sequence/optional inputs and outputs, flattened */
+    kn_iogroup *groups;  /* to tensors by passes/deseq.c; NULL until then */
 };
 
 /* A new root graph with its own arena. Destroy with kn_graph_destroy(). */
@@ -141,6 +144,11 @@ kn_value *kn_graph_find_value(const kn_graph *g, const char *name);
 /* New node; inputs/outputs arrays are copied. Appended to g's node list. */
 kn_node *kn_graph_add_node(kn_graph *g, kn_op op, const char *name, int nin, kn_value **in,
                            int nout, kn_value **out);
+/* Makes every node of g's model (all graphs) that reads `from` read `to` instead, and
+ * every graph output that is `from` be `to`. */
+void kn_graph_replace_uses(kn_graph *g, const kn_value *from, kn_value *to);
+/* Whether some graph of g's model lists v among its outputs. */
+bool kn_graph_is_output(const kn_graph *g, const kn_value *v);
 /* Total values created in the model (size for id-indexed arrays). */
 int kn_graph_value_count(const kn_graph *g);
 

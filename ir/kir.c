@@ -87,6 +87,9 @@ static void use(kn_lower *L, kn_kbuf *b) {
 }
 
 void kl_contract(kn_lower *L, const kn_contract *c) {
+    /* only a node that is its kernel's whole body describes it: not one lowered inline in
+     * a subgraph, nor one inside a loop or branch of its kernel */
+    if (L->subgraph || L->depth != 1) return;
     kn_contract *d = kn_arena_alloc(L->p->arena, sizeof *d);
     KN_ASSERT(d);
     *d = *c;

@@ -323,7 +323,8 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
  * elements of dtype t copied from data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
-/* Describes the kernel being built as a contraction (copied). */
+/* Describes the kernel being built as a contraction (copied); ignored for a node lowered
+ * inline into another's kernel (a subgraph's nodes), whose kernel holds more than it. */
 void kl_contract(kn_lower *L, const kn_contract *c);
 /* A builder on kernel k of p for a kernel pass that rebuilds it: the kernel's body is
  * replaced by an empty block the builder appends to. Free with kl_builder_destroy. */
@@ -346,6 +347,9 @@ int64_t kl_max_string_bytes(kn_lower *L);
 /* Status NAME_run returns when the inputs ask for a random op (training-mode Dropout
  * with a ratio above 0): compiled code keeps no random state. */
 #define KN_STATUS_RANDOM 3
+/* Status NAME_run returns when an If takes a branch that cannot run for the compiled
+ * input shapes (kn_graph.invalid; the compiler warned about it). */
+#define KN_STATUS_INVALID_BRANCH 4
 /* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
  * kernel goes on; what it writes afterwards is unspecified but in bounds. */
 void kl_fail(kn_lower *L, int status);

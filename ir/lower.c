@@ -86,12 +86,13 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
                        "shape depends on the data of its inputs, not only on their shapes, and "
                        "compiled code needs static shapes",
                        v->name, kn_type_str(&v->type, buf, sizeof buf), n->op_type);
+    char why[600];
+    if (!kn_type_static(&v->type)) kn_shape_why(v, why, sizeof why);
     if (!kn_type_static(&v->type))
         return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "value '%s' has shape %s, not known at compile time (it depends on "
-                       "input values or unfixed dimensions: fix them with --shape/--dim, or "
-                       "bake shape inputs in with --bind)",
-                       v->name, kn_type_str(&v->type, buf, sizeof buf));
+                       "value '%s' has shape %s, not known at compile time: %s (fix input "
+                       "dimensions with --shape/--dim, or bake inputs in with --bind)",
+                       v->name, kn_type_str(&v->type, buf, sizeof buf), why);
     if (v->type.dtype == KN_STRING && v->constant) /* no string literals in weights yet */
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' is a constant string tensor; code generators take strings "
@@ -151,8 +152,13 @@ static kn_status lower_node(kn_lower *L, const kn_node *n) {
 
 kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_kbuf *const *out) {
     for (int i = 0; i < body->nin; i++) L->vbuf[body->inputs[i]->id] = in[i];
+    L->subgraph++; /* the nodes share the kernel of the If/Loop/Scan: none describes it */
     for (int i = 0; i < body->nnodes; i++)
-        if (lower_node(L, body->nodes[i])) return L->cx->status;
+        if (lower_node(L, body->nodes[i])) {
+            L->subgraph--;
+            return L->cx->status;
+        }
+    L->subgraph--;
     for (int j = 0; j < body->nout; j++) {
         if (!out || !out[j]) continue;
         const kn_value *v = body->outputs[j];

@@ -17,6 +17,7 @@ struct kn_lower {
     kn_kbuf **vbuf;                 /* buffer of each graph value, by value id */
     const struct kn_target *target; /* what vector widths to use; NULL: scalar code */
     int64_t max_string_bytes;       /* kl_max_string_bytes */
+    int subgraph;                   /* > 0 while lowering a subgraph's nodes inline */
 };
 
 /* A new buffer of the program, named PREFIX<id>. */

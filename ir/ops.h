@@ -101,6 +101,19 @@ const kn_opdesc *kn_op_desc(kn_op op);
 /* The op for (domain, name); domain "ai.onnx" is the same as "". KN_OP_COUNT if unknown. */
 kn_op kn_op_lookup(const char *domain, const char *name);
 
+/* ---- Static inference (ir/infer.c) ---- */
+
+/* Infers the output types of node n alone from its inputs' types and constant data
+ * (scratch tensors in a). */
+kn_status kn_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a);
+/* Infers every node of g in order (subgraphs when their node's infer asks). */
+kn_status kn_infer_graph(kn_ctx *cx, kn_graph *g);
+/* Why tensor v's shape is not static, for messages: the node where it first became
+ * unknown (a data-dependent op, or a graph input with unfixed dims) and the chain of
+ * nodes from there to v, as "it first becomes unknown at node 'nz' (NonZero), ...;
+ * then 'a' (Transpose) -> 'b' (Reshape)". */
+void kn_shape_why(const kn_value *v, char *buf, size_t cap);
+
 /* ---- The interpreter, as seen from an op's eval ---- */
 
 kn_ctx *kn_exec_ctx(kn_exec *ex);
@@ -140,6 +153,10 @@ kn_status kn_seq_pos(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, in
  * keepdims=0). */
 kn_status kn_split_plan(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_arena *a, int *axis,
                         int64_t **sizes, int64_t *cnt, bool *squeeze);
+/* Pad-18's pads for the listed axes (np = 2 * na values) spread into pads[0..2r) for
+ * every axis of rank r, 0 for the others. */
+kn_status kn_pad_axes(kn_ctx *cx, const kn_node *n, int r, const int64_t *axes, int na,
+                      int64_t *pads, int np);
 /* Copies of a tensor's elements converted to int64/double, allocated in a. */
 int64_t *kn_tensor_i64s(kn_arena *a, const kn_tensor *t);
 double *kn_tensor_f64s(kn_arena *a, const kn_tensor *t);

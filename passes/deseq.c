@@ -172,7 +172,7 @@ static kn_tensor *const_in(ds *D, const kn_node *n, int k, const char *what) {
 /* Infers the types of m, just appended to dst, and folds it if it can. */
 static kn_status settle(ds *D, kn_node *m, kn_graph *dst) {
     bool folded;
-    if (kn_shape_infer_node(D->cx, m, D->scratch) || kn_fold_node(D->cx, m, D->scratch, &folded))
+    if (kn_infer_node(D->cx, m, D->scratch) || kn_fold_node(D->cx, m, D->scratch, &folded))
         return D->cx->status;
     if (folded) dst->nnodes--;
     return KN_OK;

@@ -31,11 +31,8 @@ struct kn_schedule;
 kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g);
 
-/* Static shape inference of g and its subgraphs (kn_pass_shape is this on the root). */
-kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g);
-/* Infers the output types of node n alone (scratch tensors in a). */
-kn_status kn_shape_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a);
 /* Constant-folds node n if its inputs are constants (see passes/fold.c): its outputs
  * become constants and *folded is set; the caller drops n from its graph. */
 kn_status kn_fold_node(kn_ctx *cx, kn_node *n, kn_arena *scratch, bool *folded);
@@ -96,7 +93,7 @@ void kn_pass_list(FILE *f);
 bool kn_pass_known(const char *name);
 
 /* Default graph passes, for inspect. */
-#define KN_GRAPH_PASSES "shape,fold,shape,fuse"
+#define KN_GRAPH_PASSES "shape,fold,shape,transpose,fuse"
 #define KN_DEFAULT_PASSES KN_GRAPH_PASSES
 /* The whole pipeline at optimization level 0..3 (-O): what compile, run and bench use
  * unless --passes is given. */

@@ -1,55 +1,16 @@
-/* Static shape and type inference.
+/* Static shape and type inference, and fixing input dims from the command line.
  * requires: nothing; breaks: nothing (sets kn_value.type).
  *
- * Runs each op's infer on tensors that carry the values' types and, for constants,
- * their data. A node whose inputs have unknown rank gets unknown outputs without
- * calling infer (ops with subgraphs excepted: they handle it). Subgraphs are
- * inferred when their node's infer asks (kn_shape_infer_graph). */
+ * The inference itself is kn_infer_graph (ir/infer.c), which subgraph ops also call
+ * for their bodies; this pass runs it on the root. */
 #include "ir/ops.h"
 #include "passes/pass.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-kn_status kn_shape_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
-    const kn_opdesc *d = kn_op_desc(n->op);
-    /* zeroed up to max_in: omitted trailing optional inputs read as NULL */
-    int cap = n->nin > d->max_in ? n->nin : d->max_in;
-    kn_tensor **in = kn_arena_array(a, (size_t)cap + 1, sizeof *in);
-    kn_type *out = kn_arena_array(a, (size_t)n->nout + 1, sizeof *out);
-    bool unknown = false;
-    for (int k = 0; k < n->nin; k++) {
-        kn_value *v = n->in[k];
-        if (!v) continue;
-        if (v->constant) {
-            in[k] = v->constant;
-        } else {
-            in[k] = kn_tensor_typed(a, &v->type);
-            if (v->type.kind == KN_KIND_TENSOR && v->type.rank < 0) unknown = true;
-        }
-    }
-    for (int j = 0; j < n->nout; j++) out[j] = kn_type_unknown(KN_UNDEF), out[j].rank = 0;
-    if (unknown && !(d->flags & OPF_SUBGRAPH)) {
-        for (int j = 0; j < n->nout; j++)
-            if (n->out[j]) n->out[j]->type = kn_type_unknown(KN_UNDEF);
-        return KN_OK;
-    }
-    if (d->infer(cx, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
-    for (int j = 0; j < n->nout; j++)
-        if (n->out[j]) n->out[j]->type = out[j];
-    return KN_OK;
-}
-
-kn_status kn_shape_infer_graph(kn_ctx *cx, kn_graph *g) {
-    kn_arena *scratch = kn_arena_create();
-    kn_status st = KN_OK;
-    for (int i = 0; i < g->nnodes && !st; i++) st = kn_shape_infer_node(cx, g->nodes[i], scratch);
-    kn_arena_destroy(scratch);
-    return st;
-}
-
 kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g) {
-    return kn_shape_infer_graph(cx, g);
+    return kn_infer_graph(cx, g);
 }
 
 kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_shape) {

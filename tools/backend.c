@@ -294,10 +294,13 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
     }
     int nout;
     kn_deseq_regroup(a, p->groups, p->ngroups, flat, p->nout, out, &nout);
+    int rc;
 #ifdef KILN_HAVE_OPENCL
-    if (bp->ocl) return backend_opencl_call(cx, bp->ocl, p, ip, op);
+    if (bp->ocl) {
+        if (backend_opencl_call(cx, bp->ocl, p, ip, op, &rc)) return cx->status;
+    } else
 #endif
-    int rc = bp->fn(ip, op, bp->weights, bp->arena);
+        rc = bp->fn(ip, op, bp->weights, bp->arena);
     if (rc == KN_STATUS_STRING_TOO_LONG)
         return kn_diag(cx, NULL, KN_ELIMIT,
                        "a string is longer than its storage in the compiled model "
@@ -307,6 +310,11 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
         return kn_diag(cx, NULL, KN_EUNSUPPORTED,
                        "the inputs ask for training-mode Dropout with a ratio above 0, which is "
                        "random: compiled code runs inference mode only");
+    if (rc == KN_STATUS_INVALID_BRANCH)
+        return kn_diag(cx, NULL, KN_EINVAL,
+                       "the inputs make an If take a branch that cannot run with the compiled "
+                       "input shapes (status %d; compiling warned about it)",
+                       rc);
     if (rc != 0) return kn_diag(cx, NULL, KN_EINTERNAL, "the compiled model returned an error");
     /* string outputs point into the work arena (or the inputs): copy them into a */
     for (int i = 0; i < p->nout; i++)

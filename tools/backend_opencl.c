@@ -67,10 +67,16 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **ou
 }
 
 kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, const void *const *in,
-                              void *const *out) {
+                              void *const *out, int *run_status) {
     int n = p->nin + p->nout, rc = KN_OPENCL_OK;
+    int32_t status = 0;
     kn_opencl_buffer *io = calloc((size_t)n + 1, sizeof *io);
     KN_ASSERT(io);
+    *run_status = 0;
+    if (p->status) { /* the status word: io[n], zeroed here, read back below */
+        rc = kn_opencl_buffer_create(NULL, &io[n], &status, 4, 1);
+        if (!rc) rc = kn_opencl_upload(NULL, &io[n]);
+    }
     for (int i = 0; i < n && !rc; i++) {
         const kn_kbuf *buf = i < p->nin ? p->inputs[i] : p->outputs[i - p->nin];
         void *host = i < p->nin ? (void *)in[i] : out[i - p->nin];
@@ -92,7 +98,7 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         args[na++] = kn_opencl_arg_buffer(&b->weights);
         for (int j = 0; j < plan.nio; j++) {
             const kn_kbuf *buf = plan.io[j];
-            int idx = buf->kind == KB_INPUT ? buf->io : p->nin + buf->io;
+            int idx = buf == p->status ? n : buf->kind == KB_INPUT ? buf->io : p->nin + buf->io;
             args[na++] = kn_opencl_arg_buffer(&io[idx]);
         }
         snprintf(name, sizeof name, "%s_k%d", p->name, k);
@@ -100,7 +106,9 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
     }
     for (int i = p->nin; i < n && !rc; i++)
         if (p->outputs[i - p->nin]->numel) rc = kn_opencl_download(NULL, &io[i]);
-    for (int i = 0; i < n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
+    if (p->status && !rc) rc = kn_opencl_download(NULL, &io[n]);
+    *run_status = status;
+    for (int i = 0; i <= n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
     free(io);
     return rc ? ocl_error(cx, rc, "running the OpenCL kernels failed") : KN_OK;
 }

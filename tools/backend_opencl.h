@@ -11,9 +11,10 @@ typedef struct backend_ocl backend_ocl;
 bool backend_opencl_available(void);
 /* Builds the program of p and uploads its weights. */
 kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **out);
-/* One run: inputs in[] (host arrays), outputs out[] (host arrays). */
+/* One run: inputs in[] (host arrays), outputs out[] (host arrays); *run_status gets the
+ * program's status word (0, or a KN_STATUS_* of ir/kir.h). */
 kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, const void *const *in,
-                              void *const *out);
+                              void *const *out, int *run_status);
 void backend_opencl_release(backend_ocl *b);
 
 #endif

@@ -59,6 +59,8 @@ typedef struct cli_shapes {
 /* Consumes --shape/--dim/--length at argv[*i]; returns true if it did. On overflow
  * prints and sets *err. */
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err);
+/* Loads the model and applies s; from here on cx's warnings go to stderr as
+ * "kiln: warning: ...". */
 kn_status cli_load(kn_ctx *cx, const char *path, const cli_shapes *s, kn_graph **g);
 /* Fails, naming what to pass, on the first tensor input whose shape is not fixed:
  * "input 'x' has symbolic dimension 'batch': pass --dim batch=1 (or --shape x=1,3,..)". */

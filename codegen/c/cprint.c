@@ -448,11 +448,21 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     case KS_COPY:
         if (E->dialect == KN_OPENCL) { /* no memmove: forward element copy (in-place
                                           aliases copy a region onto itself) */
+            /* half elements move as their bits: a half lvalue needs cl_khr_fp16 */
+            bool h = s->buf->dtype == KN_F16;
+            const char *dq = s->buf->kind == KB_INPUT || s->buf->kind == KB_CONST ? "const " : "";
+            const char *sq = s->src->kind == KB_INPUT || s->src->kind == KB_CONST ? "const " : "";
             fprintf(f, "%*sfor (long kn_i = 0; kn_i < ", ind, "");
             kn_cprint_expr(E, s->count);
-            fprintf(f, "; kn_i++) %s[", s->buf->name);
+            if (h)
+                fprintf(f, "; kn_i++) ((__global %sushort *)%s)[", dq, s->buf->name);
+            else
+                fprintf(f, "; kn_i++) %s[", s->buf->name);
             kn_cprint_expr(E, s->index);
-            fprintf(f, " + kn_i] = %s[", s->src->name);
+            if (h)
+                fprintf(f, " + kn_i] = ((__global %sushort *)%s)[", sq, s->src->name);
+            else
+                fprintf(f, " + kn_i] = %s[", s->src->name);
             kn_cprint_expr(E, s->src_index);
             fprintf(f, " + kn_i];\n");
             return;

@@ -51,7 +51,8 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     kn_kernel_uses(p->kernels[k]->body, use);
     for (int i = 0; i < p->nbufs && plan->nio < KN_OPENCL_MAX_IO; i++) {
         const kn_kbuf *b = p->bufs[i];
-        if (use[i] && (b->kind == KB_INPUT || b->kind == KB_OUTPUT)) plan->io[plan->nio++] = b;
+        if (use[i] && (b->kind == KB_INPUT || b->kind == KB_OUTPUT || b == p->status))
+            plan->io[plan->nio++] = b;
     }
     free(use);
 }
@@ -82,26 +83,8 @@ static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
     return st;
 }
 
-/* Run-time checks (kl_fail's status word) would have to be read back from the device;
- * the host code does not, so such programs are refused, naming the checking node. */
-static kn_status refuse_status(kn_ctx *cx, const kn_kprog *p) {
-    if (!p->status) return KN_OK;
-    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-    KN_ASSERT(use);
-    const kn_node *at = NULL;
-    for (int k = 0; k < p->nkernels && !at; k++) {
-        memset(use, 0, (size_t)p->nbufs);
-        kn_kernel_uses(p->kernels[k]->body, use);
-        if (use[p->status->id] & 2) at = p->kernels[k]->node;
-    }
-    free(use);
-    return kn_diag(cx, at, KN_EUNSUPPORTED,
-                   "this node checks its inputs when the model runs (a status the OpenCL host "
-                   "code does not read back); compile for the C or LLVM backend");
-}
-
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len) {
-    if (refuse_strings(cx, p) || refuse_status(cx, p)) return cx->status;
+    if (refuse_strings(cx, p)) return cx->status;
     char *kbuf = NULL;
     size_t klen = 0;
     FILE *k = open_memstream(&kbuf, &klen);
@@ -141,7 +124,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
         fprintf(k, ", __local uchar *kn_local) {\n");
         for (int i = 0; i < p->nbufs; i++) {
             const kn_kbuf *b = p->bufs[i];
-            if (!use[i]) continue;
+            if (!use[i] || b == p->status) continue; /* the status word is a parameter */
             const char *t = kn_cprint_ctype(&P, b->dtype);
             if (b->kind == KB_TEMP || b->kind == KB_SCRATCH)
                 fprintf(k, "    __global %s *%s = (__global %s *)(kn_arena + %zu);\n", t, b->name,
@@ -223,7 +206,9 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
             "int %s_create(void *user_context, %s_state **out);\n"
             "void %s_destroy(void *user_context, %s_state *s);\n"
             "/* Copies the inputs to the device, runs every kernel, copies the outputs back.\n"
-            " * One state runs one call at a time. */\nint %s_run(void *user_context, %s_state *s",
+            " * One state runs one call at a time. Returns 0, a negative KN_OPENCL_E* status,\n"
+            " * or the positive status the generated C's NAME_run returns for the same inputs\n"
+            " * (docs/generated-c.md). */\nint %s_run(void *user_context, %s_state *s",
             N, N, N, N, N, N, N, N, N);
     for (int i = 0; i < p->nin; i++)
         fprintf(h, ", const %s *in%d", kn_ctype_c99(p->inputs[i]->dtype), i);
@@ -278,6 +263,12 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
     for (int i = 0; i < p->nout; i++)
         fprintf(c, ", %s *out%d", kn_ctype_c99(p->outputs[i]->dtype), i);
     fprintf(c, ") {\n    kn_opencl_buffer io[%d] = {0};\n    int rc = 0;\n", n + 1);
+    if (p->status) /* the status word (kl_fail), zeroed on entry and read back */
+        fprintf(c,
+                "    int32_t status = 0;\n"
+                "    rc = kn_opencl_buffer_create(uc, &io[%d], &status, 4, 1);\n"
+                "    if (!rc) rc = kn_opencl_upload(uc, &io[%d]);\n",
+                n, n);
     for (int i = 0; i < n; i++) {
         const kn_kbuf *b = i < p->nin ? p->inputs[i] : p->outputs[i - p->nin];
         char host[32];
@@ -303,7 +294,9 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
         for (int j = 0; j < plan.nio; j++) {
             const kn_kbuf *b = plan.io[j];
             fprintf(c, ", kn_opencl_arg_buffer(&io[%d])",
-                    b->kind == KB_INPUT ? b->io : p->nin + b->io);
+                    b == p->status        ? n
+                    : b->kind == KB_INPUT ? b->io
+                                          : p->nin + b->io);
         }
         fprintf(c,
                 "};\n        rc = kn_opencl_launch(uc, s->program, \"%s_k%d\", g, l, 0, a, %d);\n  "
@@ -313,9 +306,13 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
     for (int i = p->nin; i < n; i++)
         if (p->outputs[i - p->nin]->numel)
             fprintf(c, "    if (!rc) rc = kn_opencl_download(uc, &io[%d]);\n", i);
+    if (p->status)
+        fprintf(c,
+                "    if (!rc) rc = kn_opencl_download(uc, &io[%d]);\n    if (!rc) rc = status;\n",
+                n);
     fprintf(c,
             "    for (int i = 0; i < %d; i++) kn_opencl_buffer_destroy(uc, &io[i]);\n    return "
             "rc;\n}\n",
-            n);
+            n + 1);
     return KN_OK;
 }

@@ -20,6 +20,10 @@ typedef struct kn_opencl_kernel_plan {
     const kn_kbuf *io[KN_OPENCL_MAX_IO];
 } kn_opencl_kernel_plan;
 
+/* io lists the graph inputs and outputs kernel k reads or writes, in buffer order, and
+ * the program's status word (kl_fail) when the kernel sets it: that is a one-int32
+ * device buffer of its own, which the host zeroes before the first kernel and reads
+ * back after the last (io index nin + nout in the host code). */
 void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
 /* The program's OpenCL C source; *src is malloc'd (caller frees). */
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len);

@@ -1,10 +1,24 @@
 /* Lowerings of control flow to C control flow: If becomes if/else around the two
- * branches lowered inline; Loop becomes a while loop over the body lowered inline,
- * with the loop-carried values kept in the node's output buffers between
- * iterations. Scan outputs of Loop need a trip count known at compile time, which
- * static shape inference does not provide (the body's condition may end the loop
- * early), so a Loop with scan outputs is refused before lowering. */
+ * branches lowered inline (a branch that static inference found invalid for the
+ * compiled shapes becomes a run-time error, KN_STATUS_INVALID_BRANCH); Loop becomes a while loop
+ * over the body lowered inline, with the loop-carried values kept in the node's output buffers
+ * between iterations. Scan outputs of Loop need a trip count known at compile time, which static
+ * shape inference does not provide (the body's condition may end the loop early), so a Loop with
+ * scan outputs is refused before lowering. */
 #include "ir/kir.h"
+
+/* One branch of an If inline, or, when it cannot run for the compiled shapes (static
+ * inference failed inside it), a run-time error and a warning naming it. */
+static kn_status branch(kn_lower *L, const kn_node *n, const kn_graph *g, const char *which,
+                        kn_kbuf *const *out) {
+    if (!g->invalid) return kl_subgraph(L, g, NULL, out);
+    kn_warn(kl_ctx(L), n,
+            "%s cannot run with these input shapes (%s); compiled code returns status %d if it "
+            "is taken",
+            which, g->invalid, KN_STATUS_INVALID_BRANCH);
+    kl_fail(L, KN_STATUS_INVALID_BRANCH);
+    return KN_OK;
+}
 
 static kn_status lower_if(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -12,9 +26,9 @@ static kn_status lower_if(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_
     kn_graph *else_g = kn_attr_graph(cx, n, "else_branch");
     if (!then_g || !else_g) return kn_diag(cx, n, KN_EINVAL, "needs then_branch and else_branch");
     kl_if(L, kx_cast(L, KN_BOOL, kx_load(L, in[0], kx_int(L, 0))));
-    if (kl_subgraph(L, then_g, NULL, out)) return cx->status;
+    if (branch(L, n, then_g, "then_branch", out)) return cx->status;
     kl_else(L);
-    if (kl_subgraph(L, else_g, NULL, out)) return cx->status;
+    if (branch(L, n, else_g, "else_branch", out)) return cx->status;
     kl_end(L);
     return KN_OK;
 }

@@ -152,6 +152,22 @@ static kn_kx *u_softsign(kn_lower *L, kn_kx *x, const double *p) {
 static kn_kx *u_thresholdedrelu(kn_lower *L, kn_kx *x, const double *p) {
     return kx_select(L, kx_bin(L, KX_GT, x, k(L, x, p[0])), x, k(L, x, 0));
 }
+/* p[0]: 1 for the tanh form */
+static kn_kx *u_gelu(kn_lower *L, kn_kx *x, const double *p) {
+    kn_kx *inner;
+    if (p[0] != 0) {
+        kn_kx *x3 = kx_bin(L, KX_MUL, kx_bin(L, KX_MUL, x, x), x);
+        kn_kx *s = kx_bin(L, KX_ADD, x, kx_bin(L, KX_MUL, k(L, x, 0.044715), x3));
+        inner = kx_un(L, KX_TANH, kx_bin(L, KX_MUL, k(L, x, sqrt(2 / M_PI)), s));
+    } else {
+        inner = kx_un(L, KX_ERF, kx_bin(L, KX_MUL, x, k(L, x, 1 / sqrt(2.0))));
+    }
+    return kx_bin(L, KX_MUL, kx_bin(L, KX_MUL, k(L, x, 0.5), x),
+                  kx_bin(L, KX_ADD, k(L, x, 1), inner));
+}
+static kn_kx *u_mish(kn_lower *L, kn_kx *x, const double *p) {
+    return kx_bin(L, KX_MUL, x, kx_un(L, KX_TANH, u_softplus(L, x, p)));
+}
 static kn_kx *u_abs(kn_lower *L, kn_kx *x, const double *p) {
     (void)p;
     return is_unsigned_t(x->dtype) ? x : kx_un(L, KX_ABS, x);
@@ -207,6 +223,9 @@ static const un_def un_defs[] = {
     M(TAN, TAN),
     M(TANH, TANH),
     B(THRESHOLDEDRELU, u_thresholdedrelu, false),
+    B(GELU, u_gelu, false),
+    B(MISH, u_mish, false),
+    {KN_OP_BITWISENOT, KX_BNOT, NULL, true},
 };
 #undef M
 #undef B
@@ -445,6 +464,9 @@ static const bin_def bin_defs[] = {
     {KN_OP_AND, 0, KX_LAND, NULL, true},
     {KN_OP_OR, 0, KX_LOR, NULL, true},
     {KN_OP_XOR, 0, KX_NE, NULL, true},
+    {KN_OP_BITWISEAND, 0, KX_AND, NULL, false},
+    {KN_OP_BITWISEOR, 0, KX_OR, NULL, false},
+    {KN_OP_BITWISEXOR, 0, KX_XOR, NULL, false},
     O(EQUAL, EQ),
     O(GREATER, GT),
     O(GREATEROREQUAL, GE),

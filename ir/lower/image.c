@@ -115,6 +115,12 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
     kn_kx *x = f64(L, V(L, vo)), *xo = NULL;
     switch (p->coord) {
     case CT_HALF_PIXEL: xo = kx_sub(L, dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)); break;
+    case CT_HALF_PIXEL_SYM: {
+        double adj = (double)olen / (s * (double)len), c = (double)len / 2;
+        xo = kx_add(L, F(L, c * (1 - adj)),
+                    kx_sub(L, dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)));
+        break;
+    }
     case CT_PYTORCH:
         xo = ol > 1 ? kx_sub(L, dvd(L, kx_add(L, x, F(L, 0.5)), F(L, s)), F(L, 0.5)) : F(L, 0);
         break;
@@ -659,8 +665,98 @@ static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const 
     return KN_OK;
 }
 
+/* ---- CenterCropPad, Col2Im ---- */
+
+/* Input `i` of n as int64 values from its constant data. */
+static kn_status const_shape(kn_lower *L, const kn_node *n, int i, int64_t *v, int *count) {
+    const kn_tensor *t = kl_const(L, n, i);
+    if (!t || kn_tensor_numel(t) > KN_MAX_RANK)
+        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
+                       "needs a constant input %d (bake it in with --bind)", i);
+    *count = (int)kn_tensor_numel(t);
+    for (int k = 0; k < *count; k++) v[k] = kn_load_i64(t->data, t->type.dtype, (size_t)k);
+    return KN_OK;
+}
+
+/* y[o] = x[o + start] where inside, else 0 */
+static kn_status lower_ccp(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *y = out[0];
+    int64_t s[KN_MAX_RANK], xs[KN_MAX_RANK];
+    int cnt, v[KN_MAX_RANK], r = x->rank;
+    kn_type xt = kn_type_make(x->dtype, r, x->dims);
+    kn_ccp_plan p;
+    if (const_shape(L, n, 1, s, &cnt) || kn_ccp_plan_make(kl_ctx(L), n, &xt, s, cnt, &p))
+        return kl_ctx(L)->status;
+    if (!y->numel) return KN_OK;
+    kn_strides(r, x->dims, xs);
+    kl_for_shape(L, r, y->dims, v);
+    kn_kx *inside = NULL, *at = I(L, 0);
+    for (int d = 0; d < r; d++) {
+        kn_kx *c = kx_add(L, V(L, v[d]), I(L, p.start[d]));
+        if (p.start[d] < 0 || p.out[d] + p.start[d] > x->dims[d]) {
+            kn_kx *ok = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, c, I(L, 0)),
+                               kx_bin(L, KX_LT, c, I(L, x->dims[d])));
+            inside = inside ? kx_bin(L, KX_LAND, inside, ok) : ok;
+            c = kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, c, I(L, x->dims[d] - 1)), I(L, 0));
+        }
+        at = kx_add(L, at, kx_mul(L, c, I(L, xs[d])));
+    }
+    int64_t ys[KN_MAX_RANK];
+    kn_strides(r, y->dims, ys);
+    kn_kx *oi = kx_offset(L, r, v, ys);
+    kn_kx *val = kx_load(L, x, at);
+    if (inside) val = kx_select(L, inside, val, kx_const(L, kx_compute_dtype(y->dtype), 0));
+    kl_store(L, y, oi, val);
+    kl_end_n(L, r);
+    return KN_OK;
+}
+
+/* Gather form (each output pixel sums the block entries that cover it), so no two
+ * iterations write one element. */
+static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                              kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *y = out[0];
+    int64_t im[KN_MAX_RANK], bl[KN_MAX_RANK];
+    int ci, cb;
+    kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
+    kn_col2im_plan p;
+    if (const_shape(L, n, 1, im, &ci) || const_shape(L, n, 2, bl, &cb) ||
+        kn_col2im_plan_make(kl_ctx(L), n, &xt, im, bl, &p))
+        return kl_ctx(L)->status;
+    if (!y->numel) return KN_OK;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int64_t Lb = p.lh * p.lw;
+    int vb = kl_for(L, p.n * p.c), vy = kl_for(L, p.h), vx = kl_for(L, p.w);
+    int acc = kl_decl(L, t, kx_const(L, t, 0));
+    int vi = kl_for(L, p.kh), vj = kl_for(L, p.kw);
+    /* block row: (y + pt - i*dh) / sh when that divides and is in range */
+    kn_kx *ty = kx_sub(L, kx_add(L, V(L, vy), I(L, p.pt)), kx_mul(L, V(L, vi), I(L, p.dh)));
+    kn_kx *tx = kx_sub(L, kx_add(L, V(L, vx), I(L, p.pl)), kx_mul(L, V(L, vj), I(L, p.dw)));
+    int by = kl_decl(L, KN_I64, ty), bx = kl_decl(L, KN_I64, tx);
+    kn_kx *ok = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, V(L, by), I(L, 0)),
+                       kx_bin(L, KX_GE, V(L, bx), I(L, 0)));
+    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, by), I(L, p.sh)), I(L, 0)));
+    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, bx), I(L, p.sw)), I(L, 0)));
+    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, by), I(L, p.lh * p.sh)));
+    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, bx), I(L, p.lw * p.sw)));
+    kl_if(L, ok);
+    kn_kx *l = kx_add(L, kx_mul(L, kx_bin(L, KX_DIV, V(L, by), I(L, p.sh)), I(L, p.lw)),
+                      kx_bin(L, KX_DIV, V(L, bx), I(L, p.sw)));
+    /* input row (c * kh + i) * kw + j of batch b: vb = b * C + c */
+    kn_kx *row = kx_add(
+        L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.kh)), V(L, vi)), I(L, p.kw)), V(L, vj));
+    kl_set(L, acc, kx_add(L, V(L, acc), kx_load(L, x, kx_add(L, kx_mul(L, row, I(L, Lb)), l))));
+    kl_end_n(L, 3);
+    kn_kx *o = kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.h)), V(L, vy)), I(L, p.w)),
+                      V(L, vx));
+    kl_store(L, y, o, V(L, acc));
+    kl_end_n(L, 3);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_image[] = {
     {KN_OP_RESIZE, lower_resize},         {KN_OP_UPSAMPLE, lower_resize},
     {KN_OP_GRIDSAMPLE, lower_gridsample}, {KN_OP_ROIALIGN, lower_roialign},
-    {KN_OP_MAXROIPOOL, lower_maxroipool}, {KN_OP_COUNT, 0},
+    {KN_OP_MAXROIPOOL, lower_maxroipool}, {KN_OP_CENTERCROPPAD, lower_ccp},
+    {KN_OP_COL2IM, lower_col2im},         {KN_OP_COUNT, 0},
 };

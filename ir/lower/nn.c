@@ -759,6 +759,45 @@ static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     return KN_OK;
 }
 
+/* GroupNormalization: per (batch, group) row of C/G channels x spatial, contiguous:
+ * mean, variance, then y = (x - mean) / sqrt(var + eps) * scale + bias with scale and
+ * bias per group (opset 18) or per channel (21). */
+static kn_status lower_groupnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *y = out[0];
+    double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
+    int64_t g = kn_attr_int(cx, n, "num_groups", 1);
+    if (kn_failed(cx)) return cx->status;
+    int64_t c = x->dims[1], cg = c / g, inner = kn_prod(x->dims, 2, x->rank), len = cg * inner;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int vr = kl_for(L, x->dims[0] * g);
+    kn_kx *base = kx_mul(L, var(L, vr), kx_int(L, len));
+    int s = kl_decl(L, t, kx_const(L, t, 0));
+    int vi = kl_for(L, len);
+    kl_set(L, s, kx_add(L, var(L, s), kx_load(L, x, kx_add(L, base, var(L, vi)))));
+    kl_end(L);
+    int m = kl_decl(L, t, kx_bin(L, KX_DIV, var(L, s), kx_const(L, t, len ? (double)len : 1)));
+    int q = kl_decl(L, t, kx_const(L, t, 0));
+    vi = kl_for(L, len);
+    kn_kx *d = kx_bin(L, KX_SUB, kx_load(L, x, kx_add(L, base, var(L, vi))), var(L, m));
+    int dv = kl_decl(L, t, d);
+    kl_set(L, q, kx_fma(L, var(L, dv), var(L, dv), var(L, q)));
+    kl_end(L);
+    kn_kx *vq = kx_bin(L, KX_DIV, var(L, q), kx_const(L, t, len ? (double)len : 1));
+    int k = kl_decl(L, t,
+                    kx_bin(L, KX_DIV, kx_const(L, t, 1),
+                           kx_un(L, KX_SQRT, kx_add(L, vq, kx_const(L, t, eps)))));
+    int vc = kl_for(L, cg), vj = kl_for(L, inner);
+    kn_kx *grp = kx_bin(L, KX_MOD, var(L, vr), kx_int(L, g));
+    kn_kx *p = n->opset >= 21 ? kx_add(L, kx_mul(L, grp, kx_int(L, cg)), var(L, vc)) : grp;
+    kn_kx *at = kx_add(L, base, kx_add(L, kx_mul(L, var(L, vc), kx_int(L, inner)), var(L, vj)));
+    kn_kx *xv = kx_bin(L, KX_MUL, kx_bin(L, KX_SUB, kx_load(L, x, at), var(L, m)), var(L, k));
+    kl_store(L, y, at, kx_fma(L, xv, kx_load(L, in[1], p), kx_load(L, in[2], p)));
+    kl_end_n(L, 3);
+    return KN_OK;
+}
+
 /* ---- LRN ---- */
 
 static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
@@ -856,6 +895,7 @@ const kn_oplower kn_lower_nn[] = {
     {KN_OP_DET, lower_det},
     {KN_OP_BATCHNORMALIZATION, lower_batchnorm},
     {KN_OP_INSTANCENORMALIZATION, lower_norm},
+    {KN_OP_GROUPNORMALIZATION, lower_groupnorm},
     {KN_OP_LAYERNORMALIZATION, lower_norm},
     {KN_OP_MEANVARIANCENORMALIZATION, lower_norm},
     {KN_OP_LRN, lower_lrn},

@@ -62,7 +62,10 @@ static void rot_acc(kn_lower *L, kn_dtype t, int re, int im, kn_kx *xr, kn_kx *x
 
 static kn_status lower_dft(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
-    int64_t ax = kn_attr_int(cx, n, "axis", 1);
+    int64_t ax = n->opset >= 20 ? -2 : kn_attr_int(cx, n, "axis", 1); /* see ir/ops/signal.c */
+    if (n->opset >= 20 && n->nin > 2 && in[2] && (ax = const_i64(L, n, 2, "axis")) == -1 &&
+        kn_failed(cx))
+        return cx->status;
     int onesided = (int)kn_attr_int(cx, n, "onesided", 0);
     int inverse = (int)kn_attr_int(cx, n, "inverse", 0);
     if (kn_failed(cx)) return cx->status;

@@ -287,17 +287,23 @@ static kn_status lower_slice(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- Pad ---- */
 
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 
 static kn_status pad_params(kn_lower *L, const kn_node *n, int r, int *mode, int64_t *pads) {
     kn_ctx *cx = kl_ctx(L);
     const char *m = kn_attr_str(cx, n, "mode", "constant");
     if (kn_failed(cx)) return cx->status;
-    *mode = !strcmp(m, "reflect") ? PAD_REFLECT : !strcmp(m, "edge") ? PAD_EDGE : PAD_CONSTANT;
-    int np;
+    *mode = !strcmp(m, "reflect") ? PAD_REFLECT
+            : !strcmp(m, "edge")  ? PAD_EDGE
+            : !strcmp(m, "wrap")  ? PAD_WRAP
+                                  : PAD_CONSTANT;
+    int np, na = -1;
+    int64_t axes[KN_MAX_RANK];
     kn_status st =
         ints_from(L, n, n->opset < 2 ? "paddings" : "pads", 1, 11, pads, 2 * KN_MAX_RANK, &np);
+    if (!st && n->opset >= 18) st = ints_from(L, n, "axes", 3, 18, axes, KN_MAX_RANK, &na);
     if (st) return st;
+    if (na >= 0) return kn_pad_axes(cx, n, r, axes, na, pads, np);
     if (np != 2 * r) return kn_diag(cx, n, KN_EINVAL, "%d pads for an input of rank %d", np, r);
     return KN_OK;
 }
@@ -311,6 +317,11 @@ static kn_kx *pad_coord(kn_lower *L, int mode, kn_kx *c, int64_t e, kn_kx **insi
         return c;
     }
     if (mode == PAD_EDGE || e == 1) return kmax(L, kmin(L, c, e - 1), 0);
+    if (mode == PAD_WRAP) { /* ((c % e) + e) % e */
+        kn_kx *m = kx_var(L, kl_decl(L, KN_I64, kx_bin(L, KX_MOD, c, kx_int(L, e))));
+        return kx_select(L, kx_bin(L, KX_LT, m, kx_int(L, 0)), kx_bin(L, KX_ADD, m, kx_int(L, e)),
+                         m);
+    }
     int64_t p = 2 * (e - 1);
     kn_kx *m = kx_var(L, kl_decl(L, KN_I64, kx_bin(L, KX_MOD, c, kx_int(L, p))));
     m = kx_var(L, kl_decl(L, KN_I64,
@@ -325,8 +336,6 @@ static kn_status lower_pad(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     int64_t pads[2 * KN_MAX_RANK], xs[KN_MAX_RANK], os[KN_MAX_RANK];
     kn_status st = pad_params(L, n, r, &mode, pads);
     if (st || !o->numel) return st;
-    if (n->opset >= 11 && n->nin > 3 && in[3])
-        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "the axes input is not supported");
     kn_strides(r, x->dims, xs);
     kn_strides(r, o->dims, os);
     kn_kx *fill = kx_const(L, x->dtype, 0);

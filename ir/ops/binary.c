@@ -143,6 +143,25 @@ static uint64_t u_xor(uint64_t a, uint64_t b) {
     return !a != !b;
 }
 
+static uint64_t u_band(uint64_t a, uint64_t b) {
+    return a & b;
+}
+static uint64_t u_bor(uint64_t a, uint64_t b) {
+    return a | b;
+}
+static uint64_t u_bxor(uint64_t a, uint64_t b) {
+    return a ^ b;
+}
+static int64_t i_band(int64_t a, int64_t b) {
+    return a & b;
+}
+static int64_t i_bor(int64_t a, int64_t b) {
+    return a | b;
+}
+static int64_t i_bxor(int64_t a, int64_t b) {
+    return a ^ b;
+}
+
 static double f_eq(double a, double b) {
     return a == b;
 }
@@ -247,6 +266,9 @@ static const binary_def binary_defs[] = {
     CMP(AND, B, NULL, NULL, u_and),
     CMP(OR, B, NULL, NULL, u_or),
     CMP(XOR, B, NULL, NULL, u_xor),
+    ARITH(BITWISEAND, 0, KN_DT_INT, NULL, i_band, u_band),
+    ARITH(BITWISEOR, 0, KN_DT_INT, NULL, i_bor, u_bor),
+    ARITH(BITWISEXOR, 0, KN_DT_INT, NULL, i_bxor, u_bxor),
     CMP(EQUAL, NUM | B | KN_DT(STRING), f_eq, i_eq, u_eq),
     CMP(GREATER, NUM, f_gt, i_gt, u_gt),
     CMP(GREATEROREQUAL, NUM, f_ge, i_ge, u_ge),

@@ -11,7 +11,7 @@
 #define KN_BINARY_OPS(X)                                                                           \
     X(ADD), X(AND), X(BITSHIFT), X(DIV), X(EQUAL), X(GREATER), X(GREATEROREQUAL), X(LESS),         \
         X(LESSOREQUAL), X(MAX), X(MEAN), X(MIN), X(MOD), X(MUL), X(OR), X(POW), X(PRELU), X(SUB),  \
-        X(SUM), X(XOR)
+        X(SUM), X(XOR), X(BITWISEAND), X(BITWISEOR), X(BITWISEXOR)
 
 /* The variant of n: Mod's fmod (0 or 1), BitShift's direction (1 for RIGHT), else 0.
  * Reports a value out of range. */

@@ -9,11 +9,10 @@
  * Subgraph ops: at run time (every input has data) infer gives outputs of the right
  * kind but unknown shape, and eval creates them from what the body produced. During
  * static inference (some input without data) infer first infers the bodies
- * (kn_shape_infer_graph) and derives the output types from the body outputs.
+ * (kn_infer_graph) and derives the output types from the body outputs.
  * Data movement copies elements as opaque blocks of the dtype's size (string
  * tensors copy their `char *`, which live as long as the run). */
 #include "ir/ops.h"
-#include "passes/pass.h"
 
 #include <string.h>
 
@@ -282,6 +281,7 @@ static void type_body_input(kn_value *v, const kn_type *actual) {
 /* Merges two possible types of one value (If branches): dims that differ become
  * unknown, a differing rank makes the rank unknown. */
 static kn_type merge_types(const kn_type *a, const kn_type *b) {
+    if (a->kind == b->kind && !a->dtype) return shapeless(b); /* a not inferred */
     if (a->kind != b->kind || a->dtype != b->dtype) return shapeless(a);
     if (a->rank != b->rank) return shapeless(a);
     kn_type u = *a;
@@ -311,9 +311,23 @@ static kn_status infer_if(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
         for (int j = 0; j < n->nout; j++) out[j] = body_out_type(th, j);
         return KN_OK;
     }
-    if (kn_shape_infer_graph(cx, th) || kn_shape_infer_graph(cx, el)) return cx->status;
-    for (int j = 0; j < n->nout; j++)
-        out[j] = merge_types(&th->outputs[j]->type, &el->outputs[j]->type);
+    /* A branch whose inference fails cannot run for these input shapes; the other
+     * one decides the types and the invalid one is remembered (lowered as a run-time
+     * error, ir/lower/control.c). Both failing is the model's error. */
+    kn_graph *br[2] = {th, el};
+    kn_ctx bcx[2];
+    for (int b = 0; b < 2; b++) {
+        kn_ctx_init(&bcx[b], NULL);
+        br[b]->invalid = NULL;
+        if (kn_infer_graph(&bcx[b], br[b]))
+            br[b]->invalid = kn_arena_strdup(br[b]->arena, bcx[b].msg);
+    }
+    if (th->invalid && el->invalid)
+        return kn_diag(cx, n, bcx[0].status, "then_branch: %s", bcx[0].msg);
+    for (int j = 0; j < n->nout; j++) {
+        const kn_type *a = &th->outputs[j]->type, *b = &el->outputs[j]->type;
+        out[j] = th->invalid ? *b : el->invalid ? *a : merge_types(a, b);
+    }
     return KN_OK;
 }
 
@@ -351,7 +365,7 @@ static kn_status infer_loop(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         type_body_input(body->inputs[0], &it);
         type_body_input(body->inputs[1], &ct);
         for (int j = 0; j < nc; j++) type_body_input(body->inputs[2 + j], &in[2 + j]->type);
-        if (kn_shape_infer_graph(cx, body)) return cx->status;
+        if (kn_infer_graph(cx, body)) return cx->status;
     }
     for (int j = 0; j < nc; j++) {
         const kn_type *bt = &body->outputs[1 + j]->type;
@@ -496,7 +510,7 @@ static kn_status infer_scan(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         }
         type_body_input(s.body->inputs[i - s.first], &t);
     }
-    if (kn_shape_infer_graph(cx, s.body)) return cx->status;
+    if (kn_infer_graph(cx, s.body)) return cx->status;
     for (int j = 0; j < s.nstate; j++) out[j] = in[s.first + j]->type;
     for (int k = 0; k < s.nout; k++) {
         const kn_type *bt = &s.body->outputs[s.nstate + k]->type;
@@ -665,7 +679,7 @@ static kn_status infer_sequence_map(kn_ctx *cx, const kn_node *n, kn_tensor *con
             if (t.kind == KN_KIND_SEQUENCE) t.kind = KN_KIND_TENSOR;
             type_body_input(body->inputs[i], &t);
         }
-        if (kn_shape_infer_graph(cx, body)) return cx->status;
+        if (kn_infer_graph(cx, body)) return cx->status;
     }
     for (int j = 0; j < n->nout; j++) {
         out[j] = body->outputs[j]->type;

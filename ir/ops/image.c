@@ -48,9 +48,9 @@ static kn_tensor *output(kn_exec *ex, const kn_node *n, kn_tensor **out, kn_dtyp
 /* ---- Resize, Upsample ---- */
 
 static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
-static const char *const coord_modes[] = {"half_pixel",           "pytorch_half_pixel",
-                                          "align_corners",        "asymmetric",
-                                          "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+static const char *const coord_modes[] = {
+    "half_pixel",           "pytorch_half_pixel", "align_corners",       "asymmetric",
+    "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
 static const char *const nearest_modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil"};
 
@@ -77,8 +77,9 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
         p->coord = CT_ASYMMETRIC;
         p->nearest = NM_LEGACY;
     } else {
-        p->coord = pick(coord, coord_modes, 6);
-        if (p->coord == CT_TF_NN && n->opset >= 13) p->coord = -1; /* removed in opset 13 */
+        p->coord = pick(coord, coord_modes, 7);
+        if (p->coord == CT_TF_NN && n->opset >= 13) p->coord = -1;         /* removed in opset 13 */
+        if (p->coord == CT_HALF_PIXEL_SYM && n->opset < 19) p->coord = -1; /* added in 19 */
         if (p->coord < 0)
             return kn_diag(cx, n, KN_EINVAL, "unsupported coordinate_transformation_mode '%s'",
                            coord);
@@ -112,6 +113,32 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
     if (p->rank < 0) return KN_OK;
     for (int a = 0; a < p->rank; a++) p->out[a] = -1;
 
+    /* Opset 18: scales/sizes (and roi) may cover only `axes`; sizes may keep the
+     * aspect ratio (one scale for all of them); antialias widens the filter when
+     * downscaling, which is not implemented. */
+    int64_t axes[KN_MAX_RANK];
+    int naxes = p->rank;
+    for (int a = 0; a < p->rank; a++) axes[a] = a;
+    int policy = 0; /* 0 stretch, 1 not_larger, 2 not_smaller */
+    int64_t antialias = 0;
+    if (n->opset >= 18 && n->op == KN_OP_RESIZE) {
+        const int64_t *av;
+        int k = kn_attr_ints(cx, n, "axes", &av);
+        if (k > p->rank)
+            return kn_diag(cx, n, KN_EINVAL, "axes has %d entries for rank %d", k, p->rank);
+        for (int i = 0; i < k; i++) {
+            int a;
+            if (kn_axis(cx, n, av[i], p->rank, 0, &a)) return cx->status;
+            axes[i] = a;
+        }
+        if (k >= 0) naxes = k;
+        const char *pol = kn_attr_str(cx, n, "keep_aspect_ratio_policy", "stretch");
+        antialias = kn_attr_int(cx, n, "antialias", 0);
+        if (kn_failed(cx)) return cx->status;
+        policy = !strcmp(pol, "not_larger") ? 1 : !strcmp(pol, "not_smaller") ? 2 : 0;
+        if (!policy && strcmp(pol, "stretch"))
+            return kn_diag(cx, n, KN_EINVAL, "unknown keep_aspect_ratio_policy '%s'", pol);
+    }
     int has_scales = nascales >= 0 ? 1 : presence(scales);
     int has_sizes = presence(sizes);
     if (has_scales < 0 || has_sizes < 0) return KN_OK;
@@ -121,41 +148,60 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
         return kn_diag(cx, n, KN_EINVAL, "one of 'scales' and 'sizes' is required");
     const kn_tensor *src = has_sizes ? sizes : scales;
     int64_t count = src ? kn_tensor_numel(src) : nascales;
-    if (count != p->rank)
-        return kn_diag(cx, n, KN_EINVAL, "'%s' has %lld elements, expected %d (the rank of X)",
-                       has_sizes ? "sizes" : "scales", (long long)count, p->rank);
+    if (count != naxes)
+        return kn_diag(cx, n, KN_EINVAL, "'%s' has %lld elements, expected %d (%s)",
+                       has_sizes ? "sizes" : "scales", (long long)count, naxes,
+                       naxes == p->rank ? "the rank of X" : "one per axis in axes");
     if (src && !src->data) return KN_OK;
+    for (int a = 0; a < p->rank; a++) p->scale[a] = 1, p->out[a] = xt->dims[a];
     if (has_sizes) {
         st = kn_check_dtype(cx, n, sizes, 3, KN_DT(I64));
         if (st) return st;
         p->from_sizes = 1;
-        for (int a = 0; a < p->rank; a++) {
-            p->out[a] = kn_load_i64(sizes->data, KN_I64, (size_t)a);
+        double common = policy == 1 ? INFINITY : 0;
+        for (int i = 0; i < naxes; i++) {
+            int a = (int)axes[i];
+            p->out[a] = kn_load_i64(sizes->data, KN_I64, (size_t)i);
             if (p->out[a] < 0)
-                return kn_diag(cx, n, KN_EINVAL, "sizes[%d] is negative (%lld)", a,
+                return kn_diag(cx, n, KN_EINVAL, "sizes[%d] is negative (%lld)", i,
                                (long long)p->out[a]);
             int64_t d = xt->dims[a];
             p->scale[a] = d > 0 ? (double)p->out[a] / (double)d : 1.0;
+            if (policy == 1 && p->scale[a] < common) common = p->scale[a];
+            if (policy == 2 && p->scale[a] > common) common = p->scale[a];
+        }
+        for (int i = 0; policy && i < naxes; i++) { /* one scale, sizes rounded from it */
+            int a = (int)axes[i];
+            p->scale[a] = common;
+            p->out[a] = xt->dims[a] < 0 ? -1 : (int64_t)nearbyint(common * (double)xt->dims[a]);
         }
     } else {
         if (src) {
             st = kn_check_dtype(cx, n, src, legacy ? 1 : 2, KN_DT_FLOAT);
             if (st) return st;
         }
-        for (int a = 0; a < p->rank; a++) {
-            double s = src ? kn_load_f64(src->data, src->type.dtype, (size_t)a) : ascales[a];
-            if (!(s > 0)) return kn_diag(cx, n, KN_EINVAL, "scales[%d] must be positive", a);
+        for (int i = 0; i < naxes; i++) {
+            int a = (int)axes[i];
+            double s = src ? kn_load_f64(src->data, src->type.dtype, (size_t)i) : ascales[i];
+            if (!(s > 0)) return kn_diag(cx, n, KN_EINVAL, "scales[%d] must be positive", i);
             p->scale[a] = s;
             int64_t d = xt->dims[a];
             p->out[a] = d < 0 ? -1 : (int64_t)floor((double)d * s);
         }
     }
+    if (antialias && p->mode != RS_NEAREST)
+        for (int a = 0; a < p->rank; a++)
+            if (p->scale[a] < 1)
+                return kn_diag(cx, n, KN_EUNSUPPORTED,
+                               "antialias=1 when downscaling (axis %d) is not supported", a);
     p->known = 1;
 
     for (int a = 0; a < p->rank; a++) {
         p->roi[a] = 0;
         p->roi[p->rank + a] = 1;
     }
+    if (p->coord == CT_TF_CROP && naxes != p->rank && presence(roi) > 0)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "tf_crop_and_resize with axes is not supported");
     if (p->coord == CT_TF_CROP && presence(roi) != 0) {
         if (!roi->data) {
             p->known = 0; /* out[] is right, the roi comes at run time */
@@ -193,6 +239,11 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
     double last = (double)(len - 1);
     switch (p->coord) {
     case CT_HALF_PIXEL: xo = (x + 0.5) / s - 0.5; break;
+    case CT_HALF_PIXEL_SYM: { /* opset 19: centred when the output length was rounded */
+        double adj = (double)p->out[a] / (s * (double)len), c = (double)len / 2;
+        xo = c * (1 - adj) + (x + 0.5) / s - 0.5;
+        break;
+    }
     case CT_PYTORCH: xo = olen > 1 ? (x + 0.5) / s - 0.5 : 0; break;
     case CT_ALIGN_CORNERS: xo = olen == 1 ? 0 : x * last / (olen - 1); break;
     case CT_ASYMMETRIC: xo = x / s; break;
@@ -340,11 +391,17 @@ static const char *const gs_modes[] = {"bilinear", "nearest", "bicubic"};
 static const char *const gs_paddings[] = {"zeros", "border", "reflection"};
 
 kn_status kn_grid_setup(kn_ctx *cx, const kn_node *n, kn_grid_params *g) {
-    const char *mode = kn_attr_str(cx, n, "mode", "bilinear");
+    /* opset 20 renamed bilinear/bicubic to linear/cubic */
+    const char *mode = kn_attr_str(cx, n, "mode", n->opset >= 20 ? "linear" : "bilinear");
     const char *pad = kn_attr_str(cx, n, "padding_mode", "zeros");
     g->align_corners = kn_attr_int(cx, n, "align_corners", 0) != 0;
     if (kn_failed(cx)) return cx->status;
     g->mode = pick(mode, gs_modes, 3);
+    if (n->opset >= 20)
+        g->mode = !strcmp(mode, "linear")    ? GS_BILINEAR
+                  : !strcmp(mode, "cubic")   ? GS_BICUBIC
+                  : !strcmp(mode, "nearest") ? GS_NEAREST
+                                             : -1;
     if (g->mode < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported mode '%s'", mode);
     g->padding = pick(pad, gs_paddings, 3);
     if (g->padding < 0) return kn_diag(cx, n, KN_EINVAL, "unsupported padding_mode '%s'", pad);
@@ -859,6 +916,178 @@ static kn_status eval_nms(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     return KN_OK;
 }
 
+/* ---- CenterCropPad (opset 18): crop or zero-pad each listed axis to a size, centred:
+ * a crop starts at (d - s) / 2, a pad puts (s - d) / 2 zeros first ---- */
+
+kn_status kn_ccp_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *shape,
+                           int count, kn_ccp_plan *p) {
+    const int64_t *axes;
+    int na = kn_attr_ints(cx, n, "axes", &axes);
+    if (kn_failed(cx)) return cx->status;
+    int r = x->rank, cnt = na < 0 ? r : na;
+    if (count != cnt)
+        return kn_diag(cx, n, KN_EINVAL, "shape has %d values for %d axes", count, cnt);
+    for (int d = 0; d < r; d++) p->out[d] = x->dims[d], p->start[d] = 0;
+    for (int i = 0; i < cnt; i++) {
+        int a = i;
+        if (na >= 0 && kn_axis(cx, n, axes[i], r, 0, &a)) return cx->status;
+        int64_t s = shape[i], d = x->dims[a];
+        if (s < 0) return kn_diag(cx, n, KN_EINVAL, "shape[%d] is negative", i);
+        p->out[a] = s;
+        p->start[a] = d < 0 ? 0 : s <= d ? (d - s) / 2 : -((s - d) / 2);
+    }
+    return KN_OK;
+}
+
+/* The shape (or image/block) input i of n as int64 values; *known 0 without data. */
+static kn_status shape_input(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int i, int64_t *v,
+                             int cap, int *count, int *known) {
+    const kn_tensor *t = in[i];
+    *known = 0;
+    if (kn_check_dtype(cx, n, t, i, KN_DT(I64) | KN_DT(I32))) return cx->status;
+    if (!kn_data_known(t)) return KN_OK;
+    int64_t c = kn_tensor_numel(t);
+    if (c > cap) return kn_diag(cx, n, KN_EINVAL, "input %d has too many values", i);
+    for (int64_t k = 0; k < c; k++) v[k] = kn_load_i64(t->data, t->type.dtype, (size_t)k);
+    *count = (int)c;
+    *known = 1;
+    return KN_OK;
+}
+
+static kn_status infer_ccp(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    const kn_type *x = &in[0]->type;
+    int64_t s[KN_MAX_RANK];
+    int cnt = 0, known;
+    out[0] = kn_type_unknown(x->dtype);
+    if (shape_input(cx, n, in, 1, s, KN_MAX_RANK, &cnt, &known)) return cx->status;
+    if (x->rank < 0) return KN_OK;
+    out[0] = *x;
+    kn_ccp_plan p;
+    if (!known) {
+        for (int d = 0; d < x->rank; d++) out[0].dims[d] = -1, out[0].sym[d] = NULL;
+        return KN_OK;
+    }
+    if (kn_ccp_plan_make(cx, n, x, s, cnt, &p)) return cx->status;
+    for (int d = 0; d < x->rank; d++)
+        if (p.out[d] != x->dims[d]) out[0].dims[d] = p.out[d], out[0].sym[d] = NULL;
+    return KN_OK;
+}
+
+static kn_status eval_ccp(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_ccp)) return cx->status;
+    const kn_tensor *x = in[0];
+    int64_t s[KN_MAX_RANK], xs[KN_MAX_RANK];
+    int cnt = 0, known, r = x->type.rank;
+    kn_ccp_plan p;
+    if (shape_input(cx, n, in, 1, s, KN_MAX_RANK, &cnt, &known) ||
+        kn_ccp_plan_make(cx, n, &x->type, s, cnt, &p))
+        return cx->status;
+    kn_strides(r, x->type.dims, xs);
+    size_t es = kn_elem_size(x->type.dtype);
+    for (int64_t i = 0; i < kn_tensor_numel(out[0]); i++) {
+        int64_t rem = i, at = 0;
+        bool inside = true;
+        for (int d = r - 1; d >= 0; d--) {
+            int64_t c = rem % p.out[d] + p.start[d];
+            rem /= p.out[d];
+            if (c < 0 || c >= x->type.dims[d]) inside = false;
+            at += c * xs[d];
+        }
+        if (inside) kn_copy_elem(out[0]->data, i, x->data, at, es);
+    }
+    return KN_OK;
+}
+
+/* ---- Col2Im (opset 18): the sum of the column blocks back into an image ---- */
+
+kn_status kn_col2im_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *image,
+                              const int64_t *block, kn_col2im_plan *p) {
+    int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    const int64_t *v;
+    int k;
+    if ((k = kn_attr_ints(cx, n, "dilations", &v)) >= 0) {
+        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "dilations needs 2 values");
+        dil[0] = v[0], dil[1] = v[1];
+    }
+    if ((k = kn_attr_ints(cx, n, "strides", &v)) >= 0) {
+        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "strides needs 2 values");
+        str[0] = v[0], str[1] = v[1];
+    }
+    if ((k = kn_attr_ints(cx, n, "pads", &v)) >= 0) {
+        if (k != 4) return kn_diag(cx, n, KN_EINVAL, "pads needs 4 values");
+        memcpy(pads, v, sizeof pads);
+    }
+    if (kn_failed(cx)) return cx->status;
+    if (x->rank != 3) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected 3", x->rank);
+    for (int i = 0; i < 2; i++)
+        if (dil[i] < 1 || str[i] < 1 || block[i] < 1 || image[i] < 0 || pads[i] < 0 ||
+            pads[i + 2] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "bad image, block, dilation, stride or pad value");
+    p->n = x->dims[0];
+    p->h = image[0], p->w = image[1], p->kh = block[0], p->kw = block[1];
+    p->dh = dil[0], p->dw = dil[1], p->sh = str[0], p->sw = str[1], p->pt = pads[0],
+    p->pl = pads[1];
+    p->lh = (p->h + pads[0] + pads[2] - (p->dh * (p->kh - 1) + 1)) / p->sh + 1;
+    p->lw = (p->w + pads[1] + pads[3] - (p->dw * (p->kw - 1) + 1)) / p->sw + 1;
+    int64_t kk = p->kh * p->kw;
+    if (x->dims[1] >= 0 && x->dims[1] % kk)
+        return kn_diag(cx, n, KN_EINVAL,
+                       "input dim 1 (%lld) is not a multiple of the block size %lld",
+                       (long long)x->dims[1], (long long)kk);
+    p->c = x->dims[1] < 0 ? -1 : x->dims[1] / kk;
+    if (x->dims[2] >= 0 && (p->lh < 1 || p->lw < 1 || x->dims[2] != p->lh * p->lw))
+        return kn_diag(cx, n, KN_EINVAL, "input has %lld blocks, the image and block give %lld",
+                       (long long)x->dims[2], (long long)(p->lh * p->lw));
+    return KN_OK;
+}
+
+static kn_status infer_col2im(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    const kn_type *x = &in[0]->type;
+    if (kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM)) return cx->status;
+    int64_t im[KN_MAX_RANK], bl[KN_MAX_RANK];
+    int ci = 0, cb = 0, ki, kb;
+    if (shape_input(cx, n, in, 1, im, KN_MAX_RANK, &ci, &ki) ||
+        shape_input(cx, n, in, 2, bl, KN_MAX_RANK, &cb, &kb))
+        return cx->status;
+    out[0] = kn_type_unknown(x->dtype);
+    if (!ki || !kb || x->rank < 0) return KN_OK;
+    if (ci != 2 || cb != 2)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "only 2-D images are supported (%d-D given)", ci);
+    kn_col2im_plan p;
+    if (kn_col2im_plan_make(cx, n, x, im, bl, &p)) return cx->status;
+    int64_t dims[4] = {p.n, p.c, p.h, p.w};
+    out[0] = kn_type_make(x->dtype, 4, dims);
+    return KN_OK;
+}
+
+static kn_status eval_col2im(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_col2im)) return cx->status;
+    int64_t im[KN_MAX_RANK], bl[KN_MAX_RANK];
+    int ci, cb, ki, kb;
+    kn_col2im_plan p;
+    if (shape_input(cx, n, in, 1, im, KN_MAX_RANK, &ci, &ki) ||
+        shape_input(cx, n, in, 2, bl, KN_MAX_RANK, &cb, &kb) ||
+        kn_col2im_plan_make(cx, n, &in[0]->type, im, bl, &p))
+        return cx->status;
+    int64_t L = p.lh * p.lw, rows = p.c * p.kh * p.kw;
+    for (int64_t b = 0; b < p.n; b++)
+        for (int64_t c = 0; c < p.c; c++)
+            for (int64_t i = 0; i < p.kh; i++)
+                for (int64_t j = 0; j < p.kw; j++)
+                    for (int64_t l = 0; l < L; l++) {
+                        int64_t y = (l / p.lw) * p.sh - p.pt + i * p.dh;
+                        int64_t x = (l % p.lw) * p.sw - p.pl + j * p.dw;
+                        if (y < 0 || y >= p.h || x < 0 || x >= p.w) continue;
+                        int64_t o = ((b * p.c + c) * p.h + y) * p.w + x;
+                        int64_t s = (b * rows + (c * p.kh + i) * p.kw + j) * L + l;
+                        kn_tensor_set_f64(
+                            out[0], o, kn_tensor_get_f64(out[0], o) + kn_tensor_get_f64(in[0], s));
+                    }
+    return KN_OK;
+}
+
 const kn_opimpl kn_ops_image[] = {
     {KN_OP_RESIZE, infer_resize, eval_resize},
     {KN_OP_UPSAMPLE, infer_resize, eval_resize},
@@ -866,5 +1095,7 @@ const kn_opimpl kn_ops_image[] = {
     {KN_OP_ROIALIGN, infer_roialign, eval_roialign},
     {KN_OP_MAXROIPOOL, infer_maxroipool, eval_maxroipool},
     {KN_OP_NONMAXSUPPRESSION, infer_nms, eval_nms},
+    {KN_OP_CENTERCROPPAD, infer_ccp, eval_ccp},
+    {KN_OP_COL2IM, infer_col2im, eval_col2im},
     {KN_OP_COUNT, 0, 0},
 };

@@ -9,7 +9,15 @@
 /* ---- Resize, Upsample ---- */
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
-enum { CT_HALF_PIXEL, CT_PYTORCH, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_NN, CT_TF_CROP };
+enum {
+    CT_HALF_PIXEL,
+    CT_PYTORCH,
+    CT_ALIGN_CORNERS,
+    CT_ASYMMETRIC,
+    CT_TF_NN,
+    CT_TF_CROP,
+    CT_HALF_PIXEL_SYM
+};
 /* NM_LEGACY: floor when the axis is upsampled, ceil when downsampled (opset < 11). */
 enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY };
 
@@ -39,6 +47,25 @@ typedef struct kn_grid_params {
 } kn_grid_params;
 
 kn_status kn_grid_setup(kn_ctx *cx, const kn_node *n, kn_grid_params *g);
+
+/* ---- CenterCropPad, Col2Im (opset 18) ---- */
+
+/* CenterCropPad: per axis of x (rank r), the output extent and the input coordinate of
+ * output 0 (negative where the output pads: zeros there). */
+typedef struct kn_ccp_plan {
+    int64_t out[KN_MAX_RANK], start[KN_MAX_RANK];
+} kn_ccp_plan;
+/* From the shape input's values (count entries, one per axis in `axes`). */
+kn_status kn_ccp_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *shape,
+                           int count, kn_ccp_plan *p);
+
+/* Col2Im on 2-D images: input [N, C*kh*kw, Lh*Lw] -> [N, C, H, W]. */
+typedef struct kn_col2im_plan {
+    int64_t n, c, h, w, kh, kw, lh, lw;
+    int64_t dh, dw, sh, sw, pt, pl; /* dilations, strides, top/left pads */
+} kn_col2im_plan;
+kn_status kn_col2im_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *image,
+                              const int64_t *block, kn_col2im_plan *p);
 
 /* ---- RoiAlign ---- */
 

@@ -148,6 +148,67 @@ static kn_status eval_instancenorm(kn_exec *ex, const kn_node *n, kn_tensor *con
     return KN_OK;
 }
 
+/* ---- GroupNormalization (opset 18; opset 21: scale and bias per channel) ---- */
+
+static kn_status groupnorm_groups(kn_ctx *cx, const kn_node *n, const kn_type *x, int64_t *g) {
+    *g = kn_attr_int(cx, n, "num_groups", -1);
+    if (kn_failed(cx)) return cx->status;
+    if (*g < 1) return kn_diag(cx, n, KN_EINVAL, "num_groups is required and must be >= 1");
+    if (x->rank >= 0 && x->dims[1] >= 0 && x->dims[1] % *g)
+        return kn_diag(cx, n, KN_EINVAL, "%lld channels do not divide into %lld groups",
+                       (long long)x->dims[1], (long long)*g);
+    return KN_OK;
+}
+
+static kn_status infer_groupnorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    for (int i = 0; i < 3; i++)
+        if (kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
+    const kn_type *x = &in[0]->type;
+    out[0] = *x;
+    if (x->rank < 0) return KN_OK;
+    if (x->rank < 2) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected >= 2", x->rank);
+    int64_t g;
+    if (groupnorm_groups(cx, n, x, &g)) return cx->status;
+    int64_t want = n->opset >= 21 ? x->dims[1] : g;
+    for (int i = 1; i < 3; i++) {
+        int64_t c = kn_type_numel(&in[i]->type);
+        if (c >= 0 && want >= 0 && c != want)
+            return kn_diag(cx, n, KN_EINVAL, "input %d has %lld elements, expected %lld (%s)", i,
+                           (long long)c, (long long)want,
+                           n->opset >= 21 ? "one per channel" : "one per group before opset 21");
+    }
+    return KN_OK;
+}
+
+static kn_status eval_groupnorm(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_groupnorm)) return cx->status;
+    const kn_tensor *x = in[0];
+    double eps = kn_attr_float(cx, n, "epsilon", 1e-5f);
+    int64_t g;
+    if (kn_failed(cx) || groupnorm_groups(cx, n, &x->type, &g)) return cx->status;
+    int64_t c = x->type.dims[1], cg = c / g, rows = x->type.dims[0] * g;
+    int64_t inner = kn_prod(x->type.dims, 2, x->type.rank), len = cg * inner;
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0, q = 0;
+        for (int64_t i = 0; i < len; i++) s += kn_tensor_get_f64(x, r * len + i);
+        double m = len ? s / (double)len : 0;
+        for (int64_t i = 0; i < len; i++) {
+            double d = kn_tensor_get_f64(x, r * len + i) - m;
+            q += d * d;
+        }
+        double k = 1 / sqrt((len ? q / (double)len : 0) + eps);
+        for (int64_t i = 0; i < len; i++) {
+            int64_t p = n->opset >= 21 ? (r % g) * cg + i / inner : r % g;
+            double v = (kn_tensor_get_f64(x, r * len + i) - m) * k;
+            kn_tensor_set_f64(out[0], r * len + i,
+                              v * kn_tensor_get_f64(in[1], p) + kn_tensor_get_f64(in[2], p));
+        }
+    }
+    return KN_OK;
+}
+
 /* ---- LayerNormalization ---- */
 
 static kn_status infer_layernorm(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
@@ -400,6 +461,7 @@ static kn_status eval_softmax(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 const kn_opimpl kn_ops_nn_norm[] = {
     {KN_OP_BATCHNORMALIZATION, infer_batchnorm, eval_batchnorm},
     {KN_OP_INSTANCENORMALIZATION, infer_instancenorm, eval_instancenorm},
+    {KN_OP_GROUPNORMALIZATION, infer_groupnorm, eval_groupnorm},
     {KN_OP_LAYERNORMALIZATION, infer_layernorm, eval_layernorm},
     {KN_OP_LRN, infer_lrn, eval_lrn},
     {KN_OP_MEANVARIANCENORMALIZATION, infer_mvn, eval_mvn},

@@ -52,7 +52,11 @@ static kn_status need_numel(kn_ctx *cx, const kn_node *n, const kn_tensor *t, in
 static kn_status qparams_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis) {
     const kn_type *x = &in[0]->type, *s = &in[1]->type;
     int64_t a = kn_attr_int(cx, n, "axis", 1);
+    int64_t block = kn_attr_int(cx, n, "block_size", 0);
     if (kn_failed(cx)) return cx->status;
+    if (block) /* opset 21 */
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "blocked quantization (block_size %lld) is not supported", (long long)block);
     *axis = -1;
     if (n->nin > 2 && in[2] && kn_type_numel(&in[2]->type) >= 0 && kn_type_numel(s) >= 0 &&
         kn_type_numel(&in[2]->type) != kn_type_numel(s))
@@ -81,8 +85,16 @@ static kn_status infer_quantize(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT | KN_DT(I32));
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT))) return st;
     kn_dtype yt = KN_U8;
+    int64_t odt = kn_attr_int(cx, n, "output_dtype", 0); /* opset 21 */
+    if (kn_failed(cx)) return cx->status;
+    if (odt && odt != KN_U8 && odt != KN_I8)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "output_dtype %lld is not supported",
+                       (long long)odt);
+    if (odt) yt = (kn_dtype)odt;
     if (n->nin > 2 && in[2]) {
         if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_Q8))) return st;
+        if (odt && in[2]->type.dtype != yt)
+            return kn_diag(cx, n, KN_EINVAL, "output_dtype differs from the zero point's type");
         yt = in[2]->type.dtype;
     }
     int axis;

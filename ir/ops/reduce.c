@@ -61,7 +61,10 @@ static int axes_from_input(const kn_node *n) {
  * input rank or the axes input is not known yet. */
 static kn_status reduce_plan_make(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                   reduce_plan *p, int *known) {
-    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_NUM);
+    /* ReduceMax and ReduceMin take bool from opset 20 (any / all) */
+    bool minmax = n->op == KN_OP_REDUCEMAX || n->op == KN_OP_REDUCEMIN;
+    unsigned types = KN_DT_NUM | (minmax && n->opset >= 20 ? KN_DT(BOOL) : 0);
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, types);
     if (st) return st;
     int64_t keep = kn_attr_int(cx, n, "keepdims", 1);
     int64_t noop = kn_attr_int(cx, n, "noop_with_empty_axes", 0);
@@ -263,6 +266,8 @@ static kn_status eval_reduce(kn_exec *ex, const kn_node *n, kn_tensor *const *in
         double *mx = kn_arena_array(a, ny, sizeof *mx);
         if (!acc || !mx) return kn_diag(cx, n, KN_ELIMIT, "output too large");
         reduce_float(n->op, x, y, ostr, count, acc, mx);
+        if (x->type.dtype == KN_BOOL && !count) /* empty: any() is false, all() true */
+            for (size_t o = 0; o + 1 < ny; o++) ((uint8_t *)y->data)[o] = n->op == KN_OP_REDUCEMIN;
     }
     return KN_OK;
 }

@@ -50,7 +50,16 @@ static void cadd_rot(double *re, double *im, double xr, double xi, int64_t k, in
 
 static kn_status dft_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis,
                             int *onesided, int *inverse) {
-    int64_t ax = kn_attr_int(cx, n, "axis", 1);
+    /* opset 20 moved axis to input 2 (default -2: the last signal axis) */
+    int64_t ax = n->opset >= 20 ? -2 : kn_attr_int(cx, n, "axis", 1);
+    const kn_tensor *at = n->opset >= 20 ? kn_opt_in(n, in, 2) : NULL;
+    if (at && !kn_data_known(at)) {
+        *axis = -1;
+        return KN_OK;
+    }
+    if (at && (kn_tensor_numel(at) != 1 || !kn_dtype_get(at->type.dtype)->is_int))
+        return kn_diag(cx, n, KN_EINVAL, "axis must be an integer scalar");
+    if (at) ax = kn_load_i64(at->data, at->type.dtype, 0);
     *onesided = (int)kn_attr_int(cx, n, "onesided", 0);
     *inverse = (int)kn_attr_int(cx, n, "inverse", 0);
     if (kn_failed(cx)) return cx->status;
@@ -78,6 +87,12 @@ static kn_status infer_dft(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     if (c >= 0 && c != 1 && c != 2)
         return kn_diag(cx, n, KN_EINVAL, "last dimension is %lld, expected 1 (real) or 2",
                        (long long)c);
+    if (axis < 0) { /* the axis input is not known yet */
+        out[0] = *x;
+        for (int d = 0; d < x->rank; d++) out[0].dims[d] = -1, out[0].sym[d] = NULL;
+        out[0].dims[x->rank - 1] = 2;
+        return KN_OK;
+    }
     int64_t len = x->dims[axis];
     kn_tensor *lt = kn_opt_in(n, in, 1);
     if (lt) {

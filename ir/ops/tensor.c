@@ -707,11 +707,19 @@ static kn_status split_sizes(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                            (long long)sum, (long long)d);
         return KN_OK;
     }
+    int64_t parts = n->opset >= 18 ? kn_attr_int(cx, n, "num_outputs", -1) : -1;
+    if (kn_failed(cx)) return cx->status;
+    if (n->opset >= 18 && parts != n->nout)
+        return kn_diag(cx, n, KN_EINVAL,
+                       parts < 0 ? "needs a split input or num_outputs (opset 18)"
+                                 : "num_outputs is %lld, the node has %d outputs",
+                       (long long)parts, n->nout);
     if (d < 0) {
         *unknown = true;
         return KN_OK;
     }
-    /* Equal parts; the last one is smaller when the extent does not divide. */
+    /* Equal parts; the last one is smaller when the extent does not divide (opset 18
+     * says so; earlier opsets required an even split). */
     int64_t chunk = (d + n->nout - 1) / n->nout;
     for (int i = 0; i < n->nout; i++) {
         int64_t left = d - chunk * i;
@@ -864,8 +872,22 @@ static kn_status eval_slice(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
 
 /* ---- Pad ---- */
 
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 #define PAD_MAX ((int64_t)1 << 48) /* far above any real tensor; keeps the sums exact */
+
+kn_status kn_pad_axes(kn_ctx *cx, const kn_node *n, int r, const int64_t *axes, int na,
+                      int64_t *pads, int np) {
+    if (np != 2 * na) return kn_diag(cx, n, KN_EINVAL, "%d pads for %d axes", np, na);
+    int64_t full[2 * KN_MAX_RANK] = {0};
+    for (int i = 0; i < na; i++) {
+        int a;
+        if (kn_axis(cx, n, axes[i], r, 0, &a)) return cx->status;
+        full[a] = pads[i];
+        full[r + a] = pads[na + i];
+    }
+    memcpy(pads, full, (size_t)(2 * r) * sizeof *pads);
+    return KN_OK;
+}
 
 /* Pad's mode and pads (begin values for every axis, then end values) for rank r.
  * *unknown when the pads are not known statically. */
@@ -879,17 +901,21 @@ static kn_status pad_params(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
         *mode = PAD_REFLECT;
     else if (!strcmp(m, "edge"))
         *mode = PAD_EDGE;
+    else if (!strcmp(m, "wrap") && n->opset >= 19)
+        *mode = PAD_WRAP;
     else
         return kn_diag(cx, n, KN_EINVAL, "unknown mode '%s'", m);
-    if (n->opset >= 11 && kn_opt_in(n, in, 3))
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "the axes input (opset 18) is not supported");
-    int np;
+    int np, na = -1;
+    int64_t axes[KN_MAX_RANK];
     kn_status st =
         ints_from(cx, n, in, n->opset < 2 ? "paddings" : "pads", 1, 11, pads, 2 * KN_MAX_RANK, &np);
+    if (!st && n->opset >= 18) st = ints_from(cx, n, in, "axes", 3, 18, axes, KN_MAX_RANK, &na);
     if (st) return st;
-    *unknown = np == -2;
-    if (np == -2) return KN_OK;
+    *unknown = np == -2 || na == -2;
+    if (*unknown) return KN_OK;
     if (np == -1) return kn_diag(cx, n, KN_EINVAL, "pads are required");
+    if (na >= 0) /* opset 18: pads for the listed axes only, the others 0 */
+        return kn_pad_axes(cx, n, r, axes, na, pads, np);
     if (np != 2 * r) return kn_diag(cx, n, KN_EINVAL, "%d pads for an input of rank %d", np, r);
     return KN_OK;
 }
@@ -953,6 +979,8 @@ static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
                     outside = true;
                 else if (mode == PAD_EDGE)
                     c = c < 0 ? 0 : e - 1;
+                else if (mode == PAD_WRAP)
+                    c = (c % e + e) % e;
                 else if (e == 1)
                     c = 0;
                 else

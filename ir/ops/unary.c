@@ -185,6 +185,25 @@ static double f_thresholdedrelu(double x, const double *p) {
     return x > p[0] ? x : 0;
 }
 
+/* p: 1 for approximate="tanh" (opset 20) */
+static double f_gelu(double x, const double *p) {
+    if (p[0] != 0) return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+}
+/* x * tanh(softplus(x)) (opset 18) */
+static double f_mish(double x, const double *p) {
+    return x * tanh(f_softplus(x, p));
+}
+/* BitwiseNot on integers only: f is never called */
+static double f_unused(double x, const double *p) {
+    (void)p;
+    return x;
+}
+static int64_t i_bnot(int64_t x, bool u) {
+    (void)u;
+    return ~x; /* stored with wrap-around: ~x of an unsigned value's bits */
+}
+
 /* Integer forms: wrap like C unsigned arithmetic (numpy's abs(INT_MIN) == INT_MIN). */
 static int64_t i_abs(int64_t x, bool u) {
     return u || x >= 0 ? x : (int64_t)(0 - (uint64_t)x);
@@ -248,6 +267,9 @@ static const unary_def unary_defs[] = {
     {KN_OP_TAN, f_tan, NULL, F, KN_UNDEF, {0}, {0}},
     {KN_OP_TANH, f_tanh, NULL, F, KN_UNDEF, {0}, {0}},
     {KN_OP_THRESHOLDEDRELU, f_thresholdedrelu, NULL, F, KN_UNDEF, {"alpha"}, {1.0}},
+    {KN_OP_GELU, f_gelu, NULL, F, KN_UNDEF, {0}, {0}},
+    {KN_OP_MISH, f_mish, NULL, F, KN_UNDEF, {0}, {0}},
+    {KN_OP_BITWISENOT, f_unused, i_bnot, KN_DT_INT, KN_UNDEF, {0}, {0}},
 };
 #undef F
 #undef N
@@ -271,6 +293,13 @@ double kn_attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def) {
 kn_status kn_unary_params(kn_ctx *cx, const kn_node *n, double *p) {
     const unary_def *d = unary_find(n->op);
     for (int k = 0; k < 3; k++) p[k] = d->attr[k] ? kn_attr_num(cx, n, d->attr[k], d->def[k]) : 0;
+    if (n->op == KN_OP_GELU) { /* a string attribute: p[0] = 1 for the tanh form */
+        const char *s = kn_attr_str(cx, n, "approximate", "none");
+        if (!kn_failed(cx) && strcmp(s, "none") && strcmp(s, "tanh"))
+            return kn_diag(cx, n, KN_EINVAL, "approximate must be \"none\" or \"tanh\", not \"%s\"",
+                           s);
+        p[0] = !kn_failed(cx) && !strcmp(s, "tanh");
+    }
     return cx->status;
 }
 

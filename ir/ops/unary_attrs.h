@@ -13,7 +13,7 @@
         X(COSH), X(ELU), X(ERF), X(EXP), X(FLOOR), X(HARDSIGMOID), X(HARDSWISH), X(ISINF),         \
         X(ISNAN), X(LEAKYRELU), X(LOG), X(NEG), X(NOT), X(RECIPROCAL), X(RELU), X(ROUND), X(SELU), \
         X(SHRINK), X(SIGMOID), X(SIGN), X(SIN), X(SINH), X(SOFTPLUS), X(SOFTSIGN), X(SQRT),        \
-        X(TAN), X(TANH), X(THRESHOLDEDRELU)
+        X(TAN), X(TANH), X(THRESHOLDEDRELU), X(GELU), X(MISH), X(BITWISENOT)
 
 /* A numeric attribute given as FLOAT or INT; def if absent. Reports any other kind. */
 double kn_attr_num(kn_ctx *cx, const kn_node *n, const char *name, double def);

@@ -132,7 +132,7 @@ case("duplicate_initializer",
 case("cycle",
      model([helper.make_node("Add", ["x", "b"], ["a"], name="n0"),
             helper.make_node("Relu", ["a"], ["b"], name="n1")], [vi("x", [2])], [vi("b", [2])]), 1,
-     "node 'n0' (Add): input 'b' is produced by a later node 'n1' (Relu)")
+     "the graph has a cycle: node 'n0' (Add) -> node 'n1' (Relu) -> node 'n0' (Add)")
 case("dangling_input",
      model([helper.make_node("Relu", ["x"], ["a"], name="n0"),
             helper.make_node("Add", ["a", "ghost"], ["y"], name="n1")], [vi("x", [2])],

@@ -121,6 +121,14 @@ static const shape_case cases[] = {
     T("Reshape", 14, "", "f32[N,12]", "f32[N,3,4]", "i64:{0,12}"),
     T("Reshape", 14, "", "f32[*]", "f32[2,3,4]", "i64[?]"),
     T("Reshape", 14, "", "!cannot reshape", "f32[2,3,4]", "i64:{5,-1}"),
+    /* an input of unknown rank: rank unknown, the dtype kept where the op decides it */
+    T("Relu", 14, "", "f32[*]", "f32[*]"),
+    T("Unsqueeze", 13, "", "i32[*]", "i32[*]", "i64:{0}"),
+    T("Equal", 13, "", "bool[*]", "f32[*]", "f32[3]"),
+    T("Cast", 13, "to=7", "i64[*]", "f32[*]"),
+    T("Shape", 13, "", "i64[?]", "f32[*]"),
+    T("Size", 13, "", "i64[]", "f32[*]"),
+    T("Where", 13, "", "i64[*]", "bool[*]", "i64[3]", "i64[3]"),
 
     /* Flatten: [prod(d[0:axis]), prod(d[axis:])] */
     T("Flatten", 13, "", "f32[2,60]", "f32[2,3,4,5]"),

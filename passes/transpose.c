@@ -1,0 +1,302 @@
+/* Transpose and Reshape chains cancelled.
+ * requires: shape (static shapes; a node whose types are not static is left alone);
+ * breaks: nothing (the graph stays valid and runnable).
+ *
+ * Exporters of NHWC models (tf2onnx) wrap every convolution in Transposes: NHWC ->
+ * NCHW before it, back to NHWC after, then elementwise work in NHWC, then the next
+ * Transpose. Each is a pass over memory. This pass removes them where the result is
+ * the same, by three rewrites applied until none applies:
+ *
+ *   - merge:  Transpose(q) of Transpose(p) of x  ->  Transpose(p o q) of x, and
+ *             Reshape of Reshape of x  ->  Reshape of x (the last shape; static);
+ *   - drop:   a Transpose whose permutation is the identity, and a Reshape to the
+ *             shape its input already has, are removed (their readers read the input;
+ *             a graph output keeps its producer);
+ *   - sink:   an elementwise node (unary, or binary/variadic whose other inputs are
+ *             constants or Transposes with the same permutation) that alone reads a
+ *             Transpose runs before it instead: op(T_p(x), c) -> T_p(op(x, c')) with
+ *             the constant c' transposed by the inverse permutation at compile time.
+ *
+ * Sinking moves a Transpose down to the next one, where merge and drop cancel the
+ * pair: Conv -> T -> Relu -> T' -> Conv becomes Conv -> Relu -> Conv. Nodes left
+ * without readers are removed. Transposes that remain (at the model's NHWC input
+ * and output) still run as copies; folding them into the indexing of a convolution
+ * that reads NHWC is not done. Graphs read by subgraphs are handled: uses are
+ * counted across every graph of the model. */
+#include "ir/epilogue.h"
+#include "ir/ops.h"
+#include "passes/pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tp {
+    kn_ctx *cx;
+    kn_graph *root;
+    int *uses; /* by value id: node inputs in any graph, graph outputs */
+    int cap;   /* entries of uses; values the pass creates grow it (U) */
+    bool changed;
+} tp;
+
+/* The use count of v, growing the array for values created since it was counted. */
+static int *U(tp *T, const kn_value *v) {
+    if (v->id >= T->cap) {
+        int nc = v->id + 64;
+        T->uses = realloc(T->uses, (size_t)nc * sizeof *T->uses);
+        KN_ASSERT(T->uses);
+        memset(T->uses + T->cap, 0, (size_t)(nc - T->cap) * sizeof *T->uses);
+        T->cap = nc;
+    }
+    return &T->uses[v->id];
+}
+
+static void count_uses(const kn_graph *g, int *uses) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) uses[n->in[k]->id]++;
+        for (int k = 0; k < n->nattr; k++) {
+            if (n->attrs[k].kind == KN_ATTR_GRAPH) count_uses(n->attrs[k].g, uses);
+            for (int j = 0; n->attrs[k].kind == KN_ATTR_GRAPHS && j < n->attrs[k].n; j++)
+                count_uses(n->attrs[k].graphs[j], uses);
+        }
+    }
+    for (int j = 0; j < g->nout; j++) uses[g->outputs[j]->id]++;
+}
+
+/* The permutation of Transpose n (rank r of its input, static) into p; false if the
+ * node is not such a Transpose. */
+static bool perm_of(const kn_node *n, int64_t *p, int *r) {
+    if (n->op != KN_OP_TRANSPOSE || !n->in[0] || !n->out[0]) return false;
+    const kn_type *t = &n->in[0]->type;
+    if (t->kind != KN_KIND_TENSOR || !kn_type_static(t) || !kn_type_static(&n->out[0]->type))
+        return false;
+    *r = t->rank;
+    const kn_attr *a = kn_node_attr(n, "perm");
+    if (!a) { /* default: reversed */
+        for (int d = 0; d < t->rank; d++) p[d] = t->rank - 1 - d;
+        return true;
+    }
+    if (a->kind != KN_ATTR_INTS || a->n != t->rank) return false;
+    for (int d = 0; d < t->rank; d++) p[d] = a->ints[d];
+    return true;
+}
+
+static void set_perm(kn_graph *g, kn_node *n, const int64_t *p, int r) {
+    kn_attr *a = kn_arena_array(g->arena, 1, sizeof *a);
+    int64_t *v = kn_arena_array(g->arena, (size_t)r + 1, sizeof *v);
+    KN_ASSERT(a && v);
+    memcpy(v, p, (size_t)r * sizeof *v);
+    *a = (kn_attr){.name = "perm", .kind = KN_ATTR_INTS, .n = r, .ints = v};
+    n->attrs = a;
+    n->nattr = 1;
+}
+
+static bool is_identity(const int64_t *p, int r) {
+    for (int d = 0; d < r; d++)
+        if (p[d] != d) return false;
+    return true;
+}
+
+/* Makes the readers of n's output read `to` instead and marks n dead (no outputs
+ * read). A graph output is never redirected: then n stays. */
+static bool bypass(tp *T, kn_node *n, kn_value *to) {
+    kn_value *y = n->out[0];
+    if (kn_graph_is_output(T->root, y) || y->type.dtype != to->type.dtype) return false;
+    (*U(T, to)) += (*U(T, y));
+    (*U(T, y)) = 0;
+    kn_graph_replace_uses(T->root, y, to);
+    T->changed = true;
+    return true;
+}
+
+/* c (a constant broadcastable to rank r) as the constant c' with T_p(c') == c in
+ * broadcasting: padded to rank r with leading 1s, then transposed by p's inverse. */
+static kn_value *untranspose_const(tp *T, kn_graph *g, const kn_value *c, const int64_t *p, int r) {
+    const kn_tensor *t = c->constant;
+    int cr = t->type.rank;
+    if (cr > r || t->type.kind != KN_KIND_TENSOR) return NULL;
+    int64_t pd[KN_MAX_RANK], od[KN_MAX_RANK], os[KN_MAX_RANK], ps[KN_MAX_RANK];
+    for (int d = 0; d < r; d++) pd[d] = d < r - cr ? 1 : t->type.dims[d - (r - cr)];
+    for (int d = 0; d < r; d++) od[p[d]] = pd[d]; /* c'.dims[p[d]] = c.dims[d] */
+    kn_tensor *o = kn_tensor_make(g->arena, t->type.dtype, r, od);
+    if (!o) return NULL;
+    kn_strides(r, od, os);
+    kn_strides(r, pd, ps);
+    size_t es = kn_elem_size(t->type.dtype);
+    int64_t numel = kn_tensor_numel(o);
+    for (int64_t i = 0; i < numel; i++) { /* i indexes c (padded): element at p-moved dims */
+        int64_t rem = i, at = 0;
+        for (int d = 0; d < r; d++) {
+            int64_t idx = rem / ps[d];
+            rem %= ps[d];
+            at += idx * os[p[d]];
+        }
+        kn_copy_elem(o->data, at, t->data, i, es);
+    }
+    kn_value *v = kn_graph_add_value(g, c->name, &o->type);
+    v->constant = o;
+    (void)T;
+    return v;
+}
+
+/* The sink rewrite for Transpose t (perm p, rank r) whose output only u reads. */
+static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
+    kn_node *t = g->nodes[ti], *u = g->nodes[ui];
+    const kn_opdesc *d = kn_op_desc(u->op);
+    if (!(d->flags & OPF_ELEMWISE) || u->nout != 1 || !u->out[0] ||
+        kn_node_attr(u, KN_ATTR_EPILOGUE) || (d->flags & OPF_SUBGRAPH) ||
+        !kn_type_static(&u->out[0]->type) || u->out[0]->type.rank != r ||
+        kn_node_attr(u, "axis")) /* per-axis: not elementwise */
+        return false;
+    /* every input: the value t makes, a constant, or another Transpose(p) read only by u */
+    kn_value *src[256];
+    if (u->nin > 256) return false;
+    for (int k = 0; k < u->nin; k++) {
+        kn_value *v = u->in[k];
+        src[k] = NULL;
+        if (!v) continue;
+        int64_t q[KN_MAX_RANK];
+        int qr;
+        if (v == t->out[0]) {
+            src[k] = t->in[0];
+        } else if (v->producer && perm_of(v->producer, q, &qr) && qr == r &&
+                   !memcmp(q, p, (size_t)r * sizeof *q) && (*U(T, v)) == 1 &&
+                   v->producer->graph == g) {
+            src[k] = v->producer->in[0];
+        } else if (v->constant && kn_type_static(&v->type) && v->type.rank <= r) {
+            if (!(src[k] = untranspose_const(T, g, v, p, r))) return false;
+        } else {
+            return false;
+        }
+    }
+    /* u reads the sources and writes t's old output value (retyped); t then reads it
+     * and writes u's old output, placed right after u (u's other sources may be
+     * defined between t and u; nothing but u read t's output) */
+    kn_value *y = t->out[0], *z = u->out[0];
+    for (int k = 0; k < u->nin; k++)
+        if (u->in[k]) {
+            if (u->in[k] != y) (*U(T, u->in[k]))--;
+            u->in[k] = src[k];
+            (*U(T, src[k]))++;
+        }
+    (*U(T, t->in[0]))--;
+    kn_type yt = z->type;
+    for (int dd = 0; dd < r; dd++) yt.dims[p[dd]] = z->type.dims[dd], yt.sym[p[dd]] = NULL;
+    y->type = yt;
+    u->out[0] = y;
+    y->producer = u;
+    t->in[0] = y;
+    (*U(T, y)) = 1;
+    t->out[0] = z;
+    z->producer = t;
+    memmove(&g->nodes[ti], &g->nodes[ti + 1], (size_t)(ui - ti) * sizeof *g->nodes);
+    g->nodes[ui] = t;
+    T->changed = true;
+    return true;
+}
+
+/* The node at or after `from` that reads v, or -1. */
+static int reader(const kn_graph *g, const kn_value *v, int from) {
+    for (int i = from; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++)
+            if (g->nodes[i]->in[k] == v) return i;
+    return -1;
+}
+
+static void rewrite(tp *T, kn_graph *g) {
+    for (int i = 0; i < g->nnodes; i++) {
+        kn_node *n = g->nodes[i];
+        int64_t p[KN_MAX_RANK], q[KN_MAX_RANK];
+        int r, qr;
+        if (perm_of(n, p, &r)) {
+            kn_node *m = n->in[0]->producer;
+            if (m && m->graph == g && perm_of(m, q, &qr) && qr == r) { /* merge */
+                int64_t c[KN_MAX_RANK];
+                for (int d = 0; d < r; d++) c[d] = q[p[d]];
+                (*U(T, n->in[0]))--;
+                n->in[0] = m->in[0];
+                (*U(T, n->in[0]))++;
+                set_perm(g, n, c, r);
+                memcpy(p, c, sizeof c);
+                T->changed = true;
+            }
+            if (is_identity(p, r) && bypass(T, n, n->in[0])) continue; /* drop */
+            if ((*U(T, n->out[0])) == 1 && !kn_graph_is_output(T->root, n->out[0])) {
+                int u = reader(g, n->out[0], i + 1);
+                if (u > i) sink(T, g, i, u, p, r);
+            }
+            continue;
+        }
+        if (n->op == KN_OP_RESHAPE && n->in[0] && n->out[0] && kn_type_static(&n->out[0]->type)) {
+            kn_node *m = n->in[0]->producer;
+            bool zero = false; /* a 0 in a shape means "copy that dim" unless allowzero */
+            for (int d = 0; d < n->out[0]->type.rank; d++) zero |= n->out[0]->type.dims[d] == 0;
+            if (m && m->graph == g && m->op == KN_OP_RESHAPE && m->in[0] && !zero &&
+                kn_type_static(&m->in[0]->type) && n->in[1] && n->in[1]->constant) {
+                /* the last Reshape's target is static: a constant shape of its output
+                 * dims (a 0 or -1 in the original could refer to the middle shape) */
+                const kn_type *ot = &n->out[0]->type;
+                int64_t one = ot->rank;
+                kn_tensor *s = kn_tensor_make(g->arena, KN_I64, 1, &one);
+                KN_ASSERT(s);
+                memcpy(s->data, ot->dims, (size_t)ot->rank * sizeof(int64_t));
+                kn_value *sv = kn_graph_add_value(g, n->in[1]->name, &s->type);
+                sv->constant = s;
+                (*U(T, n->in[0]))--;
+                (*U(T, n->in[1]))--;
+                n->in[0] = m->in[0];
+                n->in[1] = sv;
+                (*U(T, m->in[0]))++;
+                (*U(T, sv))++;
+                T->changed = true;
+            }
+            const kn_type *it = &n->in[0]->type;
+            if (kn_type_static(it) && kn_type_equal(it, &n->out[0]->type)) bypass(T, n, n->in[0]);
+        }
+    }
+}
+
+/* Removes nodes of g none of whose outputs is read (pure ops only). */
+static void drop_dead(tp *T, kn_graph *g) {
+    for (int i = g->nnodes; i-- > 0;) {
+        kn_node *n = g->nodes[i];
+        const kn_opdesc *d = kn_op_desc(n->op);
+        if (d->flags & (OPF_RANDOM | OPF_SUBGRAPH)) continue;
+        bool live = false;
+        for (int j = 0; j < n->nout && !live; j++) live = n->out[j] && (*U(T, n->out[j])) > 0;
+        if (live) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) (*U(T, n->in[k]))--;
+        for (int j = 0; j < n->nout; j++)
+            if (n->out[j] && n->out[j]->producer == n) n->out[j]->producer = NULL;
+        memmove(&g->nodes[i], &g->nodes[i + 1], (size_t)(g->nnodes - i - 1) * sizeof *g->nodes);
+        g->nnodes--;
+    }
+    for (int i = 0; i < g->nnodes; i++) g->nodes[i]->id = i;
+}
+
+static bool has_candidates(const kn_graph *g) {
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i]->op == KN_OP_TRANSPOSE || g->nodes[i]->op == KN_OP_RESHAPE) return true;
+    return false;
+}
+
+kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g) {
+    if (!has_candidates(g)) return KN_OK;
+    tp T = {.cx = cx, .root = g->root};
+    T.cap = kn_graph_value_count(g) + 1;
+    T.uses = calloc((size_t)T.cap, sizeof *T.uses);
+    KN_ASSERT(T.uses);
+    count_uses(g->root, T.uses);
+    bool any = false;
+    for (int round = 0; round < 64; round++) { /* each round moves Transposes down */
+        T.changed = false;
+        rewrite(&T, g);
+        if (!T.changed) break;
+        any = true;
+    }
+    if (any) drop_dead(&T, g);
+    free(T.uses);
+    return KN_OK;
+}

@@ -1,0 +1,87 @@
+"""Helpers for the scripts that write ONNX backend-style test folders (model.onnx and
+test_data_set_N/{input,output}_K.pb) at authoring time: reference outputs come from
+ONNX Runtime (npm's onnxruntime-node, through ort_run.js) or from numpy, never from
+kiln. Run with Debian's /usr/bin/python3 (onnx, numpy, torch). The tests read only
+the written files.
+
+ORT_NODE names the onnxruntime-node package folder (default:
+/tmp/ort/node_modules/onnxruntime-node; install it with
+`npm install --prefix /tmp/ort onnxruntime-node`)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT = os.environ.get("ORT_NODE", "/tmp/ort/node_modules/onnxruntime-node")
+
+_ORT_TYPES = {np.float32: "float32", np.float64: "float64", np.int64: "int64",
+              np.int32: "int32", np.int8: "int8", np.uint8: "uint8", np.bool_: "bool",
+              np.float16: "float16", np.int16: "int16"}
+_NP_TYPES = {v: k for k, v in _ORT_TYPES.items()}
+
+
+def ort_run(model, feeds, opt="disabled"):
+    """Outputs of ONNX Runtime for model (a ModelProto) on feeds {name: array}, in the
+    order of the graph's outputs."""
+    d = tempfile.mkdtemp()
+    try:
+        mp = os.path.join(d, "m.onnx")
+        onnx.save(model, mp)
+        ins = []
+        for i, (name, a) in enumerate(feeds.items()):
+            a = np.ascontiguousarray(a)
+            f = os.path.join(d, "in%d.bin" % i)
+            a.view(np.uint16 if a.dtype == np.float16 else a.dtype).tofile(f)
+            ins.append({"name": name, "type": _ORT_TYPES[a.dtype.type],
+                        "dims": list(a.shape), "file": f})
+        man = os.path.join(d, "m.json")
+        json.dump({"model": mp, "inputs": ins, "out_dir": d, "opt": opt}, open(man, "w"))
+        subprocess.run(["node", os.path.join(HERE, "ort_run.js"), man], check=True,
+                       env=dict(os.environ, ORT_NODE=ORT))
+        outs = json.load(open(os.path.join(d, "outputs.json")))
+        res = []
+        for o in outs:
+            t = _NP_TYPES[o["type"]]
+            raw = np.fromfile(o["file"], dtype=np.uint16 if t == np.float16 else t)
+            if t == np.float16:
+                raw = raw.view(np.float16)
+            res.append(raw.reshape(o["dims"]))
+        return res
+    finally:
+        shutil.rmtree(d)
+
+
+def write_case(folder, model, datasets):
+    """Writes folder/model.onnx and one test_data_set_N per (inputs, outputs) pair:
+    inputs a list of arrays in graph-input order, outputs a list in output order."""
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    os.makedirs(folder)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    g = model.graph
+    inits = {i.name for i in g.initializer}
+    names = [i.name for i in g.input if i.name not in inits]
+    for k, (ins, outs) in enumerate(datasets):
+        ds = os.path.join(folder, "test_data_set_%d" % k)
+        os.makedirs(ds)
+        for j, a in enumerate(ins):
+            t = numpy_helper.from_array(np.asarray(a), names[j])
+            open(os.path.join(ds, "input_%d.pb" % j), "wb").write(t.SerializeToString())
+        for j, a in enumerate(outs):
+            t = numpy_helper.from_array(np.asarray(a), g.output[j].name)
+            open(os.path.join(ds, "output_%d.pb" % j), "wb").write(t.SerializeToString())
+
+
+def check_close(a, b, what, rtol=1e-4, atol=1e-5):
+    """Authoring-time cross-check of two independent references."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+        raise SystemExit("%s: references disagree (max abs diff %g)" %
+                         (what, float(np.max(np.abs(a - b))) if a.shape == b.shape else -1))

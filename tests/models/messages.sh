@@ -1,0 +1,48 @@
+#!/bin/sh
+# What kiln says about the corpus models and the message models: warnings for what it
+# tolerates (nodes out of order, an If branch that cannot run for the compiled shapes),
+# the run-time status of that branch, and the node and chain named when a shape is not
+# known at compile time.
+# usage: messages.sh KILN SOURCE_DIR
+KILN=$1
+SRC=$2
+M=$SRC/tests/models
+E=$SRC/tests/onnx/messages
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+expect() { # CODE PATTERN -- command...
+  code=$1 pat=$2
+  shift 3
+  "$@" >"$T/out" 2>&1
+  rc=$?
+  if [ "$rc" = "$code" ] && grep -q -- "$pat" "$T/out"; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL: $* -> exit $rc (wanted $code, '$pat'):"
+    sed 's/^/    /' "$T/out" | head -5
+  fi
+}
+expect 0 "warning: .*: the nodes are not in topological order (as ONNX requires); kiln sorted them" -- \
+  "$KILN" compile "$M/fp16_edges/model.onnx" -o "$T/a"
+expect 0 "warning: .*node 'If_25' (If): else_branch cannot run with these input shapes (node 'else/Squeeze' (Squeeze): cannot squeeze axis 1 of extent 2); compiled code returns status 4 if it is taken" -- \
+  "$KILN" compile "$M/if_flag/model.onnx" --shape x=1,512 -o "$T/b"
+# sr = 16000 takes the valid branch; 8000 the one that cannot run
+printf '\223NUMPY\001\000v\000{'"'"'descr'"'"': '"'"'<i8'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (), }' >"$T/h"
+pad() { n=$(wc -c <"$T/h"); while [ $(((n + 1) % 64)) != 0 ]; do printf ' ' >>"$T/h"; n=$((n + 1)); done; printf '\n' >>"$T/h"; }
+pad
+for b in c llvm; do
+  cp "$T/h" "$T/sr16.npy" && printf '\200\076\000\000\000\000\000\000' >>"$T/sr16.npy"
+  cp "$T/h" "$T/sr8.npy" && printf '\100\037\000\000\000\000\000\000' >>"$T/sr8.npy"
+  expect 0 "prob: f32\[1,1,4\]" -- "$KILN" run "$M/if_flag/model.onnx" --shape x=1,512 --backend $b \
+    --input "sr=$T/sr16.npy" --random 1
+  expect 1 "the inputs make an If take a branch that cannot run with the compiled input shapes (status 4" -- \
+    "$KILN" run "$M/if_flag/model.onnx" --shape x=1,512 --backend $b --input "sr=$T/sr8.npy" --random 1
+done
+expect 1 "node 'relu' (Relu): value 'y' has shape f32\[?,2\], not known at compile time: it first becomes unknown at node 'nz' (NonZero), whose output shape depends on the values of its inputs; then 'tr' (Transpose) -> 'cast' (Cast) -> 'relu' (Relu)" -- \
+  "$KILN" compile "$E/nonzero_chain.onnx" -o "$T/c"
+expect 1 "input 'x' has symbolic dimension 'N': pass --dim N=N (e.g. --dim N=1) or --shape x=1,4" -- \
+  "$KILN" compile "$E/unfixed_dim.onnx" -o "$T/d"
+[ -z "$(ls -A "$T/c" "$T/d" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
