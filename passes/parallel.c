@@ -102,9 +102,13 @@ static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, 
     aff_add(P, &a, index, 1);
     bool ok = a.ok;
     *c = a.coef[v];
-    *lo = *hi = a.k;
+    /* terms that are multiples of the period c * extent(v) move whole periods: they
+     * cannot make two iterations meet (see loop_parallel), so they are left out */
+    int64_t period = *c > 0 && P->extent[v] > 0 ? *c * P->extent[v] : 0;
+    *lo = *hi = period ? (a.k % period + period) % period : a.k;
     for (int i = 0; ok && i < P->nvars; i++) {
         if (i == v || !a.coef[i] || P->fixed[i]) continue;
+        if (period && a.coef[i] % period == 0) continue;
         if (!P->inside[i] || P->extent[i] < 1) { /* outer or unknown-extent variable */
             ok = false;
             break;
@@ -216,7 +220,12 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
     for (int i = 0; ok && i < A.n; i++) {
         if (!A.v[i].write) continue;
         /* every access to the written storage: the same stride c, and together they
-         * span less than c, so iteration v keeps to [v*c + lo, v*c + hi] */
+         * span less than c, so iteration v keeps to [v*c + lo, v*c + hi] plus
+         * multiples of the period P = c * extent(v) (region() leaves those out): two
+         * iterations v1 != v2 meet only if (v1 - v2)*c + (lo1 - lo2) is a multiple of P,
+         * but its magnitude is at most (extent-1)*c + c-1 < P, so it is 0, and then
+         * |v1 - v2|*c = |lo1 - lo2| < c: v1 = v2. (Rows of a tile stored N apart by
+         * a loop over the N columns are independent this way.) */
         int64_t c, lo, hi;
         ok = access_span(P, &A.v[i], v, &c, &lo, &hi);
         for (int j = 0; ok && j < A.n; j++) {

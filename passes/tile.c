@@ -33,6 +33,7 @@
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
+#include "passes/tile.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -256,12 +257,11 @@ static void conv_geometry(const kn_contract *d, conv_geom *G) {
     G->d = d;
 }
 
-static bool f32_const(const kn_kbuf *b) {
+bool kt_f32_const(const kn_kbuf *b) {
     return b && b->kind == KB_CONST && b->dtype == KN_F32 && b->data;
 }
 
-/* Whether every epilogue operand of d can be read at y's coordinates. */
-static bool operands_ok(const kn_contract *d) {
+bool kt_conv_operands_ok(const kn_contract *d) {
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
@@ -276,9 +276,9 @@ static bool operands_ok(const kn_contract *d) {
 
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
-    if (x->dtype != KN_F32 || y->dtype != KN_F32 || !f32_const(d->w) ||
-        (d->bias && !f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
-        !operands_ok(d))
+    if (x->dtype != KN_F32 || y->dtype != KN_F32 || !kt_f32_const(d->w) ||
+        (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kt_conv_operands_ok(d))
         return false;
     conv_geom G;
     kt_tile T;
@@ -329,7 +329,7 @@ typedef struct mm_geom {
 } mm_geom;
 
 /* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
- * are y-shaped or one row broadcast over the rows (mm_operands_ok). */
+ * are y-shaped or one row broadcast over the rows (kt_mm_operands_ok). */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
     const kn_contract *d = G->d;
     if (!d->epi) return val;
@@ -344,8 +344,7 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
     return kl_epilogue(L, d->epi, val, opnd);
 }
 
-/* Operands the matrix tile can read: y's shape, or N elements along y's last axis. */
-static bool mm_operands_ok(const kn_contract *d) {
+bool kt_mm_operands_ok(const kn_contract *d) {
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
@@ -434,8 +433,9 @@ static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *o
 
 static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
-    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !f32_const(b) ||
-        b->numel != d->K * d->N || (c && (!f32_const(c) || c->numel != d->N)) || !mm_operands_ok(d))
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
+        b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
+        !kt_mm_operands_ok(d))
         return false;
     mm_geom G = {d->x, d->y, NULL, NULL, d->M, d->K, d->N, d->ta, d};
     mm_src S = {(const float *)b->data->data,
@@ -452,7 +452,8 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, k
 
 kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
-    if (!t || t->kind == KN_TARGET_GPU) return KN_OK; /* work-items, not register tiles */
+    if (!t) return KN_OK;
+    bool gpu = t->kind == KN_TARGET_GPU; /* work-item tiles, not register tiles */
     for (int k = 0; k < p->nkernels; k++) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
@@ -461,6 +462,13 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kt_tile T;
         const kn_sched *ov = kn_schedule_for(p, k);
+        if (gpu) {
+            bool gdone = d->kind == KN_CONTRACT_CONV ? kt_gpu_conv(L, d, ov, &kern->sched)
+                                                     : kt_gpu_matmul(L, d, ov, &kern->sched);
+            if (!gdone) kern->body = old;
+            kl_builder_destroy(L);
+            continue;
+        }
         bool done =
             d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, ov, &T) : tile_matmul(L, d, ov, &T);
         if (done) {

@@ -237,8 +237,8 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
                                    const kn_compile_opts *opts, const kn_profile *prof,
                                    backend_prog **out) {
     *out = NULL;
-    if (prof && strcmp(backend, "llvm") && strcmp(backend, "c"))
-        return kn_diag(cx, NULL, KN_EINVAL, "per-kernel timing needs --backend llvm or c, not %s",
+    if (prof && !strcmp(backend, "interp"))
+        return kn_diag(cx, NULL, KN_EINVAL, "per-kernel timing needs a compiled backend, not %s",
                        backend);
     backend_prog *bp = calloc(1, sizeof *bp);
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
@@ -248,7 +248,7 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         st = prepare_kprog(cx, backend, g, in, opts, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
-            st = backend_opencl_prepare(cx, bp->p, &bp->ocl);
+            st = backend_opencl_prepare(cx, bp->p, prof, &bp->ocl);
 #else
             st = kn_diag(cx, NULL, KN_EUNSUPPORTED,
                          "this kiln was built without the OpenCL runtime (Halide 14)");

@@ -31,7 +31,8 @@ kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tenso
                           const char *cflags, int threads, const kn_compile_opts *opts,
                           backend_prog **out);
 /* backend_prepare with per-kernel timing (prof may be NULL): the compiled code calls
- * prof->hook around each kernel of backend_kprog()'s program. llvm and c only. */
+ * prof->hook around each kernel of backend_kprog()'s program (opencl: the host waits
+ * for each kernel to finish). Compiled backends only. */
 kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
                                    kn_tensor *const *in, const char *cflags, int threads,
                                    const kn_compile_opts *opts, const kn_profile *prof,

@@ -14,8 +14,9 @@
 struct backend_ocl {
     kn_opencl_state *st;
     kn_opencl_buffer weights, arena;
-    void *wdata;  /* host copy of the weight blob (the buffer borrows it) */
-    size_t *woff; /* offsets of the weights in the blob (kn_kprog_weight_layout) */
+    void *wdata;     /* host copy of the weight blob (the buffer borrows it) */
+    size_t *woff;    /* offsets of the weights in the blob (kn_kprog_weight_layout) */
+    kn_profile prof; /* hook NULL: no per-kernel timing */
 };
 
 bool backend_opencl_available(void) {
@@ -27,7 +28,8 @@ static kn_status ocl_error(kn_ctx *cx, int rc, const char *what) {
                    what, kn_opencl_strerror(rc));
 }
 
-kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **out) {
+kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, const kn_profile *prof,
+                                 backend_ocl **out) {
     *out = NULL;
     int rc = kn_opencl_probe(NULL);
     if (rc) return ocl_error(cx, rc, "OpenCL");
@@ -36,6 +38,7 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, backend_ocl **ou
     if (kn_emit_opencl(cx, p, &src, &len)) return cx->status;
     backend_ocl *b = calloc(1, sizeof *b);
     KN_ASSERT(b);
+    if (prof) b->prof = *prof;
     rc = kn_opencl_state_create(NULL, src, len, &b->st);
     free(src);
     if (rc) {
@@ -102,7 +105,12 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
             args[na++] = kn_opencl_arg_buffer(&io[idx]);
         }
         snprintf(name, sizeof name, "%s_k%d", p->name, k);
+        if (b->prof.hook) b->prof.hook(b->prof.user, k, 0);
         rc = kn_opencl_launch(NULL, b->st, name, plan.global, plan.local, 0, args, na);
+        if (b->prof.hook) {
+            if (!rc) rc = kn_opencl_finish(NULL);
+            b->prof.hook(b->prof.user, k, 1);
+        }
     }
     for (int i = p->nin; i < n && !rc; i++)
         if (p->outputs[i - p->nin]->numel) rc = kn_opencl_download(NULL, &io[i]);

@@ -228,8 +228,9 @@ int cmd_bench(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("bench", "no model given");
-    if (profile && strcmp(backend, "llvm") && strcmp(backend, "c"))
-        return cli_usage_error("bench", "--profile times the kernels of --backend llvm or c");
+    if (profile && !strcmp(backend, "interp"))
+        return cli_usage_error("bench", "--profile times the kernels of a compiled backend "
+                                        "(llvm, c or opencl), not interp");
     if (!backend_known(backend))
         return cli_usage_error("bench", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);
@@ -292,8 +293,12 @@ int cmd_bench(int argc, char **argv) {
                    backend, threads, runs, warmup, load_ms, compile_ms, first_ms, median, lat[0],
                    (long long)flops, gflops);
         } else {
-            printf("%s: backend %s, %d thread%s (kernels are single-threaded)\n", model, backend,
-                   threads, threads == 1 ? "" : "s");
+            if (!strcmp(backend, "opencl"))
+                printf("%s: backend opencl (the device runs the work-items)\n", model);
+            else {
+                int nt = strcmp(backend, "llvm") ? 1 : threads;
+                printf("%s: backend %s, %d thread%s\n", model, backend, nt, nt == 1 ? "" : "s");
+            }
             printf("load     %10.3f ms\n", load_ms);
             printf("compile  %10.3f ms\n", compile_ms);
             printf("first    %10.3f ms\n", first_ms);

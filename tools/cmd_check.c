@@ -161,7 +161,7 @@ static void bf16_from_u16(kn_tensor *t, kn_dtype declared) {
 
 /* Runs one test folder; returns true on pass, else fills why. */
 static const char *backend = "interp";
-static kn_compile_opts check_opts; /* --passes, -O */
+static kn_compile_opts check_opts; /* --passes, --schedule, -O */
 
 /* Binds the inputs whose values determine shapes (compiled backends only): they
  * become constants and leave in[]. Returns how many were bound. */
@@ -362,6 +362,8 @@ int cmd_check_onnx(int argc, char **argv) {
             verbose = 1;
         } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
             check_opts.passes = v;
+        } else if (cli_opt(argc, argv, &i, "--schedule", &v)) {
+            check_opts.schedule_file = v;
         } else if (cli_opt_level(argv[i], &check_opts.opt_level)) {
             check_opts.opt_level_set = true;
         } else if (argv[i][0] == '-') {

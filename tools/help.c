@@ -170,7 +170,8 @@ static const cli_option inspect_options[] = {
 static const cli_option bench_options[] = {
     O("--backend", "B",
       "llvm (JIT; default), c (the generated C built with $CC -O3 -march=native into a shared "
-      "object) or interp."),
+      "object), opencl (the OpenCL kernels on the first OpenCL device; the time includes "
+      "copying inputs and outputs) or interp."),
     O("--runs", "N", "Timed runs (default 10)."),
     O("--warmup", "N", "Untimed runs first (default 2)."),
     O("--threads", "N",
@@ -181,8 +182,8 @@ static const cli_option bench_options[] = {
       "first_ms, median_ms, min_ms, flops, gflops."),
     O("--profile", NULL,
       "Also time each kernel (llvm and c: the code is built with a timing hook around each "
-      "kernel, which adds a little to the latency) and print the top kernels: time per run, "
-      "share, GFLOP/s, op and node."),
+      "kernel, which adds a little to the latency; opencl: the host waits for each kernel) "
+      "and print the top kernels: time per run, share, GFLOP/s, op and node."),
     O("--profile-file", "FILE",
       "--profile, and write every kernel's figures to FILE (JSON) for kiln inspect --profile."),
     O("--input", "NAME=FILE", "The value of input NAME from a .npy or ONNX TensorProto .pb file."),
@@ -207,6 +208,9 @@ static const cli_option check_options[] = {
     {.name = "-v", .help = "Print every test's result.", .shown = "-v, --verbose"},
     {.name = "--verbose"}, /* the same, listed with -v */
     O("--passes", "LIST", "Compiling backends: the pipeline (kiln inspect --list-passes)."),
+    O("--schedule", "FILE",
+      "Compiling backends: per-kernel schedules read from FILE (written by kiln compile "
+      "--dump-schedule for the same model, then edited); for checking one model's folder."),
     OPT_LEVEL_OPTION,
     {0},
 };

@@ -1,0 +1,254 @@
+/* The tile pass's schedule for OpenCL devices: work-item tiles.
+ *
+ * On an OpenCL device each iteration of the outermost parallel loops is a work-item
+ * (codegen/opencl maps up to three of them to the NDRange, the innermost to dimension
+ * 0), and the device compiler runs the work-items of a work-group side by side in
+ * vector lanes (PoCL on a CPU does exactly that). So a work-item keeps a small tile of
+ * scalar accumulators, laid out so that neighbouring work-items read neighbouring
+ * elements of the operand that changes along dimension 0 and all read the same element
+ * of the other one (a broadcast):
+ *
+ *   Conv:   work-item (batch, block of CB output channels, oh, ow); per reduction step
+ *           (ci, kh, kw) one input element (contiguous along ow across work-items) times
+ *           CB packed weights (the same for every work-item of the group).
+ *   MatMul/Gemm with constant B: work-item (block of R rows, column); per step k one
+ *           element of packed B (contiguous along the columns) times R elements of A
+ *           (the same for every work-item).
+ *
+ * Padding is read through a bounds test around the load (a masked load once the device
+ * compiler vectorizes the work-items), never through a padded copy, which would need a
+ * second kernel. The last block of channels or rows is guarded at its stores. The
+ * fused epilogue runs on each accumulator as it is stored. The kernel's schedule
+ * records the tile: tile_vecs = CB (conv) or tile_rows = R (matmul), lanes = 1. */
+#include "ir/epilogue.h"
+#include "passes/tile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    GPU_MAX_ROWS = 8,
+    GPU_MAX_COLS = 64,
+    GPU_CONV_ROWS = 1,
+    GPU_CONV_CB = 64,
+    GPU_MM_ROWS = 1,
+    GPU_MM_CB = 64
+};
+
+/* a * s + b, index arithmetic */
+static kn_kx *mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b) {
+    return kx_add(L, kx_mul(L, a, kx_int(L, s)), b);
+}
+
+static kn_kx *in_range(kn_lower *L, kn_kx *i, int64_t n) {
+    return kx_bin(L, KX_LAND, kx_bin(L, KX_GE, i, kx_int(L, 0)), kx_bin(L, KX_LT, i, kx_int(L, n)));
+}
+
+static int clamp_tile(int v, int max) {
+    return v < 1 ? 1 : v > max ? max : v;
+}
+
+/* ---- Conv ---- */
+
+bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(d->w) ||
+        (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kt_conv_operands_ok(d))
+        return false;
+    int64_t n = d->n, c = d->c, m = d->m, group = d->group, cg = c / group, kg = m / group;
+    int64_t h = d->h, w = d->w_, oh = d->oh, ow = d->ow, kh = d->kh, kw = d->kw;
+    int64_t red = cg * kh * kw;
+    if (kg < 2) return false; /* depthwise: one channel per group, the plain nest is it */
+    int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_CONV_CB, GPU_MAX_COLS);
+    int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_CONV_ROWS, GPU_MAX_ROWS);
+    if (kg < cb) cb = (int)kg;
+    if (ow < rows) rows = (int)ow;
+    int64_t nb = (kg + cb - 1) / cb, nt = (ow + rows - 1) / rows;
+
+    /* packed weights [group][block][red][cb], bias [group][block][cb]; zero past kg */
+    const float *wt = d->w->data->data, *bias = d->bias ? d->bias->data->data : NULL;
+    float *wp = calloc((size_t)(group * nb * red * cb), sizeof *wp);
+    float *bp = calloc((size_t)(group * nb * cb), sizeof *bp);
+    KN_ASSERT(wp && bp);
+    for (int64_t g = 0; g < group; g++)
+        for (int64_t col = 0; col < kg; col++) {
+            int64_t blk = col / cb, j = col % cb, oc = g * kg + col;
+            for (int64_t r = 0; r < red; r++)
+                wp[((g * nb + blk) * red + r) * cb + j] = wt[oc * red + r];
+            if (bias) bp[(g * nb + blk) * cb + j] = bias[oc];
+        }
+    kn_kbuf *wpk = kl_table(L, KN_F32, group * nb * red * cb, wp);
+    kn_kbuf *bpk = bias ? kl_table(L, KN_F32, group * nb * cb, bp) : NULL;
+    free(wp);
+    free(bp);
+
+    int vb = kl_for(L, n), vg = kl_for(L, group), vk = kl_for(L, nb);
+    int voh = kl_for(L, oh), vt = kl_for(L, nt);
+    kn_kx *gb = mad(L, kx_var(L, vg), nb, kx_var(L, vk)); /* block over all groups */
+    int acc[GPU_MAX_ROWS][GPU_MAX_COLS], px[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+        /* the pixel row r reads; the last tile's rows past ow read pixel ow-1 */
+        kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
+        if (ow % rows) p = kx_bin(L, KX_MIN, p, kx_int(L, ow - 1));
+        px[r] = kl_decl(L, KN_I64, p);
+        for (int j = 0; j < cb; j++)
+            acc[r][j] = kl_decl(L, KN_F32,
+                                bpk ? kx_load(L, bpk, mad(L, gb, cb, kx_int(L, j)))
+                                    : kx_const(L, KN_F32, 0));
+    }
+    int vc = kl_for(L, cg), vi = kl_for(L, kh);
+    int vih = kl_decl(L, KN_I64,
+                      kx_add(L, kx_mul(L, kx_var(L, voh), kx_int(L, d->sh)),
+                             mad(L, kx_var(L, vi), d->dh, kx_int(L, -d->ph))));
+    bool hpad = d->ph || d->peh, wpad = d->pw || d->pew;
+    if (hpad) kl_if(L, in_range(L, kx_var(L, vih), h));
+    int vj = kl_for(L, kw);
+    kn_kx *ch = mad(L, kx_var(L, vb), c, mad(L, kx_var(L, vg), cg, kx_var(L, vc)));
+    int vrow = kl_decl(L, KN_I64, mad(L, ch, h, kx_var(L, vih)));
+    int xv[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+        kn_kx *iw = kx_add(L, kx_mul(L, kx_var(L, px[r]), kx_int(L, d->sw)),
+                           mad(L, kx_var(L, vj), d->dw, kx_int(L, -d->pw)));
+        int viw = kl_decl(L, KN_I64, iw);
+        kn_kx *xi = mad(L, kx_var(L, vrow), w, kx_var(L, viw));
+        if (wpad) {
+            xv[r] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+            kl_if(L, in_range(L, kx_var(L, viw), w));
+            kl_set(L, xv[r], kx_load(L, d->x, xi));
+            kl_end(L);
+        } else {
+            xv[r] = kl_decl(L, KN_F32, kx_load(L, d->x, xi));
+        }
+    }
+    kn_kx *red_i = mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_var(L, vj));
+    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, gb, red, red_i), kx_int(L, cb)));
+    for (int j = 0; j < cb; j++) {
+        int wj = kl_decl(L, KN_F32, kx_load(L, wpk, kx_add(L, kx_var(L, vw), kx_int(L, j))));
+        for (int r = 0; r < rows; r++)
+            kl_set(L, acc[r][j], kx_fma(L, kx_var(L, xv[r]), kx_var(L, wj), kx_var(L, acc[r][j])));
+    }
+    kl_end(L); /* kw */
+    if (hpad) kl_end(L);
+    kl_end_n(L, 2); /* kh, ci */
+
+    /* y[b, g*kg + blk*cb + j, oh, t*rows + r] */
+    kn_kx *mo = mad(L, kx_var(L, vg), kg, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
+    int vy = kl_decl(L, KN_I64,
+                     mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
+                         kx_mul(L, kx_var(L, vt), kx_int(L, rows))));
+    int64_t tail = kg % cb;
+    for (int r = 0; r < rows; r++) {
+        kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
+        if (ow % rows && r) kl_if(L, kx_bin(L, KX_LT, p, kx_int(L, ow)));
+        for (int j = 0; j < cb; j++) {
+            if (tail && j >= tail)
+                kl_if(L, kx_bin(L, KX_LT, mad(L, kx_var(L, vk), cb, kx_int(L, j)), kx_int(L, kg)));
+            kn_kx *val = kx_var(L, acc[r][j]);
+            if (d->epi) {
+                kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_int(L, j)), kx_var(L, voh),
+                                   NULL};
+                coord[d->nsp == 2 ? 3 : 2] = mad(L, kx_var(L, vt), rows, kx_int(L, r));
+                kn_kx *opnd[KN_EPI_MAX] = {0};
+                for (int k = 0; k < d->epi->n; k++)
+                    if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], d->y, coord);
+                val = kl_epilogue(L, d->epi, val, opnd);
+            }
+            kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * oh * ow + r)), val);
+            if (tail && j >= tail) kl_end(L);
+        }
+        if (ow % rows && r) kl_end(L);
+    }
+    kl_end_n(L, 5);
+    memset(out, 0, sizeof *out);
+    out->tile_rows = rows;
+    out->tile_vecs = cb;
+    out->lanes = 1;
+    out->pad = 1;
+    return true;
+}
+
+/* ---- MatMul, Gemm (constant B) ---- */
+
+bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
+    const kn_kbuf *b = d->w, *c = d->bias;
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
+        b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
+        !kt_mm_operands_ok(d))
+        return false;
+    int64_t M = d->M, K = d->K, N = d->N;
+    int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_MM_CB, GPU_MAX_COLS);
+    int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_MM_ROWS, GPU_MAX_ROWS);
+    if (N < cb) cb = (int)N;
+    if (M < rows) rows = (int)M;
+    int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows;
+
+    /* B packed [block][K][cb] with alpha applied (and transposed if tb), zero past N;
+     * beta * C packed [block][cb] */
+    const float *bd = b->data->data, *cd = c ? c->data->data : NULL;
+    float *bp = calloc((size_t)(nb * K * cb), sizeof *bp), *cp = calloc((size_t)(nb * cb), 4);
+    KN_ASSERT(bp && cp);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            bp[((j / cb) * K + k) * cb + j % cb] =
+                (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
+    for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
+    kn_kbuf *bpk = kl_table(L, KN_F32, nb * K * cb, bp);
+    kn_kbuf *init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
+    free(bp);
+    free(cp);
+
+    int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+        /* the row this tile row reads; the last block's rows past M read row M-1 */
+        kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
+        if (M % rows) row = kx_bin(L, KX_MIN, row, kx_int(L, M - 1));
+        arow[r] = kl_decl(L, KN_I64, row);
+        for (int j = 0; j < cb; j++)
+            acc[r][j] = kl_decl(L, KN_F32,
+                                init ? kx_load(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, j)))
+                                     : kx_const(L, KN_F32, 0));
+    }
+    int vr = kl_for(L, K);
+    int av[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++)
+        av[r] = kl_decl(L, KN_F32,
+                        kx_load(L, d->x,
+                                d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
+                                      : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr))));
+    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)));
+    for (int j = 0; j < cb; j++) {
+        int wj = kl_decl(L, KN_F32, kx_load(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, j))));
+        for (int r = 0; r < rows; r++)
+            kl_set(L, acc[r][j], kx_fma(L, kx_var(L, av[r]), kx_var(L, wj), kx_var(L, acc[r][j])));
+    }
+    kl_end(L);
+    int64_t tail = N % cb;
+    for (int r = 0; r < rows; r++) {
+        kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
+        if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
+        int vy = kl_decl(L, KN_I64, mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb))));
+        for (int j = 0; j < cb; j++) {
+            kn_kx *col = mad(L, kx_var(L, vk), cb, kx_int(L, j));
+            if (tail && j >= tail) kl_if(L, kx_bin(L, KX_LT, col, kx_int(L, N)));
+            kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, j)), *val = kx_var(L, acc[r][j]);
+            if (d->epi) {
+                kn_kx *opnd[KN_EPI_MAX] = {0};
+                for (int k = 0; k < d->epi->n; k++) {
+                    kn_kbuf *o = d->operand[k];
+                    if (o) opnd[k] = kx_load(L, o, o->numel == d->y->numel ? yi : col);
+                }
+                val = kl_epilogue(L, d->epi, val, opnd);
+            }
+            kl_store(L, d->y, yi, val);
+            if (tail && j >= tail) kl_end(L);
+        }
+        if (M % rows && r) kl_end(L);
+    }
+    kl_end_n(L, 2);
+    memset(out, 0, sizeof *out);
+    out->tile_rows = rows;
+    out->tile_vecs = cb;
+    out->lanes = 1;
+    return true;
+}

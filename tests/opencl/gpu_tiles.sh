@@ -1,0 +1,38 @@
+#!/bin/sh
+# The tile pass's work-item schedule for OpenCL devices (passes/tile_gpu.c): the
+# convolutions and matrix products with constant weights get work-item tiles, and with
+# tiles that leave partial blocks of channels, columns and rows (set through a schedule
+# file) the outputs still match the references computed by torch.
+# usage: gpu_tiles.sh KILN SOURCE_DIR        (exit 77: no OpenCL device)
+KILN=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# check MODEL_DIR NAME ROWS VECS: default tiles, then ROWS x VECS tiles
+check() {
+  d=$1 n=$2
+  "$KILN" compile "$d/model.onnx" --emit opencl -o "$T/$n" --dump-schedule "$T/$n.txt" >/dev/null ||
+    bad "$n: compile --emit opencl"
+  grep -Eq "^kernel [0-9]+ '[^']*' (Conv|Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=1" \
+    "$T/$n.txt" && ok || bad "$n: no work-item tile: $(cat "$T/$n.txt")"
+  "$KILN" check-onnx "$d" --backend opencl >"$T/$n.log" 2>&1 && ok ||
+    bad "$n: default tiles: $(cat "$T/$n.log")"
+  sed "s/tile_rows=[0-9]*/tile_rows=$3/; s/tile_vecs=[0-9]*/tile_vecs=$4/" "$T/$n.txt" >"$T/$n.odd.txt"
+  "$KILN" compile "$d/model.onnx" --emit opencl -o "$T/$n.odd" --schedule "$T/$n.odd.txt" \
+    --dump-schedule "$T/$n.again.txt" >/dev/null || bad "$n: compile --schedule"
+  grep -q "tile_vecs=$4 " "$T/$n.again.txt" && ok || bad "$n: schedule not applied: $(cat "$T/$n.again.txt")"
+  "$KILN" check-onnx "$d" --backend opencl --schedule "$T/$n.odd.txt" >"$T/$n.odd.log" 2>&1 && ok ||
+    bad "$n: tiles $3x$4: $(cat "$T/$n.odd.log")"
+}
+
+"$KILN" check-onnx "$S/tests/fuse" --backend opencl >"$T/probe.log" 2>&1
+grep -q "no OpenCL" "$T/probe.log" && { echo "no OpenCL device"; exit 77; }
+check "$S/tests/fuse" fuse 3 3
+check "$S/examples/transformer" transformer 3 5
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
