@@ -158,6 +158,11 @@ bool kn_epilogue_step_of(kn_ctx *cx, const kn_node *m, kn_epi_step *s) {
     case KN_OP_SIGMOID: s->op = KN_EPI_SIGMOID; return true;
     case KN_OP_TANH: s->op = KN_EPI_TANH; return true;
     case KN_OP_HARDSWISH: s->op = KN_EPI_HARDSWISH; return true;
+    case KN_OP_GELU: {
+        const char *form = kn_attr_str(&scratch, m, "approximate", "none");
+        s->op = !strcmp(form, "tanh") ? KN_EPI_GELU_TANH : KN_EPI_GELU;
+        return !kn_failed(&scratch) && (!strcmp(form, "tanh") || !strcmp(form, "none"));
+    }
     case KN_OP_LEAKYRELU:
         s->op = KN_EPI_LEAKYRELU;
         s->a = kn_attr_float(&scratch, m, "alpha", 0.01f);

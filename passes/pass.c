@@ -39,6 +39,10 @@ static const pass_info passes[] = {
      "sequences and optionals of compile-time length to lists of tensors"},
     {"transpose", LEVEL_GRAPH, kn_pass_transpose, NULL, KN_HAVE_SHAPES, 0, 0,
      "cancel Transpose pairs and merge Reshape chains (passes/transpose.c)"},
+    {"bnfold", LEVEL_GRAPH, kn_pass_bnfold, NULL, KN_HAVE_SHAPES, 0, 0,
+     "BatchNormalization into the preceding Conv/Gemm weights, else a per-channel Mul+Add"},
+    {"act", LEVEL_GRAPH, kn_pass_act, NULL, KN_HAVE_SHAPES, 0, 0,
+     "GELU (Erf, Tanh), SiLU and HardSwish written as arithmetic into one activation"},
     {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
      "fold elementwise consumers into the epilogue of the node producing their input"},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
@@ -86,7 +90,7 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,fold,shape,deseq,shape,fold,shape,transpose,fuse,lower,tile,plan,parallel";
+    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,tile,plan,parallel";
 }
 
 void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,

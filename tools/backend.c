@@ -244,7 +244,15 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
     bp->g = g;
     kn_status st = KN_OK;
-    if (strcmp(backend, "interp")) {
+    if (!strcmp(backend, "interp") && opts && opts->passes) {
+        /* --passes with the interpreter: the graph passes of the pipeline (up to
+         * 'lower'), so the rewritten graph is checked against the reference too */
+        char graph_passes[1024];
+        snprintf(graph_passes, sizeof graph_passes, "%s", opts->passes);
+        char *lower = strstr(graph_passes, "lower");
+        if (lower) *lower = 0;
+        st = kn_pass_run_pipeline(cx, g, graph_passes, opts->dump_after, opts->dump);
+    } else if (strcmp(backend, "interp")) {
         st = prepare_kprog(cx, backend, g, in, opts, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL

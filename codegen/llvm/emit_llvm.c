@@ -128,8 +128,19 @@ static LLVMValueRef math1(emit *E, const char *intr, const char *libm, kn_dtype 
         snprintf(name, sizeof name, "llvm.%s.%s", intr, sfx);
         return call_fn(E, name, rt, args, n);
     }
-    KN_ASSERT(lanes_of(args[0]) == 1); /* libm has no vector forms */
     snprintf(name, sizeof name, "%s%s", libm, t == KN_F32 ? "f" : "");
+    unsigned lanes = (unsigned)lanes_of(args[0]);
+    if (lanes > 1) { /* libm has no vector forms: one call per lane */
+        LLVMTypeRef et = LLVMGetElementType(rt);
+        LLVMValueRef v = LLVMGetUndef(rt);
+        for (unsigned l = 0; l < lanes; l++) {
+            LLVMValueRef idx = LLVMConstInt(LLVMInt32TypeInContext(LLVMGetTypeContext(rt)), l, 0);
+            LLVMValueRef la[2];
+            for (int k = 0; k < n; k++) la[k] = LLVMBuildExtractElement(E->b, args[k], idx, "");
+            v = LLVMBuildInsertElement(E->b, v, call_fn(E, name, et, la, n), idx, "");
+        }
+        return v;
+    }
     return call_fn(E, name, rt, args, n);
 }
 
