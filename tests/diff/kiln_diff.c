@@ -11,8 +11,8 @@
  * too. A failing graph is shrunk (outputs dropped, nodes cut into graph inputs while
  * the same backend still fails the same way) and written under DIR as a test folder
  * check-onnx reads: DIR/diff_<seed>/model.onnx and test_data_set_0/{input,output}_K.pb
- * (the interpreter's outputs; tests/diff/reference.py recomputes them with ONNX's
- * reference evaluator before a case is checked in).
+ * (the interpreter's outputs: the reference the compiled backends disagreed with; the
+ * interpreter itself is checked against the ONNX conformance data).
  *
  * Exit status: 0 when every graph agreed, 1 when some did not, 2 on bad usage. A
  * backend that refuses a graph as unsupported (KN_EUNSUPPORTED) is counted, not failed. */
