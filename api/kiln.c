@@ -189,6 +189,7 @@ struct kiln_options {
     const kn_target *target;
     int opt_level;
     int threads;
+    size_t max_memory; /* 0: no limit */
     int nshapes, cap_shapes;
     shape_opt *shapes; /* applied in order */
 };
@@ -229,6 +230,12 @@ kiln_status kiln_options_set_threads(kiln_options *o, int threads) {
     if (!o) return fail(KILN_EINVAL, "kiln_options_set_threads: options is NULL");
     if (threads < 0) return fail(KILN_EINVAL, "thread count %d is negative", threads);
     o->threads = threads;
+    return ok();
+}
+
+kiln_status kiln_options_set_max_memory(kiln_options *o, size_t bytes) {
+    if (!o) return fail(KILN_EINVAL, "kiln_options_set_max_memory: options is NULL");
+    o->max_memory = bytes;
     return ok();
 }
 
@@ -437,10 +444,20 @@ static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
     return KN_OK;
 }
 
+/* A workspace above the limit of kiln_options_set_max_memory is refused. */
+static kn_status refuse_workspace(kn_ctx *cx, const kn_kprog *p, size_t max) {
+    if (!max || p->arena_size <= max) return KN_OK;
+    return kn_diag(cx, NULL, KN_ELIMIT,
+                   "a run needs a workspace of %zu bytes, more than the %zu bytes allowed by "
+                   "kiln_options_set_max_memory()",
+                   (size_t)p->arena_size, max);
+}
+
 /* The steps of kiln_compile_jit; *c is filled in, freed by the caller on failure. */
 static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o, kiln_compiled *c) {
     kn_graph *g;
     if (parse(cx, m, &g)) return cx->status;
+    cx->max_memory = o->max_memory; /* constant folding runs the interpreter */
     kn_kprog *p = NULL;
     c->threads = threads_for(o->threads);
     for (int i = 0; i < o->nshapes && !cx->status; i++) bind_shape(cx, g, &o->shapes[i]);
@@ -454,7 +471,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
                     v->name, kn_type_str(&v->type, buf, sizeof buf));
     }
     if (!cx->status && !kn_compile_program(cx, g, "model", o->target, &p) &&
-        !refuse_strings(cx, p) &&
+        !refuse_strings(cx, p) && !refuse_workspace(cx, p, o->max_memory) &&
         !kn_llvm_jit(cx, p, o->target, o->opt_level, c->threads > 1 ? API_PAR_FOR : (kn_par_for)0,
                      &c->jit)) {
         c->entry = kn_jit_entry(c->jit);

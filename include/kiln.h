@@ -165,6 +165,15 @@ kiln_status kiln_options_set_input_shape(kiln_options *options, const char *inpu
  * value < 0). */
 kiln_status kiln_options_set_dim(kiln_options *options, const char *dim, int64_t value);
 
+/* Bounds memory by bytes (0, the default: no limit). While compiling, the reference
+ * interpreter evaluates what it can at compile time (constant folding of sub-graphs
+ * whose inputs are constants, in the model's memory, weights included): a node whose
+ * results would bring that memory above bytes makes kiln_compile_jit fail with
+ * KILN_ELIMIT, naming the node, instead of exhausting memory. A compiled model whose
+ * workspace (kiln_compiled_workspace_size) would exceed bytes is refused the same way.
+ * Errors: KILN_EINVAL (NULL options). */
+kiln_status kiln_options_set_max_memory(kiln_options *options, size_t bytes);
+
 /* ---- compiling ---- */
 
 /* A model compiled to machine code for fixed input shapes, with its metadata. */

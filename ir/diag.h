@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum kn_status {
     KN_OK = 0,
@@ -43,6 +44,10 @@ typedef struct kn_ctx {
     kn_status status; /* first error, KN_OK if none */
     char msg[1024];   /* message of the first error */
     int verbose;      /* 0 quiet; >0 lets passes print notes to stderr */
+    /* The interpreter (runs and constant folding): most bytes of tensors one run may
+     * hold in its arena (0: no limit); a node whose outputs would pass it stops the
+     * run with KN_ELIMIT naming the node. */
+    size_t max_memory;
     /* Optional hooks (NULL: off), called on the thread doing the work, with user. The
      * library never prints: warnings and events reach the caller only through these. */
     void (*on_warning)(void *user, const char *msg); /* one line with file and node */

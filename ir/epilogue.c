@@ -109,13 +109,19 @@ bool kn_epilogue_room(const kn_node *n) {
 
 void kn_epilogue_append(kn_graph *g, kn_node *n, kn_epi_step s, kn_value *x) {
     if (x) {
-        kn_value **in = kn_arena_array(g->arena, (size_t)n->nin + 1, sizeof *in);
+        /* the operand goes after every input the op may have: a Conv or Gemm without
+         * its optional bias gets an absent input there, so the operand is never read
+         * as the bias (found by tests/diff: Conv without bias + residual Add) */
+        int first = n->nin, max_in = kn_op_desc(n->op)->max_in;
+        if (first == kn_node_op_inputs(n) && max_in > first && max_in <= 8 /* not variadic */)
+            first = max_in;
+        kn_value **in = kn_arena_array(g->arena, (size_t)first + 1, sizeof *in);
         KN_ASSERT(in);
-        memcpy(in, n->in, (size_t)n->nin * sizeof *in);
-        in[n->nin] = x;
-        s.operand = n->nin;
+        memcpy(in, n->in, (size_t)n->nin * sizeof *in); /* the rest: absent (NULL) */
+        in[first] = x;
+        s.operand = first;
         n->in = in;
-        n->nin++;
+        n->nin = first + 1;
     }
     char text[96];
     kn_epi_step_str(&s, text, sizeof text);

@@ -5,6 +5,7 @@
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 
+#include <stdint.h>
 #include <string.h>
 
 struct kn_exec {
@@ -22,9 +23,28 @@ kn_arena *kn_exec_arena(kn_exec *ex) {
     return ex->arena;
 }
 
+/* Whether `bytes` more in the run's arena stay within cx->max_memory; if not, reports
+ * the node (KN_ELIMIT) and returns false. */
+static bool within_limit(kn_exec *ex, const kn_node *n, size_t bytes) {
+    size_t max = ex->cx->max_memory, used = kn_arena_used(ex->arena);
+    if (!max || (bytes <= max && used <= max - bytes)) return true;
+    kn_diag(ex->cx, n, KN_ELIMIT,
+            "the interpreter's memory limit of %zu bytes would be exceeded: its tensors hold "
+            "%zu bytes and this node's outputs need %zu more",
+            max, used, bytes);
+    return false;
+}
+
+static size_t type_bytes(const kn_type *t) {
+    int64_t c = kn_type_numel(t);
+    size_t e = kn_dtype_get(t->dtype)->size;
+    return c < 0 ? 0 : e && (uint64_t)c > SIZE_MAX / e ? SIZE_MAX : (size_t)c * e;
+}
+
 kn_tensor *kn_exec_tensor(kn_exec *ex, const kn_node *n, kn_dtype t, int rank,
                           const int64_t *dims) {
     kn_type ty = kn_type_make(t, rank, dims);
+    if (kn_type_numel(&ty) >= 0 && !within_limit(ex, n, type_bytes(&ty))) return NULL;
     kn_tensor *x = kn_type_numel(&ty) < 0 ? NULL : kn_tensor_new(ex->arena, &ty);
     if (!x) {
         char buf[128];
@@ -51,6 +71,13 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     kn_type *types = kn_arena_array(ex->arena, (size_t)n->nout + 1, sizeof *types);
     for (int j = 0; j < n->nout; j++) types[j] = kn_type_unknown(KN_UNDEF), types[j].rank = 0;
     if (d->infer(cx, n, in, types) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    size_t need = 0;
+    for (int j = 0; j < n->nout; j++)
+        if (kn_type_static(&types[j])) {
+            size_t b = type_bytes(&types[j]);
+            need = need > SIZE_MAX - b ? SIZE_MAX : need + b;
+        }
+    if (!within_limit(ex, n, need)) return cx->status;
     for (int j = 0; j < n->nout; j++) {
         out[j] = NULL;
         if (kn_type_static(&types[j])) {

@@ -8,7 +8,10 @@
 #include "passes/pass.h"
 #include "targets/target.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,4 +430,21 @@ int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
         }
     }
     return rc;
+}
+
+bool cli_parse_bytes(const char *s, size_t *out) {
+    char *end;
+    if (!isdigit((unsigned char)s[0])) return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10), unit = 1;
+    if (errno) return false;
+    if (*end == 'K' || *end == 'k')
+        unit = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        unit = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        unit = 1ull << 30, end++;
+    if (*end || v > SIZE_MAX / unit) return false;
+    *out = (size_t)(v * unit);
+    return true;
 }

@@ -15,24 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
-static bool parse_bytes(const char *s, size_t *out) {
-    char *end;
-    if (!isdigit((unsigned char)s[0])) return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10), unit = 1;
-    if (errno) return false;
-    if (*end == 'K' || *end == 'k')
-        unit = 1ull << 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        unit = 1ull << 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        unit = 1ull << 30, end++;
-    if (*end || v > SIZE_MAX / unit) return false;
-    *out = (size_t)(v * unit);
-    return true;
-}
-
 /* --max-arena and --max-weights: refuse the program before anything is written. */
 static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, size_t max_weights) {
     size_t w = kn_kprog_weight_bytes(p);
@@ -117,14 +99,15 @@ int cmd_compile(int argc, char **argv) {
             dump = 1;
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_opt(argc, argv, &i, "--max-arena", &v)) {
-            if (!parse_bytes(v, &max_arena))
+            if (!cli_parse_bytes(v, &max_arena))
                 return cli_usage_error("compile", "--max-arena takes a size in bytes, got '%s'", v);
         } else if (cli_opt(argc, argv, &i, "--max-weights", &v)) {
-            if (!parse_bytes(v, &max_weights))
+            if (!cli_parse_bytes(v, &max_weights))
                 return cli_usage_error("compile", "--max-weights takes a size in bytes, got '%s'",
                                        v);
         } else if (cli_opt(argc, argv, &i, "--max-string-bytes", &v)) {
-            if (!parse_bytes(v, &max_string) || max_string < 1 || max_string > ((size_t)1 << 30))
+            if (!cli_parse_bytes(v, &max_string) || max_string < 1 ||
+                max_string > ((size_t)1 << 30))
                 return cli_usage_error(
                     "compile", "--max-string-bytes takes a size from 1 byte to 1G, got '%s'", v);
         } else if (cli_opt(argc, argv, &i, "--bind", &v)) {

@@ -37,6 +37,7 @@ int cmd_run(int argc, char **argv) {
     int ninputs = 0, nbinds = 0, err = 0, have_seed = 0;
     cli_talk talk = {0};
     uint64_t seed = 0;
+    size_t max_memory = 0;
     cli_shapes shapes = {0};
     cli_pipeline po = {0};
     for (int i = 1; i < argc; i++) {
@@ -53,6 +54,9 @@ int cmd_run(int argc, char **argv) {
             outdir = v;
         } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
             backend = v;
+        } else if (cli_opt(argc, argv, &i, "--max-memory", &v)) {
+            if (!cli_parse_bytes(v, &max_memory))
+                return cli_usage_error("run", "--max-memory takes a size in bytes, got '%s'", v);
         } else if (cli_opt(argc, argv, &i, "--random", &v)) {
             char *end;
             seed = strtoull(v, &end, 10);
@@ -77,6 +81,7 @@ int cmd_run(int argc, char **argv) {
 
     kn_ctx cx;
     cli_ctx_init(&cx, model, &talk);
+    cx.max_memory = max_memory;
     kn_graph *g;
     if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
     kn_arena *a = kn_arena_create();

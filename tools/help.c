@@ -127,6 +127,11 @@ static const cli_option run_options[] = {
       "Write each output to DIR/<name>.npy; characters of the ONNX name outside "
       "[A-Za-z0-9._-] become _. Files are written to a temporary name and renamed, so a "
       "failure leaves no partial file."),
+    O("--max-memory", "BYTES",
+      "Stop with exit 1 and a message naming the node, instead of exhausting memory, when the "
+      "interpreter's tensors (inputs, outputs and intermediates of the run; constant folding "
+      "while compiling) would need more than BYTES (suffix K, M or G: units of 1024, 1024^2, "
+      "1024^3 bytes). For models whose sizes are known only at run time."),
     LOAD_OPTIONS,
     QUIET_OPTIONS,
     TALK_OPTIONS,

@@ -129,19 +129,20 @@ static LLVMValueRef math1(emit *E, const char *intr, const char *libm, kn_dtype 
         return call_fn(E, name, rt, args, n);
     }
     snprintf(name, sizeof name, "%s%s", libm, t == KN_F32 ? "f" : "");
-    unsigned lanes = (unsigned)lanes_of(args[0]);
-    if (lanes > 1) { /* libm has no vector forms: one call per lane */
-        LLVMTypeRef et = LLVMGetElementType(rt);
-        LLVMValueRef v = LLVMGetUndef(rt);
-        for (unsigned l = 0; l < lanes; l++) {
-            LLVMValueRef idx = LLVMConstInt(LLVMInt32TypeInContext(LLVMGetTypeContext(rt)), l, 0);
-            LLVMValueRef la[2];
-            for (int k = 0; k < n; k++) la[k] = LLVMBuildExtractElement(E->b, args[k], idx, "");
-            v = LLVMBuildInsertElement(E->b, v, call_fn(E, name, et, la, n), idx, "");
-        }
-        return v;
+    unsigned lanes = lanes_of(args[0]);
+    if (lanes == 1) return call_fn(E, name, rt, args, n);
+    /* libm has no vector forms: one call per lane (a vectorized tile's epilogue, e.g.
+     * Gemm + Tanh; found by tests/diff) */
+    LLVMTypeRef st = LLVMGetElementType(rt), i32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMValueRef r = LLVMGetUndef(rt);
+    for (unsigned l = 0; l < lanes; l++) {
+        LLVMValueRef idx = LLVMConstInt(i32, l, 0), sa[3];
+        for (int i = 0; i < n; i++)
+            sa[i] =
+                lanes_of(args[i]) == 1 ? args[i] : LLVMBuildExtractElement(E->b, args[i], idx, "");
+        r = LLVMBuildInsertElement(E->b, r, call_fn(E, name, st, sa, n), idx, "");
     }
-    return call_fn(E, name, rt, args, n);
+    return r;
 }
 
 static LLVMValueRef cnst(emit *E, kn_dtype t, double f, int64_t i) {

@@ -85,5 +85,14 @@ if [ -d "$D" ]; then
   "$KILN" check-onnx "$D" >"$T/out" 2>&1
   [ "$(tail -n 1 "$T/out")" = "1 passed, 0 failed" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: check-onnx test_relu:"; cat "$T/out"; }
 fi
+# --max-memory: sizes known only at run time (ConstantOfShape of an input shape); 3.6 GB
+# is refused by name, within the limit it runs, a malformed size is a usage error.
+RS=$SRC/tests/cli/runtime_size
+expect 1 "memory limit of 67108864 bytes would be exceeded" -- \
+  "$KILN" run "$RS.onnx" --input shape="${RS}_big.npy" --max-memory 64M
+expect 1 "ConstantOfShape" -- "$KILN" run "$RS.onnx" --input shape="${RS}_big.npy" --max-memory 1000000
+expect 0 "y: f32\[3,4\]" -- "$KILN" run "$RS.onnx" --input shape="${RS}_small.npy" --max-memory 64M
+expect 2 "takes a size in bytes" -- "$KILN" run "$RS.onnx" --input shape="${RS}_small.npy" --max-memory 6x
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

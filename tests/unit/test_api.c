@@ -117,6 +117,22 @@ static kiln_status compile(void) {
     kiln_compiled_destroy(c);
     return st;
 }
+static kiln_status max_memory_null(void) {
+    return kiln_options_set_max_memory(NULL, 1);
+}
+/* digits at batch 2 needs a workspace of a few KB */
+static kiln_status compile_max_memory(size_t bytes) {
+    int64_t d[4] = {2, 1, 8, 8};
+    kiln_options_set_input_shape(opts, "image", 4, d);
+    kiln_options_set_max_memory(opts, bytes);
+    return compile();
+}
+static kiln_status compile_max_memory_small(void) {
+    return compile_max_memory(64);
+}
+static kiln_status compile_max_memory_ok(void) {
+    return compile_max_memory((size_t)1 << 30);
+}
 static kiln_status compile_unknown_input(void) {
     int64_t d[4] = {2, 1, 8, 8};
     kiln_options_set_input_shape(opts, "nope", 4, d);
@@ -245,6 +261,9 @@ static const api_case cases[] = {
     T(compile_shape_replaced,  KILN_OK,           ""),
     T(compile_embedded_target, KILN_EUNSUPPORTED, "'cortex-m4' cannot run in this process"),
     T(compile_generic_o0,      KILN_OK,           ""),
+    T(max_memory_null,         KILN_EINVAL,       "kiln_options_set_max_memory: options is NULL"),
+    T(compile_max_memory_small, KILN_ELIMIT,      "allowed by kiln_options_set_max_memory()"),
+    T(compile_max_memory_ok,   KILN_OK,           ""),
     T(compile_null_model,      KILN_EINVAL,       "model is NULL"),
     T(compile_null_out,        KILN_EINVAL,       "out is NULL"),
     T(run_ok,                  KILN_OK,           ""),
