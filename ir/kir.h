@@ -169,7 +169,18 @@ struct kn_kbuf {
  *           every batch, a(r, k) = x[r*K + k] (ta: x[k*M + r]), b(k, j) = w[k*N + j]
  *           (tb: w[j*K + k])
  *
- * epi is the kernel's fused epilogue; its operands are buffers read at y's position. */
+ * epi is the kernel's fused epilogue; its operands are buffers read at y's position.
+ *
+ * Integer contractions (x and w of an 8-bit integer dtype: ConvInteger, MatMulInteger,
+ * QLinearConv, QLinearMatMul) subtract zero points from both operands and accumulate
+ * the products exactly (the reference's int64; int32 suffices while K * 255 * 255 fits):
+ *
+ *   acc[col] = sum (x - xz[0]) * (w - wz[col or 0])  (+ bias[col], an int32 buffer)
+ *   y = acc (i32: the *Integer ops), or with yscale set (the QLinear ops)
+ *   y = saturate(nearbyint(acc * ((xscale[0] * wscale[col or 0]) / yscale[0])) + yz[0])
+ *
+ * computed in double as the ONNX reference (ir/lower/quant.c, the interpreter) does.
+ * xz, wz, yz may be NULL (zero). */
 typedef enum kn_contract_kind { KN_CONTRACT_CONV = 1, KN_CONTRACT_MATMUL } kn_contract_kind;
 
 struct kn_epilogue;
@@ -186,7 +197,14 @@ typedef struct kn_contract {
     double alpha, beta;
     const struct kn_epilogue *epi; /* NULL: none */
     kn_kbuf *operand[8];           /* epi->s[k]'s operand buffer, or NULL */
+    /* integer contractions (see above); all NULL for float ones */
+    kn_kbuf *xz, *wz, *xscale, *wscale, *yscale, *yz;
 } kn_contract;
+
+/* Whether d is an integer contraction (8-bit operands, exact accumulation). */
+static inline bool kn_contract_is_int(const kn_contract *d) {
+    return d->x->dtype == KN_U8 || d->x->dtype == KN_I8;
+}
 
 /* A kernel's schedule: the choices kernel passes made for it, written by
  * --dump-schedule and read back by --schedule (passes/schedule.c). 0: not chosen. */
@@ -353,6 +371,10 @@ int64_t kl_max_string_bytes(kn_lower *L);
 /* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
  * kernel goes on; what it writes afterwards is unspecified but in bounds. */
 void kl_fail(kn_lower *L, int status);
+/* saturate(nearbyint(v) + zp) in integer dtype t (NaN giving 0), computed in double as
+ * the ONNX reference requantizes; zp may be NULL. Declares a local in the current
+ * block. ir/lower/quant.c. */
+kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

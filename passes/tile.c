@@ -36,12 +36,14 @@
 #include "passes/tile.h"
 #include "targets/target.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { KT_MAX_ROWS = 8, KT_MAX_NV = 4 };
 
 typedef struct kt_tile {
+    kn_dtype t, wt;    /* accumulators (f32, or i32 for integer contractions), packed weights */
     int lanes, nv, kb; /* columns per block: kb = nv * lanes */
     int maxrows;       /* rows of a full tile */
     int rows;          /* rows of the tile being built */
@@ -51,9 +53,12 @@ typedef struct kt_tile {
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
  * would fill less than half a vector (depthwise convolutions). ov (may be NULL): the
  * schedule file's tile_vecs and tile_rows, used where they are set. */
-static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, kt_tile *T) {
+static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, bool integer,
+                      kt_tile *T) {
     memset(T, 0, sizeof *T);
-    T->lanes = kl_lanes(L, KN_F32);
+    T->t = integer ? KN_I32 : KN_F32;
+    T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
+    T->lanes = kl_lanes(L, T->t);
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
@@ -80,8 +85,8 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
             kn_kx *i0 = init ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
-                             : kx_const(L, KN_F32, 0);
-            T->acc[r][v] = kl_decl_vec(L, KN_F32, T->lanes, i0);
+                             : kx_const(L, T->t, 0);
+            T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes, i0);
         }
 }
 
@@ -89,11 +94,12 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
 static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx *bidx) {
     int w[KT_MAX_NV];
     for (int v = 0; v < T->nv; v++)
-        w[v] = kl_decl_vec(L, KN_F32, T->lanes,
-                           kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes));
+        w[v] = kl_decl_vec(
+            L, T->t, T->lanes,
+            kx_cast(L, T->t, kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes)));
     for (int r = 0; r < T->rows; r++) {
-        int ar = kl_decl(L, KN_F32, a[r]);
-        for (int v = 0; v < T->nv; v++)
+        int ar = kl_decl(L, T->t, kx_cast(L, T->t, a[r]));
+        for (int v = 0; v < T->nv; v++) /* kx_fma: a multiply and an add for integers */
             kl_set(L, T->acc[r][v],
                    kx_fma(L, kx_var(L, ar), kx_var(L, w[v]), kx_var(L, T->acc[r][v])));
     }
@@ -105,32 +111,96 @@ static kn_kx *kt_elem(kn_lower *L, const kt_tile *T, int r, int col) {
     return T->lanes > 1 ? kx_lane(L, v, col % T->lanes) : kx_var(L, v);
 }
 
-/* Packs ceil(ncols / kb) blocks of kb columns over nred reduction steps into buf:
- * buf[blk][r][j] = get(ctx, r, blk*kb + j) for columns < ncols, else 0. Returns the
- * number of floats written. */
-typedef float (*kt_get)(const void *ctx, int64_t r, int64_t col);
+/* Packs ceil(ncols / kb) blocks of kb columns over nred reduction steps into buf (of
+ * dtype dt) from element `at`: buf[blk][r][j] = get(ctx, r, blk*kb + j) for columns
+ * < ncols, else 0. */
+typedef double (*kt_get)(const void *ctx, int64_t r, int64_t col);
 
-static int64_t kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get get,
-                            const void *ctx, float *buf) {
+static void kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get get, const void *ctx,
+                         void *buf, kn_dtype dt, int64_t at) {
     int64_t blocks = (ncols + T->kb - 1) / T->kb;
     for (int64_t blk = 0; blk < blocks; blk++)
         for (int64_t r = 0; r < nred; r++)
             for (int64_t j = 0; j < T->kb; j++)
-                buf[(blk * nred + r) * T->kb + j] =
-                    blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0f;
-    return blocks * nred * T->kb;
+                kn_store_f64(buf, dt, (size_t)(at + (blk * nred + r) * T->kb + j),
+                             blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0);
 }
 
-/* The packed constant of `groups` packings (kt_pack_into) one after another. */
-static kn_kbuf *kt_pack(kn_lower *L, const kt_tile *T, int64_t groups, int64_t nred, int64_t ncols,
-                        kt_get get, const void *const *ctx) {
+/* The packed constant of dtype dt of `groups` packings (kt_pack_into) one after
+ * another. */
+static kn_kbuf *kt_pack(kn_lower *L, const kt_tile *T, kn_dtype dt, int64_t groups, int64_t nred,
+                        int64_t ncols, kt_get get, const void *const *ctx) {
     int64_t per = (ncols + T->kb - 1) / T->kb * nred * T->kb;
-    float *buf = malloc((size_t)(groups * per) * sizeof *buf);
+    void *buf = malloc((size_t)(groups * per) * kn_dtype_get(dt)->size);
     KN_ASSERT(buf);
-    for (int64_t g = 0; g < groups; g++) kt_pack_into(T, nred, ncols, get, ctx[g], buf + g * per);
-    kn_kbuf *b = kl_table(L, KN_F32, groups * per, buf);
+    for (int64_t g = 0; g < groups; g++)
+        kt_pack_into(T, nred, ncols, get, ctx[g], buf, dt, g * per);
+    kn_kbuf *b = kl_table(L, dt, groups * per, buf);
     free(buf);
     return b;
+}
+
+/* ---- integer contractions ---- */
+
+/* Element i of constant b as a double (0 when b is NULL). */
+static double cval(const kn_kbuf *b, int64_t i) {
+    return b ? kn_load_f64(b->data->data, b->dtype, (size_t)(b->numel == 1 ? 0 : i)) : 0.0;
+}
+
+static bool is_const(const kn_kbuf *b) {
+    return b && b->kind == KB_CONST && b->data;
+}
+
+/* Whether integer contraction d suits the integer tiles: constant weights, weight zero
+ * points, bias and scales; an int32 accumulator that cannot overflow (|x - xz| <= 255,
+ * the largest |w - wz| of the weights, over `red` steps, plus the bias); and y i32
+ * (no requantization) or 8-bit (QLinear). */
+static bool int_ok(const kn_contract *d, int64_t red) {
+    if (!kn_contract_is_int(d) || d->epi || !is_const(d->w) ||
+        (d->w->dtype != KN_U8 && d->w->dtype != KN_I8) || (d->wz && !is_const(d->wz)) ||
+        (d->bias && !is_const(d->bias)))
+        return false;
+    if (d->yscale ? !is_const(d->xscale) || !is_const(d->wscale) || !is_const(d->yscale) ||
+                        (d->y->dtype != KN_U8 && d->y->dtype != KN_I8)
+                  : d->y->dtype != KN_I32)
+        return false;
+    int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
+    double wmax = 0, bmax = 0;
+    for (int64_t i = 0; i < d->w->numel; i++) { /* weight i's column: its output channel */
+        int64_t col = d->kind == KN_CONTRACT_CONV ? i / per : i % d->N;
+        double v = fabs(cval(d->w, i) - cval(d->wz, col));
+        wmax = v > wmax ? v : wmax;
+    }
+    for (int64_t i = 0; d->bias && i < d->bias->numel; i++)
+        bmax = fabs(cval(d->bias, i)) > bmax ? fabs(cval(d->bias, i)) : bmax;
+    return (double)red * 255.0 * wmax + bmax < 2147483647.0;
+}
+
+/* The per-column requantization multipliers (xscale[0] * wscale[col]) / yscale[0] as the
+ * reference computes them (in double from the stored scales), a constant of ncols. */
+static kn_kbuf *int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols) {
+    double *m = malloc((size_t)ncols * sizeof *m);
+    KN_ASSERT(m);
+    for (int64_t c = 0; c < ncols; c++)
+        m[c] = cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0);
+    kn_kbuf *b = kl_table(L, KN_F64, ncols, m);
+    free(m);
+    return b;
+}
+
+/* An 8-bit operand element minus the zero point xz[0] (x itself for floats). */
+static kn_kx *int_operand(kn_lower *L, const kn_contract *d, kn_kx *x) {
+    if (!kn_contract_is_int(d)) return x;
+    x = kx_cast(L, KN_I32, x);
+    return d->xz ? kx_sub(L, x, kx_cast(L, KN_I32, kx_load(L, d->xz, kx_int(L, 0)))) : x;
+}
+
+/* The value stored at y for accumulator value v of column col: v itself, or (QLinear)
+ * requantized through the multiplier table mult. */
+static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kx *v, kn_kx *col) {
+    if (!mult) return v;
+    kn_kx *r = kx_mul(L, kx_cast(L, KN_F64, v), kx_load(L, mult, col));
+    return kl_requant(L, r, d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL, d->y->dtype);
 }
 
 /* ---- Conv ---- */
@@ -140,29 +210,31 @@ typedef struct conv_geom {
     int64_t h, w, oh, ow, kh, kw;   /* spatial extents (1-D: h = oh = kh = 1) */
     int64_t sh, sw, dh, dw, hp, wp; /* strides, dilations, padded input extents */
     int64_t ph, pw;                 /* begin pads */
-    const float *wt, *bias;
-    kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;       /* the kernel's description: its epilogue */
+    kn_kbuf *x, *y, *wpk, *bpk;     /* input (or its padded copy), output, packed */
+    kn_kbuf *mult;                  /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *tile;                  /* scratch of one tile, [rows][kb] */
+    const kn_contract *d;           /* the kernel's description: its epilogue */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
 typedef struct conv_src {
     const conv_geom *G;
-    const float *p; /* the group's first weight or bias; NULL: no bias */
+    int64_t g; /* the group */
 } conv_src;
 
 /* packed weights: reduction step r = (ci*kh + i)*kw + j, column = output channel in
- * the group */
-static float conv_w(const void *ctx, int64_t r, int64_t col) {
+ * the group (minus its zero point for integer contractions) */
+static double conv_w(const void *ctx, int64_t r, int64_t col) {
     const conv_src *s = ctx;
-    return s->p[col * s->G->cg * s->G->kh * s->G->kw + r];
+    const kn_contract *d = s->G->d;
+    int64_t oc = s->g * s->G->kg + col;
+    return cval(d->w, oc * s->G->cg * s->G->kh * s->G->kw + r) - cval(d->wz, oc);
 }
 
-static float conv_b(const void *ctx, int64_t r, int64_t col) {
+static double conv_b(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const conv_src *s = ctx;
-    return s->p ? s->p[col] : 0.0f;
+    return cval(s->G->d->bias, s->g * s->G->kg + col);
 }
 
 /* One tile: rows output pixels from ow0 of output row oh, columns kb*KB + [0, valid). */
@@ -181,7 +253,8 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] = kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+        a[r] =
+            int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3);
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
@@ -199,6 +272,7 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     const kn_contract *d = G->d;
+    if (kn_contract_is_int(d)) val = int_store(L, d, G->mult, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), kx_var(L, voh), NULL};
         kn_kx *ox = kx_add(L, ow0, kx_var(L, vr)), *opnd[KN_EPI_MAX] = {0};
@@ -230,11 +304,14 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
     kl_end(L);
 }
 
-/* The input copied into a zeroed scratch with the pads around it. */
+/* The input copied into a scratch with the pads around it: zeros, or the input's zero
+ * point for integer contractions (a tap there contributes nothing). */
 static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
-    kn_kbuf *xp = kl_scratch(L, KN_F32, G->n * G->c * G->hp * G->wp);
+    kn_kbuf *xp = kl_scratch(L, x->dtype, G->n * G->c * G->hp * G->wp), *xz = G->d->xz;
     int vi = kl_for(L, xp->numel);
-    kl_store(L, xp, kx_var(L, vi), kx_const(L, KN_F32, 0));
+    kl_store(L, xp, kx_var(L, vi),
+             xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0))
+                                            : kx_const(L, x->dtype, 0));
     kl_end(L);
     int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
     kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
@@ -276,37 +353,35 @@ bool kt_conv_operands_ok(const kn_contract *d) {
 
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
-    if (x->dtype != KN_F32 || y->dtype != KN_F32 || !kt_f32_const(d->w) ||
-        (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
-        !kt_conv_operands_ok(d))
+    bool integer = kn_contract_is_int(d);
+    if (d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0) return false;
+    if (integer ? !int_ok(d, d->c / d->group * d->kh * d->kw)
+                : x->dtype != KN_F32 || y->dtype != KN_F32 || !kt_f32_const(d->w) ||
+                      (d->bias && !kt_f32_const(d->bias)) || !kt_conv_operands_ok(d))
         return false;
     conv_geom G;
     kt_tile T;
     conv_geometry(d, &G);
     int64_t group = d->group;
-    if (!kt_choose(L, G.kg, G.ow, ov, &T)) return false;
+    if (!kt_choose(L, G.kg, G.ow, ov, integer, &T)) return false;
     *Tp = T;
-    const kn_tensor *wc = d->w->data, *bc = d->bias ? d->bias->data : NULL;
     /* packed per group: blocks of the group's output channels */
     int64_t red = G.cg * G.kh * G.kw;
-    conv_src *ws = calloc((size_t)group, sizeof *ws), *bs = calloc((size_t)group, sizeof *bs);
-    const void **wp = calloc((size_t)group, sizeof *wp), **bp = calloc((size_t)group, sizeof *bp);
-    KN_ASSERT(ws && bs && wp && bp);
+    conv_src *ws = calloc((size_t)group, sizeof *ws);
+    const void **wp = calloc((size_t)group, sizeof *wp);
+    KN_ASSERT(ws && wp);
     for (int64_t g = 0; g < group; g++) {
-        ws[g] = (conv_src){&G, (const float *)wc->data + g * G.kg * red};
-        bs[g] = (conv_src){&G, bc ? (const float *)bc->data + g * G.kg : NULL};
+        ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
-        bp[g] = &bs[g];
     }
-    G.wpk = kt_pack(L, &T, group, red, G.kg, conv_w, wp);
-    G.bpk = kt_pack(L, &T, group, 1, G.kg, conv_b, bp);
+    G.wpk = kt_pack(L, &T, T.wt, group, red, G.kg, conv_w, wp);
+    G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     free(ws);
-    free(bs);
     free(wp);
-    free(bp);
+    G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
     G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
     G.y = y;
-    G.tile = kl_scratch(L, KN_F32, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
+    G.tile = kl_scratch(L, T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
@@ -323,6 +398,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
+    kn_kbuf *mult;        /* integer contractions: requantization multipliers or NULL */
     int64_t m, k, n;      /* rows (all batches), reduction, columns */
     int ta;               /* A is [k][m] */
     const kn_contract *d; /* its epilogue */
@@ -359,21 +435,23 @@ bool kt_mm_operands_ok(const kn_contract *d) {
 }
 
 typedef struct mm_src {
-    const float *b, *c;
+    const kn_contract *d;
     int64_t k, n;
-    int tb;
-    double alpha, beta;
 } mm_src;
 
-static float mm_b(const void *ctx, int64_t r, int64_t col) {
+/* alpha * B[r][col] (minus B's zero point for integer contractions), as f32 for floats */
+static double mm_b(const void *ctx, int64_t r, int64_t col) {
     const mm_src *s = ctx;
-    return (float)(s->alpha * (s->tb ? s->b[col * s->k + r] : s->b[r * s->n + col]));
+    const kn_contract *d = s->d;
+    double b = cval(d->w, d->tb ? col * s->k + r : r * s->n + col);
+    if (kn_contract_is_int(d)) return b - cval(d->wz, col);
+    return (float)(d->alpha * b);
 }
 
-static float mm_c(const void *ctx, int64_t r, int64_t col) {
+static double mm_c(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const mm_src *s = ctx;
-    return s->c ? (float)(s->beta * s->c[col]) : 0.0f;
+    return s->d->bias ? (float)(s->d->beta * cval(s->d->bias, col)) : 0.0f;
 }
 
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
@@ -384,12 +462,19 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     /* a[m0 + r, k] (transA: a[k, m0 + r]) */
     int va = kl_decl(L, KN_I64, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k));
     for (int r = 0; r < rows; r++)
-        a[r] = kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k))));
+        a[r] = int_operand(
+            L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
     kt_step(L, T, a, G->bpk, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)));
     kl_end(L);
     int vy = kl_decl(L, KN_I64, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))));
     for (int r = 0; r < rows; r++) {
-        if (valid == T->kb)
+        if (G->mult) /* requantized one element at a time */
+            for (int col = 0; col < valid; col++) {
+                kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
+                kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
+                kl_store(L, G->y, yi, int_store(L, G->d, G->mult, kt_elem(L, T, r, col), ci));
+            }
+        else if (valid == T->kb)
             for (int v = 0; v < T->nv; v++) {
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + v * T->lanes));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, v * T->lanes));
@@ -416,11 +501,13 @@ static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int 
 
 static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *ov, kt_tile *Tp) {
     kt_tile T;
-    if (!kt_choose(L, G->n, G->m, ov, &T)) return false;
+    bool integer = kn_contract_is_int(G->d);
+    if (!kt_choose(L, G->n, G->m, ov, integer, &T)) return false;
     *Tp = T;
     const void *ctx = S;
-    G->bpk = kt_pack(L, &T, 1, G->k, G->n, mm_b, &ctx);
-    G->init = S->c ? kt_pack(L, &T, 1, 1, G->n, mm_c, &ctx) : NULL;
+    G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
+    G->init = G->d->bias ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx) : NULL;
+    G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
     int64_t full = G->n / T.kb, tail = G->n % T.kb;
     if (full) {
         int vb = kl_for(L, full);
@@ -433,18 +520,14 @@ static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *o
 
 static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
-    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
-        b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
-        !kt_mm_operands_ok(d))
+    if (kn_contract_is_int(d)
+            ? !int_ok(d, d->K) || b->numel != d->K * d->N || d->ta || d->tb
+            : d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
+                  b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
+                  !kt_mm_operands_ok(d))
         return false;
-    mm_geom G = {d->x, d->y, NULL, NULL, d->M, d->K, d->N, d->ta, d};
-    mm_src S = {(const float *)b->data->data,
-                c ? (const float *)c->data->data : NULL,
-                d->K,
-                d->N,
-                d->tb,
-                d->alpha,
-                d->beta};
+    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d};
+    mm_src S = {d, d->K, d->N};
     return mm_lower(L, &G, &S, ov, Tp);
 }
 

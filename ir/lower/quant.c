@@ -27,7 +27,7 @@ static void int_range(kn_dtype t, double *lo, double *hi) {
 
 /* saturate(nearbyint(v) + zp) in type t, NaN giving 0; zp may be NULL. Declares a
  * local in the current block. */
-static kn_kx *requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
+kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
     double lo, hi;
     int_range(t, &lo, &hi);
     kn_kx *r = kx_cast(L, KN_F64, kx_un(L, KX_ROUND, v));
@@ -84,7 +84,7 @@ static kn_status lower_quantize(kn_lower *L, const kn_node *n, kn_kbuf *const *i
     if (st) return st;
     kn_kx *q =
         kx_bin(L, KX_DIV, kx_cast(L, qt, kx_load(L, x, oi)), kx_cast(L, qt, kx_load(L, s, pi)));
-    kl_store(L, y, oi, requant(L, q, z ? kx_load(L, z, pi) : NULL, y->dtype));
+    kl_store(L, y, oi, kl_requant(L, q, z ? kx_load(L, z, pi) : NULL, y->dtype));
     kl_end_n(L, x->rank);
     return KN_OK;
 }
@@ -127,16 +127,17 @@ static kn_status lower_dynquant(kn_lower *L, const kn_node *n, kn_kbuf *const *i
                         kx_bin(L, KX_DIV, kx_bin(L, KX_SUB, kx_var(L, mx), kx_var(L, mn)),
                                kx_const(L, KN_F32, 255)));
     kn_kx *nz = kx_bin(L, KX_NE, kx_var(L, scale), kx_const(L, KN_F32, 0));
-    kn_kx *zq = requant(L,
-                        kx_bin(L, KX_DIV, kx_bin(L, KX_SUB, kx_const(L, KN_F32, 0), kx_var(L, mn)),
-                               kx_var(L, scale)),
-                        NULL, KN_U8);
+    kn_kx *zq =
+        kl_requant(L,
+                   kx_bin(L, KX_DIV, kx_bin(L, KX_SUB, kx_const(L, KN_F32, 0), kx_var(L, mn)),
+                          kx_var(L, scale)),
+                   NULL, KN_U8);
     int zp = kl_decl(L, KN_U8, kx_select(L, nz, zq, kx_const(L, KN_U8, 0)));
     if (out[1]) kl_store(L, out[1], kx_int(L, 0), kx_var(L, scale));
     if (out[2]) kl_store(L, out[2], kx_int(L, 0), kx_var(L, zp));
     i = kl_for(L, x->numel);
-    kn_kx *yq = requant(L, kx_bin(L, KX_DIV, kx_load(L, x, kx_var(L, i)), kx_var(L, scale)),
-                        kx_var(L, zp), KN_U8);
+    kn_kx *yq = kl_requant(L, kx_bin(L, KX_DIV, kx_load(L, x, kx_var(L, i)), kx_var(L, scale)),
+                           kx_var(L, zp), KN_U8);
     kl_store(L, out[0], kx_var(L, i), kx_select(L, nz, yq, kx_const(L, KN_U8, 0)));
     kl_end(L);
     return KN_OK;
@@ -233,6 +234,23 @@ static kn_status mm_dot(kn_lower *L, const kn_node *n, mm_nest *g, kn_kbuf *az, 
     return KN_OK;
 }
 
+/* Describes an integer matrix product of A (rank >= 2) and one 2-D B for the tile pass
+ * when its parameters are per tensor, except B's zero point and scale (per column). */
+static void mm_describe(kn_lower *L, kn_kbuf *a, kn_kbuf *b, kn_kbuf *y, const kn_contract *q) {
+    int64_t N = b->rank == 2 ? b->dims[1] : 0;
+    if (a->rank < 2 || b->rank != 2 || a->dims[a->rank - 1] == 0) return;
+    const kn_kbuf *one[] = {q->xz, q->xscale, q->yscale, q->yz}, *col[] = {q->wz, q->wscale};
+    for (int i = 0; i < 4; i++)
+        if (one[i] && one[i]->numel != 1) return;
+    for (int i = 0; i < 2; i++)
+        if (col[i] && col[i]->numel != 1 && (col[i]->rank != 1 || col[i]->numel != N)) return;
+    kn_contract d = *q;
+    d.kind = KN_CONTRACT_MATMUL;
+    d.x = a, d.w = b, d.y = y;
+    d.K = a->dims[a->rank - 1], d.M = a->numel / d.K, d.N = N, d.alpha = 1;
+    kl_contract(L, &d);
+}
+
 static kn_status lower_matmulint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                  kn_kbuf *const *out) {
     kn_kbuf *az = n->nin > 2 ? in[2] : NULL, *bz = n->nin > 3 ? in[3] : NULL;
@@ -245,6 +263,7 @@ static kn_status lower_matmulint(kn_lower *L, const kn_node *n, kn_kbuf *const *
     if (st) return st;
     kl_store(L, out[0], oi, kx_var(L, acc));
     kl_end_n(L, out[0]->rank);
+    mm_describe(L, in[0], in[1], out[0], &(kn_contract){.xz = az, .wz = bz});
     return KN_OK;
 }
 
@@ -265,8 +284,15 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
     }
     kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
     kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, kx_var(L, acc)), m);
-    kl_store(L, out[0], oi, requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
     kl_end_n(L, out[0]->rank);
+    mm_describe(L, in[0], in[3], out[0],
+                &(kn_contract){.xz = in[2],
+                               .wz = in[5],
+                               .xscale = in[1],
+                               .wscale = in[4],
+                               .yscale = in[6],
+                               .yz = in[7]});
     return KN_OK;
 }
 
@@ -365,6 +391,30 @@ static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf 
     return acc;
 }
 
+/* Describes a 1-D or 2-D integer convolution for the tile pass: q holds its zero points
+ * and scales (kn_contract's integer fields). */
+static void conv_describe(kn_lower *L, const conv_nest *g, kn_kbuf *x, kn_kbuf *w, kn_kbuf *bias,
+                          kn_kbuf *y, const kn_contract *q) {
+    const kn_conv_geom *o = &g->geo;
+    if (o->s < 1 || o->s > 2 || (q->xz && q->xz->numel != 1)) return;
+    int two = o->s == 2;
+    int64_t pe[2];
+    for (int d = 0; d < o->s; d++) { /* end pads: what the last tap reads past the input */
+        int64_t reach = (o->out[d] - 1) * o->str[d] + (o->k[d] - 1) * o->dil[d] + 1;
+        pe[d] = reach - o->in[d] - o->pb[d] > 0 ? reach - o->in[d] - o->pb[d] : 0;
+    }
+    kn_contract d = *q;
+    d.kind = KN_CONTRACT_CONV;
+    d.x = x, d.w = w, d.bias = bias, d.y = y, d.nsp = o->s;
+    d.n = o->N, d.c = o->C, d.m = o->M, d.group = o->group;
+    d.h = two ? o->in[0] : 1, d.oh = two ? o->out[0] : 1, d.kh = two ? o->k[0] : 1;
+    d.sh = two ? o->str[0] : 1, d.dh = two ? o->dil[0] : 1;
+    d.ph = two ? o->pb[0] : 0, d.peh = two ? pe[0] : 0;
+    d.w_ = o->in[two], d.ow = o->out[two], d.kw = o->k[two], d.sw = o->str[two];
+    d.dw = o->dil[two], d.pw = o->pb[two], d.pew = pe[two];
+    kl_contract(L, &d);
+}
+
 static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
     conv_nest g;
@@ -379,6 +429,7 @@ static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in
     int acc = conv_dot(L, &g, in[0], xz, in[1], wz, vb, vg, vo);
     kl_store(L, out[0], oi, kx_var(L, acc));
     conv_close(L, &g, vg);
+    conv_describe(L, &g, in[0], in[1], NULL, out[0], &(kn_contract){.xz = xz, .wz = wz});
     return KN_OK;
 }
 
@@ -402,8 +453,16 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
     kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as_f64(L, in[1], kx_int(L, 0)), sw),
                       as_f64(L, in[6], kx_int(L, 0)));
     kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
-    kl_store(L, out[0], oi, requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
     conv_close(L, &g, vg);
+    if (in[1]->numel == 1 && in[6]->numel == 1 && in[7]->numel == 1)
+        conv_describe(L, &g, in[0], in[3], bias, out[0],
+                      &(kn_contract){.xz = in[2],
+                                     .wz = wz,
+                                     .xscale = in[1],
+                                     .wscale = ws,
+                                     .yscale = in[6],
+                                     .yz = in[7]});
     return KN_OK;
 }
 

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Writes the quantized test models of tests/quant/models (run with /usr/bin/python3, which
+has onnx and numpy): graphs of QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger
+written directly with onnx.helper, and their expected outputs computed with numpy from the
+ONNX operator definitions (zero points subtracted, products summed exactly in int64, bias
+added, then y = saturate(round_half_even(acc * (x_scale * w_scale / y_scale)) + y_zp)
+in double). Each model gets test_data_set_0 (inputs and expected outputs as TensorProto),
+so `kiln check-onnx tests/quant/models --backend B` compares every backend exactly.
+
+    /usr/bin/python3 tests/quant/make_quant_models.py
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(12)
+
+
+def conv_ref(x, xz, w, wz, group=1, strides=(1, 1), pads=(0, 0, 0, 0), bias=None):
+    """int64 sum over the window of (x - xz) * (w - wz[m]); padded taps contribute 0."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xs = x.astype(np.int64) - np.int64(xz)
+    xs = np.pad(xs, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    wz = np.broadcast_to(np.asarray(wz, np.int64).reshape(-1), (m,))
+    ws = w.astype(np.int64) - wz.reshape(m, 1, 1, 1)
+    oh = (xs.shape[2] - kh) // strides[0] + 1
+    ow = (xs.shape[3] - kw) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow), np.int64)
+    mg = m // group
+    for b in range(n):
+        for o in range(m):
+            g = o // mg
+            for i in range(oh):
+                for j in range(ow):
+                    win = xs[b, g * cg:(g + 1) * cg, i * strides[0]:i * strides[0] + kh,
+                             j * strides[1]:j * strides[1] + kw]
+                    y[b, o, i, j] = np.sum(win * ws[o])
+    if bias is not None:
+        y += bias.astype(np.int64).reshape(1, m, 1, 1)
+    return y
+
+
+def requant(acc, xs, ws, ys, yz, dtype, axis_shape):
+    mult = (np.float64(xs) * np.asarray(ws, np.float64)) / np.float64(ys)
+    v = np.rint(acc.astype(np.float64) * mult.reshape(axis_shape)) + np.float64(yz)
+    info = np.iinfo(dtype)
+    return np.clip(v, info.min, info.max).astype(dtype)
+
+
+def init(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def save(name, graph, inputs, outputs, opset=13):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    d = os.path.join(HERE, "models", name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for k, a in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, graph.input[k].name).SerializeToString())
+    for k, a in enumerate(outputs):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, graph.output[k].name).SerializeToString())
+
+
+def qlinear_cnn():
+    """u8 image -> QLinearConv (int8 per-channel weights, int32 bias) -> grouped, strided,
+    asymmetrically padded QLinearConv (u8 per-tensor weights with a zero point) ->
+    Reshape -> QLinearMatMul (int8 weights, per-column scales)."""
+    x = rng.integers(0, 256, (2, 3, 9, 9), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(128)
+    w1 = rng.integers(-127, 128, (8, 3, 3, 3), dtype=np.int8)
+    w1s = (rng.random(8) * 0.004 + 0.001).astype(np.float32)
+    w1z = np.zeros(8, np.int8)
+    b1 = rng.integers(-2000, 2000, 8).astype(np.int32)
+    y1s, y1z = np.float32(0.05), np.uint8(100)
+    acc1 = conv_ref(x, xz, w1, w1z, pads=(1, 1, 1, 1), bias=b1)
+    y1 = requant(acc1, xs, w1s, y1s, y1z, np.uint8, (1, 8, 1, 1))
+
+    w2 = rng.integers(0, 256, (16, 4, 3, 3), dtype=np.uint8)
+    w2s, w2z = np.float32(0.003), np.uint8(120)
+    y2s, y2z = np.float32(0.1), np.uint8(90)
+    pads2 = (1, 0, 1, 1)  # begin h, begin w, end h, end w
+    acc2 = conv_ref(y1, y1z, w2, w2z, group=2, strides=(2, 2), pads=pads2)
+    y2 = requant(acc2, y1s, w2s, y2s, y2z, np.uint8, (1, 1, 1, 1))
+
+    k = int(np.prod(y2.shape[1:]))
+    w3 = rng.integers(-127, 128, (k, 10), dtype=np.int8)
+    w3s = (rng.random(10) * 0.002 + 0.0005).astype(np.float32)
+    w3z = np.zeros(10, np.int8)
+    y3s, y3z = np.float32(0.2), np.uint8(128)
+    a = y2.reshape(2, k)
+    acc3 = (a.astype(np.int64) - np.int64(y2z)) @ (w3.astype(np.int64) - w3z.astype(np.int64))
+    y3 = requant(acc3, y2s, w3s, y3s, y3z, np.uint8, (1, 10))
+
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"], ["y1"],
+                         pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z"], ["y2"],
+                         group=2, strides=[2, 2], pads=list(pads2), name="conv2"),
+        helper.make_node("Reshape", ["y2", "shape"], ["flat"], name="flatten"),
+        helper.make_node("QLinearMatMul", ["flat", "y2s", "y2z", "w3", "w3s", "w3z", "y3s", "y3z"], ["y3"],
+                         name="fc"),
+    ]
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s), init("w1z", w1z),
+             init("y1s", y1s), init("y1z", y1z), init("b1", b1), init("w2", w2), init("w2s", w2s),
+             init("w2z", w2z), init("y2s", y2s), init("y2z", y2z), init("shape", np.array([2, k], np.int64)),
+             init("w3", w3), init("w3s", w3s), init("w3z", w3z), init("y3s", y3s), init("y3z", y3z)]
+    g = helper.make_graph(nodes, "qlinear_cnn", [helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape)],
+                          [helper.make_tensor_value_info("y3", TensorProto.UINT8, y3.shape),
+                           helper.make_tensor_value_info("y2", TensorProto.UINT8, y2.shape)], inits)
+    save("qlinear_cnn", g, [x], [y3, y2])
+
+
+def integer_ops():
+    """ConvInteger (u8 input with a zero point, u8 weights with per-channel zero points,
+    padding) and MatMulInteger (u8 rows with a zero point, int8 weights with per-column
+    zero points), int32 outputs."""
+    x = rng.integers(0, 256, (1, 4, 7, 6), dtype=np.uint8)
+    xz = np.uint8(3)
+    w = rng.integers(0, 256, (12, 4, 3, 3), dtype=np.uint8)
+    wz = rng.integers(100, 150, 12).astype(np.uint8)
+    yc = conv_ref(x, xz, w, wz, pads=(1, 1, 1, 1)).astype(np.int32)
+    a = rng.integers(0, 256, (5, 40), dtype=np.uint8)
+    az = np.uint8(130)
+    b = rng.integers(-128, 128, (40, 20), dtype=np.int8)
+    bz = rng.integers(-5, 5, 20).astype(np.int8)
+    ym = ((a.astype(np.int64) - az) @ (b.astype(np.int64) - bz.astype(np.int64))).astype(np.int32)
+    nodes = [
+        helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["yc"], pads=[1, 1, 1, 1], name="conv"),
+        helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["ym"], name="mm"),
+    ]
+    inits = [init("w", w), init("xz", xz), init("wz", wz), init("b", b), init("az", az), init("bz", bz)]
+    g = helper.make_graph(nodes, "integer_ops",
+                          [helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape),
+                           helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape)],
+                          [helper.make_tensor_value_info("yc", TensorProto.INT32, yc.shape),
+                           helper.make_tensor_value_info("ym", TensorProto.INT32, ym.shape)], inits)
+    save("integer_ops", g, [x, a], [yc, ym])
+
+
+if __name__ == "__main__":
+    qlinear_cnn()
+    integer_ops()
