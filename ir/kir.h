@@ -61,7 +61,7 @@ struct kn_target;
     X(ADD, "+") X(SUB, "-") X(MUL, "*") X(DIV, "/") X(MOD, "%") /* C remainder */                \
     X(FMOD, "fmod") X(POW, "pow") X(MIN, "min") X(MAX, "max") X(AND, "&") X(OR, "|") X(XOR, "^") \
     X(SHL, "<<") X(SHR, ">>") X(LT, "<") X(LE, "<=") X(GT, ">") X(GE, ">=") X(EQ, "==")           \
-    X(NE, "!=") X(LAND, "&&") X(LOR, "||")
+    X(NE, "!=") X(LAND, "&&") X(LOR, "||") X(LDEXP, "ldexp") /* a * 2^b, b integral float */
 /* clang-format on */
 
 typedef enum kn_kx_op {

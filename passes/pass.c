@@ -49,6 +49,8 @@ static const pass_info passes[] = {
      "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
+    {"vmath", LEVEL_KERNEL, NULL, kn_kpass_vmath, KN_HAVE_KIR, 0, 0,
+     "exp, tanh and erf on f32 as vectorizable polynomials (passes/vmath.c)"},
     {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
      "mark independent loops parallel and choose how to split them"},
     {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
@@ -90,7 +92,9 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,tile,plan,parallel";
+    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,tile,vmath,"
+           "plan,"
+           "parallel";
 }
 
 void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,

@@ -295,6 +295,13 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         kn_cprint_expr(E, x->a[0]);
         fprintf(f, ") != 0)");
         return;
+    case KX_LDEXP: /* a * 2^b, b integral */
+        fprintf(f, "ldexp%s(", t == KN_F32 && E->dialect == KN_C99 ? "f" : "");
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, ", (int)(");
+        kn_cprint_expr(E, x->a[1]);
+        fprintf(f, "))");
+        return;
     case KX_MIN:
     case KX_MAX:
         helper_call(E, x->op == KX_MIN ? "min" : "max", x, x->op == KX_MIN ? F_MIN : F_MAX);

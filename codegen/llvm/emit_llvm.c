@@ -335,6 +335,28 @@ static LLVMValueRef unary(emit *E, const kn_kx *x) {
     return NULL;
 }
 
+/* a * 2^n (n an integral float in [-252, 254], as the vmath pass guarantees) by two
+ * multiplications with powers of two built in the exponent bits, so that results
+ * overflowing to infinity or underflowing to subnormals come out as libm's. */
+static LLVMValueRef ldexp_(emit *E, kn_dtype t, LLVMValueRef a, LLVMValueRef n) {
+    LLVMBuilderRef B = E->b;
+    bool f64 = t == KN_F64;
+    LLVMTypeRef it = ty_like(E, f64 ? KN_I64 : KN_I32, a);
+    unsigned lanes = lanes_of(a);
+    LLVMValueRef ni = LLVMBuildFPToSI(B, n, it, "");
+    LLVMValueRef one = splat(E, LLVMConstInt(ty(E, f64 ? KN_I64 : KN_I32), 1, 0), (int)lanes);
+    LLVMValueRef bias =
+        splat(E, LLVMConstInt(ty(E, f64 ? KN_I64 : KN_I32), f64 ? 1023 : 127, 0), (int)lanes);
+    LLVMValueRef sh =
+        splat(E, LLVMConstInt(ty(E, f64 ? KN_I64 : KN_I32), f64 ? 52 : 23, 0), (int)lanes);
+    LLVMValueRef n1 = LLVMBuildAShr(B, ni, one, ""), n2 = LLVMBuildSub(B, ni, n1, "");
+    LLVMValueRef p1 = LLVMBuildBitCast(B, LLVMBuildShl(B, LLVMBuildAdd(B, n1, bias, ""), sh, ""),
+                                       LLVMTypeOf(a), "");
+    LLVMValueRef p2 = LLVMBuildBitCast(B, LLVMBuildShl(B, LLVMBuildAdd(B, n2, bias, ""), sh, ""),
+                                       LLVMTypeOf(a), "");
+    return LLVMBuildFMul(B, LLVMBuildFMul(B, a, p1, ""), p2, "");
+}
+
 static LLVMValueRef binary(emit *E, const kn_kx *x) {
     kn_dtype t = x->a[0]->dtype;
     LLVMValueRef a = operand(E, x, 0), b = operand(E, x, 1);
@@ -379,6 +401,7 @@ static LLVMValueRef binary(emit *E, const kn_kx *x) {
         return bool_val(E, LLVMBuildAnd(B, truth(E, a, t), truth(E, b, x->a[1]->dtype), ""));
     case KX_LOR:
         return bool_val(E, LLVMBuildOr(B, truth(E, a, t), truth(E, b, x->a[1]->dtype), ""));
+    case KX_LDEXP: return ldexp_(E, t, a, b);
     default: break;
     }
     /* comparisons: C semantics (ordered, false with NaN; != true with NaN) */

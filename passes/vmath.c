@@ -1,0 +1,178 @@
+/* The vmath pass: exp, tanh and erf on f32 as polynomials in the kernel IR.
+ * requires: kir; changes expressions only (no buffers, no loops).
+ *
+ * Lowerings write KX_EXP, KX_TANH and KX_ERF; emitters would call libm for them,
+ * one lane at a time, which keeps a loop of them (Softmax, GELU, Sigmoid, SiLU) from
+ * vectorizing. This pass replaces each f32 one (scalar or vector) by arithmetic the
+ * emitters turn into SIMD code:
+ *
+ *   exp(x):  x clamped to [-103, 89] (below: 0 or a subnormal, above: infinity),
+ *            n = floor(x log2(e) + 1/2), r = x - n ln2 (ln2 in two parts, Cephes),
+ *            exp(r) = 1 + r + r^2 p(r) with Cephes expf's degree-5 p, then
+ *            ldexp(exp(r), n) (KX_LDEXP, exact for the n the clamp allows);
+ *   tanh(x): x p(x^2) / q(x^2), x clamped to +-7.9053 (tanh is 1 in f32 beyond),
+ *            degrees 13/6 (Eigen's fast tanh);
+ *   erf(x):  x p(x^2) / q(x^2), x clamped to +-4, degrees 13/8 (Eigen's fast erf).
+ *
+ * Checked against libm over every f32 in a range by tests/unit/test_vmath.c: the
+ * largest error is below 1e-6 absolute (tanh, erf) and 2e-7 relative (exp), well
+ * inside the 1e-3 relative / 1e-5 absolute tolerance of the ONNX tests. NaN stays
+ * NaN (the clamps are NaN-propagating min/max). Sigmoid and SiLU are written with exp
+ * by their lowerings, so they get the same.
+ *
+ * The argument, the clamped argument and the reduced one are held in new locals
+ * declared just before the statement (a store, declaration, assignment or if), so
+ * each is computed once. Where the call sits in a branch of a select (or the right
+ * side of && / ||) its argument may be valid only when the branch is taken, so there
+ * the expansion repeats it as a tree instead (and keeps libm when it is larger than
+ * KV_MAX_ARG nodes). Loop extents and while conditions are left as they are. */
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "passes/pass.h"
+#include "passes/vmath.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { KV_MAX_ARG = 48 };
+
+typedef struct vctx {
+    kn_kprog *p;
+    kn_lower *L;
+    kn_ks *block; /* where locals go: before block->body[at] (NULL: repeat trees) */
+    int at;
+} vctx;
+
+static int size_of(const kn_kx *x) {
+    if (!x) return 0;
+    return 1 + size_of(x->a[0]) + size_of(x->a[1]) + size_of(x->a[2]);
+}
+
+/* x held in a new local declared before the statement being rewritten, or x itself */
+static kn_kx *bind(vctx *V, kn_kx *x) {
+    if (!V->block || x->op == KX_VAR || x->op == KX_CONST) return x;
+    int v = kn_kprog_new_var(V->p, x->dtype, kx_lanes(x));
+    kn_block_insert(V->p, V->block, V->at++, kn_ks_decl(V->p, v, x));
+    return kx_var(V->L, v);
+}
+
+static kn_kx *C(kn_lower *L, double v) {
+    return kx_const(L, KN_F32, v);
+}
+
+/* c[0] x^(n-1) + ... + c[n-1] by Horner with fused multiply-adds */
+static kn_kx *horner(kn_lower *L, kn_kx *x, const double *c, int n) {
+    kn_kx *r = C(L, c[0]);
+    for (int i = 1; i < n; i++) r = kx_fma(L, r, x, C(L, c[i]));
+    return r;
+}
+
+static kn_kx *clamp(kn_lower *L, kn_kx *x, double lo, double hi) {
+    return kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, x, C(L, hi)), C(L, lo));
+}
+
+static kn_kx *v_exp(vctx *V, kn_kx *x) {
+    static const double p[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                               4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
+    kn_lower *L = V->L;
+    kn_kx *xc = bind(V, clamp(L, x, -103.0, 89.0));
+    kn_kx *n = bind(V, kx_un(L, KX_FLOOR, kx_fma(L, xc, C(L, 1.44269504088896341), C(L, 0.5))));
+    kn_kx *r = kx_fma(L, n, C(L, -0.693359375), xc);
+    r = bind(V, kx_fma(L, n, C(L, 2.12194440e-4), r));
+    kn_kx *y = kx_fma(L, horner(L, r, p, 6), kx_bin(L, KX_MUL, r, r), kx_add(L, r, C(L, 1)));
+    return kx_bin(L, KX_LDEXP, y, n);
+}
+
+/* x p(x^2) / q(x^2) on x clamped to [-lim, lim] */
+static kn_kx *v_ratio(vctx *V, kn_kx *x, double lim, const double *p, int np, const double *q,
+                      int nq) {
+    kn_lower *L = V->L;
+    kn_kx *xc = bind(V, clamp(L, x, -lim, lim));
+    kn_kx *x2 = bind(V, kx_bin(L, KX_MUL, xc, xc));
+    return kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, xc, horner(L, x2, p, np)), horner(L, x2, q, nq));
+}
+
+static kn_kx *v_tanh(vctx *V, kn_kx *x) {
+    static const double p[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                               5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
+                               4.89352455891786e-03};
+    static const double q[] = {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                               4.89352518554385e-03};
+    return v_ratio(V, x, 7.90531110763549805, p, 7, q, 4);
+}
+
+static kn_kx *v_erf(vctx *V, kn_kx *x) {
+    static const double p[] = {-2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06,
+                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02};
+    static const double q[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                               -7.37332916720468e-03, -1.42647390514189e-02};
+    return v_ratio(V, x, 4.0, p, 7, q, 5);
+}
+
+static kn_kx *expand(vctx *V, kn_kx *x) {
+    if (x->dtype != KN_F32 || (!V->block && size_of(x->a[0]) > KV_MAX_ARG)) return NULL;
+    switch (x->op) {
+    case KX_EXP: return v_exp(V, x->a[0]);
+    case KX_TANH: return v_tanh(V, x->a[0]);
+    case KX_ERF: return v_erf(V, x->a[0]);
+    default: return NULL;
+    }
+}
+
+kn_kx *kn_vmath_expand(kn_lower *L, kn_kx *x) {
+    vctx V = {L->p, L, NULL, 0};
+    return expand(&V, x);
+}
+
+/* x with its calls expanded, children first; `guarded`: x is evaluated only under a
+ * condition (a select's branch, the right side of && or ||) */
+static kn_kx *rewrite(vctx *V, kn_kx *x, bool guarded) {
+    if (!x) return NULL;
+    kn_kx *a[3];
+    bool changed = false;
+    for (int i = 0; i < 3; i++) {
+        bool g = guarded || (x->op == KX_SELECT && i > 0) ||
+                 ((x->op == KX_LAND || x->op == KX_LOR) && i == 1);
+        a[i] = rewrite(V, x->a[i], g);
+        changed |= a[i] != x->a[i];
+    }
+    kn_kx *y = x;
+    if (changed) {
+        y = kn_arena_alloc(V->p->arena, sizeof *y);
+        KN_ASSERT(y);
+        *y = *x;
+        memcpy(y->a, a, sizeof a);
+    }
+    kn_ks *block = V->block;
+    if (guarded) V->block = NULL;
+    kn_kx *r = expand(V, y);
+    V->block = block;
+    return r ? r : y;
+}
+
+static void rewrite_block(vctx *V, kn_ks *b) {
+    for (int i = 0; i < b->n; i++) {
+        kn_ks *s = b->body[i];
+        V->block = b;
+        V->at = i;
+        switch (s->kind) {
+        case KS_STORE:
+        case KS_DECL:
+        case KS_SET: s->value = rewrite(V, s->value, false); break;
+        case KS_IF: s->cond = rewrite(V, s->cond, false); break;
+        default: break;
+        }
+        int here = V->at; /* s, after the locals inserted before it */
+        for (int j = 0; j < s->n; j++)
+            if (s->body[j]) rewrite_block(V, s->body[j]);
+        i = here;
+    }
+}
+
+kn_status kn_kpass_vmath(kn_ctx *cx, kn_kprog *p) {
+    vctx V = {p, kl_builder(cx, p), NULL, 0};
+    for (int k = 0; k < p->nkernels; k++) rewrite_block(&V, p->kernels[k]->body);
+    kl_builder_destroy(V.L);
+    return KN_OK;
+}
