@@ -109,13 +109,18 @@ bool kn_epilogue_room(const kn_node *n) {
 
 void kn_epilogue_append(kn_graph *g, kn_node *n, kn_epi_step s, kn_value *x) {
     if (x) {
-        kn_value **in = kn_arena_array(g->arena, (size_t)n->nin + 1, sizeof *in);
+        /* the first operand goes after all of the op's inputs, omitted optional ones
+         * (a Conv's bias) held as NULL, so it is not read as one of them */
+        int at = n->nin, max_in = kn_op_desc(n->op)->max_in;
+        if (kn_node_op_inputs(n) == n->nin && max_in > at) at = max_in;
+        kn_value **in = kn_arena_array(g->arena, (size_t)at + 1, sizeof *in);
         KN_ASSERT(in);
         memcpy(in, n->in, (size_t)n->nin * sizeof *in);
-        in[n->nin] = x;
-        s.operand = n->nin;
+        for (int i = n->nin; i < at; i++) in[i] = NULL;
+        in[at] = x;
+        s.operand = at;
         n->in = in;
-        n->nin++;
+        n->nin = at + 1;
     }
     char text[96];
     kn_epi_step_str(&s, text, sizeof text);
