@@ -47,6 +47,8 @@ static const pass_info passes[] = {
      "fold elementwise consumers into the epilogue of the node producing their input"},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
      "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
+    {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
+     "depthwise convolutions as vector row tiles, padding tested inside the kernel"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
     {"vmath", LEVEL_KERNEL, NULL, kn_kpass_vmath, KN_HAVE_KIR, 0, 0,
@@ -92,8 +94,8 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,tile,vmath,"
-           "plan,"
+    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,depthwise,tile,"
+           "vmath,plan,"
            "parallel";
 }
 

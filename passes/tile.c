@@ -208,12 +208,15 @@ static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kx 
 typedef struct conv_geom {
     int64_t n, c, m, group, cg, kg; /* batch, channels in/out, groups, per group */
     int64_t h, w, oh, ow, kh, kw;   /* spatial extents (1-D: h = oh = kh = 1) */
-    int64_t sh, sw, dh, dw, hp, wp; /* strides, dilations, padded input extents */
+    int64_t sh, sw, dh, dw, hp, wp; /* strides, dilations, extents of the input read */
     int64_t ph, pw;                 /* begin pads */
-    kn_kbuf *x, *y, *wpk, *bpk;     /* input (or its padded copy), output, packed */
-    kn_kbuf *mult;                  /* integer contractions: requantization multipliers or NULL */
-    kn_kbuf *tile;                  /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;           /* the kernel's description: its epilogue */
+    int64_t oph, opw;           /* subtracted from input coordinates: the pads when the kernel reads
+                                   the unpadded input, 0 when it reads the padded copy */
+    int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
+    kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
+    kn_kbuf *mult;              /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
+    const kn_contract *d;       /* the kernel's description: its epilogue */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -237,26 +240,36 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     return cval(s->G->d->bias, s->g * s->G->kg + col);
 }
 
-/* One tile: rows output pixels from ow0 of output row oh, columns kb*KB + [0, valid). */
+kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
+    return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
+}
+
+/* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
+ * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
+ * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
 static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
-                      kn_kx *blk, int valid, int voh, kn_kx *ow0) {
+                      kn_kx *blk, int valid, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
     int64_t kbn = (G->kg + T->kb - 1) / T->kb;
     kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
     kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
-    int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh), vj = kl_for(L, G->kw);
+    int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
+    kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
+    if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    int vj = kl_for(L, G->kw);
     kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
     kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
     kn_kx *ch = mad(L, kx_var(L, vb), G->c, mad(L, kx_var(L, vg), G->cg, kx_var(L, vc)));
-    kn_kx *row = mad(L, ch, G->hp,
-                     mad(L, kx_var(L, voh), G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))));
-    kn_kx *xi = mad(L, row, G->wp, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))));
+    kn_kx *row = mad(L, ch, G->hp, iy);
+    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
+    if (ccol) kl_if(L, kt_inside(L, ix, G->w));
+    kn_kx *xi = mad(L, row, G->wp, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
         a[r] =
             int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
     kt_step(L, T, a, G->wpk, widx);
-    kl_end_n(L, 3);
+    kl_end_n(L, 3 + crow + ccol);
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
      * each block has its own, so blocks stay independent (parallel) */
@@ -266,7 +279,7 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      kx_var(L, T->acc[r][v]));
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
-    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, kx_var(L, voh));
+    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy);
     int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
@@ -274,14 +287,10 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     const kn_contract *d = G->d;
     if (kn_contract_is_int(d)) val = int_store(L, d, G->mult, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
-        kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), kx_var(L, voh), NULL};
-        kn_kx *ox = kx_add(L, ow0, kx_var(L, vr)), *opnd[KN_EPI_MAX] = {0};
-        if (d->nsp == 2)
-            coord[3] = ox;
-        else
-            coord[2] = ox;
-        for (int k = 0; k < d->epi->n; k++)
-            if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], G->y, coord);
+        kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
+        kn_kx *opnd[KN_EPI_MAX] = {0};
+        coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
+        kt_epi_operands(L, d, coord, 1, opnd);
         val = kl_epilogue(L, d->epi, val, opnd);
     }
     kl_store(L, G->y,
@@ -289,19 +298,43 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kl_end_n(L, 2);
 }
 
-/* All output rows of one block of columns. */
-static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
-                       int valid) {
-    int voh = kl_for(L, G->oh);
-    int64_t nt = G->ow / T->maxrows, rem = G->ow % T->maxrows;
-    if (nt) {
-        int vt = kl_for(L, nt);
-        conv_tile(L, G, T, T->maxrows, vb, vg, blk, valid, voh,
-                  kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)));
+/* Output rows [oy0, oy1) of one block of columns: border columns one pixel a tile with
+ * each tap tested, the interior in full tiles and a last partial one; crow: the rows
+ * read padding above or below. */
+static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
+                      int valid, int64_t oy0, int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int voh = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, kx_var(L, voh), oy0);
+    if (G->xlo > 0) {
+        int v = kl_for(L, G->xlo);
+        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kx_var(L, v), crow, true);
         kl_end(L);
     }
-    if (rem) conv_tile(L, G, T, (int)rem, vb, vg, blk, valid, voh, kx_int(L, nt * T->maxrows));
+    int64_t n = G->xhi - G->xlo, nt = n / T->maxrows, rem = n % T->maxrows;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        conv_tile(L, G, T, T->maxrows, vb, vg, blk, valid, oy,
+                  kt_plus(L, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)), G->xlo), crow, false);
+        kl_end(L);
+    }
+    if (rem)
+        conv_tile(L, G, T, (int)rem, vb, vg, blk, valid, oy, kx_int(L, G->xlo + nt * T->maxrows),
+                  crow, false);
+    if (G->ow > G->xhi) {
+        int v = kl_for(L, G->ow - G->xhi);
+        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kt_plus(L, kx_var(L, v), G->xhi), crow, true);
+        kl_end(L);
+    }
     kl_end(L);
+}
+
+/* All output rows of one block of columns: top border, interior, bottom border. */
+static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
+                       int valid) {
+    conv_rows(L, G, T, vb, vg, blk, valid, 0, G->ylo, true);
+    conv_rows(L, G, T, vb, vg, blk, valid, G->ylo, G->yhi, false);
+    conv_rows(L, G, T, vb, vg, blk, valid, G->yhi, G->oh, true);
 }
 
 /* The input copied into a scratch with the pads around it: zeros, or the input's zero
@@ -338,7 +371,7 @@ bool kt_f32_const(const kn_kbuf *b) {
     return b && b->kind == KB_CONST && b->dtype == KN_F32 && b->data;
 }
 
-bool kt_conv_operands_ok(const kn_contract *d) {
+bool kt_operands_ok(const kn_contract *d) {
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
@@ -351,13 +384,15 @@ bool kt_conv_operands_ok(const kn_contract *d) {
     return true;
 }
 
-static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
+/* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
+ * reads a zero-padded copy. */
+static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
     bool integer = kn_contract_is_int(d);
     if (d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0) return false;
     if (integer ? !int_ok(d, d->c / d->group * d->kh * d->kw)
                 : x->dtype != KN_F32 || y->dtype != KN_F32 || !kt_f32_const(d->w) ||
-                      (d->bias && !kt_f32_const(d->bias)) || !kt_conv_operands_ok(d))
+                      (d->bias && !kt_f32_const(d->bias)) || !kt_operands_ok(d))
         return false;
     conv_geom G;
     kt_tile T;
@@ -379,7 +414,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_
     free(ws);
     free(wp);
     G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
-    G.x = G.hp != G.h || G.wp != G.w ? conv_pad(L, &G, x) : x;
+    if (pad == 2) {
+        G.x = conv_pad(L, &G, x);
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else {
+        G.x = x;
+        G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
+        kt_interior(G.h, G.oh, G.kh, G.sh, G.dh, G.ph, &G.ylo, &G.yhi);
+        kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
+    }
     G.y = y;
     G.tile = kl_scratch(L, T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
@@ -392,6 +435,39 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_
     if (tail) conv_block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
     kl_end_n(L, 2);
     return true;
+}
+
+void kt_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t dl, int64_t pb, int64_t *lo,
+                 int64_t *hi) {
+    /* o is inside when o*s - pb >= 0 and o*s - pb + (k-1)*dl <= in - 1 */
+    int64_t l = (pb + s - 1) / s, top = in - 1 + pb - (k - 1) * dl;
+    int64_t h = top < 0 ? 0 : top / s + 1;
+    l = l < out ? l : out;
+    h = h < out ? h : out;
+    *lo = l;
+    *hi = h > l ? h : l;
+}
+
+kn_kx *kt_inside(kn_lower *L, kn_kx *i, int64_t n) {
+    return kx_bin(L, KX_LAND, kx_bin(L, KX_GE, i, kx_int(L, 0)), kx_bin(L, KX_LT, i, kx_int(L, n)));
+}
+
+kn_kx *kt_mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b) {
+    return mad(L, a, s, b);
+}
+
+void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int lanes,
+                     kn_kx **opnd) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        kn_kbuf *o = d->operand[k];
+        opnd[k] = NULL;
+        if (!o) continue;
+        kn_kx *x = kl_bcast_load(L, o, d->y, coord);
+        /* varies along y's last axis: lanes consecutive elements there */
+        if (lanes > 1 && o->rank >= 1 && o->dims[o->rank - 1] != 1)
+            x = kx_vload(L, o, x->a[0], lanes);
+        opnd[k] = x;
+    }
 }
 
 /* ---- MatMul, Gemm ---- */
@@ -533,6 +609,17 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, k
 
 /* ---- the pass ---- */
 
+/* How a padded convolution reads its padding (kn_sched.pad): a schedule file's choice,
+ * else inside the kernel (1), which needs no arena copy of the input. Microcontrollers
+ * never copy (RAM); on CPUs the copy measured no faster (docs/decisions.md), so they
+ * do not either. A convolution without padding needs neither (0). */
+static int conv_pad_choice(const kn_contract *d, const kn_target *t, const kn_sched *ov) {
+    if (!d->ph && !d->pw && !d->peh && !d->pew) return 0;
+    if (ov && (ov->pad == 1 || ov->pad == 2)) return ov->pad;
+    (void)t;
+    return 1;
+}
+
 kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
     if (!t) return KN_OK;
@@ -540,7 +627,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
     for (int k = 0; k < p->nkernels; k++) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
-        if (!d) continue;
+        if (!d || kern->sched.tile_rows) continue; /* none, or rebuilt by an earlier pass */
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kt_tile T;
@@ -552,9 +639,11 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kl_builder_destroy(L);
             continue;
         }
+        int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool done =
-            d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, ov, &T) : tile_matmul(L, d, ov, &T);
+            d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, ov, pad, &T) : tile_matmul(L, d, ov, &T);
         if (done) {
+            kern->sched.pad = pad;
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;

@@ -1,14 +1,35 @@
-/* Shared between the tile pass's schedules (passes/tile.c: register tiles for CPUs and
- * microcontrollers; passes/tile_gpu.c: work-item tiles for OpenCL devices). */
+/* Helpers the contraction kernel passes share (passes/tile.c: register tiles for CPUs
+ * and microcontrollers; passes/tile_gpu.c: work-item tiles for OpenCL devices;
+ * passes/depthwise.c): which contractions they can rebuild, the part of a
+ * convolution's output whose window stays inside the input (so padding can be handled
+ * inside the kernel without a padded copy), and fused-epilogue operands read at an
+ * output position. */
 #ifndef KN_PASSES_TILE_H
 #define KN_PASSES_TILE_H
 
 #include "ir/kir.h"
 
-/* A constant f32 buffer with its data. */
+/* Whether b is constant f32 data known at compile time. */
 bool kt_f32_const(const kn_kbuf *b);
-/* Whether every epilogue operand of convolution d can be read at y's coordinates. */
-bool kt_conv_operands_ok(const kn_contract *d);
+/* Whether every epilogue operand of d can be read at y's coordinates (f32, shape
+ * broadcastable to y's). */
+bool kt_operands_ok(const kn_contract *d);
+/* The outputs [*lo, *hi) along one axis whose window (k taps, stride s, dilation dl,
+ * begin pad pb) lies inside [0, in): no bounds test is needed there. Outputs before lo
+ * and from hi on read padding. 0 <= lo <= hi <= out. */
+void kt_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t dl, int64_t pb, int64_t *lo,
+                 int64_t *hi);
+/* Conditions 0 <= i < n as one expression. */
+kn_kx *kt_inside(kn_lower *L, kn_kx *i, int64_t n);
+/* e + k, written e - |k| for negative k and e for 0 (index arithmetic) */
+kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k);
+/* a * s + b (index arithmetic) */
+kn_kx *kt_mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b);
+/* Loads d's epilogue operands into opnd[] at y's coordinates coord (one per axis of
+ * y), `lanes` consecutive positions along y's last axis when lanes > 1 (a vector load
+ * when the operand varies along that axis, else a scalar that broadcasts). */
+void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int lanes,
+                     kn_kx **opnd);
 /* Whether every epilogue operand of matrix product d is y-shaped or one row of N. */
 bool kt_mm_operands_ok(const kn_contract *d);
 

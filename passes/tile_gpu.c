@@ -53,7 +53,7 @@ static int clamp_tile(int v, int max) {
 bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
     if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(d->w) ||
         (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
-        !kt_conv_operands_ok(d))
+        !kt_operands_ok(d))
         return false;
     int64_t n = d->n, c = d->c, m = d->m, group = d->group, cg = c / group, kg = m / group;
     int64_t h = d->h, w = d->w_, oh = d->oh, ow = d->ow, kh = d->kh, kw = d->kw;

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Writes tests/depthwise/model.onnx and test_data_set_0: depthwise convolutions
+(group == channels) for passes/depthwise.c, with outputs computed by torch from the
+same weights:
+
+  y1 = Clip(DW3x3 pad 1 (x) + b, 0, 6)          ReLU6; 11 channels, rows of 70
+  y2 = HardSwish(DW3x3 stride 2 pad 1 (x) + r)   r: [1,11,1,1] broadcast per channel
+  y3 = Relu(DW3x3 dilation 2, pads t2 l1 b0 r3)  asymmetric pads, no bias
+  y4 = Silu(DW5x5 stride 2 pad 2 (x) + b)        the 'Silu' step given as kn.epilogue
+  y5 = Relu(DW3x3 pad 1 (x) + x)                 residual read as vectors
+  y6 = DW3x3 no pad (x)                          no border at all
+  y7 = DW7x7 pad 3 (z) + b                       z: 2x3x6x5, every output a border one
+  y8 = DW1d k5 pad 2 (s) + b                     s: 2x7x30, 1-D, batch 2
+  y9 = DW3x3 stride 2 dilation 2, pads t0 l2 b1 r1, strided with a dilation
+
+Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- and
+16-lane tiles and scalar remainders).
+usage: /usr/bin/python3 tests/depthwise/make_depthwise.py"""
+import os
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(11)
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def rnd(*shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+C = 11
+x = rnd(1, C, 9, 70)
+r = rnd(1, C, 1, 1)
+z = rnd(2, 3, 6, 5)
+s = rnd(2, 7, 30)
+w1, b1 = rnd(C, 1, 3, 3), rnd(C)
+w2 = rnd(C, 1, 3, 3)
+w3 = rnd(C, 1, 3, 3)
+w4, b4 = rnd(C, 1, 5, 5), rnd(C)
+w5 = rnd(C, 1, 3, 3)
+w6 = rnd(C, 1, 3, 3)
+w7, b7 = rnd(3, 1, 7, 7), rnd(3)
+w8, b8 = rnd(7, 1, 5), rnd(7)
+w9 = rnd(C, 1, 3, 3)
+
+inits = [numpy_helper.from_array(a, n) for a, n in
+         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
+          (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
+          (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
+
+
+def conv(name, ins, out, **kw):
+    return helper.make_node("Conv", ins, [out], name=name, **kw)
+
+
+silu = conv("dw4", ["x", "w4", "b4"], "y4", group=C, pads=[2, 2, 2, 2], strides=[2, 2])
+silu.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
+nodes = [
+    conv("dw1", ["x", "w1", "b1"], "c1", group=C, pads=[1, 1, 1, 1]),
+    helper.make_node("Clip", ["c1", "lo", "hi"], ["y1"], name="relu6"),
+    conv("dw2", ["x", "w2"], "c2", group=C, pads=[1, 1, 1, 1], strides=[2, 2]),
+    helper.make_node("Add", ["c2", "r"], ["s2"], name="res2"),
+    helper.make_node("HardSwish", ["s2"], ["y2"], name="hswish"),
+    conv("dw3", ["x", "w3"], "c3", group=C, pads=[2, 1, 0, 3], dilations=[2, 2]),
+    helper.make_node("Relu", ["c3"], ["y3"], name="relu3"),
+    silu,
+    conv("dw5", ["x", "w5"], "c5", group=C, pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["c5", "x"], ["s5"], name="res5"),
+    helper.make_node("Relu", ["s5"], ["y5"], name="relu5"),
+    conv("dw6", ["x", "w6"], "y6", group=C),
+    conv("dw7", ["z", "w7", "b7"], "y7", group=3, pads=[3, 3, 3, 3]),
+    conv("dw8", ["s", "w8", "b8"], "y8", group=7, pads=[2, 2]),
+    conv("dw9", ["x", "w9"], "y9", group=C, pads=[0, 2, 1, 1], strides=[2, 2], dilations=[2, 2]),
+]
+
+t = torch.from_numpy
+with torch.no_grad():
+    X = t(x)
+    y1 = torch.clamp(F.conv2d(X, t(w1), t(b1), padding=1, groups=C), 0, 6)
+    y2 = F.hardswish(F.conv2d(X, t(w2), padding=1, stride=2, groups=C) + t(r))
+    # F.pad takes (left, right, top, bottom)
+    y3 = F.relu(F.conv2d(F.pad(X, (1, 3, 2, 0)), t(w3), dilation=2, groups=C))
+    y4 = F.silu(F.conv2d(X, t(w4), t(b4), padding=2, stride=2, groups=C))
+    y5 = F.relu(F.conv2d(X, t(w5), padding=1, groups=C) + X)
+    y6 = F.conv2d(X, t(w6), groups=C)
+    y7 = F.conv2d(t(z), t(w7), t(b7), padding=3, groups=3)
+    y8 = F.conv1d(t(s), t(w8), t(b8), padding=2, groups=7)
+    y9 = F.conv2d(F.pad(X, (2, 1, 0, 1)), t(w9), stride=2, dilation=2, groups=C)
+outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9]
+
+vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
+g = helper.make_graph(nodes, "depthwise",
+                      [vi("x", x.shape), vi("r", r.shape), vi("z", z.shape), vi("s", s.shape)],
+                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+onnx.save(m, os.path.join(here, "model.onnx"))
+
+d = os.path.join(here, "test_data_set_0")
+os.makedirs(d, exist_ok=True)
+for i, a in enumerate([x, r, z, s]):
+    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
+for i, a in enumerate(outs):
+    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
