@@ -173,6 +173,14 @@ kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_
     return KN_OK;
 }
 
+/* True if some output of n is present (ONNX allows a node whose outputs are all
+ * omitted; it computes nothing anyone can see). */
+static bool has_output(const kn_node *n) {
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k]) return true;
+    return false;
+}
+
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const kn_target *target,
                          kn_kprog **out) {
     *out = NULL;
@@ -210,6 +218,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
         if (v->producer && !vbuf[v->id]) vbuf[v->id] = b;
     }
     for (int i = 0; i < g->nnodes; i++) {
+        if (!has_output(g->nodes[i])) continue; /* every output absent: nothing to compute */
         begin_kernel(&L, g->nodes[i], NULL);
         if (lower_node(&L, g->nodes[i])) goto fail;
     }
