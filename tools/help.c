@@ -151,8 +151,10 @@ static const cli_option inspect_options[] = {
       "nodes."),
     O("--dot", "FILE",
       "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
-      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
-      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+      "inputs and FLOPs (integer contractions: their weights with scale and zero point), "
+      "values on the edges with dtype and shape (quantized ones with scale and zero point), "
+      "elementwise steps fused into their producer drawn as a cluster with it, and a fused "
+      "residual Add's operand as a bold edge into that cluster."),
     O("--svg", "FILE",
       "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
       "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
