@@ -88,6 +88,16 @@ grep -q "code $obj bytes ($T/vo/model.o)" "$T/out" && pass=$((pass + 1)) || { fa
 "$KILN" compile "$M" --dim batch=2 -o "$T/v" 2>"$T/err" >/dev/null
 grep -q "sizes:" "$T/err" && { fail=$((fail + 1)); echo "FAIL: sizes without -v"; } || pass=$((pass + 1))
 
+# progress: a line rewritten in place on a terminal (script(1) gives kiln one), nothing
+# when stderr is a file
+"$KILN" compile "$M" --dim batch=1 -o "$T/p" >/dev/null 2>"$T/err"
+[ ! -s "$T/err" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: output on a non-terminal stderr: $(cat "$T/err")"; }
+if command -v script >/dev/null; then
+  script -qc "'$KILN' compile '$M' --dim batch=1 -o '$T/p'" /dev/null >"$T/tty" 2>&1
+  grep -q "$(printf '\r\033')\[Kkiln: passes, lowering, planning" "$T/tty" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL: no progress line on a terminal: $(od -c "$T/tty" | head -3)"; }
+fi
+
 # inspect: FLOPs per node, counted by hand for batch 1: Conv 8x8x8 outputs x 9 MACs,
 # Conv 16x4x4 x 72, Gemm 32 x 64, Gemm 10 x 32, a MAC being 2 FLOPs
 say 0 "; FLOPs per node (a multiply-add counts 2" "9,216   18.1%  /0/Conv (Conv)" "36,864   72.5%  /3/Conv (Conv)" \
