@@ -87,11 +87,11 @@ static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     if (p->known) return KN_OK;
     int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11, scales_in = legacy ? 1 : 2;
     if (!legacy && tin[3] && !tin[3]->data && in[3]->numel > 0)
-        return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "needs a constant 'sizes' input (bake it in with --bind)");
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "needs a constant 'sizes' input (%s)",
+                       kn_hint_text(cx, KN_HINT_BIND));
     if (scales_in < n->nin && tin[scales_in] && !tin[scales_in]->data && in[scales_in]->numel > 0)
-        return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "needs a constant 'scales' input (bake it in with --bind)");
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "needs a constant 'scales' input (%s)",
+                       kn_hint_text(cx, KN_HINT_BIND));
     /* what remains unknown is tf_crop_and_resize's roi */
     if (in[1]->numel != 2 * p->rank) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
     *roi_buf = in[1];
@@ -671,8 +671,8 @@ static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const 
 static kn_status const_shape(kn_lower *L, const kn_node *n, int i, int64_t *v, int *count) {
     const kn_tensor *t = kl_const(L, n, i);
     if (!t || kn_tensor_numel(t) > KN_MAX_RANK)
-        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
-                       "needs a constant input %d (bake it in with --bind)", i);
+        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "needs a constant input %d (%s)", i,
+                       kn_hint_text(kl_ctx(L), KN_HINT_BIND));
     *count = (int)kn_tensor_numel(t);
     for (int k = 0; k < *count; k++) v[k] = kn_load_i64(t->data, t->type.dtype, (size_t)k);
     return KN_OK;
