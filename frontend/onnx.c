@@ -960,6 +960,21 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         g->inputs[g->nin++] = v;
     }
     if (load_nodes(L, g, gp->node, gp->n_node)) return cx->status;
+    if (!g->parent) { /* declared types of computed values: checked by shape inference */
+        g->hints = kn_arena_array(a, gp->n_value_info + gp->n_output + 1, sizeof *g->hints);
+        for (size_t i = 0; i < gp->n_value_info; i++) {
+            const Onnx__ValueInfoProto *vi = gp->value_info[i];
+            kn_value *v = vi->name ? find_local(g, vi->name) : NULL;
+            kn_type t;
+            char what[300];
+            snprintf(what, sizeof what, "value_info '%s'", vi->name ? vi->name : "");
+            if (!v || !v->producer || convert_type(L, NULL, what, vi->type, &t)) {
+                kn_ctx_clear(cx); /* a value_info that names nothing or is unreadable */
+                continue;
+            }
+            g->hints[g->nhints++] = (kn_type_hint){v, t};
+        }
+    }
     g->outputs = kn_arena_array(a, gp->n_output + 1, sizeof *g->outputs);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
@@ -970,6 +985,7 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
             char what[300];
             snprintf(what, sizeof what, "graph output '%s'", name);
             if (convert_type(L, NULL, what, vi->type, &v->type)) return cx->status;
+            if (!g->parent) g->hints[g->nhints++] = (kn_type_hint){v, v->type};
         }
         v->flags |= KN_VALUE_OUTPUT;
         g->outputs[g->nout++] = v;

@@ -43,6 +43,17 @@ expect 1 "node 'relu' (Relu): value 'y' has shape f32\[?,2\], not known at compi
   "$KILN" compile "$E/nonzero_chain.onnx" -o "$T/c"
 expect 1 "input 'x' has symbolic dimension 'N': pass --dim N=N (e.g. --dim N=1) or --shape x=1,4" -- \
   "$KILN" compile "$E/unfixed_dim.onnx" -o "$T/d"
+# value_info that contradicts inference: a warning per value, the inferred types used
+for cmd in "compile $E/bad_value_info.onnx -o $T/e" "inspect $E/bad_value_info.onnx"; do
+  expect 0 "warning: .*bad_value_info.onnx: node 'r1' (Relu): the model declares 'a' as f32\[2,3\] (value_info or graph output), but shape inference gives f32\[2,4\]; kiln uses the inferred type" -- \
+    "$KILN" $cmd
+  expect 0 "node 'n1' (Neg): the model declares 'y' as i64\[2,4\] (value_info or graph output), but shape inference gives f32\[2,4\]" -- \
+    "$KILN" $cmd
+done
+"$KILN" compile "$E/bad_value_info.onnx" -o "$T/f" >"$T/out" 2>&1
+[ "$(grep -c warning "$T/out")" = 2 ] && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: bad_value_info: wanted 2 warnings (not b's, not twice):"; cat "$T/out"; }
+rm -rf "$T/e" "$T/f"
 [ -z "$(ls -A "$T/c" "$T/d" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
