@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes tests/models/tv_*/: torchvision model families, reduced to keep the tests fast
+"""Writes tests/models/tv_*/ (and nhwc_concat/): torchvision model families, reduced to keep the tests fast
 (width multipliers, fewer stages, small images, 10 classes), with random weights and
 random BatchNorm statistics (seeded; weights=None: nothing is downloaded), exported by
 torch.onnx and written as backend-style test folders. The reference outputs are torch's,
@@ -39,6 +39,28 @@ def randomize_bn(model, gen):
             m.bias.data.copy_(torch.randn(c, generator=gen) * 0.1)
 
 
+class NHWCNet(torch.nn.Module):
+    """The layout of a model converted from TensorFlow/TFLite: NHWC input and output,
+    each convolution wrapped in permutes (Transposes), two branches concatenated along
+    the channel axis in NHWC, then a residual Add and a ReLU in NHWC."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(3, 4, 1)
+        self.c = torch.nn.Conv2d(12, 6, 3, padding=1, stride=2)
+        self.d = torch.nn.Conv2d(6, 6, 1)
+
+    @staticmethod
+    def nchw(f, x):  # NHWC -> f in NCHW -> NHWC
+        return f(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+
+    def forward(self, x):
+        y = torch.cat([torch.relu(self.nchw(self.a, x)), self.nchw(self.b, x) * 0.5], dim=3)
+        z = self.nchw(self.c, y)
+        return torch.relu(self.nchw(self.d, z) + z)
+
+
 # name -> (constructor, input shape, opset): what each family exercises
 FAMILIES = {
     # inverted residuals, depthwise convolutions, ReLU6 (Clip), global pooling, Gemm
@@ -54,6 +76,9 @@ FAMILIES = {
     "tv_vit": (lambda: VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                          hidden_dim=32, mlp_dim=64, num_classes=10),
                (1, 3, 32, 32), 17),
+    # a TF/TFLite-style NHWC graph (not torchvision): passes/transpose.c cancels the
+    # Transpose pairs, through the Concat too, leaving the two at the edges
+    "nhwc_concat": (NHWCNet, (1, 10, 12, 3), 13),
 }
 
 
