@@ -145,7 +145,8 @@ static const cli_option inspect_options[] = {
       "Comma-separated passes to run (default " KN_GRAPH_PASSES "). A pipeline that names "
       "'lower' and kernel passes after it prints the kernel-IR program instead of the graph."),
     O("--dump-after", "PASS", "Also print the IR after PASS (a comma list, or all)."),
-    O("--list-passes", NULL, "Print the available passes and stop."),
+    O("--list-passes", NULL,
+      "Print the available passes, then the default pipeline and the -O0 one, and stop."),
     O("--json", NULL,
       "Print a JSON object instead of text: model, opset, parameters, flops, inputs, outputs, "
       "nodes."),
@@ -261,8 +262,11 @@ const cli_command cli_commands[] = {
      "kiln bench MODEL [options]",
      "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the same "
      "inputs, and prints the load and compile times, the first run, the median and minimum "
-     "latency and GFLOP/s at the median (FLOPs as kiln inspect estimates them, for the "
-     "benchmarked shapes). Compile time covers passes, lowering and planning and, for c, "
+     "latency, the FLOPs of one run and GFLOP/s at the median. FLOPs are counted as kiln "
+     "inspect estimates them (2 per multiply-add of a convolution or matrix product, 1 per "
+     "bias add and per output of an elementwise op) on the graph after shape inference and "
+     "constant folding for the benchmarked shapes. Compile time covers passes, lowering and "
+     "planning and, for c, "
      "emitting and $CC; for llvm, optimization and the JIT. bench/run.sh compares kiln with "
      "ONNX Runtime (not part of CTest).",
      bench_options, cmd_bench},
