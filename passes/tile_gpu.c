@@ -171,7 +171,7 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
 
 bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
     const kn_kbuf *b = d->w, *c = d->bias;
-    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
+    if (d->batch > 1 || d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
         b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
         !kt_mm_operands_ok(d))
         return false;
