@@ -486,8 +486,25 @@ static kn_kx *plus(kn_lower *L, kn_kx *e, kn_kx *off) {
     return off ? kx_add(L, e, off) : e;
 }
 
+/* Operand o read at y's flat index yidx, broadcast (numpy rules) to y: y's coordinates
+ * recovered by division, then `lanes` consecutive elements along y's last axis (a
+ * vector when o varies along it, else a scalar that broadcasts). */
+static kn_kx *mm_bcast_operand(kn_lower *L, const kn_kbuf *y, kn_kbuf *o, kn_kx *yidx, int lanes) {
+    kn_kx *coord[KN_MAX_RANK];
+    int64_t inner = 1;
+    for (int i = y->rank - 1; i >= 0; i--) {
+        kn_kx *c = inner > 1 ? kx_bin(L, KX_DIV, yidx, kx_int(L, inner)) : yidx;
+        coord[i] = i > 0 ? kx_bin(L, KX_MOD, c, kx_int(L, y->dims[i])) : c;
+        inner *= y->dims[i];
+    }
+    kn_kx *x = kl_bcast_load(L, o, y, coord);
+    if (lanes > 1 && o->rank >= 1 && o->dims[o->rank - 1] != 1) x = kx_vload(L, o, x->a[0], lanes);
+    return x;
+}
+
 /* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
- * are y-shaped or one row broadcast over the rows (kt_mm_operands_ok). */
+ * broadcast to y (kt_operands_ok); the y-shaped ones and rows of N are read directly,
+ * the others through y's coordinates. */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
     const kn_contract *d = G->d;
     if (!d->epi) return val;
@@ -496,7 +513,12 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
     for (int k = 0; k < d->epi->n; k++) {
         kn_kbuf *o = d->operand[k];
         if (!o) continue;
-        kn_kx *idx = o->numel == G->y->numel ? yidx : col;
+        bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N;
+        if (o->numel != G->y->numel && !row) {
+            opnd[k] = mm_bcast_operand(L, G->y, o, yidx, lanes);
+            continue;
+        }
+        kn_kx *idx = row ? col : yidx;
         opnd[k] = lanes > 1 ? kx_vload(L, o, idx, lanes) : kx_load(L, o, idx);
     }
     return kl_epilogue(L, d->epi, val, opnd);
@@ -744,7 +766,7 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
             return false;
     } else {
         if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || b->dtype != KN_F32 ||
-            (c && (c->dtype != KN_F32 || c->numel != d->N)) || !kt_mm_operands_ok(d))
+            (c && (c->dtype != KN_F32 || c->numel != d->N)) || !kt_operands_ok(d))
             return false;
         if (d->batch > 1 || !kt_f32_const(b)) return tile_matmul_rt(L, d, ov, threads, Tp);
         if (b->numel != d->K * d->N) return false;

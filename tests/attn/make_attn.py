@@ -17,6 +17,11 @@ the same inputs, so `kiln check-onnx tests/attn/models --backend B` compares eve
   gemm_transa      Gemm(A[20,6], B[20,40], C const) transA, alpha 1.5
   matmul_add_relu  Relu([2,4,9,16] x [2,4,16,24] + R)  fused epilogue with a y-shaped operand
   attention        softmax(Q K^T / sqrt(8)) V, Q, K, V [1,2,12,8] (MatMul, Softmax, MatMul)
+  attention_mask   the same with an additive mask [1,1,12,12] (an epilogue operand that
+                   broadcasts over the heads)
+  bcast_epi        Relu([2,3,9,16] x [2,3,16,24] + R[3,1,24] + S[2,1,9,1])  operands
+                   broadcast over batch dims, rows and columns
+  const_b_col      [10,20] x constant [20,40] + C[10,1]  constant B, a column operand
 
 usage: /usr/bin/python3 tests/attn/make_attn.py"""
 import os
@@ -107,6 +112,46 @@ def attention():
          [("q", q), ("k", k), ("v", v)], [("y", y)], inits=[("scale", scale)])
 
 
+def attention_mask():
+    q, k, v = rand(1, 2, 12, 8), rand(1, 2, 12, 8), rand(1, 2, 12, 8)
+    mask = np.where(rng.random((1, 1, 12, 12)) < 0.3, -1e4, 0).astype(np.float32)
+    s = np.matmul(q.astype(np.float64), k.astype(np.float64).transpose(0, 1, 3, 2))
+    s = s / np.sqrt(8.0) + mask
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    y = np.matmul(p, v.astype(np.float64)).astype(np.float32)
+    scale = np.array(1 / np.sqrt(8.0), np.float32)
+    save("attention_mask",
+         [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+          helper.make_node("MatMul", ["q", "kt"], ["s"]),
+          helper.make_node("Mul", ["s", "scale"], ["ss"]),
+          helper.make_node("Add", ["ss", "mask"], ["sm"]),
+          helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+          helper.make_node("MatMul", ["p", "v"], ["y"])],
+         [("q", q), ("k", k), ("v", v), ("mask", mask)], [("y", y)],
+         inits=[("scale", scale)])
+
+
+def bcast_epi():
+    a, b, r, c = rand(2, 3, 9, 16), rand(2, 3, 16, 24), rand(3, 1, 24), rand(2, 1, 9, 1)
+    y = np.maximum(mm(a, b).astype(np.float64) + r + c, 0).astype(np.float32)
+    save("bcast_epi",
+         [helper.make_node("MatMul", ["a", "b"], ["p"]),
+          helper.make_node("Add", ["p", "r"], ["s"]),
+          helper.make_node("Add", ["s", "c"], ["t"]),
+          helper.make_node("Relu", ["t"], ["y"])],
+         [("a", a), ("b", b), ("r", r), ("c", c)], [("y", y)])
+
+
+def const_b_col():
+    a, b, c = rand(10, 20), rand(20, 40), rand(10, 1)
+    y = (mm(a, b).astype(np.float64) + c).astype(np.float32)
+    save("const_b_col",
+         [helper.make_node("MatMul", ["a", "b"], ["p"]),
+          helper.make_node("Add", ["p", "c"], ["y"])],
+         [("a", a), ("c", c)], [("y", y)], inits=[("b", b)])
+
+
 def main():
     matmul_case("batched", (2, 3, 5, 7), (2, 3, 7, 9))
     matmul_case("broadcast_a", (1, 5, 7), (4, 7, 9))
@@ -119,6 +164,9 @@ def main():
     gemm_transa()
     matmul_add_relu()
     attention()
+    attention_mask()
+    bcast_epi()
+    const_b_col()
 
 
 if __name__ == "__main__":
