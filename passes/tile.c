@@ -706,8 +706,7 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     }
 }
 
-/* sum_i c_i * st[i] for batch index b, c_i its coordinates in d's batch dims. */
-static kn_kx *mm_batch_off(kn_lower *L, const kn_contract *d, kn_kx *b, const int64_t *st) {
+kn_kx *kt_batch_off(kn_lower *L, const kn_contract *d, kn_kx *b, const int64_t *st) {
     kn_kx *off = NULL;
     int64_t inner = 1;
     for (int i = d->nbd - 1; i >= 0; i--) {
@@ -747,8 +746,8 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     }
     int vb = kl_for(L, batch);
     kn_kx *b = kx_var(L, vb);
-    int xo = kl_decl(L, KN_I64, mm_batch_off(L, d, b, d->xbs));
-    int wo = kl_decl(L, KN_I64, mm_batch_off(L, d, b, d->wbs));
+    int xo = kl_decl(L, KN_I64, kt_batch_off(L, d, b, d->xbs));
+    int wo = kl_decl(L, KN_I64, kt_batch_off(L, d, b, d->wbs));
     G.aoff = kx_var(L, xo);
     G.yoff = kx_mul(L, b, kx_int(L, d->M * d->N));
     G.boff = own ? kx_mul(L, b, kx_int(L, per)) : NULL;
