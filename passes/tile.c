@@ -481,7 +481,7 @@ typedef struct mm_geom {
 } mm_geom;
 
 /* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
- * are y-shaped or one row broadcast over the rows (kt_mm_operands_ok). */
+ * are y-shaped, one row broadcast over the rows, or one value (kt_mm_operands_ok). */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
     const kn_contract *d = G->d;
     if (!d->epi) return val;
@@ -490,6 +490,10 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
     for (int k = 0; k < d->epi->n; k++) {
         kn_kbuf *o = d->operand[k];
         if (!o) continue;
+        if (o->numel == 1) { /* a scalar: broadcast to every lane */
+            opnd[k] = kx_load(L, o, kx_int(L, 0));
+            continue;
+        }
         kn_kx *idx = o->numel == G->y->numel ? yidx : col;
         opnd[k] = lanes > 1 ? kx_vload(L, o, idx, lanes) : kx_load(L, o, idx);
     }
@@ -505,7 +509,7 @@ bool kt_mm_operands_ok(const kn_contract *d) {
                     !memcmp(o->dims, d->y->dims, sizeof(int64_t) * (size_t)o->rank);
         bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N &&
                    o->rank <= d->y->rank;
-        if (!same && !row) return false;
+        if (!same && !row && o->numel != 1) return false;
     }
     return true;
 }
