@@ -176,3 +176,33 @@ g = helper.make_graph(nodes, "native_rows", ins, outs, inits)
 model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 save("native_rows", model, [f.astype(np.float32) for f in feeds], refs)
+
+
+# every chain step kind in one graph built by hand (numpy references in float64):
+#   z0 = 3 / (x * x + 1)                      Mul head: Add, RDiv
+#   z1 = 1 - erf(x * 0.7)                     Mul head: Erf, RSub (constant)
+#   z2 = r - |x| ^ 1.5                        Abs head: Pow 1.5, RSub (broadcast input)
+#   z3 = (x - 0.25) ^ 2 / r                   Sub head: Pow 2, Div (broadcast input)
+x = rng.standard_normal((2, 3, 20)).astype(np.float32)
+r = (rng.uniform(0.5, 1.5, (3, 1))).astype(np.float32)
+xd, rd = x.astype(np.float64), r.astype(np.float64)
+c = {k: numpy_helper.from_array(np.array(v, dtype=np.float32), k)
+     for k, v in [("one", 1.0), ("three", 3.0), ("k07", 0.7), ("p15", 1.5), ("two", 2.0),
+                  ("q", 0.25)]}
+N = helper.make_node
+nodes = [N("Mul", ["x", "x"], ["xx"]), N("Add", ["xx", "one"], ["xx1"]),
+         N("Div", ["three", "xx1"], ["z0"]),
+         N("Mul", ["x", "k07"], ["xs"]), N("Erf", ["xs"], ["e"]), N("Sub", ["one", "e"], ["z1"]),
+         N("Abs", ["x"], ["a"]), N("Pow", ["a", "p15"], ["ap"]), N("Sub", ["r", "ap"], ["z2"]),
+         N("Sub", ["x", "q"], ["xq"]), N("Pow", ["xq", "two"], ["x2"]), N("Div", ["x2", "r"], ["z3"])]
+outs = [helper.make_tensor_value_info(f"z{i}", TensorProto.FLOAT, (2, 3, 20)) for i in range(4)]
+g = helper.make_graph(nodes, "steps_chain",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3, 20)),
+                       helper.make_tensor_value_info("r", TensorProto.FLOAT, (3, 1))],
+                      outs, list(c.values()))
+model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 7
+from math import erf  # noqa: E402
+verf = np.vectorize(erf)
+save("steps_chain", model, [x, r],
+     [3 / (xd * xd + 1), 1 - verf(xd * 0.7), rd - np.abs(xd) ** 1.5, (xd - 0.25) ** 2 / rd])
