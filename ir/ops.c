@@ -277,9 +277,12 @@ int64_t kn_node_flops(const kn_node *n) {
     if (!y) return 0;
     int64_t out = kn_type_numel(&y->type);
     if (out < 0) return 0;
-    const kn_value *w = n->nin > 1 ? n->in[1] : NULL;
+    /* the weights: input 1, or 3 after x's scale and zero point in the QLinear forms */
+    int wi = n->op == KN_OP_QLINEARCONV || n->op == KN_OP_QLINEARMATMUL ? 3 : 1;
+    const kn_value *w = n->nin > wi ? n->in[wi] : NULL;
     switch (n->op) {
     case KN_OP_CONV:
+    case KN_OP_QLINEARCONV:
     case KN_OP_CONVINTEGER:
     case KN_OP_CONVTRANSPOSE: {
         int64_t wn = w ? kn_type_numel(&w->type) : -1;
@@ -293,6 +296,7 @@ int64_t kn_node_flops(const kn_node *n) {
         return 2 * out * (wn / cout);
     }
     case KN_OP_MATMUL:
+    case KN_OP_QLINEARMATMUL:
     case KN_OP_MATMULINTEGER:
     case KN_OP_GEMM: {
         const kn_value *a = n->in[0];

@@ -151,8 +151,10 @@ static const cli_option inspect_options[] = {
       "nodes."),
     O("--dot", "FILE",
       "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
-      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
-      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+      "inputs and FLOPs (integer contractions: their weights with scale and zero point), "
+      "values on the edges with dtype and shape (quantized ones with scale and zero point), "
+      "elementwise steps fused into their producer drawn as a cluster with it, and a fused "
+      "residual Add's operand as a bold edge into that cluster."),
     O("--svg", "FILE",
       "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
       "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
@@ -247,10 +249,13 @@ const cli_command cli_commands[] = {
      run_options, cmd_run},
     {"inspect", "print the graph after passes: nodes, shapes, parameters, FLOPs",
      "kiln inspect MODEL [options]",
-     "Prints the graph after the passes in the text format of docs/ir-format.md, then "
+     "Prints the graph after the passes in the text format of docs/ir-format.md, then the "
+     "FLOPs of each node that computes (its count and share of the total) and "
      "'; N nodes, N parameters, N FLOPs per run'. FLOPs count a multiply-add as 2 and are an "
      "estimate for Conv, ConvTranspose, Gemm and MatMul plus one per output element of "
-     "elementwise ops.",
+     "elementwise ops; fused epilogues, pooling and data movement count 0. A node whose "
+     "output shape is symbolic shows '?' and the total is unknown: fix the shapes with --dim "
+     "or --shape.",
      inspect_options, cmd_inspect},
     {"bench", "compile once, time repeated runs: latency, compile time, GFLOP/s",
      "kiln bench MODEL [options]",
