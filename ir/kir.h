@@ -388,6 +388,10 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
  * without one). ir/lower/epilogue.c. */
 struct kn_epilogue;
 kn_kx *kl_epilogue(kn_lower *L, const struct kn_epilogue *e, kn_kx *v, kn_kx *const *operands);
+/* Softmax / LayerNormalization over the last axis as vector row kernels on CPU targets
+ * (ir/lower/rows.c); false (nothing built) when the general lowering must do it. */
+bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 /* x[...] broadcast (numpy rules) to output y's position given by one coordinate
  * expression per axis of y. */
 kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);
