@@ -53,7 +53,7 @@ install(FILES ${CMAKE_BINARY_DIR}/kiln.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man
 
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
-install(DIRECTORY examples/digits examples/jit DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(DIRECTORY examples/digits examples/jit examples/firmware DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # find_package(kiln) from the build tree, without installing (kiln_DIR=<build>/kiln-build-tree):
 # the compiler just built and the CMake functions from the source tree, as a cross-compiling
