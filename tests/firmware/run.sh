@@ -3,7 +3,8 @@
 # find_package(kiln) and kiln_add_model()) for each QEMU board, runs the image under
 # qemu-system-arm with -icount shift=0 and a time limit, and checks that the firmware's
 # outputs match the reference torch computed (the firmware compares them and prints PASS
-# or FAIL; a fault ends QEMU with status 1), and that it printed an instruction count.
+# or FAIL; a fault ends QEMU with status 1), that it printed an instruction count, and that
+# the FPU boards' images use fused multiply-adds.
 # Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
@@ -29,6 +30,13 @@ board() {
   if ! cmake --build "$B" -j1 >"$T/$b.build" 2>&1; then
     echo "FAIL $b: build: $(grep -m5 -E 'error|Error' "$T/$b.build")" >>"$R"
     return
+  fi
+  # the tiles' a * b + c became fused multiply-adds (kiln_add_model's -ffp-contract=fast;
+  # under -std=c99 GCC does not fuse them); the soft-float M3 has no such instruction
+  if [ $b != mps2-an385 ]; then
+    arm-none-eabi-objdump -d $([ $b = mps3-an547 ] && echo -m armv8.1-m.main) \
+      "$B/kws_firmware.elf" | grep -q 'vfma\.f32' && echo ok >>"$R" ||
+      echo "FAIL $b: no fused multiply-add (vfma) in the image" >>"$R"
   fi
   timeout 60 qemu-system-arm -machine $b -nographic -semihosting -icount shift=0 \
     -kernel "$B/kws_firmware.elf" >"$T/$b.out" 2>&1
