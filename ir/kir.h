@@ -346,7 +346,9 @@ bool kl_register_tiles(kn_lower *L);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 /* A constant table computed at lowering time (emitted as static const data): numel
- * elements of dtype t copied from data. */
+ * elements of dtype t copied from data. A table with the same dtype and bytes as an
+ * earlier one of the program is that one (weights shared by several nodes, packed the
+ * same way, are emitted once); callers must not write to a table's data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
 /* Describes the kernel being built as a contraction (copied); ignored for a node lowered

@@ -34,6 +34,11 @@ typedef struct kn_target {
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */
+    /* The GCC/Clang options that select this machine for the C compiler building the
+     * generated code into firmware (-mcpu, -mthumb, -mfpu, -mfloat-abi); NULL: none
+     * needed (hosted targets). `kiln help --cc-flags T` prints it, kiln_target_cc_flags()
+     * gives it to CMake. */
+    const char *cc_flags;
     const char *description;
     kn_target_kind kind;
 } kn_target;
