@@ -2,7 +2,8 @@
 """Writes the BERT-style encoder benchmark model: torch's nn.TransformerEncoder with
 4 layers, hidden 256, 4 heads, feed-forward 1024, GELU, batch 1, sequence 128, random
 weights, exported at opset 17 (LayerNormalization, Softmax, Erf-form GELU, batched
-MatMuls for attention) with one input 'x' [1, 128, 256].
+MatMuls for attention) with one input 'x' [1, 128, 256] and one output 'y'.
+encoder() builds it with other sizes (tests/bench_models/make_bench_models.py).
 
 usage: /usr/bin/python3 bench/make_bert.py OUT_DIR [OPSET]
 With OPSET (below 17: LayerNorm written out as ReduceMean/Sub/Pow/.../Div/Mul/Add, as
@@ -12,6 +13,12 @@ import os
 import sys
 
 import torch
+
+
+def encoder(layers=4, hidden=256, heads=4, ff=1024):
+    layer = torch.nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=ff, dropout=0.0,
+                                             activation="gelu", batch_first=True)
+    return torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
 
 
 def main():
@@ -24,9 +31,7 @@ def main():
     if os.path.exists(path):
         return
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
-                                             activation="gelu", batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).eval()
+    model = encoder()
     x = torch.randn(1, 128, 256)
     tmp = path + ".tmp"
     # with gradients enabled torch takes the composite path (its fused fast path has

@@ -169,6 +169,9 @@ int cmd_inspect(int argc, char **argv) {
             return EXIT_OK;
         } else if (cli_flag(argv[i], "--list-passes")) {
             kn_pass_list(stdout);
+            /* the pipelines, so scripts (bench/run.sh --passes-effect) can take them apart */
+            printf("default pipeline (-O1 to -O3): %s\n", kn_pipeline_default(2));
+            printf("-O0 pipeline: %s\n", kn_pipeline_default(0));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
             passes = v;
