@@ -13,6 +13,7 @@
 typedef struct chunk {
     struct chunk *next;
     size_t size, used;
+    int dedicated;   /* holds one big request (kn_arena_release may free it) */
     max_align_t pad; /* data follows, aligned by rounding below */
 } chunk;
 
@@ -56,6 +57,7 @@ void *kn_arena_alloc(kn_arena *a, size_t size) {
     if (size > CHUNK_SIZE / 4) {
         chunk *c = new_chunk(size);
         c->used = size;
+        c->dedicated = 1;
         if (a->head) { /* keep the current small-object chunk at the head */
             c->next = a->head->next;
             a->head->next = c;
@@ -72,6 +74,19 @@ void *kn_arena_alloc(kn_arena *a, size_t size) {
     void *p = chunk_data(a->head) + a->head->used;
     a->head->used += size;
     return p;
+}
+
+bool kn_arena_release(kn_arena *a, const void *p) {
+    if (!a || !p || !a->head) return false;
+    for (chunk **link = &a->head; *link; link = &(*link)->next) {
+        chunk *c = *link;
+        if (!c->dedicated || chunk_data(c) != p) continue;
+        *link = c->next;
+        a->total -= c->size;
+        free(c);
+        return true;
+    }
+    return false;
 }
 
 void *kn_arena_array(kn_arena *a, size_t n, size_t size) {

@@ -6,6 +6,7 @@
 #ifndef KN_ARENA_H
 #define KN_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct kn_arena kn_arena;
@@ -20,6 +21,11 @@ void *kn_arena_alloc(kn_arena *a, size_t size);
 void *kn_arena_array(kn_arena *a, size_t n, size_t size);
 char *kn_arena_strdup(kn_arena *a, const char *s);
 char *kn_arena_strndup(kn_arena *a, const char *s, size_t n);
+/* Frees the memory of p at once if p came from a request that got a chunk of its own
+ * (larger than a quarter chunk, 16 KiB); returns whether it did. Smaller requests
+ * stay until kn_arena_destroy(). For big data that nothing reads any more (weights a
+ * compiled program has copied), so a compile need not hold them twice. */
+bool kn_arena_release(kn_arena *a, const void *p);
 /* Total bytes handed out (for limits and reports). */
 size_t kn_arena_used(const kn_arena *a);
 

@@ -233,8 +233,11 @@ typedef struct kn_kernel {
 
 typedef struct kn_kprog {
     kn_arena *arena;
-    const char *name;                   /* entry point prefix, a C identifier */
-    const struct kn_target *target;     /* what the program is compiled for (resolved) */
+    kn_arena *const_arena;          /* the graph's, holding the constants KB_CONST buffers borrow */
+    bool release_constants;         /* free weights once nothing reads them (kn_kprog_rewritten):
+                                       the graph is then used for its shapes only */
+    const char *name;               /* entry point prefix, a C identifier */
+    const struct kn_target *target; /* what the program is compiled for (resolved) */
     const struct kn_schedule *schedule; /* per-kernel schedule overrides, or NULL */
     int nbufs, cap_bufs;
     kn_kbuf **bufs;
@@ -287,6 +290,18 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *use);
  * the lifetimes the memory plan places buffers by. String storage and the status
  * word live from their first use (the status word from the start) to the end. */
 void kn_kprog_lifetimes(kn_kprog *p);
+/* How many kernels read each of p's current buffers (p->nbufs counts, malloc'd), for
+ * kn_kprog_rewritten; NULL unless p->release_constants. */
+int *kn_kprog_readers(const kn_kprog *p);
+/* After kernel k's body `old` was replaced by a pass (repacking its weights): the
+ * buffers old read and the new body does not lose a reader, and a constant left with
+ * none has its data freed (kn_kprog_release_data) so big weights are not held twice
+ * while compiling. readers from kn_kprog_readers; NULL does nothing. */
+void kn_kprog_rewritten(kn_kprog *p, int *readers, int k, const kn_ks *old);
+/* Frees b's constant data if its arena holds it in a chunk of its own (p's arena, or
+ * the graph's it borrows from, p->const_arena); b->data->data becomes NULL. The graph
+ * then keeps that constant's shape, not its values. */
+void kn_kprog_release_data(kn_kprog *p, kn_kbuf *b);
 
 /* ---- walking and rewriting (ir/kwalk.c) ---- */
 

@@ -154,6 +154,41 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *use) {
     kn_kwalk(&U.w, (kn_ks *)s);
 }
 
+int *kn_kprog_readers(const kn_kprog *p) {
+    if (!p->release_constants) return NULL;
+    int *n = calloc((size_t)p->nbufs + 1, sizeof *n);
+    unsigned char *use = malloc((size_t)p->nbufs + 1);
+    KN_ASSERT(n && use);
+    for (int k = 0; k < p->nkernels; k++) {
+        memset(use, 0, (size_t)p->nbufs + 1);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int i = 0; i < p->nbufs; i++) n[i] += (use[i] & 1) != 0;
+    }
+    free(use);
+    return n;
+}
+
+void kn_kprog_release_data(kn_kprog *p, kn_kbuf *b) {
+    if (b->kind != KB_CONST || !b->data || !b->data->data) return;
+    if (kn_arena_release(p->arena, b->data->data) ||
+        kn_arena_release(p->const_arena, b->data->data))
+        ((kn_tensor *)b->data)->data = NULL; /* a tensor of p or of its graph */
+}
+
+void kn_kprog_rewritten(kn_kprog *p, int *readers, int k, const kn_ks *old) {
+    if (!readers) return;
+    /* readers counts the buffers that existed when it was made; later ones are new */
+    unsigned char *was = calloc((size_t)p->nbufs + 1, 1), *now = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(was && now);
+    kn_kernel_uses(old, was);
+    kn_kernel_uses(p->kernels[k]->body, now);
+    for (int i = 0; i < p->nbufs; i++)
+        if ((was[i] & 1) && !(now[i] & 1) && readers[i] > 0 && --readers[i] == 0)
+            kn_kprog_release_data(p, p->bufs[i]);
+    free(was);
+    free(now);
+}
+
 void kn_kprog_lifetimes(kn_kprog *p) {
     unsigned char *use = malloc((size_t)p->nbufs + 1);
     KN_ASSERT(use);

@@ -190,6 +190,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
     kn_arena *a = kn_arena_create();
     kn_kprog *p = kn_arena_alloc(a, sizeof *p);
     p->arena = a;
+    p->const_arena = g->arena;
     p->name = kn_arena_strdup(a, name);
     p->target = target;
     kn_lower L = {.cx = cx, .p = p, .target = target, .max_string_bytes = g->max_string_bytes};

@@ -7,6 +7,44 @@
 #include "passes/schedule.h"
 #include "targets/target.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Frees the data of g's constants that no buffer of p points into (weights a lowering
+ * repacked into the program's own arena, constants folded away), so a compile holds
+ * the big weights once instead of twice. Only data in an arena chunk of its own is
+ * freed (kn_arena_release); the tensor's data pointer becomes NULL. */
+static void release_constants(kn_graph *g, const kn_kprog *p) {
+    uintptr_t *used = calloc((size_t)p->nbufs + 1, sizeof *used);
+    KN_ASSERT(used);
+    int n = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (kn_kbuf_is_weight(p->bufs[i]) && p->bufs[i]->data->data)
+            used[n++] = (uintptr_t)p->bufs[i]->data->data;
+    qsort(used, (size_t)n, sizeof *used, cmp_ptr);
+    for (int v = 0; v < g->nvalues; v++) {
+        kn_tensor *t = g->values[v]->constant;
+        if (!t || !t->data || t->type.kind != KN_KIND_TENSOR) continue;
+        uintptr_t lo = (uintptr_t)t->data, hi = lo + kn_tensor_nbytes(t);
+        int a = 0, b = n; /* first used pointer >= lo */
+        while (a < b) {
+            int m = (a + b) / 2;
+            if (used[m] < lo)
+                a = m + 1;
+            else
+                b = m;
+        }
+        if (a < n && used[a] < hi) continue;
+        if (kn_arena_release(g->arena, t->data)) t->data = NULL;
+    }
+    free(used);
+}
+
 kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
                                   const kn_target *target, const kn_compile_opts *opts,
                                   kn_kprog **out) {
@@ -20,6 +58,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
         pl.dump_after = opts->dump_after;
         pl.dump = opts->dump;
         pl.schedule = opts->schedule;
+        pl.release_constants = opts->release_constants;
         if (opts->schedule_file) {
             if (kn_schedule_read(cx, opts->schedule_file, &file)) return cx->status;
             pl.schedule = file;
@@ -43,5 +82,6 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
                        pipeline);
     }
     *out = kn_pipeline_take(&pl);
+    if (opts && opts->release_constants) release_constants(g, *out);
     return KN_OK;
 }

@@ -128,6 +128,7 @@ void kn_pipeline_finish(kn_pipeline *pl) {
 static kn_status pass_lower(kn_pipeline *pl) {
     if (kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p)) return pl->cx->status;
     pl->p->schedule = pl->schedule;
+    pl->p->release_constants = pl->release_constants;
     return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }
 

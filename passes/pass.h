@@ -79,6 +79,7 @@ typedef struct kn_pipeline {
     const char *dump_after; /* print the IR after this pass (comma list, or "all") */
     FILE *dump;
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
+    bool release_constants;             /* kn_compile_opts.release_constants, for the program */
 } kn_pipeline;
 
 /* Prepares a compilation of g for target t (NULL: generic C) named name. */
@@ -118,6 +119,8 @@ typedef struct kn_compile_opts {
     const struct kn_schedule *schedule; /* per-kernel overrides, or NULL */
     const char *schedule_file;          /* or read them from this file (--schedule) */
     const char *dump_schedule;          /* write the final schedules here (--dump-schedule) */
+    bool release_constants;             /* free the graph's constant data the program does not read
+                                           (weights it repacked): the graph keeps its shapes only */
 } kn_compile_opts;
 
 /* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready

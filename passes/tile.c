@@ -798,6 +798,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
     if (!t) return KN_OK;
     bool gpu = t->kind == KN_TARGET_GPU; /* work-item tiles, not register tiles */
+    int *readers = kn_kprog_readers(p);  /* frees weights once repacked (compile memory) */
     for (int k = 0; k < p->nkernels; k++) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
@@ -809,7 +810,10 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         if (gpu) {
             bool gdone = d->kind == KN_CONTRACT_CONV ? kt_gpu_conv(L, d, ov, &kern->sched)
                                                      : kt_gpu_matmul(L, d, ov, &kern->sched);
-            if (!gdone) kern->body = old;
+            if (!gdone)
+                kern->body = old;
+            else
+                kn_kprog_rewritten(p, readers, k, old);
             kl_builder_destroy(L);
             continue;
         }
@@ -822,10 +826,12 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;
+            kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */
         }
         kl_builder_destroy(L);
     }
+    free(readers);
     return KN_OK;
 }

@@ -30,37 +30,31 @@ static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, s
     return KN_OK;
 }
 
-/* Writes DIR/NAME.{cl,h,c} for --emit opencl: each through a temporary name renamed
- * once all three are written, so a failure leaves none. */
+/* Writes DIR/NAME.{cl,h,c} for --emit opencl: each streamed to a temporary name (the
+ * host C holds the weights as text, several times their size: never in memory), all
+ * three renamed once written, so a failure leaves none. */
 static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name,
                         bool quiet) {
     static const char *ext[3] = {"cl", "h", "c"};
-    char *buf[3] = {0};
-    size_t len[3] = {0};
-    FILE *f[3];
-    for (int i = 0; i < 3; i++) {
-        f[i] = open_memstream(&buf[i], &len[i]);
-        KN_ASSERT(f[i]);
-    }
-    kn_status st = kn_emit_opencl_host(cx, p, f[0], f[1], f[2]);
-    for (int i = 0; i < 3; i++) fclose(f[i]);
+    FILE *f[3] = {0};
     char tmp[3][4200], final[3][4200];
-    int written = 0;
+    kn_status st = KN_OK;
     for (int i = 0; i < 3 && !st; i++) {
         snprintf(final[i], sizeof final[i], "%s/%s.%s", dir, name, ext[i]);
         snprintf(tmp[i], sizeof tmp[i], "%s/.%s.%s.tmp", dir, name, ext[i]);
-        FILE *o = fopen(tmp[i], "wb");
-        bool ok = o && fwrite(buf[i], 1, len[i], o) == len[i];
-        if (o && fclose(o) != 0) ok = false;
-        if (!ok) st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-        written = i + 1;
-    }
-    for (int i = 0; i < written; i++) {
-        if (!st && rename(tmp[i], final[i]) != 0)
+        if (!(f[i] = fopen(tmp[i], "wb")))
             st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-        if (st) remove(tmp[i]);
     }
-    for (int i = 0; i < 3; i++) free(buf[i]);
+    if (!st) st = kn_emit_opencl_host(cx, p, f[0], f[1], f[2]);
+    for (int i = 0; i < 3; i++)
+        if (f[i] && fclose(f[i]) != 0 && !st)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+    for (int i = 0; i < 3 && !st; i++)
+        if (rename(tmp[i], final[i]) != 0)
+            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
+    if (st)
+        for (int i = 0; i < 3; i++)
+            if (f[i]) remove(tmp[i]);
     if (st) return cli_fail(cx);
     cli_progress_end();
     if (quiet) return EXIT_OK;
@@ -171,6 +165,7 @@ int cmd_compile(int argc, char **argv) {
     kn_event_emit(&cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "passes, lowering, planning"});
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
+    copts.release_constants = true; /* the graph's weights once repacked (compile memory) */
     int opt_level = po.opt_set ? po.opt_level : 3;
     if (cli_apply_binds(&cx, g, a, binds, nbinds) || cli_require_static_inputs(&cx, g) ||
         backend_compile_c(&cx, g, name, to_ocl ? kn_target_find("opencl") : tgt, &copts, &p) ||

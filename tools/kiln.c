@@ -5,8 +5,18 @@
 
 #include <stdio.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 int main(int argc, char **argv) {
+#if defined(__GLIBC__)
+    /* Weights (1 MiB and more) are mapped and unmapped on their own, so memory freed
+     * while compiling (the file buffer, weights once repacked or copied into LLVM) goes
+     * back to the system. glibc's default threshold rises to 32 MiB after the first
+     * big free and then keeps such blocks in the heap, where they add to the peak. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     if (argc < 2) {
         cli_help_main(stderr);
         return EXIT_USAGE;

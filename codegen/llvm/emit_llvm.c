@@ -30,6 +30,7 @@ typedef struct emit {
     const void *const *weights; /* or NULL; else the address of each KB_CONST buffer */
     kn_par_for par_for;         /* or NULL: parallel loops run as plain loops */
     const kn_profile *prof;     /* or NULL: no timing hooks around kernels */
+    kn_kprog *release;          /* p, to free weight data once LLVM holds it (a file), or NULL */
     bool in_task;               /* building a parallel loop's task function */
     LLVMValueRef *kfn;          /* the function each kernel calls */
     int *kfn_of;                /* the kernel whose function that is (kernels that are the same
@@ -816,6 +817,10 @@ static void build_weights(emit *E) {
         LLVMValueRef init =
             bytes ? LLVMConstStringInContext2(E->ctx, b->data->data, bytes, 1) : LLVMConstNull(at);
         LLVMSetInitializer(g, init);
+        /* LLVM copied the bytes: the program's weights (its own, or the graph's it
+         * borrows) can go now, so an object file's weights are held twice at most (in
+         * LLVM's constants, then in the object writer). */
+        if (E->release && bytes) kn_kprog_release_data(E->release, E->release->bufs[i]);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMPrivateLinkage);
         LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
@@ -927,10 +932,27 @@ kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx
     return kn_llvm_build_module_profiled(cx, p, ctx, weights, par_for, NULL, out);
 }
 
+static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                              const void *const *weights, kn_par_for par_for,
+                              const kn_profile *prof, LLVMModuleRef *out);
+
 kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                         const void *const *weights, kn_par_for par_for,
                                         const kn_profile *prof, LLVMModuleRef *out) {
     emit E = {0};
+    return build_module(&E, cx, p, ctx, weights, par_for, prof, out);
+}
+
+kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef ctx,
+                                         LLVMModuleRef *out) {
+    emit E = {.release = p};
+    return build_module(&E, cx, p, ctx, NULL, NULL, NULL, out);
+}
+
+static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
+                              const void *const *weights, kn_par_for par_for,
+                              const kn_profile *prof, LLVMModuleRef *out) {
+    emit E = *E0;
     E.cx = cx;
     E.p = p;
     E.weights = weights;

@@ -219,13 +219,13 @@ void kn_jit_destroy(kn_jit *j) {
 
 /* ---- files ---- */
 
-kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                             const char *kind, const char *path) {
     LLVMTargetMachineRef tm;
     if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
-    kn_status st = kn_llvm_build_module(cx, p, ctx, NULL, NULL, &m);
+    kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, &m);
     if (!st && t->float_abi == KN_FLOAT_ABI_HARD) {
         /* The C API cannot set TargetOptions::FloatABIType, so LLVM would leave out the
          * hard-float build attribute and GNU ld would refuse to link the object into a

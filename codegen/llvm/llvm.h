@@ -41,8 +41,11 @@ kn_entry_fn kn_jit_entry(const kn_jit *j);
 void kn_jit_destroy(kn_jit *j);
 
 /* Writes p for target t as "obj" (ELF object), "asm" (assembly) or "llvm" (textual IR)
- * to path, through a temporary name renamed on success. */
-kn_status kn_llvm_emit_file(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
+ * to path, through a temporary name renamed on success. The weight data p reads (its
+ * own or its graph's) is freed as LLVM copies it, so a big model's weights are not held
+ * three times: afterwards p and its graph give their header (kn_emit_c_files with
+ * header_only) and shapes, not code or constants. */
+kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                             const char *kind, const char *path);
 
 #endif

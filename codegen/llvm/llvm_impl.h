@@ -20,6 +20,11 @@ kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx
 kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                         const void *const *weights, kn_par_for par_for,
                                         const kn_profile *prof, LLVMModuleRef *out);
+/* The module for a file (weights as constants), freeing each weight's data
+ * (kn_kprog_release_data) once LLVM has copied it: p and its graph can then give their
+ * shapes and header, not code. */
+kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef ctx,
+                                         LLVMModuleRef *out);
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out);

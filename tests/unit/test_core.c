@@ -69,6 +69,26 @@ static void test_broadcast(void) {
     CHECK(kn_axis(&cx, NULL, 4, 4, 0, &ax) == KN_EINVAL);
 }
 
+/* kn_arena_release frees a big request's own chunk and nothing else: a small one
+ * shares a chunk, an address inside a chunk or of another arena is not one. */
+static void test_arena_release(void) {
+    kn_arena *a = kn_arena_create(), *b = kn_arena_create();
+    unsigned char *small = kn_arena_alloc(a, 100);
+    unsigned char *big = kn_arena_alloc(a, 1 << 20), *big2 = kn_arena_alloc(a, 1 << 20);
+    size_t used = kn_arena_used(a);
+    CHECK(!kn_arena_release(a, small));
+    CHECK(!kn_arena_release(a, big + 64));
+    CHECK(!kn_arena_release(b, big));
+    CHECK(kn_arena_release(a, big));
+    CHECK(kn_arena_used(a) == used - (1 << 20));
+    CHECK(!kn_arena_release(a, big)); /* already gone */
+    big2[(1 << 20) - 1] = 1;          /* the other big request is still there */
+    small[99] = 1;
+    CHECK(kn_arena_release(a, big2));
+    kn_arena_destroy(a);
+    kn_arena_destroy(b);
+}
+
 static const char *tmpdir;
 
 static void test_npy(void) {
@@ -144,6 +164,7 @@ int main(void) {
     test_half();
     test_convert();
     test_broadcast();
+    test_arena_release();
     test_npy();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
