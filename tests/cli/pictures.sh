@@ -52,7 +52,7 @@ PATH=$T/bin "$KILN" inspect "$M" --svg "$T/none.svg" >/dev/null 2>"$T/err"
 
 # quantized models: every quantized value with its scale and zero point (constants
 # printed, run-time ones by name), the weights of integer contractions with theirs,
-# and their FLOPs (QLinearConv conv1: 2 x 2*8*9*9 outputs x 3*3*3 + 1,296 bias adds = 71,280)
+# and their FLOPs (QLinearConv conv1: 2 x 2*8*9*9 outputs x 3*3*3 = 69,984, plus one bias add per output, 1,296: 71,280)
 Q=$2/tests/quant/models/qlinear_cnn/model.onnx
 "$KILN" inspect "$Q" --dot "$T/q.dot" >/dev/null || bad "inspect --dot quantized"
 grep -q 'label="x\\nu8\[2,3,9,9\]\\nscale 0.02, zero 128"' "$T/q.dot" &&
