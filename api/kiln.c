@@ -100,6 +100,7 @@ static char *copy_str(const char *s) {
 static const char *const api_hints[KN_HINT_COUNT] = {
     [KN_HINT_SHAPE_OPT] = "kiln_options_set_input_shape()",
     [KN_HINT_DIM_OPT] = "kiln_options_set_dim()",
+    [KN_HINT_LENGTH_OPT] = "",
     [KN_HINT_LENGTH] = "the host API does not take sequence inputs; compile the model to C or "
                        "an object file instead (docs/generated-c.md)",
     [KN_HINT_FIX_SHAPES] = "fix input dimensions with kiln_options_set_input_shape() or "

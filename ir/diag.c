@@ -20,6 +20,7 @@ void kn_ctx_clear(kn_ctx *cx) {
 static const char *const neutral_hints[KN_HINT_COUNT] = {
     [KN_HINT_SHAPE_OPT] = "input shape",
     [KN_HINT_DIM_OPT] = "dimension",
+    [KN_HINT_LENGTH_OPT] = "",
     [KN_HINT_LENGTH] = "its length must be known before compiling",
     [KN_HINT_FIX_SHAPES] = "give the input dimensions fixed sizes",
     [KN_HINT_BIND] = "make the input a constant of the model",

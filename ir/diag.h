@@ -30,7 +30,8 @@ struct kn_node;
 typedef enum kn_hint {
     KN_HINT_SHAPE_OPT,    /* the option that sets an input's shape ("--shape") */
     KN_HINT_DIM_OPT,      /* the option that sets a named dimension ("--dim") */
-    KN_HINT_LENGTH,       /* advice: how to give a sequence input's length */
+    KN_HINT_LENGTH_OPT,   /* the option giving a sequence input's length, "" if none */
+    KN_HINT_LENGTH,       /* advice where there is no such option */
     KN_HINT_FIX_SHAPES,   /* advice: how to make input shapes static */
     KN_HINT_BIND,         /* advice: how to make an input value known at compile time */
     KN_HINT_NO_LOWERING,  /* advice: an op that code generation cannot lower yet */

@@ -108,10 +108,16 @@ static ds_val *get(ds *D, const kn_node *n, kn_value *v) {
     } else if (v->constant) {
         x = from_constant(D, v->constant);
     } else if (v->flags & KN_VALUE_INPUT) {
-        kn_diag(D->cx, NULL, KN_EUNSUPPORTED,
-                "input '%s' is a %s: compiled code needs its length (%s)", v->name,
-                v->type.kind == KN_KIND_SEQUENCE ? "sequence" : "optional",
-                kn_hint_text(D->cx, KN_HINT_LENGTH));
+        const char *opt = kn_hint_text(D->cx, KN_HINT_LENGTH_OPT);
+        const char *kind = v->type.kind == KN_KIND_SEQUENCE ? "sequence" : "optional";
+        if (opt[0])
+            kn_diag(D->cx, NULL, KN_EUNSUPPORTED,
+                    "input '%s' is a %s: compiled code needs its length (%s %s=N)", v->name, kind,
+                    opt, v->name);
+        else
+            kn_diag(D->cx, NULL, KN_EUNSUPPORTED,
+                    "input '%s' is a %s: compiled code needs its length (%s)", v->name, kind,
+                    kn_hint_text(D->cx, KN_HINT_LENGTH));
         return NULL;
     } else {
         kn_diag(D->cx, n, KN_EUNSUPPORTED,

@@ -84,7 +84,7 @@ static void on_event(void *user, const kn_event *ev) {
 static const char *const cli_hints[KN_HINT_COUNT] = {
     [KN_HINT_SHAPE_OPT] = "--shape",
     [KN_HINT_DIM_OPT] = "--dim",
-    [KN_HINT_LENGTH] = "give it with --length NAME=N",
+    [KN_HINT_LENGTH_OPT] = "kiln compile --length",
     [KN_HINT_FIX_SHAPES] = "fix input dimensions with --shape/--dim",
     [KN_HINT_BIND] = "bake it in with --bind",
     [KN_HINT_NO_LOWERING] = "the reference interpreter runs it: kiln run --backend interp",

@@ -143,8 +143,8 @@ static int print_flops(const kn_graph *g, int64_t total) {
         bool known = flops_known(n);
         if (known && !f) continue;
         if (!shown++)
-            printf("; FLOPs per node (a multiply-add counts 2, an elementwise op 1 per output "
-                   "element; fused epilogues, pooling and data movement count 0):\n");
+            printf("; FLOPs per node (a multiply-add counts 2, a bias add and an elementwise op 1 "
+                   "per output element; fused epilogues, pooling and data movement count 0):\n");
         char b[32];
         if (!known) {
             unknown++;

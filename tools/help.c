@@ -257,8 +257,9 @@ const cli_command cli_commands[] = {
      "Prints the graph after the passes in the text format of docs/ir-format.md, then the "
      "FLOPs of each node that computes (its count and share of the total) and "
      "'; N nodes, N parameters, N FLOPs per run'. FLOPs count a multiply-add as 2 and are an "
-     "estimate for Conv, ConvTranspose, Gemm and MatMul plus one per output element of "
-     "elementwise ops; fused epilogues, pooling and data movement count 0. A node whose "
+     "estimate for Conv, ConvTranspose, Gemm and MatMul (their integer forms too) plus one per "
+     "output element of a bias add and of elementwise ops; fused epilogues, pooling and data "
+     "movement count 0. A node whose "
      "output shape is symbolic shows '?' and the total is unknown: fix the shapes with --dim "
      "or --shape.",
      inspect_options, cmd_inspect},
