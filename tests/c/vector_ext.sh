@@ -63,7 +63,7 @@ done
 for tgt in x86-64-avx512 x86-64-avx2 generic; do
   for def in "" -DKN_NO_VECTOR_EXT; do
     KILN_TEST_TARGET=$tgt KILN_CFLAGS="-O2 -march=native $def" "$KILN" check-onnx "$S/tests/graphopt" \
-      "$S/tests/depthwise" "$S/tests/fuse" --backend c >"$T/chk.log" 2>&1 &&
+      "$S/tests/depthwise" "$S/tests/fuse" --backend c --timeout 600 >"$T/chk.log" 2>&1 &&
       grep -q "^3 passed, 0 failed" "$T/chk.log" && ok || bad "$tgt $def against the references: $(tail -3 "$T/chk.log")"
   done
 done
