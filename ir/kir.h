@@ -346,7 +346,9 @@ bool kl_register_tiles(kn_lower *L);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 /* A constant table computed at lowering time (emitted as static const data): numel
- * elements of dtype t copied from data. */
+ * elements of dtype t copied from data. A table with the same dtype and bytes as an
+ * earlier one of the program is that one (weights shared by several nodes, packed the
+ * same way, are emitted once); callers must not write to a table's data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
 /* Describes the kernel being built as a contraction (copied); ignored for a node lowered
@@ -388,6 +390,10 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
  * without one). ir/lower/epilogue.c. */
 struct kn_epilogue;
 kn_kx *kl_epilogue(kn_lower *L, const struct kn_epilogue *e, kn_kx *v, kn_kx *const *operands);
+/* Softmax / LayerNormalization over the last axis as vector row kernels on CPU targets
+ * (ir/lower/rows.c); false (nothing built) when the general lowering must do it. */
+bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 /* x[...] broadcast (numpy rules) to output y's position given by one coordinate
  * expression per axis of y. */
 kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);

@@ -503,8 +503,8 @@ static kn_kx *mm_bcast_operand(kn_lower *L, const kn_kbuf *y, kn_kbuf *o, kn_kx 
 }
 
 /* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
- * broadcast to y (kt_operands_ok); the y-shaped ones and rows of N are read directly,
- * the others through y's coordinates. */
+ * broadcast to y (kt_operands_ok); a single value is loaded once, the y-shaped ones and
+ * rows of N are read directly, the others through y's coordinates. */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
     const kn_contract *d = G->d;
     if (!d->epi) return val;
@@ -513,6 +513,10 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
     for (int k = 0; k < d->epi->n; k++) {
         kn_kbuf *o = d->operand[k];
         if (!o) continue;
+        if (o->numel == 1) { /* a scalar: broadcast to every lane */
+            opnd[k] = kx_load(L, o, kx_int(L, 0));
+            continue;
+        }
         bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N;
         if (o->numel != G->y->numel && !row) {
             opnd[k] = mm_bcast_operand(L, G->y, o, yidx, lanes);
@@ -533,7 +537,7 @@ bool kt_mm_operands_ok(const kn_contract *d) {
                     !memcmp(o->dims, d->y->dims, sizeof(int64_t) * (size_t)o->rank);
         bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N &&
                    o->rank <= d->y->rank;
-        if (!same && !row) return false;
+        if (!same && !row && o->numel != 1) return false;
     }
     return true;
 }

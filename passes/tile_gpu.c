@@ -280,7 +280,11 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
                 kn_kx *opnd[KN_EPI_MAX] = {0};
                 for (int k = 0; k < d->epi->n; k++) {
                     kn_kbuf *o = d->operand[k];
-                    if (o) opnd[k] = kx_load(L, o, o->numel == d->y->numel ? yi : col);
+                    if (o)
+                        opnd[k] = kx_load(L, o,
+                                          o->numel == d->y->numel ? yi
+                                          : o->numel == 1         ? kx_int(L, 0)
+                                                                  : col);
                 }
                 val = kl_epilogue(L, d->epi, val, opnd);
             }

@@ -83,8 +83,8 @@ static const cli_option compile_options[] = {
     O("--target", "T",
       "What the code is tuned for (docs/targets.md): generic (default for c and h: portable "
       "C99, the same on every build machine), native (default for obj, asm and llvm: the "
-      "machine running kiln), x86-64-avx2, x86-64-avx512, aarch64, cortex-m4, cortex-m7. Not "
-      "for opencl."),
+      "machine running kiln), x86-64-avx2, x86-64-avx512, aarch64, cortex-m0plus, cortex-m3, "
+      "cortex-m4, cortex-m7, cortex-m33, cortex-m55. Not for opencl."),
     LOAD_OPTIONS,
     O("--bind", "NAME=FILE",
       "Bake input NAME into the model as a constant read from FILE (.npy or .pb)."),
@@ -228,7 +228,11 @@ static const cli_option help_options[] = {
     O("--markdown", NULL, "Print this reference as Markdown (docs/cli.md)."),
     O("--targets", NULL,
       "Print the targets of --target as a Markdown table: name, LLVM triple and CPU, vector "
-      "width and registers, int8 dot product, bare metal (docs/targets.md)."),
+      "width and registers, int8 dot product, bare metal, C compiler flags (docs/targets.md)."),
+    O("--cc-flags", "T",
+      "Print the options that select target T for the C compiler building the generated code "
+      "into firmware (GCC/Clang -mcpu, -mthumb, -mfloat-abi, -mfpu) on one line; an empty "
+      "line for a hosted target. CMake's kiln_target_cc_flags() reads it."),
     {0},
 };
 
@@ -281,7 +285,7 @@ const cli_command cli_commands[] = {
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
     {"help", "print this reference, the man page or docs/cli.md",
-     "kiln help [COMMAND | --man | --markdown | --targets]",
+     "kiln help [COMMAND | --man | --markdown | --targets | --cc-flags T]",
      "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},
     {0},
 };
@@ -501,7 +505,8 @@ void cli_help_markdown(FILE *f) {
 
 void cli_help_targets(FILE *f) {
     fputs("| target | LLVM triple | CPU | vector bits | vector registers | int8 dot product | "
-          "bare metal | what it is |\n| --- | --- | --- | ---: | ---: | --- | --- | --- |\n",
+          "bare metal | C compiler flags | what it is |\n"
+          "| --- | --- | --- | ---: | ---: | --- | --- | --- | --- |\n",
           f);
     for (const kn_target *const *t = kn_target_list(); *t; t++) {
         char bits[16] = "measured", regs[16] = "measured";
@@ -511,19 +516,22 @@ void cli_help_targets(FILE *f) {
         }
         bool dev = (*t)->kind == KN_TARGET_GPU; /* OpenCL: the device's compiler decides */
         if (dev) snprintf(bits, sizeof bits, "-"), snprintf(regs, sizeof regs, "-");
-        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
+        char cc[128] = "-";
+        if ((*t)->cc_flags) snprintf(cc, sizeof cc, "`%s`", (*t)->cc_flags);
+        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
                 dev            ? "-"
                 : (*t)->triple ? (*t)->triple
                                : "the host's",
                 dev         ? "-"
                 : (*t)->cpu ? (*t)->cpu
                             : "the host's",
-                bits, regs, (*t)->int8_dot ? "yes" : "no", (*t)->embedded ? "yes" : "no",
+                bits, regs, (*t)->int8_dot ? "yes" : "no", (*t)->embedded ? "yes" : "no", cc,
                 (*t)->description);
     }
 }
 
 int cmd_help(int argc, char **argv) {
+    const char *value;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("help"));
@@ -536,6 +544,13 @@ int cmd_help(int argc, char **argv) {
             return EXIT_OK;
         } else if (cli_flag(argv[i], "--targets")) {
             cli_help_targets(stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "--cc-flags", &value)) {
+            const kn_target *t = kn_target_find(value);
+            if (!t)
+                return cli_usage_error("help", "unknown target '%s' (%s)", value,
+                                       cli_target_names());
+            printf("%s\n", t->cc_flags ? t->cc_flags : "");
             return EXIT_OK;
         } else if (argv[i][0] == '-') {
             return cli_unknown_option("help", argv[i]);

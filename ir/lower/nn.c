@@ -723,6 +723,7 @@ static kn_status lower_batchnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *
  * and InvStdDev), MeanVarianceNormalization its axes. */
 static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
+    if (kl_layernorm_rows(L, n, in, out)) return KN_OK; /* last axis, vectors (rows.c) */
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
     int red[KN_MAX_RANK] = {0}, ax = 0;
@@ -845,6 +846,7 @@ static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
  * (Softmax, LogSoftmax) and the write pass. Hardmax keeps the first maximum. */
 static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
+    if (kl_softmax_rows(L, n, in, out)) return KN_OK; /* last axis, vectors (rows.c) */
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
     int64_t outer, len, inner;
