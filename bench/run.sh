@@ -11,7 +11,7 @@
 #   compile  ResNet-18 JIT compile + first run, ResNet-50 --emit obj, ResNet-18's C build
 # With --passes-effect instead: ResNet-18, MobileNetV2 and the BERT-style encoder with
 # the default pipeline and with each of its passes left out by name (JIT, 1 and THREADS
-# threads); a pass the pipeline cannot do without is reported as such.
+# threads, or PE_THREADS); a pass the pipeline cannot do without is reported as such.
 #
 # Each latency is the median of ROUNDS medians (the rounds interleave the
 # configurations, so a burst of load elsewhere hits all of them alike), each over RUNS
@@ -23,9 +23,12 @@
 #        from bench/make_models.py, default all)
 # env:   RUNS (timed runs per measurement, default 20; 5 with --passes-effect),
 #        ROUNDS (default 3; 1 with --passes-effect), THREADS (default 2),
+#        PE_THREADS (thread counts of --passes-effect, default "1 THREADS"),
 #        NO_ORT=1 skips ONNX Runtime, NO_C=1 skips the C backend, CC (default gcc),
 #        ORT_NODE (an installed onnxruntime-node folder to use instead of installing
-#        onnxruntime-node@ORT_VERSION, default 1.30.0, into BUILD_DIR/bench-ort)
+#        onnxruntime-node@ORT_VERSION, default 1.30.0, into BUILD_DIR/bench-ort),
+#        RESULTS=DIR (keep the raw measurements in DIR), REPORT_ONLY=1 (with RESULTS:
+#        print the tables from DIR without measuring, e.g. after an interrupted run)
 # Models go to BUILD_DIR/bench-models (made by bench/make_models.py when missing);
 # nothing is written to the source tree.
 set -eu
@@ -50,8 +53,16 @@ fi
 CC=${CC:-gcc}
 export CC
 [ -x "$KILN" ] || { echo "no kiln in $B: build it first" >&2; exit 1; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# RESULTS=DIR keeps the measurements there; REPORT_ONLY=1 prints the tables from such a
+# folder without measuring (the rest of an interrupted run)
+if [ -n "${RESULTS:-}" ]; then
+  T=$RESULTS
+  mkdir -p "$T"
+else
+  [ -z "${REPORT_ONLY:-}" ] || { echo "REPORT_ONLY needs RESULTS=DIR" >&2; exit 2; }
+  T=$(mktemp -d)
+  trap 'rm -rf "$T"' EXIT
+fi
 
 # name|input shape|label, in the order of the table
 ALL="lenet5|1,1,28,28|LeNet-5
@@ -106,7 +117,10 @@ echo "(a shared machine: absolute timings are noisy; compare the ratios of this 
 echo
 
 # ---- peak
-if $CC -O2 -march=native -pthread "$SRC/bench/peak.c" -o "$T/peak" 2>"$T/peak.log"; then
+if [ -n "${REPORT_ONLY:-}" ] && [ -f "$T/peak.out" ]; then
+  cat "$T/peak.out"
+  PEAK1=$(sed -n 's/^peak 1 thread: \([0-9.]*\).*/\1/p' "$T/peak.out")
+elif $CC -O2 -march=native -pthread "$SRC/bench/peak.c" -o "$T/peak" 2>"$T/peak.log"; then
   "$T/peak" 1 "$THREADS" >"$T/peak.out"
   cat "$T/peak.out"
   PEAK1=$(sed -n 's/^peak 1 thread: \([0-9.]*\).*/\1/p' "$T/peak.out")
@@ -184,7 +198,8 @@ ort_ms() {
 }
 
 if [ $MODE = table ]; then
-  for r in $(seq "$ROUNDS"); do
+  [ -z "${REPORT_ONLY:-}" ] || ROUNDS_RUN=0
+  for r in $(seq "${ROUNDS_RUN:-$ROUNDS}"); do
     for m in $MODELS; do
       echo "round $r/$ROUNDS: $m" >&2
       kiln_ms "$T/$m.jit1" "$m" llvm 1
@@ -203,6 +218,7 @@ if [ $MODE = table ]; then
   [ -z "$ORT" ] || echo "ONNX Runtime: onnxruntime-node $(cat "$T"/*.ort1.version 2>/dev/null | head -1), CPU provider"
   echo "kiln: LLVM JIT (llvm) and generated C ($CC -O2 -march=native, 1 thread); $THREADS-thread columns: T$THREADS"
   echo "latency: median ms of $ROUNDS rounds x $RUNS runs (C: 1 round); kiln/ORT below 1: kiln is faster"
+  echo "GFLOP/s: the JIT on 1 thread at its median; %peak: of the 1-thread peak above"
   echo
   printf '%-34s %7s %9s %9s %9s %9s %9s %8s %8s %6s %6s %8s %6s\n' model GFLOP "JIT 1T" "JIT T$THREADS" \
     "C 1T" "ORT 1T" "ORT T$THREADS" "k/ORT 1" "k/ORT $THREADS" "C/JIT" "JIT x" "GFLOP/s" "%peak"
@@ -230,7 +246,7 @@ if [ $MODE = table ]; then
   # ---- compile times (targets of #16: ResNet-18 JIT compile + first run <= 1.5 s,
   # ResNet-50 --emit obj <= 3 s, ResNet-18's C built in <= 30 s)
   case " $MODELS " in *" resnet18 "*)
-    sed -n 's/.*"compile_ms": \([0-9.]*\).*"first_ms": \([0-9.]*\).*/\1 \2/p' "$T/resnet18.jit1.json" |
+    [ -f "$T/resnet18.jit1.json" ] && sed -n 's/.*"compile_ms": \([0-9.]*\).*"first_ms": \([0-9.]*\).*/\1 \2/p' "$T/resnet18.jit1.json" |
       awk '{ print $1 + $2 }' >"$T/r18c"
     med_compile=$(median "$T/r18c")
     echo "ResNet-18 JIT compile + first run: $(fmt "$med_compile") ms (median of $ROUNDS processes; target 1500)"
@@ -238,12 +254,17 @@ if [ $MODE = table ]; then
       echo "ResNet-18 C: emit + $CC -O2 build: $(fmt "$(field compile_ms <"$T/resnet18.c1.json")") ms (target 30000)"
   esac
   case " $MODELS " in *" resnet50 "*)
-    t0=$(date +%s%N)
-    if "$KILN" compile "$M/resnet50.onnx" --emit obj -o "$T/r50" >/dev/null 2>"$T/r50.log"; then
-      echo "ResNet-50 kiln compile --emit obj: $(( ($(date +%s%N) - t0) / 1000000 )) ms (target 3000)"
-    else
-      echo "ResNet-50 kiln compile --emit obj failed: $(tail -1 "$T/r50.log")"
+    if [ -z "${REPORT_ONLY:-}" ]; then
+      t0=$(date +%s%N)
+      if "$KILN" compile "$M/resnet50.onnx" --emit obj -o "$T/r50" >/dev/null 2>"$T/r50.log"; then
+        echo $((($(date +%s%N) - t0) / 1000000)) >"$T/r50obj.ms"
+      else
+        tail -1 "$T/r50.log" >"$T/r50obj.err"
+      fi
+      rm -rf "$T/r50"
     fi
+    [ -f "$T/r50obj.ms" ] && echo "ResNet-50 kiln compile --emit obj: $(cat "$T/r50obj.ms") ms (target 3000)"
+    [ -f "$T/r50obj.err" ] && echo "ResNet-50 kiln compile --emit obj failed: $(cat "$T/r50obj.err")"
   esac
   exit 0
 fi
@@ -256,12 +277,14 @@ echo "default pipeline: $PIPE"
 echo "each row leaves every occurrence of one pass out of it; ms: median of $ROUNDS x $RUNS runs;"
 echo "(xN.NN): time without the pass / time with the full pipeline (above 1: the pass helps)"
 echo
+PE_THREADS=${PE_THREADS:-1 $THREADS}
 # without PASS: the default pipeline without PASS
 without() { echo "$PIPE" | tr ',' '\n' | grep -vx "$1" | paste -sd, -; }
-for r in $(seq "$ROUNDS"); do
+[ -z "${REPORT_ONLY:-}" ] || ROUNDS_RUN=0
+for r in $(seq "${ROUNDS_RUN:-$ROUNDS}"); do
   for m in $MODELS; do
     echo "round $r/$ROUNDS: $m" >&2
-    for th in 1 "$THREADS"; do
+    for th in $PE_THREADS; do
       kiln_ms "$T/$m.full.$th" "$m" llvm "$th"
       for p in $PASSES; do
         # a pipeline kiln refuses (a pass another needs) is tried once
@@ -272,7 +295,7 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 hdr=$(printf '%-10s' "pass off")
-for m in $MODELS; do hdr="$hdr$(printf ' %21s %21s' "$m 1T" "$m T$THREADS")"; done
+for m in $MODELS; do for th in $PE_THREADS; do hdr="$hdr$(printf ' %21s' "$m ${th}T")"; done; done
 echo "$hdr"
 cell() { # cell PREFIX FULL_MS
   if [ -f "$1.err" ] && [ ! -s "$1.ms" ]; then
@@ -284,13 +307,13 @@ cell() { # cell PREFIX FULL_MS
 }
 line=$(printf '%-10s' "(none)")
 for m in $MODELS; do
-  line="$line$(printf ' %21s %21s' "$(fmt "$(median "$T/$m.full.1.ms")")" "$(fmt "$(median "$T/$m.full.$THREADS.ms")")")"
+  for th in $PE_THREADS; do line="$line$(printf ' %21s' "$(fmt "$(median "$T/$m.full.$th.ms")")")"; done
 done
 echo "$line"
 for p in $PASSES; do
   line=$(printf '%-10s' "$p")
   for m in $MODELS; do
-    for th in 1 "$THREADS"; do
+    for th in $PE_THREADS; do
       line="$line$(printf ' %21s' "$(cell "$T/$m.$p.$th" "$(median "$T/$m.full.$th.ms")")")"
     done
   done
