@@ -5,14 +5,14 @@
 # outputs match the reference torch computed (the firmware compares them and prints PASS
 # or FAIL; a fault ends QEMU with status 1), that it printed an instruction count, and that
 # the FPU boards' images use fused multiply-adds.
-# Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an505 (M33),
+# Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
 #   KILN_PACKAGE_DIR: a folder with kilnConfig.cmake (the build tree's kiln-build-tree)
 P=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 shift 2
-BOARDS=${*:-"mps2-an386 mps2-an385 mps2-an505 mps3-an547"}
+BOARDS=${*:-"mps2-an386 mps2-an385 mps2-an500 mps2-an505 mps3-an547"}
 for tool in arm-none-eabi-gcc qemu-system-arm; do
   command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
 done
