@@ -28,6 +28,9 @@ typedef struct kn_target {
     int vector_bits;         /* widest SIMD register, 0 for none */
     int vector_registers;    /* how many */
     bool int8_dot;           /* an int8 dot-product instruction (VNNI, SDOT, SMLAD) */
+    bool fma;                /* fused f32 multiply-add: the LLVM backend's fmuladd fuses, and
+                                generated C fuses kernel-IR fma (KN_FMAF) where its compiler
+                                has a fast fmaf (docs/generated-c.md) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */

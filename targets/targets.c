@@ -21,6 +21,7 @@ static const kn_target targets[] = {
      .cpu = "haswell",
      .features = "+avx2,+fma,+f16c",
      .vector_bits = 256,
+     .fma = true,
      .vector_registers = 16,
      .l1d_bytes = 32768,
      .l2_bytes = 262144,
@@ -30,6 +31,7 @@ static const kn_target targets[] = {
      .cpu = "skylake-avx512",
      .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+fma,+f16c",
      .vector_bits = 512,
+     .fma = true,
      .vector_registers = 32,
      .l1d_bytes = 32768,
      .l2_bytes = 1048576,
@@ -39,6 +41,7 @@ static const kn_target targets[] = {
      .cpu = "cortex-a76",
      .features = "+neon,+dotprod",
      .vector_bits = 128,
+     .fma = true,
      .vector_registers = 32,
      .int8_dot = true,
      .l1d_bytes = 65536,
@@ -71,6 +74,7 @@ static const kn_target targets[] = {
      .cpu = "cortex-m4",
      .features = "+vfp4d16sp,+dsp",
      .vector_bits = 32,
+     .fma = true,
      .vector_registers = 32,
      .int8_dot = true,
      .float_abi = KN_FLOAT_ABI_HARD,
@@ -83,6 +87,7 @@ static const kn_target targets[] = {
      .cpu = "cortex-m7",
      .features = "+fp-armv8d16,+dsp",
      .vector_bits = 32,
+     .fma = true,
      .vector_registers = 32,
      .int8_dot = true,
      .l1d_bytes = 16384,
@@ -96,6 +101,7 @@ static const kn_target targets[] = {
      .cpu = "cortex-m33",
      .features = "+fp-armv8d16sp,+dsp",
      .vector_bits = 32,
+     .fma = true,
      .vector_registers = 32,
      .int8_dot = true,
      .float_abi = KN_FLOAT_ABI_HARD,
@@ -108,6 +114,7 @@ static const kn_target targets[] = {
      .cpu = "cortex-m55",
      .features = "+mve.fp,+fp-armv8d16,+dsp",
      .vector_bits = 128,
+     .fma = true,
      .vector_registers = 8,
      .int8_dot = true,
      .float_abi = KN_FLOAT_ABI_HARD,
@@ -143,8 +150,10 @@ static void detect_host(void) {
                        : __builtin_cpu_supports("avx2")  ? 256
                                                          : 128;
     host.vector_registers = host.vector_bits == 512 ? 32 : 16;
+    host.fma = __builtin_cpu_supports("fma");
 #elif defined(__aarch64__)
     host.vector_bits = 128;
+    host.fma = true;
     host.vector_registers = 32;
 #endif
 }

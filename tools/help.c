@@ -145,14 +145,17 @@ static const cli_option inspect_options[] = {
       "Comma-separated passes to run (default " KN_GRAPH_PASSES "). A pipeline that names "
       "'lower' and kernel passes after it prints the kernel-IR program instead of the graph."),
     O("--dump-after", "PASS", "Also print the IR after PASS (a comma list, or all)."),
-    O("--list-passes", NULL, "Print the available passes and stop."),
+    O("--list-passes", NULL,
+      "Print the available passes, then the default pipeline and the -O0 one, and stop."),
     O("--json", NULL,
       "Print a JSON object instead of text: model, opset, parameters, flops, inputs, outputs, "
       "nodes."),
     O("--dot", "FILE",
       "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
-      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
-      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+      "inputs and FLOPs (integer contractions: their weights with scale and zero point), "
+      "values on the edges with dtype and shape (quantized ones with scale and zero point), "
+      "elementwise steps fused into their producer drawn as a cluster with it, and a fused "
+      "residual Add's operand as a bold edge into that cluster."),
     O("--svg", "FILE",
       "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
       "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
@@ -251,17 +254,23 @@ const cli_command cli_commands[] = {
      run_options, cmd_run},
     {"inspect", "print the graph after passes: nodes, shapes, parameters, FLOPs",
      "kiln inspect MODEL [options]",
-     "Prints the graph after the passes in the text format of docs/ir-format.md, then "
+     "Prints the graph after the passes in the text format of docs/ir-format.md, then the "
+     "FLOPs of each node that computes (its count and share of the total) and "
      "'; N nodes, N parameters, N FLOPs per run'. FLOPs count a multiply-add as 2 and are an "
      "estimate for Conv, ConvTranspose, Gemm and MatMul plus one per output element of "
-     "elementwise ops.",
+     "elementwise ops; fused epilogues, pooling and data movement count 0. A node whose "
+     "output shape is symbolic shows '?' and the total is unknown: fix the shapes with --dim "
+     "or --shape.",
      inspect_options, cmd_inspect},
     {"bench", "compile once, time repeated runs: latency, compile time, GFLOP/s",
      "kiln bench MODEL [options]",
      "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the same "
      "inputs, and prints the load and compile times, the first run, the median and minimum "
-     "latency and GFLOP/s at the median (FLOPs as kiln inspect estimates them, for the "
-     "benchmarked shapes). Compile time covers passes, lowering and planning and, for c, "
+     "latency, the FLOPs of one run and GFLOP/s at the median. FLOPs are counted as kiln "
+     "inspect estimates them (2 per multiply-add of a convolution or matrix product, 1 per "
+     "bias add and per output of an elementwise op) on the graph after shape inference and "
+     "constant folding for the benchmarked shapes. Compile time covers passes, lowering and "
+     "planning and, for c, "
      "emitting and $CC; for llvm, optimization and the JIT. bench/run.sh compares kiln with "
      "ONNX Runtime (not part of CTest).",
      bench_options, cmd_bench},
