@@ -31,8 +31,8 @@ board() {
     echo "FAIL $b: build: $(grep -m5 -E 'error|Error' "$T/$b.build")" >>"$R"
     return
   fi
-  # the tiles' a * b + c became fused multiply-adds (kiln_add_model's -ffp-contract=fast;
-  # under -std=c99 GCC does not fuse them); the soft-float M3 has no such instruction
+  # the tiles' multiply-adds are fused (KN_FMAF on targets with FMA: under the -std=c99 of
+  # kiln_add_model GCC would not contract a * b + c); the soft-float M3 has no such instruction
   if [ $b != mps2-an385 ]; then
     arm-none-eabi-objdump -d $([ $b = mps3-an547 ] && echo -m armv8.1-m.main) \
       "$B/kws_firmware.elf" | grep -q 'vfma\.f32' && echo ok >>"$R" ||
