@@ -170,7 +170,10 @@ void kn_shape_why(const kn_value *v, char *buf, size_t cap) {
 /* Whether the declared type h contradicts the inferred type t: both know the dtype, the
  * rank or a dim, and they differ. */
 static bool hint_disagrees(const kn_type *h, const kn_type *t) {
-    if (h->kind != t->kind) return h->kind != KN_KIND_TENSOR || h->rank >= 0;
+    bool t_unknown = t->kind == KN_KIND_TENSOR && t->dtype == KN_UNDEF && t->rank < 0;
+    bool h_unknown = h->kind == KN_KIND_TENSOR && h->dtype == KN_UNDEF && h->rank < 0;
+    if (t_unknown || h_unknown) return false; /* nothing known to disagree with */
+    if (h->kind != t->kind) return true;
     if (h->dtype != KN_UNDEF && t->dtype != KN_UNDEF && h->dtype != t->dtype) return true;
     if (h->rank < 0 || t->rank < 0) return false;
     if (h->rank != t->rank) return true;

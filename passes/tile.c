@@ -6,6 +6,8 @@
  * devices, whose parallel loops become work-items) this pass rebuilds the kernels
  * whose weights are constant f32 into the micro-kernel below, sized from the target's
  * vector width and register count, and records the tile in the kernel's schedule.
+ * A MatMul/Gemm whose B is known only at run time (attention) gets the same tiles, B
+ * packed by the kernel itself first (see "B known only at run time" below).
  * Kernels it does not suit keep their plain nest.
  *
  * Both are a product out[row, col] = init[col] + sum_r a[row, r] * b[r, col] where b is
@@ -653,7 +655,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *o
     return true;
 }
 
-/* ---- MatMul, Gemm with B known only at run time ----
+/* ---- MatMul, Gemm: B known only at run time ----
  *
  * Attention's products (Q K^T, softmax V) and a Gemm fed by another node take B from
  * the arena. The kernel packs it there first, into the layout kt_pack gives a constant

@@ -3,9 +3,9 @@
  * then through code emission: C text, the LLVM module (built and verified by
  * kn_llvm_build_module, not optimized) and OpenCL C. The input's size picks the target
  * the pipeline schedules for (the seeds stay valid models, and the tiles and vector
- * widths of several targets are exercised). Models with more than 64 nodes are skipped to bound the work
- * per input. Errors must come back as kn_diag statuses; the emitters must accept every
- * program the pipeline produces. */
+ * widths of several targets are exercised). Models with more than 64 nodes are skipped to bound the
+ * work per input. Errors must come back as kn_diag statuses; the emitters must accept every program
+ * the pipeline produces. */
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm_impl.h"
 #include "codegen/opencl/emit_opencl.h"
