@@ -160,12 +160,6 @@ function(kiln_add_model target)
   set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C C_STANDARD 99 C_EXTENSIONS OFF
                                              KILN_NAME ${KAM_NAME} KILN_DIR ${dir})
   target_include_directories(${target} PUBLIC ${dir})
-  if(NOT KAM_EMIT STREQUAL "obj")
-    # The tiles' multiply-adds are written a * b + c for the C compiler to fuse (one VFMA on
-    # a Cortex-M4F). GCC fuses only in its GNU modes: with -std=c99 (C_EXTENSIONS OFF) it
-    # stops, and DS-CNN on the M4 took 45% more instructions.
-    target_compile_options(${target} PRIVATE $<$<C_COMPILER_ID:GNU,Clang>:-ffp-contract=fast>)
-  endif()
   if(KAM_EMIT STREQUAL "opencl")
     if(TARGET kiln_opencl) # kiln's own build
       target_link_libraries(${target} PUBLIC kiln_opencl)

@@ -1,5 +1,5 @@
 /* Startup code for the Arm MPS2/MPS3 boards QEMU emulates (mps2-an385, mps2-an386,
- * mps2-an505, mps3-an547): the vector table, a reset handler that turns the FPU (and on
+ * mps2-an500, mps2-an505, mps3-an547): the vector table, a reset handler that turns the FPU (and on
  * the M55 Helium, which shares its enable bits) on before any float instruction can run,
  * copies .data from flash, zeroes .bss, opens newlib's semihosting streams and returns
  * main's value to QEMU through semihosting's exit. Symbols come from firmware.ld.

@@ -5,14 +5,14 @@
 # outputs match the reference torch computed (the firmware compares them and prints PASS
 # or FAIL; a fault ends QEMU with status 1), that it printed an instruction count, and that
 # the FPU boards' images use fused multiply-adds.
-# Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an505 (M33),
+# Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
 #   KILN_PACKAGE_DIR: a folder with kilnConfig.cmake (the build tree's kiln-build-tree)
 P=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 shift 2
-BOARDS=${*:-"mps2-an386 mps2-an385 mps2-an505 mps3-an547"}
+BOARDS=${*:-"mps2-an386 mps2-an385 mps2-an500 mps2-an505 mps3-an547"}
 for tool in arm-none-eabi-gcc qemu-system-arm; do
   command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
 done
@@ -31,8 +31,8 @@ board() {
     echo "FAIL $b: build: $(grep -m5 -E 'error|Error' "$T/$b.build")" >>"$R"
     return
   fi
-  # the tiles' a * b + c became fused multiply-adds (kiln_add_model's -ffp-contract=fast;
-  # under -std=c99 GCC does not fuse them); the soft-float M3 has no such instruction
+  # the tiles' multiply-adds are fused (KN_FMAF on targets with FMA: under the -std=c99 of
+  # kiln_add_model GCC would not contract a * b + c); the soft-float M3 has no such instruction
   if [ $b != mps2-an385 ]; then
     arm-none-eabi-objdump -d $([ $b = mps3-an547 ] && echo -m armv8.1-m.main) \
       "$B/kws_firmware.elf" | grep -q 'vfma\.f32' && echo ok >>"$R" ||
