@@ -146,6 +146,77 @@ def integer_ops():
     save("integer_ops", g, [x, a], [yc, ym])
 
 
+def qlinear_odd():
+    """Odd sizes for the integer tiles' dot products (KX_DOT): int8 activations with a
+    nonzero zero point (the u8 x s8 dot shifts them by 128), 5 and 19 input channels and
+    a reduction of 77 (partial words of 4 and of 2), 19 and 13 output channels (partial
+    blocks of 8 and 16 lanes), a 3x2 kernel with stride (1, 2) and asymmetric padding
+    (padding taps step with the zero point's word), per-channel weight scales; and a
+    QLinearMatMul of u8 weights with per-column zero points, whose w - wz leave the int8
+    range (the pair-of-16-bit dot)."""
+    x = rng.integers(-128, 128, (1, 5, 11, 13), dtype=np.int8)
+    xs, xz = np.float32(0.03), np.int8(-5)
+    w1 = rng.integers(-127, 128, (19, 5, 3, 2), dtype=np.int8)
+    w1s = (rng.random(19) * 0.004 + 0.001).astype(np.float32)
+    w1z = np.zeros(19, np.int8)
+    b1 = rng.integers(-3000, 3000, 19).astype(np.int32)
+    y1s, y1z = np.float32(0.06), np.int8(7)
+    pads1 = (2, 1, 0, 1)
+    acc1 = conv_ref(x, xz, w1, w1z, strides=(1, 2), pads=pads1, bias=b1)
+    y1 = requant(acc1, xs, w1s, y1s, y1z, np.int8, (1, 19, 1, 1))
+
+    w2 = rng.integers(-127, 128, (9, 19, 1, 1), dtype=np.int8)
+    w2s = (rng.random(9) * 0.004 + 0.001).astype(np.float32)
+    w2z = np.zeros(9, np.int8)
+    y2s, y2z = np.float32(0.08), np.int8(-3)
+    acc2 = conv_ref(y1, y1z, w2, w2z)
+    y2 = requant(acc2, y1s, w2s, y2s, y2z, np.int8, (1, 9, 1, 1))
+
+    k = y2.shape[2] * y2.shape[3]  # 77
+    w3 = rng.integers(-127, 128, (k, 13), dtype=np.int8)
+    w3s = (rng.random(13) * 0.002 + 0.0005).astype(np.float32)
+    w3z = np.zeros(13, np.int8)
+    y3s, y3z = np.float32(0.15), np.int8(1)
+    a3 = y2.reshape(9, k)
+    acc3 = (a3.astype(np.int64) - np.int64(y2z)) @ w3.astype(np.int64)
+    y3 = requant(acc3, y2s, w3s, y3s, y3z, np.int8, (1, 13))
+
+    a = rng.integers(0, 256, (3, 10), dtype=np.uint8)
+    az, asc = np.uint8(140), np.float32(0.01)
+    w4 = rng.integers(0, 256, (10, 17), dtype=np.uint8)
+    w4z = rng.integers(100, 150, 17).astype(np.uint8)
+    w4s = (rng.random(17) * 0.01 + 0.005).astype(np.float32)
+    y4s, y4z = np.float32(0.05), np.uint8(120)
+    acc4 = (a.astype(np.int64) - np.int64(az)) @ (w4.astype(np.int64) - w4z.astype(np.int64))
+    y4 = requant(acc4, asc, w4s, y4s, y4z, np.uint8, (1, 17))
+
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"], ["y1"],
+                         strides=[1, 2], pads=list(pads1), name="conv1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z"], ["y2"],
+                         name="conv2"),
+        helper.make_node("Reshape", ["y2", "shape"], ["rows"], name="rows"),
+        helper.make_node("QLinearMatMul", ["rows", "y2s", "y2z", "w3", "w3s", "w3z", "y3s", "y3z"], ["y3"],
+                         name="fc"),
+        helper.make_node("QLinearMatMul", ["a", "as", "az", "w4", "w4s", "w4z", "y4s", "y4z"], ["y4"],
+                         name="fc_u8"),
+    ]
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s), init("w1z", w1z),
+             init("y1s", y1s), init("y1z", y1z), init("b1", b1), init("w2", w2), init("w2s", w2s),
+             init("w2z", w2z), init("y2s", y2s), init("y2z", y2z), init("shape", np.array([9, k], np.int64)),
+             init("w3", w3), init("w3s", w3s), init("w3z", w3z), init("y3s", y3s), init("y3z", y3z),
+             init("as", asc), init("az", az), init("w4", w4), init("w4s", w4s), init("w4z", w4z),
+             init("y4s", y4s), init("y4z", y4z)]
+    g = helper.make_graph(nodes, "qlinear_odd",
+                          [helper.make_tensor_value_info("x", TensorProto.INT8, x.shape),
+                           helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape)],
+                          [helper.make_tensor_value_info("y3", TensorProto.INT8, y3.shape),
+                           helper.make_tensor_value_info("y2", TensorProto.INT8, y2.shape),
+                           helper.make_tensor_value_info("y4", TensorProto.UINT8, y4.shape)], inits)
+    save("qlinear_odd", g, [x, a], [y3, y2, y4])
+
+
 if __name__ == "__main__":
     qlinear_cnn()
     integer_ops()
+    qlinear_odd()
