@@ -53,8 +53,11 @@ typedef struct kt_tile {
     int dot;   /* the KX_DOT kind (kn_dot), 0: multiply and add */
     int parts; /* values per word (2 or 4), each `bits` wide */
     int bits;
-    int64_t xoff; /* added to each input value so it has the signedness the dot wants */
-    int64_t xzc;  /* xz + xoff: its product with the weights comes off the init */
+    int64_t xoff;  /* added to each input value so it has the signedness the dot wants */
+    int64_t xzc;   /* xz + xoff: its product with the weights comes off the init */
+    kn_kbuf *xzrt; /* the input zero point when it is known only at run time (then xzc is
+                      xoff), or NULL */
+    kn_kbuf *csum; /* with xzrt: each column's sum of w - wz, packed as the init */
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
@@ -93,6 +96,11 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
         for (int v = 0; v < T->nv; v++) {
             kn_kx *i0 = init ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
                              : kx_const(L, T->t, 0);
+            if (T->xzrt) /* - xz * sum of the column's weights, xz read at run time */
+                i0 = kx_sub(L, i0,
+                            kx_mul(L, kx_cast(L, KN_I32, kx_load(L, T->xzrt, kx_int(L, 0))),
+                                   kx_vload(L, T->csum, kx_add(L, idx, kx_int(L, v * T->lanes)),
+                                            T->lanes)));
             T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes, i0);
         }
 }
@@ -144,6 +152,11 @@ static kn_kx *kt_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals, int n) 
 
 /* The word of `parts` copies of the input's zero point (plus xoff): a padding tap. */
 static kn_kx *kt_zp_word(kn_lower *L, const kt_tile *T) {
+    if (T->xzrt) {
+        kn_kx *v[4];
+        for (int g = 0; g < T->parts; g++) v[g] = kx_load(L, T->xzrt, kx_int(L, 0));
+        return kt_word(L, T, v, T->parts);
+    }
     uint32_t w = 0, mask = T->bits == 8 ? 0xffu : 0xffffu;
     for (int g = 0; g < T->parts; g++) w |= ((uint32_t)T->xzc & mask) << (T->bits * g);
     return kx_const(L, KN_I32, (double)(int32_t)w);
@@ -230,7 +243,8 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * checked: each is the exact one plus (xz + xoff) times weights not yet reached. */
 static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *ov, kt_tile *T) {
     T->dot = 0;
-    if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz))) return;
+    T->xzrt = NULL;
+    if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz) && d->xz->numel != 1)) return;
     int kind =
         ov && ov->dot >= KN_DOT_S16X2 && ov->dot <= KN_DOT_S8S8X4 ? ov->dot : (int)tg->int8_dot;
     if (kind == KN_DOT_NONE) return;
@@ -246,7 +260,8 @@ static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *o
     T->xoff = kind == KN_DOT_U8S8X4   ? (xu8 ? 0 : 128)
               : kind == KN_DOT_S8S8X4 ? (xu8 ? -128 : 0)
                                       : 0;
-    T->xzc = (int64_t)cval(d->xz, 0) + T->xoff;
+    T->xzrt = d->xz && !is_const(d->xz) ? d->xz : NULL; /* DynamicQuantizeLinear's */
+    T->xzc = (T->xzrt ? 0 : (int64_t)cval(d->xz, 0)) + T->xoff;
     T->wt = KN_I32;
 }
 
@@ -328,6 +343,15 @@ static double conv_wdot(const void *ctx, int64_t rg, int64_t col) {
     for (; n < G->T->parts && cgrp * G->T->parts + n < G->cg; n++)
         v[n] = conv_w(ctx, (cgrp * G->T->parts + n) * khw + tap, col);
     return kt_pack_word(G->T, v, n);
+}
+
+/* with a run-time input zero point: the column's sum of w - wz */
+static double conv_csum(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const conv_src *s = ctx;
+    double sum = 0;
+    for (int64_t i = 0; i < s->G->cg * s->G->kh * s->G->kw; i++) sum += conv_w(ctx, i, col);
+    return sum;
 }
 
 /* the accumulators' init: the bias, minus xzc * sum of the column's weights (dots) */
@@ -585,6 +609,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     G.wpk = kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
+    if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
     G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
@@ -709,6 +734,15 @@ static double mm_bdot(const void *ctx, int64_t rg, int64_t col) {
     return kt_pack_word(s->T, v, n);
 }
 
+/* with a run-time input zero point: the column's sum of w - wz */
+static double mm_csum(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const mm_src *s = ctx;
+    double sum = 0;
+    for (int64_t k = 0; k < s->k; k++) sum += mm_b(ctx, k, col);
+    return sum;
+}
+
 static double mm_c(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const mm_src *s = ctx;
@@ -809,6 +843,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     else
         G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
     G->init = G->d->bias || T.dot ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx) : NULL;
+    if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
     int64_t full = G->n / T.kb, tail = G->n % T.kb;
     if (full) {

@@ -16,7 +16,7 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 export CC=${CC:-gcc}
-for m in qlinear_cnn qlinear_odd integer_ops; do
+for m in qlinear_cnn qlinear_odd integer_ops dynamic_quant; do
   M=$S/tests/quant/models/$m
   for t in x86-64-avx512 cortex-m4; do
     "$KILN" compile "$M/model.onnx" -o "$T/c" --target $t --dump-schedule "$T/s.txt" >/dev/null ||

@@ -332,8 +332,69 @@ def qdq_cnn():
     save("qdq_cnn", g, [x], [out3, out4, out2])
 
 
+def dyn_quant(x):
+    """DynamicQuantizeLinear by its definition, in float32 as the reference computes it."""
+    x = x.astype(np.float32)
+    lo, hi = np.float32(min(0.0, x.min())), np.float32(max(0.0, x.max()))
+    s = np.float32((hi - lo) / np.float32(255))
+    z = np.uint8(np.clip(np.rint(np.float32(0) - lo / s), 0, 255))
+    q = np.clip(np.rint(x / s) + np.float32(z), 0, 255).astype(np.uint8)
+    return q, s, z
+
+
+def dynamic_quant():
+    """Dynamically quantized layers as ONNX Runtime's dynamic quantizer writes them:
+    DynamicQuantizeLinear on a float activation -> MatMulInteger / ConvInteger with
+    constant int8 weights -> Cast to float -> Mul by (x_scale * w_scale) -> Add bias. The
+    integer tiles use the dot products with the activation's zero point read at run
+    time. The int32 products are outputs too (compared exactly); the float outputs
+    follow the float32 ops of the graph."""
+    x = (rng.random((5, 37)) * 3 - 1).astype(np.float32)
+    w = rng.integers(-127, 128, (37, 23), dtype=np.int8)
+    ws = np.float32(0.0123)
+    b = (rng.random(23) - 0.5).astype(np.float32)
+    xq, xs, xz = dyn_quant(x)
+    acc = ((xq.astype(np.int64) - np.int64(xz)) @ w.astype(np.int64)).astype(np.int32)
+    y = (acc.astype(np.float32) * np.float32(xs * ws) + b).astype(np.float32)
+
+    xc = (rng.random((1, 6, 9, 8)) * 2 - 1.5).astype(np.float32)
+    wc = rng.integers(-127, 128, (10, 6, 3, 3), dtype=np.int8)
+    wcs = np.float32(0.0071)
+    bc = (rng.random((1, 10, 1, 1)) - 0.5).astype(np.float32)
+    cq, cs, cz = dyn_quant(xc)
+    accc = conv_ref(cq, cz, wc, np.int8(0), pads=(1, 1, 1, 1)).astype(np.int32)
+    yc = (accc.astype(np.float32) * np.float32(cs * wcs) + bc).astype(np.float32)
+
+    N = helper.make_node
+    nodes = [
+        N("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="x_quant"),
+        N("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"], name="mm_int"),
+        N("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT, name="mm_cast"),
+        N("Mul", ["xs", "ws"], ["scale"], name="mm_scale"),
+        N("Mul", ["accf", "scale"], ["mmf"], name="mm_mul"),
+        N("Add", ["mmf", "b"], ["y"], name="mm_bias"),
+        N("DynamicQuantizeLinear", ["xc"], ["cq", "cs", "cz"], name="c_quant"),
+        N("ConvInteger", ["cq", "wc", "cz", "wcz"], ["accc"], pads=[1, 1, 1, 1], name="conv_int"),
+        N("Cast", ["accc"], ["acccf"], to=TensorProto.FLOAT, name="conv_cast"),
+        N("Mul", ["cs", "wcs"], ["cscale"], name="conv_scale"),
+        N("Mul", ["acccf", "cscale"], ["cf"], name="conv_mul"),
+        N("Add", ["cf", "bc"], ["yc"], name="conv_bias"),
+    ]
+    inits = [init("w", w), init("wz", np.int8(0)), init("ws", ws), init("b", b), init("wc", wc),
+             init("wcz", np.int8(0)), init("wcs", wcs), init("bc", bc)]
+    g = helper.make_graph(nodes, "dynamic_quant",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                           helper.make_tensor_value_info("xc", TensorProto.FLOAT, xc.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
+                           helper.make_tensor_value_info("yc", TensorProto.FLOAT, yc.shape),
+                           helper.make_tensor_value_info("acc", TensorProto.INT32, acc.shape),
+                           helper.make_tensor_value_info("accc", TensorProto.INT32, accc.shape)], inits)
+    save("dynamic_quant", g, [x, xc], [y, yc, acc, accc])
+
+
 if __name__ == "__main__":
     qlinear_cnn()
     integer_ops()
     qlinear_odd()
     qdq_cnn()
+    dynamic_quant()
