@@ -95,6 +95,29 @@ static char *copy_str(const char *s) {
     return d;
 }
 
+/* The library's advice in the host API's words (ir/diag.h): option setters, never the
+ * command line's options. */
+static const char *const api_hints[KN_HINT_COUNT] = {
+    [KN_HINT_SHAPE_OPT] = "kiln_options_set_input_shape()",
+    [KN_HINT_DIM_OPT] = "kiln_options_set_dim()",
+    [KN_HINT_LENGTH] = "the host API does not take sequence inputs; compile the model to C or "
+                       "an object file instead (docs/generated-c.md)",
+    [KN_HINT_FIX_SHAPES] = "fix input dimensions with kiln_options_set_input_shape() or "
+                           "kiln_options_set_dim()",
+    [KN_HINT_BIND] = "make that input a constant (an initializer) of the model",
+    [KN_HINT_NO_LOWERING] = "no compiled backend runs this model yet",
+    [KN_HINT_EMIT_OPENCL] = "the host API runs CPU targets only (kiln_options_set_target())",
+    [KN_HINT_EMIT_OBJ] = "the host API runs targets of this machine only "
+                         "(kiln_options_set_target(): native or generic)",
+    [KN_HINT_STRING_BYTES] = "the host API does not take string tensors",
+};
+
+/* kn_ctx_init with the host API's wording of advice. */
+static void api_ctx_init(kn_ctx *cx, const char *file) {
+    kn_ctx_init(cx, file);
+    cx->hints = api_hints;
+}
+
 /* ---- models ---- */
 
 struct kiln_model {
@@ -134,7 +157,7 @@ static kiln_status make_model(void *bytes, size_t size, const char *base_dir, co
         return fail(KILN_ELIMIT, "out of memory");
     }
     kn_ctx cx;
-    kn_ctx_init(&cx, m->name);
+    api_ctx_init(&cx, m->name);
     kn_graph *g;
     if (parse(&cx, m, &g)) {
         kiln_model_destroy(m);
@@ -150,7 +173,7 @@ kiln_status kiln_model_load_file(const char *path, kiln_model **out) {
     *out = NULL;
     if (!path) return fail(KILN_EINVAL, "kiln_model_load_file: path is NULL");
     kn_ctx cx;
-    kn_ctx_init(&cx, path);
+    api_ctx_init(&cx, path);
     void *buf;
     size_t len;
     if (kn_read_file(&cx, path, &buf, &len)) return finish(&cx);
@@ -495,7 +518,7 @@ kiln_status kiln_compile_jit(const kiln_model *model, const kiln_options *option
     kiln_compiled *c = calloc(1, sizeof *c);
     if (!c) return fail(KILN_ELIMIT, "out of memory");
     kn_ctx cx;
-    kn_ctx_init(&cx, model->name);
+    api_ctx_init(&cx, model->name);
     if (compile(&cx, model, options, c)) {
         /* copy_io may have filled part of an array: free only what exists */
         if (!c->in) c->nin = 0;

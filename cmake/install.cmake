@@ -53,4 +53,24 @@ install(FILES ${CMAKE_BINARY_DIR}/kiln.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man
 
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
-install(DIRECTORY examples/digits examples/jit DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(DIRECTORY examples/digits examples/jit examples/firmware DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# find_package(kiln) from the build tree, without installing (kiln_DIR=<build>/kiln-build-tree):
+# the compiler just built and the CMake functions from the source tree, as a cross-compiling
+# project sees the installed package (no host libraries). The firmware test builds
+# examples/firmware against it.
+set(KILN_BUILD_TREE_DIR ${CMAKE_BINARY_DIR}/kiln-build-tree)
+file(GENERATE OUTPUT ${KILN_BUILD_TREE_DIR}/kilnConfig.cmake CONTENT
+"# kiln's build tree as a package (cmake/install.cmake). Generated; do not edit.
+set(KILN_VERSION ${PROJECT_VERSION})
+if(NOT TARGET kiln::kiln)
+  add_executable(kiln::kiln IMPORTED)
+  set_target_properties(kiln::kiln PROPERTIES IMPORTED_LOCATION \"$<TARGET_FILE:kiln>\")
+endif()
+if(NOT KILN_EXECUTABLE)
+  set(KILN_EXECUTABLE \"$<TARGET_FILE:kiln>\")
+endif()
+include(\"${CMAKE_SOURCE_DIR}/cmake/kiln_add_model.cmake\")
+")
+write_basic_package_version_file(${KILN_BUILD_TREE_DIR}/kilnConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)

@@ -81,9 +81,14 @@ kn_status kn_read_file(kn_ctx *cx, const char *path, void **buf, size_t *len) {
 static kn_status tensor_type(kn_ctx *cx, const kn_node *n, const Onnx__TensorProto *tp,
                              kn_type *t) {
     const char *name = tp->name ? tp->name : "";
-    if (!tp->has_data_type || !kn_dtype_valid(tp->data_type))
+    if (!tp->has_data_type || !kn_dtype_valid(tp->data_type)) {
+        const char *tn = kn_onnx_type_name(tp->data_type);
+        if (tn)
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s' has data type %s (%d): %s", name,
+                           tn, (int)tp->data_type, KN_UNSUPPORTED_TYPES);
         return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s' has unsupported data type %d", name,
                        (int)tp->data_type);
+    }
     if (tp->n_dims > KN_MAX_RANK)
         return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s' has rank %zu, more than %d", name,
                        tp->n_dims, KN_MAX_RANK);
@@ -337,9 +342,14 @@ static kn_status convert_type(loader *L, const kn_node *n, const char *what,
     switch (tp->value_case) {
     case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
         const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
-        if (tt->has_elem_type && tt->elem_type && !kn_dtype_valid(tt->elem_type))
+        if (tt->has_elem_type && tt->elem_type && !kn_dtype_valid(tt->elem_type)) {
+            const char *tn = kn_onnx_type_name(tt->elem_type);
+            if (tn)
+                return kn_diag(cx, n, KN_EUNSUPPORTED, "%s has element type %s (%d): %s", what, tn,
+                               (int)tt->elem_type, KN_UNSUPPORTED_TYPES);
             return kn_diag(cx, n, KN_EUNSUPPORTED, "%s has unsupported element type %d", what,
                            (int)tt->elem_type);
+        }
         t->dtype = (kn_dtype)tt->elem_type;
         if (!tt->shape) return KN_OK;
         if (tt->shape->n_dim > KN_MAX_RANK)
@@ -921,6 +931,29 @@ static kn_status load_nodes(loader *L, kn_graph *g, Onnx__NodeProto *const *node
     return st;
 }
 
+/* Refuses value `name` (an initializer or graph input, what) of an ONNX data type kiln
+ * has no dtype for (float8, int4, complex), naming the first node of gp that reads it. */
+static kn_status refuse_type(loader *L, const Onnx__GraphProto *gp, const char *what,
+                             const char *name, int type) {
+    for (size_t i = 0; i < gp->n_node; i++)
+        for (size_t k = 0; k < gp->node[i]->n_input; k++)
+            if (!strcmp(gp->node[i]->input[k], name))
+                return kn_diag(L->cx, NULL, KN_EUNSUPPORTED,
+                               "node '%s' (%s): input %zu is %s '%s' of data type %s (%d): %s",
+                               gp->node[i]->name ? gp->node[i]->name : "",
+                               gp->node[i]->op_type ? gp->node[i]->op_type : "", k, what, name,
+                               kn_onnx_type_name(type), type, KN_UNSUPPORTED_TYPES);
+    return kn_diag(L->cx, NULL, KN_EUNSUPPORTED, "%s '%s' has data type %s (%d): %s", what, name,
+                   kn_onnx_type_name(type), type, KN_UNSUPPORTED_TYPES);
+}
+
+/* The ONNX data type of a ValueInfoProto's tensor type, else 0. */
+static int vi_elem_type(const Onnx__ValueInfoProto *vi) {
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) return 0;
+    return tp->tensor_type->has_elem_type ? tp->tensor_type->elem_type : 0;
+}
+
 static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) {
     kn_ctx *cx = L->cx;
     kn_arena *a = g->arena;
@@ -936,6 +969,8 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         if (find_local(g, name))
             return kn_diag(cx, NULL, KN_EINVAL, "initializer '%s' is defined twice", name);
         kn_tensor *t;
+        if (tp->has_data_type && !kn_dtype_valid(tp->data_type) && kn_onnx_type_name(tp->data_type))
+            return refuse_type(L, gp, "initializer", name, tp->data_type);
         if (sparse ? densify(L, NULL, a, sp, &t) : decode_tensor(L, NULL, a, tp, &t))
             return cx->status;
         if (!sparse) release_data(gp->initializer[i]);
@@ -954,12 +989,30 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         char what[300];
         snprintf(what, sizeof what, "graph input '%s'", name);
         kn_type t;
+        int et = vi_elem_type(vi);
+        if (et && !kn_dtype_valid(et) && kn_onnx_type_name(et))
+            return refuse_type(L, gp, "graph input", name, et);
         if (convert_type(L, NULL, what, vi->type, &t)) return cx->status;
         v = kn_graph_add_value(g, name, &t);
         v->flags |= KN_VALUE_INPUT;
         g->inputs[g->nin++] = v;
     }
     if (load_nodes(L, g, gp->node, gp->n_node)) return cx->status;
+    if (!g->parent) { /* declared types of computed values: checked by shape inference */
+        g->hints = kn_arena_array(a, gp->n_value_info + gp->n_output + 1, sizeof *g->hints);
+        for (size_t i = 0; i < gp->n_value_info; i++) {
+            const Onnx__ValueInfoProto *vi = gp->value_info[i];
+            kn_value *v = vi->name ? find_local(g, vi->name) : NULL;
+            kn_type t;
+            char what[300];
+            snprintf(what, sizeof what, "value_info '%s'", vi->name ? vi->name : "");
+            if (!v || !v->producer || convert_type(L, NULL, what, vi->type, &t)) {
+                kn_ctx_clear(cx); /* a value_info that names nothing or is unreadable */
+                continue;
+            }
+            g->hints[g->nhints++] = (kn_type_hint){v, t};
+        }
+    }
     g->outputs = kn_arena_array(a, gp->n_output + 1, sizeof *g->outputs);
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
@@ -970,6 +1023,7 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
             char what[300];
             snprintf(what, sizeof what, "graph output '%s'", name);
             if (convert_type(L, NULL, what, vi->type, &v->type)) return cx->status;
+            if (!g->parent) g->hints[g->nhints++] = (kn_type_hint){v, v->type};
         }
         v->flags |= KN_VALUE_OUTPUT;
         g->outputs[g->nout++] = v;

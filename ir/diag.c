@@ -16,6 +16,25 @@ void kn_ctx_clear(kn_ctx *cx) {
     cx->msg[0] = 0;
 }
 
+/* The library's own wording: no front end's options. */
+static const char *const neutral_hints[KN_HINT_COUNT] = {
+    [KN_HINT_SHAPE_OPT] = "input shape",
+    [KN_HINT_DIM_OPT] = "dimension",
+    [KN_HINT_LENGTH] = "its length must be known before compiling",
+    [KN_HINT_FIX_SHAPES] = "give the input dimensions fixed sizes",
+    [KN_HINT_BIND] = "make the input a constant of the model",
+    [KN_HINT_NO_LOWERING] = "the reference interpreter runs it",
+    [KN_HINT_EMIT_OPENCL] = "compile for it as OpenCL",
+    [KN_HINT_EMIT_OBJ] = "compile for it to an object file",
+    [KN_HINT_STRING_BYTES] = "raise the maximum string size",
+};
+
+const char *kn_hint_text(const kn_ctx *cx, kn_hint h) {
+    KN_ASSERT(h >= 0 && h < KN_HINT_COUNT);
+    const char *t = cx && cx->hints ? cx->hints[h] : NULL;
+    return t ? t : neutral_hints[h];
+}
+
 /* "FILE: node 'NAME' (OP): message" into buf. */
 static void format(char *buf, size_t cap, const char *file, const kn_node *n, const char *fmt,
                    va_list ap) {

@@ -23,6 +23,23 @@ typedef enum kn_status {
 
 struct kn_node;
 
+/* Advice and option names in messages that depend on who called the library: the
+ * command line says "--shape", the host API "kiln_options_set_input_shape()". Library
+ * code asks for the text by id (kn_hint_text) and never spells one front end's
+ * options itself; a front end sets kn_ctx.hints to its table. */
+typedef enum kn_hint {
+    KN_HINT_SHAPE_OPT,    /* the option that sets an input's shape ("--shape") */
+    KN_HINT_DIM_OPT,      /* the option that sets a named dimension ("--dim") */
+    KN_HINT_LENGTH,       /* advice: how to give a sequence input's length */
+    KN_HINT_FIX_SHAPES,   /* advice: how to make input shapes static */
+    KN_HINT_BIND,         /* advice: how to make an input value known at compile time */
+    KN_HINT_NO_LOWERING,  /* advice: an op that code generation cannot lower yet */
+    KN_HINT_EMIT_OPENCL,  /* advice: a target that is an OpenCL device */
+    KN_HINT_EMIT_OBJ,     /* advice: a target that cannot run in this process */
+    KN_HINT_STRING_BYTES, /* advice: raise the storage of one string */
+    KN_HINT_COUNT
+} kn_hint;
+
 /* Something a long compile reports as it goes, for -v and progress displays. */
 typedef enum kn_event_kind {
     KN_EVENT_PASS,   /* a pass finished: name, ms, size (nodes or kernels after it) */
@@ -53,7 +70,13 @@ typedef struct kn_ctx {
     void (*on_warning)(void *user, const char *msg); /* one line with file and node */
     void (*on_event)(void *user, const kn_event *ev);
     void *hook_user;
+    /* KN_HINT_COUNT texts indexed by kn_hint (borrowed, static), or NULL: the library's
+     * own wording, which names no option of any front end. */
+    const char *const *hints;
 } kn_ctx;
+
+/* The text of hint h for cx's front end (never NULL). */
+const char *kn_hint_text(const kn_ctx *cx, kn_hint h);
 
 void kn_ctx_init(kn_ctx *cx, const char *file);
 /* Record an error about a node (node may be NULL). Returns the status recorded, so

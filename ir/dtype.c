@@ -20,6 +20,34 @@ const kn_dtype_info *kn_dtype_get(int t) {
     return t > 0 && t < KN_DTYPE_MAX ? &infos[t] : &none;
 }
 
+const char *kn_onnx_type_name(int t) {
+    static const char *const names[] = {NULL,
+                                        "float",
+                                        "uint8",
+                                        "int8",
+                                        "uint16",
+                                        "int16",
+                                        "int32",
+                                        "int64",
+                                        "string",
+                                        "bool",
+                                        "float16",
+                                        "double",
+                                        "uint32",
+                                        "uint64",
+                                        "complex64",
+                                        "complex128",
+                                        "bfloat16",
+                                        "float8e4m3fn",
+                                        "float8e4m3fnuz",
+                                        "float8e5m2",
+                                        "float8e5m2fnuz",
+                                        "uint4",
+                                        "int4",
+                                        "float4e2m1"};
+    return t > 0 && t < (int)(sizeof names / sizeof *names) ? names[t] : NULL;
+}
+
 kn_dtype kn_dtype_parse(const char *s) {
     static const struct {
         const char *onnx;

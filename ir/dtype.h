@@ -50,6 +50,11 @@ static inline const char *kn_dtype_name(int t) {
     const char *n = kn_dtype_get(t)->name;
     return n ? n : "?";
 }
+/* The ONNX name of TensorProto data type t, kiln dtype or not ("float8e4m3fn", "int4",
+ * "complex64", ...); NULL for numbers ONNX does not define (up to IR version 10). */
+const char *kn_onnx_type_name(int t);
+/* Why a model with such a type is refused, for messages. */
+#define KN_UNSUPPORTED_TYPES "kiln has no float8, 4-bit or complex element types"
 /* Parse "f32" (or ONNX "float"); KN_UNDEF if unknown. */
 kn_dtype kn_dtype_parse(const char *s);
 

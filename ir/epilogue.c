@@ -31,6 +31,18 @@ static const struct {
     {KN_EPI_GELU_TANH, "GeluTanh", 0, false},
     {KN_EPI_ADD, "Add", 0, true},
     {KN_EPI_MUL, "Mul", 0, true},
+    {KN_EPI_SUB, "Sub", 0, true},
+    {KN_EPI_DIV, "Div", 0, true},
+    {KN_EPI_RSUB, "RSub", 0, true},
+    {KN_EPI_RDIV, "RDiv", 0, true},
+    {KN_EPI_NEG, "Neg", 0, false},
+    {KN_EPI_ABS, "Abs", 0, false},
+    {KN_EPI_EXP, "Exp", 0, false},
+    {KN_EPI_LOG, "Log", 0, false},
+    {KN_EPI_SQRT, "Sqrt", 0, false},
+    {KN_EPI_ERF, "Erf", 0, false},
+    {KN_EPI_RECIP, "Reciprocal", 0, false},
+    {KN_EPI_POW, "Pow", 1, false},
 };
 
 enum { NSTEPS = sizeof steps / sizeof *steps };
@@ -209,6 +221,18 @@ static double apply(const kn_epi_step *s, double v, double x) {
     case KN_EPI_GELU_TANH: return 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
     case KN_EPI_ADD: return v + x;
     case KN_EPI_MUL: return v * x;
+    case KN_EPI_SUB: return v - x;
+    case KN_EPI_DIV: return v / x;
+    case KN_EPI_RSUB: return x - v;
+    case KN_EPI_RDIV: return x / v;
+    case KN_EPI_NEG: return -v;
+    case KN_EPI_ABS: return fabs(v);
+    case KN_EPI_EXP: return exp(v);
+    case KN_EPI_LOG: return log(v);
+    case KN_EPI_SQRT: return sqrt(v);
+    case KN_EPI_ERF: return erf(v);
+    case KN_EPI_RECIP: return 1 / v;
+    case KN_EPI_POW: return pow(v, s->a);
     }
     return v;
 }

@@ -17,9 +17,14 @@
  *   "Gelu"               v/2 * (1 + erf(v / sqrt 2))
  *   "GeluTanh"           v/2 * (1 + tanh(sqrt(2/pi) * (v + 0.044715 v^3)))
  *   "Add @K" / "Mul @K"  v + x / v * x, x the node's input K broadcast to the output
+ *   "Sub @K" / "Div @K"  v - x / v / x
+ *   "RSub @K" / "RDiv @K" x - v / x / v
+ *   "Neg" "Abs" "Exp" "Log" "Sqrt" "Erf" "Reciprocal"   the unary op on v
+ *   "Pow A"              v^A (A a constant; 2 and 3 as products)
  *
  * Operands are extra node inputs after the op's own (the attribute names their index),
- * so use-def chains, liveness and the memory plan see them. The interpreter applies
+ * so use-def chains, liveness and the memory plan see them. passes/fuse.c adds activations
+ * and residual Adds; passes/chain.c the arithmetic and unary-math steps. The interpreter applies
  * the steps after the op (kn_epilogue_eval); lowerings and the tile pass apply them
  * to each value they store (kl_epilogue). */
 #ifndef KN_EPILOGUE_H
@@ -42,13 +47,25 @@ typedef enum kn_epi_op {
     KN_EPI_GELU_TANH,
     KN_EPI_ADD,
     KN_EPI_MUL,
+    KN_EPI_SUB,
+    KN_EPI_DIV,
+    KN_EPI_RSUB,
+    KN_EPI_RDIV,
+    KN_EPI_NEG,
+    KN_EPI_ABS,
+    KN_EPI_EXP,
+    KN_EPI_LOG,
+    KN_EPI_SQRT,
+    KN_EPI_ERF,
+    KN_EPI_RECIP,
+    KN_EPI_POW,
 } kn_epi_op;
 
 enum { KN_EPI_MAX = 8 };
 
 typedef struct kn_epi_step {
     kn_epi_op op;
-    double a, b; /* parameters (Clip's bounds, LeakyRelu's alpha, HardSigmoid's) */
+    double a, b; /* parameters (Clip's bounds, LeakyRelu's alpha, HardSigmoid's, Pow's) */
     int operand; /* Add/Mul: the node input read at the output position; else -1 */
 } kn_epi_step;
 

@@ -103,6 +103,13 @@ typedef struct kn_iogroup {
     int first, count;
 } kn_iogroup;
 
+/* A type the model declares for a computed value (ValueInfoProto of value_info or of a
+ * graph output); shape inference recomputes every type, and warns where they differ. */
+typedef struct kn_type_hint {
+    kn_value *v;
+    kn_type type;
+} kn_type_hint;
+
 struct kn_graph {
     kn_arena *arena;  /* the root's arena */
     kn_graph *parent; /* enclosing graph of a subgraph, NULL for the root */
@@ -124,11 +131,13 @@ struct kn_graph {
                                  element whose length is known only at run time, NUL
                                  included; 0: the default (KN_MAX_STRING_BYTES, ir/kir.h) */
     int ir_version;
-    const char *invalid; /* an If branch whose static inference failed for the fixed
-                            input shapes (the condition being unknown): why. Compiled
-                            code returns KN_STATUS_INVALID_BRANCH if it is taken */
-    int ngroups;         /* root: sequence/optional inputs and outputs, flattened */
-    kn_iogroup *groups;  /* to tensors by passes/deseq.c; NULL until then */
+    const char *invalid;        /* an If branch whose static inference failed for the fixed
+                                   input shapes (the condition being unknown): why. Compiled
+                                   code returns KN_STATUS_INVALID_BRANCH if it is taken */
+    int nhints;                 /* root: value_info and declared output types, checked */
+    struct kn_type_hint *hints; /* against the first shape inference (ir/infer.c) */
+    int ngroups;                /* root: sequence/optional inputs and outputs, flattened */
+    kn_iogroup *groups;         /* to tensors by passes/deseq.c; NULL until then */
 };
 
 /* A new root graph with its own arena. Destroy with kn_graph_destroy(). */

@@ -167,10 +167,41 @@ void kn_shape_why(const kn_value *v, char *buf, size_t cap) {
     }
 }
 
+/* Whether the declared type h contradicts the inferred type t: both know the dtype, the
+ * rank or a dim, and they differ. */
+static bool hint_disagrees(const kn_type *h, const kn_type *t) {
+    if (h->kind != t->kind) return h->kind != KN_KIND_TENSOR || h->rank >= 0;
+    if (h->dtype != KN_UNDEF && t->dtype != KN_UNDEF && h->dtype != t->dtype) return true;
+    if (h->rank < 0 || t->rank < 0) return false;
+    if (h->rank != t->rank) return true;
+    for (int i = 0; i < h->rank; i++)
+        if (h->dims[i] >= 0 && t->dims[i] >= 0 && h->dims[i] != t->dims[i]) return true;
+    return false;
+}
+
+/* Warns, once per model, about each declared type (value_info, graph outputs) that the
+ * inferred types contradict, as ONNX Runtime does; kiln uses the inferred ones. The
+ * check waits for a context that reports warnings (scratch inference runs do not). */
+static void check_hints(kn_ctx *cx, kn_graph *g) {
+    if (!cx->on_warning) return;
+    for (int i = 0; i < g->nhints; i++) {
+        const kn_type_hint *h = &g->hints[i];
+        if (!hint_disagrees(&h->type, &h->v->type)) continue;
+        char a[256], b[256];
+        kn_warn(cx, h->v->producer,
+                "the model declares '%s' as %s (value_info or graph output), but shape "
+                "inference gives %s; kiln uses the inferred type",
+                h->v->name, kn_type_str(&h->type, a, sizeof a),
+                kn_type_str(&h->v->type, b, sizeof b));
+    }
+    g->nhints = 0;
+}
+
 kn_status kn_infer_graph(kn_ctx *cx, kn_graph *g) {
     kn_arena *scratch = kn_arena_create();
     kn_status st = KN_OK;
     for (int i = 0; i < g->nnodes && !st; i++) st = kn_infer_node(cx, g->nodes[i], scratch);
     kn_arena_destroy(scratch);
+    if (!st && !g->parent) check_hints(cx, g);
     return st;
 }

@@ -167,6 +167,13 @@ void kl_fail(kn_lower *L, int status) {
 }
 
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
+    size_t bytes = (size_t)numel * kn_dtype_get(t)->size;
+    for (int i = 0; i < L->p->nbufs; i++) {
+        kn_kbuf *b = L->p->bufs[i];
+        if (b->kind == KB_CONST && b->data && b->dtype == t && b->rank == 1 && b->numel == numel &&
+            !memcmp(b->data->data, data, bytes))
+            return b;
+    }
     kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);
     KN_ASSERT(x);
     memcpy(x->data, data, kn_tensor_nbytes(x));

@@ -182,6 +182,12 @@ struct kn_kbuf {
  *   matmul: y[r][j] = epi(alpha * sum_k a(r, k) * b(k, j) + beta * bias[j]) over the rows r of
  *           every batch, a(r, k) = x[r*K + k] (ta: x[k*M + r]), b(k, j) = w[k*N + j]
  *           (tb: w[j*K + k])
+ *   batched matmul (batch > 1: B differs between batches, as in attention): y holds
+ *           `batch` matrices of M x N one after another; batch i is the product above
+ *           with x and w read from xoff(i) and woff(i) on, where i written in the batch
+ *           dims bdims[0..nbd) (row-major) has coordinates c_d and xoff(i) = sum c_d *
+ *           xbs[d], woff(i) = sum c_d * wbs[d] (a stride 0 where that operand broadcasts).
+ *           batch 0 or 1: one matrix product; A's batches, if any, are folded into M.
  *
  * epi is the kernel's fused epilogue; its operands are buffers read at y's position.
  *
@@ -209,6 +215,8 @@ typedef struct kn_contract {
     int64_t M, K, N; /* M: rows of all batches */
     bool ta, tb;
     double alpha, beta;
+    int nbd; /* batched matmul (see above): batch dims, their extents */
+    int64_t batch, bdims[KN_MAX_RANK], xbs[KN_MAX_RANK], wbs[KN_MAX_RANK];
     const struct kn_epilogue *epi; /* NULL: none */
     kn_kbuf *operand[8];           /* epi->s[k]'s operand buffer, or NULL */
     /* integer contractions (see above); all NULL for float ones */
@@ -353,7 +361,9 @@ bool kl_register_tiles(kn_lower *L);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
 /* A constant table computed at lowering time (emitted as static const data): numel
- * elements of dtype t copied from data. */
+ * elements of dtype t copied from data. A table with the same dtype and bytes as an
+ * earlier one of the program is that one (weights shared by several nodes, packed the
+ * same way, are emitted once); callers must not write to a table's data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
 
 /* Describes the kernel being built as a contraction (copied); ignored for a node lowered
@@ -395,6 +405,10 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
  * without one). ir/lower/epilogue.c. */
 struct kn_epilogue;
 kn_kx *kl_epilogue(kn_lower *L, const struct kn_epilogue *e, kn_kx *v, kn_kx *const *operands);
+/* Softmax / LayerNormalization over the last axis as vector row kernels on CPU targets
+ * (ir/lower/rows.c); false (nothing built) when the general lowering must do it. */
+bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 /* x[...] broadcast (numpy rules) to output y's position given by one coordinate
  * expression per axis of y. */
 kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);

@@ -84,15 +84,16 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' has shape %s, not known at compile time: this %s's output "
                        "shape depends on the data of its inputs, not only on their shapes, and "
-                       "compiled code needs static shapes",
-                       v->name, kn_type_str(&v->type, buf, sizeof buf), n->op_type);
+                       "compiled code needs static shapes (%s)",
+                       v->name, kn_type_str(&v->type, buf, sizeof buf), n->op_type,
+                       kn_hint_text(cx, KN_HINT_NO_LOWERING));
     char why[600];
     if (!kn_type_static(&v->type)) kn_shape_why(v, why, sizeof why);
     if (!kn_type_static(&v->type))
         return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "value '%s' has shape %s, not known at compile time: %s (fix input "
-                       "dimensions with --shape/--dim, or bake inputs in with --bind)",
-                       v->name, kn_type_str(&v->type, buf, sizeof buf), why);
+                       "value '%s' has shape %s, not known at compile time: %s (%s, or %s)",
+                       v->name, kn_type_str(&v->type, buf, sizeof buf), why,
+                       kn_hint_text(cx, KN_HINT_FIX_SHAPES), kn_hint_text(cx, KN_HINT_BIND));
     if (v->type.dtype == KN_STRING && v->constant) /* no string literals in weights yet */
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' is a constant string tensor; code generators take strings "
@@ -136,7 +137,9 @@ static kn_status lower_node(kn_lower *L, const kn_node *n) {
     kn_ctx *cx = L->cx;
     const kn_opdesc *d = kn_op_desc(n->op);
     if (!d->lower)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "operator is not supported by code generation yet");
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "code generation cannot lower the %s operator yet (%s)", n->op_type,
+                       kn_hint_text(cx, KN_HINT_NO_LOWERING));
     KN_ASSERT(n->nin <= 256 && n->nout <= 256);
     kn_kbuf *inb[256] = {0}, *outb[256] = {0};
     for (int k = 0; k < n->nin; k++)
@@ -171,6 +174,14 @@ kn_status kl_subgraph(kn_lower *L, const kn_graph *body, kn_kbuf *const *in, kn_
         kl_copy(L, out[j], kx_int(L, 0), src, kx_int(L, 0), kx_int(L, src->numel));
     }
     return KN_OK;
+}
+
+/* True if some output of n is present (ONNX allows a node whose outputs are all
+ * omitted; it computes nothing anyone can see). */
+static bool has_output(const kn_node *n) {
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k]) return true;
+    return false;
 }
 
 kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const kn_target *target,
@@ -210,6 +221,7 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
         if (v->producer && !vbuf[v->id]) vbuf[v->id] = b;
     }
     for (int i = 0; i < g->nnodes; i++) {
+        if (!has_output(g->nodes[i])) continue; /* every output absent: nothing to compute */
         begin_kernel(&L, g->nodes[i], NULL);
         if (lower_node(&L, g->nodes[i])) goto fail;
     }

@@ -277,22 +277,33 @@ int64_t kn_node_flops(const kn_node *n) {
     if (!y) return 0;
     int64_t out = kn_type_numel(&y->type);
     if (out < 0) return 0;
-    const kn_value *w = n->nin > 1 ? n->in[1] : NULL;
+    /* where the weights and the bias are among the inputs (the integer forms have zero
+     * points, not a bias, after the weights; QLinear* have scales and zero points first) */
+    int wi = 1, bi = 2;
+    if (n->op == KN_OP_QLINEARCONV) wi = 3, bi = 8;
+    if (n->op == KN_OP_QLINEARMATMUL) wi = 3, bi = -1;
+    if (n->op == KN_OP_MATMUL || n->op == KN_OP_MATMULINTEGER || n->op == KN_OP_CONVINTEGER)
+        bi = -1;
+    const kn_value *w = n->nin > wi ? n->in[wi] : NULL;
+    int64_t bias = bi >= 0 && n->nin > bi && n->in[bi] ? out : 0; /* one add per output */
     switch (n->op) {
     case KN_OP_CONV:
+    case KN_OP_QLINEARCONV:
     case KN_OP_CONVINTEGER:
     case KN_OP_CONVTRANSPOSE: {
         int64_t wn = w ? kn_type_numel(&w->type) : -1;
         int64_t cout = w && w->type.rank > 0 ? w->type.dims[0] : 0;
         if (wn < 0 || cout <= 0) return 0;
+        if (n->op == KN_OP_CONVINTEGER) bias = 0; /* its third input is a zero point */
         if (n->op == KN_OP_CONVTRANSPOSE) {
             const kn_value *x = n->in[0];
             int64_t xn = kn_type_numel(&x->type);
-            return xn < 0 ? 0 : 2 * xn * (wn / cout);
+            return xn < 0 ? 0 : 2 * xn * (wn / cout) + bias;
         }
-        return 2 * out * (wn / cout);
+        return 2 * out * (wn / cout) + bias;
     }
     case KN_OP_MATMUL:
+    case KN_OP_QLINEARMATMUL:
     case KN_OP_MATMULINTEGER:
     case KN_OP_GEMM: {
         const kn_value *a = n->in[0];
@@ -300,7 +311,7 @@ int64_t kn_node_flops(const kn_node *n) {
         int64_t k = a->type.dims[a->type.rank - 1];
         if (n->op == KN_OP_GEMM && kn_attr_int(&(kn_ctx){0}, n, "transA", 0) && a->type.rank == 2)
             k = a->type.dims[0];
-        return k < 0 ? 0 : 2 * out * k;
+        return k < 0 ? 0 : 2 * out * k + (n->op == KN_OP_GEMM ? bias : 0);
     }
     default: return kn_op_desc(n->op)->flags & OPF_ELEMWISE ? out : 0;
     }

@@ -182,8 +182,9 @@ void kn_copy_all(kn_tensor *dst, const kn_tensor *src);
 double kn_tensor_get_f64(const kn_tensor *t, int64_t i);
 void kn_tensor_set_f64(kn_tensor *t, int64_t i, double v);
 /* Estimated floating-point operations of one run of n, from its static types:
- * Conv, ConvTranspose, MatMul and Gemm count 2 per multiply-add, elementwise ops 1
- * per output element, other ops and unknown shapes 0. */
+ * contractions (Conv, ConvTranspose, MatMul, Gemm and their integer forms) count 2 per
+ * multiply-add plus 1 per output element for a bias (Conv's B, Gemm's C), elementwise
+ * ops 1 per output element, other ops and unknown shapes 0. */
 int64_t kn_node_flops(const kn_node *n);
 /* Equality of a and b ignoring ASCII case. */
 bool kn_str_eq_nocase(const char *a, const char *b);

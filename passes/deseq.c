@@ -109,9 +109,9 @@ static ds_val *get(ds *D, const kn_node *n, kn_value *v) {
         x = from_constant(D, v->constant);
     } else if (v->flags & KN_VALUE_INPUT) {
         kn_diag(D->cx, NULL, KN_EUNSUPPORTED,
-                "input '%s' is a %s: compiled code needs its length (kiln compile --length "
-                "%s=N)",
-                v->name, v->type.kind == KN_KIND_SEQUENCE ? "sequence" : "optional", v->name);
+                "input '%s' is a %s: compiled code needs its length (%s)", v->name,
+                v->type.kind == KN_KIND_SEQUENCE ? "sequence" : "optional",
+                kn_hint_text(D->cx, KN_HINT_LENGTH));
         return NULL;
     } else {
         kn_diag(D->cx, n, KN_EUNSUPPORTED,
@@ -160,8 +160,8 @@ static kn_tensor *const_in(ds *D, const kn_node *n, int k, const char *what) {
     if (!v->constant) {
         kn_diag(D->cx, n, KN_EUNSUPPORTED,
                 "the %s of a sequence depends on run-time data: input %d ('%s') is not "
-                "known at compile time (bake it in with --bind)",
-                what, k, n->in[k]->name);
+                "known at compile time (%s)",
+                what, k, n->in[k]->name, kn_hint_text(D->cx, KN_HINT_BIND));
         return NULL;
     }
     return v->constant;
@@ -199,9 +199,8 @@ static kn_status need_static(ds *D, const kn_node *n, const kn_value *v) {
     char buf[128];
     if (kn_type_static(&v->type)) return KN_OK;
     return kn_diag(D->cx, n, KN_EUNSUPPORTED,
-                   "element '%s' has shape %s, not known at compile time (fix input shapes "
-                   "with --shape/--dim)",
-                   v->name, kn_type_str(&v->type, buf, sizeof buf));
+                   "element '%s' has shape %s, not known at compile time (%s)", v->name,
+                   kn_type_str(&v->type, buf, sizeof buf), kn_hint_text(D->cx, KN_HINT_FIX_SHAPES));
 }
 
 /* Concat of the values v[0..cnt) along axis, with a new axis there if new_axis. */

@@ -45,8 +45,12 @@ static const pass_info passes[] = {
      "BatchNormalization into the preceding Conv/Gemm weights, else a per-channel Mul+Add"},
     {"act", LEVEL_GRAPH, kn_pass_act, NULL, KN_HAVE_SHAPES, 0, 0,
      "GELU (Erf, Tanh), SiLU and HardSwish written as arithmetic into one activation"},
+    {"norm", LEVEL_GRAPH, kn_pass_norm, NULL, KN_HAVE_SHAPES, 0, 0,
+     "LayerNorm and Softmax written as reductions and arithmetic into the single op"},
     {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
      "fold elementwise consumers into the epilogue of the node producing their input"},
+    {"chain", LEVEL_GRAPH, kn_pass_chain, NULL, KN_HAVE_SHAPES, 0, 0,
+     "runs of elementwise unary/binary ops into the epilogue of the node starting them"},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
      "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
     {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
@@ -96,7 +100,8 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,fuse,lower,depthwise,"
+    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,lower,"
+           "depthwise,"
            "tile,"
            "vmath,plan,"
            "parallel";

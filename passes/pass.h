@@ -36,6 +36,8 @@ kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_bnfold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_act(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_norm(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_chain(kn_ctx *cx, kn_graph *g);
 
 /* Constant-folds node n if its inputs are constants (see passes/fold.c): its outputs
  * become constants and *folded is set; the caller drops n from its graph. */
@@ -101,7 +103,7 @@ void kn_pass_list(FILE *f);
 bool kn_pass_known(const char *name);
 
 /* Default graph passes, for inspect. */
-#define KN_GRAPH_PASSES "shape,fold,shape,transpose,bnfold,act,fuse"
+#define KN_GRAPH_PASSES "shape,fold,shape,transpose,bnfold,act,norm,fuse,chain"
 #define KN_DEFAULT_PASSES KN_GRAPH_PASSES
 /* The whole pipeline at optimization level 0..3 (-O): what compile, run and bench use
  * unless --passes is given. */

@@ -29,33 +29,36 @@ kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_sha
                 char *end;
                 long long d = strtoll(p, &end, 10);
                 if (end == p || d < 0 || r == KN_MAX_RANK)
-                    return kn_diag(cx, NULL, KN_EINVAL, "bad shape in --shape '%s'", spec);
+                    return kn_diag(cx, NULL, KN_EINVAL, "bad shape in %s '%s'",
+                                   kn_hint_text(cx, KN_HINT_SHAPE_OPT), spec);
                 dims[r++] = d;
                 p = *end == ',' ? end + 1 : end;
                 if (*end && *end != ',')
-                    return kn_diag(cx, NULL, KN_EINVAL, "bad shape in --shape '%s'", spec);
+                    return kn_diag(cx, NULL, KN_EINVAL, "bad shape in %s '%s'",
+                                   kn_hint_text(cx, KN_HINT_SHAPE_OPT), spec);
             }
             if (v->type.rank >= 0 && v->type.rank != r)
-                return kn_diag(cx, NULL, KN_EINVAL, "--shape %s has rank %d, input has rank %d",
-                               spec, r, v->type.rank);
+                return kn_diag(cx, NULL, KN_EINVAL, "%s %s has rank %d, input has rank %d",
+                               kn_hint_text(cx, KN_HINT_SHAPE_OPT), spec, r, v->type.rank);
             for (int k = 0; k < r; k++) {
                 if (v->type.rank >= 0 && v->type.dims[k] >= 0 && v->type.dims[k] != dims[k])
-                    return kn_diag(cx, NULL, KN_EINVAL,
-                                   "--shape %s conflicts with dim %d = %lld of the model", spec, k,
-                                   (long long)v->type.dims[k]);
+                    return kn_diag(
+                        cx, NULL, KN_EINVAL, "%s %s conflicts with dim %d = %lld of the model",
+                        kn_hint_text(cx, KN_HINT_SHAPE_OPT), spec, k, (long long)v->type.dims[k]);
                 v->type.dims[k] = dims[k];
                 v->type.sym[k] = NULL;
             }
             v->type.rank = r;
             return KN_OK;
         }
-        return kn_diag(cx, NULL, KN_EINVAL, "--shape: the model has no input '%.*s'", (int)nl,
-                       spec);
+        return kn_diag(cx, NULL, KN_EINVAL, "%s: the model has no input '%.*s'",
+                       kn_hint_text(cx, KN_HINT_SHAPE_OPT), (int)nl, spec);
     }
     char *end;
     long long val = strtoll(eq + 1, &end, 10);
     if (end == eq + 1 || *end || val < 0)
-        return kn_diag(cx, NULL, KN_EINVAL, "bad value in --dim '%s'", spec);
+        return kn_diag(cx, NULL, KN_EINVAL, "bad value in %s '%s'",
+                       kn_hint_text(cx, KN_HINT_DIM_OPT), spec);
     int hits = 0;
     for (int i = 0; i < g->nin; i++) {
         kn_type *t = &g->inputs[i]->type;
@@ -67,7 +70,7 @@ kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_sha
             }
     }
     if (!hits)
-        return kn_diag(cx, NULL, KN_EINVAL, "--dim: no input dimension is named '%.*s'", (int)nl,
-                       spec);
+        return kn_diag(cx, NULL, KN_EINVAL, "%s: no input dimension is named '%.*s'",
+                       kn_hint_text(cx, KN_HINT_DIM_OPT), (int)nl, spec);
     return KN_OK;
 }

@@ -673,14 +673,37 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    kn_kbuf *mult;        /* integer contractions: requantization multipliers or NULL */
-    int64_t m, k, n;      /* rows (all batches), reduction, columns */
-    int ta;               /* A is [k][m] */
-    const kn_contract *d; /* its epilogue */
+    kn_kbuf *mult;             /* integer contractions: requantization multipliers or NULL */
+    int64_t m, k, n;           /* rows (all batches, or of one batch), reduction, columns */
+    int ta;                    /* A is [k][m] */
+    const kn_contract *d;      /* its epilogue */
+    kn_kx *aoff, *yoff, *boff; /* a batch's first element in a, y and bpk (NULL: 0) */
 } mm_geom;
 
+/* e + off (off NULL: e) */
+static kn_kx *plus(kn_lower *L, kn_kx *e, kn_kx *off) {
+    return off ? kx_add(L, e, off) : e;
+}
+
+/* Operand o read at y's flat index yidx, broadcast (numpy rules) to y: y's coordinates
+ * recovered by division, then `lanes` consecutive elements along y's last axis (a
+ * vector when o varies along it, else a scalar that broadcasts). */
+static kn_kx *mm_bcast_operand(kn_lower *L, const kn_kbuf *y, kn_kbuf *o, kn_kx *yidx, int lanes) {
+    kn_kx *coord[KN_MAX_RANK];
+    int64_t inner = 1;
+    for (int i = y->rank - 1; i >= 0; i--) {
+        kn_kx *c = inner > 1 ? kx_bin(L, KX_DIV, yidx, kx_int(L, inner)) : yidx;
+        coord[i] = i > 0 ? kx_bin(L, KX_MOD, c, kx_int(L, y->dims[i])) : c;
+        inner *= y->dims[i];
+    }
+    kn_kx *x = kl_bcast_load(L, o, y, coord);
+    if (lanes > 1 && o->rank >= 1 && o->dims[o->rank - 1] != 1) x = kx_vload(L, o, x->a[0], lanes);
+    return x;
+}
+
 /* The epilogue on the value at y[row, col .. col + lanes) (an index into y). Operands
- * are y-shaped or one row broadcast over the rows (kt_mm_operands_ok). */
+ * broadcast to y (kt_operands_ok); a single value is loaded once, the y-shaped ones and
+ * rows of N are read directly, the others through y's coordinates. */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
     const kn_contract *d = G->d;
     if (!d->epi) return val;
@@ -689,7 +712,16 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
     for (int k = 0; k < d->epi->n; k++) {
         kn_kbuf *o = d->operand[k];
         if (!o) continue;
-        kn_kx *idx = o->numel == G->y->numel ? yidx : col;
+        if (o->numel == 1) { /* a scalar: broadcast to every lane */
+            opnd[k] = kx_load(L, o, kx_int(L, 0));
+            continue;
+        }
+        bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N;
+        if (o->numel != G->y->numel && !row) {
+            opnd[k] = mm_bcast_operand(L, G->y, o, yidx, lanes);
+            continue;
+        }
+        kn_kx *idx = row ? col : yidx;
         opnd[k] = lanes > 1 ? kx_vload(L, o, idx, lanes) : kx_load(L, o, idx);
     }
     return kl_epilogue(L, d->epi, val, opnd);
@@ -704,7 +736,7 @@ bool kt_mm_operands_ok(const kn_contract *d) {
                     !memcmp(o->dims, d->y->dims, sizeof(int64_t) * (size_t)o->rank);
         bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N &&
                    o->rank <= d->y->rank;
-        if (!same && !row) return false;
+        if (!same && !row && o->numel != 1) return false;
     }
     return true;
 }
@@ -789,14 +821,16 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     int vk = kl_for(L, G->k);
     kn_kx *k = kx_var(L, vk), *a[KT_MAX_ROWS] = {0};
     /* a[m0 + r, k] (transA: a[k, m0 + r]) */
-    int va = kl_decl(L, KN_I64, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k));
+    int va =
+        kl_decl(L, KN_I64, plus(L, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k), G->aoff));
     for (int r = 0; r < rows; r++)
         a[r] = int_operand(
             L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
-    kt_step(L, T, a, G->bpk, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)));
+    kt_step(L, T, a, G->bpk, plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
     kl_end(L);
 store:;
-    int vy = kl_decl(L, KN_I64, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))));
+    int vy =
+        kl_decl(L, KN_I64, plus(L, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff));
     for (int r = 0; r < rows; r++) {
         if (G->mult) /* requantized one element at a time */
             for (int col = 0; col < valid; col++) {
@@ -829,6 +863,34 @@ static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int 
     if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
 }
 
+/* Every block of columns: the full ones in a loop, then the partial one. */
+static void mm_blocks(kn_lower *L, const mm_geom *G, kt_tile *T) {
+    int64_t full = G->n / T->kb, tail = G->n % T->kb;
+    if (full) {
+        int vb = kl_for(L, full);
+        mm_block(L, G, T, kx_var(L, vb), T->kb);
+        kl_end(L);
+    }
+    if (tail) mm_block(L, G, T, kx_int(L, full), (int)tail);
+}
+
+/* beta * C, a row of N known only at run time, copied into a scratch of whole blocks
+ * (zero past N) that the tiles' accumulators start from. */
+static kn_kbuf *mm_init_rt(kn_lower *L, const kn_contract *d, const kt_tile *T) {
+    int64_t n = (d->N + T->kb - 1) / T->kb * T->kb;
+    kn_kbuf *ip = kl_scratch(L, KN_F32, n);
+    int vj = kl_for(L, d->N);
+    kn_kx *c = kx_load(L, d->bias, kx_var(L, vj));
+    kl_store(L, ip, kx_var(L, vj), d->beta != 1 ? kx_mul(L, kx_const(L, KN_F32, d->beta), c) : c);
+    kl_end(L);
+    if (n > d->N) {
+        int vz = kl_for(L, n - d->N);
+        kl_store(L, ip, kt_plus(L, kx_var(L, vz), d->N), kx_const(L, KN_F32, 0));
+        kl_end(L);
+    }
+    return ip;
+}
+
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
                      kt_tile *Tp) {
     kt_tile T;
@@ -838,33 +900,142 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     *Tp = T;
     S->T = &T;
     const void *ctx = S;
+    const kn_kbuf *c = G->d->bias;
     if (T.dot)
         G->bpk = kt_pack(L, &T, T.wt, 1, (G->k + T.parts - 1) / T.parts, G->n, mm_bdot, &ctx);
     else
         G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
-    G->init = G->d->bias || T.dot ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx) : NULL;
+    G->init = !c && !T.dot        ? NULL
+              : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
+                                  : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
-    int64_t full = G->n / T.kb, tail = G->n % T.kb;
-    if (full) {
-        int vb = kl_for(L, full);
-        mm_block(L, G, &T, kx_var(L, vb), T.kb);
-        kl_end(L);
-    }
-    if (tail) mm_block(L, G, &T, kx_int(L, full), (int)tail);
+    mm_blocks(L, G, &T);
     return true;
 }
 
-static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
-                        kt_tile *Tp) {
+/* ---- MatMul, Gemm with B known only at run time ----
+ *
+ * Attention's products (Q K^T, softmax V) and a Gemm fed by another node take B from
+ * the arena. The kernel packs it there first, into the layout kt_pack gives a constant
+ * B ([block][k][kb], alpha applied, zero past the last column), with a loop nest
+ * before the tiles, which are then the ones above. A batched product packs each
+ * batch's B inside the batch loop; each batch has its own part of the scratch when the
+ * target runs threads, so the batch loop's iterations are independent and
+ * passes/parallel.c splits it; elsewhere (microcontrollers, or when that would take
+ * more than KT_PACK_MAX_BYTES) one part serves every batch in turn. */
+
+enum { KT_PACK_MAX_BYTES = 64 << 20 };
+
+/* B's elements (kk, col .. col + lanes) of the batch starting at woff, times alpha. */
+static kn_kx *mm_b_rt(kn_lower *L, const kn_contract *d, kn_kx *woff, kn_kx *kk, kn_kx *col,
+                      int lanes) {
+    kn_kx *i = plus(L, d->tb ? mad(L, col, d->K, kk) : mad(L, kk, d->N, col), woff);
+    kn_kx *v = lanes > 1 ? kx_vload(L, d->w, i, lanes) : kx_load(L, d->w, i);
+    return d->alpha != 1 ? kx_mul(L, kx_const(L, KN_F32, d->alpha), v) : v;
+}
+
+/* B of one batch (from woff on in d->w) packed into G->bpk from poff on. Without tb a
+ * block's row is nv vector copies; with tb the reads walk B's rows, the writes stride
+ * kb. The partial block's columns past N are zero. */
+static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *woff, kn_kx *poff) {
+    const kn_contract *d = G->d;
+    int64_t K = G->k, kb = T->kb, full = G->n / kb, tail = G->n % kb;
+    kn_kbuf *bp = G->bpk;
+    if (full && !d->tb) {
+        int vb = kl_for(L, full), vk = kl_for(L, K);
+        kn_kx *dst = kx_mul(L, mad(L, kx_var(L, vb), K, kx_var(L, vk)), kx_int(L, kb));
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *col = mad(L, kx_var(L, vb), kb, kx_int(L, v * T->lanes));
+            kl_store(L, bp, plus(L, kt_plus(L, dst, v * T->lanes), poff),
+                     mm_b_rt(L, d, woff, kx_var(L, vk), col, T->lanes));
+        }
+        kl_end_n(L, 2);
+    } else if (full) {
+        int vb = kl_for(L, full), vj = kl_for(L, kb), vk = kl_for(L, K);
+        kn_kx *dst = mad(L, mad(L, kx_var(L, vb), K, kx_var(L, vk)), kb, kx_var(L, vj));
+        kl_store(L, bp, plus(L, dst, poff),
+                 mm_b_rt(L, d, woff, kx_var(L, vk), mad(L, kx_var(L, vb), kb, kx_var(L, vj)), 1));
+        kl_end_n(L, 3);
+    }
+    if (tail) {
+        int vk = kl_for(L, K), vj = kl_for(L, tail);
+        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), full * K), kx_int(L, kb));
+        kl_store(L, bp, plus(L, kx_add(L, row, kx_var(L, vj)), poff),
+                 mm_b_rt(L, d, woff, kx_var(L, vk), kt_plus(L, kx_var(L, vj), full * kb), 1));
+        kl_end(L);
+        int vz = kl_for(L, kb - tail);
+        kl_store(L, bp, plus(L, kt_plus(L, kx_add(L, row, kx_var(L, vz)), tail), poff),
+                 kx_const(L, KN_F32, 0));
+        kl_end_n(L, 2);
+    }
+}
+
+kn_kx *kt_batch_off(kn_lower *L, const kn_contract *d, kn_kx *b, const int64_t *st) {
+    kn_kx *off = NULL;
+    int64_t inner = 1;
+    for (int i = d->nbd - 1; i >= 0; i--) {
+        if (st[i]) {
+            kn_kx *c = inner > 1 ? kx_bin(L, KX_DIV, b, kx_int(L, inner)) : b;
+            if (i > 0) c = kx_bin(L, KX_MOD, c, kx_int(L, d->bdims[i]));
+            c = kx_mul(L, c, kx_int(L, st[i]));
+            off = off ? kx_add(L, off, c) : c;
+        }
+        inner *= d->bdims[i];
+    }
+    return off ? off : kx_int(L, 0);
+}
+
+/* threads: the target runs parallel loops on threads (each batch packs into its own
+ * part of the scratch). */
+static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool threads,
+                           kt_tile *Tp) {
+    int64_t batch = d->batch > 1 ? d->batch : 1;
+    if (batch == 1 && d->w->numel != d->K * d->N) return false;
+    kt_tile T;
+    if (!kt_choose(L, d->N, d->M, ov, false, &T)) return false;
+    *Tp = T;
+    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
+    mm_src S = {d, d->K, d->N, NULL};
+    const void *ctx = &S;
+    int64_t per = (d->N + T.kb - 1) / T.kb * d->K * T.kb; /* packed elements of one B */
+    bool own = batch > 1 && threads && batch * per * 4 <= KT_PACK_MAX_BYTES;
+    G.bpk = kl_scratch(L, KN_F32, own ? batch * per : per);
+    G.init = !d->bias            ? NULL
+             : is_const(d->bias) ? kt_pack(L, &T, KN_F32, 1, 1, d->N, mm_c, &ctx)
+                                 : mm_init_rt(L, d, &T);
+    if (batch == 1) {
+        mm_pack_rt(L, &G, &T, NULL, NULL);
+        mm_blocks(L, &G, &T);
+        return true;
+    }
+    int vb = kl_for(L, batch);
+    kn_kx *b = kx_var(L, vb);
+    int xo = kl_decl(L, KN_I64, kt_batch_off(L, d, b, d->xbs));
+    int wo = kl_decl(L, KN_I64, kt_batch_off(L, d, b, d->wbs));
+    G.aoff = kx_var(L, xo);
+    G.yoff = kx_mul(L, b, kx_int(L, d->M * d->N));
+    G.boff = own ? kx_mul(L, b, kx_int(L, per)) : NULL;
+    mm_pack_rt(L, &G, &T, kx_var(L, wo), G.boff);
+    mm_blocks(L, &G, &T);
+    kl_end(L);
+    return true;
+}
+
+static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool threads,
+                        const kn_target *tg, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
-    if (kn_contract_is_int(d)
-            ? !int_ok(d, d->K) || b->numel != d->K * d->N || d->ta || d->tb
-            : d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
-                  b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
-                  !kt_mm_operands_ok(d))
-        return false;
-    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d};
+    if (kn_contract_is_int(d)) {
+        if (d->batch > 1 || !int_ok(d, d->K) || b->numel != d->K * d->N || d->ta || d->tb)
+            return false;
+    } else {
+        if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || b->dtype != KN_F32 ||
+            (c && (c->dtype != KN_F32 || c->numel != d->N)) || !kt_operands_ok(d))
+            return false;
+        if (d->batch > 1 || !kt_f32_const(b)) return tile_matmul_rt(L, d, ov, threads, Tp);
+        if (b->numel != d->K * d->N) return false;
+    }
+    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
     mm_src S = {d, d->K, d->N, NULL};
     return mm_lower(L, &G, &S, ov, tg, Tp);
 }
@@ -902,8 +1073,9 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool done = d->kind == KN_CONTRACT_CONV ? tile_conv(L, d, ov, pad, t, &T)
-                                                : tile_matmul(L, d, ov, t, &T);
+        bool done = d->kind == KN_CONTRACT_CONV
+                        ? tile_conv(L, d, ov, pad, t, &T)
+                        : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;

@@ -30,7 +30,11 @@ kn_kx *kt_mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b);
  * when the operand varies along that axis, else a scalar that broadcasts). */
 void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int lanes,
                      kn_kx **opnd);
-/* Whether every epilogue operand of matrix product d is y-shaped or one row of N. */
+/* The offset sum_i c_i * st[i] of batch b of batched matrix product d (kn_contract),
+ * c_i being b's coordinates in d's batch dims; st is d->xbs or d->wbs. */
+kn_kx *kt_batch_off(kn_lower *L, const kn_contract *d, kn_kx *b, const int64_t *st);
+/* Whether every epilogue operand of matrix product d is y-shaped, one row of N or a
+ * single value. */
 bool kt_mm_operands_ok(const kn_contract *d);
 
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a

@@ -11,9 +11,9 @@
  *   Conv:   work-item (batch, block of CB output channels, oh, ow); per reduction step
  *           (ci, kh, kw) one input element (contiguous along ow across work-items) times
  *           CB packed weights (the same for every work-item of the group).
- *   MatMul/Gemm with constant B: work-item (block of R rows, column); per step k one
- *           element of packed B (contiguous along the columns) times R elements of A
- *           (the same for every work-item).
+ *   MatMul/Gemm: work-item (block of R rows, column); per step k one element of
+ *           packed B (contiguous along the columns; B itself when known only at run
+ *           time) times R elements of A (the same for every work-item).
  *
  * Padding is read through a bounds test around the load (a masked load once the device
  * compiler vectorizes the work-items), never through a padded copy, which would need a
@@ -167,67 +167,111 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
     return true;
 }
 
-/* ---- MatMul, Gemm (constant B) ---- */
+/* ---- MatMul, Gemm ----
+ *
+ * A constant B is packed at compile time. A B known only at run time (attention's
+ * products, batched or not) is read where it is: packing it would need a second
+ * NDRange, since every work-item uses all of its block. A batched product adds the
+ * batch as the outermost NDRange dimension; each work-item finds its batch's A and B
+ * from the batch index. */
 
 bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
     const kn_kbuf *b = d->w, *c = d->bias;
-    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(b) ||
-        b->numel != d->K * d->N || (c && (!kt_f32_const(c) || c->numel != d->N)) ||
-        !kt_mm_operands_ok(d))
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || b->dtype != KN_F32 ||
+        (c && (c->dtype != KN_F32 || c->numel != d->N)) || !kt_mm_operands_ok(d))
         return false;
+    bool batched = d->batch > 1, rt = batched || !kt_f32_const(b); /* rt: B read in place */
+    if (!batched && b->numel != d->K * d->N) return false;
     int64_t M = d->M, K = d->K, N = d->N;
     int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_MM_CB, GPU_MAX_COLS);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_MM_ROWS, GPU_MAX_ROWS);
     if (N < cb) cb = (int)N;
     if (M < rows) rows = (int)M;
-    int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows;
+    int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows, tail = N % cb;
 
-    /* B packed [block][K][cb] with alpha applied (and transposed if tb), zero past N;
-     * beta * C packed [block][cb] */
-    const float *bd = b->data->data, *cd = c ? c->data->data : NULL;
-    float *bp = calloc((size_t)(nb * K * cb), sizeof *bp), *cp = calloc((size_t)(nb * cb), 4);
-    KN_ASSERT(bp && cp);
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++)
-            bp[((j / cb) * K + k) * cb + j % cb] =
-                (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
-    for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
-    kn_kbuf *bpk = kl_table(L, KN_F32, nb * K * cb, bp);
-    kn_kbuf *init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
-    free(bp);
-    free(cp);
+    /* constant B packed [block][K][cb] with alpha applied (and transposed if tb), zero
+     * past N; a constant beta * C packed [block][cb] */
+    kn_kbuf *bpk = NULL, *init = NULL;
+    bool cconst = c && kt_f32_const(c);
+    if (!rt || cconst) {
+        const float *bd = rt ? NULL : b->data->data, *cd = cconst ? c->data->data : NULL;
+        float *bp = calloc((size_t)(rt ? 1 : nb * K * cb), sizeof *bp),
+              *cp = calloc((size_t)(nb * cb), 4);
+        KN_ASSERT(bp && cp);
+        for (int64_t k = 0; bd && k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                bp[((j / cb) * K + k) * cb + j % cb] =
+                    (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
+        for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
+        bpk = rt ? NULL : kl_table(L, KN_F32, nb * K * cb, bp);
+        init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
+        free(bp);
+        free(cp);
+    }
 
+    int vbt = batched ? kl_for(L, d->batch) : -1;
     int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    kn_kx *xoff = NULL, *woff = NULL, *yoff = NULL;
+    if (batched) { /* inside the innermost loop: the three stay perfectly nested */
+        kn_kx *bi = kx_var(L, vbt);
+        xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
+        woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
+        yoff = kx_mul(L, bi, kx_int(L, M * N));
+    }
+    /* column j of the block, clamped to N-1 past N (rt reads of B and C stay in bounds;
+     * those columns are not stored) */
+    kn_kx *bcol[GPU_MAX_COLS];
+    for (int j = 0; j < cb; j++) {
+        bcol[j] = mad(L, kx_var(L, vk), cb, kx_int(L, j));
+        if (tail && j >= tail) bcol[j] = kx_bin(L, KX_MIN, bcol[j], kx_int(L, N - 1));
+    }
     int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         /* the row this tile row reads; the last block's rows past M read row M-1 */
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows) row = kx_bin(L, KX_MIN, row, kx_int(L, M - 1));
         arow[r] = kl_decl(L, KN_I64, row);
-        for (int j = 0; j < cb; j++)
-            acc[r][j] = kl_decl(L, KN_F32,
-                                init ? kx_load(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, j)))
-                                     : kx_const(L, KN_F32, 0));
+        for (int j = 0; j < cb; j++) {
+            kn_kx *i0 = kx_const(L, KN_F32, 0);
+            if (init)
+                i0 = kx_load(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, j)));
+            else if (c) {
+                i0 = kx_load(L, d->bias, bcol[j]);
+                if (d->beta != 1) i0 = kx_mul(L, kx_const(L, KN_F32, d->beta), i0);
+            }
+            acc[r][j] = kl_decl(L, KN_F32, i0);
+        }
     }
     int vr = kl_for(L, K);
     int av[GPU_MAX_ROWS];
-    for (int r = 0; r < rows; r++)
-        av[r] = kl_decl(L, KN_F32,
-                        kx_load(L, d->x,
-                                d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
-                                      : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr))));
-    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)));
+    for (int r = 0; r < rows; r++) {
+        kn_kx *ai = d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
+                          : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr));
+        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, xoff ? kx_add(L, ai, xoff) : ai));
+    }
+    int vw =
+        bpk ? kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)))
+            : -1;
     for (int j = 0; j < cb; j++) {
-        int wj = kl_decl(L, KN_F32, kx_load(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, j))));
+        kn_kx *w;
+        if (bpk) {
+            w = kx_load(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, j)));
+        } else {
+            kn_kx *bi =
+                d->tb ? mad(L, bcol[j], K, kx_var(L, vr)) : mad(L, kx_var(L, vr), N, bcol[j]);
+            w = kx_load(L, d->w, woff ? kx_add(L, bi, woff) : bi);
+            if (d->alpha != 1) w = kx_mul(L, kx_const(L, KN_F32, d->alpha), w);
+        }
+        int wj = kl_decl(L, KN_F32, w);
         for (int r = 0; r < rows; r++)
             kl_set(L, acc[r][j], kx_fma(L, kx_var(L, av[r]), kx_var(L, wj), kx_var(L, acc[r][j])));
     }
     kl_end(L);
-    int64_t tail = N % cb;
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
-        int vy = kl_decl(L, KN_I64, mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb))));
+        kn_kx *y0 = mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
+        int vy = kl_decl(L, KN_I64, yoff ? kx_add(L, y0, yoff) : y0);
         for (int j = 0; j < cb; j++) {
             kn_kx *col = mad(L, kx_var(L, vk), cb, kx_int(L, j));
             if (tail && j >= tail) kl_if(L, kx_bin(L, KX_LT, col, kx_int(L, N)));
@@ -236,7 +280,11 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
                 kn_kx *opnd[KN_EPI_MAX] = {0};
                 for (int k = 0; k < d->epi->n; k++) {
                     kn_kbuf *o = d->operand[k];
-                    if (o) opnd[k] = kx_load(L, o, o->numel == d->y->numel ? yi : col);
+                    if (o)
+                        opnd[k] = kx_load(L, o,
+                                          o->numel == d->y->numel ? yi
+                                          : o->numel == 1         ? kx_int(L, 0)
+                                                                  : col);
                 }
                 val = kl_epilogue(L, d->epi, val, opnd);
             }
@@ -245,7 +293,7 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
         }
         if (M % rows && r) kl_end(L);
     }
-    kl_end_n(L, 2);
+    kl_end_n(L, batched ? 3 : 2);
     memset(out, 0, sizeof *out);
     out->tile_rows = rows;
     out->tile_vecs = cb;

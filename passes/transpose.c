@@ -15,7 +15,9 @@
  *   - sink:   an elementwise node (unary, or binary/variadic whose other inputs are
  *             constants or Transposes with the same permutation) that alone reads a
  *             Transpose runs before it instead: op(T_p(x), c) -> T_p(op(x, c')) with
- *             the constant c' transposed by the inverse permutation at compile time.
+ *             the constant c' transposed by the inverse permutation at compile time;
+ *             so does a Concat of such inputs, along the axis it names in x:
+ *             Concat_k(T_p(x), T_p(y)) -> T_p(Concat_{p[k]}(x, y)).
  *
  * Sinking moves a Transpose down to the next one, where merge and drop cancel the
  * pair: Conv -> T -> Relu -> T' -> Conv becomes Conv -> Relu -> Conv. Nodes left
@@ -144,10 +146,15 @@ static kn_value *untranspose_const(tp *T, kn_graph *g, const kn_value *c, const 
 static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
     kn_node *t = g->nodes[ti], *u = g->nodes[ui];
     const kn_opdesc *d = kn_op_desc(u->op);
-    if (!(d->flags & OPF_ELEMWISE) || u->nout != 1 || !u->out[0] ||
-        kn_node_attr(u, KN_ATTR_EPILOGUE) || (d->flags & OPF_SUBGRAPH) ||
-        !kn_type_static(&u->out[0]->type) || u->out[0]->type.rank != r ||
-        kn_node_attr(u, "axis")) /* per-axis: not elementwise */
+    bool concat = u->op == KN_OP_CONCAT;
+    if (!(d->flags & OPF_ELEMWISE) && !concat) return false;
+    if (u->nout != 1 || !u->out[0] || kn_node_attr(u, KN_ATTR_EPILOGUE) ||
+        (d->flags & OPF_SUBGRAPH) || !kn_type_static(&u->out[0]->type) ||
+        u->out[0]->type.rank != r || (!concat && kn_node_attr(u, "axis"))) /* per-axis */
+        return false;
+    /* Concat along axis k of T_p(x)s is T_p of the Concat along p[k] of the xs */
+    const kn_attr *ax = concat ? kn_node_attr(u, "axis") : NULL;
+    if (concat && (!ax || ax->kind != KN_ATTR_INT || u->nattr != 1 || ax->i < -r || ax->i >= r))
         return false;
     /* every input: the value t makes, a constant, or another Transpose(p) read only by u */
     kn_value *src[256];
@@ -164,7 +171,8 @@ static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
                    !memcmp(q, p, (size_t)r * sizeof *q) && (*U(T, v)) == 1 &&
                    v->producer->graph == g) {
             src[k] = v->producer->in[0];
-        } else if (v->constant && kn_type_static(&v->type) && v->type.rank <= r) {
+        } else if (v->constant && kn_type_static(&v->type) && v->type.rank <= r &&
+                   (!concat || v->type.rank == r)) {
             if (!(src[k] = untranspose_const(T, g, v, p, r))) return false;
         } else {
             return false;
@@ -174,6 +182,13 @@ static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
      * and writes u's old output, placed right after u (u's other sources may be
      * defined between t and u; nothing but u read t's output) */
     kn_value *y = t->out[0], *z = u->out[0];
+    if (concat) {
+        kn_attr *a = kn_arena_array(g->arena, 1, sizeof *a);
+        KN_ASSERT(a);
+        *a = *ax;
+        a->i = p[ax->i < 0 ? ax->i + r : ax->i];
+        u->attrs = a;
+    }
     for (int k = 0; k < u->nin; k++)
         if (u->in[k]) {
             if (u->in[k] != y) (*U(T, u->in[k]))--;

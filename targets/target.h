@@ -37,9 +37,17 @@ typedef struct kn_target {
     int vector_bits;         /* widest SIMD register, 0 for none */
     int vector_registers;    /* how many */
     kn_dot int8_dot;         /* its integer dot product (integer tiles use it), or none */
+    bool fma;                /* fused f32 multiply-add: the LLVM backend's fmuladd fuses, and
+                                generated C fuses kernel-IR fma (KN_FMAF) where its compiler
+                                has a fast fmaf (docs/generated-c.md) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */
+    /* The GCC/Clang options that select this machine for the C compiler building the
+     * generated code into firmware (-mcpu, -mthumb, -mfpu, -mfloat-abi); NULL: none
+     * needed (hosted targets). `kiln help --cc-flags T` prints it, kiln_target_cc_flags()
+     * gives it to CMake. */
+    const char *cc_flags;
     const char *description;
     kn_target_kind kind;
 } kn_target;

@@ -377,6 +377,7 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
      * or with all_inputs from any of its inputs (Range's float bounds) */
     kn_ctx scratch;
     kn_ctx_init(&scratch, cx->file);
+    scratch.hints = cx->hints;
     for (int i = 0; i < g->nin; i++) /* inputs that contradict the model: the run reports it */
         if (kn_interp_check_input(&scratch, g->inputs[i], in[i])) return 0;
     for (int i = 0; i < g->nin; i++)

@@ -80,8 +80,22 @@ static void on_event(void *user, const kn_event *ev) {
     progress_shown = true;
 }
 
+/* The library's advice in the command line's words (ir/diag.h). */
+static const char *const cli_hints[KN_HINT_COUNT] = {
+    [KN_HINT_SHAPE_OPT] = "--shape",
+    [KN_HINT_DIM_OPT] = "--dim",
+    [KN_HINT_LENGTH] = "give it with --length NAME=N",
+    [KN_HINT_FIX_SHAPES] = "fix input dimensions with --shape/--dim",
+    [KN_HINT_BIND] = "bake it in with --bind",
+    [KN_HINT_NO_LOWERING] = "the reference interpreter runs it: kiln run --backend interp",
+    [KN_HINT_EMIT_OPENCL] = "compile for it with --emit opencl",
+    [KN_HINT_EMIT_OBJ] = "use kiln compile --emit obj",
+    [KN_HINT_STRING_BYTES] = "raise it with --max-string-bytes",
+};
+
 void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t) {
     kn_ctx_init(cx, model);
+    cx->hints = cli_hints;
     talk = *t;
     stage_start = now_ms();
     if (!t->quiet && !t->no_warnings) cx->on_warning = on_warning;
@@ -390,8 +404,10 @@ int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
                 !strncmp(g->inputs[i]->name, inputs[k], (size_t)(eq - inputs[k])))
                 idx = i;
         if (idx < 0) {
-            fprintf(stderr, "kiln: %s: the model has no input '%.*s'\n", model,
-                    (int)(eq - inputs[k]), inputs[k]);
+            char names[512];
+            list_inputs(g, false, names, sizeof names);
+            fprintf(stderr, "kiln: %s: the model has no input '%.*s' (its inputs: %s)\n", model,
+                    (int)(eq - inputs[k]), inputs[k], names[0] ? names : "none");
             rc = EXIT_BAD_INPUT;
         } else if (kn_tensorfile_read(&fcx, a, eq + 1, g->inputs[idx]->type.kind, &in[idx])) {
             rc = cli_fail(&fcx);

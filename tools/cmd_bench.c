@@ -2,8 +2,9 @@
  * same inputs and reports the compile time, the median and minimum latency and the
  * achieved GFLOP/s.
  *
- * The FLOPs are kn_node_flops() (the estimate kiln inspect prints) summed over the
- * graph after shape inference for the benchmarked input shapes. Compile time covers
+ * The FLOPs are kn_node_flops() (the estimate kiln inspect prints: 2 per multiply-add,
+ * 1 per bias add or elementwise output) summed over the graph after shape inference and
+ * constant folding for the benchmarked input shapes. Compile time covers
  * backend_prepare(): passes, lowering and planning, then for c emitting the C and
  * $CC (at -O3 -march=native here), for llvm the JIT. Each timed run is one call of
  * the compiled entry point; output allocation is inside it, arena setup is not. */
@@ -41,13 +42,15 @@ static bool parse_count(const char *s, int lo, int *out) {
 }
 
 /* FLOPs of one run for the inputs' shapes: fixes g's input types to in[] (as the
- * compiled backends do) and runs shape inference. Unknown shapes count 0. */
+ * compiled backends do), runs shape inference and constant folding (the passes every
+ * pipeline starts with, so what is computed once at compile time is not counted) and
+ * sums kn_node_flops(). Unknown shapes count 0. */
 static kn_status graph_flops(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, int64_t *flops) {
     for (int i = 0; i < g->nin; i++)
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
-    if (kn_pass_shape(cx, g)) return cx->status;
+    if (kn_pass_shape(cx, g) || kn_pass_fold(cx, g) || kn_pass_shape(cx, g)) return cx->status;
     *flops = 0;
     for (int i = 0; i < g->nnodes; i++) *flops += kn_node_flops(g->nodes[i]);
     return KN_OK;
@@ -304,8 +307,8 @@ int cmd_bench(int argc, char **argv) {
             printf("first    %10.3f ms\n", first_ms);
             printf("median   %10.3f ms  (%d runs after %d warmup)\n", median, runs, warmup);
             printf("min      %10.3f ms\n", lat[0]);
-            printf("compute  %10.3f GFLOP per run, %.2f GFLOP/s at the median\n",
-                   (double)flops * 1e-9, gflops);
+            printf("flops    %10lld per run (%.3f GFLOP), %.2f GFLOP/s at the median\n",
+                   (long long)flops, (double)flops * 1e-9, gflops);
         }
         double mean = 0;
         for (int r = 0; r < runs; r++) mean += lat[r] / runs;

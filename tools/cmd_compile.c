@@ -69,6 +69,19 @@ static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const ch
     return EXIT_OK;
 }
 
+/* -v: the sizes a firmware engineer budgets for, one line on stderr: the arena the
+ * caller provides, the constant weights, and the generated code as written (the
+ * file, so a C file's weight tables count in it unless --weights-file moved them). */
+static void verbose_sizes(const kn_kprog *p, const char *code_path) {
+    struct stat st;
+    long long code = stat(code_path, &st) == 0 ? (long long)st.st_size : -1;
+    cli_progress_end();
+    fprintf(stderr,
+            "kiln: sizes: arena %zu bytes (lower bound %zu), weights %zu bytes, code %lld "
+            "bytes (%s)\n",
+            p->arena_size, p->arena_lower_bound, kn_kprog_weight_bytes(p), code, code_path);
+}
+
 int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
@@ -168,6 +181,11 @@ int cmd_compile(int argc, char **argv) {
         if (dump) kn_kprog_print(p, stdout);
         if (to_ocl) {
             rc = write_opencl(&cx, p, outdir, name, talk.quiet);
+            if (!rc && talk.verbose) {
+                char cl[4200];
+                snprintf(cl, sizeof cl, "%s/%s.cl", outdir, name);
+                verbose_sizes(p, cl);
+            }
             goto done;
         }
         char obj[4200] = "";
@@ -185,7 +203,14 @@ int cmd_compile(int argc, char **argv) {
             kn_emit_c_files(&cx, p, &copt, outdir)) {
             if (obj[0]) remove(obj);
             rc = cli_fail(&cx);
-        } else if (talk.quiet) {
+            goto done;
+        }
+        if (talk.verbose) {
+            char code[4200];
+            snprintf(code, sizeof code, "%s/%s.%s", outdir, name, to_h ? "h" : "c");
+            verbose_sizes(p, obj[0] ? obj : code);
+        }
+        if (talk.quiet) {
         } else if (!to_c || to_h) {
             cli_progress_end();
             printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,

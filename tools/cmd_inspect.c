@@ -112,6 +112,51 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char 
     return EXIT_OK;
 }
 
+/* "12,345,678": digits grouped by thousands, for the FLOPs table. */
+static const char *grouped(int64_t v, char *buf, size_t cap) {
+    char d[32];
+    int n = snprintf(d, sizeof d, "%lld", (long long)v), at = 0;
+    for (int i = 0; i < n && at + 2 < (int)cap; i++) {
+        if (i && d[i - 1] != '-' && (n - i) % 3 == 0) buf[at++] = ',';
+        buf[at++] = d[i];
+    }
+    buf[at] = 0;
+    return buf;
+}
+
+/* True if a FLOP count of n is known: every output shape is static. */
+static bool flops_known(const kn_node *n) {
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k] && n->out[k]->type.kind == KN_KIND_TENSOR &&
+            !kn_type_static(&n->out[k]->type))
+            return false;
+    return true;
+}
+
+/* The FLOPs of each node that does arithmetic, with its share, as IR comments, and
+ * the note saying what is counted. Returns the number of nodes whose count is unknown. */
+static int print_flops(const kn_graph *g, int64_t total) {
+    int unknown = 0, shown = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const kn_node *n = g->nodes[i];
+        int64_t f = kn_node_flops(n);
+        bool known = flops_known(n);
+        if (known && !f) continue;
+        if (!shown++)
+            printf("; FLOPs per node (a multiply-add counts 2, an elementwise op 1 per output "
+                   "element; fused epilogues, pooling and data movement count 0):\n");
+        char b[32];
+        if (!known) {
+            unknown++;
+            printf(";  %13s          %s (%s): output shape not static\n", "?", n->name, n->op_type);
+        } else {
+            printf(";  %13s %6.1f%%  %s (%s)\n", grouped(f, b, sizeof b),
+                   total ? 100.0 * (double)f / (double)total : 0.0, n->name, n->op_type);
+        }
+    }
+    return unknown;
+}
+
 int cmd_inspect(int argc, char **argv) {
     const char *model = NULL, *passes = KN_GRAPH_PASSES, *dump = NULL, *dot = NULL, *svg = NULL,
                *profile = NULL, *v, *target = "generic";
@@ -124,6 +169,9 @@ int cmd_inspect(int argc, char **argv) {
             return EXIT_OK;
         } else if (cli_flag(argv[i], "--list-passes")) {
             kn_pass_list(stdout);
+            /* the pipelines, so scripts (bench/run.sh --passes-effect) can take them apart */
+            printf("default pipeline (-O1 to -O3): %s\n", kn_pipeline_default(2));
+            printf("-O0 pipeline: %s\n", kn_pipeline_default(0));
             return EXIT_OK;
         } else if (cli_opt(argc, argv, &i, "--passes", &v)) {
             passes = v;
@@ -184,8 +232,13 @@ int cmd_inspect(int argc, char **argv) {
     if (json) {
         printf("{\"model\": ");
         json_str(stdout, model);
-        printf(", \"opset\": %d, \"parameters\": %lld, \"flops\": %lld, \"inputs\": [", g->opset,
-               (long long)params, (long long)flops);
+        bool all = true;
+        for (int i = 0; i < g->nnodes; i++) all = all && flops_known(g->nodes[i]);
+        printf(", \"opset\": %d, \"parameters\": %lld, \"flops\": ", g->opset, (long long)params);
+        if (all)
+            printf("%lld, \"inputs\": [", (long long)flops);
+        else
+            printf("null, \"inputs\": [");
         for (int i = 0; i < g->nin; i++) {
             printf("%s{\"name\": ", i ? ", " : "");
             json_str(stdout, g->inputs[i]->name);
@@ -208,13 +261,23 @@ int cmd_inspect(int argc, char **argv) {
             json_str(stdout, n->name);
             printf(", \"op\": ");
             json_str(stdout, n->op_type);
-            printf(", \"flops\": %lld}", (long long)kn_node_flops(n));
+            if (flops_known(n))
+                printf(", \"flops\": %lld}", (long long)kn_node_flops(n));
+            else
+                printf(", \"flops\": null}");
         }
         printf("]}\n");
     } else {
         kn_graph_print(g, stdout);
-        printf("; %d nodes, %lld parameters, %lld FLOPs per run, opset %d\n", g->nnodes,
-               (long long)params, (long long)flops, g->opset);
+        int unknown = print_flops(g, flops);
+        char b[32];
+        if (unknown)
+            printf("; %d nodes, %lld parameters, FLOPs per run unknown (%d nodes have symbolic "
+                   "shapes: fix them with --dim or --shape), opset %d\n",
+                   g->nnodes, (long long)params, unknown, g->opset);
+        else
+            printf("; %d nodes, %lld parameters, %s FLOPs per run, opset %d\n", g->nnodes,
+                   (long long)params, grouped(flops, b, sizeof b), g->opset);
     }
     int rc = EXIT_OK;
     for (int k = 0; k < 2 && !rc; k++) { /* --dot, then --svg */

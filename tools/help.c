@@ -83,9 +83,8 @@ static const cli_option compile_options[] = {
     O("--target", "T",
       "What the code is tuned for (docs/targets.md): generic (default for c and h: portable "
       "C99, the same on every build machine), native (default for obj, asm and llvm: the "
-      "machine running kiln), x86-64-avx2, x86-64-avx512, x86-64-vnni, aarch64, cortex-m4, "
-      "cortex-m7. Not "
-      "for opencl."),
+      "machine running kiln), x86-64-avx2, x86-64-avx512, x86-64-vnni, aarch64, cortex-m0plus, "
+      "cortex-m3, cortex-m4, cortex-m7, cortex-m33, cortex-m55. Not for opencl."),
     LOAD_OPTIONS,
     O("--bind", "NAME=FILE",
       "Bake input NAME into the model as a constant read from FILE (.npy or .pb)."),
@@ -146,14 +145,17 @@ static const cli_option inspect_options[] = {
       "Comma-separated passes to run (default " KN_GRAPH_PASSES "). A pipeline that names "
       "'lower' and kernel passes after it prints the kernel-IR program instead of the graph."),
     O("--dump-after", "PASS", "Also print the IR after PASS (a comma list, or all)."),
-    O("--list-passes", NULL, "Print the available passes and stop."),
+    O("--list-passes", NULL,
+      "Print the available passes, then the default pipeline and the -O0 one, and stop."),
     O("--json", NULL,
       "Print a JSON object instead of text: model, opset, parameters, flops, inputs, outputs, "
       "nodes."),
     O("--dot", "FILE",
       "Write the graph in Graphviz dot format: a box per node with its op, name, constant "
-      "inputs and FLOPs, values on the edges with dtype and shape (quantized ones with scale "
-      "and zero point), an activation fused into its producer drawn as a cluster of the two."),
+      "inputs and FLOPs (integer contractions: their weights with scale and zero point), "
+      "values on the edges with dtype and shape (quantized ones with scale and zero point), "
+      "elementwise steps fused into their producer drawn as a cluster with it, and a fused "
+      "residual Add's operand as a bold edge into that cluster."),
     O("--svg", "FILE",
       "Write the same picture as SVG, through Graphviz's dot program (apt-get install "
       "graphviz). With --memory: draw the memory plan instead, the arena over time (which "
@@ -226,7 +228,11 @@ static const cli_option help_options[] = {
     O("--markdown", NULL, "Print this reference as Markdown (docs/cli.md)."),
     O("--targets", NULL,
       "Print the targets of --target as a Markdown table: name, LLVM triple and CPU, vector "
-      "width and registers, int8 dot product, bare metal (docs/targets.md)."),
+      "width and registers, int8 dot product, bare metal, C compiler flags (docs/targets.md)."),
+    O("--cc-flags", "T",
+      "Print the options that select target T for the C compiler building the generated code "
+      "into firmware (GCC/Clang -mcpu, -mthumb, -mfloat-abi, -mfpu) on one line; an empty "
+      "line for a hosted target. CMake's kiln_target_cc_flags() reads it."),
     {0},
 };
 
@@ -248,17 +254,23 @@ const cli_command cli_commands[] = {
      run_options, cmd_run},
     {"inspect", "print the graph after passes: nodes, shapes, parameters, FLOPs",
      "kiln inspect MODEL [options]",
-     "Prints the graph after the passes in the text format of docs/ir-format.md, then "
+     "Prints the graph after the passes in the text format of docs/ir-format.md, then the "
+     "FLOPs of each node that computes (its count and share of the total) and "
      "'; N nodes, N parameters, N FLOPs per run'. FLOPs count a multiply-add as 2 and are an "
      "estimate for Conv, ConvTranspose, Gemm and MatMul plus one per output element of "
-     "elementwise ops.",
+     "elementwise ops; fused epilogues, pooling and data movement count 0. A node whose "
+     "output shape is symbolic shows '?' and the total is unknown: fix the shapes with --dim "
+     "or --shape.",
      inspect_options, cmd_inspect},
     {"bench", "compile once, time repeated runs: latency, compile time, GFLOP/s",
      "kiln bench MODEL [options]",
      "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the same "
      "inputs, and prints the load and compile times, the first run, the median and minimum "
-     "latency and GFLOP/s at the median (FLOPs as kiln inspect estimates them, for the "
-     "benchmarked shapes). Compile time covers passes, lowering and planning and, for c, "
+     "latency, the FLOPs of one run and GFLOP/s at the median. FLOPs are counted as kiln "
+     "inspect estimates them (2 per multiply-add of a convolution or matrix product, 1 per "
+     "bias add and per output of an elementwise op) on the graph after shape inference and "
+     "constant folding for the benchmarked shapes. Compile time covers passes, lowering and "
+     "planning and, for c, "
      "emitting and $CC; for llvm, optimization and the JIT. bench/run.sh compares kiln with "
      "ONNX Runtime (not part of CTest).",
      bench_options, cmd_bench},
@@ -273,7 +285,7 @@ const cli_command cli_commands[] = {
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
     {"help", "print this reference, the man page or docs/cli.md",
-     "kiln help [COMMAND | --man | --markdown | --targets]",
+     "kiln help [COMMAND | --man | --markdown | --targets | --cc-flags T]",
      "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},
     {0},
 };
@@ -493,7 +505,8 @@ void cli_help_markdown(FILE *f) {
 
 void cli_help_targets(FILE *f) {
     fputs("| target | LLVM triple | CPU | vector bits | vector registers | int8 dot product | "
-          "bare metal | what it is |\n| --- | --- | --- | ---: | ---: | --- | --- | --- |\n",
+          "bare metal | C compiler flags | what it is |\n"
+          "| --- | --- | --- | ---: | ---: | --- | --- | --- | --- |\n",
           f);
     for (const kn_target *const *t = kn_target_list(); *t; t++) {
         char bits[16] = "measured", regs[16] = "measured";
@@ -503,7 +516,9 @@ void cli_help_targets(FILE *f) {
         }
         bool dev = (*t)->kind == KN_TARGET_GPU; /* OpenCL: the device's compiler decides */
         if (dev) snprintf(bits, sizeof bits, "-"), snprintf(regs, sizeof regs, "-");
-        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
+        char cc[128] = "-";
+        if ((*t)->cc_flags) snprintf(cc, sizeof cc, "`%s`", (*t)->cc_flags);
+        fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,
                 dev            ? "-"
                 : (*t)->triple ? (*t)->triple
                                : "the host's",
@@ -514,11 +529,12 @@ void cli_help_targets(FILE *f) {
                 dev                  ? "-"
                 : !(*t)->vector_bits ? "measured"
                                      : kn_dot_name((*t)->int8_dot),
-                (*t)->embedded ? "yes" : "no", (*t)->description);
+                (*t)->embedded ? "yes" : "no", cc, (*t)->description);
     }
 }
 
 int cmd_help(int argc, char **argv) {
+    const char *value;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("help"));
@@ -531,6 +547,13 @@ int cmd_help(int argc, char **argv) {
             return EXIT_OK;
         } else if (cli_flag(argv[i], "--targets")) {
             cli_help_targets(stdout);
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "--cc-flags", &value)) {
+            const kn_target *t = kn_target_find(value);
+            if (!t)
+                return cli_usage_error("help", "unknown target '%s' (%s)", value,
+                                       cli_target_names());
+            printf("%s\n", t->cc_flags ? t->cc_flags : "");
             return EXIT_OK;
         } else if (argv[i][0] == '-') {
             return cli_unknown_option("help", argv[i]);

@@ -86,15 +86,34 @@ void pic_profile_free(pic_profile *p) {
 /* ---- the graph in dot ---- */
 
 /* A dot string: quotes and backslashes escaped; "\n" in s stays a line break. */
-/* The steps of n's fused epilogue joined by ", " (ir/epilogue.h); false if none. */
+/* The steps of n's fused epilogue joined by ", " (ir/epilogue.h), an operand step
+ * written as what it does ("Add (residual)" for "Add @3"); false if none. */
 static bool epilogue_label(const kn_node *n, char *buf, size_t cap) {
     const kn_attr *a = kn_node_attr(n, KN_ATTR_EPILOGUE);
     if (!a || a->kind != KN_ATTR_STRINGS || !a->n) return false;
     size_t at = 0;
     buf[0] = 0;
-    for (int i = 0; i < a->n && at < cap; i++)
-        at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", a->strings[i]);
+    for (int i = 0; i < a->n && at < cap; i++) {
+        const char *s = a->strings[i], *op = strchr(s, '@');
+        if (op)
+            at += (size_t)snprintf(buf + at, cap - at, "%s%.*s (%s)", i ? ", " : "",
+                                   (int)(op - s - (op > s && op[-1] == ' ')), s,
+                                   !strncmp(s, "Add", 3) ? "residual" : "scale");
+        else
+            at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", s);
+    }
     return true;
+}
+
+/* What input k of n does in its fused epilogue: "residual" (Add @k), "scale" (Mul @k). */
+static const char *operand_role(const kn_node *n, int k) {
+    const kn_attr *a = kn_node_attr(n, KN_ATTR_EPILOGUE);
+    for (int i = 0; a && a->kind == KN_ATTR_STRINGS && i < a->n; i++) {
+        const char *at = strchr(a->strings[i], '@');
+        if (at && atoi(at + 1) == k)
+            return !strncmp(a->strings[i], "Add", 3) ? "residual" : "scale";
+    }
+    return "epilogue operand";
 }
 
 static void dot_str(FILE *f, const char *s) {
@@ -118,12 +137,20 @@ static void flops_str(int64_t flops, char *buf, size_t cap) {
 }
 
 /* The scale and zero point of a quantized value: the output of QuantizeLinear,
- * QLinearConv or QLinearMatMul, or the input of DequantizeLinear. */
+ * DynamicQuantizeLinear (computed at run time), QLinearConv or QLinearMatMul, or the
+ * input of DequantizeLinear, QLinearConv or QLinearMatMul (input 0: x's scale and zero
+ * point follow it); ConvInteger and MatMulInteger give their input 0 a zero point
+ * only (*scale NULL). */
 static bool quant_params(const kn_graph *g, const kn_value *v, const kn_value **scale,
                          const kn_value **zp) {
     const kn_node *p = v->producer;
+    *scale = *zp = NULL;
     if (p && p->op == KN_OP_QUANTIZELINEAR) {
         *scale = p->in[1], *zp = p->nin > 2 ? p->in[2] : NULL;
+        return true;
+    }
+    if (p && p->op == KN_OP_DYNAMICQUANTIZELINEAR && p->out[0] == v && p->nout == 3) {
+        *scale = p->out[1], *zp = p->out[2];
         return true;
     }
     if (p && (p->op == KN_OP_QLINEARCONV || p->op == KN_OP_QLINEARMATMUL)) {
@@ -132,8 +159,15 @@ static bool quant_params(const kn_graph *g, const kn_value *v, const kn_value **
     }
     for (int i = 0; i < g->nnodes; i++) {
         const kn_node *n = g->nodes[i];
-        if (n->op == KN_OP_DEQUANTIZELINEAR && n->in[0] == v) {
+        if (n->nin < 2 || n->in[0] != v) continue;
+        if (n->op == KN_OP_DEQUANTIZELINEAR || n->op == KN_OP_QLINEARCONV ||
+            n->op == KN_OP_QLINEARMATMUL) {
             *scale = n->in[1], *zp = n->nin > 2 ? n->in[2] : NULL;
+            return true;
+        }
+        if ((n->op == KN_OP_CONVINTEGER || n->op == KN_OP_MATMULINTEGER) && n->nin > 2 &&
+            n->in[2]) {
+            *zp = n->in[2];
             return true;
         }
     }
@@ -163,7 +197,10 @@ static void value_label(FILE *f, const kn_graph *g, const kn_value *v) {
         char s[64], z[64];
         param_str(scale, s, sizeof s);
         param_str(zp, z, sizeof z);
-        fprintf(f, "\\nscale %s, zero %s", s, z);
+        if (scale)
+            fprintf(f, "\\nscale %s, zero %s", s, z);
+        else
+            fprintf(f, "\\nzero %s", z);
     }
 }
 
@@ -213,8 +250,23 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
             fprintf(f, "\\n");
             dot_str(f, n->name);
         }
+        /* integer contractions: the weights with their own scale and zero point */
+        bool qlinear = n->op == KN_OP_QLINEARCONV || n->op == KN_OP_QLINEARMATMUL;
+        bool integer = n->op == KN_OP_CONVINTEGER || n->op == KN_OP_MATMULINTEGER;
+        int wi = qlinear ? 3 : 1;
+        if ((qlinear || integer) && n->nin > wi && n->in[wi]) {
+            char t[128], s[64], z[64];
+            fprintf(f, "\\nweights ");
+            dot_str(f, kn_type_str(&n->in[wi]->type, t, sizeof t));
+            param_str(qlinear ? n->in[4] : NULL, s, sizeof s);
+            param_str(qlinear ? n->in[5] : n->nin > 3 ? n->in[3] : NULL, z, sizeof z);
+            if (qlinear)
+                fprintf(f, "\\nscale %s, zero %s", s, z);
+            else
+                fprintf(f, ", zero %s", z);
+        }
         int w = 0; /* weights: the first two constant inputs */
-        for (int k = 0; k < n->nin; k++) {
+        for (int k = 0; k < n->nin && !qlinear && !integer; k++) {
             if (!n->in[k] || !n->in[k]->constant || n->in[k]->type.kind != KN_KIND_TENSOR) continue;
             char t[128];
             if (w < 2) {
@@ -250,19 +302,25 @@ void pic_graph_dot(FILE *f, const kn_graph *g, const pic_profile *prof) {
             fprintf(f, "    n%d -> n%d_act [style=dashed, arrowhead=none];\n  }\n", n->id, n->id);
         }
     }
-    /* edges: from the producer (its fused activation), or the graph input */
+    /* edges: from the producer (its fused activation), or the graph input; an
+     * epilogue operand (a residual Add fused into a Conv) goes to the fused steps it
+     * feeds, drawn bold */
     for (int i = 0; i < g->nnodes; i++) {
         const kn_node *n = g->nodes[i];
+        bool fused = kn_node_attr(n, KN_ATTR_EPILOGUE) != NULL;
+        int own = fused ? kn_node_op_inputs(n) : n->nin;
         for (int k = 0; k < n->nin; k++) {
             const kn_value *v = n->in[k];
             if (!v || v->constant) continue;
+            const char *to = k >= own ? "_act" : "";
             if (v->producer)
-                fprintf(f, "  n%d%s -> n%d [label=\"", v->producer->id,
-                        kn_node_attr(v->producer, KN_ATTR_EPILOGUE) ? "_act" : "", n->id);
+                fprintf(f, "  n%d%s -> n%d%s [label=\"", v->producer->id,
+                        kn_node_attr(v->producer, KN_ATTR_EPILOGUE) ? "_act" : "", n->id, to);
             else
-                fprintf(f, "  v%d -> n%d [label=\"", v->id, n->id);
+                fprintf(f, "  v%d -> n%d%s [label=\"", v->id, n->id, to);
+            if (k >= own) fprintf(f, "%s%s", operand_role(n, k), v->producer ? "\\n" : "");
             if (v->producer) value_label(f, g, v);
-            fprintf(f, "\"];\n");
+            fprintf(f, "\"%s];\n", k >= own ? ", style=bold, color=\"#b07000\"" : "");
         }
     }
     for (int i = 0; i < g->nout; i++) {

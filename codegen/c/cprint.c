@@ -247,6 +247,22 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         return;
     case KX_SELECT:
+        /* a scalar f32 select of load-free values: KN_SELF, branchless where the
+         * compiler would branch (gcc on x86 does on `v < 0 ? 0 : v`, a mispredicted
+         * branch per element in a ReLU epilogue); lane loops keep ?:, which the
+         * vectorizer turns into blends */
+        if (E->dialect == KN_C99 && t == KN_F32 && !E->in_lane && kx_lanes(x) == 1 &&
+            !has_load(x->a[1]) && !has_load(x->a[2])) {
+            E->self_used = true;
+            fprintf(f, "KN_SELF(");
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, x->a[1]);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, x->a[2]);
+            fputc(')', f);
+            return;
+        }
         fputc('(', f);
         kn_cprint_expr(E, x->a[0]);
         fprintf(f, " ? ");
@@ -264,7 +280,19 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         fputc(')', f);
         return;
-    case KX_FMA: /* a*b + c; the compiler may contract it */
+    case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
+                    a*b + c */
+        if (E->dialect == KN_C99 && is_float(t)) {
+            E->fma_used = true;
+            fprintf(f, t == KN_F32 ? "KN_FMAF(" : "KN_FMAD(");
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, x->a[1]);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, x->a[2]);
+            fputc(')', f);
+            return;
+        }
         fprintf(f, "(");
         kn_cprint_expr(E, x->a[0]);
         fprintf(f, " * ");
@@ -369,6 +397,212 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     if (wrap) fputc(')', f);
 }
 
+/* ---- vector extensions (vec_ext) ---- */
+
+enum { MAX_TEMPS = (int)(sizeof(((kn_cprint *)0)->map_t) / sizeof(int)) };
+
+static bool pow2_lanes(int l) {
+    return l >= 2 && l <= 64 && !(l & (l - 1));
+}
+
+static int lg2(int l) {
+    int k = 0;
+    while ((1 << k) < l) k++;
+    return k;
+}
+
+/* Whether local v is held in an f32 vector type. */
+static bool vvar(const emitter *E, int v) {
+    return E->vec_ext && E->p->var_dtype[v] == KN_F32 && pow2_lanes(E->p->var_lanes[v]);
+}
+
+static bool is_cmp(kn_kx_op op) {
+    return op == KX_LT || op == KX_LE || op == KX_GT || op == KX_GE || op == KX_EQ || op == KX_NE;
+}
+
+/* Operands a vector macro may repeat: printed as they are (scalars splatted). */
+static bool simple(const kn_kx *x) {
+    return x->op == KX_VAR || x->op == KX_CONST || x->op == KX_LANE;
+}
+
+/* Whether x, an operand of an f32 vector statement of L lanes, prints as a vector
+ * expression (scalars of f32 are broadcast); *temps counts the operands that go to
+ * temporaries (fma, min, max repeat theirs). */
+static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
+    if (kx_lanes(x) == 1) return x->dtype == KN_F32;
+    if (kx_lanes(x) != L || x->dtype != KN_F32) return false;
+    switch (x->op) {
+    case KX_VAR: return vvar(E, x->var);
+    case KX_LOAD: return x->buf->dtype == KN_F32;
+    case KX_NEG:
+    case KX_ABS: return vx_ok(E, x->a[0], L, temps);
+    case KX_CAST: return x->a[0]->dtype == KN_F32 && vx_ok(E, x->a[0], L, temps);
+    case KX_ADD:
+    case KX_SUB:
+    case KX_MUL:
+    case KX_DIV: return vx_ok(E, x->a[0], L, temps) && vx_ok(E, x->a[1], L, temps);
+    case KX_MIN:
+    case KX_MAX:
+    case KX_FMA:
+        for (int i = 0; i < 3 && x->a[i]; i++) {
+            if (!vx_ok(E, x->a[i], L, temps)) return false;
+            *temps += !simple(x->a[i]);
+        }
+        return true;
+    case KX_SELECT: { /* both sides are computed: only where they read no memory */
+        const kn_kx *c = x->a[0];
+        if (has_load(x->a[1]) || has_load(x->a[2])) return false;
+        if (!vx_ok(E, x->a[1], L, temps) || !vx_ok(E, x->a[2], L, temps)) return false;
+        if (kx_lanes(c) == 1) return true; /* a scalar condition: C's ?: */
+        return is_cmp(c->op) && kx_lanes(c) == L && vx_ok(E, c->a[0], L, temps) &&
+               vx_ok(E, c->a[1], L, temps);
+    }
+    default: return false;
+    }
+}
+
+static int mapped(const emitter *E, const kn_kx *x) {
+    for (int i = 0; i < E->nmap; i++)
+        if (E->map_x[i] == x) return E->map_t[i];
+    return -1;
+}
+
+static void vprint(emitter *E, const kn_kx *x, int L);
+
+/* x as a vector of L lanes: scalars splatted. */
+static void vprint_vec(emitter *E, const kn_kx *x, int L) {
+    if (kx_lanes(x) > 1) {
+        vprint(E, x, L);
+        return;
+    }
+    fprintf(E->f, "KN_SPLAT%dF(", L);
+    vprint(E, x, L);
+    fputc(')', E->f);
+}
+
+/* Prints, before the statement, a temporary for each operand of fma, min and max that
+ * is not simple (innermost first), so the macros repeat names, not expressions. */
+static void vhoist(emitter *E, const kn_kx *x, int L, int ind) {
+    if (kx_lanes(x) == 1 || mapped(E, x) >= 0) return;
+    for (int i = 0; i < 3 && x->a[i]; i++) vhoist(E, x->a[i], L, ind);
+    if (x->op != KX_FMA && x->op != KX_MIN && x->op != KX_MAX) return;
+    for (int i = 0; i < 3 && x->a[i]; i++) {
+        const kn_kx *a = x->a[i];
+        if (simple(a) || mapped(E, a) >= 0) continue;
+        KN_ASSERT(E->nmap < MAX_TEMPS);
+        int t = E->ntemps++;
+        if (kx_lanes(a) > 1)
+            fprintf(E->f, "%*skn_v%df kn_t%d = ", ind, "", L, t);
+        else
+            fprintf(E->f, "%*sfloat kn_t%d = ", ind, "", t);
+        vprint(E, a, L);
+        fprintf(E->f, ";\n");
+        E->map_x[E->nmap] = a;
+        E->map_t[E->nmap++] = t;
+    }
+}
+
+/* x (vx_ok) as a vector expression of L lanes, or as a scalar where x is one. */
+static void vprint(emitter *E, const kn_kx *x, int L) {
+    FILE *f = E->f;
+    int t = mapped(E, x);
+    if (t >= 0) {
+        fprintf(f, "kn_t%d", t);
+        return;
+    }
+    if (kx_lanes(x) == 1) {
+        kn_cprint_expr(E, x);
+        return;
+    }
+    switch (x->op) {
+    case KX_VAR: fprintf(f, "v%d", x->var); return;
+    case KX_LOAD:
+        fprintf(f, "KN_LD%dF(%s + ", L, x->buf->name);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
+        return;
+    case KX_CAST: vprint(E, x->a[0], L); return;
+    case KX_NEG:
+        fprintf(f, "(-");
+        vprint(E, x->a[0], L);
+        fputc(')', f);
+        return;
+    case KX_ABS:
+        fprintf(f, "KN_ABS%dF(", L);
+        vprint_vec(E, x->a[0], L);
+        fputc(')', f);
+        return;
+    case KX_MIN:
+    case KX_MAX:
+    case KX_FMA:
+        fprintf(f, "KN_%s%dF(", x->op == KX_MIN ? "MIN" : x->op == KX_MAX ? "MAX" : "FMA", L);
+        for (int i = 0; i < 3 && x->a[i]; i++) {
+            if (i) fprintf(f, ", ");
+            vprint_vec(E, x->a[i], L);
+        }
+        fputc(')', f);
+        return;
+    case KX_SELECT: {
+        const kn_kx *c = x->a[0];
+        if (kx_lanes(c) == 1) {
+            fputc('(', f);
+            kn_cprint_expr(E, c);
+            fprintf(f, " ? ");
+            vprint_vec(E, x->a[1], L);
+            fprintf(f, " : ");
+            vprint_vec(E, x->a[2], L);
+            fputc(')', f);
+            return;
+        }
+        fprintf(f, "KN_SEL%dF((", L);
+        vprint(E, c->a[0], L);
+        fprintf(f, " %s ", bin_sym(c->op));
+        vprint(E, c->a[1], L);
+        fprintf(f, "), ");
+        vprint_vec(E, x->a[1], L);
+        fprintf(f, ", ");
+        vprint_vec(E, x->a[2], L);
+        fputc(')', f);
+        return;
+    }
+    default: break;
+    }
+    const char *sym = bin_sym(x->op);
+    KN_ASSERT(sym);
+    fputc('(', f);
+    vprint(E, x->a[0], L);
+    fprintf(f, " %s ", sym);
+    vprint(E, x->a[1], L);
+    fputc(')', f);
+}
+
+/* vec_ext: prints vector statement s of `lanes` lanes as one vector statement and
+ * returns true, or returns false (it then goes lane by lane). */
+static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
+    FILE *f = E->f;
+    int temps = 0;
+    if (!E->vec_ext || !pow2_lanes(lanes)) return false;
+    if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
+    if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
+    E->nmap = 0;
+    vhoist(E, s->value, lanes, ind);
+    fprintf(f, "%*s", ind, "");
+    if (s->kind == KS_STORE) {
+        fprintf(f, "KN_ST%dF(%s + ", lanes, s->buf->name);
+        kn_cprint_expr(E, s->index);
+        fprintf(f, ", ");
+    } else if (s->kind == KS_DECL) {
+        fprintf(f, "kn_v%df v%d = ", lanes, s->var);
+    } else {
+        fprintf(f, "v%d = ", s->var);
+    }
+    vprint_vec(E, s->value, lanes);
+    fprintf(f, s->kind == KS_STORE ? ");\n" : ";\n");
+    E->nmap = 0;
+    E->vec_widths |= 1u << lg2(lanes);
+    return true;
+}
+
 /* The lanes of a statement's value (1: scalar). */
 static int stmt_lanes(const kn_cprint *E, const kn_ks *s) {
     if (s->kind == KS_DECL || s->kind == KS_SET) return E->p->var_lanes[s->var];
@@ -378,9 +612,14 @@ static int stmt_lanes(const kn_cprint *E, const kn_ks *s) {
 void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     FILE *f = E->f;
     int lanes = stmt_lanes(E, s);
-    if (lanes > 1 && !E->in_lane) { /* one lane at a time */
-        if (s->kind == KS_DECL)
+    if (lanes > 1 && !E->in_lane) { /* one vector statement, or one lane at a time */
+        if (vstmt(E, s, lanes, ind)) return;
+        if (s->kind == KS_DECL && vvar(E, s->var)) {
+            fprintf(f, "%*skn_v%df v%d = {0};\n", ind, "", lanes, s->var);
+            E->vec_widths |= 1u << lg2(lanes);
+        } else if (s->kind == KS_DECL) {
             fprintf(f, "%*s%s v%d[%d];\n", ind, "", CT(s->dtype), s->var, lanes);
+        }
         fprintf(f, "%*sfor (int kn_l = 0; kn_l < %d; kn_l++) ", ind, "", lanes);
         E->in_lane = true;
         kn_cprint_stmt(E, s, 0);
@@ -641,6 +880,77 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
             fprintf(f, "static %s kn_shr_%s(%s a, %s b) { return b >= %d ? 0 : (%s)(a >> b); }\n",
                     c, n, c, c, bits, c);
     }
+}
+
+/* ---- the C99 prelude: fma and vector types ---- */
+
+void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool target_fma, FILE *f) {
+    unsigned widths = E->vec_widths | (V ? V->vec_widths : 0);
+    if (E->self_used || (V && V->self_used))
+        fprintf(f,
+                "\n/* KN_SELF(c, a, b): c ? a : b on floats without a branch (as a bit select on\n"
+                " * x86, where gcc would branch on data); a and b are both computed. */\n"
+                "#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))\n"
+                "__attribute__((unused)) static inline float kn_self(int c, float a, float b) {\n"
+                "    uint32_t x, y, m = 0u - (uint32_t)(c != 0);\n"
+                "    memcpy(&x, &a, 4);\n    memcpy(&y, &b, 4);\n"
+                "    x = (x & m) | (y & ~m);\n    memcpy(&a, &x, 4);\n    return a;\n}\n"
+                "#define KN_SELF(c, a, b) kn_self(c, a, b)\n"
+                "#else\n#define KN_SELF(c, a, b) ((c) ? (a) : (b))\n#endif\n");
+    if (!widths && !E->fma_used && !(V && V->fma_used)) return;
+    fprintf(f,
+            "\n/* Multiply-add: the kernel IR's fma is fused (one rounding, as the LLVM backend\n"
+            " * does) where the target has FMA (KN_TARGET_FMA, from --target) and this\n"
+            " * compiler a fast fmaf; otherwise it is a*b + c. -DKN_FMA_FUSED=0 or 1 overrides.\n"
+            " * Nothing else is contracted: Clang is told so; give GCC -std=c99 (or\n"
+            " * -ffp-contract=off) for results identical to kiln's other backends. */\n"
+            "#ifndef KN_TARGET_FMA\n#define KN_TARGET_FMA %d\n#endif\n"
+            "#ifndef KN_FMA_FUSED\n"
+            "#if KN_TARGET_FMA && (defined(FP_FAST_FMAF) || defined(__FMA__) || "
+            "defined(__ARM_FEATURE_FMA))\n"
+            "#define KN_FMA_FUSED 1\n#else\n#define KN_FMA_FUSED 0\n#endif\n#endif\n"
+            "#if KN_FMA_FUSED && defined(__GNUC__)\n"
+            "#define KN_FMAF(a, b, c) __builtin_fmaf(a, b, c)\n"
+            "#elif KN_FMA_FUSED\n#define KN_FMAF(a, b, c) fmaf(a, b, c)\n"
+            "#else\n#define KN_FMAF(a, b, c) ((a) * (b) + (c))\n#endif\n"
+            "#if KN_FMA_FUSED && (defined(FP_FAST_FMA) || defined(__FMA__) || "
+            "defined(__aarch64__))\n"
+            "#define KN_FMAD(a, b, c) fma(a, b, c)\n"
+            "#else\n#define KN_FMAD(a, b, c) ((a) * (b) + (c))\n#endif\n",
+            target_fma ? 1 : 0);
+    if (!widths) return;
+    fprintf(f, "\n/* Vectors: GCC/Clang vector extensions; with another compiler, or with\n"
+               " * -DKN_NO_VECTOR_EXT, each kernel's portable C99 form (loops over the lanes),\n"
+               " * which computes the same operations in the same order. Loads and stores go\n"
+               " * through unaligned, may_alias types; min/max propagate NaN as ONNX does. */\n"
+               "#if defined(__GNUC__) && !defined(KN_NO_VECTOR_EXT)\n#define KN_VECTOR_EXT 1\n"
+               "#else\n#define KN_VECTOR_EXT 0\n#endif\n#if KN_VECTOR_EXT\n");
+    for (int k = 1; k <= 6; k++) {
+        if (!(widths & (1u << k))) continue;
+        int L = 1 << k, B = 4 * L;
+        fprintf(f,
+                "typedef float kn_v%df __attribute__((vector_size(%d)));\n"
+                "typedef float kn_v%dfu __attribute__((vector_size(%d), aligned(4), may_alias));\n"
+                "typedef int kn_v%di __attribute__((vector_size(%d)));\n"
+                "#define KN_LD%dF(p) (*(const kn_v%dfu *)(const void *)(p))\n"
+                "#define KN_ST%dF(p, v) (*(kn_v%dfu *)(void *)(p) = (v))\n"
+                "#define KN_SPLAT%dF(x) ((x) - (kn_v%df){0})\n"
+                "#define KN_SEL%dF(m, a, b) \\\n"
+                "    ((kn_v%df)(((kn_v%di)(a) & (kn_v%di)(m)) | ((kn_v%di)(b) & ~(kn_v%di)(m))))\n"
+                "#define KN_MIN%dF(a, b) KN_SEL%dF(((a) != (a)) | ((a) < (b)), a, b)\n"
+                "#define KN_MAX%dF(a, b) KN_SEL%dF(((a) != (a)) | ((a) > (b)), a, b)\n"
+                "#define KN_ABS%dF(a) ((kn_v%df)((kn_v%di)(a) & 0x7fffffff))\n"
+                "#if KN_FMA_FUSED\n#define KN_FMA%dF(a, b, c) \\\n    ((kn_v%df){",
+                L, B, L, B, L, B, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
+        for (int i = 0; i < L; i++)
+            fprintf(f, "%sKN_FMAF((a)[%d], (b)[%d], (c)[%d])",
+                    i == 0  ? ""
+                    : i % 2 ? ", "
+                            : ", \\\n      ",
+                    i, i, i);
+        fprintf(f, "})\n#else\n#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n#endif\n", L);
+    }
+    fprintf(f, "#endif\n");
 }
 
 void kn_cprint_init(kn_cprint *P, const kn_kprog *p, FILE *f, kn_dialect d) {

@@ -6,7 +6,17 @@
  * Vectors (kernel-IR lanes > 1) are printed as C arrays: a vector local is `float
  * v5[16]`, and a statement with a vector value becomes a loop over the lanes
  * `for (int kn_l = 0; kn_l < 16; kn_l++)` whose body reads lane kn_l of every vector
- * operand. Compilers turn these loops into SIMD code where the target has it. */
+ * operand. Compilers turn these loops into SIMD code where the target has it.
+ *
+ * With vec_ext (C99 dialect only), f32 vectors of a power-of-two width are printed
+ * with GCC/Clang vector extensions instead: the local is a `kn_v16f`, and a statement
+ * whose value is arithmetic, fma, min/max, abs, or a select on a comparison becomes
+ * one vector statement through the KN_* macros that kn_cprint_vector_prelude defines
+ * (loads and stores through unaligned may_alias types, fma per lane through KN_FMAF);
+ * other vector statements keep the lane loop, which indexes the vector local. Both
+ * forms compute the same operations in the same order per lane, so they give
+ * identical results. Scalar f32/f64 fma is printed as KN_FMAF / KN_FMAD (fused only
+ * where the target and the C compiler have it; see the prelude). */
 #ifndef KN_CPRINT_H
 #define KN_CPRINT_H
 
@@ -26,6 +36,14 @@ typedef struct kn_cprint {
     bool in_lane;                      /* printing one lane (kn_l) of a vector statement */
     unsigned helpers;                  /* half-precision helpers used */
     unsigned char types[KN_DTYPE_MAX]; /* per dtype: min/max/abs/div/rem/shift helpers used */
+    bool vec_ext;                      /* C99: vector statements with vector extensions */
+    unsigned vec_widths;               /* bit k: the f32 vector type of 2^k lanes is used */
+    bool fma_used;                     /* KN_FMAF or KN_FMAD printed */
+    bool self_used;                    /* KN_SELF printed */
+    int ntemps;                        /* temporaries printed so far (kn_tN names) */
+    int nmap;                          /* vector statement being printed: operands held */
+    const kn_kx *map_x[32];            /* in temporaries map_x[i] -> kn_t<map_t[i]> */
+    int map_t[32];
 } kn_cprint;
 
 void kn_cprint_init(kn_cprint *P, const kn_kprog *p, FILE *f, kn_dialect d);
@@ -34,6 +52,11 @@ void kn_cprint_expr(kn_cprint *P, const kn_kx *x);
 void kn_cprint_const(const kn_cprint *P, kn_dtype t, double v, int64_t i);
 /* The helper functions the printed code calls, as definitions (after printing). */
 void kn_cprint_helpers(const kn_cprint *P, FILE *f);
+/* C99: KN_SELF, the KN_FMAF/KN_FMAD macros and, under `#if KN_VECTOR_EXT`, the vector types and
+ * macros the printed code uses (after printing with P, and its vec_ext twin V, which may
+ * be NULL); target_fma: the target fuses multiply-adds (kn_target.fma). Prints nothing
+ * when none is used. */
+void kn_cprint_vector_prelude(const kn_cprint *P, const kn_cprint *V, bool target_fma, FILE *f);
 /* The element type of dtype t in the dialect ("float", "int64_t" / "long", ...). */
 const char *kn_cprint_ctype(const kn_cprint *P, kn_dtype t);
 const char *kn_ctype_c99(kn_dtype t);

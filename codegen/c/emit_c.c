@@ -4,6 +4,7 @@
  * kernels in order. Weights are static const arrays (or a separate file). */
 #include "codegen/c/emit_c.h"
 #include "codegen/c/cprint.h"
+#include "targets/target.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -103,9 +104,58 @@ static const char *param_type(const kn_kbuf *b, bool writes, char *buf, size_t c
     return buf;
 }
 
-static void emit_param(FILE *f, const kn_kbuf *b, bool writes) {
+static void emit_param(FILE *f, const kn_kbuf *b, bool writes, bool restr) {
     char t[64];
-    fprintf(f, "%s%s", param_type(b, writes, t, sizeof t), b->name);
+    fprintf(f, "%s%s%s", param_type(b, writes, t, sizeof t), restr ? "restrict " : "", b->name);
+}
+
+/* Which of the buffers a kernel uses (use[], kn_kernel_uses) may be `restrict`
+ * parameters: all but arena buffers whose storage overlaps another one's in the plan
+ * (an in-place alias and the buffer it runs in; the plan gives buffers live in the
+ * same kernel disjoint ranges otherwise). Inputs, outputs and weights are distinct
+ * objects (docs/generated-c.md: inputs must not overlap outputs). */
+static void kernel_restrict(const kn_kprog *p, const unsigned char *use, bool *restr) {
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        restr[i] = use[i] != 0;
+        if (!use[i] || (b->kind != KB_TEMP && b->kind != KB_SCRATCH)) continue;
+        size_t lo = kn_kbuf_storage(b)->offset, hi = lo + kn_kbuf_bytes(b);
+        for (int j = 0; j < p->nbufs && restr[i]; j++) {
+            const kn_kbuf *o = p->bufs[j];
+            if (j == i || !use[j] || (o->kind != KB_TEMP && o->kind != KB_SCRATCH)) continue;
+            size_t olo = kn_kbuf_storage(o)->offset, ohi = olo + kn_kbuf_bytes(o);
+            if (lo < ohi && olo < hi) restr[i] = false;
+            if (lo == olo && (hi == lo || ohi == olo)) restr[i] = false; /* empty, same place */
+        }
+    }
+}
+
+/* Prints the helpers used by E and V: those both use unconditionally, the others under
+ * the #if of the kernel form that uses them (an unused static function is a warning). */
+static void emit_helpers(const kn_cprint *E, const kn_cprint *V, FILE *f) {
+    kn_cprint both = *E, onlye = *E, onlyv = *V;
+    both.helpers = E->helpers & V->helpers;
+    onlye.helpers = E->helpers & ~V->helpers;
+    onlyv.helpers = V->helpers & ~E->helpers;
+    bool ne = onlye.helpers != 0, nv = onlyv.helpers != 0;
+    for (int t = 0; t < KN_DTYPE_MAX; t++) {
+        both.types[t] = E->types[t] & V->types[t];
+        onlye.types[t] = (unsigned char)(E->types[t] & ~V->types[t]);
+        onlyv.types[t] = (unsigned char)(V->types[t] & ~E->types[t]);
+        ne = ne || onlye.types[t];
+        nv = nv || onlyv.types[t];
+    }
+    kn_cprint_helpers(&both, f);
+    if (ne) {
+        fprintf(f, "#if !KN_VECTOR_EXT\n");
+        kn_cprint_helpers(&onlye, f);
+        fprintf(f, "#endif\n");
+    }
+    if (nv) {
+        fprintf(f, "#if KN_VECTOR_EXT\n");
+        kn_cprint_helpers(&onlyv, f);
+        fprintf(f, "#endif\n");
+    }
 }
 
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
@@ -162,11 +212,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             "int %s_run(",
             N, N, N);
     for (int i = 0; i < p->nin; i++) {
-        emit_param(h, p->inputs[i], false);
+        emit_param(h, p->inputs[i], false, false);
         fprintf(h, ", ");
     }
     for (int i = 0; i < p->nout; i++) {
-        emit_param(h, p->outputs[i], true);
+        emit_param(h, p->outputs[i], true, false);
         fprintf(h, ", ");
     }
     fprintf(h, "%svoid *arena);\n", opt->weights_file ? "const void *weights, " : "");
@@ -187,11 +237,20 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     size_t klen = 0;
     FILE *k = open_memstream(&kbuf, &klen);
     KN_ASSERT(k);
-    kn_cprint E;
-    kn_cprint_init(&E, p, k, KN_C99);
-    E.reverse_parallel = opt->reverse_parallel;
+    /* each kernel is printed twice: E in portable C99 (vectors as lane loops), V with
+     * vector extensions; where they differ both go in, under #if KN_VECTOR_EXT */
+    kn_cprint E, V;
+    char *sbuf = NULL, *vbuf = NULL;
+    size_t slen = 0, vlen = 0;
+    FILE *sf = open_memstream(&sbuf, &slen), *vf = open_memstream(&vbuf, &vlen);
+    KN_ASSERT(sf && vf);
+    kn_cprint_init(&E, p, sf, KN_C99);
+    kn_cprint_init(&V, p, vf, KN_C99);
+    E.reverse_parallel = V.reverse_parallel = opt->reverse_parallel;
+    V.vec_ext = true;
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-    KN_ASSERT(use);
+    bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
+    KN_ASSERT(use && restr);
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
         memset(use, 0, (size_t)p->nbufs);
@@ -200,25 +259,41 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                                       .name = "emitting C",
                                       .done = ki + 1,
                                       .total = p->nkernels});
+        kernel_restrict(p, use, restr);
         fprintf(k, "\n/* %s */\nstatic void %s_k%d(", kr->name, N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
             if (use[i]) {
                 if (np++) fprintf(k, ", ");
-                emit_param(k, p->bufs[i], use[i] & 2);
+                emit_param(k, p->bufs[i], use[i] & 2, restr[i]);
             }
         fprintf(k, "%s) {\n", np ? "" : "void");
+        rewind(sf);
+        rewind(vf);
         kn_cprint_stmt(&E, kr->body, 4);
+        kn_cprint_stmt(&V, kr->body, 4);
+        fflush(sf);
+        fflush(vf);
+        long sn = ftell(sf), vn = ftell(vf);
+        if (sn == vn && !memcmp(sbuf, vbuf, (size_t)sn)) {
+            fwrite(sbuf, 1, (size_t)sn, k);
+        } else {
+            fprintf(k, "#if KN_VECTOR_EXT\n");
+            fwrite(vbuf, 1, (size_t)vn, k);
+            fprintf(k, "#else\n");
+            fwrite(sbuf, 1, (size_t)sn, k);
+            fprintf(k, "#endif\n");
+        }
         fprintf(k, "}\n");
     }
     /* the entry point */
     fprintf(k, "\nint %s_run(", N);
     for (int i = 0; i < p->nin; i++) {
-        emit_param(k, p->inputs[i], false);
+        emit_param(k, p->inputs[i], false, false);
         fprintf(k, ", ");
     }
     for (int i = 0; i < p->nout; i++) {
-        emit_param(k, p->outputs[i], true);
+        emit_param(k, p->outputs[i], true, false);
         fprintf(k, ", ");
     }
     fprintf(k, "%svoid *arena) {\n", opt->weights_file ? "const void *weights, " : "");
@@ -288,6 +363,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
             "#include \"%s.h\"\n\n",
             N);
+    /* Clang contracts a*b + c by default (GCC in its GNU modes): the kernel IR says
+     * where a multiply-add is fused (KN_FMAF) */
+    fprintf(c, "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n");
+    kn_cprint_vector_prelude(&E, &V, p->target && p->target->fma, c);
     if (opt->weights_section)
         fprintf(
             c,
@@ -317,14 +396,19 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         }
         fwrite(zero, 1, wsize - at, weights);
     }
-    kn_cprint_helpers(&E, c);
+    emit_helpers(&E, &V, c);
     if (opt->profile)
         fprintf(c,
                 "\n/* Profiling build (kiln bench --profile): called around each kernel. */\n"
                 "void (*%s_profile_hook)(void *, int, int);\nvoid *%s_profile_user;\n",
                 N, N);
     fwrite(kbuf, 1, klen, c);
+    fclose(sf);
+    fclose(vf);
+    free(sbuf);
+    free(vbuf);
     free(kbuf);
+    free(restr);
     free(use);
     free(woff);
     return KN_OK;

@@ -38,9 +38,8 @@ static LLVMCodeGenOptLevel cg_level(int opt) {
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out) {
     if (t->kind == KN_TARGET_GPU)
-        return kn_diag(cx, NULL, KN_EUNSUPPORTED,
-                       "target '%s' is an OpenCL device: compile for it with --emit opencl",
-                       t->name);
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "target '%s' is an OpenCL device: %s", t->name,
+                       kn_hint_text(cx, KN_HINT_EMIT_OPENCL));
     call_once(&init_once, init_targets);
     char *host_triple = LLVMGetDefaultTargetTriple();
     char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
@@ -138,8 +137,8 @@ kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t
                                kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
     *out = NULL;
     if (t->triple || t->embedded)
-        return kn_diag(cx, NULL, KN_EUNSUPPORTED,
-                       "target '%s' cannot run in this process; use --emit obj", t->name);
+        return kn_diag(cx, NULL, KN_EUNSUPPORTED, "target '%s' cannot run in this process; %s",
+                       t->name, kn_hint_text(cx, KN_HINT_EMIT_OBJ));
     LLVMTargetMachineRef tm;
     if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();

@@ -242,7 +242,16 @@ static kn_status lower_unary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_kx *i = open_loops(L, out[0], v);
     kn_kx *x = load_b(L, in[0], out[0], v);
     if (kn_dtype_get(in[0]->dtype)->is_int && !d->exact_int) x = kx_cast(L, KN_F64, x);
-    kl_store(L, out[0], i, d->build ? d->build(L, x, p) : kx_un(L, d->kx, x));
+    kn_kx *y = d->build ? d->build(L, x, p) : kx_un(L, d->kx, x);
+    kn_epilogue epi; /* passes/chain.c makes float unary ops heads of elementwise chains */
+    if (kn_epilogue_of(kl_ctx(L), n, &epi)) return kl_ctx(L)->status;
+    if (epi.n) {
+        kn_kx *opnd[KN_EPI_MAX] = {0};
+        for (int s = 0; s < epi.n; s++)
+            if (epi.s[s].operand >= 0) opnd[s] = load_b(L, in[epi.s[s].operand], out[0], v);
+        y = kl_epilogue(L, &epi, y, opnd);
+    }
+    kl_store(L, out[0], i, y);
     kl_end_n(L, out[0]->rank);
     return KN_OK;
 }

@@ -72,6 +72,26 @@ kn_kx *kl_epilogue(kn_lower *L, const kn_epilogue *e, kn_kx *v, kn_kx *const *op
         }
         case KN_EPI_ADD: v = kx_add(L, v, operands[k]); break;
         case KN_EPI_MUL: v = kx_mul(L, v, operands[k]); break;
+        case KN_EPI_SUB: v = kx_sub(L, v, operands[k]); break;
+        case KN_EPI_DIV: v = kx_bin(L, KX_DIV, v, operands[k]); break;
+        case KN_EPI_RSUB: v = kx_sub(L, operands[k], v); break;
+        case KN_EPI_RDIV: v = kx_bin(L, KX_DIV, operands[k], v); break;
+        case KN_EPI_NEG: v = kx_un(L, KX_NEG, v); break;
+        case KN_EPI_ABS: v = kx_un(L, KX_ABS, v); break;
+        case KN_EPI_EXP: v = kx_un(L, KX_EXP, v); break;
+        case KN_EPI_LOG: v = kx_un(L, KX_LOG, v); break;
+        case KN_EPI_SQRT: v = kx_un(L, KX_SQRT, v); break;
+        case KN_EPI_ERF: v = kx_un(L, KX_ERF, v); break;
+        case KN_EPI_RECIP: v = kx_bin(L, KX_DIV, c(L, v, 1), v); break;
+        case KN_EPI_POW:
+            if (s->a == 1) break;
+            if (s->a == 2 || s->a == 3) {
+                v = hold(L, v);
+                v = s->a == 2 ? kx_mul(L, v, v) : kx_mul(L, kx_mul(L, v, v), v);
+            } else {
+                v = kx_bin(L, KX_POW, v, c(L, v, s->a));
+            }
+            break;
         }
     }
     return v;

@@ -2,7 +2,8 @@
  *
  * Resize/Upsample: scales, sizes and roi must be constants. The interpolation is
  * separable (see ir/ops/image.c): per output axis, each output coordinate maps to
- * ntap (input index, weight) taps. The kernel first fills one small table per
+ * ntap (input index, weight) taps (an antialiased window may have many, see
+ * kn_resize_window). The kernel first fills one small table per
  * resampled axis (idx[o * ntap + k], w[o * ntap + k], in scratch memory) with the
  * interpreter's coordinate arithmetic in f64, then walks the output, summing over
  * the tensor product of the axes' taps with one static loop per axis. Axes whose
@@ -87,11 +88,11 @@ static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     if (p->known) return KN_OK;
     int legacy = n->op == KN_OP_UPSAMPLE || n->opset < 11, scales_in = legacy ? 1 : 2;
     if (!legacy && tin[3] && !tin[3]->data && in[3]->numel > 0)
-        return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "needs a constant 'sizes' input (bake it in with --bind)");
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "needs a constant 'sizes' input (%s)",
+                       kn_hint_text(cx, KN_HINT_BIND));
     if (scales_in < n->nin && tin[scales_in] && !tin[scales_in]->data && in[scales_in]->numel > 0)
-        return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "needs a constant 'scales' input (bake it in with --bind)");
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "needs a constant 'scales' input (%s)",
+                       kn_hint_text(cx, KN_HINT_BIND));
     /* what remains unknown is tf_crop_and_resize's roi */
     if (in[1]->numel != 2 * p->rank) return kn_diag(cx, n, KN_EINVAL, "roi has the wrong length");
     *roi_buf = in[1];
@@ -102,7 +103,46 @@ static kn_status rplan_get(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
 static int resize_ntap(const kn_resize_plan *p, int a, int64_t len, int64_t olen) {
     if (olen == len && p->scale[a] == 1.0 && p->coord != CT_TF_NN && p->coord != CT_TF_CROP)
         return 0;
-    return p->mode == RS_NEAREST ? 1 : p->mode == RS_LINEAR ? 2 : 4;
+    return p->mode == RS_NEAREST ? 1 : kn_resize_window(p, a);
+}
+
+/* The antialiased filter's weight for tap k (before normalization): the linear or cubic
+ * kernel at distance (k + 1 - pad - ratio) * scale, zero outside the input with
+ * exclude_outside (ir/ops/image.c's resize_taps). */
+static kn_kx *aa_weight(kn_lower *L, const kn_resize_plan *p, int a, int64_t len, int pad, kn_kx *k,
+                        int vr, int st) {
+    double s = p->scale[a], A = p->cubic_a;
+    int d = declf(
+        L, kx_un(L, KX_ABS,
+                 kx_mul(L, kx_sub(L, f64(L, kx_add(L, k, I(L, 1 - pad))), V(L, vr)), F(L, s))));
+    kn_kx *v;
+    if (p->mode == RS_LINEAR) {
+        v = kx_bin(L, KX_MAX, kx_sub(L, F(L, 1), V(L, d)), F(L, 0));
+    } else {
+        /* ((A + 2) d - (A + 3)) d d + 1 for d <= 1, ((A d - 5A) d + 8A) d - 4A for d < 2 */
+        kn_kx *near = kx_add(
+            L,
+            kx_mul(L, kx_mul(L, kx_sub(L, kx_mul(L, F(L, A + 2), V(L, d)), F(L, A + 3)), V(L, d)),
+                   V(L, d)),
+            F(L, 1));
+        kn_kx *far = kx_sub(
+            L,
+            kx_mul(L,
+                   kx_add(L,
+                          kx_mul(L, kx_sub(L, kx_mul(L, F(L, A), V(L, d)), F(L, 5 * A)), V(L, d)),
+                          F(L, 8 * A)),
+                   V(L, d)),
+            F(L, 4 * A));
+        v = sel(L, kx_bin(L, KX_LE, V(L, d), F(L, 1)), near,
+                sel(L, kx_bin(L, KX_LT, V(L, d), F(L, 2)), far, F(L, 0)));
+    }
+    if (p->exclude_outside) {
+        kn_kx *i = kx_add(L, V(L, st), k);
+        kn_kx *in = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, i, I(L, 0)),
+                           kx_bin(L, KX_LT, kx_add(L, V(L, st), k), I(L, len)));
+        v = sel(L, in, v, F(L, 0));
+    }
+    return v;
 }
 
 /* Fills idx[o * ntap + k] (and w[...] when ntap > 1) for o in [0, olen): the
@@ -149,7 +189,7 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
         outside = kl_decl(L, KN_BOOL,
                           kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, vx), F(L, 0)),
                                  kx_bin(L, KX_GT, V(L, vx), F(L, last))));
-    int wn = p->mode == RS_CUBIC ? 4 : 2, pad = wn / 2;
+    int wn = kn_resize_window(p, a), pad = wn / 2;
     kl_set(L, vx, clampx(L, V(L, vx), F(L, -pad - 1.0), F(L, (double)len + pad)));
     int vb = declf(L, kx_un(L, KX_FLOOR, V(L, vx)));
     int vr = declf(L, kx_sub(L, V(L, vx), V(L, vb)));
@@ -172,6 +212,25 @@ static void resize_table(kn_lower *L, const kn_resize_plan *p, kn_kbuf *roi_buf,
         kn_kx *i = clampx(L, kx_add(L, V(L, st), i64(L, right)), I(L, 0), I(L, len - 1));
         if (outside >= 0) i = sel(L, V(L, outside), I(L, -1), i);
         kl_store(L, idx, base, i);
+        kl_end(L);
+        return;
+    }
+    if (p->antialias && s < 1) {
+        /* wn taps: a loop summing the weights, then one storing them normalized */
+        int sum = declf(L, F(L, 0));
+        int k = kl_for(L, ntap);
+        kl_set(L, sum, kx_add(L, V(L, sum), aa_weight(L, p, a, len, pad, V(L, k), vr, st)));
+        kl_end(L);
+        k = kl_for(L, ntap);
+        kn_kx *o = kx_add(L, base, V(L, k));
+        kn_kx *i = clampx(L, kx_add(L, V(L, st), V(L, k)), I(L, 0), I(L, len - 1));
+        if (outside >= 0)
+            i = sel(L, kx_bin(L, KX_LAND, V(L, outside), kx_bin(L, KX_EQ, V(L, k), I(L, 0))),
+                    I(L, -1), i);
+        kl_store(L, idx, o, i);
+        kl_store(L, w, kx_add(L, base, V(L, k)),
+                 dvd(L, aa_weight(L, p, a, len, pad, V(L, k), vr, st), V(L, sum)));
+        kl_end(L);
         kl_end(L);
         return;
     }
@@ -671,8 +730,8 @@ static kn_status lower_maxroipool(kn_lower *L, const kn_node *n, kn_kbuf *const 
 static kn_status const_shape(kn_lower *L, const kn_node *n, int i, int64_t *v, int *count) {
     const kn_tensor *t = kl_const(L, n, i);
     if (!t || kn_tensor_numel(t) > KN_MAX_RANK)
-        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
-                       "needs a constant input %d (bake it in with --bind)", i);
+        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "needs a constant input %d (%s)", i,
+                       kn_hint_text(kl_ctx(L), KN_HINT_BIND));
     *count = (int)kn_tensor_numel(t);
     for (int k = 0; k < *count; k++) v[k] = kn_load_i64(t->data, t->type.dtype, (size_t)k);
     return KN_OK;

@@ -472,8 +472,9 @@ static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     if (epi.n) r = kl_epilogue(L, &epi, r, opnd);
     kl_store(L, y, kx_offset(L, yr, v, yst), r);
     kl_end_n(L, yr);
-    /* B one matrix for every row of A: y's rows are A's rows, a contraction */
-    if (is_float(y->dtype) && ar >= 2 && br == 2) {
+    /* a contraction: B one matrix for every row of A (y's rows are A's rows), or one
+     * matrix product per batch (attention), A and B broadcasting over the batch dims */
+    if (is_float(y->dtype) && ar >= 2 && br >= 2 && y->numel > 0 && k > 0) {
         kn_contract d = {.kind = KN_CONTRACT_MATMUL,
                          .x = a,
                          .w = b,
@@ -483,6 +484,18 @@ static kn_status lower_matmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                          .N = nn,
                          .alpha = 1,
                          .epi = epi.n ? &epi : NULL};
+        if (b->numel != k * nn) { /* B differs between batches */
+            d.M = a->dims[ar - 2];
+            d.batch = y->numel / (d.M * nn);
+            for (int i = 0; i < nbatch; i++) {
+                int da = i - (nbatch - abr), db = i - (nbatch - bbr);
+                if (y->dims[i] == 1) continue;
+                d.bdims[d.nbd] = y->dims[i];
+                d.xbs[d.nbd] = da >= 0 && a->dims[da] != 1 ? ast[da] : 0;
+                d.wbs[d.nbd] = db >= 0 && b->dims[db] != 1 ? bst[db] : 0;
+                d.nbd++;
+            }
+        }
         for (int s = 0; s < epi.n; s++)
             d.operand[s] = epi.s[s].operand >= 0 ? in[epi.s[s].operand] : NULL;
         kl_contract(L, &d);
@@ -710,6 +723,7 @@ static kn_status lower_batchnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *
  * and InvStdDev), MeanVarianceNormalization its axes. */
 static kn_status lower_norm(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
+    if (kl_layernorm_rows(L, n, in, out)) return KN_OK; /* last axis, vectors (rows.c) */
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
     int red[KN_MAX_RANK] = {0}, ax = 0;
@@ -832,6 +846,7 @@ static kn_status lower_lrn(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
  * (Softmax, LogSoftmax) and the write pass. Hardmax keeps the first maximum. */
 static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
+    if (kl_softmax_rows(L, n, in, out)) return KN_OK; /* last axis, vectors (rows.c) */
     kn_ctx *cx = kl_ctx(L);
     kn_kbuf *x = in[0], *y = out[0];
     int64_t outer, len, inner;

@@ -114,8 +114,8 @@ static kn_status reduce_mask(kn_lower *L, const kn_node *n, kn_kbuf *const *in, 
         if (n->nin > 1 && in[1]) {
             const kn_tensor *t = kl_const(L, n, 1);
             if (!t)
-                return kn_diag(cx, n, KN_EUNSUPPORTED,
-                               "code generation needs constant axes (bake them in with --bind)");
+                return kn_diag(cx, n, KN_EUNSUPPORTED, "code generation needs constant axes (%s)",
+                               kn_hint_text(cx, KN_HINT_BIND));
             naxes = (int)kn_tensor_numel(t);
             axes = t->data;
         }
@@ -348,8 +348,8 @@ static kn_status lower_topk(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     } else {
         const kn_tensor *kt = kl_const(L, n, 1);
         if (!kt)
-            return kn_diag(cx, n, KN_EUNSUPPORTED,
-                           "code generation needs a constant k (bake it in with --bind)");
+            return kn_diag(cx, n, KN_EUNSUPPORTED, "code generation needs a constant k (%s)",
+                           kn_hint_text(cx, KN_HINT_BIND));
         k = kn_load_i64(kt->data, kt->type.dtype, 0);
     }
     if (kn_failed(cx)) return cx->status;

@@ -28,8 +28,8 @@ static kn_kx *F(kn_lower *L, double v) {
 static int64_t const_i64(kn_lower *L, const kn_node *n, int i, const char *what) {
     const kn_tensor *t = kl_const(L, n, i);
     if (!t || kn_tensor_numel(t) != 1) {
-        kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
-                "needs a constant '%s' input (bake it in with --bind)", what);
+        kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "needs a constant '%s' input (%s)", what,
+                kn_hint_text(kl_ctx(L), KN_HINT_BIND));
         return -1;
     }
     return kn_load_i64(t->data, t->type.dtype, 0);

@@ -424,8 +424,8 @@ static kn_status lower_strnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *in
     int64_t M = kl_max_string_bytes(L);
     kn_warn(cx, n,
             "strings are stored in %lld bytes each (NUL included); a longer one is cut and "
-            "NAME_run returns 2 (raise it with --max-string-bytes)",
-            (long long)M);
+            "NAME_run returns 2 (%s)",
+            (long long)M, kn_hint_text(cx, KN_HINT_STRING_BYTES));
     kn_kbuf *chars = kl_string_storage(L, numel * M);
     char lo = act[0] == 'L' ? 'A' : 'a', hi = act[0] == 'L' ? 'Z' : 'z';
     int delta = act[0] == 'L' ? 'a' - 'A' : 'A' - 'a';

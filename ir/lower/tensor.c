@@ -108,8 +108,8 @@ static kn_status const_ints(kn_lower *L, const kn_node *n, int i, const char *wh
     if (i >= n->nin || !n->in[i]) return KN_OK;
     const kn_tensor *t = kl_const(L, n, i);
     if (!t)
-        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
-                       "needs a constant %s input (bake it in with --bind)", what);
+        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "needs a constant %s input (%s)", what,
+                       kn_hint_text(kl_ctx(L), KN_HINT_BIND));
     int64_t k = kn_tensor_numel(t);
     if (k > cap || !kn_dtype_get(t->type.dtype)->is_int)
         return kn_diag(kl_ctx(L), n, KN_EINVAL, "bad %s input", what);

@@ -12,6 +12,7 @@
  * second input with the first starting at that axis, and PRelu aligns a 1-D slope
  * with the channel axis 1. Both are expressed as a view of the second input's type
  * with 1-dims added, which leaves its row-major data layout unchanged. */
+#include "ir/epilogue.h"
 #include "ir/ops/binary_attrs.h"
 
 #include <math.h>
@@ -343,14 +344,15 @@ kn_status kn_binary_legacy_view(kn_ctx *cx, const kn_node *n, const kn_type *a, 
     return KN_OK;
 }
 
-/* Checks the inputs and computes the output type of n. Sets vp[0..n->nin) to the
+/* Checks the inputs and computes the output type of n. Sets vp[0..nin) to the
  * types the inputs broadcast as (vp[1] may point at *view1, a legacy view). */
 static kn_status binary_type(kn_ctx *cx, const kn_node *n, const binary_def *d,
                              kn_tensor *const *in, kn_type *view1, const kn_type **vp,
                              kn_type *out) {
-    KN_ASSERT(n->nin >= 1 && n->nin <= MAX_IN);
+    int nin = kn_node_op_inputs(n); /* fused epilogue operands follow (ir/epilogue.h) */
+    KN_ASSERT(nin >= 1 && nin <= MAX_IN);
     kn_dtype t = in[0] ? in[0]->type.dtype : KN_UNDEF;
-    for (int j = 0; j < n->nin; j++) {
+    for (int j = 0; j < nin; j++) {
         bool mixed = n->op == KN_OP_POW && j == 1; /* Pow's exponent has its own type */
         if (kn_check_dtype(cx, n, in[j], j, mixed ? KN_DT_NUM : d->mask)) return cx->status;
         if (!mixed && in[j]->type.dtype != t)
@@ -358,15 +360,15 @@ static kn_status binary_type(kn_ctx *cx, const kn_node *n, const binary_def *d,
                            kn_dtype_name(in[j]->type.dtype), kn_dtype_name(t));
         vp[j] = &in[j]->type;
     }
-    if (n->nin == 2) {
+    if (nin == 2) {
         if (kn_binary_legacy_view(cx, n, &in[0]->type, &in[1]->type, view1)) return cx->status;
         vp[1] = view1;
     }
     kn_dtype ot = d->out_bool ? KN_BOOL : t;
     *out = kn_type_unknown(ot);
-    for (int j = 0; j < n->nin; j++)
+    for (int j = 0; j < nin; j++)
         if (vp[j]->rank < 0) return KN_OK;
-    if (kn_broadcast(cx, n, n->nin, vp, out)) return cx->status;
+    if (kn_broadcast(cx, n, nin, vp, out)) return cx->status;
     out->dtype = ot;
     if (n->op == KN_OP_PRELU && kn_type_static(out) && kn_type_static(&in[0]->type) &&
         !kn_type_equal(out, &in[0]->type))
@@ -386,7 +388,7 @@ static kn_status eval_binary(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     kn_ctx *cx = kn_exec_ctx(ex);
     const binary_def *d = binary_find(cx, n);
     if (!d) return cx->status;
-    int k = n->nin;
+    int k = kn_node_op_inputs(n); /* not the epilogue operands, which follow */
     kn_type view1, ot;
     const kn_type *vp[MAX_IN];
     if (binary_type(cx, n, d, in, &view1, vp, &ot)) return cx->status;

@@ -6,7 +6,9 @@
  * product of its axes' taps, as in the ONNX reference (onnx/backend/test/case/node/resize.py): a
  * window of 2 (nearest, linear) or 4 (cubic) neighbours of an edge-padded axis, weights from the
  * fractional position. Upsample and Resize-10 use asymmetric coordinates and onnxruntime's legacy
- * nearest rounding (floor when upsampling, ceil when downsampling).
+ * nearest rounding (floor when upsampling, ceil when downsampling). Resize-18's antialias
+ * stretches the linear or cubic filter by 1/scale on downscaled axes (wider windows, the
+ * weights normalized to sum 1), as the ONNX reference does; nearest ignores it.
  *
  * GridSample, RoiAlign and MaxRoiPool sample 4-D inputs; RoiAlign follows
  * onnxruntime's sampling grid. NonMaxSuppression's output length depends on the
@@ -115,7 +117,7 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
 
     /* Opset 18: scales/sizes (and roi) may cover only `axes`; sizes may keep the
      * aspect ratio (one scale for all of them); antialias widens the filter when
-     * downscaling, which is not implemented. */
+     * downscaling. */
     int64_t axes[KN_MAX_RANK];
     int naxes = p->rank;
     for (int a = 0; a < p->rank; a++) axes[a] = a;
@@ -189,11 +191,13 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
             p->out[a] = d < 0 ? -1 : (int64_t)floor((double)d * s);
         }
     }
-    if (antialias && p->mode != RS_NEAREST)
-        for (int a = 0; a < p->rank; a++)
-            if (p->scale[a] < 1)
-                return kn_diag(cx, n, KN_EUNSUPPORTED,
-                               "antialias=1 when downscaling (axis %d) is not supported", a);
+    p->antialias = antialias && p->mode != RS_NEAREST;
+    for (int a = 0; a < p->rank; a++)
+        if (kn_resize_window(p, a) > KN_RESIZE_MAX_TAPS)
+            return kn_diag(cx, n, KN_EUNSUPPORTED,
+                           "antialias with scale %g on axis %d needs %d taps per output "
+                           "element; at most %d are supported",
+                           p->scale[a], a, kn_resize_window(p, a), KN_RESIZE_MAX_TAPS);
     p->known = 1;
 
     for (int a = 0; a < p->rank; a++) {
@@ -229,9 +233,18 @@ static kn_status infer_resize(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
     return KN_OK;
 }
 
+int kn_resize_window(const kn_resize_plan *p, int a) {
+    int support = p->mode == RS_CUBIC ? 2 : 1;
+    double s = p->scale[a];
+    if (!p->antialias || !(s < 1)) return 2 * support;
+    double half = ceil((double)support / s); /* -(floor(-support / s) + 1) + 1 */
+    return half > KN_RESIZE_MAX_TAPS ? KN_RESIZE_MAX_TAPS + 1 : 2 * (int)half;
+}
+
 /* The taps of output coordinate o on axis a of input length len: input indexes (in
- * range) and weights, zero weights dropped. Returns the tap count, or 0 when
- * tf_crop_and_resize maps o outside the input (the element is extrapolation_value). */
+ * range) and weights (kn_resize_window(p, a) entries each), zero weights dropped.
+ * Returns the tap count, or 0 when tf_crop_and_resize maps o outside the input (the
+ * element is extrapolation_value). */
 static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, int64_t *idx,
                        double *w) {
     double s = p->scale[a], x = (double)o, xo = 0;
@@ -261,7 +274,7 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
 
     /* The window: ntap neighbours of xo, preferring the left ones, on the axis padded
      * by ntap/2 edge values; ratio in (0, 1] is xo's distance from tap ntap/2 - 1. */
-    int ntap = p->mode == RS_CUBIC ? 4 : 2, pad = ntap / 2;
+    int ntap = kn_resize_window(p, a), pad = ntap / 2;
     if (xo < -pad - 1.0) xo = -pad - 1.0;
     if (xo > (double)len + pad) xo = (double)len + pad;
     double base = floor(xo), ratio = xo - base;
@@ -273,8 +286,23 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
     if (start < -pad) start = -pad;
     if (start > len - 1 + pad - (ntap - 1)) start = len - 1 + pad - (ntap - 1);
 
-    double c[4];
-    if (p->mode == RS_NEAREST) {
+    double *c = w; /* the weights are computed in place, then compacted */
+    if (p->antialias && s < 1) {
+        /* antialias: the filter at distances (k + 1 - pad - ratio) * s, normalized */
+        double A = p->cubic_a, sum = 0;
+        for (int k = 0; k < ntap; k++) {
+            double d = fabs(((double)(k + 1 - pad) - ratio) * s), v;
+            if (p->mode == RS_LINEAR)
+                v = d < 1 ? 1 - d : 0;
+            else
+                v = d <= 1  ? ((A + 2) * d - (A + 3)) * d * d + 1
+                    : d < 2 ? ((A * d - 5 * A) * d + 8 * A) * d - 4 * A
+                            : 0;
+            c[k] = v;
+            sum += v;
+        }
+        for (int k = 0; k < ntap; k++) c[k] /= sum;
+    } else if (p->mode == RS_NEAREST) {
         int right;
         if (ratio == 1)
             right = 1;
@@ -309,7 +337,8 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
         for (int k = 0; k < ntap; k++) c[k] /= sum;
     }
     int m = 0;
-    for (int k = 0; k < ntap; k++) {
+    double c0 = c[0];
+    for (int k = 0; k < ntap; k++) { /* m <= k: compacting c (= w) in place is safe */
         if (c[k] == 0) continue;
         int64_t i = start + k;
         idx[m] = i < 0 ? 0 : i >= len ? len - 1 : i;
@@ -317,7 +346,7 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
     }
     if (m == 0) { /* every weight vanished (degenerate exclude_outside): keep one tap */
         idx[0] = start < 0 ? 0 : start >= len ? len - 1 : start;
-        w[m++] = c[0];
+        w[m++] = c0;
     }
     return m;
 }
@@ -340,18 +369,20 @@ static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in
             return kn_diag(cx, n, KN_EINVAL, "cannot resize an empty axis %d to length %lld", a,
                            (long long)p.out[a]);
 
-    /* Taps per axis: up to 4 per output coordinate. */
+    /* Taps per axis: up to win[a] per output coordinate. */
     int64_t *tidx[KN_MAX_RANK];
     double *tw[KN_MAX_RANK];
-    int *tn[KN_MAX_RANK];
+    int *tn[KN_MAX_RANK], win[KN_MAX_RANK];
     for (int a = 0; a < r; a++) {
         int64_t len = p.out[a];
-        tidx[a] = kn_arena_array(ar, (size_t)len * 4, sizeof(int64_t));
-        tw[a] = kn_arena_array(ar, (size_t)len * 4, sizeof(double));
+        win[a] = kn_resize_window(&p, a);
+        tidx[a] = kn_arena_array(ar, (size_t)len * (size_t)win[a], sizeof(int64_t));
+        tw[a] = kn_arena_array(ar, (size_t)len * (size_t)win[a], sizeof(double));
         tn[a] = kn_arena_array(ar, (size_t)len, sizeof(int));
         if (!tidx[a] || !tw[a] || !tn[a]) return kn_diag(cx, n, KN_ELIMIT, "output too large");
         for (int64_t o = 0; o < len; o++)
-            tn[a][o] = resize_taps(&p, a, x->type.dims[a], o, tidx[a] + o * 4, tw[a] + o * 4);
+            tn[a][o] =
+                resize_taps(&p, a, x->type.dims[a], o, tidx[a] + o * win[a], tw[a] + o * win[a]);
     }
 
     int64_t xstr[KN_MAX_RANK], oi[KN_MAX_RANK] = {0};
@@ -370,8 +401,8 @@ static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in
                 double wt = 1;
                 int64_t off = 0;
                 for (int a = 0; a < r; a++) {
-                    wt *= tw[a][oi[a] * 4 + k[a]];
-                    off += tidx[a][oi[a] * 4 + k[a]] * xstr[a];
+                    wt *= tw[a][oi[a] * win[a] + k[a]];
+                    off += tidx[a][oi[a] * win[a] + k[a]] * xstr[a];
                 }
                 v += wt * kn_load_f64(x->data, x->type.dtype, (size_t)off);
                 int a = r - 1;

@@ -23,6 +23,7 @@ enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_LEGACY
 
 typedef struct kn_resize_plan {
     int mode, coord, nearest, exclude_outside;
+    int antialias; /* opset 18: linear/cubic filters stretched by 1/scale when downscaling */
     double cubic_a, extrapolation;
     int rank;       /* of X; -1 unknown */
     int known;      /* out[] (and, with X's dims known, scale[]) are known */
@@ -36,6 +37,15 @@ typedef struct kn_resize_plan {
  * (infer's rules: in[i] may lack data, X's rank may be unknown). known is 0 when an
  * input the plan needs has no data yet. */
 kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_resize_plan *p);
+
+/* The most taps an antialiased window may have (a downscale by 1/256 with cubic). */
+#define KN_RESIZE_MAX_TAPS 1024
+
+/* The interpolation window on axis a: taps per output coordinate on the edge-padded
+ * axis, the first at offset 1 - window/2 from the input coordinate's floor (ratio in
+ * (0, 1]): 2 for nearest and linear, 4 for cubic; with antialias on an axis scaled by
+ * s < 1, 2*ceil(1/s) (linear) or 4*ceil(1/s) (cubic) as in the ONNX reference. */
+int kn_resize_window(const kn_resize_plan *p, int a);
 
 /* ---- GridSample ---- */
 

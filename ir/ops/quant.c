@@ -87,9 +87,15 @@ static kn_status infer_quantize(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     kn_dtype yt = KN_U8;
     int64_t odt = kn_attr_int(cx, n, "output_dtype", 0); /* opset 21 */
     if (kn_failed(cx)) return cx->status;
-    if (odt && odt != KN_U8 && odt != KN_I8)
+    if (odt && odt != KN_U8 && odt != KN_I8) {
+        const char *name = kn_onnx_type_name((int)odt);
+        if (name)
+            return kn_diag(cx, n, KN_EUNSUPPORTED,
+                           "output_dtype %s is not supported (int8 and uint8 are; %s)", name,
+                           KN_UNSUPPORTED_TYPES);
         return kn_diag(cx, n, KN_EUNSUPPORTED, "output_dtype %lld is not supported",
                        (long long)odt);
+    }
     if (odt) yt = (kn_dtype)odt;
     if (n->nin > 2 && in[2]) {
         if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_Q8))) return st;

@@ -950,6 +950,21 @@ static kn_status infer_pad(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
     return KN_OK;
 }
 
+/* Input coordinate for output coordinate c (already shifted by the pad) of an axis of
+ * extent e in the given mode; sets *outside in constant mode when c falls in the pad. */
+static int64_t pad_coord(int mode, int64_t c, int64_t e, bool *outside) {
+    if (c >= 0 && c < e) return c;
+    if (mode == PAD_CONSTANT) {
+        *outside = true;
+        return 0;
+    }
+    if (mode == PAD_EDGE) return c < 0 ? 0 : e - 1;
+    if (mode == PAD_WRAP) return (c % e + e) % e;
+    if (e == 1) return 0;
+    while (c < 0 || c >= e) c = c < 0 ? -c : 2 * (e - 1) - c;
+    return c;
+}
+
 static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_status st = kn_alloc_outputs(ex, n, in, out, infer_pad);
     if (st) return st;
@@ -968,30 +983,27 @@ static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         kn_copy_elem(fill->data, 0, cv->data, 0, kn_elem_size(x->dtype));
     int64_t cnt = kn_tensor_numel(out[0]);
     size_t es = kn_elem_size(x->dtype);
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t rem = i, off = 0;
+    if (!cnt) return KN_OK;
+    /* Row by row along the last axis: the outer coordinates are worked out once a row. */
+    int last = r - 1;
+    int64_t row = r ? o->dims[last] : 1, rows = cnt / row;
+    for (int64_t rw = 0; rw < rows; rw++) {
+        int64_t rem = rw, base = 0;
         bool outside = false;
-        for (int d = r - 1; d >= 0; d--) {
-            int64_t c = rem % o->dims[d] - pads[d], e = x->dims[d];
+        for (int d = last - 1; d >= 0; d--) {
+            int64_t c = pad_coord(mode, rem % o->dims[d] - pads[d], x->dims[d], &outside);
             rem /= o->dims[d];
-            if (c < 0 || c >= e) {
-                if (mode == PAD_CONSTANT)
-                    outside = true;
-                else if (mode == PAD_EDGE)
-                    c = c < 0 ? 0 : e - 1;
-                else if (mode == PAD_WRAP)
-                    c = (c % e + e) % e;
-                else if (e == 1)
-                    c = 0;
-                else
-                    while (c < 0 || c >= e) c = c < 0 ? -c : 2 * (e - 1) - c;
-            }
-            off += c * xs[d];
+            base += c * xs[d];
         }
-        if (outside)
-            kn_copy_elem(out[0]->data, i, fill->data, 0, es);
-        else
-            kn_copy_elem(out[0]->data, i, in[0]->data, off, es);
+        for (int64_t j = 0; j < row; j++) {
+            bool out_j = outside;
+            int64_t off = base;
+            if (r) off += pad_coord(mode, j - pads[last], x->dims[last], &out_j) * xs[last];
+            if (out_j)
+                kn_copy_elem(out[0]->data, rw * row + j, fill->data, 0, es);
+            else
+                kn_copy_elem(out[0]->data, rw * row + j, in[0]->data, off, es);
+        }
     }
     return KN_OK;
 }

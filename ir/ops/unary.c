@@ -365,8 +365,14 @@ static kn_status cast_target(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
         *t = a->i > 0 && a->i < KN_DTYPE_MAX ? (kn_dtype)a->i : KN_UNDEF;
     else
         return kn_diag(cx, n, KN_EINVAL, "attribute 'to' must be an int");
-    if (!kn_dtype_valid(*t))
+    if (!kn_dtype_valid(*t)) {
+        const char *name = a->kind == KN_ATTR_STRING ? a->s : kn_onnx_type_name((int)a->i);
+        if (name)
+            return kn_diag(cx, n, KN_EUNSUPPORTED,
+                           "attribute 'to' names %s, a type kiln does not support (%s)", name,
+                           KN_UNSUPPORTED_TYPES);
         return kn_diag(cx, n, KN_EUNSUPPORTED, "attribute 'to' names an unsupported type");
+    }
     return KN_OK;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # kiln bench smoke test: one backend on the digits model; checks the JSON keys and
-# values' kinds, never the timings.
+# values' kinds, never the timings; and the FLOPs of two small models.
 # usage: bench.sh KILN SOURCE_DIR BACKEND
 KILN=$1
 SRC=$2
@@ -16,4 +16,15 @@ for kv in '"runs": 3,' '"threads": 2,' "\"backend\": \"$B\"," '"flops": [1-9]'; 
   echo "$out" | grep -Eq "$kv" || { echo "FAIL: no $kv"; fail=1; }
 done
 [ "$(echo "$out" | wc -l)" = 1 ] || { echo "FAIL: not one line"; fail=1; }
+
+# FLOPs derived by hand (tests/cli/make_flops_models.py): a Gemm 784x512 with a bias
+# computed from constants (folded, so not counted), a padded Conv with bias and a Relu
+for case in "gemm 803328" "conv 14336"; do
+  set -- $case
+  out=$("$KILN" bench "$SRC/tests/cli/flops_$1.onnx" --backend "$B" --runs 1 --json) ||
+    { echo "FAIL: kiln bench flops_$1.onnx exited $?"; fail=1; continue; }
+  echo "$out" | grep -q "\"flops\": $2," || { echo "FAIL: flops_$1: want $2 FLOPs: $out"; fail=1; }
+  txt=$("$KILN" bench "$SRC/tests/cli/flops_$1.onnx" --backend "$B" --runs 1)
+  echo "$txt" | grep -Eq "^flops +$2 per run" || { echo "FAIL: flops_$1 text: $txt"; fail=1; }
+done
 exit $fail

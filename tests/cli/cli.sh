@@ -73,7 +73,7 @@ expect 1 "--shape image=1,8,8 gives 3 sizes; input 'image' is f32\[batch,1,8,8\]
 expect 1 "the model has no input 'nope' (its inputs: image)" -- "$KILN" inspect "$EX/digits.onnx" --shape nope=1
 expect 1 "unknown pass 'foo' in --passes (passes: " -- "$KILN" inspect "$EX/digits.onnx" --passes shape,foo
 expect 2 "unknown target 'm9' (targets: native, generic," -- "$KILN" compile "$EX/digits.onnx" -o "$T/x" --target m9
-expect 1 "has no input 'img'" -- "$KILN" run "$EX/digits.onnx" --input "img=$EX/test_images.npy"
+expect 1 "digits.onnx: the model has no input 'img' (its inputs: image)" -- "$KILN" run "$EX/digits.onnx" --input "img=$EX/test_images.npy"
 printf "\223NUMPY\001\000F\000{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }            \n" >"$T/f.npy"
 printf '\000\000\000\000\000\000\000\000' >>"$T/f.npy"
 expect 1 "Fortran order" -- "$KILN" run "$EX/digits.onnx" --input "image=$T/f.npy"

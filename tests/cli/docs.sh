@@ -38,6 +38,11 @@ for md in "$S/README.md" "$S"/docs/*.md; do
     *) bad "$md links outside the repository: $l" ;; esac
   done
 done
+# CTest's Testing/ folder (made by ctest run in the source tree) is ignored, never tracked
+if command -v git >/dev/null && git -C "$S" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$S" check-ignore -q Testing/Temporary/LastTest.log && ok || bad ".gitignore does not ignore Testing/"
+  [ -z "$(git -C "$S" ls-files Testing)" ] && ok || bad "Testing/ is tracked: git rm -r --cached Testing"
+fi
 if command -v groff >/dev/null; then
   "$KILN" help --man >"$T/kiln.1"
   w=$(groff -man -Tutf8 -ww -z "$T/kiln.1" 2>&1)

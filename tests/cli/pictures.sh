@@ -50,6 +50,34 @@ PATH=$T/bin "$KILN" inspect "$M" --svg "$T/none.svg" >/dev/null 2>"$T/err"
 "$KILN" inspect "$M" --profile "$M" >/dev/null 2>"$T/err"
 [ $? = 1 ] && grep -q "is not a kiln profile" "$T/err" && ok || bad "bad profile: $(cat "$T/err")"
 
+# quantized models: every quantized value with its scale and zero point (constants
+# printed, run-time ones by name), the weights of integer contractions with theirs,
+# and their FLOPs (QLinearConv conv1: 2 x 2*8*9*9 outputs x 3*3*3 = 69,984)
+Q=$2/tests/quant/models/qlinear_cnn/model.onnx
+"$KILN" inspect "$Q" --dot "$T/q.dot" >/dev/null || bad "inspect --dot quantized"
+grep -q 'label="x\\nu8\[2,3,9,9\]\\nscale 0.02, zero 128"' "$T/q.dot" &&
+  grep -q 'n0 -> n1 \[label="u8\[2,8,9,9\]\\nscale 0.05, zero 100"' "$T/q.dot" &&
+  grep -q 'n2 -> n3 \[label="u8\[2,320\]\\nscale 0.1, zero 90"' "$T/q.dot" &&
+  grep -q 'weights i8\[8,3,3,3\]\\nscale per-channel\[8\], zero per-channel\[8\]\\n70.0 kFLOP' "$T/q.dot" && ok ||
+  bad "quantized dot: $(grep -e scale -e zero "$T/q.dot")"
+"$KILN" inspect "$2/tests/models/dynamic_quant/model.onnx" --dot "$T/dq.dot" >/dev/null &&
+  grep -q "u8\[1,2,4,4\]\\\\nscale 'x_scale', zero 'x_zp'" "$T/dq.dot" &&
+  grep -q 'ConvInteger\\nconv_quant\\nweights u8\[4,2,3,3\], zero 133' "$T/dq.dot" && ok ||
+  bad "dynamic quantization dot: $(grep -e scale -e zero "$T/dq.dot")"
+if command -v dot >/dev/null; then
+  "$KILN" inspect "$Q" --svg "$T/q.svg" >/dev/null && wellformed "$T/q.svg" && grep -q "scale 0.05, zero 100" "$T/q.svg" &&
+    ok || bad "quantized svg"
+fi
+
+# a residual block (tests/fuse: Add of the input fused into conv1's epilogue): the
+# residual edge goes into the fused steps, drawn bold, named
+F=$2/tests/fuse/model.onnx
+"$KILN" inspect "$F" --dot "$T/f.dot" >/dev/null || bad "inspect --dot fuse"
+c1=$(sed -n 's/^ *\(n[0-9]*\) \[label="Conv\\nconv1\\.*/\1/p' "$T/f.dot")
+grep -q "Add (residual), Relu (fused)" "$T/f.dot" &&
+  grep -q "^  v[0-9]* -> ${c1}_act \[label=\"residual\", style=bold" "$T/f.dot" && ok ||
+  bad "residual edge into ${c1}_act: $(grep -e residual -e '_act \[' "$T/f.dot")"
+
 # the memory plan: one rectangle per temporary of the --memory table
 "$KILN" inspect "$M" --dim batch=4 --memory --svg "$T/m.svg" >"$T/m.txt" && wellformed "$T/m.svg" && ok || bad "--memory --svg"
 n=$(($(wc -l <"$T/m.txt") - 2))

@@ -93,35 +93,6 @@ else
     grep -q "DIM as" "$T/bad.log" && ok || bad "configure message: $(cat "$T/bad.log")"
 fi
 
-# the project of docs/getting-started.md, as written there
-G=$T/app
-mkdir -p "$G"
-awk '/^```cmake$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/CMakeLists.txt"
-awk '/^```c$/ {on = 1; next} /^```$/ {if (on) exit} on' "$S/docs/getting-started.md" >"$G/main.c"
-if cmake -S "$G" -B "$G/build" -DCMAKE_PREFIX_PATH="$P" -DKILN_EXAMPLES="$EX" >"$T/g.log" 2>&1 &&
-  cmake --build "$G/build" >>"$T/g.log" 2>&1; then
-  "$G/build/app" | grep -q "^class 1 (arena" && ok || bad "getting-started app: $("$G/build/app")"
-else
-  cat "$T/g.log"
-  bad "the getting-started project does not build"
-fi
-
-# a model that cannot compile stops the configure step with kiln's message
-B2=$T/bad
-mkdir -p "$B2"
-cat >"$B2/CMakeLists.txt" <<EOC
-cmake_minimum_required(VERSION 3.20)
-project(bad C)
-find_package(kiln REQUIRED)
-kiln_add_model(digits MODEL $EX/digits/digits.onnx)
-EOC
-if cmake -S "$B2" -B "$B2/build" -DCMAKE_PREFIX_PATH="$P" >"$T/bad.log" 2>&1; then
-  bad "a model with a symbolic dimension configured without DIM"
-else
-  grep -q "has symbolic dimension 'batch': pass --dim batch=N" "$T/bad.log" &&
-    grep -q "DIM as" "$T/bad.log" && ok || bad "configure message: $(cat "$T/bad.log")"
-fi
-
 # QUANTIZE/CALIBRATE reach kiln as --quantize int8 --calibrate PATH: a kiln without
 # quantization refuses that option by name; one with it compiles
 Q=$T/quant

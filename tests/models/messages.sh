@@ -43,6 +43,32 @@ expect 1 "node 'relu' (Relu): value 'y' has shape f32\[?,2\], not known at compi
   "$KILN" compile "$E/nonzero_chain.onnx" -o "$T/c"
 expect 1 "input 'x' has symbolic dimension 'N': pass --dim N=N (e.g. --dim N=1) or --shape x=1,4" -- \
   "$KILN" compile "$E/unfixed_dim.onnx" -o "$T/d"
-[ -z "$(ls -A "$T/c" "$T/d" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
+# value_info that contradicts inference: a warning per value, the inferred types used
+for cmd in "compile $E/bad_value_info.onnx -o $T/e" "inspect $E/bad_value_info.onnx"; do
+  expect 0 "warning: .*bad_value_info.onnx: node 'r1' (Relu): the model declares 'a' as f32\[2,3\] (value_info or graph output), but shape inference gives f32\[2,4\]; kiln uses the inferred type" -- \
+    "$KILN" $cmd
+  expect 0 "node 'n1' (Neg): the model declares 'y' as i64\[2,4\] (value_info or graph output), but shape inference gives f32\[2,4\]" -- \
+    "$KILN" $cmd
+done
+"$KILN" compile "$E/bad_value_info.onnx" -o "$T/f" >"$T/out" 2>&1
+[ "$(grep -c warning "$T/out")" = 2 ] && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: bad_value_info: wanted 2 warnings (not b's, not twice):"; cat "$T/out"; }
+rm -rf "$T/e" "$T/f"
+# float8 and int4: refused on every command, naming the node and the type
+UT="kiln has no float8, 4-bit or complex element types"
+for cmd in compile run inspect; do
+  case $cmd in compile) extra="-o $T/g" ;; run) extra="--random 1" ;; *) extra= ;; esac
+  expect 1 "float8_cast.onnx: node 'to_f8' (Cast): attribute 'to' names float8e4m3fn, a type kiln does not support ($UT)" -- \
+    "$KILN" $cmd "$E/float8_cast.onnx" $extra
+  expect 1 "int4_zero_point.onnx: node 'q4' (QuantizeLinear): input 2 is initializer 'zp' of data type int4 (22): $UT" -- \
+    "$KILN" $cmd "$E/int4_zero_point.onnx" $extra
+done
+expect 1 "float8_input.onnx: node 'c' (Cast): input 0 is graph input 'x' of data type float8e5m2 (19): $UT" -- \
+  "$KILN" compile "$E/float8_input.onnx" -o "$T/g"
+expect 1 "float8_quantize.onnx: node 'qf8' (QuantizeLinear): output_dtype float8e4m3fn is not supported (int8 and uint8 are; $UT)" -- \
+  "$KILN" compile "$E/float8_quantize.onnx" -o "$T/g"
+expect 1 "uint4_initializer.onnx: node 'c' (Cast): input 0 is initializer 'w' of data type uint4 (21): $UT" -- \
+  "$KILN" run "$E/uint4_initializer.onnx"
+[ -z "$(ls -A "$T/c" "$T/d" "$T/g" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -54,6 +54,135 @@ def erf(x):
     return np.vectorize(math.erf)(x.astype(np.float64))
 
 
+# ---- numpy references for Resize (opsets 11-19) and the windowed pools, written from the
+# operator definitions (the ONNX reference implementation's 1-D interpolation, applied
+# axis by axis, which is the same as the tensor product of the axes' taps)
+
+
+def _resize_coeffs(mode, ratio, scale, antialias, A, nearest_mode):
+    """Weights of the taps at offsets start..start+n-1 from floor-with-ratio-in-(0,1]."""
+    if mode == "nearest":
+        if ratio == 1:
+            return 0, np.array([0.0, 1.0])
+        right = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5,
+                 "floor": False, "ceil": True}[nearest_mode]
+        return 0, np.array([float(not right), float(right)])
+    if mode == "linear":
+        if not antialias:
+            return 0, np.array([1 - ratio, ratio])
+        s = min(scale, 1.0)
+        start = int(np.floor(-1 / s) + 1)
+        args = (np.arange(start, 2 - start) - ratio) * s
+        c = np.clip(1 - np.abs(args), 0, 1)
+        return start, c / c.sum()
+
+    def cubic(x):
+        x = abs(x)
+        if x <= 1:
+            return (A + 2) * x ** 3 - (A + 3) * x ** 2 + 1
+        if x < 2:
+            return A * x ** 3 - 5 * A * x ** 2 + 8 * A * x - 4 * A
+        return 0.0
+    s = min(scale, 1.0) if antialias else 1.0
+    start = int(np.floor(-2 / s) + 1)
+    c = np.array([cubic(s * (i - ratio)) for i in range(start, 2 - start)])
+    return start, (c / c.sum() if antialias else c)
+
+
+def resize_1d(x, axis, olen, scale, mode="nearest", coord="half_pixel", antialias=0, A=-0.75,
+              exclude_outside=0, nearest_mode="round_prefer_floor"):
+    """Resizes x (float64) along axis to olen elements."""
+    x = np.moveaxis(x, axis, 0)
+    n = x.shape[0]
+    owidth = scale * n
+    out = []
+    for o in range(olen):
+        if coord == "half_pixel":
+            xo = (o + 0.5) / scale - 0.5
+        elif coord == "pytorch_half_pixel":
+            xo = (o + 0.5) / scale - 0.5 if olen > 1 else 0.0
+        elif coord == "align_corners":
+            xo = 0.0 if owidth == 1 else o * (n - 1) / (owidth - 1)
+        elif coord == "asymmetric":
+            xo = o / scale
+        elif coord == "half_pixel_symmetric":
+            xo = n / 2 * (1 - olen / owidth) + (o + 0.5) / scale - 0.5
+        else:
+            raise ValueError(coord)
+        base = np.floor(xo)
+        ratio = xo - base
+        if ratio == 0:
+            base, ratio = base - 1, 1.0
+        start, c = _resize_coeffs(mode, ratio, scale, antialias, A, nearest_mode)
+        k = len(c)
+        pad = (k + 1) // 2
+        # the k neighbours of xo on the axis padded by `pad` edge values
+        first = min(max(int(base) + start, -pad), n - 1 + pad - (k - 1))
+        idx = np.arange(first, first + k)
+        if exclude_outside:
+            c = np.where((idx >= 0) & (idx < n), c, 0)
+            c = c / c.sum()
+        pts = x[np.clip(idx, 0, n - 1)]
+        out.append(np.tensordot(c, pts, axes=1))
+    return np.moveaxis(np.stack(out), 0, axis)
+
+
+def resize(x, scales=None, sizes=None, axes=None, policy="stretch", **kw):
+    """Resize-18/19 of x with the given scales or sizes over axes (default: all)."""
+    axes = list(range(x.ndim)) if axes is None else [a % x.ndim for a in axes]
+    y = x.astype(np.float64)
+    if sizes is not None:
+        sc = [sizes[i] / x.shape[a] for i, a in enumerate(axes)]
+        if policy != "stretch":
+            s = min(sc) if policy == "not_larger" else max(sc)
+            sc = [s] * len(axes)
+            sizes = [int(np.round(s * x.shape[a])) for a in axes]
+        outs = list(sizes)
+    else:
+        sc = list(scales)
+        outs = [int(np.floor(x.shape[a] * s)) for a, s in zip(axes, sc)]
+    for a, s, o in zip(axes, sc, outs):
+        if s != 1 or o != x.shape[a] or kw.get("coord") == "half_pixel_symmetric":
+            y = resize_1d(y, a, o, s, **kw)
+    return y.astype(x.dtype)
+
+
+def pool(x, kind, kernel_shape, strides=None, dilations=None, pads=None, ceil_mode=0,
+         count_include_pad=0, p=2):
+    """AveragePool-19 / LpPool-18 on x [N, C, spatial...]: a window of kernel_shape taps
+    dilations apart, strides apart, over x padded by pads (begins, then ends); with
+    ceil_mode the last window is kept while it starts inside the input or the begin padding.
+    The average divides by the taps inside the input, or, with count_include_pad, inside
+    the padded input."""
+    nsp = x.ndim - 2
+    st = strides or [1] * nsp
+    dl = dilations or [1] * nsp
+    pd = pads or [0] * (2 * nsp)
+    outs = []
+    for i in range(nsp):
+        ek = (kernel_shape[i] - 1) * dl[i] + 1
+        span = x.shape[i + 2] + pd[i] + pd[i + nsp] - ek
+        o = (-(-span // st[i]) if ceil_mode else span // st[i]) + 1
+        if ceil_mode and (o - 1) * st[i] >= x.shape[i + 2] + pd[i]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    xd = x.astype(np.float64)
+    for oc in np.ndindex(*outs):
+        taps, inside_pad = [], 1
+        for i in range(nsp):
+            pos = [oc[i] * st[i] - pd[i] + k * dl[i] for k in range(kernel_shape[i])]
+            taps.append([q for q in pos if 0 <= q < x.shape[i + 2]])
+            inside_pad *= sum(-pd[i] <= q < x.shape[i + 2] + pd[i + nsp] for q in pos)
+        win = xd[(slice(None), slice(None)) + np.ix_(*taps)].reshape(x.shape[:2] + (-1,))
+        if kind == "lp":
+            v = (np.abs(win) ** p).sum(-1) ** (1.0 / p)
+        else:
+            v = win.sum(-1) / (inside_pad if count_include_pad else win.shape[-1])
+        y[(slice(None), slice(None)) + oc] = v
+    return y.astype(x.dtype)
+
+
 # ---- elementwise: Gelu (20), Mish (18), Bitwise* (18)
 x = f32(2, 3, 4) * 2
 case("test_gelu_default_18", "Gelu", {"x": x},
@@ -135,30 +264,58 @@ case("test_pad_wrap_19", "Pad", {"x": x, "pads": pw},
      {"y": np.pad(x, [(0, 0), (2, 1), (3, 3)], mode="wrap")}, opset=19, consts=("pads",),
      mode="wrap")
 
-# ---- Resize-18: axes, keep_aspect_ratio_policy; Resize-19: half_pixel_symmetric
-# (ONNX Runtime's outputs are the reference)
+# ---- Resize-18: axes, keep_aspect_ratio_policy, antialias; Resize-19: half_pixel_symmetric
+# (numpy; the cases without antialias agree within 2e-6 with the ONNX Runtime outputs
+# committed before, see casegen.py)
 x = f32(1, 2, 5, 7)
+E = np.zeros(0, np.float32)
 case("test_resize_axes_sizes_linear_18", "Resize",
-     {"x": x, "roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32),
-      "sizes": np.array([8, 4], np.int64)}, {"y": (np.float32, [1, 2, 8, 4])},
+     {"x": x, "roi": E, "scales": E, "sizes": np.array([8, 4], np.int64)},
+     {"y": resize(x, sizes=[8, 4], axes=[2, 3], mode="linear")},
      consts=("roi", "scales", "sizes"), axes=[2, 3], mode="linear")
 case("test_resize_axes_scales_nearest_18", "Resize",
-     {"x": x, "roi": np.zeros(0, np.float32), "scales": np.array([2.0, 0.5], np.float32)},
-     {"y": (np.float32, [1, 2, 10, 3])}, consts=("roi", "scales"), axes=[-2, -1])
+     {"x": x, "roi": E, "scales": np.array([2.0, 0.5], np.float32)},
+     {"y": resize(x, scales=[2.0, 0.5], axes=[-2, -1])}, consts=("roi", "scales"), axes=[-2, -1])
 case("test_resize_not_larger_18", "Resize",
-     {"x": x, "roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32),
-      "sizes": np.array([10, 10], np.int64)}, {"y": (np.float32, [1, 2, 7, 10])},
+     {"x": x, "roi": E, "scales": E, "sizes": np.array([10, 10], np.int64)},
+     {"y": resize(x, sizes=[10, 10], axes=[2, 3], policy="not_larger", mode="linear")},
      consts=("roi", "scales", "sizes"), axes=[2, 3], mode="linear",
      keep_aspect_ratio_policy="not_larger")
 case("test_resize_not_smaller_18", "Resize",
-     {"x": x, "roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32),
-      "sizes": np.array([10, 10], np.int64)}, {"y": (np.float32, [1, 2, 10, 14])},
+     {"x": x, "roi": E, "scales": E, "sizes": np.array([10, 10], np.int64)},
+     {"y": resize(x, sizes=[10, 10], axes=[2, 3], policy="not_smaller", mode="cubic")},
      consts=("roi", "scales", "sizes"), axes=[2, 3], mode="cubic",
      keep_aspect_ratio_policy="not_smaller")
-case("test_resize_half_pixel_symmetric_19", "Resize",
-     {"x": x, "roi": np.zeros(0, np.float32), "scales": np.array([1, 1, 1.7, 0.6], np.float32)},
-     {"y": (np.float32, [1, 2, 8, 4])}, opset=19, consts=("roi", "scales"), mode="linear",
+s19 = np.array([1, 1, 1.7, 0.6], np.float32)
+case("test_resize_half_pixel_symmetric_19", "Resize", {"x": x, "roi": E, "scales": s19},
+     {"y": resize(x, scales=s19.astype(np.float64), mode="linear", coord="half_pixel_symmetric")},
+     opset=19, consts=("roi", "scales"), mode="linear",
      coordinate_transformation_mode="half_pixel_symmetric")
+# antialias=1: when downscaling, the linear/cubic filter is stretched by 1/scale (its
+# footprint grows to 2*ceil(1/scale) or 4*ceil(1/scale) taps), weights normalized
+# (inputs from their own generator so that the later cases' inputs stay as they were)
+x = np.random.default_rng(1818).standard_normal((1, 2, 9, 13)).astype(np.float32)
+sa = np.array([1, 1, 0.45, 0.3], np.float32)
+case("test_resize_antialias_linear_scales_18", "Resize", {"x": x, "roi": E, "scales": sa},
+     {"y": resize(x, scales=sa.astype(np.float64), mode="linear", antialias=1)},
+     consts=("roi", "scales"), mode="linear", antialias=1)
+case("test_resize_antialias_cubic_sizes_18", "Resize",
+     {"x": x, "roi": E, "scales": E, "sizes": np.array([4, 6], np.int64)},
+     {"y": resize(x, sizes=[4, 6], axes=[2, 3], mode="cubic", antialias=1)},
+     consts=("roi", "scales", "sizes"), axes=[2, 3], mode="cubic", antialias=1)
+sm = np.array([1, 1, 0.5, 1.6], np.float32)  # down on one axis, up on the other
+case("test_resize_antialias_linear_mixed_align_18", "Resize", {"x": x, "roi": E, "scales": sm},
+     {"y": resize(x, scales=sm.astype(np.float64), mode="linear", antialias=1,
+                  coord="align_corners")},
+     consts=("roi", "scales"), mode="linear", antialias=1,
+     coordinate_transformation_mode="align_corners")
+case("test_resize_antialias_cubic_exclude_outside_18", "Resize",
+     {"x": x, "roi": E, "scales": sa},
+     {"y": resize(x, scales=sa.astype(np.float64), mode="cubic", antialias=1,
+                  exclude_outside=1, A=-0.5)},
+     consts=("roi", "scales"), mode="cubic", antialias=1, exclude_outside=1, cubic_coeff_a=-0.5)
+case("test_resize_antialias_nearest_ignored_18", "Resize", {"x": x, "roi": E, "scales": sa},
+     {"y": resize(x, scales=sa.astype(np.float64))}, consts=("roi", "scales"), antialias=1)
 
 # ---- DFT-20: axis as an input (default -2); GridSample-20: mode names linear/cubic
 x = f32(2, 6, 1)
@@ -181,15 +338,26 @@ for mode in ("linear", "nearest"):
 case("test_gridsample_cubic_20", "GridSample", {"x": x, "grid": (grid / 1.2 * 0.7).astype(np.float32)},
      {"y": (np.float32, [1, 2, 3, 3])}, opset=20, mode="cubic")
 
-# ---- AveragePool-19 dilations, LpPool-18 ceil_mode and dilations (ONNX Runtime reference)
+# ---- AveragePool-19 dilations, LpPool-18 ceil_mode and dilations (numpy; they also
+# agree within 1e-6 with the ONNX Runtime outputs committed before)
 x = f32(1, 2, 7, 8)
-case("test_averagepool_dilations_19", "AveragePool", {"x": x}, {"y": (np.float32, [1, 2, 3, 3])},
+case("test_averagepool_dilations_19", "AveragePool", {"x": x},
+     {"y": pool(x, "avg", [3, 2], dilations=[2, 3], strides=[2, 2])},
      opset=19, kernel_shape=[3, 2], dilations=[2, 3], strides=[2, 2])
 case("test_averagepool_dilations_pads_ceil_19", "AveragePool", {"x": x},
-     {"y": (np.float32, [1, 2, 4, 4])}, opset=19, kernel_shape=[2, 2], dilations=[2, 2],
+     {"y": pool(x, "avg", [2, 2], dilations=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1],
+                ceil_mode=1)}, opset=19, kernel_shape=[2, 2], dilations=[2, 2],
      strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=0)
-case("test_lppool_ceil_dilations_18", "LpPool", {"x": x}, {"y": (np.float32, [1, 2, 3, 4])},
+case("test_averagepool_dilations_include_pad_ceil_19", "AveragePool", {"x": x},
+     {"y": pool(x, "avg", [3, 2], dilations=[1, 2], strides=[2, 3], pads=[1, 0, 1, 2],
+                ceil_mode=1, count_include_pad=1)}, opset=19, kernel_shape=[3, 2],
+     dilations=[1, 2], strides=[2, 3], pads=[1, 0, 1, 2], ceil_mode=1, count_include_pad=1)
+case("test_lppool_ceil_dilations_18", "LpPool", {"x": x},
+     {"y": pool(x, "lp", [2, 2], dilations=[2, 1], strides=[2, 2], ceil_mode=1, p=2)},
      kernel_shape=[2, 2], dilations=[2, 1], strides=[2, 2], ceil_mode=1, p=2)
+case("test_lppool_p3_pads_dilations_18", "LpPool", {"x": x},
+     {"y": pool(x, "lp", [3, 3], dilations=[2, 2], pads=[2, 1, 0, 1], p=3)},
+     kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 1, 0, 1], p=3)
 
 # ---- QuantizeLinear-21 output_dtype without a zero point; DequantizeLinear-21
 x = (f32(2, 5) * 40).astype(np.float32)

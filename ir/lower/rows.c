@@ -1,0 +1,180 @@
+/* Softmax and LayerNormalization over the last axis as vector row kernels.
+ *
+ * The general lowerings (ir/lower/nn.c) walk any axis with scalar loops: a max pass,
+ * a sum pass and a write pass that computes exp twice (Softmax); mean, variance and
+ * write passes (LayerNormalization). When the reduced axis is the last one (contiguous
+ * rows of len elements, as in every transformer), the target is a CPU with vectors of
+ * W > 1 f32 lanes and len >= W, these lowerings take over:
+ *
+ *   Softmax, per row:   vector max over the row (W lanes, then across lanes, then the
+ *                       len % W tail); e = exp(x - max) stored to y while summed in a
+ *                       vector; y *= 1 / sum. The exp is KX_EXP on W lanes, which the
+ *                       vmath pass turns into its polynomial (passes/vmath.c).
+ *   LayerNormalization: one pass summing d = x - x[0] and d * d in two vectors (the
+ *                       shift by the row's first element keeps the one-pass variance
+ *                       from cancelling when the mean is large against the spread):
+ *                       mean = x[0] + s1 / len, var = max(s2 / len - (s1 / len)^2, 0);
+ *                       then y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias with
+ *                       vector loads of the scale and bias rows; Mean and InvStdDev
+ *                       outputs are written when present.
+ *
+ * f32 only; anything else (other axes, dtypes, a scale that is not one row of len,
+ * OpenCL devices, scalar targets) keeps the general lowering. */
+#include "ir/kir.h"
+#include "ir/ops.h"
+#include "ir/ops/nn_norm_attrs.h"
+
+#include <math.h>
+
+static kn_kx *var(kn_lower *L, int v) {
+    return kx_var(L, v);
+}
+
+static kn_kx *f(kn_lower *L, double v) {
+    return kx_const(L, KN_F32, v);
+}
+
+/* The lanes of vector local v folded with op into a scalar. */
+static kn_kx *across(kn_lower *L, int v, int lanes, kn_kx_op op) {
+    kn_kx *r = kx_lane(L, v, 0);
+    for (int i = 1; i < lanes; i++) r = kx_bin(L, op, r, kx_lane(L, v, i));
+    return r;
+}
+
+/* Vector width for rows of len f32 elements, or 0 when the general lowering stays. */
+static int row_lanes(kn_lower *L, int64_t len) {
+    int w = kl_lanes(L, KN_F32);
+    return kl_register_tiles(L) && w > 1 && len >= w ? w : 0;
+}
+
+bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    kn_kbuf *x = in[0], *y = out[0];
+    int64_t outer, len, inner;
+    if (n->op != KN_OP_SOFTMAX || x->dtype != KN_F32 || y->dtype != KN_F32 ||
+        kn_softmax_view(kl_ctx(L), n, x->rank, x->dims, &outer, &len, &inner) || inner != 1)
+        return false;
+    int W = row_lanes(L, len);
+    if (!W) return false;
+    int64_t nv = len / W, tail = len % W;
+    int vo = kl_for(L, outer);
+    int base = kl_decl(L, KN_I64, kx_mul(L, var(L, vo), kx_int(L, len)));
+#define AT(j, s) kx_add(L, var(L, base), kx_mul(L, var(L, j), kx_int(L, s)))
+    /* max */
+    int vm = kl_decl_vec(L, KN_F32, W, f(L, -INFINITY));
+    int j = kl_for(L, nv);
+    kl_set(L, vm, kx_bin(L, KX_MAX, var(L, vm), kx_vload(L, x, AT(j, W), W)));
+    kl_end(L);
+    int mx = kl_decl(L, KN_F32, across(L, vm, W, KX_MAX));
+    int t;
+    if (tail) {
+        t = kl_for(L, tail);
+        kl_set(
+            L, mx,
+            kx_bin(L, KX_MAX, var(L, mx), kx_load(L, x, kx_add(L, AT(t, 1), kx_int(L, nv * W)))));
+        kl_end(L);
+    }
+    /* e = exp(x - max) into y, summed */
+    int vs = kl_decl_vec(L, KN_F32, W, f(L, 0));
+    j = kl_for(L, nv);
+    int e = kl_decl_vec(L, KN_F32, W,
+                        kx_un(L, KX_EXP, kx_sub(L, kx_vload(L, x, AT(j, W), W), var(L, mx))));
+    kl_store(L, y, AT(j, W), var(L, e));
+    kl_set(L, vs, kx_add(L, var(L, vs), var(L, e)));
+    kl_end(L);
+    int s = kl_decl(L, KN_F32, across(L, vs, W, KX_ADD));
+    if (tail) {
+        t = kl_for(L, tail);
+        kn_kx *at = kx_add(L, AT(t, 1), kx_int(L, nv * W));
+        int es = kl_decl(L, KN_F32, kx_un(L, KX_EXP, kx_sub(L, kx_load(L, x, at), var(L, mx))));
+        kl_store(L, y, kx_add(L, AT(t, 1), kx_int(L, nv * W)), var(L, es));
+        kl_set(L, s, kx_add(L, var(L, s), var(L, es)));
+        kl_end(L);
+    }
+    /* y *= 1 / sum */
+    int rs = kl_decl(L, KN_F32, kx_bin(L, KX_DIV, f(L, 1), var(L, s)));
+    j = kl_for(L, nv);
+    kl_store(L, y, AT(j, W), kx_mul(L, kx_vload(L, y, AT(j, W), W), var(L, rs)));
+    kl_end(L);
+    if (tail) {
+        t = kl_for(L, tail);
+        kn_kx *at = kx_add(L, AT(t, 1), kx_int(L, nv * W));
+        kl_store(L, y, at,
+                 kx_mul(L, kx_load(L, y, kx_add(L, AT(t, 1), kx_int(L, nv * W))), var(L, rs)));
+        kl_end(L);
+    }
+    kl_end(L);
+#undef AT
+    return true;
+}
+
+bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *w = in[1], *b = n->nin > 2 ? in[2] : NULL, *y = out[0];
+    if (n->op != KN_OP_LAYERNORMALIZATION || x->dtype != KN_F32 || y->dtype != KN_F32 ||
+        x->rank < 1 || !w || w->dtype != KN_F32 || (b && b->dtype != KN_F32))
+        return false;
+    int ax;
+    kn_ctx scratch;
+    kn_ctx_init(&scratch, cx->file);
+    double eps = kn_attr_float(&scratch, n, "epsilon", 1e-5f);
+    if (kn_axis(&scratch, n, kn_attr_int(&scratch, n, "axis", -1), x->rank, 0, &ax) ||
+        kn_failed(&scratch) || ax != x->rank - 1)
+        return false;
+    int64_t len = x->dims[x->rank - 1], outer = x->numel / (len ? len : 1);
+    if (w->numel != len || (b && b->numel != len)) return false;
+    int W = row_lanes(L, len);
+    if (!W) return false;
+    int64_t nv = len / W, tail = len % W;
+    int vo = kl_for(L, outer);
+    int base = kl_decl(L, KN_I64, kx_mul(L, var(L, vo), kx_int(L, len)));
+#define AT(j, s) kx_add(L, var(L, base), kx_mul(L, var(L, j), kx_int(L, s)))
+#define TAIL(t) kx_add(L, AT(t, 1), kx_int(L, nv *W))
+    int k0 = kl_decl(L, KN_F32, kx_load(L, x, var(L, base)));
+    int v1 = kl_decl_vec(L, KN_F32, W, f(L, 0)), v2 = kl_decl_vec(L, KN_F32, W, f(L, 0));
+    int j = kl_for(L, nv);
+    int d = kl_decl_vec(L, KN_F32, W, kx_sub(L, kx_vload(L, x, AT(j, W), W), var(L, k0)));
+    kl_set(L, v1, kx_add(L, var(L, v1), var(L, d)));
+    kl_set(L, v2, kx_fma(L, var(L, d), var(L, d), var(L, v2)));
+    kl_end(L);
+    int s1 = kl_decl(L, KN_F32, across(L, v1, W, KX_ADD));
+    int s2 = kl_decl(L, KN_F32, across(L, v2, W, KX_ADD));
+    int t;
+    if (tail) {
+        t = kl_for(L, tail);
+        int ds = kl_decl(L, KN_F32, kx_sub(L, kx_load(L, x, TAIL(t)), var(L, k0)));
+        kl_set(L, s1, kx_add(L, var(L, s1), var(L, ds)));
+        kl_set(L, s2, kx_fma(L, var(L, ds), var(L, ds), var(L, s2)));
+        kl_end(L);
+    }
+    int m1 = kl_decl(L, KN_F32, kx_mul(L, var(L, s1), f(L, 1.0 / (double)len)));
+    kn_kx *vr = kx_sub(L, kx_mul(L, var(L, s2), f(L, 1.0 / (double)len)),
+                       kx_mul(L, var(L, m1), var(L, m1)));
+    int vq = kl_decl(L, KN_F32, kx_bin(L, KX_MAX, vr, f(L, 0)));
+    int mean = kl_decl(L, KN_F32, kx_add(L, var(L, k0), var(L, m1)));
+    int rstd = kl_decl(
+        L, KN_F32, kx_bin(L, KX_DIV, f(L, 1), kx_un(L, KX_SQRT, kx_add(L, var(L, vq), f(L, eps)))));
+    j = kl_for(L, nv);
+    kn_kx *wi = kx_mul(L, var(L, j), kx_int(L, W));
+    kn_kx *yv =
+        kx_mul(L, kx_mul(L, kx_sub(L, kx_vload(L, x, AT(j, W), W), var(L, mean)), var(L, rstd)),
+               kx_vload(L, w, wi, W));
+    if (b) yv = kx_add(L, yv, kx_vload(L, b, kx_mul(L, var(L, j), kx_int(L, W)), W));
+    kl_store(L, y, AT(j, W), yv);
+    kl_end(L);
+    if (tail) {
+        t = kl_for(L, tail);
+        kn_kx *ci = kx_add(L, var(L, t), kx_int(L, nv * W));
+        kn_kx *ys =
+            kx_mul(L, kx_mul(L, kx_sub(L, kx_load(L, x, TAIL(t)), var(L, mean)), var(L, rstd)),
+                   kx_load(L, w, ci));
+        if (b) ys = kx_add(L, ys, kx_load(L, b, kx_add(L, var(L, t), kx_int(L, nv * W))));
+        kl_store(L, y, TAIL(t), ys);
+        kl_end(L);
+    }
+    if (n->nout > 1 && out[1]) kl_store(L, out[1], var(L, vo), var(L, mean));
+    if (n->nout > 2 && out[2]) kl_store(L, out[2], var(L, vo), var(L, rstd));
+    kl_end(L);
+#undef TAIL
+#undef AT
+    return true;
+}

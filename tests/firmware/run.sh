@@ -1,0 +1,72 @@
+#!/bin/sh
+# CTest "firmware": builds examples/firmware (a cross-compiled CMake project using
+# find_package(kiln) and kiln_add_model()) for each QEMU board, runs the image under
+# qemu-system-arm with -icount shift=0 and a time limit, and checks that the firmware's
+# outputs match the reference torch computed (the firmware compares them and prints PASS
+# or FAIL; a fault ends QEMU with status 1), that it printed an instruction count, and that
+# the FPU boards' images use fused multiply-adds.
+# Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an505 (M33),
+# mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
+# usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
+#   KILN_PACKAGE_DIR: a folder with kilnConfig.cmake (the build tree's kiln-build-tree)
+P=$(cd "$1" && pwd)
+S=$(cd "$2" && pwd)
+shift 2
+BOARDS=${*:-"mps2-an386 mps2-an385 mps2-an505 mps3-an547"}
+for tool in arm-none-eabi-gcc qemu-system-arm; do
+  command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# one board: configure, build, run; its checks go to $T/$b.res as "ok" or "FAIL ..." lines
+board() {
+  b=$1
+  B=$T/$b
+  R=$T/$b.res
+  if ! cmake -S "$S/examples/firmware" -B "$B" -DBOARD=$b -Dkiln_DIR="$P" >"$T/$b.cfg" 2>&1; then
+    echo "FAIL $b: configure: $(tail -5 "$T/$b.cfg")" >>"$R"
+    return
+  fi
+  if ! cmake --build "$B" -j1 >"$T/$b.build" 2>&1; then
+    echo "FAIL $b: build: $(grep -m5 -E 'error|Error' "$T/$b.build")" >>"$R"
+    return
+  fi
+  # the tiles' a * b + c became fused multiply-adds (kiln_add_model's -ffp-contract=fast;
+  # under -std=c99 GCC does not fuse them); the soft-float M3 has no such instruction
+  if [ $b != mps2-an385 ]; then
+    arm-none-eabi-objdump -d $([ $b = mps3-an547 ] && echo -m armv8.1-m.main) \
+      "$B/kws_firmware.elf" | grep -q 'vfma\.f32' && echo ok >>"$R" ||
+      echo "FAIL $b: no fused multiply-add (vfma) in the image" >>"$R"
+  fi
+  timeout 60 qemu-system-arm -machine $b -nographic -semihosting -icount shift=0 \
+    -kernel "$B/kws_firmware.elf" >"$T/$b.out" 2>&1
+  rc=$?
+  [ $rc = 0 ] && echo ok >>"$R" || echo "FAIL $b: QEMU exited with $rc (124: timeout)" >>"$R"
+  grep -q "^PASS: max |output - reference|" "$T/$b.out" && echo ok >>"$R" ||
+    echo "FAIL $b: outputs: $(cat "$T/$b.out")" >>"$R"
+  [ "$(grep -c '^output ' "$T/$b.out")" = 12 ] && echo ok >>"$R" ||
+    echo "FAIL $b: not 12 outputs printed" >>"$R"
+  n=$(sed -n 's/^instructions per inference: \([0-9]*\) .*/\1/p' "$T/$b.out")
+  [ -n "$n" ] && [ "$n" -gt 100000 ] && echo ok >>"$R" || echo "FAIL $b: instruction count '$n'" >>"$R"
+  echo "$b: $(grep '^kiln firmware' "$T/$b.out" | cut -d: -f2-); $n instructions per inference" \
+    >"$T/$b.summary"
+}
+# two boards at a time (the machine's share of cores for a test)
+set -- $BOARDS
+while [ $# -gt 0 ]; do
+  board "$1" &
+  [ $# -gt 1 ] && board "$2" &
+  wait
+  shift $(($# > 1 ? 2 : 1))
+done
+pass=0
+fail=0
+for b in $BOARDS; do
+  [ -f "$T/$b.summary" ] && cat "$T/$b.summary"
+  [ -f "$T/$b.res" ] || { echo "FAIL $b: no result"; fail=$((fail + 1)); continue; }
+  pass=$((pass + $(grep -c '^ok$' "$T/$b.res")))
+  fail=$((fail + $(grep -c '^FAIL' "$T/$b.res")))
+  grep '^FAIL' "$T/$b.res"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The libFuzzer regressions through the kiln command line (runs in every build, also
+# without clang): each model of tests/fuzz/regressions/fuzz_{passes,codegen} is
+# compiled to C, to an LLVM object for x86-64-avx2 and cortex-m4, and to OpenCL C.
+# kiln must accept it (exit 0) or refuse it with a message (exit 1): never crash or
+# report an internal error.
+# usage: regressions.sh KILN DIR
+kiln=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+pass=0
+for f in "$dir"/fuzz_passes/*.onnx "$dir"/fuzz_codegen/*.onnx; do
+  [ -f "$f" ] || continue
+  for how in "--emit c" "--emit obj --target x86-64-avx2" "--emit obj --target cortex-m4" \
+             "--emit opencl"; do
+    # shellcheck disable=SC2086
+    "$kiln" compile "$f" -o "$tmp/out" $how >"$tmp/log" 2>&1
+    rc=$?
+    if [ $rc -gt 1 ]; then
+      echo "FAIL $(basename "$f") ($how): exit $rc"
+      sed 's/^/  /' "$tmp/log" | head -5
+      fail=$((fail + 1))
+    else
+      pass=$((pass + 1))
+    fi
+    rm -rf "$tmp/out"
+  done
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
