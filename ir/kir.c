@@ -453,6 +453,18 @@ kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
     return x;
 }
 
+kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b) {
+    KN_ASSERT(kind > 0);
+    kn_kx *x = new_x(L, KX_DOT, KN_I32);
+    x->i = kind;
+    x->lanes = lanes2(acc, a);
+    x->lanes = lanes2(x, b);
+    x->a[0] = kx_cast(L, KN_I32, acc);
+    x->a[1] = kx_cast(L, KN_I32, a);
+    x->a[2] = kx_cast(L, KN_I32, b);
+    return x;
+}
+
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index) {
     KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
     kn_kx *x = new_x(L, KX_BYTE, KN_U8);
@@ -603,6 +615,7 @@ static const char *op_name(kn_kx_op op) {
         [KX_LANE] = "lane",
         [KX_BYTE] = "byte",
         [KX_STR] = "str",
+        [KX_DOT] = "dot",
     };
     return names[op];
 }
@@ -633,6 +646,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         print_x(f, x->a[0]);
         fprintf(f, "])");
         return;
+    case KX_DOT: fprintf(f, "dot.%s(", kn_dot_name((kn_dot)x->i)); break;
     default: break;
     }
     if (x->op >= KX_ADD && x->op <= KX_LOR && x->op != KX_FMOD && x->op != KX_POW &&
@@ -644,7 +658,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         fputc(')', f);
         return;
     }
-    fprintf(f, "%s(", op_name(x->op));
+    if (x->op != KX_DOT) fprintf(f, "%s(", op_name(x->op));
     for (int i = 0; i < 3 && x->a[i]; i++) {
         if (i) fprintf(f, ", ");
         print_x(f, x->a[i]);

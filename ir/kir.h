@@ -77,6 +77,7 @@ typedef enum kn_kx_op {
     KX_LANE,       /* lane i of vector variable a[0] (a KX_VAR) */
     KX_BYTE,       /* byte a[1] of string a[0], as u8 (see "Strings" below) */
     KX_STR,        /* the string starting at buf[a[0]] (buf: u8 character storage) */
+    KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -91,6 +92,19 @@ typedef struct kn_kx {
     int var;
     kn_kbuf *buf;
 } kn_kx;
+
+/* KX_DOT: a[0] + the dot product of the narrow integers packed in the 32-bit words
+ * a[1] and a[2], lane by lane, all i32 (a scalar operand broadcasts). The kind, in i
+ * (kn_dot of targets/target.h), says how the words are split, low part first:
+ *
+ *   KN_DOT_S16X2:  a[0] + lo16s(a1)*lo16s(a2) + hi16s(a1)*hi16s(a2)    (pmaddwd, SMLAD)
+ *   KN_DOT_U8S8X4: a[0] + sum_k byte_k(a1) as u8 * byte_k(a2) as s8     (vpdpbusd)
+ *   KN_DOT_S8S8X4: a[0] + sum_k byte_k(a1) as s8 * byte_k(a2) as s8     (sdot)
+ *
+ * with the sums wrapping modulo 2^32. These are exactly the target instructions, which
+ * the emitters use where the target has them and expand otherwise (the C emitter's
+ * scalar helper, LLVM's widening multiplies), so every expansion gives the same bits. */
+kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b);
 
 /* ---- statements ---- */
 
@@ -221,6 +235,7 @@ typedef struct kn_sched {
     int tasks; /* tasks the outermost parallel loop is split into (1: run it sequentially) */
     int wg;    /* OpenCL work-group size along the innermost dimension */
     int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
+    int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
 } kn_sched;
 
 typedef struct kn_kernel {

@@ -62,6 +62,12 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_STR:
         if (!own(V, x->buf)) return bad(V, "string of another program's buffer", 0, 0);
         return KN_OK;
+    case KX_DOT:
+        for (int i = 0; i < 3; i++)
+            if (x->a[i]->dtype != KN_I32 ||
+                (kx_lanes(x->a[i]) != 1 && kx_lanes(x->a[i]) != kx_lanes(x)))
+                return bad(V, "dot operand is not an i32 word of the dot's lanes", i, 0);
+        return x->i >= 1 && x->i <= 3 ? KN_OK : bad(V, "unknown dot product", (long)x->i, 0);
     default: return KN_OK;
     }
 }

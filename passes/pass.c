@@ -33,6 +33,8 @@ static kn_status pass_lower(kn_pipeline *pl);
 static const pass_info passes[] = {
     {"shape", LEVEL_GRAPH, kn_pass_shape, NULL, 0, KN_HAVE_SHAPES, 0,
      "infer dtypes and shapes of every value"},
+    {"qdq", LEVEL_GRAPH, kn_pass_qdq, NULL, KN_HAVE_SHAPES, 0, 0,
+     "QuantizeLinear/DequantizeLinear around Conv/MatMul/Gemm into QLinearConv/QLinearMatMul"},
     {"fold", LEVEL_GRAPH, kn_pass_fold, NULL, KN_HAVE_SHAPES, 0, 0,
      "evaluate nodes whose inputs are all constants"},
     {"deseq", LEVEL_GRAPH, kn_pass_deseq, NULL, KN_HAVE_SHAPES, KN_HAVE_TENSORS, 0,
@@ -98,7 +100,7 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,lower,"
+    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,lower,"
            "depthwise,"
            "tile,"
            "vmath,plan,"

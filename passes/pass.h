@@ -35,6 +35,7 @@ kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g);
 /* graph passes of the optimization layer (passes/bnfold.c ...) */
 kn_status kn_pass_bnfold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_act(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_norm(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_chain(kn_ctx *cx, kn_graph *g);
 

@@ -42,6 +42,7 @@ static const struct {
     {"tasks", offsetof(kn_sched, tasks)},
     {"wg", offsetof(kn_sched, wg)},
     {"pad", offsetof(kn_sched, pad)},
+    {"dot", offsetof(kn_sched, dot)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -128,9 +129,10 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
             known = true;
         }
         if (!known) {
-            snprintf(why, cap,
-                     "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad)",
-                     tok);
+            snprintf(
+                why, cap,
+                "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, dot)",
+                tok);
             return false;
         }
     }

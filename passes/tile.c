@@ -50,6 +50,16 @@ typedef struct kt_tile {
     int maxrows;       /* rows of a full tile */
     int rows;          /* rows of the tile being built */
     int acc[KT_MAX_ROWS][KT_MAX_NV];
+    /* integer tiles with a dot product (int_dot): the weights are packed `parts` to an
+     * i32 word along the reduction, the input likewise when it is read */
+    int dot;   /* the KX_DOT kind (kn_dot), 0: multiply and add */
+    int parts; /* values per word (2 or 4), each `bits` wide */
+    int bits;
+    int64_t xoff;  /* added to each input value so it has the signedness the dot wants */
+    int64_t xzc;   /* xz + xoff: its product with the weights comes off the init */
+    kn_kbuf *xzrt; /* the input zero point when it is known only at run time (then xzc is
+                      xoff), or NULL */
+    kn_kbuf *csum; /* with xzrt: each column's sum of w - wz, packed as the init */
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
@@ -88,6 +98,11 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
         for (int v = 0; v < T->nv; v++) {
             kn_kx *i0 = init ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
                              : kx_const(L, T->t, 0);
+            if (T->xzrt) /* - xz * sum of the column's weights, xz read at run time */
+                i0 = kx_sub(L, i0,
+                            kx_mul(L, kx_cast(L, KN_I32, kx_load(L, T->xzrt, kx_int(L, 0))),
+                                   kx_vload(L, T->csum, kx_add(L, idx, kx_int(L, v * T->lanes)),
+                                            T->lanes)));
             T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes, i0);
         }
 }
@@ -105,6 +120,48 @@ static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx
             kl_set(L, T->acc[r][v],
                    kx_fma(L, kx_var(L, ar), kx_var(L, w[v]), kx_var(L, T->acc[r][v])));
     }
+}
+
+/* One reduction step of a dot tile: acc[r][v] = dot(acc[r][v], word[r], bp[bidx + v*lanes ..])
+ * (words[r]: row r's input values packed as the weights are). */
+static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
+    int w[KT_MAX_NV];
+    for (int v = 0; v < T->nv; v++)
+        w[v] = kl_decl_vec(L, KN_I32, T->lanes,
+                           kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes));
+    for (int r = 0; r < T->rows; r++) {
+        int ar = kl_decl(L, KN_I32, words[r]);
+        for (int v = 0; v < T->nv; v++)
+            kl_set(L, T->acc[r][v],
+                   kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, ar), kx_var(L, w[v])));
+    }
+}
+
+/* n (<= parts) input values packed into a word as the dot reads them: part g holds
+ * vals[g] + xoff in its low `bits` bits; parts past n are 0 (their weights are 0). */
+static kn_kx *kt_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals, int n) {
+    kn_kx *w = NULL;
+    uint32_t mask = T->bits == 8 ? 0xffu : 0xffffu;
+    for (int g = 0; g < n; g++) {
+        kn_kx *v = kx_cast(L, KN_I32, vals[g]);
+        if (T->xoff) v = kx_add(L, v, kx_const(L, KN_I32, (double)T->xoff));
+        v = kx_bin(L, KX_AND, kx_cast(L, KN_U32, v), kx_const(L, KN_U32, mask));
+        if (g) v = kx_mul(L, v, kx_const(L, KN_U32, (double)(1u << (T->bits * g))));
+        w = w ? kx_bin(L, KX_OR, w, v) : v;
+    }
+    return kx_cast(L, KN_I32, w);
+}
+
+/* The word of `parts` copies of the input's zero point (plus xoff): a padding tap. */
+static kn_kx *kt_zp_word(kn_lower *L, const kt_tile *T) {
+    if (T->xzrt) {
+        kn_kx *v[4];
+        for (int g = 0; g < T->parts; g++) v[g] = kx_load(L, T->xzrt, kx_int(L, 0));
+        return kt_word(L, T, v, T->parts);
+    }
+    uint32_t w = 0, mask = T->bits == 8 ? 0xffu : 0xffffu;
+    for (int g = 0; g < T->parts; g++) w |= ((uint32_t)T->xzc & mask) << (T->bits * g);
+    return kx_const(L, KN_I32, (double)(int32_t)w);
 }
 
 /* Column col of row r of the tile, a scalar. */
@@ -178,6 +235,46 @@ static bool int_ok(const kn_contract *d, int64_t red) {
     return (double)red * 255.0 * wmax + bmax < 2147483647.0;
 }
 
+/* Chooses the tile's dot product (kn_sched.dot of the schedule file, else the target's)
+ * for integer contraction d, or none. The input zero point must be a constant: the
+ * dot multiplies the inputs themselves, and sum (x - xz) w = sum x w - xz sum w takes
+ * the second term off the accumulator's init at compile time. The four-part dots need
+ * every w - wz in [-128, 127] (else the pairs of 16 bits, which hold any 8-bit
+ * difference) and inputs shifted by xoff to their signedness, which the same
+ * correction absorbs (xzc = xz + xoff). Partial sums stay within the bound int_ok
+ * checked: each is the exact one plus (xz + xoff) times weights not yet reached. */
+static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *ov, kt_tile *T) {
+    T->dot = 0;
+    T->xzrt = NULL;
+    if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz) && d->xz->numel != 1)) return;
+    int kind =
+        ov && ov->dot >= KN_DOT_S16X2 && ov->dot <= KN_DOT_S8S8X4 ? ov->dot : (int)tg->int8_dot;
+    if (kind == KN_DOT_NONE) return;
+    int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
+    for (int64_t i = 0; i < d->w->numel && kind != KN_DOT_S16X2; i++) {
+        double v = cval(d->w, i) - cval(d->wz, d->kind == KN_CONTRACT_CONV ? i / per : i % d->N);
+        if (v < -128 || v > 127) kind = KN_DOT_S16X2;
+    }
+    bool xu8 = d->x->dtype == KN_U8;
+    T->dot = kind;
+    T->parts = kind == KN_DOT_S16X2 ? 2 : 4;
+    T->bits = 32 / T->parts;
+    T->xoff = kind == KN_DOT_U8S8X4   ? (xu8 ? 0 : 128)
+              : kind == KN_DOT_S8S8X4 ? (xu8 ? -128 : 0)
+                                      : 0;
+    T->xzrt = d->xz && !is_const(d->xz) ? d->xz : NULL; /* DynamicQuantizeLinear's */
+    T->xzc = (T->xzrt ? 0 : (int64_t)cval(d->xz, 0)) + T->xoff;
+    T->wt = KN_I32;
+}
+
+/* v1..vn (values of w - wz, at most 16 bits) packed into a word of T's parts, as a
+ * double for kt_pack. */
+static double kt_pack_word(const kt_tile *T, const double *v, int n) {
+    uint32_t w = 0, mask = T->bits == 8 ? 0xffu : 0xffffu;
+    for (int g = 0; g < n; g++) w |= ((uint32_t)(int32_t)v[g] & mask) << (T->bits * g);
+    return (double)(int32_t)w;
+}
+
 /* The per-column requantization multipliers (xscale[0] * wscale[col]) / yscale[0] as the
  * reference computes them (in double from the stored scales), a constant of ncols. */
 static kn_kbuf *int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols) {
@@ -219,6 +316,7 @@ typedef struct conv_geom {
     kn_kbuf *mult;              /* integer contractions: requantization multipliers or NULL */
     kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
     const kn_contract *d;       /* the kernel's description: its epilogue */
+    const kt_tile *T;           /* the tile (its dot product) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -236,14 +334,105 @@ static double conv_w(const void *ctx, int64_t r, int64_t col) {
     return cval(d->w, oc * s->G->cg * s->G->kh * s->G->kw + r) - cval(d->wz, oc);
 }
 
+/* packed words of a dot tile: reduction group rg = (cgrp*kh + i)*kw + j holds input
+ * channels cgrp*parts + [0, parts) of tap (i, j) */
+static double conv_wdot(const void *ctx, int64_t rg, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t khw = G->kh * G->kw, cgrp = rg / khw, tap = rg % khw;
+    double v[4];
+    int n = 0;
+    for (; n < G->T->parts && cgrp * G->T->parts + n < G->cg; n++)
+        v[n] = conv_w(ctx, (cgrp * G->T->parts + n) * khw + tap, col);
+    return kt_pack_word(G->T, v, n);
+}
+
+/* with a run-time input zero point: the column's sum of w - wz */
+static double conv_csum(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const conv_src *s = ctx;
+    double sum = 0;
+    for (int64_t i = 0; i < s->G->cg * s->G->kh * s->G->kw; i++) sum += conv_w(ctx, i, col);
+    return sum;
+}
+
+/* the accumulators' init: the bias, minus xzc * sum of the column's weights (dots) */
 static double conv_b(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const conv_src *s = ctx;
-    return cval(s->G->d->bias, s->g * s->G->kg + col);
+    double b = cval(s->G->d->bias, s->g * s->G->kg + col), sum = 0;
+    if (s->G->T->dot)
+        for (int64_t i = 0; i < s->G->cg * s->G->kh * s->G->kw; i++) sum += conv_w(ctx, i, col);
+    return b - (double)s->G->T->xzc * sum;
 }
 
 kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
+}
+
+/* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
+ * tile: each tap packs the rows' inputs of those channels into words. A padding tap
+ * (crow, ccol: tested) steps with the zero-point word, which the init's correction
+ * counted on. */
+static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *gb,
+                          kn_kx *cgrp, int nch, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
+    int64_t khw = G->kh * G->kw, ng = (G->cg + T->parts - 1) / T->parts;
+    int vi = kl_for(L, G->kh);
+    kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
+    if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    int vj = kl_for(L, G->kw);
+    /* packed words: [group block gb][cgrp][i][j][kb] */
+    kn_kx *widx = kx_mul(
+        L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj))),
+        kx_int(L, T->kb));
+    int vw = kl_decl(L, KN_I64, widx);
+    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
+    if (ccol) kl_if(L, kt_inside(L, ix, G->w));
+    kn_kx *ch = mad(L, kx_var(L, vb), G->c,
+                    mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts))));
+    int vx = kl_decl(L, KN_I64, mad(L, mad(L, ch, G->hp, iy), G->wp, ix));
+    kn_kx *words[KT_MAX_ROWS] = {0};
+    for (int r = 0; r < T->rows; r++) {
+        kn_kx *vals[4];
+        for (int g = 0; g < nch; g++)
+            vals[g] = kx_load(L, G->x,
+                              kx_add(L, kx_var(L, vx), kx_int(L, g * G->hp * G->wp + r * G->sw)));
+        words[r] = kt_word(L, T, vals, nch);
+    }
+    kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
+    kn_kx *zp[KT_MAX_ROWS];
+    if (ccol) {
+        kl_else(L);
+        for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
+        kt_step_dot(L, T, zp, G->wpk, kx_var(L, vw));
+        kl_end(L);
+    }
+    kl_end(L); /* j */
+    if (crow) {
+        kl_else(L);
+        int vj2 = kl_for(L, G->kw);
+        kn_kx *w2 = kx_mul(
+            L,
+            mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj2))),
+            kx_int(L, T->kb));
+        for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
+        kt_step_dot(L, T, zp, G->wpk, w2);
+        kl_end_n(L, 2);
+    }
+    kl_end(L); /* i */
+}
+
+/* The reduction of a dot tile: full channel groups in a loop, then the last partial one. */
+static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
+                            kn_kx *gb, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
+    (void)rows;
+    int64_t full = G->cg / T->parts, tail = G->cg % T->parts;
+    if (full) {
+        int vc = kl_for(L, full);
+        conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
+        kl_end(L);
+    }
+    if (tail) conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full), (int)tail, oy, ow0, crow, ccol);
 }
 
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
@@ -254,6 +443,10 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int64_t kbn = (G->kg + T->kb - 1) / T->kb;
     kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
     kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
+    if (T->dot) {
+        conv_reduce_dot(L, G, T, rows, vb, vg, gb, oy, ow0, crow, ccol);
+        goto store;
+    }
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
@@ -272,6 +465,7 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
             int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
+store:;
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
      * each block has its own, so blocks stay independent (parallel) */
@@ -388,7 +582,8 @@ bool kt_operands_ok(const kn_contract *d) {
 
 /* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
  * reads a zero-padded copy. */
-static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad, kt_tile *Tp) {
+static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
+                      const kn_target *tg, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
     bool integer = kn_contract_is_int(d);
     if (d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0) return false;
@@ -401,9 +596,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     conv_geometry(d, &G);
     int64_t group = d->group;
     if (!kt_choose(L, G.kg, G.ow, ov, integer, &T)) return false;
+    if (integer) int_dot(tg, d, ov, &T);
     *Tp = T;
-    /* packed per group: blocks of the group's output channels */
-    int64_t red = G.cg * G.kh * G.kw;
+    G.T = &T;
+    /* packed per group: blocks of the group's output channels; dot tiles pack words
+     * of `parts` input channels */
+    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw : G.cg * G.kh * G.kw;
     conv_src *ws = calloc((size_t)group, sizeof *ws);
     const void **wp = calloc((size_t)group, sizeof *wp);
     KN_ASSERT(ws && wp);
@@ -411,8 +609,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
     }
-    G.wpk = kt_pack(L, &T, T.wt, group, red, G.kg, conv_w, wp);
+    G.wpk = kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
+    if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
     G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
@@ -547,6 +746,7 @@ bool kt_mm_operands_ok(const kn_contract *d) {
 typedef struct mm_src {
     const kn_contract *d;
     int64_t k, n;
+    const kt_tile *T;
 } mm_src;
 
 /* alpha * B[r][col] (minus B's zero point for integer contractions), as f32 for floats */
@@ -558,15 +758,68 @@ static double mm_b(const void *ctx, int64_t r, int64_t col) {
     return (float)(d->alpha * b);
 }
 
+/* packed words of a dot tile: reduction group rg holds rows rg*parts + [0, parts) */
+static double mm_bdot(const void *ctx, int64_t rg, int64_t col) {
+    const mm_src *s = ctx;
+    double v[4];
+    int n = 0;
+    for (; n < s->T->parts && rg * s->T->parts + n < s->k; n++)
+        v[n] = mm_b(ctx, rg * s->T->parts + n, col);
+    return kt_pack_word(s->T, v, n);
+}
+
+/* with a run-time input zero point: the column's sum of w - wz */
+static double mm_csum(const void *ctx, int64_t r, int64_t col) {
+    (void)r;
+    const mm_src *s = ctx;
+    double sum = 0;
+    for (int64_t k = 0; k < s->k; k++) sum += mm_b(ctx, k, col);
+    return sum;
+}
+
 static double mm_c(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const mm_src *s = ctx;
+    if (kn_contract_is_int(s->d)) { /* bias minus xzc * the column's weights (dots) */
+        double sum = 0;
+        for (int64_t k = 0; s->T->dot && k < s->k; k++) sum += mm_b(ctx, k, col);
+        return cval(s->d->bias, col) - (double)s->T->xzc * sum;
+    }
     return s->d->bias ? (float)(s->d->beta * cval(s->d->bias, col)) : 0.0f;
+}
+
+/* Reduction rows k0*parts + [0, n) of a dot tile: the rows' inputs packed into words. */
+static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, kn_kx *m0, kn_kx *kg,
+                        int n) {
+    int64_t ng = (G->k + T->parts - 1) / T->parts;
+    kn_kx *k0 = kx_mul(L, kg, kx_int(L, T->parts));
+    /* a[m0 + r, k0 + g] (transA: a[k0 + g, m0 + r]) */
+    int va = kl_decl(L, KN_I64, G->ta ? mad(L, k0, G->m, m0) : mad(L, m0, G->k, k0));
+    kn_kx *words[KT_MAX_ROWS] = {0};
+    for (int r = 0; r < T->rows; r++) {
+        kn_kx *vals[4];
+        for (int g = 0; g < n; g++)
+            vals[g] = kx_load(L, G->a,
+                              kx_add(L, kx_var(L, va),
+                                     kx_int(L, r * (G->ta ? 1 : G->k) + g * (G->ta ? G->m : 1))));
+        words[r] = kt_word(L, T, vals, n);
+    }
+    kt_step_dot(L, T, words, G->bpk, kx_mul(L, mad(L, blk, ng, kg), kx_int(L, T->kb)));
 }
 
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
+    if (T->dot) {
+        int64_t full = G->k / T->parts, tail = G->k % T->parts;
+        if (full) {
+            int vg = kl_for(L, full);
+            mm_dot_step(L, G, T, blk, m0, kx_var(L, vg), T->parts);
+            kl_end(L);
+        }
+        if (tail) mm_dot_step(L, G, T, blk, m0, kx_int(L, full), (int)tail);
+        goto store;
+    }
     int vk = kl_for(L, G->k);
     kn_kx *k = kx_var(L, vk), *a[KT_MAX_ROWS] = {0};
     /* a[m0 + r, k] (transA: a[k, m0 + r]) */
@@ -577,6 +830,7 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
             L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
     kt_step(L, T, a, G->bpk, plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
     kl_end(L);
+store:;
     int vy =
         kl_decl(L, KN_I64, plus(L, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff));
     for (int r = 0; r < rows; r++) {
@@ -639,17 +893,24 @@ static kn_kbuf *mm_init_rt(kn_lower *L, const kn_contract *d, const kt_tile *T) 
     return ip;
 }
 
-static bool mm_lower(kn_lower *L, mm_geom *G, const mm_src *S, const kn_sched *ov, kt_tile *Tp) {
+static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
+                     kt_tile *Tp) {
     kt_tile T;
     bool integer = kn_contract_is_int(G->d);
     if (!kt_choose(L, G->n, G->m, ov, integer, &T)) return false;
+    if (integer) int_dot(tg, G->d, ov, &T);
     *Tp = T;
+    S->T = &T;
     const void *ctx = S;
     const kn_kbuf *c = G->d->bias;
-    G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
-    G->init = !c            ? NULL
-              : is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
-                            : mm_init_rt(L, G->d, &T);
+    if (T.dot)
+        G->bpk = kt_pack(L, &T, T.wt, 1, (G->k + T.parts - 1) / T.parts, G->n, mm_bdot, &ctx);
+    else
+        G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
+    G->init = !c && !T.dot        ? NULL
+              : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
+                                  : mm_init_rt(L, G->d, &T);
+    if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
     mm_blocks(L, G, &T);
     return true;
@@ -737,7 +998,7 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     if (!kt_choose(L, d->N, d->M, ov, false, &T)) return false;
     *Tp = T;
     mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
-    mm_src S = {d, d->K, d->N};
+    mm_src S = {d, d->K, d->N, NULL};
     const void *ctx = &S;
     int64_t per = (d->N + T.kb - 1) / T.kb * d->K * T.kb; /* packed elements of one B */
     bool own = batch > 1 && threads && batch * per * 4 <= KT_PACK_MAX_BYTES;
@@ -764,7 +1025,7 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
 }
 
 static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool threads,
-                        kt_tile *Tp) {
+                        const kn_target *tg, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
     if (kn_contract_is_int(d)) {
         if (d->batch > 1 || !int_ok(d, d->K) || b->numel != d->K * d->N || d->ta || d->tb)
@@ -777,8 +1038,8 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
         if (b->numel != d->K * d->N) return false;
     }
     mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
-    mm_src S = {d, d->K, d->N};
-    return mm_lower(L, &G, &S, ov, Tp);
+    mm_src S = {d, d->K, d->N, NULL};
+    return mm_lower(L, &G, &S, ov, tg, Tp);
 }
 
 /* ---- the pass ---- */
@@ -819,10 +1080,11 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool done = d->kind == KN_CONTRACT_CONV
-                        ? tile_conv(L, d, ov, pad, &T)
-                        : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, &T);
+                        ? tile_conv(L, d, ov, pad, t, &T)
+                        : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;
+            kern->sched.dot = T.dot;
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;

@@ -20,6 +20,15 @@ typedef enum kn_target_kind {
     KN_TARGET_GPU, /* an OpenCL device */
 } kn_target_kind;
 
+/* An integer dot-product instruction: products of narrow integers packed into 32-bit
+ * words, summed into an i32 accumulator lane (the kernel IR's KX_DOT node, ir/kir.h). */
+typedef enum kn_dot {
+    KN_DOT_NONE,   /* none: integer contractions multiply and add lane by lane */
+    KN_DOT_S16X2,  /* two i16 x i16: x86 pmaddwd (SSE2 and later), Cortex-M DSP SMLAD */
+    KN_DOT_U8S8X4, /* four u8 x s8: AVX-512 VNNI vpdpbusd */
+    KN_DOT_S8S8X4, /* four s8 x s8: AArch64 SDOT */
+} kn_dot;
+
 typedef struct kn_target {
     const char *name;        /* as given to --target */
     const char *triple;      /* LLVM target triple; NULL: the host's */
@@ -27,7 +36,7 @@ typedef struct kn_target {
     const char *features;    /* LLVM feature string ("+avx2,+fma"); NULL: the host's */
     int vector_bits;         /* widest SIMD register, 0 for none */
     int vector_registers;    /* how many */
-    bool int8_dot;           /* an int8 dot-product instruction (VNNI, SDOT, SMLAD) */
+    kn_dot int8_dot;         /* its integer dot product (integer tiles use it), or none */
     bool fma;                /* fused f32 multiply-add: the LLVM backend's fmuladd fuses, and
                                 generated C fuses kernel-IR fma (KN_FMAF) where its compiler
                                 has a fast fmaf (docs/generated-c.md) */
@@ -48,6 +57,9 @@ const kn_target *kn_target_find(const char *name);
 /* t with the fields "native" leaves open (vector width, registers) measured on the
  * machine kiln runs on; any other target as it is. The result is static. */
 const kn_target *kn_target_resolve(const kn_target *t);
+/* The dot product's name as --help, schedules and the kernel-IR text print it:
+ * "none", "s16x2", "u8s8x4", "s8s8x4". */
+const char *kn_dot_name(kn_dot d);
 /* Every target, for --help: a NULL-terminated array. */
 const kn_target *const *kn_target_list(void);
 

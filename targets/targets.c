@@ -23,6 +23,7 @@ static const kn_target targets[] = {
      .vector_bits = 256,
      .fma = true,
      .vector_registers = 16,
+     .int8_dot = KN_DOT_S16X2,
      .l1d_bytes = 32768,
      .l2_bytes = 262144,
      .description = "x86-64 with AVX2 and FMA (Haswell and later)"},
@@ -33,9 +34,20 @@ static const kn_target targets[] = {
      .vector_bits = 512,
      .fma = true,
      .vector_registers = 32,
+     .int8_dot = KN_DOT_S16X2,
      .l1d_bytes = 32768,
      .l2_bytes = 1048576,
      .description = "x86-64 with AVX-512 (Skylake-SP and later)"},
+    {.name = "x86-64-vnni",
+     .triple = "x86_64-pc-linux-gnu",
+     .cpu = "cascadelake",
+     .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+fma,+f16c",
+     .vector_bits = 512,
+     .vector_registers = 32,
+     .int8_dot = KN_DOT_U8S8X4,
+     .l1d_bytes = 32768,
+     .l2_bytes = 1048576,
+     .description = "x86-64 with AVX-512 and VNNI (Cascade Lake, Ice Lake, Zen 4 and later)"},
     {.name = "aarch64",
      .triple = "aarch64-unknown-linux-gnu",
      .cpu = "cortex-a76",
@@ -43,7 +55,7 @@ static const kn_target targets[] = {
      .vector_bits = 128,
      .fma = true,
      .vector_registers = 32,
-     .int8_dot = true,
+     .int8_dot = KN_DOT_S8S8X4,
      .l1d_bytes = 65536,
      .l2_bytes = 524288,
      .description = "64-bit Arm with NEON and SDOT (Cortex-A76 class)"},
@@ -76,7 +88,7 @@ static const kn_target targets[] = {
      .vector_bits = 32,
      .fma = true,
      .vector_registers = 32,
-     .int8_dot = true,
+     .int8_dot = KN_DOT_S16X2,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,
      .kind = KN_TARGET_MCU,
@@ -89,7 +101,7 @@ static const kn_target targets[] = {
      .vector_bits = 32,
      .fma = true,
      .vector_registers = 32,
-     .int8_dot = true,
+     .int8_dot = KN_DOT_S16X2,
      .l1d_bytes = 16384,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,
@@ -103,7 +115,7 @@ static const kn_target targets[] = {
      .vector_bits = 32,
      .fma = true,
      .vector_registers = 32,
-     .int8_dot = true,
+     .int8_dot = KN_DOT_S16X2,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,
      .kind = KN_TARGET_MCU,
@@ -116,7 +128,7 @@ static const kn_target targets[] = {
      .vector_bits = 128,
      .fma = true,
      .vector_registers = 8,
-     .int8_dot = true,
+     .int8_dot = KN_DOT_S16X2,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,
      .kind = KN_TARGET_MCU,
@@ -131,6 +143,15 @@ const kn_target *kn_target_find(const char *name) {
     for (size_t i = 0; i < sizeof targets / sizeof *targets; i++)
         if (!strcmp(targets[i].name, name)) return &targets[i];
     return NULL;
+}
+
+const char *kn_dot_name(kn_dot d) {
+    switch (d) {
+    case KN_DOT_S16X2: return "s16x2";
+    case KN_DOT_U8S8X4: return "u8s8x4";
+    case KN_DOT_S8S8X4: return "s8s8x4";
+    default: return "none";
+    }
 }
 
 const kn_target *const *kn_target_list(void) {
@@ -151,6 +172,9 @@ static void detect_host(void) {
                                                          : 128;
     host.vector_registers = host.vector_bits == 512 ? 32 : 16;
     host.fma = __builtin_cpu_supports("fma");
+    /* pmaddwd is SSE2; vpdpbusd on 512-bit vectors needs AVX-512 VNNI */
+    host.int8_dot = host.vector_bits == 512 && __builtin_cpu_supports("avx512vnni") ? KN_DOT_U8S8X4
+                                                                                    : KN_DOT_S16X2;
 #elif defined(__aarch64__)
     host.vector_bits = 128;
     host.fma = true;

@@ -14,6 +14,8 @@
 
 /* H_F16/H_BF16: loads (kn_h2f, kn_b2f); H_F16_ST/H_BF16_ST: stores (kn_f2h, kn_f2b) */
 enum { H_F16 = 1, H_BF16 = 2, H_F16_ST = 32, H_BF16_ST = 64 };
+/* H_DOT << kind: the KX_DOT helper kn_dot<kind> (kn_dot of targets/target.h) */
+enum { H_DOT = 128 };
 
 typedef kn_cprint emitter;
 
@@ -267,6 +269,15 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         kn_cprint_expr(E, x->a[1]);
         fprintf(f, " : ");
         kn_cprint_expr(E, x->a[2]);
+        fputc(')', f);
+        return;
+    case KX_DOT:
+        E->helpers |= (unsigned)H_DOT << x->i;
+        fprintf(f, "kn_dot%d(", (int)x->i);
+        for (int i = 0; i < 3; i++) {
+            if (i) fprintf(f, ", ");
+            kn_cprint_expr(E, x->a[i]);
+        }
         fputc(')', f);
         return;
     case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
@@ -773,8 +784,48 @@ static const char *bf16_helpers_ocl[2] = {
     "    return (ushort)(x >> 16);\n"
     "}\n"};
 
+/* The KX_DOT helpers (ir/kir.h), by kind: the words' parts as signed or unsigned values
+ * without implementation-defined conversions, products exact in int32, sums wrapping
+ * through uint32. SMLAD where the compiler targets an Arm DSP extension (Cortex-M4/M7:
+ * it is the same sum; its Q flag is not read). */
+static const char *dot_helpers[4] = {
+    NULL,
+    "static int32_t kn_dot1(int32_t acc, int32_t a, int32_t b) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smlad %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(acc));\n"
+    "    return r;\n"
+    "#else\n"
+    "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b;\n"
+    "    int32_t a0 = (int32_t)(ua & 0xffffu) - (int32_t)((ua & 0x8000u) << 1);\n"
+    "    int32_t b0 = (int32_t)(ub & 0xffffu) - (int32_t)((ub & 0x8000u) << 1);\n"
+    "    int32_t a1 = (int32_t)(ua >> 16) - (int32_t)((ua >> 15) & 0x10000u);\n"
+    "    int32_t b1 = (int32_t)(ub >> 16) - (int32_t)((ub >> 15) & 0x10000u);\n"
+    "    return (int32_t)((uint32_t)acc + (uint32_t)(a0 * b0) + (uint32_t)(a1 * b1));\n"
+    "#endif\n"
+    "}\n",
+    "static int32_t kn_dot2(int32_t acc, int32_t a, int32_t b) {\n"
+    "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b, s = (uint32_t)acc;\n"
+    "    for (int k = 0; k < 32; k += 8) {\n"
+    "        int32_t x = (int32_t)((ua >> k) & 0xffu), y = (int32_t)((ub >> k) & 0xffu);\n"
+    "        s += (uint32_t)(x * (y - ((y & 0x80) << 1)));\n"
+    "    }\n"
+    "    return (int32_t)s;\n"
+    "}\n",
+    "static int32_t kn_dot3(int32_t acc, int32_t a, int32_t b) {\n"
+    "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b, s = (uint32_t)acc;\n"
+    "    for (int k = 0; k < 32; k += 8) {\n"
+    "        int32_t x = (int32_t)((ua >> k) & 0xffu), y = (int32_t)((ub >> k) & 0xffu);\n"
+    "        s += (uint32_t)((x - ((x & 0x80) << 1)) * (y - ((y & 0x80) << 1)));\n"
+    "    }\n"
+    "    return (int32_t)s;\n"
+    "}\n",
+};
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
+    for (int k = 1; k < 4; k++)
+        if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
     if (E->helpers & H_F16) fputs(f16_helpers[0], f);
     if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);
     if (E->helpers & H_BF16) fputs(bf[0], f);

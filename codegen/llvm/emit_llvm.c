@@ -36,6 +36,7 @@ typedef struct emit {
     int *kfn_of;                /* the kernel whose function that is (kernels that are the same
                                    up to their buffers share one function) */
     LLVMTypeRef ptr;
+    bool jit; /* built for this process (the host's CPU), not for p->target's triple */
 } emit;
 
 static LLVMTypeRef ty(emit *E, kn_dtype t) {
@@ -420,8 +421,120 @@ static LLVMValueRef binary(emit *E, const kn_kx *x) {
     return bool_val(E, f ? LLVMBuildFCmp(B, rp, a, b, "") : LLVMBuildICmp(B, ip, a, b, ""));
 }
 
+/* The target's architecture, for the instructions a KX_DOT expands to. */
+typedef enum { ARCH_OTHER, ARCH_X86, ARCH_ARM, ARCH_AARCH64 } arch;
+
+static arch target_arch(const kn_target *t) {
+    const char *tr = t ? t->triple : NULL;
+    if (!tr) {
+#if defined(__x86_64__)
+        return ARCH_X86;
+#elif defined(__aarch64__)
+        return ARCH_AARCH64;
+#else
+        return ARCH_OTHER;
+#endif
+    }
+    if (!strncmp(tr, "x86_64", 6)) return ARCH_X86;
+    if (!strncmp(tr, "thumb", 5) || !strncmp(tr, "arm", 3)) return ARCH_ARM;
+    if (!strncmp(tr, "aarch64", 7)) return ARCH_AARCH64;
+    return ARCH_OTHER;
+}
+
+/* KX_DOT (ir/kir.h) in portable IR: the words as vectors of their parts, widened to
+ * i32, multiplied, and the parts of each word added to the accumulator. */
+static LLVMValueRef dot_generic(emit *E, int kind, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b,
+                                int lanes) {
+    LLVMBuilderRef B = E->b;
+    int parts = kind == KN_DOT_S16X2 ? 2 : 4;
+    LLVMTypeRef pt =
+        kind == KN_DOT_S16X2 ? LLVMInt16TypeInContext(E->ctx) : LLVMInt8TypeInContext(E->ctx);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx),
+                wide = LLVMVectorType(i32, (unsigned)(lanes * parts));
+    LLVMTypeRef nt = LLVMVectorType(pt, (unsigned)(lanes * parts));
+    LLVMValueRef pa = LLVMBuildBitCast(B, a, nt, ""), pb = LLVMBuildBitCast(B, b, nt, "");
+    pa = kind == KN_DOT_U8S8X4 ? LLVMBuildZExt(B, pa, wide, "") : LLVMBuildSExt(B, pa, wide, "");
+    pb = LLVMBuildSExt(B, pb, wide, "");
+    LLVMValueRef prod = LLVMBuildMul(B, pa, pb, ""), r = acc;
+    LLVMValueRef idx[16];
+    for (int k = 0; k < parts; k++) { /* part k of every word (little-endian: low first) */
+        for (int l = 0; l < lanes; l++) idx[l] = LLVMConstInt(i32, (unsigned)(l * parts + k), 0);
+        LLVMValueRef pk = lanes > 1
+                              ? LLVMBuildShuffleVector(B, prod, LLVMGetUndef(wide),
+                                                       LLVMConstVector(idx, (unsigned)lanes), "")
+                              : LLVMBuildExtractElement(B, prod, idx[0], "");
+        r = LLVMBuildAdd(B, r, pk, "");
+    }
+    return r;
+}
+
+/* Whether the code may use the x86 instruction of `lanes` lanes needing feature
+ * `need` ("avx2", "avx512bw", "avx512vnni"; NULL: SSE2): code for the target trusts
+ * the target description (its vector width and dot product chose them); the JIT, which
+ * builds for this machine whatever target the program was tiled for, asks the CPU. */
+static bool x86_has(const emit *E, const char *need) {
+    if (!E->jit || !need) return true;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (!strcmp(need, "avx2")) return __builtin_cpu_supports("avx2");
+    if (!strcmp(need, "avx512bw")) return __builtin_cpu_supports("avx512bw");
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* KX_DOT: the target's instruction where it has one for these lanes (the pass chose
+ * the kind from the target description), else the portable form. Both wrap. */
+static LLVMValueRef dot(emit *E, const kn_kx *x) {
+    int lanes = kx_lanes(x), kind = (int)x->i;
+    LLVMValueRef acc = splat(E, expr(E, x->a[0]), lanes), a = splat(E, expr(E, x->a[1]), lanes),
+                 b = splat(E, expr(E, x->a[2]), lanes);
+    arch ar = target_arch(E->jit ? NULL : E->p->target);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    if (ar == ARCH_X86 && kind == KN_DOT_S16X2 && (lanes == 4 || lanes == 8 || lanes == 16) &&
+        x86_has(E, lanes == 4   ? NULL
+                   : lanes == 8 ? "avx2"
+                                : "avx512bw")) {
+        const char *name = lanes == 4   ? "llvm.x86.sse2.pmadd.wd"
+                           : lanes == 8 ? "llvm.x86.avx2.pmadd.wd"
+                                        : "llvm.x86.avx512.pmaddw.d.512";
+        LLVMTypeRef ht = LLVMVectorType(LLVMInt16TypeInContext(E->ctx), (unsigned)(2 * lanes));
+        LLVMValueRef args[2] = {LLVMBuildBitCast(E->b, a, ht, ""),
+                                LLVMBuildBitCast(E->b, b, ht, "")};
+        return LLVMBuildAdd(E->b, acc, call_fn(E, name, LLVMTypeOf(acc), args, 2), "");
+    }
+    if (ar == ARCH_X86 && kind == KN_DOT_U8S8X4 && (lanes == 4 || lanes == 8 || lanes == 16) &&
+        x86_has(E, "avx512vnni")) {
+        char name[48];
+        snprintf(name, sizeof name, "llvm.x86.avx512.vpdpbusd.%d", lanes * 32);
+        LLVMValueRef args[3] = {acc, a, b};
+        return call_fn(E, name, LLVMTypeOf(acc), args, 3);
+    }
+    if (ar == ARCH_ARM && kind == KN_DOT_S16X2 && lanes == 1) {
+        LLVMValueRef args[3] = {a, b, acc};
+        return call_fn(E, "llvm.arm.smlad", i32, args, 3);
+    }
+    if (ar == ARCH_AARCH64 && kind == KN_DOT_S8S8X4 && lanes == 4) {
+        LLVMTypeRef bt = LLVMVectorType(LLVMInt8TypeInContext(E->ctx), 16);
+        LLVMValueRef args[3] = {acc, LLVMBuildBitCast(E->b, a, bt, ""),
+                                LLVMBuildBitCast(E->b, b, bt, "")};
+        return call_fn(E, "llvm.aarch64.neon.sdot.v4i32.v16i8", LLVMTypeOf(acc), args, 3);
+    }
+    if (lanes == 1) { /* the generic form on one-lane vectors */
+        LLVMTypeRef v1 = LLVMVectorType(i32, 1);
+        LLVMValueRef z = LLVMConstNull(i32);
+        LLVMValueRef r =
+            dot_generic(E, kind, acc, LLVMBuildInsertElement(E->b, LLVMGetUndef(v1), a, z, ""),
+                        LLVMBuildInsertElement(E->b, LLVMGetUndef(v1), b, z, ""), 1);
+        return r;
+    }
+    return dot_generic(E, kind, acc, a, b, lanes);
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
+    case KX_DOT: return dot(E, x);
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:
@@ -956,6 +1069,7 @@ static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMConte
     E.cx = cx;
     E.p = p;
     E.weights = weights;
+    E.jit = weights != NULL;
     E.par_for = par_for;
     E.prof = prof && prof->hook ? prof : NULL;
     E.ctx = ctx;

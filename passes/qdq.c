@@ -1,0 +1,210 @@
+/* QDQ import: quantized ONNX models in QuantizeLinear/DequantizeLinear form rewritten
+ * into the integer contractions (QLinearConv, QLinearMatMul), which the tile pass
+ * builds with integer dot products.
+ * requires: shape; breaks: nothing (the graph stays valid and runnable). Runs before
+ * fold, which would otherwise turn the weights' DequantizeLinear into float constants.
+ *
+ * The pattern, each intermediate value read by the next node alone:
+ *
+ *   DequantizeLinear(xq, xs, xz) ─┐
+ *   DequantizeLinear(W, ws, wz) ──┼─ Conv | MatMul | Gemm ─ [Relu] ─ QuantizeLinear(ys, yz) ─ yq
+ *   [DequantizeLinear(B, bs, 0)] ─┘
+ *
+ * with xq an 8-bit activation, xs/xz and ys/yz per tensor, W constant 8-bit weights
+ * with per-tensor or per-output-channel (Conv: axis 0; MatMul: axis 1, the columns;
+ * Gemm transB: axis 0, transposed here) scales and zero points, and a bias that is an
+ * int32 constant dequantized with scale exactly xs * ws[c] (float32) and zero point 0
+ * (a float bias, which would need rounding, leaves the pattern alone). It becomes
+ *
+ *   QLinearConv / QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz[, B]) ─ [Max(., yz)] ─ yq
+ *
+ * Relu before QuantizeLinear is Max with yz after it: sat(round(max(v, 0)) + yz) =
+ * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic.
+ *
+ * Exactness: the integer form computes sum (xq - xz)(W - wz) exactly and rounds
+ * acc * (xs * ws / ys) once (ir/lower/quant.c), the real-number value of the QDQ
+ * graph rounded half to even. The float graph itself rounds the dequantized values
+ * to float32 and sums in float32, so a runtime executing it literally can differ by
+ * one step where its value lies within that rounding of a tie; with power-of-two
+ * input and weight scales its products are exact and only the summation order is
+ * left. Gemm with alpha or beta other than 1, transA, or a bias (QLinearMatMul has
+ * none) is left in float. */
+#include "ir/ops.h"
+#include "passes/pass.h"
+#include "passes/rewrite.h"
+
+#include <string.h>
+
+/* The only live reader of v is n (v no graph output). */
+static bool only(const kn_rw *rw, const kn_value *v, const kn_node *n) {
+    return v && kn_rw_only_reader(rw, v) == n;
+}
+
+static const kn_node *producer(const kn_value *v, kn_op op) {
+    return v && v->producer && v->producer->op == op ? v->producer : NULL;
+}
+
+static bool is8(kn_dtype t) {
+    return t == KN_U8 || t == KN_I8;
+}
+
+/* Whether v is a constant of numel 1 or n. */
+static bool const_n(const kn_value *v, int64_t n) {
+    if (!v || !v->constant || !v->constant->data) return false;
+    int64_t k = kn_tensor_numel(v->constant);
+    return k == 1 || k == n;
+}
+
+/* A DequantizeLinear of an 8-bit activation with per-tensor scale and zero point. */
+static bool dq_act(const kn_node *d) {
+    return d && is8(d->in[0]->type.dtype) && const_n(d->in[1], 1) &&
+           (d->nin < 3 || !d->in[2] || const_n(d->in[2], 1));
+}
+
+/* The axis of per-axis parameters of DequantizeLinear d on a tensor of rank r. */
+static int64_t dq_axis(kn_ctx *cx, const kn_node *d, int r) {
+    int64_t a = kn_attr_int(cx, d, "axis", 1);
+    return a < 0 ? a + r : a;
+}
+
+/* A DequantizeLinear of constant 8-bit weights whose scale and zero point are per
+ * tensor or per `axis` (n entries). */
+static bool dq_weights(kn_ctx *cx, const kn_node *d, int axis, int64_t n) {
+    if (!d || !d->in[0]->constant || !is8(d->in[0]->type.dtype)) return false;
+    const kn_value *s = d->in[1], *z = d->nin > 2 ? d->in[2] : NULL;
+    if (!const_n(s, n) || (z && !const_n(z, n))) return false;
+    bool per = kn_tensor_numel(s->constant) > 1 || (z && kn_tensor_numel(z->constant) > 1);
+    return !per || dq_axis(cx, d, d->in[0]->type.rank) == axis;
+}
+
+/* The zero point input of DequantizeLinear/QuantizeLinear d, or a new zero constant of
+ * dtype t (the operator's default). */
+static kn_value *zero_point(kn_rw *rw, const kn_node *d, kn_dtype t) {
+    if (d->nin > 2 && d->in[2]) return d->in[2];
+    kn_tensor *z = kn_tensor_make(rw->g->arena, t, 0, NULL);
+    KN_ASSERT(z);
+    return kn_rw_const(rw, d->out[0]->name, "zp", z);
+}
+
+/* Whether value b (a bias of m channels) is DequantizeLinear(int32 constant, scale,
+ * zero point 0) with scale[c] == (float)(xs * ws[c]); its int32 constant in *out. */
+static bool int_bias(const kn_value *b, const kn_value *xs, const kn_value *ws, int64_t m,
+                     kn_value **out) {
+    const kn_node *d = producer(b, KN_OP_DEQUANTIZELINEAR);
+    if (!d || !d->in[0]->constant || d->in[0]->type.dtype != KN_I32 ||
+        kn_tensor_numel(d->in[0]->constant) != m || !const_n(d->in[1], m))
+        return false;
+    const kn_value *z = d->nin > 2 ? d->in[2] : NULL;
+    if (z && !const_n(z, m)) return false;
+    double x = kn_tensor_get_f64(xs->constant, 0);
+    int64_t nw = kn_tensor_numel(ws->constant), nb = kn_tensor_numel(d->in[1]->constant);
+    for (int64_t c = 0; c < m; c++) {
+        float want = (float)x * (float)kn_tensor_get_f64(ws->constant, nw == 1 ? 0 : c);
+        if ((float)kn_tensor_get_f64(d->in[1]->constant, nb == 1 ? 0 : c) != want) return false;
+        if (z && kn_tensor_get_f64(z->constant, kn_tensor_numel(z->constant) == 1 ? 0 : c) != 0)
+            return false;
+    }
+    *out = d->in[0];
+    return true;
+}
+
+/* Copies of the attributes of n except those named in `drop` (NULL-terminated). */
+static void copy_attrs(kn_rw *rw, kn_node *to, const kn_node *from, const char *const *drop) {
+    kn_attr *a = kn_arena_array(rw->g->arena, (size_t)from->nattr + 1, sizeof *a);
+    KN_ASSERT(a);
+    int n = 0;
+    for (int i = 0; i < from->nattr; i++) {
+        bool skip = false;
+        for (int k = 0; drop && drop[k]; k++) skip |= !strcmp(from->attrs[i].name, drop[k]);
+        if (!skip) a[n++] = from->attrs[i];
+    }
+    to->attrs = a;
+    to->nattr = n;
+}
+
+/* W [n][k] transposed into a new constant [k][n] (Gemm transB). */
+static kn_value *transposed(kn_rw *rw, const kn_value *w) {
+    const kn_tensor *t = w->constant;
+    int64_t n = t->type.dims[0], k = t->type.dims[1], dims[2] = {k, n};
+    kn_tensor *o = kn_tensor_make(rw->g->arena, t->type.dtype, 2, dims);
+    KN_ASSERT(o);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++)
+            kn_tensor_set_f64(o, j * n + i, kn_tensor_get_f64(t, i * k + j));
+    return kn_rw_const(rw, w->name, "t", o);
+}
+
+/* Rewrites the pattern ending at QuantizeLinear q, if it is one. */
+static bool rewrite(kn_rw *rw, kn_node *q) {
+    kn_ctx scratch;
+    kn_ctx_init(&scratch, rw->cx->file);
+    if (!q->out[0] || !is8(q->out[0]->type.dtype) || !const_n(q->in[1], 1) ||
+        (q->nin > 2 && q->in[2] && !const_n(q->in[2], 1)))
+        return false;
+    kn_node *relu = (kn_node *)producer(q->in[0], KN_OP_RELU), *op;
+    if (relu && !only(rw, q->in[0], q)) return false;
+    kn_value *y = relu ? relu->in[0] : q->in[0];
+    op = y ? (kn_node *)y->producer : NULL;
+    if (!op || !only(rw, y, relu ? relu : q) || op->nout != 1) return false;
+    bool conv = op->op == KN_OP_CONV, gemm = op->op == KN_OP_GEMM;
+    if (!conv && !gemm && op->op != KN_OP_MATMUL) return false;
+    const kn_node *dx = producer(op->in[0], KN_OP_DEQUANTIZELINEAR);
+    const kn_node *dw = producer(op->in[1], KN_OP_DEQUANTIZELINEAR);
+    if (!dq_act(dx) || !dw || !dw->in[0]->constant || dw->in[0]->type.rank < 2) return false;
+    const kn_value *w = dw->in[0];
+    bool transb = false;
+    if (gemm) {
+        transb = kn_attr_int(&scratch, op, "transB", 0) != 0;
+        if (kn_attr_int(&scratch, op, "transA", 0) ||
+            kn_attr_float(&scratch, op, "alpha", 1) != 1 || (op->nin > 2 && op->in[2]) ||
+            kn_failed(&scratch))
+            return false;
+    }
+    if (!conv && w->type.rank != 2) return false;
+    /* output channels: Conv W[m][...] axis 0; MatMul B[k][n] axis 1; Gemm transB B[n][k] 0 */
+    int64_t m = conv || transb ? w->type.dims[0] : w->type.dims[1];
+    if (!dq_weights(&scratch, dw, conv || transb ? 0 : 1, m) || kn_failed(&scratch)) return false;
+    kn_value *bias = NULL;
+    if (conv && op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
+        return false;
+    kn_value *in[9] = {dx->in[0],
+                       dx->in[1],
+                       zero_point(rw, dx, KN_U8),
+                       transb ? transposed(rw, w) : (kn_value *)w,
+                       dw->in[1],
+                       zero_point(rw, dw, w->type.dtype),
+                       q->in[1],
+                       zero_point(rw, q, KN_U8),
+                       bias};
+    if (in[2]->type.dtype != dx->in[0]->type.dtype || in[7]->type.dtype != q->out[0]->type.dtype)
+        return false; /* a bad model: left to the operators' checks */
+    kn_value *out = q->out[0];
+    if (relu) out = kn_rw_value(rw, q->out[0]->name, "prerelu", &q->out[0]->type);
+    kn_node *n = kn_rw_node(rw, q->id, conv ? KN_OP_QLINEARCONV : KN_OP_QLINEARMATMUL, op->name,
+                            bias ? 9 : 8, in, 1, &out);
+    if (conv) copy_attrs(rw, n, op, NULL);
+    kn_rw_kill(rw, q);
+    kn_rw_kill(rw, op);
+    if (relu) kn_rw_kill(rw, relu);
+    if (relu) {
+        kn_value *mi[2] = {out, in[7]};
+        kn_rw_node(rw, q->id, KN_OP_MAX, q->name, 2, mi, 1, &q->out[0]);
+    }
+    /* the DequantizeLinear nodes left without readers go too */
+    const kn_node *dqs[3] = {dx, dw, bias ? op->in[2]->producer : NULL};
+    for (int i = 0; i < 3; i++)
+        if (dqs[i] && !kn_rw_dead(rw, dqs[i]) && !kn_rw_uses(rw, dqs[i]->out[0]))
+            kn_rw_kill(rw, (kn_node *)dqs[i]);
+    return true;
+}
+
+kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g) {
+    kn_rw rw;
+    if (kn_rw_begin(&rw, cx, g))
+        for (int i = 0; i < rw.n0; i++) {
+            kn_node *n = g->nodes[i];
+            if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR) rewrite(&rw, n);
+        }
+    kn_rw_end(&rw);
+    return KN_OK;
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# The quantized models' C for Cortex-M4 (--emit c --target cortex-m4: integer tiles
+# with the s16x2 dot, SMLAD through __ARM_FEATURE_DSP) built with arm-none-eabi-gcc into
+# an image for QEMU's mps2-an386 board (tests/quant/m4: vector table, reset, linker
+# script), run there, and every output byte compared with the reference inside the
+# image. Exit 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
+# usage: cortex_m4.sh KILN SOURCE_DIR
+KILN=$1
+S=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+for tool in arm-none-eabi-gcc qemu-system-arm; do
+  command -v $tool >/dev/null || { echo "$tool missing: skipped"; exit 77; }
+done
+esize() { case $1 in i8 | u8 | bool) echo 1 ;; i16 | u16 | f16 | bf16) echo 2 ;; i64 | u64 | f64) echo 8 ;; *) echo 4 ;; esac; }
+macro() { sed -n "s/^#define m_$1 \"*\([^\"]*\)\"*$/\1/p" "$2"; }
+# bytes: the last N bytes of a TensorProto written by numpy_helper (raw_data, its last field)
+carray() { # name, file, bytes
+  printf 'static _Alignas(8) const unsigned char %s[%d] = {' "$1" "$3"
+  tail -c "$3" "$2" | od -An -v -tu1 | tr -s ' \n' '\n\n' | grep . | paste -sd, -
+  printf '};\n'
+}
+for m in qlinear_cnn qlinear_odd integer_ops; do
+  M=$S/tests/quant/models/$m
+  D=$T/$m
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit c --target cortex-m4 >/dev/null ||
+    { bad "$m: compile"; continue; }
+  H=$D/m.h
+  nin=$(macro NUM_INPUTS "$H")
+  nout=$(macro NUM_OUTPUTS "$H")
+  {
+    ins="" wants="" sizes="" max=1
+    k=0
+    while [ $k -lt "$nin" ]; do
+      b=$(($(macro INPUT_${k}_SIZE "$H") * $(esize "$(macro INPUT_${k}_DTYPE "$H")")))
+      carray in$k "$M/test_data_set_0/input_$k.pb" $b
+      ins="$ins in$k,"
+      k=$((k + 1))
+    done
+    k=0
+    while [ $k -lt "$nout" ]; do
+      b=$(($(macro OUTPUT_${k}_SIZE "$H") * $(esize "$(macro OUTPUT_${k}_DTYPE "$H")")))
+      carray want$k "$M/test_data_set_0/output_$k.pb" $b
+      wants="$wants want$k," sizes="$sizes $b,"
+      [ $b -gt $max ] && max=$b
+      k=$((k + 1))
+    done
+    printf 'static const void *const inputs[] = {%s};\n' "$ins"
+    printf 'static const unsigned char *const wants[] = {%s};\n' "$wants"
+    printf 'static const long want_size[] = {%s};\n#define OUT_MAX %d\n' "$sizes" $max
+  } >"$D/data.h"
+  arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2 -std=c11 \
+    -Wall -Werror --specs=rdimon.specs -nostartfiles -T "$S/tests/quant/m4/link.ld" \
+    -I"$D" "$S/tests/quant/m4/startup.s" "$S/tests/quant/m4/main.c" "$D/m.c" -lm \
+    -o "$D/app.elf" 2>"$D/cc.log" && ok || { bad "$m: build: $(head -5 "$D/cc.log")"; continue; }
+  arm-none-eabi-objdump -d "$D/app.elf" | grep -q "smlad" && ok || bad "$m: no smlad in the image"
+  timeout 120 qemu-system-arm -machine mps2-an386 -nographic -semihosting -monitor none \
+    -kernel "$D/app.elf" >"$D/out.txt" 2>&1
+  grep -q "^ok [0-9]* bytes" "$D/out.txt" && ok || bad "$m: on the board: $(head -8 "$D/out.txt")"
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

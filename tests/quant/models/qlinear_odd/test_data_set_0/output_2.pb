@@ -1,0 +1,1 @@
+By4J3c>zíg¶Ž”ˆ	Hÿjz¢1Œvu”™¡aZM¥5AGkNhf‚nÐš‚™(ŽoT«?µJ

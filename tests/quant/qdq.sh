@@ -1,0 +1,30 @@
+#!/bin/sh
+# The qdq pass (passes/qdq.c, #12): the QDQ model of tests/quant/models/qdq_cnn becomes
+# two QLinearConv and two QLinearMatMul (the Relus Max with the zero point), no float
+# Conv, MatMul or Gemm and no DequantizeLinear of weights left; the rewritten graph run
+# by the interpreter gives the reference (the compiled backends run it in
+# quant_models_*).
+# usage: qdq.sh KILN SOURCE_DIR
+KILN=$1
+M=$2/tests/quant/models/qdq_cnn
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+"$KILN" inspect "$M/model.onnx" --passes shape,qdq,fold,shape >"$T/g.txt" 2>&1 || bad "inspect"
+n() { grep -c "= $1(" "$T/g.txt"; }
+[ "$(n QLinearConv)" = 2 ] && ok || bad "QLinearConv: $(n QLinearConv), want 2"
+[ "$(n QLinearMatMul)" = 2 ] && ok || bad "QLinearMatMul: $(n QLinearMatMul), want 2"
+[ "$(n Max)" = 2 ] && ok || bad "Max: $(n Max), want 2"
+for op in Conv MatMul Gemm Relu QuantizeLinear; do
+  c=$(n $op)
+  if [ $op = QuantizeLinear ]; then w=1; else w=0; fi # the input's
+  [ "$c" = $w ] && ok || bad "$op: $c left, want $w"
+done
+[ "$(n DequantizeLinear)" = 3 ] && ok || bad "DequantizeLinear: $(n DequantizeLinear), want 3 (the outputs')"
+r=$("$KILN" check-onnx "$M" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "interp after qdq: $r"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
