@@ -134,8 +134,10 @@ static kn_value *transposed(kn_rw *rw, const kn_value *w) {
     return kn_rw_const(rw, w->name, "t", o);
 }
 
-/* Rewrites the pattern ending at QuantizeLinear q, if it is one. */
-static bool rewrite(kn_rw *rw, kn_node *q) {
+/* Rewrites the pattern ending at QuantizeLinear q, if it is one. A quantized
+ * contraction it cannot take (its DequantizeLinear inputs and QuantizeLinear output
+ * are there) sets *kept to it and *why to the reason: it stays in float. */
+static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **why) {
     kn_ctx scratch;
     kn_ctx_init(&scratch, rw->cx->file);
     if (!q->out[0] || !is8(q->out[0]->type.dtype) || !const_n(q->in[1], 1) ||
@@ -153,20 +155,26 @@ static bool rewrite(kn_rw *rw, kn_node *q) {
     if (!dq_act(dx) || !dw || !dw->in[0]->constant || dw->in[0]->type.rank < 2) return false;
     const kn_value *w = dw->in[0];
     bool transb = false;
+    *kept = op;
     if (gemm) {
         transb = kn_attr_int(&scratch, op, "transB", 0) != 0;
+        *why = "a Gemm with a bias, transA or alpha other than 1 has no integer form here";
         if (kn_attr_int(&scratch, op, "transA", 0) ||
             kn_attr_float(&scratch, op, "alpha", 1) != 1 || (op->nin > 2 && op->in[2]) ||
             kn_failed(&scratch))
             return false;
     }
+    *why = "its weights are not a matrix";
     if (!conv && w->type.rank != 2) return false;
     /* output channels: Conv W[m][...] axis 0; MatMul B[k][n] axis 1; Gemm transB B[n][k] 0 */
     int64_t m = conv || transb ? w->type.dims[0] : w->type.dims[1];
+    *why = "its weights' scales are not one per tensor or per output channel";
     if (!dq_weights(&scratch, dw, conv || transb ? 0 : 1, m) || kn_failed(&scratch)) return false;
     kn_value *bias = NULL;
+    *why = "its bias is not int32 at scale x_scale * w_scale";
     if (conv && op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
         return false;
+    *why = NULL;
     kn_value *in[9] = {dx->in[0],
                        dx->in[1],
                        zero_point(rw, dx, KN_U8),
@@ -177,7 +185,7 @@ static bool rewrite(kn_rw *rw, kn_node *q) {
                        zero_point(rw, q, KN_U8),
                        bias};
     if (in[2]->type.dtype != dx->in[0]->type.dtype || in[7]->type.dtype != q->out[0]->type.dtype)
-        return false; /* a bad model: left to the operators' checks */
+        return false; /* a bad model: left to the operators' checks (no warning) */
     kn_value *out = q->out[0];
     if (relu) out = kn_rw_value(rw, q->out[0]->name, "prerelu", &q->out[0]->type);
     kn_node *n = kn_rw_node(rw, q->id, conv ? KN_OP_QLINEARCONV : KN_OP_QLINEARMATMUL, op->name,
@@ -203,7 +211,12 @@ kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g) {
     if (kn_rw_begin(&rw, cx, g))
         for (int i = 0; i < rw.n0; i++) {
             kn_node *n = g->nodes[i];
-            if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR) rewrite(&rw, n);
+            const kn_node *kept = NULL;
+            const char *why = NULL;
+            if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR &&
+                !rewrite(&rw, n, &kept, &why) && kept && why)
+                kn_warn(cx, kept,
+                        "kept in float between its DequantizeLinear and QuantizeLinear: %s", why);
         }
     kn_rw_end(&rw);
     return KN_OK;
