@@ -81,7 +81,7 @@ int main(void) {
 CEOF
   gcc -std=c11 -Wall -Werror -I"$T/q" "$T/q/main.c" "$T/q/sq.c" -lm -o "$T/q/main" && "$T/q/main" && ok || bad "sequence ABI: wrong outputs"
   "$KILN" compile "$SEQ" -o "$T/e" >"$T/out" 2>&1
-  [ $? = 1 ] && grep -q "needs its length (give it with --length NAME=N)" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "sequence without --length: $(cat "$T/out")"
+  [ $? = 1 ] && grep -q "needs its length (kiln compile --length sequence=N)" "$T/out" && [ -z "$(ls -A "$T/e")" ] && ok || bad "sequence without --length: $(cat "$T/out")"
 fi
 # strings (docs/generated-c.md): float <-> string and a case change through the C ABI,
 # strict C99; a string longer than --max-string-bytes makes st_run return 2
