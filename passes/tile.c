@@ -68,6 +68,7 @@ typedef struct kt_tile {
 static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, bool integer,
                       kt_tile *T) {
     memset(T, 0, sizeof *T);
+    if (cols <= 0 || nrows <= 0) return false; /* an empty output: the plain nest does nothing */
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
@@ -1064,6 +1065,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
         if (!d || kern->sched.tile_rows) continue; /* none, or rebuilt by an earlier pass */
+        if (d->y->numel <= 0) continue;            /* an empty output: the plain nest is a no-op */
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kt_tile T;
