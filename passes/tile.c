@@ -68,7 +68,6 @@ typedef struct kt_tile {
 static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, bool integer,
                       kt_tile *T) {
     memset(T, 0, sizeof *T);
-    if (cols <= 0 || nrows <= 0) return false; /* an empty output: the plain nest does nothing */
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
