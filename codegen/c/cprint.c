@@ -172,6 +172,16 @@ static bool narrow(kn_dtype t) {
     return kn_dtype_get(t)->size < 4 && !is_float(t);
 }
 
+/* fn(a0, a1, a2) for x's three operands. */
+static void print_call3(kn_cprint *E, const char *fn, const kn_kx *x) {
+    fprintf(E->f, "%s(", fn);
+    for (int i = 0; i < 3; i++) {
+        if (i) fprintf(E->f, ", ");
+        kn_cprint_expr(E, x->a[i]);
+    }
+    fputc(')', E->f);
+}
+
 void kn_cprint_expr(kn_cprint *E, const kn_kx *x);
 
 static bool has_load(const kn_kx *x) {
@@ -254,13 +264,7 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         if (E->dialect == KN_C99 && t == KN_F32 && !E->in_lane && kx_lanes(x) == 1 &&
             !has_load(x->a[1]) && !has_load(x->a[2])) {
             E->self_used = true;
-            fprintf(f, "KN_SELF(");
-            kn_cprint_expr(E, x->a[0]);
-            fprintf(f, ", ");
-            kn_cprint_expr(E, x->a[1]);
-            fprintf(f, ", ");
-            kn_cprint_expr(E, x->a[2]);
-            fputc(')', f);
+            print_call3(E, "KN_SELF", x);
             return;
         }
         fputc('(', f);
@@ -273,24 +277,15 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         return;
     case KX_DOT:
         E->helpers |= (unsigned)H_DOT << x->i;
-        fprintf(f, "kn_dot%d(", (int)x->i);
-        for (int i = 0; i < 3; i++) {
-            if (i) fprintf(f, ", ");
-            kn_cprint_expr(E, x->a[i]);
-        }
-        fputc(')', f);
+        char dot[16];
+        snprintf(dot, sizeof dot, "kn_dot%d", (int)x->i);
+        print_call3(E, dot, x);
         return;
     case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
                     a*b + c */
         if (E->dialect == KN_C99 && is_float(t)) {
             E->fma_used = true;
-            fprintf(f, t == KN_F32 ? "KN_FMAF(" : "KN_FMAD(");
-            kn_cprint_expr(E, x->a[0]);
-            fprintf(f, ", ");
-            kn_cprint_expr(E, x->a[1]);
-            fprintf(f, ", ");
-            kn_cprint_expr(E, x->a[2]);
-            fputc(')', f);
+            print_call3(E, t == KN_F32 ? "KN_FMAF" : "KN_FMAD", x);
             return;
         }
         fprintf(f, "(");
