@@ -211,6 +211,10 @@ static const cli_option check_options[] = {
       "Lines 'test_name: reason' (repeatable). A listed test that fails is skipped; a listed "
       "test that passes is a failure (\"remove it from the list\"), so the list only shrinks."),
     O("--timeout", "SECONDS", "Per-test time limit (default 60)."),
+    O("--batch", "N",
+      "Tests per forked process (default 64; 1 in a sanitizer build): a process starts the "
+      "backend once for N tests (PoCL loads its kernel library once); a crash or time-out "
+      "fails the test it happened in, and a new process takes the next test."),
     O("--no-fork", NULL, "Run the tests in this process (for debuggers)."),
     O("--operators-md", "FILE", "Write the supported-operator table (docs/operators.md)."),
     {.name = "-v", .help = "Print every test's result.", .shown = "-v, --verbose"},
@@ -280,8 +284,9 @@ const cli_command cli_commands[] = {
      "Runs ONNX backend tests: each DIR is a test folder (model.onnx and "
      "test_data_set_N/{input,output}_K.pb) or a folder of them. Outputs are compared with "
      "rtol 1e-3 and atol 1e-5 (|got - want| <= atol + rtol * |want|), NaN equal to NaN, "
-     "infinities exact, integers and strings exact, dtype and shape exact. Each test runs in "
-     "a forked process with a time limit, so a crash or hang is that test's failure.\n\n"
+     "infinities exact, integers and strings exact, dtype and shape exact. Tests run in "
+     "forked processes (--batch), each test with its own time limit, so a crash or hang is "
+     "that test's failure.\n\n"
      "Each failure is printed as 'FAIL name: reason'; the last line is 'N passed, N failed', "
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
