@@ -41,10 +41,13 @@ kn_entry_fn kn_jit_entry(const kn_jit *j);
 void kn_jit_destroy(kn_jit *j);
 
 /* Writes p for target t as "obj" (ELF object), "asm" (assembly) or "llvm" (textual IR)
- * to path, through a temporary name renamed on success. The weight data p reads (its
- * own or its graph's) is freed as LLVM copies it, so a big model's weights are not held
- * three times: afterwards p and its graph give their header (kn_emit_c_files with
- * header_only) and shapes, not code or constants. */
+ * to path, through a temporary name renamed on success. In an object, weights of 1 KiB
+ * and more are not given to LLVM: the code reads them through the hidden symbol
+ * NAME_weights, defined in a section .rodata.NAME_weights that kiln appends to LLVM's
+ * object (codegen/llvm/elf.h). The weight data p reads (its own or its graph's) is freed
+ * as LLVM copies it or as it is written, so a big model's weights are held once:
+ * afterwards p and its graph give their header (kn_emit_c_files with header_only) and
+ * shapes, not code or constants. */
 kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                             const char *kind, const char *path);
 
