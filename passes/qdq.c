@@ -21,15 +21,21 @@
  * Relu before QuantizeLinear is Max with yz after it: sat(round(max(v, 0)) + yz) =
  * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic.
  *
+ * The new node carries KN_FIXED_POINT_ATTR: it requantizes in fixed point
+ * (ir/requant.h), with no floating point at run time.
+ *
  * Exactness: the integer form computes sum (xq - xz)(W - wz) exactly and rounds
- * acc * (xs * ws / ys) once (ir/lower/quant.c), the real-number value of the QDQ
- * graph rounded half to even. The float graph itself rounds the dequantized values
+ * acc * M once, half to even, M being xs * ws / ys with its mantissa rounded to 31
+ * bits (ir/requant.h): the real-number value of the QDQ graph rounded half to even
+ * wherever M has at most 31 significant bits (power-of-two scales), and otherwise
+ * within a relative 2^-31 of it. The float graph itself rounds the dequantized values
  * to float32 and sums in float32, so a runtime executing it literally can differ by
  * one step where its value lies within that rounding of a tie; with power-of-two
  * input and weight scales its products are exact and only the summation order is
  * left. Gemm with alpha or beta other than 1, transA, or a bias (QLinearMatMul has
  * none) is left in float. */
 #include "ir/ops.h"
+#include "ir/requant.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 
@@ -108,7 +114,8 @@ static bool int_bias(const kn_value *b, const kn_value *xs, const kn_value *ws, 
     return true;
 }
 
-/* Copies of the attributes of n except those named in `drop` (NULL-terminated). */
+/* Copies of the attributes of n except those named in `drop` (NULL-terminated), with
+ * room for one more. */
 static void copy_attrs(kn_rw *rw, kn_node *to, const kn_node *from, const char *const *drop) {
     kn_attr *a = kn_arena_array(rw->g->arena, (size_t)from->nattr + 1, sizeof *a);
     KN_ASSERT(a);
@@ -190,7 +197,9 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (relu) out = kn_rw_value(rw, q->out[0]->name, "prerelu", &q->out[0]->type);
     kn_node *n = kn_rw_node(rw, q->id, conv ? KN_OP_QLINEARCONV : KN_OP_QLINEARMATMUL, op->name,
                             bias ? 9 : 8, in, 1, &out);
-    if (conv) copy_attrs(rw, n, op, NULL);
+    copy_attrs(rw, n, op,
+               conv ? NULL : (const char *const[]){"transA", "transB", "alpha", "beta", NULL});
+    n->attrs[n->nattr++] = (kn_attr){.name = KN_FIXED_POINT_ATTR, .kind = KN_ATTR_INT, .i = 1};
     kn_rw_kill(rw, q);
     kn_rw_kill(rw, op);
     if (relu) kn_rw_kill(rw, relu);
