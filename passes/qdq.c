@@ -14,7 +14,8 @@
  * with per-tensor or per-output-channel (Conv: axis 0; MatMul: axis 1, the columns;
  * Gemm transB: axis 0, transposed here) scales and zero points, and a bias that is an
  * int32 constant dequantized with scale exactly xs * ws[c] (float32) and zero point 0
- * (a float bias, which would need rounding, leaves the pattern alone). It becomes
+ * (a float bias, which would need rounding, leaves the pattern alone; a Gemm's bias
+ * becomes kiln's ninth input of QLinearMatMul, as QLinearConv's). It becomes
  *
  *   QLinearConv / QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz[, B]) ─ [Max(., yz)] ─ yq
  *
@@ -27,8 +28,9 @@
  * to float32 and sums in float32, so a runtime executing it literally can differ by
  * one step where its value lies within that rounding of a tie; with power-of-two
  * input and weight scales its products are exact and only the summation order is
- * left. Gemm with alpha or beta other than 1, transA, or a bias (QLinearMatMul has
- * none) is left in float. */
+ * left. Gemm with alpha other than 1, transA, or a bias with beta other than 1 is
+ * left in float. */
+#include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
@@ -150,6 +152,7 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (!op || !only(rw, y, relu ? relu : q) || op->nout != 1) return false;
     bool conv = op->op == KN_OP_CONV, gemm = op->op == KN_OP_GEMM;
     if (!conv && !gemm && op->op != KN_OP_MATMUL) return false;
+    if (kn_node_attr(op, KN_ATTR_EPILOGUE)) return false; /* a float activation fused into it */
     const kn_node *dx = producer(op->in[0], KN_OP_DEQUANTIZELINEAR);
     const kn_node *dw = producer(op->in[1], KN_OP_DEQUANTIZELINEAR);
     if (!dq_act(dx) || !dw || !dw->in[0]->constant || dw->in[0]->type.rank < 2) return false;
@@ -158,9 +161,11 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     *kept = op;
     if (gemm) {
         transb = kn_attr_int(&scratch, op, "transB", 0) != 0;
-        *why = "a Gemm with a bias, transA or alpha other than 1 has no integer form here";
+        *why = "a Gemm with transA, alpha other than 1 or a bias with beta other than 1 has "
+               "no integer form here";
         if (kn_attr_int(&scratch, op, "transA", 0) ||
-            kn_attr_float(&scratch, op, "alpha", 1) != 1 || (op->nin > 2 && op->in[2]) ||
+            kn_attr_float(&scratch, op, "alpha", 1) != 1 ||
+            (op->nin > 2 && op->in[2] && kn_attr_float(&scratch, op, "beta", 1) != 1) ||
             kn_failed(&scratch))
             return false;
     }
@@ -172,7 +177,7 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (!dq_weights(&scratch, dw, conv || transb ? 0 : 1, m) || kn_failed(&scratch)) return false;
     kn_value *bias = NULL;
     *why = "its bias is not int32 at scale x_scale * w_scale";
-    if (conv && op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
+    if (op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
         return false;
     *why = NULL;
     kn_value *in[9] = {dx->in[0],

@@ -283,12 +283,16 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
         bs = as_f64(L, in[4], off);
     }
     kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
-    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, kx_var(L, acc)), m);
+    kn_kbuf *bias = n->nin > 8 ? in[8] : NULL; /* kiln's per-column int32 bias (2-D B) */
+    kn_kx *a = kx_var(L, acc);
+    if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, kx_var(L, g.bv[in[3]->rank - 1])));
+    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
     kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
     kl_end_n(L, out[0]->rank);
     mm_describe(L, in[0], in[3], out[0],
                 &(kn_contract){.xz = in[2],
                                .wz = in[5],
+                               .bias = bias,
                                .xscale = in[1],
                                .wscale = in[4],
                                .yscale = in[6],
