@@ -252,6 +252,21 @@ static const cli_option check_options[] = {
     {0},
 };
 
+static const cli_option quantize_options[] = {
+    O("-o", "FILE", "The quantized model to write (ONNX, QDQ form). Required."),
+    O("--quantize", "int8|auto", "int8 (default), or auto with --max-drop (as kiln compile)."),
+    O("--calibrate", "PATH", "Calibration inputs, as kiln compile --calibrate. Required."),
+    O("--calibration", "METHOD", "minmax (default), percentile[=P] or entropy."),
+    O("--activations", "uint8|int8", "Activation type (default uint8)."),
+    O("--keep-float", "NODE,..", "Leave these layers in float."),
+    O("--max-drop", "X", "--quantize auto's bound on the outputs' relative RMS error."),
+    O("--report", "FILE", "Write the report as JSON to FILE."),
+    LOAD_OPTIONS,
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
+    {0},
+};
+
 static const cli_option help_options[] = {
     O("--man", NULL, "Print the man page kiln(1) in man(7) format."),
     O("--markdown", NULL, "Print this reference as Markdown (docs/cli.md)."),
@@ -314,6 +329,17 @@ const cli_command cli_commands[] = {
      "Each failure is printed as 'FAIL name: reason'; the last line is 'N passed, N failed', "
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
+    {"quantize", "quantize a model after calibration and write it as a QDQ ONNX model",
+     "kiln quantize MODEL --calibrate PATH -o FILE [options]",
+     "Calibrates MODEL on --calibrate's inputs and quantizes it as kiln compile --quantize does "
+     "(docs/quantization.md), then writes the quantized model as standard ONNX in QDQ form: "
+     "QuantizeLinear/DequantizeLinear around each quantized Conv, MatMul and Gemm, weights "
+     "int8 per output channel and biases int32 as initializers with their DequantizeLinear. "
+     "Other runtimes (ONNX Runtime) run the same quantization from it; kiln compiles it to the "
+     "same integer kernels as --quantize. BatchNormalization is folded into the weights first. "
+     "Prints the report table (as --quantize), then the file written. Needs opset 13 or later "
+     "(per-channel DequantizeLinear).",
+     quantize_options, cmd_quantize},
     {"help", "print this reference, the man page or docs/cli.md",
      "kiln help [COMMAND | --man | --markdown | --targets | --cc-flags T]",
      "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},

@@ -3,10 +3,12 @@
  * float graph, --quantize auto's search, and the report (a table on stdout, JSON in a
  * file). The work itself is passes/ptq.c. */
 #include "tools/quant.h"
+#include "frontend/onnx.h"
 #include "frontend/tensorfile.h"
 #include "ir/interp.h"
 #include "passes/ptq.h"
 #include "tools/cli.h"
+#include "tools/help.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -428,4 +430,52 @@ kn_status cli_quantize(kn_ctx *cx, const char *model, const cli_shapes *s, const
     free(S.s);
     kn_arena_destroy(a);
     return cx->status;
+}
+
+/* ---- kiln quantize ---- */
+
+int cmd_quantize(int argc, char **argv) {
+    const char *model = NULL, *out = NULL, *v;
+    cli_quant qo = CLI_QUANT_INIT;
+    cli_shapes shapes = {0};
+    cli_talk talk = {0};
+    int err = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            cli_help_command(stdout, cli_command_find("quantize"));
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "-o", &v)) {
+            out = v;
+        } else if (cli_talk_opt(argv[i], &talk, true)) {
+        } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
+            if (err) return EXIT_USAGE;
+        } else if (cli_quant_opt(argc, argv, &i, &qo, "quantize", &err)) {
+            if (err) return err;
+        } else if (argv[i][0] == '-') {
+            return cli_unknown_option("quantize", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("quantize", "more than one model given");
+        }
+    }
+    if (!model) return cli_usage_error("quantize", "no model given");
+    if (!out) return cli_usage_error("quantize", "no output file given (-o FILE.onnx)");
+    if (!qo.mode) qo.mode = 1;
+    if ((err = cli_quant_check(&qo, "quantize"))) return err;
+    kn_ctx cx;
+    cli_ctx_init(&cx, model, &talk);
+    kn_graph *g;
+    if (cli_quantize(&cx, model, &shapes, &qo, talk.quiet, NULL, &g)) return cli_fail(&cx);
+    kn_status st = KN_OK;
+    if (g->opset < 13)
+        st = kn_diag(&cx, NULL, KN_EUNSUPPORTED,
+                     "the model imports opset %d; per-channel DequantizeLinear needs opset 13 or "
+                     "later (convert the model first)",
+                     g->opset);
+    if (!st) st = kn_onnx_write_file(&cx, g, out);
+    kn_graph_destroy(g);
+    if (st) return cli_fail(&cx);
+    if (!talk.quiet) printf("wrote %s\n", out);
+    return EXIT_OK;
 }

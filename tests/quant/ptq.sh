@@ -58,6 +58,27 @@ done
   grep -q '^auto: 4 layers in float: output relative error 0.0000 (within --max-drop)$' "$T/a.txt" &&
   [ "$(right "$T/a.txt")" = "$f" ] && ok || bad "auto 0: $(cat "$T/a.txt")"
 
+# kiln quantize: a QDQ ONNX file (7 activations quantized, 4 weights and 4 biases
+# dequantized) that kiln compiles to the same bytes as --quantize (and
+# that onnx.checker accepts, where Debian's Python has onnx)
+"$KILN" quantize "$M" --calibrate $D/calib.npy -o "$T/q.onnx" >"$T/q.txt" 2>&1 && grep -q "^wrote $T/q.onnx$" "$T/q.txt" &&
+  ok || bad "kiln quantize: $(cat "$T/q.txt")"
+"$KILN" run "$T/q.onnx" --input image=$D/heldout_images.npy --backend llvm --output-dir "$T/qf" -q &&
+  cmp -s "$T/qf/logits.npy" "$T/interp/logits.npy" && ok || bad "the QDQ file's output differs from --quantize's"
+"$KILN" inspect "$T/q.onnx" --passes shape >"$T/qi.txt" 2>&1
+[ "$(grep -c '= QuantizeLinear(' "$T/qi.txt")" = 7 ] && [ "$(grep -c '= DequantizeLinear(' "$T/qi.txt")" = 15 ] &&
+  grep -q 'f32\[batch,1,8,8\]' "$T/qi.txt" && ok || bad "QDQ file: $(cat "$T/qi.txt" | head -20)"
+if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+  /usr/bin/python3 -c "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)" "$T/q.onnx" &&
+    ok || bad "onnx.checker refuses the QDQ file"
+fi
+err2() { "$KILN" "$@" >"$T/e.txt" 2>&1; }
+err2 quantize "$M" --calibrate $D/calib.npy
+[ $? = 2 ] && grep -q "no output file given (-o FILE.onnx)" "$T/e.txt" && ok || bad "quantize without -o: $(cat "$T/e.txt")"
+err2 quantize "$2/tests/depthwise/model.onnx" --calibrate "$2/tests/depthwise" -o "$T/w.onnx"
+[ $? = 1 ] && grep -q "node 'dw4' (Conv): has kiln's own attribute 'kn.epilogue', which ONNX does not know" "$T/e.txt" &&
+  [ ! -e "$T/w.onnx" ] && ok || bad "quantize of a kiln-only attribute: $(cat "$T/e.txt")"
+
 # calibration from a folder of .npy files, and from ONNX test_data_set_* folders (a model
 # with four inputs and depthwise convolutions: interpreter and LLVM agree)
 mkdir "$T/cal" && cp $D/calib.npy "$T/cal/a.npy" && cp $D/calib.npy "$T/cal/b.npy"
