@@ -61,6 +61,17 @@ static int64_t layer_channels(const kn_node *n, int *axis) {
     return kn_failed(&s) ? 0 : m;
 }
 
+/* Relu, or Clip with constant bounds (Relu6): the qdq pass takes either between a
+ * contraction and its QuantizeLinear. */
+static bool is_relu(const kn_node *n) {
+    double x;
+    if (n->op == KN_OP_RELU) return true;
+    if (n->op != KN_OP_CLIP || n->nout != 1) return false;
+    for (int k = 1; k < n->nin; k++)
+        if (n->in[k] && !kn_const_scalar(n->in[k], &x)) return false;
+    return true;
+}
+
 static int value_index(kn_ptq *q, const char *name) {
     for (int i = 0; i < q->nvalues; i++)
         if (!strcmp(q->values[i].name, name)) return i;
@@ -98,7 +109,7 @@ kn_status kn_ptq_plan(kn_ctx *cx, const kn_graph *g, const kn_ptq_opts *o, kn_pt
         if (readers[y->id] == 1 && !kn_graph_is_output(g, y))
             for (int j = i + 1; j < g->nnodes; j++)
                 if (g->nodes[j]->nin && g->nodes[j]->in[0] == y) {
-                    if (g->nodes[j]->op == KN_OP_RELU) y = g->nodes[j]->out[0], relu = true;
+                    if (is_relu(g->nodes[j])) y = g->nodes[j]->out[0], relu = true;
                     break;
                 }
         kn_ptq_layer *l = &q->layers[q->nlayers++];

@@ -6,7 +6,7 @@
  * The steps, each a function below:
  *   1. kn_ptq_plan: the layers (Conv, MatMul, Gemm with constant weights) and the
  *      float values whose ranges are needed: each layer's input, and its output point
- *      (its output, or the output of a Relu that alone reads it).
+ *      (its output, or the output of a Relu or constant Clip that alone reads it).
  *   2. kn_ptq_calibrate: runs the graph on the samples and turns each value's
  *      statistics into a range (min/max, a percentile of |x|, or the threshold of
  *      least KL divergence), then a scale and zero point.
@@ -51,7 +51,7 @@ typedef struct kn_ptq_value {
 typedef struct kn_ptq_layer {
     const char *node, *op; /* ONNX node name and op type */
     int x, y;              /* indices in kn_ptq.values: input and output point */
-    bool relu;             /* the output point is a Relu after the node */
+    bool relu;             /* the output point is a Relu or constant Clip after the node */
     bool keep;             /* left in float (--keep-float, --quantize auto) */
     /* set by kn_ptq_apply (when not kept) */
     int64_t channels;

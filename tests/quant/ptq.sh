@@ -98,6 +98,18 @@ for n in y1 y3 y5 y6 y7 y8 y9; do
   cmp -s "$o" "$T/wllvm/$(basename "$o")" && ok || bad "depthwise int8: $(basename "$o") differs between interp and llvm"
 done
 
+# Relu6 (Clip 0..6) after a convolution: the qdq pass takes it as Max and Min with the
+# quantized bounds (tests/quant/make_ptq_clip.py); the backends agree
+C=$2/tests/quant/ptq_clip
+"$KILN" compile $C/model.onnx --quantize int8 --calibrate $C/calib.npy -o "$T/clip" --dump-after qdq >"$T/clip.txt" 2>&1 || bad "clip compile"
+[ "$(grep -c '= QLinearConv(' "$T/clip.txt")" = 2 ] && [ "$(grep -c '= Min(' "$T/clip.txt")" = 1 ] &&
+  [ "$(grep -c '= \(Clip\|Conv\)(' "$T/clip.txt")" = 0 ] && ok || bad "clip: $(grep ' = ' "$T/clip.txt")"
+for b in interp c llvm; do
+  "$KILN" run $C/model.onnx --quantize int8 --calibrate $C/calib.npy --random 3 --backend $b --output-dir "$T/clip$b" -q ||
+    bad "clip on $b"
+  [ $b = interp ] || { cmp -s "$T/clipinterp/y.npy" "$T/clip$b/y.npy" && ok || bad "clip: $b differs from interp"; }
+done
+
 # errors: exit 1 naming the file or node, exit 2 for usage
 err() { # expected-code pattern args...
   code=$1 pat=$2
