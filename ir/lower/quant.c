@@ -325,6 +325,9 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
         if ((st = param_off(L, n, in[4], 4, in[3], in[3]->rank - 1, g.bv, g.bk, &off))) return st;
         bs = as_f64(L, in[4], off);
     }
+    kn_kbuf *bias = n->nin > 8 ? in[8] : NULL; /* kiln's per-column int32 bias (2-D B) */
+    kn_kx *a = kx_var(L, acc);
+    if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, kx_var(L, g.bv[in[3]->rank - 1])));
     bool fixed = kn_fixed_point(n);
     if (fixed) { /* per-tensor A scale (the qdq pass makes no other), per-element B scale */
         kn_kbuf *mt, *sh;
@@ -333,11 +336,11 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
                            "fixed-point requantization needs constant scales, a_scale per tensor");
         kn_kx *bi = g.K ? off : kx_int(L, 0);
         kl_store(L, out[0], oi,
-                 kl_requant_fixed(L, kx_var(L, acc), kx_load(L, mt, bi), kx_load(L, sh, bi),
+                 kl_requant_fixed(L, a, kx_load(L, mt, bi), kx_load(L, sh, bi),
                                   kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
     } else {
         kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
-        kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, kx_var(L, acc)), m);
+        kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
         kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
     }
     kl_end_n(L, out[0]->rank);
@@ -345,6 +348,7 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
                 &(kn_contract){.fixed = fixed,
                                .xz = in[2],
                                .wz = in[5],
+                               .bias = bias,
                                .xscale = in[1],
                                .wscale = in[4],
                                .yscale = in[6],

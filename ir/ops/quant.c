@@ -397,6 +397,14 @@ static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *co
     if ((st = need_numel(cx, n, in[6], 6, 1, "y_scale")) ||
         (st = need_numel(cx, n, in[7], 7, 1, "y_zero_point")))
         return st;
+    /* kiln's 9th input (not ONNX's): an int32 bias per column of 2-D B, as QLinearConv's
+     * B, which the qdq pass gives a Gemm with a bias */
+    const kn_tensor *b = n->nin > 8 ? in[8] : NULL;
+    if (b && (b->type.dtype != KN_I32 || b->type.rank != 1 || in[3]->type.rank != 2 ||
+              (b->type.dims[0] >= 0 && in[3]->type.dims[1] >= 0 &&
+               b->type.dims[0] != in[3]->type.dims[1])))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "input 8 (bias) must be int32 with one element per column of a 2-D B");
     return matmul_type(cx, n, &in[0]->type, &in[3]->type, in[7]->type.dtype, out);
 }
 
@@ -433,10 +441,13 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
         /* With K = 0 there is no a[.., m, 0]: acc is 0, any scale gives y = yz. */
         double as = g.K ? kn_load_f64(in[1]->data, in[1]->type.dtype, (size_t)sa[arow[o]]) : 1;
         double bs = g.K ? kn_load_f64(in[4]->data, in[4]->type.dtype, (size_t)sb[bcol[o]]) : 1;
+        int64_t t = acc[o];
+        if (n->nin > 8 && in[8])
+            t += kn_load_i64(in[8]->data, KN_I32, (size_t)(o % yt.dims[yt.rank - 1]));
         kn_store_f64(
             y->data, yt.dtype, (size_t)o,
-            fixed ? requant((double)kn_qmul_apply(acc[o], kn_qmul_scales(as, bs, ys)), yz, yt.dtype)
-                  : requant((double)acc[o] * (as * bs / ys), yz, yt.dtype));
+            fixed ? requant((double)kn_qmul_apply(t, kn_qmul_scales(as, bs, ys)), yz, yt.dtype)
+                  : requant((double)t * (as * bs / ys), yz, yt.dtype));
     }
     return KN_OK;
 }
