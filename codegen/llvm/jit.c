@@ -107,8 +107,11 @@ struct kn_jit {
     void *weights; /* the weights the code reads, one 64-byte aligned block */
 };
 
-/* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id]. */
-static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, void **blob, const void **addr) {
+/* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id].
+ * With release (p itself), each weight's data in p or its graph is freed once copied, so
+ * the weights are held once, not twice, while the block fills. */
+static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, void **blob,
+                              const void **addr) {
     size_t *off = calloc((size_t)p->nbufs + 1, sizeof *off);
     KN_ASSERT(off);
     size_t size = kn_kprog_weight_layout(p, off);
@@ -118,6 +121,7 @@ static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, void **blob, const 
         if (!kn_kbuf_is_weight(b)) continue;
         if (kn_kbuf_bytes(b)) memcpy(w + off[i], b->data->data, kn_kbuf_bytes(b));
         addr[i] = w + off[i];
+        if (release) kn_kprog_release_data(release, release->bufs[i]);
     }
     free(off);
     return w ? KN_OK : kn_diag(cx, NULL, KN_ELIMIT, "out of memory for the weights");
@@ -130,13 +134,26 @@ static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
     return cx->status;
 }
 
+static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_target *t,
+                     int opt_level, kn_par_for par_for, const kn_profile *prof, kn_jit **out);
+
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                       kn_par_for par_for, kn_jit **out) {
-    return kn_llvm_jit_profiled(cx, p, t, opt_level, par_for, NULL, out);
+    return jit(cx, p, NULL, t, opt_level, par_for, NULL, out);
 }
 
 kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                                kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
+    return jit(cx, p, NULL, t, opt_level, par_for, prof, out);
+}
+
+kn_status kn_llvm_jit_releasing(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
+                                kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
+    return jit(cx, p, p, t, opt_level, par_for, prof, out);
+}
+
+static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_target *t,
+                     int opt_level, kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
     *out = NULL;
     if (t->triple || t->embedded)
         return kn_diag(cx, NULL, KN_EUNSUPPORTED, "target '%s' cannot run in this process; %s",
@@ -151,7 +168,7 @@ kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t
     kn_jit *j = calloc(1, sizeof *j);
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
-    kn_status st = copy_weights(cx, p, &j->weights, waddr);
+    kn_status st = copy_weights(cx, p, release, &j->weights, waddr);
     if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
     free(waddr);
     if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
