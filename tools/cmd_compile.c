@@ -1,5 +1,6 @@
 /* kiln compile: model -> generated code in a folder. Today: --emit c. */
 #include "codegen/c/emit_c.h"
+#include "codegen/outfiles.h"
 #include "codegen/llvm/llvm.h"
 #include "codegen/opencl/emit_opencl.h"
 #include "ir/kir.h"
@@ -36,26 +37,10 @@ static kn_status check_limits(kn_ctx *cx, const kn_kprog *p, size_t max_arena, s
  * three renamed once written, so a failure leaves none. */
 static int write_opencl(kn_ctx *cx, const kn_kprog *p, const char *dir, const char *name,
                         bool quiet) {
-    static const char *ext[3] = {"cl", "h", "c"};
-    FILE *f[3] = {0};
-    char tmp[3][4200], final[3][4200];
-    kn_status st = KN_OK;
-    for (int i = 0; i < 3 && !st; i++) {
-        snprintf(final[i], sizeof final[i], "%s/%s.%s", dir, name, ext[i]);
-        snprintf(tmp[i], sizeof tmp[i], "%s/.%s.%s.tmp", dir, name, ext[i]);
-        if (!(f[i] = fopen(tmp[i], "wb")))
-            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-    }
-    if (!st) st = kn_emit_opencl_host(cx, p, f[0], f[1], f[2]);
-    for (int i = 0; i < 3; i++)
-        if (f[i] && fclose(f[i]) != 0 && !st)
-            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-    for (int i = 0; i < 3 && !st; i++)
-        if (rename(tmp[i], final[i]) != 0)
-            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-    if (st)
-        for (int i = 0; i < 3; i++)
-            if (f[i]) remove(tmp[i]);
+    static const char *const ext[3] = {".cl", ".h", ".c"};
+    kn_outfiles o;
+    kn_status st = kn_outfiles_open(cx, &o, dir, name, ext, 3);
+    if (!st) st = kn_outfiles_finish(cx, &o, kn_emit_opencl_host(cx, p, o.f[0], o.f[1], o.f[2]));
     if (st) return cli_fail(cx);
     cli_progress_end();
     if (quiet) return EXIT_OK;

@@ -3,6 +3,7 @@
  * computes buffer addresses (arena offsets from the memory plan) and calls the
  * kernels in order. Weights are static const arrays (or a separate file). */
 #include "codegen/c/emit_c.h"
+#include "codegen/outfiles.h"
 #include "codegen/c/cprint.h"
 #include "targets/target.h"
 
@@ -414,39 +415,12 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     return KN_OK;
 }
 
-static FILE *open_tmp(kn_ctx *cx, const char *dir, const char *N, const char *ext, char *path,
-                      size_t cap) {
-    snprintf(path, cap, "%s/.%s%s.tmp%ld", dir, N, ext, (long)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) kn_diag(cx, NULL, KN_EIO, "cannot write in '%s': %s", dir, strerror(errno));
-    return f;
-}
-
 kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir) {
-    static const char *ext[3] = {".h", ".c", ".weights"};
-    char tmp[3][4096], final[3][4096];
-    FILE *f[3] = {0};
+    static const char *const ext[3] = {".h", ".c", ".weights"};
     int nf = opt && opt->header_only ? 1 : opt && opt->weights_file ? 3 : 2;
-    kn_status st = KN_OK;
-    for (int i = 0; i < nf && !st; i++) {
-        snprintf(final[i], sizeof final[i], "%s/%s%s", dir, p->name, ext[i]);
-        if (!(f[i] = open_tmp(cx, dir, p->name, ext[i], tmp[i], sizeof tmp[i]))) st = cx->status;
-    }
-    if (!st) st = kn_emit_c(cx, p, opt, f[0], f[1], f[2]);
-    for (int i = 0; i < nf; i++)
-        if (f[i] && fclose(f[i]) != 0 && !st)
-            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-    for (int i = 0; i < nf && !st; i++) {
-        struct stat sb;
-        long long size = stat(tmp[i], &sb) == 0 ? (long long)sb.st_size : 0;
-        if (rename(tmp[i], final[i]) != 0)
-            st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", final[i]);
-        else
-            kn_event_emit(
-                cx, &(kn_event){.kind = KN_EVENT_WRITE, .name = final[i], .size = size, .done = 1});
-    }
-    if (st)
-        for (int i = 0; i < nf; i++)
-            if (f[i]) remove(tmp[i]);
-    return st;
+    kn_outfiles o;
+    kn_status st = kn_outfiles_open(cx, &o, dir, p->name, ext, nf);
+    if (st) return st;
+    st = kn_emit_c(cx, p, opt, o.f[0], o.f[1], o.f[2]);
+    return kn_outfiles_finish(cx, &o, st);
 }
