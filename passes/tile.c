@@ -1161,7 +1161,8 @@ static bool pw_suits(const kn_contract *d, int lanes) {
     if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
         d->sw != 1 || d->ph || d->pw || d->peh || d->pew || d->x->dtype != KN_F32 ||
         d->y->dtype != KN_F32 || !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) ||
-        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes)
+        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes ||
+        !kn_contract_nchw(d)) /* channels-last: the conv tiles store channels contiguously */
         return false;
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
