@@ -328,10 +328,11 @@ typedef struct conv_geom {
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
     int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *mult, *shift;      /* integer contractions: requantization tables or NULL */
-    kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;       /* the kernel's description: its epilogue */
-    const kt_tile *T;           /* the tile (its dot product) */
+    kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
+    kn_kbuf *tile;         /* scratch of one tile, [rows][kb] */
+    const kn_contract *d;  /* the kernel's description: its epilogue */
+    const kt_tile *T;      /* the tile (its dot product) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -411,10 +412,16 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int vw = kl_decl(L, KN_I64, widx);
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
-    int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
     kn_kx *words[KT_MAX_ROWS] = {0};
-    for (int r = 0; r < T->rows; r++) {
+    if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
+        kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
+        int vx = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
+        for (int r = 0; r < T->rows; r++)
+            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+    }
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
+    int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
+    for (int r = 0; r < T->rows && !G->xw; r++) {
         kn_kx *vals[4];
         for (int g = 0; g < nch; g++)
             vals[g] = kx_load(
@@ -599,6 +606,34 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
     return xp;
 }
 
+/* The input of a four-part dot tile as the dot reads it, built once per run: words
+ * [n][group][cg / 4][hp][wp] (i32), each holding four consecutive channels of the group
+ * at one position of the zero-padded input (kt_word: low channel first, + xoff), the
+ * padding the zero-point word. One load then feeds a row's dot, where the unpacked
+ * input needs four byte loads and the packing per tap. Needs cg % 4 == 0. */
+static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
+    int64_t ng = G->cg / T->parts;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * ng * G->hp * G->wp);
+    if (G->hp != G->h || G->wp != G->w) {
+        int vi = kl_for(L, xw->numel);
+        kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
+        kl_end(L);
+    }
+    int vp = kl_for(L, G->n * G->group * ng), vh = kl_for(L, G->h), vw = kl_for(L, G->w);
+    kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
+                     kt_plus(L, kx_var(L, vw), G->pw));
+    /* plane vp = (b * group + g) * ng + c: input channel b * C + g * cg + c * 4 = vp * 4 */
+    kn_kx *src = mad(L, kx_mul(L, kx_var(L, vp), kx_int(L, T->parts)), G->h * G->w,
+                     mad(L, kx_var(L, vh), G->w, kx_var(L, vw)));
+    int vs = kl_decl(L, KN_I64, src);
+    kn_kx *vals[4];
+    for (int k = 0; k < T->parts; k++)
+        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->h * G->w)));
+    kl_store(L, xw, dst, kt_word(L, T, vals, T->parts));
+    kl_end_n(L, 3);
+    return xw;
+}
+
 static void conv_geometry(const kn_contract *d, conv_geom *G) {
     memset(G, 0, sizeof *G);
     G->n = d->n, G->c = d->c, G->m = d->m, G->group = d->group;
@@ -671,7 +706,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(wp);
     G.mult = G.shift = NULL;
     if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
-    if (pad == 2) {
+    bool dense = G.xs[3] == 1 && G.xs[2] == G.w && G.xs[1] == G.h * G.w; /* NCHW input */
+    if (T.dot && T.parts == 4 && G.cg % 4 == 0 && dense) { /* words of 4 channels, padded */
+        G.x = x;
+        G.xw = conv_words(L, &G, &T, x);
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (pad == 2) {
         G.x = conv_pad(L, &G, x); /* dense NCHW from here on */
         memcpy(G.xs, (int64_t[4]){G.c * G.hp * G.wp, G.hp * G.wp, G.wp, 1}, sizeof G.xs);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;

@@ -80,13 +80,13 @@ err2 quantize "$2/tests/depthwise/model.onnx" --calibrate "$2/tests/depthwise" -
   [ ! -e "$T/w.onnx" ] && ok || bad "quantize of a kiln-only attribute: $(cat "$T/e.txt")"
 
 # calibration from a folder of .npy files, and from ONNX test_data_set_* folders (a model
-# with four inputs and depthwise convolutions: interpreter and LLVM agree)
+# with six inputs and depthwise convolutions: interpreter and LLVM agree)
 mkdir "$T/cal" && cp $D/calib.npy "$T/cal/a.npy" && cp $D/calib.npy "$T/cal/b.npy"
 "$KILN" $RUN --quantize int8 --calibrate "$T/cal" >"$T/d.txt" 2>&1 && grep -q "on 200 calibration samples" "$T/d.txt" &&
   ok || bad "folder of .npy: $(cat "$T/d.txt")"
 W=$2/tests/depthwise
 ins="" k=0
-for n in x r z s; do ins="$ins --input $n=$W/test_data_set_0/input_$k.pb" k=$((k + 1)); done
+for n in x r z s n e; do ins="$ins --input $n=$W/test_data_set_0/input_$k.pb" k=$((k + 1)); done
 for b in interp llvm; do
   "$KILN" run $W/model.onnx --quantize int8 --calibrate $W $ins --backend $b --output-dir "$T/w$b" >"$T/w.txt" 2>&1 &&
     grep -q "on 1 calibration samples" "$T/w.txt" && ok || bad "test_data_set calibration on $b: $(cat "$T/w.txt")"
