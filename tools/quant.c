@@ -323,8 +323,9 @@ static void print_table(const kn_ptq *q) {
             snprintf(w, sizeof w, "(float)");
         else
             snprintf(w, sizeof w, "%.3g..%.3g", l->ws_min, l->ws_max);
-        printf("%-20s %-7s %11.5g %4d %11.5g %4d %23s %8.2f\n", l->node,
-               l->relu ? (strcmp(l->op, "Conv") ? "Gemm+R" : "Conv+R") : l->op, x->scale, x->zero,
+        char op[32];
+        snprintf(op, sizeof op, "%s%s", l->op, l->relu ? "+R" : "");
+        printf("%-20s %-7s %11.5g %4d %11.5g %4d %23s %8.2f\n", l->node, op, x->scale, x->zero,
                y->scale, y->zero, w, l->sqnr);
     }
     int kept = 0;
