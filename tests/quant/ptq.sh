@@ -59,8 +59,9 @@ done
   [ "$(right "$T/a.txt")" = "$f" ] && ok || bad "auto 0: $(cat "$T/a.txt")"
 
 # kiln quantize: a QDQ ONNX file (7 activations quantized, 4 weights and 4 biases
-# dequantized) that kiln compiles to the same bytes as --quantize (and
-# that onnx.checker accepts, where Debian's Python has onnx)
+# dequantized) that kiln compiles to the same bytes as --quantize (and, where Debian's
+# Python has onnx, that onnx.checker accepts and whose weights, biases and input
+# parameters are numpy's from the rules of docs/quantization.md)
 "$KILN" quantize "$M" --calibrate $D/calib.npy -o "$T/q.onnx" >"$T/q.txt" 2>&1 && grep -q "^wrote $T/q.onnx$" "$T/q.txt" &&
   ok || bad "kiln quantize: $(cat "$T/q.txt")"
 "$KILN" run "$T/q.onnx" --input image=$D/heldout_images.npy --backend llvm --output-dir "$T/qf" -q &&
@@ -71,6 +72,9 @@ done
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
   /usr/bin/python3 -c "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)" "$T/q.onnx" &&
     ok || bad "onnx.checker refuses the QDQ file"
+  # the parameters against numpy's (tests/quant/check_ptq_params.py)
+  /usr/bin/python3 "$2/tests/quant/check_ptq_params.py" "$M" "$T/q.onnx" $D/calib.npy image >"$T/p.txt" 2>&1 &&
+    grep -q "^8 weight and bias tensors checked, 0 bad$" "$T/p.txt" && ok || bad "quantization parameters: $(cat "$T/p.txt")"
 fi
 err2() { "$KILN" "$@" >"$T/e.txt" 2>&1; }
 err2 quantize "$M" --calibrate $D/calib.npy
