@@ -427,6 +427,8 @@ kn_status cli_quantize(kn_ctx *cx, const char *model, const cli_shapes *s, const
         if (rep && write_json(cx, q, model, rep)) {
             kn_graph_destroy(*out);
             *out = NULL;
+        } else if (rep && !quiet) {
+            printf("wrote %s\n", rep);
         }
     }
     kn_ptq_destroy(q);

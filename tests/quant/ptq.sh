@@ -39,7 +39,7 @@ done
 # the report: the table (4 layers and the output line) and DIR/NAME_quant.json
 [ "$(grep -c '^/[0-9]/\(Conv\|Gemm\)' "$T/k.txt")" = 4 ] && grep -q '^output SQNR .* 0 of 4 layers in float$' "$T/k.txt" &&
   ok || bad "report table: $(cat "$T/k.txt" | head -8)"
-[ "$(grep -c '"sqnr_db": [0-9]' "$T/k/model_quant.json")" = 4 ] && grep -q '"calibration": "minmax"' "$T/k/model_quant.json" &&
+grep -q "^wrote $T/k/model_quant.json$" "$T/k.txt" && [ "$(grep -c '"sqnr_db": [0-9]' "$T/k/model_quant.json")" = 4 ] && grep -q '"calibration": "minmax"' "$T/k/model_quant.json" &&
   ok || bad "JSON report: $(cat "$T/k/model_quant.json")"
 # the other calibration methods and int8 activations run and report
 for c in percentile percentile=99.9 entropy; do
