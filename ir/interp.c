@@ -13,6 +13,8 @@ struct kn_exec {
     kn_arena *arena;
     kn_tensor **env; /* by value id */
     uint64_t rng;
+    kn_interp_observer observe; /* or NULL */
+    void *user;
 };
 
 kn_ctx *kn_exec_ctx(kn_exec *ex) {
@@ -122,6 +124,8 @@ static kn_status run_graph(kn_exec *ex, const kn_graph *g, kn_tensor *const *inp
         if (run_node(ex, n, inb, outb)) return cx->status;
         for (int k = 0; k < n->nout; k++)
             if (n->out[k]) ex->env[n->out[k]->id] = outb[k];
+        for (int k = 0; ex->observe && k < n->nout; k++)
+            if (n->out[k] && outb[k]) ex->observe(ex->user, n->out[k], outb[k]);
     }
     for (int i = 0; i < g->nout; i++) {
         outputs[i] = ex->env[g->outputs[i]->id];
@@ -158,13 +162,20 @@ kn_status kn_interp_check_input(kn_ctx *cx, const kn_value *v, const kn_tensor *
 
 kn_status kn_interp_run(kn_ctx *cx, const kn_graph *g, kn_arena *a, kn_tensor *const *inputs,
                         kn_tensor **outputs, uint64_t seed) {
+    return kn_interp_run_observed(cx, g, a, inputs, outputs, seed, NULL, NULL);
+}
+
+kn_status kn_interp_run_observed(kn_ctx *cx, const kn_graph *g, kn_arena *a,
+                                 kn_tensor *const *inputs, kn_tensor **outputs, uint64_t seed,
+                                 kn_interp_observer observe, void *user) {
     for (int i = 0; i < g->nin; i++) {
         if (!inputs[i])
             return kn_diag(cx, NULL, KN_EINVAL, "no value given for input '%s'",
                            g->inputs[i]->name);
         if (kn_interp_check_input(cx, g->inputs[i], inputs[i])) return cx->status;
     }
-    kn_exec ex = {cx, a, NULL, seed};
+    kn_exec ex = {cx, a, NULL, seed, observe, user};
+    for (int i = 0; observe && i < g->nin; i++) observe(user, g->inputs[i], inputs[i]);
     ex.env = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *ex.env);
     KN_ASSERT(ex.env);
     return run_graph(&ex, g, inputs, outputs);
@@ -172,7 +183,7 @@ kn_status kn_interp_run(kn_ctx *cx, const kn_graph *g, kn_arena *a, kn_tensor *c
 
 kn_status kn_interp_node(kn_ctx *cx, const kn_node *n, kn_arena *a, kn_tensor *const *in,
                          kn_tensor **out) {
-    kn_exec ex = {cx, a, NULL, 0};
+    kn_exec ex = {cx, a, NULL, 0, NULL, NULL};
     ex.env = kn_arena_array(a, (size_t)kn_graph_value_count(n->graph) + 1, sizeof *ex.env);
     return run_node(&ex, n, in, out);
 }

@@ -221,6 +221,7 @@ typedef struct kn_contract {
     kn_kbuf *operand[8];           /* epi->s[k]'s operand buffer, or NULL */
     /* integer contractions (see above); all NULL for float ones */
     kn_kbuf *xz, *wz, *xscale, *wscale, *yscale, *yz;
+    bool fixed; /* requantized in fixed point (ir/requant.h), else as ONNX in double */
 } kn_contract;
 
 /* Whether d is an integer contraction (8-bit operands, exact accumulation). */
@@ -415,6 +416,16 @@ void kl_fail(kn_lower *L, int status);
  * the ONNX reference requantizes; zp may be NULL. Declares a local in the current
  * block. ir/lower/quant.c. */
 kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
+/* The fixed-point requantization of ir/requant.h: saturate(round_half_even(sat32(acc) *
+ * mult / 2^shift) + zp) in integer dtype t, all in int64; acc is any integer, mult
+ * and shift (kn_qmul's fields, e.g. loaded from tables) integers, zp may be NULL.
+ * Declares locals in the current block. ir/lower/quant.c. */
+/* The fixed-point multipliers of ir/requant.h for the ncols columns of a contraction,
+ * kn_qmul_scales(xs[0], ws[c or 0], ys[0]), as two i32 tables (*mult, *shift); false
+ * (tables NULL) unless the three scales are constants. ir/lower/quant.c. */
+bool kl_qmul_tables(kn_lower *L, const kn_kbuf *xs, const kn_kbuf *ws, const kn_kbuf *ys,
+                    int64_t ncols, kn_kbuf **mult, kn_kbuf **shift);
+kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

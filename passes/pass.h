@@ -104,7 +104,7 @@ void kn_pass_list(FILE *f);
 bool kn_pass_known(const char *name);
 
 /* Default graph passes, for inspect. */
-#define KN_GRAPH_PASSES "shape,fold,shape,transpose,bnfold,act,norm,fuse,chain"
+#define KN_GRAPH_PASSES "shape,qdq,fold,shape,transpose,bnfold,act,norm,fuse,chain"
 #define KN_DEFAULT_PASSES KN_GRAPH_PASSES
 /* The whole pipeline at optimization level 0..3 (-O): what compile, run and bench use
  * unless --passes is given. */

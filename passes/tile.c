@@ -276,16 +276,24 @@ static double kt_pack_word(const kt_tile *T, const double *v, int n) {
     return (double)(int32_t)w;
 }
 
-/* The per-column requantization multipliers (xscale[0] * wscale[col]) / yscale[0] as the
- * reference computes them (in double from the stored scales), a constant of ncols. */
-static kn_kbuf *int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols) {
+/* The per-column requantization multipliers of d into *mult (and *shift): in fixed
+ * point (d->fixed: kl_qmul_tables, ir/requant.h), else (xscale[0] * wscale[col]) /
+ * yscale[0] as the ONNX reference computes them (in double from the stored scales),
+ * *shift NULL. Constants of ncols. */
+static void int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols, kn_kbuf **mult,
+                            kn_kbuf **shift) {
+    *shift = NULL;
+    if (d->fixed) {
+        bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
+        KN_ASSERT(ok); /* int_ok checked the scales are constants */
+        return;
+    }
     double *m = malloc((size_t)ncols * sizeof *m);
     KN_ASSERT(m);
     for (int64_t c = 0; c < ncols; c++)
         m[c] = cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0);
-    kn_kbuf *b = kl_table(L, KN_F64, ncols, m);
+    *mult = kl_table(L, KN_F64, ncols, m);
     free(m);
-    return b;
 }
 
 /* An 8-bit operand element minus the zero point xz[0] (x itself for floats). */
@@ -296,9 +304,14 @@ static kn_kx *int_operand(kn_lower *L, const kn_contract *d, kn_kx *x) {
 }
 
 /* The value stored at y for accumulator value v of column col: v itself, or (QLinear)
- * requantized through the multiplier table mult. */
-static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kx *v, kn_kx *col) {
+ * requantized through the multiplier tables mult and shift (int_multipliers). */
+static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *v,
+                        kn_kx *col) {
     if (!mult) return v;
+    kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    if (shift)
+        return kl_requant_fixed(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
+                                d->y->dtype);
     kn_kx *r = kx_mul(L, kx_cast(L, KN_F64, v), kx_load(L, mult, col));
     return kl_requant(L, r, d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL, d->y->dtype);
 }
@@ -314,7 +327,7 @@ typedef struct conv_geom {
                                    the unpadded input, 0 when it reads the padded copy */
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *mult;              /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *mult, *shift;      /* integer contractions: requantization tables or NULL */
     kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
     const kn_contract *d;       /* the kernel's description: its epilogue */
     const kt_tile *T;           /* the tile (its dot product) */
@@ -512,7 +525,8 @@ store:;
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    if (kn_contract_is_int(d)) val = int_store(L, d, G->mult, val, kx_add(L, mo, kx_var(L, vc2)));
+    if (kn_contract_is_int(d))
+        val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && !vepi) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
@@ -645,7 +659,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
-    G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
+    G.mult = G.shift = NULL;
+    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
     if (pad == 2) {
         G.x = conv_pad(L, &G, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
@@ -706,7 +721,7 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    kn_kbuf *mult;             /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *mult, *shift;     /* integer contractions: requantization tables or NULL */
     int64_t m, k, n;           /* rows (all batches, or of one batch), reduction, columns */
     int ta;                    /* A is [k][m] */
     const kn_contract *d;      /* its epilogue */
@@ -886,7 +901,8 @@ store:;
             for (int col = 0; col < valid; col++) {
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
-                kl_store(L, G->y, yi, int_store(L, G->d, G->mult, kt_elem(L, T, r, col), ci));
+                kl_store(L, G->y, yi,
+                         int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
             }
         else if (valid == T->kb || G->pw) /* whole vectors, then single columns */
             for (int v = 0; v < T->nv; v++) {
@@ -967,7 +983,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
               : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
-    G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
+    G->mult = G->shift = NULL;
+    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift);
     mm_blocks(L, G, &T);
     return true;
 }

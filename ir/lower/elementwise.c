@@ -408,11 +408,28 @@ static kn_kx *b_fmod(kn_lower *L, kn_kx *a, kn_kx *b) {
     return kx_bin(L, is_float_t(a->dtype) ? KX_FMOD : KX_MOD, a, b);
 }
 
-/* Pow. A float base: pow in its dtype; an integer base with a float exponent: pow in
- * f64; integers: exact powers by repeated squaring in u64 (wrapping), and for signed
- * negative exponents 1, +-1 or 0 as integer division gives. */
+/* Whether x loads a constant with a single value (a scalar, or one element), *v. */
+static bool const_scalar(const kn_kx *x, double *v) {
+    if (x->op != KX_LOAD || x->buf->kind != KB_CONST || !x->buf->data || !x->buf->data->data ||
+        x->buf->numel != 1)
+        return false;
+    *v = kn_load_f64(x->buf->data->data, x->buf->dtype, 0);
+    return true;
+}
+
+/* Pow. A float base: pow in its dtype (a constant exponent 1, 2 or 3: products); an integer base
+ * with a float exponent: pow in f64; integers: exact powers by repeated squaring in u64 (wrapping),
+ * and for signed negative exponents 1, +-1 or 0 as integer division gives. */
 static kn_kx *b_pow(kn_lower *L, kn_kx *a, kn_kx *b) {
     kn_dtype at = a->dtype;
+    double c;
+    if (is_float_t(at) && const_scalar(b, &c) && (c == 1 || c == 2 || c == 3)) {
+        /* x^2 (LayerNorm's variance written out) and x^3 (GELU's tanh form) as
+         * products, as the epilogue step Pow does: x*x is pow(x, 2) correctly rounded */
+        if (c == 1) return a;
+        a = tmp(L, a);
+        return c == 2 ? kx_mul(L, a, a) : kx_mul(L, kx_mul(L, a, a), a);
+    }
     if (is_float_t(at)) return kx_bin(L, KX_POW, a, kx_cast(L, at, b));
     if (is_float_t(b->dtype))
         return kx_bin(L, KX_POW, kx_cast(L, KN_F64, a), kx_cast(L, KN_F64, b));
