@@ -464,6 +464,20 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     if (tail) conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full), (int)tail, oy, ow0, crow, ccol);
 }
 
+/* Whether every epilogue operand of convolution d is one f32 value or f32 varying
+ * along the output channels only (a bias-like [C,1,1]): element c at index c. */
+static bool conv_epi_channelwise(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o || (o->numel == 1 && o->dtype == KN_F32)) continue;
+        int ca = o->rank - (d->y->rank - 1); /* y's channel axis in o */
+        if (o->dtype != KN_F32 || ca < 0) return false;
+        for (int i = 0; i < o->rank; i++)
+            if (i != ca && o->dims[i] != 1) return false;
+    }
+    return true;
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
@@ -496,13 +510,30 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
 store:;
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
-     * each block has its own, so blocks stay independent (parallel) */
+     * each block has its own, so blocks stay independent (parallel). An epilogue whose
+     * operands vary along the channels only runs on the vectors before (a full block:
+     * the operands' vectors stay inside them), else on each value in the loop. */
+    const kn_contract *d = G->d;
+    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    bool vepi = d->epi && !kn_contract_is_int(d) && valid == T->kb && conv_epi_channelwise(d);
     int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < T->nv; v++)
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *val = kx_var(L, T->acc[r][v]);
+            if (vepi) {
+                kn_kx *opnd[KN_EPI_MAX] = {0};
+                for (int k = 0; k < d->epi->n; k++) {
+                    kn_kbuf *o = d->operand[k];
+                    if (o)
+                        opnd[k] = o->numel == 1
+                                      ? kx_load(L, o, kx_int(L, 0))
+                                      : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
+                }
+                val = kl_epilogue(L, d->epi, val, opnd);
+            }
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
-                     kx_var(L, T->acc[r][v]));
-    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+                     val);
+        }
     const int64_t *ys = G->ys;
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
@@ -517,10 +548,9 @@ store:;
         vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    const kn_contract *d = G->d;
     if (kn_contract_is_int(d))
         val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
+    if (d->epi && !vepi) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
