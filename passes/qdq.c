@@ -7,8 +7,8 @@
  * The pattern, each intermediate value read by the next node alone:
  *
  *   DequantizeLinear(xq, xs, xz) ─┐
- *   DequantizeLinear(W, ws, wz) ──┼─ Conv | MatMul | Gemm ─ [Relu | Clip] ─ QuantizeLinear(ys, yz) ─ yq
- *   [DequantizeLinear(B, bs, 0)] ─┘
+ *   DequantizeLinear(W, ws, wz) ──┼─ Conv | MatMul | Gemm ─ [Relu | Clip] ─
+ *   [DequantizeLinear(B, bs, 0)] ─┘        ─ QuantizeLinear(ys, yz) ─ yq
  *
  * with xq an 8-bit activation, xs/xz and ys/yz per tensor, W constant 8-bit weights
  * with per-tensor or per-output-channel (Conv: axis 0; MatMul: axis 1, the columns;
