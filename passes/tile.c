@@ -79,7 +79,9 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
     T->kb = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
-    int rows = (kl_vector_registers(L) - T->nv - 1) / T->nv;
+    /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
+     * target's multiply-add reads it from a general register) */
+    int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
     if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
@@ -810,6 +812,9 @@ typedef struct mm_geom {
     /* pointwise convolutions (tile_pointwise) */
     bool pw;        /* a partial block of columns in as many vectors as it needs */
     kn_kbuf *rinit; /* each row's init (a conv's bias per output channel), or NULL */
+    kn_kbuf *bx;    /* microcontrollers: full blocks read B = x in place (row k at k * n,
+                       from bxoff on), only the partial block is packed (into bpk) */
+    kn_kx *bxoff;
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -972,7 +977,14 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     for (int r = 0; r < rows; r++)
         a[r] = int_operand(
             L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
-    kt_step(L, T, a, G->bpk, plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
+    if (G->bx && valid == T->kb) /* in place: x[k, blk * kb ..] */
+        kt_step(L, T, a, G->bx,
+                plus(L, mad(L, k, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->bxoff));
+    else if (G->bx) /* the packed partial block, alone in bpk */
+        kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
+    else
+        kt_step(L, T, a, G->bpk,
+                plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
     kl_end(L);
 store:;
     int vy =
@@ -1098,7 +1110,10 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     const kn_contract *d = G->d;
     int64_t K = G->k, kb = T->kb, full = G->n / kb, tail = G->n % kb;
     kn_kbuf *bp = G->bpk;
-    if (full && !d->tb) {
+    int64_t tfirst = G->bx ? 0 : full; /* the partial block's place: alone with bx */
+    if (G->bx) {
+        /* only the partial block */
+    } else if (full && !d->tb) {
         int vb = kl_for(L, full), vk = kl_for(L, K);
         kn_kx *dst = kx_mul(L, mad(L, kx_var(L, vb), K, kx_var(L, vk)), kx_int(L, kb));
         for (int v = 0; v < T->nv; v++) {
@@ -1116,7 +1131,7 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     }
     if (tail) {
         int vk = kl_for(L, K), vj = kl_for(L, tail);
-        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), full * K), kx_int(L, kb));
+        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), tfirst * K), kx_int(L, kb));
         kl_store(L, bp, plus(L, kx_add(L, row, kx_var(L, vj)), poff),
                  mm_b_rt(L, d, woff, kx_var(L, vk), kt_plus(L, kx_var(L, vj), full * kb), 1));
         kl_end(L);
@@ -1261,7 +1276,8 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
     if (tail) mm_tile(L, G, T, rows, kx_int(L, full), (int)tail, m0);
 }
 
-static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
+static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool inplace,
+                           kt_tile *Tp) {
     if (!pw_suits(d, kl_lanes(L, KN_F32))) return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
@@ -1269,18 +1285,23 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
-    G.bpk = kl_scratch(L, KN_F32, (full + (tail > 0)) * K * T.kb);
+    /* a microcontroller has no cache for the packing to help and little RAM for its
+     * copy of x: full blocks are read in place, only the partial one is packed */
+    if (inplace) G.bx = d->x;
+    int64_t packed = inplace ? tail > 0 : full + (tail > 0);
+    G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
     G.rinit = d->bias;
     kn_kx *b = NULL;
     if (d->n > 1) { /* one product per batch, through the same scratch */
         b = kx_var(L, kl_for(L, d->n));
         G.yoff = kx_mul(L, b, kx_int(L, M * P));
+        G.bxoff = kx_mul(L, b, kx_int(L, K * P));
     }
     /* x (a run-time B of K x P) packed as mm_pack_rt packs one */
     kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};
     mm_geom Gp = G;
     Gp.d = &bd;
-    mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
+    if (packed) mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
     if (full >= PW_COLS_OUTER) {
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
@@ -1338,7 +1359,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, &T);
+        bool pw =
+            d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t->kind == KN_TARGET_MCU, &T);
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
