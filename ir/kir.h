@@ -398,6 +398,9 @@ const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
  * many vector registers it has (an estimate when the target does not say). */
 int kl_lanes(kn_lower *L, kn_dtype t);
 int kl_vector_registers(kn_lower *L);
+/* Whether the target's vector multiply-add reads a broadcast scalar from a general
+ * register (kn_target.fma_scalar). */
+bool kl_fma_scalar(kn_lower *L);
 /* Whether to block loops into register tiles: true for CPU targets, false without a
  * target (OpenCL, where the parallel loops become work-items instead). */
 bool kl_register_tiles(kn_lower *L);

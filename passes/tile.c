@@ -79,7 +79,9 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
     T->kb = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
-    int rows = (kl_vector_registers(L) - T->nv - 1) / T->nv;
+    /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
+     * target's multiply-add reads it from a general register) */
+    int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
     if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
@@ -464,6 +466,20 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     if (tail) conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full), (int)tail, oy, ow0, crow, ccol);
 }
 
+/* Whether every epilogue operand of convolution d is one f32 value or f32 varying
+ * along the output channels only (a bias-like [C,1,1]): element c at index c. */
+static bool conv_epi_channelwise(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o || (o->numel == 1 && o->dtype == KN_F32)) continue;
+        int ca = o->rank - (d->y->rank - 1); /* y's channel axis in o */
+        if (o->dtype != KN_F32 || ca < 0) return false;
+        for (int i = 0; i < o->rank; i++)
+            if (i != ca && o->dims[i] != 1) return false;
+    }
+    return true;
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
@@ -496,13 +512,30 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
 store:;
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
-     * each block has its own, so blocks stay independent (parallel) */
+     * each block has its own, so blocks stay independent (parallel). An epilogue whose
+     * operands vary along the channels only runs on the vectors before (a full block:
+     * the operands' vectors stay inside them), else on each value in the loop. */
+    const kn_contract *d = G->d;
+    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    bool vepi = d->epi && !kn_contract_is_int(d) && valid == T->kb && conv_epi_channelwise(d);
     int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < T->nv; v++)
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *val = kx_var(L, T->acc[r][v]);
+            if (vepi) {
+                kn_kx *opnd[KN_EPI_MAX] = {0};
+                for (int k = 0; k < d->epi->n; k++) {
+                    kn_kbuf *o = d->operand[k];
+                    if (o)
+                        opnd[k] = o->numel == 1
+                                      ? kx_load(L, o, kx_int(L, 0))
+                                      : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
+                }
+                val = kl_epilogue(L, d->epi, val, opnd);
+            }
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
-                     kx_var(L, T->acc[r][v]));
-    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+                     val);
+        }
     const int64_t *ys = G->ys;
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
@@ -517,10 +550,9 @@ store:;
         vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    const kn_contract *d = G->d;
     if (kn_contract_is_int(d))
         val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
+    if (d->epi && !vepi) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
@@ -780,6 +812,9 @@ typedef struct mm_geom {
     /* pointwise convolutions (tile_pointwise) */
     bool pw;        /* a partial block of columns in as many vectors as it needs */
     kn_kbuf *rinit; /* each row's init (a conv's bias per output channel), or NULL */
+    kn_kbuf *bx;    /* microcontrollers: full blocks read B = x in place (row k at k * n,
+                       from bxoff on), only the partial block is packed (into bpk) */
+    kn_kx *bxoff;
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -942,7 +977,14 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     for (int r = 0; r < rows; r++)
         a[r] = int_operand(
             L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
-    kt_step(L, T, a, G->bpk, plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
+    if (G->bx && valid == T->kb) /* in place: x[k, blk * kb ..] */
+        kt_step(L, T, a, G->bx,
+                plus(L, mad(L, k, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->bxoff));
+    else if (G->bx) /* the packed partial block, alone in bpk */
+        kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
+    else
+        kt_step(L, T, a, G->bpk,
+                plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
     kl_end(L);
 store:;
     int vy =
@@ -1068,7 +1110,10 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     const kn_contract *d = G->d;
     int64_t K = G->k, kb = T->kb, full = G->n / kb, tail = G->n % kb;
     kn_kbuf *bp = G->bpk;
-    if (full && !d->tb) {
+    int64_t tfirst = G->bx ? 0 : full; /* the partial block's place: alone with bx */
+    if (G->bx) {
+        /* only the partial block */
+    } else if (full && !d->tb) {
         int vb = kl_for(L, full), vk = kl_for(L, K);
         kn_kx *dst = kx_mul(L, mad(L, kx_var(L, vb), K, kx_var(L, vk)), kx_int(L, kb));
         for (int v = 0; v < T->nv; v++) {
@@ -1086,7 +1131,7 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     }
     if (tail) {
         int vk = kl_for(L, K), vj = kl_for(L, tail);
-        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), full * K), kx_int(L, kb));
+        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), tfirst * K), kx_int(L, kb));
         kl_store(L, bp, plus(L, kx_add(L, row, kx_var(L, vj)), poff),
                  mm_b_rt(L, d, woff, kx_var(L, vk), kt_plus(L, kx_var(L, vj), full * kb), 1));
         kl_end(L);
@@ -1231,7 +1276,8 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
     if (tail) mm_tile(L, G, T, rows, kx_int(L, full), (int)tail, m0);
 }
 
-static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
+static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool inplace,
+                           kt_tile *Tp) {
     if (!pw_suits(d, kl_lanes(L, KN_F32))) return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
@@ -1239,18 +1285,23 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
-    G.bpk = kl_scratch(L, KN_F32, (full + (tail > 0)) * K * T.kb);
+    /* a microcontroller has no cache for the packing to help and little RAM for its
+     * copy of x: full blocks are read in place, only the partial one is packed */
+    if (inplace) G.bx = d->x;
+    int64_t packed = inplace ? tail > 0 : full + (tail > 0);
+    G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
     G.rinit = d->bias;
     kn_kx *b = NULL;
     if (d->n > 1) { /* one product per batch, through the same scratch */
         b = kx_var(L, kl_for(L, d->n));
         G.yoff = kx_mul(L, b, kx_int(L, M * P));
+        G.bxoff = kx_mul(L, b, kx_int(L, K * P));
     }
     /* x (a run-time B of K x P) packed as mm_pack_rt packs one */
     kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};
     mm_geom Gp = G;
     Gp.d = &bd;
-    mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
+    if (packed) mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
     if (full >= PW_COLS_OUTER) {
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
@@ -1308,7 +1359,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, &T);
+        bool pw =
+            d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t->kind == KN_TARGET_MCU, &T);
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
