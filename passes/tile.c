@@ -435,6 +435,24 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     if (tail) conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full), (int)tail, oy, ow0, crow, ccol);
 }
 
+/* Whether an epilogue step is a few arithmetic operations or selects (no exp, erf, ...). */
+static bool tile_step_cheap(kn_epi_op op) {
+    switch (op) {
+    case KN_EPI_RELU:
+    case KN_EPI_CLIP:
+    case KN_EPI_LEAKYRELU:
+    case KN_EPI_HARDSIGMOID:
+    case KN_EPI_HARDSWISH:
+    case KN_EPI_ADD:
+    case KN_EPI_MUL:
+    case KN_EPI_SUB:
+    case KN_EPI_RSUB:
+    case KN_EPI_NEG:
+    case KN_EPI_ABS: return true;
+    default: return false;
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
@@ -466,6 +484,29 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
+    const kn_contract *d = G->d;
+    /* The epilogue's leading steps that are cheap (tile_step_cheap) and read nothing
+     * varying over the tile (no operand, or a single value) run on the accumulator
+     * vectors: vector code on every backend (a ReLU6 is two vector selects), where per
+     * element in the transposing loop below the C compiler left them scalar. The rest (a
+     * residual read at each output, a transcendental, whose code would be repeated for
+     * every accumulator) runs per element there. */
+    int pre = 0;
+    if (d->epi && !kn_contract_is_int(d))
+        while (pre < d->epi->n && tile_step_cheap(d->epi->s[pre].op) &&
+               (!d->operand[pre] || d->operand[pre]->numel == 1))
+            pre++;
+    if (pre) {
+        kn_epilogue head = {.n = pre};
+        memcpy(head.s, d->epi->s, (size_t)pre * sizeof *head.s);
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < T->nv; v++) {
+                kn_kx *one[KN_EPI_MAX] = {0};
+                for (int k = 0; k < pre; k++)
+                    if (d->operand[k]) one[k] = kx_load(L, d->operand[k], kx_int(L, 0));
+                kl_set(L, T->acc[r][v], kl_epilogue(L, &head, kx_var(L, T->acc[r][v]), one));
+            }
+    }
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
      * each block has its own, so blocks stay independent (parallel) */
@@ -480,14 +521,15 @@ store:;
     int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    const kn_contract *d = G->d;
     if (kn_contract_is_int(d)) val = int_store(L, d, G->mult, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
+    if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
         kt_epi_operands(L, d, coord, 1, opnd);
-        val = kl_epilogue(L, d->epi, val, opnd);
+        kn_epilogue tail = {.n = d->epi->n - pre};
+        memcpy(tail.s, d->epi->s + pre, (size_t)tail.n * sizeof *tail.s);
+        val = kl_epilogue(L, &tail, val, opnd + pre);
     }
     kl_store(L, G->y,
              mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
