@@ -36,6 +36,12 @@ kn_status kn_onnx_decode_value(kn_ctx *cx, kn_arena *a, const void *buf, size_t 
 kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name, void **buf,
                                 size_t *len);
 
+/* Writes the root graph g as an ONNX model to path (frontend/onnx_write.c): nodes,
+ * constants read by them as initializers, typed inputs and outputs, the model's opsets.
+ * Graphs with subgraphs, sequences or kiln's own attributes are refused. Written to a
+ * temporary name and renamed, so a failure leaves no partial file. */
+kn_status kn_onnx_write_file(kn_ctx *cx, const kn_graph *g, const char *path);
+
 /* Reads a whole file into malloc'd memory (caller frees); reports errors in cx. */
 kn_status kn_read_file(kn_ctx *cx, const char *path, void **buf, size_t *len);
 

@@ -4,6 +4,7 @@
 #include "ir/interp.h"
 #include "ir/epilogue.h"
 #include "ir/ops.h"
+#include "ir/ops/nn_attrs.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -13,6 +14,8 @@ struct kn_exec {
     kn_arena *arena;
     kn_tensor **env; /* by value id */
     uint64_t rng;
+    kn_interp_observer observe; /* or NULL */
+    void *user;
 };
 
 kn_ctx *kn_exec_ctx(kn_exec *ex) {
@@ -90,7 +93,8 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         }
     }
     if (d->eval(ex, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
-    if (out[0] && kn_node_attr(n, KN_ATTR_EPILOGUE)) { /* passes/fuse.c: absorbed consumers */
+    bool xcl, ycl; /* a channels-last output: the Conv applied its epilogue (ir/ops/nn.c) */
+    if (out[0] && kn_node_attr(n, KN_ATTR_EPILOGUE) && !(kn_conv_layout(n, &xcl, &ycl) && ycl)) {
         kn_epilogue e;
         if (kn_epilogue_of(cx, n, &e) || kn_epilogue_eval(cx, n, &e, out[0], in)) return cx->status;
     }
@@ -122,6 +126,8 @@ static kn_status run_graph(kn_exec *ex, const kn_graph *g, kn_tensor *const *inp
         if (run_node(ex, n, inb, outb)) return cx->status;
         for (int k = 0; k < n->nout; k++)
             if (n->out[k]) ex->env[n->out[k]->id] = outb[k];
+        for (int k = 0; ex->observe && k < n->nout; k++)
+            if (n->out[k] && outb[k]) ex->observe(ex->user, n->out[k], outb[k]);
     }
     for (int i = 0; i < g->nout; i++) {
         outputs[i] = ex->env[g->outputs[i]->id];
@@ -158,13 +164,20 @@ kn_status kn_interp_check_input(kn_ctx *cx, const kn_value *v, const kn_tensor *
 
 kn_status kn_interp_run(kn_ctx *cx, const kn_graph *g, kn_arena *a, kn_tensor *const *inputs,
                         kn_tensor **outputs, uint64_t seed) {
+    return kn_interp_run_observed(cx, g, a, inputs, outputs, seed, NULL, NULL);
+}
+
+kn_status kn_interp_run_observed(kn_ctx *cx, const kn_graph *g, kn_arena *a,
+                                 kn_tensor *const *inputs, kn_tensor **outputs, uint64_t seed,
+                                 kn_interp_observer observe, void *user) {
     for (int i = 0; i < g->nin; i++) {
         if (!inputs[i])
             return kn_diag(cx, NULL, KN_EINVAL, "no value given for input '%s'",
                            g->inputs[i]->name);
         if (kn_interp_check_input(cx, g->inputs[i], inputs[i])) return cx->status;
     }
-    kn_exec ex = {cx, a, NULL, seed};
+    kn_exec ex = {cx, a, NULL, seed, observe, user};
+    for (int i = 0; observe && i < g->nin; i++) observe(user, g->inputs[i], inputs[i]);
     ex.env = kn_arena_array(a, (size_t)kn_graph_value_count(g) + 1, sizeof *ex.env);
     KN_ASSERT(ex.env);
     return run_graph(&ex, g, inputs, outputs);
@@ -172,7 +185,7 @@ kn_status kn_interp_run(kn_ctx *cx, const kn_graph *g, kn_arena *a, kn_tensor *c
 
 kn_status kn_interp_node(kn_ctx *cx, const kn_node *n, kn_arena *a, kn_tensor *const *in,
                          kn_tensor **out) {
-    kn_exec ex = {cx, a, NULL, 0};
+    kn_exec ex = {cx, a, NULL, 0, NULL, NULL};
     ex.env = kn_arena_array(a, (size_t)kn_graph_value_count(n->graph) + 1, sizeof *ex.env);
     return run_node(&ex, n, in, out);
 }

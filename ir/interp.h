@@ -15,6 +15,15 @@
 kn_status kn_interp_run(kn_ctx *cx, const kn_graph *g, kn_arena *a, kn_tensor *const *inputs,
                         kn_tensor **outputs, uint64_t seed);
 
+/* Called with every value a run computes (graph inputs first, then each node's
+ * outputs, subgraph values included) as soon as it exists; t belongs to the run's
+ * arena. Calibration (passes/ptq.c) collects activation statistics through it. */
+typedef void (*kn_interp_observer)(void *user, const kn_value *v, const kn_tensor *t);
+/* kn_interp_run, calling observe (if not NULL) with user for each value. */
+kn_status kn_interp_run_observed(kn_ctx *cx, const kn_graph *g, kn_arena *a,
+                                 kn_tensor *const *inputs, kn_tensor **outputs, uint64_t seed,
+                                 kn_interp_observer observe, void *user);
+
 /* Evaluates one node whose inputs are all constants (for constant folding): sets
  * out[0..n->nout). */
 kn_status kn_interp_node(kn_ctx *cx, const kn_node *n, kn_arena *a, kn_tensor *const *in,

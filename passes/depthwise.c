@@ -21,15 +21,16 @@
  *       right border columns: as the left
  *
  * The tile is vectorized along the output row (stride 1: consecutive outputs read
- * consecutive inputs, so the taps are vector loads) in the target's vector width, with
- * a scalar tile for the row's tail; strided convolutions and targets without SIMD use
- * scalar tiles, whose overlapping taps (x[ox + kx] for neighbouring ox) are loaded
- * once. Channels cannot be vectors here: NCHW puts them H*W apart. Tile sizes come
- * from the target's register count (the accumulators, the weights and one row of
- * inputs). Weights are packed at compile time, bias first, per channel. There is no
- * padded copy of the input: only outputs whose window leaves the input (kt_interior)
- * test bounds, rows once per kernel row and columns once per tap, so no arena buffer
- * is added (issue 13: the padded copy set the peak of firmware models). */
+ * consecutive inputs, so the taps are vector loads) in the target's vector width, or
+ * half of it (down to 4 lanes) while the interior of a row is narrower than that, with
+ * one vector of half the lanes and then scalar tiles for the row's tail; strided convolutions and
+ * targets without SIMD use scalar tiles, whose overlapping taps (x[ox + kx] for neighbouring ox)
+ * are loaded once. Channels cannot be vectors here: NCHW puts them H*W apart. Tile sizes come from
+ * the target's register count (the accumulators, the weights and one row of inputs). Weights are
+ * packed at compile time, bias first, per channel. There is no padded copy of the input: only
+ * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
+ * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
+ * firmware models). */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
@@ -40,7 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DW_MAX_ROWS = 8, DW_MAX_TAPS = 64, DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS };
+enum {
+    DW_MAX_ROWS = 8,
+    DW_MAX_TAPS = 64,
+    DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
+    DW_MIN_LANES = 4
+};
 
 typedef struct dw_geom {
     const kn_contract *d;
@@ -145,7 +151,10 @@ static void dw_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0, int64
         dw_tile(L, G, oy, kx_int(L, at), (int)(rem / lanes), lanes, crow, false);
         at += rem / lanes * lanes;
     }
-    if (lanes > 1 && rem % lanes) dw_cols(L, G, oy, at, rem % lanes, 1, G->srows, crow);
+    if (lanes > 1 && rem % lanes) { /* one vector of half the lanes (at least 4), or scalars */
+        int half = lanes / 2 >= DW_MIN_LANES ? lanes / 2 : 1;
+        dw_cols(L, G, oy, at, rem % lanes, half, half > 1 ? 1 : G->srows, crow);
+    }
 }
 
 /* Border columns [ox0, ox1) of row oy: one output at a time, every tap tested. */
@@ -187,6 +196,9 @@ static void dw_choose(kn_lower *L, dw_geom *G, const kn_sched *ov) {
     int regs = kl_vector_registers(L), taps = (int)(G->kh * G->kw);
     int lanes = kl_lanes(L, KN_F32);
     G->lanes = lanes > 1 && G->sw == 1 ? lanes : 1;
+    /* rows narrower than the target's vectors (MobileNet's and EfficientNet's 14x14 and
+     * 7x7 layers): narrower vectors, down to DW_MIN_LANES */
+    while (G->lanes > DW_MIN_LANES && G->lanes > G->xhi - G->xlo) G->lanes /= 2;
     G->srows = 1;
     G->hold = false;
     for (int r = DW_MAX_ROWS; r >= 1 && G->srows == 1; r--)
@@ -216,7 +228,8 @@ static bool dw_suits(const kn_contract *d) {
     return d->kind == KN_CONTRACT_CONV && d->group == d->c && d->m == d->c &&
            d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
            (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
-           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && kt_operands_ok(d);
+           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && kt_operands_ok(d) &&
+           kn_contract_nchw(d); /* rows of NCHW (passes/layout.c folds no depthwise) */
 }
 
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dw_geom *G) {

@@ -7,32 +7,42 @@
  * The pattern, each intermediate value read by the next node alone:
  *
  *   DequantizeLinear(xq, xs, xz) ─┐
- *   DequantizeLinear(W, ws, wz) ──┼─ Conv | MatMul | Gemm ─ [Relu] ─ QuantizeLinear(ys, yz) ─ yq
- *   [DequantizeLinear(B, bs, 0)] ─┘
+ *   DequantizeLinear(W, ws, wz) ──┼─ Conv | MatMul | Gemm ─ [Relu | Clip] ─
+ *   [DequantizeLinear(B, bs, 0)] ─┘        ─ QuantizeLinear(ys, yz) ─ yq
  *
  * with xq an 8-bit activation, xs/xz and ys/yz per tensor, W constant 8-bit weights
  * with per-tensor or per-output-channel (Conv: axis 0; MatMul: axis 1, the columns;
  * Gemm transB: axis 0, transposed here) scales and zero points, and a bias that is an
  * int32 constant dequantized with scale exactly xs * ws[c] (float32) and zero point 0
- * (a float bias, which would need rounding, leaves the pattern alone). It becomes
+ * (a float bias, which would need rounding, leaves the pattern alone; a Gemm's bias
+ * becomes kiln's ninth input of QLinearMatMul, as QLinearConv's). It becomes
  *
  *   QLinearConv / QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz[, B]) ─ [Max(., yz)] ─ yq
  *
  * Relu before QuantizeLinear is Max with yz after it: sat(round(max(v, 0)) + yz) =
- * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic.
+ * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic; a Clip
+ * with constant bounds (Relu6) likewise becomes Max and Min with the quantized bounds.
+ *
+ * The new node carries KN_FIXED_POINT_ATTR: it requantizes in fixed point
+ * (ir/requant.h), with no floating point at run time.
  *
  * Exactness: the integer form computes sum (xq - xz)(W - wz) exactly and rounds
- * acc * (xs * ws / ys) once (ir/lower/quant.c), the real-number value of the QDQ
- * graph rounded half to even. The float graph itself rounds the dequantized values
+ * acc * M once, half to even, M being xs * ws / ys with its mantissa rounded to 31
+ * bits (ir/requant.h): the real-number value of the QDQ graph rounded half to even
+ * wherever M has at most 31 significant bits (power-of-two scales), and otherwise
+ * within a relative 2^-31 of it. The float graph itself rounds the dequantized values
  * to float32 and sums in float32, so a runtime executing it literally can differ by
  * one step where its value lies within that rounding of a tie; with power-of-two
  * input and weight scales its products are exact and only the summation order is
- * left. Gemm with alpha or beta other than 1, transA, or a bias (QLinearMatMul has
- * none) is left in float. */
+ * left. Gemm with alpha other than 1, transA, or a bias with beta other than 1 is
+ * left in float. */
+#include "ir/epilogue.h"
 #include "ir/ops.h"
+#include "ir/requant.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The only live reader of v is n (v no graph output). */
@@ -108,7 +118,37 @@ static bool int_bias(const kn_value *b, const kn_value *xs, const kn_value *ws, 
     return true;
 }
 
-/* Copies of the attributes of n except those named in `drop` (NULL-terminated). */
+/* The bounds of Clip c (constant min and max inputs, or the attributes of opset < 11;
+ * an absent one is infinite); false if a bound is not a constant. */
+static bool clip_bounds(const kn_node *c, double *lo, double *hi) {
+    kn_ctx s;
+    kn_ctx_init(&s, NULL);
+    if (c->opset < 11) {
+        *lo = kn_attr_float(&s, c, "min", -INFINITY);
+        *hi = kn_attr_float(&s, c, "max", INFINITY);
+        return !kn_failed(&s) && *lo <= *hi;
+    }
+    if ((c->nin > 1 && c->in[1] && !kn_const_scalar(c->in[1], lo)) ||
+        (c->nin > 2 && c->in[2] && !kn_const_scalar(c->in[2], hi)))
+        return false;
+    return *lo <= *hi;
+}
+
+/* QuantizeLinear(b) for output q with zero point z: sat(round_half_even(b / s) + z), as
+ * a constant of z's type. Clip before quantization is clamping to these after it
+ * (rounding and saturation are monotonic). */
+static kn_value *quantized_bound(kn_rw *rw, const kn_node *q, const kn_value *z, double b) {
+    double s = kn_tensor_get_f64(q->in[1]->constant, 0), zp = kn_tensor_get_f64(z->constant, 0);
+    float r = (float)b / (float)s; /* the float32 division QuantizeLinear does */
+    double v = nearbyint((double)r) + zp, lo = z->type.dtype == KN_U8 ? 0 : -128;
+    v = v < lo ? lo : v > lo + 255 ? lo + 255 : v;
+    kn_tensor *t = kn_tensor_scalar_f64(rw->g->arena, z->type.dtype, v);
+    KN_ASSERT(t);
+    return kn_rw_const(rw, q->out[0]->name, "bound", t);
+}
+
+/* Copies of the attributes of n except those named in `drop` (NULL-terminated), with
+ * room for one more. */
 static void copy_attrs(kn_rw *rw, kn_node *to, const kn_node *from, const char *const *drop) {
     kn_attr *a = kn_arena_array(rw->g->arena, (size_t)from->nattr + 1, sizeof *a);
     KN_ASSERT(a);
@@ -144,12 +184,17 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
         (q->nin > 2 && q->in[2] && !const_n(q->in[2], 1)))
         return false;
     kn_node *relu = (kn_node *)producer(q->in[0], KN_OP_RELU), *op;
+    double clo = -INFINITY, chi = INFINITY; /* a Clip's bounds (Relu6 and the like) */
+    if (!relu && (relu = (kn_node *)producer(q->in[0], KN_OP_CLIP)) &&
+        !clip_bounds(relu, &clo, &chi))
+        return false;
     if (relu && !only(rw, q->in[0], q)) return false;
     kn_value *y = relu ? relu->in[0] : q->in[0];
     op = y ? (kn_node *)y->producer : NULL;
     if (!op || !only(rw, y, relu ? relu : q) || op->nout != 1) return false;
     bool conv = op->op == KN_OP_CONV, gemm = op->op == KN_OP_GEMM;
     if (!conv && !gemm && op->op != KN_OP_MATMUL) return false;
+    if (kn_node_attr(op, KN_ATTR_EPILOGUE)) return false; /* a float activation fused into it */
     const kn_node *dx = producer(op->in[0], KN_OP_DEQUANTIZELINEAR);
     const kn_node *dw = producer(op->in[1], KN_OP_DEQUANTIZELINEAR);
     if (!dq_act(dx) || !dw || !dw->in[0]->constant || dw->in[0]->type.rank < 2) return false;
@@ -158,9 +203,11 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     *kept = op;
     if (gemm) {
         transb = kn_attr_int(&scratch, op, "transB", 0) != 0;
-        *why = "a Gemm with a bias, transA or alpha other than 1 has no integer form here";
+        *why = "a Gemm with transA, alpha other than 1 or a bias with beta other than 1 has "
+               "no integer form here";
         if (kn_attr_int(&scratch, op, "transA", 0) ||
-            kn_attr_float(&scratch, op, "alpha", 1) != 1 || (op->nin > 2 && op->in[2]) ||
+            kn_attr_float(&scratch, op, "alpha", 1) != 1 ||
+            (op->nin > 2 && op->in[2] && kn_attr_float(&scratch, op, "beta", 1) != 1) ||
             kn_failed(&scratch))
             return false;
     }
@@ -172,7 +219,7 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (!dq_weights(&scratch, dw, conv || transb ? 0 : 1, m) || kn_failed(&scratch)) return false;
     kn_value *bias = NULL;
     *why = "its bias is not int32 at scale x_scale * w_scale";
-    if (conv && op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
+    if (op->nin > 2 && op->in[2] && !int_bias(op->in[2], dx->in[1], dw->in[1], m, &bias))
         return false;
     *why = NULL;
     kn_value *in[9] = {dx->in[0],
@@ -190,13 +237,31 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (relu) out = kn_rw_value(rw, q->out[0]->name, "prerelu", &q->out[0]->type);
     kn_node *n = kn_rw_node(rw, q->id, conv ? KN_OP_QLINEARCONV : KN_OP_QLINEARMATMUL, op->name,
                             bias ? 9 : 8, in, 1, &out);
-    if (conv) copy_attrs(rw, n, op, NULL);
+    copy_attrs(rw, n, op,
+               conv ? NULL : (const char *const[]){"transA", "transB", "alpha", "beta", NULL});
+    n->attrs[n->nattr++] = (kn_attr){.name = KN_FIXED_POINT_ATTR, .kind = KN_ATTR_INT, .i = 1};
     kn_rw_kill(rw, q);
     kn_rw_kill(rw, op);
     if (relu) kn_rw_kill(rw, relu);
-    if (relu) {
+    if (relu && relu->op == KN_OP_RELU) {
         kn_value *mi[2] = {out, in[7]};
         kn_rw_node(rw, q->id, KN_OP_MAX, q->name, 2, mi, 1, &q->out[0]);
+    } else if (relu) { /* Clip(lo, hi) before QuantizeLinear: Max(., q(lo)), Min(., q(hi)) after */
+        double bound[2] = {clo, chi};
+        for (int k = 0; k < 2; k++) {
+            bool last = k == 1 || !isfinite(chi);
+            if (!isfinite(bound[k])) continue;
+            kn_value *c = quantized_bound(rw, q, in[7], bound[k]);
+            kn_value *to =
+                last ? q->out[0] : kn_rw_value(rw, q->out[0]->name, "clipmin", &q->out[0]->type);
+            kn_value *mi[2] = {out, c};
+            kn_rw_node(rw, q->id, k ? KN_OP_MIN : KN_OP_MAX, q->name, 2, mi, 1, &to);
+            out = to;
+        }
+        if (out != q->out[0]) { /* Clip with neither bound: the value itself */
+            kn_value *mi[1] = {out};
+            kn_rw_node(rw, q->id, KN_OP_MAX, q->name, 1, mi, 1, &q->out[0]);
+        }
     }
     /* the DequantizeLinear nodes left without readers go too */
     const kn_node *dqs[3] = {dx, dw, bias ? op->in[2]->producer : NULL};

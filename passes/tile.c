@@ -33,6 +33,7 @@
  * is a block of scalar accumulators. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
@@ -275,16 +276,24 @@ static double kt_pack_word(const kt_tile *T, const double *v, int n) {
     return (double)(int32_t)w;
 }
 
-/* The per-column requantization multipliers (xscale[0] * wscale[col]) / yscale[0] as the
- * reference computes them (in double from the stored scales), a constant of ncols. */
-static kn_kbuf *int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols) {
+/* The per-column requantization multipliers of d into *mult (and *shift): in fixed
+ * point (d->fixed: kl_qmul_tables, ir/requant.h), else (xscale[0] * wscale[col]) /
+ * yscale[0] as the ONNX reference computes them (in double from the stored scales),
+ * *shift NULL. Constants of ncols. */
+static void int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols, kn_kbuf **mult,
+                            kn_kbuf **shift) {
+    *shift = NULL;
+    if (d->fixed) {
+        bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
+        KN_ASSERT(ok); /* int_ok checked the scales are constants */
+        return;
+    }
     double *m = malloc((size_t)ncols * sizeof *m);
     KN_ASSERT(m);
     for (int64_t c = 0; c < ncols; c++)
         m[c] = cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0);
-    kn_kbuf *b = kl_table(L, KN_F64, ncols, m);
+    *mult = kl_table(L, KN_F64, ncols, m);
     free(m);
-    return b;
 }
 
 /* An 8-bit operand element minus the zero point xz[0] (x itself for floats). */
@@ -295,9 +304,14 @@ static kn_kx *int_operand(kn_lower *L, const kn_contract *d, kn_kx *x) {
 }
 
 /* The value stored at y for accumulator value v of column col: v itself, or (QLinear)
- * requantized through the multiplier table mult. */
-static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kx *v, kn_kx *col) {
+ * requantized through the multiplier tables mult and shift (int_multipliers). */
+static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *v,
+                        kn_kx *col) {
     if (!mult) return v;
+    kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    if (shift)
+        return kl_requant_fixed(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
+                                d->y->dtype);
     kn_kx *r = kx_mul(L, kx_cast(L, KN_F64, v), kx_load(L, mult, col));
     return kl_requant(L, r, d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL, d->y->dtype);
 }
@@ -312,8 +326,9 @@ typedef struct conv_geom {
     int64_t oph, opw;           /* subtracted from input coordinates: the pads when the kernel reads
                                    the unpadded input, 0 when it reads the padded copy */
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
+    int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *mult;              /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *mult, *shift;      /* integer contractions: requantization tables or NULL */
     kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
     const kn_contract *d;       /* the kernel's description: its epilogue */
     const kt_tile *T;           /* the tile (its dot product) */
@@ -370,6 +385,14 @@ kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
 }
 
+/* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
+static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
+    if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */
+        return mad(L, mad(L, mad(L, b, G->c, ch), G->hp, iy), G->wp, ix);
+    return mad(L, b, G->xs[0],
+               mad(L, ch, G->xs[1], mad(L, iy, G->xs[2], kx_mul(L, ix, kx_int(L, G->xs[3])))));
+}
+
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
  * tile: each tap packs the rows' inputs of those channels into words. A padding tap
  * (crow, ccol: tested) steps with the zero-point word, which the init's correction
@@ -388,15 +411,14 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int vw = kl_decl(L, KN_I64, widx);
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c,
-                    mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts))));
-    int vx = kl_decl(L, KN_I64, mad(L, mad(L, ch, G->hp, iy), G->wp, ix));
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
+    int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
     kn_kx *words[KT_MAX_ROWS] = {0};
     for (int r = 0; r < T->rows; r++) {
         kn_kx *vals[4];
         for (int g = 0; g < nch; g++)
-            vals[g] = kx_load(L, G->x,
-                              kx_add(L, kx_var(L, vx), kx_int(L, g * G->hp * G->wp + r * G->sw)));
+            vals[g] = kx_load(
+                L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
         words[r] = kt_word(L, T, vals, nch);
     }
     kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
@@ -471,16 +493,15 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int vj = kl_for(L, G->kw);
     kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
     kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c, mad(L, kx_var(L, vg), G->cg, kx_var(L, vc)));
-    kn_kx *row = mad(L, ch, G->hp, iy);
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *xi = mad(L, row, G->wp, ix);
+    kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] =
-            int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
+        a[r] = int_operand(
+            L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
@@ -516,12 +537,22 @@ store:;
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      kx_var(L, T->acc[r][v]));
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
-    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy);
-    int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
-    int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
+    const int64_t *ys = G->ys;
+    bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
+                      : mad(L, kx_var(L, vb), ys[0],
+                            mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3])))));
+    int vy = kl_decl(L, KN_I64, y0);
+    /* channels innermost where they are contiguous in y (channels-last) */
+    int vc2, vr;
+    if (ys[1] == 1)
+        vr = kl_for(L, rows), vc2 = kl_for(L, valid);
+    else
+        vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    if (kn_contract_is_int(d)) val = int_store(L, d, G->mult, val, kx_add(L, mo, kx_var(L, vc2)));
+    if (kn_contract_is_int(d))
+        val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
@@ -532,7 +563,10 @@ store:;
         val = kl_epilogue(L, &tail, val, opnd + pre);
     }
     kl_store(L, G->y,
-             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
+             mad(L, kx_var(L, vc2), ys[1],
+                 dense ? kx_add(L, kx_var(L, vy), kx_var(L, vr))
+                       : mad(L, kx_var(L, vr), ys[3], kx_var(L, vy))),
+             val);
     kl_end_n(L, 2);
 }
 
@@ -584,6 +618,19 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
              xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0))
                                             : kx_const(L, x->dtype, 0));
     kl_end(L);
+    if (G->xs[3] != 1) { /* channels-last: moved to NCHW in the same copy */
+        int vb = kl_for(L, G->n), vh = kl_for(L, G->h), vw = kl_for(L, G->w), vc = kl_for(L, G->c);
+        kn_kx *dst = mad(L,
+                         mad(L, mad(L, kx_var(L, vb), G->c, kx_var(L, vc)), G->hp,
+                             kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
+                         G->wp, kx_add(L, kx_var(L, vw), kx_int(L, G->pw)));
+        kl_store(
+            L, xp, dst,
+            kx_load(L, x,
+                    conv_xat(L, G, kx_var(L, vb), kx_var(L, vc), kx_var(L, vh), kx_var(L, vw))));
+        kl_end_n(L, 4);
+        return xp;
+    }
     int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
     kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
                      G->wp, kx_int(L, G->pw));
@@ -602,6 +649,7 @@ static void conv_geometry(const kn_contract *d, conv_geom *G) {
     G->hp = d->h + d->ph + d->peh;
     G->w = d->w_, G->ow = d->ow, G->kw = d->kw, G->sw = d->sw, G->dw = d->dw, G->pw = d->pw;
     G->wp = d->w_ + d->pw + d->pew;
+    kn_contract_strides(d, G->xs, G->ys);
     G->d = d;
 }
 
@@ -610,12 +658,19 @@ bool kt_f32_const(const kn_kbuf *b) {
 }
 
 bool kt_operands_ok(const kn_contract *d) {
+    /* operands broadcast against the logical output (channels-first for a conv) */
+    int64_t ld[KN_MAX_RANK];
+    memcpy(ld, d->y->dims, sizeof ld);
+    if (d->kind == KN_CONTRACT_CONV) {
+        ld[0] = d->n, ld[1] = d->m, ld[d->y->rank - 1] = d->ow;
+        if (d->nsp == 2) ld[2] = d->oh;
+    }
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
         if (o->rank > d->y->rank || kx_compute_dtype(o->dtype) != KN_F32) return false;
         for (int i = 0; i < o->rank; i++) {
-            int64_t yd = d->y->dims[d->y->rank - o->rank + i];
+            int64_t yd = ld[d->y->rank - o->rank + i];
             if (o->dims[i] != 1 && o->dims[i] != yd) return false;
         }
     }
@@ -656,9 +711,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
-    G.mult = integer && d->yscale ? int_multipliers(L, d, d->m) : NULL;
+    G.mult = G.shift = NULL;
+    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
     if (pad == 2) {
-        G.x = conv_pad(L, &G, x);
+        G.x = conv_pad(L, &G, x); /* dense NCHW from here on */
+        memcpy(G.xs, (int64_t[4]){G.c * G.hp * G.wp, G.hp * G.wp, G.wp, 1}, sizeof G.xs);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else {
         G.x = x;
@@ -717,11 +774,14 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    kn_kbuf *mult;             /* integer contractions: requantization multipliers or NULL */
+    kn_kbuf *mult, *shift;     /* integer contractions: requantization tables or NULL */
     int64_t m, k, n;           /* rows (all batches, or of one batch), reduction, columns */
     int ta;                    /* A is [k][m] */
     const kn_contract *d;      /* its epilogue */
     kn_kx *aoff, *yoff, *boff; /* a batch's first element in a, y and bpk (NULL: 0) */
+    /* pointwise convolutions (tile_pointwise) */
+    bool pw;        /* a partial block of columns in as many vectors as it needs */
+    kn_kbuf *rinit; /* each row's init (a conv's bias per output channel), or NULL */
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -851,7 +911,21 @@ static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, k
 
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
-    kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
+    kt_tile Tt;
+    if (G->pw && valid < T->kb) { /* the partial block: only the vectors it needs */
+        Tt = *T;
+        Tt.nv = (valid + T->lanes - 1) / T->lanes;
+        T = &Tt;
+    }
+    if (G->rinit) { /* acc[r][v] = rinit[m0 + r] in every lane */
+        T->rows = rows;
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < T->nv; v++)
+                T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes,
+                                           kx_load(L, G->rinit, kx_add(L, m0, kx_int(L, r))));
+    } else {
+        kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
+    }
     if (T->dot) {
         int64_t full = G->k / T->parts, tail = G->k % T->parts;
         if (full) {
@@ -880,10 +954,19 @@ store:;
             for (int col = 0; col < valid; col++) {
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
-                kl_store(L, G->y, yi, int_store(L, G->d, G->mult, kt_elem(L, T, r, col), ci));
+                kl_store(L, G->y, yi,
+                         int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
             }
-        else if (valid == T->kb)
+        else if (valid == T->kb || G->pw) /* whole vectors, then single columns */
             for (int v = 0; v < T->nv; v++) {
+                if ((v + 1) * T->lanes > valid) {
+                    for (int col = v * T->lanes; col < valid; col++) {
+                        kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
+                        kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
+                        kl_store(L, G->y, yi, mm_epi(L, G, kt_elem(L, T, r, col), yi, ci));
+                    }
+                    break;
+                }
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + v * T->lanes));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, v * T->lanes));
                 kl_store(L, G->y, yi, mm_epi(L, G, kx_var(L, T->acc[r][v]), yi, ci));
@@ -953,7 +1036,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
               : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
-    G->mult = integer && G->d->yscale ? int_multipliers(L, G->d, G->n) : NULL;
+    G->mult = G->shift = NULL;
+    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift);
     mm_blocks(L, G, &T);
     return true;
 }
@@ -1039,7 +1123,7 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     kt_tile T;
     if (!kt_choose(L, d->N, d->M, ov, false, &T)) return false;
     *Tp = T;
-    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
+    mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
     const void *ctx = &S;
     int64_t per = (d->N + T.kb - 1) / T.kb * d->K * T.kb; /* packed elements of one B */
@@ -1079,9 +1163,113 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
         if (d->batch > 1 || !kt_f32_const(b)) return tile_matmul_rt(L, d, ov, threads, Tp);
         if (b->numel != d->K * d->N) return false;
     }
-    mm_geom G = {d->x, d->y, NULL, NULL, NULL, d->M, d->K, d->N, d->ta, d, NULL, NULL, NULL};
+    mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
     return mm_lower(L, &G, &S, ov, tg, Tp);
+}
+
+/* ---- pointwise convolutions ----
+ *
+ * A 1x1 convolution with stride 1, no padding and one group (f32, constant weights) is
+ * a matrix product per batch over the P = oh*ow pixels: y[m, p] = bias[m] + sum_c
+ * w[m, c] x[c, p]. The convolution tiles above put output channels in the vector lanes,
+ * which NCHW stores P apart, so each of their tiles goes through a scratch and a scalar
+ * transposing store (with the epilogue one value at a time); for a 1x1 convolution
+ * with few input channels that store costs more than the multiply-adds. Here the tile's
+ * rows are output channels (A = the weights where they are, one broadcast scalar per
+ * row and step) and its columns kb consecutive pixels (B = x, packed by the kernel into
+ * blocks [blk][c][kb] as a run-time B is, so a block is one contiguous stream that stays
+ * in L1 across the tiles of output channels; read in place, x's rows P apart defeat the
+ * prefetchers once x leaves L2), so the tile is stored as vectors straight into y with
+ * the epilogue applied to vectors:
+ *
+ *   x packed into [blk][c][kb], zero past P
+ *   for blk in full blocks of kb pixels:           parallel (few channels, many pixels)
+ *     for tile of rows output channels: acc = bias; for c: acc[r][v] += w[m0+r, c] * xp[blk, c,
+ * v*lanes ..] the partial block, in as many vectors as it needs
+ *
+ * With few blocks of pixels (late layers: 7x7, 14x14) the loops go the other way
+ * round, tiles of output channels outermost, so the parallel loop still has work to
+ * split. The block loop's iterations write disjoint columns of y, which the parallel
+ * pass cannot see through y's row stride P (not a multiple of the block when a partial
+ * block exists), so this pass marks it parallel itself. */
+
+enum { PW_COLS_OUTER = 8 }; /* full pixel blocks from which the block loop goes outermost */
+
+/* Whether d is a pointwise convolution tile_pointwise can rebuild: its epilogue
+ * operands must be constant along a tile's pixels or vary with them as y does (a
+ * vector of pixels can cross a row of the image). */
+static bool pw_suits(const kn_contract *d, int lanes) {
+    if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
+        d->sw != 1 || d->ph || d->pw || d->peh || d->pew || d->x->dtype != KN_F32 ||
+        d->y->dtype != KN_F32 || !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) ||
+        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes ||
+        !kn_contract_nchw(d)) /* channels-last: the conv tiles store channels contiguously */
+        return false;
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        bool ones = true, full = true;
+        for (int i = 0; i < d->nsp; i++) {
+            int oi = o->rank - d->nsp + i;
+            int64_t od = oi >= 0 ? o->dims[oi] : 1;
+            ones = ones && od == 1;
+            full = full && od == d->y->dims[2 + i];
+        }
+        if (!ones && !full) return false;
+    }
+    return true;
+}
+
+/* Every full block of kb pixels, then the partial one, for output channels
+ * [m0, m0 + rows). */
+static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *m0) {
+    int64_t full = G->n / T->kb, tail = G->n % T->kb;
+    if (full) {
+        int vb = kl_for(L, full);
+        mm_tile(L, G, T, rows, kx_var(L, vb), T->kb, m0);
+        kl_end(L);
+    }
+    if (tail) mm_tile(L, G, T, rows, kx_int(L, full), (int)tail, m0);
+}
+
+static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
+    if (!pw_suits(d, kl_lanes(L, KN_F32))) return false;
+    int64_t P = d->oh * d->ow, K = d->c, M = d->m;
+    kt_tile T;
+    if (!kt_choose(L, P, M, ov, false, &T)) return false;
+    *Tp = T;
+    int64_t full = P / T.kb, tail = P % T.kb;
+    mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
+    G.bpk = kl_scratch(L, KN_F32, (full + (tail > 0)) * K * T.kb);
+    G.rinit = d->bias;
+    kn_kx *b = NULL;
+    if (d->n > 1) { /* one product per batch, through the same scratch */
+        b = kx_var(L, kl_for(L, d->n));
+        G.yoff = kx_mul(L, b, kx_int(L, M * P));
+    }
+    /* x (a run-time B of K x P) packed as mm_pack_rt packs one */
+    kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};
+    mm_geom Gp = G;
+    Gp.d = &bd;
+    mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
+    if (full >= PW_COLS_OUTER) {
+        int vb = kl_for(L, full);
+        if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
+        mm_block(L, &G, &T, kx_var(L, vb), T.kb);
+        kl_end(L);
+        if (tail) mm_block(L, &G, &T, kx_int(L, full), (int)tail);
+    } else {
+        int64_t nt = M / T.maxrows, rem = M % T.maxrows;
+        if (nt) {
+            int vt = kl_for(L, nt);
+            pw_blocks(L, &G, &T, T.maxrows, kx_mul(L, kx_var(L, vt), kx_int(L, T.maxrows)));
+            kl_end(L);
+        }
+        if (rem) pw_blocks(L, &G, &T, (int)rem, kx_int(L, nt * T.maxrows));
+    }
+    if (b) kl_end(L);
+    return true;
 }
 
 /* ---- the pass ---- */
@@ -1122,8 +1310,9 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool done = d->kind == KN_CONTRACT_CONV
-                        ? tile_conv(L, d, ov, pad, t, &T)
+        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, &T);
+        bool done = pw || d->kind == KN_CONTRACT_CONV
+                        ? pw || tile_conv(L, d, ov, pad, t, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;

@@ -5,6 +5,7 @@
 #include "ir/kir.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
+#include "tools/quant.h"
 #include "tools/help.h"
 
 #include <ctype.h>
@@ -85,6 +86,7 @@ int cmd_compile(int argc, char **argv) {
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
     cli_shapes shapes = {0};
     cli_talk talk = {0};
+    cli_quant qo = CLI_QUANT_INIT;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             cli_help_command(stdout, cli_command_find("compile"));
@@ -122,6 +124,8 @@ int cmd_compile(int argc, char **argv) {
             binds[nbinds++] = v;
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
+        } else if (cli_quant_opt(argc, argv, &i, &qo, "compile", &err)) {
+            if (err) return err;
         } else if (argv[i][0] == '-') {
             return cli_unknown_option("compile", argv[i]);
         } else if (!model) {
@@ -132,6 +136,7 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
+    if ((err = cli_quant_check(&qo, "compile"))) return err;
     bool to_h = !strcmp(emit, "h");
     bool to_c = !strcmp(emit, "c") || to_h;
     bool to_ocl = !strcmp(emit, "opencl");
@@ -157,7 +162,14 @@ int cmd_compile(int argc, char **argv) {
     kn_ctx cx;
     cli_ctx_init(&cx, model, &talk);
     kn_graph *g;
-    if (cli_load(&cx, model, &shapes, &g)) return cli_fail(&cx);
+    if (qo.mode) { /* the report goes beside the code: DIR/NAME_quant.json */
+        char report[4200];
+        snprintf(report, sizeof report, "%s/%s_quant.json", outdir, name);
+        mkdir(outdir, 0777);
+        if (cli_quantize(&cx, model, &shapes, &qo, talk.quiet, report, &g)) return cli_fail(&cx);
+    } else if (cli_load(&cx, model, &shapes, &g)) {
+        return cli_fail(&cx);
+    }
     g->max_string_bytes = (int64_t)max_string;
     kn_arena *a = kn_arena_create();
     kn_kprog *p = NULL;

@@ -72,6 +72,30 @@
           "from the element type, --shape IN_0=.. or --dim). An optional input holds a value "     \
           "(1, or its sequence's length) or none.")
 
+/* Post-training quantization (tools/quant.c): compile, run. */
+#define QUANT_OPTIONS                                                                              \
+    O("--quantize", "int8|auto",                                                                   \
+      "Quantize after calibrating on --calibrate's inputs (docs/quantization.md): weights int8 "   \
+      "symmetric per output channel, activations 8-bit per tensor, biases int32, for every "       \
+      "Conv, MatMul and Gemm with constant weights; other ops stay float. Prints each layer's "    \
+      "scales, zero points and SQNR against float. auto: also keep in float the fewest layers "    \
+      "(most sensitive first) that bring the output error within --max-drop."),                    \
+        O("--calibrate", "PATH",                                                                   \
+          "Calibration inputs: one .npy or .pb holding samples stacked on axis 0 (or batches "     \
+          "of the input's size), a folder of such .npy files, or a folder of ONNX "                \
+          "test_data_set_* folders (input_K.pb, one sample each; models with several inputs)."),   \
+        O("--calibration", "METHOD",                                                               \
+          "How an activation's range is chosen: minmax (default), percentile[=P] (clip at the "    \
+          "P-th percentile of |x|, default 99.99) or entropy (the clip of least KL divergence, "   \
+          "as TensorRT)."),                                                                        \
+        O("--activations", "uint8|int8", "Activation type (default uint8, asymmetric)."),          \
+        O("--keep-float", "NODE,..", "Leave these layers (ONNX node names) in float."),            \
+        O("--max-drop", "X",                                                                       \
+          "--quantize auto's bound on the output error: the relative RMS error of the graph "      \
+          "outputs against float on the calibration inputs (0.01 is 1%)."),                        \
+        O("--report", "FILE",                                                                      \
+          "Write the report as JSON to FILE (kiln compile writes DIR/NAME_quant.json anyway).")
+
 static const cli_option compile_options[] = {
     O("-o", "DIR", "Output folder (created if missing). Required."),
     O("--name", "N", "C prefix of the generated symbols and files (default: model)."),
@@ -101,6 +125,7 @@ static const cli_option compile_options[] = {
       "(StringNormalizer's case change), NUL included (default 256); NAME_run returns 2 when a "
       "string does not fit."),
     O("--dump-kir", NULL, "Print the kernel IR program."),
+    QUANT_OPTIONS,
     QUIET_OPTIONS,
     TALK_OPTIONS,
     PIPELINE_OPTIONS,
@@ -132,6 +157,10 @@ static const cli_option run_options[] = {
       "interpreter's tensors (inputs, outputs and intermediates of the run; constant folding "
       "while compiling) would need more than BYTES (suffix K, M or G: units of 1024, 1024^2, "
       "1024^3 bytes). For models whose sizes are known only at run time."),
+    O("--labels", "FILE",
+      "Integer labels (.npy or .pb), one per row of the first output: print the top-1 accuracy "
+      "(argmax of each row) as 'top-1: N of M = P%'."),
+    QUANT_OPTIONS,
     LOAD_OPTIONS,
     QUIET_OPTIONS,
     TALK_OPTIONS,
@@ -211,6 +240,10 @@ static const cli_option check_options[] = {
       "Lines 'test_name: reason' (repeatable). A listed test that fails is skipped; a listed "
       "test that passes is a failure (\"remove it from the list\"), so the list only shrinks."),
     O("--timeout", "SECONDS", "Per-test time limit (default 60)."),
+    O("--batch", "N",
+      "Tests per forked process (default 64; 1 in a sanitizer build): a process starts the "
+      "backend once for N tests (PoCL loads its kernel library once); a crash or time-out "
+      "fails the test it happened in, and a new process takes the next test."),
     O("--no-fork", NULL, "Run the tests in this process (for debuggers)."),
     O("--operators-md", "FILE", "Write the supported-operator table (docs/operators.md)."),
     {.name = "-v", .help = "Print every test's result.", .shown = "-v, --verbose"},
@@ -220,6 +253,21 @@ static const cli_option check_options[] = {
       "Compiling backends: per-kernel schedules read from FILE (written by kiln compile "
       "--dump-schedule for the same model, then edited); for checking one model's folder."),
     OPT_LEVEL_OPTION,
+    {0},
+};
+
+static const cli_option quantize_options[] = {
+    O("-o", "FILE", "The quantized model to write (ONNX, QDQ form). Required."),
+    O("--quantize", "int8|auto", "int8 (default), or auto with --max-drop (as kiln compile)."),
+    O("--calibrate", "PATH", "Calibration inputs, as kiln compile --calibrate. Required."),
+    O("--calibration", "METHOD", "minmax (default), percentile[=P] or entropy."),
+    O("--activations", "uint8|int8", "Activation type (default uint8)."),
+    O("--keep-float", "NODE,..", "Leave these layers in float."),
+    O("--max-drop", "X", "--quantize auto's bound on the outputs' relative RMS error."),
+    O("--report", "FILE", "Write the report as JSON to FILE."),
+    LOAD_OPTIONS,
+    QUIET_OPTIONS,
+    TALK_OPTIONS,
     {0},
 };
 
@@ -280,11 +328,23 @@ const cli_command cli_commands[] = {
      "Runs ONNX backend tests: each DIR is a test folder (model.onnx and "
      "test_data_set_N/{input,output}_K.pb) or a folder of them. Outputs are compared with "
      "rtol 1e-3 and atol 1e-5 (|got - want| <= atol + rtol * |want|), NaN equal to NaN, "
-     "infinities exact, integers and strings exact, dtype and shape exact. Each test runs in "
-     "a forked process with a time limit, so a crash or hang is that test's failure.\n\n"
+     "infinities exact, integers and strings exact, dtype and shape exact. Tests run in "
+     "forked processes (--batch), each test with its own time limit, so a crash or hang is "
+     "that test's failure.\n\n"
      "Each failure is printed as 'FAIL name: reason'; the last line is 'N passed, N failed', "
      "with ', N skipped' when --known-failures skipped listed failures.",
      check_options, cmd_check_onnx},
+    {"quantize", "quantize a model after calibration and write it as a QDQ ONNX model",
+     "kiln quantize MODEL --calibrate PATH -o FILE [options]",
+     "Calibrates MODEL on --calibrate's inputs and quantizes it as kiln compile --quantize does "
+     "(docs/quantization.md), then writes the quantized model as standard ONNX in QDQ form: "
+     "QuantizeLinear/DequantizeLinear around each quantized Conv, MatMul and Gemm, weights "
+     "int8 per output channel and biases int32 as initializers with their DequantizeLinear. "
+     "Other runtimes (ONNX Runtime) run the same quantization from it; kiln compiles it to the "
+     "same integer kernels as --quantize. BatchNormalization is folded into the weights first. "
+     "Prints the report table (as --quantize), then the file written. Needs opset 13 or later "
+     "(per-channel DequantizeLinear).",
+     quantize_options, cmd_quantize},
     {"help", "print this reference, the man page or docs/cli.md",
      "kiln help [COMMAND | --man | --markdown | --targets | --cc-flags T]",
      "Prints the help of COMMAND (as kiln COMMAND --help), or of kiln.", help_options, cmd_help},
@@ -386,11 +446,14 @@ void cli_help_main(FILE *f) {
 
 /* ---- kiln(1) ---- */
 
-/* man(7) text: backslashes escaped, hyphens as \-, a leading dot or quote guarded. */
+/* man(7) text: backslashes escaped, hyphens as \-, a leading dot or quote guarded, a
+ * break point (\:) after a comma inside a word (the long default pass lists). */
 static void man_text(FILE *f, const char *s, size_t len) {
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '\\')
             fputs("\\e", f);
+        else if (s[i] == ',' && i + 1 < len && s[i + 1] != ' ' && s[i + 1] != '\n')
+            fputs(",\\:", f);
         else if (s[i] == '-')
             fputs("\\-", f);
         else if ((s[i] == '.' || s[i] == '\'') && (i == 0 || s[i - 1] == '\n'))

@@ -13,8 +13,10 @@
  * emitted only on dims where padding can make a tap fall outside. */
 #include "ir/kir.h"
 #include "ir/ops/quant_attrs.h"
+#include "ir/requant.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Lowest and highest values of a (<= 32-bit) integer type, as doubles. */
@@ -37,6 +39,47 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
     kn_kx *c =
         kx_select(L, kx_bin(L, KX_LT, x, klo), klo, kx_select(L, kx_bin(L, KX_GT, x, khi), khi, x));
     return kx_cast(L, t, kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, KN_F64, 0), c));
+}
+
+kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t) {
+    double lo, hi;
+    int_range(t, &lo, &hi);
+    kn_kx *a = kx_cast(L, KN_I64, acc);
+    if (kn_dtype_get(acc->dtype)->size > 4 || acc->dtype == KN_U32)
+        a = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, a, kx_int(L, INT32_MIN)), kx_int(L, INT32_MAX));
+    int p = kl_decl(L, KN_I64, kx_mul(L, a, kx_cast(L, KN_I64, mult)));
+    int s = kl_decl(L, KN_I64, kx_cast(L, KN_I64, shift));
+    /* (p + 2^(s-1) - 1 + (floor(p / 2^s) & 1)) >> s: p / 2^s rounded half to even */
+    kn_kx *odd = kx_bin(L, KX_AND, kx_bin(L, KX_SHR, kx_var(L, p), kx_var(L, s)), kx_int(L, 1));
+    kn_kx *half = kx_bin(L, KX_SHL, kx_int(L, 1), kx_sub(L, kx_var(L, s), kx_int(L, 1)));
+    kn_kx *r = kx_add(L, kx_var(L, p), kx_add(L, kx_sub(L, half, kx_int(L, 1)), odd));
+    r = kx_bin(L, KX_SHR, r, kx_var(L, s));
+    if (zp) r = kx_add(L, r, kx_cast(L, KN_I64, zp));
+    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_int(L, (int64_t)lo)), kx_int(L, (int64_t)hi));
+    return kx_cast(L, t, r);
+}
+
+static double const_at(const kn_kbuf *b, int64_t i) {
+    return kn_load_f64(b->data->data, b->dtype, (size_t)(b->numel == 1 ? 0 : i));
+}
+
+bool kl_qmul_tables(kn_lower *L, const kn_kbuf *xs, const kn_kbuf *ws, const kn_kbuf *ys,
+                    int64_t ncols, kn_kbuf **mult, kn_kbuf **shift) {
+    const kn_kbuf *sc[3] = {xs, ws, ys};
+    *mult = *shift = NULL;
+    for (int i = 0; i < 3; i++)
+        if (!sc[i] || sc[i]->kind != KB_CONST || !sc[i]->data || !sc[i]->numel) return false;
+    int32_t *t = malloc((size_t)(ncols ? ncols : 1) * 2 * sizeof *t);
+    KN_ASSERT(t);
+    for (int64_t c = 0; c < ncols; c++) {
+        kn_qmul q = kn_qmul_scales(const_at(xs, 0), const_at(ws, c), const_at(ys, 0));
+        t[c] = q.mult;
+        t[ncols + c] = q.shift;
+    }
+    *mult = kl_table(L, KN_I32, ncols, t);
+    *shift = kl_table(L, KN_I32, ncols, t + ncols);
+    free(t);
+    return true;
 }
 
 static kn_kx *as_i64(kn_lower *L, kn_kbuf *b, kn_kx *index) {
@@ -275,20 +318,37 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
     kn_status st = mm_dot(L, n, &g, in[2], 2, in[5], 5, &acc);
     if (st) return st;
     /* the scales of row m of A and column n of B; with K = 0 acc is 0 and y = y_zp */
-    kn_kx *as = kx_const(L, KN_F64, 1), *bs = kx_const(L, KN_F64, 1), *off;
+    kn_kx *as = kx_const(L, KN_F64, 1), *bs = kx_const(L, KN_F64, 1), *off = NULL;
     if (g.K) {
         if ((st = param_off(L, n, in[1], 1, in[0], in[0]->rank - 2, g.av, g.ak, &off))) return st;
         as = as_f64(L, in[1], off);
         if ((st = param_off(L, n, in[4], 4, in[3], in[3]->rank - 1, g.bv, g.bk, &off))) return st;
         bs = as_f64(L, in[4], off);
     }
-    kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
-    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, kx_var(L, acc)), m);
-    kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    kn_kbuf *bias = n->nin > 8 ? in[8] : NULL; /* kiln's per-column int32 bias (2-D B) */
+    kn_kx *a = kx_var(L, acc);
+    if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, kx_var(L, g.bv[in[3]->rank - 1])));
+    bool fixed = kn_fixed_point(n);
+    if (fixed) { /* per-tensor A scale (the qdq pass makes no other), per-element B scale */
+        kn_kbuf *mt, *sh;
+        if (in[1]->numel != 1 || !kl_qmul_tables(L, in[1], in[4], in[6], in[4]->numel, &mt, &sh))
+            return kn_diag(kl_ctx(L), n, KN_EINVAL,
+                           "fixed-point requantization needs constant scales, a_scale per tensor");
+        kn_kx *bi = g.K ? off : kx_int(L, 0);
+        kl_store(L, out[0], oi,
+                 kl_requant_fixed(L, a, kx_load(L, mt, bi), kx_load(L, sh, bi),
+                                  kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    } else {
+        kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
+        kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
+        kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    }
     kl_end_n(L, out[0]->rank);
     mm_describe(L, in[0], in[3], out[0],
-                &(kn_contract){.xz = in[2],
+                &(kn_contract){.fixed = fixed,
+                               .xz = in[2],
                                .wz = in[5],
+                               .bias = bias,
                                .xscale = in[1],
                                .wscale = in[4],
                                .yscale = in[6],
@@ -449,15 +509,28 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
     int acc = conv_dot(L, &g, in[0], in[2], in[3], wz, vb, vg, vo);
     kn_kx *a = kx_var(L, acc);
     if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, g.m));
-    kn_kx *sw = as_f64(L, ws, ws->numel == 1 ? kx_int(L, 0) : g.m);
-    kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as_f64(L, in[1], kx_int(L, 0)), sw),
-                      as_f64(L, in[6], kx_int(L, 0)));
-    kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
-    kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    kn_kx *wi = ws->numel == 1 ? kx_int(L, 0) : g.m;
+    bool fixed = kn_fixed_point(n);
+    if (fixed) {
+        kn_kbuf *mt, *sh;
+        if (!kl_qmul_tables(L, in[1], ws, in[6], ws->numel, &mt, &sh))
+            return kn_diag(kl_ctx(L), n, KN_EINVAL,
+                           "fixed-point requantization needs constant scales");
+        kl_store(L, out[0], oi,
+                 kl_requant_fixed(L, a, kx_load(L, mt, wi), kx_load(L, sh, wi),
+                                  kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    } else {
+        kn_kx *m =
+            kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as_f64(L, in[1], kx_int(L, 0)), as_f64(L, ws, wi)),
+                   as_f64(L, in[6], kx_int(L, 0)));
+        kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
+        kl_store(L, out[0], oi, kl_requant(L, v, kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+    }
     conv_close(L, &g, vg);
     if (in[1]->numel == 1 && in[6]->numel == 1 && in[7]->numel == 1)
         conv_describe(L, &g, in[0], in[3], bias, out[0],
-                      &(kn_contract){.xz = in[2],
+                      &(kn_contract){.fixed = fixed,
+                                     .xz = in[2],
                                      .wz = wz,
                                      .xscale = in[1],
                                      .wscale = ws,

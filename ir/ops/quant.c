@@ -4,15 +4,17 @@
  * Everything here must be bit-exact. Integer parts (zero-point subtraction, dot
  * products) run in int64_t; requantization `saturate(round(acc * sa * sb / sy) + zy)`
  * runs in double and rounds with nearbyint(), half to even under the default rounding
- * mode. QuantizeLinear and DynamicQuantizeLinear on float32 divide in float, as the
- * ONNX reference (numpy float32) and onnxruntime do, so that exact .5 quotients round
- * the same way. Zero points and scales are per tensor (one element) or per axis: per
- * `axis` channel for (De)QuantizeLinear, per output channel for the Conv weights,
- * per row of A and per column of B for the MatMuls. Every operand is first expanded
- * into an int64 array with its zero point subtracted, so the kernels below see plain
+ * mode, except in nodes marked for fixed-point requantization (ir/requant.h: the
+ * QLinear nodes the qdq pass makes), which multiply by an integer and shift. QuantizeLinear and
+ * DynamicQuantizeLinear on float32 divide in float, as the ONNX reference (numpy float32) and
+ * onnxruntime do, so that exact .5 quotients round the same way. Zero points and scales are per
+ * tensor (one element) or per axis: per `axis` channel for (De)QuantizeLinear, per output channel
+ * for the Conv weights, per row of A and per column of B for the MatMuls. Every operand is first
+ * expanded into an int64 array with its zero point subtracted, so the kernels below see plain
  * integer tensors. Padding in the convolutions contributes 0 after zero-point
  * subtraction (the padded value is the zero point). */
 #include "ir/ops/quant_attrs.h"
+#include "ir/requant.h"
 
 #include <math.h>
 #include <string.h>
@@ -395,6 +397,14 @@ static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *co
     if ((st = need_numel(cx, n, in[6], 6, 1, "y_scale")) ||
         (st = need_numel(cx, n, in[7], 7, 1, "y_zero_point")))
         return st;
+    /* kiln's 9th input (not ONNX's): an int32 bias per column of 2-D B, as QLinearConv's
+     * B, which the qdq pass gives a Gemm with a bias */
+    const kn_tensor *b = n->nin > 8 ? in[8] : NULL;
+    if (b && (b->type.dtype != KN_I32 || b->type.rank != 1 || in[3]->type.rank != 2 ||
+              (b->type.dims[0] >= 0 && in[3]->type.dims[1] >= 0 &&
+               b->type.dims[0] != in[3]->type.dims[1])))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "input 8 (bias) must be int32 with one element per column of a 2-D B");
     return matmul_type(cx, n, &in[0]->type, &in[3]->type, in[7]->type.dtype, out);
 }
 
@@ -426,12 +436,18 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
     matmul_i64(&g, a, b, acc, arow, bcol);
     double ys = kn_load_f64(in[6]->data, in[6]->type.dtype, 0);
     double yz = (double)kn_load_i64(in[7]->data, in[7]->type.dtype, 0);
+    bool fixed = kn_fixed_point(n);
     for (int64_t o = 0; o < ny; o++) {
         /* With K = 0 there is no a[.., m, 0]: acc is 0, any scale gives y = yz. */
         double as = g.K ? kn_load_f64(in[1]->data, in[1]->type.dtype, (size_t)sa[arow[o]]) : 1;
         double bs = g.K ? kn_load_f64(in[4]->data, in[4]->type.dtype, (size_t)sb[bcol[o]]) : 1;
-        kn_store_f64(y->data, yt.dtype, (size_t)o,
-                     requant((double)acc[o] * (as * bs / ys), yz, yt.dtype));
+        int64_t t = acc[o];
+        if (n->nin > 8 && in[8])
+            t += kn_load_i64(in[8]->data, KN_I32, (size_t)(o % yt.dims[yt.rank - 1]));
+        kn_store_f64(
+            y->data, yt.dtype, (size_t)o,
+            fixed ? requant((double)kn_qmul_apply(t, kn_qmul_scales(as, bs, ys)), yz, yt.dtype)
+                  : requant((double)t * (as * bs / ys), yz, yt.dtype));
     }
     return KN_OK;
 }
@@ -650,12 +666,15 @@ static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *cons
     double yz = (double)kn_load_i64(in[7]->data, in[7]->type.dtype, 0);
     int64_t ospat = 1;
     for (int d = 0; d < g.s; d++) ospat *= g.out[d];
+    bool fixed = kn_fixed_point(n);
     for (int64_t o = 0; o < ny; o++) {
         int64_t m = (o / ospat) % g.M;
         int64_t a = acc[o] + (bias ? kn_load_i64(bias->data, KN_I32, (size_t)m) : 0);
         double s = kn_load_f64(ws->data, ws->type.dtype, (size_t)(nws == 1 ? 0 : m));
-        kn_store_f64(y->data, yt.dtype, (size_t)o,
-                     requant((double)a * (xs * s / ys), yz, yt.dtype));
+        kn_store_f64(
+            y->data, yt.dtype, (size_t)o,
+            fixed ? requant((double)kn_qmul_apply(a, kn_qmul_scales(xs, s, ys)), yz, yt.dtype)
+                  : requant((double)a * (xs * s / ys), yz, yt.dtype));
     }
     return KN_OK;
 }

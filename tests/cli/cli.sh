@@ -85,6 +85,24 @@ if [ -d "$D" ]; then
   "$KILN" check-onnx "$D" >"$T/out" 2>&1
   [ "$(tail -n 1 "$T/out")" = "1 passed, 0 failed" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: check-onnx test_relu:"; cat "$T/out"; }
 fi
+# check-onnx's worker processes: a test that crashes or hangs fails with its cause, the
+# same worker's earlier results stand and a new worker runs the tests after it, whatever
+# the batch size (KILN_TEST_CRASH/HANG name the test folder that does so).
+N=/usr/share/libonnx-testdata/data/node
+if [ -d "$N" ]; then
+  mkdir "$T/batch"
+  for t in test_relu test_abs test_neg test_exp test_sqrt; do ln -s "$N/$t" "$T/batch/$t"; done
+  for b in 1 2 64; do
+    KILN_TEST_CRASH=test_exp KILN_TEST_HANG=test_neg "$KILN" check-onnx "$T/batch" --batch $b \
+      --timeout 1 >"$T/out" 2>&1
+    r=$?
+    grep -q "^FAIL test_exp: crashed with signal 11" "$T/out" &&
+      grep -q "^FAIL test_neg: timed out after 1 s" "$T/out" &&
+      [ "$(tail -n 1 "$T/out")" = "3 passed, 2 failed" ] && [ $r = 1 ] && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL: check-onnx --batch $b with a crash and a hang:"; cat "$T/out"; }
+  done
+  expect 2 "bad --batch '0'" -- "$KILN" check-onnx "$T/batch" --batch 0
+fi
 # --max-memory: sizes known only at run time (ConstantOfShape of an input shape); 3.6 GB
 # is refused by name, within the limit it runs, a malformed size is a usage error.
 RS=$SRC/tests/cli/runtime_size

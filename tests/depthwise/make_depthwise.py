@@ -12,6 +12,8 @@ same weights:
   y7 = DW7x7 pad 3 (z) + b                       z: 2x3x6x5, every output a border one
   y8 = DW1d k5 pad 2 (s) + b                     s: 2x7x30, 1-D, batch 2
   y9 = DW3x3 stride 2 dilation 2, pads t0 l2 b1 r1, strided with a dilation
+  y10 = DW3x3 pad 1 (n) + b           n: 1x5x14x14, rows narrower than 16 lanes (8 + 4)
+  y11 = Relu(DW3x3 pad 1 (e))         e: 1x4x7x7 (a 4-lane vector and a scalar)
 
 Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- and
 16-lane tiles and scalar remainders).
@@ -46,10 +48,15 @@ w6 = rnd(C, 1, 3, 3)
 w7, b7 = rnd(3, 1, 7, 7), rnd(3)
 w8, b8 = rnd(7, 1, 5), rnd(7)
 w9 = rnd(C, 1, 3, 3)
+n14 = rnd(1, 5, 14, 14)
+e7 = rnd(1, 4, 7, 7)
+w10, b10 = rnd(5, 1, 3, 3), rnd(5)
+w11 = rnd(4, 1, 3, 3)
 
 inits = [numpy_helper.from_array(a, n) for a, n in
          [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
           (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
+          (w10, "w10"), (b10, "b10"), (w11, "w11"),
           (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
 
 
@@ -75,6 +82,9 @@ nodes = [
     conv("dw7", ["z", "w7", "b7"], "y7", group=3, pads=[3, 3, 3, 3]),
     conv("dw8", ["s", "w8", "b8"], "y8", group=7, pads=[2, 2]),
     conv("dw9", ["x", "w9"], "y9", group=C, pads=[0, 2, 1, 1], strides=[2, 2], dilations=[2, 2]),
+    conv("dw10", ["n", "w10", "b10"], "y10", group=5, pads=[1, 1, 1, 1]),
+    conv("dw11", ["e", "w11"], "c11", group=4, pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["c11"], ["y11"], name="relu11"),
 ]
 
 t = torch.from_numpy
@@ -90,18 +100,21 @@ with torch.no_grad():
     y7 = F.conv2d(t(z), t(w7), t(b7), padding=3, groups=3)
     y8 = F.conv1d(t(s), t(w8), t(b8), padding=2, groups=7)
     y9 = F.conv2d(F.pad(X, (2, 1, 0, 1)), t(w9), stride=2, dilation=2, groups=C)
-outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9]
+    y10 = F.conv2d(t(n14), t(w10), t(b10), padding=1, groups=5)
+    y11 = F.relu(F.conv2d(t(e7), t(w11), padding=1, groups=4))
+outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11]
 
 vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
 g = helper.make_graph(nodes, "depthwise",
-                      [vi("x", x.shape), vi("r", r.shape), vi("z", z.shape), vi("s", s.shape)],
+                      [vi("x", x.shape), vi("r", r.shape), vi("z", z.shape), vi("s", s.shape),
+                       vi("n", n14.shape), vi("e", e7.shape)],
                       [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
 onnx.save(m, os.path.join(here, "model.onnx"))
 
 d = os.path.join(here, "test_data_set_0")
 os.makedirs(d, exist_ok=True)
-for i, a in enumerate([x, r, z, s]):
+for i, a in enumerate([x, r, z, s, n14, e7]):
     onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
 for i, a in enumerate(outs):
     onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Writes tests/pointwise/model.onnx and test_data_set_0: pointwise (1x1, stride 1, no
+padding, one group) convolutions for the pixel tiles of passes/tile.c (tile_pointwise),
+with outputs computed by torch from the same weights:
+
+  y1 = Relu(Conv1x1 (x) + b)           x: 1x5x9x10, 90 pixels: many blocks (the block
+                                       loop outermost) and a partial block; 13 channels
+                                       out, a partial tile of output channels
+  y2 = Conv1x1 (x) + x2                3 channels out, no bias, a y-shaped residual
+  y3 = Sigmoid(Conv1x1 (u) + r) * 2    u: 1x7x6x6 (few blocks: output channels outermost),
+                                       r: [1,9,1,1] per channel; 'Mul' by a scalar
+  y4 = Conv1x1 (v) + b                 v: 2x4x5x7, batch 2
+  y5 = Conv1d k1 (s) + b               s: 1x6x37, 1-D
+  y6 = Conv1x1 (x) + q                 q: [1,1,9,10], varies along both spatial axes
+
+Pixel counts leave partial blocks in every vector width (4, 8 and 16 lanes).
+usage: /usr/bin/python3 tests/pointwise/make_pointwise.py"""
+import os
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(5)
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def rnd(*shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+x = rnd(1, 5, 9, 10)
+x2 = rnd(1, 3, 9, 10)
+u = rnd(1, 7, 6, 6)
+r = rnd(1, 9, 1, 1)
+v = rnd(2, 4, 5, 7)
+s = rnd(1, 6, 37)
+q = rnd(1, 1, 9, 10)
+w1, b1 = rnd(13, 5, 1, 1), rnd(13)
+w2 = rnd(3, 5, 1, 1)
+w3 = rnd(9, 7, 1, 1)
+w4, b4 = rnd(6, 4, 1, 1), rnd(6)
+w5, b5 = rnd(11, 6, 1), rnd(11)
+w6 = rnd(4, 5, 1, 1)
+inits = [numpy_helper.from_array(a, n) for a, n in
+         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
+          (b5, "b5"), (w6, "w6"), (np.array(2, np.float32), "two")]]
+
+
+def conv(name, ins, out):
+    return helper.make_node("Conv", ins, [out], name=name)
+
+
+nodes = [
+    conv("pw1", ["x", "w1", "b1"], "c1"),
+    helper.make_node("Relu", ["c1"], ["y1"], name="relu1"),
+    conv("pw2", ["x", "w2"], "c2"),
+    helper.make_node("Add", ["c2", "x2"], ["y2"], name="res2"),
+    conv("pw3", ["u", "w3"], "c3"),
+    helper.make_node("Add", ["c3", "r"], ["s3"], name="add3"),
+    helper.make_node("Sigmoid", ["s3"], ["g3"], name="sig3"),
+    helper.make_node("Mul", ["g3", "two"], ["y3"], name="mul3"),
+    conv("pw4", ["v", "w4", "b4"], "y4"),
+    conv("pw5", ["s", "w5", "b5"], "y5"),
+    conv("pw6", ["x", "w6"], "c6"),
+    helper.make_node("Add", ["c6", "q"], ["y6"], name="add6"),
+]
+
+t = torch.from_numpy
+with torch.no_grad():
+    X = t(x)
+    y1 = F.relu(F.conv2d(X, t(w1), t(b1)))
+    y2 = F.conv2d(X, t(w2)) + t(x2)
+    y3 = torch.sigmoid(F.conv2d(t(u), t(w3)) + t(r)) * 2
+    y4 = F.conv2d(t(v), t(w4), t(b4))
+    y5 = F.conv1d(t(s), t(w5), t(b5))
+    y6 = F.conv2d(X, t(w6)) + t(q)
+outs = [y1, y2, y3, y4, y5, y6]
+ins = [("x", x), ("x2", x2), ("u", u), ("r", r), ("v", v), ("s", s), ("q", q)]
+
+vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
+g = helper.make_graph(nodes, "pointwise", [vi(n, a.shape) for n, a in ins],
+                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(here, "model.onnx"))
+
+d = os.path.join(here, "test_data_set_0")
+os.makedirs(d, exist_ok=True)
+for i, (_, a) in enumerate(ins):
+    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
+for i, a in enumerate(outs):
+    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))

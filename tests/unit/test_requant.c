@@ -1,0 +1,135 @@
+/* Fixed-point requantization (ir/requant.h, docs/quantization.md): kn_qmul_make and
+ * kn_qmul_apply against values derived by hand (ties half to even, the mantissa carry,
+ * the edges of the multiplier's range, accumulator saturation) and against a table
+ * computed by Python's exact integers and fractions (Fraction rounds half to even) from
+ * the documented definition, for multipliers and accumulators drawn at random. */
+#include "ir/requant.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+
+typedef struct {
+    double m;
+    int32_t mult, shift;
+} mcase;
+
+typedef struct {
+    double m;
+    int64_t acc, want;
+} acase;
+
+static const mcase mcases[] = {
+    /* by hand: m = f * 2^e, mult = round(f * 2^31), shift = 31 - e */
+    {0.5, INT32_C(1) << 30, 31},
+    {1.0, INT32_C(1) << 30, 30},
+    {0.75, 3 << 29, 31},
+    {1.0 / 3, 1431655765, 32},       /* 2/3 * 2^31 = 1431655765.33 */
+    {0x1.fffffffffp-1, 1 << 30, 30}, /* mantissa rounds up to 2^31: carry */
+    {0x1p29, INT32_C(1) << 30, 1},   /* 2^29: exact, the largest kept */
+    {0x1p30, INT32_C(1) << 30, 1},   /* >= 2^30: stored as 2^29 (saturates anyway) */
+    {1e30, INT32_C(1) << 30, 1},
+    {0x1p-32, INT32_C(1) << 30, 62}, /* the smallest kept */
+    {0x1p-33, 0, 31},                /* every |acc * m| < 1/2 */
+    {0.0, 0, 31},
+    {-1.0, 0, 31},
+    {NAN, 0, 31},
+    /* Python, random */
+    {0x1.f1691c585039bp-1, 2086291222, 31},
+    {0x1.cf6ad7f29d024p-2, 1943713277, 32},
+    {0x1.f3eb2754e2beap+0, 2096810453, 30},
+    {0x1.bd114a6b3428ap-3, 1866748571, 33},
+    {0x1.9b8efe46c0ab5p+0, 1726201746, 30},
+    {0x1.18d9c84366b68p+0, 1177973265, 30},
+    {0x1.1db208fa38976p-38, 0, 31},
+    {0x1.6deceb8266543p-11, 1534802657, 41},
+    {0x1.de06ce9ac3552p-10, 2004988839, 40},
+    {0x1.7b382e45ce3dfp-41, 0, 31},
+};
+
+static const acase acases[] = {
+    /* by hand: ties round half to even, both signs */
+    {0.5, 1, 0},
+    {0.5, 3, 2},
+    {0.5, 5, 2},
+    {0.5, -1, 0},
+    {0.5, -3, -2},
+    {0.5, -5, -2},
+    {3.0 / 64, 32, 2}, /* 1.5 */
+    {3.0 / 64, 96, 4}, /* 4.5 */
+    {3.0 / 64, -32, -2},
+    {3.0 / 64, -96, -4},
+    {3.0 / 64, 33, 2}, /* 1.546875 */
+    {1.0 / 3, 3, 1},   /* 3 * 1431655765 / 2^32 = 0.99999999977 */
+    {1.0 / 3, -3, -1},
+    {1.0, 123456, 123456},
+    {0.5, INT64_C(1) << 40, 1073741824},     /* saturated to 2^31 - 1, then 2^30 - 0.5 -> even */
+    {0.5, -(INT64_C(1) << 40), -1073741824}, /* -2^31 * 0.5 */
+    {0x1p-33, 2147483647, 0},
+    {0x1p-32, 2147483647, 0},    /* 0.49999999977 */
+    {0x1p-32, -2147483648LL, 0}, /* -0.5: a tie, to even */
+    {0x1p30, 1, 536870912},
+    {0x1p30, -1, -536870912},
+    /* Python, random */
+    {0x1.f1691c585039bp-1, 48230, 46856},
+    {0x1.f1691c585039bp-1, 1922895273, 1868102480},
+    {0x1.f1691c585039bp-1, 3987, 3873},
+    {0x1.f1691c585039bp-1, -1197944432, -1163809073},
+    {0x1.cf6ad7f29d024p-2, -65090, -29457},
+    {0x1.cf6ad7f29d024p-2, -1371269749, -620576371},
+    {0x1.cf6ad7f29d024p-2, 67487, 30542},
+    {0x1.cf6ad7f29d024p-2, 911008802, 412282512},
+    {0x1.f3eb2754e2beap+0, 62269, 121599},
+    {0x1.f3eb2754e2beap+0, -798231825, -1558792623},
+    {0x1.f3eb2754e2beap+0, 18799, 36711},
+    {0x1.f3eb2754e2beap+0, -34877, -68108},
+    {0x1.bd114a6b3428ap-3, 83237, 18089},
+    {0x1.bd114a6b3428ap-3, -78543, -17069},
+    {0x1.bd114a6b3428ap-3, 37677, 8188},
+    {0x1.bd114a6b3428ap-3, -9960, -2164},
+    {0x1.9b8efe46c0ab5p+0, -24519, -39418},
+    {0x1.9b8efe46c0ab5p+0, -80811, -129916},
+    {0x1.9b8efe46c0ab5p+0, -351659800, -565346108},
+    {0x1.9b8efe46c0ab5p+0, -60159, -96715},
+    {0x1.18d9c84366b68p+0, 10545, 11569},
+    {0x1.18d9c84366b68p+0, 722481616, 792615142},
+    {0x1.18d9c84366b68p+0, 50215, 55090},
+    {0x1.18d9c84366b68p+0, -17753, -19476},
+    {0x1.1db208fa38976p-38, -8203, 0},
+    {0x1.1db208fa38976p-38, 52016, 0},
+    {0x1.1db208fa38976p-38, -81975, 0},
+    {0x1.1db208fa38976p-38, -29238, 0},
+    {0x1.6deceb8266543p-11, 74103, 52},
+    {0x1.6deceb8266543p-11, -233471120, -162951},
+    {0x1.6deceb8266543p-11, 75283, 53},
+    {0x1.6deceb8266543p-11, 21030, 15},
+    {0x1.de06ce9ac3552p-10, 60148, 110},
+    {0x1.de06ce9ac3552p-10, -1894276352, -3454264},
+    {0x1.de06ce9ac3552p-10, -66095, -121},
+    {0x1.de06ce9ac3552p-10, 4306, 8},
+    {0x1.7b382e45ce3dfp-41, 30156, 0},
+    {0x1.7b382e45ce3dfp-41, -218238462, 0},
+    {0x1.7b382e45ce3dfp-41, -64106, 0},
+    {0x1.7b382e45ce3dfp-41, 44236, 0},
+};
+
+int main(void) {
+    for (size_t i = 0; i < sizeof mcases / sizeof *mcases; i++) {
+        kn_qmul q = kn_qmul_make(mcases[i].m);
+        CHECK(q.mult == mcases[i].mult);
+        CHECK(q.shift == mcases[i].shift);
+        if (q.mult != mcases[i].mult || q.shift != mcases[i].shift)
+            fprintf(stderr, "  case %zu: m %a gives %d, %d\n", i, mcases[i].m, q.mult, q.shift);
+    }
+    for (size_t i = 0; i < sizeof acases / sizeof *acases; i++) {
+        int64_t got = kn_qmul_apply(acases[i].acc, kn_qmul_make(acases[i].m));
+        CHECK(got == acases[i].want);
+        if (got != acases[i].want)
+            fprintf(stderr, "  case %zu: m %a acc %lld gives %lld\n", i, acases[i].m,
+                    (long long)acases[i].acc, (long long)got);
+    }
+    /* the scales' multiplier is the double product and quotient of the float32 scales */
+    kn_qmul a = kn_qmul_scales(0.125f, 0.28125f, 0.75f), b = kn_qmul_make(3.0 / 64);
+    CHECK(a.mult == b.mult && a.shift == b.shift);
+    return TEST_DONE();
+}
