@@ -480,6 +480,24 @@ static bool conv_epi_channelwise(const kn_contract *d) {
     return true;
 }
 
+/* Whether an epilogue step is a few arithmetic operations or selects (no exp, erf, ...). */
+static bool tile_step_cheap(kn_epi_op op) {
+    switch (op) {
+    case KN_EPI_RELU:
+    case KN_EPI_CLIP:
+    case KN_EPI_LEAKYRELU:
+    case KN_EPI_HARDSIGMOID:
+    case KN_EPI_HARDSWISH:
+    case KN_EPI_ADD:
+    case KN_EPI_MUL:
+    case KN_EPI_SUB:
+    case KN_EPI_RSUB:
+    case KN_EPI_NEG:
+    case KN_EPI_ABS: return true;
+    default: return false;
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
@@ -512,26 +530,41 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
 store:;
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
-     * each block has its own, so blocks stay independent (parallel). An epilogue whose
-     * operands vary along the channels only runs on the vectors before (a full block:
-     * the operands' vectors stay inside them), else on each value in the loop. */
+     * each block has its own, so blocks stay independent (parallel).
+     * The epilogue runs on the accumulator vectors before those stores where it can:
+     * all of it when its operands vary along the channels only (a full block: the
+     * operands' vectors stay inside it), else its leading steps that are cheap
+     * (tile_step_cheap) and read one value at most (a ReLU6 is two vector selects, where
+     * per element in the transposing loop the C compiler left them scalar). The rest (a
+     * residual read at each output, a transcendental, whose code would be repeated for
+     * every accumulator) runs per element in the loop. */
     const kn_contract *d = G->d;
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
-    bool vepi = d->epi && !kn_contract_is_int(d) && valid == T->kb && conv_epi_channelwise(d);
+    int pre = 0;
+    if (d->epi && !kn_contract_is_int(d)) {
+        if (valid == T->kb && conv_epi_channelwise(d))
+            pre = d->epi->n;
+        else
+            while (pre < d->epi->n && tile_step_cheap(d->epi->s[pre].op) &&
+                   (!d->operand[pre] || d->operand[pre]->numel == 1))
+                pre++;
+    }
+    kn_epilogue head = {.n = pre};
+    if (pre) memcpy(head.s, d->epi->s, (size_t)pre * sizeof *head.s);
     int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
             kn_kx *val = kx_var(L, T->acc[r][v]);
-            if (vepi) {
+            if (pre) {
                 kn_kx *opnd[KN_EPI_MAX] = {0};
-                for (int k = 0; k < d->epi->n; k++) {
+                for (int k = 0; k < pre; k++) {
                     kn_kbuf *o = d->operand[k];
                     if (o)
                         opnd[k] = o->numel == 1
                                       ? kx_load(L, o, kx_int(L, 0))
                                       : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
                 }
-                val = kl_epilogue(L, d->epi, val, opnd);
+                val = kl_epilogue(L, &head, val, opnd);
             }
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
@@ -552,12 +585,14 @@ store:;
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     if (kn_contract_is_int(d))
         val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi && !vepi) { /* y[b, mo + c, oh, ow0 + r] */
+    if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
         kt_epi_operands(L, d, coord, 1, opnd);
-        val = kl_epilogue(L, d->epi, val, opnd);
+        kn_epilogue tail = {.n = d->epi->n - pre};
+        memcpy(tail.s, d->epi->s + pre, (size_t)tail.n * sizeof *tail.s);
+        val = kl_epilogue(L, &tail, val, opnd + pre);
     }
     kl_store(L, G->y,
              mad(L, kx_var(L, vc2), ys[1],
