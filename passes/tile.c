@@ -326,6 +326,7 @@ typedef struct conv_geom {
     int64_t oph, opw;           /* subtracted from input coordinates: the pads when the kernel reads
                                    the unpadded input, 0 when it reads the padded copy */
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
+    int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
     kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
     kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
@@ -385,6 +386,14 @@ kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
 }
 
+/* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
+static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
+    if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */
+        return mad(L, mad(L, mad(L, b, G->c, ch), G->hp, iy), G->wp, ix);
+    return mad(L, b, G->xs[0],
+               mad(L, ch, G->xs[1], mad(L, iy, G->xs[2], kx_mul(L, ix, kx_int(L, G->xs[3])))));
+}
+
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
  * tile: each tap packs the rows' inputs of those channels into words. A padding tap
  * (crow, ccol: tested) steps with the zero-point word, which the init's correction
@@ -406,18 +415,17 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     kn_kx *words[KT_MAX_ROWS] = {0};
     if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
         kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
-        int vx = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
+        int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
         for (int r = 0; r < T->rows; r++)
-            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
     }
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c,
-                    mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts))));
-    int vx = G->xw ? -1 : kl_decl(L, KN_I64, mad(L, mad(L, ch, G->hp, iy), G->wp, ix));
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
+    int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
     for (int r = 0; r < T->rows && !G->xw; r++) {
         kn_kx *vals[4];
         for (int g = 0; g < nch; g++)
-            vals[g] = kx_load(L, G->x,
-                              kx_add(L, kx_var(L, vx), kx_int(L, g * G->hp * G->wp + r * G->sw)));
+            vals[g] = kx_load(
+                L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
         words[r] = kt_word(L, T, vals, nch);
     }
     kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
@@ -474,16 +482,15 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int vj = kl_for(L, G->kw);
     kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
     kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c, mad(L, kx_var(L, vg), G->cg, kx_var(L, vc)));
-    kn_kx *row = mad(L, ch, G->hp, iy);
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *xi = mad(L, row, G->wp, ix);
+    kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] =
-            int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
+        a[r] = int_operand(
+            L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
@@ -496,9 +503,18 @@ store:;
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      kx_var(L, T->acc[r][v]));
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
-    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy);
-    int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
-    int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
+    const int64_t *ys = G->ys;
+    bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
+                      : mad(L, kx_var(L, vb), ys[0],
+                            mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3])))));
+    int vy = kl_decl(L, KN_I64, y0);
+    /* channels innermost where they are contiguous in y (channels-last) */
+    int vc2, vr;
+    if (ys[1] == 1)
+        vr = kl_for(L, rows), vc2 = kl_for(L, valid);
+    else
+        vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     const kn_contract *d = G->d;
@@ -512,7 +528,10 @@ store:;
         val = kl_epilogue(L, d->epi, val, opnd);
     }
     kl_store(L, G->y,
-             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
+             mad(L, kx_var(L, vc2), ys[1],
+                 dense ? kx_add(L, kx_var(L, vy), kx_var(L, vr))
+                       : mad(L, kx_var(L, vr), ys[3], kx_var(L, vy))),
+             val);
     kl_end_n(L, 2);
 }
 
@@ -564,6 +583,19 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
              xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0))
                                             : kx_const(L, x->dtype, 0));
     kl_end(L);
+    if (G->xs[3] != 1) { /* channels-last: moved to NCHW in the same copy */
+        int vb = kl_for(L, G->n), vh = kl_for(L, G->h), vw = kl_for(L, G->w), vc = kl_for(L, G->c);
+        kn_kx *dst = mad(L,
+                         mad(L, mad(L, kx_var(L, vb), G->c, kx_var(L, vc)), G->hp,
+                             kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
+                         G->wp, kx_add(L, kx_var(L, vw), kx_int(L, G->pw)));
+        kl_store(
+            L, xp, dst,
+            kx_load(L, x,
+                    conv_xat(L, G, kx_var(L, vb), kx_var(L, vc), kx_var(L, vh), kx_var(L, vw))));
+        kl_end_n(L, 4);
+        return xp;
+    }
     int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
     kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
                      G->wp, kx_int(L, G->pw));
@@ -587,18 +619,19 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
         kl_end(L);
     }
-    int vp = kl_for(L, G->n * G->group * ng), vh = kl_for(L, G->h), vw = kl_for(L, G->w);
-    kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
+    int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = kl_for(L, ng);
+    int vh = kl_for(L, G->h), vw = kl_for(L, G->w);
+    kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, kx_var(L, vc));
+    kn_kx *dst = mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
                      kt_plus(L, kx_var(L, vw), G->pw));
-    /* plane vp = (b * group + g) * ng + c: input channel b * C + g * cg + c * 4 = vp * 4 */
-    kn_kx *src = mad(L, kx_mul(L, kx_var(L, vp), kx_int(L, T->parts)), G->h * G->w,
-                     mad(L, kx_var(L, vh), G->w, kx_var(L, vw)));
-    int vs = kl_decl(L, KN_I64, src);
+    /* the input's own strides (any layout): channel g * cg + c * 4 + k */
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vc), kx_int(L, T->parts)));
+    int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_var(L, vw)));
     kn_kx *vals[4];
     for (int k = 0; k < T->parts; k++)
-        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->h * G->w)));
+        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->xs[1])));
     kl_store(L, xw, dst, kt_word(L, T, vals, T->parts));
-    kl_end_n(L, 3);
+    kl_end_n(L, 5);
     return xw;
 }
 
@@ -610,6 +643,7 @@ static void conv_geometry(const kn_contract *d, conv_geom *G) {
     G->hp = d->h + d->ph + d->peh;
     G->w = d->w_, G->ow = d->ow, G->kw = d->kw, G->sw = d->sw, G->dw = d->dw, G->pw = d->pw;
     G->wp = d->w_ + d->pw + d->pew;
+    kn_contract_strides(d, G->xs, G->ys);
     G->d = d;
 }
 
@@ -618,12 +652,19 @@ bool kt_f32_const(const kn_kbuf *b) {
 }
 
 bool kt_operands_ok(const kn_contract *d) {
+    /* operands broadcast against the logical output (channels-first for a conv) */
+    int64_t ld[KN_MAX_RANK];
+    memcpy(ld, d->y->dims, sizeof ld);
+    if (d->kind == KN_CONTRACT_CONV) {
+        ld[0] = d->n, ld[1] = d->m, ld[d->y->rank - 1] = d->ow;
+        if (d->nsp == 2) ld[2] = d->oh;
+    }
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
         if (o->rank > d->y->rank || kx_compute_dtype(o->dtype) != KN_F32) return false;
         for (int i = 0; i < o->rank; i++) {
-            int64_t yd = d->y->dims[d->y->rank - o->rank + i];
+            int64_t yd = ld[d->y->rank - o->rank + i];
             if (o->dims[i] != 1 && o->dims[i] != yd) return false;
         }
     }
@@ -671,7 +712,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.xw = conv_words(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else if (pad == 2) {
-        G.x = conv_pad(L, &G, x);
+        G.x = conv_pad(L, &G, x); /* dense NCHW from here on */
+        memcpy(G.xs, (int64_t[4]){G.c * G.hp * G.wp, G.hp * G.wp, G.wp, 1}, sizeof G.xs);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else {
         G.x = x;
@@ -1159,7 +1201,8 @@ static bool pw_suits(const kn_contract *d, int lanes) {
     if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
         d->sw != 1 || d->ph || d->pw || d->peh || d->pew || d->x->dtype != KN_F32 ||
         d->y->dtype != KN_F32 || !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) ||
-        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes)
+        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes ||
+        !kn_contract_nchw(d)) /* channels-last: the conv tiles store channels contiguously */
         return false;
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];

@@ -57,7 +57,8 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
         return false;
     int64_t n = d->n, c = d->c, m = d->m, group = d->group, cg = c / group, kg = m / group;
     int64_t h = d->h, w = d->w_, oh = d->oh, ow = d->ow, kh = d->kh, kw = d->kw;
-    int64_t red = cg * kh * kw;
+    int64_t red = cg * kh * kw, xs[4], ys[4]; /* strides along (n, c, h, w): NCHW or NHWC */
+    kn_contract_strides(d, xs, ys);
     if (kg < 2) return false; /* depthwise: one channel per group, the plain nest is it */
     int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_CONV_CB, GPU_MAX_COLS);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_CONV_ROWS, GPU_MAX_ROWS);
@@ -103,14 +104,20 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
     bool hpad = d->ph || d->peh, wpad = d->pw || d->pew;
     if (hpad) kl_if(L, in_range(L, kx_var(L, vih), h));
     int vj = kl_for(L, kw);
-    kn_kx *ch = mad(L, kx_var(L, vb), c, mad(L, kx_var(L, vg), cg, kx_var(L, vc)));
-    int vrow = kl_decl(L, KN_I64, mad(L, ch, h, kx_var(L, vih)));
+    kn_kx *ch = mad(L, kx_var(L, vg), cg, kx_var(L, vc));
+    bool xdense = xs[3] == 1 && xs[2] == w && xs[1] == h * w; /* x NCHW */
+    int vrow =
+        kl_decl(L, KN_I64,
+                xdense ? mad(L, mad(L, kx_var(L, vb), c, ch), h, kx_var(L, vih))
+                       : mad(L, kx_var(L, vb), xs[0],
+                             mad(L, ch, xs[1], mad(L, kx_var(L, vih), xs[2], kx_int(L, 0)))));
     int xv[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         kn_kx *iw = kx_add(L, kx_mul(L, kx_var(L, px[r]), kx_int(L, d->sw)),
                            mad(L, kx_var(L, vj), d->dw, kx_int(L, -d->pw)));
         int viw = kl_decl(L, KN_I64, iw);
-        kn_kx *xi = mad(L, kx_var(L, vrow), w, kx_var(L, viw));
+        kn_kx *xi = xdense ? mad(L, kx_var(L, vrow), w, kx_var(L, viw))
+                           : mad(L, kx_var(L, viw), xs[3], kx_var(L, vrow));
         if (wpad) {
             xv[r] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
             kl_if(L, in_range(L, kx_var(L, viw), w));
@@ -133,9 +140,14 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
 
     /* y[b, g*kg + blk*cb + j, oh, t*rows + r] */
     kn_kx *mo = mad(L, kx_var(L, vg), kg, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
-    int vy = kl_decl(L, KN_I64,
-                     mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
-                         kx_mul(L, kx_var(L, vt), kx_int(L, rows))));
+    bool ydense = ys[3] == 1 && ys[2] == ow && ys[1] == oh * ow; /* y NCHW */
+    kn_kx *y0 = ydense ? mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
+                             kx_mul(L, kx_var(L, vt), kx_int(L, rows)))
+                       : mad(L, kx_var(L, vb), ys[0],
+                             mad(L, mo, ys[1],
+                                 mad(L, kx_var(L, voh), ys[2],
+                                     kx_mul(L, kx_var(L, vt), kx_int(L, rows * ys[3])))));
+    int vy = kl_decl(L, KN_I64, y0);
     int64_t tail = kg % cb;
     for (int r = 0; r < rows; r++) {
         kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
@@ -153,7 +165,7 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
                     if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], d->y, coord);
                 val = kl_epilogue(L, d->epi, val, opnd);
             }
-            kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * oh * ow + r)), val);
+            kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * ys[1] + r * ys[3])), val);
             if (tail && j >= tail) kl_end(L);
         }
         if (ow % rows && r) kl_end(L);
