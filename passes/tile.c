@@ -417,9 +417,9 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     kn_kx *words[KT_MAX_ROWS] = {0};
     if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
         kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
-        int vx = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
+        int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
         for (int r = 0; r < T->rows; r++)
-            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
     }
     kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
     int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
@@ -686,18 +686,19 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
         kl_end(L);
     }
-    int vp = kl_for(L, G->n * G->group * ng), vh = kl_for(L, G->h), vw = kl_for(L, G->w);
-    kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
+    int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = kl_for(L, ng);
+    int vh = kl_for(L, G->h), vw = kl_for(L, G->w);
+    kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, kx_var(L, vc));
+    kn_kx *dst = mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
                      kt_plus(L, kx_var(L, vw), G->pw));
-    /* plane vp = (b * group + g) * ng + c: input channel b * C + g * cg + c * 4 = vp * 4 */
-    kn_kx *src = mad(L, kx_mul(L, kx_var(L, vp), kx_int(L, T->parts)), G->h * G->w,
-                     mad(L, kx_var(L, vh), G->w, kx_var(L, vw)));
-    int vs = kl_decl(L, KN_I64, src);
+    /* the input's own strides (any layout): channel g * cg + c * 4 + k */
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vc), kx_int(L, T->parts)));
+    int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_var(L, vw)));
     kn_kx *vals[4];
     for (int k = 0; k < T->parts; k++)
-        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->h * G->w)));
+        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->xs[1])));
     kl_store(L, xw, dst, kt_word(L, T, vals, T->parts));
-    kl_end_n(L, 3);
+    kl_end_n(L, 5);
     return xw;
 }
 
@@ -773,8 +774,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(wp);
     G.mult = G.shift = NULL;
     if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
-    bool dense = G.xs[3] == 1 && G.xs[2] == G.w && G.xs[1] == G.h * G.w; /* NCHW input */
-    if (T.dot && T.parts == 4 && G.cg % 4 == 0 && dense) { /* words of 4 channels, padded */
+    if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
