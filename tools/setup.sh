@@ -9,6 +9,7 @@ set -e
 PKGS="build-essential g++ cmake clang clang-format libprotobuf-c-dev protobuf-c-compiler
 libonnx-dev libonnx-testdata llvm-19-dev libhalide14-0-dev pocl-opencl-icd
 ocl-icd-opencl-dev opencl-headers gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+gcc-aarch64-linux-gnu qemu-user
 graphviz libxml2-utils groff-base pkg-config"
 if [ "$1" = "--models" ]; then
   PKGS="$PKGS python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn"
