@@ -494,10 +494,13 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
                     "kiln_options_set_input_shape() or kiln_options_set_dim()",
                     v->name, kn_type_str(&v->type, buf, sizeof buf));
     }
-    if (!cx->status && !kn_compile_program(cx, g, "model", o->target, &p) &&
+    /* g and p are dropped once the JIT holds the weights: each constant is freed as soon
+     * as nothing needs it, so the weights are held about once (docs/robustness.md) */
+    kn_compile_opts copts = {.release_constants = true};
+    if (!cx->status && !kn_compile_program_opts(cx, g, "model", o->target, &copts, &p) &&
         !refuse_strings(cx, p) && !refuse_workspace(cx, p, o->max_memory) &&
-        !kn_llvm_jit(cx, p, o->target, o->opt_level, c->threads > 1 ? API_PAR_FOR : (kn_par_for)0,
-                     &c->jit)) {
+        !kn_llvm_jit_releasing(cx, p, o->target, o->opt_level,
+                               c->threads > 1 ? API_PAR_FOR : (kn_par_for)0, NULL, &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
         c->nin = (size_t)p->nin;
         c->nout = (size_t)p->nout;

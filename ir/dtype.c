@@ -62,6 +62,72 @@ kn_dtype kn_dtype_parse(const char *s) {
     return KN_UNDEF;
 }
 
+/* ---- float8 (see dtype.h) ---- */
+
+typedef struct f8_format {
+    int mbits, bias;
+    double max;
+    bool uz, inf; /* no -0 and NaN 0x80; E5M2's infinities */
+} f8_format;
+
+static const f8_format f8_formats[] = {
+    [KN_F8_E4M3FN] = {3, 7, 448.0, false, false},
+    [KN_F8_E4M3FNUZ] = {3, 8, 240.0, true, false},
+    [KN_F8_E5M2] = {2, 15, 57344.0, false, true},
+    [KN_F8_E5M2FNUZ] = {2, 16, 57344.0, true, false},
+};
+
+double kn_f8_decode(uint8_t v, kn_f8_kind k) {
+    const f8_format *f = &f8_formats[k];
+    int mbits = f->mbits, emax = (1 << (7 - mbits)) - 1;
+    int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1);
+    bool neg = v & 0x80;
+    if (f->uz && v == 0x80) return NAN;
+    if (k == KN_F8_E4M3FN && (v & 0x7f) == 0x7f) return NAN;
+    if (f->inf && e == emax) return m ? NAN : neg ? -INFINITY : INFINITY;
+    double a = e ? ldexp(1.0 + ldexp(m, -mbits), e - f->bias) : ldexp(m, 1 - f->bias - mbits);
+    return neg ? -a : a;
+}
+
+uint8_t kn_f8_encode(double x, kn_f8_kind k, bool saturate) {
+    const f8_format *f = &f8_formats[k];
+    uint8_t sign = signbit(x) ? 0x80 : 0, nan = f->uz ? 0x80 : (uint8_t)(sign | 0x7f);
+    if (isnan(x)) return nan;
+    double a = fabs(x);
+    int mbits = f->mbits, emin = 1 - f->bias; /* smallest normal exponent */
+    if (isinf(x)) {
+        if (f->uz) return 0x80;
+        if (!saturate) return f->inf ? (uint8_t)(sign | 0x7c) : nan;
+    }
+    double r = a;
+    if (!isinf(a)) { /* round to nearest even at the spacing of a's binade */
+        int e;
+        frexp(a, &e); /* a = m * 2^e, m in [0.5, 1): a's binade is 2^(e-1) */
+        int q = (e - 1 < emin ? emin : e - 1) - mbits;
+        r = ldexp(nearbyint(ldexp(a, -q)), q);
+    }
+    if (r > f->max) { /* rounded past the largest finite value */
+        if (!saturate) return f->inf ? (uint8_t)(sign | 0x7c) : nan;
+        r = f->max;
+    }
+    if (r == 0) return f->uz ? 0 : sign;
+    int e;
+    frexp(r, &e);
+    int be = e - 1 < emin ? 0 : e - 1 + f->bias; /* biased exponent; 0: subnormal */
+    int m = be ? (int)ldexp(r, mbits - (e - 1)) - (1 << mbits) : (int)ldexp(r, mbits - emin);
+    return (uint8_t)(sign | be << mbits | m);
+}
+
+int kn_i4_get(const uint8_t *p, size_t i, bool is_signed) {
+    int v = (p[i / 2] >> (i % 2 ? 4 : 0)) & 0xf;
+    return is_signed && v >= 8 ? v - 16 : v;
+}
+
+void kn_i4_set(uint8_t *p, size_t i, int v) {
+    int sh = i % 2 ? 4 : 0;
+    p[i / 2] = (uint8_t)((p[i / 2] & ~(0xf << sh)) | (v & 0xf) << sh);
+}
+
 float kn_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
     float v;

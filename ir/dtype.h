@@ -67,6 +67,29 @@ void kn_store_f64(void *p, kn_dtype t, size_t i, double v);
 void kn_store_i64(void *p, kn_dtype t, size_t i, int64_t v);
 void kn_store_u64(void *p, kn_dtype t, size_t i, uint64_t v);
 
+/* ONNX's float8 formats (TensorProto types 17-20; opset 19 Cast): sign, exponent and
+ * mantissa bits with the exponent bias:
+ *   E4M3FN    1.4.3 bias 7, no infinities, NaN S.1111.111, max 448
+ *   E4M3FNUZ  1.4.3 bias 8, no infinities, no -0, NaN 0x80, max 240
+ *   E5M2      1.5.2 bias 15, IEEE-like: infinities S.11111.00, NaN S.11111.xx, max 57344
+ *   E5M2FNUZ  1.5.2 bias 16, no infinities, no -0, NaN 0x80, max 57344
+ * Subnormals (exponent 0) in all. Not kiln dtypes yet (refused by name,
+ * KN_UNSUPPORTED_TYPES): these are the conversions their arithmetic will use. */
+typedef enum kn_f8_kind { KN_F8_E4M3FN, KN_F8_E4M3FNUZ, KN_F8_E5M2, KN_F8_E5M2FNUZ } kn_f8_kind;
+/* The value of code v (exact; NaN for the NaN codes). */
+double kn_f8_decode(uint8_t v, kn_f8_kind k);
+/* x rounded to nearest even at the format's precision, then per ONNX Cast's tables:
+ * saturate (the attribute's default) clamps a rounded magnitude above the maximum to
+ * +-max, and infinities to +-max (E4M3FN, E5M2) or NaN (the FNUZ kinds); without it
+ * such values become infinities (E5M2) or NaN (the others). -0 is 0 in the FNUZ kinds,
+ * NaN is NaN everywhere. */
+uint8_t kn_f8_encode(double x, kn_f8_kind k, bool saturate);
+/* Element i of a packed 4-bit buffer (ONNX int4/uint4, opset 21: two to a byte, element
+ * 2j in the low nibble of byte j), sign-extended when is_signed; and its store (v is
+ * taken modulo 16; the other nibble of the byte is kept). */
+int kn_i4_get(const uint8_t *p, size_t i, bool is_signed);
+void kn_i4_set(uint8_t *p, size_t i, int v);
+
 /* IEEE half and bfloat16 conversions, round to nearest even. */
 float kn_f16_to_f32(uint16_t h);
 uint16_t kn_f32_to_f16(float f);

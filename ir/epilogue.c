@@ -6,6 +6,7 @@
  * unfused ops would round after every step; the differences stay far inside the
  * tolerances the tests compare with). */
 #include "ir/epilogue.h"
+#include "ir/ops/nn_attrs.h"
 #include "ir/ops.h"
 
 #include <math.h>
@@ -116,7 +117,9 @@ int kn_node_op_inputs(const kn_node *n) {
 
 bool kn_epilogue_room(const kn_node *n) {
     const kn_attr *a = kn_node_attr(n, KN_ATTR_EPILOGUE);
-    return !a || a->n < KN_EPI_MAX;
+    /* a channels-last Conv (passes/layout.c, after fuse and chain) takes no more steps:
+     * its epilogue applies to the channels-first result, which no later reader sees */
+    return (!a || a->n < KN_EPI_MAX) && !kn_node_attr(n, KN_ATTR_LAYOUT);
 }
 
 void kn_epilogue_append(kn_graph *g, kn_node *n, kn_epi_step s, kn_value *x) {

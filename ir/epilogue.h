@@ -79,7 +79,7 @@ typedef struct kn_epilogue {
 kn_status kn_epilogue_of(kn_ctx *cx, const kn_node *n, kn_epilogue *e);
 /* How many of n's inputs are its op's own (before any epilogue operand). */
 int kn_node_op_inputs(const kn_node *n);
-/* Whether n may take another epilogue step. */
+/* Whether n may take another epilogue step (not when full, nor a channels-last Conv). */
 bool kn_epilogue_room(const kn_node *n);
 /* Appends step s to n's epilogue (in g's arena); with an operand value x, x becomes
  * a new input of n and the step reads it. */

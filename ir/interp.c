@@ -4,6 +4,7 @@
 #include "ir/interp.h"
 #include "ir/epilogue.h"
 #include "ir/ops.h"
+#include "ir/ops/nn_attrs.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -92,7 +93,8 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         }
     }
     if (d->eval(ex, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
-    if (out[0] && kn_node_attr(n, KN_ATTR_EPILOGUE)) { /* passes/fuse.c: absorbed consumers */
+    bool xcl, ycl; /* a channels-last output: the Conv applied its epilogue (ir/ops/nn.c) */
+    if (out[0] && kn_node_attr(n, KN_ATTR_EPILOGUE) && !(kn_conv_layout(n, &xcl, &ycl) && ycl)) {
         kn_epilogue e;
         if (kn_epilogue_of(cx, n, &e) || kn_epilogue_eval(cx, n, &e, out[0], in)) return cx->status;
     }

@@ -76,6 +76,10 @@ bool kl_register_tiles(kn_lower *L) {
     return L->target && L->target->kind != KN_TARGET_GPU;
 }
 
+bool kl_fma_scalar(kn_lower *L) {
+    return L->target && L->target->fma_scalar;
+}
+
 int kl_vector_registers(kn_lower *L) {
     int n = L->target ? L->target->vector_registers : 0;
     return n > 0 ? n : 16;

@@ -191,6 +191,14 @@ struct kn_kbuf {
  *
  * epi is the kernel's fused epilogue; its operands are buffers read at y's position.
  *
+ * Layout: x[b][c][iy][ix] and y[b][mo][oy][ox] above are logical; where their elements
+ * are is given by element strides along (batch, channel, row, column), xs and ys. All
+ * zero (every lowering but a channels-last Conv's) means dense channels-first (NCHW);
+ * a Conv that reads or writes NHWC (kn.layout, passes/layout.c) sets them, e.g. x NHWC:
+ * xs = {h*w*c, 1, w*c, c}. Epilogue operands still broadcast against the logical
+ * (channels-first) output shape. kn_contract_strides gives the strides in force; a pass
+ * that addresses only dense NCHW tests kn_contract_nchw and leaves the plain nest.
+ *
  * Integer contractions (x and w of an 8-bit integer dtype: ConvInteger, MatMulInteger,
  * QLinearConv, QLinearMatMul) subtract zero points from both operands and accumulate
  * the products exactly (the reference's int64; int32 suffices while K * 255 * 255 fits):
@@ -211,6 +219,7 @@ typedef struct kn_contract {
     int nsp;
     int64_t n, c, m, group;
     int64_t h, w_, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, peh, pew; /* pe: end pads */
+    int64_t xs[4], ys[4]; /* element strides along (n, c, h, w); all 0: NCHW (see above) */
     /* matmul */
     int64_t M, K, N; /* M: rows of all batches */
     bool ta, tb;
@@ -227,6 +236,24 @@ typedef struct kn_contract {
 /* Whether d is an integer contraction (8-bit operands, exact accumulation). */
 static inline bool kn_contract_is_int(const kn_contract *d) {
     return d->x->dtype == KN_U8 || d->x->dtype == KN_I8;
+}
+
+/* The element strides of a conv's x and y along (batch, channel, row, column) (1-D: the
+ * row stride is unused): d->xs / d->ys, or the dense NCHW ones where those are 0. */
+static inline void kn_contract_strides(const kn_contract *d, int64_t *xs, int64_t *ys) {
+    int64_t xd[4] = {d->c * d->h * d->w_, d->h * d->w_, d->w_, 1};
+    int64_t yd[4] = {d->m * d->oh * d->ow, d->oh * d->ow, d->ow, 1};
+    for (int i = 0; i < 4; i++) {
+        xs[i] = d->xs[3] ? d->xs[i] : xd[i];
+        ys[i] = d->ys[3] ? d->ys[i] : yd[i];
+    }
+}
+/* Whether a conv's x and y are both dense NCHW. */
+static inline bool kn_contract_nchw(const kn_contract *d) {
+    int64_t xs[4], ys[4];
+    kn_contract_strides(d, xs, ys);
+    return xs[3] == 1 && xs[2] == d->w_ && xs[1] == d->h * d->w_ && ys[3] == 1 && ys[2] == d->ow &&
+           ys[1] == d->oh * d->ow;
 }
 
 /* A kernel's schedule: the choices kernel passes made for it, written by
@@ -371,6 +398,9 @@ const kn_tensor *kl_const(kn_lower *L, const kn_node *n, int i);
  * many vector registers it has (an estimate when the target does not say). */
 int kl_lanes(kn_lower *L, kn_dtype t);
 int kl_vector_registers(kn_lower *L);
+/* Whether the target's vector multiply-add reads a broadcast scalar from a general
+ * register (kn_target.fma_scalar). */
+bool kl_fma_scalar(kn_lower *L);
 /* Whether to block loops into register tiles: true for CPU targets, false without a
  * target (OpenCL, where the parallel loops become work-items instead). */
 bool kl_register_tiles(kn_lower *L);

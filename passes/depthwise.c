@@ -228,7 +228,8 @@ static bool dw_suits(const kn_contract *d) {
     return d->kind == KN_CONTRACT_CONV && d->group == d->c && d->m == d->c &&
            d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
            (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
-           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && kt_operands_ok(d);
+           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && kt_operands_ok(d) &&
+           kn_contract_nchw(d); /* rows of NCHW (passes/layout.c folds no depthwise) */
 }
 
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dw_geom *G) {

@@ -12,9 +12,10 @@
  *    where h is a Conv, Gemm or MatMul and r is available before h runs (an input, a
  *    constant, or produced by an earlier node): ResNet's residual sum becomes the
  *    step "Add @K" reading r as h's input K.
- * m is removed and h writes m's output. Nodes are visited in order, so a chain
- * (Conv, Add, Relu) folds step by step into the Conv. Graphs with subgraphs (whose
- * bodies may read any outer value) are left alone. */
+ * m is removed and h writes m's output; epilogue steps m had itself (an Add given a
+ * "Silu" by passes/act.c) follow on h, and m stays when h cannot take them. Nodes are visited in
+ * order, so a chain (Conv, Add, Relu) folds step by step into the Conv. Graphs with subgraphs
+ * (whose bodies may read any outer value) are left alone. */
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
@@ -75,14 +76,32 @@ static bool broadcasts_to(const kn_value *r, const kn_value *y) {
     return true;
 }
 
+/* m's own epilogue (an Add the act pass gave a "Silu" step), which h takes after m's
+ * step: false when h cannot take it all (steps with operands, or no room). */
+static bool own_steps(kn_ctx *cx, const kn_node *h, const kn_node *m, kn_epilogue *me) {
+    kn_epilogue he;
+    if (kn_epilogue_of(cx, m, me) || kn_epilogue_of(cx, h, &he) || he.n + 1 + me->n > KN_EPI_MAX)
+        return false;
+    for (int i = 0; i < me->n; i++)
+        if (me->s[i].operand >= 0) return false;
+    return true;
+}
+
+static void append_own(kn_graph *g, kn_node *h, const kn_epilogue *me) {
+    for (int i = 0; i < me->n; i++) kn_epilogue_append(g, h, me->s[i], NULL);
+}
+
 /* Tries to fold node m (at position pos) into a head; true if it did. */
 static bool fold(kn_ctx *cx, kn_graph *g, kn_node *m, const int *position) {
     kn_epi_step s;
+    kn_epilogue me;
     if (m->nout != 1 || !m->out[0] || !is_float(m->out[0])) return false;
     if (kn_epilogue_step_of(cx, m, &s)) {
         kn_node *h = head_of(g, m->in[0]);
-        if (!h || h->out[0]->type.dtype != m->out[0]->type.dtype) return false;
+        if (!h || h->out[0]->type.dtype != m->out[0]->type.dtype || !own_steps(cx, h, m, &me))
+            return false;
         kn_epilogue_append(g, h, s, NULL);
+        append_own(g, h, &me);
         take_output(h, m);
         return true;
     }
@@ -94,7 +113,9 @@ static bool fold(kn_ctx *cx, kn_graph *g, kn_node *m, const int *position) {
             !kn_type_equal(&h->out[0]->type, &m->out[0]->type) || !broadcasts_to(r, m->out[0]))
             continue;
         if (r->producer && position[r->producer->id] >= position[h->id]) continue;
+        if (!own_steps(cx, h, m, &me)) continue;
         kn_epilogue_append(g, h, (kn_epi_step){.op = KN_EPI_ADD}, r);
+        append_own(g, h, &me);
         take_output(h, m);
         return true;
     }

@@ -41,6 +41,8 @@ static const pass_info passes[] = {
      "sequences and optionals of compile-time length to lists of tensors"},
     {"transpose", LEVEL_GRAPH, kn_pass_transpose, NULL, KN_HAVE_SHAPES, 0, 0,
      "cancel Transpose pairs and merge Reshape chains (passes/transpose.c)"},
+    {"layout", LEVEL_GRAPH, kn_pass_layout, NULL, KN_HAVE_SHAPES, 0, 0,
+     "fold NHWC <-> NCHW Transposes at the edges into the Conv next to them (passes/layout.c)"},
     {"bnfold", LEVEL_GRAPH, kn_pass_bnfold, NULL, KN_HAVE_SHAPES, 0, 0,
      "BatchNormalization into the preceding Conv/Gemm weights, else a per-channel Mul+Add"},
     {"act", LEVEL_GRAPH, kn_pass_act, NULL, KN_HAVE_SHAPES, 0, 0,
@@ -100,7 +102,9 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,lower,"
+    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,"
+           "layout,"
+           "lower,"
            "depthwise,"
            "tile,"
            "vmath,plan,"

@@ -79,7 +79,9 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
     T->kb = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
-    int rows = (kl_vector_registers(L) - T->nv - 1) / T->nv;
+    /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
+     * target's multiply-add reads it from a general register) */
+    int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
     if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
@@ -326,11 +328,13 @@ typedef struct conv_geom {
     int64_t oph, opw;           /* subtracted from input coordinates: the pads when the kernel reads
                                    the unpadded input, 0 when it reads the padded copy */
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
+    int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *mult, *shift;      /* integer contractions: requantization tables or NULL */
-    kn_kbuf *tile;              /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;       /* the kernel's description: its epilogue */
-    const kt_tile *T;           /* the tile (its dot product) */
+    kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
+    kn_kbuf *tile;         /* scratch of one tile, [rows][kb] */
+    const kn_contract *d;  /* the kernel's description: its epilogue */
+    const kt_tile *T;      /* the tile (its dot product) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -384,6 +388,14 @@ kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
 }
 
+/* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
+static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
+    if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */
+        return mad(L, mad(L, mad(L, b, G->c, ch), G->hp, iy), G->wp, ix);
+    return mad(L, b, G->xs[0],
+               mad(L, ch, G->xs[1], mad(L, iy, G->xs[2], kx_mul(L, ix, kx_int(L, G->xs[3])))));
+}
+
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
  * tile: each tap packs the rows' inputs of those channels into words. A padding tap
  * (crow, ccol: tested) steps with the zero-point word, which the init's correction
@@ -402,15 +414,20 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int vw = kl_decl(L, KN_I64, widx);
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c,
-                    mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts))));
-    int vx = kl_decl(L, KN_I64, mad(L, mad(L, ch, G->hp, iy), G->wp, ix));
     kn_kx *words[KT_MAX_ROWS] = {0};
-    for (int r = 0; r < T->rows; r++) {
+    if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
+        kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
+        int vx = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
+        for (int r = 0; r < T->rows; r++)
+            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw)));
+    }
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
+    int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
+    for (int r = 0; r < T->rows && !G->xw; r++) {
         kn_kx *vals[4];
         for (int g = 0; g < nch; g++)
-            vals[g] = kx_load(L, G->x,
-                              kx_add(L, kx_var(L, vx), kx_int(L, g * G->hp * G->wp + r * G->sw)));
+            vals[g] = kx_load(
+                L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
         words[r] = kt_word(L, T, vals, nch);
     }
     kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
@@ -449,6 +466,20 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     if (tail) conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full), (int)tail, oy, ow0, crow, ccol);
 }
 
+/* Whether every epilogue operand of convolution d is one f32 value or f32 varying
+ * along the output channels only (a bias-like [C,1,1]): element c at index c. */
+static bool conv_epi_channelwise(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o || (o->numel == 1 && o->dtype == KN_F32)) continue;
+        int ca = o->rank - (d->y->rank - 1); /* y's channel axis in o */
+        if (o->dtype != KN_F32 || ca < 0) return false;
+        for (int i = 0; i < o->rank; i++)
+            if (i != ca && o->dims[i] != 1) return false;
+    }
+    return true;
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
@@ -467,37 +498,61 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int vj = kl_for(L, G->kw);
     kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
     kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
-    kn_kx *ch = mad(L, kx_var(L, vb), G->c, mad(L, kx_var(L, vg), G->cg, kx_var(L, vc)));
-    kn_kx *row = mad(L, ch, G->hp, iy);
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *xi = mad(L, row, G->wp, ix);
+    kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] =
-            int_operand(L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw))));
+        a[r] = int_operand(
+            L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
-     * each block has its own, so blocks stay independent (parallel) */
+     * each block has its own, so blocks stay independent (parallel). An epilogue whose
+     * operands vary along the channels only runs on the vectors before (a full block:
+     * the operands' vectors stay inside them), else on each value in the loop. */
+    const kn_contract *d = G->d;
+    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    bool vepi = d->epi && !kn_contract_is_int(d) && valid == T->kb && conv_epi_channelwise(d);
     int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
-        for (int v = 0; v < T->nv; v++)
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *val = kx_var(L, T->acc[r][v]);
+            if (vepi) {
+                kn_kx *opnd[KN_EPI_MAX] = {0};
+                for (int k = 0; k < d->epi->n; k++) {
+                    kn_kbuf *o = d->operand[k];
+                    if (o)
+                        opnd[k] = o->numel == 1
+                                      ? kx_load(L, o, kx_int(L, 0))
+                                      : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
+                }
+                val = kl_epilogue(L, d->epi, val, opnd);
+            }
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
-                     kx_var(L, T->acc[r][v]));
-    kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
-    kn_kx *yrow = mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy);
-    int vy = kl_decl(L, KN_I64, mad(L, yrow, G->ow, ow0));
-    int vc2 = kl_for(L, valid), vr = kl_for(L, rows);
+                     val);
+        }
+    const int64_t *ys = G->ys;
+    bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
+                      : mad(L, kx_var(L, vb), ys[0],
+                            mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3])))));
+    int vy = kl_decl(L, KN_I64, y0);
+    /* channels innermost where they are contiguous in y (channels-last) */
+    int vc2, vr;
+    if (ys[1] == 1)
+        vr = kl_for(L, rows), vc2 = kl_for(L, valid);
+    else
+        vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    const kn_contract *d = G->d;
     if (kn_contract_is_int(d))
         val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi) { /* y[b, mo + c, oh, ow0 + r] */
+    if (d->epi && !vepi) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
@@ -505,7 +560,10 @@ store:;
         val = kl_epilogue(L, d->epi, val, opnd);
     }
     kl_store(L, G->y,
-             mad(L, kx_var(L, vc2), G->oh * G->ow, kx_add(L, kx_var(L, vy), kx_var(L, vr))), val);
+             mad(L, kx_var(L, vc2), ys[1],
+                 dense ? kx_add(L, kx_var(L, vy), kx_var(L, vr))
+                       : mad(L, kx_var(L, vr), ys[3], kx_var(L, vy))),
+             val);
     kl_end_n(L, 2);
 }
 
@@ -557,6 +615,19 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
              xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0))
                                             : kx_const(L, x->dtype, 0));
     kl_end(L);
+    if (G->xs[3] != 1) { /* channels-last: moved to NCHW in the same copy */
+        int vb = kl_for(L, G->n), vh = kl_for(L, G->h), vw = kl_for(L, G->w), vc = kl_for(L, G->c);
+        kn_kx *dst = mad(L,
+                         mad(L, mad(L, kx_var(L, vb), G->c, kx_var(L, vc)), G->hp,
+                             kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
+                         G->wp, kx_add(L, kx_var(L, vw), kx_int(L, G->pw)));
+        kl_store(
+            L, xp, dst,
+            kx_load(L, x,
+                    conv_xat(L, G, kx_var(L, vb), kx_var(L, vc), kx_var(L, vh), kx_var(L, vw))));
+        kl_end_n(L, 4);
+        return xp;
+    }
     int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
     kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kx_add(L, kx_var(L, vh), kx_int(L, G->ph))),
                      G->wp, kx_int(L, G->pw));
@@ -567,6 +638,34 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
     return xp;
 }
 
+/* The input of a four-part dot tile as the dot reads it, built once per run: words
+ * [n][group][cg / 4][hp][wp] (i32), each holding four consecutive channels of the group
+ * at one position of the zero-padded input (kt_word: low channel first, + xoff), the
+ * padding the zero-point word. One load then feeds a row's dot, where the unpacked
+ * input needs four byte loads and the packing per tap. Needs cg % 4 == 0. */
+static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
+    int64_t ng = G->cg / T->parts;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * ng * G->hp * G->wp);
+    if (G->hp != G->h || G->wp != G->w) {
+        int vi = kl_for(L, xw->numel);
+        kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
+        kl_end(L);
+    }
+    int vp = kl_for(L, G->n * G->group * ng), vh = kl_for(L, G->h), vw = kl_for(L, G->w);
+    kn_kx *dst = mad(L, mad(L, kx_var(L, vp), G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
+                     kt_plus(L, kx_var(L, vw), G->pw));
+    /* plane vp = (b * group + g) * ng + c: input channel b * C + g * cg + c * 4 = vp * 4 */
+    kn_kx *src = mad(L, kx_mul(L, kx_var(L, vp), kx_int(L, T->parts)), G->h * G->w,
+                     mad(L, kx_var(L, vh), G->w, kx_var(L, vw)));
+    int vs = kl_decl(L, KN_I64, src);
+    kn_kx *vals[4];
+    for (int k = 0; k < T->parts; k++)
+        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->h * G->w)));
+    kl_store(L, xw, dst, kt_word(L, T, vals, T->parts));
+    kl_end_n(L, 3);
+    return xw;
+}
+
 static void conv_geometry(const kn_contract *d, conv_geom *G) {
     memset(G, 0, sizeof *G);
     G->n = d->n, G->c = d->c, G->m = d->m, G->group = d->group;
@@ -575,6 +674,7 @@ static void conv_geometry(const kn_contract *d, conv_geom *G) {
     G->hp = d->h + d->ph + d->peh;
     G->w = d->w_, G->ow = d->ow, G->kw = d->kw, G->sw = d->sw, G->dw = d->dw, G->pw = d->pw;
     G->wp = d->w_ + d->pw + d->pew;
+    kn_contract_strides(d, G->xs, G->ys);
     G->d = d;
 }
 
@@ -583,12 +683,19 @@ bool kt_f32_const(const kn_kbuf *b) {
 }
 
 bool kt_operands_ok(const kn_contract *d) {
+    /* operands broadcast against the logical output (channels-first for a conv) */
+    int64_t ld[KN_MAX_RANK];
+    memcpy(ld, d->y->dims, sizeof ld);
+    if (d->kind == KN_CONTRACT_CONV) {
+        ld[0] = d->n, ld[1] = d->m, ld[d->y->rank - 1] = d->ow;
+        if (d->nsp == 2) ld[2] = d->oh;
+    }
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
         if (!o) continue;
         if (o->rank > d->y->rank || kx_compute_dtype(o->dtype) != KN_F32) return false;
         for (int i = 0; i < o->rank; i++) {
-            int64_t yd = d->y->dims[d->y->rank - o->rank + i];
+            int64_t yd = ld[d->y->rank - o->rank + i];
             if (o->dims[i] != 1 && o->dims[i] != yd) return false;
         }
     }
@@ -631,8 +738,14 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(wp);
     G.mult = G.shift = NULL;
     if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
-    if (pad == 2) {
-        G.x = conv_pad(L, &G, x);
+    bool dense = G.xs[3] == 1 && G.xs[2] == G.w && G.xs[1] == G.h * G.w; /* NCHW input */
+    if (T.dot && T.parts == 4 && G.cg % 4 == 0 && dense) { /* words of 4 channels, padded */
+        G.x = x;
+        G.xw = conv_words(L, &G, &T, x);
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (pad == 2) {
+        G.x = conv_pad(L, &G, x); /* dense NCHW from here on */
+        memcpy(G.xs, (int64_t[4]){G.c * G.hp * G.wp, G.hp * G.wp, G.wp, 1}, sizeof G.xs);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else {
         G.x = x;
@@ -699,6 +812,9 @@ typedef struct mm_geom {
     /* pointwise convolutions (tile_pointwise) */
     bool pw;        /* a partial block of columns in as many vectors as it needs */
     kn_kbuf *rinit; /* each row's init (a conv's bias per output channel), or NULL */
+    kn_kbuf *bx;    /* microcontrollers: full blocks read B = x in place (row k at k * n,
+                       from bxoff on), only the partial block is packed (into bpk) */
+    kn_kx *bxoff;
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -865,7 +981,14 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     for (int r = 0; r < rows; r++)
         a[r] = int_operand(
             L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
-    kt_step(L, T, a, G->bpk, plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
+    if (G->bx && valid == T->kb) /* in place: x[k, blk * kb ..] */
+        kt_step(L, T, a, G->bx,
+                plus(L, mad(L, k, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->bxoff));
+    else if (G->bx) /* the packed partial block, alone in bpk */
+        kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
+    else
+        kt_step(L, T, a, G->bpk,
+                plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
     kl_end(L);
 store:;
     int vy =
@@ -991,7 +1114,10 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     const kn_contract *d = G->d;
     int64_t K = G->k, kb = T->kb, full = G->n / kb, tail = G->n % kb;
     kn_kbuf *bp = G->bpk;
-    if (full && !d->tb) {
+    int64_t tfirst = G->bx ? 0 : full; /* the partial block's place: alone with bx */
+    if (G->bx) {
+        /* only the partial block */
+    } else if (full && !d->tb) {
         int vb = kl_for(L, full), vk = kl_for(L, K);
         kn_kx *dst = kx_mul(L, mad(L, kx_var(L, vb), K, kx_var(L, vk)), kx_int(L, kb));
         for (int v = 0; v < T->nv; v++) {
@@ -1009,7 +1135,7 @@ static void mm_pack_rt(kn_lower *L, const mm_geom *G, const kt_tile *T, kn_kx *w
     }
     if (tail) {
         int vk = kl_for(L, K), vj = kl_for(L, tail);
-        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), full * K), kx_int(L, kb));
+        kn_kx *row = kx_mul(L, kt_plus(L, kx_var(L, vk), tfirst * K), kx_int(L, kb));
         kl_store(L, bp, plus(L, kx_add(L, row, kx_var(L, vj)), poff),
                  mm_b_rt(L, d, woff, kx_var(L, vk), kt_plus(L, kx_var(L, vj), full * kb), 1));
         kl_end(L);
@@ -1124,7 +1250,8 @@ static bool pw_suits(const kn_contract *d, int lanes) {
     if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
         d->sw != 1 || d->ph || d->pw || d->peh || d->pew || d->x->dtype != KN_F32 ||
         d->y->dtype != KN_F32 || !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) ||
-        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes)
+        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes ||
+        !kn_contract_nchw(d)) /* channels-last: the conv tiles store channels contiguously */
         return false;
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
@@ -1153,7 +1280,8 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
     if (tail) mm_tile(L, G, T, rows, kx_int(L, full), (int)tail, m0);
 }
 
-static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, kt_tile *Tp) {
+static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool inplace,
+                           kt_tile *Tp) {
     if (!pw_suits(d, kl_lanes(L, KN_F32))) return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
@@ -1161,18 +1289,23 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
-    G.bpk = kl_scratch(L, KN_F32, (full + (tail > 0)) * K * T.kb);
+    /* a microcontroller has no cache for the packing to help and little RAM for its
+     * copy of x: full blocks are read in place, only the partial one is packed */
+    if (inplace) G.bx = d->x;
+    int64_t packed = inplace ? tail > 0 : full + (tail > 0);
+    G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
     G.rinit = d->bias;
     kn_kx *b = NULL;
     if (d->n > 1) { /* one product per batch, through the same scratch */
         b = kx_var(L, kl_for(L, d->n));
         G.yoff = kx_mul(L, b, kx_int(L, M * P));
+        G.bxoff = kx_mul(L, b, kx_int(L, K * P));
     }
     /* x (a run-time B of K x P) packed as mm_pack_rt packs one */
     kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};
     mm_geom Gp = G;
     Gp.d = &bd;
-    mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
+    if (packed) mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
     if (full >= PW_COLS_OUTER) {
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
@@ -1230,7 +1363,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, &T);
+        bool pw =
+            d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t->kind == KN_TARGET_MCU, &T);
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

@@ -63,13 +63,14 @@ static int clamp_tile(int v, int max) {
  * scalar work-items, the form for a device without vectors; VL > 1 on a device with
  * them, the target's vector_bits, as vector accumulators), one reduction step reading R
  * input elements and nv contiguous vectors of the packed weights. Output channels are
- * oh*ow apart in y, so results are stored lane by lane, the epilogue applied per
- * element. kg is a multiple of VL. The schedule records tile_rows = R, tile_vecs = nv,
- * lanes = VL. */
+ * ys[1] apart in y (oh*ow in NCHW; x and y may be NHWC, kn_contract_strides), so
+ * results are stored lane by lane, the epilogue applied per element. kg is a multiple of VL. The
+ * schedule records tile_rows = R, tile_vecs = nv, lanes = VL. */
 static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out, int VL) {
     int64_t n = d->n, c = d->c, m = d->m, group = d->group, cg = c / group, kg = m / group;
     int64_t h = d->h, w = d->w_, oh = d->oh, ow = d->ow, kh = d->kh, kw = d->kw;
-    int64_t red = cg * kh * kw;
+    int64_t red = cg * kh * kw, xs[4], ys[4]; /* strides along (n, c, h, w): NCHW or NHWC */
+    kn_contract_strides(d, xs, ys);
     int rows = VL > 1 ? GPU_MAX_ROWS : GPU_CONV_ROWS;
     /* vectors: a tile row count that divides ow (a partial tile's clamped pixels and
      * guarded stores hide from the parallel analysis that tiles write disjoint pixels),
@@ -124,14 +125,20 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
     bool hpad = d->ph || d->peh, wpad = d->pw || d->pew;
     if (hpad) kl_if(L, in_range(L, kx_var(L, vih), h));
     int vj = kl_for(L, kw);
-    kn_kx *ch = mad(L, kx_var(L, vb), c, mad(L, kx_var(L, vg), cg, kx_var(L, vc)));
-    int vrow = kl_decl(L, KN_I64, mad(L, ch, h, kx_var(L, vih)));
+    kn_kx *ch = mad(L, kx_var(L, vg), cg, kx_var(L, vc));
+    bool xdense = xs[3] == 1 && xs[2] == w && xs[1] == h * w; /* x NCHW */
+    int vrow =
+        kl_decl(L, KN_I64,
+                xdense ? mad(L, mad(L, kx_var(L, vb), c, ch), h, kx_var(L, vih))
+                       : mad(L, kx_var(L, vb), xs[0],
+                             mad(L, ch, xs[1], mad(L, kx_var(L, vih), xs[2], kx_int(L, 0)))));
     int xv[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         kn_kx *iw = kx_add(L, kx_mul(L, kx_var(L, px[r]), kx_int(L, d->sw)),
                            mad(L, kx_var(L, vj), d->dw, kx_int(L, -d->pw)));
         int viw = kl_decl(L, KN_I64, iw);
-        kn_kx *xi = mad(L, kx_var(L, vrow), w, kx_var(L, viw));
+        kn_kx *xi = xdense ? mad(L, kx_var(L, vrow), w, kx_var(L, viw))
+                           : mad(L, kx_var(L, viw), xs[3], kx_var(L, vrow));
         if (wpad) {
             xv[r] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
             kl_if(L, in_range(L, kx_var(L, viw), w));
@@ -155,9 +162,14 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
 
     /* y[b, g*kg + blk*cb + j, oh, t*rows + r], lane by lane */
     kn_kx *mo = mad(L, kx_var(L, vg), kg, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
-    int vy = kl_decl(L, KN_I64,
-                     mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
-                         kx_mul(L, kx_var(L, vt), kx_int(L, rows))));
+    bool ydense = ys[3] == 1 && ys[2] == ow && ys[1] == oh * ow; /* y NCHW */
+    kn_kx *y0 = ydense ? mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
+                             kx_mul(L, kx_var(L, vt), kx_int(L, rows)))
+                       : mad(L, kx_var(L, vb), ys[0],
+                             mad(L, mo, ys[1],
+                                 mad(L, kx_var(L, voh), ys[2],
+                                     kx_mul(L, kx_var(L, vt), kx_int(L, rows * ys[3])))));
+    int vy = kl_decl(L, KN_I64, y0);
     int64_t tail = kg % cb; /* a multiple of VL: whole vectors are in or out */
     for (int r = 0; r < rows; r++) {
         kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
@@ -179,7 +191,7 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
                         if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], d->y, coord);
                     val = kl_epilogue(L, d->epi, val, opnd);
                 }
-                kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * oh * ow + r)), val);
+                kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * ys[1] + r * ys[3])), val);
             }
             if (guard) kl_end(L);
         }

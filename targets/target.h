@@ -40,6 +40,9 @@ typedef struct kn_target {
     bool fma;                /* fused f32 multiply-add: the LLVM backend's fmuladd fuses, and
                                 generated C fuses kernel-IR fma (KN_FMAF) where its compiler
                                 has a fast fmaf (docs/generated-c.md) */
+    bool fma_scalar;         /* its vector multiply-add takes the broadcast operand from a
+                                general register (MVE VFMA Qd, Qn, Rm): a register tile needs
+                                no vector register for it (generated C: KN_FMA4FS) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */

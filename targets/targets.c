@@ -128,6 +128,7 @@ static const kn_target targets[] = {
      .vector_bits = 128,
      .fma = true,
      .vector_registers = 8,
+     .fma_scalar = true,
      .int8_dot = KN_DOT_S16X2,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,

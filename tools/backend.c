@@ -253,7 +253,13 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         if (lower) *lower = 0;
         st = kn_pass_run_pipeline(cx, g, graph_passes, opts->dump_after, opts->dump);
     } else if (strcmp(backend, "interp")) {
-        st = prepare_kprog(cx, backend, g, in, opts, &bp->p);
+        /* the JIT keeps its own copy of the weights: the graph's and the program's go
+         * as they are copied (kn_llvm_jit_releasing), and the graph's constants nothing
+         * reads once compiled (release_constants) */
+        kn_compile_opts jopts = {0};
+        if (opts) jopts = *opts;
+        jopts.release_constants = !strcmp(backend, "llvm");
+        st = prepare_kprog(cx, backend, g, in, &jopts, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
             st = backend_opencl_prepare(cx, bp->p, prof, &bp->ocl);
@@ -263,8 +269,8 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
 #endif
         } else if (!st && !strcmp(backend, "llvm")) {
             int level = opts && opts->opt_level_set ? opts->opt_level : 2;
-            st = kn_llvm_jit_profiled(cx, bp->p, kn_target_find("native"), level,
-                                      thread_pool(threads), prof, &bp->jit);
+            st = kn_llvm_jit_releasing(cx, bp->p, kn_target_find("native"), level,
+                                       thread_pool(threads), prof, &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
             st = prepare_c(cx, bp, cflags, prof);

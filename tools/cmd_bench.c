@@ -42,7 +42,7 @@ static bool parse_count(const char *s, int lo, int *out) {
 }
 
 /* FLOPs of one run for the inputs' shapes: fixes g's input types to in[] (as the
- * compiled backends do), runs shape inference and constant folding (the passes every
+ * compiled backends do), runs shape inference, qdq and constant folding (the passes every
  * pipeline starts with, so what is computed once at compile time is not counted) and
  * sums kn_node_flops(). Unknown shapes count 0. */
 static kn_status graph_flops(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, int64_t *flops) {
@@ -50,7 +50,9 @@ static kn_status graph_flops(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, int6
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
         if (in[i]->type.kind == KN_KIND_TENSOR) g->inputs[i]->type = in[i]->type;
-    if (kn_pass_shape(cx, g) || kn_pass_fold(cx, g) || kn_pass_shape(cx, g)) return cx->status;
+    /* qdq before fold, as every pipeline (fold would turn a QDQ model's weights to float) */
+    if (kn_pass_shape(cx, g) || kn_pass_qdq(cx, g) || kn_pass_fold(cx, g) || kn_pass_shape(cx, g))
+        return cx->status;
     *flops = 0;
     for (int i = 0; i < g->nnodes; i++) *flops += kn_node_flops(g->nodes[i]);
     return KN_OK;

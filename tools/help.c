@@ -448,11 +448,14 @@ void cli_help_main(FILE *f) {
 
 /* ---- kiln(1) ---- */
 
-/* man(7) text: backslashes escaped, hyphens as \-, a leading dot or quote guarded. */
+/* man(7) text: backslashes escaped, hyphens as \-, a leading dot or quote guarded, a
+ * break point (\:) after a comma inside a word (the long default pass lists). */
 static void man_text(FILE *f, const char *s, size_t len) {
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '\\')
             fputs("\\e", f);
+        else if (s[i] == ',' && i + 1 < len && s[i + 1] != ' ' && s[i + 1] != '\n')
+            fputs(",\\:", f);
         else if (s[i] == '-')
             fputs("\\-", f);
         else if ((s[i] == '.' || s[i] == '\'') && (i == 0 || s[i - 1] == '\n'))

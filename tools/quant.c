@@ -313,8 +313,11 @@ static kn_status write_json(kn_ctx *cx, const kn_ptq *q, const char *model, cons
 
 static void print_table(const kn_ptq *q) {
     cli_progress_end();
-    printf("%-20s %-7s %11s %4s %11s %4s %23s %8s\n", "layer", "op", "x scale", "x zp", "y scale",
-           "y zp", "w scales (min..max)", "SQNR dB");
+    int wn = 20; /* the layer column fits the longest name */
+    for (int i = 0; i < q->nlayers; i++)
+        if ((int)strlen(q->layers[i].node) > wn) wn = (int)strlen(q->layers[i].node);
+    printf("%-*s %-7s %11s %4s %11s %4s %23s %8s\n", wn, "layer", "op", "x scale", "x zp",
+           "y scale", "y zp", "w scales (min..max)", "SQNR dB");
     for (int i = 0; i < q->nlayers; i++) {
         const kn_ptq_layer *l = &q->layers[i];
         const kn_ptq_value *x = &q->values[l->x], *y = &q->values[l->y];
@@ -323,8 +326,9 @@ static void print_table(const kn_ptq *q) {
             snprintf(w, sizeof w, "(float)");
         else
             snprintf(w, sizeof w, "%.3g..%.3g", l->ws_min, l->ws_max);
-        printf("%-20s %-7s %11.5g %4d %11.5g %4d %23s %8.2f\n", l->node,
-               l->relu ? (strcmp(l->op, "Conv") ? "Gemm+R" : "Conv+R") : l->op, x->scale, x->zero,
+        char op[32];
+        snprintf(op, sizeof op, "%s%s", l->op, l->relu ? "+R" : "");
+        printf("%-*s %-7s %11.5g %4d %11.5g %4d %23s %8.2f\n", wn, l->node, op, x->scale, x->zero,
                y->scale, y->zero, w, l->sqnr);
     }
     int kept = 0;
@@ -423,6 +427,8 @@ kn_status cli_quantize(kn_ctx *cx, const char *model, const cli_shapes *s, const
         if (rep && write_json(cx, q, model, rep)) {
             kn_graph_destroy(*out);
             *out = NULL;
+        } else if (rep && !quiet) {
+            printf("wrote %s\n", rep);
         }
     }
     kn_ptq_destroy(q);

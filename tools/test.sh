@@ -23,14 +23,14 @@ cmake --build build -j"$jobs"
 rc=0
 if [ -z "$KILN_NO_SANITIZE" ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKILN_WERROR=ON -DKILN_SANITIZE=ON >/dev/null
-  cmake --build build-asan -j"$jobs"
+  cmake --build build-asan -j"$jobs" --target kiln_sanitize_tests # only what -L sanitize runs
   (cd build-asan && ctest -j"$jobs" --output-on-failure -L sanitize) || rc=1
 fi
 # libFuzzer: each target fuzzes its seed corpus and the checked-in regressions for a fixed
 # number of inputs from a fixed seed (about 10 s each; deterministic).
 if [ -z "$KILN_NO_FUZZ" ] && command -v clang >/dev/null 2>&1; then
   cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKILN_FUZZ=ON >/dev/null
-  cmake --build build-fuzz -j"$jobs"
+  cmake --build build-fuzz -j"$jobs" --target kiln_fuzz_tests # only the libFuzzer targets
   (cd build-fuzz && ctest -j"$jobs" -L fuzz --output-on-failure) || rc=1
 fi
 cd build

@@ -412,6 +412,18 @@ static bool vvar(const emitter *E, int v) {
            (E->dialect != KN_OPENCL || E->p->var_lanes[v] <= 16); /* OpenCL's widest */
 }
 
+/* The comparison's name in the KN_SELC macros (KN_CMP_lt, MVE vcmpltq_f32). */
+static const char *cmp_name(kn_kx_op op) {
+    switch (op) {
+    case KX_LT: return "lt";
+    case KX_LE: return "le";
+    case KX_GT: return "gt";
+    case KX_GE: return "ge";
+    case KX_EQ: return "eq";
+    default: return "ne";
+    }
+}
+
 static bool is_cmp(kn_kx_op op) {
     return op == KX_LT || op == KX_LE || op == KX_GT || op == KX_GE || op == KX_EQ || op == KX_NE;
 }
@@ -528,9 +540,21 @@ static void vprint(emitter *E, const kn_kx *x, int L) {
         vprint_vec(E, x->a[0], L);
         fputc(')', f);
         return;
+    case KX_FMA:
+        if (kx_lanes(x->a[0]) == 1) { /* a scalar times a vector: KN_FMA<L>FS, one
+                                         instruction on MVE (VFMA Qd, Qn, Rm) */
+            fprintf(f, "KN_FMA%dFS(", L);
+            vprint(E, x->a[0], L);
+            for (int i = 1; i < 3; i++) {
+                fprintf(f, ", ");
+                vprint_vec(E, x->a[i], L);
+            }
+            fputc(')', f);
+            return;
+        }
+        /* fall through */
     case KX_MIN:
     case KX_MAX:
-    case KX_FMA:
         fprintf(f, "KN_%s%dF(", x->op == KX_MIN ? "MIN" : x->op == KX_MAX ? "MAX" : "FMA", L);
         for (int i = 0; i < 3 && x->a[i]; i++) {
             if (i) fprintf(f, ", ");
@@ -550,11 +574,13 @@ static void vprint(emitter *E, const kn_kx *x, int L) {
             fputc(')', f);
             return;
         }
-        fprintf(f, "KN_SEL%dF((", L);
-        vprint(E, c->a[0], L);
-        fprintf(f, " %s ", bin_sym(c->op));
-        vprint(E, c->a[1], L);
-        fprintf(f, "), ");
+        /* KN_SELC<L>F(x, lt, y, a, b): (x < y) ? a : b per lane (a macro, so that Helium
+         * can compare into a predicate) */
+        fprintf(f, "KN_SELC%dF(", L);
+        vprint_vec(E, c->a[0], L);
+        fprintf(f, ", %s, ", cmp_name(c->op));
+        vprint_vec(E, c->a[1], L);
+        fprintf(f, ", ");
         vprint_vec(E, x->a[1], L);
         fprintf(f, ", ");
         vprint_vec(E, x->a[2], L);
@@ -931,7 +957,10 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                " * which computes the same operations in the same order. Loads and stores go\n"
                " * through unaligned, may_alias types; min/max propagate NaN as ONNX does. */\n"
                "#if defined(__GNUC__) && !defined(KN_NO_VECTOR_EXT)\n#define KN_VECTOR_EXT 1\n"
-               "#else\n#define KN_VECTOR_EXT 0\n#endif\n#if KN_VECTOR_EXT\n");
+               "#else\n#define KN_VECTOR_EXT 0\n#endif\n#if KN_VECTOR_EXT\n"
+               "#define KN_CMP_lt(x, y) ((x) < (y))\n#define KN_CMP_le(x, y) ((x) <= (y))\n"
+               "#define KN_CMP_gt(x, y) ((x) > (y))\n#define KN_CMP_ge(x, y) ((x) >= (y))\n"
+               "#define KN_CMP_eq(x, y) ((x) == (y))\n#define KN_CMP_ne(x, y) ((x) != (y))\n");
     for (int k = 1; k <= 6; k++) {
         if (!(widths & (1u << k))) continue;
         int L = 1 << k, B = 4 * L;
@@ -955,7 +984,27 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                     : i % 2 ? ", "
                             : ", \\\n      ",
                     i, i, i);
-        fprintf(f, "})\n#else\n#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n#endif\n", L);
+        fprintf(f,
+                "})\n#else\n#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n#endif\n"
+                "#define KN_FMA%dFS(s, b, c) KN_FMA%dF(KN_SPLAT%dF(s), b, c)\n"
+                "#define KN_SELC%dF(x, op, y, a, b) KN_SEL%dF(KN_CMP_##op(x, y), a, b)\n",
+                L, L, L, L, L, L);
+        if (L == 4) /* Helium (MVE with float): GCC 12 builds the per-lane fmaf of vectors,
+                       and vector comparisons, lane by lane; its intrinsics are single
+                       instructions (comparisons into a predicate, then VPSEL) */
+            fprintf(
+                f,
+                "#if KN_FMA_FUSED && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && \\\n"
+                "    !defined(__clang__)\n"
+                "#include <arm_mve.h>\n"
+                "#undef KN_FMA4F\n#undef KN_FMA4FS\n#undef KN_SELC4F\n#undef KN_MIN4F\n"
+                "#undef KN_MAX4F\n"
+                "#define KN_FMA4F(a, b, c) vfmaq_f32(c, a, b)\n"
+                "#define KN_FMA4FS(s, b, c) vfmaq_n_f32(c, b, s)\n"
+                "#define KN_SELC4F(x, op, y, a, b) vpselq_f32(a, b, vcmp##op##q_f32(x, y))\n"
+                "#define KN_MIN4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpltq_f32(a, b))\n"
+                "#define KN_MAX4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpgtq_f32(a, b))\n"
+                "#endif\n");
     }
     fprintf(f, "#endif\n");
 }
@@ -963,6 +1012,11 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
 /* ---- OpenCL: the same macros over the built-in vector types ---- */
 
 void kn_cprint_ocl_vectors(const kn_cprint *E, FILE *f) {
+    if (E->vec_widths)
+        fputs("#define KN_CMP_lt(x, y) ((x) < (y))\n#define KN_CMP_le(x, y) ((x) <= (y))\n"
+              "#define KN_CMP_gt(x, y) ((x) > (y))\n#define KN_CMP_ge(x, y) ((x) >= (y))\n"
+              "#define KN_CMP_eq(x, y) ((x) == (y))\n#define KN_CMP_ne(x, y) ((x) != (y))\n",
+              f);
     for (int k = 1; k <= 4; k++) {
         if (!(E->vec_widths & (1u << k))) continue;
         int L = 1 << k;
@@ -975,8 +1029,10 @@ void kn_cprint_ocl_vectors(const kn_cprint *E, FILE *f) {
                 "#define KN_MIN%dF(a, b) select(b, a, ((a) != (a)) | ((a) < (b)))\n"
                 "#define KN_MAX%dF(a, b) select(b, a, ((a) != (a)) | ((a) > (b)))\n"
                 "#define KN_ABS%dF(a) fabs(a)\n"
-                "#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n",
-                L, L, L, L, L, L, L, L, L, L, L, L, L);
+                "#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n"
+                "#define KN_FMA%dFS(s, b, c) ((s) * (b) + (c))\n"
+                "#define KN_SELC%dF(x, op, y, a, b) select(b, a, KN_CMP_##op(x, y))\n",
+                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
     }
 }
 

@@ -31,10 +31,13 @@ typedef struct emit {
     kn_par_for par_for;         /* or NULL: parallel loops run as plain loops */
     const kn_profile *prof;     /* or NULL: no timing hooks around kernels */
     kn_kprog *release;          /* p, to free weight data once LLVM holds it (a file), or NULL */
-    bool in_task;               /* building a parallel loop's task function */
-    LLVMValueRef *kfn;          /* the function each kernel calls */
-    int *kfn_of;                /* the kernel whose function that is (kernels that are the same
-                                   up to their buffers share one function) */
+    const size_t *blob_off;     /* a file: each weight's offset from blob_symbol (SIZE_MAX: an
+                                   LLVM constant), or NULL: all are LLVM constants */
+    const char *blob_symbol;
+    bool in_task;      /* building a parallel loop's task function */
+    LLVMValueRef *kfn; /* the function each kernel calls */
+    int *kfn_of;       /* the kernel whose function that is (kernels that are the same
+                          up to their buffers share one function) */
     LLVMTypeRef ptr;
     bool jit; /* built for this process (the host's CPU), not for p->target's triple */
 } emit;
@@ -913,13 +916,25 @@ static kn_status build_kernel(emit *E, int k) {
 
 static void build_weights(emit *E) {
     const kn_kprog *p = E->p;
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMValueRef blob = NULL;
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if (!kn_kbuf_is_weight(b)) continue;
         if (E->weights) { /* an address in this process */
-            LLVMValueRef a = LLVMConstInt(LLVMInt64TypeInContext(E->ctx),
-                                          (unsigned long long)(uintptr_t)E->weights[i], 0);
+            LLVMValueRef a = LLVMConstInt(i64, (unsigned long long)(uintptr_t)E->weights[i], 0);
             E->globals[i] = LLVMConstIntToPtr(a, E->ptr);
+            continue;
+        }
+        if (E->blob_off && E->blob_off[i] != SIZE_MAX) { /* in the section kiln writes */
+            if (!blob) {
+                blob = LLVMAddGlobal(E->mod, LLVMArrayType2(i8, 0), E->blob_symbol);
+                LLVMSetVisibility(blob, LLVMHiddenVisibility); /* direct, PC-relative access */
+                LLVMSetGlobalConstant(blob, 1);
+                LLVMSetAlignment(blob, KN_ARENA_ALIGN);
+            }
+            LLVMValueRef off = LLVMConstInt(i64, E->blob_off[i], 0);
+            E->globals[i] = LLVMConstInBoundsGEP2(i8, blob, &off, 1);
             continue;
         }
         size_t bytes = kn_kbuf_bytes(b);
@@ -1057,8 +1072,9 @@ kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMConte
 }
 
 kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef ctx,
+                                         const size_t *blob_off, const char *blob_symbol,
                                          LLVMModuleRef *out) {
-    emit E = {.release = p};
+    emit E = {.release = p, .blob_off = blob_off, .blob_symbol = blob_symbol};
     return build_module(&E, cx, p, ctx, NULL, NULL, NULL, out);
 }
 

@@ -5,6 +5,7 @@
  * kn_jit_destroy, so a host can compile and free many models. Symbols the generated
  * code calls (libm) resolve from the kiln process. LLVM's targets are initialized
  * once (thread-safe with call_once). */
+#include "codegen/llvm/elf.h"
 #include "codegen/llvm/llvm_impl.h"
 
 #include <llvm-c/Error.h>
@@ -12,6 +13,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +107,11 @@ struct kn_jit {
     void *weights; /* the weights the code reads, one 64-byte aligned block */
 };
 
-/* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id]. */
-static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, void **blob, const void **addr) {
+/* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id].
+ * With release (p itself), each weight's data in p or its graph is freed once copied, so
+ * the weights are held once, not twice, while the block fills. */
+static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, void **blob,
+                              const void **addr) {
     size_t *off = calloc((size_t)p->nbufs + 1, sizeof *off);
     KN_ASSERT(off);
     size_t size = kn_kprog_weight_layout(p, off);
@@ -116,6 +121,7 @@ static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, void **blob, const 
         if (!kn_kbuf_is_weight(b)) continue;
         if (kn_kbuf_bytes(b)) memcpy(w + off[i], b->data->data, kn_kbuf_bytes(b));
         addr[i] = w + off[i];
+        if (release) kn_kprog_release_data(release, release->bufs[i]);
     }
     free(off);
     return w ? KN_OK : kn_diag(cx, NULL, KN_ELIMIT, "out of memory for the weights");
@@ -128,13 +134,26 @@ static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
     return cx->status;
 }
 
+static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_target *t,
+                     int opt_level, kn_par_for par_for, const kn_profile *prof, kn_jit **out);
+
 kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                       kn_par_for par_for, kn_jit **out) {
-    return kn_llvm_jit_profiled(cx, p, t, opt_level, par_for, NULL, out);
+    return jit(cx, p, NULL, t, opt_level, par_for, NULL, out);
 }
 
 kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                                kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
+    return jit(cx, p, NULL, t, opt_level, par_for, prof, out);
+}
+
+kn_status kn_llvm_jit_releasing(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
+                                kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
+    return jit(cx, p, p, t, opt_level, par_for, prof, out);
+}
+
+static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_target *t,
+                     int opt_level, kn_par_for par_for, const kn_profile *prof, kn_jit **out) {
     *out = NULL;
     if (t->triple || t->embedded)
         return kn_diag(cx, NULL, KN_EUNSUPPORTED, "target '%s' cannot run in this process; %s",
@@ -149,7 +168,7 @@ kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t
     kn_jit *j = calloc(1, sizeof *j);
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
-    kn_status st = copy_weights(cx, p, &j->weights, waddr);
+    kn_status st = copy_weights(cx, p, release, &j->weights, waddr);
     if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
     free(waddr);
     if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
@@ -219,13 +238,91 @@ void kn_jit_destroy(kn_jit *j) {
 
 /* ---- files ---- */
 
+/* Weights of at least this many bytes go into an object file's section that kiln writes
+ * itself (codegen/llvm/elf.h), so LLVM never holds them (two copies: its constant and
+ * the object writer's buffer). Smaller ones stay LLVM constants it may fold into code. */
+#define SECTION_WEIGHT_MIN 1024
+
+/* Whether objects for this triple are ELF (every kiln target's: Linux, bare-metal EABI). */
+static bool elf_triple(const char *triple) {
+    return strstr(triple, "linux") || strstr(triple, "eabi") || strstr(triple, "-elf");
+}
+
+/* The weights of the section: off[buffer id] each one's offset (SIZE_MAX: not in it),
+ * 64-byte aligned, in buffer order; returns the section's size (0: none). */
+static size_t section_layout(const kn_kprog *p, size_t *off) {
+    size_t at = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        off[i] = SIZE_MAX;
+        const kn_kbuf *b = p->bufs[i];
+        if (!kn_kbuf_is_weight(b) || kn_kbuf_bytes(b) < SECTION_WEIGHT_MIN) continue;
+        off[i] = at;
+        at += (kn_kbuf_bytes(b) + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+    }
+    return at;
+}
+
+typedef struct section_writer {
+    kn_ctx *cx;
+    kn_kprog *p;
+    const size_t *off;
+} section_writer;
+
+/* Writes the section's weights at their offsets, freeing each once written. */
+static kn_status write_section(void *user, FILE *f) {
+    section_writer *w = user;
+    size_t at = 0;
+    static const unsigned char zero[KN_ARENA_ALIGN];
+    for (int i = 0; i < w->p->nbufs; i++) {
+        if (w->off[i] == SIZE_MAX) continue;
+        kn_kbuf *b = w->p->bufs[i];
+        size_t n = kn_kbuf_bytes(b);
+        KN_ASSERT(b->data && b->data->data && w->off[i] >= at && w->off[i] - at < KN_ARENA_ALIGN);
+        if (fwrite(zero, 1, w->off[i] - at, f) != w->off[i] - at ||
+            fwrite(b->data->data, 1, n, f) != n)
+            return kn_diag(w->cx, NULL, KN_EIO, "cannot write the object file");
+        at = w->off[i] + n;
+        kn_kprog_release_data(w->p, b);
+    }
+    size_t end = (at + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+    if (fwrite(zero, 1, end - at, f) != end - at)
+        return kn_diag(w->cx, NULL, KN_EIO, "cannot write the object file");
+    return KN_OK;
+}
+
+/* Writes LLVM's object in memory to path with the weights' section added. */
+static kn_status write_object(kn_ctx *cx, LLVMMemoryBufferRef mb, kn_kprog *p, const size_t *off,
+                              size_t size, const char *symbol, const char *path) {
+    char section[300];
+    snprintf(section, sizeof section, ".rodata.%s", symbol);
+    section_writer w = {cx, p, off};
+    kn_elf_section s = {section, symbol, size, KN_ARENA_ALIGN, write_section, &w};
+    FILE *f = fopen(path, "wb");
+    if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
+    kn_status st = kn_elf_write_with_section(cx, f, (const unsigned char *)LLVMGetBufferStart(mb),
+                                             LLVMGetBufferSize(mb), &s);
+    if (fclose(f) != 0 && !st) st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
+    return st;
+}
+
 kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                             const char *kind, const char *path) {
     LLVMTargetMachineRef tm;
     if (kn_llvm_target_machine(cx, t, opt_level, &tm)) return cx->status;
+    /* an ELF object: the big weights in a section of kiln's, beside LLVM's code */
+    size_t *off = NULL, section = 0;
+    char symbol[200];
+    snprintf(symbol, sizeof symbol, "%s_weights", p->name);
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    if (!strcmp(kind, "obj") && elf_triple(triple)) {
+        off = calloc((size_t)p->nbufs + 1, sizeof *off);
+        KN_ASSERT(off);
+        section = section_layout(p, off);
+    }
+    LLVMDisposeMessage(triple);
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
-    kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, &m);
+    kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, section ? off : NULL, symbol, &m);
     if (!st && t->float_abi == KN_FLOAT_ABI_HARD) {
         /* The C API cannot set TargetOptions::FloatABIType, so LLVM would leave out the
          * hard-float build attribute and GNU ld would refuse to link the object into a
@@ -240,14 +337,23 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt
     char *err = NULL;
     if (!st) {
         int fail;
+        LLVMMemoryBufferRef mb = NULL;
         if (!strcmp(kind, "llvm"))
             fail = LLVMPrintModuleToFile(m, tmp, &err);
+        else if (section)
+            fail = LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, &mb);
         else
             fail = LLVMTargetMachineEmitToFile(
                 tm, m, tmp, !strcmp(kind, "asm") ? LLVMAssemblyFile : LLVMObjectFile, &err);
-        if (fail)
+        if (fail) {
             st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s': %s", path, err ? err : "");
-        else if (rename(tmp, path) != 0)
+        } else if (mb) {
+            LLVMDisposeModule(m); /* the code is in mb: LLVM's memory can go first */
+            m = NULL;
+            st = write_object(cx, mb, p, off, section, symbol, tmp);
+            LLVMDisposeMemoryBuffer(mb);
+        }
+        if (!st && rename(tmp, path) != 0)
             st = kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
         if (st) remove(tmp);
     }
@@ -255,5 +361,6 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt
     if (m) LLVMDisposeModule(m);
     LLVMContextDispose(ctx);
     LLVMDisposeTargetMachine(tm);
+    free(off);
     return st;
 }

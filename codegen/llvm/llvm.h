@@ -35,16 +35,24 @@ kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt
 /* kn_llvm_jit with per-kernel timing hooks (prof may be NULL: none; see codegen/profile.h). */
 kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                                kn_par_for par_for, const kn_profile *prof, kn_jit **out);
+/* kn_llvm_jit_profiled for a caller done with p's weights: each weight's data in p (or
+ * its graph, p->const_arena) is freed as the JIT copies it into its own block, so they
+ * are held once. Afterwards p gives shapes and buffers, not constants. */
+kn_status kn_llvm_jit_releasing(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
+                                kn_par_for par_for, const kn_profile *prof, kn_jit **out);
 /* The NAME_run_array entry point; valid until kn_jit_destroy(). Thread-safe: calls may
  * run concurrently with separate arenas. */
 kn_entry_fn kn_jit_entry(const kn_jit *j);
 void kn_jit_destroy(kn_jit *j);
 
 /* Writes p for target t as "obj" (ELF object), "asm" (assembly) or "llvm" (textual IR)
- * to path, through a temporary name renamed on success. The weight data p reads (its
- * own or its graph's) is freed as LLVM copies it, so a big model's weights are not held
- * three times: afterwards p and its graph give their header (kn_emit_c_files with
- * header_only) and shapes, not code or constants. */
+ * to path, through a temporary name renamed on success. In an object, weights of 1 KiB
+ * and more are not given to LLVM: the code reads them through the hidden symbol
+ * NAME_weights, defined in a section .rodata.NAME_weights that kiln appends to LLVM's
+ * object (codegen/llvm/elf.h). The weight data p reads (its own or its graph's) is freed
+ * as LLVM copies it or as it is written, so a big model's weights are held once:
+ * afterwards p and its graph give their header (kn_emit_c_files with header_only) and
+ * shapes, not code or constants. */
 kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                             const char *kind, const char *path);
 

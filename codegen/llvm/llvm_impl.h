@@ -22,8 +22,11 @@ kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMConte
                                         const kn_profile *prof, LLVMModuleRef *out);
 /* The module for a file (weights as constants), freeing each weight's data
  * (kn_kprog_release_data) once LLVM has copied it: p and its graph can then give their
- * shapes and header, not code. */
+ * shapes and header, not code. With blob_off, a weight whose blob_off[buffer id] is not
+ * SIZE_MAX is instead read at that offset from the external hidden symbol blob_symbol
+ * (64-byte aligned), which the caller defines (codegen/llvm/elf.h); its data is kept. */
 kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef ctx,
+                                         const size_t *blob_off, const char *blob_symbol,
                                          LLVMModuleRef *out);
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,

@@ -130,12 +130,21 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *wt = in[1], *bias = in[2], *y = out[0];
     int transposed = n->op == KN_OP_CONVTRANSPOSE;
+    /* xl, yl: x and y with their logical (channels-first) dims; a channels-last one
+     * (kn.layout) is addressed with the channel innermost */
+    bool xcl, ycl;
+    kn_conv_layout(n, &xcl, &ycl);
+    kn_kbuf xl = *x, yl = *y;
+    for (int d = 1; d < x->rank; d++) {
+        xl.dims[d] = !xcl ? x->dims[d] : d == 1 ? x->dims[x->rank - 1] : x->dims[d - 1];
+        yl.dims[d] = !ycl ? y->dims[d] : d == 1 ? y->dims[y->rank - 1] : y->dims[d - 1];
+    }
     kn_window w;
-    if (window_init(L, n, x, wt, 0, y->dims + 2, &w)) return kl_ctx(L)->status;
+    if (window_init(L, n, &xl, wt, 0, yl.dims + 2, &w)) return kl_ctx(L)->status;
     int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
     kn_epilogue epi;
     if (kn_epilogue_of(kl_ctx(L), n, &epi)) return kl_ctx(L)->status;
-    int64_t c = x->dims[1], m = y->dims[1], cg = c / group, mg = m / group;
+    int64_t c = xl.dims[1], m = yl.dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
     kn_dtype t = kx_compute_dtype(y->dtype);
@@ -148,7 +157,9 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     wpos p;
     win_open(L, &w, ov, &p);
     if_open(L, p.inb);
-    kn_kx *xi = kx_add(L, madd(L, madd(L, kx_int(L, 0), var(L, vb), c * isz), ci, isz), p.off);
+    kn_kx *xi =
+        xcl ? madd(L, madd(L, ci, p.off, c), var(L, vb), c * isz)
+            : kx_add(L, madd(L, madd(L, kx_int(L, 0), var(L, vb), c * isz), ci, isz), p.off);
     kn_kx *wi = transposed ? madd(L, madd(L, kx_int(L, 0), ci, mg * nk), var(L, vm), nk)
                            : madd(L, madd(L, kx_int(L, 0), mo, cg * nk), var(L, vc), nk);
     wi = kx_add(L, wi, p.koff);
@@ -156,8 +167,9 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     if_close(L, p.inb);
     win_close(L, &w);
     kl_end(L);
-    kn_kx *yi = kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
-                       sp_offset(L, w.nsp, w.out, ov));
+    kn_kx *yi = ycl ? madd(L, madd(L, mo, sp_offset(L, w.nsp, w.out, ov), m), var(L, vb), m * osz)
+                    : kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
+                             sp_offset(L, w.nsp, w.out, ov));
     kn_kx *coord[KN_MAX_RANK] = {var(L, vb), mo}, *opnd[KN_EPI_MAX] = {0};
     for (int i = 0; i < w.nsp; i++) coord[2 + i] = var(L, ov[i]);
     for (int k = 0; k < epi.n; k++)
@@ -191,6 +203,9 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                          .pw = w.pb[two],
                          .pew = w.pe[two],
                          .epi = epi.n ? &epi : NULL};
+        int64_t h = d.h, iw = d.w_, oh = d.oh, ow = d.ow;
+        if (xcl) memcpy(d.xs, (int64_t[4]){h * iw * c, 1, iw * c, c}, sizeof d.xs);
+        if (ycl) memcpy(d.ys, (int64_t[4]){oh * ow * m, 1, ow * m, m}, sizeof d.ys);
         for (int k = 0; k < epi.n; k++)
             d.operand[k] = epi.s[k].operand >= 0 ? in[epi.s[k].operand] : NULL;
         kl_contract(L, &d);

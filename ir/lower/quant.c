@@ -4,7 +4,10 @@
  * Bit-exact with the interpreter (ir/ops/quant.c): zero points are subtracted and
  * dot products accumulated in int64; requantization is
  * `saturate(nearbyint(acc * (sa * sb / sy)) + zy)` in double (round half to even, NaN
- * to 0); QuantizeLinear and DynamicQuantizeLinear on float32 divide in float. Scales
+ * to 0), or in fixed point for nodes marked so (ir/requant.h, kl_requant_fixed);
+ * QuantizeLinear and DynamicQuantizeLinear on float32 divide in float. Where float32
+ * gives the same bits as double (8-bit data, float32 scales: see kl_requant and
+ * lower_dequantize) the elementwise kernels compute in float32. Scales
  * and zero points are per tensor (one element) or per axis: per `axis` channel for
  * (De)QuantizeLinear, per output channel for the Conv weights, per row of A and
  * per column of B (or broadcast to the operand's shape) for the MatMuls. They are
@@ -29,16 +32,21 @@ static void int_range(kn_dtype t, double *lo, double *hi) {
 
 /* saturate(nearbyint(v) + zp) in type t, NaN giving 0; zp may be NULL. Declares a
  * local in the current block. */
+/* A float32 v into an 8- or 16-bit type computes in float32 (vectorizes twice as wide),
+ * with the same result: round(v) is an integer-valued float, adding a zero point of at
+ * most 16 bits is exact while |round(v)| < 2^24 - 2^16 and beyond that the sum, rounded
+ * or not, saturates the same way; the bounds are exact in float32. */
 kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
     double lo, hi;
     int_range(t, &lo, &hi);
-    kn_kx *r = kx_cast(L, KN_F64, kx_un(L, KX_ROUND, v));
-    if (zp) r = kx_bin(L, KX_ADD, r, kx_cast(L, KN_F64, zp));
-    int rv = kl_decl(L, KN_F64, r);
-    kn_kx *x = kx_var(L, rv), *klo = kx_const(L, KN_F64, lo), *khi = kx_const(L, KN_F64, hi);
+    kn_dtype ft = v->dtype == KN_F32 && kn_dtype_get(t)->size <= 2 ? KN_F32 : KN_F64;
+    kn_kx *r = kx_cast(L, ft, kx_un(L, KX_ROUND, v));
+    if (zp) r = kx_bin(L, KX_ADD, r, kx_cast(L, ft, zp));
+    int rv = kl_decl(L, ft, r);
+    kn_kx *x = kx_var(L, rv), *klo = kx_const(L, ft, lo), *khi = kx_const(L, ft, hi);
     kn_kx *c =
         kx_select(L, kx_bin(L, KX_LT, x, klo), klo, kx_select(L, kx_bin(L, KX_GT, x, khi), khi, x));
-    return kx_cast(L, t, kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, KN_F64, 0), c));
+    return kx_cast(L, t, kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, ft, 0), c));
 }
 
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t) {
@@ -141,7 +149,14 @@ static kn_status lower_dequantize(kn_lower *L, const kn_node *n, kn_kbuf *const 
     if (st) return st;
     kn_kx *d = as_i64(L, x, oi);
     if (z) d = kx_bin(L, KX_SUB, d, as_i64(L, z, pi));
-    kl_store(L, out[0], oi, kx_bin(L, KX_MUL, kx_cast(L, KN_F64, d), as_f64(L, s, pi)));
+    /* 8-bit x and a float32 scale: (x - z) has 9 bits, so its product with the scale is
+     * exact in double and float32 gives the same once-rounded result, twice as wide */
+    kn_dtype ft = kn_dtype_get(x->dtype)->size == 1 && s->dtype == KN_F32 && out[0]->dtype == KN_F32
+                      ? KN_F32
+                      : KN_F64;
+    kl_store(L, out[0], oi,
+             kx_bin(L, KX_MUL, kx_cast(L, ft, kx_cast(L, KN_I32, d)),
+                    kx_cast(L, ft, kx_load(L, s, pi))));
     kl_end_n(L, x->rank);
     return KN_OK;
 }

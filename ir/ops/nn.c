@@ -8,6 +8,7 @@
  * int64/uint64. Layouts are ONNX's: NC[D...] data, M x C/group x k... conv weights, C x M/group x
  * k... transposed-conv weights. The normalization and softmax family lives in nn_norm.c. */
 #include "ir/ops/nn_attrs.h"
+#include "ir/epilogue.h"
 
 #include <math.h>
 #include <string.h>
@@ -147,7 +148,7 @@ static int64_t *kernel_coords(kn_arena *a, const kn_window *w, int64_t *nk) {
 
 /* ---- Conv ---- */
 
-static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+static kn_status infer_conv_cf(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT) ||
         kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT))
         return cx->status;
@@ -189,11 +190,101 @@ static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     return KN_OK;
 }
 
+/* ---- channels-last Conv (kn.layout, passes/layout.c) ---- */
+
+bool kn_conv_layout(const kn_node *n, bool *xcl, bool *ycl) {
+    const kn_attr *a = kn_node_attr(n, KN_ATTR_LAYOUT);
+    *xcl = *ycl = false;
+    if (!a || a->kind != KN_ATTR_INTS || a->n != 2) return false;
+    *xcl = a->ints[0] != 0;
+    *ycl = a->ints[1] != 0;
+    return *xcl || *ycl;
+}
+
+kn_type kn_type_channels(const kn_type *t, bool to_last) {
+    kn_type o = *t;
+    int r = t->rank;
+    for (int d = 1; d < r && r >= 3; d++) {
+        int from = to_last ? (d == r - 1 ? 1 : d + 1) : (d == 1 ? r - 1 : d - 1);
+        o.dims[d] = t->dims[from];
+        o.sym[d] = t->sym[from];
+    }
+    return o;
+}
+
+/* src's elements moved into dst (same numel, dst's type kn_type_channels of src's). */
+static void move_channels(const kn_tensor *src, kn_tensor *dst, bool to_last) {
+    const kn_type *t = &src->type;
+    int r = t->rank;
+    int64_t ds[KN_MAX_RANK], c[KN_MAX_RANK], numel = kn_prod(t->dims, 0, r);
+    kn_strides(r, dst->type.dims, ds);
+    size_t es = kn_elem_size(t->dtype);
+    for (int64_t i = 0; i < numel; i++) {
+        unflat(i, r, t->dims, c);
+        int64_t at = c[0] * ds[0];
+        for (int d = 1; d < r; d++) {
+            int to = to_last ? (d == 1 ? r - 1 : d - 1) : (d == r - 1 ? 1 : d + 1);
+            at += c[d] * ds[to];
+        }
+        kn_copy_elem(dst->data, at, src->data, i, es);
+    }
+}
+
+/* Conv's inputs with input 0 replaced by x (n->nin entries). */
+static void with_input(const kn_node *n, kn_tensor *const *in, kn_tensor *x, kn_tensor **ins) {
+    KN_ASSERT(n->nin <= 16);
+    for (int k = 0; k < n->nin; k++) ins[k] = in[k];
+    ins[0] = x;
+}
+
+static kn_status infer_conv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    bool xcl, ycl;
+    if (!kn_conv_layout(n, &xcl, &ycl)) return infer_conv_cf(cx, n, in, out);
+    kn_tensor xt = *in[0], *ins[16];
+    if (xcl) xt.type = kn_type_channels(&in[0]->type, false);
+    with_input(n, in, &xt, ins);
+    if (infer_conv_cf(cx, n, ins, out)) return cx->status;
+    if (ycl) out[0] = kn_type_channels(&out[0], true);
+    return KN_OK;
+}
+
+static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor *y);
+
+/* A channels-last Conv: its input moved to channels-first, the Conv and its epilogue
+ * computed there, the result moved to channels-last (interp.c leaves the epilogue to
+ * this function: it applies to the channels-first result). */
 static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     if (kn_alloc_outputs(ex, n, in, out, infer_conv)) return cx->status;
-    const kn_tensor *x = in[0], *wt = in[1], *b = kn_opt_in(n, in, 2);
+    bool xcl, ycl;
+    if (!kn_conv_layout(n, &xcl, &ycl)) return conv_compute(ex, n, in, out[0]);
+    kn_arena *a = kn_exec_arena(ex);
+    kn_tensor *x = in[0], *ins[16];
+    if (xcl) {
+        kn_type t = kn_type_channels(&in[0]->type, false);
+        if (!(x = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+        move_channels(in[0], x, false);
+    }
+    with_input(n, in, x, ins);
     kn_tensor *y = out[0];
+    if (ycl) {
+        kn_type t = kn_type_channels(&out[0]->type, false);
+        if (!(y = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+    }
+    if (conv_compute(ex, n, ins, y)) return cx->status;
+    if (ycl) {
+        kn_epilogue e;
+        if (kn_epilogue_of(cx, n, &e) || (e.n && kn_epilogue_eval(cx, n, &e, y, ins)))
+            return cx->status;
+        move_channels(y, out[0], true);
+    }
+    return KN_OK;
+}
+
+/* The channels-first Conv of in[] into y. */
+static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor *y) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    const kn_tensor *x = in[0], *wt = in[1], *b = kn_opt_in(n, in, 2);
     int64_t kd[KN_MAX_RANK];
     for (int i = 0; i < x->type.rank - 2; i++) kd[i] = wt->type.dims[i + 2];
     kn_window w;

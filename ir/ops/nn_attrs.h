@@ -28,6 +28,24 @@ kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const i
 kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *wt,
                           kn_window *w);
 
+/* ---- channels-last Conv (passes/layout.c) ---- */
+
+/* A Conv may read its input and write its output channels-last (NHWC, N W C for 1-D,
+ * N D H W C for 3-D) instead of ONNX's channels-first order: the INTS attribute
+ * `kn.layout` = [x, y], 1 where that value is channels-last. The node still computes
+ * the ONNX Conv of the channels-first tensors; only where their elements are stored
+ * changes (passes/layout.c folds the NHWC <-> NCHW Transposes of tf2onnx exports into
+ * it). A fused epilogue (ir/epilogue.h) applies to the channels-first result, its
+ * operands broadcast against the channels-first output shape. */
+#define KN_ATTR_LAYOUT "kn.layout"
+
+/* Whether n's input (*xcl) and output (*ycl) are channels-last; false for both when n
+ * has no valid `kn.layout` (every node but a Conv that passes/layout.c rewrote). */
+bool kn_conv_layout(const kn_node *n, bool *xcl, bool *ycl);
+/* t (rank >= 3) with its dims moved from channels-last to channels-first order
+ * (to_last false: N,H,W,C -> N,C,H,W), or the other way (to_last true). */
+kn_type kn_type_channels(const kn_type *t, bool to_last);
+
 /* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
 double kn_lp_order(kn_ctx *cx, const kn_node *n);
 

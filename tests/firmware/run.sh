@@ -4,7 +4,10 @@
 # qemu-system-arm with -icount shift=0 and a time limit, and checks that the firmware's
 # outputs match the reference torch computed (the firmware compares them and prints PASS
 # or FAIL; a fault ends QEMU with status 1), that it printed an instruction count, and that
-# the FPU boards' images use fused multiply-adds.
+# the FPU boards' images use fused multiply-adds. The image also runs the int8 build of the
+# model (kws_int8.onnx, QDQ, rewritten into QLinearConv by kiln's qdq pass), whose outputs
+# must equal the reference inside the image (numpy, make_qdq.py) and, here, the output of
+# kiln's interpreter on the host (env KILN: the kiln executable) byte for byte.
 # Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
@@ -18,6 +21,13 @@ for tool in arm-none-eabi-gcc qemu-system-arm; do
 done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# the host's int8 output: kiln's interpreter on the same model and input (int8 .npy: the
+# last 12 bytes are the data)
+[ -x "$KILN" ] || { echo "FAIL: KILN (the kiln executable) not set"; exit 1; }
+"$KILN" run "$S/examples/firmware/kws_int8.onnx" --backend interp -q \
+  --input input="$S/examples/firmware/kws_input.npy" --output-dir "$T/interp" >"$T/interp.log" 2>&1 ||
+  { echo "FAIL: kiln run --backend interp: $(cat "$T/interp.log")"; exit 1; }
+host=$(tail -c 12 "$T/interp/output.npy" | od -An -v -td1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
 # one board: configure, build, run; its checks go to $T/$b.res as "ok" or "FAIL ..." lines
 board() {
   b=$1
@@ -32,11 +42,14 @@ board() {
     return
   fi
   # the tiles' multiply-adds are fused (KN_FMAF on targets with FMA: under the -std=c99 of
-  # kiln_add_model GCC would not contract a * b + c); the soft-float M3 has no such instruction
+  # kiln_add_model GCC would not contract a * b + c); the soft-float M3 has no such
+  # instruction; on the M55 they are Helium's vector-by-scalar VFMA (Qd, Qn, Rm)
+  fma='vfma\.f32'
+  [ $b = mps3-an547 ] && fma='vfma\.f32[[:space:]]*q[0-7], q[0-7], [a-z]'
   if [ $b != mps2-an385 ]; then
     arm-none-eabi-objdump -d $([ $b = mps3-an547 ] && echo -m armv8.1-m.main) \
-      "$B/kws_firmware.elf" | grep -q 'vfma\.f32' && echo ok >>"$R" ||
-      echo "FAIL $b: no fused multiply-add (vfma) in the image" >>"$R"
+      "$B/kws_firmware.elf" | grep -q "$fma" && echo ok >>"$R" ||
+      echo "FAIL $b: no fused multiply-add ($fma) in the image" >>"$R"
   fi
   timeout 60 qemu-system-arm -machine $b -nographic -semihosting -icount shift=0 \
     -kernel "$B/kws_firmware.elf" >"$T/$b.out" 2>&1
@@ -48,8 +61,17 @@ board() {
     echo "FAIL $b: not 12 outputs printed" >>"$R"
   n=$(sed -n 's/^instructions per inference: \([0-9]*\) .*/\1/p' "$T/$b.out")
   [ -n "$n" ] && [ "$n" -gt 100000 ] && echo ok >>"$R" || echo "FAIL $b: instruction count '$n'" >>"$R"
-  echo "$b: $(grep '^kiln firmware' "$T/$b.out" | cut -d: -f2-); $n instructions per inference" \
-    >"$T/$b.summary"
+  # int8: equal to numpy's reference in the image, and to the host interpreter's output
+  grep -q "^PASS: int8 outputs equal to the reference: 12 of 12" "$T/$b.out" && echo ok >>"$R" ||
+    echo "FAIL $b: int8 outputs differ from the reference" >>"$R"
+  got=$(sed -n 's/^int8 output *[0-9]* *\(-*[0-9]*\) .*/\1/p' "$T/$b.out" | tr '\n' ' ' | sed 's/ $//')
+  [ "$got" = "$host" ] && echo ok >>"$R" ||
+    echo "FAIL $b: int8 outputs '$got', the host interpreter's '$host'" >>"$R"
+  n8=$(sed -n 's/^int8 instructions per inference: \([0-9]*\) .*/\1/p' "$T/$b.out")
+  [ -n "$n8" ] && [ "$n8" -gt 100000 ] && echo ok >>"$R" ||
+    echo "FAIL $b: int8 instruction count '$n8'" >>"$R"
+  echo "$b: $(grep '^kiln firmware' "$T/$b.out" | cut -d: -f2-); instructions per inference: \
+$n float, $n8 int8" >"$T/$b.summary"
 }
 # two boards at a time (the machine's share of cores for a test)
 set -- $BOARDS

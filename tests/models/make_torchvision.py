@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes tests/models/tv_*/ (and nhwc_concat/): torchvision model families, reduced to keep the tests fast
+"""Writes tests/models/tv_*/ (and nhwc_concat/, nhwc_edges/): torchvision model families, reduced to keep the tests fast
 (width multipliers, fewer stages, small images, 10 classes), with random weights and
 random BatchNorm statistics (seeded; weights=None: nothing is downloaded), exported by
 torch.onnx and written as backend-style test folders. The reference outputs are torch's,
@@ -61,6 +61,29 @@ class NHWCNet(torch.nn.Module):
         return torch.relu(self.nchw(self.d, z) + z)
 
 
+class NHWCEdges(torch.nn.Module):
+    """The Transposes at the edges of an NHWC model, folded by passes/layout.c into the
+    convolutions next to them: the input (batch 2) read by a strided padded Conv, a
+    grouped Conv and a MaxPool (which keeps its Transpose); results written channels-last
+    by a 1x1 Conv with a residual Add in its epilogue, by the grouped Conv, and by a
+    depthwise Conv (not folded), then flattened and concatenated."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 16, 3, padding=1, stride=2)
+        self.g = torch.nn.Conv2d(4, 8, 3, padding=1, groups=2)
+        self.o = torch.nn.Conv2d(16, 16, 1)
+        self.dw = torch.nn.Conv2d(4, 4, 3, padding=1, groups=4)
+
+    def forward(self, x):
+        t = x.permute(0, 3, 1, 2)
+        a = torch.relu(self.a(t))
+        o = (self.o(a) + a).permute(0, 2, 3, 1)
+        g = self.g(t).permute(0, 2, 3, 1)
+        d = self.dw(torch.nn.functional.max_pool2d(t, 2)).permute(0, 2, 3, 1)
+        return torch.cat([o.flatten(1), g.flatten(1), d.flatten(1)], 1)
+
+
 # name -> (constructor, input shape, opset): what each family exercises
 FAMILIES = {
     # inverted residuals, depthwise convolutions, ReLU6 (Clip), global pooling, Gemm
@@ -79,6 +102,8 @@ FAMILIES = {
     # a TF/TFLite-style NHWC graph (not torchvision): passes/transpose.c cancels the
     # Transpose pairs, through the Concat too, leaving the two at the edges
     "nhwc_concat": (NHWCNet, (1, 10, 12, 3), 13),
+    # passes/layout.c: the edge Transposes folded into the convolutions (channels-last)
+    "nhwc_edges": (NHWCEdges, (2, 9, 11, 4), 13),
 }
 
 

@@ -12,6 +12,10 @@ with outputs computed by torch from the same weights:
   y4 = Conv1x1 (v) + b                 v: 2x4x5x7, batch 2
   y5 = Conv1d k1 (s) + b               s: 1x6x37, 1-D
   y6 = Conv1x1 (x) + q                 q: [1,1,9,10], varies along both spatial axes
+  y7 = Silu(Conv3x3 pad 1 (x) + r7)    not pointwise: the channel tiles of tile_conv, 32
+                                       channels out (full blocks on 4, 8 and 16 lanes)
+                                       whose epilogue runs on vectors of channels, with
+                                       r7: [1,32,1,1] per channel
 
 Pixel counts leave partial blocks in every vector width (4, 8 and 16 lanes).
 usage: /usr/bin/python3 tests/pointwise/make_pointwise.py"""
@@ -44,9 +48,10 @@ w3 = rnd(9, 7, 1, 1)
 w4, b4 = rnd(6, 4, 1, 1), rnd(6)
 w5, b5 = rnd(11, 6, 1), rnd(11)
 w6 = rnd(4, 5, 1, 1)
+w7, r7 = rnd(32, 5, 3, 3), rnd(1, 32, 1, 1)
 inits = [numpy_helper.from_array(a, n) for a, n in
          [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
-          (b5, "b5"), (w6, "w6"), (np.array(2, np.float32), "two")]]
+          (b5, "b5"), (w6, "w6"), (w7, "w7"), (r7, "r7"), (np.array(2, np.float32), "two")]]
 
 
 def conv(name, ins, out):
@@ -66,6 +71,10 @@ nodes = [
     conv("pw5", ["s", "w5", "b5"], "y5"),
     conv("pw6", ["x", "w6"], "c6"),
     helper.make_node("Add", ["c6", "q"], ["y6"], name="add6"),
+    helper.make_node("Conv", ["x", "w7"], ["c7"], name="conv7", pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["c7", "r7"], ["s7"], name="add7"),
+    helper.make_node("Sigmoid", ["s7"], ["g7"], name="sig7"),
+    helper.make_node("Mul", ["s7", "g7"], ["y7"], name="silu7"),
 ]
 
 t = torch.from_numpy
@@ -77,7 +86,8 @@ with torch.no_grad():
     y4 = F.conv2d(t(v), t(w4), t(b4))
     y5 = F.conv1d(t(s), t(w5), t(b5))
     y6 = F.conv2d(X, t(w6)) + t(q)
-outs = [y1, y2, y3, y4, y5, y6]
+    y7 = F.silu(F.conv2d(X, t(w7), padding=1) + t(r7))
+outs = [y1, y2, y3, y4, y5, y6, y7]
 ins = [("x", x), ("x2", x2), ("u", u), ("r", r), ("v", v), ("s", s), ("q", q)]
 
 vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))

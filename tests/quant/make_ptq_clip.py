@@ -1,10 +1,11 @@
 """A small CNN with Relu6 (Clip 0..6) after a convolution, as MobileNetV2 has, for the
 post-training quantization test (tests/quant/ptq.sh): Conv 3->8 -> Clip(0, 6) ->
 Conv 8->8 -> Relu -> GlobalAveragePool -> Flatten -> Gemm 8->4, random weights (seed
-0), and 16 calibration inputs (input [1,3,8,8], stacked on axis 0).
+0), and 16 calibration inputs (input [1,3,8,8], stacked on axis 0), the first two
+also as test_data_set_0/1/input_0.pb.
 
     /usr/bin/python3 tests/quant/make_ptq_clip.py
-writes tests/quant/ptq_clip/{model.onnx, calib.npy}."""
+writes tests/quant/ptq_clip/{model.onnx, calib.npy, test_data_set_*/input_0.pb}."""
 import os
 
 import numpy as np
@@ -44,7 +45,13 @@ def main():
     onnx.checker.check_model(m)
     os.makedirs(OUT, exist_ok=True)
     onnx.save(m, os.path.join(OUT, "model.onnx"))
-    np.save(os.path.join(OUT, "calib.npy"), (rng.randn(16, 1, 3, 8, 8) * 2).astype(f))
+    calib = (rng.randn(16, 1, 3, 8, 8) * 2).astype(f)
+    np.save(os.path.join(OUT, "calib.npy"), calib)
+    for k in range(2):  # the first two samples again, as ONNX test data folders
+        d = os.path.join(OUT, "test_data_set_%d" % k)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "input_0.pb"), "wb") as fp:
+            fp.write(numpy_helper.from_array(calib[k], "x").SerializeToString())
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ done
 # the report: the table (4 layers and the output line) and DIR/NAME_quant.json
 [ "$(grep -c '^/[0-9]/\(Conv\|Gemm\)' "$T/k.txt")" = 4 ] && grep -q '^output SQNR .* 0 of 4 layers in float$' "$T/k.txt" &&
   ok || bad "report table: $(cat "$T/k.txt" | head -8)"
-[ "$(grep -c '"sqnr_db": [0-9]' "$T/k/model_quant.json")" = 4 ] && grep -q '"calibration": "minmax"' "$T/k/model_quant.json" &&
+grep -q "^wrote $T/k/model_quant.json$" "$T/k.txt" && [ "$(grep -c '"sqnr_db": [0-9]' "$T/k/model_quant.json")" = 4 ] && grep -q '"calibration": "minmax"' "$T/k/model_quant.json" &&
   ok || bad "JSON report: $(cat "$T/k/model_quant.json")"
 # the other calibration methods and int8 activations run and report
 for c in percentile percentile=99.9 entropy; do
@@ -59,8 +59,9 @@ done
   [ "$(right "$T/a.txt")" = "$f" ] && ok || bad "auto 0: $(cat "$T/a.txt")"
 
 # kiln quantize: a QDQ ONNX file (7 activations quantized, 4 weights and 4 biases
-# dequantized) that kiln compiles to the same bytes as --quantize (and
-# that onnx.checker accepts, where Debian's Python has onnx)
+# dequantized) that kiln compiles to the same bytes as --quantize (and, where Debian's
+# Python has onnx, that onnx.checker accepts and whose weights, biases and input
+# parameters are numpy's from the rules of docs/quantization.md)
 "$KILN" quantize "$M" --calibrate $D/calib.npy -o "$T/q.onnx" >"$T/q.txt" 2>&1 && grep -q "^wrote $T/q.onnx$" "$T/q.txt" &&
   ok || bad "kiln quantize: $(cat "$T/q.txt")"
 "$KILN" run "$T/q.onnx" --input image=$D/heldout_images.npy --backend llvm --output-dir "$T/qf" -q &&
@@ -71,6 +72,9 @@ done
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
   /usr/bin/python3 -c "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)" "$T/q.onnx" &&
     ok || bad "onnx.checker refuses the QDQ file"
+  # the parameters against numpy's (tests/quant/check_ptq_params.py)
+  /usr/bin/python3 "$2/tests/quant/check_ptq_params.py" "$M" "$T/q.onnx" $D/calib.npy image >"$T/p.txt" 2>&1 &&
+    grep -q "^8 weight and bias tensors checked, 0 bad$" "$T/p.txt" && ok || bad "quantization parameters: $(cat "$T/p.txt")"
 fi
 err2() { "$KILN" "$@" >"$T/e.txt" 2>&1; }
 err2 quantize "$M" --calibrate $D/calib.npy
@@ -79,28 +83,20 @@ err2 quantize "$2/tests/depthwise/model.onnx" --calibrate "$2/tests/depthwise" -
 [ $? = 1 ] && grep -q "node 'dw4' (Conv): has kiln's own attribute 'kn.epilogue', which ONNX does not know" "$T/e.txt" &&
   [ ! -e "$T/w.onnx" ] && ok || bad "quantize of a kiln-only attribute: $(cat "$T/e.txt")"
 
-# calibration from a folder of .npy files, and from ONNX test_data_set_* folders (a model
-# with four inputs and depthwise convolutions: interpreter and LLVM agree)
+# calibration from a folder of .npy files, and from ONNX test_data_set_* folders
 mkdir "$T/cal" && cp $D/calib.npy "$T/cal/a.npy" && cp $D/calib.npy "$T/cal/b.npy"
 "$KILN" $RUN --quantize int8 --calibrate "$T/cal" >"$T/d.txt" 2>&1 && grep -q "on 200 calibration samples" "$T/d.txt" &&
   ok || bad "folder of .npy: $(cat "$T/d.txt")"
-W=$2/tests/depthwise
-ins="" k=0
-for n in x r z s; do ins="$ins --input $n=$W/test_data_set_0/input_$k.pb" k=$((k + 1)); done
+C=$2/tests/quant/ptq_clip
 for b in interp llvm; do
-  "$KILN" run $W/model.onnx --quantize int8 --calibrate $W $ins --backend $b --output-dir "$T/w$b" >"$T/w.txt" 2>&1 &&
-    grep -q "on 1 calibration samples" "$T/w.txt" && ok || bad "test_data_set calibration on $b: $(cat "$T/w.txt")"
+  "$KILN" run $C/model.onnx --quantize int8 --calibrate $C --input x=$C/test_data_set_0/input_0.pb --backend $b \
+    --output-dir "$T/s$b" >"$T/s.txt" 2>&1 && grep -q "on 2 calibration samples" "$T/s.txt" && ok ||
+    bad "test_data_set calibration on $b: $(cat "$T/s.txt")"
 done
-# y2 (a float Add and HardSwish after an int8 convolution) and y4 (a convolution with a
-# fused SiLU: not quantized) are float computations; the other seven are int8 outputs
-for n in y1 y3 y5 y6 y7 y8 y9; do
-  o=$T/winterp/$n.npy
-  cmp -s "$o" "$T/wllvm/$(basename "$o")" && ok || bad "depthwise int8: $(basename "$o") differs between interp and llvm"
-done
+cmp -s "$T/sinterp/y.npy" "$T/sllvm/y.npy" && ok || bad "test_data_set calibration: llvm differs from interp"
 
 # Relu6 (Clip 0..6) after a convolution: the qdq pass takes it as Max and Min with the
 # quantized bounds (tests/quant/make_ptq_clip.py); the backends agree
-C=$2/tests/quant/ptq_clip
 "$KILN" compile $C/model.onnx --quantize int8 --calibrate $C/calib.npy -o "$T/clip" --dump-after qdq >"$T/clip.txt" 2>&1 || bad "clip compile"
 [ "$(grep -c '= QLinearConv(' "$T/clip.txt")" = 2 ] && [ "$(grep -c '= Min(' "$T/clip.txt")" = 1 ] &&
   [ "$(grep -c '= \(Clip\|Conv\)(' "$T/clip.txt")" = 0 ] && ok || bad "clip: $(grep ' = ' "$T/clip.txt")"

@@ -31,6 +31,76 @@ static void test_half(void) {
     CHECK(kn_f32_to_bf16(1.00390625f) == 0x3f80); /* tie 0x3f80_8000 rounds to even */
 }
 
+/* float8 (ONNX Cast opset 19, its saturate tables) and packed int4, values derived by
+ * hand from the formats: E4M3FN 1.0 = 2^0 -> biased exponent 7 -> 0x38; 0.3 lies in
+ * [2^-2, 2^-1), spacing 2^-5: 9.6 -> 10 steps = 0.3125 = 1.25 * 2^-2 -> 0x2A; 464 is
+ * halfway between 448 (mantissa 110) and 480 (111): to even, 448; 465 rounds to 480,
+ * past the maximum. */
+static void test_float8(void) {
+    static const struct {
+        kn_f8_kind k;
+        double x;
+        uint8_t sat, nosat;
+    } cases[] = {
+        {KN_F8_E4M3FN, 1.0, 0x38, 0x38},
+        {KN_F8_E4M3FN, 0.3, 0x2a, 0x2a},
+        {KN_F8_E4M3FN, 448, 0x7e, 0x7e},
+        {KN_F8_E4M3FN, 464, 0x7e, 0x7e},
+        {KN_F8_E4M3FN, 465, 0x7e, 0x7f},
+        {KN_F8_E4M3FN, -500, 0xfe, 0xff},
+        {KN_F8_E4M3FN, INFINITY, 0x7e, 0x7f},
+        {KN_F8_E4M3FN, -INFINITY, 0xfe, 0xff},
+        {KN_F8_E4M3FN, -0.0, 0x80, 0x80},
+        {KN_F8_E4M3FN, NAN, 0x7f, 0x7f},
+        {KN_F8_E4M3FN, 0.001953125, 0x01, 0x01},   /* 2^-9: the smallest subnormal */
+        {KN_F8_E4M3FN, 0.0009765625, 0x00, 0x00},  /* 2^-10: tie, to even (0) */
+        {KN_F8_E4M3FN, 0.00146484375, 0x01, 0x01}, /* 1.5 * 2^-10 */
+        {KN_F8_E4M3FN, -0.0001, 0x80, 0x80},       /* underflows to -0 */
+        {KN_F8_E4M3FNUZ, 1.0, 0x40, 0x40},
+        {KN_F8_E4M3FNUZ, -0.0, 0x00, 0x00},
+        {KN_F8_E4M3FNUZ, -0.0001, 0x00, 0x00}, /* no -0: +0, not the NaN code */
+        {KN_F8_E4M3FNUZ, 240, 0x7f, 0x7f},
+        {KN_F8_E4M3FNUZ, -250, 0xff, 0x80},
+        {KN_F8_E4M3FNUZ, INFINITY, 0x80, 0x80},
+        {KN_F8_E4M3FNUZ, 0.0009765625, 0x01, 0x01}, /* 2^-10 */
+        {KN_F8_E5M2, 1.0, 0x3c, 0x3c},
+        {KN_F8_E5M2, 57344, 0x7b, 0x7b},
+        {KN_F8_E5M2, 60000, 0x7b, 0x7b}, /* 7.32 steps of 2^13: 7 */
+        {KN_F8_E5M2, 61440, 0x7b, 0x7c}, /* 7.5: to even, 8 = 65536, past the maximum */
+        {KN_F8_E5M2, -INFINITY, 0xfb, 0xfc},
+        {KN_F8_E5M2, -0.0, 0x80, 0x80},
+        {KN_F8_E5M2, 1.52587890625e-05, 0x01, 0x01}, /* 2^-16 */
+        {KN_F8_E5M2FNUZ, 1.0, 0x40, 0x40},
+        {KN_F8_E5M2FNUZ, 57344, 0x7f, 0x7f},
+        {KN_F8_E5M2FNUZ, 1e6, 0x7f, 0x80},
+        {KN_F8_E5M2FNUZ, -INFINITY, 0x80, 0x80},
+        {KN_F8_E5M2FNUZ, -0.0, 0x00, 0x00},
+        {KN_F8_E5M2FNUZ, 7.62939453125e-06, 0x01, 0x01}, /* 2^-17 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        CHECK(kn_f8_encode(cases[i].x, cases[i].k, true) == cases[i].sat);
+        CHECK(kn_f8_encode(cases[i].x, cases[i].k, false) == cases[i].nosat);
+    }
+    CHECK(kn_f8_decode(0x38, KN_F8_E4M3FN) == 1.0 && kn_f8_decode(0x7e, KN_F8_E4M3FN) == 448);
+    CHECK(isnan(kn_f8_decode(0xff, KN_F8_E4M3FN)) && kn_f8_decode(0xff, KN_F8_E4M3FNUZ) == -240);
+    CHECK(isnan(kn_f8_decode(0x80, KN_F8_E4M3FNUZ)) && isnan(kn_f8_decode(0x80, KN_F8_E5M2FNUZ)));
+    CHECK(kn_f8_decode(0x7c, KN_F8_E5M2) == INFINITY && isnan(kn_f8_decode(0x7d, KN_F8_E5M2)));
+    CHECK(kn_f8_decode(0x01, KN_F8_E5M2FNUZ) == 7.62939453125e-06);
+    CHECK(kn_f8_decode(0xfb, KN_F8_E5M2) == -57344 && kn_f8_decode(0x2a, KN_F8_E4M3FN) == 0.3125);
+    for (int k = KN_F8_E4M3FN; k <= KN_F8_E5M2FNUZ; k++) /* every finite code round-trips */
+        for (int c = 0; c < 256; c++) {
+            double v = kn_f8_decode((uint8_t)c, (kn_f8_kind)k);
+            if (!isnan(v) && !isinf(v)) CHECK(kn_f8_encode(v, (kn_f8_kind)k, false) == c);
+        }
+    uint8_t p[2] = {0, 0xa5};
+    kn_i4_set(p, 0, -1);
+    kn_i4_set(p, 1, 7);
+    CHECK(p[0] == 0x7f && kn_i4_get(p, 0, true) == -1 && kn_i4_get(p, 0, false) == 15);
+    kn_i4_set(p, 1, -8);
+    CHECK(p[0] == 0x8f && kn_i4_get(p, 1, true) == -8 && kn_i4_get(p, 1, false) == 8);
+    CHECK(kn_i4_get(p, 2, false) == 5 && kn_i4_get(p, 3, true) == -6); /* 0xa5: 5, then 0xa */
+}
+
 static void test_convert(void) {
     uint8_t u8[2];
     kn_store_f64(u8, KN_U8, 0, 3.9);
@@ -162,6 +232,7 @@ int main(void) {
     tmpdir = mkdtemp(tmpl);
     if (!tmpdir) return 1;
     test_half();
+    test_float8();
     test_convert();
     test_broadcast();
     test_arena_release();

@@ -1,0 +1,61 @@
+#!/bin/sh
+# int8 against fp32 in one run (#12): for each float model, its QDQ form written by
+# bench/make_qdq.py, then kiln (LLVM JIT) and ONNX Runtime (npm's onnxruntime-node, CPU
+# provider) on both, 1 thread, in ROUNDS interleaved rounds of RUNS runs each; prints
+# each configuration's median and minimum latency (ms) over all rounds, and the ratios
+# int8/fp32 (kiln), kiln int8 / ORT int8. Under load the minimum is the better figure.
+#
+#   sh bench/quant_compare.sh BUILD_DIR MODEL.onnx...
+#   env: RUNS (default 20), ROUNDS (3), ORT_NODE (an onnxruntime-node folder; default
+#        BUILD_DIR/bench-ort/node_modules/onnxruntime-node, as bench/run.sh installs it)
+set -eu
+B=$(cd "$1" && pwd)
+shift
+K=$B/kiln
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${RUNS:-20}
+ROUNDS=${ROUNDS:-3}
+ORT=${ORT_NODE:-$B/bench-ort/node_modules/onnxruntime-node}
+MODELS="$*"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# the ONNX Runtime timer of bench/run.sh
+sed -n '/^cat >"\$T\/ort.js" <<.EOF.$/,/^EOF$/p' "$SRC/bench/run.sh" | sed '1d;$d' >"$T/ort.js"
+[ -d "$ORT" ] || { echo "no onnxruntime-node at $ORT (set ORT_NODE, or run bench/run.sh once)"; ORT=""; }
+kiln_run() { # MODEL OUTFILE: appends "median min"
+  "$K" bench "$1" --threads 1 --runs "$RUNS" --warmup 3 --json 2>/dev/null |
+    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["median_ms"], d["min_ms"])' >>"$2"
+}
+ort_run() {
+  [ -n "$ORT" ] || return 0
+  ORT=$ORT node "$T/ort.js" "$1" "$RUNS" 1 "$3" 2>/dev/null | cut -d' ' -f1,2 >>"$2"
+}
+stat() { # FILE: "median(of medians) min(of mins)"
+  [ -s "$1" ] || { echo "- -"; return; }
+  /usr/bin/python3 -c 'import sys,statistics as s; r=[l.split() for l in open(sys.argv[1])]; print("%.2f %.2f" % (s.median(float(a) for a, b in r), min(float(b) for a, b in r)))' "$1"
+}
+for m in "$@"; do
+  n=$(basename "$m" .onnx)
+  /usr/bin/python3 "$SRC/bench/make_qdq.py" "$K" "$m" "$T/$n.qdq.onnx"
+  shape=$(/usr/bin/python3 -c 'import onnx,sys; g=onnx.load(sys.argv[1], load_external_data=False).graph; print(",".join(str(d.dim_value) for d in g.input[0].type.tensor_type.shape.dim))' "$m")
+  r=0
+  while [ $r -lt "$ROUNDS" ]; do
+    kiln_run "$m" "$T/$n.kf"
+    kiln_run "$T/$n.qdq.onnx" "$T/$n.kq"
+    ort_run "$m" "$T/$n.of" "$shape"
+    ort_run "$T/$n.qdq.onnx" "$T/$n.oq" "$shape"
+    r=$((r + 1))
+  done
+done
+echo "load $(cut -d' ' -f1-3 /proc/loadavg); kiln $(git -C "$SRC" rev-parse --short HEAD); 1 thread; median / min ms"
+printf '%-14s %15s %15s %15s %15s %12s %12s\n' model "kiln fp32" "kiln int8" "ORT fp32" "ORT int8" "k int8/fp32" "k/ORT int8"
+for m in $MODELS; do
+  n=$(basename "$m" .onnx)
+  set -- $(stat "$T/$n.kf") $(stat "$T/$n.kq") $(stat "$T/$n.of") $(stat "$T/$n.oq")
+  printf '%-14s %7s/%-7s %7s/%-7s %7s/%-7s %7s/%-7s' "$n" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+  /usr/bin/python3 -c 'import sys; a=sys.argv[1:]
+def q(x, y):
+    try: return "%.2f" % (float(x) / float(y))
+    except ValueError: return "-"
+print(" %5s/%-6s %5s/%-6s" % (q(a[2], a[0]), q(a[3], a[1]), q(a[2], a[6]), q(a[3], a[7])))' "$@"
+done

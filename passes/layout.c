@@ -1,0 +1,117 @@
+/* Channels-last edges folded into the convolutions next to them.
+ * requires: shape (static shapes; other nodes are left alone); breaks: nothing (the
+ * graph stays valid and runnable: the interpreter honours kn.layout).
+ *
+ * A model converted from TensorFlow (tf2onnx) takes NHWC input and gives NHWC output;
+ * passes/transpose.c cancels the Transpose pairs inside it, but the first convolution
+ * still reads Transpose(x, [0,3,1,2]) and the last result goes through
+ * Transpose(y, [0,2,3,1]): each a pass over memory. This pass removes them by making the
+ * Conv address the channels-last tensor itself (kn.layout, ir/ops/nn_attrs.h):
+ *
+ *   - input:  Conv(Transpose_{to NCHW}(x), w, b)  ->  Conv(x, w, b) {kn.layout=[1, _]},
+ *             for every Conv reading that Transpose; the Transpose goes when nothing
+ *             else reads it (other readers keep it);
+ *   - output: Transpose_{to NHWC}(Conv(...)) where the Transpose alone reads the Conv's
+ *             result  ->  Conv(...) {kn.layout=[_, 1]} writing the Transpose's value.
+ *
+ * Any rank >= 3 (N C spatial... <-> N spatial... C). The lowering addresses such a Conv
+ * with the channel innermost and describes the strides in its kn_contract (ir/kir.h),
+ * which the tile passes (CPU and OpenCL) honour. Depthwise convolutions (one input
+ * channel a group) are left alone: passes/depthwise.c builds its row tiles over NCHW
+ * rows only, and a copy then costs less than the plain nest. Runs after fuse and chain
+ * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
+ * subgraphs are not rewritten (passes/rewrite.h). */
+#include "ir/ops/nn_attrs.h"
+#include "passes/pass.h"
+#include "passes/rewrite.h"
+
+#include <string.h>
+
+/* Whether n is a Transpose between channels-first and channels-last of a static
+ * tensor of rank >= 3: to the first (N,H,W,C -> N,C,H,W) when to_last is false. */
+static bool channel_move(const kn_node *n, bool to_last) {
+    if (n->op != KN_OP_TRANSPOSE || n->nin < 1 || !n->in[0] || !n->out[0]) return false;
+    const kn_type *t = &n->in[0]->type;
+    int r = t->rank;
+    if (t->kind != KN_KIND_TENSOR || r < 3 || !kn_type_static(t) ||
+        !kn_type_static(&n->out[0]->type))
+        return false;
+    const kn_attr *a = kn_node_attr(n, "perm");
+    if (!a || a->kind != KN_ATTR_INTS || a->n != r) return false;
+    for (int d = 0; d < r; d++) {
+        int64_t want = d == 0 ? 0 : to_last ? (d == r - 1 ? 1 : d + 1) : (d == 1 ? r - 1 : d - 1);
+        if (a->ints[d] != want) return false;
+    }
+    return true;
+}
+
+/* Whether Conv n may take a layout: static float tensors, not depthwise. */
+static bool foldable_conv(const kn_node *n) {
+    if (n->op != KN_OP_CONV || n->nout != 1 || !n->out[0] || !n->in[0] || !n->in[1]) return false;
+    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type;
+    if (!kn_type_static(x) || !kn_type_static(y) || x->rank < 3 || y->rank != x->rank) return false;
+    bool xcl, ycl;
+    kn_conv_layout(n, &xcl, &ycl);
+    int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
+    const kn_attr *ga = kn_node_attr(n, "group");
+    int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1;
+    return !(group > 1 && group == c);
+}
+
+/* Sets n's kn.layout to [xcl, ycl] (replacing one it has). */
+static void set_layout(kn_graph *g, kn_node *n, bool xcl, bool ycl) {
+    int64_t *v = kn_arena_array(g->arena, 2, sizeof *v);
+    KN_ASSERT(v);
+    v[0] = xcl, v[1] = ycl;
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attrs[k].name, KN_ATTR_LAYOUT)) {
+            n->attrs[k].ints = v;
+            return;
+        }
+    kn_attr *a = kn_arena_array(g->arena, (size_t)n->nattr + 1, sizeof *a);
+    KN_ASSERT(a);
+    if (n->nattr) memcpy(a, n->attrs, (size_t)n->nattr * sizeof *a);
+    a[n->nattr] = (kn_attr){.name = KN_ATTR_LAYOUT, .kind = KN_ATTR_INTS, .n = 2, .ints = v};
+    n->attrs = a;
+    n->nattr++;
+}
+
+kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
+    kn_rw rw;
+    if (!kn_rw_begin(&rw, cx, g)) {
+        kn_rw_end(&rw);
+        return KN_OK;
+    }
+    for (int i = 0; i < rw.n0; i++) {
+        kn_node *t = g->nodes[i];
+        if (kn_rw_dead(&rw, t)) continue;
+        bool xcl, ycl;
+        if (channel_move(t, false)) { /* input: every Conv reading t reads t's input */
+            for (int j = i + 1; j < rw.n0; j++) {
+                kn_node *n = g->nodes[j];
+                if (kn_rw_dead(&rw, n) || n->nin < 1 || n->in[0] != t->out[0] || !foldable_conv(n))
+                    continue;
+                kn_conv_layout(n, &xcl, &ycl);
+                if (xcl) continue;
+                n->in[0] = t->in[0];
+                set_layout(g, n, true, ycl);
+                rw.changed = true;
+            }
+            if (kn_rw_uses(&rw, t->out[0]) == 0) kn_rw_kill(&rw, t);
+        } else if (channel_move(t, true)) { /* output: the Conv writes t's value */
+            kn_node *n = t->in[0]->producer;
+            if (!n || n->graph != g || kn_rw_dead(&rw, n) ||
+                kn_rw_only_reader(&rw, t->in[0]) != t || !foldable_conv(n))
+                continue;
+            kn_conv_layout(n, &xcl, &ycl);
+            if (ycl) continue;
+            kn_value *z = t->out[0];
+            kn_rw_kill(&rw, t);
+            n->out[0] = z;
+            z->producer = n;
+            set_layout(g, n, xcl, true);
+        }
+    }
+    kn_rw_end(&rw);
+    return KN_OK;
+}

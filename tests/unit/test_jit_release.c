@@ -1,0 +1,71 @@
+/* kn_llvm_jit_releasing (what kiln run/bench and the host API use): once the JIT has its
+ * own copy of the weights, the program's and the graph's big weights are freed (their
+ * data pointers NULL), and the compiled code still gives the model's outputs.
+ * usage: test_jit_release DIR (an ONNX test folder whose model has weights of 16 KiB and
+ * more, which live in arena chunks of their own: tests/bench_models/mlp) */
+#include "codegen/llvm/llvm.h"
+#include "frontend/onnx.h"
+#include "frontend/tensorfile.h"
+#include "passes/pass.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    char path[4096];
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_graph *g = NULL;
+    snprintf(path, sizeof path, "%s/model.onnx", argv[1]);
+    CHECK(kn_onnx_load_file(&cx, path, &g) == KN_OK);
+    if (!g) return TEST_DONE();
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.release_constants = true};
+    CHECK(kn_compile_program_opts(&cx, g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    if (!p) return TEST_DONE();
+    int big = 0, held = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (kn_kbuf_is_weight(p->bufs[i]) && kn_kbuf_bytes(p->bufs[i]) >= 16384) big++;
+    CHECK(big > 0);
+    kn_jit *j = NULL;
+    CHECK(kn_llvm_jit_releasing(&cx, p, kn_target_find("native"), 2, NULL, NULL, &j) == KN_OK);
+    for (int i = 0; i < p->nbufs; i++)
+        if (kn_kbuf_is_weight(p->bufs[i]) && kn_kbuf_bytes(p->bufs[i]) >= 16384 &&
+            p->bufs[i]->data->data)
+            held++;
+    CHECK(held == 0); /* the JIT's block is the only copy */
+    /* the outputs, against the folder's */
+    kn_arena *a = kn_arena_create();
+    kn_tensor *in = NULL, *want = NULL;
+    snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", argv[1]);
+    CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &in) == KN_OK);
+    snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", argv[1]);
+    CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &want) == KN_OK);
+    if (j && in && want && p->nin == 1 && p->nout == 1) {
+        size_t n = (size_t)p->outputs[0]->numel;
+        float *out = calloc(n, sizeof *out);
+        void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + KN_ARENA_ALIGN - 1) /
+                                                            KN_ARENA_ALIGN * KN_ARENA_ALIGN +
+                                                        KN_ARENA_ALIGN);
+        const void *ins[1] = {in->data};
+        void *outs[1] = {out};
+        CHECK(kn_jit_entry(j)(ins, outs, NULL, arena) == 0);
+        int bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float w = ((const float *)want->data)[i];
+            bad += !(fabsf(out[i] - w) <= 1e-5f + 1e-3f * fabsf(w));
+        }
+        CHECK(n > 0 && bad == 0);
+        free(out);
+        free(arena);
+    } else {
+        CHECK(!"no JIT, input or output");
+    }
+    kn_arena_destroy(a);
+    kn_jit_destroy(j);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+    return TEST_DONE();
+}
