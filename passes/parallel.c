@@ -292,7 +292,7 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * chooses the work-group size along its innermost dimension. A schedule file's
  * `tasks` or `wg` for a kernel overrides the choice. */
 
-enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16, MAX_WG = 64 };
+enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16 };
 
 /* Statement executions of s, vector statements counted once per lane. */
 static double cost(const kn_ks *s) {
@@ -348,15 +348,17 @@ static bool collapse(kn_kprog *p, kn_ks *o) {
     return true;
 }
 
-/* The work-group size along the innermost NDRange dimension of nest o. */
-static int workgroup(const kn_ks *o) {
+/* The work-group size along the innermost NDRange dimension of nest o: its extent up to
+ * the target's largest work-group max, a divisor of the extent where one of at least
+ * max/4 exists (no idle work-items in the last group). */
+static int workgroup(const kn_ks *o, int max) {
     const kn_ks *in = o;
     while (in->body[0]->n == 1 && in->body[0]->body[0]->kind == KS_FOR &&
            (in->body[0]->body[0]->annot & KN_LOOP_PARALLEL))
         in = in->body[0]->body[0];
     int64_t g = in->extent;
-    int wg = g < MAX_WG ? (int)g : MAX_WG;
-    for (int d = wg; d >= MAX_WG / 4 && g >= MAX_WG; d--) /* a divisor wastes no work-items */
+    int wg = g < max ? (int)g : max;
+    for (int d = wg; d >= max / 4 && g >= max; d--) /* a divisor wastes no work-items */
         if (g % d == 0) return d;
     return wg;
 }
@@ -369,7 +371,9 @@ static void split(kn_kprog *p, int k) {
     int n = outer_parallel(kern->body, nests, 64);
     if (!n) return;
     if (t && t->kind == KN_TARGET_GPU) { /* the emitter maps a single nest to the NDRange */
-        kern->sched.wg = ov && ov->wg ? ov->wg : workgroup(nests[0]);
+        kern->sched.wg = ov && ov->wg
+                             ? ov->wg
+                             : workgroup(nests[0], t->workgroup_max > 0 ? t->workgroup_max : 1);
         return;
     }
     for (int i = 0; i < n; i++) {

@@ -877,7 +877,11 @@ static kn_kx *mm_bcast_operand(kn_lower *L, const kn_kbuf *y, kn_kbuf *o, kn_kx 
  * broadcast to y (kt_operands_ok); a single value is loaded once, the y-shaped ones and
  * rows of N are read directly, the others through y's coordinates. */
 static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_kx *col) {
-    const kn_contract *d = G->d;
+    return kt_mm_epi(L, G->d, G->y, val, yidx, col);
+}
+
+kn_kx *kt_mm_epi(kn_lower *L, const kn_contract *d, const kn_kbuf *y, kn_kx *val, kn_kx *yidx,
+                 kn_kx *col) {
     if (!d->epi) return val;
     kn_kx *opnd[KN_EPI_MAX] = {0};
     int lanes = kx_lanes(val);
@@ -889,8 +893,8 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
             continue;
         }
         bool row = o->numel == d->N && o->rank >= 1 && o->dims[o->rank - 1] == d->N;
-        if (o->numel != G->y->numel && !row) {
-            opnd[k] = mm_bcast_operand(L, G->y, o, yidx, lanes);
+        if (o->numel != y->numel && !row) {
+            opnd[k] = mm_bcast_operand(L, y, o, yidx, lanes);
             continue;
         }
         kn_kx *idx = row ? col : yidx;

@@ -36,6 +36,10 @@ kn_kx *kt_batch_off(kn_lower *L, const kn_contract *d, kn_kx *b, const int64_t *
 /* Whether every epilogue operand of matrix product d is y-shaped, one row of N or a
  * single value. */
 bool kt_mm_operands_ok(const kn_contract *d);
+/* Matrix product d's epilogue on val, the value (scalar or vector) of y[yidx ..), column
+ * col of the first lane: its operands read at those places (kt_mm_operands_ok). */
+kn_kx *kt_mm_epi(kn_lower *L, const kn_contract *d, const kn_kbuf *y, kn_kx *val, kn_kx *yidx,
+                 kn_kx *col);
 
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a
  * kl_builder_rewrite builder), its choices recorded in *out; false when d does not

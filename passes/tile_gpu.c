@@ -2,24 +2,29 @@
  *
  * On an OpenCL device each iteration of the outermost parallel loops is a work-item
  * (codegen/opencl maps up to three of them to the NDRange, the innermost to dimension
- * 0), and the device compiler runs the work-items of a work-group side by side in
- * vector lanes (PoCL on a CPU does exactly that). So a work-item keeps a small tile of
- * scalar accumulators, laid out so that neighbouring work-items read neighbouring
- * elements of the operand that changes along dimension 0 and all read the same element
- * of the other one (a broadcast):
+ * 0). A work-item keeps a small tile of accumulators:
  *
- *   Conv:   work-item (batch, block of CB output channels, oh, ow); per reduction step
- *           (ci, kh, kw) one input element (contiguous along ow across work-items) times
- *           CB packed weights (the same for every work-item of the group).
- *   MatMul/Gemm: work-item (block of R rows, column); per step k one element of
- *           packed B (contiguous along the columns; B itself when known only at run
- *           time) times R elements of A (the same for every work-item).
+ *   Conv:   work-item (batch, block of output channels, oh, block of R pixels along ow);
+ *           per reduction step (ci, kh, kw) R input elements times the block's packed
+ *           weights (the same for every work-item of the group).
+ *   MatMul/Gemm: work-item (block of R rows, block of columns); per step k R elements of
+ *           A times the block's columns of packed B (B itself when known only at run
+ *           time).
  *
- * Padding is read through a bounds test around the load (a masked load once the device
- * compiler vectorizes the work-items), never through a padded copy, which would need a
- * second kernel. The last block of channels or rows is guarded at its stores. The
- * fused epilogue runs on each accumulator as it is stored. The kernel's schedule
- * records the tile: tile_vecs = CB (conv) or tile_rows = R (matmul), lanes = 1. */
+ * On a device with vectors (the target's vector_bits > 0; PoCL on this CPU), the
+ * channel or column block is nv vectors of VL lanes held in vector accumulators. The
+ * device compilers do not vectorize across work-items whose body has a loop (PoCL 3
+ * leaves the reduction loop scalar and at best packs a work-item's accumulators with
+ * its SLP vectorizer, which gives up on the long expression trees of an epilogue such
+ * as GELU), so vectors inside the work-item are what gives SIMD code, as the CPU's
+ * register tiles do. Without vectors (VL 1) the accumulators are scalars.
+ *
+ * Padding is read through a bounds test around the load, never through a padded copy,
+ * which would need a second kernel. The last block of channels or rows is guarded at
+ * its stores. The fused epilogue runs on each accumulator (or vector) as it is stored.
+ * The kernel's schedule records the tile: tile_rows = R, tile_vecs = the block in
+ * vectors (in columns when lanes = 1), lanes = VL; a schedule file's lanes=1 asks for
+ * scalar work-items. */
 #include "ir/epilogue.h"
 #include "passes/tile.h"
 
@@ -32,7 +37,11 @@ enum {
     GPU_CONV_ROWS = 1,
     GPU_CONV_CB = 64,
     GPU_MM_ROWS = 1,
-    GPU_MM_CB = 64
+    GPU_MM_CB = 64,
+    GPU_VEC_ROWS = 4, /* vector work-items: 4 rows x 4 vectors, 16 accumulators */
+    GPU_VEC_VECS = 4,
+    GPU_CVEC_ACC = 16, /* convolutions: up to 16 vector accumulators, */
+    GPU_CVEC_VECS = 4  /* at most 4 vectors of channels */
 };
 
 /* a * s + b, index arithmetic */
@@ -50,20 +59,33 @@ static int clamp_tile(int v, int max) {
 
 /* ---- Conv ---- */
 
-bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
-    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(d->w) ||
-        (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
-        !kt_operands_ok(d))
-        return false;
+/* Each work-item computes R pixels along ow by nv vectors of VL output channels (VL 1:
+ * scalar work-items, the form for a device without vectors; VL > 1 on a device with
+ * them, the target's vector_bits, as vector accumulators), one reduction step reading R
+ * input elements and nv contiguous vectors of the packed weights. Output channels are
+ * ys[1] apart in y (oh*ow in NCHW; x and y may be NHWC, kn_contract_strides), so
+ * results are stored lane by lane, the epilogue applied per element. kg is a multiple of VL. The
+ * schedule records tile_rows = R, tile_vecs = nv, lanes = VL. */
+static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out, int VL) {
     int64_t n = d->n, c = d->c, m = d->m, group = d->group, cg = c / group, kg = m / group;
     int64_t h = d->h, w = d->w_, oh = d->oh, ow = d->ow, kh = d->kh, kw = d->kw;
     int64_t red = cg * kh * kw, xs[4], ys[4]; /* strides along (n, c, h, w): NCHW or NHWC */
     kn_contract_strides(d, xs, ys);
-    if (kg < 2) return false; /* depthwise: one channel per group, the plain nest is it */
-    int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_CONV_CB, GPU_MAX_COLS);
-    int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_CONV_ROWS, GPU_MAX_ROWS);
-    if (kg < cb) cb = (int)kg;
+    int rows = VL > 1 ? GPU_MAX_ROWS : GPU_CONV_ROWS;
+    /* vectors: a tile row count that divides ow (a partial tile's clamped pixels and
+     * guarded stores hide from the parallel analysis that tiles write disjoint pixels),
+     * as many as fit in GPU_CVEC_ACC accumulators */
+    while (VL > 1 && ow % rows) rows--;
+    int nv = VL > 1 ? GPU_CVEC_ACC / rows : GPU_CONV_CB;
+    if (VL > 1 && nv > GPU_CVEC_VECS) nv = GPU_CVEC_VECS;
+    if (ov && ov->tile_rows) rows = ov->tile_rows;
+    if (ov && ov->tile_vecs) nv = ov->tile_vecs;
+    nv = clamp_tile(nv, GPU_MAX_COLS / VL);
+    rows = clamp_tile(rows, GPU_MAX_ROWS);
+    if ((kg + VL - 1) / VL < nv) nv = (int)((kg + VL - 1) / VL);
+    while (VL > 1 && !(ov && ov->tile_vecs) && (kg / VL) % nv) nv--; /* no partial block */
     if (ow < rows) rows = (int)ow;
+    int cb = nv * VL;
     int64_t nb = (kg + cb - 1) / cb, nt = (ow + rows - 1) / rows;
 
     /* packed weights [group][block][red][cb], bias [group][block][cb]; zero past kg */
@@ -88,14 +110,13 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
     kn_kx *gb = mad(L, kx_var(L, vg), nb, kx_var(L, vk)); /* block over all groups */
     int acc[GPU_MAX_ROWS][GPU_MAX_COLS], px[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
-        /* the pixel row r reads; the last tile's rows past ow read pixel ow-1 */
         kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
         if (ow % rows) p = kx_bin(L, KX_MIN, p, kx_int(L, ow - 1));
         px[r] = kl_decl(L, KN_I64, p);
-        for (int j = 0; j < cb; j++)
-            acc[r][j] = kl_decl(L, KN_F32,
-                                bpk ? kx_load(L, bpk, mad(L, gb, cb, kx_int(L, j)))
-                                    : kx_const(L, KN_F32, 0));
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = kl_decl_vec(L, KN_F32, VL,
+                                    bpk ? kx_vload(L, bpk, mad(L, gb, cb, kx_int(L, v * VL)), VL)
+                                        : kx_const(L, KN_F32, 0));
     }
     int vc = kl_for(L, cg), vi = kl_for(L, kh);
     int vih = kl_decl(L, KN_I64,
@@ -129,16 +150,17 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
     }
     kn_kx *red_i = mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_var(L, vj));
     int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, gb, red, red_i), kx_int(L, cb)));
-    for (int j = 0; j < cb; j++) {
-        int wj = kl_decl(L, KN_F32, kx_load(L, wpk, kx_add(L, kx_var(L, vw), kx_int(L, j))));
+    for (int v = 0; v < nv; v++) {
+        int wv = kl_decl_vec(L, KN_F32, VL,
+                             kx_vload(L, wpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
         for (int r = 0; r < rows; r++)
-            kl_set(L, acc[r][j], kx_fma(L, kx_var(L, xv[r]), kx_var(L, wj), kx_var(L, acc[r][j])));
+            kl_set(L, acc[r][v], kx_fma(L, kx_var(L, xv[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
     }
     kl_end(L); /* kw */
     if (hpad) kl_end(L);
     kl_end_n(L, 2); /* kh, ci */
 
-    /* y[b, g*kg + blk*cb + j, oh, t*rows + r] */
+    /* y[b, g*kg + blk*cb + j, oh, t*rows + r], lane by lane */
     kn_kx *mo = mad(L, kx_var(L, vg), kg, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
     bool ydense = ys[3] == 1 && ys[2] == ow && ys[1] == oh * ow; /* y NCHW */
     kn_kx *y0 = ydense ? mad(L, mad(L, mad(L, kx_var(L, vb), m, mo), oh, kx_var(L, voh)), ow,
@@ -148,35 +170,52 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
                                  mad(L, kx_var(L, voh), ys[2],
                                      kx_mul(L, kx_var(L, vt), kx_int(L, rows * ys[3])))));
     int vy = kl_decl(L, KN_I64, y0);
-    int64_t tail = kg % cb;
+    int64_t tail = kg % cb; /* a multiple of VL: whole vectors are in or out */
     for (int r = 0; r < rows; r++) {
         kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
         if (ow % rows && r) kl_if(L, kx_bin(L, KX_LT, p, kx_int(L, ow)));
-        for (int j = 0; j < cb; j++) {
-            if (tail && j >= tail)
-                kl_if(L, kx_bin(L, KX_LT, mad(L, kx_var(L, vk), cb, kx_int(L, j)), kx_int(L, kg)));
-            kn_kx *val = kx_var(L, acc[r][j]);
-            if (d->epi) {
-                kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_int(L, j)), kx_var(L, voh),
-                                   NULL};
-                coord[d->nsp == 2 ? 3 : 2] = mad(L, kx_var(L, vt), rows, kx_int(L, r));
-                kn_kx *opnd[KN_EPI_MAX] = {0};
-                for (int k = 0; k < d->epi->n; k++)
-                    if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], d->y, coord);
-                val = kl_epilogue(L, d->epi, val, opnd);
+        for (int v = 0; v < nv; v++) {
+            bool guard = tail && v * VL >= tail;
+            if (guard)
+                kl_if(L, kx_bin(L, KX_LT, mad(L, kx_var(L, vk), cb, kx_int(L, v * VL)),
+                                kx_int(L, kg)));
+            for (int l = 0; l < VL; l++) {
+                int j = v * VL + l;
+                kn_kx *val = VL > 1 ? kx_lane(L, acc[r][v], l) : kx_var(L, acc[r][v]);
+                if (d->epi) {
+                    kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_int(L, j)), kx_var(L, voh),
+                                       NULL};
+                    coord[d->nsp == 2 ? 3 : 2] = mad(L, kx_var(L, vt), rows, kx_int(L, r));
+                    kn_kx *opnd[KN_EPI_MAX] = {0};
+                    for (int k = 0; k < d->epi->n; k++)
+                        if (d->operand[k]) opnd[k] = kl_bcast_load(L, d->operand[k], d->y, coord);
+                    val = kl_epilogue(L, d->epi, val, opnd);
+                }
+                kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * ys[1] + r * ys[3])), val);
             }
-            kl_store(L, d->y, kx_add(L, kx_var(L, vy), kx_int(L, j * ys[1] + r * ys[3])), val);
-            if (tail && j >= tail) kl_end(L);
+            if (guard) kl_end(L);
         }
         if (ow % rows && r) kl_end(L);
     }
     kl_end_n(L, 5);
     memset(out, 0, sizeof *out);
     out->tile_rows = rows;
-    out->tile_vecs = cb;
-    out->lanes = 1;
+    out->tile_vecs = nv;
+    out->lanes = VL;
     out->pad = 1;
     return true;
+}
+
+bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
+    if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || !kt_f32_const(d->w) ||
+        (d->bias && !kt_f32_const(d->bias)) || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kt_operands_ok(d))
+        return false;
+    int64_t kg = d->m / d->group;
+    if (kg < 2) return false; /* depthwise: one channel per group, the plain nest is it */
+    int VL = kl_lanes(L, KN_F32);
+    if (VL < 2 || kg % VL || (ov && ov->lanes == 1)) VL = 1; /* scalar work-items */
+    return gpu_conv(L, d, ov, out, VL);
 }
 
 /* ---- MatMul, Gemm ----
@@ -187,6 +226,90 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
  * batch as the outermost NDRange dimension; each work-item finds its batch's A and B
  * from the batch index. */
 
+/* A constant B on a device with vectors (the target's vector_bits): each work-item
+ * computes R rows by nv vectors of VL columns, held in vector accumulators, with B
+ * packed [block][K][nv*VL] so that one step k reads nv contiguous vectors of B and R
+ * elements of A; the epilogue runs on whole vectors. Neither PoCL nor most device
+ * compilers vectorize across work-items whose body has a loop (the reduction), so a
+ * CPU device only gets SIMD code from vectors inside the work-item. The schedule
+ * records tile_rows = R, tile_vecs = nv, lanes = VL. N must be a multiple of VL (a
+ * vector is stored whole or not at all). */
+static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out,
+                           int VL) {
+    int64_t M = d->M, K = d->K, N = d->N;
+    int nv = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_VEC_VECS, GPU_MAX_COLS / VL);
+    int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_VEC_ROWS, GPU_MAX_ROWS);
+    if (N / VL < nv) nv = (int)(N / VL);
+    /* a block that divides N: no partial block, whose guarded stores would hide from the
+     * parallel analysis that blocks of columns write disjoint elements */
+    while (!(ov && ov->tile_vecs) && (N / VL) % nv) nv--;
+    if (M < rows) rows = (int)M;
+    int cb = nv * VL;
+    int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows;
+
+    /* B packed [block][K][cb] with alpha applied, zero past N; beta * C packed [block][cb] */
+    const float *bd = d->w->data->data, *cd = d->bias ? d->bias->data->data : NULL;
+    float *bp = calloc((size_t)(nb * K * cb), sizeof *bp), *cp = calloc((size_t)(nb * cb), 4);
+    KN_ASSERT(bp && cp);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            bp[((j / cb) * K + k) * cb + j % cb] =
+                (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
+    for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
+    kn_kbuf *bpk = kl_table(L, KN_F32, nb * K * cb, bp);
+    kn_kbuf *init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
+    free(bp);
+    free(cp);
+
+    int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+        kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
+        if (M % rows) row = kx_bin(L, KX_MIN, row, kx_int(L, M - 1));
+        arow[r] = kl_decl(L, KN_I64, row);
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = kl_decl_vec(
+                L, KN_F32, VL,
+                init ? kx_vload(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, v * VL)), VL)
+                     : kx_const(L, KN_F32, 0));
+    }
+    int vr = kl_for(L, K);
+    int av[GPU_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+        kn_kx *ai = d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
+                          : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr));
+        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, ai));
+    }
+    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)));
+    for (int v = 0; v < nv; v++) {
+        int wv = kl_decl_vec(L, KN_F32, VL,
+                             kx_vload(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
+        for (int r = 0; r < rows; r++)
+            kl_set(L, acc[r][v], kx_fma(L, kx_var(L, av[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
+    }
+    kl_end(L);
+    for (int r = 0; r < rows; r++) {
+        kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
+        if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
+        int vy = kl_decl(L, KN_I64, mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb))));
+        for (int v = 0; v < nv; v++) {
+            kn_kx *col = mad(L, kx_var(L, vk), cb, kx_int(L, v * VL));
+            bool guard = N % cb && v * VL >= N % cb; /* only the last block reaches past N */
+            if (guard) kl_if(L, kx_bin(L, KX_LT, col, kx_int(L, N)));
+            kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, v * VL));
+            kl_store(L, d->y, yi, kt_mm_epi(L, d, d->y, kx_var(L, acc[r][v]), yi, col));
+            if (guard) kl_end(L);
+        }
+        if (M % rows && r) kl_end(L);
+    }
+    kl_end_n(L, 2);
+    memset(out, 0, sizeof *out);
+    out->tile_rows = rows;
+    out->tile_vecs = nv;
+    out->lanes = VL;
+    return true;
+}
+
 bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out) {
     const kn_kbuf *b = d->w, *c = d->bias;
     if (d->x->dtype != KN_F32 || d->y->dtype != KN_F32 || b->dtype != KN_F32 ||
@@ -194,6 +317,9 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
         return false;
     bool batched = d->batch > 1, rt = batched || !kt_f32_const(b); /* rt: B read in place */
     if (!batched && b->numel != d->K * d->N) return false;
+    int VL = kl_lanes(L, KN_F32);
+    if (!rt && (!c || kt_f32_const(c)) && VL > 1 && d->N % VL == 0 && (!ov || ov->lanes != 1))
+        return gpu_matmul_vec(L, d, ov, out, VL);
     int64_t M = d->M, K = d->K, N = d->N;
     int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_MM_CB, GPU_MAX_COLS);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_MM_ROWS, GPU_MAX_ROWS);

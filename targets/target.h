@@ -53,6 +53,11 @@ typedef struct kn_target {
     const char *cc_flags;
     const char *description;
     kn_target_kind kind;
+    /* OpenCL devices: the largest work-group (work-items along NDRange dimension 0) the
+     * parallel pass gives a kernel; at most the device's CL_DEVICE_MAX_WORK_GROUP_SIZE.
+     * vector_bits is then the width of the vectors inside one work-item (0: scalar
+     * work-items). */
+    int workgroup_max;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

@@ -137,7 +137,12 @@ static const kn_target targets[] = {
      .description = "Cortex-M55 with Helium (MVE, 128-bit vectors of 4 floats), hard-float ABI"},
     {.name = "opencl",
      .kind = KN_TARGET_GPU,
-     .description = "an OpenCL device (--emit opencl): parallel loops become work-items"},
+     /* PoCL's CPU device, what kiln is tested on: AVX-512 (preferred float vector width
+      * 16); its work-group function loops over up to 64 work-items per call */
+     .vector_bits = 512,
+     .workgroup_max = 64,
+     .description = "an OpenCL device (--emit opencl): parallel loops become work-items, "
+                    "with vectors of 16 floats inside a work-item"},
 };
 
 const kn_target *kn_target_find(const char *name) {

@@ -74,12 +74,24 @@ static void prof_hook(void *user, int k, int phase) {
         a->sum[k] += t - a->start[k];
 }
 
-/* Times warmup + runs calls; lat[0..runs) gets the timed latencies in ms. With acc,
- * its sums cover the timed runs only. */
+/* CPU time of the whole process (every thread: the JIT's pool, an OpenCL driver's
+ * workers), in ms. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Times warmup + runs calls; lat[0..runs) gets the timed latencies in ms and *cpu the
+ * process's CPU time over the timed runs, per run. With acc, its sums cover the timed
+ * runs only. */
 static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout, int warmup,
-                           int runs, uint64_t seed, double *first, double *lat, prof_acc *acc) {
+                           int runs, uint64_t seed, double *first, double *lat, double *cpu,
+                           prof_acc *acc) {
+    double c0 = cpu_ms();
     for (int r = 0; r < warmup + runs; r++) {
         if (acc && r == warmup) memset(acc->sum, 0, (size_t)acc->nk * sizeof *acc->sum);
+        if (r == warmup) c0 = cpu_ms();
         kn_arena *a = kn_arena_create(); /* outputs (and interp's temporaries) of this run */
         kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
         double t0 = now_ms();
@@ -90,6 +102,7 @@ static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, i
         if (r == 0) *first = t;
         if (r >= warmup) lat[r - warmup] = t;
     }
+    *cpu = (cpu_ms() - c0) / runs;
     return KN_OK;
 }
 
@@ -254,7 +267,7 @@ int cmd_bench(int argc, char **argv) {
     if (!rc && graph_flops(&cx, g, in, &flops)) rc = cli_fail(&cx);
     int nout = g->nout;
     backend_prog *bp = NULL;
-    double compile_ms = 0, first_ms = 0;
+    double compile_ms = 0, first_ms = 0, cpu_run = 0;
     /* hooks around each kernel; the program's kernel count is known only after
      * compiling, so the arrays are sized generously and checked by the hook */
     prof_acc acc = {0};
@@ -275,8 +288,8 @@ int cmd_bench(int argc, char **argv) {
         compile_ms = now_ms() - t0;
     }
     if (!rc && profile) acc.nk = backend_kprog(bp)->nkernels;
-    if (!rc &&
-        time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, profile ? &acc : NULL))
+    if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, &cpu_run,
+                         profile ? &acc : NULL))
         rc = cli_fail(&cx);
     cli_progress_end();
     if (!rc) {
@@ -294,9 +307,10 @@ int cmd_bench(int argc, char **argv) {
                     putchar(*s);
             printf("\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"warmup\": %d, "
                    "\"load_ms\": %.3f, \"compile_ms\": %.3f, \"first_ms\": %.3f, "
-                   "\"median_ms\": %.3f, \"min_ms\": %.3f, \"flops\": %lld, \"gflops\": %.3f}\n",
+                   "\"median_ms\": %.3f, \"min_ms\": %.3f, \"cpu_ms\": %.3f, \"flops\": %lld, "
+                   "\"gflops\": %.3f}\n",
                    backend, threads, runs, warmup, load_ms, compile_ms, first_ms, median, lat[0],
-                   (long long)flops, gflops);
+                   cpu_run, (long long)flops, gflops);
         } else {
             if (!strcmp(backend, "opencl"))
                 printf("%s: backend opencl (the device runs the work-items)\n", model);
@@ -309,6 +323,7 @@ int cmd_bench(int argc, char **argv) {
             printf("first    %10.3f ms\n", first_ms);
             printf("median   %10.3f ms  (%d runs after %d warmup)\n", median, runs, warmup);
             printf("min      %10.3f ms\n", lat[0]);
+            printf("cpu      %10.3f ms  per run, every thread of the process\n", cpu_run);
             printf("flops    %10lld per run (%.3f GFLOP), %.2f GFLOP/s at the median\n",
                    (long long)flops, (double)flops * 1e-9, gflops);
         }

@@ -216,7 +216,9 @@ static const cli_option bench_options[] = {
       "interp use one (default 1)."),
     O("--json", NULL,
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
-      "first_ms, median_ms, min_ms, flops, gflops."),
+      "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "
+      "run: with an OpenCL driver's worker threads, and less sensitive than latency to other "
+      "load), flops, gflops."),
     O("--profile", NULL,
       "Also time each kernel (llvm and c: the code is built with a timing hook around each "
       "kernel, which adds a little to the latency; opencl: the host waits for each kernel) "
@@ -578,8 +580,9 @@ void cli_help_targets(FILE *f) {
             snprintf(bits, sizeof bits, "%d", (*t)->vector_bits);
             snprintf(regs, sizeof regs, "%d", (*t)->vector_registers);
         }
-        bool dev = (*t)->kind == KN_TARGET_GPU; /* OpenCL: the device's compiler decides */
-        if (dev) snprintf(bits, sizeof bits, "-"), snprintf(regs, sizeof regs, "-");
+        bool dev = (*t)->kind == KN_TARGET_GPU; /* OpenCL: vectors inside a work-item; the
+                                                   device's compiler allocates registers */
+        if (dev) snprintf(regs, sizeof regs, "-");
         char cc[128] = "-";
         if ((*t)->cc_flags) snprintf(cc, sizeof cc, "`%s`", (*t)->cc_flags);
         fprintf(f, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", (*t)->name,

@@ -408,7 +408,8 @@ static int lg2(int l) {
 
 /* Whether local v is held in an f32 vector type. */
 static bool vvar(const emitter *E, int v) {
-    return E->vec_ext && E->p->var_dtype[v] == KN_F32 && pow2_lanes(E->p->var_lanes[v]);
+    return E->vec_ext && E->p->var_dtype[v] == KN_F32 && pow2_lanes(E->p->var_lanes[v]) &&
+           (E->dialect != KN_OPENCL || E->p->var_lanes[v] <= 16); /* OpenCL's widest */
 }
 
 /* The comparison's name in the KN_SELC macros (KN_CMP_lt, MVE vcmpltq_f32). */
@@ -617,7 +618,7 @@ static void vprint(emitter *E, const kn_kx *x, int L) {
 static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
     FILE *f = E->f;
     int temps = 0;
-    if (!E->vec_ext || !pow2_lanes(lanes)) return false;
+    if (!E->vec_ext || !pow2_lanes(lanes) || (E->dialect == KN_OPENCL && lanes > 16)) return false;
     if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
     if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
     E->nmap = 0;
@@ -871,7 +872,18 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
         if (!m) continue;
         const char *c = CT((kn_dtype)t), *n = kn_dtype_name(t);
         bool fl = is_float((kn_dtype)t), sg = kn_dtype_get(t)->is_signed;
-        if (fl) {
+        if (fl && E->dialect == KN_OPENCL) { /* the same, as one select: a branch per call
+                                                 keeps the device compiler from vectorizing
+                                                 the epilogues and clamps that use it */
+            if (m & F_MIN)
+                fprintf(f,
+                        "static %s kn_min_%s(%s a, %s b) { return (a < b) | (a != a) ? a : b; }\n",
+                        c, n, c, c);
+            if (m & F_MAX)
+                fprintf(f,
+                        "static %s kn_max_%s(%s a, %s b) { return (a > b) | (a != a) ? a : b; }\n",
+                        c, n, c, c);
+        } else if (fl) {
             /* NaN-propagating, as ONNX Min/Max and numpy: a NaN b fails a < b and is
              * picked. Written so that gcc makes it minss/maxss and one well-predicted
              * NaN test: `a != a ? a : b != b ? b : a < b ? a : b` became a branch on the
@@ -1040,6 +1052,33 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 fputc(*c, f);
     }
     fprintf(f, "#endif\n");
+}
+
+/* ---- OpenCL: the same macros over the built-in vector types ---- */
+
+void kn_cprint_ocl_vectors(const kn_cprint *E, FILE *f) {
+    if (E->vec_widths)
+        fputs("#define KN_CMP_lt(x, y) ((x) < (y))\n#define KN_CMP_le(x, y) ((x) <= (y))\n"
+              "#define KN_CMP_gt(x, y) ((x) > (y))\n#define KN_CMP_ge(x, y) ((x) >= (y))\n"
+              "#define KN_CMP_eq(x, y) ((x) == (y))\n#define KN_CMP_ne(x, y) ((x) != (y))\n",
+              f);
+    for (int k = 1; k <= 4; k++) {
+        if (!(E->vec_widths & (1u << k))) continue;
+        int L = 1 << k;
+        fprintf(f,
+                "typedef float%d kn_v%df;\n"
+                "#define KN_LD%dF(p) vload%d(0, p)\n"
+                "#define KN_ST%dF(p, v) vstore%d(v, 0, p)\n"
+                "#define KN_SPLAT%dF(x) ((float%d)(x))\n"
+                "#define KN_SEL%dF(m, a, b) select(b, a, m)\n"
+                "#define KN_MIN%dF(a, b) select(b, a, ((a) != (a)) | ((a) < (b)))\n"
+                "#define KN_MAX%dF(a, b) select(b, a, ((a) != (a)) | ((a) > (b)))\n"
+                "#define KN_ABS%dF(a) fabs(a)\n"
+                "#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n"
+                "#define KN_FMA%dFS(s, b, c) ((s) * (b) + (c))\n"
+                "#define KN_SELC%dF(x, op, y, a, b) select(b, a, KN_CMP_##op(x, y))\n",
+                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
+    }
 }
 
 void kn_cprint_init(kn_cprint *P, const kn_kprog *p, FILE *f, kn_dialect d) {

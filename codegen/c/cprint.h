@@ -8,11 +8,12 @@
  * `for (int kn_l = 0; kn_l < 16; kn_l++)` whose body reads lane kn_l of every vector
  * operand. Compilers turn these loops into SIMD code where the target has it.
  *
- * With vec_ext (C99 dialect only), f32 vectors of a power-of-two width are printed
- * with GCC/Clang vector extensions instead: the local is a `kn_v16f`, and a statement
- * whose value is arithmetic, fma, min/max, abs, or a select on a comparison becomes
- * one vector statement through the KN_* macros that kn_cprint_vector_prelude defines
- * (loads and stores through unaligned may_alias types, fma per lane through KN_FMAF);
+ * With vec_ext, f32 vectors of a power-of-two width are printed with GCC/Clang vector
+ * extensions (C99) or OpenCL C's floatN (up to 16 lanes) instead: the local is a
+ * `kn_v16f`, and a statement whose value is arithmetic, fma, min/max, abs, or a select
+ * on a comparison becomes one vector statement through the KN_* macros that
+ * kn_cprint_vector_prelude (C99) or kn_cprint_ocl_vectors (OpenCL) defines (C99: loads
+ * and stores through unaligned may_alias types, fma per lane through KN_FMAF);
  * other vector statements keep the lane loop, which indexes the vector local. Both
  * forms compute the same operations in the same order per lane, so they give
  * identical results. Scalar f32/f64 fma is printed as KN_FMAF / KN_FMAD (fused only
@@ -36,7 +37,8 @@ typedef struct kn_cprint {
     bool in_lane;                      /* printing one lane (kn_l) of a vector statement */
     unsigned helpers;                  /* half-precision helpers used */
     unsigned char types[KN_DTYPE_MAX]; /* per dtype: min/max/abs/div/rem/shift helpers used */
-    bool vec_ext;                      /* C99: vector statements with vector extensions */
+    bool vec_ext;                      /* vector statements as vector types (C99: GCC/Clang
+                                          extensions; OpenCL: floatN up to 16) */
     unsigned vec_widths;               /* bit k: the f32 vector type of 2^k lanes is used */
     bool fma_used;                     /* KN_FMAF or KN_FMAD printed */
     bool self_used;                    /* KN_SELF printed */
@@ -57,6 +59,10 @@ void kn_cprint_helpers(const kn_cprint *P, FILE *f);
  * be NULL); target_fma: the target fuses multiply-adds (kn_target.fma). Prints nothing
  * when none is used. */
 void kn_cprint_vector_prelude(const kn_cprint *P, const kn_cprint *V, bool target_fma, FILE *f);
+/* OpenCL: the vector types and KN_* macros the printed code uses, over OpenCL C's
+ * floatN, vloadN/vstoreN and select (widths up to 16); fma is a*b + c as the scalar
+ * form prints it. */
+void kn_cprint_ocl_vectors(const kn_cprint *P, FILE *f);
 /* The element type of dtype t in the dialect ("float", "int64_t" / "long", ...). */
 const char *kn_cprint_ctype(const kn_cprint *P, kn_dtype t);
 const char *kn_ctype_c99(kn_dtype t);

@@ -9,7 +9,7 @@ out=$("$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batc
       --threads 2 --json) || { echo "FAIL: kiln bench --backend $B exited $?"; exit 1; }
 echo "$out"
 fail=0
-for key in median_ms min_ms compile_ms gflops first_ms load_ms; do
+for key in median_ms min_ms cpu_ms compile_ms gflops first_ms load_ms; do
   echo "$out" | grep -Eq "\"$key\": [0-9]+(\.[0-9]+)?[,}]" || { echo "FAIL: no number $key"; fail=1; }
 done
 for kv in '"runs": 3,' '"threads": 2,' "\"backend\": \"$B\"," '"flops": [1-9]'; do

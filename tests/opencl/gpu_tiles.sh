@@ -18,7 +18,7 @@ check() {
   d=$1 n=$2
   "$KILN" compile "$d/model.onnx" --emit opencl -o "$T/$n" --dump-schedule "$T/$n.txt" >/dev/null ||
     bad "$n: compile --emit opencl"
-  grep -Eq "^kernel [0-9]+ '[^']*' (Conv|Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=1" \
+  grep -Eq "^kernel [0-9]+ '[^']*' (Conv|Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=(1|16)" \
     "$T/$n.txt" && ok || bad "$n: no work-item tile: $(cat "$T/$n.txt")"
   "$KILN" check-onnx "$d" --backend opencl >"$T/$n.log" 2>&1 && ok ||
     bad "$n: default tiles: $(cat "$T/$n.log")"
@@ -34,5 +34,9 @@ check() {
 grep -q "no OpenCL" "$T/probe.log" && { echo "no OpenCL device"; exit 77; }
 check "$S/tests/fuse" fuse 3 3
 check "$S/examples/transformer" transformer 3 5
+# the opencl target has vectors (vector_bits 512): constant-weight products get vector
+# work-items of 16 lanes
+grep -Eq "^kernel [0-9]+ '[^']*' (Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=16" \
+  "$T/transformer.txt" && ok || bad "transformer: no vector work-item tile: $(cat "$T/transformer.txt")"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
