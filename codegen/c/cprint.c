@@ -1076,8 +1076,10 @@ void kn_cprint_ocl_vectors(const kn_cprint *E, FILE *f) {
                 "#define KN_ABS%dF(a) fabs(a)\n"
                 "#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n"
                 "#define KN_FMA%dFS(s, b, c) ((s) * (b) + (c))\n"
-                "#define KN_SELC%dF(x, op, y, a, b) select(b, a, KN_CMP_##op(x, y))\n",
-                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
+                "#define KN_SELC%dF(x, op, y, a, b) select(b, a, KN_CMP_##op(x, y))\n"
+                "#define KN_FLOOR%dF(a) floor(a)\n"
+                "#define KN_LDEXP%dF(a, n) ldexp(a, convert_int%d(n))\n",
+                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
     }
 }
 
