@@ -77,8 +77,7 @@ int main(void) {
     int differ = 0;
     for (int i = 0; i < kws_int8_OUTPUT_0_SIZE; i++) {
         differ += output_int8[i] != kws_ref_output_int8[i];
-        printf("int8 output %2d %4d  (reference %4d)\n", i, output_int8[i],
-               kws_ref_output_int8[i]);
+        printf("int8 output %2d %4d  (reference %4d)\n", i, output_int8[i], kws_ref_output_int8[i]);
     }
     print_count("int8 ", ticks);
     printf("%s: int8 outputs equal to the reference: %d of %d\n", differ ? "FAIL" : "PASS",

@@ -34,8 +34,12 @@ for m in net_ARENA_SIZE net_ARENA_ALIGN net_WEIGHTS_SIZE net_INPUT_0_DIMS net_OU
   grep -q "#define $m " "$T/a/net.h" && ok || bad "net.h lacks $m"
 done
 grep -q "int net_run(const float \*in0, float \*out[0-9]*, void \*arena);" "$T/a/net.h" && ok || bad "net_run prototype"
-# only the four standard headers
-[ "$(grep '^#include <' "$T/a/net.c" | sort | tr '\n' ' ')" = "#include <math.h> #include <stddef.h> #include <stdint.h> #include <string.h> " ] && ok || bad "includes: $(grep '^#include' "$T/a/net.c")"
+# only the four standard headers, and Arm's <arm_mve.h> only under the Helium guard
+# (a compiler-provided header, read only when the compiler targets MVE)
+[ "$(grep '^#include <' "$T/a/net.c" | grep -v '<arm_mve.h>' | sort | tr '\n' ' ')" = "#include <math.h> #include <stddef.h> #include <stdint.h> #include <string.h> " ] && ok || bad "includes: $(grep '^#include' "$T/a/net.c")"
+! grep -q '^#include <arm_mve.h>' "$T/a/net.c" ||
+  grep -B2 '^#include <arm_mve.h>' "$T/a/net.c" | grep -q 'defined(__ARM_FEATURE_MVE)' && ok ||
+  bad "<arm_mve.h> outside the __ARM_FEATURE_MVE guard"
 # C99 with gcc and clang, warnings as errors
 for cc in gcc clang; do
   command -v $cc >/dev/null || continue
