@@ -101,7 +101,7 @@ cat >"$Q/CMakeLists.txt" <<EOC
 cmake_minimum_required(VERSION 3.20)
 project(quant C)
 find_package(kiln REQUIRED)
-kiln_add_model(digits MODEL $EX/digits/digits.onnx DIM batch=1 QUANTIZE int8 CALIBRATE $EX/digits)
+kiln_add_model(digits MODEL $EX/digits/digits.onnx DIM batch=1 QUANTIZE int8 CALIBRATE $EX/digits/test_images.npy)
 EOC
 if cmake -S "$Q" -B "$Q/build" -DCMAKE_PREFIX_PATH="$P" >"$T/q.log" 2>&1; then
   grep -q -- "--quantize;int8;--calibrate" "$Q/build/kiln_digits/options.txt" 2>/dev/null ||
