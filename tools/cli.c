@@ -464,3 +464,15 @@ bool cli_parse_bytes(const char *s, size_t *out) {
     *out = (size_t)(v * unit);
     return true;
 }
+
+void cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    fputc('"', f);
+}

@@ -8,6 +8,7 @@
 #include "passes/pass.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3, EXIT_SKIPPED = 77 };
 
@@ -23,6 +24,8 @@ bool cli_talk_opt(const char *arg, cli_talk *t, bool quiet_allowed);
 void cli_ctx_init(kn_ctx *cx, const char *model, const cli_talk *t);
 /* Ends a progress line, if one is shown (call before printing results). */
 void cli_progress_end(void);
+/* s as a JSON string, quoted, with quotes, backslashes and control characters escaped. */
+void cli_json_str(FILE *f, const char *s);
 
 /* "targets: native, generic, ..." from the target table, for messages. Static. */
 const char *cli_target_names(void);

@@ -106,18 +106,6 @@ static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, i
     return KN_OK;
 }
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    fputc('"', f);
-}
-
 static const double *sort_key;
 static int by_time(const void *a, const void *b) {
     double x = sort_key[*(const int *)a], y = sort_key[*(const int *)b];
@@ -170,16 +158,16 @@ file:;
             rc = EXIT_BAD_INPUT;
         } else {
             fprintf(f, "{\"kiln_profile\": 1, \"model\": ");
-            json_string(f, model);
+            cli_json_str(f, model);
             fprintf(f, ", \"backend\": \"%s\", \"runs\": %d, \"mean_ms\": %.6f, \"kernels\": [\n",
                     backend, runs, mean);
             for (int k = 0; k < nk; k++) {
                 const kn_node *n = p->kernels[k]->node;
                 int64_t fl = n ? kn_node_flops(n) : 0;
                 fprintf(f, "  {\"kernel\": %d, \"node\": ", k);
-                json_string(f, n ? n->name : "");
+                cli_json_str(f, n ? n->name : "");
                 fprintf(f, ", \"op\": ");
-                json_string(f, n ? n->op_type : "");
+                cli_json_str(f, n ? n->op_type : "");
                 fprintf(f,
                         ", \"ms\": %.6f, \"share\": %.6f, \"flops\": %lld, \"gflops\": %.3f}%s\n",
                         ms[k], total > 0 ? ms[k] / total : 0, (long long)fl,
@@ -297,15 +285,9 @@ int cmd_bench(int argc, char **argv) {
         double median = runs % 2 ? lat[runs / 2] : (lat[runs / 2 - 1] + lat[runs / 2]) / 2;
         double gflops = median > 0 ? (double)flops / (median * 1e6) : 0;
         if (json) {
-            printf("{\"model\": \"");
-            for (const char *s = model; *s; s++) /* a path: escape quotes and controls */
-                if (*s == '"' || *s == '\\')
-                    printf("\\%c", *s);
-                else if ((unsigned char)*s < 0x20)
-                    printf("\\u%04x", *s);
-                else
-                    putchar(*s);
-            printf("\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"warmup\": %d, "
+            printf("{\"model\": ");
+            cli_json_str(stdout, model);
+            printf(", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"warmup\": %d, "
                    "\"load_ms\": %.3f, \"compile_ms\": %.3f, \"first_ms\": %.3f, "
                    "\"median_ms\": %.3f, \"min_ms\": %.3f, \"cpu_ms\": %.3f, \"flops\": %lld, "
                    "\"gflops\": %.3f}\n",

@@ -14,19 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void json_type(FILE *f, const kn_type *t) {
     fprintf(f, "{\"dtype\": \"%s\", \"shape\": ", kn_dtype_name(t->dtype));
     if (t->rank < 0) {
@@ -39,7 +26,7 @@ static void json_type(FILE *f, const kn_type *t) {
         if (t->dims[i] >= 0)
             fprintf(f, "%lld", (long long)t->dims[i]);
         else if (t->sym[i])
-            json_str(f, t->sym[i]);
+            cli_json_str(f, t->sym[i]);
         else
             fprintf(f, "null");
     }
@@ -231,7 +218,7 @@ int cmd_inspect(int argc, char **argv) {
     for (int i = 0; i < g->nnodes; i++) flops += kn_node_flops(g->nodes[i]);
     if (json) {
         printf("{\"model\": ");
-        json_str(stdout, model);
+        cli_json_str(stdout, model);
         bool all = true;
         for (int i = 0; i < g->nnodes; i++) all = all && flops_known(g->nodes[i]);
         printf(", \"opset\": %d, \"parameters\": %lld, \"flops\": ", g->opset, (long long)params);
@@ -241,7 +228,7 @@ int cmd_inspect(int argc, char **argv) {
             printf("null, \"inputs\": [");
         for (int i = 0; i < g->nin; i++) {
             printf("%s{\"name\": ", i ? ", " : "");
-            json_str(stdout, g->inputs[i]->name);
+            cli_json_str(stdout, g->inputs[i]->name);
             printf(", \"type\": ");
             json_type(stdout, &g->inputs[i]->type);
             printf("}");
@@ -249,7 +236,7 @@ int cmd_inspect(int argc, char **argv) {
         printf("], \"outputs\": [");
         for (int i = 0; i < g->nout; i++) {
             printf("%s{\"name\": ", i ? ", " : "");
-            json_str(stdout, g->outputs[i]->name);
+            cli_json_str(stdout, g->outputs[i]->name);
             printf(", \"type\": ");
             json_type(stdout, &g->outputs[i]->type);
             printf("}");
@@ -258,9 +245,9 @@ int cmd_inspect(int argc, char **argv) {
         for (int i = 0; i < g->nnodes; i++) {
             const kn_node *n = g->nodes[i];
             printf("%s{\"name\": ", i ? ", " : "");
-            json_str(stdout, n->name);
+            cli_json_str(stdout, n->name);
             printf(", \"op\": ");
-            json_str(stdout, n->op_type);
+            cli_json_str(stdout, n->op_type);
             if (flops_known(n))
                 printf(", \"flops\": %lld}", (long long)kn_node_flops(n));
             else

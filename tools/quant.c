@@ -243,19 +243,6 @@ static void json_num(FILE *f, double v) {
         fprintf(f, "null");
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static const char *method_name(const kn_ptq *q) {
     return q->opts.method == KN_CALIB_MINMAX       ? "minmax"
            : q->opts.method == KN_CALIB_PERCENTILE ? "percentile"
@@ -266,7 +253,7 @@ static kn_status write_json(kn_ctx *cx, const kn_ptq *q, const char *model, cons
     FILE *f = fopen(path, "w");
     if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
     fprintf(f, "{\n  \"model\": ");
-    json_str(f, model);
+    cli_json_str(f, model);
     fprintf(f, ",\n  \"calibration\": \"%s\",", method_name(q));
     if (q->opts.method == KN_CALIB_PERCENTILE)
         fprintf(f, " \"percentile\": %g,", q->opts.percentile);
@@ -281,18 +268,18 @@ static kn_status write_json(kn_ctx *cx, const kn_ptq *q, const char *model, cons
         const kn_ptq_layer *l = &q->layers[i];
         const kn_ptq_value *x = &q->values[l->x], *y = &q->values[l->y];
         fprintf(f, "%s\n    {\"node\": ", i ? "," : "");
-        json_str(f, l->node);
+        cli_json_str(f, l->node);
         fprintf(f, ", \"op\": ");
-        json_str(f, l->op);
+        cli_json_str(f, l->op);
         fprintf(f, ", \"float\": %s, \"input\": ", l->keep ? "true" : "false");
-        json_str(f, x->name);
+        cli_json_str(f, x->name);
         fprintf(f, ", \"input_range\": [");
         json_num(f, x->clip_lo);
         fprintf(f, ", ");
         json_num(f, x->clip_hi);
         fprintf(f, "], \"input_scale\": %.9g, \"input_zero_point\": %d, \"output\": ", x->scale,
                 x->zero);
-        json_str(f, y->name);
+        cli_json_str(f, y->name);
         fprintf(f, ", \"relu\": %s, \"output_range\": [", l->relu ? "true" : "false");
         json_num(f, y->clip_lo);
         fprintf(f, ", ");

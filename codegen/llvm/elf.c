@@ -34,25 +34,20 @@ typedef struct elf_class {
     field st_name, st_info, st_shndx, st_value, st_size;
 } elf_class;
 
-static const elf_class elf64 = {
-    F(Elf64_Ehdr, e_shoff),    F(Elf64_Ehdr, e_shentsize),  F(Elf64_Ehdr, e_shnum),
-    F(Elf64_Ehdr, e_shstrndx), F(Elf64_Ehdr, e_type),       sizeof(Elf64_Shdr),
-    sizeof(Elf64_Sym),         F(Elf64_Shdr, sh_name),      F(Elf64_Shdr, sh_type),
-    F(Elf64_Shdr, sh_flags),   F(Elf64_Shdr, sh_offset),    F(Elf64_Shdr, sh_size),
-    F(Elf64_Shdr, sh_link),    F(Elf64_Shdr, sh_addralign), F(Elf64_Sym, st_name),
-    F(Elf64_Sym, st_info),     F(Elf64_Sym, st_shndx),      F(Elf64_Sym, st_value),
-    F(Elf64_Sym, st_size),
-};
+/* The field table of one ELF class (B: 32 or 64), from <elf.h>'s structures. */
+#define ELF_CLASS(B)                                                                               \
+    {                                                                                              \
+        F(Elf##B##_Ehdr, e_shoff), F(Elf##B##_Ehdr, e_shentsize), F(Elf##B##_Ehdr, e_shnum),       \
+            F(Elf##B##_Ehdr, e_shstrndx), F(Elf##B##_Ehdr, e_type), sizeof(Elf##B##_Shdr),         \
+            sizeof(Elf##B##_Sym), F(Elf##B##_Shdr, sh_name), F(Elf##B##_Shdr, sh_type),            \
+            F(Elf##B##_Shdr, sh_flags), F(Elf##B##_Shdr, sh_offset), F(Elf##B##_Shdr, sh_size),    \
+            F(Elf##B##_Shdr, sh_link), F(Elf##B##_Shdr, sh_addralign), F(Elf##B##_Sym, st_name),   \
+            F(Elf##B##_Sym, st_info), F(Elf##B##_Sym, st_shndx), F(Elf##B##_Sym, st_value),        \
+            F(Elf##B##_Sym, st_size),                                                              \
+    }
 
-static const elf_class elf32 = {
-    F(Elf32_Ehdr, e_shoff),    F(Elf32_Ehdr, e_shentsize),  F(Elf32_Ehdr, e_shnum),
-    F(Elf32_Ehdr, e_shstrndx), F(Elf32_Ehdr, e_type),       sizeof(Elf32_Shdr),
-    sizeof(Elf32_Sym),         F(Elf32_Shdr, sh_name),      F(Elf32_Shdr, sh_type),
-    F(Elf32_Shdr, sh_flags),   F(Elf32_Shdr, sh_offset),    F(Elf32_Shdr, sh_size),
-    F(Elf32_Shdr, sh_link),    F(Elf32_Shdr, sh_addralign), F(Elf32_Sym, st_name),
-    F(Elf32_Sym, st_info),     F(Elf32_Sym, st_shndx),      F(Elf32_Sym, st_value),
-    F(Elf32_Sym, st_size),
-};
+static const elf_class elf64 = ELF_CLASS(64);
+static const elf_class elf32 = ELF_CLASS(32);
 
 /* Little-endian loads and stores of a field at base. */
 static uint64_t get(const unsigned char *base, field f) {
