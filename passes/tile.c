@@ -73,6 +73,10 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
+    /* integer tiles on microcontrollers are scalar (SMLAD on general registers): the C
+     * of i32 vectors with their dot product runs lane by lane on Helium (DS-CNN int8 on
+     * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md) */
+    if (integer && L->target && L->target->kind == KN_TARGET_MCU) T->lanes = 1;
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
