@@ -234,6 +234,7 @@ int cmd_bench(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("bench", "no model given");
+    if ((err = cli_pipeline_check(&po, "bench"))) return err;
     if (profile && !strcmp(backend, "interp"))
         return cli_usage_error("bench", "--profile times the kernels of a compiled backend "
                                         "(llvm, c or opencl), not interp");

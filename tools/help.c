@@ -45,7 +45,11 @@
           "FILE, one line per kernel (docs/internals.md, schedule files)."),                       \
         O("--schedule", "FILE",                                                                    \
           "Use the schedules in FILE (as --dump-schedule writes them) where they set a value; "    \
-          "the passes choose the rest. Refused if FILE names kernels this model does not have.")
+          "the passes choose the rest. Refused if FILE names kernels this model does not have."),  \
+        O("--weights", "f16|bf16",                                                                 \
+          "Store float32 weights as float16 or bfloat16 (half the bytes), widened to float32 "     \
+          "where the kernels read them. Every backend, the interpreter included, computes with "   \
+          "the weights rounded to that precision (docs/quantization.md).")
 #define OPT_LEVEL_OPTION                                                                           \
     {                                                                                              \
         .name = "-O",                                                                              \
@@ -254,6 +258,9 @@ static const cli_option check_options[] = {
     O("--schedule", "FILE",
       "Compiling backends: per-kernel schedules read from FILE (written by kiln compile "
       "--dump-schedule for the same model, then edited); for checking one model's folder."),
+    O("--weights", "f16|bf16",
+      "Every backend runs the models with float32 weights rounded to float16 or bfloat16 (the "
+      "references must be computed so), compiled ones storing them so (kiln compile --weights)."),
     OPT_LEVEL_OPTION,
     {0},
 };
