@@ -222,7 +222,8 @@ static const cli_option bench_options[] = {
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "
       "run: with an OpenCL driver's worker threads, and less sensitive than latency to other "
-      "load), flops, gflops."),
+      "load), flops, gflops, weights_bytes (the constant data of the compiled code; -1 for "
+      "interp)."),
     O("--profile", NULL,
       "Also time each kernel (llvm and c: the code is built with a timing hook around each "
       "kernel, which adds a little to the latency; opencl: the host waits for each kernel) "
