@@ -19,6 +19,9 @@
  *    constants with zero padding, so they stay representable; a table computed from the
  *    weights in other ways keeps float32.
  *
+ * The graph pass also widens contractions that compute in float16/bfloat16 (a model
+ * exported in half precision, Cast at its edges): see widen() below.
+ *
  * The format comes from the graph (kn_graph.weights, copied into kn_kprog.weights by
  * lower): set by kn_weights_prepare for --weights, or by kn_weights_detect for models
  * that store their weights in float16 and Cast them to float32 (those constants are
@@ -26,6 +29,7 @@
  * passes do nothing. */
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "passes/rewrite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -62,10 +66,93 @@ static void round_graph(kn_graph *g, kn_dtype t) {
     }
 }
 
+/* ---- graph: contractions computing in half precision, widened ---- */
+
+static bool half(kn_dtype t) {
+    return t == KN_F16 || t == KN_BF16;
+}
+
+/* v (a constant of dtype t, or NULL) as a float32 constant: exact. */
+static kn_value *const32(kn_rw *rw, kn_value *v) {
+    if (!v) return NULL;
+    const kn_tensor *c = v->constant;
+    kn_tensor *f = kn_tensor_make(rw->g->arena, KN_F32, c->type.rank, c->type.dims);
+    KN_ASSERT(f);
+    for (int64_t i = 0; i < kn_tensor_numel(c); i++)
+        ((float *)f->data)[i] = (float)kn_load_f64(c->data, c->type.dtype, (size_t)i);
+    return kn_rw_const(rw, v->name, "_f32", f);
+}
+
+static kn_value *cast(kn_rw *rw, int at, const char *name, kn_value *x, kn_dtype to, kn_value *y) {
+    if (!y) {
+        kn_type t = x->type;
+        t.dtype = to;
+        y = kn_rw_value(rw, x->name, "_f32", &t);
+    }
+    kn_node *c = kn_rw_node(rw, at, KN_OP_CAST, name, 1, &x, 1, &y);
+    kn_attr *a = kn_arena_array(rw->g->arena, 1, sizeof *a);
+    KN_ASSERT(a);
+    *a = (kn_attr){.name = "to", .kind = KN_ATTR_INT, .i = to};
+    c->attrs = a;
+    c->nattr = 1;
+    return y;
+}
+
+/* A Conv, MatMul or Gemm computing in float16/bfloat16 with constant weights (and bias):
+ * rewritten as Cast(x) -> the contraction in float32 (weights as float32 constants,
+ * exact) [-> Relu, its only reader] -> Cast back. The tile passes take it (they build
+ * float32 contractions only) and 'lowp' stores the weights half again. The result
+ * differs from the half-precision node's reference (sum in double, rounded once) only
+ * where float32 accumulation moves the value across a rounding boundary of the format.
+ * Returns the format if it rewrote n. */
+static kn_dtype widen(kn_rw *rw, kn_node *n) {
+    if ((n->op != KN_OP_CONV && n->op != KN_OP_MATMUL && n->op != KN_OP_GEMM) || n->nout != 1 ||
+        !n->out[0] || n->nin < 2 || !n->in[0] || !n->in[1])
+        return KN_UNDEF;
+    kn_dtype t = n->in[0]->type.dtype;
+    if (!half(t) || n->out[0]->type.dtype != t || !n->in[1]->constant ||
+        !n->in[1]->constant->data || kn_node_attr(n, "kn.epilogue"))
+        return KN_UNDEF;
+    for (int i = 1; i < n->nin; i++)
+        if (n->in[i] &&
+            (!n->in[i]->constant || !n->in[i]->constant->data || n->in[i]->type.dtype != t))
+            return KN_UNDEF;
+    int at = n->id;
+    kn_value *in[3] = {cast(rw, at, "kn.widen", n->in[0], KN_F32, NULL), NULL, NULL};
+    for (int i = 1; i < n->nin && i < 3; i++) in[i] = const32(rw, n->in[i]);
+    kn_type yt = n->out[0]->type;
+    yt.dtype = KN_F32;
+    kn_value *y = kn_rw_value(rw, n->out[0]->name, "_f32", &yt), *out = n->out[0];
+    kn_node *m = kn_rw_node(rw, at, n->op, n->name, n->nin < 3 ? n->nin : 3, in, 1, &y);
+    m->attrs = n->attrs;
+    m->nattr = n->nattr;
+    kn_node *r = kn_rw_only_reader(rw, out);
+    if (r && r->op == KN_OP_RELU && r->nout == 1 && r->out[0]) { /* exact either side */
+        kn_value *ry = kn_rw_value(rw, r->out[0]->name, "_f32", &yt);
+        kn_rw_node(rw, at, KN_OP_RELU, r->name, 1, &y, 1, &ry);
+        kn_rw_kill(rw, r);
+        out = r->out[0], y = ry;
+    }
+    kn_rw_kill(rw, n);
+    cast(rw, at, "kn.narrow", y, t, out);
+    return t;
+}
+
+static void widen_graph(kn_ctx *cx, kn_graph *g) {
+    kn_rw rw;
+    if (kn_rw_begin(&rw, cx, g))
+        for (int i = 0; i < rw.n0; i++) {
+            kn_node *n = g->nodes[i];
+            if (kn_rw_dead(&rw, n)) continue;
+            kn_dtype t = widen(&rw, n);
+            if (t && !g->weights) g->weights = t;
+        }
+    kn_rw_end(&rw);
+}
+
 kn_status kn_pass_weights(kn_ctx *cx, kn_graph *g) {
-    (void)cx;
-    if (g->weights_round && (g->weights == KN_F16 || g->weights == KN_BF16))
-        round_graph(g, g->weights);
+    if (g->weights_round && half(g->weights)) round_graph(g, g->weights);
+    widen_graph(cx, g);
     return KN_OK;
 }
 

@@ -69,13 +69,21 @@ for w in f16 bf16; do
       bad "--emit $e --weights $w: weights $h bytes, float32 $a"
   done
 done
-# float16 weights Cast to float32: stored float16 without --weights, results as the reference
-for b in interp c llvm opencl; do
-  "$KILN" check-onnx $D/f16w_cast --backend $b >"$T/k.txt" 2>&1 && ok || {
-    grep -q "skipped\|no OpenCL" "$T/k.txt" && [ $b = opencl ] && continue
-    bad "f16w_cast on $b: $(cat "$T/k.txt")"
-  }
+# float16 weights Cast to float32: stored float16 without --weights, results as the
+# reference; the CNN computing in float16 (Cast at the edges): each node as ONNX defines
+# it (rounded to float16 once), the compiled contractions accumulating in float32
+for m in f16w_cast f16_compute; do
+  for b in interp c llvm opencl; do
+    "$KILN" check-onnx $D/$m --backend $b >"$T/k.txt" 2>&1 && ok || {
+      grep -q "skipped\|no OpenCL" "$T/k.txt" && [ $b = opencl ] && continue
+      bad "$m on $b: $(cat "$T/k.txt")"
+    }
+  done
 done
+# the float16 contractions run as float32 tiles (packed weights, stored float16)
+"$KILN" compile $D/f16_compute/model.onnx -o "$T/fc" --dump-kir >"$T/fc.txt" 2>&1 || bad "compile f16_compute"
+[ "$(grep -c '^  const   c[0-9]*: f16\[' "$T/fc.txt")" -ge 4 ] && [ "$(grep -c "= Conv\|(Conv)" "$T/fc.txt")" = 3 ] && ok ||
+  bad "f16_compute: packed float16 weights: $(grep 'const\|^kernel' "$T/fc.txt")"
 "$KILN" compile $D/f16w_cast/model.onnx -o "$T/h" -v >"$T/h.txt" 2>&1 || bad "compile f16w_cast"
 "$KILN" compile "$M" -o "$T/h32" -v >"$T/h32.txt" 2>&1
 a=$(wbytes "$T/h32.txt")

@@ -11,6 +11,9 @@
   ref_f16.npy, ref_bf16.npy     the f16/ and bf16/ expected outputs as .npy
   bound_f16.npy, bound_bf16.npy per output element, a bound on |y(rounded weights) -
                                  y(float32 weights)| derived from the rounding (below)
+  f16_compute/                  the CNN computing in float16 (float16 weights, Cast at the
+                                 input and output, as a half-precision export), its output
+                                 with every node rounded to float16
   f16w_cast/                    a model storing its weights as float16 and Casting them to
                                  float32 (the compute is float32), with its output
                                  (torch, float64, from the float16 values)
@@ -74,6 +77,19 @@ def forward_t(x, P):
     return y @ f(P["mm.w"])
 
 
+def forward16(x, P):
+    """The model computing in float16: every node's output rounded to float16."""
+    r = lambda a: a.half().double()
+    f = {k: torch.from_numpy(v).double() for k, v in P.items()}
+    conv = torch.nn.functional.conv2d
+    y = r(torch.from_numpy(x).double())
+    y = torch.relu(r(conv(y, f["c1.w"], f["c1.b"], padding=1)))
+    y = torch.relu(r(conv(y, f["dw.w"], f["dw.b"], padding=1, groups=16)))
+    y = torch.relu(r(conv(y, f["c2.w"], f["c2.b"], stride=2, padding=1))).reshape(1, -1)
+    y = r(r(y @ f["fc.w"].T + f["fc.b"]) @ f["mm.w"])
+    return y.float().numpy()
+
+
 def bound(x, u):
     """First-order bound on |y(rounded) - y(exact)|: rounding moves each weight w by at
     most u|w|, so |dy_i| <= sum over weights of |dy_i/dw| u |w| (+ O(u^2), covered by
@@ -92,10 +108,16 @@ def tensor(name, a):
     return numpy_helper.from_array(np.ascontiguousarray(a), name)
 
 
-def cnn_model(half=False):
-    """The CNN; half: weights stored as float16 initializers, each Cast to float32."""
+def cnn_model(half=False, compute16=False):
+    """The CNN; half: weights stored as float16 initializers, each Cast to float32;
+    compute16: every node computes in float16 (float16 weights), Cast at the edges."""
     nodes, inits = [], []
+    if compute16:
+        nodes.append(helper.make_node("Cast", ["x"], ["x16"], to=TensorProto.FLOAT16))
     def p(name):
+        if compute16:
+            inits.append(tensor(name, W[name].astype(np.float16)))
+            return name
         if not half:
             inits.append(tensor(name, W[name]))
             return name
@@ -103,7 +125,7 @@ def cnn_model(half=False):
         nodes.append(helper.make_node("Cast", [name + ".h"], [name], to=TensorProto.FLOAT))
         return name
     nodes += [
-        helper.make_node("Conv", ["x", p("c1.w"), p("c1.b")], ["y1"], pads=[1, 1, 1, 1], name="c1"),
+        helper.make_node("Conv", ["x16" if compute16 else "x", p("c1.w"), p("c1.b")], ["y1"], pads=[1, 1, 1, 1], name="c1"),
         helper.make_node("Relu", ["y1"], ["r1"]),
         helper.make_node("Conv", ["r1", p("dw.w"), p("dw.b")], ["y2"], pads=[1, 1, 1, 1], group=16, name="dw"),
         helper.make_node("Relu", ["y2"], ["r2"]),
@@ -112,8 +134,10 @@ def cnn_model(half=False):
         helper.make_node("Relu", ["y3"], ["r3"]),
         helper.make_node("Flatten", ["r3"], ["f"]),
         helper.make_node("Gemm", ["f", p("fc.w"), p("fc.b")], ["g"], transB=1, name="fc"),
-        helper.make_node("MatMul", ["g", p("mm.w")], ["y"], name="mm"),
+        helper.make_node("MatMul", ["g", p("mm.w")], ["y16" if compute16 else "y"], name="mm"),
     ]
+    if compute16:
+        nodes.append(helper.make_node("Cast", ["y16"], ["y"], to=TensorProto.FLOAT))
     g = helper.make_graph(nodes, "lowp_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
@@ -152,6 +176,9 @@ def main():
     # float16 weights Cast to float32: the float32 model of the float16 values
     P = {k: v.astype(np.float16).astype(np.float32) for k, v in W.items()}
     write_case(os.path.join(HERE, "f16w_cast"), cnn_model(half=True), x, forward(x, P).astype(np.float32))
+    # computing in float16: each node's value rounded to float16 (as ONNX's reference
+    # computes a float16 node: exactly, then rounded once)
+    write_case(os.path.join(HERE, "f16_compute"), cnn_model(compute16=True), x, forward16(x, P))
 
 
 if __name__ == "__main__":
