@@ -297,6 +297,8 @@ typedef struct kn_kprog {
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
                                  zero it on entry and NAME_run returns it (kl_fail) */
     int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
+    kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
+                                 constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
 } kn_kprog;
 
