@@ -451,7 +451,8 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 /* The fixed-point requantization of ir/requant.h: saturate(round_half_even(sat32(acc) *
  * mult / 2^shift) + zp) in integer dtype t, all in int64; acc is any integer, mult
  * and shift (kn_qmul's fields, e.g. loaded from tables) integers, zp may be NULL.
- * Declares locals in the current block. ir/lower/quant.c. */
+ * acc may be a vector (then mult, shift and zp scalars or vectors of its lanes; so
+ * may kl_requant's v). Declares locals in the current block. ir/lower/quant.c. */
 /* The fixed-point multipliers of ir/requant.h for the ncols columns of a contraction,
  * kn_qmul_scales(xs[0], ws[c or 0], ys[0]), as two i32 tables (*mult, *shift); false
  * (tables NULL) unless the three scales are constants. ir/lower/quant.c. */
