@@ -68,6 +68,11 @@ typedef struct dw_geom {
     int64_t hs, rs;              /* padded rows a channel reads; elements per row */
     int64_t pwid[DW_MAX_STRIDE]; /* columns of each phase */
     int64_t poff[DW_MAX_STRIDE]; /* each phase's first element in a row */
+    /* pooled: a GlobalAveragePool of y (squeeze-and-excite's squeeze) computed here: each
+     * stored tile is added to a running sum of its width, the channel's mean stored at the
+     * end of the channel, and the pool's own kernel emptied */
+    kn_kbuf *pool;              /* [n*c] means, or NULL */
+    int nsum, sumw[4], sumv[4]; /* widths of the tiles (lanes ... 4, 1) and their sums */
 } dw_geom;
 
 static kn_kx *var(kn_lower *L, int v) {
@@ -153,6 +158,12 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             if (d->nsp == 1) coord[2] = oxr;
             kt_epi_operands(L, d, coord, lanes, opnd);
             val = kl_epilogue(L, d->epi, val, opnd);
+        }
+        if (G->pool) {
+            int i = 0, v = kl_decl_vec(L, KN_F32, lanes, val);
+            while (G->sumw[i] != lanes) i++;
+            val = var(L, v);
+            kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
         kl_store(L, d->y, yi, val);
     }
@@ -324,6 +335,53 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
     dw_zero(L, G, kt_plus(L, var(L, vb), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
 }
 
+/* The running sums of a pooled channel, one per tile width dw_cols can use. */
+static void dw_pool_begin(kn_lower *L, dw_geom *G) {
+    G->nsum = 0;
+    for (int w = G->lanes; w > 1; w = w / 2 >= DW_MIN_LANES ? w / 2 : 1) G->sumw[G->nsum++] = w;
+    G->sumw[G->nsum++] = 1;
+    for (int i = 0; i < G->nsum; i++)
+        G->sumv[i] = kl_decl_vec(L, KN_F32, G->sumw[i], kx_const(L, KN_F32, 0.0));
+}
+
+/* pool[bc] = (every lane of every sum) / (oh*ow) */
+static void dw_pool_end(kn_lower *L, const dw_geom *G) {
+    kn_kx *t = NULL;
+    for (int i = 0; i < G->nsum; i++)
+        for (int l = 0; l < G->sumw[i]; l++) {
+            kn_kx *e = G->sumw[i] > 1 ? kx_lane(L, G->sumv[i], l) : var(L, G->sumv[i]);
+            t = t ? kx_add(L, t, e) : e;
+        }
+    kl_store(L, G->pool, var(L, G->vbc),
+             kx_bin(L, KX_DIV, t, kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+}
+
+/* The kernel after k that is a GlobalAveragePool of depthwise kernel k's output y alone
+ * (f32, [n*c] means written, nothing else touched), or -1. */
+static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
+    unsigned char *use = calloc((size_t)p->nbufs, 1);
+    KN_ASSERT(use);
+    int found = -1;
+    for (int j = k + 1; j < p->nkernels && found < 0; j++) {
+        const kn_kernel *g = p->kernels[j];
+        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL) continue;
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(g->body, use);
+        if (use[d->y->id] != 1) continue;
+        int nw = 0, nr = 0, w = -1;
+        for (int b = 0; b < p->nbufs; b++) {
+            if (use[b] & 1) nr++;
+            if (use[b] & 2) nw++, w = b;
+        }
+        const kn_kbuf *o = w >= 0 ? p->bufs[w] : NULL;
+        if (nr == 1 && nw == 1 && use[w] == 2 && o->dtype == KN_F32 && o->numel == d->n * d->c &&
+            !kn_node_attr(g->node, KN_ATTR_EPILOGUE))
+            found = j;
+    }
+    free(use);
+    return found;
+}
+
 /* Whether kernel d is a depthwise convolution this pass can rebuild. */
 static bool dw_suits(const kn_contract *d) {
     return d->kind == KN_CONTRACT_CONV && d->group == d->c && d->m == d->c &&
@@ -333,9 +391,11 @@ static bool dw_suits(const kn_contract *d) {
            kn_contract_nchw(d); /* rows of NCHW (passes/layout.c folds no depthwise) */
 }
 
-static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool cpu, dw_geom *G) {
+static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool cpu, kn_kbuf *pool,
+                     dw_geom *G) {
     memset(G, 0, sizeof *G);
     G->d = d;
+    G->pool = pool;
     G->c = d->c, G->h = d->h, G->w = d->w_, G->oh = d->oh, G->ow = d->ow;
     G->kh = d->kh, G->kw = d->kw, G->sh = d->sh, G->sw = d->sw, G->dh = d->dh, G->dw = d->dw;
     G->ph = d->ph, G->pw = d->pw;
@@ -365,9 +425,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
         G->wv[k] = kl_decl(L, KN_F32, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
     if (G->stage) dw_stage_copy(L, G);
+    if (G->pool) dw_pool_begin(L, G);
     dw_rows(L, G, 0, G->ylo, true);
     dw_rows(L, G, G->ylo, G->yhi, false);
     dw_rows(L, G, G->yhi > G->ylo ? G->yhi : G->ylo, G->oh, true);
+    if (G->pool) dw_pool_end(L, G);
     kl_end(L);
 }
 
@@ -378,9 +440,21 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
         if (!d || !dw_suits(d)) continue;
+        /* the pool's output, written here instead; its kernel left empty */
+        int gk = dw_pool_kernel(p, k, d);
+        kn_kbuf *pool = NULL;
+        if (gk >= 0) {
+            unsigned char *use = calloc((size_t)p->nbufs, 1);
+            KN_ASSERT(use);
+            kn_kernel_uses(p->kernels[gk]->body, use);
+            for (int b = 0; b < p->nbufs; b++)
+                if (use[b] & 2) pool = p->bufs[b];
+            free(use);
+            kl_builder_destroy(kl_builder_rewrite(cx, p, gk));
+        }
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         dw_geom G;
-        dw_build(L, d, kn_schedule_for(p, k), t->kind == KN_TARGET_CPU, &G);
+        dw_build(L, d, kn_schedule_for(p, k), t->kind == KN_TARGET_CPU, pool, &G);
         kern->sched.tile_rows = G.lanes > 1 ? G.rows : G.srows;
         kern->sched.tile_vecs = 1;
         kern->sched.lanes = G.lanes;
