@@ -89,6 +89,15 @@ done
 a=$(wbytes "$T/h32.txt")
 h=$(wbytes "$T/h.txt")
 [ -n "$h" ] && [ $((2 * h)) -le $((a + 64)) ] && ok || bad "f16w_cast: weights $h bytes, the float32 model $a"
+# the C helpers: _Float16 (where the compiler has it) and the portable C99 conversions
+# (-DKN_NO_FLOAT16) give the same bytes, float16 loads (weights) and stores (activations)
+for m in f16_compute f16; do
+  o=
+  [ $m = f16 ] && o="--weights f16"
+  "$KILN" run $D/$m/model.onnx --input x=$D/x.npy --backend c $o --output-dir "$T/h$m" -q &&
+    KILN_CFLAGS=-DKN_NO_FLOAT16 "$KILN" run $D/$m/model.onnx --input x=$D/x.npy --backend c $o --output-dir "$T/p$m" -q &&
+    cmp -s "$T/h$m/y.npy" "$T/p$m/y.npy" && ok || bad "$m: _Float16 and portable C conversions differ"
+done
 # usage
 "$KILN" run "$M" --weights f8 >"$T/u.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--weights takes f16 or bf16" "$T/u.txt" && ok || bad "--weights f8: $(cat "$T/u.txt")"
