@@ -297,6 +297,8 @@ typedef struct kn_kprog {
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
                                  zero it on entry and NAME_run returns it (kl_fail) */
     int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
+    kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
+                                 constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
 } kn_kprog;
 
@@ -449,7 +451,8 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 /* The fixed-point requantization of ir/requant.h: saturate(round_half_even(sat32(acc) *
  * mult / 2^shift) + zp) in integer dtype t, all in int64; acc is any integer, mult
  * and shift (kn_qmul's fields, e.g. loaded from tables) integers, zp may be NULL.
- * Declares locals in the current block. ir/lower/quant.c. */
+ * acc may be a vector (then mult, shift and zp scalars or vectors of its lanes; so
+ * may kl_requant's v). Declares locals in the current block. ir/lower/quant.c. */
 /* The fixed-point multipliers of ir/requant.h for the ncols columns of a contraction,
  * kn_qmul_scales(xs[0], ws[c or 0], ys[0]), as two i32 tables (*mult, *shift); false
  * (tables NULL) unless the three scales are constants. ir/lower/quant.c. */
