@@ -15,7 +15,9 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
     const kn_dtype_info *di = kn_dtype_get(t);
     double span = ldexp(1.0, (int)di->size * 8);
     double lo = di->is_signed ? -span / 2 : 0, hi = di->is_signed ? span / 2 - 1 : span - 1;
-    int p = kl_decl(L, KN_I64, kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
+    /* acc may be a vector (the depthwise pass's tiles), mult and t32 per channel */
+    int p = kl_decl_vec(L, KN_I64, kx_lanes(acc),
+                        kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
     int s = kl_decl(L, KN_I32, kx_cast(L, KN_I32, t32));
     kn_kx *one = kx_const(L, KN_I32, 1);
     /* odd = ((p >> 32) >> t) & 1: the parity of floor(p / 2^shift) */
