@@ -463,6 +463,10 @@ kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_k
  * arithmetic after one 32 x 32 -> 64 multiply; t32 is the shift minus 32.
  * ir/lower/requant32.c. */
 kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp, kn_dtype t);
+/* For kl_requant_fixed32: on microcontrollers (32-bit), when every one of the ncols
+ * columns' shifts is in [33, 62], the shifts minus 32 as an i8 table, which selects it;
+ * else shift itself. ir/lower/requant32.c. */
+kn_kbuf *kl_qmul_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

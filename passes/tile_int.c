@@ -73,6 +73,7 @@ void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **
     if (d->fixed) {
         bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
         KN_ASSERT(ok); /* the callers checked that the scales are constants */
+        *shift = kl_qmul_shift32(L, *mult, *shift, ncols);
         return;
     }
     double *m = malloc((size_t)(ncols ? ncols : 1) * sizeof *m);
@@ -87,6 +88,9 @@ kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *s
                     kn_kx *col) {
     if (!mult) return acc;
     kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    if (shift && shift->dtype == KN_I8 && acc->dtype == KN_I32) /* kl_qmul_shift32 */
+        return kl_requant_fixed32(L, acc, kx_load(L, mult, col), kx_load(L, shift, col), zp,
+                                  d->y->dtype);
     if (shift)
         return kl_requant_fixed(L, acc, kx_load(L, mult, col), kx_load(L, shift, col), zp,
                                 d->y->dtype);

@@ -4,14 +4,20 @@
  * clamps take about 50 instructions per element (no 64-bit registers) and this about 15:
  * one 32 x 32 -> 64 multiply (SMULL), its high word, 32-bit shifts and a 32-bit clamp. */
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "ir/requant.h"
+#include "targets/target.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp, kn_dtype t) {
     const kn_dtype_info *di = kn_dtype_get(t);
     double span = ldexp(1.0, (int)di->size * 8);
     double lo = di->is_signed ? -span / 2 : 0, hi = di->is_signed ? span / 2 - 1 : span - 1;
-    int p = kl_decl(L, KN_I64, kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
+    /* acc may be a vector (the depthwise pass's tiles), mult and t32 per channel */
+    int p = kl_decl_vec(L, KN_I64, kx_lanes(acc),
+                        kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
     int s = kl_decl(L, KN_I32, kx_cast(L, KN_I32, t32));
     kn_kx *one = kx_const(L, KN_I32, 1);
     /* odd = ((p >> 32) >> t) & 1: the parity of floor(p / 2^shift) */
@@ -25,4 +31,19 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
     if (zp) r = kx_add(L, r, kx_cast(L, KN_I32, zp));
     r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, lo)), kx_const(L, KN_I32, hi));
     return kx_cast(L, t, r);
+}
+
+kn_kbuf *kl_qmul_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols) {
+    if (!L->target || L->target->kind != KN_TARGET_MCU) return shift;
+    const int32_t *m = mult->data->data, *sh = shift->data->data;
+    int8_t *t = malloc((size_t)(ncols ? ncols : 1));
+    KN_ASSERT(t);
+    bool ok = true;
+    for (int64_t c = 0; c < ncols && ok; c++) {
+        ok = kn_qmul_32bit((kn_qmul){m[c], sh[c]});
+        t[c] = (int8_t)(sh[c] - 32);
+    }
+    kn_kbuf *r = ok ? kl_table(L, KN_I8, ncols, t) : shift;
+    free(t);
+    return r;
 }
