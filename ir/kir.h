@@ -231,6 +231,8 @@ typedef struct kn_contract {
     /* integer contractions (see above); all NULL for float ones */
     kn_kbuf *xz, *wz, *xscale, *wscale, *yscale, *yz;
     bool fixed; /* requantized in fixed point (ir/requant.h), else as ONNX in double */
+    bool clamp; /* fixed point: outputs clamped to [clo, chi] (KN_CLAMP_ATTR, a folded Relu) */
+    int64_t clo, chi;
 } kn_contract;
 
 /* Whether d is an integer contraction (8-bit operands, exact accumulation). */
@@ -457,6 +459,9 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 bool kl_qmul_tables(kn_lower *L, const kn_kbuf *xs, const kn_kbuf *ws, const kn_kbuf *ys,
                     int64_t ncols, kn_kbuf **mult, kn_kbuf **shift);
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t);
+/* kl_requant_fixed saturating to [lo, hi] (within t's range) instead of t's range. */
+kn_kx *kl_requant_fixed_range(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp,
+                              kn_dtype t, int64_t lo, int64_t hi);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */
