@@ -299,6 +299,8 @@ typedef struct kn_kprog {
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
                                  zero it on entry and NAME_run returns it (kl_fail) */
     int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
+    kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
+                                 constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
 } kn_kprog;
 
@@ -462,6 +464,10 @@ kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_k
 /* kl_requant_fixed saturating to [lo, hi] (within t's range) instead of t's range. */
 kn_kx *kl_requant_fixed_range(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp,
                               kn_dtype t, int64_t lo, int64_t hi);
+/* The same for an i32 acc and shifts in [33, 62] (ir/requant.h kn_qmul_32bit), in 32-bit
+ * arithmetic after one 32 x 32 -> 64 multiply; t32 is the shift minus 32.
+ * ir/lower/requant32.c. */
+kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp, kn_dtype t);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */
