@@ -6,6 +6,8 @@
 # int8/fp32 (kiln), kiln int8 / ORT int8. Under load the minimum is the better figure.
 #
 #   sh bench/quant_compare.sh BUILD_DIR MODEL.onnx...
+#   sh bench/quant_compare.sh BUILD_DIR MODEL.onnx=QDQ.onnx...   (a QDQ file of your own,
+#        e.g. written by `kiln quantize MODEL.onnx --calibrate ... -o QDQ.onnx`)
 #   env: RUNS (default 20), ROUNDS (3), ORT_NODE (an onnxruntime-node folder; default
 #        BUILD_DIR/bench-ort/node_modules/onnxruntime-node, as bench/run.sh installs it)
 set -eu
@@ -34,9 +36,14 @@ stat() { # FILE: "median(of medians) min(of mins)"
   [ -s "$1" ] || { echo "- -"; return; }
   /usr/bin/python3 -c 'import sys,statistics as s; r=[l.split() for l in open(sys.argv[1])]; print("%.2f %.2f" % (s.median(float(a) for a, b in r), min(float(b) for a, b in r)))' "$1"
 }
-for m in "$@"; do
+for arg in "$@"; do
+  m=${arg%%=*}
   n=$(basename "$m" .onnx)
-  /usr/bin/python3 "$SRC/bench/make_qdq.py" "$K" "$m" "$T/$n.qdq.onnx"
+  if [ "$m" = "$arg" ]; then
+    /usr/bin/python3 "$SRC/bench/make_qdq.py" "$K" "$m" "$T/$n.qdq.onnx"
+  else
+    cp "${arg#*=}" "$T/$n.qdq.onnx"
+  fi
   shape=$(/usr/bin/python3 -c 'import onnx,sys; g=onnx.load(sys.argv[1], load_external_data=False).graph; print(",".join(str(d.dim_value) for d in g.input[0].type.tensor_type.shape.dim))' "$m")
   r=0
   while [ $r -lt "$ROUNDS" ]; do
@@ -49,8 +56,8 @@ for m in "$@"; do
 done
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); kiln $(git -C "$SRC" rev-parse --short HEAD); 1 thread; median / min ms"
 printf '%-14s %15s %15s %15s %15s %12s %12s\n' model "kiln fp32" "kiln int8" "ORT fp32" "ORT int8" "k int8/fp32" "k/ORT int8"
-for m in $MODELS; do
-  n=$(basename "$m" .onnx)
+for arg in $MODELS; do
+  n=$(basename "${arg%%=*}" .onnx)
   set -- $(stat "$T/$n.kf") $(stat "$T/$n.kq") $(stat "$T/$n.of") $(stat "$T/$n.oq")
   printf '%-14s %7s/%-7s %7s/%-7s %7s/%-7s %7s/%-7s' "$n" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
   /usr/bin/python3 -c 'import sys; a=sys.argv[1:]

@@ -231,6 +231,8 @@ typedef struct kn_contract {
     /* integer contractions (see above); all NULL for float ones */
     kn_kbuf *xz, *wz, *xscale, *wscale, *yscale, *yz;
     bool fixed; /* requantized in fixed point (ir/requant.h), else as ONNX in double */
+    bool clamp; /* fixed point: outputs clamped to [clo, chi] (KN_CLAMP_ATTR, a folded Relu) */
+    int64_t clo, chi;
 } kn_contract;
 
 /* Whether d is an integer contraction (8-bit operands, exact accumulation). */
@@ -459,6 +461,9 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 bool kl_qmul_tables(kn_lower *L, const kn_kbuf *xs, const kn_kbuf *ws, const kn_kbuf *ys,
                     int64_t ncols, kn_kbuf **mult, kn_kbuf **shift);
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t);
+/* kl_requant_fixed saturating to [lo, hi] (within t's range) instead of t's range. */
+kn_kx *kl_requant_fixed_range(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp,
+                              kn_dtype t, int64_t lo, int64_t hi);
 /* The same for an i32 acc and shifts in [33, 62] (ir/requant.h kn_qmul_32bit), in 32-bit
  * arithmetic after one 32 x 32 -> 64 multiply; t32 is the shift minus 32.
  * ir/lower/requant32.c. */

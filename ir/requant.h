@@ -32,6 +32,24 @@
 /* The node attribute (INT, 1) that selects fixed-point requantization. */
 #define KN_FIXED_POINT_ATTR "kiln_fixed_point"
 
+/* The node attribute (INTS, [lo, hi]) of a fixed-point node whose outputs are clamped
+ * to [lo, hi] after requantization: a Relu or Clip the qdq pass folded into it
+ * (max(sat(v), lo) and min(., hi) are the clamp; lo and hi lie in y's type). */
+#define KN_CLAMP_ATTR "kiln_clamp"
+
+/* The range node n's outputs of integer type [tlo, thi] are stored in: the type's,
+ * narrowed by KN_CLAMP_ATTR where n has it. */
+static inline void kn_fixed_clamp(const kn_node *n, int64_t tlo, int64_t thi, int64_t *lo,
+                                  int64_t *hi) {
+    *lo = tlo, *hi = thi;
+    for (int i = 0; i < n->nattr; i++)
+        if (!strcmp(n->attrs[i].name, KN_CLAMP_ATTR) && n->attrs[i].kind == KN_ATTR_INTS &&
+            n->attrs[i].n == 2) {
+            *lo = n->attrs[i].ints[0] > tlo ? n->attrs[i].ints[0] : tlo;
+            *hi = n->attrs[i].ints[1] < thi ? n->attrs[i].ints[1] : thi;
+        }
+}
+
 /* Whether node n (QLinearConv, QLinearMatMul) requantizes in fixed point. */
 static inline bool kn_fixed_point(const kn_node *n) {
     for (int i = 0; i < n->nattr; i++)

@@ -17,14 +17,14 @@
  * (a float bias, which would need rounding, leaves the pattern alone; a Gemm's bias
  * becomes kiln's ninth input of QLinearMatMul, as QLinearConv's). It becomes
  *
- *   QLinearConv / QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz[, B]) ─ [Max(., yz)] ─ yq
- *
- * Relu before QuantizeLinear is Max with yz after it: sat(round(max(v, 0)) + yz) =
- * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic; a Clip
- * with constant bounds (Relu6) likewise becomes Max and Min with the quantized bounds.
+ *   QLinearConv / QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz[, B]) ─ yq
  *
  * The new node carries KN_FIXED_POINT_ATTR: it requantizes in fixed point
- * (ir/requant.h), with no floating point at run time.
+ * (ir/requant.h), with no floating point at run time. A Relu before QuantizeLinear
+ * becomes KN_CLAMP_ATTR [yz, type max] on it: sat(round(max(v, 0)) + yz) =
+ * max(sat(round(v) + yz), sat(yz)), saturation and rounding being monotonic; a Clip with
+ * constant bounds (Relu6) likewise the clamp to the quantized bounds [q(lo), q(hi)]. The
+ * requantization saturates to that range, so the activation costs nothing.
  *
  * Exactness: the integer form computes sum (xq - xz)(W - wz) exactly and rounds
  * acc * M once, half to even, M being xs * ws / ys with its mantissa rounded to 31
@@ -134,23 +134,21 @@ static bool clip_bounds(const kn_node *c, double *lo, double *hi) {
     return *lo <= *hi;
 }
 
-/* QuantizeLinear(b) for output q with zero point z: sat(round_half_even(b / s) + z), as
- * a constant of z's type. Clip before quantization is clamping to these after it
- * (rounding and saturation are monotonic). */
-static kn_value *quantized_bound(kn_rw *rw, const kn_node *q, const kn_value *z, double b) {
+/* QuantizeLinear(b) for output q with zero point z: sat(round_half_even(b / s) + z).
+ * Clip before quantization is clamping to these after it (rounding and saturation are
+ * monotonic). */
+static int64_t quantized_bound(const kn_node *q, const kn_value *z, double b) {
     double s = kn_tensor_get_f64(q->in[1]->constant, 0), zp = kn_tensor_get_f64(z->constant, 0);
     float r = (float)b / (float)s; /* the float32 division QuantizeLinear does */
     double v = nearbyint((double)r) + zp, lo = z->type.dtype == KN_U8 ? 0 : -128;
     v = v < lo ? lo : v > lo + 255 ? lo + 255 : v;
-    kn_tensor *t = kn_tensor_scalar_f64(rw->g->arena, z->type.dtype, v);
-    KN_ASSERT(t);
-    return kn_rw_const(rw, q->out[0]->name, "bound", t);
+    return (int64_t)v;
 }
 
 /* Copies of the attributes of n except those named in `drop` (NULL-terminated), with
- * room for one more. */
+ * room for two more (the fixed-point and clamp attributes). */
 static void copy_attrs(kn_rw *rw, kn_node *to, const kn_node *from, const char *const *drop) {
-    kn_attr *a = kn_arena_array(rw->g->arena, (size_t)from->nattr + 1, sizeof *a);
+    kn_attr *a = kn_arena_array(rw->g->arena, (size_t)from->nattr + 2, sizeof *a);
     KN_ASSERT(a);
     int n = 0;
     for (int i = 0; i < from->nattr; i++) {
@@ -234,7 +232,6 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (in[2]->type.dtype != dx->in[0]->type.dtype || in[7]->type.dtype != q->out[0]->type.dtype)
         return false; /* a bad model: left to the operators' checks (no warning) */
     kn_value *out = q->out[0];
-    if (relu) out = kn_rw_value(rw, q->out[0]->name, "prerelu", &q->out[0]->type);
     kn_node *n = kn_rw_node(rw, q->id, conv ? KN_OP_QLINEARCONV : KN_OP_QLINEARMATMUL, op->name,
                             bias ? 9 : 8, in, 1, &out);
     copy_attrs(rw, n, op,
@@ -243,25 +240,16 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     kn_rw_kill(rw, q);
     kn_rw_kill(rw, op);
     if (relu) kn_rw_kill(rw, relu);
-    if (relu && relu->op == KN_OP_RELU) {
-        kn_value *mi[2] = {out, in[7]};
-        kn_rw_node(rw, q->id, KN_OP_MAX, q->name, 2, mi, 1, &q->out[0]);
-    } else if (relu) { /* Clip(lo, hi) before QuantizeLinear: Max(., q(lo)), Min(., q(hi)) after */
-        double bound[2] = {clo, chi};
-        for (int k = 0; k < 2; k++) {
-            bool last = k == 1 || !isfinite(chi);
-            if (!isfinite(bound[k])) continue;
-            kn_value *c = quantized_bound(rw, q, in[7], bound[k]);
-            kn_value *to =
-                last ? q->out[0] : kn_rw_value(rw, q->out[0]->name, "clipmin", &q->out[0]->type);
-            kn_value *mi[2] = {out, c};
-            kn_rw_node(rw, q->id, k ? KN_OP_MIN : KN_OP_MAX, q->name, 2, mi, 1, &to);
-            out = to;
-        }
-        if (out != q->out[0]) { /* Clip with neither bound: the value itself */
-            kn_value *mi[1] = {out};
-            kn_rw_node(rw, q->id, KN_OP_MAX, q->name, 1, mi, 1, &q->out[0]);
-        }
+    if (relu) { /* Relu: clamped below at yz; Clip(lo, hi): to [q(lo), q(hi)] */
+        bool u8 = in[7]->type.dtype == KN_U8;
+        int64_t *b = kn_arena_array(rw->g->arena, 2, sizeof *b);
+        KN_ASSERT(b);
+        b[0] = u8 ? 0 : -128, b[1] = u8 ? 255 : 127;
+        if (relu->op == KN_OP_RELU) clo = 0;
+        if (isfinite(clo)) b[0] = quantized_bound(q, in[7], clo);
+        if (isfinite(chi)) b[1] = quantized_bound(q, in[7], chi);
+        n->attrs[n->nattr++] =
+            (kn_attr){.name = KN_CLAMP_ATTR, .kind = KN_ATTR_INTS, .n = 2, .ints = b};
     }
     /* the DequantizeLinear nodes left without readers go too */
     const kn_node *dqs[3] = {dx, dw, bias ? op->in[2]->producer : NULL};

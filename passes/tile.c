@@ -38,6 +38,7 @@
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
+#include "passes/tile_int.h"
 #include "targets/target.h"
 
 #include <math.h>
@@ -332,16 +333,7 @@ static kn_kx *int_operand(kn_lower *L, const kn_contract *d, kn_kx *x) {
  * requantized through the multiplier tables mult and shift (int_multipliers). */
 static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *v,
                         kn_kx *col) {
-    if (!mult) return v;
-    kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
-    if (shift && shift->dtype == KN_I8 && v->dtype == KN_I32) /* kl_qmul_shift32 */
-        return kl_requant_fixed32(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
-                                  d->y->dtype);
-    if (shift)
-        return kl_requant_fixed(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
-                                d->y->dtype);
-    kn_kx *r = kx_mul(L, kx_cast(L, KN_F64, v), kx_load(L, mult, col));
-    return kl_requant(L, r, d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL, d->y->dtype);
+    return kt_int_store(L, d, mult, shift, v, col); /* passes/tile_int.c */
 }
 
 /* ---- Conv ---- */
@@ -358,6 +350,7 @@ typedef struct conv_geom {
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
     kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
     kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
+    bool vq;               /* requantized as vectors into an 8-bit tile scratch */
     kn_kbuf *tile;         /* scratch of one tile, [rows][kb] */
     const kn_contract *d;  /* the kernel's description: its epilogue */
     const kt_tile *T;      /* the tile (its dot product) */
@@ -625,6 +618,9 @@ store:;
                 }
                 val = kl_epilogue(L, &head, val, opnd);
             }
+            if (G->vq) /* requantized as vectors: the scratch holds y's 8-bit values */
+                val = kt_int_store_vec(L, d, G->mult, G->shift, val, kt_plus(L, mo, v * T->lanes),
+                                       T->lanes);
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
         }
@@ -642,7 +638,7 @@ store:;
         vc2 = kl_for(L, valid), vr = kl_for(L, rows);
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
-    if (kn_contract_is_int(d))
+    if (kn_contract_is_int(d) && !G->vq)
         val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
@@ -865,7 +861,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(ws);
     free(wp);
     G.mult = G.shift = NULL;
-    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
+    /* requantized as vectors (tables padded past m), or on microcontrollers one output
+     * at a time in 32-bit arithmetic (int_multipliers) */
+    G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
+    if (G.vq)
+        kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
+    else if (integer && d->yscale)
+        int_multipliers(L, d, d->m, &G.mult, &G.shift);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -881,7 +883,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
     }
     G.y = y;
-    G.tile = kl_scratch(L, T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
+    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {

@@ -66,34 +66,62 @@ double kt_int_xz(const kn_contract *d) {
     return cval(d->xz, 0);
 }
 
-void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift) {
+void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult,
+                          kn_kbuf **shift) {
     *mult = *shift = NULL;
     if (!d->yscale) return;
-    int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N;
-    if (d->fixed) {
-        bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
-        KN_ASSERT(ok); /* the callers checked that the scales are constants */
-        *shift = kl_qmul_shift32(L, *mult, *shift, ncols);
+    int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N, n = ncols + pad;
+    if (d->fixed) { /* the columns' kn_qmul (kl_qmul_tables), then {0, 31} */
+        int32_t *t = malloc((size_t)n * 2 * sizeof *t);
+        KN_ASSERT(t);
+        for (int64_t c = 0; c < n; c++) {
+            kn_qmul q = {0, 31};
+            if (c < ncols)
+                q = kn_qmul_scales(cval(d->xscale, 0), cval(d->wscale, c), cval(d->yscale, 0));
+            t[c] = q.mult;
+            t[n + c] = q.shift;
+        }
+        *mult = kl_table(L, KN_I32, n, t);
+        *shift = kl_table(L, KN_I32, n, t + n);
+        free(t);
+        /* microcontrollers: 32-bit requantization where every shift allows it */
+        if (!pad) *shift = kl_qmul_shift32(L, *mult, *shift, ncols);
         return;
     }
-    double *m = malloc((size_t)(ncols ? ncols : 1) * sizeof *m);
+    double *m = malloc((size_t)(n ? n : 1) * sizeof *m);
     KN_ASSERT(m);
-    for (int64_t c = 0; c < ncols; c++)
-        m[c] = cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0);
-    *mult = kl_table(L, KN_F64, ncols, m);
+    for (int64_t c = 0; c < n; c++)
+        m[c] = c < ncols ? cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0) : 0.0;
+    *mult = kl_table(L, KN_F64, n, m);
     free(m);
+}
+
+void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift) {
+    kt_int_tables_padded(L, d, 0, mult, shift);
+}
+
+kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift,
+                        kn_kx *acc, kn_kx *col, int lanes) {
+    if (!mult) return acc;
+    kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    kn_kx *m = lanes > 1 ? kx_vload(L, mult, col, lanes) : kx_load(L, mult, col);
+    if (shift) {
+        kn_kx *s = lanes > 1 ? kx_vload(L, shift, col, lanes) : kx_load(L, shift, col);
+        if (shift->dtype == KN_I8 && acc->dtype == KN_I32) { /* kl_qmul_shift32 */
+            kn_kx *r = kl_requant_fixed32(L, acc, m, s, zp, d->y->dtype);
+            if (!d->clamp) return r; /* the clamp (kiln_clamp) lies within y's type */
+            r = kx_bin(L, KX_MIN,
+                       kx_bin(L, KX_MAX, kx_cast(L, KN_I32, r), kx_const(L, KN_I32, d->clo)),
+                       kx_const(L, KN_I32, (double)d->chi));
+            return kx_cast(L, d->y->dtype, r);
+        }
+        if (d->clamp) return kl_requant_fixed_range(L, acc, m, s, zp, d->y->dtype, d->clo, d->chi);
+        return kl_requant_fixed(L, acc, m, s, zp, d->y->dtype);
+    }
+    return kl_requant(L, kx_mul(L, kx_cast(L, KN_F64, acc), m), zp, d->y->dtype);
 }
 
 kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *acc,
                     kn_kx *col) {
-    if (!mult) return acc;
-    kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
-    if (shift && shift->dtype == KN_I8 && acc->dtype == KN_I32) /* kl_qmul_shift32 */
-        return kl_requant_fixed32(L, acc, kx_load(L, mult, col), kx_load(L, shift, col), zp,
-                                  d->y->dtype);
-    if (shift)
-        return kl_requant_fixed(L, acc, kx_load(L, mult, col), kx_load(L, shift, col), zp,
-                                d->y->dtype);
-    return kl_requant(L, kx_mul(L, kx_cast(L, KN_F64, acc), kx_load(L, mult, col)), zp,
-                      d->y->dtype);
+    return kt_int_store_vec(L, d, mult, shift, acc, col, 1);
 }

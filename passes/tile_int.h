@@ -21,6 +21,14 @@ double kt_int_xz(const kn_contract *d);
  * (d->fixed, ir/requant.h), else *mult the f64 multipliers of ONNX mode and *shift
  * NULL; both NULL when y is the i32 accumulator itself (ConvInteger, MatMulInteger). */
 void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift);
+/* kt_int_tables with `pad` more entries past the m columns (mult 0: y = y_zp), so
+ * vectors of columns may be read past the last one. */
+void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult,
+                          kn_kbuf **shift);
+/* The requantized vector of `lanes` columns from col of accumulator vector acc (i32),
+ * reading vectors of the tables (padded past the last column, kt_int_tables_padded). */
+kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift,
+                        kn_kx *acc, kn_kx *col, int lanes);
 /* The value stored at y for integer accumulator acc (i32, scalar or vector) of column
  * col: acc itself, or requantized through the tables of kt_int_tables. */
 kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *acc,

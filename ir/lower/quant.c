@@ -52,6 +52,11 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t) {
     double lo, hi;
     int_range(t, &lo, &hi);
+    return kl_requant_fixed_range(L, acc, mult, shift, zp, t, (int64_t)lo, (int64_t)hi);
+}
+
+kn_kx *kl_requant_fixed_range(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp,
+                              kn_dtype t, int64_t lo, int64_t hi) {
     kn_kx *a = kx_cast(L, KN_I64, acc);
     if (kn_dtype_get(acc->dtype)->size > 4 || acc->dtype == KN_U32)
         a = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, a, kx_int(L, INT32_MIN)), kx_int(L, INT32_MAX));
@@ -65,8 +70,15 @@ kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_k
     kn_kx *r = kx_add(L, kx_var(L, p), kx_add(L, kx_sub(L, half, kx_int(L, 1)), odd));
     r = kx_bin(L, KX_SHR, r, kx_var(L, s));
     if (zp) r = kx_add(L, r, kx_cast(L, KN_I64, zp));
-    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_int(L, (int64_t)lo)), kx_int(L, (int64_t)hi));
+    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_int(L, lo)), kx_int(L, hi));
     return kx_cast(L, t, r);
+}
+
+/* The range fixed-point node n stores outputs of type t in (kn_fixed_clamp). */
+static void fixed_range(const kn_node *n, kn_dtype t, int64_t *lo, int64_t *hi) {
+    double l, h;
+    int_range(t, &l, &h);
+    kn_fixed_clamp(n, (int64_t)l, (int64_t)h, lo, hi);
 }
 
 static double const_at(const kn_kbuf *b, int64_t i) {
@@ -346,15 +358,17 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
     kn_kx *a = kx_var(L, acc);
     if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, kx_var(L, g.bv[in[3]->rank - 1])));
     bool fixed = kn_fixed_point(n);
+    int64_t clo = 0, chi = 0;
     if (fixed) { /* per-tensor A scale (the qdq pass makes no other), per-element B scale */
         kn_kbuf *mt, *sh;
         if (in[1]->numel != 1 || !kl_qmul_tables(L, in[1], in[4], in[6], in[4]->numel, &mt, &sh))
             return kn_diag(kl_ctx(L), n, KN_EINVAL,
                            "fixed-point requantization needs constant scales, a_scale per tensor");
         kn_kx *bi = g.K ? off : kx_int(L, 0);
+        fixed_range(n, out[0]->dtype, &clo, &chi);
         kl_store(L, out[0], oi,
-                 kl_requant_fixed(L, a, kx_load(L, mt, bi), kx_load(L, sh, bi),
-                                  kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+                 kl_requant_fixed_range(L, a, kx_load(L, mt, bi), kx_load(L, sh, bi),
+                                        kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype, clo, chi));
     } else {
         kn_kx *m = kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as, bs), as_f64(L, in[6], kx_int(L, 0)));
         kn_kx *v = kx_bin(L, KX_MUL, kx_cast(L, KN_F64, a), m);
@@ -363,6 +377,9 @@ static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *con
     kl_end_n(L, out[0]->rank);
     mm_describe(L, in[0], in[3], out[0],
                 &(kn_contract){.fixed = fixed,
+                               .clamp = fixed,
+                               .clo = clo,
+                               .chi = chi,
                                .xz = in[2],
                                .wz = in[5],
                                .bias = bias,
@@ -528,14 +545,16 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
     if (bias) a = kx_bin(L, KX_ADD, a, as_i64(L, bias, g.m));
     kn_kx *wi = ws->numel == 1 ? kx_int(L, 0) : g.m;
     bool fixed = kn_fixed_point(n);
+    int64_t clo = 0, chi = 0;
     if (fixed) {
         kn_kbuf *mt, *sh;
         if (!kl_qmul_tables(L, in[1], ws, in[6], ws->numel, &mt, &sh))
             return kn_diag(kl_ctx(L), n, KN_EINVAL,
                            "fixed-point requantization needs constant scales");
+        fixed_range(n, out[0]->dtype, &clo, &chi);
         kl_store(L, out[0], oi,
-                 kl_requant_fixed(L, a, kx_load(L, mt, wi), kx_load(L, sh, wi),
-                                  kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype));
+                 kl_requant_fixed_range(L, a, kx_load(L, mt, wi), kx_load(L, sh, wi),
+                                        kx_load(L, in[7], kx_int(L, 0)), out[0]->dtype, clo, chi));
     } else {
         kn_kx *m =
             kx_bin(L, KX_DIV, kx_bin(L, KX_MUL, as_f64(L, in[1], kx_int(L, 0)), as_f64(L, ws, wi)),
@@ -547,6 +566,9 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
     if (in[1]->numel == 1 && in[6]->numel == 1 && in[7]->numel == 1)
         conv_describe(L, &g, in[0], in[3], bias, out[0],
                       &(kn_contract){.fixed = fixed,
+                                     .clamp = fixed,
+                                     .clo = clo,
+                                     .chi = chi,
                                      .xz = in[2],
                                      .wz = wz,
                                      .xscale = in[1],

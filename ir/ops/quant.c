@@ -38,6 +38,18 @@ static double requant(double v, double zp, kn_dtype t) {
     return r < lo ? lo : r > hi ? hi : r;
 }
 
+/* The range a fixed-point node's outputs of type t are clamped to (kn_fixed_clamp). */
+static void fixed_range(const kn_node *n, kn_dtype t, double *lo, double *hi) {
+    int64_t l, h;
+    int_range(t, lo, hi);
+    kn_fixed_clamp(n, (int64_t)*lo, (int64_t)*hi, &l, &h);
+    *lo = (double)l, *hi = (double)h;
+}
+
+static double clamp(double v, double lo, double hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 static kn_status need_numel(kn_ctx *cx, const kn_node *n, const kn_tensor *t, int i, int64_t want,
                             const char *what) {
     int64_t got = kn_type_numel(&t->type);
@@ -437,6 +449,8 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
     double ys = kn_load_f64(in[6]->data, in[6]->type.dtype, 0);
     double yz = (double)kn_load_i64(in[7]->data, in[7]->type.dtype, 0);
     bool fixed = kn_fixed_point(n);
+    double clo, chi;
+    fixed_range(n, yt.dtype, &clo, &chi);
     for (int64_t o = 0; o < ny; o++) {
         /* With K = 0 there is no a[.., m, 0]: acc is 0, any scale gives y = yz. */
         double as = g.K ? kn_load_f64(in[1]->data, in[1]->type.dtype, (size_t)sa[arow[o]]) : 1;
@@ -444,10 +458,11 @@ static kn_status eval_qlinearmatmul(kn_exec *ex, const kn_node *n, kn_tensor *co
         int64_t t = acc[o];
         if (n->nin > 8 && in[8])
             t += kn_load_i64(in[8]->data, KN_I32, (size_t)(o % yt.dims[yt.rank - 1]));
-        kn_store_f64(
-            y->data, yt.dtype, (size_t)o,
-            fixed ? requant((double)kn_qmul_apply(t, kn_qmul_scales(as, bs, ys)), yz, yt.dtype)
-                  : requant((double)t * (as * bs / ys), yz, yt.dtype));
+        kn_store_f64(y->data, yt.dtype, (size_t)o,
+                     fixed ? clamp(requant((double)kn_qmul_apply(t, kn_qmul_scales(as, bs, ys)), yz,
+                                           yt.dtype),
+                                   clo, chi)
+                           : requant((double)t * (as * bs / ys), yz, yt.dtype));
     }
     return KN_OK;
 }
@@ -667,14 +682,17 @@ static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *cons
     int64_t ospat = 1;
     for (int d = 0; d < g.s; d++) ospat *= g.out[d];
     bool fixed = kn_fixed_point(n);
+    double clo, chi;
+    fixed_range(n, yt.dtype, &clo, &chi);
     for (int64_t o = 0; o < ny; o++) {
         int64_t m = (o / ospat) % g.M;
         int64_t a = acc[o] + (bias ? kn_load_i64(bias->data, KN_I32, (size_t)m) : 0);
         double s = kn_load_f64(ws->data, ws->type.dtype, (size_t)(nws == 1 ? 0 : m));
-        kn_store_f64(
-            y->data, yt.dtype, (size_t)o,
-            fixed ? requant((double)kn_qmul_apply(a, kn_qmul_scales(xs, s, ys)), yz, yt.dtype)
-                  : requant((double)a * (xs * s / ys), yz, yt.dtype));
+        kn_store_f64(y->data, yt.dtype, (size_t)o,
+                     fixed ? clamp(requant((double)kn_qmul_apply(a, kn_qmul_scales(xs, s, ys)), yz,
+                                           yt.dtype),
+                                   clo, chi)
+                           : requant((double)a * (xs * s / ys), yz, yt.dtype));
     }
     return KN_OK;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The qdq pass (passes/qdq.c, #12): the QDQ model of tests/quant/models/qdq_cnn becomes
-# two QLinearConv and two QLinearMatMul (the Relus Max with the zero point), no float
+# two QLinearConv and two QLinearMatMul (each Relu their output clamp from the zero point,
+# kiln_clamp: no Max node), no float
 # Conv, MatMul or Gemm and no DequantizeLinear of weights left; the rewritten graph run
 # by the interpreter gives the reference (the compiled backends run it in
 # quant_models_*).
@@ -17,7 +18,9 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 n() { grep -c "= $1(" "$T/g.txt"; }
 [ "$(n QLinearConv)" = 2 ] && ok || bad "QLinearConv: $(n QLinearConv), want 2"
 [ "$(n QLinearMatMul)" = 2 ] && ok || bad "QLinearMatMul: $(n QLinearMatMul), want 2"
-[ "$(n Max)" = 2 ] && ok || bad "Max: $(n Max), want 2"
+[ "$(n Max)" = 0 ] && ok || bad "Max: $(n Max), want 0"
+[ "$(grep -c 'kiln_clamp=' "$T/g.txt")" = 2 ] && grep -q 'kiln_clamp=\[10,255\]}  # conv1' "$T/g.txt" && ok ||
+  bad "kiln_clamp: $(grep -c 'kiln_clamp=' "$T/g.txt"), want 2, conv1's [10,255] (its zero point)"
 for op in Conv MatMul Gemm Relu QuantizeLinear; do
   c=$(n $op)
   if [ $op = QuantizeLinear ]; then w=1; else w=0; fi # the input's
