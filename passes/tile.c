@@ -34,6 +34,7 @@
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
+#include "ir/requant.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
@@ -74,6 +75,10 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
+    /* integer tiles on microcontrollers are scalar (SMLAD on general registers): the C
+     * of i32 vectors with their dot product runs lane by lane on Helium (DS-CNN int8 on
+     * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md) */
+    if (integer && L->target && L->target->kind == KN_TARGET_MCU) T->lanes = 1;
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
@@ -85,6 +90,11 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
      * target's multiply-add reads it from a general register) */
     int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
     rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
+    /* scalar integer tiles on microcontrollers live in the 16 general registers, not
+     * the FPU's: accumulators and weights in 16 (DS-CNN int8 on the M4, pointwise
+     * 1x1 tiles of 4 columns: 3 rows 1.13 M instructions, 2 rows 1.09 M, 5 rows 1.32 M) */
+    if (integer && T->lanes == 1 && L->target && L->target->kind == KN_TARGET_MCU)
+        rows = (16 - T->nv) / T->nv;
     if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
@@ -283,16 +293,34 @@ static double kt_pack_word(const kt_tile *T, const double *v, int n) {
     return (double)(int32_t)w;
 }
 
+/* Microcontrollers (32-bit): when every column's shift is in [33, 62] (ir/requant.h
+ * kn_qmul_32bit), the shifts minus 32 as an i8 table, which selects the 32-bit
+ * requantization (kl_requant_fixed32, same results) in int_store; else shift itself. */
+static kn_kbuf *int_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols) {
+    const int32_t *m = mult->data->data, *sh = shift->data->data;
+    int8_t *t = malloc((size_t)(ncols ? ncols : 1));
+    KN_ASSERT(t);
+    bool ok = true;
+    for (int64_t c = 0; c < ncols && ok; c++) {
+        ok = kn_qmul_32bit((kn_qmul){m[c], sh[c]});
+        t[c] = (int8_t)(sh[c] - 32);
+    }
+    kn_kbuf *r = ok ? kl_table(L, KN_I8, ncols, t) : shift;
+    free(t);
+    return r;
+}
+
 /* The per-column requantization multipliers of d into *mult (and *shift): in fixed
  * point (d->fixed: kl_qmul_tables, ir/requant.h), else (xscale[0] * wscale[col]) /
  * yscale[0] as the ONNX reference computes them (in double from the stored scales),
  * *shift NULL. Constants of ncols. */
 static void int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols, kn_kbuf **mult,
-                            kn_kbuf **shift) {
+                            kn_kbuf **shift, const kn_target *tg) {
     *shift = NULL;
     if (d->fixed) {
         bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
         KN_ASSERT(ok); /* int_ok checked the scales are constants */
+        if (tg && tg->kind == KN_TARGET_MCU) *shift = int_shift32(L, *mult, *shift, ncols);
         return;
     }
     double *m = malloc((size_t)ncols * sizeof *m);
@@ -316,6 +344,9 @@ static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbu
                         kn_kx *col) {
     if (!mult) return v;
     kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    if (shift && shift->dtype == KN_I8 && v->dtype == KN_I32) /* int_shift32 */
+        return kl_requant_fixed32(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
+                                  d->y->dtype);
     if (shift)
         return kl_requant_fixed(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
                                 d->y->dtype);
@@ -844,7 +875,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(ws);
     free(wp);
     G.mult = G.shift = NULL;
-    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
+    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift, tg);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -1187,7 +1218,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = G->shift = NULL;
-    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift);
+    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift, tg);
     mm_blocks(L, G, &T);
     return true;
 }
