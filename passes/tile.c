@@ -1346,8 +1346,9 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
 
 /* ---- pointwise convolutions ----
  *
- * A 1x1 convolution with stride 1, no padding and one group (f32, constant weights) is
- * a matrix product per batch over the P = oh*ow pixels: y[m, p] = bias[m] + sum_c
+ * A 1x1 convolution with no padding and one group (f32, constant weights) is
+ * a matrix product per batch over the P = oh*ow pixels (strided: x subsampled as it
+ * is packed, pw_pack_strided): y[m, p] = bias[m] + sum_c
  * w[m, c] x[c, p]. The convolution tiles above put output channels in the vector lanes,
  * which NCHW stores P apart, so each of their tiles goes through a scratch and a scalar
  * transposing store (with the epilogue one value at a time); for a 1x1 convolution
@@ -1376,10 +1377,10 @@ enum { PW_COLS_OUTER = 8 }; /* full pixel blocks from which the block loop goes 
  * operands must be constant along a tile's pixels or vary with them as y does (a
  * vector of pixels can cross a row of the image). */
 static bool pw_suits(const kn_contract *d, int lanes) {
-    if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->sh != 1 ||
-        d->sw != 1 || d->ph || d->pw || d->peh || d->pew || d->x->dtype != KN_F32 ||
-        d->y->dtype != KN_F32 || !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) ||
-        !kt_operands_ok(d) || lanes < 2 || d->oh * d->ow < lanes ||
+    if (d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->ph ||
+        d->pw || d->peh || d->pew || d->x->dtype != KN_F32 || d->y->dtype != KN_F32 ||
+        !kt_f32_const(d->w) || (d->bias && !kt_f32_const(d->bias)) || !kt_operands_ok(d) ||
+        lanes < 2 || d->oh * d->ow < lanes ||
         !kn_contract_nchw(d)) /* channels-last: the conv tiles store channels contiguously */
         return false;
     for (int k = 0; d->epi && k < d->epi->n; k++) {
@@ -1397,6 +1398,32 @@ static bool pw_suits(const kn_contract *d, int lanes) {
     return true;
 }
 
+/* x of a strided 1x1 convolution (ResNet's downsample) packed as mm_pack_rt packs a
+ * run-time B, [blk][c][kb], column p = output pixel oy*ow + ox reading x[c, oy*sh,
+ * ox*sw] (from xoff on). Read in place instead, each tile's rows would touch one line
+ * of every input channel per pixel pair and each block of output channels would
+ * stream the whole input again. */
+static void pw_pack_strided(kn_lower *L, const kn_contract *d, const kt_tile *T, kn_kbuf *bp,
+                            kn_kx *xoff) {
+    int64_t K = d->c, P = d->oh * d->ow, kb = T->kb, nblk = (P + kb - 1) / kb;
+    if (P % kb) { /* the partial block's columns past P */
+        int vc = kl_for(L, K), vj = kl_for(L, kb - P % kb);
+        kn_kx *row = kt_plus(L, kx_var(L, vc), (nblk - 1) * K);
+        kl_store(L, bp, kt_plus(L, mad(L, row, kb, kx_var(L, vj)), P % kb), kx_const(L, KN_F32, 0));
+        kl_end_n(L, 2);
+    }
+    int vc = kl_for(L, K), vy = kl_for(L, d->oh), vx = kl_for(L, d->ow);
+    int vp = kl_decl(L, KN_I64, mad(L, kx_var(L, vy), d->ow, kx_var(L, vx)));
+    kn_kx *blk = kx_bin(L, KX_DIV, kx_var(L, vp), kx_int(L, kb));
+    kn_kx *col = kx_bin(L, KX_MOD, kx_var(L, vp), kx_int(L, kb));
+    kn_kx *dst = mad(L, mad(L, blk, K, kx_var(L, vc)), kb, col);
+    kn_kx *src =
+        mad(L, kx_var(L, vc), d->h * d->w_,
+            mad(L, kx_var(L, vy), d->sh * d->w_, kx_mul(L, kx_var(L, vx), kx_int(L, d->sw))));
+    kl_store(L, bp, dst, kx_load(L, d->x, plus(L, src, xoff)));
+    kl_end_n(L, 3);
+}
+
 /* Every full block of kb pixels, then the partial one, for output channels
  * [m0, m0 + rows). */
 static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *m0) {
@@ -1409,9 +1436,21 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
     if (tail) mm_tile(L, G, T, rows, kx_int(L, full), (int)tail, m0);
 }
 
-static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool inplace,
-                           kt_tile *Tp) {
-    if (!pw_suits(d, kl_lanes(L, KN_F32))) return false;
+/* A strided 1x1 convolution whose input (bytes) fits in half of L2 (512 KB when the
+ * target does not say) stays with the convolution tiles: there the blocks of output
+ * channels re-read it from L2, and the packing and the pixel tiles' partial blocks
+ * (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. */
+static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
+    int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024;
+    return d->c * d->h * d->w_ * 4 > l2 / 2;
+}
+
+static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                           const kn_target *tg, kt_tile *Tp) {
+    bool inplace = tg->kind == KN_TARGET_MCU;
+    bool strided = d->sh != 1 || d->sw != 1; /* packed by pw_pack_strided, never in place */
+    if (!pw_suits(d, kl_lanes(L, KN_F32)) || (strided && (inplace || !pw_strided_packs(d, tg))))
+        return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
     if (!kt_choose(L, P, M, ov, false, &T)) return false;
@@ -1434,7 +1473,10 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};
     mm_geom Gp = G;
     Gp.d = &bd;
-    if (packed) mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
+    if (strided)
+        pw_pack_strided(L, d, &T, G.bpk, b ? kx_mul(L, b, kx_int(L, K * d->h * d->w_)) : NULL);
+    else if (packed)
+        mm_pack_rt(L, &Gp, &T, b ? kx_mul(L, b, kx_int(L, K * P)) : NULL, NULL);
     if (full >= PW_COLS_OUTER) {
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
@@ -1492,8 +1534,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool pw =
-            d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t->kind == KN_TARGET_MCU, &T);
+        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t, &T);
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes tests/pointwise/model.onnx and test_data_set_0: pointwise (1x1, stride 1, no
+"""Writes tests/pointwise/model.onnx and test_data_set_0: pointwise (1x1, no
 padding, one group) convolutions for the pixel tiles of passes/tile.c (tile_pointwise),
 with outputs computed by torch from the same weights:
 
@@ -16,6 +16,10 @@ with outputs computed by torch from the same weights:
                                        channels out (full blocks on 4, 8 and 16 lanes)
                                        whose epilogue runs on vectors of channels, with
                                        r7: [1,32,1,1] per channel
+  y8 = Conv1x1 stride 2 (z) + b8       z: 2x24x38x38 (139 KB a batch: more than half
+                                       the L2 of the avx2 and generic targets), so x is
+                                       subsampled as it is packed (pw_pack_strided);
+                                       19x19 = 361 pixels out, batch 2
 
 Pixel counts leave partial blocks in every vector width (4, 8 and 16 lanes).
 usage: /usr/bin/python3 tests/pointwise/make_pointwise.py"""
@@ -49,9 +53,11 @@ w4, b4 = rnd(6, 4, 1, 1), rnd(6)
 w5, b5 = rnd(11, 6, 1), rnd(11)
 w6 = rnd(4, 5, 1, 1)
 w7, r7 = rnd(32, 5, 3, 3), rnd(1, 32, 1, 1)
+z, w8, b8 = rnd(2, 24, 38, 38), rnd(10, 24, 1, 1), rnd(10)
 inits = [numpy_helper.from_array(a, n) for a, n in
          [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
-          (b5, "b5"), (w6, "w6"), (w7, "w7"), (r7, "r7"), (np.array(2, np.float32), "two")]]
+          (b5, "b5"), (w6, "w6"), (w7, "w7"), (r7, "r7"), (np.array(2, np.float32), "two"),
+          (w8, "w8"), (b8, "b8")]]
 
 
 def conv(name, ins, out):
@@ -75,6 +81,7 @@ nodes = [
     helper.make_node("Add", ["c7", "r7"], ["s7"], name="add7"),
     helper.make_node("Sigmoid", ["s7"], ["g7"], name="sig7"),
     helper.make_node("Mul", ["s7", "g7"], ["y7"], name="silu7"),
+    helper.make_node("Conv", ["z", "w8", "b8"], ["y8"], name="pw8", strides=[2, 2]),
 ]
 
 t = torch.from_numpy
@@ -87,8 +94,9 @@ with torch.no_grad():
     y5 = F.conv1d(t(s), t(w5), t(b5))
     y6 = F.conv2d(X, t(w6)) + t(q)
     y7 = F.silu(F.conv2d(X, t(w7), padding=1) + t(r7))
-outs = [y1, y2, y3, y4, y5, y6, y7]
-ins = [("x", x), ("x2", x2), ("u", u), ("r", r), ("v", v), ("s", s), ("q", q)]
+    y8 = F.conv2d(t(z), t(w8), t(b8), stride=2)
+outs = [y1, y2, y3, y4, y5, y6, y7, y8]
+ins = [("x", x), ("x2", x2), ("u", u), ("r", r), ("v", v), ("s", s), ("q", q), ("z", z)]
 
 vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
 g = helper.make_graph(nodes, "pointwise", [vi(n, a.shape) for n, a in ins],
