@@ -30,12 +30,14 @@
  * packed at compile time, bias first, per channel. There is no padded copy of the input: only
  * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
  * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
- * firmware models). */
+ * firmware models). Integer depthwise convolutions (QLinearConv, ConvInteger) run in the same
+ * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c). */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
+#include "passes/tile_int.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -60,6 +62,11 @@ typedef struct dw_geom {
     kn_kbuf *pk;                /* packed [c][1 + kh*kw]: bias, then the weights */
     int vbc, vpk;               /* the (batch, channel) loop; the channel's offset in pk */
     int wv[DW_MAX_TAPS + 1];    /* weight locals when held; wv[0] is the bias */
+    /* integer depthwise convolutions (passes/tile_int.h): the same tiles in f32 on
+     * exact integers, inputs less their zero point xz, requantized in the store */
+    bool integer;
+    double xz;
+    kn_kbuf *mult, *shift; /* kt_int_tables */
     /* staged: the channel is first copied into scratch, zero-padded, its columns split
      * into sw phases (column j*sw + p of the padded row at poff[p] + j), so every output
      * is interior and every tap a contiguous vector load (stride 2 and narrow rows) */
@@ -77,6 +84,15 @@ typedef struct dw_geom {
 
 static kn_kx *var(kn_lower *L, int v) {
     return kx_var(L, v);
+}
+
+/* `lanes` inputs of the tile from x[at] (one: a scalar), as f32: x itself, or x - xz
+ * for integer convolutions. */
+static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int lanes) {
+    kn_kx *v = lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at);
+    if (!G->integer) return v;
+    v = kx_cast(L, KN_F32, v);
+    return G->xz ? kx_sub(L, v, kx_const(L, KN_F32, G->xz)) : v;
 }
 
 /* Packed entry k of the channel (0: bias, 1 + tap: weight). */
@@ -114,7 +130,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
         if (ccol) {
             for (int64_t kx = 0; kx < G->kw; kx++) {
                 kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
-                kn_kx *xv = kx_load(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, kx * G->dw)));
+                kn_kx *xv = dw_in(L, G, src, kx_add(L, var(L, vx), kx_int(L, kx * G->dw)), 1);
                 kl_set(L, acc[0],
                        kx_fma(L, xv, packed(L, G, (int)(1 + ky * G->kw + kx)), var(L, acc[0])));
                 kl_end(L);
@@ -131,9 +147,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                     if (i < noff) continue;
                     kn_kx *at = kx_add(L, var(L, vx), kx_int(L, o));
                     off[noff] = o;
-                    xin[noff++] =
-                        kl_decl_vec(L, KN_F32, lanes,
-                                    lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at));
+                    xin[noff++] = kl_decl_vec(L, KN_F32, lanes, dw_in(L, G, src, at, lanes));
                 }
             for (int64_t kx = 0; kx < G->kw; kx++) {
                 kn_kx *wk = packed(L, G, (int)(1 + ky * G->kw + kx));
@@ -165,6 +179,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             val = var(L, v);
             kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
+        if (G->integer) val = kt_int_store(L, d, G->mult, G->shift, kx_cast(L, KN_I32, val), c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -384,6 +399,7 @@ static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
 
 /* Whether kernel d is a depthwise convolution this pass can rebuild. */
 static bool dw_suits(const kn_contract *d) {
+    if (kn_contract_is_int(d)) return d->kh * d->kw <= DW_MAX_TAPS && kt_dw_int_suits(d);
     return d->kind == KN_CONTRACT_CONV && d->group == d->c && d->m == d->c &&
            d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
            (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
@@ -401,7 +417,8 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     G->ph = d->ph, G->pw = d->pw;
     kt_interior(G->h, G->oh, G->kh, G->sh, G->dh, G->ph, &G->ylo, &G->yhi);
     kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
-    G->stage = dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
+    G->integer = kn_contract_is_int(d);
+    G->stage = !G->integer && dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
     if (G->stage) {
         dw_stage_geom(G);
         G->xs = kl_scratch(L, KN_F32, d->n * G->c * G->hs * G->rs);
@@ -411,9 +428,14 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     int64_t taps = G->kh * G->kw, per = 1 + taps;
     float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
     KN_ASSERT(pk);
-    const float *wt = (const float *)d->w->data->data;
-    const float *bs = d->bias ? (const float *)d->bias->data->data : NULL;
-    for (int64_t ch = 0; ch < G->c; ch++) {
+    if (G->integer) {
+        kt_dw_int_pack(d, pk);
+        G->xz = kt_int_xz(d);
+        kt_int_tables(L, d, &G->mult, &G->shift);
+    }
+    const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
+    const float *bs = d->bias && !G->integer ? (const float *)d->bias->data->data : NULL;
+    for (int64_t ch = 0; ch < G->c && !G->integer; ch++) {
         pk[ch * per] = bs ? bs[ch] : 0.0f;
         memcpy(pk + ch * per + 1, wt + ch * taps, (size_t)taps * sizeof *pk);
     }
@@ -441,7 +463,7 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         const kn_contract *d = kern->contract;
         if (!d || !dw_suits(d)) continue;
         /* the pool's output, written here instead; its kernel left empty */
-        int gk = dw_pool_kernel(p, k, d);
+        int gk = kn_contract_is_int(d) ? -1 : dw_pool_kernel(p, k, d);
         kn_kbuf *pool = NULL;
         if (gk >= 0) {
             unsigned char *use = calloc((size_t)p->nbufs, 1);
