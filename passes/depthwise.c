@@ -31,7 +31,21 @@
  * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
  * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
  * firmware models). Integer depthwise convolutions (QLinearConv, ConvInteger) run in the same
- * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c). */
+ * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c).
+ *
+ * Except where that leaves most of the work scalar: on CPU targets with vectors (not
+ * microcontrollers), an undilated convolution with a stride (2: MobileNet's and
+ * EfficientNet's downsampling layers) or with border columns over an eighth of its row
+ * (5x5 kernels on 14x14 and 7x7 rows) is *staged*: at the start of each channel's
+ * iteration the window its outputs read is copied into scratch, zero-padded, each row's
+ * columns split into sw phases (column j*sw + p at phase p's start + j), so output ox's
+ * tap kx is element ox + kx/sw of phase kx%sw and every output is an interior vector tile
+ * (kn_sched.pad = 2). The scratch holds every channel (the channel loop stays parallel).
+ *
+ * A GlobalAveragePool reading only this kernel's output (squeeze-and-excite's squeeze)
+ * is computed here too: each stored tile is added to a running sum of its width, the
+ * channel's mean is stored at the end of its iteration, and the pool's kernel is left
+ * empty, so the output is not read a second time. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"

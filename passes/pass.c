@@ -65,6 +65,8 @@ static const pass_info passes[] = {
      "float32 constants stored as f16/bf16 where exact (--weights, half-weight models)"},
     {"vmath", LEVEL_KERNEL, NULL, kn_kpass_vmath, KN_HAVE_KIR, 0, 0,
      "exp, tanh and erf on f32 as vectorizable polynomials (passes/vmath.c)"},
+    {"sescale", LEVEL_KERNEL, NULL, kn_kpass_sescale, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
+     "squeeze-and-excite's channel scale (Mul) applied in the loads of its one reader"},
     {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
      "mark independent loops parallel and choose how to split them"},
     {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
@@ -113,7 +115,7 @@ const char *kn_pipeline_default(int opt_level) {
            "lower,"
            "depthwise,"
            "tile,"
-           "vmath,lowp,plan,"
+           "vmath,lowp,sescale,plan,"
            "parallel";
 }
 

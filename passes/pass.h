@@ -68,6 +68,9 @@ kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_sha
 kn_status kn_kpass_tile(kn_ctx *cx, struct kn_kprog *p);
 /* exp, tanh and erf on f32 as polynomials (passes/vmath.c, vmath.h). */
 kn_status kn_kpass_vmath(kn_ctx *cx, struct kn_kprog *p);
+/* Squeeze-and-excite's channel scale applied in the loads of the Mul's one reader
+ * (passes/sescale.c). */
+kn_status kn_kpass_sescale(kn_ctx *cx, struct kn_kprog *p);
 /* Depthwise convolutions as row tiles, padding inside the kernel (passes/depthwise.c). */
 kn_status kn_kpass_depthwise(kn_ctx *cx, struct kn_kprog *p);
 /* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */

@@ -302,7 +302,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(k, "    if ((uintptr_t)arena %% %d != 0) return 1;\n", KN_ARENA_ALIGN);
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
-        if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
+        if ((b->kind == KB_TEMP || b->kind == KB_SCRATCH) && b->first < 0) {
+            continue; /* touched by no kernel (a pass moved its work elsewhere) */
+        } else if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
             const kn_kbuf *r = b;
             while (r->alias) r = r->alias;
             fprintf(k, "    %s *%s = (%s *)(void *)(a + %zu);\n", ctype(b->dtype), b->name,

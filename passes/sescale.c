@@ -1,0 +1,213 @@
+/* The sescale pass: squeeze-and-excite's channel scale applied where the next kernel
+ * reads the scaled tensor. requires: kir; breaks: nothing the plan needs (it runs
+ * before plan: the Mul's kernel is left empty and its output no longer read).
+ *
+ * EfficientNet's squeeze-and-excite ends in t = Mul(x, s), x [1,C,H,W] and s [1,C,1,1]
+ * (or [C,1,1]), whose one reader is the block's projecting 1x1 convolution. The Mul is
+ * a pass over memory of its own; here every load t[I] (scalar or vector) of its reader
+ * becomes x[I] * s[c], and the Mul's kernel is emptied. With the pointwise tiles of
+ * passes/tile.c the loads of t are those of the pass that packs x into blocks, so the
+ * scale costs one multiply per packed vector. c is read from I: I must be affine in
+ * loop indices of known extent (and integer locals declared once), its terms whose
+ * coefficients are multiples of P = H*W give c, and the rest, lanes included, must stay
+ * in [0, P) (a vector never crosses a channel). If any load of t does not have that
+ * form, nothing changes. CPU and microcontroller targets only (OpenCL keeps the Mul). */
+#include "ir/epilogue.h"
+#include "ir/kir.h"
+#include "passes/pass.h"
+#include "targets/target.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct se_ctx {
+    kn_kwalker w;
+    kn_kprog *p;
+    int64_t *extent;      /* loop variable -> trip count; -1: not a static loop index */
+    const kn_kx **let;    /* integer local declared once -> its value */
+    unsigned char *nlet;  /* times each variable is declared or assigned */
+    const kn_kbuf *t;     /* the scaled tensor */
+    kn_kbuf *x, *s;       /* what it is made of */
+    int64_t plane, chans; /* P = H*W, C */
+    bool ok;
+    kn_lower *L;
+} se_ctx;
+
+/* An affine form over variables: coef[v] * v summed, plus k. */
+typedef struct se_aff {
+    int64_t *coef;
+    int64_t k;
+    bool ok;
+} se_aff;
+
+static void aff_add(se_ctx *S, se_aff *a, const kn_kx *x, int64_t m, int depth) {
+    if (!a->ok || depth > 32) {
+        a->ok = false;
+        return;
+    }
+    switch (x->op) {
+    case KX_CONST: a->k += m * x->i; return;
+    case KX_VAR:
+        if (S->extent[x->var] >= 0)
+            a->coef[x->var] += m;
+        else if (S->let[x->var] && S->nlet[x->var] == 1)
+            aff_add(S, a, S->let[x->var], m, depth + 1);
+        else
+            a->ok = false;
+        return;
+    case KX_ADD:
+        aff_add(S, a, x->a[0], m, depth + 1);
+        aff_add(S, a, x->a[1], m, depth + 1);
+        return;
+    case KX_SUB:
+        aff_add(S, a, x->a[0], m, depth + 1);
+        aff_add(S, a, x->a[1], -m, depth + 1);
+        return;
+    case KX_MUL:
+        if (x->a[1]->op == KX_CONST)
+            aff_add(S, a, x->a[0], m * x->a[1]->i, depth + 1);
+        else if (x->a[0]->op == KX_CONST)
+            aff_add(S, a, x->a[1], m * x->a[0]->i, depth + 1);
+        else
+            a->ok = false;
+        return;
+    default: a->ok = false; return;
+    }
+}
+
+/* The channel of t[index .. + lanes) as an expression, or NULL when it is not one
+ * channel for every value of the loop indices. */
+static kn_kx *channel_of(se_ctx *S, const kn_kx *index, int lanes) {
+    se_aff a = {calloc((size_t)S->p->nvars, sizeof(int64_t)), 0, true};
+    KN_ASSERT(a.coef);
+    aff_add(S, &a, index, 1, 0);
+    kn_kx *ch = NULL;
+    int64_t P = S->plane, q = a.k >= 0 ? a.k / P : -((-a.k + P - 1) / P);
+    int64_t rlo = a.k - q * P, rhi = rlo + lanes - 1, clo = q, chi = q;
+    for (int v = 0; a.ok && v < S->p->nvars; v++) {
+        int64_t c = a.coef[v];
+        if (!c) continue;
+        int64_t span = c * (S->extent[v] - 1);
+        if (c % P == 0) {
+            clo += span < 0 ? span / P : 0, chi += span > 0 ? span / P : 0;
+            kn_kx *term = kx_mul(S->L, kx_var(S->L, v), kx_int(S->L, c / P));
+            ch = ch ? kx_add(S->L, ch, term) : term;
+        } else {
+            rlo += span < 0 ? span : 0, rhi += span > 0 ? span : 0;
+        }
+    }
+    bool ok = a.ok && rlo >= 0 && rhi < P && clo >= 0 && chi < S->chans;
+    free(a.coef);
+    if (!ok) return NULL;
+    return ch ? (q ? kx_add(S->L, ch, kx_int(S->L, q)) : ch) : kx_int(S->L, q);
+}
+
+/* ---- finding the loads, then rewriting them ---- */
+
+static bool note_enter(kn_kwalker *w, kn_ks *s) {
+    se_ctx *S = (se_ctx *)w;
+    if (s->kind == KS_FOR) S->extent[s->var] = s->ext ? -1 : s->extent;
+    if (s->kind == KS_DECL || s->kind == KS_SET) S->nlet[s->var]++;
+    if (s->kind == KS_DECL && s->value) S->let[s->var] = s->value;
+    if ((s->kind == KS_STORE || s->kind == KS_COPY) && s->buf == S->t) S->ok = false;
+    if (s->kind == KS_COPY && s->src == S->t) S->ok = false;
+    return true;
+}
+
+static void check_expr(kn_kwalker *w, kn_kx *x) {
+    se_ctx *S = (se_ctx *)w;
+    if (x->op == KX_LOAD && x->buf == S->t && !channel_of(S, x->a[0], kx_lanes(x))) S->ok = false;
+}
+
+static kn_kx *rewrite(void *user, kn_kx *x) {
+    se_ctx *S = user;
+    if (x->op != KX_LOAD || x->buf != S->t) return x;
+    int lanes = kx_lanes(x);
+    kn_kx *xv = lanes > 1 ? kx_vload(S->L, S->x, x->a[0], lanes) : kx_load(S->L, S->x, x->a[0]);
+    return kx_mul(S->L, xv, kx_load(S->L, S->s, channel_of(S, x->a[0], lanes)));
+}
+
+static void rewrite_stmt(se_ctx *S, kn_ks *s) {
+    if (!s) return;
+    kn_kx **f[] = {&s->index, &s->value, &s->cond, &s->src_index, &s->count, &s->ext};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (*f[i]) *f[i] = kn_kx_map(S->p, *f[i], rewrite, S);
+    for (int i = 0; s->body && i < s->n; i++) rewrite_stmt(S, s->body[i]);
+}
+
+/* Kernel k is t = x * s as described above: its buffers in *S. */
+static bool se_mul(const kn_kprog *p, int k, unsigned char *use, se_ctx *S) {
+    const kn_kernel *m = p->kernels[k];
+    if (!m->node || m->node->op != KN_OP_MUL || kn_node_attr(m->node, KN_ATTR_EPILOGUE))
+        return false;
+    memset(use, 0, (size_t)p->nbufs);
+    kn_kernel_uses(m->body, use);
+    kn_kbuf *rd[2], *t = NULL;
+    int nr = 0;
+    for (int b = 0; b < p->nbufs; b++) {
+        if (use[b] == 1 && nr < 2)
+            rd[nr++] = p->bufs[b];
+        else if (use[b] == 2 && !t)
+            t = p->bufs[b];
+        else if (use[b])
+            return false;
+    }
+    if (nr != 2 || !t || t->kind != KB_TEMP || t->dtype != KN_F32 || t->rank != 4 ||
+        t->dims[0] != 1)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        kn_kbuf *x = rd[i], *s = rd[1 - i];
+        if (x->dtype != KN_F32 || s->dtype != KN_F32 || x->rank != 4 || s->numel != t->dims[1] ||
+            s->rank < 3 || s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1 ||
+            memcmp(x->dims, t->dims, sizeof(int64_t) * 4))
+            continue;
+        S->t = t, S->x = x, S->s = s;
+        S->chans = t->dims[1], S->plane = t->dims[2] * t->dims[3];
+        return S->plane > 1;
+    }
+    return false;
+}
+
+kn_status kn_kpass_sescale(kn_ctx *cx, kn_kprog *p) {
+    if (!p->target || p->target->kind == KN_TARGET_GPU) return KN_OK; /* CPU schedules only */
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    for (int k = 0; k < p->nkernels; k++) {
+        se_ctx S = {.w = {note_enter, NULL, check_expr}, .p = p};
+        if (!se_mul(p, k, use, &S)) continue;
+        int reader = -1, nreaders = 0;
+        for (int j = 0; j < p->nkernels; j++) {
+            if (j == k) continue;
+            memset(use, 0, (size_t)p->nbufs);
+            kn_kernel_uses(p->kernels[j]->body, use);
+            if (use[S.t->id]) nreaders++, reader = j;
+        }
+        if (nreaders != 1 || reader < k) continue;
+        /* the x and s the reader will read instead are not written between k and it */
+        bool clobbered = false;
+        for (int j = k + 1; j < reader && !clobbered; j++) {
+            memset(use, 0, (size_t)p->nbufs);
+            kn_kernel_uses(p->kernels[j]->body, use);
+            clobbered = (use[S.x->id] & 2) || (use[S.s->id] & 2);
+        }
+        if (clobbered) continue;
+        S.extent = malloc((size_t)p->nvars * sizeof *S.extent);
+        S.let = calloc((size_t)p->nvars, sizeof *S.let);
+        S.nlet = calloc((size_t)p->nvars, 1);
+        KN_ASSERT(S.extent && S.let && S.nlet);
+        for (int v = 0; v < p->nvars; v++) S.extent[v] = -1;
+        S.L = kl_builder(cx, p);
+        S.ok = true;
+        kn_kwalk(&S.w, p->kernels[reader]->body);
+        if (S.ok) {
+            rewrite_stmt(&S, p->kernels[reader]->body);
+            kl_builder_destroy(kl_builder_rewrite(cx, p, k)); /* the Mul: nothing left */
+        }
+        kl_builder_destroy(S.L);
+        free(S.extent);
+        free(S.let);
+        free(S.nlet);
+    }
+    free(use);
+    return KN_OK;
+}

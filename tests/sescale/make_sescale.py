@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Writes tests/sescale/model.onnx and test_data_set_0: squeeze-and-excite blocks for
+passes/sescale.c (the channel scale applied in the loads of the Mul's one reader), with
+outputs computed by numpy from the same weights:
+
+  a = x * sigmoid(W2 silu(W1 mean(x) + b1) + b2)   x: 1x24x10x10 (P = 100: a partial
+  y1 = Conv1x1(a) + b3                             pixel block in every vector width)
+  y2 = Conv1x1(x * g) for g a graph input [1,24,1,1]
+  m = e * g2, read by two Conv1x1 (not fused: two readers)  -> y3, y4
+  y5 = Conv1x1(f * h)  f: 1x8x7x7 (P = 49, 7x7 layers), h: [8,1,1]
+
+usage: /usr/bin/python3 tests/sescale/make_sescale.py"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(5)
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def rnd(*shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+C = 24
+x = rnd(1, C, 10, 10)
+g = rnd(1, C, 1, 1)
+e = rnd(1, C, 10, 10)
+g2 = rnd(1, C, 1, 1)
+f = rnd(1, 8, 7, 7)
+h = rnd(8, 1, 1)
+w1, b1 = rnd(6, C, 1, 1), rnd(6)
+w2, b2 = rnd(C, 6, 1, 1), rnd(C)
+w3, b3 = rnd(16, C, 1, 1), rnd(16)
+w4 = rnd(20, C, 1, 1)
+w5 = rnd(8, C, 1, 1)
+w6 = rnd(12, C, 1, 1)
+w7 = rnd(16, 8, 1, 1)
+inits = [numpy_helper.from_array(a, n) for a, n in
+         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3"), (w4, "w4"),
+          (w5, "w5"), (w6, "w6"), (w7, "w7"), (h, "h")]]
+N = helper.make_node
+nodes = [
+    N("GlobalAveragePool", ["x"], ["p"], name="squeeze"),
+    N("Conv", ["p", "w1", "b1"], ["f1"], name="fc1"),
+    N("Sigmoid", ["f1"], ["f1s"], name="sig1"),
+    N("Mul", ["f1", "f1s"], ["f1a"], name="silu"),
+    N("Conv", ["f1a", "w2", "b2"], ["f2"], name="fc2"),
+    N("Sigmoid", ["f2"], ["s"], name="gate"),
+    N("Mul", ["x", "s"], ["a"], name="excite"),
+    N("Conv", ["a", "w3", "b3"], ["y1"], name="project"),
+    N("Mul", ["x", "g"], ["a2"], name="scale2"),
+    N("Conv", ["a2", "w4"], ["y2"], name="project2"),
+    N("Mul", ["e", "g2"], ["m"], name="scale3"),
+    N("Conv", ["m", "w5"], ["y3"], name="reader1"),
+    N("Conv", ["m", "w6"], ["y4"], name="reader2"),
+    N("Mul", ["f", "h"], ["a5"], name="scale5"),
+    N("Conv", ["a5", "w7"], ["y5"], name="project5"),
+]
+
+
+def conv1(a, w, b=None):
+    y = np.einsum("mc,nchw->nmhw", w[:, :, 0, 0], a)
+    return y + b[None, :, None, None] if b is not None else y
+
+
+sig = lambda v: 1 / (1 + np.exp(-v))
+p = x.mean(axis=(2, 3), keepdims=True)
+f1 = conv1(p, w1, b1)
+s = sig(conv1(f1 * sig(f1), w2, b2))
+outs = [conv1(x * s, w3, b3), conv1(x * g, w4), conv1(e * g2, w5), conv1(e * g2, w6),
+        conv1(f * h[None], w7)]
+
+vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
+ins = [("x", x), ("g", g), ("e", e), ("g2", g2), ("f", f)]
+graph = helper.make_graph(nodes, "sescale", [vi(n, a.shape) for n, a in ins],
+                          [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
+m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(here, "model.onnx"))
+d = os.path.join(here, "test_data_set_0")
+os.makedirs(d, exist_ok=True)
+for i, (_, a) in enumerate(ins):
+    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
+for i, a in enumerate(outs):
+    onnx.save_tensor(numpy_helper.from_array(a.astype(np.float32)), os.path.join(d, f"output_{i}.pb"))
