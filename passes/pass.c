@@ -59,6 +59,8 @@ static const pass_info passes[] = {
      "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
     {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "depthwise convolutions as vector row tiles, padding tested inside the kernel"},
+    {"pool", LEVEL_KERNEL, NULL, kn_kpass_pool, KN_HAVE_KIR, 0, 0,
+     "2-D f32 MaxPool as row walks, vectors along rows, bounds tested at the borders only"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
@@ -114,6 +116,7 @@ const char *kn_pipeline_default(int opt_level) {
            "layout,"
            "lower,"
            "depthwise,"
+           "pool,"
            "tile,"
            "vmath,lowp,sescale,plan,"
            "parallel";

@@ -73,6 +73,8 @@ kn_status kn_kpass_vmath(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_sescale(kn_ctx *cx, struct kn_kprog *p);
 /* Depthwise convolutions as row tiles, padding inside the kernel (passes/depthwise.c). */
 kn_status kn_kpass_depthwise(kn_ctx *cx, struct kn_kprog *p);
+/* 2-D f32 MaxPool as row walks with bounds tests at the borders only (passes/pool.c). */
+kn_status kn_kpass_pool(kn_ctx *cx, struct kn_kprog *p);
 /* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */
 kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */

@@ -128,13 +128,15 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
 #define WEIGHTS_FILE_MIN ((size_t)16 << 20)
 
 struct backend_prog {
-    kn_graph *g;    /* interp: the graph to run; borrowed */
-    kn_kprog *p;    /* c, llvm: the planned program */
-    kn_entry_fn fn; /* c, llvm: NAME_run_array */
-    kn_jit *jit;    /* llvm */
-    void *lib;      /* c: the dlopen()ed shared object */
-    void *weights;  /* c: contents of model.weights (64-byte aligned), or NULL */
-    void *arena;    /* c, llvm: the work arena, p->arena_size bytes, or NULL */
+    kn_graph *g;      /* interp: the graph to run; borrowed */
+    kn_kprog *p;      /* c, llvm: the planned program */
+    kn_entry_fn fn;   /* c, llvm: NAME_run_array */
+    kn_jit *jit;      /* llvm */
+    void *lib;        /* c: the dlopen()ed shared object */
+    void *weights;    /* c: contents of model.weights (64-byte aligned), or NULL */
+    void *arena;      /* c, llvm: the work arena, p->arena_size bytes, or NULL */
+    kn_arena *keep;   /* backend_reuse_outputs: holds the reused outputs, else NULL */
+    kn_tensor **kept; /* the outputs handed out by every call (flat), once allocated */
 #ifdef KILN_HAVE_OPENCL
     backend_ocl *ocl; /* opencl: program, weights and arena on the device */
 #endif
@@ -304,10 +306,16 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
     kn_tensor **flat = kn_arena_array(a, (size_t)p->nout + 1, sizeof *flat);
     for (int i = 0, k = 0; k < p->nin; i++) /* sequences: their tensors in order */
         k += kn_deseq_flatten(in[i], ip + k);
+    bool reuse = bp->keep != NULL;
     for (int i = 0; i < p->nout; i++) {
         const kn_kbuf *b = p->outputs[i];
-        flat[i] = kn_tensor_make(a, b->dtype, b->rank, b->dims);
-        if (!flat[i]) return kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+        if (reuse && bp->kept[i]) {
+            flat[i] = bp->kept[i];
+        } else {
+            flat[i] = kn_tensor_make(reuse ? bp->keep : a, b->dtype, b->rank, b->dims);
+            if (!flat[i]) return kn_diag(cx, NULL, KN_ELIMIT, "output %d is too large", i);
+            if (reuse) bp->kept[i] = flat[i];
+        }
         op[i] = flat[i]->data;
     }
     int nout;
@@ -343,8 +351,17 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
     return KN_OK;
 }
 
+void backend_reuse_outputs(backend_prog *bp) {
+    if (!bp->p || bp->keep) return;
+    for (int i = 0; i < bp->p->nout; i++)
+        if (bp->p->outputs[i]->dtype == KN_STRING) return; /* they point into the work arena */
+    bp->keep = kn_arena_create();
+    bp->kept = kn_arena_array(bp->keep, (size_t)bp->p->nout + 1, sizeof *bp->kept);
+}
+
 void backend_release(backend_prog *bp) {
     if (!bp) return;
+    kn_arena_destroy(bp->keep);
     free(bp->arena);
 #ifdef KILN_HAVE_OPENCL
     backend_opencl_release(bp->ocl);

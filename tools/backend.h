@@ -44,6 +44,11 @@ const struct kn_kprog *backend_kprog(const backend_prog *bp);
  * it owns one work arena. */
 kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *const *in,
                        kn_tensor **out, uint64_t seed);
+/* From now on, backend_call hands out the same output tensors on every call (compiled
+ * programs without string outputs), allocated once in bp: a timing loop then measures
+ * the model, not the page faults of fresh output memory. Each call overwrites the last
+ * call's outputs; they stay valid until backend_release(). */
+void backend_reuse_outputs(backend_prog *bp);
 void backend_release(backend_prog *bp);
 /* backend_prepare, one backend_call, backend_release. */
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,

@@ -1,0 +1,167 @@
+/* The pool pass: 2-D MaxPool kernels rebuilt as row walks with the bounds tests only at
+ * the borders. requires: kir; breaks: nothing the plan depends on (same buffers).
+ *
+ * The lowering (ir/lower/nn.c, pool_body) writes a pool as a plain nest that tests every
+ * tap of every window against the input (padding, ceil_mode's overhang). On register-tile
+ * targets (CPUs, microcontrollers) this pass rebuilds the f32 MaxPool kernels over dense
+ * NCHW tensors whose Indices output is unused:
+ *
+ *   for bc in [0, N*C):                       parallel (passes/parallel.c)
+ *     for oy in each of top border, interior, bottom border rows:
+ *       left border columns:  one output at a time, each tap's column tested
+ *       interior columns:     stride 1: vectors of `lanes` outputs, each tap one vector load
+ *                             otherwise: one output at a time, taps unrolled, no test
+ *                             (consecutive outputs read interleaved inputs, which LLVM's
+ *                             loop vectorizer turns into vector code)
+ *       right border columns: as the left
+ *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
+ *
+ * The max is taken in the lowering's order (max(x, acc), acc starting at -inf), so NaNs
+ * and out-of-window -inf results are those of the plain nest and of the interpreter. */
+#include "ir/kir.h"
+#include "ir/ops/nn_attrs.h"
+#include "passes/pass.h"
+#include "passes/tile.h"
+#include "targets/target.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { POOL_MAX_TAPS = 64 };
+
+typedef struct pool_geom {
+    kn_kbuf *x, *y;
+    int64_t h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t ylo, yhi, xlo, xhi; /* interior rows and columns (kt_interior) */
+    int lanes;                  /* interior vector width (stride 1), else 1 */
+    int vbc;                    /* the (batch, channel) loop */
+} pool_geom;
+
+/* The input and output buffers of a plain pool kernel: the one buffer it loads and the
+ * one it stores (false when it stores two, i.e. MaxPool's Indices are used). */
+typedef struct io_walk {
+    kn_kwalker w;
+    kn_kbuf *x, *y;
+    bool bad;
+} io_walk;
+
+static bool io_enter(kn_kwalker *w, kn_ks *s) {
+    io_walk *W = (io_walk *)w;
+    if (s->kind == KS_COPY) W->bad = true;
+    if (s->kind == KS_STORE) {
+        if (W->y && W->y != s->buf) W->bad = true;
+        W->y = s->buf;
+    }
+    return true;
+}
+
+static void io_expr(kn_kwalker *w, kn_kx *x) {
+    io_walk *W = (io_walk *)w;
+    if (x->op != KX_LOAD) return;
+    if (W->x && W->x != x->buf) W->bad = true;
+    W->x = x->buf;
+}
+
+/* One output tile: `lanes` consecutive outputs of row oy from column ox. crow: test
+ * each kernel row against the input's rows; ccol (lanes 1): test each tap's column. */
+static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int lanes, bool crow,
+                      bool ccol) {
+    int acc = kl_decl_vec(L, KN_F32, lanes, kx_const(L, KN_F32, -INFINITY));
+    kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+        if (crow) kl_if(L, kt_inside(L, iy, G->h));
+        int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->h, iy), G->w, col0));
+        for (int64_t kx = 0; kx < G->kw; kx++) {
+            if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
+            kn_kx *at = kt_plus(L, kx_var(L, vx), kx * G->dw);
+            kn_kx *v = lanes > 1 ? kx_vload(L, G->x, at, lanes) : kx_load(L, G->x, at);
+            kl_set(L, acc, kx_bin(L, KX_MAX, v, kx_var(L, acc)));
+            if (ccol) kl_end(L);
+        }
+        if (crow) kl_end(L);
+    }
+    kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox);
+    kl_store(L, G->y, yi, kx_var(L, acc));
+}
+
+/* Outputs [ox0, ox1) of row oy one at a time; ccol: they read padding along the row. */
+static void pool_scalar_cols(kn_lower *L, const pool_geom *G, kn_kx *oy, int64_t ox0, int64_t ox1,
+                             bool crow, bool ccol) {
+    if (ox1 <= ox0) return;
+    int v = kl_for(L, ox1 - ox0);
+    pool_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0), 1, crow, ccol);
+    kl_end(L);
+}
+
+/* Output rows [oy0, oy1); crow: they read padding above or below. */
+static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int v = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+    pool_scalar_cols(L, G, oy, 0, G->xlo, crow, true);
+    int64_t n = G->xhi - G->xlo, at = G->xlo;
+    if (G->lanes > 1 && n / G->lanes) {
+        int vt = kl_for(L, n / G->lanes);
+        pool_tile(L, G, oy, kt_mad(L, kx_var(L, vt), G->lanes, kx_int(L, G->xlo)), G->lanes, crow,
+                  false);
+        kl_end(L);
+        at += n / G->lanes * G->lanes;
+    }
+    pool_scalar_cols(L, G, oy, at, G->xhi, crow, false);
+    pool_scalar_cols(L, G, oy, G->xhi > G->xlo ? G->xhi : G->xlo, G->ow, crow, true);
+    kl_end(L);
+}
+
+/* Whether kernel k is a MaxPool this pass rebuilds; fills G's geometry. */
+static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
+    const kn_kernel *kern = p->kernels[k];
+    const kn_node *n = kern->node;
+    if (!n || n->op != KN_OP_MAXPOOL || kern->contract) return false;
+    io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
+    kn_kwalk(&W.w, kern->body);
+    if (W.bad || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
+        W.x->rank != 4 || W.y->rank != 4)
+        return false;
+    kn_type xt = kn_type_make(W.x->dtype, W.x->rank, W.x->dims);
+    int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
+    kn_window w;
+    if (kn_failed(cx) || kn_window_make(cx, n, &xt, NULL, (int)ceil_mode, &w)) return false;
+    if (w.nsp != 2 || w.transposed || w.k[0] * w.k[1] > POOL_MAX_TAPS || w.pb[0] < 0 ||
+        w.pb[1] < 0 || w.out[0] != W.y->dims[2] || w.out[1] != W.y->dims[3] ||
+        W.y->dims[0] != W.x->dims[0] || W.y->dims[1] != W.x->dims[1])
+        return false;
+    memset(G, 0, sizeof *G);
+    G->x = W.x, G->y = W.y;
+    G->h = w.in[0], G->w = w.in[1], G->oh = w.out[0], G->ow = w.out[1];
+    G->kh = w.k[0], G->kw = w.k[1], G->sh = w.s[0], G->sw = w.s[1];
+    G->dh = w.d[0], G->dw = w.d[1], G->ph = w.pb[0], G->pw = w.pb[1];
+    kt_interior(G->h, G->oh, G->kh, G->sh, G->dh, G->ph, &G->ylo, &G->yhi);
+    kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
+    return true;
+}
+
+kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
+    const kn_target *t = p->target;
+    if (!t || t->kind == KN_TARGET_GPU) return KN_OK; /* work-items, not row walks */
+    for (int k = 0; k < p->nkernels; k++) {
+        pool_geom G;
+        if (!pool_suits(cx, p, k, &G)) {
+            if (kn_failed(cx)) return cx->status;
+            continue;
+        }
+        kn_lower *L = kl_builder_rewrite(cx, p, k);
+        int lanes = kl_lanes(L, KN_F32);
+        G.lanes = lanes > 1 && G.sw == 1 ? lanes : 1;
+        while (G.lanes > 4 && G.lanes > G.xhi - G.xlo) G.lanes /= 2;
+        if (G.lanes < 4) G.lanes = 1;
+        G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);
+        pool_rows(L, &G, 0, G.ylo, true);
+        pool_rows(L, &G, G.ylo, G.yhi, false);
+        pool_rows(L, &G, G.yhi > G.ylo ? G.yhi : G.ylo, G.oh, true);
+        kl_end(L);
+        p->kernels[k]->sched.lanes = G.lanes;
+        kl_builder_destroy(L);
+    }
+    return KN_OK;
+}
