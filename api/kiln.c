@@ -214,6 +214,7 @@ struct kiln_options {
     int opt_level;
     int threads;
     size_t max_memory; /* 0: no limit */
+    kn_dtype weights;  /* kiln_options_set_weights: KN_F16, KN_BF16, or KN_UNDEF */
     int nshapes, cap_shapes;
     shape_opt *shapes; /* applied in order */
 };
@@ -260,6 +261,14 @@ kiln_status kiln_options_set_threads(kiln_options *o, int threads) {
 kiln_status kiln_options_set_max_memory(kiln_options *o, size_t bytes) {
     if (!o) return fail(KILN_EINVAL, "kiln_options_set_max_memory: options is NULL");
     o->max_memory = bytes;
+    return ok();
+}
+
+kiln_status kiln_options_set_weights(kiln_options *o, const char *format) {
+    if (!o || !format) return fail(KILN_EINVAL, "kiln_options_set_weights: NULL argument");
+    if (strcmp(format, "f16") && strcmp(format, "bf16") && strcmp(format, "f32"))
+        return fail(KILN_EINVAL, "weights format '%s' is not f16, bf16 or f32", format);
+    o->weights = !strcmp(format, "f16") ? KN_F16 : !strcmp(format, "bf16") ? KN_BF16 : KN_UNDEF;
     return ok();
 }
 
@@ -496,7 +505,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
     }
     /* g and p are dropped once the JIT holds the weights: each constant is freed as soon
      * as nothing needs it, so the weights are held about once (docs/robustness.md) */
-    kn_compile_opts copts = {.release_constants = true};
+    kn_compile_opts copts = {.release_constants = true, .weights = o->weights};
     if (!cx->status && !kn_compile_program_opts(cx, g, "model", o->target, &copts, &p) &&
         !refuse_strings(cx, p) && !refuse_workspace(cx, p, o->max_memory) &&
         !kn_llvm_jit_releasing(cx, p, o->target, o->opt_level,

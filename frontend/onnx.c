@@ -7,6 +7,7 @@
  * protobuf is freed before returning; the graph owns copies in its arena. */
 #include "frontend/onnx.h"
 #include "ir/ops.h"
+#include "passes/pass.h"
 
 #include "onnx-data.pb-c.h"
 #include "onnx.pb-c.h"
@@ -1190,6 +1191,7 @@ static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_d
         kn_warn(cx, NULL,
                 "the nodes are not in topological order (as ONNX requires); kiln sorted them");
     warn_unused(cx, g);
+    kn_weights_detect(g); /* half weights Cast to float: stored half (passes/lowp.c) */
     onnx__model_proto__free_unpacked(mp, NULL);
     *out = g;
     return KN_OK;

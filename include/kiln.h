@@ -174,6 +174,13 @@ kiln_status kiln_options_set_dim(kiln_options *options, const char *dim, int64_t
  * Errors: KILN_EINVAL (NULL options). */
 kiln_status kiln_options_set_max_memory(kiln_options *options, size_t bytes);
 
+/* Stores float32 weights as "f16" (IEEE half) or "bf16" (bfloat16), as kiln compile
+ * --weights does: the weights are rounded to that precision (to nearest even) and the
+ * compiled code holds them in half the bytes, widening them to float32 where it reads
+ * them; "f32" (the default) keeps them. Errors: KILN_EINVAL (NULL options, another
+ * name). */
+kiln_status kiln_options_set_weights(kiln_options *options, const char *format);
+
 /* ---- compiling ---- */
 
 /* A model compiled to machine code for fixed input shapes, with its metadata. */

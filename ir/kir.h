@@ -297,6 +297,8 @@ typedef struct kn_kprog {
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
                                  zero it on entry and NAME_run returns it (kl_fail) */
     int ngroups;              /* sequence/optional inputs and outputs (kn_graph's) */
+    kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
+                                 constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
 } kn_kprog;
 
@@ -449,13 +451,19 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
 /* The fixed-point requantization of ir/requant.h: saturate(round_half_even(sat32(acc) *
  * mult / 2^shift) + zp) in integer dtype t, all in int64; acc is any integer, mult
  * and shift (kn_qmul's fields, e.g. loaded from tables) integers, zp may be NULL.
- * Declares locals in the current block. ir/lower/quant.c. */
+ * acc may be a vector (then mult, shift and zp scalars or vectors of its lanes; so
+ * may kl_requant's v). Declares locals in the current block. ir/lower/quant.c. */
 /* The fixed-point multipliers of ir/requant.h for the ncols columns of a contraction,
  * kn_qmul_scales(xs[0], ws[c or 0], ys[0]), as two i32 tables (*mult, *shift); false
  * (tables NULL) unless the three scales are constants. ir/lower/quant.c. */
 bool kl_qmul_tables(kn_lower *L, const kn_kbuf *xs, const kn_kbuf *ws, const kn_kbuf *ys,
                     int64_t ncols, kn_kbuf **mult, kn_kbuf **shift);
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t);
+/* The same for an i32 acc and shifts in [33, 62] (ir/requant.h kn_qmul_32bit), in 32-bit
+ * arithmetic after one 32 x 32 -> 64 multiply; t32 is the shift minus 32.
+ * ir/lower/requant32.c. */
+kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp,
+                          kn_dtype t);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

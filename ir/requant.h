@@ -78,4 +78,26 @@ static inline int64_t kn_qmul_apply(int64_t acc, kn_qmul q) {
     return fl + (r > half || (r == half && (fl & 1)));
 }
 
+/* The same for shifts in [33, 62] (multipliers below 1/4, the usual case) with 32-bit
+ * arithmetic after one 32 x 32 -> 64 multiply, for 32-bit microcontrollers (the tile
+ * pass's epilogue there, ir/lower/requant32.c, builds this in kernel IR): with
+ * t = shift - 32 in [1, 30], p = acc * mult and hi = p >> 32 (the multiply's high word),
+ *
+ *     (p + 2^(shift-1) - 1 + odd) >> shift
+ *       = (((p + odd - 1) >> 32) + 2^(t-1)) >> t,      odd = (hi >> t) & 1
+ *
+ * (2^(shift-1) is a multiple of 2^32, so it moves out of the floor), where every value
+ * after the multiply fits in 32 bits (|hi| < 2^30). acc is already 32 bits. */
+static inline bool kn_qmul_32bit(kn_qmul q) {
+    return q.mult != 0 && q.shift >= 33 && q.shift <= 62;
+}
+
+static inline int32_t kn_qmul_apply32(int32_t acc, kn_qmul q) {
+    int64_t p = (int64_t)acc * q.mult;
+    int32_t t = q.shift - 32, hi = (int32_t)(p >> 32);
+    int32_t odd = (hi >> t) & 1;
+    int32_t h = (int32_t)((p + odd - 1) >> 32) + (INT32_C(1) << (t - 1));
+    return h >> t;
+}
+
 #endif

@@ -49,6 +49,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
                                   const kn_target *target, const kn_compile_opts *opts,
                                   kn_kprog **out) {
     *out = NULL;
+    if (opts && opts->weights && kn_weights_prepare(cx, g, opts->weights)) return cx->status;
     kn_pipeline pl;
     kn_pipeline_init(&pl, cx, g, name, target);
     int level = opts && opts->opt_level_set ? opts->opt_level : 3;

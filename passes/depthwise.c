@@ -30,12 +30,14 @@
  * packed at compile time, bias first, per channel. There is no padded copy of the input: only
  * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
  * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
- * firmware models). */
+ * firmware models). Integer depthwise convolutions (QLinearConv, ConvInteger) run in the same
+ * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c). */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
+#include "passes/tile_int.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -45,7 +47,8 @@ enum {
     DW_MAX_ROWS = 8,
     DW_MAX_TAPS = 64,
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
-    DW_MIN_LANES = 4
+    DW_MIN_LANES = 4,
+    DW_MAX_STRIDE = 4 /* column phases a staged channel may be split into */
 };
 
 typedef struct dw_geom {
@@ -59,16 +62,49 @@ typedef struct dw_geom {
     kn_kbuf *pk;                /* packed [c][1 + kh*kw]: bias, then the weights */
     int vbc, vpk;               /* the (batch, channel) loop; the channel's offset in pk */
     int wv[DW_MAX_TAPS + 1];    /* weight locals when held; wv[0] is the bias */
+    /* integer depthwise convolutions (passes/tile_int.h): the same tiles in f32 on
+     * exact integers, inputs less their zero point xz, requantized in the store */
+    bool integer;
+    double xz;
+    kn_kbuf *mult, *shift; /* kt_int_tables */
+    /* staged: the channel is first copied into scratch, zero-padded, its columns split
+     * into sw phases (column j*sw + p of the padded row at poff[p] + j), so every output
+     * is interior and every tap a contiguous vector load (stride 2 and narrow rows) */
+    bool stage;
+    kn_kbuf *xs;                 /* scratch [n*c][hs][rs] */
+    int64_t hs, rs;              /* padded rows a channel reads; elements per row */
+    int64_t pwid[DW_MAX_STRIDE]; /* columns of each phase */
+    int64_t poff[DW_MAX_STRIDE]; /* each phase's first element in a row */
+    /* pooled: a GlobalAveragePool of y (squeeze-and-excite's squeeze) computed here: each
+     * stored tile is added to a running sum of its width, the channel's mean stored at the
+     * end of the channel, and the pool's own kernel emptied */
+    kn_kbuf *pool;              /* [n*c] means, or NULL */
+    int nsum, sumw[4], sumv[4]; /* widths of the tiles (lanes ... 4, 1) and their sums */
 } dw_geom;
 
 static kn_kx *var(kn_lower *L, int v) {
     return kx_var(L, v);
 }
 
+/* `lanes` inputs of the tile from x[at] (one: a scalar), as f32: x itself, or x - xz
+ * for integer convolutions. */
+static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int lanes) {
+    kn_kx *v = lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at);
+    if (!G->integer) return v;
+    v = kx_cast(L, KN_F32, v);
+    return G->xz ? kx_sub(L, v, kx_const(L, KN_F32, G->xz)) : v;
+}
+
 /* Packed entry k of the channel (0: bias, 1 + tap: weight). */
 static kn_kx *packed(kn_lower *L, const dw_geom *G, int k) {
     if (G->hold || k == 0) return var(L, G->wv[k]);
     return kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k)));
+}
+
+/* Offset of tap kx of group r (of `lanes` outputs) from the tile's first tap. */
+static int64_t tap_off(const dw_geom *G, int r, int lanes, int64_t kx) {
+    if (G->stage) return (int64_t)r * lanes + G->poff[kx % G->sw] + kx / G->sw;
+    return (int64_t)r * lanes * G->sw + kx * G->dw;
 }
 
 /* One tile of output row oy: `rows` groups of `lanes` outputs from column ox on (group
@@ -78,17 +114,23 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                     bool crow, bool ccol) {
     int acc[DW_MAX_ROWS];
     for (int r = 0; r < rows; r++) acc[r] = kl_decl_vec(L, KN_F32, lanes, packed(L, G, 0));
-    int64_t istep = (int64_t)lanes * G->sw; /* input columns between groups */
+    kn_kbuf *src = G->stage ? G->xs : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
     for (int64_t ky = 0; ky < G->kh; ky++) {
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
-        /* x[bc, iy, col0]: the tile's first tap of this kernel row */
-        int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w, col0));
+        /* x[bc, iy, col0] (staged: xs[bc, iy + ph, ox]): the tile's first tap of this row */
+        int vx;
+        if (G->stage)
+            vx = kl_decl(
+                L, KN_I64,
+                kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
+        else
+            vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w, col0));
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
         if (ccol) {
             for (int64_t kx = 0; kx < G->kw; kx++) {
                 kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
-                kn_kx *xv = kx_load(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, kx * G->dw)));
+                kn_kx *xv = dw_in(L, G, src, kx_add(L, var(L, vx), kx_int(L, kx * G->dw)), 1);
                 kl_set(L, acc[0],
                        kx_fma(L, xv, packed(L, G, (int)(1 + ky * G->kw + kx)), var(L, acc[0])));
                 kl_end(L);
@@ -99,21 +141,19 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             int xin[DW_MAX_OFFS], noff = 0;
             for (int64_t kx = 0; kx < G->kw; kx++)
                 for (int r = 0; r < rows; r++) {
-                    int64_t o = r * istep + kx * G->dw;
+                    int64_t o = tap_off(G, r, lanes, kx);
                     int i = 0;
                     while (i < noff && off[i] != o) i++;
                     if (i < noff) continue;
                     kn_kx *at = kx_add(L, var(L, vx), kx_int(L, o));
                     off[noff] = o;
-                    xin[noff++] = kl_decl_vec(L, KN_F32, lanes,
-                                              lanes > 1 ? kx_vload(L, G->d->x, at, lanes)
-                                                        : kx_load(L, G->d->x, at));
+                    xin[noff++] = kl_decl_vec(L, KN_F32, lanes, dw_in(L, G, src, at, lanes));
                 }
             for (int64_t kx = 0; kx < G->kw; kx++) {
                 kn_kx *wk = packed(L, G, (int)(1 + ky * G->kw + kx));
                 for (int r = 0; r < rows; r++) {
                     int i = 0;
-                    while (off[i] != r * istep + kx * G->dw) i++;
+                    while (off[i] != tap_off(G, r, lanes, kx)) i++;
                     kl_set(L, acc[r], kx_fma(L, var(L, xin[i]), wk, var(L, acc[r])));
                 }
             }
@@ -133,6 +173,13 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kt_epi_operands(L, d, coord, lanes, opnd);
             val = kl_epilogue(L, d->epi, val, opnd);
         }
+        if (G->pool) {
+            int i = 0, v = kl_decl_vec(L, KN_F32, lanes, val);
+            while (G->sumw[i] != lanes) i++;
+            val = var(L, v);
+            kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
+        }
+        if (G->integer) val = kt_int_store(L, d, G->mult, G->shift, kx_cast(L, KN_I32, val), c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -181,8 +228,8 @@ static void dw_rows(kn_lower *L, const dw_geom *G, int64_t oy0, int64_t oy1, boo
 static int distinct_taps(const dw_geom *G, int r) {
     int64_t n = 0, off[DW_MAX_OFFS];
     for (int64_t kx = 0; kx < G->kw; kx++)
-        for (int64_t i = 0; i < r; i++) {
-            int64_t o = i * G->sw + kx * G->dw, j = 0;
+        for (int i = 0; i < r; i++) {
+            int64_t o = tap_off(G, i, 1, kx), j = 0;
             while (j < n && off[j] != o) j++;
             if (j == n) off[n++] = o;
         }
@@ -195,7 +242,7 @@ static int distinct_taps(const dw_geom *G, int r) {
 static void dw_choose(kn_lower *L, dw_geom *G, const kn_sched *ov) {
     int regs = kl_vector_registers(L), taps = (int)(G->kh * G->kw);
     int lanes = kl_lanes(L, KN_F32);
-    G->lanes = lanes > 1 && G->sw == 1 ? lanes : 1;
+    G->lanes = lanes > 1 && (G->sw == 1 || G->stage) ? lanes : 1;
     /* rows narrower than the target's vectors (MobileNet's and EfficientNet's 14x14 and
      * 7x7 layers): narrower vectors, down to DW_MIN_LANES */
     while (G->lanes > DW_MIN_LANES && G->lanes > G->xhi - G->xlo) G->lanes /= 2;
@@ -223,8 +270,136 @@ static void dw_choose(kn_lower *L, dw_geom *G, const kn_sched *ov) {
     }
 }
 
+static int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* xs[at .. at + n) = 0 */
+static void dw_zero(kn_lower *L, const dw_geom *G, kn_kx *at, int64_t n) {
+    if (n <= 0) return;
+    int v = kl_for(L, n);
+    kl_store(L, G->xs, kx_add(L, at, var(L, v)), kx_const(L, KN_F32, 0.0));
+    kl_end(L);
+}
+
+/* Whether to stage the channels (pad: the schedule's choice, 0 none): on CPUs with
+ * vectors, for undilated convolutions whose rows cannot be vector tiles in place:
+ * strided ones, and those whose border columns (scalar, a test per tap) are more than
+ * an eighth of the row (5x5 kernels on 14x14 and 7x7 rows). Not on microcontrollers:
+ * the staged copy is an arena buffer the size of the padded input. */
+static bool dw_stage_suits(kn_lower *L, const dw_geom *G, bool cpu, int pad) {
+    if (!cpu || kl_lanes(L, KN_F32) < DW_MIN_LANES || G->dh != 1 || G->dw != 1 ||
+        G->sw > DW_MAX_STRIDE)
+        return false;
+    if (pad) return pad == 2;
+    int64_t inner = G->xhi > G->xlo ? G->xhi - G->xlo : 0;
+    return G->sw > 1 || 8 * (G->ow - inner) > G->ow;
+}
+
+/* The staged channel's shape: the hs x ws padded window the outputs read, each row
+ * split into sw column phases. */
+static void dw_stage_geom(dw_geom *G) {
+    int64_t ws = (G->ow - 1) * G->sw + G->kw;
+    G->hs = (G->oh - 1) * G->sh + G->kh;
+    G->rs = ws;
+    for (int64_t p = 0, at = 0; p < G->sw; p++) {
+        G->pwid[p] = ws > p ? (ws - p + G->sw - 1) / G->sw : 0;
+        G->poff[p] = at;
+        at += G->pwid[p];
+    }
+    G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
+}
+
+/* xs[bc] = the padded window of channel bc, columns in phases: rows above and below the
+ * input zero, and in each input row each phase's left padding, its input columns
+ * (x[.., p + j*sw - pw]) and right padding. */
+static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
+    int vb = kl_decl(L, KN_I64, kx_mul(L, var(L, G->vbc), kx_int(L, G->hs * G->rs)));
+    int64_t top = clamp64(G->ph, 0, G->hs), rows = clamp64(G->hs - top, 0, G->h);
+    dw_zero(L, G, var(L, vb), top * G->rs);
+    if (rows) {
+        int v = kl_for(L, rows);
+        int row = kl_decl(L, KN_I64, kt_mad(L, kt_plus(L, var(L, v), top), G->rs, var(L, vb)));
+        int xr = kl_decl(L, KN_I64,
+                         kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, var(L, v)), G->w, kx_int(L, 0)));
+        for (int64_t p = 0; p < G->sw; p++) {
+            int64_t n = G->pwid[p];
+            int64_t jlo = clamp64(-floor_div(p - G->pw, G->sw), 0, n);
+            int64_t jhi = clamp64(floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, n);
+            kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
+            dw_zero(L, G, at, jlo);
+            int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
+            if (jhi > jlo && G->sw == 1) {
+                kl_copy(L, G->xs, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
+                        kx_int(L, jhi - jlo));
+            } else if (jhi > jlo) {
+                int j = kl_for(L, jhi - jlo);
+                kl_store(
+                    L, G->xs, kx_add(L, kt_plus(L, at, jlo), var(L, j)),
+                    kx_load(L, G->d->x, kt_mad(L, var(L, j), G->sw, kt_plus(L, var(L, xr), from))));
+                kl_end(L);
+            }
+            dw_zero(L, G, kt_plus(L, at, jhi), n - jhi);
+        }
+        kl_end(L);
+    }
+    dw_zero(L, G, kt_plus(L, var(L, vb), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
+}
+
+/* The running sums of a pooled channel, one per tile width dw_cols can use. */
+static void dw_pool_begin(kn_lower *L, dw_geom *G) {
+    G->nsum = 0;
+    for (int w = G->lanes; w > 1; w = w / 2 >= DW_MIN_LANES ? w / 2 : 1) G->sumw[G->nsum++] = w;
+    G->sumw[G->nsum++] = 1;
+    for (int i = 0; i < G->nsum; i++)
+        G->sumv[i] = kl_decl_vec(L, KN_F32, G->sumw[i], kx_const(L, KN_F32, 0.0));
+}
+
+/* pool[bc] = (every lane of every sum) / (oh*ow) */
+static void dw_pool_end(kn_lower *L, const dw_geom *G) {
+    kn_kx *t = NULL;
+    for (int i = 0; i < G->nsum; i++)
+        for (int l = 0; l < G->sumw[i]; l++) {
+            kn_kx *e = G->sumw[i] > 1 ? kx_lane(L, G->sumv[i], l) : var(L, G->sumv[i]);
+            t = t ? kx_add(L, t, e) : e;
+        }
+    kl_store(L, G->pool, var(L, G->vbc),
+             kx_bin(L, KX_DIV, t, kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+}
+
+/* The kernel after k that is a GlobalAveragePool of depthwise kernel k's output y alone
+ * (f32, [n*c] means written, nothing else touched), or -1. */
+static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
+    unsigned char *use = calloc((size_t)p->nbufs, 1);
+    KN_ASSERT(use);
+    int found = -1;
+    for (int j = k + 1; j < p->nkernels && found < 0; j++) {
+        const kn_kernel *g = p->kernels[j];
+        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL) continue;
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(g->body, use);
+        if (use[d->y->id] != 1) continue;
+        int nw = 0, nr = 0, w = -1;
+        for (int b = 0; b < p->nbufs; b++) {
+            if (use[b] & 1) nr++;
+            if (use[b] & 2) nw++, w = b;
+        }
+        const kn_kbuf *o = w >= 0 ? p->bufs[w] : NULL;
+        if (nr == 1 && nw == 1 && use[w] == 2 && o->dtype == KN_F32 && o->numel == d->n * d->c &&
+            !kn_node_attr(g->node, KN_ATTR_EPILOGUE))
+            found = j;
+    }
+    free(use);
+    return found;
+}
+
 /* Whether kernel d is a depthwise convolution this pass can rebuild. */
 static bool dw_suits(const kn_contract *d) {
+    if (kn_contract_is_int(d)) return d->kh * d->kw <= DW_MAX_TAPS && kt_dw_int_suits(d);
     return d->kind == KN_CONTRACT_CONV && d->group == d->c && d->m == d->c &&
            d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
            (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
@@ -232,22 +407,35 @@ static bool dw_suits(const kn_contract *d) {
            kn_contract_nchw(d); /* rows of NCHW (passes/layout.c folds no depthwise) */
 }
 
-static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dw_geom *G) {
+static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool cpu, kn_kbuf *pool,
+                     dw_geom *G) {
     memset(G, 0, sizeof *G);
     G->d = d;
+    G->pool = pool;
     G->c = d->c, G->h = d->h, G->w = d->w_, G->oh = d->oh, G->ow = d->ow;
     G->kh = d->kh, G->kw = d->kw, G->sh = d->sh, G->sw = d->sw, G->dh = d->dh, G->dw = d->dw;
     G->ph = d->ph, G->pw = d->pw;
     kt_interior(G->h, G->oh, G->kh, G->sh, G->dh, G->ph, &G->ylo, &G->yhi);
     kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
+    G->integer = kn_contract_is_int(d);
+    G->stage = !G->integer && dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
+    if (G->stage) {
+        dw_stage_geom(G);
+        G->xs = kl_scratch(L, KN_F32, d->n * G->c * G->hs * G->rs);
+    }
     dw_choose(L, G, ov);
     /* packed per channel: bias, then the kh*kw weights */
     int64_t taps = G->kh * G->kw, per = 1 + taps;
     float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
     KN_ASSERT(pk);
-    const float *wt = (const float *)d->w->data->data;
-    const float *bs = d->bias ? (const float *)d->bias->data->data : NULL;
-    for (int64_t ch = 0; ch < G->c; ch++) {
+    if (G->integer) {
+        kt_dw_int_pack(d, pk);
+        G->xz = kt_int_xz(d);
+        kt_int_tables(L, d, &G->mult, &G->shift);
+    }
+    const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
+    const float *bs = d->bias && !G->integer ? (const float *)d->bias->data->data : NULL;
+    for (int64_t ch = 0; ch < G->c && !G->integer; ch++) {
         pk[ch * per] = bs ? bs[ch] : 0.0f;
         memcpy(pk + ch * per + 1, wt + ch * taps, (size_t)taps * sizeof *pk);
     }
@@ -258,9 +446,12 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dw_g
                      kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
     for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
         G->wv[k] = kl_decl(L, KN_F32, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    if (G->stage) dw_stage_copy(L, G);
+    if (G->pool) dw_pool_begin(L, G);
     dw_rows(L, G, 0, G->ylo, true);
     dw_rows(L, G, G->ylo, G->yhi, false);
     dw_rows(L, G, G->yhi > G->ylo ? G->yhi : G->ylo, G->oh, true);
+    if (G->pool) dw_pool_end(L, G);
     kl_end(L);
 }
 
@@ -271,13 +462,25 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         kn_kernel *kern = p->kernels[k];
         const kn_contract *d = kern->contract;
         if (!d || !dw_suits(d)) continue;
+        /* the pool's output, written here instead; its kernel left empty */
+        int gk = kn_contract_is_int(d) ? -1 : dw_pool_kernel(p, k, d);
+        kn_kbuf *pool = NULL;
+        if (gk >= 0) {
+            unsigned char *use = calloc((size_t)p->nbufs, 1);
+            KN_ASSERT(use);
+            kn_kernel_uses(p->kernels[gk]->body, use);
+            for (int b = 0; b < p->nbufs; b++)
+                if (use[b] & 2) pool = p->bufs[b];
+            free(use);
+            kl_builder_destroy(kl_builder_rewrite(cx, p, gk));
+        }
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         dw_geom G;
-        dw_build(L, d, kn_schedule_for(p, k), &G);
+        dw_build(L, d, kn_schedule_for(p, k), t->kind == KN_TARGET_CPU, pool, &G);
         kern->sched.tile_rows = G.lanes > 1 ? G.rows : G.srows;
         kern->sched.tile_vecs = 1;
         kern->sched.lanes = G.lanes;
-        kern->sched.pad = 1;
+        kern->sched.pad = G.stage ? 2 : 1;
         kl_builder_destroy(L);
     }
     return KN_OK;

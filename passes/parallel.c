@@ -284,7 +284,13 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * consecutive iterations on the thread pool (the JIT's halide_do_par_for). The work of
  * the kernel (statement executions, vector statements counted per lane) decides how
  * many: at least MIN_TASK_WORK per task, so a task's work outweighs scheduling it, at
- * most MAX_TASKS; a kernel too small for two tasks runs on the calling thread. When the
+ * most MAX_TASKS; a kernel too small for two tasks runs on the calling thread. A nest
+ * whose effort (statement executions, a vector statement counted once: about 9 per ns
+ * on one core of the x86 machines measured) is below MIN_SPLIT_EFFORT, about 30 us,
+ * also runs on the calling thread: waking a sleeping pool worker and joining it costs
+ * 5-20 us on an idle 2-core machine and far more when the cores are busy, so splitting
+ * LeNet-5's first convolution (28 us, 14 tasks) or the MLP's matrix-vector products
+ * made two threads slower than one (docs/benchmarks.md). When the
  * outermost parallel loop has fewer than COLLAPSE_BELOW iterations and its body is
  * one parallel loop, the two are collapsed into one (ResNet's late layers have few
  * channel blocks), so two threads get balanced work. Microcontrollers run everything
@@ -292,7 +298,7 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * chooses the work-group size along its innermost dimension. A schedule file's
  * `tasks` or `wg` for a kernel overrides the choice. */
 
-enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16 };
+enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16, MIN_SPLIT_EFFORT = 300000 };
 
 /* Statement executions of s, vector statements counted once per lane. */
 static double cost(const kn_ks *s) {
@@ -308,6 +314,24 @@ static double cost(const kn_ks *s) {
     case KS_WHILE: return 16 * cost(s->body[0]);
     case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 4 : 16;
     default: return s->value ? (double)kx_lanes(s->value) : 1;
+    }
+}
+
+/* Statement executions of s, a vector statement counting as one: roughly proportional
+ * to the time s takes on one core (a vector operation costs about as much as a scalar). */
+static double effort(const kn_ks *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * effort(s->body[0]);
+    case KS_BLOCK: {
+        double c = 0;
+        for (int i = 0; i < s->n; i++) c += effort(s->body[i]);
+        return c;
+    }
+    case KS_IF: return 1 + effort(s->body[0]) + (s->n > 1 ? effort(s->body[1]) : 0);
+    case KS_WHILE: return 16 * effort(s->body[0]);
+    case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 16 : 16;
+    default: return 1;
     }
 }
 
@@ -380,7 +404,8 @@ static void split(kn_kprog *p, int k) {
         kn_ks *o = nests[i];
         int tasks = 1;
         if (!t || t->kind == KN_TARGET_CPU) {
-            double w = cost(o) / MIN_TASK_WORK;
+            /* a nest shorter than a few wake-ups and joins of the pool runs on the caller */
+            double w = effort(o) < MIN_SPLIT_EFFORT ? 0 : cost(o) / MIN_TASK_WORK;
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {
                 }

@@ -51,6 +51,8 @@ static const pass_info passes[] = {
      "LayerNorm and Softmax written as reductions and arithmetic into the single op"},
     {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
      "fold elementwise consumers into the epilogue of the node producing their input"},
+    {"weights", LEVEL_GRAPH, kn_pass_weights, NULL, KN_HAVE_SHAPES, 0, 0,
+     "with --weights f16|bf16: float32 constants rounded to that precision (passes/lowp.c)"},
     {"chain", LEVEL_GRAPH, kn_pass_chain, NULL, KN_HAVE_SHAPES, 0, 0,
      "runs of elementwise unary/binary ops into the epilogue of the node starting them"},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
@@ -59,6 +61,8 @@ static const pass_info passes[] = {
      "depthwise convolutions as vector row tiles, padding tested inside the kernel"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
+    {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
+     "float32 constants stored as f16/bf16 where exact (--weights, half-weight models)"},
     {"vmath", LEVEL_KERNEL, NULL, kn_kpass_vmath, KN_HAVE_KIR, 0, 0,
      "exp, tanh and erf on f32 as vectorizable polynomials (passes/vmath.c)"},
     {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
@@ -101,13 +105,15 @@ static const char *have_name(unsigned bit) {
 
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
-    if (opt_level <= 0) return "shape,fold,shape,deseq,shape,fold,shape,lower,plan,parallel";
-    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,act,norm,fuse,chain,"
+    if (opt_level <= 0)
+        return "shape,fold,shape,deseq,shape,fold,shape,weights,lower,lowp,plan,parallel";
+    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,fuse,"
+           "chain,"
            "layout,"
            "lower,"
            "depthwise,"
            "tile,"
-           "vmath,plan,"
+           "vmath,lowp,plan,"
            "parallel";
 }
 
@@ -135,6 +141,7 @@ static kn_status pass_lower(kn_pipeline *pl) {
     if (kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p)) return pl->cx->status;
     pl->p->schedule = pl->schedule;
     pl->p->release_constants = pl->release_constants;
+    pl->p->weights = pl->g->weights;
     return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }
 

@@ -39,6 +39,21 @@ kn_status kn_pass_act(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_norm(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_chain(kn_ctx *cx, kn_graph *g);
+/* Reduced-precision weights (passes/lowp.c): rounds float32 constants to g->weights
+ * when g->weights_round. */
+kn_status kn_pass_weights(kn_ctx *cx, kn_graph *g);
+/* --weights f16|bf16 on g: sets g->weights and runs KN_WEIGHTS_PREPARE (folding, so
+ * BatchNormalization is in the weights before they are rounded, then 'weights'). Every
+ * backend, the interpreter included, runs the graph this leaves. Idempotent. */
+kn_status kn_weights_prepare(kn_ctx *cx, kn_graph *g, kn_dtype t);
+#define KN_WEIGHTS_PREPARE "shape,qdq,fold,shape,bnfold,shape,weights"
+/* Float32 constants with fewer elements are never rounded nor narrowed (scalars the
+ * lowerings read at compile time, epsilons). */
+#define KN_WEIGHTS_MIN_NUMEL 16
+/* Sets g->weights (storage only, no rounding) when g holds float16/bfloat16 constants of
+ * KN_WEIGHTS_MIN_NUMEL elements or more that a Cast turns into float32 (a model exported
+ * with half weights computing in float). Call before folding. */
+void kn_weights_detect(kn_graph *g);
 
 /* Constant-folds node n if its inputs are constants (see passes/fold.c): its outputs
  * become constants and *folded is set; the caller drops n from its graph. */
@@ -59,6 +74,8 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
 kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
+/* Float32 constants exactly representable in p->weights stored in it (passes/lowp.c). */
+kn_status kn_kpass_lowp(kn_ctx *cx, struct kn_kprog *p);
 
 /* ---- properties a compilation has established ---- */
 enum {
@@ -123,6 +140,7 @@ typedef struct kn_compile_opts {
     const char *dump_schedule;          /* write the final schedules here (--dump-schedule) */
     bool release_constants;             /* free the graph's constant data the program does not read
                                            (weights it repacked): the graph keeps its shapes only */
+    kn_dtype weights; /* --weights: KN_F16 or KN_BF16 (kn_weights_prepare first), or KN_UNDEF */
 } kn_compile_opts;
 
 /* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready

@@ -35,6 +35,7 @@
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
+#include "ir/requant.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
@@ -44,7 +45,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KT_MAX_ROWS = 8, KT_MAX_NV = 4 };
+/* KT_MAX_ROWS bounds a schedule file's tile_rows; the pass itself chooses at most
+ * KT_AUTO_ROWS (tile_conv: conv_tile_rows) */
+enum { KT_MAX_ROWS = 16, KT_MAX_NV = 4, KT_AUTO_ROWS = 8, KT_MAX_EDGE = 4 };
 
 typedef struct kt_tile {
     kn_dtype t, wt;    /* accumulators (f32, or i32 for integer contractions), packed weights */
@@ -73,6 +76,10 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
+    /* integer tiles on microcontrollers are scalar (SMLAD on general registers): the C
+     * of i32 vectors with their dot product runs lane by lane on Helium (DS-CNN int8 on
+     * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md) */
+    if (integer && L->target && L->target->kind == KN_TARGET_MCU) T->lanes = 1;
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
@@ -83,6 +90,12 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
      * target's multiply-add reads it from a general register) */
     int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
+    rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
+    /* scalar integer tiles on microcontrollers live in the 16 general registers, not
+     * the FPU's: accumulators and weights in 16 (DS-CNN int8 on the M4, pointwise
+     * 1x1 tiles of 4 columns: 3 rows 1.13 M instructions, 2 rows 1.09 M, 5 rows 1.32 M) */
+    if (integer && T->lanes == 1 && L->target && L->target->kind == KN_TARGET_MCU)
+        rows = (16 - T->nv) / T->nv;
     if (ov && ov->tile_rows) rows = ov->tile_rows;
     rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
     T->maxrows = nrows < rows ? (int)nrows : rows;
@@ -111,7 +124,8 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
         }
 }
 
-/* One reduction step: acc[r][v] += a[r] * bp[bidx + v*lanes ..]. */
+/* One reduction step: acc[r][v] += a[r] * bp[bidx + v*lanes ..]; rows whose a[r] is
+ * NULL (a padding tap of an edge tile) are left alone. */
 static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx *bidx) {
     int w[KT_MAX_NV];
     for (int v = 0; v < T->nv; v++)
@@ -119,6 +133,7 @@ static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx
             L, T->t, T->lanes,
             kx_cast(L, T->t, kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes)));
     for (int r = 0; r < T->rows; r++) {
+        if (!a[r]) continue;
         int ar = kl_decl(L, T->t, kx_cast(L, T->t, a[r]));
         for (int v = 0; v < T->nv; v++) /* kx_fma: a multiply and an add for integers */
             kl_set(L, T->acc[r][v],
@@ -279,16 +294,34 @@ static double kt_pack_word(const kt_tile *T, const double *v, int n) {
     return (double)(int32_t)w;
 }
 
+/* Microcontrollers (32-bit): when every column's shift is in [33, 62] (ir/requant.h
+ * kn_qmul_32bit), the shifts minus 32 as an i8 table, which selects the 32-bit
+ * requantization (kl_requant_fixed32, same results) in int_store; else shift itself. */
+static kn_kbuf *int_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols) {
+    const int32_t *m = mult->data->data, *sh = shift->data->data;
+    int8_t *t = malloc((size_t)(ncols ? ncols : 1));
+    KN_ASSERT(t);
+    bool ok = true;
+    for (int64_t c = 0; c < ncols && ok; c++) {
+        ok = kn_qmul_32bit((kn_qmul){m[c], sh[c]});
+        t[c] = (int8_t)(sh[c] - 32);
+    }
+    kn_kbuf *r = ok ? kl_table(L, KN_I8, ncols, t) : shift;
+    free(t);
+    return r;
+}
+
 /* The per-column requantization multipliers of d into *mult (and *shift): in fixed
  * point (d->fixed: kl_qmul_tables, ir/requant.h), else (xscale[0] * wscale[col]) /
  * yscale[0] as the ONNX reference computes them (in double from the stored scales),
  * *shift NULL. Constants of ncols. */
 static void int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols, kn_kbuf **mult,
-                            kn_kbuf **shift) {
+                            kn_kbuf **shift, const kn_target *tg) {
     *shift = NULL;
     if (d->fixed) {
         bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
         KN_ASSERT(ok); /* int_ok checked the scales are constants */
+        if (tg && tg->kind == KN_TARGET_MCU) *shift = int_shift32(L, *mult, *shift, ncols);
         return;
     }
     double *m = malloc((size_t)ncols * sizeof *m);
@@ -312,6 +345,9 @@ static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbu
                         kn_kx *col) {
     if (!mult) return v;
     kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
+    if (shift && shift->dtype == KN_I8 && v->dtype == KN_I32) /* int_shift32 */
+        return kl_requant_fixed32(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
+                                  d->y->dtype);
     if (shift)
         return kl_requant_fixed(L, v, kx_load(L, mult, col), kx_load(L, shift, col), zp,
                                 d->y->dtype);
@@ -499,16 +535,49 @@ static bool tile_step_cheap(kn_epi_op op) {
     }
 }
 
+/* The reduction of an edge tile (float, first output column eow0 known here): the
+ * kernel columns unrolled, each tap's column tested now, so a row whose tap reads the
+ * left or right padding just skips that step (no test in the code). */
+static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *gb,
+                             kn_kx *oy, int64_t eow0, bool crow) {
+    int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
+    kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
+    if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
+    int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, 0)));
+    for (int64_t j = 0; j < G->kw; j++) {
+        kn_kx *a[KT_MAX_ROWS] = {0};
+        bool any = false;
+        for (int r = 0; r < T->rows; r++) {
+            int64_t ix = (eow0 + r) * G->sw + j * G->dw - G->opw;
+            if (ix < 0 || ix >= G->w) continue;
+            a[r] = int_operand(L, G->d, kx_load(L, G->x, kt_plus(L, kx_var(L, vx), ix * G->xs[3])));
+            any = true;
+        }
+        if (!any) continue;
+        kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_int(L, j));
+        kt_step(L, T, a, G->wpk,
+                kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb)));
+    }
+    kl_end_n(L, 2 + crow);
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
- * tap's column (padding read inside the kernel, passes/tile.h kt_interior). */
+ * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
+ * an edge tile at that first column (conv_reduce_edge; ow0 is then that constant). */
 static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
-                      kn_kx *blk, int valid, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
+                      kn_kx *blk, int valid, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol,
+                      int64_t eow0) {
     int64_t kbn = (G->kg + T->kb - 1) / T->kb;
     kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
     kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
     if (T->dot) {
         conv_reduce_dot(L, G, T, rows, vb, vg, gb, oy, ow0, crow, ccol);
+        goto store;
+    }
+    if (eow0 >= 0) {
+        conv_reduce_edge(L, G, T, vb, vg, gb, oy, eow0, crow);
         goto store;
     }
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
@@ -603,32 +672,61 @@ store:;
     kl_end_n(L, 2);
 }
 
-/* Output rows [oy0, oy1) of one block of columns: border columns one pixel a tile with
- * each tap tested, the interior in full tiles and a last partial one; crow: the rows
- * read padding above or below. */
+/* Output rows [oy0, oy1) of one block of columns; crow: the rows read padding above or
+ * below. Float tiles split each row into tiles of maxrows pixels from column 0: those
+ * whose windows leave the input at the left or right are edge tiles (conv_reduce_edge),
+ * the others run in a loop with no test; a row of 7 is one edge tile of 7 pixels.
+ * Integer dot tiles (and rows with too many edge tiles) compute the border columns one
+ * pixel a tile, each tap tested, and the interior in full tiles and a partial one. */
 static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
                       int valid, int64_t oy0, int64_t oy1, bool crow) {
     if (oy1 <= oy0) return;
     int voh = kl_for(L, oy1 - oy0);
     kn_kx *oy = kt_plus(L, kx_var(L, voh), oy0);
+    int64_t R = T->maxrows, ow = G->ow, ntl = (ow + R - 1) / R;
+    /* tiles [ta, tb) are inside: start at or after xlo, end at or before xhi */
+    int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi >= ow ? ntl : G->xhi / R;
+    tb = tb < ta ? ta : tb;
+    if (!T->dot && ta + (ntl - tb) <= KT_MAX_EDGE) {
+        for (int64_t t = 0; t < ta; t++)
+            conv_tile(L, G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk, valid, oy,
+                      kx_int(L, t * R), crow, false, t * R);
+        int64_t tfull = tb * R <= ow ? tb : tb - 1; /* the inside tiles that are whole */
+        if (tfull > ta) {
+            int vt = kl_for(L, tfull - ta);
+            conv_tile(L, G, T, (int)R, vb, vg, blk, valid, oy,
+                      kx_mul(L, kt_plus(L, kx_var(L, vt), ta), kx_int(L, R)), crow, false, -1);
+            kl_end(L);
+        }
+        if (tb > ta && tfull < tb) /* a partial tile inside */
+            conv_tile(L, G, T, (int)(ow - tfull * R), vb, vg, blk, valid, oy, kx_int(L, tfull * R),
+                      crow, false, -1);
+        for (int64_t t = tb; t < ntl; t++)
+            conv_tile(L, G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk, valid, oy,
+                      kx_int(L, t * R), crow, false, t * R);
+        kl_end(L);
+        return;
+    }
     if (G->xlo > 0) {
         int v = kl_for(L, G->xlo);
-        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kx_var(L, v), crow, true);
+        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kx_var(L, v), crow, true, -1);
         kl_end(L);
     }
     int64_t n = G->xhi - G->xlo, nt = n / T->maxrows, rem = n % T->maxrows;
     if (nt) {
         int vt = kl_for(L, nt);
         conv_tile(L, G, T, T->maxrows, vb, vg, blk, valid, oy,
-                  kt_plus(L, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)), G->xlo), crow, false);
+                  kt_plus(L, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)), G->xlo), crow, false,
+                  -1);
         kl_end(L);
     }
     if (rem)
         conv_tile(L, G, T, (int)rem, vb, vg, blk, valid, oy, kx_int(L, G->xlo + nt * T->maxrows),
-                  crow, false);
+                  crow, false, -1);
     if (G->ow > G->xhi) {
         int v = kl_for(L, G->ow - G->xhi);
-        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kt_plus(L, kx_var(L, v), G->xhi), crow, true);
+        conv_tile(L, G, T, 1, vb, vg, blk, valid, oy, kt_plus(L, kx_var(L, v), G->xhi), crow, true,
+                  -1);
         kl_end(L);
     }
     kl_end(L);
@@ -755,6 +853,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     conv_geometry(d, &G);
     int64_t group = d->group;
     if (!kt_choose(L, G.kg, G.ow, ov, integer, &T)) return false;
+    if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
+        int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
+        T.maxrows = (int)((G.ow + ntl - 1) / ntl);
+    }
     if (integer) int_dot(tg, d, ov, &T);
     *Tp = T;
     G.T = &T;
@@ -774,7 +876,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(ws);
     free(wp);
     G.mult = G.shift = NULL;
-    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift);
+    if (integer && d->yscale) int_multipliers(L, d, d->m, &G.mult, &G.shift, tg);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -1117,7 +1219,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = G->shift = NULL;
-    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift);
+    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift, tg);
     mm_blocks(L, G, &T);
     return true;
 }

@@ -244,7 +244,11 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
     if (!bp) return kn_diag(cx, NULL, KN_ELIMIT, "out of memory");
     bp->g = g;
     kn_status st = KN_OK;
-    if (!strcmp(backend, "interp") && opts && opts->passes) {
+    /* --weights: every backend runs the graph with its weights rounded (passes/lowp.c) */
+    if (!strcmp(backend, "interp") && opts && opts->weights)
+        st = kn_weights_prepare(cx, g, opts->weights);
+    if (st) {
+    } else if (!strcmp(backend, "interp") && opts && opts->passes) {
         /* --passes with the interpreter: the graph passes of the pipeline (up to
          * 'lower'), so the rewritten graph is checked against the reference too */
         char graph_passes[1024];

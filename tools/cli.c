@@ -205,12 +205,19 @@ bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po) {
         po->schedule = v;
     } else if (cli_opt(argc, argv, i, "--dump-schedule", &v)) {
         po->dump_schedule = v;
+    } else if (cli_opt(argc, argv, i, "--weights", &v)) {
+        po->weights = !strcmp(v, "f16") ? KN_F16 : !strcmp(v, "bf16") ? KN_BF16 : KN_UNDEF;
+        po->weights_bad = !po->weights;
     } else if (cli_opt_level(a, &po->opt_level)) {
         po->opt_set = true;
     } else {
         return false;
     }
     return true;
+}
+
+int cli_pipeline_check(const cli_pipeline *po, const char *cmd) {
+    return po->weights_bad ? cli_usage_error(cmd, "--weights takes f16 or bf16") : 0;
 }
 
 void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o) {
@@ -222,6 +229,7 @@ void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o) {
     o->dump = po->dump_after ? stdout : NULL;
     o->schedule_file = po->schedule;
     o->dump_schedule = po->dump_schedule;
+    o->weights = po->weights;
 }
 
 bool cli_shape_opt(int argc, char **argv, int *i, cli_shapes *s, int *err) {

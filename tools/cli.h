@@ -86,9 +86,13 @@ typedef struct cli_pipeline {
     int opt_level;          /* 3 unless given */
     bool opt_set;
     const char *schedule, *dump_schedule; /* --schedule FILE, --dump-schedule FILE */
+    kn_dtype weights;                     /* --weights f16|bf16, else KN_UNDEF */
+    bool weights_bad;                     /* --weights with another value (a usage error) */
 } cli_pipeline;
 /* Consumes a pipeline option at argv[*i]; returns true if it did. */
 bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po);
+/* A usage error's exit code for a bad pipeline option of cmd (--weights), else 0. */
+int cli_pipeline_check(const cli_pipeline *po, const char *cmd);
 /* The compile options po asks for. */
 void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o);
 

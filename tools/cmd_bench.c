@@ -234,6 +234,7 @@ int cmd_bench(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("bench", "no model given");
+    if ((err = cli_pipeline_check(&po, "bench"))) return err;
     if (profile && !strcmp(backend, "interp"))
         return cli_usage_error("bench", "--profile times the kernels of a compiled backend "
                                         "(llvm, c or opencl), not interp");
@@ -284,15 +285,17 @@ int cmd_bench(int argc, char **argv) {
         qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
         double median = runs % 2 ? lat[runs / 2] : (lat[runs / 2 - 1] + lat[runs / 2]) / 2;
         double gflops = median > 0 ? (double)flops / (median * 1e6) : 0;
+        const kn_kprog *kp = backend_kprog(bp); /* NULL: the interpreter */
+        long long wbytes = kp ? (long long)kn_kprog_weight_bytes(kp) : -1;
         if (json) {
             printf("{\"model\": ");
             cli_json_str(stdout, model);
             printf(", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"warmup\": %d, "
                    "\"load_ms\": %.3f, \"compile_ms\": %.3f, \"first_ms\": %.3f, "
                    "\"median_ms\": %.3f, \"min_ms\": %.3f, \"cpu_ms\": %.3f, \"flops\": %lld, "
-                   "\"gflops\": %.3f}\n",
+                   "\"gflops\": %.3f, \"weights_bytes\": %lld}\n",
                    backend, threads, runs, warmup, load_ms, compile_ms, first_ms, median, lat[0],
-                   cpu_run, (long long)flops, gflops);
+                   cpu_run, (long long)flops, gflops, wbytes);
         } else {
             if (!strcmp(backend, "opencl"))
                 printf("%s: backend opencl (the device runs the work-items)\n", model);
@@ -308,6 +311,7 @@ int cmd_bench(int argc, char **argv) {
             printf("cpu      %10.3f ms  per run, every thread of the process\n", cpu_run);
             printf("flops    %10lld per run (%.3f GFLOP), %.2f GFLOP/s at the median\n",
                    (long long)flops, (double)flops * 1e-9, gflops);
+            if (wbytes >= 0) printf("weights  %10lld bytes in the compiled code\n", wbytes);
         }
         double mean = 0;
         for (int r = 0; r < runs; r++) mean += lat[r] / runs;

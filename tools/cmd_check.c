@@ -485,6 +485,12 @@ int cmd_check_onnx(int argc, char **argv) {
             check_opts.passes = v;
         } else if (cli_opt(argc, argv, &i, "--schedule", &v)) {
             check_opts.schedule_file = v;
+        } else if (cli_opt(argc, argv, &i, "--weights", &v)) {
+            check_opts.weights = !strcmp(v, "f16")    ? KN_F16
+                                 : !strcmp(v, "bf16") ? KN_BF16
+                                                      : KN_UNDEF;
+            if (!check_opts.weights)
+                return cli_usage_error("check-onnx", "--weights takes f16 or bf16, got '%s'", v);
         } else if (cli_opt_level(argv[i], &check_opts.opt_level)) {
             check_opts.opt_level_set = true;
         } else if (argv[i][0] == '-') {

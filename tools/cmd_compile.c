@@ -121,7 +121,8 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("compile", "no model given");
     if (!outdir) return cli_usage_error("compile", "no output folder given (-o DIR)");
-    if ((err = cli_quant_check(&qo, "compile"))) return err;
+    if ((err = cli_quant_check(&qo, "compile")) || (err = cli_pipeline_check(&po, "compile")))
+        return err;
     bool to_h = !strcmp(emit, "h");
     bool to_c = !strcmp(emit, "c") || to_h;
     bool to_ocl = !strcmp(emit, "opencl");

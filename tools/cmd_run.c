@@ -120,7 +120,7 @@ int cmd_run(int argc, char **argv) {
         }
     }
     if (!model) return cli_usage_error("run", "no model given");
-    if ((err = cli_quant_check(&qo, "run"))) return err;
+    if ((err = cli_quant_check(&qo, "run")) || (err = cli_pipeline_check(&po, "run"))) return err;
     if (!backend_known(backend))
         return cli_usage_error("run", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);

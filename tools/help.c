@@ -45,7 +45,11 @@
           "FILE, one line per kernel (docs/internals.md, schedule files)."),                       \
         O("--schedule", "FILE",                                                                    \
           "Use the schedules in FILE (as --dump-schedule writes them) where they set a value; "    \
-          "the passes choose the rest. Refused if FILE names kernels this model does not have.")
+          "the passes choose the rest. Refused if FILE names kernels this model does not have."),  \
+        O("--weights", "f16|bf16",                                                                 \
+          "Store float32 weights as float16 or bfloat16 (half the bytes), widened to float32 "     \
+          "where the kernels read them. Every backend, the interpreter included, computes with "   \
+          "the weights rounded to that precision (docs/quantization.md).")
 #define OPT_LEVEL_OPTION                                                                           \
     {                                                                                              \
         .name = "-O",                                                                              \
@@ -218,7 +222,8 @@ static const cli_option bench_options[] = {
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "
       "run: with an OpenCL driver's worker threads, and less sensitive than latency to other "
-      "load), flops, gflops."),
+      "load), flops, gflops, weights_bytes (the constant data of the compiled code; -1 for "
+      "interp)."),
     O("--profile", NULL,
       "Also time each kernel (llvm and c: the code is built with a timing hook around each "
       "kernel, which adds a little to the latency; opencl: the host waits for each kernel) "
@@ -254,6 +259,9 @@ static const cli_option check_options[] = {
     O("--schedule", "FILE",
       "Compiling backends: per-kernel schedules read from FILE (written by kiln compile "
       "--dump-schedule for the same model, then edited); for checking one model's folder."),
+    O("--weights", "f16|bf16",
+      "Every backend runs the models with float32 weights rounded to float16 or bfloat16 (the "
+      "references must be computed so), compiled ones storing them so (kiln compile --weights)."),
     OPT_LEVEL_OPTION,
     {0},
 };

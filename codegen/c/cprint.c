@@ -441,7 +441,8 @@ static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
     if (kx_lanes(x) != L || x->dtype != KN_F32) return false;
     switch (x->op) {
     case KX_VAR: return vvar(E, x->var);
-    case KX_LOAD: return x->buf->dtype == KN_F32;
+    case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN) */
+        return x->buf->dtype == KN_F32 || (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL);
     case KX_NEG:
     case KX_ABS: return vx_ok(E, x->a[0], L, temps);
     case KX_CAST: return x->a[0]->dtype == KN_F32 && vx_ok(E, x->a[0], L, temps);
@@ -532,6 +533,12 @@ static void vprint(emitter *E, const kn_kx *x, int L) {
     switch (x->op) {
     case KX_VAR: fprintf(f, "v%d", x->var); return;
     case KX_LOAD:
+        if (x->buf->dtype == KN_F16) { /* OpenCL only (vx_ok) */
+            fprintf(f, "vload_half%d(0, %s + ", L, x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+            return;
+        }
         fprintf(f, "KN_LD%dF(%s + ", L, x->buf->name);
         kn_cprint_expr(E, x->a[0]);
         fputc(')', f);
@@ -652,7 +659,7 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     if (lanes > 1 && !E->in_lane) { /* one vector statement, or one lane at a time */
         if (vstmt(E, s, lanes, ind)) return;
         if (s->kind == KS_DECL && vvar(E, s->var)) {
-            fprintf(f, "%*skn_v%df v%d = {0};\n", ind, "", lanes, s->var);
+            fprintf(f, "%*skn_v%df v%d = KN_SPLAT%dF(0.0f);\n", ind, "", lanes, s->var, lanes);
             E->vec_widths |= 1u << lg2(lanes);
         } else if (s->kind == KS_DECL) {
             fprintf(f, "%*s%s v%d[%d];\n", ind, "", CT(s->dtype), s->var, lanes);

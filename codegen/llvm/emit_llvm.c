@@ -395,12 +395,14 @@ static LLVMValueRef binary(emit *E, const kn_kx *x) {
     case KX_SHL:
     case KX_SHR: {
         unsigned bits = (unsigned)kn_dtype_get(t)->size * 8;
-        LLVMValueRef big = LLVMBuildICmp(B, LLVMIntUGE, b, LLVMConstInt(ty(E, t), bits, 0), "");
-        LLVMValueRef sb = LLVMBuildSelect(B, big, LLVMConstNull(ty(E, t)), b, "");
+        LLVMValueRef big = LLVMBuildICmp(
+            B, LLVMIntUGE, b, splat(E, LLVMConstInt(ty(E, t), bits, 0), kx_lanes(x)), "");
+        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a)); /* vectors: a's lanes */
+        LLVMValueRef sb = LLVMBuildSelect(B, big, zero, b, "");
         LLVMValueRef r = x->op == KX_SHL ? LLVMBuildShl(B, a, sb, "")
                          : s             ? LLVMBuildAShr(B, a, sb, "")
                                          : LLVMBuildLShr(B, a, sb, "");
-        return LLVMBuildSelect(B, big, LLVMConstNull(ty(E, t)), r, "");
+        return LLVMBuildSelect(B, big, zero, r, "");
     }
     case KX_LAND:
         return bool_val(E, LLVMBuildAnd(B, truth(E, a, t), truth(E, b, x->a[1]->dtype), ""));

@@ -42,7 +42,7 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
     kn_dtype ft = v->dtype == KN_F32 && kn_dtype_get(t)->size <= 2 ? KN_F32 : KN_F64;
     kn_kx *r = kx_cast(L, ft, kx_un(L, KX_ROUND, v));
     if (zp) r = kx_bin(L, KX_ADD, r, kx_cast(L, ft, zp));
-    int rv = kl_decl(L, ft, r);
+    int rv = kl_decl_vec(L, ft, kx_lanes(r), r); /* v may be a vector */
     kn_kx *x = kx_var(L, rv), *klo = kx_const(L, ft, lo), *khi = kx_const(L, ft, hi);
     kn_kx *c =
         kx_select(L, kx_bin(L, KX_LT, x, klo), klo, kx_select(L, kx_bin(L, KX_GT, x, khi), khi, x));
@@ -55,8 +55,10 @@ kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_k
     kn_kx *a = kx_cast(L, KN_I64, acc);
     if (kn_dtype_get(acc->dtype)->size > 4 || acc->dtype == KN_U32)
         a = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, a, kx_int(L, INT32_MIN)), kx_int(L, INT32_MAX));
-    int p = kl_decl(L, KN_I64, kx_mul(L, a, kx_cast(L, KN_I64, mult)));
-    int s = kl_decl(L, KN_I64, kx_cast(L, KN_I64, shift));
+    /* acc may be a vector (mult and shift scalars or vectors of its lanes) */
+    kn_kx *pv = kx_mul(L, a, kx_cast(L, KN_I64, mult));
+    int p = kl_decl_vec(L, KN_I64, kx_lanes(pv), pv);
+    int s = kl_decl_vec(L, KN_I64, kx_lanes(shift), kx_cast(L, KN_I64, shift));
     /* (p + 2^(s-1) - 1 + (floor(p / 2^s) & 1)) >> s: p / 2^s rounded half to even */
     kn_kx *odd = kx_bin(L, KX_AND, kx_bin(L, KX_SHR, kx_var(L, p), kx_var(L, s)), kx_int(L, 1));
     kn_kx *half = kx_bin(L, KX_SHL, kx_int(L, 1), kx_sub(L, kx_var(L, s), kx_int(L, 1)));

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Schedule files: --dump-schedule writes one line per kernel; --schedule reads them back
 # (what it sets is used, and dumping again gives the same values); a file that names
-# kernels the model does not have is refused with exit code 1 and nothing written; the
+# kernels the model does not have is refused with exit code 1 and nothing written; kernels
+# too short for the thread pool are not split; the
 # compiled code with a hand-edited schedule still matches the reference.
 # usage: schedule.sh KILN SOURCE_DIR
 KILN=$1
@@ -28,6 +29,12 @@ cmp -s "$T/a/model.c" "$T/b/model.c" && bad "the edited schedule changed nothing
 mkdir -p "$T/ref/test_data_set_0"
 "$KILN" run "$M" --dim batch=48 --backend llvm --schedule "$T/s2.txt" \
   --input image="$S/examples/digits/test_images.npy" --output-dir "$T/out" -q && ok || bad "run --schedule"
+# the parallel split: kernels of microseconds (batch 48) stay on the calling thread, where
+# waking the pool would cost more than they take; at batch 1024 some are split
+"$KILN" compile "$M" --dim batch=48 --target x86-64-avx2 -o "$T/e" --dump-schedule "$T/s4.txt" >/dev/null &&
+  ! grep -q "tasks=\([2-9]\|[1-9][0-9]\)" "$T/s4.txt" && ok || bad "small kernels split: $(cat "$T/s4.txt")"
+"$KILN" compile "$M" --dim batch=1024 --target x86-64-avx2 -o "$T/f" --dump-schedule "$T/s5.txt" >/dev/null &&
+  grep -q "tasks=\([2-9]\|[1-9][0-9]\)" "$T/s5.txt" && ok || bad "large kernels not split: $(cat "$T/s5.txt")"
 # a schedule for another model
 printf "kernel 0 'nope' Conv tile_rows=2\n" >"$T/bad.txt"
 "$KILN" compile "$M" --dim batch=48 -o "$T/c" --schedule "$T/bad.txt" 2>"$T/err.txt"

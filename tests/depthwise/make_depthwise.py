@@ -14,6 +14,8 @@ same weights:
   y9 = DW3x3 stride 2 dilation 2, pads t0 l2 b1 r1, strided with a dilation
   y10 = DW3x3 pad 1 (n) + b           n: 1x5x14x14, rows narrower than 16 lanes (8 + 4)
   y11 = Relu(DW3x3 pad 1 (e))         e: 1x4x7x7 (a 4-lane vector and a scalar)
+  y12..y15 = GlobalAveragePool of y1, y4, y7, y8   squeeze-and-excite's squeeze, which
+                                      passes/depthwise.c computes in the convolution
 
 Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- and
 16-lane tiles and scalar remainders).
@@ -85,6 +87,10 @@ nodes = [
     conv("dw10", ["n", "w10", "b10"], "y10", group=5, pads=[1, 1, 1, 1]),
     conv("dw11", ["e", "w11"], "c11", group=4, pads=[1, 1, 1, 1]),
     helper.make_node("Relu", ["c11"], ["y11"], name="relu11"),
+    helper.make_node("GlobalAveragePool", ["y1"], ["y12"], name="pool1"),
+    helper.make_node("GlobalAveragePool", ["y4"], ["y13"], name="pool4"),
+    helper.make_node("GlobalAveragePool", ["y7"], ["y14"], name="pool7"),
+    helper.make_node("GlobalAveragePool", ["y8"], ["y15"], name="pool8"),
 ]
 
 t = torch.from_numpy
@@ -102,7 +108,8 @@ with torch.no_grad():
     y9 = F.conv2d(F.pad(X, (2, 1, 0, 1)), t(w9), stride=2, dilation=2, groups=C)
     y10 = F.conv2d(t(n14), t(w10), t(b10), padding=1, groups=5)
     y11 = F.relu(F.conv2d(t(e7), t(w11), padding=1, groups=4))
-outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11]
+    pools = [a.mean(dim=tuple(range(2, a.dim())), keepdim=True) for a in (y1, y4, y7, y8)]
+outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools
 
 vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
 g = helper.make_graph(nodes, "depthwise",

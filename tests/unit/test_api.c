@@ -117,6 +117,12 @@ static kiln_status compile(void) {
     kiln_compiled_destroy(c);
     return st;
 }
+static kiln_status weights_bad(void) {
+    return kiln_options_set_weights(opts, "f8");
+}
+static kiln_status weights_null(void) {
+    return kiln_options_set_weights(opts, NULL);
+}
 static kiln_status max_memory_null(void) {
     return kiln_options_set_max_memory(NULL, 1);
 }
@@ -281,6 +287,8 @@ static const api_case cases[] = {
     T(compile_opencl_target,   KILN_EUNSUPPORTED, "'opencl' is an OpenCL device: the host API runs CPU targets only"),
     T(compile_no_lowering,     KILN_EUNSUPPORTED, "node 'noise_1' (RandomUniformLike): code generation cannot lower the RandomUniformLike operator yet (no compiled backend"),
     T(compile_generic_o0,      KILN_OK,           ""),
+    T(weights_bad,             KILN_EINVAL,       "weights format 'f8' is not f16, bf16 or f32"),
+    T(weights_null,            KILN_EINVAL,       "kiln_options_set_weights: NULL argument"),
     T(max_memory_null,         KILN_EINVAL,       "kiln_options_set_max_memory: options is NULL"),
     T(compile_max_memory_small, KILN_ELIMIT,      "allowed by kiln_options_set_max_memory()"),
     T(compile_max_memory_ok,   KILN_OK,           ""),
@@ -352,12 +360,13 @@ static void getters(void) {
     kiln_compiled_destroy(NULL);
 }
 
-/* Compiles F.model for batch n with default options (NULL); runs in[] -> out[]. */
-static int compile_run(int n, const float *in, float *out) {
+/* Compiles F.model for batch n with default options but the weights format (NULL: the
+ * default); runs in[] -> out[]. */
+static int compile_run_weights(int n, const char *weights, const float *in, float *out) {
     kiln_options *o;
     kiln_compiled *c = NULL;
     int rc = kiln_options_create(&o) || kiln_options_set_dim(o, "batch", n) ||
-             kiln_compile_jit(F.model, o, &c);
+             (weights && kiln_options_set_weights(o, weights)) || kiln_compile_jit(F.model, o, &c);
     kiln_options_destroy(o);
     size_t size = kiln_compiled_workspace_size(c);
     unsigned char *ws = rc ? NULL : aligned_alloc(64, (size + 63) / 64 * 64 + 64);
@@ -367,6 +376,26 @@ static int compile_run(int n, const float *in, float *out) {
     free(ws);
     kiln_compiled_destroy(c);
     return rc;
+}
+
+static int compile_run(int n, const float *in, float *out) {
+    return compile_run_weights(n, NULL, in, out);
+}
+
+/* Weights rounded to float16 (bfloat16) move the logits (of magnitude about 10) by more
+ * than float32 rounding, and by less than 0.05 (0.5). */
+static void weights_formats(void) {
+    static const char *const fmt[] = {"f16", "bf16", "f32"};
+    static const float most[] = {0.05f, 0.5f, 0.0f};
+    for (int f = 0; f < 3; f++) {
+        float out[2 * 10], d = 0;
+        CHECK(compile_run_weights(2, fmt[f], F.in, out) == 0);
+        for (int k = 0; k < 2 * 10; k++) d = fmaxf(d, fabsf(out[k] - F.out[k]));
+        if (f < 2)
+            CHECK(d > 1e-5f && d <= most[f]);
+        else
+            CHECK(d <= 1e-5f);
+    }
 }
 
 /* Batch 2 computes each image as batch 1 does. */
@@ -490,6 +519,7 @@ int main(int argc, char **argv) {
     run_cases();
     getters();
     batch_consistency();
+    weights_formats();
     thread_counts();
     threads();
     thread_local_message();

@@ -128,6 +128,34 @@ int main(void) {
             fprintf(stderr, "  case %zu: m %a acc %lld gives %lld\n", i, acases[i].m,
                     (long long)acases[i].acc, (long long)got);
     }
+    /* the 32-bit form equals the exact one wherever it applies: every shift it takes,
+     * multipliers and accumulators at random and at their edges (ties included: acc a
+     * power of two times an odd multiple of 2^(shift-1) / mult) */
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    int bad = 0;
+    for (int32_t sh = 30; sh <= 63; sh++)
+        for (int i = 0; i < 20000; i++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            uint32_t r1 = (uint32_t)(seed >> 32), r2 = (uint32_t)seed;
+            kn_qmul q = {(int32_t)((INT32_C(1) << 30) | (r1 & 0x3fffffff)), sh};
+            if (i == 0) q.mult = INT32_C(1) << 30;
+            if (i == 1) q.mult = INT32_MAX;
+            int32_t acc = i < 4 ? (i & 1 ? INT32_MIN : INT32_MAX) : (int32_t)r2;
+            if (i % 7 == 5) acc = (int32_t)r2 >> (r1 % 31); /* small magnitudes */
+            if (i % 7 == 6) { /* exact ties: mult 2^30, acc = odd * 2^(shift-31) */
+                q.mult = INT32_C(1) << 30;
+                int e = sh - 31;
+                acc = e < 31 ? (int32_t)((((int64_t)(r2 % 4096) * 2 + 1) << e) * (r1 & 1 ? -1 : 1))
+                             : 0;
+            }
+            CHECK(kn_qmul_32bit(q) == (sh >= 33 && sh <= 62));
+            if (!kn_qmul_32bit(q)) continue;
+            int64_t want = kn_qmul_apply(acc, q), got = kn_qmul_apply32(acc, q);
+            if (got != want && bad++ < 5)
+                fprintf(stderr, "  32-bit: mult %d shift %d acc %d gives %lld, want %lld\n", q.mult,
+                        sh, acc, (long long)got, (long long)want);
+        }
+    CHECK(bad == 0);
     /* the scales' multiplier is the double product and quotient of the float32 scales */
     kn_qmul a = kn_qmul_scales(0.125f, 0.28125f, 0.75f), b = kn_qmul_make(3.0 / 64);
     CHECK(a.mult == b.mult && a.shift == b.shift);

@@ -1,0 +1,28 @@
+/* Fixed-point requantization in 32-bit arithmetic (ir/requant.h kn_qmul_apply32): the
+ * same results as kl_requant_fixed, for the tile pass's epilogue on 32-bit
+ * microcontrollers, where kl_requant_fixed's int64 shifts by a run-time amount, adds and
+ * clamps take about 50 instructions per element (no 64-bit registers) and this about 15:
+ * one 32 x 32 -> 64 multiply (SMULL), its high word, 32-bit shifts and a 32-bit clamp. */
+#include "ir/kir.h"
+
+#include <math.h>
+
+kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp, kn_dtype t) {
+    const kn_dtype_info *di = kn_dtype_get(t);
+    double span = ldexp(1.0, (int)di->size * 8);
+    double lo = di->is_signed ? -span / 2 : 0, hi = di->is_signed ? span / 2 - 1 : span - 1;
+    int p = kl_decl(L, KN_I64, kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
+    int s = kl_decl(L, KN_I32, kx_cast(L, KN_I32, t32));
+    kn_kx *one = kx_const(L, KN_I32, 1);
+    /* odd = ((p >> 32) >> t) & 1: the parity of floor(p / 2^shift) */
+    kn_kx *h = kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, p), kx_int(L, 32)));
+    kn_kx *odd = kx_bin(L, KX_AND, kx_bin(L, KX_SHR, h, kx_var(L, s)), one);
+    /* (((p + odd - 1) >> 32) + 2^(t-1)) >> t */
+    kn_kx *q = kx_add(L, kx_var(L, p), kx_cast(L, KN_I64, kx_sub(L, odd, one)));
+    q = kx_cast(L, KN_I32, kx_bin(L, KX_SHR, q, kx_int(L, 32)));
+    q = kx_add(L, q, kx_bin(L, KX_SHL, one, kx_sub(L, kx_var(L, s), one)));
+    kn_kx *r = kx_bin(L, KX_SHR, q, kx_var(L, s));
+    if (zp) r = kx_add(L, r, kx_cast(L, KN_I32, zp));
+    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, lo)), kx_const(L, KN_I32, hi));
+    return kx_cast(L, t, r);
+}

@@ -1,0 +1,29 @@
+/* Integer contractions in the register tiles of the kernel passes (passes/tile_int.c):
+ * what an integer depthwise convolution needs to run in the depthwise pass's tiles
+ * (passes/depthwise.c), and the requantizing store they share. */
+#ifndef KN_PASSES_TILE_INT_H
+#define KN_PASSES_TILE_INT_H
+
+#include "ir/kir.h"
+
+/* Whether integer depthwise convolution d (QLinearConv or ConvInteger with group == C
+ * == M) can run in the depthwise pass's f32 tiles exactly: constant weights, weight
+ * zero points, bias and scales, one constant input zero point, no epilogue, and every
+ * partial sum an integer below 2^24 (taps x 255 x max |w - wz| + max |bias|), so f32
+ * holds it exactly on every backend. */
+bool kt_dw_int_suits(const kn_contract *d);
+/* d's packed per-channel constants as f32 into pk ([c][1 + kh*kw]): the bias, then
+ * w - wz[c] of each tap. */
+void kt_dw_int_pack(const kn_contract *d, float *pk);
+/* d's input zero point (0 without one). */
+double kt_int_xz(const kn_contract *d);
+/* The requantization tables of d's m columns into *mult and *shift: fixed point
+ * (d->fixed, ir/requant.h), else *mult the f64 multipliers of ONNX mode and *shift
+ * NULL; both NULL when y is the i32 accumulator itself (ConvInteger, MatMulInteger). */
+void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift);
+/* The value stored at y for integer accumulator acc (i32, scalar or vector) of column
+ * col: acc itself, or requantized through the tables of kt_int_tables. */
+kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *acc,
+                    kn_kx *col);
+
+#endif
