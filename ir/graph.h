@@ -131,10 +131,10 @@ struct kn_graph {
                                  element whose length is known only at run time, NUL
                                  included; 0: the default (KN_MAX_STRING_BYTES, ir/kir.h) */
     int ir_version;
-    kn_dtype weights;   /* root: KN_F16/KN_BF16 to store representable float32 weights in
-                           (passes/lowp.c), else KN_UNDEF */
-    bool weights_round; /* root: the pass 'weights' rounds float32 constants to `weights`
-                           (--weights); false: only the storage (kn_weights_detect) */
+    kn_dtype weights;           /* root: KN_F16/KN_BF16 to store representable float32 weights in
+                                   (passes/lowp.c), else KN_UNDEF */
+    bool weights_round;         /* root: the pass 'weights' rounds float32 constants to `weights`
+                                   (--weights); false: only the storage (kn_weights_detect) */
     const char *invalid;        /* an If branch whose static inference failed for the fixed
                                    input shapes (the condition being unknown): why. Compiled
                                    code returns KN_STATUS_INVALID_BRANCH if it is taken */

@@ -462,8 +462,7 @@ kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_k
 /* The same for an i32 acc and shifts in [33, 62] (ir/requant.h kn_qmul_32bit), in 32-bit
  * arithmetic after one 32 x 32 -> 64 multiply; t32 is the shift minus 32.
  * ir/lower/requant32.c. */
-kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp,
-                          kn_dtype t);
+kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_kx *zp, kn_dtype t);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */
