@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* An inlined call of a model-local function (see inline_call). */
 typedef struct fn_scope {
@@ -1122,7 +1125,66 @@ static int wire_depth(const uint8_t *p, size_t n, int cap) {
     return deepest;
 }
 
+static Onnx__ModelProto *unpack_model_with(kn_ctx *cx, const void *buf, size_t len,
+                                           ProtobufCAllocator *alloc);
+
 static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
+    return unpack_model_with(cx, buf, len, NULL);
+}
+
+/* A model file mapped read-only, unpacked by protobuf-c with an allocator that gives
+ * back the file's pages already consumed: protobuf-c copies each bytes field (raw_data)
+ * out of the file in file order, so when it asks for a big block, the previous big
+ * block has been copied and the file up to that block's source is done with. Its source
+ * is found by searching its first bytes from where the last one was found: the first
+ * match is at or before the true place, so at worst fewer pages are dropped. Dropping a
+ * page of a private read-only file mapping (MADV_DONTNEED) only takes it out of the
+ * process's resident set; read again, it comes back from the file, so a wrong guess
+ * costs time, never correctness. Loading then holds about one copy of the weights (the
+ * file's or the unpacked one), not both (#11, compile memory). */
+typedef struct drop_alloc {
+    const unsigned char *map;
+    size_t len, pos, dropped;  /* search from pos; pages below dropped are given back */
+    const unsigned char *prev; /* the previous big block, and its size */
+    size_t prev_len;
+    size_t page;
+} drop_alloc;
+
+enum { DROP_BIG = 1 << 20, DROP_KEY = 64 };
+
+static void drop_consumed(drop_alloc *D) {
+    if (!D->prev || D->prev_len < DROP_KEY) return;
+    const unsigned char *hit = memmem(D->map + D->pos, D->len - D->pos, D->prev, DROP_KEY);
+    if (!hit) return;
+    size_t end = (size_t)(hit - D->map) + D->prev_len;
+    if (end > D->len) return;
+    D->pos = end;
+    size_t to = end / D->page * D->page;
+    if (to > D->dropped) {
+        madvise((void *)(D->map + D->dropped), to - D->dropped, MADV_DONTNEED);
+        D->dropped = to;
+    }
+}
+
+static void *drop_alloc_fn(void *data, size_t size) {
+    drop_alloc *D = data;
+    void *p = malloc(size ? size : 1);
+    if (size >= DROP_BIG) {
+        drop_consumed(D);
+        D->prev = p;
+        D->prev_len = size;
+    }
+    return p;
+}
+
+static void drop_free_fn(void *data, void *p) {
+    drop_alloc *D = data;
+    if (p && p == D->prev) D->prev = NULL;
+    free(p);
+}
+
+static Onnx__ModelProto *unpack_model_with(kn_ctx *cx, const void *buf, size_t len,
+                                           ProtobufCAllocator *alloc) {
     if (!len) {
         kn_diag(cx, NULL, KN_EINVAL, "the file is empty, not an ONNX model");
         return NULL;
@@ -1132,7 +1194,7 @@ static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
                 MAX_WIRE_DEPTH);
         return NULL;
     }
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(alloc, len, buf);
     if (!mp) kn_diag(cx, NULL, KN_EINVAL, "not an ONNX model (protobuf parsing failed)");
     return mp;
 }
@@ -1212,7 +1274,21 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
     void *buf;
     size_t len;
     *out = NULL;
-    if (kn_read_file(cx, path, &buf, &len)) return cx->status;
+    void *map = NULL;
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (unsigned long long)st.st_size < SIZE_MAX / 2) {
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) map = NULL;
+    }
+    if (fd >= 0) close(fd);
+    if (map) {
+        buf = map;
+        len = (size_t)st.st_size;
+    } else if (kn_read_file(cx, path, &buf, &len)) {
+        return cx->status;
+    }
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
     if (slash)
@@ -1220,9 +1296,19 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
     else
         snprintf(dir, sizeof dir, ".");
     if (!dir[0]) snprintf(dir, sizeof dir, "/");
-    Onnx__ModelProto *mp = unpack_model(cx, buf, len);
-    free(buf); /* before the graph is built: the file, its unpacked copy and the graph's
-                * copy of the weights are never all alive at once */
+    Onnx__ModelProto *mp;
+    if (map) {
+        long page = sysconf(_SC_PAGESIZE);
+        drop_alloc D = {.map = map, .len = len, .page = page > 0 ? (size_t)page : 4096};
+        ProtobufCAllocator a = {drop_alloc_fn, drop_free_fn, &D};
+        mp = unpack_model_with(cx, buf, len, &a);
+        munmap(map, len);
+    } else {
+        mp = unpack_model(cx, buf, len);
+        free(buf);
+    }
+    /* before the graph is built: the file, its unpacked copy and the graph's copy of
+     * the weights are never all alive at once */
     return mp ? load_model(cx, mp, dir, path, out) : cx->status;
 }
 

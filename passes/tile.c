@@ -28,7 +28,8 @@
  * For Conv the rows are output pixels along the innermost spatial axis, the columns
  * output channels, and the reduction runs over input channels and the kernel window;
  * padding is materialized once into an arena scratch copy of the input, so the inner
- * loops have no bounds tests. Tile sizes come from the target's vector width and
+ * loops have no bounds tests (microcontrollers read it in place instead, testing
+ * bounds at the borders only: conv_pad_choice). Tile sizes come from the target's vector width and
  * register count (kl_lanes, kl_vector_registers); with one lane (no SIMD) the tile
  * is a block of scalar accumulators. */
 #include "ir/epilogue.h"
@@ -1499,14 +1500,17 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
 /* ---- the pass ---- */
 
 /* How a padded convolution reads its padding (kn_sched.pad): a schedule file's choice,
- * else inside the kernel (1), which needs no arena copy of the input. Microcontrollers
- * never copy (RAM); on CPUs the copy measured no faster (docs/decisions.md), so they
- * do not either. A convolution without padding needs neither (0). */
+ * else on microcontrollers inside the kernel (1), which needs no arena copy of the
+ * input (RAM), and elsewhere through the zero-padded copy (2). Reading in place
+ * builds each block's micro-kernel up to 12 times (top, interior and bottom rows, each
+ * with left and right border pixels, full tiles and a partial one) against twice with
+ * the copy: on ResNet-18 that made LLVM's optimization and code generation 4x slower
+ * (#16's compile-time targets missed), and the copy runs no slower on CPUs
+ * (docs/benchmarks.md, compile time). A convolution without padding needs neither (0). */
 static int conv_pad_choice(const kn_contract *d, const kn_target *t, const kn_sched *ov) {
     if (!d->ph && !d->pw && !d->peh && !d->pew) return 0;
     if (ov && (ov->pad == 1 || ov->pad == 2)) return ov->pad;
-    (void)t;
-    return 1;
+    return t->kind == KN_TARGET_MCU ? 1 : 2;
 }
 
 kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
