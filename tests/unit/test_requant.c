@@ -145,8 +145,9 @@ int main(void) {
             if (i % 7 == 6) { /* exact ties: mult 2^30, acc = odd * 2^(shift-31) */
                 q.mult = INT32_C(1) << 30;
                 int e = sh - 31;
-                acc = e < 31 ? (int32_t)((((int64_t)(r2 % 4096) * 2 + 1) << e) * (r1 & 1 ? -1 : 1))
-                             : 0;
+                acc = e >= 0 && e < 31
+                          ? (int32_t)((((int64_t)(r2 % 4096) * 2 + 1) << e) * (r1 & 1 ? -1 : 1))
+                          : 0;
             }
             CHECK(kn_qmul_32bit(q) == (sh >= 33 && sh <= 62));
             if (!kn_qmul_32bit(q)) continue;
