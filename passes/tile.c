@@ -302,39 +302,11 @@ static double kt_pack_word(const kt_tile *T, const double *v, int n) {
     return (double)(int32_t)w;
 }
 
-/* The per-column requantization multipliers of d into *mult (and *shift): in fixed
- * point (d->fixed: kl_qmul_tables, ir/requant.h), else (xscale[0] * wscale[col]) /
- * yscale[0] as the ONNX reference computes them (in double from the stored scales),
- * *shift NULL. Constants of ncols. */
-static void int_multipliers(kn_lower *L, const kn_contract *d, int64_t ncols, kn_kbuf **mult,
-                            kn_kbuf **shift) {
-    *shift = NULL;
-    if (d->fixed) {
-        bool ok = kl_qmul_tables(L, d->xscale, d->wscale, d->yscale, ncols, mult, shift);
-        KN_ASSERT(ok); /* int_ok checked the scales are constants */
-        *shift = kl_qmul_shift32(L, *mult, *shift, ncols);
-        return;
-    }
-    double *m = malloc((size_t)ncols * sizeof *m);
-    KN_ASSERT(m);
-    for (int64_t c = 0; c < ncols; c++)
-        m[c] = cval(d->xscale, 0) * cval(d->wscale, c) / cval(d->yscale, 0);
-    *mult = kl_table(L, KN_F64, ncols, m);
-    free(m);
-}
-
 /* An 8-bit operand element minus the zero point xz[0] (x itself for floats). */
 static kn_kx *int_operand(kn_lower *L, const kn_contract *d, kn_kx *x) {
     if (!kn_contract_is_int(d)) return x;
     x = kx_cast(L, KN_I32, x);
     return d->xz ? kx_sub(L, x, kx_cast(L, KN_I32, kx_load(L, d->xz, kx_int(L, 0)))) : x;
-}
-
-/* The value stored at y for accumulator value v of column col: v itself, or (QLinear)
- * requantized through the multiplier tables mult and shift (int_multipliers). */
-static kn_kx *int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *v,
-                        kn_kx *col) {
-    return kt_int_store(L, d, mult, shift, v, col); /* passes/tile_int.c */
 }
 
 /* ---- Conv ---- */
@@ -640,7 +612,7 @@ store:;
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     if (kn_contract_is_int(d) && !G->vq)
-        val = int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
+        val = kt_int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
@@ -863,12 +835,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     free(wp);
     G.mult = G.shift = NULL;
     /* requantized as vectors (tables padded past m), or on microcontrollers one output
-     * at a time in 32-bit arithmetic (int_multipliers) */
+     * at a time in 32-bit arithmetic (kt_int_tables) */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
     if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
     else if (integer && d->yscale)
-        int_multipliers(L, d, d->m, &G.mult, &G.shift);
+        kt_int_tables(L, d, &G.mult, &G.shift);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -1129,7 +1101,7 @@ store:;
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
                 kl_store(L, G->y, yi,
-                         int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
+                         kt_int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
             }
         else if (valid == T->kb || G->pw) /* whole vectors, then single columns */
             for (int v = 0; v < T->nv; v++) {
@@ -1211,7 +1183,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->mult = G->shift = NULL;
-    if (integer && G->d->yscale) int_multipliers(L, G->d, G->n, &G->mult, &G->shift);
+    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->mult, &G->shift);
     mm_blocks(L, G, &T);
     return true;
 }
