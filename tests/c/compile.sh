@@ -3,12 +3,7 @@
 # usage: compile.sh KILN SOURCE_DIR
 KILN=$1
 EX=$2/examples/digits
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 
 # deterministic: two folders, compiled at different times, byte-identical
 "$KILN" compile "$EX/digits.onnx" -o "$T/a" --name net --shape image=2,1,8,8 >"$T/log1" || bad "compile a"
@@ -132,5 +127,4 @@ gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$T/str" "$T/str/main.c" "$T/str
 "$KILN" compile "$EX/digits.onnx" -o "$T/v" --dim batch=1 -v >/dev/null 2>"$T/verr"
 grep -q "^kiln: emitting C" "$T/verr" && grep -q "^kiln: wrote .*/model.c, [0-9]* bytes" "$T/verr" &&
   ! grep -q "$(printf '\033')" "$T/verr" && ok || bad "-v: $(cat "$T/verr")"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

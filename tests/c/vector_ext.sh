@@ -12,12 +12,7 @@
 # usage: vector_ext.sh KILN SOURCE_DIR
 KILN=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 export CC=gcc
 
 # compile: every target, both forms, gcc (-O1, for its flow warnings) and clang
@@ -79,5 +74,4 @@ while read -r a b; do
     ! grep "^static void model_k[0-9]*(.*\*$a[,)]" "$T/ip/model.c" | grep -q "restrict $a[,)]\|restrict $b[,)]" &&
     ok || bad "in-place $a (of $b): $(grep "^static void model_k[0-9]*(.*\*$a[,)]" "$T/ip/model.c")"
 done <"$T/pairs"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -5,10 +5,7 @@
 KILN=$1
 SRC=$2
 EX=$SRC/examples/digits
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$2/tests/lib.sh"
 
 # expect CODE PATTERN -- command...: exit code CODE and PATTERN in stdout+stderr.
 expect() {
@@ -113,5 +110,4 @@ expect 1 "ConstantOfShape" -- "$KILN" run "$RS.onnx" --input shape="${RS}_big.np
 expect 0 "y: f32\[3,4\]" -- "$KILN" run "$RS.onnx" --input shape="${RS}_small.npy" --max-memory 64M
 expect 2 "takes a size in bytes" -- "$KILN" run "$RS.onnx" --input shape="${RS}_small.npy" --max-memory 6x
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -6,12 +6,7 @@
 # usage: docs.sh KILN SOURCE_DIR
 KILN=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 "$KILN" help --markdown >"$T/cli.md" && diff -u "$S/docs/cli.md" "$T/cli.md" && ok ||
   bad "docs/cli.md is stale: kiln help --markdown > docs/cli.md"
 for c in $("$KILN" --help | sed -n 's/^  \([a-z-]*\)  .*/\1/p'); do
@@ -48,5 +43,4 @@ if command -v groff >/dev/null; then
   w=$(groff -man -Tutf8 -ww -z "$T/kiln.1" 2>&1)
   [ -z "$w" ] && ok || bad "man page: $w"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -5,12 +5,7 @@
 # usage: pictures.sh KILN SOURCE_DIR
 KILN=$1
 M=$2/examples/digits/digits.onnx
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 wellformed() { # FILE
   if command -v xmllint >/dev/null; then xmllint --noout "$1"; else tail -1 "$1" | grep -q "</svg>"; fi
 }
@@ -83,5 +78,4 @@ grep -q "Add (residual), Relu (fused)" "$T/f.dot" &&
 n=$(($(wc -l <"$T/m.txt") - 2))
 [ "$(grep -c '): .* at offset' "$T/m.svg")" = "$n" ] && ok || bad "memory svg: not $n buffers"
 grep -q "lower bound" "$T/m.svg" && grep -q "region-arena" "$T/m.svg" && ok || bad "memory svg: no lower bound"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

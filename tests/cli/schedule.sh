@@ -8,12 +8,7 @@
 KILN=$1
 S=$2
 M=$S/examples/digits/digits.onnx
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 
 "$KILN" compile "$M" --dim batch=48 --target x86-64-avx2 -o "$T/a" --dump-schedule "$T/s1.txt" >/dev/null ||
   bad "compile --dump-schedule"
@@ -43,5 +38,4 @@ printf "kernel 0 'nope' Conv tile_rows=2\n" >"$T/bad.txt"
 printf "kernel 0 '/0/Conv' Conv tile_rows=x\n" >"$T/bad2.txt"
 "$KILN" compile "$M" --dim batch=48 -o "$T/d" --schedule "$T/bad2.txt" 2>"$T/err2.txt"
 [ $? = 1 ] && grep -q "bad2.txt' line 1: bad value" "$T/err2.txt" && ok || bad "malformed schedule: $(cat "$T/err2.txt")"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

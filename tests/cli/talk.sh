@@ -9,10 +9,7 @@ KILN=$1
 SRC=$2
 EX=$SRC/examples/digits
 M=$EX/digits.onnx
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$2/tests/lib.sh"
 
 # say CODE PATTERN... -- command...: exit code CODE, every PATTERN in stderr+stdout
 # (fixed strings), and on failure a message of one line starting with "kiln".
@@ -110,5 +107,4 @@ say 0 "?          /0/Conv (Conv): output shape not static" "FLOPs per run unknow
 say 0 '"flops": null' -- "$KILN" inspect "$M" --json
 say 0 '"flops": 51626' -- "$KILN" inspect "$M" --json --dim batch=1
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -6,10 +6,7 @@
 KILN=$1
 SRC=$2
 DIR=$SRC/tests/golden
-pass=0
-fail=0
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$2/tests/lib.sh"
 while IFS='|' read -r name cmd model opts; do
   name=$(echo "$name" | tr -d ' ')
   case "$name" in '' | \#*) continue ;; esac
@@ -21,15 +18,13 @@ while IFS='|' read -r name cmd model opts; do
   if [ "$3" = "--update" ]; then
     printf '%s\n' "$out" >"$DIR/$name.txt"
     echo "updated $name.txt"
-  elif printf '%s\n' "$out" | diff -u "$DIR/$name.txt" - >/tmp/golden.$$; then
+  elif printf '%s\n' "$out" | diff -u "$DIR/$name.txt" - >"$T/diff"; then
     pass=$((pass + 1))
   else
     fail=$((fail + 1))
     echo "FAIL $name:"
-    cat /tmp/golden.$$
+    cat "$T/diff"
   fi
 done <"$DIR/cases.txt"
-rm -f /tmp/golden.$$
 [ "$3" = "--update" ] && exit 0
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

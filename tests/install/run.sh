@@ -12,12 +12,7 @@
 # usage: run.sh BUILD_DIR SOURCE_DIR
 B=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+. "$2/tests/lib.sh"
 P=$T/prefix
 EX=$P/share/doc/kiln/examples
 DIGITS=$S/examples/digits
@@ -157,5 +152,4 @@ if command -v groff >/dev/null; then
   w=$(groff -man -Tutf8 -ww -z "$P/share/man/man1/kiln.1" 2>&1)
   [ -z "$w" ] && ok || bad "man page: $w"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,12 +7,7 @@
 # usage: cortex_m.sh KILN SOURCE_DIR
 KILN=$1
 EX=$2/examples/digits
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 if ! command -v arm-none-eabi-readelf >/dev/null; then
   echo "arm-none-eabi binutils missing (tools/setup.sh installs gcc-arm-none-eabi)"
   exit 1
@@ -69,5 +64,4 @@ for e in obj asm llvm; do
   ext=$([ $e = obj ] && echo o || ([ $e = asm ] && echo s || echo ll))
   cmp -s "$T/r1/d.$ext" "$T/r2/d.$ext" && cmp -s "$T/r1/d.h" "$T/r2/d.h" && ok || bad "--emit $e differs between runs"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -9,12 +9,7 @@
 # usage: weights_section.sh KILN SOURCE_DIR
 KILN=$1
 EX=$2/examples/digits
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 RE=$(command -v llvm-readelf-19 || command -v llvm-readelf)
 LLD=$(command -v ld.lld-19 || command -v ld.lld)
 [ -n "$RE" ] || { echo "llvm-readelf missing (llvm-19)"; exit 1; }
@@ -39,5 +34,4 @@ for t in x86-64-avx2 aarch64 cortex-m4; do
       bad "$t: lld does not link it: $(head -3 "$T/ld")"
   fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

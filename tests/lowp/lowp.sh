@@ -10,12 +10,7 @@
 KILN=$1
 D=$2/tests/lowp
 M=$D/models/cnn/model.onnx
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 # the float32 elements of an .npy file, one per line (header: 10 bytes + its length)
 vals() {
   h=$(od -A n -t u2 -j 8 -N 2 "$1" | tr -d ' ')
@@ -101,5 +96,4 @@ done
 # usage
 "$KILN" run "$M" --weights f8 >"$T/u.txt" 2>&1
 [ $? = 2 ] && grep -q -- "--weights takes f16 or bf16" "$T/u.txt" && ok || bad "--weights f8: $(cat "$T/u.txt")"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -8,10 +8,7 @@ KILN=$1
 SRC=$2
 M=$SRC/tests/models
 E=$SRC/tests/onnx/messages
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$2/tests/lib.sh"
 expect() { # CODE PATTERN -- command...
   code=$1 pat=$2
   shift 3
@@ -70,5 +67,4 @@ expect 1 "float8_quantize.onnx: node 'qf8' (QuantizeLinear): output_dtype float8
 expect 1 "uint4_initializer.onnx: node 'c' (Cast): input 0 is initializer 'w' of data type uint4 (21): $UT" -- \
   "$KILN" run "$E/uint4_initializer.onnx"
 [ -z "$(ls -A "$T/c" "$T/d" "$T/g" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

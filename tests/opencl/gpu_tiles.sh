@@ -6,12 +6,7 @@
 # usage: gpu_tiles.sh KILN SOURCE_DIR        (exit 77: no OpenCL device)
 KILN=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 
 # check MODEL_DIR NAME ROWS VECS: default tiles, then ROWS x VECS tiles
 check() {
@@ -38,5 +33,4 @@ check "$S/examples/transformer" transformer 3 5
 # work-items of 16 lanes
 grep -Eq "^kernel [0-9]+ '[^']*' (Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=16" \
   "$T/transformer.txt" && ok || bad "transformer: no vector work-item tile: $(cat "$T/transformer.txt")"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -7,12 +7,7 @@
 # usage: cortex_m4.sh KILN SOURCE_DIR
 KILN=$1
 S=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 for tool in arm-none-eabi-gcc qemu-system-arm; do
   command -v $tool >/dev/null || { echo "$tool missing: skipped"; exit 77; }
 done
@@ -62,5 +57,4 @@ for m in qlinear_cnn qlinear_odd integer_ops; do
     -kernel "$D/app.elf" >"$D/out.txt" 2>&1
   grep -q "^ok [0-9]* bytes" "$D/out.txt" && ok || bad "$m: on the board: $(head -8 "$D/out.txt")"
 done
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

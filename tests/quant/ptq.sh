@@ -8,12 +8,7 @@
 KILN=$1
 M=$2/examples/digits/digits.onnx
 D=$2/tests/quant/digits
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 right() { sed -n 's/^top-1: \([0-9]*\) of 359 = .*/\1/p' "$1"; }
 RUN="run $M --input image=$D/heldout_images.npy --labels $D/heldout_labels.npy"
 Q="--quantize int8 --calibrate $D/calib.npy"
@@ -126,5 +121,4 @@ err 2 "--quantize takes int8 or auto, got 'int4'" $RUN --quantize int4 --calibra
 err 2 "--quantize auto needs --max-drop X" $RUN --quantize auto --calibrate $D/calib.npy
 err 2 "--calibration takes minmax, percentile\[=P\] or entropy, got 'kl'" $RUN $Q --calibration kl
 err 2 "go with --quantize" $RUN --calibrate $D/calib.npy
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

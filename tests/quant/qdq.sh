@@ -8,12 +8,7 @@
 # usage: qdq.sh KILN SOURCE_DIR
 KILN=$1
 M=$2/tests/quant/models/qdq_cnn
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$2/tests/lib.sh"
 "$KILN" inspect "$M/model.onnx" --passes shape,qdq,fold,shape >"$T/g.txt" 2>&1 || bad "inspect"
 n() { grep -c "= $1(" "$T/g.txt"; }
 [ "$(n QLinearConv)" = 2 ] && ok || bad "QLinearConv: $(n QLinearConv), want 2"
@@ -40,5 +35,4 @@ K=$2/tests/quant/models/qdq_gemm_bias
 [ ! -s "$T/q.err" ] && ok || bad "-q leaves: $(cat "$T/q.err")"
 r=$("$KILN" check-onnx "$K" --backend llvm 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_gemm_bias through LLVM: $r"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -6,12 +6,7 @@
 # usage: check.sh KILN SOURCE_DIR
 KILN=$1
 D=$2/tests/shared
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. "$2/tests/lib.sh"
 for t in cortex-m4 generic; do
   for m in shared copies distinct; do
     "$KILN" compile "$D/$m/model.onnx" -o "$T/$t-$m" --name m --target $t >"$T/$t-$m.log" 2>&1 ||
@@ -26,5 +21,4 @@ for t in cortex-m4 generic; do
   { [ "$w_shared" = "$w_copies" ] && [ "$w_shared" -lt "$w_distinct" ]; } && ok ||
     bad "$t: weight bytes shared $w_shared, copies $w_copies, distinct $w_distinct"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
