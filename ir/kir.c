@@ -174,8 +174,9 @@ kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
     size_t bytes = (size_t)numel * kn_dtype_get(t)->size;
     for (int i = 0; i < L->p->nbufs; i++) {
         kn_kbuf *b = L->p->bufs[i];
-        if (b->kind == KB_CONST && b->data && b->dtype == t && b->rank == 1 && b->numel == numel &&
-            !memcmp(b->data->data, data, bytes))
+        /* a constant whose data was freed (kn_kprog_release_data) has none to share */
+        if (b->kind == KB_CONST && b->data && b->data->data && b->dtype == t && b->rank == 1 &&
+            b->numel == numel && !memcmp(b->data->data, data, bytes))
             return b;
     }
     kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);

@@ -22,12 +22,17 @@
 #include "passes/schedule.h"
 #include "targets/target.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* An affine form: sum of coef[var] * var + k, over variables in [0, nvars). */
+/* An affine form: sum of coef[i] * var[i] + k over the n variables it names (only the
+ * variables of the index, not every variable of the program: ResNet-50's program has
+ * about 10^5, and forms sized to all of them made the analysis quadratic). */
 typedef struct affine {
+    int *var;
     int64_t *coef;
+    int n, cap;
     int64_t k;
     bool ok;
 } affine;
@@ -38,18 +43,41 @@ typedef struct pctx {
     unsigned char *inside; /* variables declared inside the loop being analyzed */
     unsigned char *fixed;  /* indices of enclosing loops: constant within one iteration */
     const kn_kx **let;     /* integer locals assigned once: their value (else NULL) */
+    int *slot;             /* each variable's term in the one live affine form (-1: none) */
+    int *touched;          /* variables whose extent/inside/fixed the current loop set */
+    int ntouched, cap_touched;
     int nvars;
 } pctx;
 
-static void aff_init(pctx *P, affine *a) {
-    a->coef = calloc((size_t)P->nvars + 1, sizeof *a->coef);
-    KN_ASSERT(a->coef);
-    a->k = 0;
-    a->ok = true;
+static void aff_init(affine *a) {
+    *a = (affine){.ok = true};
 }
 
-static void aff_free(affine *a) {
+/* Forgets the form's terms; P->slot is back to all -1 (one form is live at a time). */
+static void aff_free(pctx *P, affine *a) {
+    for (int i = 0; i < a->n; i++) P->slot[a->var[i]] = -1;
+    free(a->var);
     free(a->coef);
+}
+
+static void aff_term(pctx *P, affine *a, int v, int64_t scale) {
+    int s = P->slot[v];
+    if (s < 0) {
+        if (a->n == a->cap) {
+            a->cap = a->cap ? a->cap * 2 : 8;
+            a->var = realloc(a->var, (size_t)a->cap * sizeof *a->var);
+            a->coef = realloc(a->coef, (size_t)a->cap * sizeof *a->coef);
+            KN_ASSERT(a->var && a->coef);
+        }
+        s = P->slot[v] = a->n++;
+        a->var[s] = v;
+        a->coef[s] = 0;
+    }
+    a->coef[s] += scale;
+}
+
+static int64_t aff_coef(const pctx *P, const affine *a, int v) {
+    return P->slot[v] >= 0 ? a->coef[P->slot[v]] : 0;
 }
 
 /* a += scale * x */
@@ -66,7 +94,7 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
             a->ok = false;
             return;
         }
-        a->coef[x->var] += scale;
+        aff_term(P, a, x->var, scale);
         return;
     case KX_ADD:
         aff_add(P, a, x->a[0], scale);
@@ -98,28 +126,29 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
  * extents of inner loops. False if not analyzable. */
 static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, int64_t *hi) {
     affine a;
-    aff_init(P, &a);
+    aff_init(&a);
     aff_add(P, &a, index, 1);
     bool ok = a.ok;
-    *c = a.coef[v];
+    *c = aff_coef(P, &a, v);
     /* terms that are multiples of the period c * extent(v) move whole periods: they
      * cannot make two iterations meet (see loop_parallel), so they are left out */
     int64_t period = *c > 0 && P->extent[v] > 0 ? *c * P->extent[v] : 0;
     *lo = *hi = period ? (a.k % period + period) % period : a.k;
-    for (int i = 0; ok && i < P->nvars; i++) {
-        if (i == v || !a.coef[i] || P->fixed[i]) continue;
-        if (period && a.coef[i] % period == 0) continue;
+    for (int t = 0; ok && t < a.n; t++) {
+        int i = a.var[t];
+        if (i == v || !a.coef[t] || P->fixed[i]) continue;
+        if (period && a.coef[t] % period == 0) continue;
         if (!P->inside[i] || P->extent[i] < 1) { /* outer or unknown-extent variable */
             ok = false;
             break;
         }
-        int64_t span = a.coef[i] * (P->extent[i] - 1);
+        int64_t span = a.coef[t] * (P->extent[i] - 1);
         if (span > 0)
             *hi += span;
         else
             *lo += span;
     }
-    aff_free(&a);
+    aff_free(P, &a);
     return ok && *c > 0;
 }
 
@@ -154,15 +183,30 @@ typedef struct acc_walk {
     accesses *A;
 } acc_walk;
 
+/* Records that the loop being analyzed set variable v's entries (loop_parallel resets
+ * only those: resetting all of them for every loop was quadratic too). */
+static void touch(pctx *P, int v) {
+    if (P->ntouched == P->cap_touched) {
+        P->cap_touched = P->cap_touched ? P->cap_touched * 2 : 64;
+        P->touched = realloc(P->touched, (size_t)P->cap_touched * sizeof *P->touched);
+        KN_ASSERT(P->touched);
+    }
+    P->touched[P->ntouched++] = v;
+}
+
 static bool acc_enter(kn_kwalker *w, kn_ks *s) {
     pctx *P = ((acc_walk *)w)->P;
     accesses *A = ((acc_walk *)w)->A;
     switch (s->kind) {
     case KS_FOR:
+        touch(P, s->var);
         P->inside[s->var] = 1;
         P->extent[s->var] = s->ext ? 0 : s->extent; /* computed trip counts: unknown */
         break;
-    case KS_DECL: P->inside[s->var] = 1; break;
+    case KS_DECL:
+        touch(P, s->var);
+        P->inside[s->var] = 1;
+        break;
     case KS_SET:
         if (!P->inside[s->var]) A->bad = true; /* carried across iterations */
         break;
@@ -185,13 +229,6 @@ static void walk_s(pctx *P, accesses *A, kn_ks *s) {
     kn_kwalk(&W.w, s);
 }
 
-static bool same_storage(const kn_kbuf *a, const kn_kbuf *b) {
-    if (a == b) return true;
-    bool at = a->kind == KB_TEMP || a->kind == KB_SCRATCH,
-         bt = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
-    return at && bt && kn_kbuf_storage(a) == kn_kbuf_storage(b);
-}
-
 /* The elements access a reaches relative to loop variable v: stride c and [lo, hi],
  * counting vector lanes and copy lengths. False if not analyzable. */
 static bool access_span(pctx *P, const access *a, int v, int64_t *c, int64_t *lo, int64_t *hi) {
@@ -204,40 +241,74 @@ static bool access_span(pctx *P, const access *a, int v, int64_t *c, int64_t *lo
     return true;
 }
 
+/* An access's span relative to the loop variable, and the storage it touches: key 0
+ * for a graph input, output or weight (only the same buffer shares it), 1 for an arena
+ * temporary (every buffer planned into the same storage shares it). */
+typedef struct span {
+    int tag;
+    const kn_kbuf *key;
+    bool ok, write;
+    int64_t c, lo, hi;
+} span;
+
+static int cmp_span(const void *x, const void *y) {
+    const span *a = x, *b = y;
+    if (a->tag != b->tag) return a->tag < b->tag ? -1 : 1;
+    if (a->key != b->key) return (uintptr_t)a->key < (uintptr_t)b->key ? -1 : 1;
+    return 0;
+}
+
 /* outer: the loops enclosing `loop` (perfectly nested); their indices are constant
  * during one of its iterations */
 static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int nouter) {
-    memset(P->inside, 0, (size_t)P->nvars);
-    memset(P->fixed, 0, (size_t)P->nvars);
-    for (int i = 0; i < P->nvars; i++) P->extent[i] = -1;
-    for (int i = 0; i < nouter; i++) P->fixed[outer[i]->var] = 1;
+    P->ntouched = 0;
+    for (int i = 0; i < nouter; i++) {
+        touch(P, outer[i]->var);
+        P->fixed[outer[i]->var] = 1;
+    }
     accesses A = {0};
+    touch(P, loop->var);
     P->inside[loop->var] = 1;
     P->extent[loop->var] = loop->ext ? 0 : loop->extent;
     walk_s(P, &A, loop->body[0]);
     bool ok = !A.bad && !loop->ext;
     int v = loop->var;
+    /* every access to written storage: the same stride c, and together they span less
+     * than c, so iteration v keeps to [v*c + lo, v*c + hi] plus multiples of the period
+     * P = c * extent(v) (region() leaves those out): two iterations v1 != v2 meet only if
+     * (v1 - v2)*c + (lo1 - lo2) is a multiple of P, but its magnitude is at most
+     * (extent-1)*c + c-1 < P, so it is 0, and then |v1 - v2|*c = |lo1 - lo2| < c: v1 = v2.
+     * (Rows of a tile stored N apart by a loop over the N columns are independent this
+     * way.) Each access's span is found once and the accesses are grouped by storage,
+     * not compared in pairs (ResNet-50's largest kernels have thousands). */
+    span *S = ok && A.n ? malloc((size_t)A.n * sizeof *S) : NULL;
+    KN_ASSERT(S || !ok || !A.n);
     for (int i = 0; ok && i < A.n; i++) {
-        if (!A.v[i].write) continue;
-        /* every access to the written storage: the same stride c, and together they
-         * span less than c, so iteration v keeps to [v*c + lo, v*c + hi] plus
-         * multiples of the period P = c * extent(v) (region() leaves those out): two
-         * iterations v1 != v2 meet only if (v1 - v2)*c + (lo1 - lo2) is a multiple of P,
-         * but its magnitude is at most (extent-1)*c + c-1 < P, so it is 0, and then
-         * |v1 - v2|*c = |lo1 - lo2| < c: v1 = v2. (Rows of a tile stored N apart by
-         * a loop over the N columns are independent this way.) */
-        int64_t c, lo, hi;
-        ok = access_span(P, &A.v[i], v, &c, &lo, &hi);
-        for (int j = 0; ok && j < A.n; j++) {
-            if (j == i || !same_storage(A.v[j].buf, A.v[i].buf)) continue;
-            int64_t cj, loj, hij;
-            ok = access_span(P, &A.v[j], v, &cj, &loj, &hij) && cj == c;
-            lo = loj < lo ? loj : lo;
-            hi = hij > hi ? hij : hi;
-        }
-        ok = ok && hi - lo < c;
+        const kn_kbuf *b = A.v[i].buf;
+        bool temp = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
+        S[i] = (span){.tag = temp, .key = temp ? kn_kbuf_storage(b) : b, .write = A.v[i].write};
+        S[i].ok = access_span(P, &A.v[i], v, &S[i].c, &S[i].lo, &S[i].hi);
     }
+    if (ok && A.n) qsort(S, (size_t)A.n, sizeof *S, cmp_span);
+    for (int i = 0, j; ok && i < A.n; i = j) {
+        bool written = false;
+        for (j = i; j < A.n && !cmp_span(&S[i], &S[j]); j++) written |= S[j].write;
+        if (!written) continue;
+        int64_t lo = S[i].lo, hi = S[i].hi;
+        for (int m = i; ok && m < j; m++) {
+            ok = S[m].ok && S[m].c == S[i].c;
+            lo = S[m].lo < lo ? S[m].lo : lo;
+            hi = S[m].hi > hi ? S[m].hi : hi;
+        }
+        ok = ok && hi - lo < S[i].c;
+    }
+    free(S);
     free(A.v);
+    for (int i = 0; i < P->ntouched; i++) {
+        int t = P->touched[i];
+        P->inside[t] = P->fixed[t] = 0;
+        P->extent[t] = -1;
+    }
     return ok;
 }
 
@@ -424,14 +495,19 @@ static void split(kn_kprog *p, int k) {
 
 kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
-    pctx P = {p,
-              calloc((size_t)p->nvars + 1, sizeof(int64_t)),
-              calloc((size_t)p->nvars + 1, 1),
-              calloc((size_t)p->nvars + 1, 1),
-              calloc((size_t)p->nvars + 1, sizeof *P.let),
-              p->nvars};
+    pctx P = {.p = p,
+              .extent = malloc(((size_t)p->nvars + 1) * sizeof(int64_t)),
+              .inside = calloc((size_t)p->nvars + 1, 1),
+              .fixed = calloc((size_t)p->nvars + 1, 1),
+              .let = calloc((size_t)p->nvars + 1, sizeof *P.let),
+              .slot = malloc(((size_t)p->nvars + 1) * sizeof(int)),
+              .nvars = p->nvars};
     unsigned char *set = calloc((size_t)p->nvars + 1, 1);
-    KN_ASSERT(P.extent && P.inside && P.fixed && P.let && set);
+    KN_ASSERT(P.extent && P.inside && P.fixed && P.let && P.slot && set);
+    for (int i = 0; i < p->nvars; i++) {
+        P.extent[i] = -1;
+        P.slot[i] = -1;
+    }
     for (int k = 0; k < p->nkernels; k++) {
         kn_ks *body = p->kernels[k]->body, *outer[KN_MAX_RANK + 1];
         find_lets(&P, body, set);
@@ -442,6 +518,8 @@ kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
     free(P.inside);
     free(P.fixed);
     free(P.let);
+    free(P.slot);
+    free(P.touched);
     free(set);
     return KN_OK;
 }

@@ -181,11 +181,76 @@ static void io_macros(FILE *h, const kn_kprog *p) {
         }
 }
 
-static void byte_array(FILE *c, const char *name, const unsigned char *data, size_t n) {
+/* A C array of bytes printed as it is fed: "static const unsigned char NAME[n] = {",
+ * then the bytes 16 a line, from byte_array_put calls in order (no copy of the whole
+ * array: a model's weights come straight from its buffers, in chunks), then "};". */
+typedef struct bytes_out {
+    FILE *f;
+    size_t at; /* bytes printed */
+} bytes_out;
+
+static void byte_array_begin(bytes_out *a, FILE *c, const char *name, size_t n) {
+    *a = (bytes_out){c, 0};
     fprintf(c, "static const unsigned char %s[%zu] = {", name, n ? n : 1);
     if (!n) fprintf(c, "0");
-    for (size_t i = 0; i < n; i++) fprintf(c, "%s%u,", i % 16 ? " " : "\n    ", data[i]);
-    fprintf(c, "\n};\n");
+}
+
+/* Prints n bytes of data (NULL: n zeros). Each byte is "\n    " (the first of a line of
+ * 16) or " ", then its decimal value and ",": at most 10 characters. */
+static void byte_array_put(bytes_out *a, const unsigned char *data, size_t n) {
+    enum { CHUNK = 4096 };
+    char buf[CHUNK * 10];
+    while (n) {
+        size_t m = n < CHUNK ? n : CHUNK, len = 0;
+        for (size_t i = 0; i < m; i++, a->at++) {
+            if (a->at % 16) {
+                buf[len++] = ' ';
+            } else {
+                memcpy(buf + len, "\n    ", 5);
+                len += 5;
+            }
+            unsigned v = data ? data[i] : 0;
+            if (v >= 100) buf[len++] = (char)('0' + v / 100);
+            if (v >= 10) buf[len++] = (char)('0' + v / 10 % 10);
+            buf[len++] = (char)('0' + v % 10);
+            buf[len++] = ',';
+        }
+        fwrite(buf, 1, len, a->f);
+        if (data) data += m;
+        n -= m;
+    }
+}
+
+static void byte_array_end(bytes_out *a) {
+    fprintf(a->f, "\n};\n");
+}
+
+static void byte_array(FILE *c, const char *name, const unsigned char *data, size_t n) {
+    bytes_out a;
+    byte_array_begin(&a, c, name, n);
+    byte_array_put(&a, data, n);
+    byte_array_end(&a);
+}
+
+/* The weights blob (kn_kprog_weight_layout: each weight at its aligned offset, zeros
+ * between) as NAME[], printed from the buffers' own data. */
+void kn_emit_opencl_weights(FILE *c, const kn_kprog *p, const char *name) {
+    size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff);
+    KN_ASSERT(woff);
+    size_t wsize = kn_kprog_weight_layout(p, woff), at = 0;
+    bytes_out a;
+    byte_array_begin(&a, c, name, wsize);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        if (!kn_kbuf_is_weight(b)) continue;
+        KN_ASSERT(woff[i] >= at && b->data && (b->data->data || !kn_kbuf_bytes(b)));
+        byte_array_put(&a, NULL, woff[i] - at);
+        byte_array_put(&a, b->data->data, kn_kbuf_bytes(b));
+        at = woff[i] + kn_kbuf_bytes(b);
+    }
+    byte_array_put(&a, NULL, wsize - at);
+    byte_array_end(&a);
+    free(woff);
 }
 
 kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, FILE *c) {
@@ -226,20 +291,8 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
     byte_array(c, name, (const unsigned char *)src, len + 1); /* with its NUL: the runtime
                                                                   reads it as a C string */
     free(src);
-    size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff), wsize;
-    KN_ASSERT(woff);
-    wsize = kn_kprog_weight_layout(p, woff);
-    unsigned char *blob = calloc(wsize ? wsize : 1, 1);
-    KN_ASSERT(blob);
-    for (int i = 0; i < p->nbufs; i++) {
-        const kn_kbuf *b = p->bufs[i];
-        if (b->kind == KB_CONST && b->first >= 0)
-            memcpy(blob + woff[i], b->data->data, (size_t)b->numel * kn_dtype_get(b->dtype)->size);
-    }
     snprintf(name, sizeof name, "%s_weights", N);
-    byte_array(c, name, blob, wsize);
-    free(blob);
-    free(woff);
+    kn_emit_opencl_weights(c, p, name);
     fprintf(
         c,
         "\nstruct %s_state {\n    kn_opencl_state *program;\n"

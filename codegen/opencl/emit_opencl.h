@@ -32,5 +32,9 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
  * the weights once, and per NAME_run call copies the inputs in, launches each kernel
  * as its plan says, and copies the outputs out (runtime/kn_opencl.h). */
 kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, FILE *c);
+/* The host code's weights: `static const unsigned char NAME[size] = {...};` holding the
+ * blob of kn_kprog_weight_layout, printed in chunks from each weight's own data (no copy
+ * of the blob: compile memory). */
+void kn_emit_opencl_weights(FILE *c, const kn_kprog *p, const char *name);
 
 #endif

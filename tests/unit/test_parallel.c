@@ -1,0 +1,168 @@
+/* The parallel-loop analysis (passes/parallel.c) on hand-built loop nests: which loops
+ * it marks KN_LOOP_PARALLEL, one case a line, each built once in a small program and
+ * again in one with PAD_VARS more variables and a kernel of many accesses. The analysis
+ * once sized its affine forms to every variable of the program and compared the
+ * accesses of a loop in pairs, so a program of many variables with a kernel of many
+ * accesses (ResNet-50 through --emit opencl) took minutes; the padded run must give the
+ * same marks, and CTest's timeout bounds its time. */
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "passes/pass.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+enum { N = 64, PAD_VARS = 200000, MANY = 1500 };
+
+typedef enum shape {
+    ROWS4,       /* for i<N, j<4: y[i*4 + j] = x[i*4 + j]: both loops parallel */
+    ROWS5,       /* the same with j<5: rows overlap, neither is */
+    NEIGHBOUR,   /* for i<N-1: y[i] = y[i + 1]: reads the next iteration's element */
+    CARRIED,     /* acc declared before the loop, set inside: carried across iterations */
+    LET,         /* for i: r = i*4 (declared once); for j<4: y[r + j] = 1: i parallel (j is
+                    not looked at: only perfect nests are descended) */
+    STRIDED,     /* for i<4, j<N: y[j*4 + i] = 1: both (columns, then rows) */
+    READ_OTHER,  /* for i: y[i] = x[0] + x[N-1]: a buffer only read may be read anywhere */
+    MANY_ACCESS, /* for i: MANY stores y[i*MANY + m] and loads of x: parallel */
+} shape;
+
+static const struct {
+    shape s;
+    bool outer, inner; /* expected marks on the outer loop and the one inside it */
+} cases[] = {
+    {ROWS4, true, true},       {ROWS5, false, false},      {NEIGHBOUR, false, false},
+    {CARRIED, false, false},   {LET, true, false},         {STRIDED, true, true},
+    {READ_OTHER, true, false}, {MANY_ACCESS, true, false},
+};
+
+static kn_kx *I(kn_lower *L, int64_t v) {
+    return kx_int(L, v);
+}
+
+/* A new kernel of p with its body built by a builder on it. */
+static kn_lower *new_kernel(kn_ctx *cx, kn_kprog *p) {
+    kn_kernel *k = kn_arena_alloc(p->arena, sizeof *k);
+    kn_kernel **v = kn_arena_array(p->arena, (size_t)p->nkernels + 1, sizeof *v);
+    KN_ASSERT(k && v);
+    if (p->nkernels) memcpy(v, p->kernels, (size_t)p->nkernels * sizeof *v);
+    k->name = "test";
+    v[p->nkernels] = k;
+    p->kernels = v;
+    p->cap_kernels = ++p->nkernels;
+    return kl_builder_rewrite(cx, p, p->nkernels - 1);
+}
+
+static void build(kn_lower *L, kn_kbuf *x, kn_kbuf *y, shape s) {
+    switch (s) {
+    case ROWS4:
+    case ROWS5: {
+        int w = s == ROWS4 ? 4 : 5;
+        int i = kl_for(L, N), j = kl_for(L, w);
+        kn_kx *at = kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j));
+        kl_store(L, y, at, kx_load(L, x, at));
+        kl_end_n(L, 2);
+        break;
+    }
+    case NEIGHBOUR: {
+        int i = kl_for(L, N - 1);
+        kl_store(L, y, kx_var(L, i), kx_load(L, y, kx_add(L, kx_var(L, i), I(L, 1))));
+        kl_end(L);
+        break;
+    }
+    case CARRIED: {
+        int acc = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+        int i = kl_for(L, N);
+        kl_set(L, acc, kx_add(L, kx_var(L, acc), kx_load(L, x, kx_var(L, i))));
+        kl_store(L, y, kx_var(L, i), kx_var(L, acc));
+        kl_end(L);
+        break;
+    }
+    case LET: {
+        int i = kl_for(L, N);
+        int r = kl_decl(L, KN_I64, kx_mul(L, kx_var(L, i), I(L, 4)));
+        int j = kl_for(L, 4);
+        kl_store(L, y, kx_add(L, kx_var(L, r), kx_var(L, j)), kx_const(L, KN_F32, 1));
+        kl_end_n(L, 2);
+        break;
+    }
+    case STRIDED: {
+        int i = kl_for(L, 4), j = kl_for(L, N);
+        kl_store(L, y, kx_add(L, kx_mul(L, kx_var(L, j), I(L, 4)), kx_var(L, i)),
+                 kx_const(L, KN_F32, 1));
+        kl_end_n(L, 2);
+        break;
+    }
+    case READ_OTHER: {
+        int i = kl_for(L, N);
+        kl_store(L, y, kx_var(L, i), kx_add(L, kx_load(L, x, I(L, 0)), kx_load(L, x, I(L, N - 1))));
+        kl_end(L);
+        break;
+    }
+    case MANY_ACCESS: {
+        int i = kl_for(L, N);
+        for (int m = 0; m < MANY; m++) {
+            kn_kx *at = kx_add(L, kx_mul(L, kx_var(L, i), I(L, MANY)), I(L, m));
+            kl_store(L, y, at, kx_load(L, x, at));
+        }
+        kl_end(L);
+        break;
+    }
+    }
+}
+
+/* The marks of every case in one program, with `pad` unused variables made first;
+ * the analysis's time in *secs. */
+static void run(int pad, bool *outer, bool *inner, double *secs) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_kprog p = {0};
+    p.arena = kn_arena_create();
+    p.name = "m";
+    kn_lower *E = kl_builder(&cx, &p);
+    for (int i = 0; i < pad; i++) kl_new_var(E, KN_I64);
+    kl_builder_destroy(E);
+    int64_t n = (int64_t)N * MANY;
+    kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
+    kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
+    int ncases = (int)(sizeof cases / sizeof *cases);
+    for (int c = 0; c < ncases; c++) {
+        kn_lower *L = new_kernel(&cx, &p);
+        build(L, x, y, cases[c].s);
+        kl_builder_destroy(L);
+    }
+    clock_t t0 = clock();
+    CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
+    *secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    for (int c = 0; c < ncases; c++) {
+        const kn_ks *body = p.kernels[c]->body, *loop = NULL;
+        for (int s = 0; s < body->n && !loop; s++)
+            if (body->body[s]->kind == KS_FOR) loop = body->body[s];
+        KN_ASSERT(loop);
+        outer[c] = loop->annot & KN_LOOP_PARALLEL;
+        const kn_ks *in = NULL; /* the first loop directly inside */
+        for (int s = 0; s < loop->body[0]->n && !in; s++)
+            if (loop->body[0]->body[s]->kind == KS_FOR) in = loop->body[0]->body[s];
+        inner[c] = in && (in->annot & KN_LOOP_PARALLEL);
+    }
+    kn_arena_destroy(p.arena);
+}
+
+int main(void) {
+    enum { NC = sizeof cases / sizeof *cases };
+    bool outer[NC], inner[NC], pouter[NC], pinner[NC];
+    double secs, psecs;
+    run(0, outer, inner, &secs);
+    run(PAD_VARS, pouter, pinner, &psecs);
+    for (int c = 0; c < NC; c++) {
+        printf("case %d: outer %d inner %d (expected %d %d); with %d more variables %d %d\n", c,
+               outer[c], inner[c], cases[c].outer, cases[c].inner, PAD_VARS, pouter[c], pinner[c]);
+        CHECK(outer[c] == cases[c].outer);
+        CHECK(inner[c] == cases[c].inner);
+        CHECK(pouter[c] == outer[c]);
+        CHECK(pinner[c] == inner[c]);
+    }
+    printf("analysis: %.3f s, with %d more variables %.3f s\n", secs, PAD_VARS, psecs);
+    return TEST_DONE();
+}
