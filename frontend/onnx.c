@@ -205,28 +205,44 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
     if (numel > KN_ARENA_MAX_ALLOC / esize)
         return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
     size_t nbytes = numel * esize;
+    /* 4-bit integers are packed two to a byte in the file (raw or external data, and
+     * one packed byte per int32_data entry), element 2j in the low nibble of byte j */
+    bool packed = kn_dtype_is_4bit(dt);
+    size_t fbytes = packed ? (numel + 1) / 2 : nbytes, fcount = packed ? fbytes : numel;
     char buf[128];
     FILE *ext = NULL;
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         if (dt == KN_STRING)
             return kn_diag(cx, n, KN_EUNSUPPORTED, "tensor '%s': external string data", name);
-        if (open_external(L, n, tp, nbytes, &ext)) return cx->status;
+        if (open_external(L, n, tp, fbytes, &ext)) return cx->status;
     } else if (dt != KN_STRING && tp->has_raw_data) {
-        if (tp->raw_data.len != nbytes)
+        if (tp->raw_data.len != fbytes)
             return kn_diag(cx, n, KN_EINVAL,
                            "tensor '%s' has %zu bytes of raw data, its shape %s needs %zu", name,
-                           tp->raw_data.len, kn_type_str(&ty, buf, sizeof buf), nbytes);
-    } else if (data_count(tp, dt) != numel) {
+                           tp->raw_data.len, kn_type_str(&ty, buf, sizeof buf), fbytes);
+    } else if (data_count(tp, dt) != fcount) {
         return kn_diag(cx, n, KN_EINVAL,
                        "tensor '%s' has %zu elements of data, its shape %s needs %zu", name,
-                       data_count(tp, dt), kn_type_str(&ty, buf, sizeof buf), numel);
+                       data_count(tp, dt), kn_type_str(&ty, buf, sizeof buf), fcount);
     }
     kn_tensor *t = kn_tensor_new(a, &ty);
     if (!t) {
         if (ext) fclose(ext);
         return kn_diag(cx, n, KN_ELIMIT, "tensor '%s' is too large", name);
     }
-    if (ext) {
+    if (packed) { /* unpacked from the end, in place: byte j is read before it is written */
+        uint8_t *p = t->data;
+        if (ext) {
+            size_t got = fread(p, 1, fbytes, ext);
+            fclose(ext);
+            if (got != fbytes)
+                return kn_diag(cx, n, KN_EIO, "tensor '%s': cannot read its external data", name);
+        } else {
+            for (size_t j = 0; j < fbytes; j++)
+                p[j] = tp->has_raw_data ? tp->raw_data.data[j] : (uint8_t)tp->int32_data[j];
+        }
+        for (size_t i = numel; i-- > 0;) kn_store_i64(p, dt, i, kn_i4_get(p, i, dt == KN_I4));
+    } else if (ext) {
         size_t got = fread(t->data, 1, nbytes, ext);
         fclose(ext);
         if (got != nbytes)
@@ -257,6 +273,12 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
         case KN_BF16: /* bit patterns in int32_data */
             for (size_t i = 0; i < numel; i++)
                 ((uint16_t *)t->data)[i] = (uint16_t)tp->int32_data[i];
+            break;
+        case KN_F8E4M3FN:
+        case KN_F8E4M3FNUZ:
+        case KN_F8E5M2:
+        case KN_F8E5M2FNUZ: /* codes in int32_data */
+            for (size_t i = 0; i < numel; i++) ((uint8_t *)t->data)[i] = (uint8_t)tp->int32_data[i];
             break;
         default: /* i32, i16, i8, u16, u8, bool */
             for (size_t i = 0; i < numel; i++) kn_store_i64(t->data, dt, i, tp->int32_data[i]);
@@ -1383,6 +1405,7 @@ kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name
     tp.dims = (int64_t *)t->type.dims;
     size_t numel = (size_t)kn_tensor_numel(t);
     ProtobufCBinaryData *strs = NULL;
+    uint8_t *packed = NULL;
     if (t->type.dtype == KN_STRING) {
         strs = calloc(numel + 1, sizeof *strs);
         KN_ASSERT(strs);
@@ -1393,6 +1416,14 @@ kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name
         }
         tp.n_string_data = numel;
         tp.string_data = strs;
+    } else if (kn_dtype_is_4bit(t->type.dtype)) { /* ONNX packs them two to a byte */
+        tp.has_raw_data = 1;
+        tp.raw_data.len = (numel + 1) / 2;
+        packed = calloc(tp.raw_data.len + 1, 1);
+        KN_ASSERT(packed);
+        for (size_t i = 0; i < numel; i++)
+            kn_i4_set(packed, i, (int)kn_load_i64(t->data, t->type.dtype, i));
+        tp.raw_data.data = packed;
     } else {
         tp.has_raw_data = 1;
         tp.raw_data.data = t->data;
@@ -1403,5 +1434,6 @@ kn_status kn_onnx_encode_tensor(kn_ctx *cx, const kn_tensor *t, const char *name
     KN_ASSERT(*buf);
     onnx__tensor_proto__pack(&tp, *buf);
     free(strs);
+    free(packed);
     return KN_OK;
 }

@@ -48,6 +48,12 @@ static Onnx__TensorProto *tensor(writer *w, const kn_tensor *t, const char *name
             tp->string_data[i].data = (uint8_t *)s;
             tp->string_data[i].len = strlen(s);
         }
+    } else if (kn_dtype_is_4bit(t->type.dtype)) { /* ONNX packs them two to a byte */
+        tp->has_raw_data = 1;
+        tp->raw_data.len = (n + 1) / 2;
+        tp->raw_data.data = alloc(w, tp->raw_data.len);
+        for (size_t i = 0; i < n; i++)
+            kn_i4_set(tp->raw_data.data, i, (int)kn_load_i64(t->data, t->type.dtype, i));
     } else {
         tp->has_raw_data = 1;
         tp->raw_data.data = t->data;

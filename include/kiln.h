@@ -67,7 +67,10 @@ const char *kiln_status_string(kiln_status status);
 /* ---- element types ---- */
 
 /* Stable values, equal to ONNX TensorProto.DataType. Data is dense and row-major;
- * bool is one byte (0 or 1); f16 and bf16 are uint16_t bit patterns. */
+ * bool is one byte (0 or 1); f16 and bf16 are uint16_t bit patterns; the float8 types
+ * are one byte each, their ONNX bit patterns (the code, not a value); 4-bit integers
+ * take one byte per element, not two to a byte as in ONNX files: i4 an int8_t in
+ * [-8, 7], u4 a uint8_t in [0, 15]. */
 typedef enum kiln_dtype {
     KILN_DTYPE_UNDEFINED = 0,
     KILN_DTYPE_F32 = 1,
@@ -85,7 +88,13 @@ typedef enum kiln_dtype {
     KILN_DTYPE_F64 = 11,
     KILN_DTYPE_U32 = 12,
     KILN_DTYPE_U64 = 13,
-    KILN_DTYPE_BF16 = 16
+    KILN_DTYPE_BF16 = 16,
+    KILN_DTYPE_F8E4M3FN = 17,   /* float8: 1.4.3, bias 7, no infinities, max 448 */
+    KILN_DTYPE_F8E4M3FNUZ = 18, /* 1.4.3, bias 8, NaN 0x80 (no -0), max 240 */
+    KILN_DTYPE_F8E5M2 = 19,     /* 1.5.2, bias 15, IEEE-like with infinities, max 57344 */
+    KILN_DTYPE_F8E5M2FNUZ = 20, /* 1.5.2, bias 16, NaN 0x80 (no -0), max 57344 */
+    KILN_DTYPE_U4 = 21,
+    KILN_DTYPE_I4 = 22
 } kiln_dtype;
 
 /* Bytes per element of dtype; 0 for KILN_DTYPE_UNDEFINED or an unknown value. */

@@ -6,13 +6,26 @@
 #include <string.h>
 
 static const kn_dtype_info infos[KN_DTYPE_MAX] = {
-    [KN_F32] = {"f32", 4, true, false, true},     [KN_U8] = {"u8", 1, false, true, false},
-    [KN_I8] = {"i8", 1, false, true, true},       [KN_U16] = {"u16", 2, false, true, false},
-    [KN_I16] = {"i16", 2, false, true, true},     [KN_I32] = {"i32", 4, false, true, true},
-    [KN_I64] = {"i64", 8, false, true, true},     [KN_STRING] = {"string", sizeof(char *), 0, 0, 0},
-    [KN_BOOL] = {"bool", 1, false, false, false}, [KN_F16] = {"f16", 2, true, false, true},
-    [KN_F64] = {"f64", 8, true, false, true},     [KN_U32] = {"u32", 4, false, true, false},
-    [KN_U64] = {"u64", 8, false, true, false},    [KN_BF16] = {"bf16", 2, true, false, true},
+    [KN_F32] = {"f32", 4, true, false, true},
+    [KN_U8] = {"u8", 1, false, true, false},
+    [KN_I8] = {"i8", 1, false, true, true},
+    [KN_U16] = {"u16", 2, false, true, false},
+    [KN_I16] = {"i16", 2, false, true, true},
+    [KN_I32] = {"i32", 4, false, true, true},
+    [KN_I64] = {"i64", 8, false, true, true},
+    [KN_STRING] = {"string", sizeof(char *), 0, 0, 0},
+    [KN_BOOL] = {"bool", 1, false, false, false},
+    [KN_F16] = {"f16", 2, true, false, true},
+    [KN_F64] = {"f64", 8, true, false, true},
+    [KN_U32] = {"u32", 4, false, true, false},
+    [KN_U64] = {"u64", 8, false, true, false},
+    [KN_BF16] = {"bf16", 2, true, false, true},
+    [KN_F8E4M3FN] = {"f8e4m3fn", 1, false, false, true, true},
+    [KN_F8E4M3FNUZ] = {"f8e4m3fnuz", 1, false, false, true, true},
+    [KN_F8E5M2] = {"f8e5m2", 1, false, false, true, true},
+    [KN_F8E5M2FNUZ] = {"f8e5m2fnuz", 1, false, false, true, true},
+    [KN_U4] = {"u4", 1, false, true, false, true},
+    [KN_I4] = {"i4", 1, false, true, true, true},
 };
 
 const kn_dtype_info *kn_dtype_get(int t) {
@@ -52,9 +65,24 @@ kn_dtype kn_dtype_parse(const char *s) {
     static const struct {
         const char *onnx;
         kn_dtype t;
-    } alias[] = {{"float", KN_F32},  {"uint8", KN_U8},   {"int8", KN_I8},    {"uint16", KN_U16},
-                 {"int16", KN_I16},  {"int32", KN_I32},  {"int64", KN_I64},  {"float16", KN_F16},
-                 {"double", KN_F64}, {"uint32", KN_U32}, {"uint64", KN_U64}, {"bfloat16", KN_BF16}};
+    } alias[] = {{"float", KN_F32},
+                 {"uint8", KN_U8},
+                 {"int8", KN_I8},
+                 {"uint16", KN_U16},
+                 {"int16", KN_I16},
+                 {"int32", KN_I32},
+                 {"int64", KN_I64},
+                 {"float16", KN_F16},
+                 {"double", KN_F64},
+                 {"uint32", KN_U32},
+                 {"uint64", KN_U64},
+                 {"bfloat16", KN_BF16},
+                 {"float8e4m3fn", KN_F8E4M3FN},
+                 {"float8e4m3fnuz", KN_F8E4M3FNUZ},
+                 {"float8e5m2", KN_F8E5M2},
+                 {"float8e5m2fnuz", KN_F8E5M2FNUZ},
+                 {"uint4", KN_U4},
+                 {"int4", KN_I4}};
     for (int t = 1; t < KN_DTYPE_MAX; t++)
         if (infos[t].name && !strcmp(infos[t].name, s)) return (kn_dtype)t;
     for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
@@ -76,6 +104,13 @@ static const f8_format f8_formats[] = {
     [KN_F8_E5M2] = {2, 15, 57344.0, false, true},
     [KN_F8_E5M2FNUZ] = {2, 16, 57344.0, true, false},
 };
+
+void kn_f8_format(kn_f8_kind k, int *mbits, int *bias, int *maxcode) {
+    const f8_format *f = &f8_formats[k];
+    *mbits = f->mbits;
+    *bias = f->bias;
+    *maxcode = k == KN_F8_E4M3FN ? 0x7e : k == KN_F8_E5M2 ? 0x7b : 0x7f;
+}
 
 double kn_f8_decode(uint8_t v, kn_f8_kind k) {
     const f8_format *f = &f8_formats[k];
@@ -193,6 +228,12 @@ double kn_load_f64(const void *p, kn_dtype t, size_t i) {
     case KN_I64: return (double)((const int64_t *)p)[i];
     case KN_U32: return ((const uint32_t *)p)[i];
     case KN_U64: return (double)((const uint64_t *)p)[i];
+    case KN_F8E4M3FN:
+    case KN_F8E4M3FNUZ:
+    case KN_F8E5M2:
+    case KN_F8E5M2FNUZ: return kn_f8_decode(((const uint8_t *)p)[i], kn_f8_kind_of(t));
+    case KN_U4: return ((const uint8_t *)p)[i];
+    case KN_I4: return ((const int8_t *)p)[i];
     default: return 0;
     }
 }
@@ -202,8 +243,10 @@ int64_t kn_load_i64(const void *p, kn_dtype t, size_t i) {
     case KN_I64: return ((const int64_t *)p)[i];
     case KN_U64: return (int64_t)((const uint64_t *)p)[i];
     case KN_U8:
+    case KN_U4:
     case KN_BOOL: return ((const uint8_t *)p)[i];
-    case KN_I8: return ((const int8_t *)p)[i];
+    case KN_I8:
+    case KN_I4: return ((const int8_t *)p)[i];
     case KN_U16: return ((const uint16_t *)p)[i];
     case KN_I16: return ((const int16_t *)p)[i];
     case KN_I32: return ((const int32_t *)p)[i];
@@ -234,6 +277,8 @@ void kn_store_i64(void *p, kn_dtype t, size_t i, int64_t v) {
     case KN_I16: ((int16_t *)p)[i] = (int16_t)v; break;
     case KN_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case KN_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case KN_U4: ((uint8_t *)p)[i] = (uint8_t)(v & 0xf); break; /* modulo 16, as i8 wraps */
+    case KN_I4: ((int8_t *)p)[i] = (int8_t)(((v & 0xf) ^ 8) - 8); break;
     default: kn_store_f64(p, t, i, (double)v); break;
     }
 }
@@ -260,6 +305,10 @@ void kn_store_f64(void *p, kn_dtype t, size_t i, double v) {
     case KN_F16: ((uint16_t *)p)[i] = kn_f32_to_f16((float)v); break;
     case KN_BF16: ((uint16_t *)p)[i] = kn_f32_to_bf16((float)v); break;
     case KN_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case KN_F8E4M3FN:
+    case KN_F8E4M3FNUZ:
+    case KN_F8E5M2:
+    case KN_F8E5M2FNUZ: ((uint8_t *)p)[i] = kn_f8_encode(v, kn_f8_kind_of(t), true); break;
     case KN_U64:
         ((uint64_t *)p)[i] = v >= 1.8446744073709552e19 ? UINT64_MAX
                              : v >= 9.2233720368547758e18

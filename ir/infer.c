@@ -108,7 +108,7 @@ kn_status kn_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
                 n->out[j]->type = n->op == KN_OP_SPLIT || j == 0 ? t : kn_type_unknown(KN_UNDEF);
         return KN_OK;
     }
-    if (d->infer(cx, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    if (kn_op_infer(cx, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
     for (int j = 0; j < n->nout; j++)
         if (n->out[j]) n->out[j]->type = out[j];
     return KN_OK;

@@ -73,7 +73,7 @@ static kn_status run_node(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
         return kn_diag(cx, n, KN_EUNSUPPORTED, "operator is not implemented by the interpreter");
     kn_type *types = kn_arena_array(ex->arena, (size_t)n->nout + 1, sizeof *types);
     for (int j = 0; j < n->nout; j++) types[j] = kn_type_unknown(KN_UNDEF), types[j].rank = 0;
-    if (d->infer(cx, n, in, types) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    if (kn_op_infer(cx, n, in, types) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
     size_t need = 0;
     for (int j = 0; j < n->nout; j++)
         if (kn_type_static(&types[j])) {

@@ -303,7 +303,9 @@ static kn_kx *new_x(kn_lower *L, kn_kx_op op, kn_dtype t) {
 }
 
 kn_dtype kx_compute_dtype(kn_dtype t) {
-    return t == KN_F16 || t == KN_BF16 ? KN_F32 : t;
+    if (t == KN_F16 || t == KN_BF16) return KN_F32;
+    if (kn_dtype_is_f8(t) || t == KN_U4) return KN_U8;
+    return t == KN_I4 ? KN_I8 : t;
 }
 
 kn_kx *kx_int(kn_lower *L, int64_t v) {
@@ -314,6 +316,7 @@ kn_kx *kx_int(kn_lower *L, int64_t v) {
 }
 
 kn_kx *kx_const(kn_lower *L, kn_dtype t, double v) {
+    if (kn_dtype_is_f8(t)) v = kn_f8_encode(v, kn_f8_kind_of(t), true); /* its code */
     kn_kx *x = new_x(L, KX_CONST, kx_compute_dtype(t));
     x->f = v;
     x->i = kn_dtype_get(x->dtype)->is_float ? 0 : (int64_t)v;

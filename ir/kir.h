@@ -84,7 +84,9 @@ typedef enum kn_kx_op {
 typedef struct kn_kx {
     kn_kx_op op;
     kn_dtype dtype; /* of the result; comparisons give KN_BOOL; never f16/bf16 (loads
-                       of those widen to f32, stores narrow) */
+                       of those widen to f32, stores narrow), never a narrow type (a
+                       float8 load is its u8 code, a 4-bit one an i8/u8: see
+                       kx_compute_dtype and ir/lower/narrow.c) */
     int lanes;      /* > 1: a vector of that many lanes (see "Vectors" below), else scalar */
     struct kn_kx *a[3];
     int64_t i;
@@ -450,6 +452,14 @@ void kl_fail(kn_lower *L, int status);
  * the ONNX reference requantizes; zp may be NULL. Declares a local in the current
  * block. ir/lower/quant.c. */
 kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t);
+/* The narrow types (ir/lower/narrow.c): the f32 value of float8 code `code` (a u8) of
+ * dtype t; the u8 code of float8 dtype t for x (any float or integer), rounded to
+ * nearest even, saturating or not as Cast's `saturate`; x clamped to 4-bit dtype t's
+ * range and rounded half to even (NaN: 0), as t's compute dtype (i8/u8). The last two
+ * declare locals in the current block. */
+kn_kx *kl_f8_decode(kn_lower *L, kn_kx *code, kn_dtype t);
+kn_kx *kl_f8_encode(kn_lower *L, kn_kx *x, kn_dtype t, bool saturate);
+kn_kx *kl_to_4bit(kn_lower *L, kn_kx *x, kn_dtype t);
 /* The fixed-point requantization of ir/requant.h: saturate(round_half_even(sat32(acc) *
  * mult / 2^shift) + zp) in integer dtype t, all in int64; acc is any integer, mult
  * and shift (kn_qmul's fields, e.g. loaded from tables) integers, zp may be NULL.
@@ -515,7 +525,7 @@ void kl_end_n(kn_lower *L, int n);
  * else the wider integer) except shifts and comparisons, which compare in that
  * common dtype and give bool. */
 kn_kx *kx_int(kn_lower *L, int64_t v);              /* i64 constant */
-kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* constant of dtype t */
+kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* of dtype t (float8: v's code) */
 kn_kx *kx_var(kn_lower *L, int var);
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes); /* b[index .. +lanes) */

@@ -171,6 +171,29 @@ kn_status kn_infer_same(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_t
     return KN_OK;
 }
 
+static kn_status narrow_refused(kn_ctx *cx, const kn_node *n, const char *what, int i,
+                                const char *name, kn_dtype t) {
+    return kn_diag(cx, n, KN_EUNSUPPORTED,
+                   "%s %d ('%s') has type %s; float8 and 4-bit tensors are supported in %s only",
+                   what, i, name ? name : "", kn_dtype_name(t), KN_NARROW_OPS);
+}
+
+kn_status kn_op_infer(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    const kn_opdesc *d = kn_op_desc(n->op);
+    bool gate = !(d->flags & OPF_NARROW);
+    for (int k = 0; gate && k < n->nin; k++)
+        if (in[k] && in[k]->type.kind == KN_KIND_TENSOR &&
+            kn_dtype_get(in[k]->type.dtype)->is_narrow)
+            return narrow_refused(cx, n, "input", k, n->in[k] ? n->in[k]->name : NULL,
+                                  in[k]->type.dtype);
+    if (d->infer(cx, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    for (int j = 0; gate && j < n->nout; j++)
+        if (out[j].kind == KN_KIND_TENSOR && kn_dtype_get(out[j].dtype)->is_narrow)
+            return narrow_refused(cx, n, "output", j, n->out[j] ? n->out[j]->name : NULL,
+                                  out[j].dtype);
+    return KN_OK;
+}
+
 kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int i, unsigned mask) {
     if (!in) return kn_diag(cx, n, KN_EINVAL, "input %d is required", i);
     if (in->type.kind != KN_KIND_TENSOR)

@@ -33,6 +33,7 @@ enum {
     OPF_RANDOM = 1 << 6,          /* nondeterministic: never constant-folded */
     OPF_SHAPE_ONLY = 1 << 7,      /* reads only its input's type, not its data */
     OPF_STRINGS = 1 << 8,         /* its lowering handles string tensors (others refuse them) */
+    OPF_NARROW = 1 << 9,          /* takes float8 and 4-bit tensors (ir/dtype.h; others refuse) */
 };
 
 typedef struct kn_exec kn_exec; /* interpreter state (ir/interp.h) */
@@ -97,6 +98,10 @@ KN_OP_GROUPS(X)
 #undef X
 
 const kn_opdesc *kn_op_desc(kn_op op);
+/* n's infer function, behind the check every caller needs: a float8 or 4-bit tensor
+ * (ir/dtype.h) among the inputs or outputs of an op without OPF_NARROW is refused
+ * (KN_EUNSUPPORTED), naming the node, the value and the type. */
+kn_status kn_op_infer(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out);
 
 /* The op for (domain, name); domain "ai.onnx" is the same as "". KN_OP_COUNT if unknown. */
 kn_op kn_op_lookup(const char *domain, const char *name);
@@ -210,6 +215,9 @@ kn_status kn_check_dtype(kn_ctx *cx, const kn_node *n, const kn_tensor *in, int 
 #define KN_DT_UINT (KN_DT(U8) | KN_DT(U16) | KN_DT(U32) | KN_DT(U64))
 #define KN_DT_INT (KN_DT_SINT | KN_DT_UINT)
 #define KN_DT_NUM (KN_DT_FLOAT | KN_DT_INT)
-#define KN_DT_ANY (KN_DT_NUM | KN_DT(BOOL) | KN_DT(STRING))
+#define KN_DT_F8 (KN_DT(F8E4M3FN) | KN_DT(F8E4M3FNUZ) | KN_DT(F8E5M2) | KN_DT(F8E5M2FNUZ))
+#define KN_DT_4BIT (KN_DT(U4) | KN_DT(I4))
+/* Includes the narrow types: only OPF_NARROW ops see them (kn_op_infer). */
+#define KN_DT_ANY (KN_DT_NUM | KN_DT(BOOL) | KN_DT(STRING) | KN_DT_F8 | KN_DT_4BIT)
 
 #endif

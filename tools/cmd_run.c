@@ -156,7 +156,10 @@ int cmd_run(int argc, char **argv) {
                 if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
                             *p))
                     *p = '_';
-            snprintf(path, sizeof path, "%s/%s.npy", outdir, name);
+            /* NumPy has no float8 or 4-bit dtypes: those are written as TensorProto */
+            bool pb =
+                out[i]->type.kind == KN_KIND_TENSOR && kn_dtype_get(out[i]->type.dtype)->is_narrow;
+            snprintf(path, sizeof path, "%s/%s.%s", outdir, name, pb ? "pb" : "npy");
             kn_ctx fcx; /* file errors name the file, not the model */
             kn_ctx_init(&fcx, NULL);
             if (kn_tensorfile_write(&fcx, path, out[i])) rc = cli_fail(&fcx);

@@ -153,7 +153,8 @@ static const cli_option run_options[] = {
       "[0, 10). Needs fixed shapes."),
     O("--bind", "NAME=FILE", "Bake input NAME into the model as a constant before compiling."),
     O("--output-dir", "DIR",
-      "Write each output to DIR/<name>.npy; characters of the ONNX name outside "
+      "Write each output to DIR/<name>.npy (DIR/<name>.pb, an ONNX TensorProto, for float8 "
+      "and 4-bit outputs, which NumPy lacks); characters of the ONNX name outside "
       "[A-Za-z0-9._-] become _. Files are written to a temporary name and renamed, so a "
       "failure leaves no partial file."),
     O("--max-memory", "BYTES",

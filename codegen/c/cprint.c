@@ -23,8 +23,14 @@ static const char *ctype_ocl(kn_dtype t) {
     switch (t) {
     case KN_F32: return "float";
     case KN_F64: return "double";
-    case KN_I8: return "char";
+    case KN_I8:
+    case KN_I4: return "char";
     case KN_U8:
+    case KN_U4:
+    case KN_F8E4M3FN: /* codes */
+    case KN_F8E4M3FNUZ:
+    case KN_F8E5M2:
+    case KN_F8E5M2FNUZ:
     case KN_BOOL: return "uchar";
     case KN_I16: return "short";
     case KN_U16:
@@ -42,8 +48,14 @@ const char *kn_ctype_c99(kn_dtype t) {
     switch (t) {
     case KN_F32: return "float";
     case KN_F64: return "double";
-    case KN_I8: return "int8_t";
-    case KN_U8: return "uint8_t";
+    case KN_I8:
+    case KN_I4: return "int8_t";
+    case KN_U8:
+    case KN_U4:
+    case KN_F8E4M3FN: /* codes */
+    case KN_F8E4M3FNUZ:
+    case KN_F8E5M2:
+    case KN_F8E5M2FNUZ: return "uint8_t";
     case KN_I16: return "int16_t";
     case KN_U16: return "uint16_t";
     case KN_I32: return "int32_t";

@@ -45,10 +45,10 @@ static void emit_weight_array(kn_cprint *P, const kn_kbuf *b, const char *sectio
         kn_dtype dt = b->dtype;
         if (bits)
             fprintf(f, "0x%08" PRIx32 "u", ((const uint32_t *)t->data)[i]);
-        else if (dt == KN_F16 || dt == KN_BF16 || dt == KN_BOOL)
+        else if (dt == KN_F16 || dt == KN_BF16 || dt == KN_BOOL || kn_dtype_is_f8(dt))
             fprintf(f, "%u",
-                    (unsigned)(dt == KN_BOOL ? ((const uint8_t *)t->data)[i]
-                                             : ((const uint16_t *)t->data)[i]));
+                    (unsigned)(kn_dtype_get(dt)->size == 1 ? ((const uint8_t *)t->data)[i]
+                                                           : ((const uint16_t *)t->data)[i]));
         else if (is_float(dt))
             kn_cprint_const(P, dt, kn_load_f64(t->data, dt, (size_t)i), 0);
         else if (dt == KN_U64)

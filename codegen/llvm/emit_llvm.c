@@ -48,6 +48,12 @@ static LLVMTypeRef ty(emit *E, kn_dtype t) {
     case KN_F64: return LLVMDoubleTypeInContext(E->ctx);
     case KN_I8:
     case KN_U8:
+    case KN_I4: /* one element a byte */
+    case KN_U4:
+    case KN_F8E4M3FN: /* codes */
+    case KN_F8E4M3FNUZ:
+    case KN_F8E5M2:
+    case KN_F8E5M2FNUZ:
     case KN_BOOL: return LLVMInt8TypeInContext(E->ctx);
     case KN_I16:
     case KN_U16:

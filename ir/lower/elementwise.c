@@ -283,8 +283,15 @@ static kn_kx *bf16_trunc(kn_lower *L, kn_kx *x) {
 /* x (of dtype `from`, loaded) converted to `to` as ir/ops/unary.c's convert: float to
  * integer goes through int64 (then wraps, as the interpreter's stores), float to
  * bfloat16 truncates. */
-static kn_kx *convert(kn_lower *L, kn_kx *x, kn_dtype from, kn_dtype to) {
+static kn_kx *convert(kn_lower *L, kn_kx *x, kn_dtype from, kn_dtype to, bool saturate) {
     const kn_dtype_info *ti = kn_dtype_get(to);
+    if (kn_dtype_is_f8(from)) { /* its value, then as from f32 (exact: float8 fits) */
+        x = kl_f8_decode(L, x, from);
+        from = KN_F32;
+        if (to == KN_F32) return x;
+    }
+    if (kn_dtype_is_f8(to)) return kl_f8_encode(L, x, to, saturate);
+    if (kn_dtype_is_4bit(to)) return kl_to_4bit(L, x, to);
     if (from == KN_F32 && to == KN_BF16) return bf16_trunc(L, x);
     if (is_float_t(from) && ti->is_int) {
         x = tmp(L, x);
@@ -297,16 +304,17 @@ static kn_kx *convert(kn_lower *L, kn_kx *x, kn_dtype from, kn_dtype to) {
 
 static kn_status lower_cast(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
-    (void)n;
     if (in[0]->dtype == out[0]->dtype) {
         kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, in[0]->numel));
         return KN_OK;
     }
     if (in[0]->dtype == KN_STRING || out[0]->dtype == KN_STRING)
         return kl_cast_string(L, n, in, out);
+    bool saturate = kn_attr_int(kl_ctx(L), n, "saturate", 1) != 0;
     int v[KN_MAX_RANK];
     kn_kx *i = open_loops(L, out[0], v);
-    kl_store(L, out[0], i, convert(L, load_b(L, in[0], out[0], v), in[0]->dtype, out[0]->dtype));
+    kl_store(L, out[0], i,
+             convert(L, load_b(L, in[0], out[0], v), in[0]->dtype, out[0]->dtype, saturate));
     kl_end_n(L, out[0]->rank);
     return KN_OK;
 }

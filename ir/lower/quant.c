@@ -25,7 +25,7 @@
 /* Lowest and highest values of a (<= 32-bit) integer type, as doubles. */
 static void int_range(kn_dtype t, double *lo, double *hi) {
     const kn_dtype_info *di = kn_dtype_get(t);
-    double span = ldexp(1.0, (int)di->size * 8);
+    double span = ldexp(1.0, kn_dtype_is_4bit(t) ? 4 : (int)di->size * 8);
     *lo = di->is_signed ? -span / 2 : 0;
     *hi = di->is_signed ? span / 2 - 1 : span - 1;
 }
@@ -149,6 +149,15 @@ static kn_status lower_quantize(kn_lower *L, const kn_node *n, kn_kbuf *const *i
     if (st) return st;
     kn_kx *q =
         kx_bin(L, KX_DIV, kx_cast(L, qt, kx_load(L, x, oi)), kx_cast(L, qt, kx_load(L, s, pi)));
+    if (kn_dtype_is_f8(y->dtype)) { /* x / scale + zp (0 by the spec), rounded by the cast */
+        bool saturate = kn_attr_int(kl_ctx(L), n, "saturate", 1) != 0;
+        if (z)
+            q = kx_bin(L, KX_ADD, kx_cast(L, KN_F64, q),
+                       kx_cast(L, KN_F64, kl_f8_decode(L, kx_load(L, z, pi), z->dtype)));
+        kl_store(L, y, oi, kl_f8_encode(L, q, y->dtype, saturate));
+        kl_end_n(L, x->rank);
+        return KN_OK;
+    }
     kl_store(L, y, oi, kl_requant(L, q, z ? kx_load(L, z, pi) : NULL, y->dtype));
     kl_end_n(L, x->rank);
     return KN_OK;
@@ -161,6 +170,15 @@ static kn_status lower_dequantize(kn_lower *L, const kn_node *n, kn_kbuf *const 
     kn_kx *oi = open_loops(L, x, v), *pi;
     kn_status st = qparam_index(L, n, in, v, &pi);
     if (st) return st;
+    if (kn_dtype_is_f8(x->dtype)) { /* (value - zero point value) * scale, exact in f64 */
+        kn_kx *d = kx_cast(L, KN_F64, kl_f8_decode(L, kx_load(L, x, oi), x->dtype));
+        if (z)
+            d = kx_bin(L, KX_SUB, d,
+                       kx_cast(L, KN_F64, kl_f8_decode(L, kx_load(L, z, pi), z->dtype)));
+        kl_store(L, out[0], oi, kx_bin(L, KX_MUL, d, kx_cast(L, KN_F64, kx_load(L, s, pi))));
+        kl_end_n(L, x->rank);
+        return KN_OK;
+    }
     kn_kx *d = as_i64(L, x, oi);
     if (z) d = kx_bin(L, KX_SUB, d, as_i64(L, z, pi));
     /* 8-bit x and a float32 scale: (x - z) has 9 bits, so its product with the scale is

@@ -20,11 +20,13 @@
 #include <string.h>
 
 #define KN_DT_Q8 (KN_DT(U8) | KN_DT(I8))
+/* QuantizeLinear's outputs and DequantizeLinear's inputs besides int32 (opsets 19, 21) */
+#define KN_DT_QOUT (KN_DT_Q8 | KN_DT_F8 | KN_DT_4BIT)
 
 /* Lowest and highest values of a (<= 32-bit) integer type, as doubles. */
 static void int_range(kn_dtype t, double *lo, double *hi) {
     const kn_dtype_info *di = kn_dtype_get(t);
-    double span = ldexp(1.0, (int)di->size * 8);
+    double span = ldexp(1.0, kn_dtype_is_4bit(t) ? 4 : (int)di->size * 8);
     *lo = di->is_signed ? -span / 2 : 0;
     *hi = di->is_signed ? span / 2 - 1 : span - 1;
 }
@@ -101,18 +103,20 @@ static kn_status infer_quantize(kn_ctx *cx, const kn_node *n, kn_tensor *const *
     kn_dtype yt = KN_U8;
     int64_t odt = kn_attr_int(cx, n, "output_dtype", 0); /* opset 21 */
     if (kn_failed(cx)) return cx->status;
-    if (odt && odt != KN_U8 && odt != KN_I8) {
+    if (odt && (odt <= 0 || odt >= 32 || !(KN_DT_QOUT & (1u << odt)))) {
         const char *name = kn_onnx_type_name((int)odt);
         if (name)
             return kn_diag(cx, n, KN_EUNSUPPORTED,
-                           "output_dtype %s is not supported (int8 and uint8 are; %s)", name,
-                           KN_UNSUPPORTED_TYPES);
+                           "output_dtype %s is not supported (8-bit, 4-bit and float8 types are)",
+                           name);
         return kn_diag(cx, n, KN_EUNSUPPORTED, "output_dtype %lld is not supported",
                        (long long)odt);
     }
     if (odt) yt = (kn_dtype)odt;
+    kn_attr_int(cx, n, "saturate", 1); /* opset 19: float8 outputs */
+    if (kn_failed(cx)) return cx->status;
     if (n->nin > 2 && in[2]) {
-        if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_Q8))) return st;
+        if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_QOUT))) return st;
         if (odt && in[2]->type.dtype != yt)
             return kn_diag(cx, n, KN_EINVAL, "output_dtype differs from the zero point's type");
         yt = in[2]->type.dtype;
@@ -135,11 +139,17 @@ static kn_status eval_quantize(kn_exec *ex, const kn_node *n, kn_tensor *const *
     if (!y) return cx->status;
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     int in_float = x->type.dtype != KN_F64 && x->type.dtype != KN_I32 && s->type.dtype != KN_F64;
+    bool f8 = kn_dtype_is_f8(yt.dtype), saturate = kn_attr_int(cx, n, "saturate", 1) != 0;
     for (int64_t i = 0; i < kn_tensor_numel(x); i++) {
         size_t p = qparam_index(x, axis, i);
         double xv = kn_load_f64(x->data, x->type.dtype, (size_t)i);
         double sv = kn_load_f64(s->data, s->type.dtype, p);
         double q = in_float ? (double)((float)xv / (float)sv) : xv / sv;
+        if (f8) { /* the cast rounds: x / scale + zp (a float8 zero point is 0 by the spec) */
+            double zp = z ? kn_load_f64(z->data, z->type.dtype, p) : 0;
+            ((uint8_t *)y->data)[i] = kn_f8_encode(q + zp, kn_f8_kind_of(yt.dtype), saturate);
+            continue;
+        }
         double zp = z ? (double)kn_load_i64(z->data, z->type.dtype, p) : 0;
         kn_store_f64(y->data, yt.dtype, (size_t)i, requant(q, zp, yt.dtype));
     }
@@ -148,10 +158,10 @@ static kn_status eval_quantize(kn_exec *ex, const kn_node *n, kn_tensor *const *
 
 static kn_status infer_dequantize(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                   kn_type *out) {
-    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_Q8 | KN_DT(I32));
+    kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_QOUT | KN_DT(I32));
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT))) return st;
     if (n->nin > 2 && in[2]) {
-        if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_Q8 | KN_DT(I32)))) return st;
+        if ((st = kn_check_dtype(cx, n, in[2], 2, KN_DT_QOUT | KN_DT(I32)))) return st;
         if (in[2]->type.dtype != in[0]->type.dtype)
             return kn_diag(cx, n, KN_EINVAL, "zero point type %s differs from input type %s",
                            kn_dtype_name(in[2]->type.dtype), kn_dtype_name(in[0]->type.dtype));
@@ -175,6 +185,12 @@ static kn_status eval_dequantize(kn_exec *ex, const kn_node *n, kn_tensor *const
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     for (int64_t i = 0; i < kn_tensor_numel(x); i++) {
         size_t p = qparam_index(x, axis, i);
+        if (kn_dtype_is_f8(x->type.dtype)) { /* (value - zero point value) * scale */
+            double d = kn_load_f64(x->data, x->type.dtype, (size_t)i) -
+                       (z ? kn_load_f64(z->data, z->type.dtype, p) : 0);
+            kn_store_f64(y->data, yt.dtype, (size_t)i, d * kn_load_f64(s->data, s->type.dtype, p));
+            continue;
+        }
         int64_t zp = z ? kn_load_i64(z->data, z->type.dtype, p) : 0;
         int64_t d = kn_load_i64(x->data, x->type.dtype, (size_t)i) - zp;
         kn_store_f64(y->data, yt.dtype, (size_t)i,

@@ -341,11 +341,26 @@ static kn_dtype dtype_from_onnx_name(const char *s) {
     static const struct {
         const char *name;
         kn_dtype t;
-    } names[] = {{"FLOAT", KN_F32},   {"UINT8", KN_U8},      {"INT8", KN_I8},
-                 {"UINT16", KN_U16},  {"INT16", KN_I16},     {"INT32", KN_I32},
-                 {"INT64", KN_I64},   {"STRING", KN_STRING}, {"BOOL", KN_BOOL},
-                 {"FLOAT16", KN_F16}, {"DOUBLE", KN_F64},    {"UINT32", KN_U32},
-                 {"UINT64", KN_U64},  {"BFLOAT16", KN_BF16}};
+    } names[] = {{"FLOAT", KN_F32},
+                 {"UINT8", KN_U8},
+                 {"INT8", KN_I8},
+                 {"UINT16", KN_U16},
+                 {"INT16", KN_I16},
+                 {"INT32", KN_I32},
+                 {"INT64", KN_I64},
+                 {"STRING", KN_STRING},
+                 {"BOOL", KN_BOOL},
+                 {"FLOAT16", KN_F16},
+                 {"DOUBLE", KN_F64},
+                 {"UINT32", KN_U32},
+                 {"UINT64", KN_U64},
+                 {"BFLOAT16", KN_BF16},
+                 {"FLOAT8E4M3FN", KN_F8E4M3FN},
+                 {"FLOAT8E4M3FNUZ", KN_F8E4M3FNUZ},
+                 {"FLOAT8E5M2", KN_F8E5M2},
+                 {"FLOAT8E5M2FNUZ", KN_F8E5M2FNUZ},
+                 {"UINT4", KN_U4},
+                 {"INT4", KN_I4}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(names[i].name, s)) return names[i].t;
     return KN_UNDEF;
@@ -379,6 +394,13 @@ static kn_status cast_target(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
 static kn_status infer_cast(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_dtype t;
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_ANY) || cast_target(cx, n, in, &t)) return cx->status;
+    kn_attr_int(cx, n, "saturate", 1); /* opset 19: float8 targets */
+    if (kn_failed(cx)) return cx->status;
+    kn_dtype st = in[0]->type.dtype;
+    if ((st == KN_STRING && kn_dtype_get(t)->is_narrow) ||
+        (t == KN_STRING && kn_dtype_get(st)->is_narrow))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "casting %s to %s is not supported",
+                       kn_dtype_name(st), kn_dtype_name(t));
     out[0] = in[0]->type;
     out[0].dtype = t;
     return KN_OK;
@@ -494,14 +516,28 @@ static void parse_elem(void *dst, kn_dtype dt, size_t k, const char *s) {
 
 /* dst[k] = src[k] converted; dst already has src's shape. Float to integer truncates
  * toward zero; float to bfloat16 truncates the low mantissa bits, as the ONNX 1.12
- * reference (and its test data) does. */
-static void convert(kn_arena *a, const kn_tensor *src, kn_tensor *dst) {
+ * reference (and its test data) does. float8 sources are their values (a NaN code is
+ * NaN); to float8 rounds to nearest even and, with `saturate`, clamps to the largest
+ * finite value (kn_f8_encode's tables, from Cast-19); to 4 bits clamps to the type's
+ * range, then rounds half to even (the ONNX reference's subbyte conversion; NaN gives
+ * 0). */
+static void convert(kn_arena *a, const kn_tensor *src, kn_tensor *dst, bool saturate) {
     kn_dtype st = src->type.dtype, dt = dst->type.dtype;
     const kn_dtype_info *si = kn_dtype_get(st), *di = kn_dtype_get(dt);
     int64_t numel = kn_tensor_numel(src);
     for (int64_t i = 0; i < numel; i++) {
         size_t k = (size_t)i;
-        if (st == KN_STRING && dt == KN_STRING) {
+        if (kn_dtype_is_f8(dt) && st != KN_STRING) {
+            double v = st == KN_U64 ? (double)kn_load_u64(src->data, st, k)
+                                    : kn_load_f64(src->data, st, k);
+            ((uint8_t *)dst->data)[k] = kn_f8_encode(v, kn_f8_kind_of(dt), saturate);
+        } else if (kn_dtype_is_4bit(dt) && st != KN_STRING) {
+            double v = st == KN_U64 ? (double)kn_load_u64(src->data, st, k)
+                                    : kn_load_f64(src->data, st, k);
+            double lo = dt == KN_I4 ? -8 : 0, hi = dt == KN_I4 ? 7 : 15;
+            v = isnan(v) ? 0 : nearbyint(v < lo ? lo : v > hi ? hi : v);
+            kn_store_i64(dst->data, dt, k, (int64_t)v);
+        } else if (st == KN_STRING && dt == KN_STRING) {
             ((char **)dst->data)[k] = kn_arena_strdup(a, ((char *const *)src->data)[k]);
         } else if (st == KN_STRING) {
             parse_elem(dst->data, dt, k, ((char *const *)src->data)[k]);
@@ -513,7 +549,7 @@ static void convert(kn_arena *a, const kn_tensor *src, kn_tensor *dst) {
             uint32_t bits;
             memcpy(&bits, (const float *)src->data + k, 4);
             ((uint16_t *)dst->data)[k] = (uint16_t)(bits >> 16);
-        } else if (si->is_float || di->is_float) {
+        } else if (si->is_float || di->is_float || kn_dtype_is_f8(st)) {
             kn_store_f64(dst->data, dt, k, kn_load_f64(src->data, st, k));
         } else if (st == KN_U64) {
             kn_store_u64(dst->data, dt, k, kn_load_u64(src->data, st, k));
@@ -531,7 +567,8 @@ static kn_status eval_cast(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     ty.dtype = t;
     kn_tensor *y = kn_ensure_output(ex, n, out, 0, &ty);
     if (!y) return cx->status;
-    convert(kn_exec_arena(ex), in[0], y);
+    bool saturate = kn_attr_int(cx, n, "saturate", 1) != 0;
+    convert(kn_exec_arena(ex), in[0], y, saturate);
     return KN_OK;
 }
 

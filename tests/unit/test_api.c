@@ -351,6 +351,10 @@ static void getters(void) {
     CHECK(kiln_dtype_size(KILN_DTYPE_F32) == 4 && kiln_dtype_size(KILN_DTYPE_BF16) == 2);
     CHECK(kiln_dtype_size(KILN_DTYPE_UNDEFINED) == 0 && kiln_dtype_size((kiln_dtype)99) == 0);
     CHECK(!strcmp(kiln_dtype_name(KILN_DTYPE_I64), "i64"));
+    CHECK(kiln_dtype_size(KILN_DTYPE_F8E5M2FNUZ) == 1 && kiln_dtype_size(KILN_DTYPE_I4) == 1);
+    CHECK(!strcmp(kiln_dtype_name(KILN_DTYPE_F8E4M3FN), "f8e4m3fn"));
+    CHECK(!strcmp(kiln_dtype_name(KILN_DTYPE_U4), "u4"));
+    CHECK(kiln_dtype_size((kiln_dtype)23) == 0); /* float4e2m1: not a kiln dtype */
     CHECK(!strcmp(kiln_dtype_name((kiln_dtype)99), "?"));
     CHECK(!strcmp(kiln_status_string(KILN_EIO), "input/output error"));
     CHECK(!strcmp(kiln_status_string((kiln_status)-42), "unknown status"));

@@ -42,7 +42,8 @@ save("bad_value_info.onnx",
 
 
 # float8 and int4 (ONNX data types 17-22, newer than Debian's onnx 1.12, so written by
-# number): refused, naming the node and the type
+# number): accepted by the ops that take them (these load and run), refused elsewhere
+# naming the node, the value and the type (float8_add); float4 refused by name
 def save21(name, nodes, inputs, outputs, inits=()):
     g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
@@ -73,3 +74,9 @@ save21("float8_quantize.onnx",
 w = onnx.TensorProto(name="w", data_type=UINT4, dims=[4], raw_data=bytes([0x21, 0x43]))
 save21("uint4_initializer.onnx", [helper.make_node("Cast", ["w"], ["y"], to=T.FLOAT, name="c")],
        [], [y4], [w])
+xa = helper.make_tensor_value_info("x", FLOAT8E4M3FN, [2])
+save21("float8_add.onnx", [helper.make_node("Add", ["x", "x"], ["y"], name="add8")], [xa],
+       [helper.make_tensor_value_info("y", FLOAT8E4M3FN, [2])])
+FLOAT4E2M1 = 23
+save21("float4_cast.onnx", [helper.make_node("Cast", ["x"], ["y"], to=FLOAT4E2M1, name="to_f4")],
+       [x4], [helper.make_tensor_value_info("y", FLOAT4E2M1, [4])])
