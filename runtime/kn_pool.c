@@ -2,8 +2,10 @@
  *
  * One loop slot per pool. Posting a loop: the caller takes the slot (`busy`), writes
  * the loop's fields, opens it (`open`, release) and bumps `posted`; workers that see
- * `posted` change enter (`joined`++), and if the slot is open claim tasks from `next`
- * until none are left. The caller claims tasks too, waits until `done` reaches the
+ * `posted` change enter (`joined`++), and if the slot is open claim tasks from the
+ * unclaimed `range` (its back; the caller takes from its front) until none are left.
+ * A worker counts loops from 0, not from when it started, so a loop posted before it
+ * first runs is not missed. The caller claims tasks too, waits until `done` reaches the
  * task count, closes the slot and waits until no worker is inside (`joined` == 0)
  * before it gives the slot up, so a late worker never reads the fields of a loop that
  * is being rewritten: it enters first and then sees the slot closed, or open with the

@@ -6,7 +6,7 @@
  * A pool whose workers sleep between loops pays a wake-up on each (futex, and on a
  * VM an inter-processor interrupt to a halted vCPU) and often finishes the loop on the
  * calling thread before the worker is up; the Halide runtime's pool, used before, did
- * so (docs/benchmarks.md, "Why two threads gained nothing"). Here the workers spin
+ * so (docs/benchmarks.md, "Why two threads gained little"). Here the workers spin
  * while a run is in progress (between kn_pool_run_begin and kn_pool_run_end on the
  * calling thread) and for KN_POOL_IDLE_SPIN_US after their last loop, then sleep on a
  * condition variable until the next run begins or a loop is posted.
@@ -40,8 +40,8 @@ int kn_pool_threads(const kn_pool *pool);
 
 /* Brackets one run of a compiled model on the calling thread: kn_pool_par_for calls
  * from this thread go to `pool` (NULL: run on the calling thread), and its workers
- * spin instead of sleeping until kn_pool_run_end. Runs on several threads may share a
- * pool. */
+ * spin instead of sleeping until kn_pool_run_end (each begin needs its end, on the same
+ * thread). Runs on several threads may share a pool. */
 void kn_pool_run_begin(kn_pool *pool);
 void kn_pool_run_end(void);
 
