@@ -853,6 +853,12 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
     LLVMValueRef fn = LLVMAddFunction(E->mod, name, ft);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     vector_width_attr(E, fn);
+    /* never inlined into NAME_run: each kernel is optimized as a function of its own
+     * instead of NAME_run growing into one function of every kernel's loops, which the
+     * inliner and the loop passes after it then process again (compile time, #16) */
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(E->ctx, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
     /* noalias where no other parameter of this call shares the storage */
     unsigned char *flags = calloc((size_t)np + 1, 1);
     KN_ASSERT(flags);
