@@ -61,6 +61,8 @@ static const pass_info passes[] = {
      "depthwise convolutions as vector row tiles, padding tested inside the kernel"},
     {"pool", LEVEL_KERNEL, NULL, kn_kpass_pool, KN_HAVE_KIR, 0, 0,
      "2-D f32 MaxPool as row walks, vectors along rows, bounds tested at the borders only"},
+    {"stem", LEVEL_KERNEL, NULL, kn_kpass_stem, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
+     "convolutions over few input channels as vector tiles along output rows (passes/stem.c)"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
@@ -117,6 +119,7 @@ const char *kn_pipeline_default(int opt_level) {
            "lower,"
            "depthwise,"
            "pool,"
+           "stem,"
            "tile,"
            "vmath,lowp,sescale,plan,"
            "parallel";

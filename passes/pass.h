@@ -73,6 +73,9 @@ kn_status kn_kpass_vmath(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_sescale(kn_ctx *cx, struct kn_kprog *p);
 /* Depthwise convolutions as row tiles, padding inside the kernel (passes/depthwise.c). */
 kn_status kn_kpass_depthwise(kn_ctx *cx, struct kn_kprog *p);
+/* Convolutions over few input channels (a CNN's first layer) as vector tiles along the
+ * output rows over a phase-split padded copy of the input (passes/stem.c). */
+kn_status kn_kpass_stem(kn_ctx *cx, struct kn_kprog *p);
 /* 2-D f32 MaxPool as row walks with bounds tests at the borders only (passes/pool.c). */
 kn_status kn_kpass_pool(kn_ctx *cx, struct kn_kprog *p);
 /* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */

@@ -795,8 +795,6 @@ bool kt_operands_ok(const kn_contract *d) {
     return true;
 }
 
-/* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
- * reads a zero-padded copy. */
 /* Float weights packed as kt_pack(conv_w) packs them, directly: without a call and a
  * conversion through double per element (ResNet-50 packs 25 M weights; compile time,
  * #16). buf[g][blk][r][j] = w[g*kg + blk*kb + j][r], 0 past the group's kg columns. */
@@ -819,14 +817,19 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
     return b;
 }
 
+/* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
+ * reads a zero-padded copy. flat: d is a pointwise convolution read as one row of
+ * pixels (pw_channel_tiles), whose epilogue operands the caller checked against the
+ * image's shape (y-shaped or per channel: read at (b, channel, 0, pixel) they land on
+ * the same element). */
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
-                      const kn_target *tg, kt_tile *Tp) {
+                      const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
     bool integer = kn_contract_is_int(d);
     if (d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0) return false;
     if (integer ? !int_ok(d, d->c / d->group * d->kh * d->kw)
                 : x->dtype != KN_F32 || y->dtype != KN_F32 || !kt_f32_const(d->w) ||
-                      (d->bias && !kt_f32_const(d->bias)) || !kt_operands_ok(d))
+                      (d->bias && !kt_f32_const(d->bias)) || (!flat && !kt_operands_ok(d)))
         return false;
     conv_geom G;
     kt_tile T;
@@ -1493,6 +1496,36 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* ---- pointwise convolutions on few pixels: channel tiles ----
+ *
+ * The pixel tiles above fill their vectors only where the pixels do: 7x7 = 49 pixels are
+ * a block of 32 and a partial one of 17 on 16 lanes (4 vectors for 49 pixels, 77% of the
+ * lanes, and the partial block's tiles cost as much as full ones). There the channel tiles
+ * of tile_conv fill every lane instead (vectors of output channels, rows of pixels, stored
+ * through the transposing loop), the image read as one row of oh*ow pixels (a 1x1 window
+ * with no padding and stride 1 reads pixel p for output p), so the tiles' rows span image
+ * rows: 49 = 7 tiles of 7. On up to PW_CH_REDUCE blocks of pixels (14x14 = 196) they are
+ * used too where the convolution reduces the channels (m < c); always with at least
+ * one full block of output channels (m >= 2 * lanes). Single 1x1 layers on the
+ * 16-lane AVX-512 machine, min of 60 runs, pixel -> channel tiles: 7x7 512->2048 0.77,
+ * 2048->512 0.93, 160->960 0.89, 960->160 0.77, 320->1280 0.83; 14x14 1024->256 0.91,
+ * 576->96 0.94, but 256->1024 1.06 and 96->576 1.16 (docs/benchmarks.md). CPUs only:
+ * microcontrollers read full pixel blocks in place, with no packing to save. */
+enum { PW_CH_SMALL = 2, PW_CH_REDUCE = 8 }; /* blocks of pixels (2 * lanes) */
+
+static bool pw_channel_tiles(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                             const kn_target *tg, kt_tile *T) {
+    int lanes = kl_lanes(L, KN_F32);
+    int64_t P = d->oh * d->ow, kb = 2 * (int64_t)lanes;
+    if (tg->kind != KN_TARGET_CPU || !pw_suits(d, lanes) || d->sh != 1 || d->sw != 1 || d->m < kb ||
+        !(P <= PW_CH_SMALL * kb || (P <= PW_CH_REDUCE * kb && d->m < d->c)))
+        return false;
+    kn_contract f = *d; /* one row of P pixels; the operands were checked by pw_suits */
+    f.h = f.oh = 1;
+    f.w_ = f.ow = P;
+    return tile_conv(L, &f, ov, 0, tg, true, T);
+}
+
 /* ---- the pass ---- */
 
 /* How a padded convolution reads its padding (kn_sched.pad): a schedule file's choice,
@@ -1534,9 +1567,10 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
-        bool pw = d->kind == KN_CONTRACT_CONV && tile_pointwise(L, d, ov, t, &T);
+        bool pw = d->kind == KN_CONTRACT_CONV &&
+                  (pw_channel_tiles(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
-                        ? pw || tile_conv(L, d, ov, pad, t, &T)
+                        ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;
