@@ -837,12 +837,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     /* requantized as vectors (tables padded past m), or on microcontrollers one output
      * at a time in 32-bit arithmetic (kt_int_tables) */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
-    if (G.vq) {
-        if (!kt_int_tables_f64(L, d, T.kb, &G.mult))
-            kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
-    } else if (integer && d->yscale) {
+    if (G.vq)
+        kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
+    else if (integer && d->yscale)
         kt_int_tables(L, d, &G.mult, &G.shift);
-    }
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
