@@ -18,6 +18,7 @@
 #include "ir/kir.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
+#include "runtime/kn_pool.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -350,64 +351,22 @@ typedef struct io_info {
 /* ---- threads ----
  *
  * The compiled kernels split their parallel loops into tasks (passes/parallel.c) and
- * hand them to a par_for. With the Halide runtime linked in (builds with the OpenCL
- * runtime), that is the runtime's thread pool (halide_do_par_for): api_par_for groups
- * one loop's tasks into as many chunks as the compiled model may use threads (its
- * kiln_options_set_threads count, set per run in a thread-local by kiln_compiled_run),
- * so one model never occupies more threads than it was given while several models share
- * one pool. Without the runtime, runs use the calling thread. */
-#ifdef KILN_HAVE_HALIDE_RUNTIME
-#include <HalideRuntime.h>
+ * hand them to a par_for: kiln's pool (runtime/kn_pool.h), one per compiled model with
+ * as many threads as kiln_options_set_threads gave it (the calling thread and
+ * threads - 1 workers that spin during a run and sleep between runs). Runs of one
+ * model from several threads at once are correct: a loop that finds the pool busy runs
+ * on its caller's thread. */
 #include <unistd.h>
-
-static _Thread_local int run_threads;
-
-typedef struct task_group {
-    kn_par_task task;
-    unsigned char *closure;
-    int min, size, groups;
-} task_group;
-
-static int group_task(void *uc, int g, uint8_t *closure) {
-    const task_group *G = (const task_group *)closure;
-    int lo = G->min + (int)((long long)G->size * g / G->groups);
-    int hi = G->min + (int)((long long)G->size * (g + 1) / G->groups);
-    for (int i = lo; i < hi; i++) {
-        int rc = G->task(uc, i, G->closure);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-static int api_par_for(void *uc, kn_par_task task, int min, int size, unsigned char *closure) {
-    int t = run_threads;
-    if (t <= 1 || size <= 1) {
-        for (int i = min; i < min + size; i++) {
-            int rc = task(uc, i, closure);
-            if (rc) return rc;
-        }
-        return 0;
-    }
-    task_group G = {task, closure, min, size, size < t ? size : t};
-    return halide_do_par_for(uc, group_task, 0, G.groups, (uint8_t *)&G);
-}
 
 /* The threads a model compiled with `threads` uses (0: every online CPU). */
 static int threads_for(int threads) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return threads > 0 ? threads : n > 0 ? (int)n : 1;
 }
-#define API_PAR_FOR api_par_for
-#else
-static int threads_for(int threads) {
-    (void)threads;
-    return 1;
-}
-#define API_PAR_FOR ((kn_par_for)0)
-#endif
 
 struct kiln_compiled {
-    int threads; /* a run's threads (1: the calling thread only) */
+    int threads;   /* a run's threads (1: the calling thread only) */
+    kn_pool *pool; /* threads > 1: the workers of the parallel loops, else NULL */
     kn_jit *jit;
     kn_entry_fn entry;
     size_t nin, nout;
@@ -422,6 +381,7 @@ void kiln_compiled_destroy(kiln_compiled *c) {
     free(c->in);
     free(c->out);
     kn_jit_destroy(c->jit);
+    kn_pool_destroy(c->pool);
     free(c);
 }
 
@@ -509,8 +469,9 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
     if (!cx->status && !kn_compile_program_opts(cx, g, "model", o->target, &copts, &p) &&
         !refuse_strings(cx, p) && !refuse_workspace(cx, p, o->max_memory) &&
         !kn_llvm_jit_releasing(cx, p, o->target, o->opt_level,
-                               c->threads > 1 ? API_PAR_FOR : (kn_par_for)0, NULL, &c->jit)) {
+                               c->threads > 1 ? kn_pool_par_for : (kn_par_for)0, NULL, &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
+        c->pool = kn_pool_create(c->threads); /* NULL: the loops run on the caller */
         c->nin = (size_t)p->nin;
         c->nout = (size_t)p->nout;
         c->workspace_size = p->arena_size;
@@ -614,10 +575,9 @@ kiln_status kiln_compiled_run(const kiln_compiled *c, const void *const *inputs,
                         "kiln_compiled_run: the workspace %p is not aligned to %d bytes", workspace,
                         KN_ARENA_ALIGN);
     }
-#ifdef KILN_HAVE_HALIDE_RUNTIME
-    run_threads = c->threads;
-#endif
+    kn_pool_run_begin(c->pool);
     int rc = c->entry(inputs, outputs, NULL, workspace);
+    kn_pool_run_end();
     if (rc == KN_STATUS_INVALID_BRANCH)
         return fail(KILN_EINVAL,
                     "kiln_compiled_run: the inputs make an If take a branch that cannot run with "

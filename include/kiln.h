@@ -150,10 +150,11 @@ kiln_status kiln_options_set_target(kiln_options *options, const char *name);
 kiln_status kiln_options_set_opt_level(kiln_options *options, int level);
 
 /* Threads a run may use; 0 (the default) uses one per online CPU, 1 the calling thread
- * only. The kernels' parallel loops run on a thread pool shared by every model in the
- * process (the Halide runtime's, which starts one worker per CPU, or HL_NUM_THREADS);
- * a run of a model compiled with N threads keeps at most N of them busy. In a libkiln
- * built without the Halide runtime every run uses the calling thread.
+ * only. A model compiled with N > 1 threads owns a pool of N - 1 worker threads
+ * (started by kiln_compile_jit, joined by kiln_compiled_destroy) that run the kernels'
+ * parallel loops with the calling thread; they spin while a run is in progress and
+ * sleep between runs. Concurrent runs of one model share its pool: a parallel loop that
+ * finds the workers busy with another run's loop runs on its own thread.
  * Errors: KILN_EINVAL (NULL options, threads < 0). */
 kiln_status kiln_options_set_threads(kiln_options *options, int threads);
 

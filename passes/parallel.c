@@ -352,7 +352,7 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
 /* ---- the split ----
  *
  * CPU targets: each outermost parallel loop of a kernel runs as `tasks` chunks of
- * consecutive iterations on the thread pool (the JIT's halide_do_par_for). The work of
+ * consecutive iterations on the thread pool (runtime/kn_pool.c). The work of
  * the kernel (statement executions, vector statements counted per lane) decides how
  * many: at least MIN_TASK_WORK per task, so a task's work outweighs scheduling it, at
  * most MAX_TASKS; a kernel too small for two tasks runs on the calling thread. A nest

@@ -8,6 +8,7 @@
  * so kiln bench compiles once and runs many times. */
 #include "targets/target.h"
 #include "tools/backend.h"
+#include "tools/pool_trace.h"
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm.h"
 #include "ir/interp.h"
@@ -15,6 +16,7 @@
 #include "ir/ops.h"
 #include "passes/deseq.h"
 #include "passes/pass.h"
+#include "runtime/kn_pool.h"
 #ifdef KILN_HAVE_OPENCL
 #include "tools/backend_opencl.h"
 
@@ -137,6 +139,7 @@ struct backend_prog {
     void *arena;      /* c, llvm: the work arena, p->arena_size bytes, or NULL */
     kn_arena *keep;   /* backend_reuse_outputs: holds the reused outputs, else NULL */
     kn_tensor **kept; /* the outputs handed out by every call (flat), once allocated */
+    kn_pool *pool;    /* llvm with threads > 1: the parallel loops' workers, else NULL */
 #ifdef KILN_HAVE_OPENCL
     backend_ocl *ocl; /* opencl: program, weights and arena on the device */
 #endif
@@ -215,17 +218,25 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
     return st;
 }
 
-/* The thread pool the JIT's parallel loops run on, for `threads` threads (NULL: one
- * thread, or no pool in this build). */
-static kn_par_for thread_pool(int threads) {
+/* The par_for the JIT's parallel loops call for `threads` threads (NULL: one thread):
+ * kiln's pool (runtime/kn_pool.h), created into bp->pool; KILN_POOL=halide (for
+ * comparisons) the Halide runtime's pool where it is linked in. */
+static kn_par_for thread_pool(backend_prog *bp, int threads) {
+    if (threads <= 1 && getenv("KILN_POOL_TRACE")) /* the split loops, on the caller */
+        return pool_trace_wrap(kn_pool_par_for);
+    if (threads <= 1) return NULL;
+    kn_par_for pf = NULL;
+    const char *which = getenv("KILN_POOL");
 #ifdef KILN_HAVE_OPENCL /* the Halide runtime is linked in */
-    if (threads > 1) {
+    if (which && !strcmp(which, "halide")) {
         halide_set_num_threads(threads);
-        return (kn_par_for)halide_do_par_for;
+        pf = (kn_par_for)halide_do_par_for;
     }
 #endif
-    (void)threads;
-    return NULL;
+    (void)which;
+    if (!pf && (bp->pool = kn_pool_create(threads))) pf = kn_pool_par_for;
+    if (pf && getenv("KILN_POOL_TRACE")) pf = pool_trace_wrap(pf);
+    return pf;
 }
 
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
@@ -276,7 +287,7 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         } else if (!st && !strcmp(backend, "llvm")) {
             int level = opts && opts->opt_level_set ? opts->opt_level : 2;
             st = kn_llvm_jit_releasing(cx, bp->p, kn_target_find("native"), level,
-                                       thread_pool(threads), prof, &bp->jit);
+                                       thread_pool(bp, threads), prof, &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
             st = prepare_c(cx, bp, cflags, prof);
@@ -326,7 +337,12 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
         if (backend_opencl_call(cx, bp->ocl, p, ip, op, &rc)) return cx->status;
     } else
 #endif
+    {
+        pool_trace_run_begin();
+        kn_pool_run_begin(bp->pool);
         rc = bp->fn(ip, op, bp->weights, bp->arena);
+        kn_pool_run_end();
+    }
     if (rc == KN_STATUS_STRING_TOO_LONG)
         return kn_diag(cx, NULL, KN_ELIMIT,
                        "a string is longer than its storage in the compiled model "
@@ -367,6 +383,7 @@ void backend_release(backend_prog *bp) {
     backend_opencl_release(bp->ocl);
 #endif
     kn_jit_destroy(bp->jit);
+    kn_pool_destroy(bp->pool);
     if (bp->lib) dlclose(bp->lib);
     free(bp->weights);
     kn_kprog_destroy(bp->p);

@@ -23,8 +23,8 @@ typedef struct backend_prog backend_prog;
 /* Compiles g for the backend. For c and llvm, g's input types are fixed to in[]'s
  * shapes and g is transformed by the passes; c compiles the generated C with $CC at
  * -O1, then `cflags` (space-separated, may be NULL), then $KILN_CFLAGS; llvm JITs,
- * running each kernel's outermost parallel loop on `threads` threads of the Halide
- * runtime's pool (1, or a build without the runtime: the calling thread only).
+ * running each kernel's outermost parallel loop on `threads` threads of a pool the
+ * program owns (runtime/kn_pool.h; 1: the calling thread only).
  * interp compiles nothing. opts (may be NULL) chooses the pipeline and -O level. *out
  * is owned by the caller (backend_release()); g must outlive it. */
 kn_status backend_prepare(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,

@@ -217,8 +217,9 @@ static const cli_option bench_options[] = {
     O("--runs", "N", "Timed runs (default 10)."),
     O("--warmup", "N", "Untimed runs first (default 2)."),
     O("--threads", "N",
-      "llvm: run each kernel's parallel loop on N threads of the Halide runtime's pool; c and "
-      "interp use one (default 1)."),
+      "llvm: run each kernel's parallel loop on N threads (kiln's pool, whose workers spin "
+      "during a run; KILN_POOL_TRACE=1 prints how the tasks were shared); c and interp use "
+      "one (default 1)."),
     O("--json", NULL,
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "

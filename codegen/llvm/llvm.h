@@ -19,7 +19,7 @@ typedef int (*kn_entry_fn)(const void *const *inputs, void *const *outputs, cons
 
 typedef struct kn_jit kn_jit;
 
-/* A parallel for with the Halide runtime's signature (halide_do_par_for): runs
+/* A parallel for with the Halide runtime's signature (halide_do_par_for; kn_pool_par_for): runs
  * task(user_context, i, closure) for every i in [min, min + size), in any order and
  * on any threads, and returns 0 (or the first nonzero a task returned). */
 typedef int (*kn_par_task)(void *user_context, int i, unsigned char *closure);
