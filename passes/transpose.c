@@ -17,7 +17,9 @@
  *             Transpose runs before it instead: op(T_p(x), c) -> T_p(op(x, c')) with
  *             the constant c' transposed by the inverse permutation at compile time;
  *             so does a Concat of such inputs, along the axis it names in x:
- *             Concat_k(T_p(x), T_p(y)) -> T_p(Concat_{p[k]}(x, y)).
+ *             Concat_k(T_p(x), T_p(y)) -> T_p(Concat_{p[k]}(x, y)); and a Resize
+ *             (constant roi/scales/sizes, permuted) that does not grow the tensor or
+ *             whose result only a Transpose inverting p reads.
  *
  * Sinking moves a Transpose down to the next one, where merge and drop cancel the
  * pair: Conv -> T -> Relu -> T' -> Conv becomes Conv -> Relu -> Conv. Nodes left
@@ -31,6 +33,11 @@
  *             output it moves channels-last (passes/layout.c then folds the pair) or a
  *             Transpose it inverts (merge and drop). Without such a producer it stays.
  *             Merge and drop run again, sinking does not (it would move it back).
+ *
+ * A Transpose read by several nodes is split first when that lets it cancel: each
+ * elementwise reader whose result only an inverse Transpose reads gets its own copy
+ * (which sinks and cancels); the other readers must be Transposes (merge) or Convs
+ * (passes/layout.c folds it into them), or nothing is split.
  *
  * Transposes that remain still run as copies (passes/layout.c folds those next to a
  * Conv). Graphs read by subgraphs are handled: uses are counted across every graph of
@@ -153,12 +160,42 @@ static kn_value *untranspose_const(tp *T, kn_graph *g, const kn_value *c, const 
     return v;
 }
 
+static kn_value *permute_param(kn_graph *g, const kn_value *c, const int64_t *p, int r);
+static int reader(const kn_graph *g, const kn_value *v, int from);
+
+/* Whether Transpose t (perm p) may sink through Resize u: opset >= 11 without `axes`,
+ * t's value its data input only, and either u does not grow the tensor or its result
+ * goes only to a Transpose that inverts p (then the pair cancels). */
+static bool resize_sinks(tp *T, const kn_graph *g, const kn_node *t, const kn_node *u,
+                         const int64_t *p, int r) {
+    if (u->opset < 11 || kn_node_attr(u, "axes") || u->nin < 1 || u->in[0] != t->out[0])
+        return false;
+    for (int k = 1; k < u->nin; k++)
+        if (u->in[k] &&
+            (u->in[k] == t->out[0] || !u->in[k]->constant || !kn_type_static(&u->in[k]->type)))
+            return false;
+    if (kn_type_numel(&u->out[0]->type) <= kn_type_numel(&u->in[0]->type)) return true;
+    if ((*U(T, u->out[0])) != 1 || kn_graph_is_output(T->root, u->out[0])) return false;
+    int w = reader(g, u->out[0], 0);
+    int64_t q[KN_MAX_RANK];
+    int qr;
+    if (w < 0 || !perm_of(g->nodes[w], q, &qr) || qr != r) return false;
+    for (int d = 0; d < r; d++)
+        if (p[q[d]] != d) return false;
+    return true;
+}
+
 /* The sink rewrite for Transpose t (perm p, rank r) whose output only u reads. */
 static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
     kn_node *t = g->nodes[ti], *u = g->nodes[ui];
     const kn_opdesc *d = kn_op_desc(u->op);
-    bool concat = u->op == KN_OP_CONCAT;
-    if (!(d->flags & OPF_ELEMWISE) && !concat) return false;
+    bool concat = u->op == KN_OP_CONCAT, resize = u->op == KN_OP_RESIZE;
+    if (!(d->flags & OPF_ELEMWISE) && !concat && !resize) return false;
+    if (resize && (!u->out[0] || !kn_type_static(&u->out[0]->type) || u->out[0]->type.rank != r ||
+                   !resize_sinks(T, g, t, u, p, r)))
+        return false;
+    int64_t inv[KN_MAX_RANK]; /* Resize's per-axis parameters for the untransposed input */
+    for (int dd = 0; dd < r; dd++) inv[p[dd]] = dd;
     if (u->nout != 1 || !u->out[0] || kn_node_attr(u, KN_ATTR_EPILOGUE) ||
         (d->flags & OPF_SUBGRAPH) || !kn_type_static(&u->out[0]->type) ||
         u->out[0]->type.rank != r || (!concat && kn_node_attr(u, "axis"))) /* per-axis */
@@ -176,7 +213,9 @@ static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
         if (!v) continue;
         int64_t q[KN_MAX_RANK];
         int qr;
-        if (v == t->out[0]) {
+        if (resize && k > 0) { /* roi, scales, sizes: constants (resize_sinks) */
+            if (!(src[k] = permute_param(g, v, inv, r))) return false;
+        } else if (v == t->out[0]) {
             src[k] = t->in[0];
         } else if (v->producer && perm_of(v->producer, q, &qr) && qr == r &&
                    !memcmp(q, p, (size_t)r * sizeof *q) && (*U(T, v)) == 1 &&
@@ -230,6 +269,78 @@ static int reader(const kn_graph *g, const kn_value *v, int from) {
     return -1;
 }
 
+/* Whether Transpose t (perm p) cancels when reader u has a copy of its own: u is an
+ * elementwise node reading t once, whose other inputs are constants and whose output
+ * only a Transpose inverting p reads (sink, then merge and drop, remove both). */
+static bool cancels_through(tp *T, const kn_graph *g, const kn_node *t, const kn_node *u,
+                            const int64_t *p, int r) {
+    const kn_opdesc *d = kn_op_desc(u->op);
+    if (!(d->flags & OPF_ELEMWISE) || (d->flags & OPF_SUBGRAPH) || u->nout != 1 || !u->out[0] ||
+        kn_node_attr(u, "axis") || kn_node_attr(u, KN_ATTR_EPILOGUE) || (*U(T, u->out[0])) != 1 ||
+        kn_graph_is_output(T->root, u->out[0]))
+        return false;
+    int reads = 0;
+    for (int k = 0; k < u->nin; k++) {
+        if (!u->in[k]) continue;
+        if (u->in[k] == t->out[0])
+            reads++;
+        else if (!u->in[k]->constant || u->in[k]->type.rank > r)
+            return false;
+    }
+    int w = reader(g, u->out[0], 0);
+    int64_t q[KN_MAX_RANK];
+    int qr;
+    if (reads != 1 || w < 0 || !perm_of(g->nodes[w], q, &qr) || qr != r) return false;
+    for (int dd = 0; dd < r; dd++)
+        if (p[q[dd]] != dd) return false;
+    return true;
+}
+
+/* Transpose n (node i, perm p) read by several nodes: each elementwise reader through
+ * which it would cancel (cancels_through) gets its own copy, placed right before it,
+ * which then sinks; other readers (Transposes, which merge anyway; Convs, which the
+ * layout pass folds it into) keep n. Only when every reader is one of these. */
+static void split(tp *T, kn_graph *g, int i, const int64_t *p, int r) {
+    kn_node *n = g->nodes[i];
+    kn_value *y = n->out[0];
+    int found = 0, split_n = 0;
+    for (int j = i + 1; j < g->nnodes; j++) {
+        kn_node *u = g->nodes[j];
+        int reads = 0;
+        for (int k = 0; k < u->nin; k++) reads += u->in[k] == y;
+        if (!reads) continue;
+        found += reads;
+        int64_t q[KN_MAX_RANK];
+        int qr;
+        if (cancels_through(T, g, n, u, p, r))
+            split_n++;
+        else if (!(perm_of(u, q, &qr) && qr == r) && u->op != KN_OP_CONV)
+            return;
+    }
+    if (found != (*U(T, y)) || split_n == 0) return; /* readers elsewhere, or no gain */
+    for (int j = i + 1; j < g->nnodes; j++) {
+        kn_node *u = g->nodes[j];
+        if (u->op == KN_OP_TRANSPOSE || u->op == KN_OP_CONV) continue;
+        int k = -1;
+        for (int kk = 0; kk < u->nin; kk++)
+            if (u->in[kk] == y) k = kk;
+        if (k < 0) continue;
+        kn_value *c = kn_graph_add_value(g, y->name, &y->type);
+        kn_value *x = n->in[0];
+        kn_node *t = kn_graph_add_node(g, KN_OP_TRANSPOSE, n->name, 1, &x, 1, &c);
+        set_perm(g, t, p, r);
+        memmove(&g->nodes[j + 1], &g->nodes[j], (size_t)(g->nnodes - 1 - j) * sizeof *g->nodes);
+        g->nodes[j] = t;
+        j++; /* u moved to j + 1 */
+        u->in[k] = c;
+        (*U(T, c)) = 1;
+        (*U(T, x))++;
+        (*U(T, y))--;
+        T->changed = true;
+    }
+    for (int j = 0; j < g->nnodes; j++) g->nodes[j]->id = j;
+}
+
 static void rewrite(tp *T, kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) {
         kn_node *n = g->nodes[i];
@@ -251,6 +362,9 @@ static void rewrite(tp *T, kn_graph *g) {
             if ((*U(T, n->out[0])) == 1 && !kn_graph_is_output(T->root, n->out[0])) {
                 int u = reader(g, n->out[0], i + 1);
                 if (u > i && !T->no_sink) sink(T, g, i, u, p, r);
+            } else if ((*U(T, n->out[0])) > 1 && !kn_graph_is_output(T->root, n->out[0]) &&
+                       !T->no_sink) {
+                split(T, g, i, p, r);
             }
             continue;
         }
