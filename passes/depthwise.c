@@ -104,7 +104,7 @@ static kn_kx *var(kn_lower *L, int v) {
  * for integer convolutions. */
 static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int lanes) {
     kn_kx *v = lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at);
-    if (!G->integer) return v;
+    if (!G->integer || src == G->xs) return v; /* staged: converted in the copy */
     v = kx_cast(L, KN_F32, v);
     return G->xz ? kx_sub(L, v, kx_const(L, KN_F32, G->xz)) : v;
 }
@@ -193,7 +193,9 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             val = var(L, v);
             kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
-        if (G->integer) val = kt_int_store(L, d, G->mult, G->shift, kx_cast(L, KN_I32, val), c);
+        if (G->integer) /* f64 requantization reads the f32 sum (exact) as it is */
+            val =
+                kt_int_store(L, d, G->mult, G->shift, G->shift ? kx_cast(L, KN_I32, val) : val, c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -311,7 +313,9 @@ static bool dw_stage_suits(kn_lower *L, const dw_geom *G, bool cpu, int pad) {
         return false;
     if (pad) return pad == 2;
     int64_t inner = G->xhi > G->xlo ? G->xhi - G->xlo : 0;
-    return G->sw > 1 || 8 * (G->ow - inner) > G->ow;
+    /* integer: the copy converts each input once (x - xz in f32), where the tiles would
+     * convert it at every load of every kernel row */
+    return G->integer || G->sw > 1 || 8 * (G->ow - inner) > G->ow;
 }
 
 /* The staged channel's shape: the hs x ws padded window the outputs read, each row
@@ -347,14 +351,14 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
             dw_zero(L, G, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
-            if (jhi > jlo && G->sw == 1) {
+            if (jhi > jlo && G->sw == 1 && !G->integer) {
                 kl_copy(L, G->xs, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
                         kx_int(L, jhi - jlo));
             } else if (jhi > jlo) {
                 int j = kl_for(L, jhi - jlo);
-                kl_store(
-                    L, G->xs, kx_add(L, kt_plus(L, at, jlo), var(L, j)),
-                    kx_load(L, G->d->x, kt_mad(L, var(L, j), G->sw, kt_plus(L, var(L, xr), from))));
+                kn_kx *xi = kt_mad(L, var(L, j), G->sw, kt_plus(L, var(L, xr), from));
+                kl_store(L, G->xs, kx_add(L, kt_plus(L, at, jlo), var(L, j)),
+                         dw_in(L, G, G->d->x, xi, 1));
                 kl_end(L);
             }
             dw_zero(L, G, kt_plus(L, at, jhi), n - jhi);
@@ -432,7 +436,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     kt_interior(G->h, G->oh, G->kh, G->sh, G->dh, G->ph, &G->ylo, &G->yhi);
     kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
     G->integer = kn_contract_is_int(d);
-    G->stage = !G->integer && dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
+    G->stage = dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
     if (G->stage) {
         dw_stage_geom(G);
         G->xs = kl_scratch(L, KN_F32, d->n * G->c * G->hs * G->rs);
@@ -445,7 +449,8 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     if (G->integer) {
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
-        kt_int_tables(L, d, &G->mult, &G->shift);
+        if (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->mult))
+            kt_int_tables(L, d, &G->mult, &G->shift);
     }
     const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
     const float *bs = d->bias && !G->integer ? (const float *)d->bias->data->data : NULL;

@@ -1,6 +1,6 @@
 /* QDQ import: quantized ONNX models in QuantizeLinear/DequantizeLinear form rewritten
  * into the integer contractions (QLinearConv, QLinearMatMul), which the tile pass
- * builds with integer dot products.
+ * builds with integer dot products, and their residual adds into QLinearAdd.
  * requires: shape; breaks: nothing (the graph stays valid and runnable). Runs before
  * fold, which would otherwise turn the weights' DequantizeLinear into float constants.
  *
@@ -35,7 +35,12 @@
  * one step where its value lies within that rounding of a tie; with power-of-two
  * input and weight scales its products are exact and only the summation order is
  * left. Gemm with alpha other than 1, transA, or a bias with beta other than 1 is
- * left in float. */
+ * left in float.
+ *
+ * Residual adds, DequantizeLinear(a) + DequantizeLinear(b) [-> Relu | Clip] ->
+ * QuantizeLinear (8-bit a and b, per-tensor float32 scales), become kiln's QLinearAdd
+ * (ir/ops/quant.c), which computes the same float32 operations in one pass: the QDQ
+ * graph's result bit for bit; the Relu or Clip its clamp, as above. */
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "ir/requant.h"
@@ -172,6 +177,89 @@ static kn_value *transposed(kn_rw *rw, const kn_value *w) {
     return kn_rw_const(rw, w->name, "t", o);
 }
 
+/* The [Relu | Clip] between QuantizeLinear q and what it quantizes: *relu is it (read by
+ * q alone) or NULL, *clo and *chi a Clip's bounds (infinite where absent). False if q's
+ * input is a Clip whose bounds are not constants, or an activation read by others. */
+static bool activation(const kn_rw *rw, const kn_node *q, kn_node **relu, double *clo,
+                       double *chi) {
+    *clo = -INFINITY, *chi = INFINITY;
+    *relu = (kn_node *)producer(q->in[0], KN_OP_RELU);
+    if (!*relu && (*relu = (kn_node *)producer(q->in[0], KN_OP_CLIP)) &&
+        !clip_bounds(*relu, clo, chi))
+        return false;
+    return !*relu || only(rw, q->in[0], q);
+}
+
+/* Node n's output clamp (KN_CLAMP_ATTR) for the Relu or Clip(clo, chi) `relu` folded into
+ * it: Relu clamps below at yz (the quantized 0), Clip to [q(clo), q(chi)]. n has room for
+ * the attribute (copy_attrs). */
+static void add_clamp(kn_rw *rw, kn_node *n, const kn_node *relu, const kn_node *q,
+                      const kn_value *yz, double clo, double chi) {
+    bool u8 = yz->type.dtype == KN_U8;
+    int64_t *b = kn_arena_array(rw->g->arena, 2, sizeof *b);
+    KN_ASSERT(b);
+    b[0] = u8 ? 0 : -128, b[1] = u8 ? 255 : 127;
+    if (relu->op == KN_OP_RELU) clo = 0;
+    if (isfinite(clo)) b[0] = quantized_bound(q, yz, clo);
+    if (isfinite(chi)) b[1] = quantized_bound(q, yz, chi);
+    n->attrs[n->nattr++] =
+        (kn_attr){.name = KN_CLAMP_ATTR, .kind = KN_ATTR_INTS, .n = 2, .ints = b};
+}
+
+/* A per-tensor float32 scale, finite and positive. */
+static bool scale_ok(const kn_value *s) {
+    if (!const_n(s, 1) || s->type.dtype != KN_F32) return false;
+    double v = kn_tensor_get_f64(s->constant, 0);
+    return isfinite(v) && v > 0;
+}
+
+/* Rewrites DequantizeLinear(a) + DequantizeLinear(b) [-> Relu | Clip] -> QuantizeLinear
+ * ending at q (the residual adds of QDQ ResNets and MobileNets) into kiln's QLinearAdd,
+ * which computes the same float32 operations in one pass over the 8-bit inputs
+ * (ir/ops/quant.c): the result is the QDQ graph's, bit for bit. */
+static bool rewrite_add(kn_rw *rw, kn_node *q) {
+    kn_node *relu;
+    double clo, chi;
+    if (!q->out[0] || !is8(q->out[0]->type.dtype) || !scale_ok(q->in[1]) ||
+        (q->nin > 2 && q->in[2] && !const_n(q->in[2], 1)) || !activation(rw, q, &relu, &clo, &chi))
+        return false;
+    kn_value *y = relu ? relu->in[0] : q->in[0];
+    kn_node *op = y ? (kn_node *)y->producer : NULL;
+    if (!op || op->op != KN_OP_ADD || op->nout != 1 || !only(rw, y, relu ? relu : q) ||
+        y->type.dtype != KN_F32 || kn_node_attr(op, KN_ATTR_EPILOGUE) || op->in[0] == op->in[1])
+        return false;
+    const kn_node *da = producer(op->in[0], KN_OP_DEQUANTIZELINEAR);
+    const kn_node *db = producer(op->in[1], KN_OP_DEQUANTIZELINEAR);
+    if (!dq_act(da) || !dq_act(db) || !scale_ok(da->in[1]) || !scale_ok(db->in[1]) ||
+        da->out[0]->type.dtype != KN_F32 || db->out[0]->type.dtype != KN_F32)
+        return false;
+    kn_value *in[8] = {da->in[0],
+                       da->in[1],
+                       zero_point(rw, da, da->in[0]->type.dtype),
+                       db->in[0],
+                       db->in[1],
+                       zero_point(rw, db, db->in[0]->type.dtype),
+                       q->in[1],
+                       zero_point(rw, q, KN_U8)};
+    if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype ||
+        in[7]->type.dtype != q->out[0]->type.dtype)
+        return false; /* a bad model: left to the operators' checks */
+    kn_value *out = q->out[0];
+    kn_node *n = kn_rw_node(rw, q->id, KN_OP_QLINEARADD, op->name, 8, in, 1, &out);
+    copy_attrs(rw, n, op, NULL);
+    kn_rw_kill(rw, q);
+    kn_rw_kill(rw, op);
+    if (relu) {
+        kn_rw_kill(rw, relu);
+        add_clamp(rw, n, relu, q, in[7], clo, chi);
+    }
+    const kn_node *dqs[2] = {da, db};
+    for (int i = 0; i < 2; i++)
+        if (!kn_rw_dead(rw, dqs[i]) && !kn_rw_uses(rw, dqs[i]->out[0]))
+            kn_rw_kill(rw, (kn_node *)dqs[i]);
+    return true;
+}
+
 /* Rewrites the pattern ending at QuantizeLinear q, if it is one. A quantized
  * contraction it cannot take (its DequantizeLinear inputs and QuantizeLinear output
  * are there) sets *kept to it and *why to the reason: it stays in float. */
@@ -181,12 +269,9 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     if (!q->out[0] || !is8(q->out[0]->type.dtype) || !const_n(q->in[1], 1) ||
         (q->nin > 2 && q->in[2] && !const_n(q->in[2], 1)))
         return false;
-    kn_node *relu = (kn_node *)producer(q->in[0], KN_OP_RELU), *op;
-    double clo = -INFINITY, chi = INFINITY; /* a Clip's bounds (Relu6 and the like) */
-    if (!relu && (relu = (kn_node *)producer(q->in[0], KN_OP_CLIP)) &&
-        !clip_bounds(relu, &clo, &chi))
-        return false;
-    if (relu && !only(rw, q->in[0], q)) return false;
+    kn_node *relu, *op;
+    double clo, chi; /* a Clip's bounds (Relu6 and the like) */
+    if (!activation(rw, q, &relu, &clo, &chi)) return false;
     kn_value *y = relu ? relu->in[0] : q->in[0];
     op = y ? (kn_node *)y->producer : NULL;
     if (!op || !only(rw, y, relu ? relu : q) || op->nout != 1) return false;
@@ -240,17 +325,7 @@ static bool rewrite(kn_rw *rw, kn_node *q, const kn_node **kept, const char **wh
     kn_rw_kill(rw, q);
     kn_rw_kill(rw, op);
     if (relu) kn_rw_kill(rw, relu);
-    if (relu) { /* Relu: clamped below at yz; Clip(lo, hi): to [q(lo), q(hi)] */
-        bool u8 = in[7]->type.dtype == KN_U8;
-        int64_t *b = kn_arena_array(rw->g->arena, 2, sizeof *b);
-        KN_ASSERT(b);
-        b[0] = u8 ? 0 : -128, b[1] = u8 ? 255 : 127;
-        if (relu->op == KN_OP_RELU) clo = 0;
-        if (isfinite(clo)) b[0] = quantized_bound(q, in[7], clo);
-        if (isfinite(chi)) b[1] = quantized_bound(q, in[7], chi);
-        n->attrs[n->nattr++] =
-            (kn_attr){.name = KN_CLAMP_ATTR, .kind = KN_ATTR_INTS, .n = 2, .ints = b};
-    }
+    if (relu) add_clamp(rw, n, relu, q, in[7], clo, chi);
     /* the DequantizeLinear nodes left without readers go too */
     const kn_node *dqs[3] = {dx, dw, bias ? op->in[2]->producer : NULL};
     for (int i = 0; i < 3; i++)
@@ -266,7 +341,7 @@ kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g) {
             kn_node *n = g->nodes[i];
             const kn_node *kept = NULL;
             const char *why = NULL;
-            if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR &&
+            if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR && !rewrite_add(&rw, n) &&
                 !rewrite(&rw, n, &kept, &why) && kept && why)
                 kn_warn(cx, kept,
                         "kept in float between its DequantizeLinear and QuantizeLinear: %s", why);

@@ -795,6 +795,28 @@ bool kt_operands_ok(const kn_contract *d) {
     return true;
 }
 
+/* Float weights packed as kt_pack(conv_w) packs them, directly: without a call and a
+ * conversion through double per element (ResNet-50 packs 25 M weights; compile time,
+ * #16). buf[g][blk][r][j] = w[g*kg + blk*kb + j][r], 0 past the group's kg columns. */
+static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G, int64_t group) {
+    int64_t red = G->cg * G->kh * G->kw, kb = T->kb, blocks = (G->kg + kb - 1) / kb;
+    int64_t per = blocks * red * kb;
+    const float *w = G->d->w->data->data;
+    float *buf = malloc((size_t)(group * per) * sizeof *buf);
+    KN_ASSERT(buf && w);
+    for (int64_t g = 0; g < group; g++)
+        for (int64_t blk = 0; blk < blocks; blk++)
+            for (int64_t j = 0; j < kb; j++) {
+                int64_t col = blk * kb + j;
+                float *out = buf + g * per + blk * red * kb + j;
+                const float *in = col < G->kg ? w + (g * G->kg + col) * red : NULL;
+                for (int64_t r = 0; r < red; r++) out[r * kb] = in ? in[r] : 0.0f;
+            }
+    kn_kbuf *b = kl_table(L, KN_F32, group * per, buf);
+    free(buf);
+    return b;
+}
+
 /* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
  * reads a zero-padded copy. flat: d is a pointwise convolution read as one row of
  * pixels (pw_channel_tiles), whose epilogue operands the caller checked against the
@@ -831,7 +853,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
     }
-    G.wpk = kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
+    G.wpk = !integer && T.wt == KN_F32
+                ? conv_pack_f32(L, &T, &G, group)
+                : kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);

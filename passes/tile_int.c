@@ -12,7 +12,9 @@
  * reduction over channels for a dot product to pack. */
 #include "passes/tile_int.h"
 
+#include "ir/lower_impl.h"
 #include "ir/requant.h"
+#include "targets/target.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +98,49 @@ void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbu
     free(m);
 }
 
+/* The largest |acc| d's requantization can see: over the columns, 255 x sum |w - wz[c]|
+ * + |bias[c]| (|x - xz| <= 255 for 8-bit operands); -1 where it is not known at compile
+ * time (weights, zero points or bias not constants, batched weights). */
+static double acc_bound(const kn_contract *d) {
+    bool conv = d->kind == KN_CONTRACT_CONV;
+    int64_t ncols = conv ? d->m : d->N;
+    if (!is_const(d->w) || (d->wz && !is_const(d->wz)) || (d->bias && !is_const(d->bias)) ||
+        ncols <= 0 || (!conv && d->w->numel != d->K * d->N) || kn_dtype_get(d->x->dtype)->size != 1)
+        return -1;
+    int64_t per = d->w->numel / ncols;
+    double bound = 0;
+    for (int64_t c = 0; c < ncols; c++) {
+        double s = 0, wz = cval(d->wz, c);
+        for (int64_t k = 0; k < per; k++)
+            s += fabs(cval(d->w, conv || d->tb ? c * per + k : k * ncols + c) - wz);
+        double b = 255.0 * s + fabs(cval(d->bias, c));
+        bound = b > bound ? b : bound;
+    }
+    return bound;
+}
+
+bool kt_int_tables_f64(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult) {
+    *mult = NULL;
+    if (!d->yscale || !d->fixed || !L->target || L->target->kind != KN_TARGET_CPU ||
+        kl_lanes(L, KN_F64) < 2)
+        return false;
+    double b = acc_bound(d);
+    if (b < 0 || b > 4194304.0) /* 2^22 */
+        return false;
+    int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N, n = ncols + pad;
+    double *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    KN_ASSERT(t);
+    for (int64_t c = 0; c < n; c++) {
+        kn_qmul q = {0, 31};
+        if (c < ncols)
+            q = kn_qmul_scales(cval(d->xscale, 0), cval(d->wscale, c), cval(d->yscale, 0));
+        t[c] = ldexp((double)q.mult, -q.shift); /* exact: 31 bits, shift <= 62 */
+    }
+    *mult = kl_table(L, KN_F64, n, t);
+    free(t);
+    return true;
+}
+
 void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift) {
     kt_int_tables_padded(L, d, 0, mult, shift);
 }
@@ -118,7 +163,11 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbu
         if (d->clamp) return kl_requant_fixed_range(L, acc, m, s, zp, d->y->dtype, d->clo, d->chi);
         return kl_requant_fixed(L, acc, m, s, zp, d->y->dtype);
     }
-    return kl_requant(L, kx_mul(L, kx_cast(L, KN_F64, acc), m), zp, d->y->dtype);
+    kn_kx *r = kl_requant(L, kx_mul(L, kx_cast(L, KN_F64, acc), m), zp, d->y->dtype);
+    if (!d->clamp) return r; /* fixed point in f64 (kt_int_tables_f64) may have a clamp */
+    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, kx_cast(L, KN_I32, r), kx_const(L, KN_I32, d->clo)),
+               kx_const(L, KN_I32, (double)d->chi));
+    return kx_cast(L, d->y->dtype, r);
 }
 
 kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *acc,

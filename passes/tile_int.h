@@ -25,6 +25,18 @@ void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **
  * vectors of columns may be read past the last one. */
 void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult,
                           kn_kbuf **shift);
+/* Fixed-point requantization (d->fixed) in f64 where it is exact, on CPU targets with
+ * f64 vectors: *mult the table of M = mult * 2^-shift of each column (kn_qmul; `pad`
+ * zeros past the last), for kt_int_store(_vec) with shift NULL, which computes
+ * round_half_even(acc * M) in double. That is the fixed-point value exactly when
+ * |acc| <= 2^22 (the product, acc x mult / 2^shift, then has at most 53 significant
+ * bits): d's bound from its constant weights and bias (255 x sum |w - wz| + |bias| per
+ * column) must be under it. The depthwise tiles use it: their sums are f32, which
+ * widen to f64 in one instruction where the int64 form needs an f32 -> i32
+ * conversion first (measured on MobileNetV2: depthwise faster, while the dot tiles'
+ * i32 accumulators were faster in int64). False (and *mult NULL) where it does not
+ * apply. */
+bool kt_int_tables_f64(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult);
 /* The requantized vector of `lanes` columns from col of accumulator vector acc (i32),
  * reading vectors of the tables (padded past the last column, kt_int_tables_padded). */
 kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift,

@@ -17,14 +17,31 @@
  *             Transpose runs before it instead: op(T_p(x), c) -> T_p(op(x, c')) with
  *             the constant c' transposed by the inverse permutation at compile time;
  *             so does a Concat of such inputs, along the axis it names in x:
- *             Concat_k(T_p(x), T_p(y)) -> T_p(Concat_{p[k]}(x, y)).
+ *             Concat_k(T_p(x), T_p(y)) -> T_p(Concat_{p[k]}(x, y)); and a Resize
+ *             (constant roi/scales/sizes, permuted) that does not grow the tensor or
+ *             whose result only a Transpose inverting p reads.
  *
  * Sinking moves a Transpose down to the next one, where merge and drop cancel the
  * pair: Conv -> T -> Relu -> T' -> Conv becomes Conv -> Relu -> Conv. Nodes left
- * without readers are removed. Transposes that remain (at the model's NHWC input
- * and output) still run as copies; folding them into the indexing of a convolution
- * that reads NHWC is not done. Graphs read by subgraphs are handled: uses are
- * counted across every graph of the model. */
+ * without readers are removed. Then, once nothing sinks:
+ *
+ *   - hoist:  a Transpose that could not sink (typically the model's NHWC output) moves
+ *             up through a chain of single-reader elementwise nodes (other inputs
+ *             constant, transposed at compile time) and Resizes (constant roi/scales/
+ *             sizes permuted; only a Resize that does not shrink, so the Transpose
+ *             copies the smaller tensor) to the producer that absorbs it: a Conv whose
+ *             output it moves channels-last (passes/layout.c then folds the pair) or a
+ *             Transpose it inverts (merge and drop). Without such a producer it stays.
+ *             Merge and drop run again, sinking does not (it would move it back).
+ *
+ * A Transpose read by several nodes is split first when that lets it cancel: each
+ * elementwise reader whose result only an inverse Transpose reads gets its own copy
+ * (which sinks and cancels); the other readers must be Transposes (merge) or Convs
+ * (passes/layout.c folds it into them), or nothing is split.
+ *
+ * Transposes that remain still run as copies (passes/layout.c folds those next to a
+ * Conv). Graphs read by subgraphs are handled: uses are counted across every graph of
+ * the model. */
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
@@ -38,6 +55,7 @@ typedef struct tp {
     int *uses; /* by value id: node inputs in any graph, graph outputs */
     int cap;   /* entries of uses; values the pass creates grow it (U) */
     bool changed;
+    bool no_sink; /* after hoisting: merge and drop only (sinking would undo it) */
 } tp;
 
 /* The use count of v, growing the array for values created since it was counted. */
@@ -142,12 +160,42 @@ static kn_value *untranspose_const(tp *T, kn_graph *g, const kn_value *c, const 
     return v;
 }
 
+static kn_value *permute_param(kn_graph *g, const kn_value *c, const int64_t *p, int r);
+static int reader(const kn_graph *g, const kn_value *v, int from);
+
+/* Whether Transpose t (perm p) may sink through Resize u: opset >= 11 without `axes`,
+ * t's value its data input only, and either u does not grow the tensor or its result
+ * goes only to a Transpose that inverts p (then the pair cancels). */
+static bool resize_sinks(tp *T, const kn_graph *g, const kn_node *t, const kn_node *u,
+                         const int64_t *p, int r) {
+    if (u->opset < 11 || kn_node_attr(u, "axes") || u->nin < 1 || u->in[0] != t->out[0])
+        return false;
+    for (int k = 1; k < u->nin; k++)
+        if (u->in[k] &&
+            (u->in[k] == t->out[0] || !u->in[k]->constant || !kn_type_static(&u->in[k]->type)))
+            return false;
+    if (kn_type_numel(&u->out[0]->type) <= kn_type_numel(&u->in[0]->type)) return true;
+    if ((*U(T, u->out[0])) != 1 || kn_graph_is_output(T->root, u->out[0])) return false;
+    int w = reader(g, u->out[0], 0);
+    int64_t q[KN_MAX_RANK];
+    int qr;
+    if (w < 0 || !perm_of(g->nodes[w], q, &qr) || qr != r) return false;
+    for (int d = 0; d < r; d++)
+        if (p[q[d]] != d) return false;
+    return true;
+}
+
 /* The sink rewrite for Transpose t (perm p, rank r) whose output only u reads. */
 static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
     kn_node *t = g->nodes[ti], *u = g->nodes[ui];
     const kn_opdesc *d = kn_op_desc(u->op);
-    bool concat = u->op == KN_OP_CONCAT;
-    if (!(d->flags & OPF_ELEMWISE) && !concat) return false;
+    bool concat = u->op == KN_OP_CONCAT, resize = u->op == KN_OP_RESIZE;
+    if (!(d->flags & OPF_ELEMWISE) && !concat && !resize) return false;
+    if (resize && (!u->out[0] || !kn_type_static(&u->out[0]->type) || u->out[0]->type.rank != r ||
+                   !resize_sinks(T, g, t, u, p, r)))
+        return false;
+    int64_t inv[KN_MAX_RANK]; /* Resize's per-axis parameters for the untransposed input */
+    for (int dd = 0; dd < r; dd++) inv[p[dd]] = dd;
     if (u->nout != 1 || !u->out[0] || kn_node_attr(u, KN_ATTR_EPILOGUE) ||
         (d->flags & OPF_SUBGRAPH) || !kn_type_static(&u->out[0]->type) ||
         u->out[0]->type.rank != r || (!concat && kn_node_attr(u, "axis"))) /* per-axis */
@@ -165,7 +213,9 @@ static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
         if (!v) continue;
         int64_t q[KN_MAX_RANK];
         int qr;
-        if (v == t->out[0]) {
+        if (resize && k > 0) { /* roi, scales, sizes: constants (resize_sinks) */
+            if (!(src[k] = permute_param(g, v, inv, r))) return false;
+        } else if (v == t->out[0]) {
             src[k] = t->in[0];
         } else if (v->producer && perm_of(v->producer, q, &qr) && qr == r &&
                    !memcmp(q, p, (size_t)r * sizeof *q) && (*U(T, v)) == 1 &&
@@ -219,6 +269,78 @@ static int reader(const kn_graph *g, const kn_value *v, int from) {
     return -1;
 }
 
+/* Whether Transpose t (perm p) cancels when reader u has a copy of its own: u is an
+ * elementwise node reading t once, whose other inputs are constants and whose output
+ * only a Transpose inverting p reads (sink, then merge and drop, remove both). */
+static bool cancels_through(tp *T, const kn_graph *g, const kn_node *t, const kn_node *u,
+                            const int64_t *p, int r) {
+    const kn_opdesc *d = kn_op_desc(u->op);
+    if (!(d->flags & OPF_ELEMWISE) || (d->flags & OPF_SUBGRAPH) || u->nout != 1 || !u->out[0] ||
+        kn_node_attr(u, "axis") || kn_node_attr(u, KN_ATTR_EPILOGUE) || (*U(T, u->out[0])) != 1 ||
+        kn_graph_is_output(T->root, u->out[0]))
+        return false;
+    int reads = 0;
+    for (int k = 0; k < u->nin; k++) {
+        if (!u->in[k]) continue;
+        if (u->in[k] == t->out[0])
+            reads++;
+        else if (!u->in[k]->constant || u->in[k]->type.rank > r)
+            return false;
+    }
+    int w = reader(g, u->out[0], 0);
+    int64_t q[KN_MAX_RANK];
+    int qr;
+    if (reads != 1 || w < 0 || !perm_of(g->nodes[w], q, &qr) || qr != r) return false;
+    for (int dd = 0; dd < r; dd++)
+        if (p[q[dd]] != dd) return false;
+    return true;
+}
+
+/* Transpose n (node i, perm p) read by several nodes: each elementwise reader through
+ * which it would cancel (cancels_through) gets its own copy, placed right before it,
+ * which then sinks; other readers (Transposes, which merge anyway; Convs, which the
+ * layout pass folds it into) keep n. Only when every reader is one of these. */
+static void split(tp *T, kn_graph *g, int i, const int64_t *p, int r) {
+    kn_node *n = g->nodes[i];
+    kn_value *y = n->out[0];
+    int found = 0, split_n = 0;
+    for (int j = i + 1; j < g->nnodes; j++) {
+        kn_node *u = g->nodes[j];
+        int reads = 0;
+        for (int k = 0; k < u->nin; k++) reads += u->in[k] == y;
+        if (!reads) continue;
+        found += reads;
+        int64_t q[KN_MAX_RANK];
+        int qr;
+        if (cancels_through(T, g, n, u, p, r))
+            split_n++;
+        else if (!(perm_of(u, q, &qr) && qr == r) && u->op != KN_OP_CONV)
+            return;
+    }
+    if (found != (*U(T, y)) || split_n == 0) return; /* readers elsewhere, or no gain */
+    for (int j = i + 1; j < g->nnodes; j++) {
+        kn_node *u = g->nodes[j];
+        if (u->op == KN_OP_TRANSPOSE || u->op == KN_OP_CONV) continue;
+        int k = -1;
+        for (int kk = 0; kk < u->nin; kk++)
+            if (u->in[kk] == y) k = kk;
+        if (k < 0) continue;
+        kn_value *c = kn_graph_add_value(g, y->name, &y->type);
+        kn_value *x = n->in[0];
+        kn_node *t = kn_graph_add_node(g, KN_OP_TRANSPOSE, n->name, 1, &x, 1, &c);
+        set_perm(g, t, p, r);
+        memmove(&g->nodes[j + 1], &g->nodes[j], (size_t)(g->nnodes - 1 - j) * sizeof *g->nodes);
+        g->nodes[j] = t;
+        j++; /* u moved to j + 1 */
+        u->in[k] = c;
+        (*U(T, c)) = 1;
+        (*U(T, x))++;
+        (*U(T, y))--;
+        T->changed = true;
+    }
+    for (int j = 0; j < g->nnodes; j++) g->nodes[j]->id = j;
+}
+
 static void rewrite(tp *T, kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) {
         kn_node *n = g->nodes[i];
@@ -239,7 +361,10 @@ static void rewrite(tp *T, kn_graph *g) {
             if (is_identity(p, r) && bypass(T, n, n->in[0])) continue; /* drop */
             if ((*U(T, n->out[0])) == 1 && !kn_graph_is_output(T->root, n->out[0])) {
                 int u = reader(g, n->out[0], i + 1);
-                if (u > i) sink(T, g, i, u, p, r);
+                if (u > i && !T->no_sink) sink(T, g, i, u, p, r);
+            } else if ((*U(T, n->out[0])) > 1 && !kn_graph_is_output(T->root, n->out[0]) &&
+                       !T->no_sink) {
+                split(T, g, i, p, r);
             }
             continue;
         }
@@ -291,6 +416,145 @@ static void drop_dead(tp *T, kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++) g->nodes[i]->id = i;
 }
 
+/* ---- hoisting an output-side Transpose ---- */
+
+/* Whether Transpose of perm p (rank r) moves from after u to before it: u is an
+ * elementwise op whose inputs but the chain's (k) are constants of rank <= r, or a
+ * Resize (opset >= 11, no `axes`) with constant roi/scales/sizes that does not shrink
+ * (the Transpose then copies the smaller tensor); one output, no fused epilogue. */
+static bool hoistable(const kn_node *u, int k, int r) {
+    const kn_opdesc *d = kn_op_desc(u->op);
+    if (u->nout != 1 || !u->out[0] || kn_node_attr(u, KN_ATTR_EPILOGUE) ||
+        !kn_type_static(&u->out[0]->type) || u->out[0]->type.rank != r)
+        return false;
+    if (u->op == KN_OP_RESIZE) {
+        if (u->opset < 11 || k != 0 || kn_node_attr(u, "axes") ||
+            kn_type_numel(&u->in[0]->type) > kn_type_numel(&u->out[0]->type))
+            return false;
+        for (int j = 1; j < u->nin; j++)
+            if (u->in[j] && !(u->in[j]->constant && kn_type_static(&u->in[j]->type))) return false;
+        return true;
+    }
+    if (!(d->flags & OPF_ELEMWISE) || (d->flags & OPF_SUBGRAPH) || kn_node_attr(u, "axis"))
+        return false;
+    for (int j = 0; j < u->nin; j++)
+        if (j != k && u->in[j] &&
+            !(u->in[j]->constant && kn_type_static(&u->in[j]->type) && u->in[j]->type.rank <= r))
+            return false;
+    return true;
+}
+
+/* Resize's per-axis constant c (scales or sizes: r entries; roi: 2r) permuted for a
+ * Resize that reads T_p(x): entry d of each half moves to where T_p puts axis p[d]...
+ * i.e. c'[d] = c[p[d]] for the Resize of the transposed tensor. NULL if not r or 2r. */
+static kn_value *permute_param(kn_graph *g, const kn_value *c, const int64_t *p, int r) {
+    const kn_tensor *t = c->constant;
+    int64_t n = kn_tensor_numel(t);
+    if (t->type.rank != 1 || (n != r && n != 2 * r)) return n == 0 ? (kn_value *)c : NULL;
+    kn_tensor *o = kn_tensor_make(g->arena, t->type.dtype, 1, &n);
+    if (!o) return NULL;
+    size_t es = kn_elem_size(t->type.dtype);
+    for (int64_t h = 0; h < n; h += r)
+        for (int d = 0; d < r; d++) kn_copy_elem(o->data, h + d, t->data, h + p[d], es);
+    kn_value *v = kn_graph_add_value(g, c->name, &o->type);
+    v->constant = o;
+    return v;
+}
+
+/* Whether value v's producer absorbs a Transpose of perm p placed right after it: a
+ * Conv writing channels-first when p moves channels last (passes/layout.c folds the
+ * pair), or a Transpose that p inverts (merge then drops both). */
+static bool absorbs(const kn_value *v, const int64_t *p, int r) {
+    const kn_node *m = v->producer;
+    if (!m) return false;
+    int64_t q[KN_MAX_RANK];
+    int qr;
+    if (perm_of(m, q, &qr) && qr == r) {
+        for (int d = 0; d < r; d++)
+            if (q[p[d]] != d) return false;
+        return true;
+    }
+    if (m->op != KN_OP_CONV || r < 3 || p[0] != 0 || p[r - 1] != 1) return false;
+    for (int d = 1; d < r - 1; d++)
+        if (p[d] != d + 1) return false;
+    return true;
+}
+
+/* Moves Transpose t (node ti, perm p) up through the chain of single-reader nodes
+ * above it to the producer that absorbs it; false if there is none. The chain's
+ * values get transposed types; the last node writes t's old output value. */
+static bool hoist(tp *T, kn_graph *g, int ti, const int64_t *p, int r) {
+    kn_node *t = g->nodes[ti];
+    kn_node *chain[16];
+    int slot[16], nc = 0;
+    kn_value *v = t->in[0];
+    while (nc < 16) {
+        if (absorbs(v, p, r) && nc > 0) break;
+        kn_node *u = v->producer;
+        if (!u || u->graph != g || (*U(T, v)) != 1 || kn_graph_is_output(T->root, v)) return false;
+        int k = -1;
+        for (int j = 0; j < u->nin; j++)
+            if (u->in[j] && !u->in[j]->constant && k < 0) k = j;
+        if (k < 0 || !hoistable(u, k, r) || !u->in[k] || u->in[k]->type.rank != r) return false;
+        slot[nc] = k;
+        chain[nc++] = u;
+        v = u->in[k];
+    }
+    if (nc == 0 || nc == 16 || (*U(T, v)) != 1 || kn_graph_is_output(T->root, v)) return false;
+    int64_t inv[KN_MAX_RANK];
+    for (int d = 0; d < r; d++) inv[p[d]] = d;
+    /* the new constants first: nothing changes if one cannot be made */
+    kn_value *nv[16][8] = {{0}};
+    for (int c = 0; c < nc; c++) {
+        kn_node *u = chain[c];
+        if (u->nin > 8) return false;
+        for (int j = 0; j < u->nin; j++) {
+            if (j == slot[c] || !u->in[j]) continue;
+            nv[c][j] = u->op == KN_OP_RESIZE ? permute_param(g, u->in[j], p, r)
+                                             : untranspose_const(T, g, u->in[j], inv, r);
+            if (!nv[c][j]) return false;
+        }
+    }
+    kn_value *z = t->out[0], *top = v, *y = t->in[0]; /* top: what the chain reads */
+    kn_node *first = chain[nc - 1], *last = chain[0];
+    for (int c = 0; c < nc; c++)
+        for (int j = 0; j < chain[c]->nin; j++)
+            if (nv[c][j] && nv[c][j] != chain[c]->in[j]) {
+                (*U(T, chain[c]->in[j]))--;
+                chain[c]->in[j] = nv[c][j];
+                (*U(T, nv[c][j]))++;
+            }
+    /* the chain's inner values become their transposed selves; the last node writes
+     * z (which is T_p of its old output) and its old output y is left unread */
+    for (int c = 1; c < nc; c++) {
+        kn_value *o = chain[c]->out[0];
+        kn_type ot = o->type;
+        for (int d = 0; d < r; d++) ot.dims[d] = o->type.dims[p[d]], ot.sym[d] = o->type.sym[p[d]];
+        o->type = ot;
+    }
+    kn_type tt = top->type;
+    for (int d = 0; d < r; d++) tt.dims[d] = top->type.dims[p[d]], tt.sym[d] = top->type.sym[p[d]];
+    kn_value *tv = kn_graph_add_value(g, t->name, &tt); /* named after the node */
+    (*U(T, y))--;
+    y->producer = NULL;
+    t->in[0] = top;
+    t->out[0] = tv;
+    tv->producer = t;
+    (*U(T, tv)) = 1;
+    first->in[slot[nc - 1]] = tv;
+    last->out[0] = z;
+    z->producer = last;
+    /* order: t right before the chain's first node */
+    int fi = -1;
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i] == first) fi = i;
+    KN_ASSERT(fi >= 0 && fi < ti);
+    memmove(&g->nodes[fi + 1], &g->nodes[fi], (size_t)(ti - fi) * sizeof *g->nodes);
+    g->nodes[fi] = t;
+    T->changed = true;
+    return true;
+}
+
 static bool has_candidates(const kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++)
         if (g->nodes[i]->op == KN_OP_TRANSPOSE || g->nodes[i]->op == KN_OP_RESHAPE) return true;
@@ -310,6 +574,24 @@ kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g) {
         rewrite(&T, g);
         if (!T.changed) break;
         any = true;
+    }
+    /* the Transposes that could not sink: up to a producer that absorbs them (dead
+     * readers, such as folded Shapes, first out of the use counts) */
+    drop_dead(&T, g);
+    T.changed = false;
+    for (int i = 0; i < g->nnodes; i++) {
+        int64_t p[KN_MAX_RANK];
+        int r;
+        if (perm_of(g->nodes[i], p, &r)) hoist(&T, g, i, p, r);
+    }
+    if (T.changed) {
+        any = true;
+        T.no_sink = true;
+        for (int round = 0; round < 64; round++) {
+            T.changed = false;
+            rewrite(&T, g);
+            if (!T.changed) break;
+        }
     }
     if (any) drop_dead(&T, g);
     free(T.uses);

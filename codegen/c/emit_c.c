@@ -200,6 +200,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     }
     fprintf(h, "\n/* Runs the model: one pointer per input, then one per output (element types\n"
                " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t,\n"
+               " * float8 as uint8_t codes, i4/u4 as int8_t/uint8_t (one element a byte),\n"
                " * string as const char * to NUL-terminated UTF-8: outputs receive pointers that\n"
                " * stay valid until the next call with the same arena),\n");
     if (opt->weights_file)

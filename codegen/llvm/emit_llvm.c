@@ -174,13 +174,27 @@ static LLVMValueRef convert(emit *E, LLVMValueRef v, kn_dtype from, kn_dtype to)
     }
     if (fl(from) && fl(to))
         return from == KN_F32 ? LLVMBuildFPExt(b, v, tt, "") : LLVMBuildFPTrunc(b, v, tt, "");
-    if (fl(from)) { /* saturating: defined for every input, exact for in-range values */
-        char name[96], rs[32], as[32];
-        LLVMValueRef proto = LLVMGetUndef(tt);
-        type_suffix(proto, rs, sizeof rs);
-        type_suffix(v, as, sizeof as);
-        snprintf(name, sizeof name, "llvm.fpto%si.sat.%s.%s", sgn(to) ? "s" : "u", rs, as);
-        return call_fn(E, name, tt, &v, 1);
+    if (fl(from)) {
+        /* saturating (NaN to 0): fpto[su]i and selects, the values of llvm.fpto[su]i.sat,
+         * which LLVM 19 lowers lane by lane on x86 (a vcvttss2si and branches per lane,
+         * also in loops its vectorizer widens); this becomes vcvttps2dq and compares.
+         * fpto[su]i is poison outside (lo - 1, hi + 1); those lanes, and NaN, take the
+         * selected constant instead. */
+        unsigned n = lanes_of(v);
+        int bits = (int)kn_dtype_get(to)->size * 8;
+        double top = ldexp(1.0, sgn(to) ? bits - 1 : bits);  /* hi + 1, exact */
+        int64_t hi = bits == 64 ? (sgn(to) ? INT64_MAX : -1) /* all ones */
+                                : (int64_t)(((uint64_t)1 << (sgn(to) ? bits - 1 : bits)) - 1);
+        int64_t lo = sgn(to) ? -hi - 1 : 0;
+        LLVMValueRef r = sgn(to) ? LLVMBuildFPToSI(b, v, tt, "") : LLVMBuildFPToUI(b, v, tt, "");
+        LLVMValueRef below = LLVMBuildFCmp(
+            b, LLVMRealOLE, v, splat(E, cnst(E, from, sgn(to) ? -top - 1 : -1.0, 0), (int)n), "");
+        LLVMValueRef above =
+            LLVMBuildFCmp(b, LLVMRealOGE, v, splat(E, cnst(E, from, top, 0), (int)n), "");
+        r = LLVMBuildSelect(b, below, splat(E, cnst(E, to, 0, lo), (int)n), r, "");
+        r = LLVMBuildSelect(b, above, splat(E, cnst(E, to, 0, hi), (int)n), r, "");
+        return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, v, v, ""), LLVMConstNull(tt), r,
+                               "");
     }
     if (fl(to)) return sgn(from) ? LLVMBuildSIToFP(b, v, tt, "") : LLVMBuildUIToFP(b, v, tt, "");
     size_t fs = kn_dtype_get(from)->size, ts = kn_dtype_get(to)->size;
@@ -853,6 +867,12 @@ static LLVMValueRef kernel_fn(emit *E, int k, const unsigned char *use, int *npa
     LLVMValueRef fn = LLVMAddFunction(E->mod, name, ft);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
     vector_width_attr(E, fn);
+    /* never inlined into NAME_run: each kernel is optimized as a function of its own
+     * instead of NAME_run growing into one function of every kernel's loops, which the
+     * inliner and the loop passes after it then process again (compile time, #16) */
+    LLVMAddAttributeAtIndex(
+        fn, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(E->ctx, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
     /* noalias where no other parameter of this call shares the storage */
     unsigned char *flags = calloc((size_t)np + 1, 1);
     KN_ASSERT(flags);

@@ -596,9 +596,55 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
     return KN_OK;
 }
 
+/* ---- QLinearAdd (kiln's own: a QDQ residual add, ir/ops/quant.c) ---- */
+
+/* y = clamp(sat(round((float)((f32)(a - az) * as + (f32)(b - bz) * bs) / cs) + cz)), all in
+ * float32 as the interpreter and the float graph it replaces compute it (no multiply-add
+ * is fused: the kernel IR says where one is). One pass over the two 8-bit inputs. */
+static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_kbuf *y = out[0], *cz = n->nin > 7 ? in[7] : NULL;
+    int64_t lo, hi;
+    fixed_range(n, y->dtype, &lo, &hi);
+    int vas = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[1], kx_int(L, 0))));
+    int vbs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[4], kx_int(L, 0))));
+    int vcs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[6], kx_int(L, 0))));
+    int vaz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[2], kx_int(L, 0))));
+    int vbz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[5], kx_int(L, 0))));
+    int vcz = kl_decl(
+        L, KN_F32, cz ? kx_cast(L, KN_F32, kx_load(L, cz, kx_int(L, 0))) : kx_const(L, KN_F32, 0));
+    bool flat = in[0]->numel == y->numel && in[3]->numel == y->numel;
+    int v[KN_MAX_RANK], nloops = flat ? 1 : y->rank;
+    kn_kx *yi, *ai, *bi;
+    if (flat) {
+        yi = ai = bi = kx_var(L, kl_for(L, y->numel));
+    } else {
+        yi = open_loops(L, y, v);
+        ai = kx_bcast_offset(L, in[0], y->rank, y->dims, v);
+        bi = kx_bcast_offset(L, in[3], y->rank, y->dims, v);
+    }
+    kn_kx *da = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_var(L, vaz));
+    kn_kx *db = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_var(L, vbz));
+    kn_kx *sum = kx_add(L, kx_mul(L, kx_cast(L, KN_F32, da), kx_var(L, vas)),
+                        kx_mul(L, kx_cast(L, KN_F32, db), kx_var(L, vbs)));
+    kn_kx *q = kx_bin(L, KX_DIV, sum, kx_var(L, vcs));
+    int r = kl_decl(L, KN_F32, kx_add(L, kx_un(L, KX_ROUND, q), kx_var(L, vcz)));
+    kn_kx *klo = kx_const(L, KN_F32, (double)lo), *khi = kx_const(L, KN_F32, (double)hi);
+    kn_kx *c = kx_select(L, kx_bin(L, KX_LT, kx_var(L, r), klo), klo,
+                         kx_select(L, kx_bin(L, KX_GT, kx_var(L, r), khi), khi, kx_var(L, r)));
+    kl_store(L, y, yi, kx_cast(L, y->dtype, c));
+    kl_end_n(L, nloops);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_quant[] = {
-    {KN_OP_QUANTIZELINEAR, lower_quantize},        {KN_OP_DEQUANTIZELINEAR, lower_dequantize},
-    {KN_OP_DYNAMICQUANTIZELINEAR, lower_dynquant}, {KN_OP_MATMULINTEGER, lower_matmulint},
-    {KN_OP_QLINEARMATMUL, lower_qlinearmatmul},    {KN_OP_CONVINTEGER, lower_convint},
-    {KN_OP_QLINEARCONV, lower_qlinearconv},        {KN_OP_COUNT, 0},
+    {KN_OP_QUANTIZELINEAR, lower_quantize},
+    {KN_OP_DEQUANTIZELINEAR, lower_dequantize},
+    {KN_OP_DYNAMICQUANTIZELINEAR, lower_dynquant},
+    {KN_OP_MATMULINTEGER, lower_matmulint},
+    {KN_OP_QLINEARMATMUL, lower_qlinearmatmul},
+    {KN_OP_CONVINTEGER, lower_convint},
+    {KN_OP_QLINEARCONV, lower_qlinearconv},
+    {KN_OP_QLINEARADD, lower_qlinearadd},
+    {KN_OP_COUNT, 0},
 };

@@ -713,6 +713,64 @@ static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *cons
     return KN_OK;
 }
 
+/* ---- QLinearAdd (kiln's own; the qdq pass makes it) ---- */
+
+/* QLinearAdd(a, as, az, b, bs, bz, cs[, cz]) is the QDQ residual add
+ *   QuantizeLinear(DequantizeLinear(a, as, az) + DequantizeLinear(b, bs, bz), cs, cz)
+ * [with a Relu or Clip before the QuantizeLinear, folded into KN_CLAMP_ATTR], computed
+ * as those float32 operators compute it: each product (x - z) * s rounded to float32
+ * (exact in double: 9 bits times 24), a float32 sum, a float32 division by cs, rounded
+ * half to even, plus cz, saturated (and clamped). So it gives the bits of the graph it
+ * replaces, run by the ONNX reference or by kiln's own kernels. Per-tensor parameters,
+ * numpy broadcasting of a and b. */
+static kn_status infer_qlinearadd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                  kn_type *out) {
+    kn_status st;
+    for (int i = 0; i < 8; i++) {
+        if (i == 7 && (n->nin < 8 || !in[7])) break;
+        unsigned mask = (i == 1 || i == 4 || i == 6) ? KN_DT(F32) : KN_DT_Q8;
+        if ((st = kn_check_dtype(cx, n, in[i], i, mask))) return st;
+        if (i != 0 && i != 3 && (st = need_numel(cx, n, in[i], i, 1, "a scale or zero point")))
+            return st;
+    }
+    if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype)
+        return kn_diag(cx, n, KN_EINVAL, "zero point types must match their operands");
+    const kn_type *ab[2] = {&in[0]->type, &in[3]->type};
+    if ((st = kn_broadcast(cx, n, 2, ab, &out[0]))) return st;
+    out[0].dtype = n->nin > 7 && in[7] ? in[7]->type.dtype : KN_U8;
+    return KN_OK;
+}
+
+static kn_status eval_qlinearadd(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                 kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_type yt;
+    kn_status st = infer_qlinearadd(cx, n, in, &yt);
+    if (st) return st;
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
+    if (!y) return cx->status;
+    const kn_tensor *cz = n->nin > 7 ? in[7] : NULL;
+    float as = (float)kn_load_f64(in[1]->data, in[1]->type.dtype, 0);
+    float bs = (float)kn_load_f64(in[4]->data, in[4]->type.dtype, 0);
+    float cs = (float)kn_load_f64(in[6]->data, in[6]->type.dtype, 0);
+    int64_t az = kn_load_i64(in[2]->data, in[2]->type.dtype, 0);
+    int64_t bz = kn_load_i64(in[5]->data, in[5]->type.dtype, 0);
+    double zp = cz ? (double)kn_load_i64(cz->data, cz->type.dtype, 0) : 0, lo, hi;
+    fixed_range(n, yt.dtype, &lo, &hi);
+    int64_t sa[KN_MAX_RANK], sb[KN_MAX_RANK];
+    kn_bcast_strides(&in[0]->type, yt.rank, yt.dims, sa);
+    kn_bcast_strides(&in[3]->type, yt.rank, yt.dims, sb);
+    for (int64_t i = 0; i < kn_tensor_numel(y); i++) {
+        int64_t a = kn_load_i64(in[0]->data, in[0]->type.dtype,
+                                (size_t)kn_bcast_offset(i, yt.rank, yt.dims, sa));
+        int64_t b = kn_load_i64(in[3]->data, in[3]->type.dtype,
+                                (size_t)kn_bcast_offset(i, yt.rank, yt.dims, sb));
+        float v = (float)(a - az) * as + (float)(b - bz) * bs;
+        kn_store_f64(y->data, yt.dtype, (size_t)i, clamp(requant(v / cs, zp, yt.dtype), lo, hi));
+    }
+    return KN_OK;
+}
+
 const kn_opimpl kn_ops_quant[] = {
     {KN_OP_QUANTIZELINEAR, infer_quantize, eval_quantize},
     {KN_OP_DEQUANTIZELINEAR, infer_dequantize, eval_dequantize},
@@ -721,5 +779,6 @@ const kn_opimpl kn_ops_quant[] = {
     {KN_OP_QLINEARMATMUL, infer_qlinearmatmul, eval_qlinearmatmul},
     {KN_OP_CONVINTEGER, infer_convint, eval_convint},
     {KN_OP_QLINEARCONV, infer_qlinearconv, eval_qlinearconv},
+    {KN_OP_QLINEARADD, infer_qlinearadd, eval_qlinearadd},
     {KN_OP_COUNT, 0, 0},
 };

@@ -4,7 +4,7 @@
 # kiln_clamp: no Max node), no float
 # Conv, MatMul or Gemm and no DequantizeLinear of weights left; the rewritten graph run
 # by the interpreter gives the reference (the compiled backends run it in
-# quant_models_*).
+# quant_models_*); the residual adds of tests/quant/models/qdq_add become QLinearAdd.
 # usage: qdq.sh KILN SOURCE_DIR
 KILN=$1
 M=$2/tests/quant/models/qdq_cnn
@@ -24,6 +24,20 @@ done
 [ "$(n DequantizeLinear)" = 3 ] && ok || bad "DequantizeLinear: $(n DequantizeLinear), want 3 (the outputs')"
 r=$("$KILN" check-onnx "$M" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "interp after qdq: $r"
+# Residual adds (tests/quant/make_qdq_add.py): DequantizeLinear x2, Add, [Relu | Clip],
+# QuantizeLinear become kiln's QLinearAdd, the Relu and Clip its clamp; the interpreter
+# after qdq gives the float32 reference bit for bit (the backends in quant_models_*).
+A=$2/tests/quant/models/qdq_add
+"$KILN" inspect "$A/model.onnx" --passes shape,qdq,fold,shape >"$T/a.txt" 2>&1 || bad "inspect qdq_add"
+na() { grep -c "= $1(" "$T/a.txt"; }
+[ "$(na QLinearAdd)" = 6 ] && ok || bad "QLinearAdd: $(na QLinearAdd), want 6"
+for op in Add Relu Clip QuantizeLinear DequantizeLinear; do
+  [ "$(na $op)" = 0 ] && ok || bad "qdq_add: $op: $(na $op) left, want 0"
+done
+grep -q 'QLinearAdd(%s2, .*kiln_clamp=\[-128,113\]}  # add3' "$T/a.txt" && ok ||
+  bad "add3's Clip(0, 6) as kiln_clamp=[-128,113]: $(grep add3 "$T/a.txt")"
+r=$("$KILN" check-onnx "$A" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_add, interp after qdq: $r"
 # A QDQ Gemm with a float bias has no integer form here: it stays in float, and kiln
 # says so once, naming the node (tests/quant/make_qdq_kept.py); the model still runs.
 K=$2/tests/quant/models/qdq_gemm_bias
