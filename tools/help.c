@@ -232,6 +232,10 @@ static const cli_option bench_options[] = {
       "and print the top kernels: time per run, share, GFLOP/s, op and node."),
     O("--profile-file", "FILE",
       "--profile, and write every kernel's figures to FILE (JSON) for kiln inspect --profile."),
+    O("--profile-clock", "wall|cpu",
+      "--profile, timing each kernel in wall-clock time (default) or in the CPU time of the "
+      "thread that runs it (cpu: --threads 1, llvm or c), which other load on the machine "
+      "hardly changes."),
     O("--input", "NAME=FILE", "The value of input NAME from a .npy or ONNX TensorProto .pb file."),
     O("--random", "SEED", "Seed of the random values of the other inputs (default 0)."),
     TALK_OPTIONS,

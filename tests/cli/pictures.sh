@@ -23,6 +23,14 @@ sum=$(sed -n 's/.*"share": \([0-9.]*\).*/\1/p' "$T/p.json" | awk '{s += $1} END 
   bad "bench --profile --backend c"
 "$KILN" bench "$M" --dim batch=4 --backend interp --profile >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "bench --profile --backend interp is not a usage error"
+# --profile-clock cpu: the calling thread's CPU time per kernel; only with one thread
+"$KILN" bench "$M" --dim batch=4 --runs 2 --profile-clock cpu >"$T/cpu.txt" &&
+  grep -q "^per kernel, thread CPU time" "$T/cpu.txt" && grep -q "^kernels .* mean run in CPU time" "$T/cpu.txt" &&
+  ok || bad "bench --profile-clock cpu: $(cat "$T/cpu.txt")"
+"$KILN" bench "$M" --dim batch=4 --threads 2 --profile-clock cpu >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "bench --profile-clock cpu --threads 2 is not a usage error"
+"$KILN" bench "$M" --dim batch=4 --profile-clock tsc >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "bench --profile-clock tsc is not a usage error"
 # --json stays one line with --profile-file
 [ "$("$KILN" bench "$M" --dim batch=4 --runs 2 --json --profile-file "$T/p2.json" | wc -l)" = 1 ] && [ -s "$T/p2.json" ] && ok ||
   bad "bench --json --profile-file"
