@@ -1025,14 +1025,29 @@ static kn_status eval_einsum(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     if (kn_alloc_outputs(ex, n, in, out, infer_einsum)) return cx->status;
     kn_einsum *p = &(kn_einsum){0};
     if (ein_parse(cx, n, in, p)) return cx->status;
-    /* Loop order: output labels, then the summed ones. */
-    int order[EIN_LABELS], nl = 0, isout[EIN_LABELS] = {0};
+    /* Loop order: output labels, then the summed labels that several inputs share; a
+     * summed label of one input only (private) is summed inside that input's factor, as
+     * sum over all labels of prod_i x_i = prod_i (sum over i's private labels of x_i): a
+     * fuzzed "bij,bqk->bik" made 47 x 48 products per output otherwise, not 47 + 48. */
+    int order[EIN_LABELS], nl = 0, isout[EIN_LABELS] = {0}, owner[EIN_LABELS];
+    for (int l = 0; l < EIN_LABELS; l++) owner[l] = -1; /* -1 none, -2 several inputs */
+    for (int i = 0; i < p->nin; i++)
+        for (int d = 0; d < p->rank[i]; d++) {
+            int l = p->lab[i][d];
+            owner[l] = owner[l] == -1 || owner[l] == i ? i : -2;
+        }
     for (int d = 0; d < p->orank; d++) {
         order[nl++] = p->olab[d];
         isout[p->olab[d]] = 1;
     }
-    for (int l = 0; l < EIN_LABELS; l++)
-        if (p->used[l] && !isout[l]) order[nl++] = l;
+    int priv[EIN_MAX_IN][EIN_LABELS], npriv[EIN_MAX_IN] = {0};
+    for (int l = 0; l < EIN_LABELS; l++) {
+        if (!p->used[l] || isout[l]) continue;
+        if (owner[l] >= 0)
+            priv[owner[l]][npriv[owner[l]]++] = l;
+        else
+            order[nl++] = l;
+    }
     int64_t ext[EIN_LABELS], val[EIN_LABELS] = {0}, total = 1;
     for (int q = 0; q < nl; q++) {
         ext[q] = p->size[order[q]];
@@ -1047,21 +1062,43 @@ static kn_status eval_einsum(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     KN_ASSERT(acc && iacc);
     int64_t vals[EIN_LABELS], st[EIN_MAX_IN][KN_MAX_RANK];
     for (int i = 0; i < p->nin; i++) kn_strides(p->rank[i], in[i]->type.dims, st[i]);
+    /* val and pv count through their labels' extents like odometers (last fastest) */
     for (int64_t it = 0; it < total; it++) {
-        unflat(it, nl, ext, val);
+        if (it)
+            for (int q = nl - 1; q >= 0 && ++val[q] == ext[q]; q--) val[q] = 0;
         for (int q = 0; q < nl; q++) vals[order[q]] = val[q];
         int64_t yo = 0;
         for (int d = 0; d < p->orank; d++) yo = yo * y->type.dims[d] + vals[p->olab[d]];
         double pr = 1;
         uint64_t ipr = 1;
         for (int i = 0; i < p->nin; i++) {
-            int64_t off = 0;
-            for (int d = 0; d < p->rank[i]; d++)
-                if (in[i]->type.dims[d] != 1) off += vals[p->lab[i][d]] * st[i][d];
-            if (fl)
-                pr *= kn_load_f64(in[i]->data, dt, (size_t)off);
-            else
-                ipr *= kn_load_u64(in[i]->data, dt, (size_t)off);
+            int64_t pv[EIN_LABELS] = {0}, cnt = 1;
+            for (int q = 0; q < npriv[i]; q++) {
+                vals[priv[i][q]] = 0;
+                cnt *= p->size[priv[i][q]];
+            }
+            double f = 0;
+            uint64_t fi = 0;
+            for (int64_t c = 0; c < cnt; c++) {
+                if (c)
+                    for (int q = npriv[i] - 1; q >= 0; q--) {
+                        int l = priv[i][q];
+                        if (++pv[q] < p->size[l]) {
+                            vals[l] = pv[q];
+                            break;
+                        }
+                        pv[q] = vals[l] = 0;
+                    }
+                int64_t off = 0;
+                for (int d = 0; d < p->rank[i]; d++)
+                    if (in[i]->type.dims[d] != 1) off += vals[p->lab[i][d]] * st[i][d];
+                if (fl)
+                    f += kn_load_f64(in[i]->data, dt, (size_t)off);
+                else
+                    fi += kn_load_u64(in[i]->data, dt, (size_t)off);
+            }
+            pr *= f;
+            ipr *= fi;
         }
         acc[yo] += pr;
         iacc[yo] += ipr;
