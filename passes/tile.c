@@ -53,6 +53,8 @@ enum { KT_MAX_ROWS = 16, KT_MAX_NV = 4, KT_AUTO_ROWS = 8, KT_MAX_EDGE = 4 };
 typedef struct kt_tile {
     kn_dtype t, wt;    /* accumulators (f32, or i32 for integer contractions), packed weights */
     int lanes, nv, kb; /* columns per block: kb = nv * lanes */
+    int kbl;           /* columns of the last block when it is partial (kt_pack_into): kb,
+                          or as many whole vectors as its columns need (mm_lower) */
     int maxrows;       /* rows of a full tile */
     int rows;          /* rows of the tile being built */
     int acc[KT_MAX_ROWS][KT_MAX_NV];
@@ -86,7 +88,7 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     else
         T->nv = cols >= KT_MAX_NV ? KT_MAX_NV : (int)cols;
     if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
-    T->kb = T->nv * T->lanes;
+    T->kb = T->kbl = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
     /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
      * target's multiply-add reads it from a general register) */
@@ -192,24 +194,27 @@ static kn_kx *kt_elem(kn_lower *L, const kt_tile *T, int r, int col) {
 
 /* Packs ceil(ncols / kb) blocks of kb columns over nred reduction steps into buf (of
  * dtype dt) from element `at`: buf[blk][r][j] = get(ctx, r, blk*kb + j) for columns
- * < ncols, else 0. */
+ * < ncols, else 0. A partial last block is kbl columns wide (kb unless mm_lower narrows
+ * it): its rows are kbl apart. */
 typedef double (*kt_get)(const void *ctx, int64_t r, int64_t col);
 
 static void kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get get, const void *ctx,
                          void *buf, kn_dtype dt, int64_t at) {
-    int64_t blocks = (ncols + T->kb - 1) / T->kb;
-    for (int64_t blk = 0; blk < blocks; blk++)
+    int64_t blocks = (ncols + T->kb - 1) / T->kb, full = ncols / T->kb;
+    for (int64_t blk = 0; blk < blocks; blk++) {
+        int64_t w = blk < full ? T->kb : T->kbl;
         for (int64_t r = 0; r < nred; r++)
-            for (int64_t j = 0; j < T->kb; j++)
-                kn_store_f64(buf, dt, (size_t)(at + (blk * nred + r) * T->kb + j),
+            for (int64_t j = 0; j < w; j++)
+                kn_store_f64(buf, dt, (size_t)(at + blk * nred * T->kb + r * w + j),
                              blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0);
+    }
 }
 
 /* The packed constant of dtype dt of `groups` packings (kt_pack_into) one after
  * another. */
 static kn_kbuf *kt_pack(kn_lower *L, const kt_tile *T, kn_dtype dt, int64_t groups, int64_t nred,
                         int64_t ncols, kt_get get, const void *const *ctx) {
-    int64_t per = (ncols + T->kb - 1) / T->kb * nred * T->kb;
+    int64_t per = ncols / T->kb * nred * T->kb + (ncols % T->kb ? nred * T->kbl : 0);
     void *buf = malloc((size_t)(groups * per) * kn_dtype_get(dt)->size);
     KN_ASSERT(buf);
     for (int64_t g = 0; g < groups; g++)
@@ -1056,6 +1061,14 @@ static double mm_c(const void *ctx, int64_t r, int64_t col) {
     return s->d->bias ? (float)(s->d->beta * cval(s->d->bias, col)) : 0.0f;
 }
 
+/* Reduction step k of block blk in packed weights of nred steps per block: rows kb
+ * apart, kbl in a narrowed partial block (T: the tile with that block's nv). */
+static kn_kx *mm_bidx(kn_lower *L, const kt_tile *T, kn_kx *blk, int64_t nred, kn_kx *k) {
+    if (T->kbl == T->kb || T->nv * T->lanes == T->kb)
+        return kx_mul(L, mad(L, blk, nred, k), kx_int(L, T->kb));
+    return kx_add(L, kx_mul(L, blk, kx_int(L, nred * T->kb)), kx_mul(L, k, kx_int(L, T->kbl)));
+}
+
 /* Reduction rows k0*parts + [0, n) of a dot tile: the rows' inputs packed into words. */
 static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, kn_kx *m0, kn_kx *kg,
                         int n) {
@@ -1072,13 +1085,14 @@ static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, k
                                      kx_int(L, r * (G->ta ? 1 : G->k) + g * (G->ta ? G->m : 1))));
         words[r] = kt_word(L, T, vals, n);
     }
-    kt_step_dot(L, T, words, G->bpk, kx_mul(L, mad(L, blk, ng, kg), kx_int(L, T->kb)));
+    kt_step_dot(L, T, words, G->bpk, mm_bidx(L, T, blk, ng, kg));
 }
 
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_tile Tt;
-    if (G->pw && valid < T->kb) { /* the partial block: only the vectors it needs */
+    if ((G->pw || T->kbl < T->kb) && valid < T->kb) { /* the partial block: only the
+                                                         vectors it needs */
         Tt = *T;
         Tt.nv = (valid + T->lanes - 1) / T->lanes;
         T = &Tt;
@@ -1116,8 +1130,7 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     else if (G->bx) /* the packed partial block, alone in bpk */
         kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
     else
-        kt_step(L, T, a, G->bpk,
-                plus(L, kx_mul(L, mad(L, blk, G->k, k), kx_int(L, T->kb)), G->boff));
+        kt_step(L, T, a, G->bpk, plus(L, mm_bidx(L, T, blk, G->k, k), G->boff));
     kl_end(L);
 store:;
     int vy =
@@ -1197,6 +1210,9 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     bool integer = kn_contract_is_int(G->d);
     if (!kt_choose(L, G->n, G->m, ov, integer, &T)) return false;
     if (integer) int_dot(tg, G->d, ov, &T);
+    /* the last block of columns only as wide as the whole vectors it needs (a 10-class
+     * classifier on 4-column scalar tiles: 10 columns of weights and multiply-adds, not 12) */
+    if (G->n % T.kb) T.kbl = (int)((G->n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
     *Tp = T;
     S->T = &T;
     const void *ctx = S;

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Writes ONNX backend-test folders (model.onnx, test_data_set_0) whose products have a
+number of output columns that is not a multiple of the tile width (4 columns on
+microcontrollers' scalar tiles), so the last block of columns is partial and packed
+narrower (passes/tile.c, mm_lower):
+
+  gemm10/    float Gemm, 3 rows x 64 -> 10 classes (transB, bias): 2 full blocks + 2 columns
+  gemm7/     float MatMul 5 x 33 -> 7 then Add: 1 full block + 3 columns
+  mmint10/   MatMulInteger, uint8 3 x 64 by int8 64 x 10 with zero points -> int32 10
+
+Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
+tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(10)
+
+
+def save(name, graph, inputs, outputs):
+    d = os.path.join(HERE, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (n, a) in enumerate(inputs):
+        t = numpy_helper.from_array(a, n)
+        open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb").write(t.SerializeToString())
+    for i, (n, a) in enumerate(outputs):
+        t = numpy_helper.from_array(a, n)
+        open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb").write(t.SerializeToString())
+
+
+# gemm10: y = x W^T + b
+x = rng.standard_normal((3, 64)).astype(np.float32)
+w = (rng.standard_normal((10, 64)) * 0.1).astype(np.float32)
+b = rng.standard_normal(10).astype(np.float32)
+y = (x.astype(np.float64) @ w.astype(np.float64).T + b).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1, name="fc")], "gemm10",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 64])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 10])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("gemm10", g, [("x", x)], [("y", y)])
+
+# gemm7: y = x M + c
+x = rng.standard_normal((5, 33)).astype(np.float32)
+mw = (rng.standard_normal((33, 7)) * 0.2).astype(np.float32)
+c = rng.standard_normal(7).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32) + c
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["p"], name="mm"),
+     helper.make_node("Add", ["p", "c"], ["y"], name="add")], "gemm7",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 33])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 7])],
+    [numpy_helper.from_array(mw, "m"), numpy_helper.from_array(c, "c")])
+save("gemm7", g, [("x", x)], [("y", y)])
+
+# mmint10: (a - az)(B - bz), exact in int32
+a = rng.integers(0, 256, (3, 64)).astype(np.uint8)
+bq = rng.integers(-128, 128, (64, 10)).astype(np.int8)
+az, bz = np.uint8(131), np.int8(-3)
+y = ((a.astype(np.int64) - int(az)) @ (bq.astype(np.int64) - int(bz))).astype(np.int32)
+g = helper.make_graph(
+    [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], name="mmi")], "mmint10",
+    [helper.make_tensor_value_info("a", TensorProto.UINT8, [3, 64])],
+    [helper.make_tensor_value_info("y", TensorProto.INT32, [3, 10])],
+    [numpy_helper.from_array(bq, "b"), numpy_helper.from_array(np.array(az), "az"),
+     numpy_helper.from_array(np.array(bz), "bz")])
+save("mmint10", g, [("a", a)], [("y", y)])
