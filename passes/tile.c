@@ -1512,6 +1512,107 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* ---- integer pointwise convolutions: pixels along the lanes ----
+ *
+ * An 8-bit 1x1 convolution (stride 1, no padding, one group) with a four-part dot
+ * product, as tile_pointwise for floats: the tile's rows are output channels, its
+ * columns kb consecutive pixels. The input is read as conv_words builds it ([c / 4][P]
+ * words of 4 channels, contiguous along the pixels), the weights as one broadcast word
+ * of 4 channels per row and step ([m][c / 4], packed at compile time), so each
+ * accumulator vector holds lanes pixels of one output channel: requantized with that
+ * channel's scalar multiplier and stored as one vector of 8-bit values straight into y.
+ * The channel tiles of tile_conv put 32 output channels in the lanes instead, which NCHW
+ * stores P apart: their 8 x 32 tile went through a scratch and a transposing loop of
+ * byte moves, which cost more than the dot products where the input has few channels
+ * (MobileNetV2's expansions; docs/quantization.md). Needs P a multiple of the lanes
+ * (the word rows are read in whole vectors) and at least one full block. */
+static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                               const kn_target *tg, kt_tile *Tp) {
+    if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
+        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->sh != 1 ||
+        d->sw != 1 || d->n != 1 || !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) ||
+        d->c % 4 || !int_ok(d, d->c))
+        return false;
+    int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
+    kt_tile T;
+    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P % T.lanes || P < T.kb) return false;
+    int_dot(tg, d, ov, &T);
+    if (!T.dot || T.parts != 4 || T.xzrt) return false;
+    *Tp = T;
+    conv_geom G;
+    conv_geometry(d, &G);
+    G.T = &T;
+    conv_src src = {&G, 0};
+    /* weights [m][g] and each output channel's init (conv_b) */
+    int32_t *wt = malloc((size_t)(M * ng + M) * sizeof *wt);
+    KN_ASSERT(wt);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t g = 0; g < ng; g++) wt[m * ng + g] = (int32_t)conv_wdot(&src, g, m);
+        wt[M * ng + m] = (int32_t)conv_b(&src, 0, m);
+    }
+    kn_kbuf *wa = kl_table(L, KN_I32, M * ng, wt), *init = kl_table(L, KN_I32, M, wt + M * ng);
+    free(wt);
+    kn_kbuf *mult, *shift;
+    kt_int_tables_padded(L, d, T.kb, &mult, &shift);
+    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][P] */
+    int64_t full = P / T.kb, tail = P % T.kb;  /* tail: whole vectors */
+    for (int part = 0; part < 2; part++) {
+        int nv = part ? (int)(tail / T.lanes) : T.nv;
+        if (part ? !tail : !full) continue;
+        kn_kx *blk;
+        if (part) {
+            blk = kx_int(L, full);
+        } else {
+            int vb = kl_for(L, full);
+            L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* disjoint columns of y */
+            blk = kx_var(L, vb);
+        }
+        kn_kx *p0 = kx_mul(L, blk, kx_int(L, T.kb));
+        int64_t nt = M / T.maxrows, rem = M % T.maxrows;
+        for (int rt = 0; rt < 2; rt++) {
+            int rows = rt ? (int)rem : T.maxrows;
+            if (rt ? !rem : !nt) continue;
+            kn_kx *m0;
+            if (rt) {
+                m0 = kx_int(L, nt * T.maxrows);
+            } else {
+                int vt = kl_for(L, nt);
+                m0 = kx_mul(L, kx_var(L, vt), kx_int(L, T.maxrows));
+            }
+            int acc[KT_MAX_ROWS][KT_MAX_NV];
+            for (int r = 0; r < rows; r++)
+                for (int v = 0; v < nv; v++)
+                    acc[r][v] =
+                        kl_decl_vec(L, KN_I32, T.lanes, kx_load(L, init, kt_plus(L, m0, r)));
+            int vg = kl_for(L, ng);
+            int xv[KT_MAX_NV];
+            for (int v = 0; v < nv; v++)
+                xv[v] = kl_decl_vec(L, KN_I32, T.lanes,
+                                    kx_vload(L, xw,
+                                             kt_plus(L, mad(L, kx_var(L, vg), P, p0), v * T.lanes),
+                                             T.lanes));
+            for (int r = 0; r < rows; r++) {
+                int wr = kl_decl(L, KN_I32,
+                                 kx_load(L, wa, mad(L, kt_plus(L, m0, r), ng, kx_var(L, vg))));
+                for (int v = 0; v < nv; v++)
+                    kl_set(L, acc[r][v],
+                           kx_dot(L, T.dot, kx_var(L, acc[r][v]), kx_var(L, xv[v]), kx_var(L, wr)));
+            }
+            kl_end(L); /* g */
+            for (int r = 0; r < rows; r++)
+                for (int v = 0; v < nv; v++) {
+                    kn_kx *val = kt_int_store_vec(L, d, mult, shift, kx_var(L, acc[r][v]),
+                                                  kt_plus(L, m0, r), 1);
+                    kl_store(L, d->y, kt_plus(L, mad(L, kt_plus(L, m0, r), P, p0), v * T.lanes),
+                             val);
+                }
+            if (!rt) kl_end(L); /* tiles of channels */
+        }
+        if (!part) kl_end(L); /* blocks */
+    }
+    return true;
+}
+
 /* ---- pointwise convolutions on few pixels: channel tiles ----
  *
  * The pixel tiles above fill their vectors only where the pixels do: 7x7 = 49 pixels are
@@ -1584,7 +1685,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (pw_channel_tiles(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
+                  (tile_pointwise_int(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
+                   tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
