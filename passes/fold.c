@@ -9,7 +9,9 @@
  * Shape ...) folds in one pass. Folding must not blow up the model: a node
  * whose inferred outputs would take more than KN_FOLD_MAX_BYTES and more than its
  * (distinct) inputs is left to run time, so a tiny ConstantOfShape or Expand cannot
- * make compilation allocate gigabytes. */
+ * make compilation allocate gigabytes; nor may it take long: a node of more than
+ * KN_FOLD_MAX_FLOPS (a convolution of constants, say) is left to the compiled code, which
+ * runs it faster than the reference interpreter would at every compile. */
 #include "ir/interp.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #define KN_FOLD_MAX_BYTES ((size_t)64 << 20)
+#define KN_FOLD_MAX_FLOPS ((int64_t)64 << 20)
 
 static bool foldable(const kn_node *n) {
     const kn_opdesc *d = kn_op_desc(n->op);
@@ -45,8 +48,9 @@ static size_t type_bytes(const kn_type *t) {
     return (size_t)n * es;
 }
 
-/* Whether folding n would create outputs over the limit; infers their types in
- * scratch. Fails (cx set) where the op's infer does. */
+/* Whether folding n would create outputs over the limit or cost more than
+ * KN_FOLD_MAX_FLOPS; infers their types in scratch. Fails (cx set) where the op's infer
+ * does. */
 static kn_status too_large(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_arena *scratch,
                            bool *large) {
     *large = false;
@@ -65,7 +69,7 @@ static kn_status too_large(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, k
         size_t b = type_bytes(&types[j]);
         outbytes = b > SIZE_MAX - outbytes ? SIZE_MAX : outbytes + b;
     }
-    *large = outbytes > limit;
+    *large = outbytes > limit || kn_node_flops(n) > KN_FOLD_MAX_FLOPS;
     return KN_OK;
 }
 
