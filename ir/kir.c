@@ -319,7 +319,11 @@ kn_kx *kx_const(kn_lower *L, kn_dtype t, double v) {
     if (kn_dtype_is_f8(t)) v = kn_f8_encode(v, kn_f8_kind_of(t), true); /* its code */
     kn_kx *x = new_x(L, KX_CONST, kx_compute_dtype(t));
     x->f = v;
-    x->i = kn_dtype_get(x->dtype)->is_float ? 0 : (int64_t)v;
+    /* an integer constant from a float (a Pad value, say) saturates: NaN is 0 */
+    x->i = kn_dtype_get(x->dtype)->is_float || v != v ? 0
+           : v >= 0x1p63                              ? INT64_MAX
+           : v < -0x1p63                              ? INT64_MIN
+                                                      : (int64_t)v;
     if (x->dtype == KN_BOOL) x->i = v != 0;
     return x;
 }
