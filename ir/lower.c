@@ -94,6 +94,10 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
                        "value '%s' has shape %s, not known at compile time: %s (%s, or %s)",
                        v->name, kn_type_str(&v->type, buf, sizeof buf), why,
                        kn_hint_text(cx, KN_HINT_FIX_SHAPES), kn_hint_text(cx, KN_HINT_BIND));
+    if (v->type.dtype == KN_UNDEF)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "value '%s' has no element type (%s): compiled code needs one", v->name,
+                       kn_type_str(&v->type, buf, sizeof buf));
     if (v->type.dtype == KN_STRING && v->constant) /* no string literals in weights yet */
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' is a constant string tensor; code generators take strings "
