@@ -104,7 +104,8 @@ void kn_strides(int rank, const int64_t *dims, int64_t *strides) {
     int64_t s = 1;
     for (int i = rank - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= dims[i];
+        /* Saturates: a tensor whose extents overflow int64 has a 0 extent and no elements. */
+        s = dims[i] > 0 && s > INT64_MAX / dims[i] ? INT64_MAX : s * dims[i];
     }
 }
 

@@ -961,8 +961,62 @@ static int64_t pad_coord(int mode, int64_t c, int64_t e, bool *outside) {
     if (mode == PAD_EDGE) return c < 0 ? 0 : e - 1;
     if (mode == PAD_WRAP) return (c % e + e) % e;
     if (e == 1) return 0;
-    while (c < 0 || c >= e) c = c < 0 ? -c : 2 * (e - 1) - c;
-    return c;
+    /* Reflection is a triangle wave of period 2 (e - 1): fold once, however far c is. */
+    int64_t p = 2 * (e - 1);
+    c = (c % p + p) % p;
+    return c < e ? c : p - c;
+}
+
+/* Where output row rw (all coordinates but the last) reads from: *outside when it lies
+ * in a constant pad, else *base, the offset of its input row, and *twin, the output row
+ * whose outer coordinates are that input row's (rw itself when every coordinate is
+ * inside the input, -1 when the twin was cropped away). */
+static void pad_row_source(int mode, int last, int64_t rw, const int64_t *odims,
+                           const int64_t *xdims, const int64_t *xs, const int64_t *pads,
+                           bool *outside, int64_t *base, int64_t *twin) {
+    int64_t rem = rw, tw = 0, tstride = 1;
+    *outside = false;
+    *base = 0;
+    for (int d = last - 1; d >= 0; d--) {
+        int64_t c = pad_coord(mode, rem % odims[d] - pads[d], xdims[d], outside);
+        int64_t t = c + pads[d];
+        rem /= odims[d];
+        *base += c * xs[d];
+        if (tw >= 0 && t >= 0 && t < odims[d])
+            tw += t * tstride;
+        else
+            tw = -1;
+        tstride *= odims[d];
+    }
+    *twin = tw;
+}
+
+/* Builds output row rw of length row: its middle is a straight copy of the input row at
+ * base, its ends are worked out element by element. */
+static void pad_row(int mode, int r, int64_t row, int64_t rw, bool outside, int64_t base,
+                    int64_t xlast, int64_t plast, void *od, const void *xd, const void *fill,
+                    size_t es) {
+    int64_t j0 = 0, j1 = 0;
+    if (r && !outside) {
+        j0 = plast > 0 ? plast : 0;
+        j1 = plast + xlast < row ? plast + xlast : row;
+        if (j1 > j0)
+            memcpy((char *)od + (size_t)(rw * row + j0) * es,
+                   (const char *)xd + (size_t)(base + j0 - plast) * es, (size_t)(j1 - j0) * es);
+        else
+            j1 = j0 = 0;
+    }
+    for (int64_t j = 0; j < row; j++) {
+        if (j == j0 && j1 > j0) j = j1;
+        if (j >= row) break;
+        bool out_j = outside;
+        int64_t off = base;
+        if (r) off += pad_coord(mode, j - plast, xlast, &out_j);
+        if (out_j)
+            kn_copy_elem(od, rw * row + j, fill, 0, es);
+        else
+            kn_copy_elem(od, rw * row + j, xd, off, es);
+    }
 }
 
 static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
@@ -984,25 +1038,34 @@ static kn_status eval_pad(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
     int64_t cnt = kn_tensor_numel(out[0]);
     size_t es = kn_elem_size(x->dtype);
     if (!cnt) return KN_OK;
-    /* Row by row along the last axis: the outer coordinates are worked out once a row. */
+    /* Row by row along the last axis. Pass 1 builds the rows that read an input row
+     * directly (every outer coordinate inside the input, or a mapped row with no such
+     * twin) and one fill row; pass 2 copies every other row from its twin: the row
+     * whose outer coordinates are the input coordinates it maps to. A pad far larger
+     * than its input thus costs a memcpy a row. */
     int last = r - 1;
-    int64_t row = r ? o->dims[last] : 1, rows = cnt / row;
-    for (int64_t rw = 0; rw < rows; rw++) {
-        int64_t rem = rw, base = 0;
-        bool outside = false;
-        for (int d = last - 1; d >= 0; d--) {
-            int64_t c = pad_coord(mode, rem % o->dims[d] - pads[d], x->dims[d], &outside);
-            rem /= o->dims[d];
-            base += c * xs[d];
-        }
-        for (int64_t j = 0; j < row; j++) {
-            bool out_j = outside;
-            int64_t off = base;
-            if (r) off += pad_coord(mode, j - pads[last], x->dims[last], &out_j) * xs[last];
-            if (out_j)
-                kn_copy_elem(out[0]->data, rw * row + j, fill->data, 0, es);
-            else
-                kn_copy_elem(out[0]->data, rw * row + j, in[0]->data, off, es);
+    int64_t row = r ? o->dims[last] : 1, rows = cnt / row, fill_row = -1;
+    char *od = out[0]->data;
+    size_t row_bytes = (size_t)row * es;
+    for (int pass = 1; pass <= 2; pass++) {
+        for (int64_t rw = 0; rw < rows; rw++) {
+            int64_t twin, base;
+            bool outside;
+            pad_row_source(mode, last, rw, o->dims, x->dims, xs, pads, &outside, &base, &twin);
+            char *dst = od + (size_t)rw * row_bytes;
+            if (outside && fill_row >= 0) {
+                if (pass == 2 && rw != fill_row)
+                    memcpy(dst, od + (size_t)fill_row * row_bytes, row_bytes);
+                continue;
+            }
+            if (!outside && twin != rw && twin >= 0) {
+                if (pass == 2) memcpy(dst, od + (size_t)twin * row_bytes, row_bytes);
+                continue;
+            }
+            if (pass == 2) continue;
+            if (outside) fill_row = rw;
+            pad_row(mode, r, row, rw, outside, base, x->dims[r ? last : 0], pads[r ? last : 0],
+                    out[0]->data, in[0]->data, fill->data, es);
         }
     }
     return KN_OK;
