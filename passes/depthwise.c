@@ -48,6 +48,7 @@
  * empty, so the output is not read a second time. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
+#include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
@@ -381,7 +382,9 @@ static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
     int found = -1;
     for (int j = k + 1; j < p->nkernels && found < 0; j++) {
         const kn_kernel *g = p->kernels[j];
-        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL) continue;
+        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL ||
+            kn_node_attr(g->node, KN_ATTR_LAYOUT))
+            continue;
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(g->body, use);
         if (use[d->y->id] != 1) continue;
