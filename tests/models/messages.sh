@@ -64,6 +64,8 @@ for cmd in compile run inspect; do
     "$KILN" $cmd "$E/float8_add.onnx" $extra
   expect 1 "float4_cast.onnx: graph output 'y' has element type float4e2m1 (23): kiln has no float4 or complex element types" -- \
     "$KILN" $cmd "$E/float4_cast.onnx" $extra
+  expect 1 "blocked_scale.onnx: node 'dqb' (DequantizeLinear): blocked scale has 2 elements along axis 1, expected 3" -- \
+    "$KILN" $cmd "$E/blocked_scale.onnx" $extra
 done
 [ -z "$(ls -A "$T/c" "$T/d" "$T/g" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
 finish
