@@ -1737,13 +1737,15 @@ static bool pw_channel_tiles(kn_lower *L, const kn_contract *d, const kn_sched *
  * pixels, so the tiles' rows cross the image's rows: DS-CNN's 25 x 5 pixels are 63
  * tiles of 2 pixels (the last of 1), where rows of 5 took 75 tiles of 2, 2 and 1 (DS-CNN
  * int8 on the M4: 6.84 -> 6.74 M instructions). Only for the split-word tiles: the
- * Cortex-M3's multiply-add tiles took longer (10.33 -> 10.79 M). */
+ * Cortex-M3's multiply-add tiles took longer (10.33 -> 10.79 M); `split=2` in a
+ * schedule file keeps the image's rows as well. */
 static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                         kt_tile *T) {
     if (tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 || d->c % 4 ||
-        kn_dtype_get(d->x->dtype)->size != 1 || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
-        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->sh != 1 ||
-        d->sw != 1 || !kn_contract_is_int(d) || d->epi || !kn_contract_nchw(d))
+        (ov && ov->split == 2) || kn_dtype_get(d->x->dtype)->size != 1 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->ph ||
+        d->pw || d->peh || d->pew || d->sh != 1 || d->sw != 1 || !kn_contract_is_int(d) || d->epi ||
+        !kn_contract_nchw(d))
         return false;
     kn_contract f = *d;
     f.h = f.oh = 1;
