@@ -68,6 +68,15 @@ typedef struct kt_tile {
     kn_kbuf *xzrt; /* the input zero point when it is known only at run time (then xzc is
                       xoff), or NULL */
     kn_kbuf *csum; /* with xzrt: each column's sum of w - wz, packed as the init */
+    /* split words (KN_DOT_S16X2 on microcontrollers, 8-bit input, channels a multiple of
+     * 4): the input is read as words of 4 channels (parts 4, bits 8: conv_words), each
+     * split by KX_UNPACK16 into its even and odd channels (SXTB16, SXTB16 ROR #8), and
+     * the weights are packed at compile time as two words of 16-bit pairs per 4
+     * channels, (c0, c2) then (c1, c3) (conv_wsplit): one load and two unpacks give a
+     * row two SMLAD operands, where building each pair from NCHW took two byte loads,
+     * a mask and an OR */
+    bool split;
+    bool xunsigned; /* split: the input is u8 (UXTB16) */
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
@@ -157,6 +166,32 @@ static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *b
             kl_set(L, T->acc[r][v],
                    kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, ar), kx_var(L, w[v])));
     }
+}
+
+/* A reduction step of a dot tile over words of its input: kt_step_dot, or for split
+ * words (kt_tile.split) each row's word unpacked into its even and odd channels, which
+ * step with the weight words at bidx (even) and bidx + kb (odd). Column by column, each
+ * weight word loaded just before the rows use it: live are the accumulators, the rows'
+ * halves and one weight word (2 rows x 4 columns: 13 of the M4's general registers). */
+static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
+    if (!T->split) {
+        kt_step_dot(L, T, words, bp, bidx);
+        return;
+    }
+    int half[2][KT_MAX_ROWS];
+    for (int r = 0; r < T->rows; r++) {
+        int vw = kl_decl(L, KN_I32, words[r]);
+        for (int o = 0; o < 2; o++)
+            half[o][r] = kl_decl(L, KN_I32, kx_unpack16(L, kx_var(L, vw), o, T->xunsigned));
+    }
+    for (int v = 0; v < T->nv; v++)
+        for (int o = 0; o < 2; o++) {
+            int w = kl_decl(L, KN_I32, kx_load(L, bp, kt_plus(L, bidx, o * T->kb + v)));
+            for (int r = 0; r < T->rows; r++)
+                kl_set(L, T->acc[r][v],
+                       kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, half[o][r]),
+                              kx_var(L, w)));
+        }
 }
 
 /* n (<= parts) input values packed into a word as the dot reads them: part g holds
@@ -362,6 +397,22 @@ static double conv_wdot(const void *ctx, int64_t rg, int64_t col) {
     return kt_pack_word(G->T, v, n);
 }
 
+/* packed words of a split dot tile (kt_tile.split): reduction step r = 2 * rg + o, rg
+ * = (cgrp*kh + i)*kw + j, holds channels cgrp*4 + o and cgrp*4 + o + 2 of tap (i, j) as
+ * two 16-bit parts (the even or odd channels that KX_UNPACK16 takes from the input word) */
+static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t khw = G->kh * G->kw, rg = r / 2, o = r % 2, cgrp = rg / khw, tap = rg % khw;
+    uint32_t w = 0;
+    for (int h = 0; h < 2; h++) {
+        int64_t c = cgrp * 4 + o + 2 * h;
+        int32_t v = c < G->cg ? (int32_t)conv_w(ctx, c * khw + tap, col) : 0;
+        w |= ((uint32_t)v & 0xffffu) << (16 * h);
+    }
+    return (double)(int32_t)w;
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double conv_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -428,9 +479,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     int vj = kl_for(L, G->kw);
     /* packed words: [group block gb][cgrp][i][j][kb] */
+    int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
     kn_kx *widx = kx_mul(
         L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj))),
-        kx_int(L, T->kb));
+        kx_int(L, wstride));
     int vw = kl_decl(L, KN_I64, widx);
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
@@ -450,12 +502,12 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
                 L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
         words[r] = kt_word(L, T, vals, nch);
     }
-    kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
+    kt_step_words(L, T, words, G->wpk, kx_var(L, vw));
     kn_kx *zp[KT_MAX_ROWS];
     if (ccol) {
         kl_else(L);
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
-        kt_step_dot(L, T, zp, G->wpk, kx_var(L, vw));
+        kt_step_words(L, T, zp, G->wpk, kx_var(L, vw));
         kl_end(L);
     }
     kl_end(L); /* j */
@@ -465,9 +517,9 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         kn_kx *w2 = kx_mul(
             L,
             mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj2))),
-            kx_int(L, T->kb));
+            kx_int(L, wstride));
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
-        kt_step_dot(L, T, zp, G->wpk, w2);
+        kt_step_words(L, T, zp, G->wpk, w2);
         kl_end_n(L, 2);
     }
     kl_end(L); /* i */
@@ -868,11 +920,20 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);
     }
     if (integer) int_dot(tg, d, ov, &T);
+    if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && !T.xzrt && G.cg % 4 == 0 &&
+        G.kh == 1 && G.kw == 1 && !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
+        T.split = true;
+        T.xunsigned = x->dtype == KN_U8;
+        T.parts = 4, T.bits = 8;
+        /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
+        if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
+    }
     *Tp = T;
     G.T = &T;
     /* packed per group: blocks of the group's output channels; dot tiles pack words
-     * of `parts` input channels */
-    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw : G.cg * G.kh * G.kw;
+     * of `parts` input channels (split words: two words per 4 channels) */
+    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw * (T.split ? 2 : 1)
+                        : G.cg * G.kh * G.kw;
     conv_src *ws = calloc((size_t)group, sizeof *ws);
     const void **wp = calloc((size_t)group, sizeof *wp);
     KN_ASSERT(ws && wp);
@@ -880,9 +941,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
     }
-    G.wpk = !integer && T.wt == KN_F32
-                ? conv_pack_f32(L, &T, &G, group)
-                : kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
+    G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
+                                       : kt_pack(L, &T, T.wt, group, red, G.kg,
+                                                 T.split ? conv_wsplit
+                                                 : T.dot ? conv_wdot
+                                                         : conv_w,
+                                                 wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
@@ -1689,6 +1753,29 @@ static bool pw_channel_tiles(kn_lower *L, const kn_contract *d, const kn_sched *
     return tile_conv(L, &f, ov, 0, tg, true, T);
 }
 
+/* ---- integer pointwise convolutions on microcontrollers: one row of pixels ----
+ *
+ * An integer 1x1 convolution with stride 1 and no padding runs in the channel tiles
+ * of tile_conv as pw_channel_tiles runs them, the image read as one row of oh*ow
+ * pixels, so the tiles' rows cross the image's rows: DS-CNN's 25 x 5 pixels are 63
+ * tiles of 2 pixels (the last of 1), where rows of 5 took 75 tiles of 2, 2 and 1 (DS-CNN
+ * int8 on the M4: 6.84 -> 6.74 M instructions). Only for the split-word tiles: the
+ * Cortex-M3's multiply-add tiles took longer (10.33 -> 10.79 M); `split=2` in a
+ * schedule file keeps the image's rows as well. */
+static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                        kt_tile *T) {
+    if (tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 || d->c % 4 ||
+        (ov && ov->split == 2) || kn_dtype_get(d->x->dtype)->size != 1 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->ph ||
+        d->pw || d->peh || d->pew || d->sh != 1 || d->sw != 1 || !kn_contract_is_int(d) || d->epi ||
+        !kn_contract_nchw(d))
+        return false;
+    kn_contract f = *d;
+    f.h = f.oh = 1;
+    f.w_ = f.ow = d->oh * d->ow;
+    return tile_conv(L, &f, ov, 0, tg, true, T);
+}
+
 /* ---- the pass ---- */
 
 /* How a padded convolution reads its padding (kn_sched.pad): a schedule file's choice,
@@ -1732,13 +1819,16 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
                   (tile_pointwise_int(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
-                   tile_pointwise(L, d, ov, t, &T));
+                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
+            kern->sched.split = T.split                                             ? 1
+                                : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
+                                                                                    : 0;
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;
