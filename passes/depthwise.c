@@ -308,12 +308,7 @@ static bool dw_stage_suits(kn_lower *L, const dw_geom *G, bool cpu, int pad) {
 static void dw_stage_geom(dw_geom *G) {
     int64_t ws = (G->ow - 1) * G->sw + G->kw;
     G->hs = (G->oh - 1) * G->sh + G->kh;
-    G->rs = ws;
-    for (int64_t p = 0, at = 0; p < G->sw; p++) {
-        G->pwid[p] = ws > p ? (ws - p + G->sw - 1) / G->sw : 0;
-        G->poff[p] = at;
-        at += G->pwid[p];
-    }
+    G->rs = kt_phases(ws, G->sw, G->pwid, G->poff);
     G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
 }
 
@@ -330,9 +325,8 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
         int xr = kl_decl(L, KN_I64,
                          kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, var(L, v)), G->w, kx_int(L, 0)));
         for (int64_t p = 0; p < G->sw; p++) {
-            int64_t n = G->pwid[p];
-            int64_t jlo = kt_clamp(-kt_floor_div(p - G->pw, G->sw), 0, n);
-            int64_t jhi = kt_clamp(kt_floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, n);
+            int64_t n = G->pwid[p], jlo, jhi;
+            kt_phase_inside(p, G->sw, G->pw, G->w, n, &jlo, &jhi);
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
             kt_zero(L, G->xs, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */

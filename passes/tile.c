@@ -394,6 +394,22 @@ void kt_zero(kn_lower *L, kn_kbuf *b, kn_kx *at, int64_t n) {
     kl_end(L);
 }
 
+int64_t kt_phases(int64_t ws, int64_t sw, int64_t *wid, int64_t *off) {
+    int64_t at = 0;
+    for (int64_t p = 0; p < sw; p++) {
+        wid[p] = ws > p ? (ws - p + sw - 1) / sw : 0;
+        off[p] = at;
+        at += wid[p];
+    }
+    return at;
+}
+
+void kt_phase_inside(int64_t p, int64_t sw, int64_t pw, int64_t w, int64_t n, int64_t *jlo,
+                     int64_t *jhi) {
+    *jlo = kt_clamp(-kt_floor_div(p - pw, sw), 0, n);
+    *jhi = kt_clamp(kt_floor_div(w - 1 + pw - p, sw) + 1, *jlo, n);
+}
+
 /* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
 static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
     if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */
