@@ -370,7 +370,13 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * long as an effort unit; split, each core reads half of them. When the
  * outermost parallel loop has fewer than COLLAPSE_BELOW iterations and its body is
  * one parallel loop, the two are collapsed into one (ResNet's late layers have few
- * channel blocks), so two threads get balanced work. Microcontrollers run everything
+ * channel blocks), so two threads get balanced work; such a nest gets at most
+ * COLLAPSED_TASKS tasks per iteration of the outer loop. Finer tasks cost more than they
+ * balance: every claim moves the task counter's cache line between the cores (300 ns
+ * on the Zen 4 VM), and on SqueezeNet's expand3x3 convolutions (2-8 blocks x rows,
+ * docs/benchmarks.md "Splitting few-block convolutions over rows") 55 tasks took 10-20%
+ * longer than 2 when both cores ran at full speed, 8 tasks 4-6%, while both beat 2 tasks
+ * by 10-15% when one core was slowed down. Microcontrollers run everything
  * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
  * chooses the work-group size along its innermost dimension. A schedule file's
  * `tasks` or `wg` for a kernel overrides the choice. */
@@ -380,7 +386,8 @@ enum {
     MAX_TASKS = 64,
     COLLAPSE_BELOW = 16,
     MIN_SPLIT_EFFORT = 300000,
-    BYTES_PER_EFFORT = 2
+    BYTES_PER_EFFORT = 2,
+    COLLAPSED_TASKS = 4
 };
 
 /* Statement executions of s, vector statements counted once per lane. */
@@ -514,10 +521,13 @@ static void split(kn_kprog *p, int k) {
             /* a nest shorter than a few wake-ups and joins of the pool runs on the caller */
             double e = effort(o) + const_bytes(o) / BYTES_PER_EFFORT;
             double w = e < MIN_SPLIT_EFFORT ? 0 : cost(o) / MIN_TASK_WORK;
+            int64_t outer = o->extent;
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {
                 }
             tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
+            if (o->extent != outer && tasks > outer * COLLAPSED_TASKS)
+                tasks = (int)(outer * COLLAPSED_TASKS);
             if (tasks > o->extent) tasks = (int)o->extent;
         }
         if (ov && ov->tasks) tasks = ov->tasks;
