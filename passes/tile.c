@@ -361,10 +361,12 @@ typedef struct conv_geom {
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
     int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *xw;   /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
-    kt_rq rq;      /* integer contractions: requantization tables (mult NULL: none) */
-    bool vq;       /* requantized as vectors into an 8-bit tile scratch */
-    kn_kbuf *tile; /* scratch of one tile, [rows][kb] */
+    kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
+    bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    kn_kbuf *tile;  /* scratch of the tiles: [block][rows][kb], or with row_tiles
+                       [block][oh][rows][kb] */
+    bool row_tiles; /* each output row has its own tile scratch (conv_row_tiles) */
     const kn_contract *d; /* the kernel's description: its epilogue */
     const kt_tile *T;     /* the tile (its dot product) */
 } conv_geom;
@@ -656,7 +658,8 @@ store:;
     }
     kn_epilogue head = {.n = pre};
     if (pre) memcpy(head.s, d->epi->s, (size_t)pre * sizeof *head.s);
-    int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
+    kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;
+    int vt = kl_decl(L, KN_I64, kx_mul(L, slot, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
             kn_kx *val = kx_var(L, T->acc[r][v]);
@@ -775,6 +778,29 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
     conv_rows(L, G, T, vb, vg, blk, valid, 0, G->ylo, true);
     conv_rows(L, G, T, vb, vg, blk, valid, G->ylo, G->yhi, false);
     conv_rows(L, G, T, vb, vg, blk, valid, G->yhi, G->oh, true);
+}
+
+/* Whether each output row gets its own tile scratch. The transposing store goes through
+ * a scratch per block of output channels, so the blocks are independent and the parallel
+ * pass can split them, but the rows of a block share it and run in order. A convolution
+ * with few blocks (SqueezeNet's expand3x3 layers: 64 channels, 2 blocks of 32) then
+ * splits into 2 tasks: on 2 threads each takes as long as the whole did on one when the
+ * other core is slowed down, and on more threads the rest idle (docs/benchmarks.md,
+ * "Why two threads gained little"). A scratch per (block, row) makes the rows of a block
+ * independent too, and the parallel pass collapses blocks x rows into one loop of
+ * balanced tasks. It costs oh times the scratch (SqueezeNet's fire2: 110 KB), so only
+ * kernels that can run on several threads (not on microcontrollers), have fewer than
+ * ROW_TILES_BELOW blocks and are large enough for the parallel pass to split them (at
+ * least ROW_TILES_MIN_MACS multiply-adds: its threshold, MIN_SPLIT_EFFORT, is about 3 M
+ * of them in these tiles) get it, and only when the rows form one loop (a padded copy
+ * or no padding: no border rows in loops of their own). */
+enum { ROW_TILES_BELOW = 16, ROW_TILES_MIN_MACS = 2000000 };
+
+static bool conv_row_tiles(const conv_geom *G, const kt_tile *T, const kn_target *tg) {
+    int64_t blocks = G->n * G->group * ((G->kg + T->kb - 1) / T->kb);
+    double macs = (double)G->n * G->m * G->oh * G->ow * G->cg * G->kh * G->kw;
+    return !(tg && tg->kind == KN_TARGET_MCU) && blocks < ROW_TILES_BELOW &&
+           macs >= ROW_TILES_MIN_MACS && G->ylo == 0 && G->yhi == G->oh && G->oh > 1;
 }
 
 /* The input copied into a scratch with the pads around it: zeros, or the input's zero
@@ -974,7 +1000,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
     }
     G.y = y;
-    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
+    G.row_tiles = conv_row_tiles(&G, &T, tg);
+    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
+                        (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
