@@ -268,6 +268,8 @@ typedef struct kn_sched {
     int wg;    /* OpenCL work-group size along the innermost dimension */
     int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
     int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
+    int wino;  /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
+                  winograd.c), or 1 in a schedule file: the direct convolution */
 } kn_sched;
 
 typedef struct kn_kernel {
