@@ -48,6 +48,7 @@
  * empty, so the output is not read a second time. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
+#include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "passes/tile.h"
@@ -286,22 +287,6 @@ static void dw_choose(kn_lower *L, dw_geom *G, const kn_sched *ov) {
     }
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* xs[at .. at + n) = 0 */
-static void dw_zero(kn_lower *L, const dw_geom *G, kn_kx *at, int64_t n) {
-    if (n <= 0) return;
-    int v = kl_for(L, n);
-    kl_store(L, G->xs, kx_add(L, at, var(L, v)), kx_const(L, KN_F32, 0.0));
-    kl_end(L);
-}
-
 /* Whether to stage the channels (pad: the schedule's choice, 0 none): on CPUs with
  * vectors, for undilated convolutions whose rows cannot be vector tiles in place:
  * strided ones, and those whose border columns (scalar, a test per tap) are more than
@@ -337,8 +322,8 @@ static void dw_stage_geom(dw_geom *G) {
  * (x[.., p + j*sw - pw]) and right padding. */
 static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
     int vb = kl_decl(L, KN_I64, kx_mul(L, var(L, G->vbc), kx_int(L, G->hs * G->rs)));
-    int64_t top = clamp64(G->ph, 0, G->hs), rows = clamp64(G->hs - top, 0, G->h);
-    dw_zero(L, G, var(L, vb), top * G->rs);
+    int64_t top = kt_clamp(G->ph, 0, G->hs), rows = kt_clamp(G->hs - top, 0, G->h);
+    kt_zero(L, G->xs, var(L, vb), top * G->rs);
     if (rows) {
         int v = kl_for(L, rows);
         int row = kl_decl(L, KN_I64, kt_mad(L, kt_plus(L, var(L, v), top), G->rs, var(L, vb)));
@@ -346,10 +331,10 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
                          kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, var(L, v)), G->w, kx_int(L, 0)));
         for (int64_t p = 0; p < G->sw; p++) {
             int64_t n = G->pwid[p];
-            int64_t jlo = clamp64(-floor_div(p - G->pw, G->sw), 0, n);
-            int64_t jhi = clamp64(floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, n);
+            int64_t jlo = kt_clamp(-kt_floor_div(p - G->pw, G->sw), 0, n);
+            int64_t jhi = kt_clamp(kt_floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, n);
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
-            dw_zero(L, G, at, jlo);
+            kt_zero(L, G->xs, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
             if (jhi > jlo && G->sw == 1 && !G->integer) {
                 kl_copy(L, G->xs, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
@@ -361,11 +346,11 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
                          dw_in(L, G, G->d->x, xi, 1));
                 kl_end(L);
             }
-            dw_zero(L, G, kt_plus(L, at, jhi), n - jhi);
+            kt_zero(L, G->xs, kt_plus(L, at, jhi), n - jhi);
         }
         kl_end(L);
     }
-    dw_zero(L, G, kt_plus(L, var(L, vb), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
+    kt_zero(L, G->xs, kt_plus(L, var(L, vb), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
 }
 
 /* The running sums of a pooled channel, one per tile width dw_cols can use. */
@@ -397,7 +382,9 @@ static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
     int found = -1;
     for (int j = k + 1; j < p->nkernels && found < 0; j++) {
         const kn_kernel *g = p->kernels[j];
-        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL) continue;
+        if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL ||
+            kn_node_attr(g->node, KN_ATTR_LAYOUT))
+            continue;
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(g->body, use);
         if (use[d->y->id] != 1) continue;

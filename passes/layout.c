@@ -1,4 +1,4 @@
-/* Channels-last edges folded into the convolutions next to them.
+/* Channels-last edges folded into the convolutions and pools next to them.
  * requires: shape (static shapes; other nodes are left alone); breaks: nothing (the
  * graph stays valid and runnable: the interpreter honours kn.layout).
  *
@@ -14,6 +14,11 @@
  *   - output: Transpose_{to NHWC}(Conv(...)) where the Transpose alone reads the Conv's
  *             result  ->  Conv(...) {kn.layout=[_, 1]} writing the Transpose's value.
  *
+ * Pools (MaxPool without Indices, AveragePool, LpPool and the Global ones) fold the
+ * same edges, in f32/f64 (and an int8 MaxPool): tf2onnx wraps them in the same pairs,
+ * and a model's first or last node is often one. Their lowering walks each window once
+ * per output position with the channels innermost (ir/lower/nn.c, pool_body_cl).
+ *
  * Any rank >= 3 (N C spatial... <-> N spatial... C). The lowering addresses such a Conv
  * with the channel innermost and describes the strides in its kn_contract (ir/kir.h),
  * which the tile passes (CPU and OpenCL) honour. Depthwise convolutions (one input
@@ -21,6 +26,7 @@
  * rows only, and a copy then costs less than the plain nest. Runs after fuse and chain
  * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
  * subgraphs are not rewritten (passes/rewrite.h). */
+#include "ir/epilogue.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
@@ -45,11 +51,26 @@ static bool channel_move(const kn_node *n, bool to_last) {
     return true;
 }
 
-/* Whether Conv n may take a layout: static float tensors, not depthwise. */
-static bool foldable_conv(const kn_node *n) {
-    if (n->op != KN_OP_CONV || n->nout != 1 || !n->out[0] || !n->in[0] || !n->in[1]) return false;
+static bool is_pool(kn_op op) {
+    return op == KN_OP_MAXPOOL || op == KN_OP_AVERAGEPOOL || op == KN_OP_LPPOOL ||
+           op == KN_OP_GLOBALMAXPOOL || op == KN_OP_GLOBALAVERAGEPOOL || op == KN_OP_GLOBALLPPOOL;
+}
+
+/* Whether n may take a layout: a Conv or a single-output pool of static tensors; not a
+ * depthwise Conv; a pool only in f32 or f64 (or a MaxPool of int8/uint8: the types
+ * whose kernel accumulates in its output, ir/lower/nn.c) and without an epilogue. */
+static bool foldable(const kn_node *n) {
+    bool pool = is_pool(n->op);
+    if ((n->op != KN_OP_CONV && !pool) || n->nout != 1 || !n->out[0] || !n->in[0] ||
+        (!pool && !n->in[1]))
+        return false;
     const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type;
     if (!kn_type_static(x) || !kn_type_static(y) || x->rank < 3 || y->rank != x->rank) return false;
+    if (pool) {
+        kn_dtype t = x->dtype;
+        bool i8 = n->op == KN_OP_MAXPOOL && (t == KN_I8 || t == KN_U8);
+        return (t == KN_F32 || t == KN_F64 || i8) && !kn_node_attr(n, KN_ATTR_EPILOGUE);
+    }
     bool xcl, ycl;
     kn_conv_layout(n, &xcl, &ycl);
     int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
@@ -86,10 +107,10 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
         kn_node *t = g->nodes[i];
         if (kn_rw_dead(&rw, t)) continue;
         bool xcl, ycl;
-        if (channel_move(t, false)) { /* input: every Conv reading t reads t's input */
+        if (channel_move(t, false)) { /* input: every Conv or pool reading t reads t's input */
             for (int j = i + 1; j < rw.n0; j++) {
                 kn_node *n = g->nodes[j];
-                if (kn_rw_dead(&rw, n) || n->nin < 1 || n->in[0] != t->out[0] || !foldable_conv(n))
+                if (kn_rw_dead(&rw, n) || n->nin < 1 || n->in[0] != t->out[0] || !foldable(n))
                     continue;
                 kn_conv_layout(n, &xcl, &ycl);
                 if (xcl) continue;
@@ -98,10 +119,10 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
                 rw.changed = true;
             }
             if (kn_rw_uses(&rw, t->out[0]) == 0) kn_rw_kill(&rw, t);
-        } else if (channel_move(t, true)) { /* output: the Conv writes t's value */
+        } else if (channel_move(t, true)) { /* output: the Conv or pool writes t's value */
             kn_node *n = t->in[0]->producer;
             if (!n || n->graph != g || kn_rw_dead(&rw, n) ||
-                kn_rw_only_reader(&rw, t->in[0]) != t || !foldable_conv(n))
+                kn_rw_only_reader(&rw, t->in[0]) != t || !foldable(n))
                 continue;
             kn_conv_layout(n, &xcl, &ycl);
             if (ycl) continue;

@@ -117,7 +117,8 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
 static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     const kn_kernel *kern = p->kernels[k];
     const kn_node *n = kern->node;
-    if (!n || n->op != KN_OP_MAXPOOL || kern->contract) return false;
+    if (!n || n->op != KN_OP_MAXPOOL || kern->contract || kn_node_attr(n, KN_ATTR_LAYOUT))
+        return false; /* a channels-last pool (kn.layout) keeps the lowering's channel loops */
     io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
     kn_kwalk(&W.w, kern->body);
     if (W.bad || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||

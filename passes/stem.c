@@ -179,22 +179,6 @@ static void st_row(kn_lower *L, const st_geom *G) {
     if (tail) st_cols(L, G, kx_int(L, full), (int)tail, 0, G->ow, G->lanes);
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* xst[at .. at + n) = 0 */
-static void st_zero(kn_lower *L, const st_geom *G, kn_kx *at, int64_t n) {
-    if (n <= 0) return;
-    int v = kl_for(L, n);
-    kl_store(L, G->xst, kx_add(L, at, var(L, v)), kx_const(L, KN_F32, 0.0));
-    kl_end(L);
-}
-
 /* The staged input: for each (batch, channel) plane, the rows above and below the
  * input zero, and in each input row each phase's left padding, its input columns
  * (x[.., j*sw + p - pw]) and right padding. */
@@ -203,8 +187,8 @@ static void st_stage(kn_lower *L, const st_geom *G) {
     kn_kx *b = kx_bin(L, KX_DIV, var(L, vp), kx_int(L, G->c));
     kn_kx *ci = kx_bin(L, KX_MOD, var(L, vp), kx_int(L, G->c));
     int vbase = kl_decl(L, KN_I64, kx_mul(L, var(L, vp), kx_int(L, G->hs * G->rs)));
-    int64_t top = clamp64(G->ph, 0, G->hs), rows = clamp64(G->hs - top, 0, G->h);
-    st_zero(L, G, var(L, vbase), top * G->rs);
+    int64_t top = kt_clamp(G->ph, 0, G->hs), rows = kt_clamp(G->hs - top, 0, G->h);
+    kt_zero(L, G->xst, var(L, vbase), top * G->rs);
     if (rows) {
         int vr = kl_for(L, rows);
         int row = kl_decl(L, KN_I64, kt_mad(L, kt_plus(L, var(L, vr), top), G->rs, var(L, vbase)));
@@ -213,10 +197,10 @@ static void st_stage(kn_lower *L, const st_geom *G) {
         int xr = kl_decl(L, KN_I64, xrow);
         for (int64_t p = 0; p < G->sw; p++) {
             int64_t nc = G->pwid[p];
-            int64_t jlo = clamp64(-floor_div(p - G->pw, G->sw), 0, nc);
-            int64_t jhi = clamp64(floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, nc);
+            int64_t jlo = kt_clamp(-kt_floor_div(p - G->pw, G->sw), 0, nc);
+            int64_t jhi = kt_clamp(kt_floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, nc);
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
-            st_zero(L, G, at, jlo);
+            kt_zero(L, G->xst, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
             if (jhi > jlo && G->sw == 1 && G->xs[3] == 1) {
                 kl_copy(L, G->xst, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
@@ -229,11 +213,12 @@ static void st_stage(kn_lower *L, const st_geom *G) {
                          kx_load(L, G->d->x, src));
                 kl_end(L);
             }
-            st_zero(L, G, kt_plus(L, at, jhi), nc - jhi);
+            kt_zero(L, G->xst, kt_plus(L, at, jhi), nc - jhi);
         }
         kl_end(L);
     }
-    st_zero(L, G, kt_plus(L, var(L, vbase), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
+    kt_zero(L, G->xst, kt_plus(L, var(L, vbase), (top + rows) * G->rs),
+            (G->hs - top - rows) * G->rs);
     kl_end(L);
 }
 

@@ -383,6 +383,13 @@ kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
 }
 
+void kt_zero(kn_lower *L, kn_kbuf *b, kn_kx *at, int64_t n) {
+    if (n <= 0) return;
+    int v = kl_for(L, n);
+    kl_store(L, b, kx_add(L, at, kx_var(L, v)), kx_const(L, KN_F32, 0.0));
+    kl_end(L);
+}
+
 /* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
 static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
     if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */

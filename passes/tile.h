@@ -2,8 +2,8 @@
  * and microcontrollers; passes/tile_gpu.c: work-item tiles for OpenCL devices;
  * passes/depthwise.c): which contractions they can rebuild, the part of a
  * convolution's output whose window stays inside the input (so padding can be handled
- * inside the kernel without a padded copy), and fused-epilogue operands read at an
- * output position. */
+ * inside the kernel without a padded copy), fused-epilogue operands read at an
+ * output position, and index arithmetic. */
 #ifndef KN_PASSES_TILE_H
 #define KN_PASSES_TILE_H
 
@@ -25,6 +25,17 @@ kn_kx *kt_inside(kn_lower *L, kn_kx *i, int64_t n);
 kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k);
 /* a * s + b (index arithmetic) */
 kn_kx *kt_mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b);
+/* floor(a / b) for b > 0 (C's division truncates toward zero) */
+static inline int64_t kt_floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+/* v limited to [lo, hi] (lo <= hi) */
+static inline int64_t kt_clamp(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+/* b[at .. at + n) = 0 (f32), one loop of stores; nothing when n <= 0. For the padding
+ * of the staged copies of passes/stem.c and passes/depthwise.c. */
+void kt_zero(kn_lower *L, kn_kbuf *b, kn_kx *at, int64_t n);
 /* Loads d's epilogue operands into opnd[] at y's coordinates coord (one per axis of
  * y), `lanes` consecutive positions along y's last axis when lanes > 1 (a vector load
  * when the operand varies along that axis, else a scalar that broadcasts). */

@@ -29,15 +29,15 @@
  *             up through a chain of single-reader elementwise nodes (other inputs
  *             constant, transposed at compile time) and Resizes (constant roi/scales/
  *             sizes permuted; only a Resize that does not shrink, so the Transpose
- *             copies the smaller tensor) to the producer that absorbs it: a Conv whose
- *             output it moves channels-last (passes/layout.c then folds the pair) or a
+ *             copies the smaller tensor) to the producer that absorbs it: a Conv or pool
+ *             whose output it moves channels-last (passes/layout.c then folds the pair) or a
  *             Transpose it inverts (merge and drop). Without such a producer it stays.
  *             Merge and drop run again, sinking does not (it would move it back).
  *
  * A Transpose read by several nodes is split first when that lets it cancel: each
  * elementwise reader whose result only an inverse Transpose reads gets its own copy
- * (which sinks and cancels); the other readers must be Transposes (merge) or Convs
- * (passes/layout.c folds it into them), or nothing is split.
+ * (which sinks and cancels); the other readers must be Transposes (merge) or Convs and
+ * pools (passes/layout.c folds it into them), or nothing is split.
  *
  * Transposes that remain still run as copies (passes/layout.c folds those next to a
  * Conv). Graphs read by subgraphs are handled: uses are counted across every graph of
@@ -110,6 +110,14 @@ static void set_perm(kn_graph *g, kn_node *n, const int64_t *p, int r) {
     *a = (kn_attr){.name = "perm", .kind = KN_ATTR_INTS, .n = r, .ints = v};
     n->attrs = a;
     n->nattr = 1;
+}
+
+/* Whether passes/layout.c may fold a channels-first/last Transpose next to an op's node
+ * into it (a Conv or a pool; it checks the node itself). */
+static bool folds_edges(kn_op op) {
+    return op == KN_OP_CONV || op == KN_OP_MAXPOOL || op == KN_OP_AVERAGEPOOL ||
+           op == KN_OP_LPPOOL || op == KN_OP_GLOBALMAXPOOL || op == KN_OP_GLOBALAVERAGEPOOL ||
+           op == KN_OP_GLOBALLPPOOL;
 }
 
 static bool is_identity(const int64_t *p, int r) {
@@ -314,13 +322,13 @@ static void split(tp *T, kn_graph *g, int i, const int64_t *p, int r) {
         int qr;
         if (cancels_through(T, g, n, u, p, r))
             split_n++;
-        else if (!(perm_of(u, q, &qr) && qr == r) && u->op != KN_OP_CONV)
+        else if (!(perm_of(u, q, &qr) && qr == r) && !folds_edges(u->op))
             return;
     }
     if (found != (*U(T, y)) || split_n == 0) return; /* readers elsewhere, or no gain */
     for (int j = i + 1; j < g->nnodes; j++) {
         kn_node *u = g->nodes[j];
-        if (u->op == KN_OP_TRANSPOSE || u->op == KN_OP_CONV) continue;
+        if (u->op == KN_OP_TRANSPOSE || folds_edges(u->op)) continue;
         int k = -1;
         for (int kk = 0; kk < u->nin; kk++)
             if (u->in[kk] == y) k = kk;
@@ -474,7 +482,7 @@ static bool absorbs(const kn_value *v, const int64_t *p, int r) {
             if (q[p[d]] != d) return false;
         return true;
     }
-    if (m->op != KN_OP_CONV || r < 3 || p[0] != 0 || p[r - 1] != 1) return false;
+    if (!folds_edges(m->op) || r < 3 || p[0] != 0 || p[r - 1] != 1) return false;
     for (int d = 1; d < r - 1; d++)
         if (p[d] != d + 1) return false;
     return true;

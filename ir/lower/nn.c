@@ -121,6 +121,9 @@ static kn_kx *sp_offset(kn_lower *L, int nsp, const int64_t *dims, const int *v)
     return kx_offset(L, nsp, v, st);
 }
 
+static void logical_bufs(const kn_node *n, const kn_kbuf *x, const kn_kbuf *y, kn_kbuf *xl,
+                         kn_kbuf *yl, bool *xcl, bool *ycl);
+
 /* ---- Conv, ConvTranspose ---- */
 
 /* y[b, g*mg+mi, o...] = bias + sum over ci < cg and the window of x[b, g*cg+ci, pos...] *
@@ -133,12 +136,8 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     /* xl, yl: x and y with their logical (channels-first) dims; a channels-last one
      * (kn.layout) is addressed with the channel innermost */
     bool xcl, ycl;
-    kn_conv_layout(n, &xcl, &ycl);
-    kn_kbuf xl = *x, yl = *y;
-    for (int d = 1; d < x->rank; d++) {
-        xl.dims[d] = !xcl ? x->dims[d] : d == 1 ? x->dims[x->rank - 1] : x->dims[d - 1];
-        yl.dims[d] = !ycl ? y->dims[d] : d == 1 ? y->dims[y->rank - 1] : y->dims[d - 1];
-    }
+    kn_kbuf xl, yl;
+    logical_bufs(n, x, y, &xl, &yl, &xcl, &ycl);
     kn_window w;
     if (window_init(L, n, &xl, wt, 0, yl.dims + 2, &w)) return kl_ctx(L)->status;
     int64_t group = kn_attr_int(kl_ctx(L), n, "group", 1);
@@ -277,6 +276,87 @@ static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *
     kl_end_n(L, w->nsp + 1);
 }
 
+/* Element ch of batch b at spatial offset sp of a pooled tensor with c channels and
+ * sz spatial elements, stored channels-last (cl) or channels-first. */
+static kn_kx *pool_at(kn_lower *L, bool cl, kn_kx *sp, kn_kx *ch, int vb, int64_t c, int64_t sz) {
+    if (cl) return madd(L, madd(L, ch, sp, c), var(L, vb), c * sz);
+    return kx_add(L, madd(L, kx_int(L, 0), madd(L, ch, var(L, vb), c), sz), sp);
+}
+
+/* A pool whose x or y is channels-last (kn.layout, passes/layout.c): for each output
+ * position the window is walked once and each tap inside the input updates the whole
+ * channel row of y, which holds the accumulators (the pass admits only dtypes that are
+ * their own compute dtype), then a last loop over the channels finishes the average or
+ * the norm. The channel loops are innermost, so a channels-last x is read, and y written,
+ * in consecutive elements; each channel still sees its taps in the plain nest's order.
+ * MaxPool's Indices are not produced (the pass admits single-output pools only). */
+static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w, pool_kind kind,
+                              kn_kbuf *x, kn_kbuf *y, bool xcl, bool ycl, int include_pad,
+                              double p) {
+    kn_dtype t = y->dtype;
+    if (kx_compute_dtype(t) != t)
+        return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "channels-last pool of type %s",
+                       kn_dtype_name(t));
+    int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
+    int64_t isz = kn_prod(w->in, 0, w->nsp), osz = kn_prod(w->out, 0, w->nsp);
+    int vb = kl_for(L, x->dims[0]), ov[KN_MAX_RANK];
+    kl_for_shape(L, w->nsp, w->out, ov);
+#define YI(vc) pool_at(L, ycl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
+    double lowest = is_float(t) ? -INFINITY : t == KN_I8 ? -128 : 0;
+    int vc = kl_for(L, c);
+    kl_store(L, y, YI(vc), kx_const(L, t, kind == POOL_MAX ? lowest : 0));
+    kl_end(L);
+    int cnt = kind == POOL_AVG ? kl_decl(L, KN_I64, kx_int(L, 0)) : -1;
+    wpos q;
+    win_open(L, w, ov, &q);
+    if (kind == POOL_AVG && include_pad) {
+        if_open(L, q.inpad);
+        kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
+        if_close(L, q.inpad);
+    }
+    if_open(L, q.inb);
+    if (kind == POOL_AVG && !include_pad) kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
+    vc = kl_for(L, c);
+    int xv = kl_decl(L, t, kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz)));
+    kn_kx *acc = kx_load(L, y, YI(vc)), *r;
+    if (kind == POOL_MAX)
+        r = kx_bin(L, KX_MAX, var(L, xv), acc);
+    else if (kind == POOL_LP)
+        r = kx_add(L, acc,
+                   p == 1   ? kx_un(L, KX_ABS, var(L, xv))
+                   : p == 2 ? kx_bin(L, KX_MUL, var(L, xv), var(L, xv))
+                            : kx_bin(L, KX_POW, kx_un(L, KX_ABS, var(L, xv)), kx_const(L, t, p)));
+    else
+        r = kx_add(L, acc, var(L, xv));
+    kl_store(L, y, YI(vc), r);
+    kl_end(L);
+    if_close(L, q.inb);
+    win_close(L, w);
+    if (kind == POOL_AVG || (kind == POOL_LP && p != 1)) {
+        vc = kl_for(L, c);
+        kn_kx *v = kx_load(L, y, YI(vc));
+        r = kind == POOL_AVG ? kx_bin(L, KX_DIV, v, kx_cast(L, t, var(L, cnt)))
+            : p == 2         ? kx_un(L, KX_SQRT, v)
+                             : kx_bin(L, KX_POW, v, kx_const(L, t, 1.0 / p));
+        kl_store(L, y, YI(vc), r);
+        kl_end(L);
+    }
+#undef YI
+    kl_end_n(L, w->nsp + 1);
+    return KN_OK;
+}
+
+/* x and y with their logical (channels-first) dims for a node with kn.layout. */
+static void logical_bufs(const kn_node *n, const kn_kbuf *x, const kn_kbuf *y, kn_kbuf *xl,
+                         kn_kbuf *yl, bool *xcl, bool *ycl) {
+    kn_conv_layout(n, xcl, ycl);
+    *xl = *x, *yl = *y;
+    for (int d = 1; d < x->rank; d++) {
+        xl->dims[d] = !*xcl ? x->dims[d] : d == 1 ? x->dims[x->rank - 1] : x->dims[d - 1];
+        yl->dims[d] = !*ycl ? y->dims[d] : d == 1 ? y->dims[y->rank - 1] : y->dims[d - 1];
+    }
+}
+
 static pool_kind pool_kind_of(kn_op op) {
     return op == KN_OP_MAXPOOL || op == KN_OP_GLOBALMAXPOOL ? POOL_MAX
            : op == KN_OP_LPPOOL || op == KN_OP_GLOBALLPPOOL ? POOL_LP
@@ -288,12 +368,18 @@ static kn_status lower_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_ctx *cx = kl_ctx(L);
     int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
     if (kn_failed(cx)) return cx->status;
+    kn_kbuf xl, yl;
+    bool xcl, ycl;
+    logical_bufs(n, in[0], out[0], &xl, &yl, &xcl, &ycl);
     kn_window w;
-    if (window_init(L, n, in[0], NULL, (int)ceil_mode, out[0]->dims + 2, &w)) return cx->status;
+    if (window_init(L, n, &xl, NULL, (int)ceil_mode, yl.dims + 2, &w)) return cx->status;
     int64_t include_pad = kn_attr_int(cx, n, "count_include_pad", 0);
     int64_t order = kn_attr_int(cx, n, "storage_order", 0);
     double p = kn_lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
+    if (xcl || ycl)
+        return pool_body_cl(L, n, &w, pool_kind_of(n->op), in[0], out[0], xcl, ycl,
+                            (int)include_pad, p);
     pool_body(L, &w, pool_kind_of(n->op), in[0], out[0], n->op == KN_OP_MAXPOOL ? out[1] : NULL,
               (int)include_pad, order == 1, p);
     return KN_OK;
@@ -302,16 +388,19 @@ static kn_status lower_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 /* A global pool is a pool whose window is the whole spatial input. */
 static kn_status lower_global_pool(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                    kn_kbuf *const *out) {
-    kn_kbuf *x = in[0];
+    kn_kbuf *x = in[0], xl, yl;
+    bool xcl, ycl;
+    logical_bufs(n, x, out[0], &xl, &yl, &xcl, &ycl);
     kn_window w;
     memset(&w, 0, sizeof w);
     w.nsp = x->rank - 2;
     for (int i = 0; i < w.nsp; i++) {
-        w.in[i] = w.k[i] = x->dims[i + 2];
+        w.in[i] = w.k[i] = xl.dims[i + 2];
         w.out[i] = w.s[i] = w.d[i] = 1;
     }
     double p = kn_lp_order(kl_ctx(L), n);
     if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
+    if (xcl || ycl) return pool_body_cl(L, n, &w, pool_kind_of(n->op), x, out[0], xcl, ycl, 0, p);
     pool_body(L, &w, pool_kind_of(n->op), x, out[0], NULL, 0, 0, p);
     return KN_OK;
 }

@@ -452,7 +452,7 @@ double kn_lp_order(kn_ctx *cx, const kn_node *n) {
     return (double)kn_attr_int(cx, n, "p", 2);
 }
 
-static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+static kn_status infer_pool_cf(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     unsigned ok = KN_DT_FLOAT;
     if (n->op == KN_OP_MAXPOOL) ok |= KN_DT(I8) | KN_DT(U8);
     if (kn_check_dtype(cx, n, in[0], 0, ok)) return cx->status;
@@ -482,9 +482,10 @@ static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, 
     return KN_OK;
 }
 
-static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+static kn_status pool_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                              kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (kn_alloc_outputs(ex, n, in, out, infer_pool)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_pool_cf)) return cx->status;
     const kn_tensor *x = in[0];
     kn_tensor *y = out[0], *idx = n->nout > 1 && n->out[1] ? out[1] : NULL;
     kn_window w;
@@ -555,8 +556,8 @@ static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 
 /* ---- GlobalAveragePool, GlobalMaxPool, GlobalLpPool ---- */
 
-static kn_status infer_global_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                   kn_type *out) {
+static kn_status infer_global_pool_cf(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                      kn_type *out) {
     if (kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT)) return cx->status;
     const kn_type *x = &in[0]->type;
     if (x->rank < 0) {
@@ -572,10 +573,10 @@ static kn_status infer_global_pool(kn_ctx *cx, const kn_node *n, kn_tensor *cons
     return KN_OK;
 }
 
-static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
-                                  kn_tensor **out) {
+static kn_status global_pool_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                     kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
-    if (kn_alloc_outputs(ex, n, in, out, infer_global_pool)) return cx->status;
+    if (kn_alloc_outputs(ex, n, in, out, infer_global_pool_cf)) return cx->status;
     const kn_tensor *x = in[0];
     double p = kn_lp_order(cx, n);
     if (kn_failed(cx)) return cx->status;
@@ -597,6 +598,68 @@ static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *cons
         kn_store_f64(out[0]->data, out[0]->type.dtype, (size_t)ch, r);
     }
     return KN_OK;
+}
+
+/* ---- channels-last pools (kn.layout, passes/layout.c) ----
+ *
+ * As for a Conv: the pool of the channels-first tensors, its input moved to channels
+ * first when it is stored channels-last, its result moved back. Only single-output
+ * pools carry the attribute (MaxPool without Indices). */
+
+typedef kn_status (*pool_eval_fn)(kn_exec *, const kn_node *, kn_tensor *const *, kn_tensor **);
+
+static kn_status infer_pool_cl(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out,
+                               kn_infer_fn cf) {
+    bool xcl, ycl;
+    if (!kn_conv_layout(n, &xcl, &ycl)) return cf(cx, n, in, out);
+    kn_tensor xt = *in[0], *ins[1] = {&xt};
+    if (xcl) xt.type = kn_type_channels(&in[0]->type, false);
+    if (cf(cx, n, ins, out)) return cx->status;
+    if (ycl) out[0] = kn_type_channels(&out[0], true);
+    return KN_OK;
+}
+
+static kn_status eval_pool_cl(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out,
+                              kn_infer_fn infer, pool_eval_fn cf) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    bool xcl, ycl;
+    if (!kn_conv_layout(n, &xcl, &ycl)) return cf(ex, n, in, out);
+    if (n->nout != 1)
+        return kn_diag(cx, n, KN_EINVAL, "kn.layout on a pool with %d outputs", n->nout);
+    if (kn_alloc_outputs(ex, n, in, out, infer)) return cx->status;
+    kn_arena *a = kn_exec_arena(ex);
+    kn_tensor *x = in[0], *y = out[0];
+    if (xcl) {
+        kn_type t = kn_type_channels(&in[0]->type, false);
+        if (!(x = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+        move_channels(in[0], x, false);
+    }
+    if (ycl) {
+        kn_type t = kn_type_channels(&out[0]->type, false);
+        if (!(y = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+    }
+    kn_tensor *ins[1] = {x}, *outs[1] = {y};
+    if (cf(ex, n, ins, outs)) return cx->status;
+    if (ycl) move_channels(y, out[0], true);
+    return KN_OK;
+}
+
+static kn_status infer_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    return infer_pool_cl(cx, n, in, out, infer_pool_cf);
+}
+
+static kn_status eval_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    return eval_pool_cl(ex, n, in, out, infer_pool, pool_compute);
+}
+
+static kn_status infer_global_pool(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                   kn_type *out) {
+    return infer_pool_cl(cx, n, in, out, infer_global_pool_cf);
+}
+
+static kn_status eval_global_pool(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                  kn_tensor **out) {
+    return eval_pool_cl(ex, n, in, out, infer_global_pool, global_pool_compute);
 }
 
 /* ---- MaxUnpool ---- */

@@ -40,7 +40,9 @@ kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const 
 #define KN_ATTR_LAYOUT "kn.layout"
 
 /* Whether n's input (*xcl) and output (*ycl) are channels-last; false for both when n
- * has no valid `kn.layout` (every node but a Conv that passes/layout.c rewrote). */
+ * has no valid `kn.layout` (every node but a Conv or a single-output pool, AveragePool,
+ * MaxPool, LpPool and their Global forms, that passes/layout.c rewrote; a pool has no
+ * epilogue). */
 bool kn_conv_layout(const kn_node *n, bool *xcl, bool *ycl);
 /* t (rank >= 3) with its dims moved from channels-last to channels-first order
  * (to_last false: N,H,W,C -> N,C,H,W), or the other way (to_last true). */

@@ -21,20 +21,18 @@ Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- a
 16-lane tiles and scalar remainders).
 usage: /usr/bin/python3 tests/depthwise/make_depthwise.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(11)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import gen_common as gc  # noqa: E402
 
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
-
+rnd = gc.uniform(11)
 
 C = 11
 x = rnd(1, C, 9, 70)
@@ -55,11 +53,11 @@ e7 = rnd(1, 4, 7, 7)
 w10, b10 = rnd(5, 1, 3, 3), rnd(5)
 w11 = rnd(4, 1, 3, 3)
 
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
-          (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
-          (w10, "w10"), (b10, "b10"), (w11, "w11"),
-          (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
+inits = gc.initializers(
+    [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
+     (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
+     (w10, "w10"), (b10, "b10"), (w11, "w11"),
+     (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")])
 
 
 def conv(name, ins, out, **kw):
@@ -111,17 +109,6 @@ with torch.no_grad():
     pools = [a.mean(dim=tuple(range(2, a.dim())), keepdim=True) for a in (y1, y4, y7, y8)]
 outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools
 
-vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
-g = helper.make_graph(nodes, "depthwise",
-                      [vi("x", x.shape), vi("r", r.shape), vi("z", z.shape), vi("s", s.shape),
-                       vi("n", n14.shape), vi("e", e7.shape)],
-                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-onnx.save(m, os.path.join(here, "model.onnx"))
-
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, a in enumerate([x, r, z, s, n14, e7]):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate(outs):
-    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
+ins = [("x", x), ("r", r), ("z", z), ("s", s), ("n", n14), ("e", e7)]
+g = gc.float_graph(nodes, "depthwise", ins, outs, inits)
+gc.write_case(here, gc.model(g, check=False), [a for _, a in ins], outs)

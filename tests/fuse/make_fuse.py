@@ -11,20 +11,18 @@ into a producer's epilogue, with outputs computed by torch from the same weights
 Output channels (5, 7) and columns (13) leave tails in every vector width.
 usage: /usr/bin/python3 tests/fuse/make_fuse.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(7)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import gen_common as gc  # noqa: E402
 
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
-
+rnd = gc.uniform(7)
 
 x = rnd(2, 4, 9, 11)
 r = rnd(1, 5, 1, 1)
@@ -34,10 +32,10 @@ w3, b3 = rnd(5, 4, 3, 3), rnd(5)
 W, b = rnd(13, 4 * 9 * 11), rnd(13)
 B = rnd(4 * 9 * 11, 13)
 
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (b3, "b3"), (W, "W"), (b, "b"),
-          (B, "B"), (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi"),
-          (np.array([2, -1], np.int64), "shape")]]
+inits = gc.initializers(
+    [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (b3, "b3"), (W, "W"), (b, "b"),
+     (B, "B"), (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi"),
+     (np.array([2, -1], np.int64), "shape")])
 nodes = [
     helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
     helper.make_node("Add", ["c1", "x"], ["s1"], name="res1"),
@@ -56,14 +54,6 @@ nodes = [
     helper.make_node("Add", ["y5", "y5"], ["d5"], name="double"),
     helper.make_node("Tanh", ["d5"], ["y6"], name="tanh"),
 ]
-vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
-g = helper.make_graph(nodes, "fuse", [vi("x", x.shape), vi("r", r.shape)],
-                      [vi("y1", [2, 4, 9, 11]), vi("y2", [2, 7, 9, 11]), vi("y3", [2, 5, 5, 6]),
-                       vi("y4", [2, 13]), vi("y5", [2, 13]), vi("y6", [2, 13])], inits)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-onnx.checker.check_model(m)
-onnx.save(m, os.path.join(here, "model.onnx"))
-
 t = torch.from_numpy
 with torch.no_grad():
     y1 = F.relu(F.conv2d(t(x), t(w1), t(b1), padding=1) + t(x))
@@ -73,9 +63,6 @@ with torch.no_grad():
     y4 = F.leaky_relu(flat @ t(W).T + t(b), 0.1)
     y5 = torch.sigmoid(flat @ t(B))
     y6 = torch.tanh(y5 + y5)
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, a in enumerate([x, r]):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate([y1, y2, y3, y4, y5, y6]):
-    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
+outs = [y1, y2, y3, y4, y5, y6]
+g = gc.float_graph(nodes, "fuse", [("x", x), ("r", r)], outs, inits)
+gc.write_case(here, gc.model(g), [x, r], outs)

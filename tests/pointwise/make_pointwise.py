@@ -30,20 +30,18 @@ with outputs computed by torch from the same weights:
 Pixel counts leave partial blocks in every vector width (4, 8 and 16 lanes).
 usage: /usr/bin/python3 tests/pointwise/make_pointwise.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(5)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import gen_common as gc  # noqa: E402
 
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
-
+rnd = gc.uniform(5)
 
 x = rnd(1, 5, 9, 10)
 x2 = rnd(1, 3, 9, 10)
@@ -64,12 +62,12 @@ e, e2, w9, b9 = rnd(1, 40, 7, 7), rnd(1, 48, 7, 7), rnd(48, 40, 1, 1), rnd(48)
 f, w10, b10, k10 = rnd(2, 64, 5, 5), rnd(36, 64, 1, 1), rnd(36), rnd(1, 36, 1, 1)
 g, w11 = rnd(1, 72, 10, 11), rnd(40, 72, 1, 1)
 h, w12, b12 = rnd(1, 48, 30), rnd(33, 48, 1), rnd(33)
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
-          (b5, "b5"), (w6, "w6"), (w7, "w7"), (r7, "r7"), (np.array(2, np.float32), "two"),
-          (w8, "w8"), (b8, "b8"), (w9, "w9"), (b9, "b9"), (w10, "w10"), (b10, "b10"),
-          (k10, "k10"), (w11, "w11"), (w12, "w12"), (b12, "b12"),
-          (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
+inits = gc.initializers(
+    [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
+     (b5, "b5"), (w6, "w6"), (w7, "w7"), (r7, "r7"), (np.array(2, np.float32), "two"),
+     (w8, "w8"), (b8, "b8"), (w9, "w9"), (b9, "b9"), (w10, "w10"), (b10, "b10"),
+     (k10, "k10"), (w11, "w11"), (w12, "w12"), (b12, "b12"),
+     (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")])
 
 
 def conv(name, ins, out):
@@ -123,16 +121,5 @@ outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12]
 ins = [("x", x), ("x2", x2), ("u", u), ("r", r), ("v", v), ("s", s), ("q", q), ("z", z),
        ("e", e), ("e2", e2), ("f", f), ("g", g), ("h", h)]
 
-vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
-g = helper.make_graph(nodes, "pointwise", [vi(n, a.shape) for n, a in ins],
-                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-onnx.checker.check_model(m)
-onnx.save(m, os.path.join(here, "model.onnx"))
-
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, (_, a) in enumerate(ins):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate(outs):
-    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
+g = gc.float_graph(nodes, "pointwise", ins, outs, inits)
+gc.write_case(here, gc.model(g), [a for _, a in ins], outs)

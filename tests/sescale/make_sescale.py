@@ -11,18 +11,16 @@ outputs computed by numpy from the same weights:
 
 usage: /usr/bin/python3 tests/sescale/make_sescale.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(5)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import gen_common as gc  # noqa: E402
 
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
-
+rnd = gc.uniform(5)
 
 C = 24
 x = rnd(1, C, 10, 10)
@@ -38,9 +36,9 @@ w4 = rnd(20, C, 1, 1)
 w5 = rnd(8, C, 1, 1)
 w6 = rnd(12, C, 1, 1)
 w7 = rnd(16, 8, 1, 1)
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3"), (w4, "w4"),
-          (w5, "w5"), (w6, "w6"), (w7, "w7"), (h, "h")]]
+inits = gc.initializers(
+    [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3"), (w4, "w4"),
+     (w5, "w5"), (w6, "w6"), (w7, "w7"), (h, "h")])
 N = helper.make_node
 nodes = [
     N("GlobalAveragePool", ["x"], ["p"], name="squeeze"),
@@ -73,16 +71,6 @@ s = sig(conv1(f1 * sig(f1), w2, b2))
 outs = [conv1(x * s, w3, b3), conv1(x * g, w4), conv1(e * g2, w5), conv1(e * g2, w6),
         conv1(f * h[None], w7)]
 
-vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
 ins = [("x", x), ("g", g), ("e", e), ("g2", g2), ("f", f)]
-graph = helper.make_graph(nodes, "sescale", [vi(n, a.shape) for n, a in ins],
-                          [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
-m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-onnx.checker.check_model(m)
-onnx.save(m, os.path.join(here, "model.onnx"))
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, (_, a) in enumerate(ins):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate(outs):
-    onnx.save_tensor(numpy_helper.from_array(a.astype(np.float32)), os.path.join(d, f"output_{i}.pb"))
+graph = gc.float_graph(nodes, "sescale", ins, outs, inits)
+gc.write_case(here, gc.model(graph), [a for _, a in ins], [y.astype(np.float32) for y in outs])

@@ -19,20 +19,18 @@ the same weights:
 Output rows of 19, 18, 24, 28, 13, 35, 25 and 10 leave tails in 4-, 8- and 16-lane
 vectors. usage: /usr/bin/python3 tests/stem/make_stem.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(5)
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+import gen_common as gc  # noqa: E402
 
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
-
+rnd = gc.uniform(5)
 
 x = rnd(1, 3, 23, 37)
 l = rnd(1, 1, 28, 28)
@@ -54,11 +52,11 @@ w8, b8 = rnd(10, 3, 5), rnd(10)
 w9 = rnd(12, 3, 3, 3)
 w10 = rnd(8, 3, 3, 3)
 
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (b3, "b3"), (w4, "w4"), (b4, "b4"),
-          (w5, "w5"), (w6, "w6"), (w7, "w7"), (b7, "b7"), (k7, "k7"), (w8, "w8"), (b8, "b8"),
-          (w9, "w9"), (w10, "w10"),
-          (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
+inits = gc.initializers(
+    [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (b3, "b3"), (w4, "w4"), (b4, "b4"),
+     (w5, "w5"), (w6, "w6"), (w7, "w7"), (b7, "b7"), (k7, "k7"), (w8, "w8"), (b8, "b8"),
+     (w9, "w9"), (w10, "w10"),
+     (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")])
 
 
 def conv(name, ins, out, **kw):
@@ -106,15 +104,5 @@ with torch.no_grad():
 outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10]
 ins = [("x", x), ("l", l), ("q", q), ("u", u), ("v", v), ("z", z), ("s", s), ("h", h), ("r", r)]
 
-vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
-g = helper.make_graph(nodes, "stem", [vi(n, a.shape) for n, a in ins],
-                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-onnx.save(m, os.path.join(here, "model.onnx"))
-
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, (_, a) in enumerate(ins):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate(outs):
-    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
+g = gc.float_graph(nodes, "stem", ins, outs, inits)
+gc.write_case(here, gc.model(g, check=False), [a for _, a in ins], outs)

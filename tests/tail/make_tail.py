@@ -11,28 +11,21 @@ narrower (passes/tile.c, mm_lower):
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import gen_common as gc  # noqa: E402
+
 rng = np.random.default_rng(10)
 
 
 def save(name, graph, inputs, outputs):
-    d = os.path.join(HERE, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, a) in enumerate(inputs):
-        t = numpy_helper.from_array(a, n)
-        open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb").write(t.SerializeToString())
-    for i, (n, a) in enumerate(outputs):
-        t = numpy_helper.from_array(a, n)
-        open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb").write(t.SerializeToString())
+    gc.write_case(os.path.join(HERE, name), gc.model(graph, opset=13, ir_version=8), inputs,
+                  outputs)
 
 
 # gemm10: y = x W^T + b
