@@ -64,7 +64,7 @@ static const pass_info passes[] = {
     {"stem", LEVEL_KERNEL, NULL, kn_kpass_stem, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "convolutions over few input channels as vector tiles along output rows (passes/stem.c)"},
     {"winograd", LEVEL_KERNEL, NULL, kn_kpass_winograd, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "3x3 stride-1 convolutions as Winograd F(4x4,3x3) transforms and tiled products"},
+     "3x3 stride-1 convolutions as Winograd F(4x4 or 2x2, 3x3) transforms and tiled products"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,

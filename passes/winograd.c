@@ -30,9 +30,12 @@
  * or a subtract). Which convolutions: f32, NCHW, one group, 3x3, stride and dilation 1,
  * constant weights, on CPU targets with vectors of 4 lanes or more (not microcontrollers,
  * not OpenCL devices, which keep the direct convolution), with at least WG_MIN_CIN input
- * and output channels and WG_MIN_TILES tiles: the thresholds measured on ResNet-18/50
- * (docs/benchmarks.md, "Winograd"). F(4x4) is the default (its float32 error stays
- * within the tests' tolerances, measured in tests/winograd). */
+ * and output channels and WG_MIN_TILES tiles per image: F(4x4) where 4x4 tiles make
+ * that many (14x14 outputs and up), else F(2x2) (7x7), else the direct convolution
+ * (wg_tile; measured on ResNet-18, docs/benchmarks.md "Winograd"). A schedule file's
+ * wino=2|4 picks the tile, wino=1 the direct convolution. The transformed weights are
+ * a*a/9 times the 3x3 weights (16/9, 4): ResNet-18's compiled weights grow from 47 to
+ * 76 MB. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
@@ -47,7 +50,7 @@
 enum { WG_MAXA = 6 };
 
 /* Which convolutions (see above); set from measurement. */
-enum { WG_MIN_CIN = 16, WG_MIN_COUT = 16, WG_MIN_TILES = 4, WG_MAX_BATCH = 4 };
+enum { WG_MIN_CIN = 16, WG_MIN_COUT = 16, WG_MIN_TILES = 16, WG_MAX_BATCH = 4 };
 
 typedef struct wg_mats {
     int m, a;
@@ -231,9 +234,9 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
             kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * G->nt * G->co);
-            in[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
-                                             lanes > 1 ? kx_vload(L, G->M, idx, lanes)
-                                                       : kx_load(L, G->M, idx)));
+            in[i][j] = kx_var(
+                L, kl_decl_vec(L, KN_F32, lanes,
+                               lanes > 1 ? kx_vload(L, G->M, idx, lanes) : kx_load(L, G->M, idx)));
         }
     int y[WG_MAXA][WG_MAXA];
     wg_sandwich(L, m, a, W->at, lanes, in, y);
@@ -261,8 +264,8 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
     if (cond) kl_if(L, cond);
     kn_kx *val = kx_load(
         L, G->S,
-        kx_add(L, kx_var(L, vs), kt_mad(L, kt_mad(L, kx_var(L, vi), m, kx_var(L, vj)), lanes,
-                                        kx_var(L, vl))));
+        kx_add(L, kx_var(L, vs),
+               kt_mad(L, kt_mad(L, kx_var(L, vi), m, kx_var(L, vj)), lanes, kx_var(L, vl))));
     kn_kx *co = kx_add(L, co0, kx_var(L, vl));
     if (d->epi) {
         kn_kx *coord[4] = {kx_int(L, n), co, oy, ox}, *opnd[KN_EPI_MAX] = {0};
@@ -310,8 +313,8 @@ static double *wg_weights(const wg_geom *G) {
     const kn_kbuf *w = G->d->w;
     double *u = calloc((size_t)(a * a * G->kp * G->co), sizeof *u);
     KN_ASSERT(u);
-    for (int64_t co = 0; co < G->co; co++)
-        for (int64_t ci = 0; ci < G->c; ci++) {
+    for (int64_t ci = 0; ci < G->c; ci++) /* co innermost: u written in a*a streams */
+        for (int64_t co = 0; co < G->co; co++) {
             double g[3][3], gg[WG_MAXA][3];
             for (int k = 0; k < 9; k++)
                 g[k / 3][k % 3] =
@@ -338,13 +341,19 @@ static bool wg_suits(const kn_contract *d, int lanes, int m) {
     if (d->n > WG_MAX_BATCH || d->c < WG_MIN_CIN || d->m < WG_MIN_COUT || d->ph > 2 || d->pw > 2 ||
         d->oh < 1 || d->ow < 1)
         return false;
-    int64_t tiles = ((d->oh + m - 1) / m) * ((d->ow + m - 1) / m);
-    return tiles >= WG_MIN_TILES;
+    return m == 2 || m == 4;
 }
 
-/* The tile size m for d: the schedule file's (2 or 4), else 4. */
-static int wg_tile(const kn_sched *ov) {
-    return ov && (ov->wino == 2 || ov->wino == 4) ? ov->wino : 4;
+static int64_t wg_tiles(const kn_contract *d, int m) {
+    return ((d->oh + m - 1) / m) * ((d->ow + m - 1) / m);
+}
+
+/* The tile size m for d: the schedule file's (2 or 4), else F(4x4) where it makes
+ * WG_MIN_TILES tiles or more (14x14 outputs and up), else F(2x2) (7x7: the same time as
+ * F(4x4) on ResNet-18's last layers with 16/9 of the weights instead of 4x), else 0. */
+static int wg_tile(const kn_contract *d, const kn_sched *ov) {
+    if (ov && (ov->wino == 2 || ov->wino == 4)) return ov->wino;
+    return wg_tiles(d, 4) >= WG_MIN_TILES ? 4 : wg_tiles(d, 2) >= WG_MIN_TILES ? 2 : 0;
 }
 
 static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *ov, kn_sched *out) {
@@ -388,7 +397,7 @@ kn_status kn_kpass_winograd(kn_ctx *cx, kn_kprog *p) {
         const kn_contract *d = kern->contract;
         const kn_sched *ov = kn_schedule_for(p, k);
         if (!d || kern->sched.tile_rows || (ov && ov->wino == 1)) continue;
-        int m = wg_tile(ov);
+        int m = wg_tile(d, ov);
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kn_sched s = kern->sched;
