@@ -278,6 +278,8 @@ typedef struct kn_sched {
     int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
     int split; /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
                   (passes/tile.c, kt_tile.split), 2 channel pairs built per step */
+    int wino;  /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
+                  winograd.c), or 1 in a schedule file: the direct convolution */
 } kn_sched;
 
 typedef struct kn_kernel {

@@ -63,6 +63,8 @@ static const pass_info passes[] = {
      "2-D f32 MaxPool as row walks, vectors along rows, bounds tested at the borders only"},
     {"stem", LEVEL_KERNEL, NULL, kn_kpass_stem, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "convolutions over few input channels as vector tiles along output rows (passes/stem.c)"},
+    {"winograd", LEVEL_KERNEL, NULL, kn_kpass_winograd, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
+     "3x3 stride-1 convolutions as Winograd F(4x4 or 2x2, 3x3) transforms and tiled products"},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products"},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
@@ -120,6 +122,7 @@ const char *kn_pipeline_default(int opt_level) {
            "depthwise,"
            "pool,"
            "stem,"
+           "winograd,"
            "tile,"
            "vmath,lowp,sescale,plan,"
            "parallel";

@@ -64,6 +64,9 @@ kn_status kn_fold_node(kn_ctx *cx, kn_node *n, kn_arena *scratch, bool *folded);
 kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_shape);
 
 /* ---- kernel passes (p->target says what to do for) ---- */
+/* 3x3 stride-1 convolutions as Winograd transforms around tiled products
+ * (passes/winograd.c). */
+kn_status kn_kpass_winograd(kn_ctx *cx, struct kn_kprog *p);
 /* Register tiles and packed weights for contraction kernels (passes/tile.c). */
 kn_status kn_kpass_tile(kn_ctx *cx, struct kn_kprog *p);
 /* exp, tanh and erf on f32 as polynomials (passes/vmath.c, vmath.h). */

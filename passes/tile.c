@@ -231,8 +231,6 @@ static kn_kx *kt_elem(kn_lower *L, const kt_tile *T, int r, int col) {
  * dtype dt) from element `at`: buf[blk][r][j] = get(ctx, r, blk*kb + j) for columns
  * < ncols, else 0. A partial last block is kbl columns wide (kb unless mm_lower narrows
  * it): its rows are kbl apart. */
-typedef double (*kt_get)(const void *ctx, int64_t r, int64_t col);
-
 static void kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get get, const void *ctx,
                          void *buf, kn_dtype dt, int64_t at) {
     int64_t blocks = (ncols + T->kb - 1) / T->kb, full = ncols / T->kb;
@@ -1471,6 +1469,34 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
     mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
     return mm_lower(L, &G, &S, ov, tg, Tp);
+}
+
+/* ---- batched products with a constant B per batch (passes/winograd.c) ---- */
+
+bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
+                      int64_t n, kt_get get, const void *const *ctx, const kn_sched *ov,
+                      kn_sched *out) {
+    kt_tile T;
+    if (!kt_choose(L, n, m, ov, false, &T)) return false;
+    if (n % T.kb) T.kbl = (int)((n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
+    /* what mm_tile reads of the description: x's dtype (float) and no epilogue */
+    kn_contract d = {
+        .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
+    mm_geom G = {.a = a, .y = y, .m = m, .k = k, .n = n, .d = &d};
+    int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
+    G.bpk = kt_pack(L, &T, KN_F32, batch, k, n, get, ctx);
+    int vb = kl_for(L, batch);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
+    kn_kx *b = kx_var(L, vb);
+    G.aoff = kx_mul(L, b, kx_int(L, m * k));
+    G.yoff = kx_mul(L, b, kx_int(L, m * n));
+    G.boff = kx_mul(L, b, kx_int(L, per));
+    mm_blocks(L, &G, &T);
+    kl_end(L);
+    out->tile_rows = T.maxrows;
+    out->tile_vecs = T.nv;
+    out->lanes = T.lanes;
+    return true;
 }
 
 /* ---- pointwise convolutions ----

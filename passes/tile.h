@@ -61,6 +61,18 @@ bool kt_mm_operands_ok(const kn_contract *d);
 kn_kx *kt_mm_epi(kn_lower *L, const kn_contract *d, const kn_kbuf *y, kn_kx *val, kn_kx *yidx,
                  kn_kx *col);
 
+/* Value of column col at reduction step r of a matrix B being packed (ctx: the caller's). */
+typedef double (*kt_get)(const void *ctx, int64_t r, int64_t col);
+/* `batch` independent products y[b] = a[b] * B_b, a[b] being m x k (row-major, from b*m*k
+ * on in a), y[b] m x n (from b*m*n on), each B_b (k x n) a constant read at compile time
+ * through get(ctx[b], r, col) and packed as the tile pass packs a constant B: the tile
+ * pass's micro-kernels inside a loop over the batches, which is marked parallel. Built
+ * at L's current position; the tile chosen goes to out (tile_rows, tile_vecs, lanes).
+ * false (nothing built) when the columns are too few for a tile. */
+bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
+                      int64_t n, kt_get get, const void *const *ctx, const kn_sched *ov,
+                      kn_sched *out);
+
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a
  * kl_builder_rewrite builder), its choices recorded in *out; false when d does not
  * suit them (the plain nest stays). ov: the schedule file's overrides, or NULL. */

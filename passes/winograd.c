@@ -1,0 +1,414 @@
+/* The winograd pass: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) products.
+ * requires: kir (kernels with kn_contract descriptors); breaks: plan (adds scratches
+ * and a constant). Runs before `tile`, which then leaves the kernels it rebuilt alone.
+ *
+ * A 3x3 convolution computes each m x m block of outputs (a tile) from the a x a block
+ * of inputs under it (a = m + 2). Winograd's minimal filtering (Lavin & Gray 2015, as in
+ * NNPACK, ncnn and TVM's conv2d_winograd) writes that as
+ *
+ *   Y = AT [ sum_ci (G g G^T) . (BT d B) ] A          (. : elementwise, a x a)
+ *
+ * so the channel sum becomes a*a independent matrix products over the tiles, with
+ * a*a / (9 m*m) of the direct convolution's multiplies: 16/36 for F(2x2, 3x3), 36/144
+ * for F(4x4, 3x3). The kernel is rebuilt as four loop nests over arena scratches:
+ *
+ *   pad:     P[n][cb][Hp][Wp][L] = x[n][cb*L + l][row - ph][col - pw], zero outside x and
+ *            past the channels (channels in blocks of L = the target's f32 lanes, so a
+ *            pixel's L channels are one vector); Hp = TH*m + 2, Wp = TW*m + 2
+ *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][cb][ty*m ..][tx*m ..]
+ *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
+ *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout)
+ *            with U = G g G^T computed at compile time (in double) and packed as the tile
+ *            pass packs a constant B: its micro-kernel (kt_batched_const), not a second GEMM
+ *   output:  for ty (parallel), tx, block of L output channels:
+ *            Y = AT M[..][t][co ..] A + bias, y[n][co + l][ty*m + i][tx*m + j] =
+ *            epilogue(Y[i][j] lane l) for the outputs inside y (scalar stores: NCHW puts
+ *            channels oh*ow apart), the conv's fused epilogue and its operands included
+ *
+ * Kp is Cin rounded up to L (U's extra rows are zero, as are P's extra lanes). The
+ * transforms' coefficients are constants in the expressions (0 dropped, +-1 as an add
+ * or a subtract). Which convolutions: f32, NCHW, one group, 3x3, stride and dilation 1,
+ * constant weights, on CPU targets with vectors of 4 lanes or more (not microcontrollers,
+ * not OpenCL devices, which keep the direct convolution), with at least WG_MIN_CIN input
+ * and output channels and WG_MIN_TILES tiles per image: F(4x4) where 4x4 tiles make
+ * that many (14x14 outputs and up), else F(2x2) (7x7), else the direct convolution
+ * (wg_tile; measured on ResNet-18, docs/benchmarks.md "Winograd"). A schedule file's
+ * wino=2|4 picks the tile, wino=1 the direct convolution. The transformed weights are
+ * a*a/9 times the 3x3 weights (16/9, 4): ResNet-18's compiled weights grow from 47 to
+ * 76 MB. */
+#include "ir/epilogue.h"
+#include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "passes/pass.h"
+#include "passes/schedule.h"
+#include "passes/tile.h"
+#include "targets/target.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { WG_MAXA = 6 };
+
+/* Which convolutions (see above); set from measurement. */
+enum { WG_MIN_CIN = 16, WG_MIN_COUT = 16, WG_MIN_TILES = 16, WG_MAX_BATCH = 4 };
+
+typedef struct wg_mats {
+    int m, a;
+    double bt[WG_MAXA][WG_MAXA]; /* a x a */
+    double g[WG_MAXA][3];        /* a x 3 */
+    double at[4][WG_MAXA];       /* m x a */
+} wg_mats;
+
+/* F(2x2, 3x3) and F(4x4, 3x3) with the interpolation points 0, +-1 (and +-2), inf. */
+static void wg_matrices(int m, wg_mats *W) {
+    static const double bt2[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+    static const double g2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+    static const double at2[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+    static const double bt4[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
+                                     {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
+                                     {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+    static const double g4[6][3] = {{1. / 4, 0, 0},
+                                    {-1. / 6, -1. / 6, -1. / 6},
+                                    {-1. / 6, 1. / 6, -1. / 6},
+                                    {1. / 24, 1. / 12, 1. / 6},
+                                    {1. / 24, -1. / 12, 1. / 6},
+                                    {0, 0, 1}};
+    static const double at4[4][6] = {
+        {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+    memset(W, 0, sizeof *W);
+    W->m = m;
+    W->a = m + 2;
+    for (int i = 0; i < W->a; i++) {
+        for (int j = 0; j < W->a; j++) W->bt[i][j] = m == 2 ? bt2[i][j] : bt4[i][j];
+        for (int j = 0; j < 3; j++) W->g[i][j] = m == 2 ? g2[i][j] : g4[i][j];
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < W->a; j++) W->at[i][j] = m == 2 ? at2[i][j] : at4[i][j];
+}
+
+typedef struct wg_geom {
+    const kn_contract *d;
+    wg_mats W;
+    int lanes;
+    int64_t n, c, co, h, w, oh, ow, ph, pw;
+    int64_t th, tw, nt;     /* tiles down, across, in all */
+    int64_t cb, kp, hp, wp; /* channel blocks, Kp, the padded copy's rows and columns */
+    kn_kbuf *P, *V, *M, *S;
+} wg_geom;
+
+/* sum_k c[k] * v[k] over the nonzero coefficients (vector or scalar values) */
+static kn_kx *wg_lin(kn_lower *L, const double *c, kn_kx *const *v, int n) {
+    kn_kx *s = NULL;
+    for (int k = 0; k < n; k++) {
+        if (c[k] == 0) continue;
+        kn_kx *t = v[k];
+        bool neg = c[k] < 0;
+        double mag = neg ? -c[k] : c[k];
+        if (mag != 1) t = kx_mul(L, t, kx_const(L, KN_F32, mag));
+        if (!s)
+            s = neg ? kx_un(L, KX_NEG, t) : t;
+        else
+            s = kx_bin(L, neg ? KX_SUB : KX_ADD, s, t);
+    }
+    return s ? s : kx_const(L, KN_F32, 0);
+}
+
+/* out = T in T^T for the r x a matrix T and the a x a values in (vector locals of
+ * `lanes` declared here; out[i][j] are variables). */
+static void wg_sandwich(kn_lower *L, int r, int a, const double (*t)[WG_MAXA], int lanes,
+                        kn_kx *in[WG_MAXA][WG_MAXA], int out[WG_MAXA][WG_MAXA]) {
+    kn_kx *mid[WG_MAXA][WG_MAXA];
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < a; j++) { /* mid[i][j] = sum_k t[i][k] in[k][j] */
+            kn_kx *col[WG_MAXA];
+            for (int k = 0; k < a; k++) col[k] = in[k][j];
+            mid[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[i], col, a)));
+        }
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < r; j++) /* out[i][j] = sum_k mid[i][k] t[j][k] */
+            out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
+}
+
+static void mark_parallel(kn_lower *L) {
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+}
+
+/* The zero-padded, channel-blocked copy of batch n of x. */
+static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
+    int64_t lanes = G->lanes, full = G->c / lanes, tail = G->c % lanes;
+    /* zeros: the border rows and columns, and every pixel of a partial channel block */
+    int vb = kl_for(L, G->cb);
+    mark_parallel(L);
+    kn_kx *blk = kx_int(L, n * G->cb);
+    blk = kx_add(L, blk, kx_var(L, vb));
+    int vr = kl_for(L, G->hp);
+    kn_kx *row = kx_var(L, vr);
+    kn_kx *zero = kx_var(L, kl_decl_vec(L, KN_F32, (int)lanes, kx_const(L, KN_F32, 0)));
+    int vq = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, blk, G->hp, row), G->wp * lanes, kx_int(L, 0)));
+    kn_kx *inside = kx_bin(L, KX_LAND, kx_bin(L, KX_LT, kx_var(L, vb), kx_int(L, full)),
+                           kt_inside(L, kt_plus(L, row, -G->ph), G->h));
+    kl_if(L, inside);
+    if (G->pw) {
+        int vc = kl_for(L, G->pw);
+        kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
+        kl_end(L);
+    }
+    if (G->wp > G->pw + G->w) {
+        int vc = kl_for(L, G->wp - G->pw - G->w);
+        kl_store(L, G->P, kt_mad(L, kt_plus(L, kx_var(L, vc), G->pw + G->w), lanes, kx_var(L, vq)),
+                 zero);
+        kl_end(L);
+    }
+    kl_else(L);
+    int vc = kl_for(L, G->wp);
+    kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
+    kl_end_n(L, 4);
+    /* the copy: P's vectors filled lane by lane */
+    for (int part = 0; part < 2; part++) {
+        int64_t nb = part ? (tail ? 1 : 0) : full, nl = part ? tail : lanes;
+        if (!nb) continue;
+        int vb2 = kl_for(L, nb);
+        mark_parallel(L);
+        kn_kx *cb = kt_plus(L, kx_var(L, vb2), part ? full : 0);
+        int vy = kl_for(L, G->h), vx = kl_for(L, G->w), vl = kl_for(L, nl);
+        kn_kx *ch = kt_mad(L, cb, lanes, kx_var(L, vl));
+        kn_kx *src = kt_mad(L, kt_mad(L, kt_plus(L, ch, n * G->c), G->h, kx_var(L, vy)), G->w,
+                            kx_var(L, vx));
+        kn_kx *dst = kt_mad(
+            L,
+            kt_mad(L, kt_plus(L, kt_mad(L, kt_plus(L, cb, n * G->cb), G->hp, kx_var(L, vy)), G->ph),
+                   G->wp, kt_plus(L, kx_var(L, vx), G->pw)),
+            lanes, kx_var(L, vl));
+        kl_store(L, G->P, dst, kx_load(L, G->d->x, src));
+        kl_end_n(L, 4);
+    }
+}
+
+/* V[ij][t][cb*L ..] = (BT d B)[i][j] for every tile t of batch n */
+static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
+    const wg_mats *W = &G->W;
+    int a = W->a, m = W->m, lanes = G->lanes;
+    int vty = kl_for(L, G->th);
+    mark_parallel(L);
+    int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
+    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
+    /* P[n][cb][ty*m][tx*m][0] */
+    kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
+    int vp = kl_decl(L, KN_I64,
+                     kx_mul(L,
+                            kx_add(L,
+                                   kt_mad(L, kt_mad(L, kt_plus(L, cb, n * G->cb), G->hp, row),
+                                          G->wp, kx_int(L, 0)),
+                                   col),
+                            kx_int(L, lanes)));
+    kn_kx *d[WG_MAXA][WG_MAXA];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            d[i][j] = kx_var(
+                L, kl_decl_vec(L, KN_F32, lanes,
+                               kx_vload(L, G->P, kt_plus(L, kx_var(L, vp), (i * G->wp + j) * lanes),
+                                        lanes)));
+    int v[WG_MAXA][WG_MAXA];
+    wg_sandwich(L, a, a, W->bt, lanes, d, v);
+    /* t = (n*TH + ty)*TW + tx; V[(ij*NT + t)*Kp + cb*L] */
+    kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
+    int vv = kl_decl(L, KN_I64, kt_mad(L, t, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            kl_store(L, G->V, kt_plus(L, kx_var(L, vv), (i * a + j) * G->nt * G->kp),
+                     kx_var(L, v[i][j]));
+    kl_end_n(L, 3);
+}
+
+/* Y = AT M A for `lanes` output channels from co0 of tile (ty, tx) of batch n, plus the
+ * bias, stored as vectors into row ty of the scratch S ([TH][m*m][L]), then into y one
+ * element at a time through the epilogue (a loop, so the code stays one store). */
+static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *co0,
+                        int lanes) {
+    const wg_mats *W = &G->W;
+    const kn_contract *d = G->d;
+    int a = W->a, m = W->m;
+    kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
+    int vm = kl_decl(L, KN_I64, kt_mad(L, t, G->co, co0));
+    kn_kx *in[WG_MAXA][WG_MAXA];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+            kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * G->nt * G->co);
+            in[i][j] = kx_var(
+                L, kl_decl_vec(L, KN_F32, lanes,
+                               lanes > 1 ? kx_vload(L, G->M, idx, lanes) : kx_load(L, G->M, idx)));
+        }
+    int y[WG_MAXA][WG_MAXA];
+    wg_sandwich(L, m, a, W->at, lanes, in, y);
+    kn_kx *bias = NULL;
+    if (d->bias)
+        bias = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
+                                     lanes > 1 ? kx_vload(L, d->bias, co0, lanes)
+                                               : kx_load(L, d->bias, co0)));
+    int vs = kl_decl(L, KN_I64, kx_mul(L, ty, kx_int(L, m * m * G->lanes)));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) {
+            kn_kx *v = kx_var(L, y[i][j]);
+            kl_store(L, G->S, kt_plus(L, kx_var(L, vs), (i * m + j) * lanes),
+                     bias ? kx_add(L, v, bias) : v);
+        }
+    int vl = kl_for(L, lanes), vi = kl_for(L, m), vj = kl_for(L, m);
+    kn_kx *oy = kt_mad(L, ty, m, kx_var(L, vi)), *ox = kt_mad(L, tx, m, kx_var(L, vj));
+    /* outputs past y's last row or column (a partial tile) are not stored */
+    kn_kx *cond = NULL;
+    if (G->oh % m) cond = kx_bin(L, KX_LT, oy, kx_int(L, G->oh));
+    if (G->ow % m) {
+        kn_kx *c2 = kx_bin(L, KX_LT, ox, kx_int(L, G->ow));
+        cond = cond ? kx_bin(L, KX_LAND, cond, c2) : c2;
+    }
+    if (cond) kl_if(L, cond);
+    kn_kx *val = kx_load(
+        L, G->S,
+        kx_add(L, kx_var(L, vs),
+               kt_mad(L, kt_mad(L, kx_var(L, vi), m, kx_var(L, vj)), lanes, kx_var(L, vl))));
+    kn_kx *co = kx_add(L, co0, kx_var(L, vl));
+    if (d->epi) {
+        kn_kx *coord[4] = {kx_int(L, n), co, oy, ox}, *opnd[KN_EPI_MAX] = {0};
+        kt_epi_operands(L, d, coord, 1, opnd);
+        val = kl_epilogue(L, d->epi, val, opnd);
+    }
+    kl_store(L, d->y, kt_mad(L, kt_mad(L, kt_plus(L, co, n * G->co), G->oh, oy), G->ow, ox), val);
+    if (cond) kl_end(L);
+    kl_end_n(L, 3);
+}
+
+static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
+    int64_t full = G->co / G->lanes, tail = G->co % G->lanes;
+    int vty = kl_for(L, G->th);
+    mark_parallel(L);
+    int vtx = kl_for(L, G->tw);
+    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
+    if (full) {
+        int vc = kl_for(L, full);
+        wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), G->lanes);
+        kl_end(L);
+    }
+    if (tail) {
+        int vc = kl_for(L, tail);
+        wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vc), full * G->lanes), 1);
+        kl_end(L);
+    }
+    kl_end_n(L, 2);
+}
+
+/* U[ij][ci][co] = (G w[co][ci] G^T)[i][j], zero for ci >= Cin (kt_get for one ij) */
+typedef struct wg_u {
+    const double *u; /* [Kp][Cout] of this ij */
+    int64_t co;
+} wg_u;
+
+static double wg_uget(const void *ctx, int64_t r, int64_t col) {
+    const wg_u *U = ctx;
+    return (float)U->u[r * U->co + col];
+}
+
+static double *wg_weights(const wg_geom *G) {
+    const wg_mats *W = &G->W;
+    int a = W->a;
+    const kn_kbuf *w = G->d->w;
+    double *u = calloc((size_t)(a * a * G->kp * G->co), sizeof *u);
+    KN_ASSERT(u);
+    for (int64_t ci = 0; ci < G->c; ci++) /* co innermost: u written in a*a streams */
+        for (int64_t co = 0; co < G->co; co++) {
+            double g[3][3], gg[WG_MAXA][3];
+            for (int k = 0; k < 9; k++)
+                g[k / 3][k % 3] =
+                    kn_load_f64(w->data->data, w->dtype, (size_t)((co * G->c + ci) * 9 + k));
+            for (int i = 0; i < a; i++)
+                for (int l = 0; l < 3; l++)
+                    gg[i][l] = W->g[i][0] * g[0][l] + W->g[i][1] * g[1][l] + W->g[i][2] * g[2][l];
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++)
+                    u[((int64_t)(i * a + j) * G->kp + ci) * G->co + co] =
+                        gg[i][0] * W->g[j][0] + gg[i][1] * W->g[j][1] + gg[i][2] * W->g[j][2];
+        }
+    return u;
+}
+
+/* Whether d suits the pass on this target (see the file's comment); m the tile. */
+static bool wg_suits(const kn_contract *d, int lanes, int m) {
+    if (d->kind != KN_CONTRACT_CONV || d->nsp != 2 || d->group != 1 || d->kh != 3 || d->kw != 3 ||
+        d->sh != 1 || d->sw != 1 || d->dh != 1 || d->dw != 1 || d->x->dtype != KN_F32 ||
+        d->y->dtype != KN_F32 || !kt_f32_const(d->w) || d->w->numel != d->m * d->c * 9 ||
+        (d->bias && (!kt_f32_const(d->bias) || d->bias->numel != d->m)) || !kt_operands_ok(d) ||
+        !kn_contract_nchw(d) || lanes < 4)
+        return false;
+    if (d->n > WG_MAX_BATCH || d->c < WG_MIN_CIN || d->m < WG_MIN_COUT || d->ph > 2 || d->pw > 2 ||
+        d->oh < 1 || d->ow < 1)
+        return false;
+    return m == 2 || m == 4;
+}
+
+static int64_t wg_tiles(const kn_contract *d, int m) {
+    return ((d->oh + m - 1) / m) * ((d->ow + m - 1) / m);
+}
+
+/* The tile size m for d: the schedule file's (2 or 4), else F(4x4) where it makes
+ * WG_MIN_TILES tiles or more (14x14 outputs and up), else F(2x2) (7x7: the same time as
+ * F(4x4) on ResNet-18's last layers with 16/9 of the weights instead of 4x), else 0. */
+static int wg_tile(const kn_contract *d, const kn_sched *ov) {
+    if (ov && (ov->wino == 2 || ov->wino == 4)) return ov->wino;
+    return wg_tiles(d, 4) >= WG_MIN_TILES ? 4 : wg_tiles(d, 2) >= WG_MIN_TILES ? 2 : 0;
+}
+
+static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *ov, kn_sched *out) {
+    wg_geom G = {.d = d, .lanes = kl_lanes(L, KN_F32)};
+    wg_matrices(m, &G.W);
+    G.n = d->n, G.c = d->c, G.co = d->m, G.h = d->h, G.w = d->w_, G.oh = d->oh, G.ow = d->ow;
+    G.ph = d->ph, G.pw = d->pw;
+    G.th = (G.oh + m - 1) / m, G.tw = (G.ow + m - 1) / m, G.nt = G.n * G.th * G.tw;
+    G.cb = (G.c + G.lanes - 1) / G.lanes, G.kp = G.cb * G.lanes;
+    G.hp = G.th * m + 2, G.wp = G.tw * m + 2;
+    int a = G.W.a;
+    G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
+    G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
+    G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
+    G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
+    double *u = wg_weights(&G);
+    wg_u us[WG_MAXA * WG_MAXA];
+    const void *ctx[WG_MAXA * WG_MAXA];
+    for (int k = 0; k < a * a; k++) {
+        us[k] = (wg_u){u + (int64_t)k * G.kp * G.co, G.co};
+        ctx[k] = &us[k];
+    }
+    for (int64_t n = 0; n < G.n; n++) {
+        wg_pad(L, &G, n);
+        wg_input(L, &G, n);
+    }
+    bool ok = kt_batched_const(L, G.V, G.M, a * a, G.nt, G.kp, G.co, wg_uget, ctx, ov, out);
+    free(u);
+    if (!ok) return false;
+    for (int64_t n = 0; n < G.n; n++) wg_output(L, &G, n);
+    out->wino = m;
+    return true;
+}
+
+kn_status kn_kpass_winograd(kn_ctx *cx, kn_kprog *p) {
+    const kn_target *t = p->target;
+    if (!t || t->kind != KN_TARGET_CPU) return KN_OK;
+    int *readers = kn_kprog_readers(p); /* frees weights once transformed (compile memory) */
+    for (int k = 0; k < p->nkernels; k++) {
+        kn_kernel *kern = p->kernels[k];
+        const kn_contract *d = kern->contract;
+        const kn_sched *ov = kn_schedule_for(p, k);
+        if (!d || kern->sched.tile_rows || (ov && ov->wino == 1)) continue;
+        int m = wg_tile(d, ov);
+        kn_ks *old = kern->body;
+        kn_lower *L = kl_builder_rewrite(cx, p, k);
+        kn_sched s = kern->sched;
+        if (wg_suits(d, kl_lanes(L, KN_F32), m) && wg_build(L, d, m, ov, &s)) {
+            kern->sched = s;
+            kn_kprog_rewritten(p, readers, k, old);
+        } else {
+            kern->body = old;
+        }
+        kl_builder_destroy(L);
+    }
+    free(readers);
+    return KN_OK;
+}
