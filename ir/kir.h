@@ -492,6 +492,12 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
  * columns' shifts is in [33, 62], the shifts minus 32 as an i8 table, which selects it;
  * else shift itself. ir/lower/requant32.c. */
 kn_kbuf *kl_qmul_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols);
+/* The high-word form of ir/requant.h (kn_qmul_hi32): min(max((hi + round) >> t, lo), hi_)
+ * in integer dtype ty, hi the high word of the 64-bit product of acc (i32) and mult (the
+ * zero point is in round); acc may be a vector, mult, round and t scalars or vectors of
+ * its lanes. ir/lower/requant32.c. */
+kn_kx *kl_requant_hi32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *round, kn_kx *t, int64_t lo,
+                       int64_t hi_, kn_dtype ty);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

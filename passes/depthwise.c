@@ -81,7 +81,7 @@ typedef struct dw_geom {
      * exact integers, inputs less their zero point xz, requantized in the store */
     bool integer;
     double xz;
-    kn_kbuf *mult, *shift; /* kt_int_tables */
+    kt_rq rq; /* kt_int_tables */
     /* staged: the channel is first copied into scratch, zero-padded, its columns split
      * into sw phases (column j*sw + p of the padded row at poff[p] + j), so every output
      * is interior and every tap a contiguous vector load (stride 2 and narrow rows) */
@@ -195,8 +195,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
         if (G->integer) /* f64 requantization reads the f32 sum (exact) as it is */
-            val =
-                kt_int_store(L, d, G->mult, G->shift, G->shift ? kx_cast(L, KN_I32, val) : val, c);
+            val = kt_int_store(L, d, &G->rq, G->rq.shift ? kx_cast(L, KN_I32, val) : val, c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -430,8 +429,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     if (G->integer) {
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
-        if (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->mult))
-            kt_int_tables(L, d, &G->mult, &G->shift);
+        /* the high-word form where it applies (kt_int_tables), else f64 where that is
+         * exact (vector tiles), else int64 */
+        if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
+            (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
+            kt_int_tables(L, d, &G->rq);
     }
     const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
     const float *bs = d->bias && !G->integer ? (const float *)d->bias->data->data : NULL;

@@ -361,12 +361,12 @@ typedef struct conv_geom {
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
     int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
-    kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
-    bool vq;               /* requantized as vectors into an 8-bit tile scratch */
-    kn_kbuf *tile;         /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;  /* the kernel's description: its epilogue */
-    const kt_tile *T;      /* the tile (its dot product) */
+    kn_kbuf *xw;   /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    kt_rq rq;      /* integer contractions: requantization tables (mult NULL: none) */
+    bool vq;       /* requantized as vectors into an 8-bit tile scratch */
+    kn_kbuf *tile; /* scratch of one tile, [rows][kb] */
+    const kn_contract *d; /* the kernel's description: its epilogue */
+    const kt_tile *T;     /* the tile (its dot product) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -672,8 +672,7 @@ store:;
                 val = kl_epilogue(L, &head, val, opnd);
             }
             if (G->vq) /* requantized as vectors: the scratch holds y's 8-bit values */
-                val = kt_int_store_vec(L, d, G->mult, G->shift, val, kt_plus(L, mo, v * T->lanes),
-                                       T->lanes);
+                val = kt_int_store_vec(L, d, &G->rq, val, kt_plus(L, mo, v * T->lanes), T->lanes);
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
         }
@@ -692,7 +691,7 @@ store:;
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     if (kn_contract_is_int(d) && !G->vq)
-        val = kt_int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
+        val = kt_int_store(L, d, &G->rq, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
@@ -952,14 +951,14 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
-    G.mult = G.shift = NULL;
+    G.rq = (kt_rq){0};
     /* requantized as vectors (tables padded past m), or on microcontrollers one output
      * at a time in 32-bit arithmetic (kt_int_tables) */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
     if (G.vq)
-        kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
+        kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale)
-        kt_int_tables(L, d, &G.mult, &G.shift);
+        kt_int_tables(L, d, &G.rq);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -1025,7 +1024,7 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    kn_kbuf *mult, *shift;     /* integer contractions: requantization tables or NULL */
+    kt_rq rq;                  /* integer contractions: requantization tables (mult NULL: none) */
     int64_t m, k, n;           /* rows (all batches, or of one batch), reduction, columns */
     int ta;                    /* A is [k][m] */
     const kn_contract *d;      /* its epilogue */
@@ -1223,12 +1222,11 @@ store:;
     int vy =
         kl_decl(L, KN_I64, plus(L, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff));
     for (int r = 0; r < rows; r++) {
-        if (G->mult) /* requantized one element at a time */
+        if (G->rq.mult) /* requantized one element at a time */
             for (int col = 0; col < valid; col++) {
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
-                kl_store(L, G->y, yi,
-                         kt_int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
+                kl_store(L, G->y, yi, kt_int_store(L, G->d, &G->rq, kt_elem(L, T, r, col), ci));
             }
         else if (valid == T->kb || G->pw) /* whole vectors, then single columns */
             for (int v = 0; v < T->nv; v++) {
@@ -1312,8 +1310,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
               : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
-    G->mult = G->shift = NULL;
-    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->mult, &G->shift);
+    G->rq = (kt_rq){0};
+    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->rq);
     mm_blocks(L, G, &T);
     return true;
 }
@@ -1611,8 +1609,15 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
  * The channel tiles of tile_conv put 32 output channels in the lanes instead, which NCHW
  * stores P apart: their 8 x 32 tile went through a scratch and a transposing loop of
  * byte moves, which cost more than the dot products where the input has few channels
- * (MobileNetV2's expansions; docs/quantization.md). Needs P a multiple of the lanes
- * (the word rows are read in whole vectors) and at least one full block. */
+ * (MobileNetV2's expansions; docs/quantization.md). Needs at least one full block.
+ * Where P is not a multiple of the lanes, the word rows are padded to whole vectors
+ * (zero-point words) and the last vector of each row is stored lane by lane; that is
+ * faster than the channel tiles only for expansions (m > c) on more than PW_PART_MIN
+ * blocks: on MobileNetV2, 14x14 = 196 pixels 64 -> 384 and 96 -> 576 took 0.68-0.73 of
+ * the channel tiles' time, while its 7x7 layers (49 pixels in 4 vectors) and the
+ * projections (m < c, whose stores are fewer) ran slower. */
+enum { PW_PART_MIN = 2 }; /* blocks of pixels: see tile_pointwise_int */
+
 static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                                const kn_target *tg, kt_tile *Tp) {
     if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
@@ -1622,7 +1627,9 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
         return false;
     int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
     kt_tile T;
-    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P % T.lanes || P < T.kb) return false;
+    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P < T.kb ||
+        (P % T.lanes && (M <= d->c || P <= PW_PART_MIN * T.kb)))
+        return false;
     int_dot(tg, d, ov, &T);
     if (!T.dot || T.parts != 4 || T.xzrt) return false;
     *Tp = T;
@@ -1630,6 +1637,14 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     conv_geometry(d, &G);
     G.T = &T;
     conv_src src = {&G, 0};
+    /* the word rows padded to whole vectors (the zero-point word past P): the image as
+     * one row of P pixels, Pp wide */
+    int64_t Pp = (P + T.lanes - 1) / T.lanes * T.lanes;
+    if (Pp != P) {
+        G.h = G.oh = G.hp = 1;
+        G.w = G.ow = P;
+        G.wp = Pp;
+    }
     /* weights [m][g] and each output channel's init (conv_b) */
     int32_t *wt = malloc((size_t)(M * ng + M) * sizeof *wt);
     KN_ASSERT(wt);
@@ -1639,10 +1654,11 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     }
     kn_kbuf *wa = kl_table(L, KN_I32, M * ng, wt), *init = kl_table(L, KN_I32, M, wt + M * ng);
     free(wt);
-    kn_kbuf *mult, *shift;
-    kt_int_tables_padded(L, d, T.kb, &mult, &shift);
-    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][P] */
-    int64_t full = P / T.kb, tail = P % T.kb;  /* tail: whole vectors */
+    kt_rq rq;
+    kt_int_tables_padded(L, d, T.kb, &rq);
+    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][Pp] */
+    /* tail: whole vectors, the last one partial when Pp > P */
+    int64_t full = (Pp - (Pp > P ? T.lanes : 0)) / T.kb, tail = Pp - full * T.kb;
     for (int part = 0; part < 2; part++) {
         int nv = part ? (int)(tail / T.lanes) : T.nv;
         if (part ? !tail : !full) continue;
@@ -1676,7 +1692,7 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
             for (int v = 0; v < nv; v++)
                 xv[v] = kl_decl_vec(L, KN_I32, T.lanes,
                                     kx_vload(L, xw,
-                                             kt_plus(L, mad(L, kx_var(L, vg), P, p0), v * T.lanes),
+                                             kt_plus(L, mad(L, kx_var(L, vg), Pp, p0), v * T.lanes),
                                              T.lanes));
             for (int r = 0; r < rows; r++) {
                 int wr = kl_decl(L, KN_I32,
@@ -1688,10 +1704,17 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
             kl_end(L); /* g */
             for (int r = 0; r < rows; r++)
                 for (int v = 0; v < nv; v++) {
-                    kn_kx *val = kt_int_store_vec(L, d, mult, shift, kx_var(L, acc[r][v]),
-                                                  kt_plus(L, m0, r), 1);
-                    kl_store(L, d->y, kt_plus(L, mad(L, kt_plus(L, m0, r), P, p0), v * T.lanes),
-                             val);
+                    kn_kx *val =
+                        kt_int_store_vec(L, d, &rq, kx_var(L, acc[r][v]), kt_plus(L, m0, r), 1);
+                    kn_kx *yi = kt_plus(L, mad(L, kt_plus(L, m0, r), P, p0), v * T.lanes);
+                    int64_t valid = P - (full * T.kb + (int64_t)v * T.lanes); /* in the tail */
+                    if (!part || valid >= T.lanes) {
+                        kl_store(L, d->y, yi, val);
+                        continue;
+                    }
+                    int vv = kl_decl_vec(L, d->y->dtype, T.lanes, val); /* the partial vector */
+                    for (int l = 0; l < valid; l++)
+                        kl_store(L, d->y, kt_plus(L, yi, l), kx_lane(L, vv, l));
                 }
             if (!rt) kl_end(L); /* tiles of channels */
         }
