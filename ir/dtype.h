@@ -11,8 +11,8 @@
 /* X(ENUM, value, name, C type, size)
  *
  * The narrow types (ONNX float8 and 4-bit integers) are storage formats, not arithmetic
- * types: Cast, CastLike, QuantizeLinear, DequantizeLinear, constants and data movement
- * take them (ops with OPF_NARROW), anything else is refused naming the node. A float8
+ * types: Cast, CastLike, QuantizeLinear, DequantizeLinear, constants, data movement, Pad
+ * and Where take them (ops with OPF_NARROW), anything else is refused naming the node. A float8
  * element is its 8-bit code (a uint8_t; loads and stores of kn_load_f64/kn_store_f64
  * decode and encode it, saturating). A 4-bit integer is one element per byte in memory
  * (int8_t in [-8, 7], uint8_t in [0, 15]); it is packed two to a byte only in ONNX
@@ -72,7 +72,7 @@ const char *kn_onnx_type_name(int t);
 #define KN_UNSUPPORTED_TYPES "kiln has no float4 or complex element types"
 /* The ops that take narrow types, for messages. */
 #define KN_NARROW_OPS                                                                              \
-    "Cast, CastLike, QuantizeLinear, DequantizeLinear, constants and data movement"
+    "Cast, CastLike, QuantizeLinear, DequantizeLinear, constants, data movement, Pad and Where"
 /* Parse "f32" (or ONNX "float"); KN_UNDEF if unknown. */
 kn_dtype kn_dtype_parse(const char *s);
 

@@ -477,6 +477,14 @@ kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b) {
     return x;
 }
 
+kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig) {
+    kn_kx *x = new_x(L, KX_UNPACK16, KN_I32);
+    x->i = (odd ? 1 : 0) | (unsig ? 2 : 0);
+    x->lanes = lanes2(a, NULL);
+    x->a[0] = kx_cast(L, KN_I32, a);
+    return x;
+}
+
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index) {
     KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
     kn_kx *x = new_x(L, KX_BYTE, KN_U8);
@@ -628,6 +636,7 @@ static const char *op_name(kn_kx_op op) {
         [KX_BYTE] = "byte",
         [KX_STR] = "str",
         [KX_DOT] = "dot",
+        [KX_UNPACK16] = "unpack16",
     };
     return names[op];
 }
@@ -659,6 +668,11 @@ static void print_x(FILE *f, const kn_kx *x) {
         fprintf(f, "])");
         return;
     case KX_DOT: fprintf(f, "dot.%s(", kn_dot_name((kn_dot)x->i)); break;
+    case KX_UNPACK16:
+        fprintf(f, "unpack16.%s%d(", x->i & 2 ? "u" : "s", (int)(x->i & 1));
+        print_x(f, x->a[0]);
+        fputc(')', f);
+        return;
     default: break;
     }
     if (x->op >= KX_ADD && x->op <= KX_LOR && x->op != KX_FMOD && x->op != KX_POW &&

@@ -78,6 +78,7 @@ typedef enum kn_kx_op {
     KX_BYTE,       /* byte a[1] of string a[0], as u8 (see "Strings" below) */
     KX_STR,        /* the string starting at buf[a[0]] (buf: u8 character storage) */
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
+    KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -107,6 +108,13 @@ typedef struct kn_kx {
  * the emitters use where the target has them and expand otherwise (the C emitter's
  * scalar helper, LLVM's widening multiplies), so every expansion gives the same bits. */
 kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b);
+
+/* KX_UNPACK16: bytes `odd` and 2 + `odd` of the i32 word a (four 8-bit values, low
+ * byte first), each sign-extended (unsig false) or zero-extended to 16 bits, in the low
+ * and high halves of an i32 word: a word of two 16-bit parts for KN_DOT_S16X2. i holds
+ * odd | unsig << 1. Arm's SXTB16/UXTB16 (with ROR #8 for the odd bytes), which the
+ * emitters use where the target has the DSP extension, and expand otherwise. */
+kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
 
 /* ---- statements ---- */
 
@@ -268,6 +276,8 @@ typedef struct kn_sched {
     int wg;    /* OpenCL work-group size along the innermost dimension */
     int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
     int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
+    int split; /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
+                  (passes/tile.c, kt_tile.split), 2 channel pairs built per step */
     int wino;  /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
                   winograd.c), or 1 in a schedule file: the direct convolution */
 } kn_sched;
@@ -484,6 +494,12 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
  * columns' shifts is in [33, 62], the shifts minus 32 as an i8 table, which selects it;
  * else shift itself. ir/lower/requant32.c. */
 kn_kbuf *kl_qmul_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64_t ncols);
+/* The high-word form of ir/requant.h (kn_qmul_hi32): min(max((hi + round) >> t, lo), hi_)
+ * in integer dtype ty, hi the high word of the 64-bit product of acc (i32) and mult (the
+ * zero point is in round); acc may be a vector, mult, round and t scalars or vectors of
+ * its lanes. ir/lower/requant32.c. */
+kn_kx *kl_requant_hi32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *round, kn_kx *t, int64_t lo,
+                       int64_t hi_, kn_dtype ty);
 /* Fused epilogue e (ir/epilogue.h) applied to value v (scalar or vector);
  * operands[k] is step k's operand already loaded at v's position (NULL for steps
  * without one). ir/lower/epilogue.c. */

@@ -68,6 +68,9 @@ static kn_status expr(vctx *V, const kn_kx *x) {
                 (kx_lanes(x->a[i]) != 1 && kx_lanes(x->a[i]) != kx_lanes(x)))
                 return bad(V, "dot operand is not an i32 word of the dot's lanes", i, 0);
         return x->i >= 1 && x->i <= 3 ? KN_OK : bad(V, "unknown dot product", (long)x->i, 0);
+    case KX_UNPACK16:
+        if (x->a[0]->dtype != KN_I32) return bad(V, "unpack16 operand is not an i32 word", 0, 0);
+        return x->i >= 0 && x->i <= 3 ? KN_OK : bad(V, "unknown unpack16", (long)x->i, 0);
     default: return KN_OK;
     }
 }

@@ -119,6 +119,15 @@ void kn_bcast_strides(const kn_type *in, int orank, const int64_t *odims, int64_
     }
 }
 
+bool kn_bcast_into(const kn_type *r, const kn_type *y) {
+    if (!kn_type_static(r) || !kn_type_static(y) || r->rank > y->rank) return false;
+    for (int i = 0; i < r->rank; i++) {
+        int64_t d = r->dims[i], yd = y->dims[y->rank - r->rank + i];
+        if (d != 1 && d != yd) return false;
+    }
+    return true;
+}
+
 int64_t kn_bcast_offset(int64_t i, int orank, const int64_t *odims, const int64_t *strides) {
     int64_t off = 0;
     for (int d = orank - 1; d >= 0; d--) {

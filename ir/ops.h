@@ -142,6 +142,9 @@ kn_status kn_broadcast(kn_ctx *cx, const kn_node *nd, int n, const kn_type *cons
 /* Strides of `in` viewed at the output shape (rank orank, dims odims): 0 on broadcast
  * dims. strides has orank entries. */
 void kn_bcast_strides(const kn_type *in, int orank, const int64_t *odims, int64_t *strides);
+/* Whether r broadcasts to y's shape without growing it (numpy rules, r's dims aligned
+ * to y's last ones, each 1 or equal); false unless both shapes are static. */
+bool kn_bcast_into(const kn_type *r, const kn_type *y);
 /* Offset into an input for flat output index i, given its kn_bcast_strides. */
 int64_t kn_bcast_offset(int64_t i, int orank, const int64_t *odims, const int64_t *strides);
 /* Row-major strides of a shape. */

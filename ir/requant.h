@@ -118,4 +118,44 @@ static inline int32_t kn_qmul_apply32(int32_t acc, kn_qmul q) {
     return h >> t;
 }
 
+/* The high-word form: one 32 x 32 -> 64 multiply, its high word, one add and one
+ * shift, for the register tiles' vector requantization (ir/lower/requant32.c
+ * kl_requant_hi32). Where no accumulator |acc| <= bound can make acc * mult / 2^shift a
+ * tie, rounding half to even is rounding half up, and with t = shift - 32 in [1, 30]
+ * and hi = floor(acc * mult / 2^32),
+ *
+ *     round_half_even(acc * mult / 2^shift) + zp = (hi + 2^(t-1) + zp * 2^t) >> t
+ *
+ * (the low word of the product moves out of the floor; zp * 2^t, a multiple of 2^t,
+ * comes out of it exactly). A tie needs 2^(shift-1) to divide acc * mult, so 2^(shift-1-v)
+ * to divide acc, v the trailing zero bits of mult: none when 0 < bound < 2^(shift-1-v)
+ * (acc = 0 is no tie). kn_qmul_hi32 checks that and that hi plus the constant stays in
+ * int32, and gives *t and *round (2^(t-1) + zp * 2^t); mult 0 gives t 1 and round
+ * 2 zp + 1 (y = zp). False where the form does not apply (shift < 33: multipliers of
+ * 1/4 or more; possible ties; overflow). */
+static inline bool kn_qmul_hi32(kn_qmul q, int64_t bound, int32_t zp, int32_t *t, int32_t *round) {
+    if (q.mult == 0) {
+        *t = 1;
+        *round = 2 * zp + 1;
+        return true;
+    }
+    if (q.shift < 33 || q.shift > 62 || bound < 0 || bound > INT32_MAX) return false;
+    int v = 0;
+    while (!((q.mult >> v) & 1)) v++;
+    if (bound >= (INT64_C(1) << (q.shift - 1 - v))) return false;
+    int32_t tt = q.shift - 32;
+    int64_t c = (INT64_C(1) << (tt - 1)) + (int64_t)zp * (INT64_C(1) << tt);
+    int64_t hmax = ((bound * (int64_t)q.mult) >> 32) + 1; /* |hi| <= hmax */
+    if (hmax + (c < 0 ? -c : c) > INT32_MAX) return false;
+    *t = tt;
+    *round = (int32_t)c;
+    return true;
+}
+
+/* The high-word form's value (zp included) for the *t and *round of kn_qmul_hi32. */
+static inline int32_t kn_qmul_apply_hi32(int32_t acc, int32_t mult, int32_t round, int32_t t) {
+    int32_t hi = (int32_t)(((int64_t)acc * mult) >> 32);
+    return (hi + round) >> t;
+}
+
 #endif

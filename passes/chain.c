@@ -62,17 +62,6 @@ static kn_node *head_of(const kn_rw *rw, const kn_value *x) {
     return h;
 }
 
-/* Whether r broadcasts to the shape of y without growing it. */
-static bool broadcasts_to(const kn_value *r, const kn_value *y) {
-    if (!kn_type_static(&r->type) || !kn_type_static(&y->type) || r->type.rank > y->type.rank)
-        return false;
-    for (int i = 0; i < r->type.rank; i++) {
-        int64_t d = r->type.dims[i], yd = y->type.dims[y->type.rank - r->type.rank + i];
-        if (d != 1 && d != yd) return false;
-    }
-    return true;
-}
-
 /* Whether v exists before h runs: a constant, a graph input, or an earlier node's output. */
 static bool before(const kn_rw *rw, const kn_value *v, const kn_node *h) {
     const kn_node *p = v->producer;
@@ -121,7 +110,7 @@ static bool fold(kn_rw *rw, kn_node *m) {
             default: return false;
             }
             if (!r || r == x || !is_float(r) || r->type.dtype != y->type.dtype ||
-                !broadcasts_to(r, y))
+                !kn_bcast_into(&r->type, &y->type))
                 continue;
             if (!before(rw, r, h)) continue; /* h now reads r */
         } else {

@@ -81,7 +81,7 @@ typedef struct dw_geom {
      * exact integers, inputs less their zero point xz, requantized in the store */
     bool integer;
     double xz;
-    kn_kbuf *mult, *shift; /* kt_int_tables */
+    kt_rq rq; /* kt_int_tables */
     /* staged: the channel is first copied into scratch, zero-padded, its columns split
      * into sw phases (column j*sw + p of the padded row at poff[p] + j), so every output
      * is interior and every tap a contiguous vector load (stride 2 and narrow rows) */
@@ -195,8 +195,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
         if (G->integer) /* f64 requantization reads the f32 sum (exact) as it is */
-            val =
-                kt_int_store(L, d, G->mult, G->shift, G->shift ? kx_cast(L, KN_I32, val) : val, c);
+            val = kt_int_store(L, d, &G->rq, G->rq.shift ? kx_cast(L, KN_I32, val) : val, c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -308,12 +307,7 @@ static bool dw_stage_suits(kn_lower *L, const dw_geom *G, bool cpu, int pad) {
 static void dw_stage_geom(dw_geom *G) {
     int64_t ws = (G->ow - 1) * G->sw + G->kw;
     G->hs = (G->oh - 1) * G->sh + G->kh;
-    G->rs = ws;
-    for (int64_t p = 0, at = 0; p < G->sw; p++) {
-        G->pwid[p] = ws > p ? (ws - p + G->sw - 1) / G->sw : 0;
-        G->poff[p] = at;
-        at += G->pwid[p];
-    }
+    G->rs = kt_phases(ws, G->sw, G->pwid, G->poff);
     G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
 }
 
@@ -330,9 +324,8 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
         int xr = kl_decl(L, KN_I64,
                          kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, var(L, v)), G->w, kx_int(L, 0)));
         for (int64_t p = 0; p < G->sw; p++) {
-            int64_t n = G->pwid[p];
-            int64_t jlo = kt_clamp(-kt_floor_div(p - G->pw, G->sw), 0, n);
-            int64_t jhi = kt_clamp(kt_floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, n);
+            int64_t n = G->pwid[p], jlo, jhi;
+            kt_phase_inside(p, G->sw, G->pw, G->w, n, &jlo, &jhi);
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
             kt_zero(L, G->xs, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
@@ -436,8 +429,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     if (G->integer) {
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
-        if (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->mult))
-            kt_int_tables(L, d, &G->mult, &G->shift);
+        /* the high-word form where it applies (kt_int_tables), else f64 where that is
+         * exact (vector tiles), else int64 */
+        if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
+            (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
+            kt_int_tables(L, d, &G->rq);
     }
     const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
     const float *bs = d->bias && !G->integer ? (const float *)d->bias->data->data : NULL;

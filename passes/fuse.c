@@ -65,17 +65,6 @@ static bool contraction(const kn_node *h) {
            h->op == KN_OP_MATMUL;
 }
 
-/* Whether r broadcasts to the shape of y without growing it. */
-static bool broadcasts_to(const kn_value *r, const kn_value *y) {
-    if (!kn_type_static(&r->type) || !kn_type_static(&y->type) || r->type.rank > y->type.rank)
-        return false;
-    for (int i = 0; i < r->type.rank; i++) {
-        int64_t d = r->type.dims[i], yd = y->type.dims[y->type.rank - r->type.rank + i];
-        if (d != 1 && d != yd) return false;
-    }
-    return true;
-}
-
 /* m's own epilogue (an Add the act pass gave a "Silu" step), which h takes after m's
  * step: false when h cannot take it all (steps with operands, or no room). */
 static bool own_steps(kn_ctx *cx, const kn_node *h, const kn_node *m, kn_epilogue *me) {
@@ -110,7 +99,8 @@ static bool fold(kn_ctx *cx, kn_graph *g, kn_node *m, const int *position) {
         kn_node *h = head_of(g, m->in[side]);
         kn_value *r = m->in[1 - side];
         if (!h || !contraction(h) || !r || !is_float(r) || r->type.dtype != m->out[0]->type.dtype ||
-            !kn_type_equal(&h->out[0]->type, &m->out[0]->type) || !broadcasts_to(r, m->out[0]))
+            !kn_type_equal(&h->out[0]->type, &m->out[0]->type) ||
+            !kn_bcast_into(&r->type, &m->out[0]->type))
             continue;
         if (r->producer && position[r->producer->id] >= position[h->id]) continue;
         if (!own_steps(cx, h, m, &me)) continue;

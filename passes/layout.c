@@ -22,8 +22,9 @@
  * Any rank >= 3 (N C spatial... <-> N spatial... C). The lowering addresses such a Conv
  * with the channel innermost and describes the strides in its kn_contract (ir/kir.h),
  * which the tile passes (CPU and OpenCL) honour. Depthwise convolutions (one input
- * channel a group) are left alone: passes/depthwise.c builds its row tiles over NCHW
- * rows only, and a copy then costs less than the plain nest. Runs after fuse and chain
+ * channel a group; passes/depthwise.c builds its row tiles over NCHW rows only) fold in
+ * f32 with constant weights: their lowering then vectorizes over the channels as the
+ * pools' does (lower_dw_cl). Runs after fuse and chain
  * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
  * subgraphs are not rewritten (passes/rewrite.h). */
 #include "ir/epilogue.h"
@@ -56,9 +57,10 @@ static bool is_pool(kn_op op) {
            op == KN_OP_GLOBALMAXPOOL || op == KN_OP_GLOBALAVERAGEPOOL || op == KN_OP_GLOBALLPPOOL;
 }
 
-/* Whether n may take a layout: a Conv or a single-output pool of static tensors; not a
- * depthwise Conv; a pool only in f32 or f64 (or a MaxPool of int8/uint8: the types
- * whose kernel accumulates in its output, ir/lower/nn.c) and without an epilogue. */
+/* Whether n may take a layout: a Conv or a single-output pool of static tensors; a
+ * depthwise Conv only in f32 with constant weights; a pool only in f32 or f64 (or a MaxPool of
+ * int8/uint8: the types whose kernel accumulates in its output, ir/lower/nn.c) and without an
+ * epilogue. */
 static bool foldable(const kn_node *n) {
     bool pool = is_pool(n->op);
     if ((n->op != KN_OP_CONV && !pool) || n->nout != 1 || !n->out[0] || !n->in[0] ||
@@ -76,7 +78,30 @@ static bool foldable(const kn_node *n) {
     int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
     const kn_attr *ga = kn_node_attr(n, "group");
     int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1;
-    return !(group > 1 && group == c);
+    if (!(group > 1 && group == c)) return true;
+    /* depthwise: the channels-last kernel of ir/lower/nn.c (lower_dw_cl) needs f32, one
+     * output channel a group and constant weights (which it packs) */
+    const kn_value *wt = n->in[1];
+    return x->dtype == KN_F32 && wt->constant && wt->type.dtype == KN_F32 && wt->type.rank >= 1 &&
+           wt->type.dims[0] == c;
+}
+
+/* Whether n's channels-last kernel loops over the channels innermost (a pool, a
+ * depthwise Conv: ir/lower/nn.c): it then reads x along that loop, so a channels-first
+ * x with a channels-last y would be read H*W apart (measured 3.6x slower than the
+ * Transpose and the row-walk MaxPool); such a node takes a channels-last y only when
+ * its x is channels-last too, and a depthwise Conv takes a channels-last x only when
+ * its y will be (its channels-first y would be written H*W apart: 7x slower than the
+ * Transpose and passes/depthwise.c's tiles). */
+static bool channels_inner(const kn_node *n) {
+    if (is_pool(n->op)) return true;
+    const kn_type *x = &n->in[0]->type;
+    bool xcl, ycl;
+    kn_conv_layout(n, &xcl, &ycl);
+    int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
+    const kn_attr *ga = kn_node_attr(n, "group");
+    int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1;
+    return group > 1 && group == c;
 }
 
 /* Sets n's kn.layout to [xcl, ycl] (replacing one it has). */
@@ -114,6 +139,10 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
                     continue;
                 kn_conv_layout(n, &xcl, &ycl);
                 if (xcl) continue;
+                if (channels_inner(n) && n->op == KN_OP_CONV) { /* y must follow */
+                    kn_node *u = kn_rw_only_reader(&rw, n->out[0]);
+                    if (!u || !channel_move(u, true)) continue;
+                }
                 n->in[0] = t->in[0];
                 set_layout(g, n, true, ycl);
                 rw.changed = true;
@@ -125,7 +154,7 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
                 kn_rw_only_reader(&rw, t->in[0]) != t || !foldable(n))
                 continue;
             kn_conv_layout(n, &xcl, &ycl);
-            if (ycl) continue;
+            if (ycl || (!xcl && channels_inner(n))) continue;
             kn_value *z = t->out[0];
             kn_rw_kill(&rw, t);
             n->out[0] = z;

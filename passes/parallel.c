@@ -361,15 +361,34 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * also runs on the calling thread: waking a sleeping pool worker and joining it costs
  * 5-20 us on an idle 2-core machine and far more when the cores are busy, so splitting
  * LeNet-5's first convolution (28 us, 14 tasks) or the MLP's matrix-vector products
- * made two threads slower than one (docs/benchmarks.md). When the
+ * made two threads slower than one (docs/benchmarks.md). Effort counts compute, not the
+ * constant data a nest streams: a matrix-vector product (a classifier Gemm, 1280 x 1000
+ * floats) is one vector statement per 64 bytes of weights it reads once, so its effort
+ * is small while its time is that of reading 5 MB (0.3-0.5 ms on one core of the Zen 4
+ * VM). The weights (KB_CONST buffers) a nest loads therefore add BYTES_PER_EFFORT^-1 of
+ * effort per byte: at about 18 GB/s from outside the core's caches, 2 bytes take as
+ * long as an effort unit; split, each core reads half of them. When the
  * outermost parallel loop has fewer than COLLAPSE_BELOW iterations and its body is
  * one parallel loop, the two are collapsed into one (ResNet's late layers have few
- * channel blocks), so two threads get balanced work. Microcontrollers run everything
+ * channel blocks), so two threads get balanced work; such a nest gets at most
+ * COLLAPSED_TASKS tasks per iteration of the outer loop. Finer tasks cost more than they
+ * balance: every claim moves the task counter's cache line between the cores (300 ns
+ * on the Zen 4 VM), and on SqueezeNet's expand3x3 convolutions (2-8 blocks x rows,
+ * docs/benchmarks.md "Splitting few-block convolutions over rows") 55 tasks took 10-20%
+ * longer than 2 when both cores ran at full speed, 8 tasks 4-6%, while both beat 2 tasks
+ * by 10-15% when one core was slowed down. Microcontrollers run everything
  * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
  * chooses the work-group size along its innermost dimension. A schedule file's
  * `tasks` or `wg` for a kernel overrides the choice. */
 
-enum { MIN_TASK_WORK = 16384, MAX_TASKS = 64, COLLAPSE_BELOW = 16, MIN_SPLIT_EFFORT = 300000 };
+enum {
+    MIN_TASK_WORK = 16384,
+    MAX_TASKS = 64,
+    COLLAPSE_BELOW = 16,
+    MIN_SPLIT_EFFORT = 300000,
+    BYTES_PER_EFFORT = 2,
+    COLLAPSED_TASKS = 4
+};
 
 /* Statement executions of s, vector statements counted once per lane. */
 static double cost(const kn_ks *s) {
@@ -404,6 +423,30 @@ static double effort(const kn_ks *s) {
     case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 16 : 16;
     default: return 1;
     }
+}
+
+/* The distinct constant buffers (weights) a nest loads. */
+typedef struct const_walk {
+    kn_kwalker w;
+    const kn_kbuf *buf[64];
+    int n;
+    double bytes; /* of every distinct buffer, each counted once in full */
+} const_walk;
+
+static void const_expr(kn_kwalker *w, kn_kx *x) {
+    const_walk *W = (const_walk *)w;
+    if (x->op != KX_LOAD || x->buf->kind != KB_CONST) return;
+    for (int i = 0; i < W->n; i++)
+        if (W->buf[i] == x->buf) return;
+    if (W->n < (int)(sizeof W->buf / sizeof *W->buf)) W->buf[W->n++] = x->buf;
+    W->bytes += (double)kn_kbuf_bytes(x->buf); /* past 64 buffers: possibly counted again */
+}
+
+/* Bytes of constant data nest s reads (each weight buffer it loads, in full). */
+static double const_bytes(kn_ks *s) {
+    const_walk W = {.w = {.expr = const_expr}};
+    kn_kwalk(&W.w, s);
+    return W.bytes;
 }
 
 /* The outermost parallel loops of a kernel: each top-level statement of its body that
@@ -476,11 +519,15 @@ static void split(kn_kprog *p, int k) {
         int tasks = 1;
         if (!t || t->kind == KN_TARGET_CPU) {
             /* a nest shorter than a few wake-ups and joins of the pool runs on the caller */
-            double w = effort(o) < MIN_SPLIT_EFFORT ? 0 : cost(o) / MIN_TASK_WORK;
+            double e = effort(o) + const_bytes(o) / BYTES_PER_EFFORT;
+            double w = e < MIN_SPLIT_EFFORT ? 0 : cost(o) / MIN_TASK_WORK;
+            int64_t outer = o->extent;
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {
                 }
             tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
+            if (o->extent != outer && tasks > outer * COLLAPSED_TASKS)
+                tasks = (int)(outer * COLLAPSED_TASKS);
             if (tasks > o->extent) tasks = (int)o->extent;
         }
         if (ov && ov->tasks) tasks = ov->tasks;

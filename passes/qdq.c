@@ -73,7 +73,7 @@ static bool const_n(const kn_value *v, int64_t n) {
 /* A DequantizeLinear of an 8-bit activation with per-tensor scale and zero point. */
 static bool dq_act(const kn_node *d) {
     return d && is8(d->in[0]->type.dtype) && const_n(d->in[1], 1) &&
-           (d->nin < 3 || !d->in[2] || const_n(d->in[2], 1));
+           !kn_node_attr(d, "block_size") && (d->nin < 3 || !d->in[2] || const_n(d->in[2], 1));
 }
 
 /* The axis of per-axis parameters of DequantizeLinear d on a tensor of rank r. */
@@ -85,7 +85,9 @@ static int64_t dq_axis(kn_ctx *cx, const kn_node *d, int r) {
 /* A DequantizeLinear of constant 8-bit weights whose scale and zero point are per
  * tensor or per `axis` (n entries). */
 static bool dq_weights(kn_ctx *cx, const kn_node *d, int axis, int64_t n) {
-    if (!d || !d->in[0]->constant || !is8(d->in[0]->type.dtype)) return false;
+    if (!d || !d->in[0]->constant || !is8(d->in[0]->type.dtype) ||
+        kn_attr_int(cx, d, "block_size", 0)) /* blocked (opset 21): kept as is */
+        return false;
     const kn_value *s = d->in[1], *z = d->nin > 2 ? d->in[2] : NULL;
     if (!const_n(s, n) || (z && !const_n(z, n))) return false;
     bool per = kn_tensor_numel(s->constant) > 1 || (z && kn_tensor_numel(z->constant) > 1);

@@ -43,6 +43,7 @@ static const struct {
     {"wg", offsetof(kn_sched, wg)},
     {"pad", offsetof(kn_sched, pad)},
     {"dot", offsetof(kn_sched, dot)},
+    {"split", offsetof(kn_sched, split)},
     {"wino", offsetof(kn_sched, wino)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
@@ -132,7 +133,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, wino)",
+                     "dot, split, wino)",
                      tok);
             return false;
         }

@@ -196,9 +196,8 @@ static void st_stage(kn_lower *L, const st_geom *G) {
                              kt_mad(L, ci, G->xs[1], kx_mul(L, var(L, vr), kx_int(L, G->xs[2]))));
         int xr = kl_decl(L, KN_I64, xrow);
         for (int64_t p = 0; p < G->sw; p++) {
-            int64_t nc = G->pwid[p];
-            int64_t jlo = kt_clamp(-kt_floor_div(p - G->pw, G->sw), 0, nc);
-            int64_t jhi = kt_clamp(kt_floor_div(G->w - 1 + G->pw - p, G->sw) + 1, jlo, nc);
+            int64_t nc = G->pwid[p], jlo, jhi;
+            kt_phase_inside(p, G->sw, G->pw, G->w, nc, &jlo, &jhi);
             kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
             kt_zero(L, G->xst, at, jlo);
             int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
@@ -269,12 +268,7 @@ static void st_geometry(const kn_contract *d, st_geom *G) {
     /* the padded window the outputs read: hs rows of ws columns, in sw phases */
     int64_t ws = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw + 1;
     G->hs = (G->oh - 1) * G->sh + (G->kh - 1) * G->dh + 1;
-    for (int64_t p = 0, at = 0; p < G->sw; p++) {
-        G->pwid[p] = ws > p ? (ws - p + G->sw - 1) / G->sw : 0;
-        G->poff[p] = at;
-        at += G->pwid[p];
-        G->rs = at;
-    }
+    G->rs = kt_phases(ws, G->sw, G->pwid, G->poff);
 }
 
 /* packed weights [mblk][ci][ky][kx][mt], zero past m */

@@ -68,6 +68,15 @@ typedef struct kt_tile {
     kn_kbuf *xzrt; /* the input zero point when it is known only at run time (then xzc is
                       xoff), or NULL */
     kn_kbuf *csum; /* with xzrt: each column's sum of w - wz, packed as the init */
+    /* split words (KN_DOT_S16X2 on microcontrollers, 8-bit input, channels a multiple of
+     * 4): the input is read as words of 4 channels (parts 4, bits 8: conv_words), each
+     * split by KX_UNPACK16 into its even and odd channels (SXTB16, SXTB16 ROR #8), and
+     * the weights are packed at compile time as two words of 16-bit pairs per 4
+     * channels, (c0, c2) then (c1, c3) (conv_wsplit): one load and two unpacks give a
+     * row two SMLAD operands, where building each pair from NCHW took two byte loads,
+     * a mask and an OR */
+    bool split;
+    bool xunsigned; /* split: the input is u8 (UXTB16) */
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
@@ -157,6 +166,32 @@ static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *b
             kl_set(L, T->acc[r][v],
                    kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, ar), kx_var(L, w[v])));
     }
+}
+
+/* A reduction step of a dot tile over words of its input: kt_step_dot, or for split
+ * words (kt_tile.split) each row's word unpacked into its even and odd channels, which
+ * step with the weight words at bidx (even) and bidx + kb (odd). Column by column, each
+ * weight word loaded just before the rows use it: live are the accumulators, the rows'
+ * halves and one weight word (2 rows x 4 columns: 13 of the M4's general registers). */
+static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
+    if (!T->split) {
+        kt_step_dot(L, T, words, bp, bidx);
+        return;
+    }
+    int half[2][KT_MAX_ROWS];
+    for (int r = 0; r < T->rows; r++) {
+        int vw = kl_decl(L, KN_I32, words[r]);
+        for (int o = 0; o < 2; o++)
+            half[o][r] = kl_decl(L, KN_I32, kx_unpack16(L, kx_var(L, vw), o, T->xunsigned));
+    }
+    for (int v = 0; v < T->nv; v++)
+        for (int o = 0; o < 2; o++) {
+            int w = kl_decl(L, KN_I32, kx_load(L, bp, kt_plus(L, bidx, o * T->kb + v)));
+            for (int r = 0; r < T->rows; r++)
+                kl_set(L, T->acc[r][v],
+                       kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, half[o][r]),
+                              kx_var(L, w)));
+        }
 }
 
 /* n (<= parts) input values packed into a word as the dot reads them: part g holds
@@ -324,12 +359,14 @@ typedef struct conv_geom {
     int64_t ylo, yhi, xlo, xhi; /* outputs read without bounds tests (all with the copy) */
     int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
-    kn_kbuf *xw; /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
-    kn_kbuf *mult, *shift; /* integer contractions: requantization tables or NULL */
-    bool vq;               /* requantized as vectors into an 8-bit tile scratch */
-    kn_kbuf *tile;         /* scratch of one tile, [rows][kb] */
-    const kn_contract *d;  /* the kernel's description: its epilogue */
-    const kt_tile *T;      /* the tile (its dot product) */
+    kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
+    bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    kn_kbuf *tile;  /* scratch of the tiles: [block][rows][kb], or with row_tiles
+                       [block][oh][rows][kb] */
+    bool row_tiles; /* each output row has its own tile scratch (conv_row_tiles) */
+    const kn_contract *d; /* the kernel's description: its epilogue */
+    const kt_tile *T;     /* the tile (its dot product) */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -358,6 +395,22 @@ static double conv_wdot(const void *ctx, int64_t rg, int64_t col) {
     for (; n < G->T->parts && cgrp * G->T->parts + n < G->cg; n++)
         v[n] = conv_w(ctx, (cgrp * G->T->parts + n) * khw + tap, col);
     return kt_pack_word(G->T, v, n);
+}
+
+/* packed words of a split dot tile (kt_tile.split): reduction step r = 2 * rg + o, rg
+ * = (cgrp*kh + i)*kw + j, holds channels cgrp*4 + o and cgrp*4 + o + 2 of tap (i, j) as
+ * two 16-bit parts (the even or odd channels that KX_UNPACK16 takes from the input word) */
+static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t khw = G->kh * G->kw, rg = r / 2, o = r % 2, cgrp = rg / khw, tap = rg % khw;
+    uint32_t w = 0;
+    for (int h = 0; h < 2; h++) {
+        int64_t c = cgrp * 4 + o + 2 * h;
+        int32_t v = c < G->cg ? (int32_t)conv_w(ctx, c * khw + tap, col) : 0;
+        w |= ((uint32_t)v & 0xffffu) << (16 * h);
+    }
+    return (double)(int32_t)w;
 }
 
 /* with a run-time input zero point: the column's sum of w - wz */
@@ -390,6 +443,22 @@ void kt_zero(kn_lower *L, kn_kbuf *b, kn_kx *at, int64_t n) {
     kl_end(L);
 }
 
+int64_t kt_phases(int64_t ws, int64_t sw, int64_t *wid, int64_t *off) {
+    int64_t at = 0;
+    for (int64_t p = 0; p < sw; p++) {
+        wid[p] = ws > p ? (ws - p + sw - 1) / sw : 0;
+        off[p] = at;
+        at += wid[p];
+    }
+    return at;
+}
+
+void kt_phase_inside(int64_t p, int64_t sw, int64_t pw, int64_t w, int64_t n, int64_t *jlo,
+                     int64_t *jhi) {
+    *jlo = kt_clamp(-kt_floor_div(p - pw, sw), 0, n);
+    *jhi = kt_clamp(kt_floor_div(w - 1 + pw - p, sw) + 1, *jlo, n);
+}
+
 /* The element of x (or its padded copy) at batch b, channel ch, row iy, column ix. */
 static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_kx *iy, kn_kx *ix) {
     if (G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp) /* dense NCHW */
@@ -410,9 +479,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     int vj = kl_for(L, G->kw);
     /* packed words: [group block gb][cgrp][i][j][kb] */
+    int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
     kn_kx *widx = kx_mul(
         L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj))),
-        kx_int(L, T->kb));
+        kx_int(L, wstride));
     int vw = kl_decl(L, KN_I64, widx);
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
@@ -432,12 +502,12 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
                 L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
         words[r] = kt_word(L, T, vals, nch);
     }
-    kt_step_dot(L, T, words, G->wpk, kx_var(L, vw));
+    kt_step_words(L, T, words, G->wpk, kx_var(L, vw));
     kn_kx *zp[KT_MAX_ROWS];
     if (ccol) {
         kl_else(L);
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
-        kt_step_dot(L, T, zp, G->wpk, kx_var(L, vw));
+        kt_step_words(L, T, zp, G->wpk, kx_var(L, vw));
         kl_end(L);
     }
     kl_end(L); /* j */
@@ -447,9 +517,9 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         kn_kx *w2 = kx_mul(
             L,
             mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj2))),
-            kx_int(L, T->kb));
+            kx_int(L, wstride));
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
-        kt_step_dot(L, T, zp, G->wpk, w2);
+        kt_step_words(L, T, zp, G->wpk, w2);
         kl_end_n(L, 2);
     }
     kl_end(L); /* i */
@@ -586,7 +656,8 @@ store:;
     }
     kn_epilogue head = {.n = pre};
     if (pre) memcpy(head.s, d->epi->s, (size_t)pre * sizeof *head.s);
-    int vt = kl_decl(L, KN_I64, kx_mul(L, blk, kx_int(L, T->maxrows * T->kb)));
+    kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;
+    int vt = kl_decl(L, KN_I64, kx_mul(L, slot, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
             kn_kx *val = kx_var(L, T->acc[r][v]);
@@ -602,8 +673,7 @@ store:;
                 val = kl_epilogue(L, &head, val, opnd);
             }
             if (G->vq) /* requantized as vectors: the scratch holds y's 8-bit values */
-                val = kt_int_store_vec(L, d, G->mult, G->shift, val, kt_plus(L, mo, v * T->lanes),
-                                       T->lanes);
+                val = kt_int_store_vec(L, d, &G->rq, val, kt_plus(L, mo, v * T->lanes), T->lanes);
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
         }
@@ -622,7 +692,7 @@ store:;
     kn_kx *val =
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     if (kn_contract_is_int(d) && !G->vq)
-        val = kt_int_store(L, d, G->mult, G->shift, val, kx_add(L, mo, kx_var(L, vc2)));
+        val = kt_int_store(L, d, &G->rq, val, kx_add(L, mo, kx_var(L, vc2)));
     if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
@@ -706,6 +776,29 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
     conv_rows(L, G, T, vb, vg, blk, valid, 0, G->ylo, true);
     conv_rows(L, G, T, vb, vg, blk, valid, G->ylo, G->yhi, false);
     conv_rows(L, G, T, vb, vg, blk, valid, G->yhi, G->oh, true);
+}
+
+/* Whether each output row gets its own tile scratch. The transposing store goes through
+ * a scratch per block of output channels, so the blocks are independent and the parallel
+ * pass can split them, but the rows of a block share it and run in order. A convolution
+ * with few blocks (SqueezeNet's expand3x3 layers: 64 channels, 2 blocks of 32) then
+ * splits into 2 tasks: on 2 threads each takes as long as the whole did on one when the
+ * other core is slowed down, and on more threads the rest idle (docs/benchmarks.md,
+ * "Why two threads gained little"). A scratch per (block, row) makes the rows of a block
+ * independent too, and the parallel pass collapses blocks x rows into one loop of
+ * balanced tasks. It costs oh times the scratch (SqueezeNet's fire2: 110 KB), so only
+ * kernels that can run on several threads (not on microcontrollers), have fewer than
+ * ROW_TILES_BELOW blocks and are large enough for the parallel pass to split them (at
+ * least ROW_TILES_MIN_MACS multiply-adds: its threshold, MIN_SPLIT_EFFORT, is about 3 M
+ * of them in these tiles) get it, and only when the rows form one loop (a padded copy
+ * or no padding: no border rows in loops of their own). */
+enum { ROW_TILES_BELOW = 16, ROW_TILES_MIN_MACS = 2000000 };
+
+static bool conv_row_tiles(const conv_geom *G, const kt_tile *T, const kn_target *tg) {
+    int64_t blocks = G->n * G->group * ((G->kg + T->kb - 1) / T->kb);
+    double macs = (double)G->n * G->m * G->oh * G->ow * G->cg * G->kh * G->kw;
+    return !(tg && tg->kind == KN_TARGET_MCU) && blocks < ROW_TILES_BELOW &&
+           macs >= ROW_TILES_MIN_MACS && G->ylo == 0 && G->yhi == G->oh && G->oh > 1;
 }
 
 /* The input copied into a scratch with the pads around it: zeros, or the input's zero
@@ -851,11 +944,20 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);
     }
     if (integer) int_dot(tg, d, ov, &T);
+    if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && !T.xzrt && G.cg % 4 == 0 &&
+        G.kh == 1 && G.kw == 1 && !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
+        T.split = true;
+        T.xunsigned = x->dtype == KN_U8;
+        T.parts = 4, T.bits = 8;
+        /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
+        if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
+    }
     *Tp = T;
     G.T = &T;
     /* packed per group: blocks of the group's output channels; dot tiles pack words
-     * of `parts` input channels */
-    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw : G.cg * G.kh * G.kw;
+     * of `parts` input channels (split words: two words per 4 channels) */
+    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw * (T.split ? 2 : 1)
+                        : G.cg * G.kh * G.kw;
     conv_src *ws = calloc((size_t)group, sizeof *ws);
     const void **wp = calloc((size_t)group, sizeof *wp);
     KN_ASSERT(ws && wp);
@@ -863,21 +965,24 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
     }
-    G.wpk = !integer && T.wt == KN_F32
-                ? conv_pack_f32(L, &T, &G, group)
-                : kt_pack(L, &T, T.wt, group, red, G.kg, T.dot ? conv_wdot : conv_w, wp);
+    G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
+                                       : kt_pack(L, &T, T.wt, group, red, G.kg,
+                                                 T.split ? conv_wsplit
+                                                 : T.dot ? conv_wdot
+                                                         : conv_w,
+                                                 wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
     free(wp);
-    G.mult = G.shift = NULL;
+    G.rq = (kt_rq){0};
     /* requantized as vectors (tables padded past m), or on microcontrollers one output
      * at a time in 32-bit arithmetic (kt_int_tables) */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
     if (G.vq)
-        kt_int_tables_padded(L, d, T.kb, &G.mult, &G.shift);
+        kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale)
-        kt_int_tables(L, d, &G.mult, &G.shift);
+        kt_int_tables(L, d, &G.rq);
     if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
@@ -893,7 +998,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
     }
     G.y = y;
-    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
+    G.row_tiles = conv_row_tiles(&G, &T, tg);
+    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
+                        (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
@@ -943,7 +1050,7 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
 
 typedef struct mm_geom {
     kn_kbuf *a, *y, *bpk, *init;
-    kn_kbuf *mult, *shift;     /* integer contractions: requantization tables or NULL */
+    kt_rq rq;                  /* integer contractions: requantization tables (mult NULL: none) */
     int64_t m, k, n;           /* rows (all batches, or of one batch), reduction, columns */
     int ta;                    /* A is [k][m] */
     const kn_contract *d;      /* its epilogue */
@@ -1141,12 +1248,11 @@ store:;
     int vy =
         kl_decl(L, KN_I64, plus(L, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff));
     for (int r = 0; r < rows; r++) {
-        if (G->mult) /* requantized one element at a time */
+        if (G->rq.mult) /* requantized one element at a time */
             for (int col = 0; col < valid; col++) {
                 kn_kx *yi = kx_add(L, kx_var(L, vy), kx_int(L, r * G->n + col));
                 kn_kx *ci = mad(L, blk, T->kb, kx_int(L, col));
-                kl_store(L, G->y, yi,
-                         kt_int_store(L, G->d, G->mult, G->shift, kt_elem(L, T, r, col), ci));
+                kl_store(L, G->y, yi, kt_int_store(L, G->d, &G->rq, kt_elem(L, T, r, col), ci));
             }
         else if (valid == T->kb || G->pw) /* whole vectors, then single columns */
             for (int v = 0; v < T->nv; v++) {
@@ -1230,8 +1336,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
               : !c || is_const(c) ? kt_pack(L, &T, T.t, 1, 1, G->n, mm_c, &ctx)
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
-    G->mult = G->shift = NULL;
-    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->mult, &G->shift);
+    G->rq = (kt_rq){0};
+    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->rq);
     mm_blocks(L, G, &T);
     return true;
 }
@@ -1557,8 +1663,15 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
  * The channel tiles of tile_conv put 32 output channels in the lanes instead, which NCHW
  * stores P apart: their 8 x 32 tile went through a scratch and a transposing loop of
  * byte moves, which cost more than the dot products where the input has few channels
- * (MobileNetV2's expansions; docs/quantization.md). Needs P a multiple of the lanes
- * (the word rows are read in whole vectors) and at least one full block. */
+ * (MobileNetV2's expansions; docs/quantization.md). Needs at least one full block.
+ * Where P is not a multiple of the lanes, the word rows are padded to whole vectors
+ * (zero-point words) and the last vector of each row is stored lane by lane; that is
+ * faster than the channel tiles only for expansions (m > c) on more than PW_PART_MIN
+ * blocks: on MobileNetV2, 14x14 = 196 pixels 64 -> 384 and 96 -> 576 took 0.68-0.73 of
+ * the channel tiles' time, while its 7x7 layers (49 pixels in 4 vectors) and the
+ * projections (m < c, whose stores are fewer) ran slower. */
+enum { PW_PART_MIN = 2 }; /* blocks of pixels: see tile_pointwise_int */
+
 static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                                const kn_target *tg, kt_tile *Tp) {
     if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
@@ -1568,7 +1681,9 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
         return false;
     int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
     kt_tile T;
-    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P % T.lanes || P < T.kb) return false;
+    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P < T.kb ||
+        (P % T.lanes && (M <= d->c || P <= PW_PART_MIN * T.kb)))
+        return false;
     int_dot(tg, d, ov, &T);
     if (!T.dot || T.parts != 4 || T.xzrt) return false;
     *Tp = T;
@@ -1576,6 +1691,14 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     conv_geometry(d, &G);
     G.T = &T;
     conv_src src = {&G, 0};
+    /* the word rows padded to whole vectors (the zero-point word past P): the image as
+     * one row of P pixels, Pp wide */
+    int64_t Pp = (P + T.lanes - 1) / T.lanes * T.lanes;
+    if (Pp != P) {
+        G.h = G.oh = G.hp = 1;
+        G.w = G.ow = P;
+        G.wp = Pp;
+    }
     /* weights [m][g] and each output channel's init (conv_b) */
     int32_t *wt = malloc((size_t)(M * ng + M) * sizeof *wt);
     KN_ASSERT(wt);
@@ -1585,10 +1708,11 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     }
     kn_kbuf *wa = kl_table(L, KN_I32, M * ng, wt), *init = kl_table(L, KN_I32, M, wt + M * ng);
     free(wt);
-    kn_kbuf *mult, *shift;
-    kt_int_tables_padded(L, d, T.kb, &mult, &shift);
-    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][P] */
-    int64_t full = P / T.kb, tail = P % T.kb;  /* tail: whole vectors */
+    kt_rq rq;
+    kt_int_tables_padded(L, d, T.kb, &rq);
+    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][Pp] */
+    /* tail: whole vectors, the last one partial when Pp > P */
+    int64_t full = (Pp - (Pp > P ? T.lanes : 0)) / T.kb, tail = Pp - full * T.kb;
     for (int part = 0; part < 2; part++) {
         int nv = part ? (int)(tail / T.lanes) : T.nv;
         if (part ? !tail : !full) continue;
@@ -1622,7 +1746,7 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
             for (int v = 0; v < nv; v++)
                 xv[v] = kl_decl_vec(L, KN_I32, T.lanes,
                                     kx_vload(L, xw,
-                                             kt_plus(L, mad(L, kx_var(L, vg), P, p0), v * T.lanes),
+                                             kt_plus(L, mad(L, kx_var(L, vg), Pp, p0), v * T.lanes),
                                              T.lanes));
             for (int r = 0; r < rows; r++) {
                 int wr = kl_decl(L, KN_I32,
@@ -1634,10 +1758,17 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
             kl_end(L); /* g */
             for (int r = 0; r < rows; r++)
                 for (int v = 0; v < nv; v++) {
-                    kn_kx *val = kt_int_store_vec(L, d, mult, shift, kx_var(L, acc[r][v]),
-                                                  kt_plus(L, m0, r), 1);
-                    kl_store(L, d->y, kt_plus(L, mad(L, kt_plus(L, m0, r), P, p0), v * T.lanes),
-                             val);
+                    kn_kx *val =
+                        kt_int_store_vec(L, d, &rq, kx_var(L, acc[r][v]), kt_plus(L, m0, r), 1);
+                    kn_kx *yi = kt_plus(L, mad(L, kt_plus(L, m0, r), P, p0), v * T.lanes);
+                    int64_t valid = P - (full * T.kb + (int64_t)v * T.lanes); /* in the tail */
+                    if (!part || valid >= T.lanes) {
+                        kl_store(L, d->y, yi, val);
+                        continue;
+                    }
+                    int vv = kl_decl_vec(L, d->y->dtype, T.lanes, val); /* the partial vector */
+                    for (int l = 0; l < valid; l++)
+                        kl_store(L, d->y, kt_plus(L, yi, l), kx_lane(L, vv, l));
                 }
             if (!rt) kl_end(L); /* tiles of channels */
         }
@@ -1673,6 +1804,29 @@ static bool pw_channel_tiles(kn_lower *L, const kn_contract *d, const kn_sched *
     kn_contract f = *d; /* one row of P pixels; the operands were checked by pw_suits */
     f.h = f.oh = 1;
     f.w_ = f.ow = P;
+    return tile_conv(L, &f, ov, 0, tg, true, T);
+}
+
+/* ---- integer pointwise convolutions on microcontrollers: one row of pixels ----
+ *
+ * An integer 1x1 convolution with stride 1 and no padding runs in the channel tiles
+ * of tile_conv as pw_channel_tiles runs them, the image read as one row of oh*ow
+ * pixels, so the tiles' rows cross the image's rows: DS-CNN's 25 x 5 pixels are 63
+ * tiles of 2 pixels (the last of 1), where rows of 5 took 75 tiles of 2, 2 and 1 (DS-CNN
+ * int8 on the M4: 6.84 -> 6.74 M instructions). Only for the split-word tiles: the
+ * Cortex-M3's multiply-add tiles took longer (10.33 -> 10.79 M); `split=2` in a
+ * schedule file keeps the image's rows as well. */
+static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                        kt_tile *T) {
+    if (tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 || d->c % 4 ||
+        (ov && ov->split == 2) || kn_dtype_get(d->x->dtype)->size != 1 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kh != 1 || d->kw != 1 || d->ph ||
+        d->pw || d->peh || d->pew || d->sh != 1 || d->sw != 1 || !kn_contract_is_int(d) || d->epi ||
+        !kn_contract_nchw(d))
+        return false;
+    kn_contract f = *d;
+    f.h = f.oh = 1;
+    f.w_ = f.ow = d->oh * d->ow;
     return tile_conv(L, &f, ov, 0, tg, true, T);
 }
 
@@ -1719,13 +1873,16 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
                   (tile_pointwise_int(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
-                   tile_pointwise(L, d, ov, t, &T));
+                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
+            kern->sched.split = T.split                                             ? 1
+                                : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
+                                                                                    : 0;
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;

@@ -36,6 +36,15 @@ static inline int64_t kt_clamp(int64_t v, int64_t lo, int64_t hi) {
 /* b[at .. at + n) = 0 (f32), one loop of stores; nothing when n <= 0. For the padding
  * of the staged copies of passes/stem.c and passes/depthwise.c. */
 void kt_zero(kn_lower *L, kn_kbuf *b, kn_kx *at, int64_t n);
+/* The column phases of those staged copies: a padded row of ws columns split into sw
+ * phases, column j*sw + p at phase p's start + j. Sets each phase's width wid[p] and
+ * start off[p] (sw entries each); returns the row's length, ws. */
+int64_t kt_phases(int64_t ws, int64_t sw, int64_t *wid, int64_t *off);
+/* Of phase p's n columns j (padded column j*sw + p, input column j*sw + p - pw), those
+ * inside an input row of w columns: [*jlo, *jhi), 0 <= jlo <= jhi <= n. The rest are
+ * padding. */
+void kt_phase_inside(int64_t p, int64_t sw, int64_t pw, int64_t w, int64_t n, int64_t *jlo,
+                     int64_t *jhi);
 /* Loads d's epilogue operands into opnd[] at y's coordinates coord (one per axis of
  * y), `lanes` consecutive positions along y's last axis when lanes > 1 (a vector load
  * when the operand varies along that axis, else a scalar that broadcasts). */

@@ -17,33 +17,45 @@ bool kt_dw_int_suits(const kn_contract *d);
 void kt_dw_int_pack(const kn_contract *d, float *pk);
 /* d's input zero point (0 without one). */
 double kt_int_xz(const kn_contract *d);
-/* The requantization tables of d's m columns into *mult and *shift: fixed point
- * (d->fixed, ir/requant.h), else *mult the f64 multipliers of ONNX mode and *shift
- * NULL; both NULL when y is the i32 accumulator itself (ConvInteger, MatMulInteger). */
-void kt_int_tables(kn_lower *L, const kn_contract *d, kn_kbuf **mult, kn_kbuf **shift);
+/* How an integer contraction's tiles requantize: the tables of its columns.
+ *   mult NULL:               y is the i32 accumulator itself (ConvInteger, MatMulInteger)
+ *   mult f64, shift NULL:    round_half_even(acc * mult) in double (ONNX mode; or fixed
+ *                            point where f64 is exact, kt_int_tables_f64)
+ *   round set:               the high-word form (kn_qmul_hi32): mult, round and shift
+ *                            (t = shift - 32) i32
+ *   shift i8:                microcontrollers' 32-bit form (kl_qmul_shift32)
+ *   else                     fixed point in int64 (kl_requant_fixed): mult, shift i32 */
+typedef struct kt_rq {
+    kn_kbuf *mult, *shift, *round;
+} kt_rq;
+
+/* The requantization tables of d's m columns into *q: fixed point (d->fixed,
+ * ir/requant.h), else the f64 multipliers of ONNX mode. */
+void kt_int_tables(kn_lower *L, const kn_contract *d, kt_rq *q);
 /* kt_int_tables with `pad` more entries past the m columns (mult 0: y = y_zp), so
- * vectors of columns may be read past the last one. */
-void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult,
-                          kn_kbuf **shift);
+ * vectors of columns may be read past the last one. On CPU targets and with pad > 0 (the
+ * vector stores), a fixed-point d takes the high-word form where every column allows it
+ * (kn_qmul_hi32, with d's accumulator bound from its constant weights and bias): about a third of
+ * the int64 form's instructions per vector. */
+void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
+/* The high-word form's tables (kn_qmul_hi32) of a fixed-point d's columns and `pad` more
+ * (mult 0) on CPU targets; false (q cleared) where a column does not allow it. */
+bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
 /* Fixed-point requantization (d->fixed) in f64 where it is exact, on CPU targets with
- * f64 vectors: *mult the table of M = mult * 2^-shift of each column (kn_qmul; `pad`
+ * f64 vectors: q->mult the table of M = mult * 2^-shift of each column (kn_qmul; `pad`
  * zeros past the last), for kt_int_store(_vec) with shift NULL, which computes
  * round_half_even(acc * M) in double. That is the fixed-point value exactly when
  * |acc| <= 2^22 (the product, acc x mult / 2^shift, then has at most 53 significant
  * bits): d's bound from its constant weights and bias (255 x sum |w - wz| + |bias| per
- * column) must be under it. The depthwise tiles use it: their sums are f32, which
- * widen to f64 in one instruction where the int64 form needs an f32 -> i32
- * conversion first (measured on MobileNetV2: depthwise faster, while the dot tiles'
- * i32 accumulators were faster in int64). False (and *mult NULL) where it does not
- * apply. */
-bool kt_int_tables_f64(kn_lower *L, const kn_contract *d, int64_t pad, kn_kbuf **mult);
+ * column) must be under it. False (and q cleared) where it does not apply. The depthwise
+ * tiles use it where the high-word form does not apply. */
+bool kt_int_tables_f64(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
 /* The requantized vector of `lanes` columns from col of accumulator vector acc (i32),
  * reading vectors of the tables (padded past the last column, kt_int_tables_padded). */
-kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift,
-                        kn_kx *acc, kn_kx *col, int lanes);
+kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col,
+                        int lanes);
 /* The value stored at y for integer accumulator acc (i32, scalar or vector) of column
  * col: acc itself, or requantized through the tables of kt_int_tables. */
-kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, kn_kbuf *mult, kn_kbuf *shift, kn_kx *acc,
-                    kn_kx *col);
+kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col);
 
 #endif

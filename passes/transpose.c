@@ -32,7 +32,10 @@
  *             copies the smaller tensor) to the producer that absorbs it: a Conv or pool
  *             whose output it moves channels-last (passes/layout.c then folds the pair) or a
  *             Transpose it inverts (merge and drop). Without such a producer it stays.
- *             Merge and drop run again, sinking does not (it would move it back).
+ *             Merge and drop run again, sinking does not (it would move it back). A
+ *             chain of activations alone (kn_epilogue_step_of) above a Conv is not
+ *             crossed: fuse puts them into the Conv's epilogue and passes/layout.c then
+ *             folds the Transpose right after it, one kernel instead of two.
  *
  * A Transpose read by several nodes is split first when that lets it cancel: each
  * elementwise reader whose result only an inverse Transpose reads gets its own copy
@@ -509,6 +512,14 @@ static bool hoist(tp *T, kn_graph *g, int ti, const int64_t *p, int r) {
         v = u->in[k];
     }
     if (nc == 0 || nc == 16 || (*U(T, v)) != 1 || kn_graph_is_output(T->root, v)) return false;
+    if (v->producer->op == KN_OP_CONV) { /* activations only: fuse takes them into the */
+        bool acts = true;                /* Conv, then layout folds the Transpose after it */
+        for (int c = 0; c < nc && acts; c++) {
+            kn_epi_step s;
+            acts = kn_epilogue_step_of(T->cx, chain[c], &s);
+        }
+        if (acts) return false;
+    }
     int64_t inv[KN_MAX_RANK];
     for (int d = 0; d < r; d++) inv[p[d]] = d;
     /* the new constants first: nothing changes if one cannot be made */

@@ -16,6 +16,8 @@
 enum { H_F16 = 1, H_BF16 = 2, H_F16_ST = 32, H_BF16_ST = 64 };
 /* H_DOT << kind: the KX_DOT helper kn_dot<kind> (kn_dot of targets/target.h) */
 enum { H_DOT = 128 };
+/* H_UNPACK << i: the KX_UNPACK16 helper kn_unpack16_<i> (i = odd | unsigned << 1) */
+enum { H_UNPACK = 4096 };
 
 typedef kn_cprint emitter;
 
@@ -292,6 +294,12 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         char dot[16];
         snprintf(dot, sizeof dot, "kn_dot%d", (int)x->i);
         print_call3(E, dot, x);
+        return;
+    case KX_UNPACK16:
+        E->helpers |= (unsigned)H_UNPACK << x->i;
+        fprintf(f, "kn_unpack16_%d(", (int)x->i);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
         return;
     case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
                     a*b + c */
@@ -905,10 +913,34 @@ static const char *dot_helpers[4] = {
     "}\n",
 };
 
+/* The KX_UNPACK16 helper of kind i (ir/kir.h): SXTB16/UXTB16 (ROR #8 for the odd
+ * bytes) where the compiler targets an Arm DSP extension, else the two bytes extended
+ * by shifts and masks through uint32. */
+static void unpack_helper(FILE *f, int i) {
+    bool odd = i & 1, u = i & 2;
+    fprintf(f,
+            "static int32_t kn_unpack16_%d(int32_t a) {\n"
+            "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+            "    int32_t r;\n"
+            "    __asm__(\"%s %%0, %%1%s\" : \"=r\"(r) : \"r\"(a));\n"
+            "    return r;\n"
+            "#else\n"
+            "    uint32_t ua = (uint32_t)a >> %d, lo = ua & 0xffu, hi = (ua >> 16) & 0xffu;\n",
+            i, u ? "uxtb16" : "sxtb16", odd ? ", ror #8" : "", odd ? 8 : 0);
+    if (!u)
+        fprintf(f, "    lo = (lo ^ 0x80u) - 0x80u;\n"
+                   "    hi = (hi ^ 0x80u) - 0x80u;\n");
+    fprintf(f, "    return (int32_t)((lo & 0xffffu) | (hi << 16));\n"
+               "#endif\n"
+               "}\n");
+}
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
+    for (int k = 0; k < 4; k++)
+        if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
     if (E->helpers & (H_F16 | H_F16_ST)) fputs(f16_have, f);
     if (E->helpers & H_F16) fputs(f16_helpers[0], f);
     if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);

@@ -253,6 +253,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
     KN_ASSERT(use && restr);
+    bool any_regtile = false;
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
         memset(use, 0, (size_t)p->nbufs);
@@ -262,7 +263,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                                       .done = ki + 1,
                                       .total = p->nkernels});
         kernel_restrict(p, use, restr);
-        fprintf(k, "\n/* %s */\nstatic void %s_k%d(", kr->name, N, ki);
+        bool regtile = kr->sched.split == 1; /* KN_REGTILE, below */
+        any_regtile = any_regtile || regtile;
+        fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
+                ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
             if (use[i]) {
@@ -371,6 +375,14 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
      * where a multiply-add is fused (KN_FMAF) */
     fprintf(c, "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n");
     kn_cprint_vector_prelude(&E, &V, p->target && p->target->fma, c);
+    /* split-word integer tiles (passes/tile.c, kn_sched.split): GCC's scheduling before
+     * register allocation moves all of a step's weight loads ahead of the SMLADs, which
+     * keeps them live at once and spills accumulators on Arm's 16 general registers
+     * (DS-CNN int8 on the M4, 2 x 4 tiles: 7.74 M instructions scheduled, 6.67 M not) */
+    if (any_regtile)
+        fprintf(c, "#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)\n"
+                   "#define KN_REGTILE __attribute__((optimize(\"no-schedule-insns\")))\n"
+                   "#else\n#define KN_REGTILE\n#endif\n");
     if (opt->weights_section)
         fprintf(
             c,

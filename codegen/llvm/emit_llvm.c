@@ -557,9 +557,39 @@ static LLVMValueRef dot(emit *E, const kn_kx *x) {
     return dot_generic(E, kind, acc, a, b, lanes);
 }
 
+/* KX_UNPACK16 (ir/kir.h): SXTB16/UXTB16 on Arm (the odd bytes rotated into place
+ * first, which the backend folds into the instruction's ROR #8), elsewhere shifts:
+ * each byte moved to the top and shifted back down arithmetically (signed) or masked
+ * (unsigned), the high one into the upper half. */
+static LLVMValueRef unpack16(emit *E, const kn_kx *x) {
+    LLVMValueRef a = expr(E, x->a[0]);
+    int lanes = kx_lanes(x), odd = (int)(x->i & 1);
+    bool u = x->i & 2;
+    LLVMBuilderRef B = E->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+#define K(v) splat(E, LLVMConstInt(i32, (unsigned long long)(v), 0), lanes)
+    if (lanes == 1 && target_arch(E->jit ? NULL : E->p->target) == ARCH_ARM) {
+        if (odd)
+            a = LLVMBuildOr(B, LLVMBuildLShr(B, a, K(8), ""), LLVMBuildShl(B, a, K(24), ""), "");
+        return call_fn(E, u ? "llvm.arm.uxtb16" : "llvm.arm.sxtb16", i32, &a, 1);
+    }
+    LLVMValueRef lo, hi;
+    if (u) {
+        lo = LLVMBuildAnd(B, LLVMBuildLShr(B, a, K(8 * odd), ""), K(0xff), "");
+        hi = LLVMBuildAnd(B, LLVMBuildLShr(B, a, K(16 + 8 * odd), ""), K(0xff), "");
+    } else {
+        lo = LLVMBuildAShr(B, LLVMBuildShl(B, a, K(24 - 8 * odd), ""), K(24), "");
+        lo = LLVMBuildAnd(B, lo, K(0xffff), "");
+        hi = LLVMBuildAShr(B, LLVMBuildShl(B, a, K(8 - 8 * odd), ""), K(24), "");
+    }
+    return LLVMBuildOr(B, lo, LLVMBuildShl(B, hi, K(16), ""), "");
+#undef K
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_DOT: return dot(E, x);
+    case KX_UNPACK16: return unpack16(E, x);
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:

@@ -17,6 +17,7 @@
 #include "ir/epilogue.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- expression shorthands (index arithmetic is i64) ---- */
@@ -124,6 +125,69 @@ static kn_kx *sp_offset(kn_lower *L, int nsp, const int64_t *dims, const int *v)
 static void logical_bufs(const kn_node *n, const kn_kbuf *x, const kn_kbuf *y, kn_kbuf *xl,
                          kn_kbuf *yl, bool *xcl, bool *ycl);
 
+/* ---- channels-last depthwise Conv ---- */
+
+static kn_kx *pool_at(kn_lower *L, bool cl, kn_kx *sp, kn_kx *ch, int vb, int64_t c, int64_t sz);
+
+/* Whether Conv n (its window w) is a depthwise one this file lowers channels-last:
+ * x or y channels-last (kn.layout), one f32 input and output channel a group, constant
+ * weights (passes/layout.c folds only such ones). */
+static bool dw_cl(const kn_node *n, kn_kbuf *const *in, kn_kbuf *y, bool xcl, bool ycl,
+                  int64_t group, int64_t c, int64_t m) {
+    return n->op == KN_OP_CONV && (xcl || ycl) && group == c && m == c && y->dtype == KN_F32 &&
+           in[0]->dtype == KN_F32 && in[1]->kind == KB_CONST && in[1]->data &&
+           in[1]->dtype == KN_F32;
+}
+
+/* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): y holds
+ * the accumulators (bias first), each tap of the window inside the input adds x * w to
+ * the whole channel row, channels innermost, then the epilogue runs over the row. The
+ * weights are packed tap-major ([tap][c], a table) so that row reads consecutive
+ * weights. Each channel sums its taps in the plain nest's order with the same fma, so
+ * the result is the plain nest's. */
+static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_window *w,
+                             bool xcl, bool ycl, const kn_epilogue *epi) {
+    kn_kbuf *x = in[0], *wt = in[1], *bias = in[2];
+    int64_t c = ycl ? y->dims[y->rank - 1] : y->dims[1];
+    int64_t isz = kn_prod(w->in, 0, w->nsp), osz = kn_prod(w->out, 0, w->nsp);
+    int64_t nk = kn_prod(w->k, 0, w->nsp);
+    float *pk = malloc((size_t)(nk * c) * sizeof *pk);
+    KN_ASSERT(pk);
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t k = 0; k < nk; k++)
+            pk[k * c + ch] = (float)kn_load_f64(wt->data->data, KN_F32, (size_t)(ch * nk + k));
+    kn_kbuf *wp = kl_table(L, KN_F32, nk * c, pk);
+    free(pk);
+    int vb = kl_for(L, x->dims[0]), ov[KN_MAX_RANK];
+    kl_for_shape(L, w->nsp, w->out, ov);
+#define YI(vc) pool_at(L, ycl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
+    int vc = kl_for(L, c);
+    kl_store(L, y, YI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
+    kl_end(L);
+    wpos q;
+    win_open(L, w, ov, &q);
+    if_open(L, q.inb);
+    vc = kl_for(L, c);
+    kn_kx *xv = kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz));
+    kn_kx *wv = kx_load(L, wp, madd(L, var(L, vc), q.koff, c));
+    kl_store(L, y, YI(vc), kx_fma(L, xv, wv, kx_load(L, y, YI(vc))));
+    kl_end(L);
+    if_close(L, q.inb);
+    win_close(L, w);
+    if (epi->n) {
+        vc = kl_for(L, c);
+        kn_kx *coord[KN_MAX_RANK] = {var(L, vb), var(L, vc)}, *opnd[KN_EPI_MAX] = {0};
+        for (int i = 0; i < w->nsp; i++) coord[2 + i] = var(L, ov[i]);
+        for (int k = 0; k < epi->n; k++)
+            if (epi->s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi->s[k].operand], y, coord);
+        kl_store(L, y, YI(vc), kl_epilogue(L, epi, kx_load(L, y, YI(vc)), opnd));
+        kl_end(L);
+    }
+#undef YI
+    kl_end_n(L, w->nsp + 1);
+    return KN_OK;
+}
+
 /* ---- Conv, ConvTranspose ---- */
 
 /* y[b, g*mg+mi, o...] = bias + sum over ci < cg and the window of x[b, g*cg+ci, pos...] *
@@ -146,6 +210,7 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int64_t c = xl.dims[1], m = yl.dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
+    if (dw_cl(n, in, y, xcl, ycl, group, c, m)) return lower_dw_cl(L, in, y, &w, xcl, ycl, &epi);
     kn_dtype t = kx_compute_dtype(y->dtype);
     int vb = kl_for(L, x->dims[0]), vg = kl_for(L, group), vm = kl_for(L, mg), ov[KN_MAX_RANK];
     kn_kx *mo = madd(L, var(L, vm), var(L, vg), mg);

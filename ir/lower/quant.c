@@ -123,18 +123,30 @@ static kn_kx *open_loops(kn_lower *L, const kn_kbuf *b, int *vars) {
 /* ---- QuantizeLinear, DequantizeLinear ---- */
 
 /* The index into scale in[1] (and zero point in[2]) for the element of in[0] at
- * vars: 0 per tensor, vars[axis] per axis. */
+ * vars: 0 per tensor, vars[axis] per axis; blocked (opset 21 block_size b, checked by
+ * infer: the scale has x's shape but ceil(D / b) along axis) the offset in the scale of
+ * vars with vars[axis] / b. */
 static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in, const int *vars,
                               kn_kx **index) {
     kn_ctx *cx = kl_ctx(L);
-    int64_t a = kn_attr_int(cx, n, "axis", 1);
+    int64_t a = kn_attr_int(cx, n, "axis", 1), block = kn_attr_int(cx, n, "block_size", 0);
     if (kn_failed(cx)) return cx->status;
     *index = kx_int(L, 0);
-    if (in[1]->rank <= 1 && in[1]->numel == 1) return KN_OK;
+    if (!block && in[1]->rank <= 1 && in[1]->numel == 1) return KN_OK;
     int axis;
     kn_status st = kn_axis(cx, n, a, in[0]->rank, 0, &axis);
     if (st) return st;
-    *index = kx_var(L, vars[axis]);
+    if (!block) {
+        *index = kx_var(L, vars[axis]);
+        return KN_OK;
+    }
+    int64_t ss[KN_MAX_RANK];
+    kn_strides(in[1]->rank, in[1]->dims, ss);
+    for (int d = 0; d < in[0]->rank; d++) {
+        kn_kx *c = kx_var(L, vars[d]);
+        if (d == axis) c = kx_bin(L, KX_DIV, c, kx_int(L, block));
+        *index = kx_add(L, *index, kx_bin(L, KX_MUL, c, kx_int(L, ss[d])));
+    }
     return KN_OK;
 }
 

@@ -47,3 +47,20 @@ kn_kbuf *kl_qmul_shift32(kn_lower *L, const kn_kbuf *mult, kn_kbuf *shift, int64
     free(t);
     return r;
 }
+
+kn_kx *kl_requant_hi32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *round, kn_kx *t, int64_t lo,
+                       int64_t hi_, kn_dtype ty) {
+    /* (i32)((i64)acc * (i64)mult >> 32): a signed high multiply (vpmuldq on even and odd
+     * lanes on x86, SMULL on Arm) */
+    if (kx_lanes(acc) > 1 && kx_lanes(mult) == 1)
+        mult = kx_var(L, kl_decl_vec(L, KN_I32, kx_lanes(acc), kx_cast(L, KN_I32, mult)));
+    kn_kx *p = kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult));
+    kn_kx *h = kx_cast(L, KN_I32, kx_bin(L, KX_SHR, p, kx_int(L, 32)));
+    /* t is in [1, 30]: the mask says so, so the emitters' guard for shifts of 32 or more
+     * folds away */
+    kn_kx *tm = kx_bin(L, KX_AND, kx_cast(L, KN_I32, t), kx_const(L, KN_I32, 31));
+    kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, h, kx_cast(L, KN_I32, round)), tm);
+    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, (double)lo)),
+               kx_const(L, KN_I32, (double)hi_));
+    return kx_cast(L, ty, r);
+}

@@ -342,6 +342,12 @@ kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const 
     for (int i = 0; i < nsp; i++) {
         w->in[i] = x->dims[i + 2];
         w->k[i] = nk >= 0 ? ks[i] : wt->rank >= 0 ? wt->dims[i + 2] : -1;
+        int64_t kd = wt->rank == x->rank ? wt->dims[i + 2] : -1;
+        if (nk >= 0 && kd >= 0 && kd != ks[i])
+            return kn_diag(cx, n, KN_EINVAL, "kernel_shape[%d] is %lld but the weights have %lld",
+                           i, (long long)ks[i], (long long)kd);
+        if (nk >= 0 && ks[i] < 1)
+            return kn_diag(cx, n, KN_EINVAL, "kernel_shape[%d] is %lld", i, (long long)ks[i]);
         if (w->s[i] < 1 || w->d[i] < 1)
             return kn_diag(cx, n, KN_EINVAL, "strides and dilations must be >= 1");
         w->pb[i] = pads[i];

@@ -63,17 +63,45 @@ static kn_status need_numel(kn_ctx *cx, const kn_node *n, const kn_tensor *t, in
 
 /* ---- QuantizeLinear, DequantizeLinear ---- */
 
+/* The checks of blocked parameters (opset 21, block_size b > 0): scale s has x's rank
+ * and dims but along axis, where it has ceil(D / b) (ONNX's accepted range of b for
+ * that extent); the zero point, if any, has s's shape. */
+static kn_status qblock_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int axis,
+                              int64_t b) {
+    const kn_type *x = &in[0]->type, *s = &in[1]->type;
+    if (b < 0) return kn_diag(cx, n, KN_EINVAL, "block_size is %lld", (long long)b);
+    if (x->rank < 0 || s->rank < 0) return KN_OK;
+    if (s->rank != x->rank)
+        return kn_diag(cx, n, KN_EINVAL, "blocked scale has rank %d, input %d", s->rank, x->rank);
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] < 0 || s->dims[d] < 0) continue;
+        int64_t want = d == axis ? (x->dims[d] + b - 1) / b : x->dims[d];
+        if (s->dims[d] != want)
+            return kn_diag(cx, n, KN_EINVAL,
+                           "blocked scale has %lld elements along axis %d, expected %lld",
+                           (long long)s->dims[d], d, (long long)want);
+    }
+    const kn_type *z = n->nin > 2 && in[2] ? &in[2]->type : NULL;
+    bool same = !z || z->rank < 0 || z->rank == s->rank;
+    for (int d = 0; same && z && d < z->rank; d++) same = z->dims[d] == s->dims[d];
+    if (!same) return kn_diag(cx, n, KN_EINVAL, "zero point and blocked scale differ in shape");
+    return KN_OK;
+}
+
 /* Checks that scale in[1] and zero point in[2] fit x in[0]; sets *axis to the
- * per-axis channel dim or -1 for per-tensor. */
-static kn_status qparams_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis) {
+ * per-axis channel dim or -1 for per-tensor, and *block to block_size (0: not blocked). */
+static kn_status qparams_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, int *axis,
+                               int64_t *block) {
     const kn_type *x = &in[0]->type, *s = &in[1]->type;
     int64_t a = kn_attr_int(cx, n, "axis", 1);
-    int64_t block = kn_attr_int(cx, n, "block_size", 0);
+    *block = kn_attr_int(cx, n, "block_size", 0); /* opset 21 */
     if (kn_failed(cx)) return cx->status;
-    if (block) /* opset 21 */
-        return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "blocked quantization (block_size %lld) is not supported", (long long)block);
     *axis = -1;
+    if (*block) {
+        if (x->rank < 0) return KN_OK;
+        kn_status st = kn_axis(cx, n, a, x->rank, 0, axis);
+        return st ? st : qblock_check(cx, n, in, *axis, *block);
+    }
     if (n->nin > 2 && in[2] && kn_type_numel(&in[2]->type) >= 0 && kn_type_numel(s) >= 0 &&
         kn_type_numel(&in[2]->type) != kn_type_numel(s))
         return kn_diag(cx, n, KN_EINVAL, "scale and zero point sizes differ");
@@ -89,9 +117,21 @@ static kn_status qparams_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     return KN_OK;
 }
 
-/* Index into the scale/zero point for element i of x (per-axis or per-tensor). */
-static size_t qparam_index(const kn_tensor *x, int axis, int64_t i) {
+/* Index into the scale/zero point s for element i of x (per-axis, per-tensor, or per
+ * block of `block` elements along axis). */
+static size_t qparam_index(const kn_tensor *x, const kn_tensor *s, int axis, int64_t block,
+                           int64_t i) {
     if (axis < 0) return 0;
+    if (block) { /* x's coordinates, the axis one divided by block, flattened over s */
+        int64_t at = 0, rem = i, stride = 1;
+        for (int d = x->type.rank - 1; d >= 0; d--) {
+            int64_t c = rem % x->type.dims[d];
+            rem /= x->type.dims[d];
+            at += (d == axis ? c / block : c) * stride;
+            stride *= s->type.dims[d];
+        }
+        return (size_t)at;
+    }
     int64_t inner = 1;
     for (int d = axis + 1; d < x->type.rank; d++) inner *= x->type.dims[d];
     return (size_t)((i / inner) % x->type.dims[axis]);
@@ -122,7 +162,8 @@ static kn_status infer_quantize(kn_ctx *cx, const kn_node *n, kn_tensor *const *
         yt = in[2]->type.dtype;
     }
     int axis;
-    if ((st = qparams_check(cx, n, in, &axis))) return st;
+    int64_t block;
+    if ((st = qparams_check(cx, n, in, &axis, &block))) return st;
     out[0] = in[0]->type;
     out[0].dtype = yt;
     return KN_OK;
@@ -133,15 +174,16 @@ static kn_status eval_quantize(kn_exec *ex, const kn_node *n, kn_tensor *const *
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_type yt;
     int axis;
+    int64_t block;
     kn_status st = infer_quantize(cx, n, in, &yt);
-    if (st || (st = qparams_check(cx, n, in, &axis))) return st;
+    if (st || (st = qparams_check(cx, n, in, &axis, &block))) return st;
     kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     int in_float = x->type.dtype != KN_F64 && x->type.dtype != KN_I32 && s->type.dtype != KN_F64;
     bool f8 = kn_dtype_is_f8(yt.dtype), saturate = kn_attr_int(cx, n, "saturate", 1) != 0;
     for (int64_t i = 0; i < kn_tensor_numel(x); i++) {
-        size_t p = qparam_index(x, axis, i);
+        size_t p = qparam_index(x, s, axis, block, i);
         double xv = kn_load_f64(x->data, x->type.dtype, (size_t)i);
         double sv = kn_load_f64(s->data, s->type.dtype, p);
         double q = in_float ? (double)((float)xv / (float)sv) : xv / sv;
@@ -167,7 +209,8 @@ static kn_status infer_dequantize(kn_ctx *cx, const kn_node *n, kn_tensor *const
                            kn_dtype_name(in[2]->type.dtype), kn_dtype_name(in[0]->type.dtype));
     }
     int axis;
-    if ((st = qparams_check(cx, n, in, &axis))) return st;
+    int64_t block;
+    if ((st = qparams_check(cx, n, in, &axis, &block))) return st;
     out[0] = in[0]->type;
     out[0].dtype = in[1]->type.dtype;
     return KN_OK;
@@ -178,13 +221,14 @@ static kn_status eval_dequantize(kn_exec *ex, const kn_node *n, kn_tensor *const
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_type yt;
     int axis;
+    int64_t block;
     kn_status st = infer_dequantize(cx, n, in, &yt);
-    if (st || (st = qparams_check(cx, n, in, &axis))) return st;
+    if (st || (st = qparams_check(cx, n, in, &axis, &block))) return st;
     kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
     if (!y) return cx->status;
     const kn_tensor *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
     for (int64_t i = 0; i < kn_tensor_numel(x); i++) {
-        size_t p = qparam_index(x, axis, i);
+        size_t p = qparam_index(x, s, axis, block, i);
         if (kn_dtype_is_f8(x->type.dtype)) { /* (value - zero point value) * scale */
             double d = kn_load_f64(x->data, x->type.dtype, (size_t)i) -
                        (z ? kn_load_f64(z->data, z->type.dtype, p) : 0);

@@ -5,8 +5,9 @@ by a padded strided MaxPool (transposed back to an NHWC output), an AveragePool 
 and one with count_include_pad (ceil_mode: the last window overhangs the padding), the
 first through a Relu to an NHWC output, an LpPool (p=2, strided), a GlobalAveragePool
 transposed to NHWC and reshaped (a classifier's tail) and a GlobalMaxPool; a second, NCHW
-input through a dilated MaxPool to an NHWC output. passes/layout.c folds every Transpose
-into its pool (kn.layout; golden layout_pools), so no Transpose is left.
+input through a dilated MaxPool to an NHWC output. passes/layout.c folds the Transposes
+into the pools (kn.layout; golden layout_pools) but the last: a pool takes a
+channels-last output only with a channels-last input.
 
 Expected outputs: numpy in float64 from the ONNX operator definitions (each window's
 taps inside the input; the average's divisor counts the taps inside the input, or with

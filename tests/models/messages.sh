@@ -51,9 +51,9 @@ done
 [ "$(grep -c warning "$T/out")" = 2 ] && pass=$((pass + 1)) ||
   { fail=$((fail + 1)); echo "FAIL: bad_value_info: wanted 2 warnings (not b's, not twice):"; cat "$T/out"; }
 rm -rf "$T/e" "$T/f"
-# float8 and int4: accepted by Cast, (De)QuantizeLinear, initializers and data movement on
+# float8 and int4: accepted by Cast, (De)QuantizeLinear, initializers, data movement, Pad and Where on
 # every command; refused elsewhere, naming the node, the value and the type; float4 by name
-NT="float8 and 4-bit tensors are supported in Cast, CastLike, QuantizeLinear, DequantizeLinear, constants and data movement only"
+NT="float8 and 4-bit tensors are supported in Cast, CastLike, QuantizeLinear, DequantizeLinear, constants, data movement, Pad and Where only"
 for cmd in compile run inspect; do
   case $cmd in compile) extra="-o $T/n8" ;; run) extra="--random 1" ;; *) extra= ;; esac
   for m in float8_cast int4_zero_point float8_input float8_quantize uint4_initializer; do
@@ -64,6 +64,8 @@ for cmd in compile run inspect; do
     "$KILN" $cmd "$E/float8_add.onnx" $extra
   expect 1 "float4_cast.onnx: graph output 'y' has element type float4e2m1 (23): kiln has no float4 or complex element types" -- \
     "$KILN" $cmd "$E/float4_cast.onnx" $extra
+  expect 1 "blocked_scale.onnx: node 'dqb' (DequantizeLinear): blocked scale has 2 elements along axis 1, expected 3" -- \
+    "$KILN" $cmd "$E/blocked_scale.onnx" $extra
 done
 [ -z "$(ls -A "$T/c" "$T/d" "$T/g" 2>/dev/null)" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: files left behind"; }
 finish

@@ -3,7 +3,9 @@
 float8 (FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ) and 4-bit (INT4, UINT4)
 types: Cast/CastLike to and from them (saturate on and off), QuantizeLinear and
 DequantizeLinear with float8 and 4-bit zero points (opsets 19 and 21), initializers
-(4-bit packed two to a byte), ConstantOfShape and data movement. Most cases read graph
+(4-bit packed two to a byte), ConstantOfShape, data movement, Pad (opset 21: every
+mode, a float8 constant_value), Where (broadcast) and blocked Quantize/DequantizeLinear
+(opset 21 block_size). Most cases read graph
 inputs, so constant folding cannot hide the kernels; CTest runs the folder through every
 backend with `kiln check-onnx`.
 
@@ -30,7 +32,8 @@ F8 = (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ)
 NAME = {E4M3FN: "e4m3fn", E4M3FNUZ: "e4m3fnuz", E5M2: "e5m2", E5M2FNUZ: "e5m2fnuz",
         UINT4: "uint4", INT4: "int4"}
 NP = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16,
-      np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.int64: TensorProto.INT64}
+      np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.int64: TensorProto.INT64,
+      np.bool_: TensorProto.BOOL}
 # (mantissa bits, exponent bias, unsigned-zero kinds: NaN is 0x80 and there is no -0)
 FMT = {E4M3FN: (3, 7, False), E4M3FNUZ: (3, 8, True), E5M2: (2, 15, False),
        E5M2FNUZ: (2, 16, True)}
@@ -322,6 +325,77 @@ case("constantofshape_e5m2", [
     helper.make_node("Shape", ["x"], ["s"], name="shape"),
     helper.make_node("ConstantOfShape", ["s"], ["y"], name="cos", value=val)],
     {"x": xin}, {"y": Narrow(E5M2, np.full((2, 3), 0x3D, np.uint8))})
+
+# Pad (opset 21 lists float8 and 4-bit types) and Where: element copies, so the expected
+# codes are numpy's pad/where of the input codes (np.pad's reflect is ONNX's reflect)
+x = Narrow(E4M3FN, rng.integers(0, 256, size=(2, 3, 4)).astype(np.uint8))
+cv = Narrow(E4M3FN, np.array(0xB4, np.uint8))  # -1.5
+pads = np.array([0, 1, 2, 1, 0, 1], dtype=np.int64)
+case("pad_e4m3fn_constant", [helper.make_node("Pad", ["x", "pads", "cv"], ["y"], name="pad")],
+     {"x": x, "pads": pads, "cv": cv},
+     {"y": Narrow(E4M3FN, np.pad(x.a, [(0, 1), (1, 0), (2, 1)], constant_values=0xB4))},
+     opset=21, inits=("pads",))
+x = Narrow(E5M2FNUZ, rng.integers(0, 256, size=(3, 5)).astype(np.uint8))
+case("pad_e5m2fnuz_reflect",
+     [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="reflect")],
+     {"x": x, "pads": np.array([1, 2, 2, 3], dtype=np.int64)},
+     {"y": Narrow(E5M2FNUZ, np.pad(x.a, [(1, 2), (2, 3)], mode="reflect"))},
+     opset=21, inits=("pads",))
+x = Narrow(INT4, rng.integers(-8, 8, size=(2, 5)).astype(np.int8))
+case("pad_int4_edge", [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad", mode="edge"),
+                       helper.make_node("Cast", ["y"], ["f"], name="to_f32", to=1)],
+     {"x": x, "pads": np.array([0, 1, 1, 2], dtype=np.int64)},
+     {"y": Narrow(INT4, np.pad(x.a, [(0, 1), (1, 2)], mode="edge")),
+      "f": np.pad(x.a, [(0, 1), (1, 2)], mode="edge").astype(np.float32)},
+     opset=21, inits=("pads",))
+x = Narrow(UINT4, rng.integers(0, 16, size=(3, 4)).astype(np.uint8))
+case("pad_uint4_axes_wrap",  # opset 18's axes input; wrap mode; the default fill is unused
+     [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad", mode="wrap")],
+     {"x": x, "pads": np.array([2, 1], dtype=np.int64), "axes": np.array([-1], dtype=np.int64)},
+     {"y": Narrow(UINT4, np.pad(x.a, [(0, 0), (2, 1)], mode="wrap"))},
+     opset=21, inits=("pads", "axes"))
+x = Narrow(UINT4, rng.integers(0, 16, size=(2, 3)).astype(np.uint8))
+case("pad_uint4_zero", [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
+     {"x": x, "pads": np.array([1, 0, 0, 2], dtype=np.int64)},
+     {"y": Narrow(UINT4, np.pad(x.a, [(1, 0), (0, 2)]))}, opset=21, inits=("pads",))
+cond = rng.integers(0, 2, size=(2, 1, 4)).astype(np.bool_)
+a = Narrow(E4M3FNUZ, rng.integers(0, 256, size=(2, 3, 4)).astype(np.uint8))
+b = Narrow(E4M3FNUZ, rng.integers(0, 256, size=(4,)).astype(np.uint8))
+case("where_e4m3fnuz", [helper.make_node("Where", ["cond", "a", "b"], ["y"], name="where")],
+     {"cond": cond, "a": a, "b": b},
+     {"y": Narrow(E4M3FNUZ, np.where(cond, a.a, b.a))}, opset=21, inits=("b",))
+cond = rng.integers(0, 2, size=(3, 4)).astype(np.bool_)
+a = Narrow(INT4, rng.integers(-8, 8, size=(3, 4)).astype(np.int8))
+b = Narrow(INT4, np.array(-7, np.int8))
+case("where_int4", [helper.make_node("Where", ["cond", "a", "b"], ["y"], name="where"),
+                    helper.make_node("Cast", ["y"], ["f"], name="to_f32", to=1)],
+     {"cond": cond, "a": a, "b": b},
+     {"y": Narrow(INT4, np.where(cond, a.a, b.a)),
+      "f": np.where(cond, a.a, b.a).astype(np.float32)}, opset=21, inits=("b",))
+
+# blocked quantization (opset 21 block_size: the scale has x's shape but ceil(D / b)
+# along axis; element j of the axis uses scale j // b), int4 weights as weight-only
+# quantized models store them, an 8-bit one with a partial last block
+w = Narrow(INT4, rng.integers(-8, 8, size=(3, 10)).astype(np.int8))
+sb = (rng.random((3, 3)) + 0.25).astype(np.float32)
+zb = Narrow(INT4, rng.integers(-3, 4, size=(3, 3)).astype(np.int8))
+jb = np.arange(10) // 4  # block 4: columns 0-3, 4-7, 8-9
+yb = (w.a.astype(np.float32) - zb.a[:, jb].astype(np.float32)) * sb[:, jb]
+case("dequantize_int4_blocked", [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"],
+                                                  name="dq", axis=1, block_size=4)],
+     {"w": w, "s": sb, "z": zb}, {"y": yb.astype(np.float32)}, opset=21, inits=("z",))
+case("dequantize_int4_blocked_init",  # constant weights, run-time scale: not folded
+     [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["y"], name="dq", axis=-1,
+                       block_size=4)],
+     {"w": w, "s": sb, "z": zb}, {"y": yb.astype(np.float32)}, opset=21, inits=("w", "z"))
+x = (rng.standard_normal((7, 2)) * 20).astype(np.float32)
+sq = np.array([[0.5, 0.25], [1.0, 2.0], [0.75, 0.1]], dtype=np.float32)
+zq = np.array([[0, 10], [128, 255], [3, 100]], dtype=np.uint8)
+iq = np.arange(7) // 3  # block 3 along axis 0: rows 0-2, 3-5, 6
+qb = np.clip(np.rint(x / sq[iq]) + zq[iq], 0, 255).astype(np.uint8)
+case("quantize_u8_blocked", [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"],
+                                              name="q", axis=0, block_size=3)],
+     {"x": x, "s": sq, "z": zq}, {"y": qb}, opset=21, inits=("z",))
 
 
 def main():

@@ -19,7 +19,9 @@ carray() { # name, file, bytes
   tail -c "$3" "$2" | od -An -v -tu1 | tr -s ' \n' '\n\n' | grep . | paste -sd, -
   printf '};\n'
 }
-for m in qlinear_cnn qlinear_odd integer_ops; do
+# pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
+# uint8, then SMLAD; tests/quant/make_pw_split.py)
+for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8; do
   M=$S/tests/quant/models/$m
   D=$T/$m
   "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit c --target cortex-m4 >/dev/null ||
@@ -52,7 +54,12 @@ for m in qlinear_cnn qlinear_odd integer_ops; do
     -Wall -Werror --specs=rdimon.specs -nostartfiles -T "$S/tests/quant/m4/link.ld" \
     -I"$D" "$S/tests/quant/m4/startup.s" "$S/tests/quant/m4/main.c" "$D/m.c" -lm \
     -o "$D/app.elf" 2>"$D/cc.log" && ok || { bad "$m: build: $(head -5 "$D/cc.log")"; continue; }
-  arm-none-eabi-objdump -d "$D/app.elf" | grep -q "smlad" && ok || bad "$m: no smlad in the image"
+  arm-none-eabi-objdump -d "$D/app.elf" >"$D/app.dis"
+  grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"
+  case $m in
+  pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
+  pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
+  esac
   timeout 120 qemu-system-arm -machine mps2-an386 -nographic -semihosting -monitor none \
     -kernel "$D/app.elf" >"$D/out.txt" 2>&1
   grep -q "^ok [0-9]* bytes" "$D/out.txt" && ok || bad "$m: on the board: $(head -8 "$D/out.txt")"

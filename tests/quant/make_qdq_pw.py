@@ -12,6 +12,13 @@ dot product), with expected outputs computed here from the operator definitions:
   Clip(0, 6) -> QuantizeLinear u8.
 80 and 96 pixels give full blocks of 32 and a partial block of whole vectors (16 lanes);
 44 and 52 output channels a partial tile of channels.
+- tests/quant/fixed/qdq_pointwise_part (QDQ, fixed point): pixel counts that are not a
+  multiple of the 16 lanes, as MobileNetV2's 14x14 and 7x7 layers: xq u8 [1, 32, 7, 7]
+  (49 pixels: the channel tiles) -> Conv 1x1 32 -> 40 (int8 per-channel weights, int32
+  bias) -> Relu -> QuantizeLinear u8 y1; and x2 u8 [1, 16, 10, 10] (100 pixels: the
+  pixel tiles with word rows padded to 112, 3 blocks of 32, then 4 pixels stored lane
+  by lane) -> Conv 1x1 16 -> 20 -> QuantizeLinear int8 y2 (nonzero zero point). Both
+  requantize in the high-word form (kn_qmul_hi32) on x86-64.
 
     /usr/bin/python3 tests/quant/make_qdq_pw.py
 """
@@ -93,6 +100,47 @@ def qdq_pointwise():
     save("../fixed/qdq_pointwise", g, [xq], [y1])
 
 
+def qdq_pointwise_part():
+    nodes, inits, ins, outs, xs_in, ys_out = [], [], [], [], [], []
+    for k, (c, m, hw, relu, ydt) in enumerate([(32, 40, 7, True, np.uint8),
+                                               (16, 20, 10, False, np.int8)]):
+        xq = rng.integers(0, 256, (1, c, hw, hw), dtype=np.uint8)
+        xs, xz = np.float32(0.0173 + 0.004 * k), np.uint8(121 - 30 * k)
+        w = rng.integers(-127, 128, (m, c, 1, 1), dtype=np.int8)
+        ws = (rng.random(m) * 0.02 + 0.003).astype(np.float32)
+        b = rng.integers(-4000, 4000, m).astype(np.int32)
+        bs = (xs * ws).astype(np.float32)
+        ys = np.float32(0.0241 if relu else 0.087)
+        yz = np.uint8(0) if ydt == np.uint8 else np.int8(-17)
+        acc = conv_ref(xq, xz, w, np.zeros(m, np.int64), bias=b)
+        y = requant_fixed(acc, xs, ws, ys, yz, ydt, 1)
+        if relu:
+            y = np.maximum(y, yz).astype(ydt)
+        s = str(k + 1)
+        f = "r" + s if relu else "c" + s
+        nodes += [
+            N("DequantizeLinear", ["x" + s, "xs" + s, "xz" + s], ["xf" + s], name="dq_x" + s),
+            N("DequantizeLinear", ["w" + s, "ws" + s, "wz" + s], ["wf" + s], axis=0,
+              name="dq_w" + s),
+            N("DequantizeLinear", ["b" + s, "bs" + s], ["bf" + s], axis=0, name="dq_b" + s),
+            N("Conv", ["xf" + s, "wf" + s, "bf" + s], ["c" + s], name="pw" + s),
+        ]
+        if relu:
+            nodes.append(N("Relu", ["c" + s], [f], name="relu" + s))
+        nodes.append(N("QuantizeLinear", [f, "ys" + s, "yz" + s], ["y" + s], name="q" + s))
+        inits += [init("xs" + s, xs), init("xz" + s, xz), init("w" + s, w), init("ws" + s, ws),
+                  init("wz" + s, np.zeros(m, np.int8)), init("b" + s, b), init("bs" + s, bs),
+                  init("ys" + s, ys), init("yz" + s, yz)]
+        xs_in.append(helper.make_tensor_value_info("x" + s, TensorProto.UINT8, xq.shape))
+        ys_out.append(helper.make_tensor_value_info(
+            "y" + s, TensorProto.UINT8 if relu else TensorProto.INT8, y.shape))
+        ins.append(xq)
+        outs.append(y)
+    g = helper.make_graph(nodes, "qdq_pointwise_part", xs_in, ys_out, inits)
+    save("../fixed/qdq_pointwise_part", g, ins, outs)
+
+
 if __name__ == "__main__":
     qlinear_pointwise()
     qdq_pointwise()
+    qdq_pointwise_part()

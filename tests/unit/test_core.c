@@ -133,6 +133,19 @@ static void test_broadcast(void) {
     const kn_type *bad[] = {&a, &c};
     CHECK(kn_broadcast(&cx, NULL, 2, bad, &out) == KN_EINVAL);
     CHECK(strstr(cx.msg, "cannot be broadcast") != NULL);
+    /* kn_bcast_into: a [2,1,4], b [3,1], c [5] against y [2,3,5,4] and o [2,3,4] */
+    kn_type y = kn_type_make(KN_F32, 4, (int64_t[]){2, 3, 5, 4});
+    kn_type o = kn_type_make(KN_F32, 3, (int64_t[]){2, 3, 4});
+    kn_type r = kn_type_make(KN_F32, 3, (int64_t[]){3, 1, 4});
+    kn_type s = kn_type_scalar(KN_F32), d = kn_type_unknown(KN_F32);
+    CHECK(kn_bcast_into(&o, &o) && kn_bcast_into(&a, &o) && kn_bcast_into(&b, &o));
+    CHECK(kn_bcast_into(&s, &y) && kn_bcast_into(&r, &y));
+    CHECK(!kn_bcast_into(&a, &y));                           /* 2 against 3 */
+    CHECK(!kn_bcast_into(&b, &y));                           /* 3 against 5 */
+    CHECK(!kn_bcast_into(&c, &y) && !kn_bcast_into(&c, &o)); /* 5 against 4 */
+    CHECK(!kn_bcast_into(&o, &a));                           /* would grow a's 1 */
+    CHECK(!kn_bcast_into(&y, &o));                           /* higher rank */
+    CHECK(!kn_bcast_into(&d, &y) && !kn_bcast_into(&s, &d)); /* not static */
     int ax;
     kn_ctx_init(&cx, "t");
     CHECK(kn_axis(&cx, NULL, -1, 4, 0, &ax) == KN_OK && ax == 3);

@@ -149,7 +149,67 @@ static void run(int pad, bool *outer, bool *inner, double *secs) {
     kn_arena_destroy(p.arena);
 }
 
+/* ---- the split decision: how many tasks a nest gets ----
+ * A matrix-vector product y[J] = W[J][K] x[K] as the tile pass writes one: for each block
+ * of 16 outputs, a 16-lane accumulator over K steps, W packed [J/16][K][16]. Its effort
+ * (one per vector statement) is J/16 * (K + 2), under the split threshold for a
+ * classifier (1000 x 1280: 80,000); the 5 MB of W it streams make it worth two cores.
+ * The same nest reading W from an input (not constant data the nest streams) or with a
+ * small W stays on the calling thread, and a nest whose compute alone is large is split
+ * whatever it reads. */
+typedef struct split_case {
+    int64_t j, k;       /* outputs (a multiple of 16), reduction */
+    kn_kbuf_kind wkind; /* KB_CONST: weights; KB_INPUT: a run-time operand */
+    bool split;         /* expected: more than one task */
+} split_case;
+
+static const split_case splits[] = {
+    {1008, 1280, KB_CONST, true},  /* EfficientNet-B0's classifier: 5.2 MB of weights */
+    {1008, 1280, KB_INPUT, false}, /* the same effort, nothing constant streamed */
+    {512, 256, KB_CONST, false},   /* 0.5 MB: below the threshold (the MLP's second layer) */
+    {1008, 512, KB_CONST, true},   /* ResNet-18's classifier: 2 MB */
+    {64, 80000, KB_INPUT, true},   /* effort 320,000 of compute alone */
+};
+
+static int split_tasks(const split_case *c) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_kprog p = {0};
+    p.arena = kn_arena_create();
+    p.name = "m";
+    int64_t wn = c->j * c->k, jn = c->j;
+    kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &c->k, "x");
+    kn_kbuf *w = kl_buffer(&p, c->wkind, KN_F32, 1, &wn, "w");
+    kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &jn, "y");
+    kn_lower *L = new_kernel(&cx, &p);
+    int vb = kl_for(L, c->j / 16);
+    int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
+    int vk = kl_for(L, c->k);
+    kn_kx *wi = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, vb), I(L, c->k)), kx_var(L, vk)), I(L, 16));
+    kl_set(L, acc, kx_fma(L, kx_vload(L, w, wi, 16), kx_load(L, x, kx_var(L, vk)), kx_var(L, acc)));
+    kl_end(L);
+    kl_store(L, y, kx_mul(L, kx_var(L, vb), I(L, 16)), kx_var(L, acc));
+    kl_end(L);
+    kl_builder_destroy(L);
+    CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
+    const kn_ks *loop = p.kernels[0]->body->body[0];
+    KN_ASSERT(loop->kind == KS_FOR);
+    CHECK(loop->annot & KN_LOOP_PARALLEL);
+    int tasks = loop->tasks;
+    kn_arena_destroy(p.arena);
+    return tasks;
+}
+
 int main(void) {
+    for (int c = 0; c < (int)(sizeof splits / sizeof *splits); c++) {
+        int tasks = split_tasks(&splits[c]);
+        printf("split %d: %lld x %lld, weights %s: %d tasks (expected %s)\n", c,
+               (long long)splits[c].j, (long long)splits[c].k,
+               splits[c].wkind == KB_CONST ? "constant" : "input", tasks,
+               splits[c].split ? "> 1" : "1");
+        CHECK((tasks > 1) == splits[c].split);
+    }
+
     enum { NC = sizeof cases / sizeof *cases };
     bool outer[NC], inner[NC], pouter[NC], pinner[NC];
     double secs, psecs;

@@ -157,6 +157,64 @@ int main(void) {
                         sh, acc, (long long)got, (long long)want);
         }
     CHECK(bad == 0);
+    /* the high-word form (kn_qmul_hi32): hand-derived edges. M = 2^30 * 2^-40 = 2^-10:
+     * acc 512 is the tie 0.5 (half to even: 0, half up: 1), so a bound of 512 is
+     * refused and 511 taken; mult 0 gives zp; a zero point that overflows int32 once
+     * scaled by 2^t (t = 30) is refused */
+    {
+        int32_t t = 0, rnd = 0;
+        CHECK(!kn_qmul_hi32((kn_qmul){INT32_C(1) << 30, 40}, 512, 0, &t, &rnd));
+        CHECK(kn_qmul_hi32((kn_qmul){INT32_C(1) << 30, 40}, 511, 0, &t, &rnd));
+        CHECK(t == 8 && rnd == 128);
+        CHECK(kn_qmul_apply_hi32(511, INT32_C(1) << 30, rnd, t) == 0);
+        CHECK(kn_qmul_apply_hi32(-511, INT32_C(1) << 30, rnd, t) == 0);
+        CHECK(kn_qmul_apply_hi32(384, INT32_C(1) << 30, rnd, t) == 0);  /* 0.375 */
+        CHECK(kn_qmul_apply_hi32(-385, INT32_C(1) << 30, rnd, t) == 0); /* -0.376 */
+        CHECK(kn_qmul_hi32((kn_qmul){0, 31}, 1000, -128, &t, &rnd));
+        CHECK(kn_qmul_apply_hi32(12345, 0, rnd, t) == -128);
+        CHECK(!kn_qmul_hi32((kn_qmul){(INT32_C(1) << 30) + 1, 62}, 1000, 255, &t, &rnd));
+        CHECK(kn_qmul_hi32((kn_qmul){(INT32_C(1) << 30) + 1, 62}, 1000, 0, &t, &rnd));
+        CHECK(!kn_qmul_hi32((kn_qmul){(INT32_C(1) << 30) + 1, 32}, 1000, 0, &t, &rnd));
+        /* odd multiplier, shift 33 (t = 1): ties need acc a multiple of 2^32 */
+        CHECK(kn_qmul_hi32((kn_qmul){INT32_MAX, 33}, INT32_MAX, 0, &t, &rnd));
+    }
+    /* and equals the exact one plus zp wherever it is taken: random multipliers (with
+     * trailing zero bits too), shifts, bounds and zero points; accumulators at random,
+     * at the bound and near ties (acc * mult / 2^shift within 1 of k + 1/2) */
+    int taken = 0;
+    bad = 0;
+    for (int i = 0; i < 400000; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        uint32_t r1 = (uint32_t)(seed >> 32), r2 = (uint32_t)seed;
+        int tz = r1 % 4 == 0 ? (int)(r2 % 31) : 0;
+        int32_t mult = (int32_t)(((INT32_C(1) << 30) | (r1 & 0x3fffffff)) >> tz << tz);
+        if (mult < (INT32_C(1) << 30)) mult = INT32_C(1) << 30;
+        kn_qmul q = {mult, 33 + (int32_t)(r2 % 30)};
+        int64_t bound = (int64_t)(r1 >> (r2 % 32)) & INT32_MAX;
+        int32_t zp = (int32_t)((r2 >> 8) % 256) - (r2 & 1 ? 128 : 0);
+        int32_t t = 0, rnd = 0;
+        if (!kn_qmul_hi32(q, bound, zp, &t, &rnd)) continue;
+        taken++;
+        for (int k = 0; k < 8; k++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            int64_t acc = bound ? (int64_t)(seed >> 20) % (bound + 1) : 0;
+            if (k & 1) acc = -acc;
+            if (k == 0) acc = bound;
+            if (k == 1) acc = -bound;
+            if (k >= 6) { /* acc nearest (j + 1/2) 2^shift / mult, j from acc */
+                double j = floor((double)acc * mult / ldexp(1, q.shift));
+                acc = llround((j + 0.5) * ldexp(1, q.shift) / mult) + (k == 7 ? -1 : 0);
+                if (acc > bound || acc < -bound) acc = 0;
+            }
+            int64_t want = kn_qmul_apply(acc, q) + zp;
+            int64_t got = kn_qmul_apply_hi32((int32_t)acc, q.mult, rnd, t);
+            if (got != want && bad++ < 5)
+                fprintf(stderr, "  hi32: mult %d shift %d zp %d acc %lld gives %lld, want %lld\n",
+                        q.mult, q.shift, zp, (long long)acc, (long long)got, (long long)want);
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(taken > 100000);
     /* the scales' multiplier is the double product and quotient of the float32 scales */
     kn_qmul a = kn_qmul_scales(0.125f, 0.28125f, 0.75f), b = kn_qmul_make(3.0 / 64);
     CHECK(a.mult == b.mult && a.shift == b.shift);

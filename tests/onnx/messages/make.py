@@ -80,3 +80,11 @@ save21("float8_add.onnx", [helper.make_node("Add", ["x", "x"], ["y"], name="add8
 FLOAT4E2M1 = 23
 save21("float4_cast.onnx", [helper.make_node("Cast", ["x"], ["y"], to=FLOAT4E2M1, name="to_f4")],
        [x4], [helper.make_tensor_value_info("y", FLOAT4E2M1, [4])])
+# blocked quantization (opset 21 block_size) whose scale does not have ceil(D / b)
+# entries along the axis: refused naming the node and the extents
+save21("blocked_scale.onnx",
+       [helper.make_node("DequantizeLinear", ["x", "sc"], ["y"], axis=1, block_size=4,
+                         name="dqb")],
+       [helper.make_tensor_value_info("x", T.UINT8, [2, 10])],
+       [helper.make_tensor_value_info("y", T.FLOAT, [2, 10])],
+       [helper.make_tensor("sc", T.FLOAT, [2, 2], [0.5, 1, 2, 4])])

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Writes two QLinearConv test models into tests/quant/models for the split-word
+pointwise tiles of microcontrollers (passes/tile.c, kt_tile.split: the input read as
+words of 4 channels, each split by SXTB16/UXTB16 into its even and odd channels for
+SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
+
+  pw_split_s8/  int8 x (2 x 12 x 5 x 7, zero point -5) -> 1x1 QLinearConv, int8
+                per-channel weights, int32 bias -> 8 int8 channels (zero point 3) ->
+                strided (2, 2) 1x1 QLinearConv to 6 channels (a partial block of
+                columns; 8 input channels: two words)
+  pw_split_u8/  uint8 x (1 x 16 x 3 x 9, zero point 131) -> 1x1 QLinearConv, uint8
+                weights with zero point 120 (differences up to 135: 16-bit parts of
+                both signs), per-tensor scale -> 5 uint8 channels
+
+Expected outputs from the ONNX operator definitions with numpy: zero points
+subtracted, products summed in int64, bias added, then
+y = saturate(round_half_even(acc * x_scale * w_scale / y_scale) + y_zp) in double.
+
+    /usr/bin/python3 tests/quant/make_pw_split.py
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import gen_common as gc  # noqa: E402
+
+rng = np.random.default_rng(41)
+
+
+def conv1x1(x, xz, w, wz, bias, stride):
+    """int64 sums of (x - xz) * (w - wz[m]) over the input channels, plus bias."""
+    xs = x.astype(np.int64)[:, :, ::stride, ::stride] - np.int64(xz)
+    m = w.shape[0]
+    ws = w.reshape(m, -1).astype(np.int64) - np.broadcast_to(
+        np.asarray(wz, np.int64).reshape(-1), (m,)).reshape(m, 1)
+    acc = np.einsum("nchw,mc->nmhw", xs, ws)
+    if bias is not None:
+        acc = acc + bias.astype(np.int64).reshape(1, m, 1, 1)
+    return acc
+
+
+def requant(acc, xs, ws, ys, yz, dtype):
+    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
+    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
+    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
+    info = np.iinfo(dtype)
+    return np.clip(v, info.min, info.max).astype(dtype)
+
+
+def init(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def save(name, graph, inputs, outputs):
+    gc.write_case(os.path.join(HERE, "models", name), gc.model(graph, opset=13, ir_version=7),
+                  [(graph.input[k].name, a) for k, a in enumerate(inputs)],
+                  [(graph.output[k].name, a) for k, a in enumerate(outputs)])
+
+
+def pw_split_s8():
+    x = rng.integers(-128, 128, (2, 12, 5, 7), dtype=np.int8)
+    xs, xz = np.float32(0.05), np.int8(-5)
+    w1 = rng.integers(-128, 128, (8, 12, 1, 1), dtype=np.int8)
+    w1s = (rng.random(8) * 0.004 + 0.002).astype(np.float32)
+    b1 = rng.integers(-3000, 3000, 8).astype(np.int32)
+    y1s, y1z = np.float32(0.3), np.int8(3)
+    w2 = rng.integers(-128, 128, (6, 8, 1, 1), dtype=np.int8)
+    w2s = (rng.random(6) * 0.01 + 0.005).astype(np.float32)
+    b2 = rng.integers(-2000, 2000, 6).astype(np.int32)
+    y2s, y2z = np.float32(0.4), np.int8(-7)
+    y1 = requant(conv1x1(x, xz, w1, 0, b1, 1), xs, w1s, y1s, y1z, np.int8)
+    y2 = requant(conv1x1(y1, y1z, w2, 0, b2, 2), y1s, w2s, y2s, y2z, np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
+             init("w1z", np.zeros(8, np.int8)), init("b1", b1), init("y1s", y1s), init("y1z", y1z),
+             init("w2", w2), init("w2s", w2s), init("w2z", np.zeros(6, np.int8)), init("b2", b2),
+             init("y2s", y2s), init("y2z", y2z)]
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["y1"], name="pw1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["y"], strides=[2, 2], name="pw2"),
+    ]
+    g = helper.make_graph(nodes, "pw_split_s8",
+                          [helper.make_tensor_value_info("x", TensorProto.INT8, [2, 12, 5, 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
+                          inits)
+    save("pw_split_s8", g, [x], [y2])
+
+
+def pw_split_u8():
+    x = rng.integers(0, 256, (1, 16, 3, 9), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(131)
+    w = rng.integers(0, 256, (5, 16, 1, 1), dtype=np.uint8)
+    ws, wz = np.float32(0.003), np.uint8(120)
+    b = rng.integers(-5000, 5000, 5).astype(np.int32)
+    ys, yz = np.float32(0.06), np.uint8(100)
+    y = requant(conv1x1(x, xz, w, wz, b, 1), xs, ws, ys, yz, np.uint8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
+             init("b", b), init("ys", ys), init("yz", yz)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], name="pw")
+    g = helper.make_graph([node], "pw_split_u8",
+                          [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 16, 3, 9])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, list(y.shape))],
+                          inits)
+    save("pw_split_u8", g, [x], [y])
+
+
+pw_split_s8()
+pw_split_u8()

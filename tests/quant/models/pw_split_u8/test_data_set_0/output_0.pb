@@ -1,0 +1,1 @@
+	ByJ‡W\^.cYe[tnhcDrmkf~griL[‹Baa_Zmc^[h…[d…‚_sO‰vzfRjuL<}uvg—lg>W‘GP^n„QmhIgOUNKbi]Bd‚x]Km~R[p}kXpauGmO„‰iQhmhazomjY{g\gJav^\ToUs\UxfP\k
