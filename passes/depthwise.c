@@ -124,9 +124,11 @@ static int64_t tap_off(const dw_geom *G, int r, int lanes, int64_t kx) {
 
 /* One tile of output row oy: `rows` groups of `lanes` outputs from column ox on (group
  * r at ox + r*lanes). crow: test each kernel row against the input's rows; ccol (one
- * scalar output): test each tap's column. */
+ * scalar output): test each tap's column. skip: the first lanes of a one-vector tile
+ * were stored by the tile before (an overlapping tail tile): stored again with the same
+ * values, but left out of the pooled sum. */
 static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int rows, int lanes,
-                    bool crow, bool ccol) {
+                    bool crow, bool ccol, int skip) {
     int acc[DW_MAX_ROWS];
     for (int r = 0; r < rows; r++) acc[r] = kl_decl_vec(L, KN_F32, lanes, packed(L, G, 0));
     kn_kbuf *src = G->stage ? G->xs : G->d->x;
@@ -188,7 +190,12 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kt_epi_operands(L, d, coord, lanes, opnd);
             val = kl_epilogue(L, d->epi, val, opnd);
         }
-        if (G->pool) {
+        if (G->pool && skip) { /* the new lanes only, into the scalar sum */
+            int v = kl_decl_vec(L, KN_F32, lanes, val), s1 = G->sumv[G->nsum - 1];
+            val = var(L, v);
+            for (int l = skip; l < lanes; l++)
+                kl_set(L, s1, kx_add(L, var(L, s1), kx_lane(L, v, l)));
+        } else if (G->pool) {
             int i = 0, v = kl_decl_vec(L, KN_F32, lanes, val);
             while (G->sumw[i] != lanes) i++;
             val = var(L, v);
@@ -201,20 +208,28 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
 }
 
 /* Outputs [ox0, ox0 + n) of row oy, none reading padding along the row: tiles of
- * rows x lanes, a last tile of fewer vectors, then the tail in scalar tiles. */
+ * rows x lanes, a last tile of fewer vectors, then the tail: where the row holds a
+ * whole vector, one vector ending at the row's end that overlaps the outputs before it
+ * (they are interior too, and storing them again stores the same values: 7 = 4 + 4
+ * outputs, 14 = 8 + 8, where halving left 4 + 3 scalars and 8 + 4 + 2 scalars, each a
+ * scalar epilogue), else narrower vectors and scalar tiles. */
 static void dw_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0, int64_t n, int lanes,
                     int rows, bool crow) {
     int64_t per = (int64_t)rows * lanes, nt = n / per, rem = n % per, at = ox0 + nt * per;
     if (nt) {
         int vt = kl_for(L, nt);
-        dw_tile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, ox0)), rows, lanes, crow, false);
+        dw_tile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, ox0)), rows, lanes, crow, false,
+                0);
         kl_end(L);
     }
     if (rem / lanes) {
-        dw_tile(L, G, oy, kx_int(L, at), (int)(rem / lanes), lanes, crow, false);
+        dw_tile(L, G, oy, kx_int(L, at), (int)(rem / lanes), lanes, crow, false, 0);
         at += rem / lanes * lanes;
     }
-    if (lanes > 1 && rem % lanes) { /* one vector of half the lanes (at least 4), or scalars */
+    if (lanes > 1 && rem % lanes && n >= lanes) {
+        int tail = (int)(rem % lanes);
+        dw_tile(L, G, oy, kx_int(L, ox0 + n - lanes), 1, lanes, crow, false, lanes - tail);
+    } else if (lanes > 1 && rem % lanes) { /* one vector of half the lanes (at least 4), or scalars */
         int half = lanes / 2 >= DW_MIN_LANES ? lanes / 2 : 1;
         dw_cols(L, G, oy, at, rem % lanes, half, half > 1 ? 1 : G->srows, crow);
     }
@@ -225,7 +240,7 @@ static void dw_border_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0
                            bool crow) {
     if (ox1 <= ox0) return;
     int v = kl_for(L, ox1 - ox0);
-    dw_tile(L, G, oy, kt_plus(L, var(L, v), ox0), 1, 1, crow, true);
+    dw_tile(L, G, oy, kt_plus(L, var(L, v), ox0), 1, 1, crow, true, 0);
     kl_end(L);
 }
 
