@@ -63,7 +63,8 @@ enum {
     DW_MAX_TAPS = 64,
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
     DW_MIN_LANES = 4,
-    DW_MAX_STRIDE = 4 /* column phases a staged channel may be split into */
+    DW_MAX_STRIDE = 4, /* column phases a staged channel may be split into */
+    DW_MAX_PARTS = 5   /* accumulators of a tile: partial sums of its kernel rows */
 };
 
 typedef struct dw_geom {
@@ -124,14 +125,27 @@ static int64_t tap_off(const dw_geom *G, int r, int lanes, int64_t kx) {
 
 /* One tile of output row oy: `rows` groups of `lanes` outputs from column ox on (group
  * r at ox + r*lanes). crow: test each kernel row against the input's rows; ccol (one
- * scalar output): test each tap's column. */
+ * scalar output): test each tap's column. skip: the first lanes of a one-vector tile
+ * were stored by the tile before (an overlapping tail tile): stored again with the same
+ * values, but left out of the pooled sum. */
 static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int rows, int lanes,
-                    bool crow, bool ccol) {
-    int acc[DW_MAX_ROWS];
-    for (int r = 0; r < rows; r++) acc[r] = kl_decl_vec(L, KN_F32, lanes, packed(L, G, 0));
+                    bool crow, bool ccol, int skip) {
+    /* kernel row ky adds into partial sum ky % np of each group: a tile of one or two
+     * vectors (rows of 7-28 outputs) would otherwise be one chain of kh*kw dependent
+     * multiply-adds, bound by their latency */
+    int acc[DW_MAX_ROWS], part[DW_MAX_ROWS][DW_MAX_PARTS];
+    int np = ccol ? 1 : DW_MAX_PARTS / rows;
+    if (np > G->kh) np = (int)G->kh;
+    if (np < 1) np = 1;
+    for (int r = 0; r < rows; r++) {
+        part[r][0] = kl_decl_vec(L, KN_F32, lanes, packed(L, G, 0));
+        for (int q = 1; q < np; q++)
+            part[r][q] = kl_decl_vec(L, KN_F32, lanes, kx_const(L, KN_F32, 0.0));
+    }
     kn_kbuf *src = G->stage ? G->xs : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
     for (int64_t ky = 0; ky < G->kh; ky++) {
+        for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
         /* x[bc, iy, col0] (staged: xs[bc, iy + ph, ox]): the tile's first tap of this row */
         int vx;
@@ -175,6 +189,12 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
         }
         if (crow) kl_end(L);
     }
+    for (int r = 0; r < rows; r++) { /* pairwise: ((p0 + p1) + (p2 + p3)) + p4 */
+        for (int w = 1; w < np; w *= 2)
+            for (int q = 0; q + w < np; q += 2 * w)
+                kl_set(L, part[r][q], kx_add(L, var(L, part[r][q]), var(L, part[r][q + w])));
+        acc[r] = part[r][0];
+    }
     /* y[b, c, oy, ox + r*lanes ..] = epilogue(acc[r]) */
     const kn_contract *d = G->d;
     kn_kx *bc = var(L, G->vbc);
@@ -188,7 +208,12 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kt_epi_operands(L, d, coord, lanes, opnd);
             val = kl_epilogue(L, d->epi, val, opnd);
         }
-        if (G->pool) {
+        if (G->pool && skip) { /* the new lanes only, into the scalar sum */
+            int v = kl_decl_vec(L, KN_F32, lanes, val), s1 = G->sumv[G->nsum - 1];
+            val = var(L, v);
+            for (int l = skip; l < lanes; l++)
+                kl_set(L, s1, kx_add(L, var(L, s1), kx_lane(L, v, l)));
+        } else if (G->pool) {
             int i = 0, v = kl_decl_vec(L, KN_F32, lanes, val);
             while (G->sumw[i] != lanes) i++;
             val = var(L, v);
@@ -201,20 +226,28 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
 }
 
 /* Outputs [ox0, ox0 + n) of row oy, none reading padding along the row: tiles of
- * rows x lanes, a last tile of fewer vectors, then the tail in scalar tiles. */
+ * rows x lanes, a last tile of fewer vectors, then the tail: where the row holds a
+ * whole vector, one vector ending at the row's end that overlaps the outputs before it
+ * (they are interior too, and storing them again stores the same values: 7 = 4 + 4
+ * outputs, 14 = 8 + 8, where halving left 4 + 3 scalars and 8 + 4 + 2 scalars, each a
+ * scalar epilogue), else narrower vectors and scalar tiles. */
 static void dw_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0, int64_t n, int lanes,
                     int rows, bool crow) {
     int64_t per = (int64_t)rows * lanes, nt = n / per, rem = n % per, at = ox0 + nt * per;
     if (nt) {
         int vt = kl_for(L, nt);
-        dw_tile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, ox0)), rows, lanes, crow, false);
+        dw_tile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, ox0)), rows, lanes, crow, false, 0);
         kl_end(L);
     }
     if (rem / lanes) {
-        dw_tile(L, G, oy, kx_int(L, at), (int)(rem / lanes), lanes, crow, false);
+        dw_tile(L, G, oy, kx_int(L, at), (int)(rem / lanes), lanes, crow, false, 0);
         at += rem / lanes * lanes;
     }
-    if (lanes > 1 && rem % lanes) { /* one vector of half the lanes (at least 4), or scalars */
+    if (lanes > 1 && rem % lanes && n >= lanes) {
+        int tail = (int)(rem % lanes);
+        dw_tile(L, G, oy, kx_int(L, ox0 + n - lanes), 1, lanes, crow, false, lanes - tail);
+    } else if (lanes > 1 &&
+               rem % lanes) { /* one vector of half the lanes (at least 4), or scalars */
         int half = lanes / 2 >= DW_MIN_LANES ? lanes / 2 : 1;
         dw_cols(L, G, oy, at, rem % lanes, half, half > 1 ? 1 : G->srows, crow);
     }
@@ -225,7 +258,7 @@ static void dw_border_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0
                            bool crow) {
     if (ox1 <= ox0) return;
     int v = kl_for(L, ox1 - ox0);
-    dw_tile(L, G, oy, kt_plus(L, var(L, v), ox0), 1, 1, crow, true);
+    dw_tile(L, G, oy, kt_plus(L, var(L, v), ox0), 1, 1, crow, true, 0);
     kl_end(L);
 }
 
@@ -275,7 +308,7 @@ static void dw_choose(kn_lower *L, dw_geom *G, const kn_sched *ov) {
             }
     if (G->lanes > 1) {
         G->rows = 4;
-        G->hold = taps + G->rows + 2 <= regs;
+        G->hold = taps + (G->rows > DW_MAX_PARTS ? G->rows : DW_MAX_PARTS) + 2 <= regs;
     } else {
         G->rows = G->srows;
     }

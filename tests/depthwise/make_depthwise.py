@@ -16,6 +16,10 @@ same weights:
   y11 = Relu(DW3x3 pad 1 (e))         e: 1x4x7x7 (a 4-lane vector and a scalar)
   y12..y15 = GlobalAveragePool of y1, y4, y7, y8   squeeze-and-excite's squeeze, which
                                       passes/depthwise.c computes in the convolution
+  y16 = Silu(DW5x5 pad 2 (n)) + b     EfficientNet's 14x14 5x5 layers: a row is one vector
+                                      and an overlapping one ending at its end (8 + 8)
+  y17 = Silu(DW5x5 pad 2 (e)) + b     7x7: 4 + 4 lanes, overlapping by one output
+  y18, y19 = GlobalAveragePool of y16, y17   the overlapped outputs counted once
 
 Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- and
 16-lane tiles and scalar remainders).
@@ -52,11 +56,14 @@ n14 = rnd(1, 5, 14, 14)
 e7 = rnd(1, 4, 7, 7)
 w10, b10 = rnd(5, 1, 3, 3), rnd(5)
 w11 = rnd(4, 1, 3, 3)
+w16, b16 = rnd(5, 1, 5, 5), rnd(5)
+w17, b17 = rnd(4, 1, 5, 5), rnd(4)
 
 inits = gc.initializers(
     [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
      (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
      (w10, "w10"), (b10, "b10"), (w11, "w11"),
+     (w16, "w16"), (b16, "b16"), (w17, "w17"), (b17, "b17"),
      (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")])
 
 
@@ -66,6 +73,10 @@ def conv(name, ins, out, **kw):
 
 silu = conv("dw4", ["x", "w4", "b4"], "y4", group=C, pads=[2, 2, 2, 2], strides=[2, 2])
 silu.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
+silu16 = conv("dw16", ["n", "w16", "b16"], "y16", group=5, pads=[2, 2, 2, 2])
+silu16.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
+silu17 = conv("dw17", ["e", "w17", "b17"], "y17", group=4, pads=[2, 2, 2, 2])
+silu17.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
 nodes = [
     conv("dw1", ["x", "w1", "b1"], "c1", group=C, pads=[1, 1, 1, 1]),
     helper.make_node("Clip", ["c1", "lo", "hi"], ["y1"], name="relu6"),
@@ -89,6 +100,10 @@ nodes = [
     helper.make_node("GlobalAveragePool", ["y4"], ["y13"], name="pool4"),
     helper.make_node("GlobalAveragePool", ["y7"], ["y14"], name="pool7"),
     helper.make_node("GlobalAveragePool", ["y8"], ["y15"], name="pool8"),
+    silu16,
+    silu17,
+    helper.make_node("GlobalAveragePool", ["y16"], ["y18"], name="pool16"),
+    helper.make_node("GlobalAveragePool", ["y17"], ["y19"], name="pool17"),
 ]
 
 t = torch.from_numpy
@@ -106,8 +121,11 @@ with torch.no_grad():
     y9 = F.conv2d(F.pad(X, (2, 1, 0, 1)), t(w9), stride=2, dilation=2, groups=C)
     y10 = F.conv2d(t(n14), t(w10), t(b10), padding=1, groups=5)
     y11 = F.relu(F.conv2d(t(e7), t(w11), padding=1, groups=4))
+    y16 = F.silu(F.conv2d(t(n14), t(w16), t(b16), padding=2, groups=5))
+    y17 = F.silu(F.conv2d(t(e7), t(w17), t(b17), padding=2, groups=4))
     pools = [a.mean(dim=tuple(range(2, a.dim())), keepdim=True) for a in (y1, y4, y7, y8)]
-outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools
+    pools2 = [a.mean(dim=(2, 3), keepdim=True) for a in (y16, y17)]
+outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools + [y16, y17] + pools2
 
 ins = [("x", x), ("r", r), ("z", z), ("s", s), ("n", n14), ("e", e7)]
 g = gc.float_graph(nodes, "depthwise", ins, outs, inits)
