@@ -237,9 +237,14 @@ static void kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get g
     for (int64_t blk = 0; blk < blocks; blk++) {
         int64_t w = blk < full ? T->kb : T->kbl;
         for (int64_t r = 0; r < nred; r++)
-            for (int64_t j = 0; j < w; j++)
-                kn_store_f64(buf, dt, (size_t)(at + blk * nred * T->kb + r * w + j),
-                             blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0);
+            for (int64_t j = 0; j < w; j++) {
+                size_t i = (size_t)(at + blk * nred * T->kb + r * w + j);
+                double v = blk * T->kb + j < ncols ? get(ctx, r, blk * T->kb + j) : 0.0;
+                if (dt == KN_F32) /* the common case, without kn_store_f64's dispatch */
+                    ((float *)buf)[i] = (float)v;
+                else
+                    kn_store_f64(buf, dt, i, v);
+            }
     }
 }
 

@@ -170,7 +170,9 @@ static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
         int vb2 = kl_for(L, nb);
         mark_parallel(L);
         kn_kx *cb = kt_plus(L, kx_var(L, vb2), part ? full : 0);
-        int vy = kl_for(L, G->h), vx = kl_for(L, G->w), vl = kl_for(L, nl);
+        /* lanes outermost: x read along rows, P written L apart; with the lane loop
+         * innermost LLVM unrolled it and vectorized x into 112 scatters (compile time) */
+        int vl = kl_for(L, nl), vy = kl_for(L, G->h), vx = kl_for(L, G->w);
         kn_kx *ch = kt_mad(L, cb, lanes, kx_var(L, vl));
         kn_kx *src = kt_mad(L, kt_mad(L, kt_plus(L, ch, n * G->c), G->h, kx_var(L, vy)), G->w,
                             kx_var(L, vx));
@@ -252,7 +254,9 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
             kl_store(L, G->S, kt_plus(L, kx_var(L, vs), (i * m + j) * lanes),
                      bias ? kx_add(L, v, bias) : v);
         }
-    int vl = kl_for(L, lanes), vi = kl_for(L, m), vj = kl_for(L, m);
+    /* lanes innermost: LLVM unrolls them and stores rows of m outputs as vectors; with
+     * the lanes outermost it unrolled i, j into m*m gathers and scatters (compile time) */
+    int vi = kl_for(L, m), vj = kl_for(L, m), vl = kl_for(L, lanes);
     kn_kx *oy = kt_mad(L, ty, m, kx_var(L, vi)), *ox = kt_mad(L, tx, m, kx_var(L, vj));
     /* outputs past y's last row or column (a partial tile) are not stored */
     kn_kx *cond = NULL;
@@ -298,34 +302,36 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
 
 /* U[ij][ci][co] = (G w[co][ci] G^T)[i][j], zero for ci >= Cin (kt_get for one ij) */
 typedef struct wg_u {
-    const double *u; /* [Kp][Cout] of this ij */
+    const float *u; /* [Kp][Cout] of this ij */
     int64_t co;
 } wg_u;
 
 static double wg_uget(const void *ctx, int64_t r, int64_t col) {
     const wg_u *U = ctx;
-    return (float)U->u[r * U->co + col];
+    return U->u[r * U->co + col];
 }
 
-static double *wg_weights(const wg_geom *G) {
+/* U computed in double, rounded once to f32 (the packed dtype): half the memory of a
+ * double table and no per-element dtype dispatch (the pass's share of ResNet-18's
+ * compile time; w is f32, wg_suits) */
+static float *wg_weights(const wg_geom *G) {
     const wg_mats *W = &G->W;
     int a = W->a;
-    const kn_kbuf *w = G->d->w;
-    double *u = calloc((size_t)(a * a * G->kp * G->co), sizeof *u);
-    KN_ASSERT(u);
+    const float *w = G->d->w->data->data;
+    float *u = calloc((size_t)(a * a * G->kp * G->co), sizeof *u);
+    KN_ASSERT(u && G->d->w->dtype == KN_F32);
     for (int64_t ci = 0; ci < G->c; ci++) /* co innermost: u written in a*a streams */
         for (int64_t co = 0; co < G->co; co++) {
             double g[3][3], gg[WG_MAXA][3];
-            for (int k = 0; k < 9; k++)
-                g[k / 3][k % 3] =
-                    kn_load_f64(w->data->data, w->dtype, (size_t)((co * G->c + ci) * 9 + k));
+            for (int k = 0; k < 9; k++) g[k / 3][k % 3] = w[(co * G->c + ci) * 9 + k];
             for (int i = 0; i < a; i++)
                 for (int l = 0; l < 3; l++)
                     gg[i][l] = W->g[i][0] * g[0][l] + W->g[i][1] * g[1][l] + W->g[i][2] * g[2][l];
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++)
                     u[((int64_t)(i * a + j) * G->kp + ci) * G->co + co] =
-                        gg[i][0] * W->g[j][0] + gg[i][1] * W->g[j][1] + gg[i][2] * W->g[j][2];
+                        (float)(gg[i][0] * W->g[j][0] + gg[i][1] * W->g[j][1] +
+                                gg[i][2] * W->g[j][2]);
         }
     return u;
 }
@@ -373,7 +379,7 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
     G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
     G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
-    double *u = wg_weights(&G);
+    float *u = wg_weights(&G);
     wg_u us[WG_MAXA * WG_MAXA];
     const void *ctx[WG_MAXA * WG_MAXA];
     for (int k = 0; k < a * a; k++) {

@@ -45,7 +45,14 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
     call_once(&init_once, init_targets);
     char *host_triple = LLVMGetDefaultTargetTriple();
     char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
-    const char *triple = t->triple ? t->triple : host_triple;
+    /* Normalized: LLVM's Triple reads "thumbv7em-none-eabihf" as arch-vendor-OS, with no
+     * environment, so the ARM backend would not see the EABI (hard-float) environment:
+     * it then named soft-float helpers __muldf3 (not __aeabi_dmul) and called the libm
+     * functions of softened doubles (nearbyint, after __muldf3 on the M4's
+     * single-precision FPU) with their argument in r0:r1, where the hard-float libm
+     * reads d0: wrong int8 requantization on the board (tests/quant/cortex_m4.sh obj).
+     * "thumbv7em-none-unknown-eabihf" is what clang passes. */
+    char *triple = LLVMNormalizeTargetTriple(t->triple ? t->triple : host_triple);
     const char *cpu = t->cpu ? t->cpu : host_cpu;
     const char *features = t->features ? t->features : host_features;
     LLVMTargetRef target;
@@ -63,6 +70,7 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
             st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot create a target machine for '%s'", triple);
     }
     LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
     LLVMDisposeMessage(host_triple);
     LLVMDisposeMessage(host_cpu);
     LLVMDisposeMessage(host_features);
@@ -323,14 +331,6 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
     kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, section ? off : NULL, symbol, &m);
-    if (!st && t->float_abi == KN_FLOAT_ABI_HARD) {
-        /* The C API cannot set TargetOptions::FloatABIType, so LLVM would leave out the
-         * hard-float build attribute and GNU ld would refuse to link the object into a
-         * hard-float image. The entry points pass only pointers and ints, so the code is
-         * the same either way: state the ABI (Tag_ABI_VFP_args = VFP registers). */
-        static const char tag[] = ".eabi_attribute 28, 1\n";
-        LLVMSetModuleInlineAsm2(m, tag, sizeof tag - 1);
-    }
     if (!st) st = kn_llvm_optimize(cx, m, tm, opt_level);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());

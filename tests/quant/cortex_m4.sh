@@ -3,10 +3,13 @@
 # with the s16x2 dot, SMLAD through __ARM_FEATURE_DSP) built with arm-none-eabi-gcc into
 # an image for QEMU's mps2-an386 board (tests/quant/m4: vector table, reset, linker
 # script), run there, and every output byte compared with the reference inside the
-# image. Exit 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
-# usage: cortex_m4.sh KILN SOURCE_DIR
+# image. With EMIT=obj, the same with the LLVM backend's object (--emit obj --target
+# cortex-m4) linked instead of the generated C. Exit 77 (skipped) without
+# arm-none-eabi-gcc or qemu-system-arm.
+# usage: cortex_m4.sh KILN SOURCE_DIR [c|obj]
 KILN=$1
 S=$2
+EMIT=${3:-c}
 . "$2/tests/lib.sh"
 for tool in arm-none-eabi-gcc qemu-system-arm; do
   command -v $tool >/dev/null || { echo "$tool missing: skipped"; exit 77; }
@@ -24,7 +27,7 @@ carray() { # name, file, bytes
 for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8; do
   M=$S/tests/quant/models/$m
   D=$T/$m
-  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit c --target cortex-m4 >/dev/null ||
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target cortex-m4 >/dev/null ||
     { bad "$m: compile"; continue; }
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
@@ -52,8 +55,14 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8; do
   } >"$D/data.h"
   arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2 -std=c11 \
     -Wall -Werror --specs=rdimon.specs -nostartfiles -T "$S/tests/quant/m4/link.ld" \
-    -I"$D" "$S/tests/quant/m4/startup.s" "$S/tests/quant/m4/main.c" "$D/m.c" -lm \
+    -I"$D" "$S/tests/quant/m4/startup.s" "$S/tests/quant/m4/main.c" "$D/m.$([ $EMIT = obj ] && echo o || echo c)" -lm \
     -o "$D/app.elf" 2>"$D/cc.log" && ok || { bad "$m: build: $(head -5 "$D/cc.log")"; continue; }
+  # the object built for the EABI environment (the normalized triple): its soft-float
+  # double helpers are libgcc's __aeabi_* (hard-float ABI calls for libm's nearbyint)
+  if [ $EMIT = obj ]; then
+    arm-none-eabi-nm "$D/m.o" | grep -qE ' U __(muldf3|adddf3|floatsidf)$' &&
+      bad "$m: GNU-named double helpers (triple without its EABI environment)" || ok
+  fi
   arm-none-eabi-objdump -d "$D/app.elf" >"$D/app.dis"
   grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"
   case $m in
