@@ -55,6 +55,18 @@ for t in cortex-m4 cortex-m7 cortex-m33 cortex-m55 cortex-m3 cortex-m0plus; do
   arm-none-eabi-gcc $flags --specs=nosys.specs -O1 "$T/main.c" "$o" -lm -o "$T/$t.elf" \
     2>"$T/ld" && ok || bad "$t: does not link: $(head -3 "$T/ld")"
 done
+# an int8 model whose requantization is double arithmetic, softened on the single-
+# precision FPUs: the helpers must be libgcc's __aeabi_* (base AAPCS) and not the GNU
+# names LLVM used when the triple's EABI environment was lost (then libm's nearbyint
+# got its double in r0:r1 instead of d0; tests/quant/cortex_m4.sh obj runs it)
+# (the M55's FPU has double precision: no helper at all)
+for t in cortex-m4 cortex-m33 cortex-m55 cortex-m3; do
+  "$KILN" compile "$2/tests/quant/models/qlinear_cnn/model.onnx" -o "$T/q$t" --name q \
+    --emit obj --target $t >/dev/null && ok || bad "$t: qlinear_cnn compile"
+  arm-none-eabi-nm "$T/q$t/q.o" >"$T/nm" 2>&1
+  [ $t = cortex-m55 ] || { grep -q ' U __aeabi_dmul$' "$T/nm" && ok || bad "$t: no __aeabi_dmul"; }
+  grep -qE ' U __(muldf3|adddf3|floatsidf)$' "$T/nm" && bad "$t: GNU-named double helpers" || ok
+done
 # reproducible: the same model compiled twice, in other folders, gives the same bytes
 for e in obj asm llvm; do
   "$KILN" compile "$EX/digits.onnx" -o "$T/r1" --name d --shape image=1,1,8,8 --emit $e --target cortex-m4 >/dev/null
