@@ -281,6 +281,20 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 typedef enum { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
 
+/* Opens the window loops of a pool at output position ov and, inside them, the test that
+ * the position falls inside the input (closed by the caller). count_pad: an average that
+ * includes the padding counts every position of the window in cnt, inside or not. */
+static void pool_window_open(kn_lower *L, const kn_window *w, const int *ov, bool count_pad,
+                             int cnt, wpos *q) {
+    win_open(L, w, ov, q);
+    if (count_pad) {
+        if_open(L, q->inpad);
+        kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
+        if_close(L, q->inpad);
+    }
+    if_open(L, q->inb);
+}
+
 /* y[ch, o...] over channels ch of N*C: average, max (with its flat input index into idx
  * when idx is not NULL) or Lp norm of the window. */
 static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *x, kn_kbuf *y,
@@ -294,13 +308,7 @@ static void pool_body(kn_lower *L, const kn_window *w, pool_kind kind, kn_kbuf *
     int cnt = kind == POOL_AVG ? kl_decl(L, KN_I64, kx_int(L, 0)) : -1;
     int at = idx ? kl_decl(L, KN_I64, kx_int(L, -1)) : -1;
     wpos q;
-    win_open(L, w, ov, &q);
-    if (kind == POOL_AVG && include_pad) {
-        if_open(L, q.inpad);
-        kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
-        if_close(L, q.inpad);
-    }
-    if_open(L, q.inb);
+    pool_window_open(L, w, ov, kind == POOL_AVG && include_pad, cnt, &q);
 #define XV() kx_load(L, x, madd(L, q.off, var(L, vch), isz))
     if (kind == POOL_MAX && idx) {
         kl_if(L, kx_bin(L, KX_LOR, kx_bin(L, KX_LT, var(L, at), kx_int(L, 0)),
@@ -373,13 +381,7 @@ static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w,
     kl_end(L);
     int cnt = kind == POOL_AVG ? kl_decl(L, KN_I64, kx_int(L, 0)) : -1;
     wpos q;
-    win_open(L, w, ov, &q);
-    if (kind == POOL_AVG && include_pad) {
-        if_open(L, q.inpad);
-        kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
-        if_close(L, q.inpad);
-    }
-    if_open(L, q.inb);
+    pool_window_open(L, w, ov, kind == POOL_AVG && include_pad, cnt, &q);
     if (kind == POOL_AVG && !include_pad) kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
     vc = kl_for(L, c);
     int xv = kl_decl(L, t, kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz)));
