@@ -15,7 +15,7 @@
  *             result  ->  Conv(...) {kn.layout=[_, 1]} writing the Transpose's value.
  *
  * Pools (MaxPool without Indices, AveragePool, LpPool and the Global ones) fold the
- * same edges, in f32/f64 (and an int8 MaxPool): tf2onnx wraps them in the same pairs,
+ * same edges, in f32/f64/f16 (and an int8 MaxPool): tf2onnx wraps them in the same pairs,
  * and a model's first or last node is often one. Their lowering walks each window once
  * per output position with the channels innermost (ir/lower/nn.c, pool_body_cl).
  *
@@ -58,9 +58,9 @@ static bool is_pool(kn_op op) {
 }
 
 /* Whether n may take a layout: a Conv or a single-output pool of static tensors; a
- * depthwise Conv only in f32 with constant weights; a pool only in f32 or f64 (or a MaxPool of
- * int8/uint8: the types whose kernel accumulates in its output, ir/lower/nn.c) and without an
- * epilogue. */
+ * depthwise Conv only in f32 with constant weights; a pool only in f32, f64 or f16 (an f16
+ * average or norm accumulates in an f32 scratch, ir/lower/nn.c) or a MaxPool of int8/uint8,
+ * and without an epilogue. */
 static bool foldable(const kn_node *n) {
     bool pool = is_pool(n->op);
     if ((n->op != KN_OP_CONV && !pool) || n->nout != 1 || !n->out[0] || !n->in[0] ||
@@ -71,7 +71,8 @@ static bool foldable(const kn_node *n) {
     if (pool) {
         kn_dtype t = x->dtype;
         bool i8 = n->op == KN_OP_MAXPOOL && (t == KN_I8 || t == KN_U8);
-        return (t == KN_F32 || t == KN_F64 || i8) && !kn_node_attr(n, KN_ATTR_EPILOGUE);
+        return (t == KN_F32 || t == KN_F64 || t == KN_F16 || i8) &&
+               !kn_node_attr(n, KN_ATTR_EPILOGUE);
     }
     bool xcl, ycl;
     kn_conv_layout(n, &xcl, &ycl);
