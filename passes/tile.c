@@ -396,6 +396,9 @@ typedef struct conv_geom {
     kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
+                       itself, no tile scratch (its store and the transposing loop that
+                       re-read it cost about 10 instructions an output on the M4) */
     kn_kbuf *tile;  /* scratch of the tiles: [block][rows][kb], or with row_tiles
                        [block][oh][rows][kb] */
     bool row_tiles; /* each output row has its own tile scratch (conv_row_tiles) */
@@ -696,6 +699,18 @@ store:;
      * every accumulator) runs per element in the loop. */
     const kn_contract *d = G->d;
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    if (G->direct) { /* scalar integer tiles: each accumulator requantized into y */
+        const int64_t *ys = G->ys;
+        int vy =
+            kl_decl(L, KN_I64,
+                    mad(L, kx_var(L, vb), ys[0],
+                        mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3]))))));
+        for (int c = 0; c < valid; c++) /* a column's tables read once for its rows */
+            for (int r = 0; r < rows; r++)
+                kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * ys[1] + r * ys[3]),
+                         kt_int_store(L, d, &G->rq, kx_var(L, T->acc[r][c]), kt_plus(L, mo, c)));
+        return;
+    }
     int pre = 0;
     if (d->epi && !kn_contract_is_int(d)) {
         if (valid == T->kb && conv_epi_channelwise(d))
@@ -1110,8 +1125,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     G.y = y;
     G.row_tiles = conv_row_tiles(&G, &T, tg);
-    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
-                        (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
+    G.direct = integer && T.lanes == 1 && !G.vq;
+    if (!G.direct)
+        G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
+                            (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
