@@ -1,5 +1,5 @@
-/* Lowerings of group 'string': Cast/CastLike to and from strings, StringConcat,
- * StringNormalizer.
+/* Lowerings of group 'string': Cast/CastLike to and from strings, Equal on strings,
+ * StringConcat, StringNormalizer.
  *
  * String elements are `const char *` (ir/kir.h, "Strings"). New strings are written
  * into character storage in the arena (kl_string_storage), one fixed-size slot per
@@ -450,6 +450,34 @@ static kn_status lower_strnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *in
     kl_end(L);
     kl_store(L, out[0], var(L, i), kx_str(L, chars, var(L, base)));
     kl_end(L);
+    return KN_OK;
+}
+
+/* ---- Equal on strings ---- */
+
+kn_status kl_equal_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    (void)n;
+    kn_kbuf *y = out[0];
+    if (!y->numel) return KN_OK;
+    int v[KN_MAX_RANK];
+    int64_t st[KN_MAX_RANK];
+    kn_strides(y->rank, y->dims, st);
+    kl_for_shape(L, y->rank, y->dims, v);
+    int s[2], c[2];
+    int j = kl_decl(L, KN_I64, i64c(L, 0));
+    for (int k = 0; k < 2; k++) {
+        s[k] = kl_decl(L, KN_STRING,
+                       kx_load(L, in[k], kx_bcast_offset(L, in[k], y->rank, y->dims, v)));
+        c[k] = kl_decl(L, KN_U8, byte_at(L, s[k], j));
+    }
+    /* up to the first difference or the common end */
+    kl_while(L, kx_bin(L, KX_LAND, kx_bin(L, KX_EQ, var(L, c[0]), var(L, c[1])),
+                       kx_bin(L, KX_NE, var(L, c[0]), kx_const(L, KN_U8, 0))));
+    kl_set(L, j, kx_add(L, var(L, j), i64c(L, 1)));
+    for (int k = 0; k < 2; k++) kl_set(L, c[k], byte_at(L, s[k], j));
+    kl_end(L);
+    kl_store(L, y, kx_offset(L, y->rank, v, st), kx_bin(L, KX_EQ, var(L, c[0]), var(L, c[1])));
+    kl_end_n(L, y->rank);
     return KN_OK;
 }
 

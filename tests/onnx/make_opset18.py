@@ -665,6 +665,24 @@ case("test_string_concat_scalar_20", "StringConcat", {"x": s1, "y": a.reshape(3,
      {"z": np.array([["pre-" + q for q in r] for r in a.reshape(3, 2)], dtype=object)},
      opset=20)
 
+
+# ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty
+a = np.array([["ab", "abc", ""], ["x", "", "\u00e9"]], dtype=object)
+b = np.array(["ab", "ab", ""], dtype=object)
+case("test_equal_string_bcast_19", "Equal", {"a": a, "b": b},
+     {"y": np.array([[p == q for p, q in zip(r, b)] for r in a])}, opset=19)
+
+# ---- OptionalHasElement / OptionalGetElement on a plain tensor (18): true and the tensor;
+# OptionalHasElement with its input omitted: false
+x = f32(2, 3)
+nodes = [helper.make_node("OptionalHasElement", ["x"], ["has"]),
+         helper.make_node("OptionalGetElement", ["x"], ["g"]),
+         helper.make_node("Neg", ["g"], ["y"]),
+         helper.make_node("OptionalHasElement", [""], ["none"])]
+ohe_want = [np.array(True), -x, np.array(False)]
+graph_case("test_optional_tensor_input_18", nodes, [("x", x)],
+           [("has", ohe_want[0]), ("y", ohe_want[1]), ("none", ohe_want[2])], ohe_want, 18)
+
 def main():
     names = sys.argv[1:] or sorted(CASES)
     have_ort = os.path.isdir(casegen.ORT)
