@@ -288,9 +288,10 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 /* ---- DeformConv ---- */
 
 /* The plain nest of a grouped 2-D Conv whose tap k reads x bilinearly at its displaced
- * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does, clamped
- * to [-2, extent + 1] (every position outside (-1, extent) samples 0 either way), and a
- * corner outside the input gets weight 0 and a clamped index, so no load leaves x. */
+ * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does; a
+ * position outside (-1, extent) on either axis, or NaN, samples 0 (it is replaced by -2
+ * before the integer conversion, so that stays defined), and a corner outside the input
+ * gets weight 0 and a clamped index, so no load leaves x. */
 static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -319,16 +320,19 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
         kl_decl(L, KN_I64,
                 madd(L, var(L, sp), madd(L, kx_mul(L, var(L, j), kx_int(L, 2)), bg, 2 * k), osz));
     int64_t ext[2] = {h, iw};
-    int pos[2], lo[2], fr[2];
+    int pos[2], lo[2], fr[2], ok = -1;
     int ov[2] = {vy, vx}, kv[2] = {vky, vkx};
     for (int a = 0; a < 2; a++) {
         kn_kx *base =
             madd(L, madd(L, kx_int(L, -w.pb[a]), var(L, ov[a]), w.s[a]), var(L, kv[a]), w.d[a]);
         kn_kx *d = kx_cast(L, KN_F64, kx_load(L, off, madd(L, var(L, ob), kx_int(L, a), osz)));
-        kn_kx *p = kx_add(L, kx_cast(L, KN_F64, base), d);
-        p = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, p, kx_const(L, KN_F64, -2.0)),
-                   kx_const(L, KN_F64, (double)ext[a] + 1));
-        pos[a] = kl_decl(L, KN_F64, p);
+        int raw = kl_decl(L, KN_F64, kx_add(L, kx_cast(L, KN_F64, base), d));
+        /* inside (-1, extent), false for NaN: else the tap samples 0, as the interpreter */
+        kn_kx *in_a = kx_bin(L, KX_LAND, kx_bin(L, KX_GT, var(L, raw), kx_const(L, KN_F64, -1)),
+                             kx_bin(L, KX_LT, var(L, raw), kx_const(L, KN_F64, (double)ext[a])));
+        ok = kl_decl(L, KN_BOOL, a ? kx_bin(L, KX_LAND, var(L, ok), in_a) : in_a);
+        pos[a] =
+            kl_decl(L, KN_F64, kx_select(L, var(L, ok), var(L, raw), kx_const(L, KN_F64, -2.0)));
         int f = kl_decl(L, KN_F64, kx_un(L, KX_FLOOR, var(L, pos[a])));
         fr[a] = kl_decl(L, KN_F64, kx_sub(L, var(L, pos[a]), var(L, f)));
         lo[a] = kl_decl(L, KN_I64, kx_cast(L, KN_I64, var(L, f)));
@@ -338,11 +342,12 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
         for (int cx2 = 0; cx2 < 2; cx2++) {
             kn_kx *yy = kx_add(L, var(L, lo[0]), kx_int(L, cy));
             kn_kx *xx = kx_add(L, var(L, lo[1]), kx_int(L, cx2));
-            kn_kx *inside = kx_bin(L, KX_LAND,
-                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
-                                          kx_bin(L, KX_LT, yy, kx_int(L, h))),
-                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
-                                          kx_bin(L, KX_LT, xx, kx_int(L, iw))));
+            kn_kx *inside = kx_bin(L, KX_LAND, var(L, ok),
+                                   kx_bin(L, KX_LAND,
+                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
+                                                 kx_bin(L, KX_LT, yy, kx_int(L, h))),
+                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
+                                                 kx_bin(L, KX_LT, xx, kx_int(L, iw)))));
             kn_kx *wy = cy ? var(L, fr[0]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[0]));
             kn_kx *wx = cx2 ? var(L, fr[1]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[1]));
             kn_kx *cyy = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, yy, kx_int(L, 0)), kx_int(L, h - 1));
