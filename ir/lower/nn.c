@@ -452,10 +452,10 @@ static kn_kx *pool_at(kn_lower *L, bool cl, kn_kx *sp, kn_kx *ch, int vb, int64_
 /* A pool whose x or y is channels-last (kn.layout, passes/layout.c): for each output
  * position the window is walked once and each tap inside the input updates the whole
  * channel row of the accumulators, then a last loop over the channels finishes the
- * average or the norm. The accumulators are y itself when y holds its compute dtype, and
- * for a MaxPool (a max of float16 values is one of them); an average or norm of float16
- * accumulates in a float32 scratch laid out as a channels-last y (sums and squares leave
- * float16's range), so each output position keeps its own row and the position loops stay
+ * average or the norm. The accumulators are y itself when y holds its compute dtype; a
+ * float16 pool accumulates in a float32 scratch laid out as a channels-last y (sums and
+ * squares leave float16's range, and a MaxPool in y would round to float16 at every tap:
+ * 30x slower), so each output position keeps its own row and the position loops stay
  * parallel. The channel loops are innermost, so a channels-last x is read, and y written,
  * in consecutive elements; each channel still sees its taps in the plain nest's order.
  * MaxPool's Indices are not produced (the pass admits single-output pools only). */
@@ -466,7 +466,7 @@ static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w,
     if (t != y->dtype && y->dtype != KN_F16)
         return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "channels-last pool of type %s",
                        kn_dtype_name(y->dtype));
-    bool in_y = t == y->dtype || kind == POOL_MAX;
+    bool in_y = t == y->dtype;
     kn_kbuf *a = in_y ? y : kl_scratch(L, t, y->numel);
     bool acl = in_y ? ycl : true;
     int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
