@@ -522,8 +522,8 @@ static bool x86_has(const emit *E, const char *need) {
  * x86 where the target (or, for the JIT, this CPU) has AVX-512. Else the portable form,
  * two multiplies by powers of two built from n's bits. */
 static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
-    if (t != KN_F32 || LLVMGetTypeKind(LLVMTypeOf(a)) != LLVMVectorTypeKind ||
-        lanes_of(a) != 16 || target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
+    if (t != KN_F32 || LLVMGetTypeKind(LLVMTypeOf(a)) != LLVMVectorTypeKind || lanes_of(a) != 16 ||
+        target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
         return false;
     if (!E->jit) return E->p->target && E->p->target->vector_bits >= 512;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
