@@ -1,4 +1,5 @@
-/* Lowerings of group 'image': Resize, Upsample, GridSample, RoiAlign, MaxRoiPool.
+/* Lowerings of group 'image': Resize, Upsample, GridSample, AffineGrid, RoiAlign, MaxRoiPool,
+ * CenterCropPad, Col2Im.
  *
  * Resize/Upsample: scales, sizes and roi must be constants. The interpolation is
  * separable (see ir/ops/image.c): per output axis, each output coordinate maps to
@@ -19,6 +20,7 @@
 #include "ir/ops/image_attrs.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- expression shorthands (f64 coordinates, i64 indexes) ---- */
@@ -813,9 +815,53 @@ static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     return KN_OK;
 }
 
+/* AffineGrid: y[b, spatial..., j] = theta[b, j, r] + sum over k < r of theta[b, j, k] *
+ * the normalized coordinate along spatial axis r-1-k (x is the last), which comes from
+ * one table per axis computed at lowering time (kn_affine_coord, as the interpreter). */
+static kn_status lower_affinegrid(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_kbuf *th = in[0], *y = out[0];
+    int align = kn_attr_int(kl_ctx(L), n, "align_corners", 0) != 0;
+    if (kn_failed(kl_ctx(L))) return kl_ctx(L)->status;
+    if (!y->numel) return KN_OK;
+    int r = y->rank - 2;
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    kn_kbuf *coord[KN_MAX_RANK];
+    for (int a = 0; a < r; a++) {
+        int64_t s = y->dims[1 + a];
+        double *v = malloc((size_t)s * sizeof *v);
+        float *f = malloc((size_t)s * sizeof *f);
+        KN_ASSERT(v && f);
+        for (int64_t i = 0; i < s; i++) f[i] = (float)(v[i] = kn_affine_coord(i, s, align));
+        coord[a] = t == KN_F64 ? kl_table(L, KN_F64, s, v) : kl_table(L, KN_F32, s, f);
+        free(v);
+        free(f);
+    }
+    int v[KN_MAX_RANK];
+    kl_for_shape(L, y->rank, y->dims, v);
+    kn_kx *row = kx_mul(L, kx_add(L, kx_mul(L, V(L, v[0]), I(L, r)), V(L, v[r + 1])), I(L, r + 1));
+    int acc = kl_decl(L, t, kx_cast(L, t, kx_load(L, th, kx_add(L, row, I(L, r)))));
+    for (int k = 0; k < r; k++) {
+        int a = r - 1 - k;
+        kn_kx *c = kx_load(L, coord[a], V(L, v[1 + a]));
+        kn_kx *w = kx_cast(L, t, kx_load(L, th, kx_add(L, row, I(L, k))));
+        kl_set(L, acc, kx_add(L, V(L, acc), kx_mul(L, w, kx_cast(L, t, c))));
+    }
+    int64_t st[KN_MAX_RANK];
+    kn_strides(y->rank, y->dims, st);
+    kl_store(L, y, kx_offset(L, y->rank, v, st), V(L, acc));
+    kl_end_n(L, y->rank);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_image[] = {
-    {KN_OP_RESIZE, lower_resize},         {KN_OP_UPSAMPLE, lower_resize},
-    {KN_OP_GRIDSAMPLE, lower_gridsample}, {KN_OP_ROIALIGN, lower_roialign},
-    {KN_OP_MAXROIPOOL, lower_maxroipool}, {KN_OP_CENTERCROPPAD, lower_ccp},
-    {KN_OP_COL2IM, lower_col2im},         {KN_OP_COUNT, 0},
+    {KN_OP_RESIZE, lower_resize},
+    {KN_OP_UPSAMPLE, lower_resize},
+    {KN_OP_GRIDSAMPLE, lower_gridsample},
+    {KN_OP_ROIALIGN, lower_roialign},
+    {KN_OP_MAXROIPOOL, lower_maxroipool},
+    {KN_OP_CENTERCROPPAD, lower_ccp},
+    {KN_OP_COL2IM, lower_col2im},
+    {KN_OP_AFFINEGRID, lower_affinegrid},
+    {KN_OP_COUNT, 0},
 };

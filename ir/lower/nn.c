@@ -139,12 +139,15 @@ static bool dw_cl(const kn_node *n, kn_kbuf *const *in, kn_kbuf *y, bool xcl, bo
            in[1]->dtype == KN_F32;
 }
 
-/* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): y holds
- * the accumulators (bias first), each tap of the window inside the input adds x * w to
- * the whole channel row, channels innermost, then the epilogue runs over the row. The
- * weights are packed tap-major ([tap][c], a table) so that row reads consecutive
- * weights. Each channel sums its taps in the plain nest's order with the same fma, so
- * the result is the plain nest's. */
+/* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): a
+ * channel row of accumulators (bias first), each tap of the window inside the input adds
+ * x * w to the whole row, channels innermost, then the epilogue runs over the row. The
+ * accumulators are y itself when y is channels-last; for a channels-first y (only x
+ * folded) they are a row of f32 scratch per outermost output row (so that loop stays
+ * parallel), and the finished row is stored H*W apart once per output position instead of
+ * at every tap. The weights are packed tap-major ([tap][c], a table) so that row reads
+ * consecutive weights. Each channel sums its taps in the plain nest's order with the same
+ * fma, so the result is the plain nest's. */
 static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_window *w,
                              bool xcl, bool ycl, const kn_epilogue *epi) {
     kn_kbuf *x = in[0], *wt = in[1], *bias = in[2];
@@ -158,11 +161,14 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
             pk[k * c + ch] = (float)kn_load_f64(wt->data->data, KN_F32, (size_t)(ch * nk + k));
     kn_kbuf *wp = kl_table(L, KN_F32, nk * c, pk);
     free(pk);
+    kn_kbuf *a = ycl ? y : kl_scratch(L, KN_F32, x->dims[0] * w->out[0] * c);
     int vb = kl_for(L, x->dims[0]), ov[KN_MAX_RANK];
     kl_for_shape(L, w->nsp, w->out, ov);
 #define YI(vc) pool_at(L, ycl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
+#define AI(vc)                                                                                     \
+    (ycl ? YI(vc) : madd(L, var(L, vc), madd(L, var(L, ov[0]), var(L, vb), w->out[0]), c))
     int vc = kl_for(L, c);
-    kl_store(L, y, YI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
+    kl_store(L, a, AI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
     kl_end(L);
     wpos q;
     win_open(L, w, ov, &q);
@@ -170,19 +176,21 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
     vc = kl_for(L, c);
     kn_kx *xv = kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz));
     kn_kx *wv = kx_load(L, wp, madd(L, var(L, vc), q.koff, c));
-    kl_store(L, y, YI(vc), kx_fma(L, xv, wv, kx_load(L, y, YI(vc))));
+    kl_store(L, a, AI(vc), kx_fma(L, xv, wv, kx_load(L, a, AI(vc))));
     kl_end(L);
     if_close(L, q.inb);
     win_close(L, w);
-    if (epi->n) {
+    if (epi->n || !ycl) {
         vc = kl_for(L, c);
         kn_kx *coord[KN_MAX_RANK] = {var(L, vb), var(L, vc)}, *opnd[KN_EPI_MAX] = {0};
         for (int i = 0; i < w->nsp; i++) coord[2 + i] = var(L, ov[i]);
         for (int k = 0; k < epi->n; k++)
             if (epi->s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi->s[k].operand], y, coord);
-        kl_store(L, y, YI(vc), kl_epilogue(L, epi, kx_load(L, y, YI(vc)), opnd));
+        kn_kx *v = kx_load(L, a, AI(vc));
+        kl_store(L, y, YI(vc), epi->n ? kl_epilogue(L, epi, v, opnd) : v);
         kl_end(L);
     }
+#undef AI
 #undef YI
     kl_end_n(L, w->nsp + 1);
     return KN_OK;
@@ -280,6 +288,86 @@ describe:
     return KN_OK;
 }
 
+/* ---- DeformConv ---- */
+
+/* The plain nest of a grouped 2-D Conv whose tap k reads x bilinearly at its displaced
+ * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does, clamped
+ * to [-2, extent + 1] (every position outside (-1, extent) samples 0 either way), and a
+ * corner outside the input gets weight 0 and a clamped index, so no load leaves x. */
+static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                  kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *x = in[0], *wt = in[1], *off = in[2], *bias = in[3], *mk = in[4], *y = out[0];
+    kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
+    kn_window w;
+    int64_t group = kn_attr_int(cx, n, "group", 1), og = kn_attr_int(cx, n, "offset_group", 1);
+    if (kn_failed(cx) || kn_window_make(cx, n, &xt, wt->dims + 2, 0, &w)) return cx->status;
+    if (!y->numel) return KN_OK;
+    if (!x->dims[2] || !x->dims[3]) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    int64_t c = x->dims[1], h = x->dims[2], iw = x->dims[3], m = y->dims[1];
+    int64_t cg = c / group, mg = m / group, cpo = c / og;
+    int64_t kw = w.k[1], k = w.k[0] * kw, oh = w.out[0], ow = w.out[1], osz = oh * ow;
+    int vb = kl_for(L, x->dims[0]), vm = kl_for(L, m), vy = kl_for(L, oh), vx = kl_for(L, ow);
+    int sp = kl_decl(L, KN_I64, madd(L, var(L, vx), var(L, vy), ow));
+    int acc = kl_decl(L, t, bias ? kx_load(L, bias, var(L, vm)) : kx_const(L, t, 0));
+    int vc = kl_for(L, cg);
+    int ic =
+        kl_decl(L, KN_I64, madd(L, var(L, vc), kx_bin(L, KX_DIV, var(L, vm), kx_int(L, mg)), cg));
+    int g = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, var(L, ic), kx_int(L, cpo)));
+    int vky = kl_for(L, w.k[0]), vkx = kl_for(L, kw);
+    int j = kl_decl(L, KN_I64, madd(L, var(L, vkx), var(L, vky), kw));
+    kn_kx *bg = madd(L, var(L, g), var(L, vb), og); /* b * og + g */
+    int ob =
+        kl_decl(L, KN_I64,
+                madd(L, var(L, sp), madd(L, kx_mul(L, var(L, j), kx_int(L, 2)), bg, 2 * k), osz));
+    int64_t ext[2] = {h, iw};
+    int pos[2], lo[2], fr[2];
+    int ov[2] = {vy, vx}, kv[2] = {vky, vkx};
+    for (int a = 0; a < 2; a++) {
+        kn_kx *base =
+            madd(L, madd(L, kx_int(L, -w.pb[a]), var(L, ov[a]), w.s[a]), var(L, kv[a]), w.d[a]);
+        kn_kx *d = kx_cast(L, KN_F64, kx_load(L, off, madd(L, var(L, ob), kx_int(L, a), osz)));
+        kn_kx *p = kx_add(L, kx_cast(L, KN_F64, base), d);
+        p = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, p, kx_const(L, KN_F64, -2.0)),
+                   kx_const(L, KN_F64, (double)ext[a] + 1));
+        pos[a] = kl_decl(L, KN_F64, p);
+        int f = kl_decl(L, KN_F64, kx_un(L, KX_FLOOR, var(L, pos[a])));
+        fr[a] = kl_decl(L, KN_F64, kx_sub(L, var(L, pos[a]), var(L, f)));
+        lo[a] = kl_decl(L, KN_I64, kx_cast(L, KN_I64, var(L, f)));
+    }
+    int v = kl_decl(L, KN_F64, kx_const(L, KN_F64, 0));
+    for (int cy = 0; cy < 2; cy++)
+        for (int cx2 = 0; cx2 < 2; cx2++) {
+            kn_kx *yy = kx_add(L, var(L, lo[0]), kx_int(L, cy));
+            kn_kx *xx = kx_add(L, var(L, lo[1]), kx_int(L, cx2));
+            kn_kx *inside = kx_bin(L, KX_LAND,
+                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
+                                          kx_bin(L, KX_LT, yy, kx_int(L, h))),
+                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
+                                          kx_bin(L, KX_LT, xx, kx_int(L, iw))));
+            kn_kx *wy = cy ? var(L, fr[0]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[0]));
+            kn_kx *wx = cx2 ? var(L, fr[1]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[1]));
+            kn_kx *cyy = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, yy, kx_int(L, 0)), kx_int(L, h - 1));
+            kn_kx *cxx = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, xx, kx_int(L, 0)), kx_int(L, iw - 1));
+            kn_kx *xi = madd(L, cxx, madd(L, cyy, madd(L, var(L, ic), var(L, vb), c), h), iw);
+            kn_kx *wgt = kx_select(L, inside, kx_mul(L, wy, wx), kx_const(L, KN_F64, 0));
+            kl_set(L, v,
+                   kx_add(L, var(L, v), kx_mul(L, wgt, kx_cast(L, KN_F64, kx_load(L, x, xi)))));
+        }
+    kn_kx *val = var(L, v);
+    if (mk)
+        val = kx_mul(L, val,
+                     kx_cast(L, KN_F64,
+                             kx_load(L, mk, madd(L, var(L, sp), madd(L, var(L, j), bg, k), osz))));
+    kn_kx *wv = kx_load(L, wt, madd(L, var(L, j), madd(L, var(L, vc), var(L, vm), cg), k));
+    kl_set(L, acc, kx_fma(L, kx_cast(L, t, val), wv, var(L, acc)));
+    kl_end_n(L, 3);
+    kl_store(L, y, madd(L, var(L, sp), madd(L, var(L, vm), var(L, vb), m), osz), var(L, acc));
+    kl_end_n(L, 4);
+    return KN_OK;
+}
+
 /* ---- pools ---- */
 
 typedef enum { POOL_AVG, POOL_MAX, POOL_LP } pool_kind;
@@ -361,26 +449,33 @@ static kn_kx *pool_at(kn_lower *L, bool cl, kn_kx *sp, kn_kx *ch, int vb, int64_
 
 /* A pool whose x or y is channels-last (kn.layout, passes/layout.c): for each output
  * position the window is walked once and each tap inside the input updates the whole
- * channel row of y, which holds the accumulators (the pass admits only dtypes that are
- * their own compute dtype), then a last loop over the channels finishes the average or
- * the norm. The channel loops are innermost, so a channels-last x is read, and y written,
+ * channel row of the accumulators, then a last loop over the channels finishes the
+ * average or the norm. The accumulators are y itself when y holds its compute dtype, and
+ * for a MaxPool (a max of float16 values is one of them); an average or norm of float16
+ * accumulates in a float32 scratch laid out as a channels-last y (sums and squares leave
+ * float16's range), so each output position keeps its own row and the position loops stay
+ * parallel. The channel loops are innermost, so a channels-last x is read, and y written,
  * in consecutive elements; each channel still sees its taps in the plain nest's order.
  * MaxPool's Indices are not produced (the pass admits single-output pools only). */
 static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w, pool_kind kind,
                               kn_kbuf *x, kn_kbuf *y, bool xcl, bool ycl, int include_pad,
                               double p) {
-    kn_dtype t = y->dtype;
-    if (kx_compute_dtype(t) != t)
+    kn_dtype t = kx_compute_dtype(y->dtype);
+    if (t != y->dtype && y->dtype != KN_F16)
         return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "channels-last pool of type %s",
-                       kn_dtype_name(t));
+                       kn_dtype_name(y->dtype));
+    bool in_y = t == y->dtype || kind == POOL_MAX;
+    kn_kbuf *a = in_y ? y : kl_scratch(L, t, y->numel);
+    bool acl = in_y ? ycl : true;
     int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];
     int64_t isz = kn_prod(w->in, 0, w->nsp), osz = kn_prod(w->out, 0, w->nsp);
     int vb = kl_for(L, x->dims[0]), ov[KN_MAX_RANK];
     kl_for_shape(L, w->nsp, w->out, ov);
 #define YI(vc) pool_at(L, ycl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
+#define AI(vc) pool_at(L, acl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
     double lowest = is_float(t) ? -INFINITY : t == KN_I8 ? -128 : 0;
     int vc = kl_for(L, c);
-    kl_store(L, y, YI(vc), kx_const(L, t, kind == POOL_MAX ? lowest : 0));
+    kl_store(L, a, AI(vc), kx_const(L, t, kind == POOL_MAX ? lowest : 0));
     kl_end(L);
     int cnt = kind == POOL_AVG ? kl_decl(L, KN_I64, kx_int(L, 0)) : -1;
     wpos q;
@@ -388,7 +483,7 @@ static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w,
     if (kind == POOL_AVG && !include_pad) kl_set(L, cnt, kx_add(L, var(L, cnt), kx_int(L, 1)));
     vc = kl_for(L, c);
     int xv = kl_decl(L, t, kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz)));
-    kn_kx *acc = kx_load(L, y, YI(vc)), *r;
+    kn_kx *acc = kx_load(L, a, AI(vc)), *r;
     if (kind == POOL_MAX)
         r = kx_bin(L, KX_MAX, var(L, xv), acc);
     else if (kind == POOL_LP)
@@ -398,19 +493,21 @@ static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w,
                             : kx_bin(L, KX_POW, kx_un(L, KX_ABS, var(L, xv)), kx_const(L, t, p)));
     else
         r = kx_add(L, acc, var(L, xv));
-    kl_store(L, y, YI(vc), r);
+    kl_store(L, a, AI(vc), r);
     kl_end(L);
     if_close(L, q.inb);
     win_close(L, w);
-    if (kind == POOL_AVG || (kind == POOL_LP && p != 1)) {
+    if (kind == POOL_AVG || (kind == POOL_LP && p != 1) || !in_y) {
         vc = kl_for(L, c);
-        kn_kx *v = kx_load(L, y, YI(vc));
-        r = kind == POOL_AVG ? kx_bin(L, KX_DIV, v, kx_cast(L, t, var(L, cnt)))
-            : p == 2         ? kx_un(L, KX_SQRT, v)
-                             : kx_bin(L, KX_POW, v, kx_const(L, t, 1.0 / p));
+        kn_kx *v = kx_load(L, a, AI(vc));
+        r = kind == POOL_AVG            ? kx_bin(L, KX_DIV, v, kx_cast(L, t, var(L, cnt)))
+            : kind == POOL_LP && p == 2 ? kx_un(L, KX_SQRT, v)
+            : kind == POOL_LP && p != 1 ? kx_bin(L, KX_POW, v, kx_const(L, t, 1.0 / p))
+                                        : v;
         kl_store(L, y, YI(vc), r);
         kl_end(L);
     }
+#undef AI
 #undef YI
     kl_end_n(L, w->nsp + 1);
     return KN_OK;
@@ -1071,6 +1168,7 @@ static kn_status lower_softmax(kn_lower *L, const kn_node *n, kn_kbuf *const *in
 const kn_oplower kn_lower_nn[] = {
     {KN_OP_CONV, lower_conv},
     {KN_OP_CONVTRANSPOSE, lower_conv},
+    {KN_OP_DEFORMCONV, lower_deformconv},
     {KN_OP_AVERAGEPOOL, lower_pool},
     {KN_OP_MAXPOOL, lower_pool},
     {KN_OP_LPPOOL, lower_pool},

@@ -1119,10 +1119,83 @@ static kn_status eval_col2im(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     return KN_OK;
 }
 
+/* ---- AffineGrid (opset 20) ----
+ *
+ * theta [N, r, r+1] (r = 2 or 3 spatial axes) and size [N, C, spatial...] give the grid
+ * [N, spatial..., r]: at each position the affine map theta[n] of the normalized
+ * coordinates (x along the last axis, then y, then z) in [-1, 1], which with
+ * align_corners are -1 + 2i/(S-1) (-1 when S is 1, as ONNX's reference) and otherwise
+ * the pixel centres (2i+1)/S - 1. */
+
+/* The normalized coordinate of index i on an axis of s elements. */
+double kn_affine_coord(int64_t i, int64_t s, int align) {
+    if (align) return s > 1 ? -1.0 + 2.0 * (double)i / (double)(s - 1) : -1.0;
+    return (2.0 * (double)i + 1.0) / (double)s - 1.0;
+}
+
+static kn_status infer_affinegrid(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                  kn_type *out) {
+    kn_attr_int(cx, n, "align_corners", 0);
+    if (kn_failed(cx) || kn_check_dtype(cx, n, in[0], 0, KN_DT_FLOAT)) return cx->status;
+    const kn_type *th = &in[0]->type;
+    int64_t s[KN_MAX_RANK];
+    int cnt = 0, known;
+    if (shape_input(cx, n, in, 1, s, KN_MAX_RANK, &cnt, &known)) return cx->status;
+    out[0] = kn_type_unknown(th->dtype);
+    if (th->rank >= 0 && th->rank != 3)
+        return kn_diag(cx, n, KN_EINVAL, "theta has rank %d, expected 3", th->rank);
+    if (!known) return KN_OK;
+    if (cnt != 4 && cnt != 5)
+        return kn_diag(cx, n, KN_EINVAL, "size has %d values, expected 4 (2-D) or 5 (3-D)", cnt);
+    int r = cnt - 2;
+    for (int k = 0; k < cnt; k++)
+        if (s[k] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "size[%d] is %lld, expected >= 0", k, (long long)s[k]);
+    if (th->rank == 3 &&
+        ((th->dims[0] >= 0 && th->dims[0] != s[0]) || (th->dims[1] >= 0 && th->dims[1] != r) ||
+         (th->dims[2] >= 0 && th->dims[2] != r + 1)))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "theta is [%lld, %lld, %lld], expected [%lld, %d, %d] for size of %d values",
+                       (long long)th->dims[0], (long long)th->dims[1], (long long)th->dims[2],
+                       (long long)s[0], r, r + 1, cnt);
+    int64_t d[KN_MAX_RANK];
+    d[0] = s[0];
+    for (int k = 0; k < r; k++) d[1 + k] = s[2 + k];
+    d[r + 1] = r;
+    out[0] = kn_type_make(th->dtype, r + 2, d);
+    return KN_OK;
+}
+
+static kn_status eval_affinegrid(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                 kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_affinegrid)) return cx->status;
+    int align = kn_attr_int(cx, n, "align_corners", 0) != 0;
+    const kn_tensor *th = in[0];
+    kn_tensor *y = out[0];
+    int r = y->type.rank - 2;
+    const int64_t *e = y->type.dims + 1; /* the spatial extents, outermost first */
+    int64_t pos = kn_prod(e, 0, r), at[KN_MAX_RANK];
+    for (int64_t b = 0; b < y->type.dims[0]; b++)
+        for (int64_t p = 0; p < pos; p++) {
+            for (int64_t a = r - 1, q = p; a >= 0; q /= e[a], a--) at[a] = q % e[a];
+            for (int j = 0; j < r; j++) {
+                int64_t row = (b * r + j) * (r + 1);
+                double acc = kn_tensor_get_f64(th, row + r);
+                for (int k = 0; k < r; k++) /* x is the last axis */
+                    acc += kn_tensor_get_f64(th, row + k) *
+                           kn_affine_coord(at[r - 1 - k], e[r - 1 - k], align);
+                kn_tensor_set_f64(y, (b * pos + p) * r + j, acc);
+            }
+        }
+    return KN_OK;
+}
+
 const kn_opimpl kn_ops_image[] = {
     {KN_OP_RESIZE, infer_resize, eval_resize},
     {KN_OP_UPSAMPLE, infer_resize, eval_resize},
     {KN_OP_GRIDSAMPLE, infer_gridsample, eval_gridsample},
+    {KN_OP_AFFINEGRID, infer_affinegrid, eval_affinegrid},
     {KN_OP_ROIALIGN, infer_roialign, eval_roialign},
     {KN_OP_MAXROIPOOL, infer_maxroipool, eval_maxroipool},
     {KN_OP_NONMAXSUPPRESSION, infer_nms, eval_nms},

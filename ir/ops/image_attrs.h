@@ -58,6 +58,11 @@ typedef struct kn_grid_params {
 
 kn_status kn_grid_setup(kn_ctx *cx, const kn_node *n, kn_grid_params *g);
 
+/* ---- AffineGrid (opset 20) ---- */
+
+/* The normalized coordinate in [-1, 1] of index i on an axis of s elements. */
+double kn_affine_coord(int64_t i, int64_t s, int align_corners);
+
 /* ---- CenterCropPad, Col2Im (opset 18) ---- */
 
 /* CenterCropPad: per axis of x (rank r), the output extent and the input coordinate of

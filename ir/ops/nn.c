@@ -317,6 +317,126 @@ static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     return KN_OK;
 }
 
+/* ---- DeformConv (opset 19) ----
+ *
+ * A 2-D Conv whose taps are displaced: tap k (kh*KW + kw) of output (oh, ow) in offset
+ * group og reads x at (oh*sh - ph + kh*dh + dy, ow*sw - pw + kw*dw + dx), where
+ * (dy, dx) = offset[b, og*2*K + 2k (+1), oh, ow], bilinearly (a corner outside the input
+ * counts 0), scaled by mask[b, og*K + k, oh, ow] when given; input channel ic is in
+ * offset group ic / (C / offset_group). Inputs: X, W, offset, B, mask. */
+
+kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_window *w,
+                          int64_t *og) {
+    const kn_type *x = &in[0]->type, *wt = &in[1]->type;
+    int64_t group = kn_attr_int(cx, n, "group", 1);
+    *og = kn_attr_int(cx, n, "offset_group", 1);
+    if (kn_failed(cx)) return cx->status;
+    if (group < 1 || *og < 1)
+        return kn_diag(cx, n, KN_EINVAL, "group %lld and offset_group %lld must be >= 1",
+                       (long long)group, (long long)*og);
+    if (x->rank != 4 || wt->rank != 4)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "input and weights have ranks %d and %d: only 2-D DeformConv (rank 4) "
+                       "is supported",
+                       x->rank, wt->rank);
+    int64_t c = x->dims[1], m = wt->dims[0];
+    if (c >= 0 && wt->dims[1] >= 0 && c != wt->dims[1] * group)
+        return kn_diag(cx, n, KN_EINVAL, "input has %lld channels, weights expect %lld x %lld",
+                       (long long)c, (long long)wt->dims[1], (long long)group);
+    if (m >= 0 && m % group)
+        return kn_diag(cx, n, KN_EINVAL, "%lld output channels not divisible by group %lld",
+                       (long long)m, (long long)group);
+    if (c >= 0 && c % *og)
+        return kn_diag(cx, n, KN_EINVAL, "%lld input channels not divisible by offset_group %lld",
+                       (long long)c, (long long)*og);
+    if (kn_window_make(cx, n, x, wt->dims + 2, 0, w)) return cx->status;
+    int64_t k = w->k[0] * w->k[1];
+    const kn_tensor *b = kn_opt_in(n, in, 3), *mk = kn_opt_in(n, in, 4);
+    const kn_type *ot = &in[2]->type;
+    int64_t want[4] = {x->dims[0], *og * 2 * k, w->out[0], w->out[1]};
+    for (int pass = 0; pass < 2; pass++) {
+        const kn_type *t = pass ? (mk ? &mk->type : NULL) : ot;
+        if (!t || t->rank < 0) continue;
+        if (pass) want[1] = *og * k;
+        bool ok = t->rank == 4;
+        for (int d = 0; d < 4 && ok; d++)
+            ok = t->dims[d] < 0 || want[d] < 0 || t->dims[d] == want[d];
+        char buf[128];
+        if (!ok)
+            return kn_diag(cx, n, KN_EINVAL, "%s has shape %s, expected [%lld, %lld, %lld, %lld]",
+                           pass ? "mask" : "offset", kn_type_str(t, buf, sizeof buf),
+                           (long long)want[0], (long long)want[1], (long long)want[2],
+                           (long long)want[3]);
+    }
+    if (b && b->type.rank >= 0 &&
+        (b->type.rank != 1 || (m >= 0 && b->type.dims[0] >= 0 && b->type.dims[0] != m)))
+        return kn_diag(cx, n, KN_EINVAL, "bias must have shape [%lld]", (long long)m);
+    return KN_OK;
+}
+
+static kn_status infer_deformconv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                  kn_type *out) {
+    for (int i = 0; i < n->nin; i++)
+        if (kn_opt_in(n, in, i) && kn_check_dtype(cx, n, in[i], i, KN_DT_FLOAT)) return cx->status;
+    const kn_type *x = &in[0]->type, *wt = &in[1]->type;
+    out[0] = kn_type_unknown(x->dtype);
+    if (x->rank < 0 || wt->rank < 0) return KN_OK;
+    kn_window w;
+    int64_t og;
+    if (kn_deform_check(cx, n, in, &w, &og)) return cx->status;
+    int64_t dims[4] = {x->dims[0], wt->dims[0], w.out[0], w.out[1]};
+    out[0] = kn_type_make(x->dtype, 4, dims);
+    return KN_OK;
+}
+
+static kn_status eval_deformconv(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                 kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_deformconv)) return cx->status;
+    kn_window w;
+    int64_t og;
+    if (kn_deform_check(cx, n, in, &w, &og)) return cx->status;
+    const kn_tensor *x = in[0], *wt = in[1], *off = in[2], *b = kn_opt_in(n, in, 3),
+                    *mk = kn_opt_in(n, in, 4);
+    kn_tensor *y = out[0];
+    int64_t group = kn_attr_int(cx, n, "group", 1);
+    int64_t nb = x->type.dims[0], c = x->type.dims[1], h = x->type.dims[2], iw = x->type.dims[3];
+    int64_t m = wt->type.dims[0], cg = c / group, mg = m / group, cpo = c / og;
+    int64_t kh = w.k[0], kw = w.k[1], k = kh * kw, oh = w.out[0], ow = w.out[1], osz = oh * ow;
+    for (int64_t b0 = 0; b0 < nb; b0++)
+        for (int64_t mo = 0; mo < m; mo++)
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double acc = b ? kn_tensor_get_f64(b, mo) : 0.0;
+                    int64_t sp = oy * ow + ox;
+                    for (int64_t ci = 0; ci < cg; ci++) {
+                        int64_t ic = mo / mg * cg + ci, g = ic / cpo;
+                        for (int64_t j = 0; j < k; j++) {
+                            int64_t ky = j / kw, kx = j % kw;
+                            int64_t ob = ((b0 * og + g) * 2 * k + 2 * j) * osz + sp;
+                            double py = (double)(oy * w.s[0] - w.pb[0] + ky * w.d[0]) +
+                                        kn_tensor_get_f64(off, ob);
+                            double px = (double)(ox * w.s[1] - w.pb[1] + kx * w.d[1]) +
+                                        kn_tensor_get_f64(off, ob + osz);
+                            double y0 = floor(py), x0 = floor(px), ly = py - y0, lx = px - x0;
+                            double v = 0;
+                            for (int cy = 0; cy < 2; cy++)
+                                for (int cx2 = 0; cx2 < 2; cx2++) {
+                                    int64_t yy = (int64_t)y0 + cy, xx = (int64_t)x0 + cx2;
+                                    if (yy < 0 || yy >= h || xx < 0 || xx >= iw) continue;
+                                    double wgt = (cy ? ly : 1 - ly) * (cx2 ? lx : 1 - lx);
+                                    v += wgt *
+                                         kn_tensor_get_f64(x, ((b0 * c + ic) * h + yy) * iw + xx);
+                                }
+                            if (mk) v *= kn_tensor_get_f64(mk, ((b0 * og + g) * k + j) * osz + sp);
+                            acc += v * kn_tensor_get_f64(wt, (mo * cg + ci) * k + j);
+                        }
+                    }
+                    kn_tensor_set_f64(y, (b0 * m + mo) * osz + sp, acc);
+                }
+    return KN_OK;
+}
+
 /* ---- ConvTranspose ---- */
 
 kn_status kn_convt_window(kn_ctx *cx, const kn_node *n, const kn_type *x, const kn_type *wt,
@@ -1244,6 +1364,7 @@ static kn_status eval_det(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
 const kn_opimpl kn_ops_nn[] = {
     {KN_OP_CONV, infer_conv, eval_conv},
     {KN_OP_CONVTRANSPOSE, infer_convt, eval_convt},
+    {KN_OP_DEFORMCONV, infer_deformconv, eval_deformconv},
     {KN_OP_AVERAGEPOOL, infer_pool, eval_pool},
     {KN_OP_MAXPOOL, infer_pool, eval_pool},
     {KN_OP_LPPOOL, infer_pool, eval_pool},

@@ -246,6 +246,36 @@ case("input_unknown_name", relu_model(check=True), 1, "the model has no input 'q
      cmd="run --input q=@/input_unknown_name.npy")
 npy("input_unknown_name", np.zeros((2, 3), np.float32))
 
+# ---- AffineGrid (20) and DeformConv (19) with inputs that do not fit
+def affine(theta_shape, size):
+    sz = helper.make_tensor("size", TensorProto.INT64, (len(size),), size)
+    return model([helper.make_node("AffineGrid", ["theta", "size"], ["y"], name="ag")],
+                 [vi("theta", theta_shape)], [vi("y", None)], inits=[sz], opset=20)
+
+
+case("affinegrid_theta_shape", affine([1, 2, 3], [1, 1, 4, 4, 4]), 1,
+     "node 'ag' (AffineGrid): theta is [1, 2, 3], expected [1, 3, 4] for size of 5 values")
+case("affinegrid_size_count", affine([1, 2, 3], [1, 1, 4]), 1,
+     "node 'ag' (AffineGrid): size has 3 values, expected 4 (2-D) or 5 (3-D)")
+
+
+def deform(x_shape, w_shape, off_shape):
+    w = helper.make_tensor("w", TensorProto.FLOAT, w_shape, np.ones(int(np.prod(w_shape)), np.float32))
+    return model([helper.make_node("DeformConv", ["x", "w", "off"], ["y"], name="dc")],
+                 [vi("x", x_shape), vi("off", off_shape)], [vi("y", None)], inits=[w], opset=19)
+
+
+case("deformconv_offset_shape", deform([1, 2, 5, 5], [3, 2, 3, 3], [1, 8, 3, 3]), 1,
+     "node 'dc' (DeformConv): offset has shape f32[1,8,3,3], expected [1, 18, 3, 3]")
+case("deformconv_1d", deform([1, 2, 5], [3, 2, 3], [1, 6, 3]), 1,
+     "node 'dc' (DeformConv): input and weights have ranks 3 and 3: only 2-D DeformConv")
+
+case("stringconcat_shapes",
+     model([helper.make_node("StringConcat", ["a", "b"], ["y"], name="sc")],
+           [vi("a", [2], TensorProto.STRING), vi("b", [3], TensorProto.STRING)],
+           [vi("y", None, TensorProto.STRING)], opset=20), 1,
+     "node 'sc' (StringConcat): input shapes cannot be broadcast: dim 0 is 2 and 3")
+
 # ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
 # (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)
 w1 = helper.make_tensor("W1", TensorProto.FLOAT, (8, 3, 3, 3), np.ones(216, np.float32))

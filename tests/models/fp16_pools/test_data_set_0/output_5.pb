@@ -1,0 +1,2 @@
+
+By_gmpJcGêHoF´FÞG|HŸEsF¦GDGGªG

@@ -1,0 +1,2 @@
+
+By2_avgJà[e­e*eúdTeceKeHe\e5eWeVeˆe0e¯e£ee›eÌe—exe¸e›eoeqeºe<eFe"eee€eeÎdeoe$eËde\e2eŒdıd0e2eÄdeÓdeÖdeëdEeüde§d<eee²dÈd:e	eÔdÙdAe<eGeÜdmeve_eeïdoeEeÆdªde`eğd_dÎdfeÀdáeLeâdêd­e"eÅd!eDe<eÿdGe3eIeEeEePe‚e|eDe¨eYe:e5eÅe]e.e.e
