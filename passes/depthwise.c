@@ -58,6 +58,7 @@
  * empty, so the output is not read a second time. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
@@ -732,10 +733,14 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dwc
     }
     G->pk = kl_table(L, KN_F32, G->c * per, pk);
     free(pk);
-    if (full) { /* (batch, block) in one parallel loop */
+    if (full) { /* (batch, block) in one loop, whose iterations write disjoint channel
+                   blocks: marked parallel here, as the parallel pass cannot see through
+                   the division and remainder of y's index */
         int v = kl_for(L, d->n * full);
-        kn_kx *b = kx_bin(L, KX_DIV, var(L, v), kx_int(L, full));
-        kn_kx *c0 = kx_mul(L, kx_bin(L, KX_MOD, var(L, v), kx_int(L, full)), kx_int(L, lanes));
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+        kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, v), kx_int(L, full)) : kx_int(L, 0);
+        kn_kx *c0 = kx_mul(L, d->n > 1 ? kx_bin(L, KX_MOD, var(L, v), kx_int(L, full)) : var(L, v),
+                           kx_int(L, lanes));
         dwc_block(L, G, b, c0, lanes);
         kl_end(L);
     }
