@@ -313,16 +313,23 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
 }
 
 /* Marks loop (inside the perfectly nested `outer` loops) and, when it is parallel, up
- * to two more perfectly nested loops inside it: an NDRange has at most three dims. */
+ * to two more perfectly nested loops inside it: an NDRange has at most three dims.
+ * Outside any parallel loop, a loop of one iteration whose body holds several
+ * statements has each of them looked at (a channel-tiled convolution's loop over its
+ * full blocks of output channels, then its partial block: EfficientNet's projections
+ * onto 80 and 112 channels ran on one thread for want of this); the GPU path keeps to
+ * perfect nests, the only ones an NDRange maps. */
 static void mark(pctx *P, kn_ks *loop, kn_ks **outer, int nouter, int depth) {
     if (loop->kind != KS_FOR || loop->ext || nouter >= KN_MAX_RANK) return;
     bool par = loop->extent > 1 && loop_parallel(P, loop, outer, nouter);
     if (par) loop->annot |= KN_LOOP_PARALLEL;
     /* descend through parallel loops (up to 3) and through loops of one iteration */
     if ((par && depth < 2) || (!par && loop->extent == 1)) {
-        if (loop->body[0]->n != 1) return;
+        bool gpu = P->p->target && P->p->target->kind == KN_TARGET_GPU;
+        if (loop->body[0]->n != 1 && (par || depth > 0 || gpu)) return;
         outer[nouter] = loop;
-        mark(P, loop->body[0]->body[0], outer, nouter + 1, depth + par);
+        for (int i = 0; i < loop->body[0]->n; i++)
+            mark(P, loop->body[0]->body[i], outer, nouter + 1, depth + par);
     }
 }
 
@@ -450,15 +457,17 @@ static double const_bytes(kn_ks *s) {
 }
 
 /* The outermost parallel loops of a kernel: each top-level statement of its body that
- * is (under loops of one iteration) a parallel loop. */
-static int outer_parallel(kn_ks *body, kn_ks **out, int cap) {
-    int n = 0;
+ * is (under loops of one iteration, each statement of theirs) a parallel loop. */
+static int outer_parallel(kn_ks *body, kn_ks **out, int n, int cap) {
     for (int i = 0; i < body->n && n < cap; i++) {
         kn_ks *s = body->body[i];
         while (s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1 &&
                s->body[0]->n == 1)
             s = s->body[0]->body[0];
-        if (s->kind == KS_FOR && !s->ext && (s->annot & KN_LOOP_PARALLEL)) out[n++] = s;
+        if (s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1)
+            n = outer_parallel(s->body[0], out, n, cap);
+        else if (s->kind == KS_FOR && !s->ext && (s->annot & KN_LOOP_PARALLEL))
+            out[n++] = s;
     }
     return n;
 }
@@ -506,7 +515,7 @@ static void split(kn_kprog *p, int k) {
     const kn_target *t = p->target;
     const kn_sched *ov = kn_schedule_for(p, k);
     kn_ks *nests[64];
-    int n = outer_parallel(kern->body, nests, 64);
+    int n = outer_parallel(kern->body, nests, 0, 64);
     if (!n) return;
     if (t && t->kind == KN_TARGET_GPU) { /* the emitter maps a single nest to the NDRange */
         kern->sched.wg = ov && ov->wg
