@@ -277,7 +277,8 @@ typedef struct kn_sched {
     int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
     int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
     int split; /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
-                  (passes/tile.c, kt_tile.split), 2 channel pairs built per step */
+                  (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
+                  of kernel columns (kt_tile.cpair) */
     int wino;  /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
                   winograd.c), or 1 in a schedule file: the direct convolution */
 } kn_sched;
@@ -514,6 +515,8 @@ bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbu
 kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);
 /* Cast/CastLike with a string on one side (ir/lower/string.c). */
 kn_status kl_cast_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+/* Equal on two string tensors (opset 19): their characters compared (ir/lower/string.c). */
+kn_status kl_equal_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 
 /* Lowers the nodes of subgraph `body` (an If branch, a Loop body) inline into the
  * innermost open block: body input i reads buffer in[i]; afterwards body output j is

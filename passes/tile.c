@@ -77,6 +77,16 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
+    /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
+     * whose reduction over channels has nothing to pair): the reduction pairs adjacent
+     * kernel columns instead, taps (i, 2q) and (i, 2q + 1) in the 16-bit halves of one
+     * word. The input is read from a padded copy of such words built once per run
+     * (conv_cpairs: the word at column ix holds x[ix] and x[ix + dw]), the weights are
+     * packed as the same pairs (conv_wcpair; 0 for the missing tap of an odd kw), so a
+     * step of two taps is one word load per row, one weight word per column and one
+     * SMLAD per row and column, where the multiply-add tiles loaded, offset and
+     * multiplied each tap alone */
+    bool cpair;
 } kt_tile;
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
@@ -174,18 +184,20 @@ static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *b
  * weight word loaded just before the rows use it: live are the accumulators, the rows'
  * halves and one weight word (2 rows x 4 columns: 13 of the M4's general registers). */
 static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
-    if (!T->split) {
+    if (!T->split && !T->cpair) {
         kt_step_dot(L, T, words, bp, bidx);
         return;
     }
-    int half[2][KT_MAX_ROWS];
+    /* column pairs: the words are the operands themselves, one weight word a column */
+    int half[2][KT_MAX_ROWS], nh = T->split ? 2 : 1;
     for (int r = 0; r < T->rows; r++) {
         int vw = kl_decl(L, KN_I32, words[r]);
-        for (int o = 0; o < 2; o++)
-            half[o][r] = kl_decl(L, KN_I32, kx_unpack16(L, kx_var(L, vw), o, T->xunsigned));
+        for (int o = 0; o < nh; o++)
+            half[o][r] =
+                T->split ? kl_decl(L, KN_I32, kx_unpack16(L, kx_var(L, vw), o, T->xunsigned)) : vw;
     }
     for (int v = 0; v < T->nv; v++)
-        for (int o = 0; o < 2; o++) {
+        for (int o = 0; o < nh; o++) {
             int w = kl_decl(L, KN_I32, kx_load(L, bp, kt_plus(L, bidx, o * T->kb + v)));
             for (int r = 0; r < T->rows; r++)
                 kl_set(L, T->acc[r][v],
@@ -197,16 +209,7 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
 /* n (<= parts) input values packed into a word as the dot reads them: part g holds
  * vals[g] + xoff in its low `bits` bits; parts past n are 0 (their weights are 0). */
 static kn_kx *kt_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals, int n) {
-    kn_kx *w = NULL;
-    uint32_t mask = T->bits == 8 ? 0xffu : 0xffffu;
-    for (int g = 0; g < n; g++) {
-        kn_kx *v = kx_cast(L, KN_I32, vals[g]);
-        if (T->xoff) v = kx_add(L, v, kx_const(L, KN_I32, (double)T->xoff));
-        v = kx_bin(L, KX_AND, kx_cast(L, KN_U32, v), kx_const(L, KN_U32, mask));
-        if (g) v = kx_mul(L, v, kx_const(L, KN_U32, (double)(1u << (T->bits * g))));
-        w = w ? kx_bin(L, KX_OR, w, v) : v;
-    }
-    return kx_cast(L, KN_I32, w);
+    return kt_dot_word(L, T->bits, T->xoff, vals, n);
 }
 
 /* The word of `parts` copies of the input's zero point (plus xoff): a padding tap. */
@@ -306,32 +309,41 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * difference) and inputs shifted by xoff to their signedness, which the same
  * correction absorbs (xzc = xz + xoff). Partial sums stay within the bound int_ok
  * checked: each is the exact one plus (xz + xoff) times weights not yet reached. */
+/* Whether integer convolution d takes column pairs (kt_tile.cpair): on a microcontroller
+ * whose dot is s16x2, one input channel and one group, kernel columns to pair, a constant
+ * input zero point, and a word copy (4 bytes an input position, padded) no larger than
+ * the output, so the arena grows by less than the output's size where it grows at all
+ * (DS-CNN's first convolution: 2,832 bytes of words for an 8,000-byte output). A
+ * schedule file's split other than 3 turns it off. */
+static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->c != 1 || d->kw < 2 ||
+        (ov && ov->split && ov->split != 3) || (d->xz && !is_const(d->xz)) ||
+        kn_dtype_get(d->x->dtype)->size != 1 || !kn_contract_is_int(d))
+        return false;
+    double words = (double)d->n * (d->h + d->ph + d->peh) * (d->w_ + d->pw + d->pew);
+    return 4 * words <= (double)d->y->numel * kn_dtype_get(d->y->dtype)->size;
+}
+
 static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *ov, kt_tile *T) {
     T->dot = 0;
     T->xzrt = NULL;
     if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz) && d->xz->numel != 1)) return;
-    int kind =
-        ov && ov->dot >= KN_DOT_S16X2 && ov->dot <= KN_DOT_S8S8X4 ? ov->dot : (int)tg->int8_dot;
-    if (kind == KN_DOT_NONE) return;
+    if (tg->int8_dot == KN_DOT_NONE && !(ov && ov->dot)) return;
     /* one input channel per group (a first layer, depthwise) on microcontrollers: words
      * of one value would leave half of each SMLAD idle; a multiply-add per value skips
      * padded taps and keeps 16-bit weights (DS-CNN int8 on the M4: first convolution
      * 2.15 -> 2.03 M instructions, each depthwise 0.91 -> 0.78 M) */
     if (tg->kind == KN_TARGET_MCU && !(ov && ov->dot) && d->kind == KN_CONTRACT_CONV &&
-        d->c / d->group == 1)
+        d->c / d->group == 1 && !cpair_suits(tg, d, ov))
         return;
-    int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
-    for (int64_t i = 0; i < d->w->numel && kind != KN_DOT_S16X2; i++) {
-        double v = cval(d->w, i) - cval(d->wz, d->kind == KN_CONTRACT_CONV ? i / per : i % d->N);
-        if (v < -128 || v > 127) kind = KN_DOT_S16X2;
-    }
-    bool xu8 = d->x->dtype == KN_U8;
+    int kind = kt_int_dot_kind(tg, d, ov);
+    if (kind == KN_DOT_NONE) return;
+    if (cpair_suits(tg, d, ov)) kind = KN_DOT_S16X2; /* 16-bit halves: column pairs */
     T->dot = kind;
     T->parts = kind == KN_DOT_S16X2 ? 2 : 4;
     T->bits = 32 / T->parts;
-    T->xoff = kind == KN_DOT_U8S8X4   ? (xu8 ? 0 : 128)
-              : kind == KN_DOT_S8S8X4 ? (xu8 ? -128 : 0)
-                                      : 0;
+    T->xoff = kt_int_xoff(kind, d->x->dtype);
     T->xzrt = d->xz && !is_const(d->xz) ? d->xz : NULL; /* DynamicQuantizeLinear's */
     T->xzc = (T->xzrt ? 0 : (int64_t)cval(d->xz, 0)) + T->xoff;
     T->wt = KN_I32;
@@ -367,6 +379,9 @@ typedef struct conv_geom {
     kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
+                       itself, no tile scratch (its store and the transposing loop that
+                       re-read it cost about 10 instructions an output on the M4) */
     kn_kbuf *tile;  /* scratch of the tiles: [block][rows][kb], or with row_tiles
                        [block][oh][rows][kb] */
     bool row_tiles; /* each output row has its own tile scratch (conv_row_tiles) */
@@ -416,6 +431,19 @@ static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
         w |= ((uint32_t)v & 0xffffu) << (16 * h);
     }
     return (double)(int32_t)w;
+}
+
+/* packed words of a column-pair tile (kt_tile.cpair): reduction group rg = (ci*kh + i)*kwp
+ * + q (kwp = ceil(kw / 2)) holds taps (i, 2q) and (i, 2q + 1) of input channel ci in its
+ * low and high 16 bits, 0 for a tap past kw */
+static double conv_wcpair(const void *ctx, int64_t rg, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t kwp = (G->kw + 1) / 2, q = rg % kwp, row = rg / kwp; /* row = ci*kh + i */
+    double v[2];
+    for (int h = 0; h < 2; h++)
+        v[h] = 2 * q + h < G->kw ? conv_w(ctx, row * G->kw + 2 * q + h, col) : 0.0;
+    return kt_pack_word(G->T, v, 2);
 }
 
 /* with a run-time input zero point: the column's sum of w - wz */
@@ -478,18 +506,21 @@ static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_
  * counted on. */
 static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *gb,
                           kn_kx *cgrp, int nch, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
-    int64_t khw = G->kh * G->kw, ng = (G->cg + T->parts - 1) / T->parts;
+    /* column pairs: kwn = ceil(kw / 2) steps along the kernel row, 2 * dw apart, and one
+     * channel a group (conv_cpairs' words) */
+    int64_t kwn = T->cpair ? (G->kw + 1) / 2 : G->kw, jstep = T->cpair ? 2 * G->dw : G->dw;
+    int64_t khw = G->kh * kwn, ng = T->cpair ? G->cg : (G->cg + T->parts - 1) / T->parts;
     int vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
-    int vj = kl_for(L, G->kw);
+    int vj = kl_for(L, kwn);
     /* packed words: [group block gb][cgrp][i][j][kb] */
     int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
     kn_kx *widx = kx_mul(
-        L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj))),
+        L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, kx_var(L, vj))),
         kx_int(L, wstride));
     int vw = kl_decl(L, KN_I64, widx);
-    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
+    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, jstep))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
     kn_kx *words[KT_MAX_ROWS] = {0};
     if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
@@ -518,10 +549,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     kl_end(L); /* j */
     if (crow) {
         kl_else(L);
-        int vj2 = kl_for(L, G->kw);
+        int vj2 = kl_for(L, kwn);
         kn_kx *w2 = kx_mul(
             L,
-            mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj2))),
+            mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, kx_var(L, vj2))),
             kx_int(L, wstride));
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
         kt_step_words(L, T, zp, G->wpk, w2);
@@ -534,7 +565,8 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
 static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
                             kn_kx *gb, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
     (void)rows;
-    int64_t full = G->cg / T->parts, tail = G->cg % T->parts;
+    int64_t per = T->cpair ? 1 : T->parts; /* channels a group of the packed words */
+    int64_t full = G->cg / per, tail = G->cg % per;
     if (full) {
         int vc = kl_for(L, full);
         conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
@@ -650,6 +682,18 @@ store:;
      * every accumulator) runs per element in the loop. */
     const kn_contract *d = G->d;
     kn_kx *mo = mad(L, kx_var(L, vg), G->kg, kx_mul(L, blk, kx_int(L, T->kb)));
+    if (G->direct) { /* scalar integer tiles: each accumulator requantized into y */
+        const int64_t *ys = G->ys;
+        int vy =
+            kl_decl(L, KN_I64,
+                    mad(L, kx_var(L, vb), ys[0],
+                        mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3]))))));
+        for (int c = 0; c < valid; c++) /* a column's tables read once for its rows */
+            for (int r = 0; r < rows; r++)
+                kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * ys[1] + r * ys[3]),
+                         kt_int_store(L, d, &G->rq, kx_var(L, T->acc[r][c]), kt_plus(L, mo, c)));
+        return;
+    }
     int pre = 0;
     if (d->epi && !kn_contract_is_int(d)) {
         if (valid == T->kb && conv_epi_channelwise(d))
@@ -867,6 +911,59 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     return xw;
 }
 
+/* The input of a column-pair tile (kt_tile.cpair) as it reads it, built once per run:
+ * words [n][c][hp][wp] (i32) of the zero-padded input, the word at padded position (iy,
+ * ix) holding xp[iy][ix] in its low 16 bits and xp[iy][ix + dw] in its high 16 bits
+ * (sign- or zero-extended as the input's type; xp: the input, its zero point in the pads
+ * and past the right edge). Pad rows are zero-point words; a row of the input splits at
+ * compile time into runs of columns whose two halves are each the input or a pad, so
+ * nothing is tested at run time. */
+static kn_kbuf *conv_cpairs(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->c * G->hp * G->wp);
+    int vi = kl_for(L, xw->numel);
+    kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
+    kl_end(L);
+    /* the columns where a half changes between input and pad: pw - dw, pw, pw + w - dw,
+     * pw + w */
+    int64_t cut[6] = {0, G->pw - G->dw, G->pw, G->pw + G->w - G->dw, G->pw + G->w, G->wp};
+    for (int i = 1; i < 6; i++) /* sorted, within [0, wp] */
+        for (int k = i; k > 0 && cut[k] < cut[k - 1]; k--) {
+            int64_t t = cut[k];
+            cut[k] = cut[k - 1], cut[k - 1] = t;
+        }
+    int vb = kl_for(L, G->n), vc = kl_for(L, G->c), vh = kl_for(L, G->h);
+    kn_kx *plane = mad(L, kx_var(L, vb), G->c, kx_var(L, vc));
+    int vrow = kl_decl(
+        L, KN_I64,
+        mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp, kx_int(L, 0)));
+    int vsrc = kl_decl(L, KN_I64,
+                       conv_xat(L, G, kx_var(L, vb), kx_var(L, vc), kx_var(L, vh), kx_int(L, 0)));
+    for (int i = 0; i < 5; i++) {
+        int64_t a = cut[i] < 0 ? 0 : cut[i], b = cut[i + 1] > G->wp ? G->wp : cut[i + 1];
+        if (b <= a) continue;
+        bool in[2]; /* halves 0 and 1 read the input at column a - pw and a + dw - pw */
+        for (int h = 0; h < 2; h++) {
+            int64_t c = a + h * G->dw - G->pw;
+            in[h] = c >= 0 && c < G->w;
+        }
+        if (!in[0] && !in[1]) continue; /* the zero-point word already */
+        int vj = kl_for(L, b - a);
+        kn_kx *vals[2];
+        for (int h = 0; h < 2; h++) {
+            kn_kx *col = kt_plus(L, kx_var(L, vj), a + h * G->dw - G->pw);
+            vals[h] =
+                in[h]
+                    ? kx_load(L, x, kx_add(L, kx_var(L, vsrc), kx_mul(L, col, kx_int(L, G->xs[3]))))
+                    : kx_const(L, x->dtype, (double)T->xzc);
+        }
+        kl_store(L, xw, kt_plus(L, kx_add(L, kx_var(L, vrow), kx_var(L, vj)), a),
+                 kt_word(L, T, vals, 2));
+        kl_end(L);
+    }
+    kl_end_n(L, 3);
+    return xw;
+}
+
 static void conv_geometry(const kn_contract *d, conv_geom *G) {
     memset(G, 0, sizeof *G);
     G->n = d->n, G->c = d->c, G->m = d->m, G->group = d->group;
@@ -949,6 +1046,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);
     }
     if (integer) int_dot(tg, d, ov, &T);
+    T.cpair = T.dot == KN_DOT_S16X2 && !T.xzrt && cpair_suits(tg, d, ov);
     if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && !T.xzrt && G.cg % 4 == 0 &&
         G.kh == 1 && G.kw == 1 && !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
         T.split = true;
@@ -961,8 +1059,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     G.T = &T;
     /* packed per group: blocks of the group's output channels; dot tiles pack words
      * of `parts` input channels (split words: two words per 4 channels) */
-    int64_t red = T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw * (T.split ? 2 : 1)
-                        : G.cg * G.kh * G.kw;
+    int64_t red = T.cpair ? G.cg * G.kh * ((G.kw + 1) / 2)
+                  : T.dot ? (G.cg + T.parts - 1) / T.parts * G.kh * G.kw * (T.split ? 2 : 1)
+                          : G.cg * G.kh * G.kw;
     conv_src *ws = calloc((size_t)group, sizeof *ws);
     const void **wp = calloc((size_t)group, sizeof *wp);
     KN_ASSERT(ws && wp);
@@ -972,9 +1071,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
                                        : kt_pack(L, &T, T.wt, group, red, G.kg,
-                                                 T.split ? conv_wsplit
-                                                 : T.dot ? conv_wdot
-                                                         : conv_w,
+                                                 T.split   ? conv_wsplit
+                                                 : T.cpair ? conv_wcpair
+                                                 : T.dot   ? conv_wdot
+                                                           : conv_w,
                                                  wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
@@ -988,7 +1088,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale)
         kt_int_tables(L, d, &G.rq);
-    if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
+    if (T.cpair) { /* words of column pairs, padded */
+        G.x = x;
+        G.xw = conv_cpairs(L, &G, &T, x);
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
@@ -1004,8 +1108,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     G.y = y;
     G.row_tiles = conv_row_tiles(&G, &T, tg);
-    G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
-                        (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
+    G.direct = integer && T.lanes == 1 && !G.vq;
+    if (!G.direct)
+        G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
+                            (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     if (full) {
@@ -1886,6 +1992,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
             kern->sched.split = T.split                                             ? 1
+                                : T.cpair                                           ? 3
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;
             kern->sched.tile_rows = T.maxrows;

@@ -18,7 +18,9 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
     /* acc may be a vector (the depthwise pass's tiles), mult and t32 per channel */
     int p = kl_decl_vec(L, KN_I64, kx_lanes(acc),
                         kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult)));
-    int s = kl_decl(L, KN_I32, kx_cast(L, KN_I32, t32));
+    /* t is in [1, 30] (kl_qmul_shift32): the mask says so, so the emitters' guard for
+     * shifts of 32 or more folds away (three compares and branches an element on the M4) */
+    int s = kl_decl(L, KN_I32, kx_bin(L, KX_AND, kx_cast(L, KN_I32, t32), kx_const(L, KN_I32, 31)));
     kn_kx *one = kx_const(L, KN_I32, 1);
     /* odd = ((p >> 32) >> t) & 1: the parity of floor(p / 2^shift) */
     kn_kx *h = kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, p), kx_int(L, 32)));

@@ -23,12 +23,17 @@ carray() { # name, file, bytes
   printf '};\n'
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
-# uint8, then SMLAD; tests/quant/make_pw_split.py)
-for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8; do
+# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
+# column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py)
+for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8; do
   M=$S/tests/quant/models/$m
   D=$T/$m
-  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target cortex-m4 >/dev/null ||
-    { bad "$m: compile"; continue; }
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target cortex-m4 \
+    --dump-schedule "$T/$m.sched" >/dev/null || { bad "$m: compile"; continue; }
+  case $m in
+  cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
+    bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
+  esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
   nout=$(macro NUM_OUTPUTS "$H")

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""Writes two QLinearConv test models into tests/quant/models for the column-pair tiles
+of microcontrollers (passes/tile.c, kt_tile.cpair: a convolution of one input channel
+reads a padded copy of its input as words of two horizontally adjacent taps, x[ix] and
+x[ix + dw] in 16-bit halves, for SMLAD against weights packed as the same pairs):
+
+  cpair_s8/  int8 x (2 x 1 x 13 x 11, zero point -3) -> 5x3 QLinearConv, strides (2, 1),
+             dilations (1, 2), pads (2, 1, 1, 2), int8 per-channel weights, int32 bias ->
+             18 int8 channels (zero point 4): an odd kernel width (the last pair's second
+             tap is zero), a dilated pair, asymmetric pads, a partial block of columns,
+             batch 2
+  cpair_u8/  uint8 x (1 x 1 x 20 x 9, zero point 130) -> 4x4 QLinearConv, strides (2, 2),
+             pads 1, uint8 weights with zero point 120 (differences up to 135: 16-bit
+             halves of both signs), per-tensor scale, no bias -> 32 uint8 channels (zero
+             point 90); the geometry of DS-CNN's first convolution
+
+Expected outputs from the ONNX operator definitions with integer numpy: the input padded
+with its zero point, zero points subtracted, products summed in int64 tap by tap, bias
+added, then y = saturate(round_half_even(acc * x_scale * w_scale / y_scale) + y_zp) in
+double.
+
+    /usr/bin/python3 tests/quant/make_cpair.py
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import gen_common as gc  # noqa: E402
+
+rng = np.random.default_rng(43)
+
+
+def qconv(x, xz, w, wz, bias, strides, pads, dil):
+    """int64 accumulators of a 2-D convolution of one group: pads = (top, left, bottom,
+    right), the padding holding xz (it contributes nothing once xz is subtracted)."""
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    sh, sw = strides
+    dh, dw = dil
+    xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), np.int64(xz))
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
+    xp -= np.int64(xz)
+    oh = (xp.shape[2] - (kh - 1) * dh - 1) // sh + 1
+    ow = (xp.shape[3] - (kw - 1) * dw - 1) // sw + 1
+    ws = w.astype(np.int64) - np.asarray(wz, np.int64).reshape(-1, 1, 1, 1)
+    acc = np.zeros((n, m, oh, ow), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            win = xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+            acc += np.einsum("nchw,mc->nmhw", win, ws[:, :, i, j])
+    if bias is not None:
+        acc += bias.astype(np.int64).reshape(1, m, 1, 1)
+    return acc
+
+
+def requant(acc, xs, ws, ys, yz, dtype):
+    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
+    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
+    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
+    info = np.iinfo(dtype)
+    return np.clip(v, info.min, info.max).astype(dtype)
+
+
+def init(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def save(name, node, x, y, inits, xt, yt):
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xt, list(x.shape))],
+                          [helper.make_tensor_value_info("y", yt, list(y.shape))], inits)
+    gc.write_case(os.path.join(HERE, "models", name), gc.model(g, opset=13, ir_version=7),
+                  [("x", x)], [("y", y)])
+
+
+def cpair_s8():
+    x = rng.integers(-128, 128, (2, 1, 13, 11), dtype=np.int8)
+    xs, xz = np.float32(0.04), np.int8(-3)
+    w = rng.integers(-128, 128, (18, 1, 5, 3), dtype=np.int8)
+    ws = (rng.random(18) * 0.004 + 0.002).astype(np.float32)
+    b = rng.integers(-4000, 4000, 18).astype(np.int32)
+    ys, yz = np.float32(0.5), np.int8(4)
+    y = requant(qconv(x, xz, w, 0, b, (2, 1), (2, 1, 1, 2), (1, 2)), xs, ws, ys, yz, np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
+             init("wz", np.zeros(18, np.int8)), init("b", b), init("ys", ys), init("yz", yz)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], kernel_shape=[5, 3], strides=[2, 1], dilations=[1, 2],
+                            pads=[2, 1, 1, 2], name="stem")
+    save("cpair_s8", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+
+
+def cpair_u8():
+    x = rng.integers(0, 256, (1, 1, 20, 9), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(130)
+    w = rng.integers(0, 256, (32, 1, 4, 4), dtype=np.uint8)
+    ws, wz = np.float32(0.003), np.uint8(120)
+    ys, yz = np.float32(0.3), np.uint8(90)
+    y = requant(qconv(x, xz, w, wz, None, (2, 2), (1, 1, 1, 1), (1, 1)), xs, ws, ys, yz, np.uint8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
+             init("ys", ys), init("yz", yz)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"],
+                            kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1], name="stem")
+    save("cpair_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+
+
+cpair_s8()
+cpair_u8()
