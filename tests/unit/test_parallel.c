@@ -227,7 +227,55 @@ static int split_tasks(const split_case *c) {
     return tasks;
 }
 
+/* A nest that only moves data (a padded copy, a Winograd input transform): rows vector
+ * copies of 16 lanes into y. Its effort (one per vector statement) is rows*4, under the
+ * split threshold; the bytes it writes split it, into at most 8 tasks, when they are many
+ * (rows*256: 1 MB for 4096 rows) and what it reads was written by a split kernel (here a
+ * kernel before it of effort 4096*80 into a temporary t); not when it reads a graph input
+ * (in the caller's cache), nor when it writes few bytes. */
+static int move_tasks(int64_t rows, bool from_split) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_kprog p = {0};
+    p.arena = kn_arena_create();
+    p.name = "m";
+    int64_t n = 4096 * 64;
+    kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
+    kn_kbuf *t = kl_buffer(&p, KB_TEMP, KN_F32, 1, &n, "t");
+    kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
+    kn_lower *L = new_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x */
+    int i = kl_for(L, 4096), j = kl_for(L, 4);
+    kn_kx *at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
+    int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
+    kl_for(L, 20);
+    kl_set(L, acc, kx_fma(L, kx_vload(L, x, at, 16), kx_vload(L, x, at, 16), kx_var(L, acc)));
+    kl_end(L);
+    kl_store(L, t, at, kx_var(L, acc));
+    kl_end_n(L, 2);
+    kl_builder_destroy(L);
+    L = new_kernel(&cx, &p); /* the move */
+    i = kl_for(L, rows), j = kl_for(L, 4);
+    at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
+    kl_store(L, y, at, kx_vload(L, from_split ? t : x, at, 16));
+    kl_end_n(L, 2);
+    kl_builder_destroy(L);
+    CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
+    CHECK(p.kernels[0]->body->body[0]->tasks > 1);
+    const kn_ks *loop = p.kernels[1]->body->body[0];
+    CHECK(loop->annot & KN_LOOP_PARALLEL);
+    int tasks = loop->tasks;
+    kn_arena_destroy(p.arena);
+    return tasks;
+}
+
 int main(void) {
+    int big = move_tasks(4096, true), in = move_tasks(4096, false), small = move_tasks(64, true);
+    printf("moves: 1 MB from a split kernel: %d tasks (expected 2-8), from the input: %d, 16 KB: "
+           "%d (expected 1)\n",
+           big, in, small);
+    CHECK(big >= 2 && big <= 8);
+    CHECK(in <= 1);
+    CHECK(small <= 1);
 
     for (int c = 0; c < (int)(sizeof splits / sizeof *splits); c++) {
         int tasks = split_tasks(&splits[c]);
