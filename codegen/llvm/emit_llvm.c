@@ -121,7 +121,7 @@ static bool sgn(kn_dtype t) {
 }
 
 static LLVMValueRef call_fn(emit *E, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
-    LLVMTypeRef params[3];
+    LLVMTypeRef params[5];
     for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n, 0);
     LLVMValueRef f = LLVMGetNamedFunction(E->mod, name);
@@ -363,8 +363,16 @@ static LLVMValueRef unary(emit *E, const kn_kx *x) {
 /* a * 2^n (n an integral float in [-252, 254], as the vmath pass guarantees) by two
  * multiplications with powers of two built in the exponent bits, so that results
  * overflowing to infinity or underflowing to subnormals come out as libm's. */
+static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a);
+
 static LLVMValueRef ldexp_(emit *E, kn_dtype t, LLVMValueRef a, LLVMValueRef n) {
     LLVMBuilderRef B = E->b;
+    if (x86_scalef(E, t, a)) { /* vscalefps: a * 2^floor(n), one instruction */
+        LLVMValueRef args[5] = {a, n, LLVMGetUndef(LLVMTypeOf(a)),
+                                LLVMConstInt(LLVMInt16TypeInContext(E->ctx), 0xffff, 0),
+                                LLVMConstInt(LLVMInt32TypeInContext(E->ctx), 4, 0)};
+        return call_fn(E, "llvm.x86.avx512.mask.scalef.ps.512", LLVMTypeOf(a), args, 5);
+    }
     bool f64 = t == KN_F64;
     LLVMTypeRef it = ty_like(E, f64 ? KN_I64 : KN_I32, a);
     unsigned lanes = lanes_of(a);
@@ -504,6 +512,23 @@ static bool x86_has(const emit *E, const char *need) {
     if (!strcmp(need, "avx2")) return __builtin_cpu_supports("avx2");
     if (!strcmp(need, "avx512bw")) return __builtin_cpu_supports("avx512bw");
     return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* Whether KX_LDEXP of f32 vector a may be AVX-512's vscalefps (a * 2^floor(n): ldexp for
+ * the integral n it is given, subnormal and overflowing results included): 16 lanes on
+ * x86 where the target (or, for the JIT, this CPU) has AVX-512. Else the portable form,
+ * two multiplies by powers of two built from n's bits. */
+static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
+    if (t != KN_F32 || LLVMGetTypeKind(LLVMTypeOf(a)) != LLVMVectorTypeKind || lanes_of(a) != 16 ||
+        target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
+        return false;
+    if (!E->jit) return E->p->target && E->p->target->vector_bits >= 512;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
 #else
     return false;
 #endif
