@@ -524,6 +524,8 @@ bool kl_layernorm_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbu
 kn_kx *kl_bcast_load(kn_lower *L, kn_kbuf *x, const kn_kbuf *y, kn_kx *const *coord);
 /* Cast/CastLike with a string on one side (ir/lower/string.c). */
 kn_status kl_cast_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
+/* Equal on two string tensors (opset 19): their characters compared (ir/lower/string.c). */
+kn_status kl_equal_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out);
 
 /* Lowers the nodes of subgraph `body` (an If branch, a Loop body) inline into the
  * innermost open block: body input i reads buffer in[i]; afterwards body output j is

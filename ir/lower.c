@@ -106,7 +106,7 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
     if (v->type.dtype == KN_STRING && n && !(kn_op_desc(n->op)->flags & OPF_STRINGS))
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' holds strings, and code generation supports strings in "
-                       "Cast, CastLike and StringNormalizer only",
+                       "Cast, CastLike, Equal, StringConcat and StringNormalizer only",
                        v->name);
     return KN_OK;
 }

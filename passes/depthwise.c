@@ -42,6 +42,16 @@
  * tap kx is element ox + kx/sw of phase kx%sw and every output is an interior vector tile
  * (kn_sched.pad = 2). The scratch holds every channel (the channel loop stays parallel).
  *
+ * Staged integer convolutions on targets with an integer dot product (the target's
+ * int8_dot or the schedule's dot=, kt_int_dot_kind) stage words instead of f32: word row
+ * q at column j packs the `parts` padded rows q*rstep + [0, parts) (4 bytes for
+ * vpdpbusd / sdot, two 16-bit halves for pmaddwd), each the input plus the offset the
+ * instruction's signedness needs (padding: the zero point), so a tile's kernel rows go
+ * `parts` at a time: one KX_DOT of a vector of words and a broadcast word of the
+ * weights w - wz of those rows at one tap column (3x3 with vpdpbusd: 3 dots per vector
+ * of outputs, where f32 took 9 multiply-adds). The accumulators start at bias - (xz +
+ * offset) * sum (w - wz), and the i32 sums wrap exactly to the reference's (dw_geom.dot).
+ *
  * A GlobalAveragePool reading only this kernel's output (squeeze-and-excite's squeeze)
  * is computed here too: each stored tile is added to a running sum of its width, the
  * channel's mean is stored at the end of its iteration, and the pool's kernel is left
@@ -91,6 +101,18 @@ typedef struct dw_geom {
     int64_t hs, rs;              /* padded rows a channel reads; elements per row */
     int64_t pwid[DW_MAX_STRIDE]; /* columns of each phase */
     int64_t poff[DW_MAX_STRIDE]; /* each phase's first element in a row */
+    /* staged integer convolutions on targets with an integer dot product (KX_DOT kind
+     * `dot`, kn_dot): the scratch holds i32 words, word row q at column j packing the
+     * `parts` padded rows q*rstep + [0, parts) at that column (8 or 16 bits each: the
+     * input + xoff, padding xz + xoff), so one dot of a word vector and a broadcast
+     * weight word adds `parts` kernel rows of one tap; pk holds the accumulators' init
+     * (bias - xzc * sum (w - wz)) and per group of rows g and tap column kx the word of
+     * w - wz of kernel rows g*parts + [0, parts) (0 past kh) */
+    int dot, parts, bits;
+    int64_t xoff, xzc; /* kt_int_xoff; xz + xoff */
+    int64_t rstep, hq; /* padded row of word row q: q * rstep; word rows per channel */
+    int64_t ngr;       /* groups of kernel rows: ceil(kh / parts) */
+    kn_dtype at;       /* accumulators, inputs and packed entries: i32 (dot) or f32 */
     /* pooled: a GlobalAveragePool of y (squeeze-and-excite's squeeze) computed here: each
      * stored tile is added to a running sum of its width, the channel's mean stored at the
      * end of the channel, and the pool's own kernel emptied */
@@ -134,22 +156,33 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
      * vectors (rows of 7-28 outputs) would otherwise be one chain of kh*kw dependent
      * multiply-adds, bound by their latency */
     int acc[DW_MAX_ROWS], part[DW_MAX_ROWS][DW_MAX_PARTS];
+    /* dot: kernel "rows" are the groups of parts rows, all in the staged words */
+    int64_t nky = G->dot ? G->ngr : G->kh;
+    KN_ASSERT(!G->dot || (!crow && !ccol));
     int np = ccol ? 1 : DW_MAX_PARTS / rows;
-    if (np > G->kh) np = (int)G->kh;
+    if (np > nky) np = (int)nky;
     if (np < 1) np = 1;
     for (int r = 0; r < rows; r++) {
-        part[r][0] = kl_decl_vec(L, KN_F32, lanes, packed(L, G, 0));
+        part[r][0] = kl_decl_vec(L, G->at, lanes, packed(L, G, 0));
         for (int q = 1; q < np; q++)
-            part[r][q] = kl_decl_vec(L, KN_F32, lanes, kx_const(L, KN_F32, 0.0));
+            part[r][q] = kl_decl_vec(L, G->at, lanes, kx_const(L, G->at, 0.0));
     }
     kn_kbuf *src = G->stage ? G->xs : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
-    for (int64_t ky = 0; ky < G->kh; ky++) {
+    for (int64_t ky = 0; ky < nky; ky++) {
         for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
-        /* x[bc, iy, col0] (staged: xs[bc, iy + ph, ox]): the tile's first tap of this row */
+        /* x[bc, iy, col0] (staged: xs[bc, iy + ph, ox]; words: xs[bc, q, ox] with word row
+         * q = (oy*sh + ky*parts) / rstep): the tile's first tap of this row */
         int vx;
-        if (G->stage)
+        if (G->dot)
+            vx = kl_decl(L, KN_I64,
+                         kt_mad(L,
+                                kt_mad(L, var(L, G->vbc), G->hq,
+                                       kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh / G->rstep)),
+                                               ky * G->parts / G->rstep)),
+                                G->rs, ox));
+        else if (G->stage)
             vx = kl_decl(
                 L, KN_I64,
                 kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
@@ -176,14 +209,17 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                     if (i < noff) continue;
                     kn_kx *at = kx_add(L, var(L, vx), kx_int(L, o));
                     off[noff] = o;
-                    xin[noff++] = kl_decl_vec(L, KN_F32, lanes, dw_in(L, G, src, at, lanes));
+                    xin[noff++] = kl_decl_vec(L, G->at, lanes, dw_in(L, G, src, at, lanes));
                 }
             for (int64_t kx = 0; kx < G->kw; kx++) {
                 kn_kx *wk = packed(L, G, (int)(1 + ky * G->kw + kx));
                 for (int r = 0; r < rows; r++) {
                     int i = 0;
                     while (off[i] != tap_off(G, r, lanes, kx)) i++;
-                    kl_set(L, acc[r], kx_fma(L, var(L, xin[i]), wk, var(L, acc[r])));
+                    kn_kx *a = var(L, acc[r]);
+                    kl_set(L, acc[r],
+                           G->dot ? kx_dot(L, G->dot, a, var(L, xin[i]), wk)
+                                  : kx_fma(L, var(L, xin[i]), wk, a));
                 }
             }
         }
@@ -379,6 +415,102 @@ static void dw_stage_copy(kn_lower *L, const dw_geom *G) {
     kt_zero(L, G->xs, kt_plus(L, var(L, vb), (top + rows) * G->rs), (G->hs - top - rows) * G->rs);
 }
 
+/* The staged words' geometry (dw_geom.dot): word rows step by the stride where it
+ * divides `parts` (every row a tile reads is then a multiple of it: stride 2 stages half
+ * the rows), and run to the last one an output reads. */
+static void dw_words_geom(dw_geom *G) {
+    G->parts = G->dot == KN_DOT_S16X2 ? 2 : 4;
+    G->bits = 32 / G->parts;
+    G->ngr = (G->kh + G->parts - 1) / G->parts;
+    G->rstep = G->parts % G->sh == 0 ? G->sh : 1;
+    G->hq = ((G->oh - 1) * G->sh + (G->ngr - 1) * G->parts) / G->rstep + 1;
+}
+
+/* xs[bc, q, at .. at + n) = the padding word (xz + xoff in every part) */
+static void dw_fill_pad(kn_lower *L, const dw_geom *G, kn_kx *at, int64_t n) {
+    if (n <= 0) return;
+    kn_kx *z[4];
+    for (int k = 0; k < G->parts; k++) z[k] = kx_const(L, KN_I32, (double)(G->xzc - G->xoff));
+    int v = kl_for(L, n);
+    kl_store(L, G->xs, kx_add(L, at, var(L, v)), kt_dot_word(L, G->bits, G->xoff, z, G->parts));
+    kl_end(L);
+}
+
+/* Word row q of channel bc (row: its first element in xs), its parts k whose padded row
+ * q*rstep + k is an input row marked in `inside` (bit k; iy0: the input row of part 0),
+ * the others padding: each phase's padding columns, then its input columns, in vectors
+ * of the target's lanes where the columns are contiguous (stride 1). */
+static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, unsigned inside) {
+    if (!inside) { /* every part padding */
+        dw_fill_pad(L, G, row, G->rs);
+        return;
+    }
+    int xr =
+        kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy0), G->w, kx_int(L, 0)));
+    for (int64_t p = 0; p < G->sw; p++) {
+        int64_t n = G->pwid[p], jlo, jhi;
+        kt_phase_inside(p, G->sw, G->pw, G->w, n, &jlo, &jhi);
+        kn_kx *at = kt_plus(L, row, G->poff[p]);
+        dw_fill_pad(L, G, at, jlo);
+        int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
+        /* stride 1: vectors of the target's lanes, or fewer (down to DW_MIN_LANES) on
+         * narrow rows, the last one ending at the row's end (overlapping the one before:
+         * it stores the same words again); strided: one word at a time */
+        int64_t cols = jhi - jlo, lanes = G->sw == 1 ? kl_lanes(L, KN_I32) : 1;
+        while (lanes > DW_MIN_LANES && lanes > cols) lanes /= 2;
+        if (lanes < DW_MIN_LANES || lanes > cols) lanes = 1;
+        int64_t nv = cols / lanes;
+        for (int pass = 0; pass < 2; pass++) { /* whole vectors, then the overlapping one */
+            if (pass ? cols % lanes == 0 : nv == 0) continue;
+            int j = pass ? -1 : kl_for(L, nv);
+            kn_kx *jj = pass ? kx_int(L, cols - lanes) : kx_mul(L, var(L, j), kx_int(L, lanes));
+            kn_kx *vals[4];
+            for (int k = 0; k < G->parts; k++) {
+                if (!(inside >> k & 1)) {
+                    vals[k] = kx_const(L, KN_I32, (double)(G->xzc - G->xoff));
+                    continue;
+                }
+                kn_kx *xi = kt_mad(L, jj, G->sw, kt_plus(L, var(L, xr), k * G->w + from));
+                vals[k] =
+                    lanes > 1 ? kx_vload(L, G->d->x, xi, (int)lanes) : kx_load(L, G->d->x, xi);
+            }
+            kl_store(L, G->xs, kx_add(L, kt_plus(L, at, jlo), jj),
+                     kt_dot_word(L, G->bits, G->xoff, vals, G->parts));
+            if (!pass) kl_end(L);
+        }
+        dw_fill_pad(L, G, kt_plus(L, at, jhi), n - jhi);
+    }
+}
+
+/* xs[bc] = channel bc as words of `parts` padded rows (dw_geom.dot): the word rows whose
+ * parts are all input rows in one loop, the others (padding above and below) one by
+ * one with their parts' rows known. */
+static void dw_stage_words(kn_lower *L, const dw_geom *G) {
+    int vb = kl_decl(L, KN_I64, kx_mul(L, var(L, G->vbc), kx_int(L, G->hq * G->rs)));
+    /* word rows with parts [0, parts) all inside: ph <= q*rstep, q*rstep + parts <= ph + h */
+    int64_t qlo = kt_clamp(-kt_floor_div(-G->ph, G->rstep), 0, G->hq);
+    int64_t qhi = kt_clamp(kt_floor_div(G->ph + G->h - G->parts, G->rstep) + 1, qlo, G->hq);
+    for (int64_t q = 0; q < G->hq; q++) {
+        if (q == qlo && qhi > qlo) {
+            int v = kl_for(L, qhi - qlo);
+            kn_kx *qq = kt_plus(L, var(L, v), qlo);
+            int row = kl_decl(L, KN_I64, kt_mad(L, qq, G->rs, var(L, vb)));
+            dw_word_row(L, G, var(L, row), kt_plus(L, kx_mul(L, qq, kx_int(L, G->rstep)), -G->ph),
+                        (1u << G->parts) - 1);
+            kl_end(L);
+            q = qhi - 1;
+            continue;
+        }
+        unsigned inside = 0;
+        for (int k = 0; k < G->parts; k++) {
+            int64_t iy = q * G->rstep + k - G->ph;
+            if (iy >= 0 && iy < G->h) inside |= 1u << k;
+        }
+        int64_t iy0 = q * G->rstep - G->ph;
+        dw_word_row(L, G, kt_plus(L, var(L, vb), q * G->rs), kx_int(L, iy0), inside);
+    }
+}
+
 /* The running sums of a pooled channel, one per tile width dw_cols can use. */
 static void dw_pool_begin(kn_lower *L, dw_geom *G) {
     G->nsum = 0;
@@ -438,8 +570,33 @@ static bool dw_suits(const kn_contract *d) {
            kn_contract_nchw(d); /* rows of NCHW (passes/layout.c folds no depthwise) */
 }
 
-static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool cpu, kn_kbuf *pool,
-                     dw_geom *G) {
+/* The dot tiles' packed constants from kt_dw_int_pack's pk ([c][1 + kh*kw] f32: bias,
+ * w - wz): per channel the init bias - xzc * sum (w - wz), then for each group of rows g
+ * and column kx the word of w - wz at rows g*parts + k (0 past the kernel). */
+static void dw_pack_words(const dw_geom *G, const float *pk, int32_t *wk) {
+    int64_t taps = G->kh * G->kw, per = 1 + G->ngr * G->kw;
+    uint32_t mask = G->bits == 8 ? 0xffu : 0xffffu;
+    for (int64_t ch = 0; ch < G->c; ch++) {
+        const float *src = pk + ch * (1 + taps);
+        int64_t sum = 0;
+        for (int64_t t = 0; t < taps; t++) sum += (int64_t)src[1 + t];
+        wk[ch * per] = (int32_t)((int64_t)src[0] - G->xzc * sum);
+        for (int64_t g = 0; g < G->ngr; g++)
+            for (int64_t kx = 0; kx < G->kw; kx++) {
+                uint32_t w = 0;
+                for (int k = 0; k < G->parts; k++) {
+                    int64_t ky = g * G->parts + k;
+                    int32_t v = ky < G->kh ? (int32_t)src[1 + ky * G->kw + kx] : 0;
+                    w |= ((uint32_t)v & mask) << (G->bits * k);
+                }
+                wk[ch * per + 1 + g * G->kw + kx] = (int32_t)w;
+            }
+    }
+}
+
+static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                     kn_kbuf *pool, dw_geom *G) {
+    bool cpu = tg->kind == KN_TARGET_CPU;
     memset(G, 0, sizeof *G);
     G->d = d;
     G->pool = pool;
@@ -450,14 +607,23 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
     kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
     G->integer = kn_contract_is_int(d);
     G->stage = dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
+    G->at = KN_F32;
+    /* staged integer convolutions: words of rows for the target's dot product */
+    if (G->integer && G->stage && kl_lanes(L, KN_I32) > 1) G->dot = kt_int_dot_kind(tg, d, ov);
     if (G->stage) {
         dw_stage_geom(G);
-        G->xs = kl_scratch(L, KN_F32, d->n * G->c * G->hs * G->rs);
+        if (G->dot) {
+            dw_words_geom(G);
+            G->at = KN_I32;
+            G->xoff = kt_int_xoff(G->dot, d->x->dtype);
+            G->xzc = (int64_t)kt_int_xz(d) + G->xoff;
+        }
+        G->xs = kl_scratch(L, G->at, d->n * G->c * (G->dot ? G->hq : G->hs) * G->rs);
     }
     dw_choose(L, G, ov);
-    /* packed per channel: bias, then the kh*kw weights */
-    int64_t taps = G->kh * G->kw, per = 1 + taps;
-    float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
+    /* packed per channel: bias, then the kh*kw weights (dot: the init, then the words) */
+    int64_t taps = G->dot ? G->ngr * G->kw : G->kh * G->kw, per = 1 + taps;
+    float *pk = malloc((size_t)(G->c * (1 + G->kh * G->kw)) * sizeof *pk);
     KN_ASSERT(pk);
     if (G->integer) {
         kt_dw_int_pack(d, pk);
@@ -474,14 +640,25 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool
         pk[ch * per] = bs ? bs[ch] : 0.0f;
         memcpy(pk + ch * per + 1, wt + ch * taps, (size_t)taps * sizeof *pk);
     }
-    G->pk = kl_table(L, KN_F32, G->c * per, pk);
+    if (G->dot) {
+        int32_t *wk = malloc((size_t)(G->c * per) * sizeof *wk);
+        KN_ASSERT(wk);
+        dw_pack_words(G, pk, wk);
+        G->pk = kl_table(L, KN_I32, G->c * per, wk);
+        free(wk);
+    } else {
+        G->pk = kl_table(L, KN_F32, G->c * per, pk);
+    }
     free(pk);
     G->vbc = kl_for(L, d->n * G->c);
     G->vpk = kl_decl(L, KN_I64,
                      kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
     for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
-        G->wv[k] = kl_decl(L, KN_F32, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
-    if (G->stage) dw_stage_copy(L, G);
+        G->wv[k] = kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    if (G->dot)
+        dw_stage_words(L, G);
+    else if (G->stage)
+        dw_stage_copy(L, G);
     if (G->pool) dw_pool_begin(L, G);
     dw_rows(L, G, 0, G->ylo, true);
     dw_rows(L, G, G->ylo, G->yhi, false);
@@ -514,11 +691,12 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         }
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         dw_geom G;
-        dw_build(L, d, kn_schedule_for(p, k), t->kind == KN_TARGET_CPU, pool, &G);
+        dw_build(L, d, kn_schedule_for(p, k), t, pool, &G);
         kern->sched.tile_rows = G.lanes > 1 ? G.rows : G.srows;
         kern->sched.tile_vecs = 1;
         kern->sched.lanes = G.lanes;
         kern->sched.pad = G.stage ? 2 : 1;
+        kern->sched.dot = G.dot;
         kl_builder_destroy(L);
     }
     return KN_OK;

@@ -763,9 +763,16 @@ static void drop_dead(kn_graph *g) {
 }
 
 /* True if g or a subgraph has a sequence or optional value. */
+/* Whether g (or a subgraph) has a sequence or optional value, or an optional op: since
+ * opset 18 OptionalHasElement and OptionalGetElement also take a plain tensor (true, and
+ * the tensor itself), which only this pass resolves. */
 static bool has_seq(const kn_graph *g) {
     for (int i = 0; i < g->nvalues; i++)
         if (g->values[i]->type.kind != KN_KIND_TENSOR) return true;
+    for (int i = 0; i < g->nnodes; i++) {
+        kn_op op = g->nodes[i]->op;
+        if (op == KN_OP_OPTIONALHASELEMENT || op == KN_OP_OPTIONALGETELEMENT) return true;
+    }
     for (int i = 0; i < g->nnodes; i++)
         for (int k = 0; k < g->nodes[i]->nattr; k++) {
             const kn_attr *a = &g->nodes[i]->attrs[k];

@@ -91,9 +91,8 @@ static bool foldable(const kn_node *n) {
  * depthwise Conv: ir/lower/nn.c): it then reads x along that loop, so a channels-first
  * x with a channels-last y would be read H*W apart (measured 3.6x slower than the
  * Transpose and the row-walk MaxPool); such a node takes a channels-last y only when
- * its x is channels-last too, and a depthwise Conv takes a channels-last x only when
- * its y will be (its channels-first y would be written H*W apart: 7x slower than the
- * Transpose and passes/depthwise.c's tiles). */
+ * its x is channels-last too, and a depthwise Conv takes a channels-last x with a
+ * channels-first y only where that measured faster (dw_x_alone). */
 static bool channels_inner(const kn_node *n) {
     if (is_pool(n->op)) return true;
     const kn_type *x = &n->in[0]->type;
@@ -103,6 +102,32 @@ static bool channels_inner(const kn_node *n) {
     const kn_attr *ga = kn_node_attr(n, "group");
     int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1;
     return group > 1 && group == c;
+}
+
+/* Whether depthwise Conv n (channels-first, static) gains by folding its input Transpose
+ * when its result stays channels-first: lower_dw_cl (ir/lower/nn.c) then sums each output
+ * position's channel row in scratch and stores it H*W apart once, which beats the
+ * Transpose and passes/depthwise.c's tiles where those tiles would stage a padded copy
+ * anyway: a stride above 1 (the stores are a quarter of the input or fewer) or border
+ * columns over an eighth of the row (passes/depthwise.c, dw_stage_suits). A stride-1
+ * Conv on wide rows keeps its Transpose (docs/decisions.md has the measurements). */
+static bool dw_x_alone(const kn_node *n) {
+    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type;
+    const kn_type *w = &n->in[1]->type;
+    int r = x->rank;
+    if (r < 3 || w->rank != r) return false;
+    const kn_attr *st = kn_node_attr(n, "strides"), *dl = kn_node_attr(n, "dilations");
+    for (int i = 0; st && st->kind == KN_ATTR_INTS && i < st->n; i++)
+        if (st->ints[i] > 1) return true;
+    /* the last axis: interior columns are those whose window stays inside the input */
+    int64_t ow = y->dims[r - 1], iw = x->dims[r - 1], kw = w->dims[r - 1];
+    int64_t d = dl && dl->kind == KN_ATTR_INTS && dl->n == r - 2 ? dl->ints[r - 3] : 1;
+    const kn_attr *pa = kn_node_attr(n, "pads");
+    int64_t pw = pa && pa->kind == KN_ATTR_INTS && pa->n == 2 * (r - 2) ? pa->ints[r - 3] : 0;
+    int64_t lo = pw, hi = iw + pw - (kw - 1) * d; /* stride 1: [lo, hi) */
+    if (hi > ow) hi = ow;
+    int64_t inner = hi > lo ? hi - lo : 0;
+    return 8 * (ow - inner) > ow;
 }
 
 /* Sets n's kn.layout to [xcl, ycl] (replacing one it has). */
@@ -140,8 +165,8 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
                     continue;
                 kn_conv_layout(n, &xcl, &ycl);
                 if (xcl) continue;
-                if (channels_inner(n) && n->op == KN_OP_CONV) { /* y must follow */
-                    kn_node *u = kn_rw_only_reader(&rw, n->out[0]);
+                if (channels_inner(n) && n->op == KN_OP_CONV && !dw_x_alone(n)) {
+                    kn_node *u = kn_rw_only_reader(&rw, n->out[0]); /* y must follow */
                     if (!u || !channel_move(u, true)) continue;
                 }
                 n->in[0] = t->in[0];

@@ -209,16 +209,7 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
 /* n (<= parts) input values packed into a word as the dot reads them: part g holds
  * vals[g] + xoff in its low `bits` bits; parts past n are 0 (their weights are 0). */
 static kn_kx *kt_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals, int n) {
-    kn_kx *w = NULL;
-    uint32_t mask = T->bits == 8 ? 0xffu : 0xffffu;
-    for (int g = 0; g < n; g++) {
-        kn_kx *v = kx_cast(L, KN_I32, vals[g]);
-        if (T->xoff) v = kx_add(L, v, kx_const(L, KN_I32, (double)T->xoff));
-        v = kx_bin(L, KX_AND, kx_cast(L, KN_U32, v), kx_const(L, KN_U32, mask));
-        if (g) v = kx_mul(L, v, kx_const(L, KN_U32, (double)(1u << (T->bits * g))));
-        w = w ? kx_bin(L, KX_OR, w, v) : v;
-    }
-    return kx_cast(L, KN_I32, w);
+    return kt_dot_word(L, T->bits, T->xoff, vals, n);
 }
 
 /* The word of `parts` copies of the input's zero point (plus xoff): a padding tap. */
@@ -338,9 +329,7 @@ static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *o
     T->dot = 0;
     T->xzrt = NULL;
     if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz) && d->xz->numel != 1)) return;
-    int kind =
-        ov && ov->dot >= KN_DOT_S16X2 && ov->dot <= KN_DOT_S8S8X4 ? ov->dot : (int)tg->int8_dot;
-    if (kind == KN_DOT_NONE) return;
+    if (tg->int8_dot == KN_DOT_NONE && !(ov && ov->dot)) return;
     /* one input channel per group (a first layer, depthwise) on microcontrollers: words
      * of one value would leave half of each SMLAD idle; a multiply-add per value skips
      * padded taps and keeps 16-bit weights (DS-CNN int8 on the M4: first convolution
@@ -348,19 +337,13 @@ static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *o
     if (tg->kind == KN_TARGET_MCU && !(ov && ov->dot) && d->kind == KN_CONTRACT_CONV &&
         d->c / d->group == 1 && !cpair_suits(tg, d, ov))
         return;
+    int kind = kt_int_dot_kind(tg, d, ov);
+    if (kind == KN_DOT_NONE) return;
     if (cpair_suits(tg, d, ov)) kind = KN_DOT_S16X2; /* 16-bit halves: column pairs */
-    int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
-    for (int64_t i = 0; i < d->w->numel && kind != KN_DOT_S16X2; i++) {
-        double v = cval(d->w, i) - cval(d->wz, d->kind == KN_CONTRACT_CONV ? i / per : i % d->N);
-        if (v < -128 || v > 127) kind = KN_DOT_S16X2;
-    }
-    bool xu8 = d->x->dtype == KN_U8;
     T->dot = kind;
     T->parts = kind == KN_DOT_S16X2 ? 2 : 4;
     T->bits = 32 / T->parts;
-    T->xoff = kind == KN_DOT_U8S8X4   ? (xu8 ? 0 : 128)
-              : kind == KN_DOT_S8S8X4 ? (xu8 ? -128 : 0)
-                                      : 0;
+    T->xoff = kt_int_xoff(kind, d->x->dtype);
     T->xzrt = d->xz && !is_const(d->xz) ? d->xz : NULL; /* DynamicQuantizeLinear's */
     T->xzc = (T->xzrt ? 0 : (int64_t)cval(d->xz, 0)) + T->xoff;
     T->wt = KN_I32;

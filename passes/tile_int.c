@@ -9,7 +9,10 @@
  * reference on every backend; the store converts it to i32 (exact) and requantizes.
  * f32 rather than i32 lanes: the tile is the float one, and a multiply-add is one
  * instruction where an i32 multiply and add are two. One channel per group has no
- * reduction over channels for a dot product to pack. */
+ * reduction over channels for a dot product to pack. Where the target has an integer
+ * dot product, the depthwise pass packs kernel rows instead (passes/depthwise.c: staged
+ * words of vertically adjacent rows, kt_int_dot_kind, kt_dot_word) and the tiles
+ * accumulate in i32. */
 #include "passes/tile_int.h"
 
 #include "ir/lower_impl.h"
@@ -66,6 +69,37 @@ void kt_dw_int_pack(const kn_contract *d, float *pk) {
 
 double kt_int_xz(const kn_contract *d) {
     return cval(d->xz, 0);
+}
+
+int kt_int_dot_kind(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    int kind = ov && ov->dot >= KN_DOT_S16X2 && ov->dot <= KN_DOT_S8S8X4 ? ov->dot
+               : tg                                                      ? (int)tg->int8_dot
+                                                                         : KN_DOT_NONE;
+    if (kind == KN_DOT_NONE || !is_const(d->w)) return KN_DOT_NONE;
+    int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
+    for (int64_t i = 0; i < d->w->numel && kind != KN_DOT_S16X2; i++) {
+        double v = cval(d->w, i) - cval(d->wz, d->kind == KN_CONTRACT_CONV ? i / per : i % d->N);
+        if (v < -128 || v > 127) kind = KN_DOT_S16X2;
+    }
+    return kind;
+}
+
+int64_t kt_int_xoff(int kind, kn_dtype x) {
+    bool xu8 = x == KN_U8;
+    return kind == KN_DOT_U8S8X4 ? (xu8 ? 0 : 128) : kind == KN_DOT_S8S8X4 ? (xu8 ? -128 : 0) : 0;
+}
+
+kn_kx *kt_dot_word(kn_lower *L, int bits, int64_t xoff, kn_kx *const *vals, int n) {
+    kn_kx *w = NULL;
+    uint32_t mask = bits == 8 ? 0xffu : 0xffffu;
+    for (int g = 0; g < n; g++) {
+        kn_kx *v = kx_cast(L, KN_I32, vals[g]);
+        if (xoff) v = kx_add(L, v, kx_const(L, KN_I32, (double)xoff));
+        v = kx_bin(L, KX_AND, kx_cast(L, KN_U32, v), kx_const(L, KN_U32, mask));
+        if (g) v = kx_mul(L, v, kx_const(L, KN_U32, (double)(1u << (bits * g))));
+        w = w ? kx_bin(L, KX_OR, w, v) : v;
+    }
+    return kx_cast(L, KN_I32, w);
 }
 
 /* The largest |acc| column c of d can see: 255 x sum |w - wz[c]| + |bias[c]| (|x - xz| <= 255

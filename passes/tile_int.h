@@ -17,6 +17,18 @@ bool kt_dw_int_suits(const kn_contract *d);
 void kt_dw_int_pack(const kn_contract *d, float *pk);
 /* d's input zero point (0 without one). */
 double kt_int_xz(const kn_contract *d);
+/* The integer dot product (KX_DOT kind, kn_dot of targets/target.h) for the tiles of
+ * integer contraction d with constant weights: the schedule's dot= (ov, may be NULL)
+ * where set, else the target's; a four-part kind falls back to KN_DOT_S16X2 where some
+ * w - wz is outside [-128, 127]. 0: none. */
+int kt_int_dot_kind(const struct kn_target *tg, const kn_contract *d, const kn_sched *ov);
+/* What the dot of `kind` adds to each 8-bit input of dtype x so it has the signedness
+ * the instruction reads (u8s8x4: +128 for i8; s8s8x4: -128 for u8; else 0). The
+ * tiles take (xz + xoff) times the weights' sum off the accumulator's init. */
+int64_t kt_int_xoff(int kind, kn_dtype x);
+/* n (<= 32 / bits) input values (scalars or vectors) packed into an i32 word as a dot
+ * reads them: part g holds vals[g] + xoff in its low `bits` (8 or 16) bits. */
+kn_kx *kt_dot_word(kn_lower *L, int bits, int64_t xoff, kn_kx *const *vals, int n);
 /* How an integer contraction's tiles requantize: the tables of its columns.
  *   mult NULL:               y is the i32 accumulator itself (ConvInteger, MatMulInteger)
  *   mult f64, shift NULL:    round_half_even(acc * mult) in double (ONNX mode; or fixed

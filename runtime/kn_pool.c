@@ -1,18 +1,28 @@
 /* kiln's thread pool (see kn_pool.h for the contract and why workers spin).
  *
  * One loop slot per pool. Posting a loop: the caller takes the slot (`busy`), writes
- * the loop's fields, opens it (`open`, release) and bumps `posted`; workers that see
- * `posted` change enter (`joined`++), and if the slot is open claim tasks from the
- * unclaimed `range` (its back; the caller takes from its front) until none are left.
- * A worker counts loops from 0, not from when it started, so a loop posted before it
- * first runs is not missed. The caller claims tasks too, waits until `done` reaches the
- * task count, closes the slot and waits until no worker is inside (`joined` == 0)
- * before it gives the slot up, so a late worker never reads the fields of a loop that
- * is being rewritten: it enters first and then sees the slot closed, or open with the
- * next loop's fields already written. The counters are sequentially consistent
- * atomics, which also makes the sleep protocol safe: a worker counts itself in
- * `sleepers` before it rechecks `posted` under the mutex, and a poster bumps `posted`
- * before it reads `sleepers`, so one of them sees the other. */
+ * the loop's fields, deals its tasks out (below), opens it (`open`, release) and bumps
+ * `posted`; workers that see `posted` change enter (`joined`++), and if the slot is
+ * open run tasks until none are left. A worker counts loops from 0, not from when it
+ * started, so a loop posted before it first runs is not missed. The caller runs tasks
+ * too, waits until `done` reaches the task count, closes the slot and waits until no
+ * worker is inside (`joined` == 0) before it gives the slot up, so a late worker never
+ * reads the fields of a loop that is being rewritten: it enters first and then sees the
+ * slot closed, or open with the next loop's fields already written. The counters are
+ * sequentially consistent atomics, which also makes the sleep protocol safe: a worker
+ * counts itself in `sleepers` before it rechecks `posted` under the mutex, and a poster
+ * bumps `posted` before it reads `sleepers`, so one of them sees the other.
+ *
+ * Tasks are dealt out as one contiguous range per thread (the caller the first, worker
+ * w the (w+1)-th), each range in a cache line of its own: a thread claims from the
+ * front of its own range, which no other thread touches until it runs dry, and then
+ * takes tasks from the back of the others' ranges. So each thread runs the same part
+ * of a loop from run to run (its data stays in that core's caches), a late or slowed
+ * thread's tasks are still taken over, and a task costs no cache-line transfer between
+ * the cores: with one shared counter every claim moved its line from the other core
+ * (on the Zen 4 VM 50-350 ns a round trip, as long as a whole task of a small
+ * depthwise convolution, docs/benchmarks.md). `done` is added to once per thread per
+ * loop, not per task. */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/kn_pool.h"
 
@@ -22,9 +32,22 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* A thread's tasks of the open loop not yet claimed, lo | hi << 32, alone in its cache
+ * line. */
+typedef struct kn_pool_range {
+    _Alignas(64) _Atomic unsigned long long r;
+} kn_pool_range;
+
+/* A worker's thread argument. */
+typedef struct worker_arg {
+    kn_pool *P;
+    int self;
+} worker_arg;
+
 struct kn_pool {
     int nworkers;
     pthread_t *th;
+    worker_arg *args;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int stop;
@@ -39,7 +62,7 @@ struct kn_pool {
     void *uc;
     unsigned char *closure;
     int min, size;
-    _Atomic unsigned long long range; /* tasks not yet claimed: lo | hi << 32 */
+    kn_pool_range *range; /* per thread (0: the caller; w + 1: worker w) */
     atomic_int done, rc;
     atomic_long loops, serial_loops, tasks, worker_tasks;
 };
@@ -60,36 +83,37 @@ static double now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-/* Claims a task of the open loop: the caller from the front of the unclaimed range,
- * workers from the back, so that on two threads each runs a contiguous half of the
- * iterations, the same half in every run (data stays in that core's caches), and
- * still takes over the other's tasks when that one is late. -1: none left. */
-static int claim(kn_pool *P, bool front) {
-    unsigned long long r = atomic_load(&P->range), n;
+/* Claims a task from range R: from its front (its owner) or its back (another thread
+ * taking over the rest). -1: none left. */
+static int claim(kn_pool_range *R, bool front) {
+    unsigned long long r = atomic_load(&R->r), n;
     int i;
     do {
         unsigned lo = (unsigned)r, hi = (unsigned)(r >> 32);
         if (lo >= hi) return -1;
         i = front ? (int)lo : (int)hi - 1;
         n = front ? r + 1 : r - (1ull << 32);
-    } while (!atomic_compare_exchange_weak(&P->range, &r, n));
+    } while (!atomic_compare_exchange_weak(&R->r, &r, n));
     return i;
 }
 
-/* Claims and runs tasks of the open loop until none are left; returns how many. */
-static long run_tasks(kn_pool *P, bool front) {
+/* Runs the tasks of thread `self`'s range, then those left in the others' ranges, until
+ * none are left; returns how many it ran. */
+static long run_tasks(kn_pool *P, int self) {
+    int nt = P->nworkers + 1;
     long n = 0;
-    for (;;) {
-        int i = claim(P, front);
-        if (i < 0) return n;
-        int rc = P->task(P->uc, P->min + i, P->closure);
-        if (rc) {
-            int zero = 0;
-            atomic_compare_exchange_strong(&P->rc, &zero, rc);
+    for (int k = 0; k < nt; k++) {
+        kn_pool_range *R = &P->range[(self + k) % nt];
+        for (int i; (i = claim(R, k == 0)) >= 0; n++) {
+            int rc = P->task(P->uc, P->min + i, P->closure);
+            if (rc) {
+                int zero = 0;
+                atomic_compare_exchange_strong(&P->rc, &zero, rc);
+            }
         }
-        atomic_fetch_add(&P->done, 1);
-        n++;
     }
+    if (n) atomic_fetch_add(&P->done, (int)n);
+    return n;
 }
 
 static void wake_sleepers(kn_pool *P) {
@@ -100,7 +124,8 @@ static void wake_sleepers(kn_pool *P) {
 }
 
 static void *worker(void *arg) {
-    kn_pool *P = arg;
+    kn_pool *P = ((worker_arg *)arg)->P;
+    int self = ((worker_arg *)arg)->self;
     unsigned seen = 0; /* not the count when this thread starts: a loop may be posted first */
     double idle_since = now_us();
     unsigned spins = 0;
@@ -110,7 +135,7 @@ static void *worker(void *arg) {
             seen = cur;
             atomic_fetch_add(&P->joined, 1);
             if (atomic_load(&P->open)) {
-                long n = run_tasks(P, false);
+                long n = run_tasks(P, self);
                 atomic_fetch_add_explicit(&P->worker_tasks, n, memory_order_relaxed);
             }
             atomic_fetch_sub(&P->joined, 1);
@@ -142,19 +167,27 @@ kn_pool *kn_pool_create(int threads) {
     kn_pool *P = calloc(1, sizeof *P);
     if (!P) return NULL;
     P->th = calloc((size_t)threads - 1, sizeof *P->th);
-    if (!P->th || pthread_mutex_init(&P->mu, NULL)) {
+    P->args = calloc((size_t)threads - 1, sizeof *P->args);
+    P->range = aligned_alloc(_Alignof(kn_pool_range), (size_t)threads * sizeof *P->range);
+    if (!P->th || !P->args || !P->range || pthread_mutex_init(&P->mu, NULL)) {
         free(P->th);
+        free(P->args);
+        free(P->range);
         free(P);
         return NULL;
     }
     if (pthread_cond_init(&P->cv, NULL)) {
         pthread_mutex_destroy(&P->mu);
         free(P->th);
+        free(P->args);
+        free(P->range);
         free(P);
         return NULL;
     }
+    for (int i = 0; i < threads; i++) atomic_init(&P->range[i].r, 0);
     for (int i = 0; i < threads - 1; i++) {
-        if (pthread_create(&P->th[i], NULL, worker, P)) break;
+        P->args[i] = (worker_arg){P, i + 1};
+        if (pthread_create(&P->th[i], NULL, worker, &P->args[i])) break;
         P->nworkers++;
     }
     if (!P->nworkers) {
@@ -174,6 +207,8 @@ void kn_pool_destroy(kn_pool *P) {
     pthread_cond_destroy(&P->cv);
     pthread_mutex_destroy(&P->mu);
     free(P->th);
+    free(P->args);
+    free(P->range);
     free(P);
 }
 
@@ -209,13 +244,20 @@ int kn_pool_par_for(void *uc, kn_pool_task task, int min, int size, unsigned cha
     P->closure = closure;
     P->min = min;
     P->size = size;
-    atomic_store(&P->range, (unsigned long long)(unsigned)size << 32);
+    /* thread t's range: [ceil(t*size/nt), ceil((t+1)*size/nt)); the caller's is never
+     * empty and the ranges differ by at most one task */
+    int nt = P->nworkers + 1;
+    for (int t = 0; t < nt; t++) {
+        unsigned lo = (unsigned)(((long long)t * size + nt - 1) / nt);
+        unsigned hi = (unsigned)(((long long)(t + 1) * size + nt - 1) / nt);
+        atomic_store(&P->range[t].r, (unsigned long long)lo | (unsigned long long)hi << 32);
+    }
     atomic_store(&P->done, 0);
     atomic_store(&P->rc, 0);
     atomic_store(&P->open, 1);
     atomic_fetch_add(&P->posted, 1);
     wake_sleepers(P);
-    run_tasks(P, true);
+    run_tasks(P, 0);
     /* the tasks workers still run; then no worker may be left inside the slot */
     for (unsigned spins = 0; atomic_load(&P->done) < size; spins++)
         if (spins < 4096)

@@ -536,6 +536,7 @@ static kn_status legacy_view(kn_lower *L, const kn_node *n, const kn_kbuf *a, co
  * dtype is input 0's compute dtype (Pow's exponent keeps its own). */
 static kn_status lower_binary(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
+    if (n->op == KN_OP_EQUAL && in[0]->dtype == KN_STRING) return kl_equal_string(L, n, in, out);
     const bin_def *d = bin_find(kl_ctx(L), n);
     if (!d) return kl_ctx(L)->status;
     int nin = kn_node_op_inputs(n); /* the op's own inputs; epilogue operands follow */

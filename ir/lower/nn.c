@@ -139,12 +139,15 @@ static bool dw_cl(const kn_node *n, kn_kbuf *const *in, kn_kbuf *y, bool xcl, bo
            in[1]->dtype == KN_F32;
 }
 
-/* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): y holds
- * the accumulators (bias first), each tap of the window inside the input adds x * w to
- * the whole channel row, channels innermost, then the epilogue runs over the row. The
- * weights are packed tap-major ([tap][c], a table) so that row reads consecutive
- * weights. Each channel sums its taps in the plain nest's order with the same fma, so
- * the result is the plain nest's. */
+/* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): a
+ * channel row of accumulators (bias first), each tap of the window inside the input adds
+ * x * w to the whole row, channels innermost, then the epilogue runs over the row. The
+ * accumulators are y itself when y is channels-last; for a channels-first y (only x
+ * folded) they are a row of f32 scratch per outermost output row (so that loop stays
+ * parallel), and the finished row is stored H*W apart once per output position instead of
+ * at every tap. The weights are packed tap-major ([tap][c], a table) so that row reads
+ * consecutive weights. Each channel sums its taps in the plain nest's order with the same
+ * fma, so the result is the plain nest's. */
 static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_window *w,
                              bool xcl, bool ycl, const kn_epilogue *epi) {
     kn_kbuf *x = in[0], *wt = in[1], *bias = in[2];
@@ -158,11 +161,14 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
             pk[k * c + ch] = (float)kn_load_f64(wt->data->data, KN_F32, (size_t)(ch * nk + k));
     kn_kbuf *wp = kl_table(L, KN_F32, nk * c, pk);
     free(pk);
+    kn_kbuf *a = ycl ? y : kl_scratch(L, KN_F32, x->dims[0] * w->out[0] * c);
     int vb = kl_for(L, x->dims[0]), ov[KN_MAX_RANK];
     kl_for_shape(L, w->nsp, w->out, ov);
 #define YI(vc) pool_at(L, ycl, sp_offset(L, w->nsp, w->out, ov), var(L, vc), vb, c, osz)
+#define AI(vc)                                                                                     \
+    (ycl ? YI(vc) : madd(L, var(L, vc), madd(L, var(L, ov[0]), var(L, vb), w->out[0]), c))
     int vc = kl_for(L, c);
-    kl_store(L, y, YI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
+    kl_store(L, a, AI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
     kl_end(L);
     wpos q;
     win_open(L, w, ov, &q);
@@ -170,19 +176,21 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
     vc = kl_for(L, c);
     kn_kx *xv = kx_load(L, x, pool_at(L, xcl, q.off, var(L, vc), vb, c, isz));
     kn_kx *wv = kx_load(L, wp, madd(L, var(L, vc), q.koff, c));
-    kl_store(L, y, YI(vc), kx_fma(L, xv, wv, kx_load(L, y, YI(vc))));
+    kl_store(L, a, AI(vc), kx_fma(L, xv, wv, kx_load(L, a, AI(vc))));
     kl_end(L);
     if_close(L, q.inb);
     win_close(L, w);
-    if (epi->n) {
+    if (epi->n || !ycl) {
         vc = kl_for(L, c);
         kn_kx *coord[KN_MAX_RANK] = {var(L, vb), var(L, vc)}, *opnd[KN_EPI_MAX] = {0};
         for (int i = 0; i < w->nsp; i++) coord[2 + i] = var(L, ov[i]);
         for (int k = 0; k < epi->n; k++)
             if (epi->s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi->s[k].operand], y, coord);
-        kl_store(L, y, YI(vc), kl_epilogue(L, epi, kx_load(L, y, YI(vc)), opnd));
+        kn_kx *v = kx_load(L, a, AI(vc));
+        kl_store(L, y, YI(vc), epi->n ? kl_epilogue(L, epi, v, opnd) : v);
         kl_end(L);
     }
+#undef AI
 #undef YI
     kl_end_n(L, w->nsp + 1);
     return KN_OK;

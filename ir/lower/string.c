@@ -1,4 +1,5 @@
-/* Lowerings of group 'string': Cast/CastLike to and from strings, StringNormalizer.
+/* Lowerings of group 'string': Cast/CastLike to and from strings, Equal on strings,
+ * StringConcat, StringNormalizer.
  *
  * String elements are `const char *` (ir/kir.h, "Strings"). New strings are written
  * into character storage in the arena (kl_string_storage), one fixed-size slot per
@@ -452,7 +453,80 @@ static kn_status lower_strnorm(kn_lower *L, const kn_node *n, kn_kbuf *const *in
     return KN_OK;
 }
 
+/* ---- Equal on strings ---- */
+
+kn_status kl_equal_string(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
+    (void)n;
+    kn_kbuf *y = out[0];
+    if (!y->numel) return KN_OK;
+    int v[KN_MAX_RANK];
+    int64_t st[KN_MAX_RANK];
+    kn_strides(y->rank, y->dims, st);
+    kl_for_shape(L, y->rank, y->dims, v);
+    int s[2], c[2];
+    int j = kl_decl(L, KN_I64, i64c(L, 0));
+    for (int k = 0; k < 2; k++) {
+        s[k] = kl_decl(L, KN_STRING,
+                       kx_load(L, in[k], kx_bcast_offset(L, in[k], y->rank, y->dims, v)));
+        c[k] = kl_decl(L, KN_U8, byte_at(L, s[k], j));
+    }
+    /* up to the first difference or the common end */
+    kl_while(L, kx_bin(L, KX_LAND, kx_bin(L, KX_EQ, var(L, c[0]), var(L, c[1])),
+                       kx_bin(L, KX_NE, var(L, c[0]), kx_const(L, KN_U8, 0))));
+    kl_set(L, j, kx_add(L, var(L, j), i64c(L, 1)));
+    for (int k = 0; k < 2; k++) kl_set(L, c[k], byte_at(L, s[k], j));
+    kl_end(L);
+    kl_store(L, y, kx_offset(L, y->rank, v, st), kx_bin(L, KX_EQ, var(L, c[0]), var(L, c[1])));
+    kl_end_n(L, y->rank);
+    return KN_OK;
+}
+
+/* ---- StringConcat ---- */
+
+/* Each output element's slot of kl_max_string_bytes bytes holds x's characters, then y's
+ * (both broadcast), then NUL; a longer result is cut and the run fails with
+ * KN_STATUS_STRING_TOO_LONG, as StringNormalizer's. */
+static kn_status lower_strconcat(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                 kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    kn_kbuf *y = out[0];
+    if (!y->numel) return KN_OK;
+    int64_t M = kl_max_string_bytes(L);
+    kn_warn(cx, n,
+            "strings are stored in %lld bytes each (NUL included); a longer one is cut and "
+            "NAME_run returns 2 (%s)",
+            (long long)M, kn_hint_text(cx, KN_HINT_STRING_BYTES));
+    kn_kbuf *chars = kl_string_storage(L, y->numel * M);
+    int v[KN_MAX_RANK];
+    int64_t st[KN_MAX_RANK];
+    kn_strides(y->rank, y->dims, st);
+    kl_for_shape(L, y->rank, y->dims, v);
+    int i = kl_decl(L, KN_I64, kx_offset(L, y->rank, v, st));
+    int base = kl_decl(L, KN_I64, kx_mul(L, var(L, i), i64c(L, M)));
+    int j = kl_decl(L, KN_I64, i64c(L, 0));
+    for (int k = 0; k < 2; k++) {
+        int s = kl_decl(L, KN_STRING,
+                        kx_load(L, in[k], kx_bcast_offset(L, in[k], y->rank, y->dims, v)));
+        int p = kl_decl(L, KN_I64, i64c(L, 0));
+        int c = kl_decl(L, KN_U8, byte_at(L, s, p));
+        kl_while(L, kx_bin(L, KX_LAND, kx_bin(L, KX_NE, var(L, c), kx_const(L, KN_U8, 0)),
+                           kx_bin(L, KX_LT, var(L, j), i64c(L, M - 1))));
+        kl_store(L, chars, kx_add(L, var(L, base), var(L, j)), var(L, c));
+        kl_set(L, j, kx_add(L, var(L, j), i64c(L, 1)));
+        advance(L, s, p, c);
+        kl_end(L);
+        kl_if(L, kx_bin(L, KX_NE, var(L, c), kx_const(L, KN_U8, 0)));
+        kl_fail(L, KN_STATUS_STRING_TOO_LONG);
+        kl_end(L);
+    }
+    kl_store(L, chars, kx_add(L, var(L, base), var(L, j)), kx_const(L, KN_U8, 0));
+    kl_store(L, y, var(L, i), kx_str(L, chars, var(L, base)));
+    kl_end_n(L, y->rank);
+    return KN_OK;
+}
+
 const kn_oplower kn_lower_string[] = {
+    {KN_OP_STRINGCONCAT, lower_strconcat},
     {KN_OP_STRINGNORMALIZER, lower_strnorm},
     {KN_OP_COUNT, 0},
 };

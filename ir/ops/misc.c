@@ -203,6 +203,40 @@ static kn_status eval_strnorm(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     return cx->status;
 }
 
+/* ---- StringConcat (opset 20): x + y elementwise, numpy broadcasting ---- */
+
+static kn_status infer_strconcat(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    if (kn_check_dtype(cx, n, in[0], 0, KN_DT(STRING)) ||
+        kn_check_dtype(cx, n, in[1], 1, KN_DT(STRING)))
+        return cx->status;
+    const kn_type *ts[2] = {&in[0]->type, &in[1]->type};
+    out[0] = kn_type_unknown(KN_STRING);
+    if (ts[0]->rank < 0 || ts[1]->rank < 0) return KN_OK;
+    return kn_broadcast(cx, n, 2, ts, &out[0]);
+}
+
+static kn_status eval_strconcat(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_strconcat)) return cx->status;
+    const kn_type *yt = &out[0]->type;
+    int64_t sa[KN_MAX_RANK], sb[KN_MAX_RANK], cnt = kn_tensor_numel(out[0]);
+    kn_bcast_strides(&in[0]->type, yt->rank, yt->dims, sa);
+    kn_bcast_strides(&in[1]->type, yt->rank, yt->dims, sb);
+    char **a = in[0]->data, **b = in[1]->data, **y = out[0]->data;
+    for (int64_t i = 0; i < cnt; i++) {
+        const char *p = a[kn_bcast_offset(i, yt->rank, yt->dims, sa)];
+        const char *q = b[kn_bcast_offset(i, yt->rank, yt->dims, sb)];
+        size_t lp = strlen(p), lq = strlen(q);
+        char *s = kn_arena_alloc(kn_exec_arena(ex), lp + lq + 1);
+        if (!s) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+        memcpy(s, p, lp);
+        memcpy(s + lp, q, lq + 1);
+        y[i] = s;
+    }
+    return KN_OK;
+}
+
 /* ---- TfIdfVectorizer ---- */
 
 typedef struct tfidf {
@@ -600,6 +634,7 @@ static kn_status eval_adam(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
 const kn_opimpl kn_ops_misc[] = {
     {KN_OP_NEGATIVELOGLIKELIHOODLOSS, infer_nll, eval_nll},
     {KN_OP_SOFTMAXCROSSENTROPYLOSS, infer_sce, eval_sce},
+    {KN_OP_STRINGCONCAT, infer_strconcat, eval_strconcat},
     {KN_OP_STRINGNORMALIZER, infer_strnorm, eval_strnorm},
     {KN_OP_TFIDFVECTORIZER, infer_tfidf, eval_tfidf},
     {KN_OP_RANDOMUNIFORM, infer_random, eval_uniform},

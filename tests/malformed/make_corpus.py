@@ -270,6 +270,12 @@ case("deformconv_offset_shape", deform([1, 2, 5, 5], [3, 2, 3, 3], [1, 8, 3, 3])
 case("deformconv_1d", deform([1, 2, 5], [3, 2, 3], [1, 6, 3]), 1,
      "node 'dc' (DeformConv): input and weights have ranks 3 and 3: only 2-D DeformConv")
 
+case("stringconcat_shapes",
+     model([helper.make_node("StringConcat", ["a", "b"], ["y"], name="sc")],
+           [vi("a", [2], TensorProto.STRING), vi("b", [3], TensorProto.STRING)],
+           [vi("y", None, TensorProto.STRING)], opset=20), 1,
+     "node 'sc' (StringConcat): input shapes cannot be broadcast: dim 0 is 2 and 3")
+
 # ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
 # (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)
 w1 = helper.make_tensor("W1", TensorProto.FLOAT, (8, 3, 3, 3), np.ones(216, np.float32))

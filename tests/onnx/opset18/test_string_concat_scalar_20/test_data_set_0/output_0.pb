@@ -1,0 +1,1 @@
+2pre-ab2pre-2pre-c d2	pre-été2pre-x2pre-Bz
