@@ -611,10 +611,26 @@ static LLVMValueRef unpack16(emit *E, const kn_kx *x) {
 #undef K
 }
 
+/* KX_SAT (ir/kir.h): a compare and select for each bound (the Arm backend selects
+ * SSAT/USAT for the pattern where the core has them). */
+static LLVMValueRef sat(emit *E, const kn_kx *x) {
+    LLVMValueRef a = expr(E, x->a[0]);
+    int bits = (int)(x->i & 31);
+    bool u = x->i & 32;
+    long long lo = u ? 0 : -(1LL << (bits - 1)),
+              hi = u ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMValueRef l = LLVMConstInt(i32, (unsigned long long)lo, 1);
+    LLVMValueRef h = LLVMConstInt(i32, (unsigned long long)hi, 1);
+    a = LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, a, l, ""), l, a, "");
+    return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_DOT: return dot(E, x);
     case KX_UNPACK16: return unpack16(E, x);
+    case KX_SAT: return sat(E, x);
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:
