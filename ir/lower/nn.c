@@ -218,7 +218,9 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int64_t c = xl.dims[1], m = yl.dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
-    if (dw_cl(n, in, y, xcl, ycl, group, c, m)) return lower_dw_cl(L, in, y, &w, xcl, ycl, &epi);
+    bool dwcl = dw_cl(n, in, y, xcl, ycl, group, c, m);
+    if (dwcl && lower_dw_cl(L, in, y, &w, xcl, ycl, &epi)) return kl_ctx(L)->status;
+    if (dwcl) goto describe;
     kn_dtype t = kx_compute_dtype(y->dtype);
     int vb = kl_for(L, x->dims[0]), vg = kl_for(L, group), vm = kl_for(L, mg), ov[KN_MAX_RANK];
     kn_kx *mo = madd(L, var(L, vm), var(L, vg), mg);
@@ -248,6 +250,7 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (epi.s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi.s[k].operand], y, coord);
     kl_store(L, y, yi, kl_epilogue(L, &epi, var(L, acc), opnd));
     kl_end_n(L, w.nsp + 3);
+describe:
     if (!transposed && w.nsp <= 2) { /* describe it for the tile pass */
         int two = w.nsp == 2;
         kn_contract d = {.kind = KN_CONTRACT_CONV,
