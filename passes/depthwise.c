@@ -58,6 +58,7 @@
  * empty, so the output is not read a second time. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
@@ -532,6 +533,232 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
              kx_bin(L, KX_DIV, t, kx_const(L, KN_F32, (double)(G->oh * G->ow))));
 }
 
+/* ---- channels-last: vectors along the channels ----
+ *
+ * A depthwise convolution whose x and y are both dense NHWC (kn.layout, passes/layout.c
+ * keeps an inverted residual block's expanded tensors so) has its channels contiguous:
+ * a vector of `lanes` consecutive channels at one pixel is one load, whatever the stride,
+ * and the weights of a tap over those channels are one vector too. The tile is R
+ * neighbouring outputs of one row, one vector of channels each:
+ *
+ *   for (b, channel block cb):                   parallel
+ *     wv[k] = packed[cb][k][0..lanes)            bias and kh*kw weight vectors, held
+ *     for oy in each of top border, interior, bottom border rows:
+ *       for tiles of R outputs along the row (edge tiles at constant columns):
+ *         acc[r] = wv[0]
+ *         for ky (a border row: if 0 <= iy < h), kx (unrolled):
+ *           acc[r] = fma(x[b, iy, (ox + r)*sw + kx*dw - pw, cb*lanes ..], wv[1 + ky*kw + kx],
+ *                        acc[r])           an edge tile leaves out the taps outside x
+ *         y[b, oy, ox + r, cb*lanes ..] = epilogue(acc[r])
+ *
+ * Every output row fills every lane (7x7 and 14x14 rows lost lanes or went scalar in
+ * NCHW) and no copy is staged for a stride. Channels past the last full block run in
+ * vectors of half the lanes (down to DW_MIN_LANES), then one at a time. Weights are
+ * packed at compile time per block, bias first: [c0 * (1 + taps) + k * width + l]. */
+
+typedef struct dwc_geom {
+    const kn_contract *d;
+    int64_t c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t ylo, yhi, xlo, xhi;
+    int R;       /* outputs of a full tile */
+    bool hold;   /* weights held in vector locals */
+    kn_kbuf *pk; /* packed bias and weights */
+    int wv[DW_MAX_TAPS + 1];
+} dwc_geom;
+
+static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
+    return width > 1 ? kx_vload(L, b, at, width) : kx_load(L, b, at);
+}
+
+/* Entry k (0: bias, 1 + tap: weight) of the block of `width` channels from c0. */
+static kn_kx *dwc_w(kn_lower *L, const dwc_geom *G, kn_kx *c0, int width, int k) {
+    if (G->hold) return var(L, G->wv[k]);
+    return dwc_ld(L, G->pk, kt_plus(L, kx_mul(L, c0, kx_int(L, 1 + G->kh * G->kw)), k * width),
+                  width);
+}
+
+/* Whether every epilogue operand of d is one value or one per channel (numel c). */
+static bool dwc_operands_ok(const kn_contract *d) {
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        if (o->dtype != KN_F32 || (o->numel != 1 && o->numel != d->c)) return false;
+        int ca = o->rank - 3; /* the channel axis of the logical NCHW output in o */
+        for (int i = 0; i < o->rank && o->numel != 1; i++)
+            if (i != ca && o->dims[i] != 1) return false;
+    }
+    return true;
+}
+
+static bool dwc_suits(const kn_contract *d) {
+    int64_t xs[4], ys[4];
+    kn_contract_strides(d, xs, ys);
+    return d->kind == KN_CONTRACT_CONV && d->nsp == 2 && d->group == d->c && d->m == d->c &&
+           d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
+           (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
+           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && xs[1] == 1 && xs[3] == d->c &&
+           xs[2] == d->w_ * d->c && xs[0] == d->h * d->w_ * d->c && ys[1] == 1 && ys[3] == d->c &&
+           ys[2] == d->ow * d->c && ys[0] == d->oh * d->ow * d->c && dwc_operands_ok(d);
+}
+
+/* One tile: n outputs of row oy from column ox, channels [c0, c0 + width). edge >= 0:
+ * ox is that constant and taps outside the input's columns are left out; crow: each
+ * kernel row tested against the input's rows. */
+static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width, kn_kx *oy,
+                     kn_kx *ox, int n, int64_t edge, bool crow) {
+    const kn_contract *d = G->d;
+    int acc[DW_MAX_ROWS * 2];
+    for (int r = 0; r < n; r++) acc[r] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, 0));
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+        if (crow) kl_if(L, kt_inside(L, iy, G->h));
+        /* x[b, iy, ox*sw - pw, c0] */
+        int vx = kl_decl(L, KN_I64,
+                         kx_add(L,
+                                kt_mad(L,
+                                       kt_plus(L,
+                                               kt_mad(L, kt_mad(L, b, G->h, iy), G->w,
+                                                      kx_mul(L, ox, kx_int(L, G->sw))),
+                                               -G->pw),
+                                       G->c, kx_int(L, 0)),
+                                c0));
+        for (int64_t kx = 0; kx < G->kw; kx++) {
+            kn_kx *wk = dwc_w(L, G, c0, width, (int)(1 + ky * G->kw + kx));
+            for (int r = 0; r < n; r++) {
+                int64_t col = r * G->sw + kx * G->dw; /* from ox*sw - pw */
+                if (edge >= 0) {
+                    int64_t ix = (edge + r) * G->sw + kx * G->dw - G->pw;
+                    if (ix < 0 || ix >= G->w) continue;
+                }
+                kn_kx *xv = dwc_ld(L, d->x, kt_plus(L, var(L, vx), col * G->c), width);
+                kl_set(L, acc[r], kx_fma(L, xv, wk, var(L, acc[r])));
+            }
+        }
+        if (crow) kl_end(L);
+    }
+    for (int r = 0; r < n; r++) {
+        kn_kx *oxr = kt_plus(L, ox, r), *val = var(L, acc[r]);
+        if (d->epi) {
+            kn_kx *opnd[KN_EPI_MAX] = {0};
+            for (int k = 0; k < d->epi->n; k++) {
+                kn_kbuf *o = d->operand[k];
+                if (o)
+                    opnd[k] = o->numel == 1 ? kx_load(L, o, kx_int(L, 0)) : dwc_ld(L, o, c0, width);
+            }
+            val = kl_epilogue(L, d->epi, val, opnd);
+        }
+        kn_kx *yi = kx_add(
+            L, kt_mad(L, kt_mad(L, kt_mad(L, b, G->oh, oy), G->ow, oxr), G->c, kx_int(L, 0)), c0);
+        kl_store(L, d->y, yi, val);
+    }
+}
+
+/* Output rows [oy0, oy1) of one channel block: each row in tiles of R outputs from
+ * column 0; those reaching outside [xlo, xhi) are edge tiles at constant columns, the
+ * others one loop with no test. */
+static void dwc_rows(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width, int64_t oy0,
+                     int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int v = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, var(L, v), oy0);
+    int64_t R = G->R, ntl = (G->ow + R - 1) / R;
+    /* tiles [ta, tb) are whole and inside */
+    int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi / R;
+    if (tb > ntl) tb = ntl;
+    if (tb < ta) tb = ta;
+    for (int64_t t = 0; t < ntl; t++) {
+        int64_t n = G->ow - t * R < R ? G->ow - t * R : R;
+        if (t >= ta && t < tb) {
+            if (t == ta) {
+                int vt = kl_for(L, tb - ta);
+                dwc_tile(L, G, b, c0, width, oy,
+                         kx_mul(L, kt_plus(L, var(L, vt), ta), kx_int(L, R)), (int)R, -1, crow);
+                kl_end(L);
+            }
+            continue;
+        }
+        dwc_tile(L, G, b, c0, width, oy, kx_int(L, t * R), (int)n, t * R, crow);
+    }
+    kl_end(L);
+}
+
+/* Every output of the channel block [c0, c0 + width) of batch b. */
+static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) {
+    int64_t taps = G->kh * G->kw;
+    bool hold = G->R + taps + 2 <= kl_vector_registers(L);
+    G->hold = false; /* dwc_w reads the table while the locals are declared */
+    for (int64_t k = 0; hold && k <= taps; k++)
+        G->wv[k] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, (int)k));
+    G->hold = hold;
+    dwc_rows(L, G, b, c0, width, 0, G->ylo, true);
+    dwc_rows(L, G, b, c0, width, G->ylo, G->yhi, false);
+    dwc_rows(L, G, b, c0, width, G->yhi > G->ylo ? G->yhi : G->ylo, G->oh, true);
+}
+
+static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dwc_geom *G) {
+    memset(G, 0, sizeof *G);
+    G->d = d;
+    G->c = d->c, G->h = d->h, G->w = d->w_, G->oh = d->oh, G->ow = d->ow;
+    G->kh = d->kh, G->kw = d->kw, G->sh = d->sh, G->sw = d->sw, G->dh = d->dh, G->dw = d->dw;
+    G->ph = d->ph, G->pw = d->pw;
+    kt_interior(G->h, G->oh, G->kh, G->sh, G->dh, G->ph, &G->ylo, &G->yhi);
+    kt_interior(G->w, G->ow, G->kw, G->sw, G->dw, G->pw, &G->xlo, &G->xhi);
+    int lanes = kl_lanes(L, KN_F32);
+    int64_t taps = G->kh * G->kw, per = 1 + taps;
+    /* outputs per tile: accumulators beside the held weights, rows of equal tiles */
+    int64_t R = kl_vector_registers(L) - taps - 2;
+    R = R > DW_MAX_ROWS ? DW_MAX_ROWS : R < 1 ? 1 : R;
+    if (ov && ov->tile_rows) R = ov->tile_rows < DW_MAX_ROWS ? ov->tile_rows : DW_MAX_ROWS;
+    int64_t ntl = (G->ow + R - 1) / R;
+    G->R = (int)((G->ow + ntl - 1) / ntl);
+    /* the channel blocks in order: full ones of `lanes`, then halves down to
+     * DW_MIN_LANES, then single channels */
+    int64_t full = lanes > 1 ? G->c / lanes : 0, at = full * lanes;
+    int wid[8], nw = 0;
+    for (int wdt = lanes / 2; lanes > 1 && wdt >= DW_MIN_LANES; wdt /= 2)
+        if (G->c - at >= wdt) wid[nw++] = wdt, at += wdt;
+    int64_t ones = G->c - at;
+    float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
+    KN_ASSERT(pk);
+    const float *wt = (const float *)d->w->data->data;
+    const float *bs = d->bias ? (const float *)d->bias->data->data : NULL;
+    for (int64_t c0 = 0, j = 0; c0 < G->c;) {
+        int64_t width = c0 < full * lanes ? lanes : j < nw ? wid[j++] : 1;
+        for (int64_t l = 0; l < width; l++) {
+            pk[c0 * per + l] = bs ? bs[c0 + l] : 0.0f;
+            for (int64_t k = 0; k < taps; k++)
+                pk[c0 * per + (1 + k) * width + l] = wt[(c0 + l) * taps + k];
+        }
+        c0 += width;
+    }
+    G->pk = kl_table(L, KN_F32, G->c * per, pk);
+    free(pk);
+    if (full) { /* (batch, block) in one loop, whose iterations write disjoint channel
+                   blocks: marked parallel here, as the parallel pass cannot see through
+                   the division and remainder of y's index */
+        int v = kl_for(L, d->n * full);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+        kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, v), kx_int(L, full)) : kx_int(L, 0);
+        kn_kx *c0 = kx_mul(L, d->n > 1 ? kx_bin(L, KX_MOD, var(L, v), kx_int(L, full)) : var(L, v),
+                           kx_int(L, lanes));
+        dwc_block(L, G, b, c0, lanes);
+        kl_end(L);
+    }
+    if (!nw && !ones) return;
+    at = full * lanes;
+    int vb = kl_for(L, d->n);
+    for (int j = 0; j < nw; j++) {
+        dwc_block(L, G, var(L, vb), kx_int(L, at), wid[j]);
+        at += wid[j];
+    }
+    if (ones) {
+        int vc = kl_for(L, ones);
+        dwc_block(L, G, var(L, vb), kt_plus(L, var(L, vc), at), 1);
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
 /* The kernel after k that is a GlobalAveragePool of depthwise kernel k's output y alone
  * (f32, [n*c] means written, nothing else touched), or -1. */
 static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
@@ -609,7 +836,15 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
     G->stage = dw_stage_suits(L, G, cpu, ov ? ov->pad : 0);
     G->at = KN_F32;
     /* staged integer convolutions: words of rows for the target's dot product */
-    if (G->integer && G->stage && kl_lanes(L, KN_I32) > 1) G->dot = kt_int_dot_kind(tg, d, ov);
+    if (G->integer && G->stage && kl_lanes(L, KN_I32) > 1) {
+        G->dot = kt_int_dot_kind(tg, d, ov);
+        /* stride 2 where the target has vpdpbusd: pairs of rows (pmaddwd, which x86 has
+         * with it), so each input row is in one word row (rstep = parts = 2) where four
+         * rows stepping by 2 copy each twice, and the strided copy is one word at a time
+         * (MobileNetV2 int8, thread CPU: 112x112 -> 56x56 0.171-0.173 -> 0.153-0.156 ms,
+         * 28x28 -> 14x14 0.061 -> 0.032, 14x14 -> 7x7 0.041 -> 0.035) */
+        if (G->dot == KN_DOT_U8S8X4 && G->sh == 2 && !(ov && ov->dot)) G->dot = KN_DOT_S16X2;
+    }
     if (G->stage) {
         dw_stage_geom(G);
         if (G->dot) {
@@ -675,6 +910,17 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         const kn_contract *d = kern->contract;
         /* integer tiles in f32: not on cores without an FPU (a libgcc call per operation;
          * DS-CNN int8 on the Cortex-M3: 37.8 M instructions against 13.2 M) */
+        if (d && dwc_suits(d)) {
+            kn_lower *L = kl_builder_rewrite(cx, p, k);
+            dwc_geom G;
+            dwc_build(L, d, kn_schedule_for(p, k), &G);
+            kern->sched.tile_rows = G.R;
+            kern->sched.tile_vecs = 1;
+            kern->sched.lanes = kl_lanes(L, KN_F32);
+            kern->sched.pad = 1;
+            kl_builder_destroy(L);
+            continue;
+        }
         if (!d || !dw_suits(d) || (kn_contract_is_int(d) && t->float_abi == KN_FLOAT_ABI_SOFT))
             continue;
         /* the pool's output, written here instead; its kernel left empty */

@@ -148,6 +148,50 @@ static void set_layout(kn_graph *g, kn_node *n, bool xcl, bool ycl) {
     n->nattr++;
 }
 
+/* Whether n is a Conv of one group with a kh x kw window (any layout), f32, static. */
+static bool conv_window(const kn_node *n, int64_t kh, int64_t kw) {
+    if (n->op != KN_OP_CONV || n->nout != 1 || !n->out[0] || n->nin < 2 || !n->in[0] || !n->in[1] ||
+        !foldable(n) || channels_inner(n) || n->in[0]->type.dtype != KN_F32 ||
+        n->out[0]->type.dtype != KN_F32)
+        return false;
+    const kn_type *w = &n->in[1]->type;
+    return w->rank == 4 && n->in[0]->type.rank == 4 && w->dims[2] == kh && w->dims[3] == kw;
+}
+
+/* The expanded tensors of an inverted residual block (MobileNetV2's 1x1 expansion ->
+ * depthwise -> 1x1 projection) kept channels-last: D a 2-D depthwise Conv whose input
+ * only it reads, made by a 1x1 Conv P, and whose output only a 1x1 Conv Q reads. P
+ * writes channels-last, D reads and writes it, Q reads it; the block's own input and
+ * output (and so the residual Add in Q's epilogue) stay as they were. Channels-last,
+ * a depthwise convolution's vectors run along the channels (passes/depthwise.c
+ * dw_cl), which fills every lane on 14x14 and 7x7 rows and needs no staged copy for a
+ * stride, and P's channel tiles store their vectors of output channels straight into y
+ * instead of transposing them (passes/tile.c). */
+static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *d = g->nodes[i];
+        bool xcl, ycl, pxcl, pycl, qxcl, qycl;
+        if (kn_rw_dead(rw, d) || d->op != KN_OP_CONV || !foldable(d) || !channels_inner(d) ||
+            d->in[0]->type.rank != 4 || d->in[0]->type.dtype != KN_F32 ||
+            kn_conv_layout(d, &xcl, &ycl))
+            continue;
+        kn_value *x = d->in[0], *y = d->out[0];
+        kn_node *p = x->producer, *q = kn_rw_only_reader(rw, y);
+        if (!p || p->graph != g || kn_rw_dead(rw, p) || kn_rw_only_reader(rw, x) != d || !q ||
+            q->in[0] != y || !conv_window(p, 1, 1) || !conv_window(q, 1, 1))
+            continue;
+        kn_conv_layout(p, &pxcl, &pycl);
+        kn_conv_layout(q, &qxcl, &qycl);
+        if (pycl || qxcl) continue;
+        x->type = kn_type_channels(&x->type, true);
+        y->type = kn_type_channels(&y->type, true);
+        set_layout(g, p, pxcl, true);
+        set_layout(g, d, true, true);
+        set_layout(g, q, true, qycl);
+        rw->changed = true;
+    }
+}
+
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
     kn_rw rw;
     if (!kn_rw_begin(&rw, cx, g)) {
@@ -188,6 +232,7 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
             set_layout(g, n, xcl, true);
         }
     }
+    expanded_channels_last(&rw, g);
     kn_rw_end(&rw);
     return KN_OK;
 }

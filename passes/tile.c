@@ -98,6 +98,7 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
     T->lanes = kl_lanes(L, T->t);
+    if (ov && ov->lanes > 1 && ov->lanes < T->lanes) T->lanes = ov->lanes; /* narrower */
     /* integer tiles on microcontrollers are scalar (SMLAD on general registers): the C
      * of i32 vectors with their dot product runs lane by lane on Helium (DS-CNN int8 on
      * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md) */
@@ -705,6 +706,39 @@ store:;
     }
     kn_epilogue head = {.n = pre};
     if (pre) memcpy(head.s, d->epi->s, (size_t)pre * sizeof *head.s);
+    const int64_t *ys = G->ys;
+    /* channels contiguous in y (channels-last) and the whole epilogue on the vectors:
+     * each accumulator vector goes straight to y, no scratch, no transposing loop */
+    bool direct = ys[1] == 1 && !kn_contract_is_int(d) && (!d->epi || pre == d->epi->n);
+    if (direct) {
+        int vy = kl_decl(L, KN_I64,
+                         mad(L, kx_var(L, vb), ys[0],
+                             kx_add(L, mo, mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3]))))));
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
+                kn_kx *val = kx_var(L, T->acc[r][v]);
+                if (pre) {
+                    kn_kx *opnd[KN_EPI_MAX] = {0};
+                    for (int k = 0; k < pre; k++) {
+                        kn_kbuf *o = d->operand[k];
+                        if (o)
+                            opnd[k] = o->numel == 1
+                                          ? kx_load(L, o, kx_int(L, 0))
+                                          : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
+                    }
+                    val = kl_epilogue(L, &head, val, opnd);
+                }
+                kn_kx *yi = kt_plus(L, kx_var(L, vy), r * ys[3] + v * T->lanes);
+                if ((v + 1) * T->lanes <= valid) {
+                    kl_store(L, G->y, yi, val);
+                    continue;
+                }
+                int vv = kl_decl_vec(L, T->t, T->lanes, val); /* the partial vector */
+                for (int l = 0; l < valid - v * T->lanes; l++)
+                    kl_store(L, G->y, kt_plus(L, yi, l), kx_lane(L, vv, l));
+            }
+        return;
+    }
     kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;
     int vt = kl_decl(L, KN_I64, kx_mul(L, slot, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
@@ -726,7 +760,6 @@ store:;
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
         }
-    const int64_t *ys = G->ys;
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
                       : mad(L, kx_var(L, vb), ys[0],
@@ -1918,6 +1951,37 @@ static bool pw_channel_tiles(kn_lower *L, const kn_contract *d, const kn_sched *
     return tile_conv(L, &f, ov, 0, tg, true, T);
 }
 
+/* ---- pointwise convolutions reading or writing channels-last ----
+ *
+ * The 1x1 convolutions around a channels-last depthwise one (passes/layout.c: an
+ * inverted residual block's expansion writes NHWC, its projection reads it) run in the
+ * channel tiles of tile_conv with the image read as one row of oh*ow pixels, as
+ * pw_channel_tiles does: the expansion's vectors of output channels are stored
+ * straight into y (conv_tile's direct store), the projection broadcasts x[pixel][c] and
+ * transposes its tile into NCHW as before. The pixel tiles of tile_pointwise would need
+ * x packed from NHWC, a transposing copy of the (larger) input. */
+static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                             const kn_target *tg, kt_tile *T) {
+    if (kn_contract_nchw(d) || d->sh != 1 || d->sw != 1 || d->nsp != 2) return false;
+    kn_contract f = *d; /* pw_suits without its NCHW test: the same checks otherwise */
+    f.xs[3] = f.ys[3] = 0;
+    if (!pw_suits(&f, kl_lanes(L, KN_F32) > 1 ? kl_lanes(L, KN_F32) : 2)) return false;
+    f = *d;
+    f.h = f.oh = 1;
+    f.w_ = f.ow = d->oh * d->ow;
+    /* between one and two vectors of output channels (MobileNetV2's 24-channel
+     * projections): one block of two vectors, x read once, where one-vector blocks read
+     * it twice and fill no more lanes */
+    int lanes = kl_lanes(L, KN_F32);
+    kn_sched two = ov ? *ov : (kn_sched){0};
+    if (!two.tile_vecs && !two.lanes && lanes >= 8 && d->m > lanes && d->m < 2 * lanes &&
+        d->m % (lanes / 2) == 0) {
+        two.lanes = lanes / 2;
+        two.tile_vecs = (int)(d->m / (lanes / 2));
+    }
+    return tile_conv(L, &f, &two, 0, tg, true, T);
+}
+
 /* ---- integer pointwise convolutions on microcontrollers: one row of pixels ----
  *
  * An integer 1x1 convolution with stride 1 and no padding runs in the channel tiles
@@ -1983,8 +2047,9 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_pointwise_int(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
-                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
+                  (tile_pointwise_int(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
+                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
+                   tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

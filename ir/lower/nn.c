@@ -218,7 +218,9 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int64_t c = xl.dims[1], m = yl.dims[1], cg = c / group, mg = m / group;
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp);
     int64_t nk = kn_prod(w.k, 0, w.nsp);
-    if (dw_cl(n, in, y, xcl, ycl, group, c, m)) return lower_dw_cl(L, in, y, &w, xcl, ycl, &epi);
+    bool dwcl = dw_cl(n, in, y, xcl, ycl, group, c, m);
+    if (dwcl && lower_dw_cl(L, in, y, &w, xcl, ycl, &epi)) return kl_ctx(L)->status;
+    if (dwcl) goto describe;
     kn_dtype t = kx_compute_dtype(y->dtype);
     int vb = kl_for(L, x->dims[0]), vg = kl_for(L, group), vm = kl_for(L, mg), ov[KN_MAX_RANK];
     kn_kx *mo = madd(L, var(L, vm), var(L, vg), mg);
@@ -248,6 +250,7 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         if (epi.s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi.s[k].operand], y, coord);
     kl_store(L, y, yi, kl_epilogue(L, &epi, var(L, acc), opnd));
     kl_end_n(L, w.nsp + 3);
+describe:
     if (!transposed && w.nsp <= 2) { /* describe it for the tile pass */
         int two = w.nsp == 2;
         kn_contract d = {.kind = KN_CONTRACT_CONV,
@@ -288,9 +291,10 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 /* ---- DeformConv ---- */
 
 /* The plain nest of a grouped 2-D Conv whose tap k reads x bilinearly at its displaced
- * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does, clamped
- * to [-2, extent + 1] (every position outside (-1, extent) samples 0 either way), and a
- * corner outside the input gets weight 0 and a clamped index, so no load leaves x. */
+ * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does; a
+ * position outside (-1, extent) on either axis, or NaN, samples 0 (it is replaced by -2
+ * before the integer conversion, so that stays defined), and a corner outside the input
+ * gets weight 0 and a clamped index, so no load leaves x. */
 static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -319,16 +323,19 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
         kl_decl(L, KN_I64,
                 madd(L, var(L, sp), madd(L, kx_mul(L, var(L, j), kx_int(L, 2)), bg, 2 * k), osz));
     int64_t ext[2] = {h, iw};
-    int pos[2], lo[2], fr[2];
+    int pos[2], lo[2], fr[2], ok = -1;
     int ov[2] = {vy, vx}, kv[2] = {vky, vkx};
     for (int a = 0; a < 2; a++) {
         kn_kx *base =
             madd(L, madd(L, kx_int(L, -w.pb[a]), var(L, ov[a]), w.s[a]), var(L, kv[a]), w.d[a]);
         kn_kx *d = kx_cast(L, KN_F64, kx_load(L, off, madd(L, var(L, ob), kx_int(L, a), osz)));
-        kn_kx *p = kx_add(L, kx_cast(L, KN_F64, base), d);
-        p = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, p, kx_const(L, KN_F64, -2.0)),
-                   kx_const(L, KN_F64, (double)ext[a] + 1));
-        pos[a] = kl_decl(L, KN_F64, p);
+        int raw = kl_decl(L, KN_F64, kx_add(L, kx_cast(L, KN_F64, base), d));
+        /* inside (-1, extent), false for NaN: else the tap samples 0, as the interpreter */
+        kn_kx *in_a = kx_bin(L, KX_LAND, kx_bin(L, KX_GT, var(L, raw), kx_const(L, KN_F64, -1)),
+                             kx_bin(L, KX_LT, var(L, raw), kx_const(L, KN_F64, (double)ext[a])));
+        ok = kl_decl(L, KN_BOOL, a ? kx_bin(L, KX_LAND, var(L, ok), in_a) : in_a);
+        pos[a] =
+            kl_decl(L, KN_F64, kx_select(L, var(L, ok), var(L, raw), kx_const(L, KN_F64, -2.0)));
         int f = kl_decl(L, KN_F64, kx_un(L, KX_FLOOR, var(L, pos[a])));
         fr[a] = kl_decl(L, KN_F64, kx_sub(L, var(L, pos[a]), var(L, f)));
         lo[a] = kl_decl(L, KN_I64, kx_cast(L, KN_I64, var(L, f)));
@@ -338,11 +345,12 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
         for (int cx2 = 0; cx2 < 2; cx2++) {
             kn_kx *yy = kx_add(L, var(L, lo[0]), kx_int(L, cy));
             kn_kx *xx = kx_add(L, var(L, lo[1]), kx_int(L, cx2));
-            kn_kx *inside = kx_bin(L, KX_LAND,
-                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
-                                          kx_bin(L, KX_LT, yy, kx_int(L, h))),
-                                   kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
-                                          kx_bin(L, KX_LT, xx, kx_int(L, iw))));
+            kn_kx *inside = kx_bin(L, KX_LAND, var(L, ok),
+                                   kx_bin(L, KX_LAND,
+                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
+                                                 kx_bin(L, KX_LT, yy, kx_int(L, h))),
+                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
+                                                 kx_bin(L, KX_LT, xx, kx_int(L, iw)))));
             kn_kx *wy = cy ? var(L, fr[0]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[0]));
             kn_kx *wx = cx2 ? var(L, fr[1]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[1]));
             kn_kx *cyy = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, yy, kx_int(L, 0)), kx_int(L, h - 1));
@@ -447,10 +455,10 @@ static kn_kx *pool_at(kn_lower *L, bool cl, kn_kx *sp, kn_kx *ch, int vb, int64_
 /* A pool whose x or y is channels-last (kn.layout, passes/layout.c): for each output
  * position the window is walked once and each tap inside the input updates the whole
  * channel row of the accumulators, then a last loop over the channels finishes the
- * average or the norm. The accumulators are y itself when y holds its compute dtype, and
- * for a MaxPool (a max of float16 values is one of them); an average or norm of float16
- * accumulates in a float32 scratch laid out as a channels-last y (sums and squares leave
- * float16's range), so each output position keeps its own row and the position loops stay
+ * average or the norm. The accumulators are y itself when y holds its compute dtype; a
+ * float16 pool accumulates in a float32 scratch laid out as a channels-last y (sums and
+ * squares leave float16's range, and a MaxPool in y would round to float16 at every tap:
+ * 30x slower), so each output position keeps its own row and the position loops stay
  * parallel. The channel loops are innermost, so a channels-last x is read, and y written,
  * in consecutive elements; each channel still sees its taps in the plain nest's order.
  * MaxPool's Indices are not produced (the pass admits single-output pools only). */
@@ -461,7 +469,7 @@ static kn_status pool_body_cl(kn_lower *L, const kn_node *n, const kn_window *w,
     if (t != y->dtype && y->dtype != KN_F16)
         return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED, "channels-last pool of type %s",
                        kn_dtype_name(y->dtype));
-    bool in_y = t == y->dtype || kind == POOL_MAX;
+    bool in_y = t == y->dtype;
     kn_kbuf *a = in_y ? y : kl_scratch(L, t, y->numel);
     bool acl = in_y ? ycl : true;
     int64_t c = xcl ? x->dims[x->rank - 1] : x->dims[1];

@@ -418,9 +418,11 @@ static kn_status eval_deformconv(kn_exec *ex, const kn_node *n, kn_tensor *const
                                         kn_tensor_get_f64(off, ob);
                             double px = (double)(ox * w.s[1] - w.pb[1] + kx * w.d[1]) +
                                         kn_tensor_get_f64(off, ob + osz);
-                            double y0 = floor(py), x0 = floor(px), ly = py - y0, lx = px - x0;
-                            double v = 0;
-                            for (int cy = 0; cy < 2; cy++)
+                            /* outside (-1, extent) or NaN: 0 (no corner inside) */
+                            bool ok = py > -1 && py < (double)h && px > -1 && px < (double)iw;
+                            double y0 = ok ? floor(py) : -2, x0 = ok ? floor(px) : -2;
+                            double ly = py - y0, lx = px - x0, v = 0;
+                            for (int cy = 0; cy < 2 && ok; cy++)
                                 for (int cx2 = 0; cx2 < 2; cx2++) {
                                     int64_t yy = (int64_t)y0 + cy, xx = (int64_t)x0 + cx2;
                                     if (yy < 0 || yy >= h || xx < 0 || xx >= iw) continue;

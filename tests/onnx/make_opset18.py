@@ -652,6 +652,16 @@ case("test_deform_conv_mask_bias_groups_19", "DeformConv",
                        group=2, og=2)},
      opset=19, consts=("w", "b"), kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1],
      dilations=[1, 2], group=2, offset_group=2)
+# offsets far outside (+-1e30: the integer conversion must stay defined), onto the
+# borders (-1 and the extent: zero) and just inside them
+x = f32(1, 1, 4, 4)
+w = f32(1, 1, 2, 2)
+off = rng.uniform(-1, 1, (1, 8, 3, 3)).astype(np.float32)
+off[0, 0, 0, :] = [1e30, -1e30, -1.0]
+off[0, 1, 1, :] = [-1.0, 4.0, 3.999]
+off[0, 2, 2, :] = [-0.999, 2.5, -1e30]
+case("test_deform_conv_far_offsets_19", "DeformConv", {"x": x, "w": w, "offset": off},
+     {"y": deform_conv(x, w, off)}, opset=19, consts=("w",), kernel_shape=[2, 2])
 
 
 # ---- StringConcat (20): elementwise with broadcasting; empty strings and UTF-8 bytes
