@@ -485,6 +485,14 @@ kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig) {
     return x;
 }
 
+kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig) {
+    KN_ASSERT((bits == 8 || bits == 16) && kx_lanes(a) == 1);
+    kn_kx *x = new_x(L, KX_SAT, KN_I32);
+    x->i = bits | (unsig ? 32 : 0);
+    x->a[0] = kx_cast(L, KN_I32, a);
+    return x;
+}
+
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index) {
     KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
     kn_kx *x = new_x(L, KX_BYTE, KN_U8);
@@ -637,6 +645,7 @@ static const char *op_name(kn_kx_op op) {
         [KX_STR] = "str",
         [KX_DOT] = "dot",
         [KX_UNPACK16] = "unpack16",
+        [KX_SAT] = "sat",
     };
     return names[op];
 }
@@ -670,6 +679,11 @@ static void print_x(FILE *f, const kn_kx *x) {
     case KX_DOT: fprintf(f, "dot.%s(", kn_dot_name((kn_dot)x->i)); break;
     case KX_UNPACK16:
         fprintf(f, "unpack16.%s%d(", x->i & 2 ? "u" : "s", (int)(x->i & 1));
+        print_x(f, x->a[0]);
+        fputc(')', f);
+        return;
+    case KX_SAT:
+        fprintf(f, "sat.%s%d(", x->i & 32 ? "u" : "s", (int)(x->i & 31));
         print_x(f, x->a[0]);
         fputc(')', f);
         return;

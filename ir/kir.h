@@ -79,6 +79,7 @@ typedef enum kn_kx_op {
     KX_STR,        /* the string starting at buf[a[0]] (buf: u8 character storage) */
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
+    KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -115,6 +116,14 @@ kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b);
  * odd | unsig << 1. Arm's SXTB16/UXTB16 (with ROR #8 for the odd bytes), which the
  * emitters use where the target has the DSP extension, and expand otherwise. */
 kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
+
+/* KX_SAT: the scalar i32 a clamped to the range of a signed (unsig false) or unsigned
+ * integer of `bits` bits (8 or 16): [-2^(bits-1), 2^(bits-1) - 1] or [0, 2^bits - 1], an
+ * i32. i holds bits | unsig << 5. Arm's SSAT/USAT (Armv6 and the M4's DSP cores), which
+ * the emitters use where the target has them and expand otherwise (a compare and select
+ * for each bound); the clamp of min/max is 7 instructions on the M4, which GCC 12 does
+ * not turn into SSAT itself. */
+kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
 
 /* ---- statements ---- */
 

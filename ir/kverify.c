@@ -71,6 +71,10 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_UNPACK16:
         if (x->a[0]->dtype != KN_I32) return bad(V, "unpack16 operand is not an i32 word", 0, 0);
         return x->i >= 0 && x->i <= 3 ? KN_OK : bad(V, "unknown unpack16", (long)x->i, 0);
+    case KX_SAT:
+        if (x->a[0]->dtype != KN_I32 || kx_lanes(x->a[0]) != 1)
+            return bad(V, "sat operand is not a scalar i32", 0, 0);
+        return (x->i & 31) == 8 || (x->i & 31) == 16 ? KN_OK : bad(V, "unknown sat", (long)x->i, 0);
     default: return KN_OK;
     }
 }

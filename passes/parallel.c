@@ -313,16 +313,23 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
 }
 
 /* Marks loop (inside the perfectly nested `outer` loops) and, when it is parallel, up
- * to two more perfectly nested loops inside it: an NDRange has at most three dims. */
+ * to two more perfectly nested loops inside it: an NDRange has at most three dims.
+ * Outside any parallel loop, a loop of one iteration whose body holds several
+ * statements has each of them looked at (a channel-tiled convolution's loop over its
+ * full blocks of output channels, then its partial block: EfficientNet's projections
+ * onto 80 and 112 channels ran on one thread for want of this); the GPU path keeps to
+ * perfect nests, the only ones an NDRange maps. */
 static void mark(pctx *P, kn_ks *loop, kn_ks **outer, int nouter, int depth) {
     if (loop->kind != KS_FOR || loop->ext || nouter >= KN_MAX_RANK) return;
     bool par = loop->extent > 1 && loop_parallel(P, loop, outer, nouter);
     if (par) loop->annot |= KN_LOOP_PARALLEL;
     /* descend through parallel loops (up to 3) and through loops of one iteration */
     if ((par && depth < 2) || (!par && loop->extent == 1)) {
-        if (loop->body[0]->n != 1) return;
+        bool gpu = P->p->target && P->p->target->kind == KN_TARGET_GPU;
+        if (loop->body[0]->n != 1 && (par || depth > 0 || gpu)) return;
         outer[nouter] = loop;
-        mark(P, loop->body[0]->body[0], outer, nouter + 1, depth + par);
+        for (int i = 0; i < loop->body[0]->n; i++)
+            mark(P, loop->body[0]->body[i], outer, nouter + 1, depth + par);
     }
 }
 
@@ -376,7 +383,13 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * on the Zen 4 VM), and on SqueezeNet's expand3x3 convolutions (2-8 blocks x rows,
  * docs/benchmarks.md "Splitting few-block convolutions over rows") 55 tasks took 10-20%
  * longer than 2 when both cores ran at full speed, 8 tasks 4-6%, while both beat 2 tasks
- * by 10-15% when one core was slowed down. Microcontrollers run everything
+ * by 10-15% when one core was slowed down. A nest under MIN_SPLIT_EFFORT that writes
+ * many bytes (a padded copy, a Winograd input transform, the packing of a 1x1
+ * convolution's input: one vector copy per 64 bytes) counts them as effort too
+ * (BYTES_PER_EFFORT) and gets at most MOVE_TASKS tasks, but only when the tensors it
+ * reads were written by split nests (sources_split): data that one thread wrote is in
+ * that core's cache, and moving half of it to the other core cost more than the copy.
+ * Microcontrollers run everything
  * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
  * chooses the work-group size along its innermost dimension. A schedule file's
  * `tasks` or `wg` for a kernel overrides the choice. */
@@ -387,7 +400,8 @@ enum {
     COLLAPSE_BELOW = 16,
     MIN_SPLIT_EFFORT = 300000,
     BYTES_PER_EFFORT = 2,
-    COLLAPSED_TASKS = 4
+    COLLAPSED_TASKS = 4,
+    MOVE_TASKS = 8
 };
 
 /* Statement executions of s, vector statements counted once per lane. */
@@ -425,6 +439,82 @@ static double effort(const kn_ks *s) {
     }
 }
 
+/* Bytes nest s stores (vector stores counted per lane, copies by their length). */
+static double stored_bytes(const kn_ks *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * stored_bytes(s->body[0]);
+    case KS_BLOCK: {
+        double c = 0;
+        for (int i = 0; i < s->n; i++) c += stored_bytes(s->body[i]);
+        return c;
+    }
+    case KS_IF: return stored_bytes(s->body[0]) + (s->n > 1 ? stored_bytes(s->body[1]) : 0);
+    case KS_WHILE: return 16 * stored_bytes(s->body[0]);
+    case KS_COPY:
+        return s->count && s->count->op == KX_CONST
+                   ? (double)s->count->i * (double)kn_dtype_get(s->buf->dtype)->size
+                   : 0;
+    case KS_STORE: return (double)kx_lanes(s->value) * (double)kn_dtype_get(s->buf->dtype)->size;
+    default: return 0;
+    }
+}
+
+/* The arena tensors and graph inputs a nest loads (up to 16 distinct). */
+typedef struct src_walk {
+    kn_kwalker w;
+    const kn_kbuf *buf[16];
+    int n;
+    bool more;
+} src_walk;
+
+static void src_expr(kn_kwalker *w, kn_kx *x) {
+    src_walk *W = (src_walk *)w;
+    if (x->op != KX_LOAD || x->buf->kind == KB_CONST) return;
+    for (int i = 0; i < W->n; i++)
+        if (W->buf[i] == x->buf) return;
+    if (W->n < 16)
+        W->buf[W->n++] = x->buf;
+    else
+        W->more = true;
+}
+
+/* Whether the data nest o of kernel k reads was left spread over the threads: each
+ * tensor it loads was last written by a split nest (an earlier nest of k, or a kernel
+ * before k with more than one task). A graph input, or a tensor written on the calling
+ * thread alone (SqueezeNet's Concats are copies on the caller), is in the caller's
+ * cache: splitting a nest that only moves it sends half of it to the other core first
+ * (on the Zen 4 VM's slow state this cost SqueezeNet 4-8%). */
+static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
+    src_walk W = {.w = {.expr = src_expr}};
+    kn_kwalk(&W.w, nests[i]);
+    if (W.more) return false;
+    unsigned char *use = malloc((size_t)p->nbufs + 1);
+    KN_ASSERT(use);
+    bool ok = true;
+    for (int b = 0; b < W.n && ok; b++) {
+        const kn_kbuf *st = kn_kbuf_storage(W.buf[b]);
+        int found = 0; /* 1: written by a split nest, -1: by a serial one */
+        for (int m = i - 1; m >= 0 && !found; m--) { /* earlier nests of this kernel */
+            memset(use, 0, (size_t)p->nbufs + 1);
+            kn_kernel_uses(nests[m], use);
+            for (int id = 0; id < p->nbufs && !found; id++)
+                if ((use[id] & 2) && kn_kbuf_storage(p->bufs[id]) == st)
+                    found = nests[m]->tasks > 1 ? 1 : -1;
+        }
+        for (int j = k - 1; j >= 0 && !found; j--) {
+            memset(use, 0, (size_t)p->nbufs + 1);
+            kn_kernel_uses(p->kernels[j]->body, use);
+            for (int id = 0; id < p->nbufs && !found; id++)
+                if ((use[id] & 2) && kn_kbuf_storage(p->bufs[id]) == st)
+                    found = p->kernels[j]->sched.tasks > 1 ? 1 : -1;
+        }
+        ok = found > 0;
+    }
+    free(use);
+    return ok;
+}
+
 /* The distinct constant buffers (weights) a nest loads. */
 typedef struct const_walk {
     kn_kwalker w;
@@ -450,15 +540,17 @@ static double const_bytes(kn_ks *s) {
 }
 
 /* The outermost parallel loops of a kernel: each top-level statement of its body that
- * is (under loops of one iteration) a parallel loop. */
-static int outer_parallel(kn_ks *body, kn_ks **out, int cap) {
-    int n = 0;
+ * is (under loops of one iteration, each statement of theirs) a parallel loop. */
+static int outer_parallel(kn_ks *body, kn_ks **out, int n, int cap) {
     for (int i = 0; i < body->n && n < cap; i++) {
         kn_ks *s = body->body[i];
         while (s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1 &&
                s->body[0]->n == 1)
             s = s->body[0]->body[0];
-        if (s->kind == KS_FOR && !s->ext && (s->annot & KN_LOOP_PARALLEL)) out[n++] = s;
+        if (s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1)
+            n = outer_parallel(s->body[0], out, n, cap);
+        else if (s->kind == KS_FOR && !s->ext && (s->annot & KN_LOOP_PARALLEL))
+            out[n++] = s;
     }
     return n;
 }
@@ -506,7 +598,7 @@ static void split(kn_kprog *p, int k) {
     const kn_target *t = p->target;
     const kn_sched *ov = kn_schedule_for(p, k);
     kn_ks *nests[64];
-    int n = outer_parallel(kern->body, nests, 64);
+    int n = outer_parallel(kern->body, nests, 0, 64);
     if (!n) return;
     if (t && t->kind == KN_TARGET_GPU) { /* the emitter maps a single nest to the NDRange */
         kern->sched.wg = ov && ov->wg
@@ -520,7 +612,13 @@ static void split(kn_kprog *p, int k) {
         if (!t || t->kind == KN_TARGET_CPU) {
             /* a nest shorter than a few wake-ups and joins of the pool runs on the caller */
             double e = effort(o) + const_bytes(o) / BYTES_PER_EFFORT;
-            double w = e < MIN_SPLIT_EFFORT ? 0 : cost(o) / MIN_TASK_WORK;
+            /* a nest that moves memory more than it computes (a padded copy, a Winograd
+             * input transform): split coarsely by the bytes it writes */
+            bool moves = e < MIN_SPLIT_EFFORT &&
+                         effort(o) + stored_bytes(o) / BYTES_PER_EFFORT >= MIN_SPLIT_EFFORT &&
+                         sources_split(p, k, nests, i);
+            double w = e < MIN_SPLIT_EFFORT && !moves ? 0 : cost(o) / MIN_TASK_WORK;
+            if (moves && w > MOVE_TASKS) w = MOVE_TASKS;
             int64_t outer = o->extent;
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {

@@ -240,7 +240,13 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx
         kn_kx *s = table_at(L, q->shift, col, lanes);
         if (q->shift->dtype == KN_I8 && acc->dtype == KN_I32) { /* kl_qmul_shift32 */
             kn_kx *r = kl_requant_fixed32(L, acc, m, s, zp, d->y->dtype);
-            if (!d->clamp) return r; /* the clamp (kiln_clamp) lies within y's type */
+            const kn_dtype_info *yi = kn_dtype_get(d->y->dtype);
+            int64_t ylo = yi->is_signed ? -((int64_t)1 << (yi->size * 8 - 1)) : 0;
+            int64_t yhi = yi->is_signed ? ((int64_t)1 << (yi->size * 8 - 1)) - 1
+                                        : ((int64_t)1 << (yi->size * 8)) - 1;
+            /* the clamp (kiln_clamp) lies within y's type; none where it is the whole type
+             * (a Relu folded where y_zp is the type's minimum) */
+            if (!d->clamp || (d->clo <= ylo && d->chi >= yhi)) return r;
             r = kx_bin(L, KX_MIN,
                        kx_bin(L, KX_MAX, kx_cast(L, KN_I32, r), kx_const(L, KN_I32, d->clo)),
                        kx_const(L, KN_I32, (double)d->chi));

@@ -18,6 +18,8 @@ enum { H_F16 = 1, H_BF16 = 2, H_F16_ST = 32, H_BF16_ST = 64 };
 enum { H_DOT = 128 };
 /* H_UNPACK << i: the KX_UNPACK16 helper kn_unpack16_<i> (i = odd | unsigned << 1) */
 enum { H_UNPACK = 4096 };
+/* H_SAT << k: the KX_SAT helper kn_sat_<k> (k = bits / 8 - 1 | unsigned << 1) */
+enum { H_SAT = 65536 };
 
 typedef kn_cprint emitter;
 
@@ -301,6 +303,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         kn_cprint_expr(E, x->a[0]);
         fputc(')', f);
         return;
+    case KX_SAT: {
+        int k = (int)((x->i & 31) / 8 - 1) | (x->i & 32 ? 2 : 0);
+        E->helpers |= (unsigned)H_SAT << k;
+        fprintf(f, "kn_sat_%d(", k);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
+        return;
+    }
     case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
                     a*b + c */
         if (E->dialect == KN_C99 && is_float(t)) {
@@ -935,12 +945,33 @@ static void unpack_helper(FILE *f, int i) {
                "}\n");
 }
 
+/* The KX_SAT helper of kind k (k & 1: 16 bits, else 8; k & 2: unsigned): SSAT/USAT where
+ * the compiler targets an Arm core that has them, else two compares. */
+static void sat_helper(FILE *f, int k) {
+    int bits = k & 1 ? 16 : 8;
+    bool u = k & 2;
+    long lo = u ? 0 : -(1L << (bits - 1)), hi = u ? (1L << bits) - 1 : (1L << (bits - 1)) - 1;
+    fprintf(f,
+            "static int32_t kn_sat_%d(int32_t a) {\n"
+            "#if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)\n"
+            "    int32_t r;\n"
+            "    __asm__(\"%s %%0, #%d, %%1\" : \"=r\"(r) : \"r\"(a));\n"
+            "    return r;\n"
+            "#else\n"
+            "    return a < %ld ? %ld : a > %ld ? %ld : a;\n"
+            "#endif\n"
+            "}\n",
+            k, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
+}
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
+    for (int k = 0; k < 4; k++)
+        if (E->helpers & ((unsigned)H_SAT << k)) sat_helper(f, k);
     if (E->helpers & (H_F16 | H_F16_ST)) fputs(f16_have, f);
     if (E->helpers & H_F16) fputs(f16_helpers[0], f);
     if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);

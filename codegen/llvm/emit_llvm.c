@@ -121,7 +121,7 @@ static bool sgn(kn_dtype t) {
 }
 
 static LLVMValueRef call_fn(emit *E, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
-    LLVMTypeRef params[3];
+    LLVMTypeRef params[5];
     for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n, 0);
     LLVMValueRef f = LLVMGetNamedFunction(E->mod, name);
@@ -363,8 +363,16 @@ static LLVMValueRef unary(emit *E, const kn_kx *x) {
 /* a * 2^n (n an integral float in [-252, 254], as the vmath pass guarantees) by two
  * multiplications with powers of two built in the exponent bits, so that results
  * overflowing to infinity or underflowing to subnormals come out as libm's. */
+static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a);
+
 static LLVMValueRef ldexp_(emit *E, kn_dtype t, LLVMValueRef a, LLVMValueRef n) {
     LLVMBuilderRef B = E->b;
+    if (x86_scalef(E, t, a)) { /* vscalefps: a * 2^floor(n), one instruction */
+        LLVMValueRef args[5] = {a, n, LLVMGetUndef(LLVMTypeOf(a)),
+                                LLVMConstInt(LLVMInt16TypeInContext(E->ctx), 0xffff, 0),
+                                LLVMConstInt(LLVMInt32TypeInContext(E->ctx), 4, 0)};
+        return call_fn(E, "llvm.x86.avx512.mask.scalef.ps.512", LLVMTypeOf(a), args, 5);
+    }
     bool f64 = t == KN_F64;
     LLVMTypeRef it = ty_like(E, f64 ? KN_I64 : KN_I32, a);
     unsigned lanes = lanes_of(a);
@@ -509,6 +517,23 @@ static bool x86_has(const emit *E, const char *need) {
 #endif
 }
 
+/* Whether KX_LDEXP of f32 vector a may be AVX-512's vscalefps (a * 2^floor(n): ldexp for
+ * the integral n it is given, subnormal and overflowing results included): 16 lanes on
+ * x86 where the target (or, for the JIT, this CPU) has AVX-512. Else the portable form,
+ * two multiplies by powers of two built from n's bits. */
+static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
+    if (t != KN_F32 || LLVMGetTypeKind(LLVMTypeOf(a)) != LLVMVectorTypeKind || lanes_of(a) != 16 ||
+        target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
+        return false;
+    if (!E->jit) return E->p->target && E->p->target->vector_bits >= 512;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
 /* KX_DOT: the target's instruction where it has one for these lanes (the pass chose
  * the kind from the target description), else the portable form. Both wrap. */
 static LLVMValueRef dot(emit *E, const kn_kx *x) {
@@ -586,10 +611,26 @@ static LLVMValueRef unpack16(emit *E, const kn_kx *x) {
 #undef K
 }
 
+/* KX_SAT (ir/kir.h): a compare and select for each bound (the Arm backend selects
+ * SSAT/USAT for the pattern where the core has them). */
+static LLVMValueRef sat(emit *E, const kn_kx *x) {
+    LLVMValueRef a = expr(E, x->a[0]);
+    int bits = (int)(x->i & 31);
+    bool u = x->i & 32;
+    long long lo = u ? 0 : -(1LL << (bits - 1)),
+              hi = u ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMValueRef l = LLVMConstInt(i32, (unsigned long long)lo, 1);
+    LLVMValueRef h = LLVMConstInt(i32, (unsigned long long)hi, 1);
+    a = LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, a, l, ""), l, a, "");
+    return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_DOT: return dot(E, x);
     case KX_UNPACK16: return unpack16(E, x);
+    case KX_SAT: return sat(E, x);
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:
@@ -745,6 +786,35 @@ static int param_noalias(emit *E, const unsigned char *use, unsigned char *flags
         flags[np++] = unique;
     }
     return np;
+}
+
+/* For each parameter of a kernel using `use`: the first parameter sharing its storage
+ * (itself where none does). Buffers that share storage within one kernel are the same
+ * address (an in-place kernel's input and output, passes/plan.c), and the kernel reads
+ * and writes both through the first one's pointer: LLVM then sees one base pointer and
+ * vectorizes the in-place loop, where two pointers that may overlap made it add a
+ * runtime overlap check that fails (they are equal) and run the scalar loop. */
+static void param_slots(emit *E, const unsigned char *use, int *slot) {
+    const kn_kprog *p = E->p;
+    int np = 0, *first = malloc(((size_t)p->nbufs + 1) * sizeof *first);
+    KN_ASSERT(first);
+    for (int i = 0; i < p->nbufs; i++) {
+        first[i] = -1;
+        if (!use[i]) continue;
+        const kn_kbuf *bi = p->bufs[i];
+        slot[np] = np;
+        if (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) {
+            const kn_kbuf *r = kn_kbuf_storage(bi);
+            for (int j = 0; j < i; j++)
+                if (first[j] >= 0 && kn_kbuf_storage(p->bufs[j]) == r) {
+                    slot[np] = first[j];
+                    break;
+                }
+        }
+        first[i] = slot[np] == np ? np : -1;
+        np++;
+    }
+    free(first);
 }
 
 /* Marks in v the variables s reads or assigns. */
@@ -927,15 +997,22 @@ static int same_as_earlier(emit *E, int k) {
                   *fj = calloc(nb, 1);
     KN_ASSERT(uk && uj && fk && fj);
     kn_kernel_uses(p->kernels[k]->body, uk);
+    int *sk = malloc(nb * sizeof *sk), *sj = malloc(nb * sizeof *sj);
+    KN_ASSERT(sk && sj);
     int nk = param_noalias(E, uk, fk), found = -1;
+    param_slots(E, uk, sk);
     for (int j = 0; j < k && found < 0; j++) {
         if (E->kfn_of[j] != j) continue; /* compare with the functions actually built */
         memset(uj, 0, nb);
         kn_kernel_uses(p->kernels[j]->body, uj);
-        if (param_noalias(E, uj, fj) == nk && !memcmp(fk, fj, (size_t)nk) &&
+        if (param_noalias(E, uj, fj) != nk || memcmp(fk, fj, (size_t)nk)) continue;
+        param_slots(E, uj, sj);
+        if (!memcmp(sk, sj, (size_t)nk * sizeof *sk) &&
             kn_kernel_same(p, p->kernels[j], p->kernels[k]))
             found = j;
     }
+    free(sk);
+    free(sj);
     free(uk);
     free(uj);
     free(fk);
@@ -960,9 +1037,12 @@ static kn_status build_kernel(emit *E, int k) {
     E->fn = E->kfn[k] = kernel_fn(E, k, use, &np);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "entry");
     LLVMPositionBuilderAtEnd(E->b, entry);
-    int pi = 0;
+    int pi = 0, *slot = malloc(((size_t)np + 1) * sizeof *slot);
+    KN_ASSERT(slot);
+    param_slots(E, use, slot);
     for (int i = 0; i < p->nbufs; i++)
-        if (use[i]) E->bufs[i] = LLVMGetParam(E->fn, (unsigned)pi++);
+        if (use[i]) E->bufs[i] = LLVMGetParam(E->fn, (unsigned)slot[pi++]);
+    free(slot);
     for (int v = 0; v < p->nvars; v++)
         if (vars[v]) E->vars[v] = LLVMBuildAlloca(E->b, var_type(E, v), "");
     stmt(E, kr->body);

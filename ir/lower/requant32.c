@@ -31,7 +31,12 @@ kn_kx *kl_requant_fixed32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *t32, kn_k
     q = kx_add(L, q, kx_bin(L, KX_SHL, one, kx_sub(L, kx_var(L, s), one)));
     kn_kx *r = kx_bin(L, KX_SHR, q, kx_var(L, s));
     if (zp) r = kx_add(L, r, kx_cast(L, KN_I32, zp));
-    r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, lo)), kx_const(L, KN_I32, hi));
+    /* one SSAT/USAT on cores that have it (KX_SAT), for scalars of 8 or 16 bits */
+    if (kx_lanes(acc) == 1 && (di->size == 1 || di->size == 2) && !di->is_float)
+        r = kx_sat(L, r, (int)di->size * 8, !di->is_signed);
+    else
+        r = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, lo)),
+                   kx_const(L, KN_I32, hi));
     return kx_cast(L, t, r);
 }
 

@@ -24,9 +24,14 @@ carray() { # name, file, bytes
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
 # uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
-# column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py)
-for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8; do
+# column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); fixed/*: the qdq
+# pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
+# arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
+for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 \
+  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part; do
   M=$S/tests/quant/models/$m
+  case $m in fixed/*) M=$S/tests/quant/$m ;; esac
+  m=${m#fixed/}
   D=$T/$m
   "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target cortex-m4 \
     --dump-schedule "$T/$m.sched" >/dev/null || { bad "$m: compile"; continue; }
@@ -69,10 +74,14 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cp
       bad "$m: GNU-named double helpers (triple without its EABI environment)" || ok
   fi
   arm-none-eabi-objdump -d "$D/app.elf" >"$D/app.dis"
-  grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"
+  # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers)
+  [ $m = qdq_depthwise ] || { grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"; }
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
+  qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions)
+    [ $EMIT = obj ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||
+      bad "$m: no ssat and usat in the image"; } ;;
   esac
   timeout 120 qemu-system-arm -machine mps2-an386 -nographic -semihosting -monitor none \
     -kernel "$D/app.elf" >"$D/out.txt" 2>&1

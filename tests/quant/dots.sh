@@ -26,6 +26,34 @@ for m in qlinear_cnn qlinear_odd integer_ops dynamic_quant; do
     done
   done
 done
+# integer depthwise convolutions (passes/depthwise.c, staged words of input rows): the
+# kind each kernel takes on VNNI (four rows for vpdpbusd; row pairs at stride 2 and where
+# w - wz leaves int8), and every kind forced on every kernel, stride 2 included
+for m in models/qlinear_dw_dot fixed/qdq_dw_dot; do
+  M=$S/tests/quant/$m
+  "$KILN" compile "$M/model.onnx" -o "$T/dw" --target x86-64-vnni --dump-schedule "$T/dw.txt" >/dev/null ||
+    bad "$m: compile"
+  for k in 1 2 3; do
+    sed "s/dot=[0-9]*/dot=$k/" "$T/dw.txt" >"$T/dw$k.txt"
+    for b in c llvm; do
+      r=$(KILN_TEST_TARGET=x86-64-vnni "$KILN" check-onnx "$M" --backend $b --schedule "$T/dw$k.txt" 2>&1 | tail -1)
+      [ "$r" = "1 passed, 0 failed" ] && ok || bad "$m dot=$k $b: $r"
+    done
+  done
+done
+want() { # schedule file, node, dot kind
+  grep -q "'$2' .* dot=$3\b" "$1" && ok || bad "$2: want dot=$3 in: $(grep "'$2'" "$1")"
+}
+M=$S/tests/quant/models/qlinear_dw_dot/model.onnx
+"$KILN" compile "$M" -o "$T/dwv" --target x86-64-vnni --emit asm --dump-schedule "$T/dwv.txt" >/dev/null ||
+  bad "qlinear_dw_dot: compile --emit asm"
+want "$T/dwv.txt" dwa 2
+want "$T/dwv.txt" dwb 1
+want "$T/dwv.txt" dwc 1
+want "$T/dwv.txt" dwd 2
+grep -qi vpdpbusd "$T/dwv"/*.s && ok || bad "qlinear_dw_dot: no vpdpbusd in the assembly"
+"$KILN" compile "$M" -o "$T/dwg" --target generic --dump-schedule "$T/dwg.txt" >/dev/null
+grep -q "dot=" "$T/dwg.txt" && bad "generic: a dot product without one: $(cat "$T/dwg.txt")" || ok
 # the kind each target names, and its instruction in the assembly
 M=$S/tests/quant/models/qlinear_odd/model.onnx
 check() { # target, kind a kernel must use, instruction

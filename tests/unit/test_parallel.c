@@ -26,6 +26,9 @@ typedef enum shape {
     STRIDED,     /* for i<4, j<N: y[j*4 + i] = 1: both (columns, then rows) */
     READ_OTHER,  /* for i: y[i] = x[0] + x[N-1]: a buffer only read may be read anywhere */
     MANY_ACCESS, /* for i: MANY stores y[i*MANY + m] and loads of x: parallel */
+    BLOCKS_TAIL, /* for o<1: {for i<N, j<4: y[i*4 + j] = 1; for t<N-1: y[t] = y[t + 1]}: a
+                    loop of one iteration holding a parallel loop and then a sequential one
+                    (a channel-tiled convolution's full blocks, then its partial block) */
 } shape;
 
 static const struct {
@@ -34,7 +37,7 @@ static const struct {
 } cases[] = {
     {ROWS4, true, true},       {ROWS5, false, false},      {NEIGHBOUR, false, false},
     {CARRIED, false, false},   {LET, true, false},         {STRIDED, true, true},
-    {READ_OTHER, true, false}, {MANY_ACCESS, true, false},
+    {READ_OTHER, true, false}, {MANY_ACCESS, true, false}, {BLOCKS_TAIL, false, true},
 };
 
 static kn_kx *I(kn_lower *L, int64_t v) {
@@ -100,6 +103,17 @@ static void build(kn_lower *L, kn_kbuf *x, kn_kbuf *y, shape s) {
         kl_end(L);
         break;
     }
+    case BLOCKS_TAIL: {
+        int o = kl_for(L, 1), i = kl_for(L, N), j = kl_for(L, 4);
+        (void)o;
+        kl_store(L, y, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)),
+                 kx_const(L, KN_F32, 1));
+        kl_end_n(L, 2);
+        int t = kl_for(L, N - 1);
+        kl_store(L, y, kx_var(L, t), kx_load(L, y, kx_add(L, kx_var(L, t), I(L, 1))));
+        kl_end_n(L, 2);
+        break;
+    }
     case MANY_ACCESS: {
         int i = kl_for(L, N);
         for (int m = 0; m < MANY; m++) {
@@ -145,6 +159,10 @@ static void run(int pad, bool *outer, bool *inner, double *secs) {
         for (int s = 0; s < loop->body[0]->n && !in; s++)
             if (loop->body[0]->body[s]->kind == KS_FOR) in = loop->body[0]->body[s];
         inner[c] = in && (in->annot & KN_LOOP_PARALLEL);
+        if (cases[c].s == BLOCKS_TAIL) { /* the second loop inside: sequential */
+            CHECK(loop->body[0]->n == 2);
+            CHECK(!(loop->body[0]->body[1]->annot & KN_LOOP_PARALLEL));
+        }
     }
     kn_arena_destroy(p.arena);
 }
@@ -161,14 +179,16 @@ typedef struct split_case {
     int64_t j, k;       /* outputs (a multiple of 16), reduction */
     kn_kbuf_kind wkind; /* KB_CONST: weights; KB_INPUT: a run-time operand */
     bool split;         /* expected: more than one task */
+    bool wrapped;       /* the nest inside a loop of one iteration, followed by a sequential loop */
 } split_case;
 
 static const split_case splits[] = {
-    {1008, 1280, KB_CONST, true},  /* EfficientNet-B0's classifier: 5.2 MB of weights */
-    {1008, 1280, KB_INPUT, false}, /* the same effort, nothing constant streamed */
-    {512, 256, KB_CONST, false},   /* 0.5 MB: below the threshold (the MLP's second layer) */
-    {1008, 512, KB_CONST, true},   /* ResNet-18's classifier: 2 MB */
-    {64, 80000, KB_INPUT, true},   /* effort 320,000 of compute alone */
+    {1008, 1280, KB_CONST, true, false},  /* EfficientNet-B0's classifier: 5.2 MB of weights */
+    {1008, 1280, KB_INPUT, false, false}, /* the same effort, nothing constant streamed */
+    {512, 256, KB_CONST, false, false},   /* 0.5 MB: below the threshold (the MLP's second layer) */
+    {1008, 512, KB_CONST, true, false},   /* ResNet-18's classifier: 2 MB */
+    {64, 80000, KB_INPUT, true, false},   /* effort 320,000 of compute alone */
+    {1008, 1280, KB_CONST, true, true},   /* the classifier, under a loop of one iteration */
 };
 
 static int split_tasks(const split_case *c) {
@@ -182,6 +202,7 @@ static int split_tasks(const split_case *c) {
     kn_kbuf *w = kl_buffer(&p, c->wkind, KN_F32, 1, &wn, "w");
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &jn, "y");
     kn_lower *L = new_kernel(&cx, &p);
+    if (c->wrapped) kl_for(L, 1);
     int vb = kl_for(L, c->j / 16);
     int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
     int vk = kl_for(L, c->k);
@@ -190,9 +211,15 @@ static int split_tasks(const split_case *c) {
     kl_end(L);
     kl_store(L, y, kx_mul(L, kx_var(L, vb), I(L, 16)), kx_var(L, acc));
     kl_end(L);
+    if (c->wrapped) { /* a carried tail loop after the nest */
+        int t = kl_for(L, jn - 1);
+        kl_store(L, y, kx_var(L, t), kx_load(L, y, kx_add(L, kx_var(L, t), I(L, 1))));
+        kl_end_n(L, 2);
+    }
     kl_builder_destroy(L);
     CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
     const kn_ks *loop = p.kernels[0]->body->body[0];
+    if (c->wrapped) loop = loop->body[0]->body[0];
     KN_ASSERT(loop->kind == KS_FOR);
     CHECK(loop->annot & KN_LOOP_PARALLEL);
     int tasks = loop->tasks;
@@ -200,7 +227,56 @@ static int split_tasks(const split_case *c) {
     return tasks;
 }
 
+/* A nest that only moves data (a padded copy, a Winograd input transform): rows vector
+ * copies of 16 lanes into y. Its effort (one per vector statement) is rows*4, under the
+ * split threshold; the bytes it writes split it, into at most 8 tasks, when they are many
+ * (rows*256: 1 MB for 4096 rows) and what it reads was written by a split kernel (here a
+ * kernel before it of effort 4096*80 into a temporary t); not when it reads a graph input
+ * (in the caller's cache), nor when it writes few bytes. */
+static int move_tasks(int64_t rows, bool from_split) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_kprog p = {0};
+    p.arena = kn_arena_create();
+    p.name = "m";
+    int64_t n = 4096 * 64;
+    kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
+    kn_kbuf *t = kl_buffer(&p, KB_TEMP, KN_F32, 1, &n, "t");
+    kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
+    kn_lower *L = new_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x */
+    int i = kl_for(L, 4096), j = kl_for(L, 4);
+    kn_kx *at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
+    int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
+    kl_for(L, 20);
+    kl_set(L, acc, kx_fma(L, kx_vload(L, x, at, 16), kx_vload(L, x, at, 16), kx_var(L, acc)));
+    kl_end(L);
+    kl_store(L, t, at, kx_var(L, acc));
+    kl_end_n(L, 2);
+    kl_builder_destroy(L);
+    L = new_kernel(&cx, &p); /* the move */
+    i = kl_for(L, rows), j = kl_for(L, 4);
+    at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
+    kl_store(L, y, at, kx_vload(L, from_split ? t : x, at, 16));
+    kl_end_n(L, 2);
+    kl_builder_destroy(L);
+    CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
+    CHECK(p.kernels[0]->body->body[0]->tasks > 1);
+    const kn_ks *loop = p.kernels[1]->body->body[0];
+    CHECK(loop->annot & KN_LOOP_PARALLEL);
+    int tasks = loop->tasks;
+    kn_arena_destroy(p.arena);
+    return tasks;
+}
+
 int main(void) {
+    int big = move_tasks(4096, true), in = move_tasks(4096, false), small = move_tasks(64, true);
+    printf("moves: 1 MB from a split kernel: %d tasks (expected 2-8), from the input: %d, 16 KB: "
+           "%d (expected 1)\n",
+           big, in, small);
+    CHECK(big >= 2 && big <= 8);
+    CHECK(in <= 1);
+    CHECK(small <= 1);
+
     for (int c = 0; c < (int)(sizeof splits / sizeof *splits); c++) {
         int tasks = split_tasks(&splits[c]);
         printf("split %d: %lld x %lld, weights %s: %d tasks (expected %s)\n", c,
