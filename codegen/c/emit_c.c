@@ -272,7 +272,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                                       .done = ki + 1,
                                       .total = p->nkernels});
         kernel_restrict(p, use, restr);
-        bool regtile = kr->sched.split == 1; /* KN_REGTILE, below */
+        bool regtile = kr->sched.split != 0; /* KN_REGTILE, below */
         any_regtile = any_regtile || regtile;
         fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
                 ki);
@@ -394,7 +394,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     /* split-word integer tiles (passes/tile.c, kn_sched.split): GCC's scheduling before
      * register allocation moves all of a step's weight loads ahead of the SMLADs, which
      * keeps them live at once and spills accumulators on Arm's 16 general registers
-     * (DS-CNN int8 on the M4, 2 x 4 tiles: 7.74 M instructions scheduled, 6.67 M not) */
+     * (DS-CNN int8 on the M4, 2 x 4 tiles: 7.74 M instructions scheduled, 6.67 M not);
+     * every s16x2 tile on a microcontroller (split 1, 2 or 3): the FC autoencoder's
+     * matrix-vector tiles interleaved four requantizations into spills (0.618 M
+     * scheduled, 0.546 M not) */
     if (any_regtile)
         fprintf(c, "#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)\n"
                    "#define KN_REGTILE __attribute__((optimize(\"no-schedule-insns\")))\n"
