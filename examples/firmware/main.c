@@ -8,13 +8,15 @@
  * every float output is within 1e-5 * max |reference| and every int8 output is equal.
  * It also runs each model once more on a painted stack and checks that the stack it used is
  * at most <name>_STACK_BYTES (kws_stack.h, kws_int8_stack.h: from GCC's call graph, written
- * by kiln_add_model) plus the most any library function it calls takes. */
+ * by kiln_add_model) plus the most any library function it calls takes, and runs kws_io (the
+ * float model compiled with --arena-in-place-io) with its input and output in the arena. */
 #include "kws.h"
 #include "kws_arena.h"
 #include "kws_int8.h"
 #include "kws_int8_ref.h"
 #include "kws_ref.h"
 #include "kws_int8_stack.h"
+#include "kws_io.h"
 #include "kws_stack.h"
 
 #include <math.h>
@@ -171,6 +173,18 @@ int main(void) {
     printf("%s: int8 outputs equal to the reference: %d of %d\n", differ ? "FAIL" : "PASS",
            kws_int8_OUTPUT_0_SIZE - differ, kws_int8_OUTPUT_0_SIZE);
 
+    /* the float model compiled with --arena-in-place-io: the input written into the arena
+     * at its offset, the output read from its own; equal to kws_run's byte for byte */
+    float *io_in = (float *)(void *)(kws_arena + kws_io_INPUT_0_OFFSET);
+    float *io_out = (float *)(void *)(kws_arena + kws_io_OUTPUT_0_OFFSET);
+    memcpy(io_in, kws_ref_input, sizeof kws_ref_input);
+    rc = kws_io_run(io_in, io_out, kws_arena);
+    int io_ok = rc == 0 && !memcmp(io_out, output, sizeof output);
+    printf("%s: in-place inputs and outputs (arena %u bytes, input at %u, output at %u): "
+           "output %s kws_run's\n",
+           io_ok ? "PASS" : "FAIL", (unsigned)kws_io_ARENA_SIZE, (unsigned)kws_io_INPUT_0_OFFSET,
+           (unsigned)kws_io_OUTPUT_0_OFFSET, io_ok ? "equal to" : "differs from");
+
     /* stack: each model once more on a painted stack */
     unsigned library = stack_library();
     uint32_t *sp = stack_pointer();
@@ -183,5 +197,5 @@ int main(void) {
     used = stack_used(sp);
     stack_ok &= rc == 0 &&
                 stack_check("kws_int8", used, kws_int8_STACK_BYTES, library, kws_int8_STACK_CALLS);
-    return ok && !differ && stack_ok ? 0 : 1;
+    return ok && !differ && stack_ok && io_ok ? 0 : 1;
 }

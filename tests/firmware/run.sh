@@ -9,7 +9,7 @@
 # must equal the reference inside the image (numpy, make_qdq.py) and, here, the output of
 # kiln's interpreter on the host (env KILN: the kiln executable) byte for byte. Each model's
 # stack, measured on a painted stack, is at most its <name>_STACK_BYTES plus its library
-# calls' stack.
+# calls' stack. The float model compiled with --arena-in-place-io gives the same bytes.
 # Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
@@ -72,6 +72,9 @@ board() {
   n8=$(sed -n 's/^int8 instructions per inference: \([0-9]*\) .*/\1/p' "$T/$b.out")
   [ -n "$n8" ] && [ "$n8" -gt 100000 ] && echo ok >>"$R" ||
     echo "FAIL $b: int8 instruction count '$n8'" >>"$R"
+  # the float model with --arena-in-place-io (kws_io): output equal to kws_run's
+  grep -q "^PASS: in-place inputs and outputs .* output equal to kws_run's" "$T/$b.out" &&
+    echo ok >>"$R" || echo "FAIL $b: in-place inputs and outputs: $(grep in-place "$T/$b.out")" >>"$R"
   # stack: each model on a painted stack used at most <name>_STACK_BYTES (GCC's call graph,
   # kiln_add_model) plus the most one of the library functions it calls takes (measured in
   # the image the same way), and at least 3/4 of <name>_STACK_BYTES (the bound is the heaviest path's frames, which
