@@ -153,6 +153,12 @@ static kn_status pass_lower(kn_pipeline *pl) {
     pl->p->schedule = pl->schedule;
     pl->p->release_constants = pl->release_constants;
     pl->p->io_in_arena = pl->io_in_arena;
+    KN_ASSERT(pl->nregions <= KN_MAX_REGIONS);
+    pl->p->nregions = pl->nregions;
+    for (int r = 0; r < pl->nregions; r++) {
+        pl->p->region_name[r] = pl->region_name[r];
+        pl->p->region_cap[r] = pl->region_cap[r];
+    }
     pl->p->weights = pl->g->weights;
     return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }
