@@ -121,10 +121,37 @@ static void print_regions(const kn_kprog *p) {
                p->region_size[r], p->region_cap[r], p->region_lower_bound[r]);
 }
 
+/* --json: the figures as one JSON object on stdout, in place of the summary lines. The
+ * code bytes are the generated code file's (-1 when there is none: --emit h). */
+static void print_json(const kn_kprog *p, const char *model, const char *name, const char *target,
+                       const char *emit, const char *code_path) {
+    struct stat st;
+    long long code = code_path && stat(code_path, &st) == 0 ? (long long)st.st_size : -1;
+    cli_progress_end();
+    printf("{\"model\": ");
+    cli_json_str(stdout, model);
+    printf(", \"name\": ");
+    cli_json_str(stdout, name);
+    printf(", \"target\": ");
+    cli_json_str(stdout, target);
+    printf(", \"emit\": ");
+    cli_json_str(stdout, emit);
+    printf(", \"kernels\": %d, \"weights_bytes\": %zu, \"code_bytes\": %lld, "
+           "\"arena_bytes\": %zu, \"arena_lower_bound\": %zu, \"regions\": [",
+           p->nkernels, kn_kprog_weight_bytes(p), code, p->arena_size, p->arena_lower_bound);
+    for (int r = 0; r < p->nregions; r++) {
+        printf("%s{\"name\": ", r ? ", " : "");
+        cli_json_str(stdout, p->region_name[r]);
+        printf(", \"capacity\": %zu, \"bytes\": %zu, \"lower_bound\": %zu}", p->region_cap[r],
+               p->region_size[r], p->region_lower_bound[r]);
+    }
+    printf("]}\n");
+}
+
 int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
-    int nbinds = 0, err = 0, dump = 0;
+    int nbinds = 0, err = 0, dump = 0, json = 0;
     bool io_in_arena = false;
     const char *memory = NULL;
     char membuf[512];
@@ -155,6 +182,8 @@ int cmd_compile(int argc, char **argv) {
             io_in_arena = true;
         } else if (cli_opt(argc, argv, &i, "--memory", &v)) {
             memory = v;
+        } else if (cli_flag(argv[i], "--json")) {
+            json = 1;
         } else if (cli_flag(argv[i], "--dump-kir")) {
             dump = 1;
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
@@ -252,12 +281,11 @@ int cmd_compile(int argc, char **argv) {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
         if (to_ocl) {
-            rc = write_opencl(&cx, p, outdir, name, talk.quiet);
-            if (!rc && talk.verbose) {
-                char cl[4200];
-                snprintf(cl, sizeof cl, "%s/%s.cl", outdir, name);
-                verbose_sizes(p, cl);
-            }
+            rc = write_opencl(&cx, p, outdir, name, talk.quiet || json);
+            char cl[4200];
+            snprintf(cl, sizeof cl, "%s/%s.cl", outdir, name);
+            if (!rc && talk.verbose) verbose_sizes(p, cl);
+            if (!rc && json) print_json(p, model, name, "opencl", emit, cl);
             goto done;
         }
         char obj[4200] = "";
@@ -282,7 +310,11 @@ int cmd_compile(int argc, char **argv) {
             snprintf(code, sizeof code, "%s/%s.%s", outdir, name, to_h ? "h" : "c");
             verbose_sizes(p, obj[0] ? obj : code);
         }
-        if (talk.quiet) {
+        if (json) {
+            char code[4200];
+            snprintf(code, sizeof code, "%s/%s.c", outdir, name);
+            print_json(p, model, name, tgt->name, emit, to_h ? NULL : obj[0] ? obj : code);
+        } else if (talk.quiet) {
         } else if (!to_c || to_h) {
             cli_progress_end();
             printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,

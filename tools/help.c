@@ -142,6 +142,11 @@ static const cli_option compile_options[] = {
       "(StringNormalizer's case change), NUL included (default 256); NAME_run returns 2 when a "
       "string does not fit."),
     O("--dump-kir", NULL, "Print the kernel IR program."),
+    O("--json", NULL,
+      "Print one JSON object instead of the summary lines: model, name, target, emit, "
+      "kernels, weights_bytes, code_bytes (the generated code file: NAME.c, the object, "
+      "NAME.cl; -1 for h), arena_bytes, arena_lower_bound, and regions (--memory: name, "
+      "capacity, bytes, lower_bound each; empty without it)."),
     QUANT_OPTIONS,
     QUIET_OPTIONS,
     TALK_OPTIONS,

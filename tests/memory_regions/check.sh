@@ -12,7 +12,7 @@
 # kernel 1, live with two activations, does not fit (64,000 + 48,384 > 65,536): the slow
 # region holds it alone (48,384 bytes), fast 65,536, sum 113,920. Errors: a region too
 # small (exit 1, naming the model, the buffer and the sizes) and bad --memory syntax
-# (usage errors, exit 2).
+# (usage errors, exit 2). --json gives the same figures.
 # usage: check.sh KILN SOURCE_DIR
 . "$2/tests/lib.sh"
 K=$1
@@ -51,6 +51,22 @@ slow=$(grep -E '^    [a-z0-9_ ]+\*[a-z0-9]+ = .*arena_slow \+' "$d/m2.c" | sed '
 grep -q '^region fast: 65536 of 65536 bytes (lower bound 65536)$' "$d/log" &&
   grep -q '^region slow: 48384 of 1048576 bytes (lower bound 48384)$' "$d/log" && ok ||
   bad "printed figures: $(cat "$d/log")"
+
+# --json: the same figures, the weights as N.h says, the code as big as the file
+"$K" compile "$F/kws.onnx" -o "$T/json" --name m2 --memory fast=64K,slow=1M --json >"$T/json.out" 2>&1
+w=$(sed -n 's/^#define m2_WEIGHTS_SIZE \([0-9]*\)$/\1/p' "$T/json/m2.h")
+c=$(wc -c <"$T/json/m2.c")
+/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+want = {"name": "m2", "target": "generic", "emit": "c", "kernels": 13,
+        "weights_bytes": int(sys.argv[2]), "code_bytes": int(sys.argv[3]),
+        "arena_bytes": 113920, "arena_lower_bound": 112384,
+        "regions": [{"name": "fast", "capacity": 65536, "bytes": 65536, "lower_bound": 65536},
+                    {"name": "slow", "capacity": 1048576, "bytes": 48384, "lower_bound": 48384}]}
+bad = [k for k in want if j.get(k) != want[k]]
+sys.exit("json: " + ", ".join("%s %r, want %r" % (k, j.get(k), want[k]) for k in bad) if bad else 0)
+' "$T/json.out" "$w" "$c" && ok || bad "json: $(cat "$T/json.out")"
 
 # a region too small: t31 (32,000 bytes) fits in neither 1K nor 20K
 "$K" compile "$F/kws.onnx" -o "$T/small" --memory fast=1K,slow=20K >"$T/small.log" 2>&1
