@@ -330,6 +330,8 @@ typedef struct kn_kprog {
     size_t region_cap[KN_MAX_REGIONS];         /* bytes available */
     size_t region_size[KN_MAX_REGIONS];        /* bytes used (64-byte multiple), from the plan */
     size_t region_lower_bound[KN_MAX_REGIONS]; /* the region's largest total of live bytes */
+    double region_traffic[KN_MAX_REGIONS]; /* estimated bytes its buffers' accesses move a run */
+    double arena_traffic;                  /* the same over the whole arena */
     size_t arena_size;        /* bytes, from the memory plan (with regions: their sum) */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters

@@ -117,8 +117,9 @@ static bool parse_memory(const char *spec, char *buf, size_t cap, kn_compile_opt
 /* The figures per region (--memory), after the totals line. */
 static void print_regions(const kn_kprog *p) {
     for (int r = 0; r < p->nregions; r++)
-        printf("region %s: %zu of %zu bytes (lower bound %zu)\n", p->region_name[r],
-               p->region_size[r], p->region_cap[r], p->region_lower_bound[r]);
+        printf("region %s: %zu of %zu bytes (lower bound %zu), %.1f%% of the arena's traffic\n",
+               p->region_name[r], p->region_size[r], p->region_cap[r], p->region_lower_bound[r],
+               p->arena_traffic > 0 ? 100 * p->region_traffic[r] / p->arena_traffic : 0.0);
 }
 
 /* --json: the figures as one JSON object on stdout, in place of the summary lines. The
@@ -142,8 +143,10 @@ static void print_json(const kn_kprog *p, const char *model, const char *name, c
     for (int r = 0; r < p->nregions; r++) {
         printf("%s{\"name\": ", r ? ", " : "");
         cli_json_str(stdout, p->region_name[r]);
-        printf(", \"capacity\": %zu, \"bytes\": %zu, \"lower_bound\": %zu}", p->region_cap[r],
-               p->region_size[r], p->region_lower_bound[r]);
+        printf(", \"capacity\": %zu, \"bytes\": %zu, \"lower_bound\": %zu, \"traffic_share\": "
+               "%.4f}",
+               p->region_cap[r], p->region_size[r], p->region_lower_bound[r],
+               p->arena_traffic > 0 ? p->region_traffic[r] / p->arena_traffic : 0.0);
     }
     printf("]}\n");
 }
