@@ -70,6 +70,21 @@ if len(share) != 2 or None in share or abs(sum(share) - 1) > 2e-4 or min(share) 
 sys.exit("json: " + ", ".join(bad) if bad else 0)
 ' "$T/json.out" "$w" "$c" && ok || bad "json: $(cat "$T/json.out")"
 
+# the traffic estimate, by hand: ONNX's Add node test with broadcasting (x 3x4x5 + y 5,
+# f32), inputs and output in the arena: x read once per element (240 bytes), the sum
+# written once (240), y (20 bytes, 64 with alignment) read once per output (240): y has
+# the most traffic per byte and goes first into a=320, then one of x and the sum (256:
+# 64 + 256 = 320, all three live in the one kernel), the other to b (256). Shares:
+# a (240 + 240) / 720 = 66.7%, b 33.3%.
+A=/usr/share/libonnx-testdata/data/node/test_add_bcast/model.onnx
+if [ -f "$A" ]; then
+  "$K" compile "$A" -o "$T/add" --name a --emit h --arena-in-place-io --memory a=320,b=1K \
+    >"$T/add.log" 2>&1
+  grep -q "^region a: 320 of 320 bytes (lower bound 320), 66.7% of the arena's traffic$" "$T/add.log" &&
+    grep -q "^region b: 256 of 1024 bytes (lower bound 256), 33.3% of the arena's traffic$" "$T/add.log" &&
+    grep -q "^#define a_INPUT_1_REGION 0 " "$T/add/a.h" && ok || bad "add traffic: $(cat "$T/add.log")"
+fi
+
 # a region too small: the 32,000-byte activations and the 48,384-byte padded copy fit in
 # neither 1K nor 20K; the message names a buffer bigger than 20K and both regions' figures
 "$K" compile "$F/kws.onnx" -o "$T/small" --memory fast=1K,slow=20K >"$T/small.log" 2>&1
