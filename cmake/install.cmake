@@ -33,7 +33,7 @@ configure_package_config_file(cmake/kilnConfig.cmake.in ${CMAKE_BINARY_DIR}/kiln
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)
 install(FILES ${CMAKE_BINARY_DIR}/kilnConfig.cmake ${CMAKE_BINARY_DIR}/kilnConfigVersion.cmake
-              cmake/kiln_add_model.cmake DESTINATION ${KILN_CMAKE_DIR})
+              cmake/kiln_add_model.cmake cmake/kiln_stack.cmake DESTINATION ${KILN_CMAKE_DIR})
 
 # pkg-config: -lkiln is the shared library; --static adds what libkiln.a needs.
 get_filename_component(llvm_dir ${LLVM_LIB} DIRECTORY)

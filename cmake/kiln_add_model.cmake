@@ -19,6 +19,10 @@
 # caller's scope and properties of <target>:
 #   <target>_ARENA_SIZE, <target>_ARENA_ALIGN, <target>_WEIGHTS_SIZE
 #   (properties KILN_ARENA_SIZE, KILN_ARENA_ALIGN, KILN_WEIGHTS_SIZE; KILN_NAME is always set)
+# With EMIT c and GCC 10 or later, the include directory also holds <c-prefix>_stack.h:
+# <c-prefix>_STACK_BYTES, the stack <c-prefix>_run needs as GCC compiled it (its call
+# graph, -fcallgraph-info=su; cmake/kiln_stack.cmake), and <c-prefix>_STACK_CALLS, the
+# library functions it calls, whose own stack is not included.
 #
 # kiln_add_arena(<target> MODELS <model-target>... [NAME <symbol>] [SECTION <linker-section>])
 #   One arena for models that never run at the same time: <target> is a static library
@@ -34,6 +38,7 @@
 # else the in-tree `kiln` target. It runs on the build machine: in a cross-compiling
 # project (arm-none-eabi toolchain file) only the generated code is cross-compiled.
 include_guard(GLOBAL)
+set(_KILN_STACK_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/kiln_stack.cmake)
 
 # The kiln executable as a path or generator expression for commands (*cmd), and as a
 # path usable at configure time, or "" when it does not exist yet (*now).
@@ -156,7 +161,32 @@ function(kiln_add_model target)
     DEPENDS ${model} ${kiln} ${dir}/options.txt ${data_deps}
     COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_NAME}, ${KAM_EMIT})"
     VERBATIM)
-  add_library(${target} STATIC ${code} ${outputs})
+  # Generated C built by GCC 10 or later: <c-prefix>_stack.h with <c-prefix>_STACK_BYTES,
+  # the stack <c-prefix>_run needs, from GCC's call graph of the object as compiled
+  # (kiln_stack.cmake). The code is an object library, so that the header, computed from
+  # its object, is made before anything that links <target> is compiled.
+  if(KAM_EMIT STREQUAL "c" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+     AND CMAKE_C_COMPILER_VERSION VERSION_GREATER_EQUAL 10)
+    add_library(${target}_code OBJECT ${code} ${outputs})
+    set_target_properties(${target}_code PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+    target_include_directories(${target}_code PRIVATE ${dir})
+    target_compile_options(${target}_code PRIVATE -fstack-usage -fcallgraph-info=su)
+    set(stack_h ${dir}/${KAM_NAME}_stack.h)
+    set(objdump)
+    if(CMAKE_OBJDUMP)
+      set(objdump -DOBJDUMP=${CMAKE_OBJDUMP})
+    endif()
+    add_custom_command(
+      OUTPUT ${stack_h}
+      COMMAND ${CMAKE_COMMAND} -DOBJECT=$<TARGET_OBJECTS:${target}_code> -DNAME=${KAM_NAME}
+              -DOUT=${stack_h} ${objdump} -P ${_KILN_STACK_SCRIPT}
+      DEPENDS ${target}_code $<TARGET_OBJECTS:${target}_code> ${_KILN_STACK_SCRIPT}
+      COMMENT "kiln: ${KAM_NAME}_STACK_BYTES from GCC's call graph"
+      VERBATIM)
+    add_library(${target} STATIC $<TARGET_OBJECTS:${target}_code> ${stack_h})
+  else()
+    add_library(${target} STATIC ${code} ${outputs})
+  endif()
   set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C C_STANDARD 99 C_EXTENSIONS OFF
                                              KILN_NAME ${KAM_NAME} KILN_DIR ${dir})
   target_include_directories(${target} PUBLIC ${dir})

@@ -184,7 +184,8 @@ struct kn_kbuf {
     int64_t numel;
     int io;                /* position among the inputs or outputs */
     const kn_tensor *data; /* KB_CONST */
-    size_t offset;         /* KB_TEMP / KB_SCRATCH: byte offset in the arena (memory plan) */
+    size_t offset;         /* KB_TEMP / KB_SCRATCH (and KB_INPUT / KB_OUTPUT when the program's
+                              io_in_arena): byte offset in the arena (memory plan) */
     kn_kbuf *alias;        /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
     bool whole_run;        /* KB_TEMP live from its first use to the end of the run (string
                               character storage, the status word): never reused */
@@ -318,6 +319,9 @@ typedef struct kn_kprog {
     kn_dtype *var_dtype; /* dtype of each variable (loop indices are i64) */
     int *var_lanes;      /* lanes of each variable: 1 for scalars */
     int cap_vars;
+    bool io_in_arena;         /* --arena-in-place-io: the plan gives inputs and outputs arena
+                                 ranges too (input live from the start, output to the end); the
+                                 caller passes pointers into the arena at their offsets */
     size_t arena_size;        /* bytes, from the memory plan */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters

@@ -60,6 +60,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
         pl.dump = opts->dump;
         pl.schedule = opts->schedule;
         pl.release_constants = opts->release_constants;
+        pl.io_in_arena = opts->io_in_arena;
         if (opts->schedule_file) {
             if (kn_schedule_read(cx, opts->schedule_file, &file)) return cx->status;
             pl.schedule = file;

@@ -154,6 +154,7 @@ static kn_status pass_lower(kn_pipeline *pl) {
     if (kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p)) return pl->cx->status;
     pl->p->schedule = pl->schedule;
     pl->p->release_constants = pl->release_constants;
+    pl->p->io_in_arena = pl->io_in_arena;
     pl->p->weights = pl->g->weights;
     return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }

@@ -113,6 +113,7 @@ typedef struct kn_pipeline {
     FILE *dump;
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
     bool release_constants;             /* kn_compile_opts.release_constants, for the program */
+    bool io_in_arena;                   /* kn_compile_opts.io_in_arena, for the program */
 } kn_pipeline;
 
 /* Prepares a compilation of g for target t (NULL: generic C) named name. */
@@ -155,6 +156,7 @@ typedef struct kn_compile_opts {
     bool release_constants;             /* free the graph's constant data the program does not read
                                            (weights it repacked): the graph keeps its shapes only */
     kn_dtype weights; /* --weights: KN_F16 or KN_BF16 (kn_weights_prepare first), or KN_UNDEF */
+    bool io_in_arena; /* --arena-in-place-io: inputs and outputs planned inside the arena */
 } kn_compile_opts;
 
 /* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready

@@ -11,7 +11,11 @@
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
  *    by-size planner does). The arena size is the highest end; the lower bound is
  *    the largest total of bytes live in any one kernel, each buffer counted with its
- *    size rounded up to the 64-byte alignment every placement must respect. */
+ *    size rounded up to the 64-byte alignment every placement must respect.
+ * With the program's io_in_arena (--arena-in-place-io), inputs and outputs are placed
+ * the same way: an input live from before the first kernel (the caller wrote it) to its
+ * last reader, an output from its first writer to after the last kernel (the caller
+ * reads it), so the arena is all the RAM the run needs. */
 #include "ir/kir.h"
 #include "passes/pass.h"
 
@@ -27,7 +31,8 @@ static size_t aligned(size_t n) {
     return (n + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
 }
 
-static bool planned(const kn_kbuf *b) {
+static bool planned(const kn_kprog *p, const kn_kbuf *b) {
+    if (p->io_in_arena && (b->kind == KB_INPUT || b->kind == KB_OUTPUT)) return true;
     return (b->kind == KB_TEMP || b->kind == KB_SCRATCH) && !b->alias;
 }
 
@@ -287,11 +292,18 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
     kn_kprog_lifetimes(p);
     in_place(p);
+    if (p->io_in_arena) /* the caller writes inputs before the run, reads outputs after it */
+        for (int i = 0; i < p->nbufs; i++) {
+            kn_kbuf *b = p->bufs[i]; /* one no kernel touches keeps no range (offset 0) */
+            if (b->kind == KB_INPUT && b->first >= 0) b->first = 0;
+            if (b->kind == KB_OUTPUT && b->first >= 0) b->last = p->nkernels - 1;
+            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0) b->offset = 0;
+        }
     kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
     KN_ASSERT(v);
     int n = 0;
     for (int i = 0; i < p->nbufs; i++)
-        if (planned(p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
+        if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
     qsort(v, (size_t)n, sizeof *v, by_size);
     size_t end = 0;
     for (int i = 0; i < n; i++) {

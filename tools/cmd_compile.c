@@ -66,6 +66,7 @@ int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
     int nbinds = 0, err = 0, dump = 0;
+    bool io_in_arena = false;
     cli_pipeline po = {0};
     kn_c_options copt = {0};
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
@@ -89,6 +90,8 @@ int cmd_compile(int argc, char **argv) {
         } else if (cli_talk_opt(argv[i], &talk, true)) {
         } else if (cli_flag(argv[i], "--weights-file")) {
             copt.weights_file = true;
+        } else if (cli_flag(argv[i], "--arena-in-place-io")) {
+            io_in_arena = true;
         } else if (cli_flag(argv[i], "--dump-kir")) {
             dump = 1;
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
@@ -137,6 +140,8 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage_error("compile", "unknown target '%s' (%s)", target, cli_target_names());
     if (!to_c && (copt.weights_file || copt.weights_section))
         return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
+    if (!to_c && io_in_arena)
+        return cli_usage_error("compile", "--arena-in-place-io applies to --emit c and h");
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
     for (const char *p = name; *p; p++) ident &= isalnum((unsigned char)*p) || *p == '_';
     if (!ident) return cli_usage_error("compile", "--name '%s' is not a C identifier", name);
@@ -164,6 +169,7 @@ int cmd_compile(int argc, char **argv) {
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
     copts.release_constants = true; /* the graph's weights once repacked (compile memory) */
+    copts.io_in_arena = io_in_arena;
     int opt_level = po.opt_set ? po.opt_level : 3;
     if (cli_apply_binds(&cx, g, a, binds, nbinds) || cli_require_static_inputs(&cx, g) ||
         backend_compile_c(&cx, g, name, to_ocl ? kn_target_find("opencl") : tgt, &copts, &p) ||

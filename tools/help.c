@@ -120,6 +120,12 @@ static const cli_option compile_options[] = {
     O("--weights-file", NULL,
       "Write the weights to NAME.weights instead of C arrays; NAME_run then takes them as a "
       "parameter (for models too large for a C array)."),
+    O("--arena-in-place-io", NULL,
+      "Plan the inputs and outputs inside the arena (C only): NAME.h gives each an offset "
+      "(NAME_INPUT_k_OFFSET, NAME_OUTPUT_k_OFFSET); the caller writes the inputs there, passes "
+      "pointers to those places and reads the outputs from theirs, so the arena is all the RAM "
+      "a run needs. An input stays live until its last reader, an output from its producer "
+      "on; NAME_run returns 5 for pointers elsewhere."),
     O("--max-arena", "BYTES",
       "Refuse a model whose arena needs more than BYTES (suffix K, M or G: units of 1024, "
       "1024^2, 1024^3 bytes); nothing is written."),

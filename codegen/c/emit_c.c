@@ -196,8 +196,17 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 fprintf(h, "%s%lld", d ? ", " : "", (long long)b->dims[d]);
             fprintf(h, "%s}\n#define %s_%s_%d_SIZE %lld\n", b->rank ? "" : "1", N, IO, i,
                     (long long)b->numel);
+            if (p->io_in_arena) fprintf(h, "#define %s_%s_%d_OFFSET %zu\n", N, IO, i, b->offset);
         }
     }
+    if (p->io_in_arena)
+        fprintf(h,
+                "/* --arena-in-place-io: each input and output lives in the arena, _OFFSET\n"
+                " * bytes from its start. Write the inputs there, pass pointers to them\n"
+                " * ((T *)((unsigned char *)arena + %s_INPUT_0_OFFSET), ...), and read the\n"
+                " * outputs from theirs after the call; %s_run returns 5 for any other\n"
+                " * pointer. The other bytes of the arena are overwritten. */\n",
+                N, N);
     fprintf(h, "\n/* Runs the model: one pointer per input, then one per output (element types\n"
                " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t,\n"
                " * float8 as uint8_t codes, i4/u4 as int8_t/uint8_t (one element a byte),\n"
@@ -305,6 +314,13 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(k, "%svoid *arena) {\n", opt->weights_file ? "const void *weights, " : "");
     fprintf(k, "    unsigned char *a = (unsigned char *)arena;\n");
     fprintf(k, "    if ((uintptr_t)arena %% %d != 0) return 1;\n", KN_ARENA_ALIGN);
+    if (p->io_in_arena) /* each input and output at its planned place */
+        for (int i = 0; i < p->nbufs; i++) {
+            const kn_kbuf *b = p->bufs[i];
+            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first >= 0)
+                fprintf(k, "    if ((const void *)%s != (const void *)(a + %zu)) return 5;\n",
+                        b->name, b->offset);
+        }
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if ((b->kind == KB_TEMP || b->kind == KB_SCRATCH) && b->first < 0) {

@@ -5,16 +5,24 @@
  * float output; kws_int8_ref.h: the integer operators' output, computed with numpy) and the
  * instructions each inference took, from the board's FPGA counter under QEMU's
  * -icount shift=0 (one instruction = one nanosecond of the board's clock). Returns 0 when
- * every float output is within 1e-5 * max |reference| and every int8 output is equal. */
+ * every float output is within 1e-5 * max |reference| and every int8 output is equal.
+ * It also runs each model once more on a painted stack and checks that the stack it used is
+ * at most <name>_STACK_BYTES (kws_stack.h, kws_int8_stack.h: from GCC's call graph, written
+ * by kiln_add_model) plus the most any library function it calls takes, and runs kws_io (the
+ * float model compiled with --arena-in-place-io) with its input and output in the arena. */
 #include "kws.h"
 #include "kws_arena.h"
 #include "kws_int8.h"
 #include "kws_int8_ref.h"
 #include "kws_ref.h"
+#include "kws_int8_stack.h"
+#include "kws_io.h"
+#include "kws_stack.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static float output[kws_OUTPUT_0_SIZE];
 static int8_t output_int8[kws_int8_OUTPUT_0_SIZE];
@@ -28,6 +36,88 @@ static void print_count(const char *what, uint32_t ticks) {
     uint64_t instructions = (uint64_t)ticks * 1000000000u / COUNTER_HZ;
     printf("%sinstructions per inference: %llu (%lu counter ticks at %lu Hz)\n", what,
            (unsigned long long)instructions, (unsigned long)ticks, (unsigned long)COUNTER_HZ);
+}
+
+/* Stack measurement: stack_paint fills the STACK_PAINT bytes below its caller's stack
+ * pointer with STACK_WORD (naked, in assembly: it has no frame of its own); after a call
+ * the deepest word that changed is as deep as the callee's stack went. Nothing else runs
+ * (no interrupts), so nothing else writes there. */
+#define STACK_PAINT 8192u
+#define STACK_WORD 0x5aa5c33cu
+
+static inline uint32_t *stack_pointer(void) {
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+}
+
+static __attribute__((naked, noinline)) void stack_paint(void) {
+    __asm__ volatile("mov r0, sp\n"
+                     "sub r1, r0, #8192\n" /* STACK_PAINT */
+                     "movw r2, #0xc33c\n"  /* STACK_WORD */
+                     "movt r2, #0x5aa5\n"
+                     "1: str r2, [r1], #4\n"
+                     "cmp r1, r0\n"
+                     "blo 1b\n"
+                     "bx lr\n");
+}
+
+/* bytes below sp (the caller's stack pointer at stack_paint()) that changed since */
+static unsigned stack_used(uint32_t *sp) {
+    volatile const uint32_t *p = sp - STACK_PAINT / 4;
+    while (p < sp && *p == STACK_WORD) p++;
+    return (unsigned)((sp - (const uint32_t *)p) * 4);
+}
+
+/* The library functions the models call (their <name>_STACK_CALLS): the most stack any of
+ * them takes in one call, measured the same way. <name>_STACK_BYTES does not include them
+ * (GCC's call graph of the model has no sizes for other files' functions). The soft-float
+ * core (no __ARM_FP) calls libgcc's single-precision helpers. */
+#ifndef __ARM_FP
+float __aeabi_fadd(float, float);
+float __aeabi_fmul(float, float);
+float __aeabi_fdiv(float, float);
+int __aeabi_fcmplt(float, float);
+#endif
+static volatile float lib_sink;
+static __attribute__((noinline)) unsigned stack_library(void) {
+    static unsigned char src[64], dst[64];
+    void *(*volatile copy)(void *, const void *, size_t) = memcpy;
+    float (*volatile round)(float) = nearbyintf;
+    uint32_t *sp = stack_pointer();
+    unsigned most = 0, used;
+    stack_paint();
+    copy(dst, src, sizeof dst);
+    used = stack_used(sp);
+    most = used > most ? used : most;
+    stack_paint();
+    lib_sink = round(lib_sink + 2.5f);
+    used = stack_used(sp);
+    most = used > most ? used : most;
+#ifndef __ARM_FP
+    float (*volatile f2[])(float, float) = {__aeabi_fadd, __aeabi_fmul, __aeabi_fdiv};
+    for (int i = 0; i < 3; i++) {
+        stack_paint();
+        lib_sink = f2[i](lib_sink + 1.0f, 3.0f);
+        used = stack_used(sp);
+        most = used > most ? used : most;
+    }
+    int (*volatile lt)(float, float) = __aeabi_fcmplt;
+    stack_paint();
+    lib_sink = (float)lt(lib_sink, 3.0f);
+    used = stack_used(sp);
+    most = used > most ? used : most;
+#endif
+    return most;
+}
+
+/* prints and checks the stack one call used against its bound plus the library's */
+static int stack_check(const char *name, unsigned used, unsigned bound, unsigned library,
+                       const char *calls) {
+    int ok = used <= bound + library && used < STACK_PAINT;
+    printf("%s: %s stack %u bytes, %s_STACK_BYTES %u + library calls %u (%s)\n",
+           ok ? "PASS" : "FAIL", name, used, name, bound, library, calls);
+    return ok;
 }
 
 int main(void) {
@@ -82,5 +172,30 @@ int main(void) {
     print_count("int8 ", ticks);
     printf("%s: int8 outputs equal to the reference: %d of %d\n", differ ? "FAIL" : "PASS",
            kws_int8_OUTPUT_0_SIZE - differ, kws_int8_OUTPUT_0_SIZE);
-    return ok && !differ ? 0 : 1;
+
+    /* the float model compiled with --arena-in-place-io: the input written into the arena
+     * at its offset, the output read from its own; equal to kws_run's byte for byte */
+    float *io_in = (float *)(void *)(kws_arena + kws_io_INPUT_0_OFFSET);
+    float *io_out = (float *)(void *)(kws_arena + kws_io_OUTPUT_0_OFFSET);
+    memcpy(io_in, kws_ref_input, sizeof kws_ref_input);
+    rc = kws_io_run(io_in, io_out, kws_arena);
+    int io_ok = rc == 0 && !memcmp(io_out, output, sizeof output);
+    printf("%s: in-place inputs and outputs (arena %u bytes, input at %u, output at %u): "
+           "output %s kws_run's\n",
+           io_ok ? "PASS" : "FAIL", (unsigned)kws_io_ARENA_SIZE, (unsigned)kws_io_INPUT_0_OFFSET,
+           (unsigned)kws_io_OUTPUT_0_OFFSET, io_ok ? "equal to" : "differs from");
+
+    /* stack: each model once more on a painted stack */
+    unsigned library = stack_library();
+    uint32_t *sp = stack_pointer();
+    stack_paint();
+    rc = kws_run(kws_ref_input, output, kws_arena);
+    unsigned used = stack_used(sp);
+    int stack_ok = rc == 0 && stack_check("kws", used, kws_STACK_BYTES, library, kws_STACK_CALLS);
+    stack_paint();
+    rc = kws_int8_run(kws_ref_input, output_int8, kws_arena);
+    used = stack_used(sp);
+    stack_ok &= rc == 0 &&
+                stack_check("kws_int8", used, kws_int8_STACK_BYTES, library, kws_int8_STACK_CALLS);
+    return ok && !differ && stack_ok && io_ok ? 0 : 1;
 }

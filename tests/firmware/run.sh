@@ -7,7 +7,9 @@
 # the FPU boards' images use fused multiply-adds. The image also runs the int8 build of the
 # model (kws_int8.onnx, QDQ, rewritten into QLinearConv by kiln's qdq pass), whose outputs
 # must equal the reference inside the image (numpy, make_qdq.py) and, here, the output of
-# kiln's interpreter on the host (env KILN: the kiln executable) byte for byte.
+# kiln's interpreter on the host (env KILN: the kiln executable) byte for byte. Each model's
+# stack, measured on a painted stack, is at most its <name>_STACK_BYTES plus its library
+# calls' stack. The float model compiled with --arena-in-place-io gives the same bytes.
 # Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
@@ -70,8 +72,25 @@ board() {
   n8=$(sed -n 's/^int8 instructions per inference: \([0-9]*\) .*/\1/p' "$T/$b.out")
   [ -n "$n8" ] && [ "$n8" -gt 100000 ] && echo ok >>"$R" ||
     echo "FAIL $b: int8 instruction count '$n8'" >>"$R"
+  # the float model with --arena-in-place-io (kws_io): output equal to kws_run's
+  grep -q "^PASS: in-place inputs and outputs .* output equal to kws_run's" "$T/$b.out" &&
+    echo ok >>"$R" || echo "FAIL $b: in-place inputs and outputs: $(grep in-place "$T/$b.out")" >>"$R"
+  # stack: each model on a painted stack used at most <name>_STACK_BYTES (GCC's call graph,
+  # kiln_add_model) plus the most one of the library functions it calls takes (measured in
+  # the image the same way), and at least 3/4 of <name>_STACK_BYTES (the bound is the heaviest path's frames, which
+  # the run takes: not a loose bound)
+  for m in kws kws_int8; do
+    line=$(grep "^[A-Z]*: $m stack " "$T/$b.out")
+    used=$(echo "$line" | sed -n 's/.* stack \([0-9]*\) bytes, .*/\1/p')
+    bound=$(echo "$line" | sed -n 's/.*_STACK_BYTES \([0-9]*\) .*/\1/p')
+    lib=$(echo "$line" | sed -n 's/.* + library calls \([0-9]*\) .*/\1/p')
+    if [ -n "$used" ] && [ -n "$bound" ] && [ -n "$lib" ] && [ "$used" -le $((bound + lib)) ] &&
+      [ $((used * 4)) -ge $((bound * 3)) ]; then echo ok >>"$R"; else
+      echo "FAIL $b: $m stack: '$line'" >>"$R"; fi
+    eval "stack_$m=\"$used of $bound + $lib\""
+  done
   echo "$b: $(grep '^kiln firmware' "$T/$b.out" | cut -d: -f2-); instructions per inference: \
-$n float, $n8 int8" >"$T/$b.summary"
+$n float, $n8 int8; stack $stack_kws (float), $stack_kws_int8 (int8) bytes" >"$T/$b.summary"
 }
 # two boards at a time (the machine's share of cores for a test)
 set -- $BOARDS
