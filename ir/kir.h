@@ -340,6 +340,10 @@ typedef struct kn_kprog {
     kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
                                  constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
+    int index_bits; /* 32: every loop index and every index expression built from loop
+                       indices and int-sized constants stays within int32 (pass 'index',
+                       for targets whose index_bits is 32): emitters may declare loop
+                       indices as 32-bit integers. 0: they are i64. */
 } kn_kprog;
 
 #define KN_ARENA_ALIGN 64

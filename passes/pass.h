@@ -83,6 +83,9 @@ kn_status kn_kpass_stem(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_pool(kn_ctx *cx, struct kn_kprog *p);
 /* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */
 kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
+/* Loop indices narrowed to the target's index_bits where every index value fits
+ * (passes/index.c). */
+kn_status kn_kpass_index(kn_ctx *cx, struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
 kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
 /* Float32 constants exactly representable in p->weights stored in it (passes/lowp.c). */
