@@ -93,7 +93,7 @@ typedef struct kt_tile {
  * would fill less than half a vector (depthwise convolutions). ov (may be NULL): the
  * schedule file's tile_vecs and tile_rows, used where they are set. */
 static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *ov, bool integer,
-                      kt_tile *T) {
+                      bool mve, kt_tile *T) {
     memset(T, 0, sizeof *T);
     T->t = integer ? KN_I32 : KN_F32;
     T->wt = integer ? KN_I16 : KN_F32; /* w - wz of 8-bit weights fits 16 bits */
@@ -101,8 +101,9 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     if (ov && ov->lanes > 1 && ov->lanes < T->lanes) T->lanes = ov->lanes; /* narrower */
     /* integer tiles on microcontrollers are scalar (SMLAD on general registers): the C
      * of i32 vectors with their dot product runs lane by lane on Helium (DS-CNN int8 on
-     * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md) */
-    if (integer && L->target && L->target->kind == KN_TARGET_MCU) T->lanes = 1;
+     * the M55: 14.6 M instructions with 4-lane tiles, fewer scalar, see docs/firmware.md),
+     * except where `mve` (kt_mve): Helium's 4-lane multiply-add tiles */
+    if (integer && L->target && L->target->kind == KN_TARGET_MCU && !mve) T->lanes = 1;
     if (T->lanes > 1)
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
@@ -326,11 +327,28 @@ static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sche
     return 4 * words <= (double)d->y->numel * kn_dtype_get(d->y->dtype)->size;
 }
 
+/* Whether integer contraction d takes 4-lane tiles on Helium (the M55: a microcontroller
+ * with 128-bit vectors and the s16x2 dot), a multiply-add per value (int_dot), which the
+ * C emitter prints as MVE VLDRH.S32 and VMLA.S32 (KN_LD4S16, KN_MLA4I): where it has more
+ * than one input channel a group (the first layer keeps its scalar column pairs, the
+ * depthwise pass has its own tiles), no schedule file's dot or lanes. */
+static bool kt_mve(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    return tg && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
+           tg->int8_dot == KN_DOT_S16X2 && !(ov && (ov->dot || ov->lanes)) &&
+           kn_contract_is_int(d) && (d->kind != KN_CONTRACT_CONV || d->c / d->group > 1) &&
+           !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
+}
+
 static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *ov, kt_tile *T) {
     T->dot = 0;
     T->xzrt = NULL;
     if (!tg || !kn_contract_is_int(d) || (d->xz && !is_const(d->xz) && d->xz->numel != 1)) return;
     if (tg->int8_dot == KN_DOT_NONE && !(ov && ov->dot)) return;
+    /* Helium's 4-lane tiles (kt_mve): a multiply-add per value, VMLA.S32 of four
+     * widened 16-bit weights by a general register (DS-CNN int8 on the M55: 4.34 M
+     * instructions; s16x2 words as VMULLB/VMULLT and adds, 5.18 M, the scalar SMLAD tiles
+     * 5.20 M) */
+    if (T->lanes > 1 && tg->kind == KN_TARGET_MCU) return;
     /* one input channel per group (a first layer, depthwise) on microcontrollers: words
      * of one value would leave half of each SMLAD idle; a multiply-add per value skips
      * padded taps and keeps 16-bit weights (DS-CNN int8 on the M4: first convolution
@@ -1073,15 +1091,16 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     kt_tile T;
     conv_geometry(d, &G);
     int64_t group = d->group;
-    if (!kt_choose(L, G.kg, G.ow, ov, integer, &T)) return false;
+    if (!kt_choose(L, G.kg, G.ow, ov, integer, integer && kt_mve(tg, d, ov), &T)) return false;
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
         int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);
     }
     if (integer) int_dot(tg, d, ov, &T);
-    T.cpair = T.dot == KN_DOT_S16X2 && !T.xzrt && cpair_suits(tg, d, ov);
-    if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && !T.xzrt && G.cg % 4 == 0 &&
-        G.kh == 1 && G.kw == 1 && !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
+    T.cpair = T.dot == KN_DOT_S16X2 && T.lanes == 1 && !T.xzrt && cpair_suits(tg, d, ov);
+    if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && T.lanes == 1 && !T.xzrt &&
+        G.cg % 4 == 0 && G.kh == 1 && G.kw == 1 &&
+        !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
         T.split = true;
         T.xunsigned = x->dtype == KN_U8;
         T.parts = 4, T.bits = 8;
@@ -1463,7 +1482,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                      kt_tile *Tp) {
     kt_tile T;
     bool integer = kn_contract_is_int(G->d);
-    if (!kt_choose(L, G->n, G->m, ov, integer, &T)) return false;
+    if (!kt_choose(L, G->n, G->m, ov, integer, integer && kt_mve(tg, G->d, ov), &T)) return false;
     if (integer) int_dot(tg, G->d, ov, &T);
     /* the last block of columns only as wide as the whole vectors it needs (a 10-class
      * classifier on 4-column scalar tiles: 10 columns of weights and multiply-adds, not 12) */
@@ -1568,7 +1587,7 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     int64_t batch = d->batch > 1 ? d->batch : 1;
     if (batch == 1 && d->w->numel != d->K * d->N) return false;
     kt_tile T;
-    if (!kt_choose(L, d->N, d->M, ov, false, &T)) return false;
+    if (!kt_choose(L, d->N, d->M, ov, false, false, &T)) return false;
     *Tp = T;
     mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
@@ -1621,7 +1640,7 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
                       int64_t n, kt_get get, const void *const *ctx, const kn_sched *ov,
                       kn_sched *out) {
     kt_tile T;
-    if (!kt_choose(L, n, m, ov, false, &T)) return false;
+    if (!kt_choose(L, n, m, ov, false, false, &T)) return false;
     if (n % T.kb) T.kbl = (int)((n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
     /* what mm_tile reads of the description: x's dtype (float) and no epilogue */
     kn_contract d = {
@@ -1752,7 +1771,7 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
         return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
-    if (!kt_choose(L, P, M, ov, false, &T)) return false;
+    if (!kt_choose(L, P, M, ov, false, false, &T)) return false;
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
@@ -1825,7 +1844,7 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
         return false;
     int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
     kt_tile T;
-    if (!kt_choose(L, P, M, ov, true, &T) || T.lanes < 2 || P < T.kb ||
+    if (!kt_choose(L, P, M, ov, true, false, &T) || T.lanes < 2 || P < T.kb ||
         (P % T.lanes && (M <= d->c || P <= PW_PART_MIN * T.kb)))
         return false;
     int_dot(tg, d, ov, &T);

@@ -442,6 +442,57 @@ static bool vvar(const emitter *E, int v) {
            (E->dialect != KN_OPENCL || E->p->var_lanes[v] <= 16); /* OpenCL's widest */
 }
 
+/* Whether local v is an i32 vector of 4 lanes held in kn_v4i (mve_int). */
+static bool ivvar(const emitter *E, int v) {
+    return E->vec_ext && E->mve_int && E->p->var_dtype[v] == KN_I32 && E->p->var_lanes[v] == 4;
+}
+
+/* mve_int: statement s of an ivvar as one vector statement where its value is a 4-lane
+ * load of i32 (KN_LD4I) or of i16 widened to i32 (KN_LD4S16), or acc + x * w of itself,
+ * an ivvar w and a scalar i32 x (KN_MLA4I: MVE VMLA.S32 Qd, Qn, Rm); false otherwise. */
+static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value;
+    FILE *f = E->f;
+    if ((s->kind == KS_SET || s->kind == KS_DECL) && ivvar(E, s->var) && x->op == KX_LOAD &&
+        x->buf->dtype == KN_I32 && kx_lanes(x) == 4) { /* one vector load */
+        fprintf(f, "%*s%sv%d = KN_LD4I(%s + ", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var,
+                x->buf->name);
+        kn_cprint_expr(E, x->a[0]);
+        fprintf(f, ");\n");
+        E->mve_used = true;
+        E->vec_widths |= 1u << 2;
+        return true;
+    }
+    if ((s->kind == KS_SET || s->kind == KS_DECL) && ivvar(E, s->var) && x->op == KX_CAST &&
+        x->dtype == KN_I32 && x->a[0]->op == KX_LOAD && x->a[0]->buf->dtype == KN_I16 &&
+        kx_lanes(x->a[0]) == 4) { /* 16-bit weights: one widening load */
+        fprintf(f, "%*s%sv%d = KN_LD4S16(%s + ", ind, "", s->kind == KS_DECL ? "kn_v4i " : "",
+                s->var, x->a[0]->buf->name);
+        kn_cprint_expr(E, x->a[0]->a[0]);
+        fprintf(f, ");\n");
+        E->mve_used = true;
+        E->vec_widths |= 1u << 2;
+        return true;
+    }
+    if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
+        const kn_kx *m = x->a[0], *acc = x->a[1];
+        if (m->op != KX_MUL) m = x->a[1], acc = x->a[0];
+        if (m->op == KX_MUL && acc->op == KX_VAR && acc->var == s->var) {
+            const kn_kx *sc = kx_lanes(m->a[0]) == 1 ? m->a[0] : m->a[1];
+            const kn_kx *w = sc == m->a[0] ? m->a[1] : m->a[0];
+            if (kx_lanes(sc) == 1 && sc->dtype == KN_I32 && w->op == KX_VAR && ivvar(E, w->var)) {
+                fprintf(f, "%*sv%d = KN_MLA4I(v%d, v%d, ", ind, "", s->var, s->var, w->var);
+                kn_cprint_expr(E, sc);
+                fprintf(f, ");\n");
+                E->mve_used = true;
+                E->vec_widths |= 1u << 2;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* The comparison's name in the KN_SELC macros (KN_CMP_lt, MVE vcmpltq_f32). */
 static const char *cmp_name(kn_kx_op op) {
     switch (op) {
@@ -656,6 +707,7 @@ static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
     FILE *f = E->f;
     int temps = 0;
     if (!E->vec_ext || !pow2_lanes(lanes) || (E->dialect == KN_OPENCL && lanes > 16)) return false;
+    if (mve_stmt(E, s, ind)) return true;
     if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
     if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
     E->nmap = 0;
@@ -691,6 +743,9 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         if (s->kind == KS_DECL && vvar(E, s->var)) {
             fprintf(f, "%*skn_v%df v%d = KN_SPLAT%dF(0.0f);\n", ind, "", lanes, s->var, lanes);
             E->vec_widths |= 1u << lg2(lanes);
+        } else if (s->kind == KS_DECL && ivvar(E, s->var)) { /* lanes read as v[kn_l] */
+            fprintf(f, "%*skn_v4i v%d;\n", ind, "", s->var);
+            E->vec_widths |= 1u << 2;
         } else if (s->kind == KS_DECL) {
             fprintf(f, "%*s%s v%d[%d];\n", ind, "", CT(s->dtype), s->var, lanes);
         }
@@ -1158,6 +1213,26 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_MIN4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpltq_f32(a, b))\n"
                 "#define KN_MAX4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpgtq_f32(a, b))\n"
                 "#endif\n");
+        if (L == 4 && ((V && V->mve_used) || E->mve_used))
+            /* Helium's integer tiles (mve_int): GCC 12 builds the i32 lanes' loops one
+             * lane at a time; the intrinsics are single instructions. Elsewhere the same
+             * sums in vector extensions, wrapping as the lane loops' uint32 sums */
+            fprintf(
+                f, "typedef int kn_v4iu __attribute__((vector_size(16), aligned(4), may_alias));\n"
+                   "#define KN_LD4I(p) ((kn_v4i)(*(const kn_v4iu *)(const void *)(p)))\n"
+                   "typedef short kn_v4hu __attribute__((vector_size(8), aligned(2), may_alias));\n"
+                   "typedef unsigned kn_v4u __attribute__((vector_size(16)));\n"
+                   "#if defined(__ARM_FEATURE_MVE) && !defined(__clang__)\n"
+                   "#include <arm_mve.h>\n"
+                   "#define KN_LD4S16(p) ((kn_v4i)vldrhq_s32((const int16_t *)(const void *)(p)))\n"
+                   "#define KN_MLA4I(a, w, x) ((kn_v4i)vmlaq_n_s32((int32x4_t)(a), (int32x4_t)(w), "
+                   "x))\n"
+                   "#else\n"
+                   "#define KN_LD4S16(p) \\\n"
+                   "    __builtin_convertvector(*(const kn_v4hu *)(const void *)(p), kn_v4i)\n"
+                   "#define KN_MLA4I(a, w, x) \\\n"
+                   "    ((kn_v4i)((kn_v4u)(a) + (kn_v4u)(w) * (unsigned)(x)))\n"
+                   "#endif\n");
         for (const char *c = vmath_macros; *c; c++) /* '@': the lanes */
             if (*c == '@')
                 fprintf(f, "%d", L);

@@ -42,6 +42,10 @@ typedef struct kn_cprint {
     unsigned vec_widths;               /* bit k: the f32 vector type of 2^k lanes is used */
     bool fma_used;                     /* KN_FMAF or KN_FMAD printed */
     bool self_used;                    /* KN_SELF printed */
+    bool mve_int;                      /* i32 vectors of 4 lanes as kn_v4i, their loads and
+                                          multiply-adds as KN_LD4I, KN_LD4S16, KN_MLA4I (Helium
+                                          intrinsics; vec_ext) */
+    bool mve_used;                     /* one of those printed */
     int ntemps;                        /* temporaries printed so far (kn_tN names) */
     int nmap;                          /* vector statement being printed: operands held */
     const kn_kx *map_x[32];            /* in temporaries map_x[i] -> kn_t<map_t[i]> */

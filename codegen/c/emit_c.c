@@ -311,6 +311,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     kn_cprint_init(&V, p, vf, KN_C99);
     E.reverse_parallel = V.reverse_parallel = opt->reverse_parallel;
     V.vec_ext = true;
+    /* Helium: the integer tiles' 4-lane multiply-adds (passes/tile.c, kt_mve) */
+    V.mve_int = p->target && p->target->kind == KN_TARGET_MCU && p->target->vector_bits >= 128 &&
+                p->target->int8_dot == KN_DOT_S16X2;
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
     KN_ASSERT(use && restr);
