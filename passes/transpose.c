@@ -596,8 +596,13 @@ static void to_reshape(tp *T, kn_graph *g, int i) {
     kn_node *n = g->nodes[i];
     int64_t p[KN_MAX_RANK];
     int r;
-    if (!perm_of(n, p, &r) || is_identity(p, r) || !moves_ones(p, r, n->in[0]->type.dims))
+    /* Reshape takes its shape as an input from opset 5; a 0 in it would mean "keep that
+     * dim", so empty tensors stay Transposes */
+    if (n->opset < 5 || !perm_of(n, p, &r) || is_identity(p, r) ||
+        !moves_ones(p, r, n->in[0]->type.dims))
         return;
+    for (int d = 0; d < r; d++)
+        if (n->in[0]->type.dims[d] == 0) return;
     if (n->in[0]->producer && folds_edges(n->in[0]->producer->op)) return;
     for (int u = reader(g, n->out[0], 0); u >= 0; u = reader(g, n->out[0], u + 1))
         if (folds_edges(g->nodes[u]->op)) return;
