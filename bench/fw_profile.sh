@@ -7,7 +7,7 @@
 # every kernel call of the generated model_run, and the image (the fw-compare harness's
 # startup and input, HARNESS=/work/shared/fw-compare) runs on QEMU mps2-an386: the second
 # run's instructions per kernel, and the whole run's, on stdout ("kN instructions").
-# The counter's reads add a few instructions per kernel (the total is the sum of the parts).
+# The counter's reads add a few instructions per kernel (included in the total).
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,10p "$0"; exit 2; }
 KILN=$(readlink -f "$1"); ONNX=$(readlink -f "$2"); WORK=$3; shift 3
