@@ -80,6 +80,7 @@ typedef enum kn_kx_op {
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
+    KX_REGEX,      /* string a[0] matched against a POSIX ERE (below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -95,6 +96,7 @@ typedef struct kn_kx {
     double f;
     int var;
     kn_kbuf *buf;
+    const char *text; /* KX_REGEX: the pattern (in the program's arena), else NULL */
 } kn_kx;
 
 /* KX_DOT: a[0] + the dot product of the narrow integers packed in the 32-bit words
@@ -124,6 +126,14 @@ kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
  * for each bound); the clamp of min/max is 7 instructions on the M4, which GCC 12 does
  * not turn into SSAT itself. */
 kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
+
+/* KX_REGEX: whether the string value s matches the POSIX extended regular expression
+ * `posix` (ir/regex.h: RegexFullMatch's translation, anchored at both ends), with
+ * KN_REGEX_ICASE in flags (held in i): an i32, 1 if it matches, 0 if not, -1 if the
+ * pattern cannot be compiled at run time (out of memory). The emitters call the C
+ * library's regcomp/regexec/regfree (a hosted <regex.h>: refused on microcontrollers),
+ * compiling the pattern at each evaluation. */
+kn_kx *kx_regex(kn_lower *L, kn_kx *s, const char *posix, int flags);
 
 /* ---- statements ---- */
 
@@ -471,6 +481,9 @@ int64_t kl_max_string_bytes(kn_lower *L);
 /* Status NAME_run returns when an If takes a branch that cannot run for the compiled
  * input shapes (kn_graph.invalid; the compiler warned about it). */
 #define KN_STATUS_INVALID_BRANCH 4
+/* Status NAME_run returns when RegexFullMatch's pattern could not be compiled at run
+ * time (regcomp failed: out of memory). */
+#define KN_STATUS_REGEX 5
 /* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
  * kernel goes on; what it writes afterwards is unspecified but in bounds. */
 void kl_fail(kn_lower *L, int status);

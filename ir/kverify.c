@@ -71,6 +71,10 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_UNPACK16:
         if (x->a[0]->dtype != KN_I32) return bad(V, "unpack16 operand is not an i32 word", 0, 0);
         return x->i >= 0 && x->i <= 3 ? KN_OK : bad(V, "unknown unpack16", (long)x->i, 0);
+    case KX_REGEX:
+        if (x->a[0]->dtype != KN_STRING || kx_lanes(x->a[0]) != 1 || !x->text)
+            return bad(V, "regex operand is not a scalar string, or no pattern", 0, 0);
+        return KN_OK;
     case KX_SAT:
         if (x->a[0]->dtype != KN_I32 || kx_lanes(x->a[0]) != 1)
             return bad(V, "sat operand is not a scalar i32", 0, 0);

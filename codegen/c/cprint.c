@@ -20,6 +20,8 @@ enum { H_DOT = 128 };
 enum { H_UNPACK = 4096 };
 /* H_SAT << k: the KX_SAT helper kn_sat_<k> (k = bits / 8 - 1 | unsigned << 1) */
 enum { H_SAT = 65536 };
+/* H_REGEX: the KX_REGEX helper kn_regex_full (<regex.h>) */
+enum { H_REGEX = 1 << 20 };
 
 typedef kn_cprint emitter;
 
@@ -300,6 +302,19 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     case KX_UNPACK16:
         E->helpers |= (unsigned)H_UNPACK << x->i;
         fprintf(f, "kn_unpack16_%d(", (int)x->i);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
+        return;
+    case KX_REGEX: /* the pattern as a C string literal: octal escapes for what is not
+                      printable ASCII, and for '?' (no trigraphs) */
+        E->helpers |= H_REGEX;
+        fprintf(f, "kn_regex_full(\"");
+        for (const unsigned char *c = (const unsigned char *)x->text; *c; c++)
+            if (*c < 32 || *c >= 127 || *c == '"' || *c == '\\' || *c == '?')
+                fprintf(f, "\\%03o", *c);
+            else
+                fputc(*c, f);
+        fprintf(f, "\", %d, ", (int)x->i);
         kn_cprint_expr(E, x->a[0]);
         fputc(')', f);
         return;
@@ -964,7 +979,21 @@ static void sat_helper(FILE *f, int k) {
             k, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
 }
 
+/* KX_REGEX (ir/kir.h): regcomp/regexec of the C library, the pattern compiled at each
+ * call (the interpreter's ir/regex.c does the same with one regcomp per node). */
+static const char regex_helper[] =
+    "#include <regex.h>\n"
+    "static int kn_regex_full(const char *p, int icase, const char *s) {\n"
+    "    regex_t re;\n"
+    "    int r;\n"
+    "    if (regcomp(&re, p, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0))) return -1;\n"
+    "    r = regexec(&re, s, 0, NULL, 0) == 0;\n"
+    "    regfree(&re);\n"
+    "    return r;\n"
+    "}\n";
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
+    if (E->helpers & H_REGEX) fputs(regex_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

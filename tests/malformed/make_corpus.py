@@ -276,6 +276,24 @@ case("stringconcat_shapes",
            [vi("y", None, TensorProto.STRING)], opset=20), 1,
      "node 'sc' (StringConcat): input shapes cannot be broadcast: dim 0 is 2 and 3")
 
+def strings_model(op, outs, **attrs):
+    return model([helper.make_node(op, ["x"], outs, name="s0", **attrs)],
+                 [vi("x", [2], TensorProto.STRING)],
+                 [vi(o, None, {"sub": TensorProto.STRING, "len": TensorProto.INT64}.get(o, TensorProto.BOOL))
+                  for o in outs], opset=20)
+
+
+case("regex_unicode_class", strings_model("RegexFullMatch", ["y"], pattern=r"\p{L}+"), 1,
+     "node 's0' (RegexFullMatch): pattern '\\p{L}+': Unicode classes (\\p) are not supported")
+case("regex_no_pattern", strings_model("RegexFullMatch", ["y"]), 1,
+     "node 's0' (RegexFullMatch): attribute 'pattern' is required")
+case("regex_firmware", strings_model("RegexFullMatch", ["y"], pattern="a+"), 1,
+     "node 's0' (RegexFullMatch): RegexFullMatch calls the C library's <regex.h>",
+     cmd="compile --target cortex-m4")
+case("stringsplit_data_width", strings_model("StringSplit", ["sub", "len"]), 1,
+     "node 's0' (StringSplit): value 'sub' has shape string[2,?], not known at compile time: "
+     "this StringSplit's output shape depends on the data of its inputs")
+
 # ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
 # (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)
 w1 = helper.make_tensor("W1", TensorProto.FLOAT, (8, 3, 3, 3), np.ones(216, np.float32))

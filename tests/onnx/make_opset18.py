@@ -9,6 +9,7 @@ CTest runs the folder through every backend with `kiln check-onnx`.
 usage: /usr/bin/python3 tests/onnx/make_opset18.py [NAME...]   (default: all)"""
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -674,6 +675,90 @@ s1 = np.array("pre-", dtype=object)
 case("test_string_concat_scalar_20", "StringConcat", {"x": s1, "y": a.reshape(3, 2)},
      {"z": np.array([["pre-" + q for q in r] for r in a.reshape(3, 2)], dtype=object)},
      opset=20)
+
+
+# ---- StringSplit (20): the ONNX backend cases of onnx/backend/test/case/node/string_split.py
+# (hand-written expected values, copied), then kiln's: Python's str.split on Unicode
+# white space, maxsplit with white space left at the end, an empty string. Each expected
+# value is also checked against Python's str.split here.
+def split_ref(x, delimiter=None, maxsplit=None):
+    parts = [s.split(delimiter or None, -1 if maxsplit is None else maxsplit) for s in x.flat]
+    width = max((len(q) for q in parts), default=0)
+    y = np.array([q + [""] * (width - len(q)) for q in parts], dtype=object)
+    return (y.reshape(*x.shape, width),
+            np.array([len(q) for q in parts], np.int64).reshape(x.shape))
+
+
+def split_case(name, x, want, length, opset=20, consts=(), **attrs):
+    ref = split_ref(x, attrs.get("delimiter"), attrs.get("maxsplit"))
+    assert ref[0].shape == want.shape and (ref[0] == want).all(), name
+    assert (ref[1] == length).all(), name
+    case(name, "StringSplit", {"x": x}, {"substrings": want, "length": length}, opset=opset,
+         consts=consts, **attrs)
+
+
+O = lambda v: np.array(v, dtype=object)  # noqa: E731
+split_case("test_string_split_basic", O(["abc.com", "def.net"]),
+           O([["abc", "com"], ["def", "net"]]), np.array([2, 2], np.int64), delimiter=".")
+split_case("test_string_split_maxsplit", O([["hello world", "def.net"],
+                                             ["o n n x", "the quick brown fox"]]),
+           O([[["hello", "world", ""], ["def.net", "", ""]],
+              [["o", "n", "n x"], ["the", "quick", "brown fox"]]]),
+           np.array([[2, 1], [3, 3]], np.int64), maxsplit=2)
+split_case("test_string_split_consecutive_delimiters", O(["o-n-n--x-", "o-n----nx"]),
+           O([["o", "n", "n", "", "x", ""], ["o", "n", "", "", "", "nx"]]),
+           np.array([6, 6], np.int64), delimiter="-")
+hw = O(["hello world !", "  hello   world !", " hello world   ! "])
+hw_want = O([["hello", "world", "!"]] * 3)
+split_case("test_string_split_empty_string_delimiter", hw, hw_want,
+           np.array([3, 3, 3], np.int64), delimiter="")
+split_case("test_string_split_no_delimiter", hw, hw_want, np.array([3, 3, 3], np.int64))
+split_case("test_string_split_empty_tensor", np.array([], dtype=object),
+           np.array([], dtype=object).reshape(0, 0), np.array([], np.int64))
+split_case("test_string_split_whitespace_20",
+           O(["a\u00a0b\u3000c", "\t x  y \n", "", "x\x1cy", "caf\u00e9 au lait  "]),
+           O([["a", "b", "c"], ["x", "y", ""], ["", "", ""], ["x", "y", ""],
+              ["caf\u00e9", "au", "lait  "]]),
+           np.array([3, 2, 0, 2, 3], np.int64), maxsplit=2)
+split_case("test_string_split_multichar_delimiter_20", O([["a::b::", ""], ["::", "a:b"]]),
+           O([[["a", "b", ""], [""] * 3], [["", "", ""], ["a:b", "", ""]]]),
+           np.array([[3, 1], [2, 1]], np.int64), delimiter="::")
+split_case("test_string_split_constant_20", O(["p q", "r"]), O([["p", "q"], ["r", ""]]),
+           np.array([2, 1], np.int64), consts=("x",))
+
+
+# ---- RegexFullMatch (20): the ONNX backend cases of onnx/backend/test/case/node/
+# regex_full_match.py (hand-written expected values, copied), then kiln's, one pattern
+# each for what ir/regex.c rewrites; every expected value is also Python's re.fullmatch.
+def regex_case(name, pattern, x, want, consts=()):
+    ref = np.vectorize(lambda s: re.fullmatch(pattern, s) is not None, otypes=[np.bool_])(x)
+    assert ref.shape == want.shape and (ref == want).all(), (name, ref)
+    case(name, "RegexFullMatch", {"x": x}, {"y": want}, opset=20, consts=consts,
+         pattern=pattern)
+
+
+regex_case("test_regex_full_match_basic", r"www\.[\w.-]+\.\bcom\b",
+           O(["www.google.com", "www.facebook.com", "www.bbc.co.uk"]),
+           np.array([True, True, False]))
+email = r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)"
+regex_case("test_regex_full_match_email_domain", email,
+           O([["account@gmail.com", "account@hotmail.com"], ["not email", "account2@yahoo.com"]]),
+           np.array([[True, False], [False, True]]))
+regex_case("test_regex_full_match_empty", email, np.array([[], []], dtype=object),
+           np.array([[], []], dtype=bool))
+regex_case("test_regex_full_match_dot_newline_20", r"a.c",
+           O(["abc", "a\nc", "ac", "a.c", "abcc"]), np.array([True, False, False, True, False]))
+regex_case("test_regex_full_match_icase_20", r"(?i)hello\s+(?:world|there)",
+           O(["Hello World", "HELLO\tthere", "hello", "hello  worlds"]),
+           np.array([True, True, False, False]))
+regex_case("test_regex_full_match_lazy_counts_20", r"\d{2,3}-[^\d\s]+?x*",
+           O(["12-ab", "1234-ab", "123-", "99-zzxx", "12-a b"]),
+           np.array([True, False, False, True, False]))
+regex_case("test_regex_full_match_brackets_20", r"[]a\-z^]+|[\x41-\x43]{2}|\xe9t\xe9",
+           O(["]-^az", "a-b", "AB", "AD", "\u00e9t\u00e9", "^"]),
+           np.array([True, False, True, False, True, True]))
+regex_case("test_regex_full_match_constant_20", r"[a-c]+", O(["abc", "abd"]),
+           np.array([True, False]), consts=("x",))
 
 
 # ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty
