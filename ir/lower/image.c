@@ -773,7 +773,9 @@ static kn_status lower_ccp(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
 }
 
 /* Gather form (each output pixel sums the block entries that cover it), so no two
- * iterations write one element. */
+ * iterations write one element; any number r of spatial axes. On axis d, block entry k
+ * covers image position y from block position (y + pad - k*dil) / str when that
+ * divides and lies in [0, l). */
 static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *y = out[0];
@@ -781,37 +783,42 @@ static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int ci, cb;
     kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
     kn_col2im_plan p;
-    if (const_shape(L, n, 1, im, &ci) || const_shape(L, n, 2, bl, &cb) ||
-        kn_col2im_plan_make(kl_ctx(L), n, &xt, im, bl, &p))
-        return kl_ctx(L)->status;
+    if (const_shape(L, n, 1, im, &ci) || const_shape(L, n, 2, bl, &cb)) return kl_ctx(L)->status;
+    if (ci != cb)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "image_shape has %d values and block_shape %d", ci,
+                       cb);
+    if (kn_col2im_plan_make(kl_ctx(L), n, &xt, im, bl, ci, &p)) return kl_ctx(L)->status;
     if (!y->numel) return KN_OK;
     kn_dtype t = kx_compute_dtype(y->dtype);
-    int64_t Lb = p.lh * p.lw;
-    int vb = kl_for(L, p.n * p.c), vy = kl_for(L, p.h), vx = kl_for(L, p.w);
+    int r = p.r, vy[KN_MAX_RANK], vk[KN_MAX_RANK], bv[KN_MAX_RANK];
+    int vb = kl_for(L, p.n * p.c);
+    for (int d = 0; d < r; d++) vy[d] = kl_for(L, p.img[d]);
     int acc = kl_decl(L, t, kx_const(L, t, 0));
-    int vi = kl_for(L, p.kh), vj = kl_for(L, p.kw);
-    /* block row: (y + pt - i*dh) / sh when that divides and is in range */
-    kn_kx *ty = kx_sub(L, kx_add(L, V(L, vy), I(L, p.pt)), kx_mul(L, V(L, vi), I(L, p.dh)));
-    kn_kx *tx = kx_sub(L, kx_add(L, V(L, vx), I(L, p.pl)), kx_mul(L, V(L, vj), I(L, p.dw)));
-    int by = kl_decl(L, KN_I64, ty), bx = kl_decl(L, KN_I64, tx);
-    kn_kx *ok = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, V(L, by), I(L, 0)),
-                       kx_bin(L, KX_GE, V(L, bx), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, by), I(L, p.sh)), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, bx), I(L, p.sw)), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, by), I(L, p.lh * p.sh)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, bx), I(L, p.lw * p.sw)));
+    for (int d = 0; d < r; d++) vk[d] = kl_for(L, p.k[d]);
+    kn_kx *ok = NULL, *l = I(L, 0), *row = V(L, vb);
+    for (int d = 0; d < r; d++) {
+        kn_kx *td = kx_sub(L, kx_add(L, V(L, vy[d]), I(L, p.pad[d])),
+                           kx_mul(L, V(L, vk[d]), I(L, p.dil[d])));
+        bv[d] = kl_decl(L, KN_I64, td);
+        kn_kx *okd = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, V(L, bv[d]), I(L, 0)),
+                            kx_bin(L, KX_LT, V(L, bv[d]), I(L, p.l[d] * p.str[d])));
+        if (p.str[d] > 1)
+            okd = kx_bin(L, KX_LAND, okd,
+                         kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, bv[d]), I(L, p.str[d])), I(L, 0)));
+        ok = ok ? kx_bin(L, KX_LAND, ok, okd) : okd;
+        kn_kx *ld = p.str[d] > 1 ? kx_bin(L, KX_DIV, V(L, bv[d]), I(L, p.str[d])) : V(L, bv[d]);
+        l = kx_add(L, kx_mul(L, l, I(L, p.l[d])), ld);
+        /* input row (c * prod(k) + k_flat) of batch b, vb = b * C + c */
+        row = kx_add(L, kx_mul(L, row, I(L, p.k[d])), V(L, vk[d]));
+    }
     kl_if(L, ok);
-    kn_kx *l = kx_add(L, kx_mul(L, kx_bin(L, KX_DIV, V(L, by), I(L, p.sh)), I(L, p.lw)),
-                      kx_bin(L, KX_DIV, V(L, bx), I(L, p.sw)));
-    /* input row (c * kh + i) * kw + j of batch b: vb = b * C + c */
-    kn_kx *row = kx_add(
-        L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.kh)), V(L, vi)), I(L, p.kw)), V(L, vj));
-    kl_set(L, acc, kx_add(L, V(L, acc), kx_load(L, x, kx_add(L, kx_mul(L, row, I(L, Lb)), l))));
-    kl_end_n(L, 3);
-    kn_kx *o = kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.h)), V(L, vy)), I(L, p.w)),
-                      V(L, vx));
+    kl_set(L, acc, kx_add(L, V(L, acc), kx_load(L, x, kx_add(L, kx_mul(L, row, I(L, p.ll)), l))));
+    kl_end(L);
+    kl_end_n(L, r);
+    kn_kx *o = V(L, vb);
+    for (int d = 0; d < r; d++) o = kx_add(L, kx_mul(L, o, I(L, p.img[d])), V(L, vy[d]));
     kl_store(L, y, o, V(L, acc));
-    kl_end_n(L, 3);
+    kl_end_n(L, r + 1);
     return KN_OK;
 }
 

@@ -1033,43 +1033,52 @@ static kn_status eval_ccp(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
 /* ---- Col2Im (opset 18): the sum of the column blocks back into an image ---- */
 
 kn_status kn_col2im_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *image,
-                              const int64_t *block, kn_col2im_plan *p) {
-    int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+                              const int64_t *block, int r, kn_col2im_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (r < 1 || r > KN_MAX_RANK - 2)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "images of %d axes are not supported (1 to %d)", r,
+                       KN_MAX_RANK - 2);
+    int64_t pads[2 * KN_MAX_RANK] = {0};
+    p->r = r;
+    for (int d = 0; d < r; d++) p->dil[d] = p->str[d] = 1;
     const int64_t *v;
     int k;
     if ((k = kn_attr_ints(cx, n, "dilations", &v)) >= 0) {
-        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "dilations needs 2 values");
-        dil[0] = v[0], dil[1] = v[1];
+        if (k != r) return kn_diag(cx, n, KN_EINVAL, "dilations needs %d values", r);
+        memcpy(p->dil, v, (size_t)r * sizeof *v);
     }
     if ((k = kn_attr_ints(cx, n, "strides", &v)) >= 0) {
-        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "strides needs 2 values");
-        str[0] = v[0], str[1] = v[1];
+        if (k != r) return kn_diag(cx, n, KN_EINVAL, "strides needs %d values", r);
+        memcpy(p->str, v, (size_t)r * sizeof *v);
     }
     if ((k = kn_attr_ints(cx, n, "pads", &v)) >= 0) {
-        if (k != 4) return kn_diag(cx, n, KN_EINVAL, "pads needs 4 values");
-        memcpy(pads, v, sizeof pads);
+        if (k != 2 * r) return kn_diag(cx, n, KN_EINVAL, "pads needs %d values", 2 * r);
+        memcpy(pads, v, (size_t)(2 * r) * sizeof *v);
     }
     if (kn_failed(cx)) return cx->status;
     if (x->rank != 3) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected 3", x->rank);
-    for (int i = 0; i < 2; i++)
-        if (dil[i] < 1 || str[i] < 1 || block[i] < 1 || image[i] < 0 || pads[i] < 0 ||
-            pads[i + 2] < 0)
-            return kn_diag(cx, n, KN_EINVAL, "bad image, block, dilation, stride or pad value");
     p->n = x->dims[0];
-    p->h = image[0], p->w = image[1], p->kh = block[0], p->kw = block[1];
-    p->dh = dil[0], p->dw = dil[1], p->sh = str[0], p->sw = str[1], p->pt = pads[0],
-    p->pl = pads[1];
-    p->lh = (p->h + pads[0] + pads[2] - (p->dh * (p->kh - 1) + 1)) / p->sh + 1;
-    p->lw = (p->w + pads[1] + pads[3] - (p->dw * (p->kw - 1) + 1)) / p->sw + 1;
-    int64_t kk = p->kh * p->kw;
-    if (x->dims[1] >= 0 && x->dims[1] % kk)
+    p->kk = p->ll = 1;
+    for (int d = 0; d < r; d++) {
+        if (p->dil[d] < 1 || p->str[d] < 1 || block[d] < 1 || image[d] < 0 || pads[d] < 0 ||
+            pads[d + r] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "bad image, block, dilation, stride or pad value");
+        p->img[d] = image[d], p->k[d] = block[d], p->pad[d] = pads[d];
+        p->l[d] =
+            (image[d] + pads[d] + pads[d + r] - (p->dil[d] * (block[d] - 1) + 1)) / p->str[d] + 1;
+        if (p->l[d] < 1)
+            return kn_diag(cx, n, KN_EINVAL, "the block does not fit the padded image on axis %d",
+                           d);
+        p->kk *= block[d], p->ll *= p->l[d];
+    }
+    if (x->dims[1] >= 0 && x->dims[1] % p->kk)
         return kn_diag(cx, n, KN_EINVAL,
                        "input dim 1 (%lld) is not a multiple of the block size %lld",
-                       (long long)x->dims[1], (long long)kk);
-    p->c = x->dims[1] < 0 ? -1 : x->dims[1] / kk;
-    if (x->dims[2] >= 0 && (p->lh < 1 || p->lw < 1 || x->dims[2] != p->lh * p->lw))
+                       (long long)x->dims[1], (long long)p->kk);
+    p->c = x->dims[1] < 0 ? -1 : x->dims[1] / p->kk;
+    if (x->dims[2] >= 0 && x->dims[2] != p->ll)
         return kn_diag(cx, n, KN_EINVAL, "input has %lld blocks, the image and block give %lld",
-                       (long long)x->dims[2], (long long)(p->lh * p->lw));
+                       (long long)x->dims[2], (long long)p->ll);
     return KN_OK;
 }
 
@@ -1083,12 +1092,13 @@ static kn_status infer_col2im(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         return cx->status;
     out[0] = kn_type_unknown(x->dtype);
     if (!ki || !kb || x->rank < 0) return KN_OK;
-    if (ci != 2 || cb != 2)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "only 2-D images are supported (%d-D given)", ci);
+    if (ci != cb)
+        return kn_diag(cx, n, KN_EINVAL, "image_shape has %d values and block_shape %d", ci, cb);
     kn_col2im_plan p;
-    if (kn_col2im_plan_make(cx, n, x, im, bl, &p)) return cx->status;
-    int64_t dims[4] = {p.n, p.c, p.h, p.w};
-    out[0] = kn_type_make(x->dtype, 4, dims);
+    if (kn_col2im_plan_make(cx, n, x, im, bl, ci, &p)) return cx->status;
+    int64_t dims[KN_MAX_RANK] = {p.n, p.c};
+    memcpy(dims + 2, p.img, (size_t)p.r * sizeof *dims);
+    out[0] = kn_type_make(x->dtype, 2 + p.r, dims);
     return KN_OK;
 }
 
@@ -1100,22 +1110,30 @@ static kn_status eval_col2im(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     kn_col2im_plan p;
     if (shape_input(cx, n, in, 1, im, KN_MAX_RANK, &ci, &ki) ||
         shape_input(cx, n, in, 2, bl, KN_MAX_RANK, &cb, &kb) ||
-        kn_col2im_plan_make(cx, n, &in[0]->type, im, bl, &p))
+        kn_col2im_plan_make(cx, n, &in[0]->type, im, bl, ci, &p))
         return cx->status;
-    int64_t L = p.lh * p.lw, rows = p.c * p.kh * p.kw;
-    for (int64_t b = 0; b < p.n; b++)
-        for (int64_t c = 0; c < p.c; c++)
-            for (int64_t i = 0; i < p.kh; i++)
-                for (int64_t j = 0; j < p.kw; j++)
-                    for (int64_t l = 0; l < L; l++) {
-                        int64_t y = (l / p.lw) * p.sh - p.pt + i * p.dh;
-                        int64_t x = (l % p.lw) * p.sw - p.pl + j * p.dw;
-                        if (y < 0 || y >= p.h || x < 0 || x >= p.w) continue;
-                        int64_t o = ((b * p.c + c) * p.h + y) * p.w + x;
-                        int64_t s = (b * rows + (c * p.kh + i) * p.kw + j) * L + l;
-                        kn_tensor_set_f64(
-                            out[0], o, kn_tensor_get_f64(out[0], o) + kn_tensor_get_f64(in[0], s));
-                    }
+    int64_t ist[KN_MAX_RANK];
+    kn_strides(p.r, p.img, ist);
+    for (int64_t bc = 0; bc < p.n * p.c; bc++)
+        for (int64_t kf = 0; kf < p.kk; kf++)
+            for (int64_t lf = 0; lf < p.ll; lf++) {
+                /* block entry kf at block position lf: image position l*str - pad + k*dil */
+                int64_t o = 0, kr = kf, lr = lf;
+                bool inside = true;
+                for (int d = p.r - 1; d >= 0; d--) {
+                    int64_t kd = kr % p.k[d], ld = lr % p.l[d];
+                    kr /= p.k[d], lr /= p.l[d];
+                    int64_t y = ld * p.str[d] - p.pad[d] + kd * p.dil[d];
+                    if (y < 0 || y >= p.img[d]) inside = false;
+                    o += y * ist[d];
+                }
+                if (!inside) continue;
+                int64_t c = bc % p.c, b = bc / p.c;
+                o += bc * ist[0] * p.img[0];
+                int64_t s = (b * p.c * p.kk + c * p.kk + kf) * p.ll + lf;
+                kn_tensor_set_f64(out[0], o,
+                                  kn_tensor_get_f64(out[0], o) + kn_tensor_get_f64(in[0], s));
+            }
     return KN_OK;
 }
 
