@@ -339,6 +339,29 @@ for mode in ("linear", "nearest"):
 case("test_gridsample_cubic_20", "GridSample", {"x": x, "grid": (grid / 1.2 * 0.7).astype(np.float32)},
      {"y": (np.float32, [1, 2, 3, 3])}, opset=20, mode="cubic")
 
+# 3-D GridSample (X [N, C, D, H, W], grid [N, D', H', W', 3] holding x, y, z): torch's
+# grid_sample on 5-D input is the reference (trilinear for linear), cross-checked against
+# ONNX Runtime; coordinates reach 1.3 outside [-1, 1] so every padding rule is exercised.
+
+
+def torch_grid_sample(x, grid, mode, padding, align):
+    import torch
+    y = torch.nn.functional.grid_sample(
+        torch.from_numpy(x.astype(np.float64)), torch.from_numpy(grid.astype(np.float64)),
+        mode={"linear": "bilinear"}.get(mode, mode), padding_mode=padding,
+        align_corners=bool(align))
+    return y.numpy().astype(np.float32)
+
+
+x = f32(2, 3, 4, 5, 6)
+grid = (rng.random((2, 3, 4, 2, 3)) * 2.6 - 1.3).astype(np.float32)
+for mode, padding, align in (("linear", "zeros", 0), ("linear", "border", 1),
+                             ("linear", "reflection", 0), ("nearest", "zeros", 1),
+                             ("nearest", "reflection", 1)):
+    case("test_gridsample_3d_%s_%s_align%d_20" % (mode, padding, align), "GridSample",
+         {"x": x, "grid": grid}, {"y": torch_grid_sample(x, grid, mode, padding, align)},
+         opset=20, mode=mode, padding_mode=padding, align_corners=align)
+
 # ---- AveragePool-19 dilations, LpPool-18 ceil_mode and dilations (numpy; they also
 # agree within 1e-6 with the ONNX Runtime outputs committed before)
 x = f32(1, 2, 7, 8)
