@@ -267,8 +267,11 @@ def deform(x_shape, w_shape, off_shape):
 
 case("deformconv_offset_shape", deform([1, 2, 5, 5], [3, 2, 3, 3], [1, 8, 3, 3]), 1,
      "node 'dc' (DeformConv): offset has shape f32[1,8,3,3], expected [1, 18, 3, 3]")
-case("deformconv_1d", deform([1, 2, 5], [3, 2, 3], [1, 6, 3]), 1,
-     "node 'dc' (DeformConv): input and weights have ranks 3 and 3: only 2-D DeformConv")
+case("deformconv_4d", deform([1, 2, 5, 5, 5, 5], [3, 2, 3, 3, 3, 3], [1, 324, 3, 3, 3, 3]), 1,
+     "node 'dc' (DeformConv): input and weights have ranks 6 and 6: DeformConv takes 1 to 3 "
+     "spatial axes")
+case("deformconv_3d_offset_shape", deform([1, 2, 4, 4, 4], [3, 2, 2, 2, 2], [1, 16, 3, 3, 3]),
+     1, "node 'dc' (DeformConv): offset has shape f32[1,16,3,3,3], expected [1, 24, 3, 3, 3]")
 
 case("stringconcat_shapes",
      model([helper.make_node("StringConcat", ["a", "b"], ["y"], name="sc")],
