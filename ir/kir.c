@@ -493,13 +493,18 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig) {
     return x;
 }
 
-kn_kx *kx_regex(kn_lower *L, kn_kx *s, const char *posix, int flags) {
-    KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
+kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags) {
+    KN_ASSERT(re->dtype == KN_U8 && re->numel >= KN_REGEX_T_BYTES);
+    KN_ASSERT(kind != KN_RX_MATCH || (s && s->dtype == KN_STRING && kx_lanes(s) == 1));
     kn_kx *x = new_x(L, KX_REGEX, KN_I32);
-    x->a[0] = s;
-    x->i = flags;
-    x->text = kn_arena_strdup(L->p->arena, posix);
-    KN_ASSERT(x->text);
+    x->buf = re;
+    x->a[0] = kind == KN_RX_MATCH ? s : NULL;
+    x->i = kind << 1 | (flags & 1);
+    if (kind == KN_RX_COMPILE) {
+        x->text = kn_arena_strdup(L->p->arena, posix);
+        KN_ASSERT(x->text);
+    }
+    use(L, re);
     return x;
 }
 
@@ -695,16 +700,27 @@ static void print_x(FILE *f, const kn_kx *x) {
         fputc(')', f);
         return;
     case KX_REGEX:
-        fprintf(f, "regex.%d(\"", (int)x->i);
+        fprintf(f, "regex.%s%s(%s",
+                (x->i >> 1) == KN_RX_COMPILE ? "compile"
+                : (x->i >> 1) == KN_RX_MATCH ? "match"
+                                             : "free",
+                x->i & 1 ? ".icase" : "", x->buf->name);
+        if (x->a[0]) {
+            fprintf(f, ", ");
+            print_x(f, x->a[0]);
+        }
+        if (!x->text) {
+            fputc(')', f);
+            return;
+        }
+        fprintf(f, ", \"");
         for (const char *c = x->text; *c; c++)
             fprintf(f,
                     *c == '"' || *c == '\\'  ? "\\%c"
                     : (unsigned char)*c < 32 ? "\\x%02x"
                                              : "%c",
                     (unsigned char)*c);
-        fprintf(f, "\", ");
-        print_x(f, x->a[0]);
-        fputc(')', f);
+        fprintf(f, "\")");
         return;
     case KX_SAT:
         fprintf(f, "sat.%s%d(", x->i & 32 ? "u" : "s", (int)(x->i & 31));

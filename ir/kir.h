@@ -80,7 +80,7 @@ typedef enum kn_kx_op {
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
-    KX_REGEX,      /* string a[0] matched against a POSIX ERE (below) */
+    KX_REGEX,      /* a POSIX ERE compiled into, matched with or freed from buf (below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -127,13 +127,17 @@ kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
  * not turn into SSAT itself. */
 kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
 
-/* KX_REGEX: whether the string value s matches the POSIX extended regular expression
- * `posix` (ir/regex.h: RegexFullMatch's translation, anchored at both ends), with
- * KN_REGEX_ICASE in flags (held in i): an i32, 1 if it matches, 0 if not, -1 if the
- * pattern cannot be compiled at run time (out of memory). The emitters call the C
- * library's regcomp/regexec/regfree (a hosted <regex.h>: refused on microcontrollers),
- * compiling the pattern at each evaluation. */
-kn_kx *kx_regex(kn_lower *L, kn_kx *s, const char *posix, int flags);
+/* KX_REGEX: the C library's <regex.h> on a regex_t held in u8 buffer `re` (at least
+ * KN_REGEX_T_BYTES bytes of arena; a hosted target: refused on microcontrollers), an
+ * i32, with the kind in i >> 1:
+ *   KN_RX_COMPILE: regcomp(re, posix, REG_EXTENDED | REG_NOSUB, REG_ICASE if i & 1):
+ *                  0, or -1 if it fails (out of memory); `posix` in text;
+ *   KN_RX_MATCH:   1 if string a[0] matches the compiled pattern (regexec), else 0;
+ *   KN_RX_FREE:    regfree(re), 0.
+ * RegexFullMatch compiles once per run, matches each element, then frees. */
+enum { KN_RX_COMPILE, KN_RX_MATCH, KN_RX_FREE };
+#define KN_REGEX_T_BYTES 256
+kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags);
 
 /* ---- statements ---- */
 

@@ -148,6 +148,7 @@ static bool uses_enter(kn_kwalker *w, kn_ks *s) {
 
 static void uses_expr(kn_kwalker *w, kn_kx *x) {
     if (x->op == KX_LOAD || x->op == KX_STR) ((uses_ctx *)w)->use[x->buf->id] |= 1;
+    if (x->op == KX_REGEX) ((uses_ctx *)w)->use[x->buf->id] |= 3; /* the compiled pattern */
 }
 
 void kn_kernel_uses(const kn_ks *s, unsigned char *use) {

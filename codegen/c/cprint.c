@@ -308,15 +308,23 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     case KX_REGEX: /* the pattern as a C string literal: octal escapes for what is not
                       printable ASCII, and for '?' (no trigraphs) */
         E->helpers |= H_REGEX;
-        fprintf(f, "kn_regex_full(\"");
+        if ((x->i >> 1) == KN_RX_MATCH) {
+            fprintf(f, "kn_regex_match(%s, ", x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+            return;
+        }
+        if ((x->i >> 1) == KN_RX_FREE) {
+            fprintf(f, "kn_regex_free(%s)", x->buf->name);
+            return;
+        }
+        fprintf(f, "kn_regex_compile(%s, \"", x->buf->name);
         for (const unsigned char *c = (const unsigned char *)x->text; *c; c++)
             if (*c < 32 || *c >= 127 || *c == '"' || *c == '\\' || *c == '?')
                 fprintf(f, "\\%03o", *c);
             else
                 fputc(*c, f);
-        fprintf(f, "\", %d, ", (int)x->i);
-        kn_cprint_expr(E, x->a[0]);
-        fputc(')', f);
+        fprintf(f, "\", %d)", (int)(x->i & 1));
         return;
     case KX_SAT: {
         int k = (int)((x->i & 31) / 8 - 1) | (x->i & 32 ? 2 : 0);
@@ -979,17 +987,21 @@ static void sat_helper(FILE *f, int k) {
             k, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
 }
 
-/* KX_REGEX (ir/kir.h): regcomp/regexec of the C library, the pattern compiled at each
- * call (the interpreter's ir/regex.c does the same with one regcomp per node). */
+/* KX_REGEX (ir/kir.h): regcomp/regexec/regfree of the C library on a regex_t kept in the
+ * arena (KN_REGEX_T_BYTES bytes there; the typedef fails to compile where it is larger). */
 static const char regex_helper[] =
     "#include <regex.h>\n"
-    "static int kn_regex_full(const char *p, int icase, const char *s) {\n"
-    "    regex_t re;\n"
-    "    int r;\n"
-    "    if (regcomp(&re, p, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0))) return -1;\n"
-    "    r = regexec(&re, s, 0, NULL, 0) == 0;\n"
-    "    regfree(&re);\n"
-    "    return r;\n"
+    "typedef char kn_regex_fits[sizeof(regex_t) <= 256 ? 1 : -1];\n"
+    "static int kn_regex_compile(void *re, const char *p, int icase) {\n"
+    "    return regcomp((regex_t *)re, p, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0)) ? -1 "
+    ": 0;\n"
+    "}\n"
+    "static int kn_regex_match(const void *re, const char *s) {\n"
+    "    return regexec((const regex_t *)re, s, 0, NULL, 0) == 0;\n"
+    "}\n"
+    "static int kn_regex_free(void *re) {\n"
+    "    regfree((regex_t *)re);\n"
+    "    return 0;\n"
     "}\n";
 
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {

@@ -627,67 +627,31 @@ static LLVMValueRef sat(emit *E, const kn_kx *x) {
     return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
 }
 
-/* The module's kn_regex_full(pattern, icase, s) -> i32, built on first use: the C
- * emitter's helper (codegen/c/cprint.c) in IR, calling the C library's regcomp, regexec
- * and regfree. regex_t is an opaque stack object of the host's size (the program runs
- * in this process or on a hosted target of the same C library; microcontrollers never
- * get here, ir/lower/string.c refuses them), the REG_ flags the host's values. */
-static LLVMValueRef regex_fn(emit *E) {
-    LLVMValueRef f = LLVMGetNamedFunction(E->mod, "kn_regex_full");
-    if (f) return f;
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), p = E->ptr;
-    LLVMTypeRef params[3] = {p, i32, p};
-    f = LLVMAddFunction(E->mod, "kn_regex_full", LLVMFunctionType(i32, params, 3, 0));
-    LLVMSetLinkage(f, LLVMInternalLinkage);
-    LLVMBuilderRef B = LLVMCreateBuilderInContext(E->ctx);
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, f, "entry");
-    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(E->ctx, f, "compiled");
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(E->ctx, f, "failed");
-    LLVMPositionBuilderAtEnd(B, entry);
-    LLVMTypeRef store = LLVMArrayType(LLVMInt8TypeInContext(E->ctx), (unsigned)sizeof(regex_t));
-    LLVMValueRef re = LLVMBuildAlloca(B, store, "re");
-    LLVMSetAlignment(re, 16);
-    LLVMValueRef icase =
-        LLVMBuildICmp(B, LLVMIntNE, LLVMGetParam(f, 1), LLVMConstInt(i32, 0, 0), "");
-    LLVMValueRef flags =
-        LLVMBuildSelect(B, icase, LLVMConstInt(i32, REG_EXTENDED | REG_NOSUB | REG_ICASE, 0),
-                        LLVMConstInt(i32, REG_EXTENDED | REG_NOSUB, 0), "");
-    LLVMTypeRef tcomp_p[3] = {p, p, i32},
-                texec_p[5] = {p, p, LLVMInt64TypeInContext(E->ctx), p, i32};
-    LLVMTypeRef tcomp = LLVMFunctionType(i32, tcomp_p, 3, 0),
-                texec = LLVMFunctionType(i32, texec_p, 5, 0);
-    LLVMTypeRef tfree = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), &p, 1, 0);
-    LLVMValueRef comp = LLVMGetNamedFunction(E->mod, "regcomp");
-    if (!comp) comp = LLVMAddFunction(E->mod, "regcomp", tcomp);
-    LLVMValueRef exec = LLVMGetNamedFunction(E->mod, "regexec");
-    if (!exec) exec = LLVMAddFunction(E->mod, "regexec", texec);
-    LLVMValueRef fr = LLVMGetNamedFunction(E->mod, "regfree");
-    if (!fr) fr = LLVMAddFunction(E->mod, "regfree", tfree);
-    LLVMValueRef ca[3] = {re, LLVMGetParam(f, 0), flags};
-    LLVMValueRef rc = LLVMBuildCall2(B, tcomp, comp, ca, 3, "");
-    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntEQ, rc, LLVMConstInt(i32, 0, 0), ""), ok, bad);
-    LLVMPositionBuilderAtEnd(B, bad);
-    LLVMBuildRet(B, LLVMConstInt(i32, (unsigned long long)-1, 1));
-    LLVMPositionBuilderAtEnd(B, ok);
-    LLVMValueRef ea[5] = {re, LLVMGetParam(f, 2),
-                          LLVMConstInt(LLVMInt64TypeInContext(E->ctx), 0, 0), LLVMConstNull(p),
-                          LLVMConstInt(i32, 0, 0)};
-    LLVMValueRef m = LLVMBuildCall2(B, texec, exec, ea, 5, "");
-    LLVMBuildCall2(B, tfree, fr, &re, 1, "");
-    LLVMBuildRet(
-        B, LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntEQ, m, LLVMConstInt(i32, 0, 0), ""), i32, ""));
-    LLVMDisposeBuilder(B);
-    return f;
-}
-
-/* KX_REGEX: kn_regex_full("pattern", flags, s). */
+/* KX_REGEX (ir/kir.h): calls of the C library's regcomp, regexec and regfree on the
+ * regex_t in buffer x->buf (the REG_ flags the host's values: the program runs in this
+ * process or on a hosted target of the same C library; microcontrollers never get here,
+ * ir/lower/string.c refuses them). */
 static LLVMValueRef regex(emit *E, const kn_kx *x) {
-    LLVMValueRef f = regex_fn(E);
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
-    LLVMTypeRef params[3] = {E->ptr, i32, E->ptr};
-    LLVMValueRef args[3] = {LLVMBuildGlobalString(E->b, x->text, "regex"),
-                            LLVMConstInt(i32, (unsigned long long)x->i, 0), expr(E, x->a[0])};
-    return LLVMBuildCall2(E->b, LLVMFunctionType(i32, params, 3, 0), f, args, 3, "");
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMTypeRef p = E->ptr;
+    LLVMValueRef re = E->bufs[x->buf->id], zero = LLVMConstInt(i32, 0, 0);
+    int kind = (int)(x->i >> 1);
+    if (kind == KN_RX_COMPILE) {
+        int flags = REG_EXTENDED | REG_NOSUB | (x->i & 1 ? REG_ICASE : 0);
+        LLVMValueRef args[3] = {re, LLVMBuildGlobalString(E->b, x->text, "regex"),
+                                LLVMConstInt(i32, (unsigned long long)flags, 0)};
+        LLVMValueRef rc = call_fn(E, "regcomp", i32, args, 3);
+        return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, rc, zero, ""), zero,
+                               LLVMConstInt(i32, (unsigned long long)-1, 1), "");
+    }
+    if (kind == KN_RX_MATCH) {
+        LLVMValueRef args[5] = {re, expr(E, x->a[0]), LLVMConstInt(i64, 0, 0), LLVMConstNull(p),
+                                zero};
+        LLVMValueRef m = call_fn(E, "regexec", i32, args, 5);
+        return LLVMBuildZExt(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, m, zero, ""), i32, "");
+    }
+    call_fn(E, "regfree", LLVMVoidTypeInContext(E->ctx), &re, 1);
+    return zero;
 }
 
 static LLVMValueRef expr(emit *E, const kn_kx *x) {

@@ -530,9 +530,10 @@ static kn_status lower_strconcat(kn_lower *L, const kn_node *n, kn_kbuf *const *
 
 /* ---- RegexFullMatch, StringSplit ---- */
 
-/* y[i] = the C library's regexec of the translated pattern (ir/regex.h) on x[i]; a
- * failed regcomp (out of memory) fails the run with KN_STATUS_REGEX. Hosted targets
- * only: a microcontroller's C library has no <regex.h>. */
+/* y[i] = the C library's regexec of the translated pattern (ir/regex.h) on x[i], the
+ * pattern compiled once per run into a regex_t in the arena; a failed regcomp (out of
+ * memory) fails the run with KN_STATUS_REGEX. Hosted targets only: a microcontroller's
+ * C library has no <regex.h>. */
 static kn_status lower_regex(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                              kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -550,12 +551,22 @@ static kn_status lower_regex(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         return kn_diag(cx, n, KN_EUNSUPPORTED, "pattern '%s': %s", re2, why);
     kn_kbuf *y = out[0];
     if (!y->numel) return KN_OK;
+    /* the compiled pattern lives in the arena for this kernel: compile, match each
+     * element, free */
+    int64_t bytes = KN_REGEX_T_BYTES;
+    kn_kbuf *re = kl_buffer(L->p, KB_TEMP, KN_U8, 1, &bytes, "re");
+    kn_kx *zero = kx_const(L, KN_I32, 0);
+    kl_if(L, kx_bin(L, KX_LT, kx_regex(L, KN_RX_COMPILE, re, NULL, posix, flags), zero));
+    kl_fail(L, KN_STATUS_REGEX);
+    kl_else(L);
     int i = kl_for(L, y->numel);
-    int r = kl_decl(L, KN_I32, kx_regex(L, kx_load(L, in[0], var(L, i)), posix, flags));
-    kl_if(L, kx_bin(L, KX_LT, var(L, r), kx_const(L, KN_I32, 0)));
+    kl_store(L, y, var(L, i),
+             kx_bin(L, KX_GT, kx_regex(L, KN_RX_MATCH, re, kx_load(L, in[0], var(L, i)), NULL, 0),
+                    zero));
+    kl_end(L);
+    kl_if(L, kx_bin(L, KX_NE, kx_regex(L, KN_RX_FREE, re, NULL, NULL, 0), zero)); /* never */
     kl_fail(L, KN_STATUS_REGEX);
     kl_end(L);
-    kl_store(L, y, var(L, i), kx_bin(L, KX_GT, var(L, r), kx_const(L, KN_I32, 0)));
     kl_end(L);
     return KN_OK;
 }
