@@ -19,6 +19,9 @@
 # caller's scope and properties of <target>:
 #   <target>_ARENA_SIZE, <target>_ARENA_ALIGN, <target>_WEIGHTS_SIZE
 #   (properties KILN_ARENA_SIZE, KILN_ARENA_ALIGN, KILN_WEIGHTS_SIZE; KILN_NAME is always set)
+#   With OPTIONS --memory <region>=<size>,... also <target>_NUM_REGIONS and, per region,
+#   <target>_ARENA_<region>_SIZE (properties KILN_NUM_REGIONS, KILN_ARENA_<region>_SIZE;
+#   <target>_ARENA_SIZE is then their sum). kiln_add_arena() takes one-arena models only.
 # With EMIT c and GCC 10 or later, the include directory also holds <c-prefix>_stack.h:
 # <c-prefix>_STACK_BYTES, the stack <c-prefix>_run needs as GCC compiled it (its call
 # graph, -fcallgraph-info=su; cmake/kiln_stack.cmake), and <c-prefix>_STACK_CALLS, the
@@ -215,9 +218,11 @@ function(kiln_add_model target)
       message(FATAL_ERROR "${where}: ${err}\n(kiln_add_model passes SHAPE as --shape, DIM as "
                           "--dim and OPTIONS as they are)")
     endif()
-    file(STRINGS ${cdir}/${KAM_NAME}.h defs REGEX "^#define ${KAM_NAME}_(ARENA_SIZE|ARENA_ALIGN|WEIGHTS_SIZE) ")
+    # with OPTIONS --memory R1=..,R2=..: also ARENA_<region>_SIZE (names as given)
+    file(STRINGS ${cdir}/${KAM_NAME}.h defs
+         REGEX "^#define ${KAM_NAME}_(ARENA_SIZE|ARENA_ALIGN|WEIGHTS_SIZE|NUM_REGIONS|ARENA_[A-Za-z_][A-Za-z0-9_]*_SIZE) ")
     foreach(line ${defs})
-      if(line MATCHES "^#define ${KAM_NAME}_([A-Z_]+) ([0-9]+)")
+      if(line MATCHES "^#define ${KAM_NAME}_([A-Za-z0-9_]+) ([0-9]+)")
         set(${target}_${CMAKE_MATCH_1} ${CMAKE_MATCH_2} PARENT_SCOPE)
         set_target_properties(${target} PROPERTIES KILN_${CMAKE_MATCH_1} ${CMAKE_MATCH_2})
       endif()
@@ -272,6 +277,11 @@ function(kiln_add_arena target)
     if(cname IN_LIST names)
       message(FATAL_ERROR "${where}: two models are named '${cname}': their symbols would clash in "
                           "one image; give each kiln_add_model() its own NAME")
+    endif()
+    get_target_property(nr ${m} KILN_NUM_REGIONS)
+    if(nr)
+      message(FATAL_ERROR "${where}: '${m}' was compiled with --memory (${nr} regions): "
+                          "kiln_add_arena() shares one arena; give its regions their own")
     endif()
     list(APPEND names ${cname})
     string(APPEND includes "#include \"${cname}.h\"\n")

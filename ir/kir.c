@@ -808,6 +808,9 @@ void kn_kprog_print(const kn_kprog *p, void *file) {
     static const char *kinds[] = {"input", "output", "const", "temp", "scratch"};
     fprintf(f, "program %s: arena %zu bytes (lower bound %zu)\n", p->name, p->arena_size,
             p->arena_lower_bound);
+    for (int r = 0; r < p->nregions; r++)
+        fprintf(f, "region %d %s: %zu of %zu bytes (lower bound %zu)\n", r, p->region_name[r],
+                p->region_size[r], p->region_cap[r], p->region_lower_bound[r]);
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         char buf[128];
@@ -818,6 +821,7 @@ void kn_kprog_print(const kn_kprog *p, void *file) {
                 fprintf(f, " in place of %s", b->alias->name);
             else
                 fprintf(f, " @%zu", b->offset);
+            if (p->nregions) fprintf(f, " in %s", p->region_name[b->region]);
             fprintf(f, " live %d..%d", b->first, b->last);
         }
         if (b->onnx) fprintf(f, "  # %s", b->onnx);

@@ -204,6 +204,7 @@ struct kn_kbuf {
     bool whole_run;        /* KB_TEMP live from its first use to the end of the run (string
                               character storage, the status word): never reused */
     int first, last;       /* kernels that define and last use it (memory plan) */
+    int region;            /* memory region of the arena storage (kn_kprog.nregions; else 0) */
 };
 
 /* A contraction kernel, described by its lowering so that schedule passes can rebuild
@@ -333,10 +334,19 @@ typedef struct kn_kprog {
     kn_dtype *var_dtype; /* dtype of each variable (loop indices are i64) */
     int *var_lanes;      /* lanes of each variable: 1 for scalars */
     int cap_vars;
-    bool io_in_arena;         /* --arena-in-place-io: the plan gives inputs and outputs arena
-                                 ranges too (input live from the start, output to the end); the
-                                 caller passes pointers into the arena at their offsets */
-    size_t arena_size;        /* bytes, from the memory plan */
+    bool io_in_arena; /* --arena-in-place-io: the plan gives inputs and outputs arena
+                         ranges too (input live from the start, output to the end); the
+                         caller passes pointers into the arena at their offsets */
+    /* --memory: the arena split into regions, fastest first (0: one arena). The plan puts
+       each buffer in the first region it fits in, smallest buffers first. */
+    int nregions;
+    const char *region_name[KN_MAX_REGIONS];   /* C identifiers */
+    size_t region_cap[KN_MAX_REGIONS];         /* bytes available */
+    size_t region_size[KN_MAX_REGIONS];        /* bytes used (64-byte multiple), from the plan */
+    size_t region_lower_bound[KN_MAX_REGIONS]; /* the region's largest total of live bytes */
+    double region_traffic[KN_MAX_REGIONS]; /* estimated bytes its buffers' accesses move a run */
+    double arena_traffic;                  /* the same over the whole arena */
+    size_t arena_size;        /* bytes, from the memory plan (with regions: their sum) */
     size_t arena_lower_bound; /* largest total of simultaneously live bytes */
     kn_kbuf *status;          /* i32 status word (KB_TEMP, whole_run) or NULL: emitters
                                  zero it on entry and NAME_run returns it (kl_fail) */
@@ -344,6 +354,10 @@ typedef struct kn_kprog {
     kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
                                  constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
+    int index_bits; /* 32: every loop index and every index expression built from loop
+                       indices and int-sized constants stays within int32 (pass 'index',
+                       for targets whose index_bits is 32): emitters may declare loop
+                       indices as 32-bit integers. 0: they are i64. */
 } kn_kprog;
 
 #define KN_ARENA_ALIGN 64

@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #define KN_MAX_RANK 8
+/* Arena regions a program may be planned in (kiln compile --memory) */
+#define KN_MAX_REGIONS 4
 
 typedef enum kn_kind { KN_KIND_TENSOR = 0, KN_KIND_SEQUENCE, KN_KIND_OPTIONAL } kn_kind;
 

@@ -61,6 +61,11 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
         pl.schedule = opts->schedule;
         pl.release_constants = opts->release_constants;
         pl.io_in_arena = opts->io_in_arena;
+        pl.nregions = opts->nregions;
+        for (int r = 0; r < opts->nregions; r++) {
+            pl.region_name[r] = opts->region_name[r];
+            pl.region_cap[r] = opts->region_cap[r];
+        }
         if (opts->schedule_file) {
             if (kn_schedule_read(cx, opts->schedule_file, &file)) return cx->status;
             pl.schedule = file;

@@ -75,6 +75,8 @@ static const pass_info passes[] = {
      "squeeze-and-excite's channel scale (Mul) applied in the loads of its one reader"},
     {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
      "mark independent loops parallel and choose how to split them"},
+    {"index", LEVEL_KERNEL, NULL, kn_kpass_index, KN_HAVE_KIR, 0, 0,
+     "32-bit loop indices on targets with index_bits 32 where every index value fits"},
     {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
      "buffer lifetimes, in-place reuse and arena offsets"},
 };
@@ -114,7 +116,7 @@ static const char *have_name(unsigned bit) {
 const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0)
-        return "shape,fold,shape,deseq,shape,fold,shape,weights,lower,lowp,plan,parallel";
+        return "shape,fold,shape,deseq,shape,fold,shape,weights,lower,lowp,plan,parallel,index";
     return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,fuse,"
            "chain,"
            "layout,"
@@ -125,7 +127,7 @@ const char *kn_pipeline_default(int opt_level) {
            "winograd,"
            "tile,"
            "vmath,lowp,sescale,plan,"
-           "parallel";
+           "parallel,index";
 }
 
 void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,
@@ -153,6 +155,12 @@ static kn_status pass_lower(kn_pipeline *pl) {
     pl->p->schedule = pl->schedule;
     pl->p->release_constants = pl->release_constants;
     pl->p->io_in_arena = pl->io_in_arena;
+    KN_ASSERT(pl->nregions <= KN_MAX_REGIONS);
+    pl->p->nregions = pl->nregions;
+    for (int r = 0; r < pl->nregions; r++) {
+        pl->p->region_name[r] = pl->region_name[r];
+        pl->p->region_cap[r] = pl->region_cap[r];
+    }
     pl->p->weights = pl->g->weights;
     return kn_schedule_check(pl->cx, pl->schedule, pl->p);
 }

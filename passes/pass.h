@@ -83,6 +83,9 @@ kn_status kn_kpass_stem(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_pool(kn_ctx *cx, struct kn_kprog *p);
 /* Marks independent loops KN_LOOP_PARALLEL and chooses their split (passes/parallel.c). */
 kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
+/* Loop indices narrowed to the target's index_bits where every index value fits
+ * (passes/index.c). */
+kn_status kn_kpass_index(kn_ctx *cx, struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
 kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
 /* Float32 constants exactly representable in p->weights stored in it (passes/lowp.c). */
@@ -111,6 +114,9 @@ typedef struct kn_pipeline {
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
     bool release_constants;             /* kn_compile_opts.release_constants, for the program */
     bool io_in_arena;                   /* kn_compile_opts.io_in_arena, for the program */
+    int nregions;                       /* kn_compile_opts' regions, for the program */
+    const char *region_name[KN_MAX_REGIONS];
+    size_t region_cap[KN_MAX_REGIONS];
 } kn_pipeline;
 
 /* Prepares a compilation of g for target t (NULL: generic C) named name. */
@@ -154,6 +160,9 @@ typedef struct kn_compile_opts {
                                            (weights it repacked): the graph keeps its shapes only */
     kn_dtype weights; /* --weights: KN_F16 or KN_BF16 (kn_weights_prepare first), or KN_UNDEF */
     bool io_in_arena; /* --arena-in-place-io: inputs and outputs planned inside the arena */
+    int nregions;     /* --memory NAME=SIZE,...: arena regions, fastest first (at most 4) */
+    const char *region_name[KN_MAX_REGIONS]; /* C identifiers, distinct */
+    size_t region_cap[KN_MAX_REGIONS];       /* bytes each may take */
 } kn_compile_opts;
 
 /* Runs the pipeline (opts may be NULL: the default one at -O3) on g: a program ready

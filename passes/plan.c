@@ -15,7 +15,16 @@
  * With the program's io_in_arena (--arena-in-place-io), inputs and outputs are placed
  * the same way: an input live from before the first kernel (the caller wrote it) to its
  * last reader, an output from its first writer to after the last kernel (the caller
- * reads it), so the arena is all the RAM the run needs. */
+ * reads it), so the arena is all the RAM the run needs.
+ * 3. Regions (the program's nregions, --memory fast=64K,slow=8M): the arena is split into
+ *    up to KN_MAX_REGIONS arenas, fastest first, each with a capacity. Buffers go, most
+ *    estimated traffic per byte first (the bytes their loads, stores and copies move in
+ *    a run, loop trip counts included, over their size), into the fastest region whose
+ *    plan (step 2 over its buffers) still fits with them; the rest fall through to the
+ *    slower regions. An in-place alias lives in the region of its storage and adds its
+ *    traffic to it. Each region gets its size, its own lower bound and its share of
+ *    the arena's traffic. */
+#include "ir/diag.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
 
@@ -289,23 +298,60 @@ static int by_size(const void *a, const void *b) {
     return (*(kn_kbuf *const *)a)->id - (*(kn_kbuf *const *)b)->id; /* deterministic */
 }
 
-kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
-    (void)cx;
-    kn_kprog_lifetimes(p);
-    in_place(p);
-    if (p->io_in_arena) /* the caller writes inputs before the run, reads outputs after it */
-        for (int i = 0; i < p->nbufs; i++) {
-            kn_kbuf *b = p->bufs[i]; /* one no kernel touches keeps no range (offset 0) */
-            if (b->kind == KB_INPUT && b->first >= 0) b->first = 0;
-            if (b->kind == KB_OUTPUT && b->first >= 0) b->last = p->nkernels - 1;
-            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0) b->offset = 0;
-        }
-    kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
-    KN_ASSERT(v);
-    int n = 0;
-    for (int i = 0; i < p->nbufs; i++)
-        if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
-    qsort(v, (size_t)n, sizeof *v, by_size);
+/* ---- estimated traffic: bytes each buffer's loads, stores and copies move per run ----
+ * Each access counts its bytes times the trip counts of the loops around it (a loop
+ * with a computed trip count counts once; both branches of an if count). */
+
+typedef struct acc_ctx {
+    kn_kwalker w;
+    double mult[66];
+    int depth;
+    double *bytes; /* per buffer id */
+} acc_ctx;
+
+static double elem_bytes(const kn_kbuf *b) {
+    return (double)kn_dtype_get(b->dtype)->size;
+}
+
+static bool acc_enter(kn_kwalker *w, kn_ks *s) {
+    acc_ctx *A = (acc_ctx *)w;
+    double m = A->mult[A->depth];
+    if (s->kind == KS_STORE && s->buf)
+        A->bytes[s->buf->id] += m * kx_lanes(s->value) * elem_bytes(s->buf);
+    if (s->kind == KS_COPY) {
+        double c = s->count && s->count->op == KX_CONST ? (double)s->count->i : 1;
+        if (s->buf) A->bytes[s->buf->id] += m * c * elem_bytes(s->buf);
+        if (s->src) A->bytes[s->src->id] += m * c * elem_bytes(s->src);
+    }
+    if (A->depth == 64) return false;
+    A->mult[++A->depth] =
+        m * (s->kind == KS_FOR && !s->ext && s->extent > 0 ? (double)s->extent : 1);
+    return true;
+}
+
+static void acc_leave(kn_kwalker *w, kn_ks *s) {
+    (void)s;
+    ((acc_ctx *)w)->depth--;
+}
+
+static void acc_expr(kn_kwalker *w, kn_kx *x) {
+    acc_ctx *A = (acc_ctx *)w;
+    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf)
+        A->bytes[x->buf->id] += A->mult[A->depth] * kx_lanes(x) * elem_bytes(x->buf);
+}
+
+/* bytes[id] += the estimated traffic of each buffer over the program */
+static void traffic(const kn_kprog *p, double *bytes) {
+    for (int k = 0; k < p->nkernels; k++) {
+        acc_ctx A = {.w = {.enter = acc_enter, .leave = acc_leave, .expr = acc_expr},
+                     .bytes = bytes};
+        A.mult[0] = 1;
+        kn_kwalk(&A.w, p->kernels[k]->body);
+    }
+}
+
+/* Places v[0..n) (sorted by by_size) greedily: sets each offset, returns the end. */
+static size_t place(kn_kbuf **v, int n) {
     size_t end = 0;
     for (int i = 0; i < n; i++) {
         kn_kbuf *b = v[i];
@@ -327,15 +373,131 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
         b->offset = off;
         if (off + size > end) end = off + size;
     }
+    return aligned(end);
+}
+
+/* --memory: each buffer, in order of estimated traffic per byte (tb[id] / bytes, the most
+ * first: what a fast region serves best, as in a knapsack by value density), into the
+ * first (fastest) region whose plan still fits with it; each region is then planned on
+ * its own as above, so a region's plan is the one the last buffer it took was checked
+ * with. A buffer no region can take is an error. */
+typedef struct dens_key {
+    double dens; /* traffic per byte */
+    int i;       /* index in v (largest first) */
+} dens_key;
+
+static int by_dens(const void *a, const void *b) {
+    const dens_key *x = a, *y = b;
+    if (x->dens != y->dens) return x->dens < y->dens ? 1 : -1;
+    return y->i - x->i; /* ties: smaller first */
+}
+
+static kn_status place_regions(kn_ctx *cx, kn_kprog *p, kn_kbuf **v, int n, const double *tb) {
+    kn_kbuf **cand = calloc((size_t)n + 1, sizeof *cand);
+    dens_key *ord = calloc((size_t)n + 1, sizeof *ord);
+    bool *done = calloc((size_t)n + 1, sizeof *done);
+    KN_ASSERT(cand && ord && done);
+    for (int i = 0; i < n; i++)
+        ord[i] = (dens_key){tb[v[i]->id] / (double)(buf_bytes(v[i]) ? buf_bytes(v[i]) : 1), i};
+    qsort(ord, (size_t)n, sizeof *ord, by_dens);
+    kn_status st = KN_OK;
+    for (int r = 0; r < p->nregions; r++) p->region_size[r] = 0;
+    for (int oi = 0; oi < n && !st; oi++) {
+        int i = ord[oi].i;
+        kn_kbuf *b = v[i];
+        int r = 0;
+        size_t size = 0;
+        done[i] = true;
+        for (; r < p->nregions; r++) {
+            int m = 0; /* the region's buffers so far and b, largest first */
+            for (int j = 0; j < n; j++)
+                if ((j != i && done[j] && v[j]->region == r) || j == i) cand[m++] = v[j];
+            b->region = r;
+            if ((size = place(cand, m)) <= p->region_cap[r]) break;
+        }
+        if (r < p->nregions) {
+            p->region_size[r] = size;
+            continue;
+        }
+        char have[512];
+        size_t at = 0;
+        for (int q = 0; q < p->nregions && at < sizeof have; q++)
+            at += (size_t)snprintf(have + at, sizeof have - at, "%s%s %zu of %zu", q ? ", " : "",
+                                   p->region_name[q], p->region_size[q], p->region_cap[q]);
+        st = kn_diag(cx, NULL, KN_EINVAL,
+                     "--memory: buffer '%s'%s%s%s (%zu bytes, live in kernels %d to %d) fits in "
+                     "no memory region (bytes planned of the size, before it: %s)",
+                     b->name, b->onnx ? " (value '" : "", b->onnx ? b->onnx : "",
+                     b->onnx ? "')" : "", buf_bytes(b), b->first, b->last, have);
+    }
+    size_t total = 0;
+    for (int r = 0; r < p->nregions && !st; r++) { /* the final plan of each region */
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (v[j]->region == r) cand[m++] = v[j];
+        p->region_size[r] = place(cand, m);
+        KN_ASSERT(p->region_size[r] <= p->region_cap[r]);
+        total += p->region_size[r];
+    }
+    p->arena_size = total;
+    free(cand);
+    free(ord);
+    free(done);
+    return st;
+}
+
+kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
+    kn_kprog_lifetimes(p);
+    in_place(p);
+    if (p->io_in_arena) /* the caller writes inputs before the run, reads outputs after it */
+        for (int i = 0; i < p->nbufs; i++) {
+            kn_kbuf *b = p->bufs[i]; /* one no kernel touches keeps no range (offset 0) */
+            if (b->kind == KB_INPUT && b->first >= 0) b->first = 0;
+            if (b->kind == KB_OUTPUT && b->first >= 0) b->last = p->nkernels - 1;
+            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0) b->offset = 0;
+        }
+    kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
+    KN_ASSERT(v);
+    int n = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        p->bufs[i]->region = 0;
+        if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
+    }
+    qsort(v, (size_t)n, sizeof *v, by_size);
+    double *tb = calloc((size_t)p->nbufs + 1, sizeof *tb);
+    KN_ASSERT(tb);
+    traffic(p, tb);
+    for (int i = 0; i < p->nbufs; i++) /* in-place results' traffic is their storage's */
+        if (p->bufs[i]->alias) tb[kn_kbuf_storage(p->bufs[i])->id] += tb[i];
+    kn_status st = KN_OK;
+    if (p->nregions > 0)
+        st = place_regions(cx, p, v, n, tb);
+    else
+        p->arena_size = place(v, n);
+    for (int i = 0; i < p->nbufs; i++) /* in-place aliases live in their storage's region */
+        p->bufs[i]->region = kn_kbuf_storage(p->bufs[i])->region;
+    /* each region's share of the arena's traffic */
+    p->arena_traffic = 0;
+    for (int r = 0; r < KN_MAX_REGIONS; r++) p->region_traffic[r] = 0;
+    for (int i = 0; i < n; i++) { /* v: the planned storage, aliases' traffic included */
+        p->arena_traffic += tb[v[i]->id];
+        p->region_traffic[v[i]->region] += tb[v[i]->id];
+    }
+    free(tb);
     size_t bound = 0;
+    for (int r = 0; r < KN_MAX_REGIONS; r++) p->region_lower_bound[r] = 0;
     for (int k = 0; k < p->nkernels; k++) {
-        size_t live = 0;
+        size_t live = 0, rlive[KN_MAX_REGIONS] = {0};
         for (int i = 0; i < n; i++)
-            if (v[i]->first <= k && k <= v[i]->last) live += aligned(buf_bytes(v[i]));
+            if (v[i]->first <= k && k <= v[i]->last) {
+                live += aligned(buf_bytes(v[i]));
+                rlive[v[i]->region] += aligned(buf_bytes(v[i]));
+            }
         if (live > bound) bound = live;
+        for (int r = 0; r < p->nregions; r++)
+            if (rlive[r] > p->region_lower_bound[r]) p->region_lower_bound[r] = rlive[r];
     }
     free(v);
-    p->arena_size = (end + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
     p->arena_lower_bound = bound;
-    return KN_OK;
+    return st;
 }

@@ -58,6 +58,11 @@ typedef struct kn_target {
      * vector_bits is then the width of the vectors inside one work-item (0: scalar
      * work-items). */
     int workgroup_max;
+    /* The machine's natural integer width for loop indices and index arithmetic: 32 on
+     * 32-bit microcontrollers, where each i64 add, compare or multiply takes 2-4
+     * instructions; 0 means 64. Pass 'index' narrows a program's indices to it where
+     * every index value fits (kn_kprog.index_bits). */
+    int index_bits;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

@@ -60,13 +60,104 @@ static void verbose_sizes(const kn_kprog *p, const char *code_path) {
             "kiln: sizes: arena %zu bytes (lower bound %zu), weights %zu bytes, code %lld "
             "bytes (%s)\n",
             p->arena_size, p->arena_lower_bound, kn_kprog_weight_bytes(p), code, code_path);
+    for (int r = 0; r < p->nregions; r++)
+        fprintf(stderr, "kiln: sizes: region %s %zu bytes (lower bound %zu)\n", p->region_name[r],
+                p->region_size[r], p->region_lower_bound[r]);
+}
+
+/* --memory NAME=SIZE,...: the arena regions, fastest first, into o (names point into
+ * spec's copy, kept in buf). false with a message on stderr (a usage error). */
+static bool parse_memory(const char *spec, char *buf, size_t cap, kn_compile_opts *o) {
+    o->nregions = 0;
+    if (strlen(spec) >= cap) {
+        cli_usage_error("compile", "--memory: list too long");
+        return false;
+    }
+    strcpy(buf, spec);
+    for (char *s = buf, *next; s; s = next) {
+        next = strchr(s, ',');
+        if (next) *next++ = 0;
+        char *eq = strchr(s, '=');
+        if (!eq || eq == s) {
+            cli_usage_error("compile", "--memory takes NAME=SIZE,... (fastest first), got '%s'",
+                            spec);
+            return false;
+        }
+        *eq = 0;
+        bool ident = isalpha((unsigned char)s[0]) || s[0] == '_';
+        for (const char *c = s; *c; c++) ident &= isalnum((unsigned char)*c) || *c == '_';
+        size_t size = 0;
+        if (!ident) {
+            cli_usage_error("compile", "--memory: region name '%s' is not a C identifier", s);
+            return false;
+        }
+        if (!cli_parse_bytes(eq + 1, &size) || size == 0) {
+            cli_usage_error("compile",
+                            "--memory: region '%s' takes a size in bytes above 0 (suffix K, M "
+                            "or G), got '%s'",
+                            s, eq + 1);
+            return false;
+        }
+        for (int r = 0; r < o->nregions; r++)
+            if (!strcmp(o->region_name[r], s)) {
+                cli_usage_error("compile", "--memory: region '%s' given twice", s);
+                return false;
+            }
+        if (o->nregions == KN_MAX_REGIONS) {
+            cli_usage_error("compile", "--memory: more than %d regions in '%s'", KN_MAX_REGIONS,
+                            spec);
+            return false;
+        }
+        o->region_name[o->nregions] = s;
+        o->region_cap[o->nregions++] = size;
+    }
+    return true;
+}
+
+/* The figures per region (--memory), after the totals line. */
+static void print_regions(const kn_kprog *p) {
+    for (int r = 0; r < p->nregions; r++)
+        printf("region %s: %zu of %zu bytes (lower bound %zu), %.1f%% of the arena's traffic\n",
+               p->region_name[r], p->region_size[r], p->region_cap[r], p->region_lower_bound[r],
+               p->arena_traffic > 0 ? 100 * p->region_traffic[r] / p->arena_traffic : 0.0);
+}
+
+/* --json: the figures as one JSON object on stdout, in place of the summary lines. The
+ * code bytes are the generated code file's (-1 when there is none: --emit h). */
+static void print_json(const kn_kprog *p, const char *model, const char *name, const char *target,
+                       const char *emit, const char *code_path) {
+    struct stat st;
+    long long code = code_path && stat(code_path, &st) == 0 ? (long long)st.st_size : -1;
+    cli_progress_end();
+    printf("{\"model\": ");
+    cli_json_str(stdout, model);
+    printf(", \"name\": ");
+    cli_json_str(stdout, name);
+    printf(", \"target\": ");
+    cli_json_str(stdout, target);
+    printf(", \"emit\": ");
+    cli_json_str(stdout, emit);
+    printf(", \"kernels\": %d, \"weights_bytes\": %zu, \"code_bytes\": %lld, "
+           "\"arena_bytes\": %zu, \"arena_lower_bound\": %zu, \"regions\": [",
+           p->nkernels, kn_kprog_weight_bytes(p), code, p->arena_size, p->arena_lower_bound);
+    for (int r = 0; r < p->nregions; r++) {
+        printf("%s{\"name\": ", r ? ", " : "");
+        cli_json_str(stdout, p->region_name[r]);
+        printf(", \"capacity\": %zu, \"bytes\": %zu, \"lower_bound\": %zu, \"traffic_share\": "
+               "%.4f}",
+               p->region_cap[r], p->region_size[r], p->region_lower_bound[r],
+               p->arena_traffic > 0 ? p->region_traffic[r] / p->arena_traffic : 0.0);
+    }
+    printf("]}\n");
 }
 
 int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *outdir = NULL, *name = "model", *emit = "c", *target = NULL, *v,
                *binds[64];
-    int nbinds = 0, err = 0, dump = 0;
+    int nbinds = 0, err = 0, dump = 0, json = 0;
     bool io_in_arena = false;
+    const char *memory = NULL;
+    char membuf[512];
     cli_pipeline po = {0};
     kn_c_options copt = {0};
     size_t max_arena = SIZE_MAX, max_weights = SIZE_MAX, max_string = 0;
@@ -92,6 +183,10 @@ int cmd_compile(int argc, char **argv) {
             copt.weights_file = true;
         } else if (cli_flag(argv[i], "--arena-in-place-io")) {
             io_in_arena = true;
+        } else if (cli_opt(argc, argv, &i, "--memory", &v)) {
+            memory = v;
+        } else if (cli_flag(argv[i], "--json")) {
+            json = 1;
         } else if (cli_flag(argv[i], "--dump-kir")) {
             dump = 1;
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
@@ -142,6 +237,11 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
     if (!to_c && io_in_arena)
         return cli_usage_error("compile", "--arena-in-place-io applies to --emit c and h");
+    if (!to_c && memory)
+        return cli_usage_error("compile", "--memory applies to --emit c and h (the C backend's "
+                                          "arenas; not obj, asm, llvm or opencl)");
+    kn_compile_opts mem = {0};
+    if (memory && !parse_memory(memory, membuf, sizeof membuf, &mem)) return EXIT_USAGE;
     bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
     for (const char *p = name; *p; p++) ident &= isalnum((unsigned char)*p) || *p == '_';
     if (!ident) return cli_usage_error("compile", "--name '%s' is not a C identifier", name);
@@ -170,6 +270,11 @@ int cmd_compile(int argc, char **argv) {
     cli_compile_opts(&po, &copts);
     copts.release_constants = true; /* the graph's weights once repacked (compile memory) */
     copts.io_in_arena = io_in_arena;
+    copts.nregions = mem.nregions;
+    for (int r = 0; r < mem.nregions; r++) {
+        copts.region_name[r] = mem.region_name[r];
+        copts.region_cap[r] = mem.region_cap[r];
+    }
     int opt_level = po.opt_set ? po.opt_level : 3;
     if (cli_apply_binds(&cx, g, a, binds, nbinds) || cli_require_static_inputs(&cx, g) ||
         backend_compile_c(&cx, g, name, to_ocl ? kn_target_find("opencl") : tgt, &copts, &p) ||
@@ -179,12 +284,11 @@ int cmd_compile(int argc, char **argv) {
         mkdir(outdir, 0777);
         if (dump) kn_kprog_print(p, stdout);
         if (to_ocl) {
-            rc = write_opencl(&cx, p, outdir, name, talk.quiet);
-            if (!rc && talk.verbose) {
-                char cl[4200];
-                snprintf(cl, sizeof cl, "%s/%s.cl", outdir, name);
-                verbose_sizes(p, cl);
-            }
+            rc = write_opencl(&cx, p, outdir, name, talk.quiet || json);
+            char cl[4200];
+            snprintf(cl, sizeof cl, "%s/%s.cl", outdir, name);
+            if (!rc && talk.verbose) verbose_sizes(p, cl);
+            if (!rc && json) print_json(p, model, name, "opencl", emit, cl);
             goto done;
         }
         char obj[4200] = "";
@@ -209,13 +313,18 @@ int cmd_compile(int argc, char **argv) {
             snprintf(code, sizeof code, "%s/%s.%s", outdir, name, to_h ? "h" : "c");
             verbose_sizes(p, obj[0] ? obj : code);
         }
-        if (talk.quiet) {
+        if (json) {
+            char code[4200];
+            snprintf(code, sizeof code, "%s/%s.c", outdir, name);
+            print_json(p, model, name, tgt->name, emit, to_h ? NULL : obj[0] ? obj : code);
+        } else if (talk.quiet) {
         } else if (!to_c || to_h) {
             cli_progress_end();
             printf("wrote %s/%s.h%s%s (target %s)\n", outdir, name, to_h ? "" : ", ", obj,
                    tgt->name);
             printf("%d kernels; arena %zu bytes (lower bound %zu)\n", p->nkernels, p->arena_size,
                    p->arena_lower_bound);
+            print_regions(p);
         } else {
             cli_progress_end();
             size_t wbytes = kn_kprog_weight_bytes(p);
@@ -227,6 +336,7 @@ int cmd_compile(int argc, char **argv) {
                    p->arena_lower_bound ? (double)p->arena_size / (double)p->arena_lower_bound
                                         : 1.0,
                    wbytes);
+            print_regions(p);
         }
     }
 done:

@@ -126,6 +126,14 @@ static const cli_option compile_options[] = {
       "pointers to those places and reads the outputs from theirs, so the arena is all the RAM "
       "a run needs. An input stays live until its last reader, an output from its producer "
       "on; NAME_run returns 5 for pointers elsewhere."),
+    O("--memory", "NAME=SIZE,...",
+      "Split the arena into up to 4 regions, fastest first (C only; e.g. fast=64K,slow=8M: "
+      "TCM or on-chip SRAM, then external RAM; sizes with suffix K, M or G). Buffers go, "
+      "most estimated traffic per byte first, into the fastest region whose plan still fits "
+      "with them; each region "
+      "is its own arena: NAME.h gives NAME_ARENA_<region>_SIZE (and _LOWER_BOUND), and "
+      "NAME_run takes one pointer per region (arena_<region>). A buffer that fits in no "
+      "region is an error (exit 1); docs/firmware.md."),
     O("--max-arena", "BYTES",
       "Refuse a model whose arena needs more than BYTES (suffix K, M or G: units of 1024, "
       "1024^2, 1024^3 bytes); nothing is written."),
@@ -135,6 +143,11 @@ static const cli_option compile_options[] = {
       "(StringNormalizer's case change), NUL included (default 256); NAME_run returns 2 when a "
       "string does not fit."),
     O("--dump-kir", NULL, "Print the kernel IR program."),
+    O("--json", NULL,
+      "Print one JSON object instead of the summary lines: model, name, target, emit, "
+      "kernels, weights_bytes, code_bytes (the generated code file: NAME.c, the object, "
+      "NAME.cl; -1 for h), arena_bytes, arena_lower_bound, and regions (--memory: name, "
+      "capacity, bytes, lower_bound, traffic_share each; empty without it)."),
     QUANT_OPTIONS,
     QUIET_OPTIONS,
     TALK_OPTIONS,

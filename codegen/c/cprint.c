@@ -727,24 +727,26 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     case KS_BLOCK:
         for (int i = 0; i < s->n; i++) kn_cprint_stmt(E, s->body[i], ind);
         return;
-    case KS_FOR:
+    case KS_FOR: {
+        /* loop indices: 32-bit where pass 'index' found every index value fits */
+        const char *IT = E->p->index_bits == 32 ? CT(KN_I32) : CT(KN_I64);
         for (int d = 0; d < E->ngid; d++)
             if (E->gid[d] == s) { /* a work-item dimension of the NDRange */
                 fprintf(f, "%*s%s v%d = (%s)get_global_id(%d);\n%*sif (v%d < %lld) {\n", ind, "",
-                        CT(KN_I64), s->var, CT(KN_I64), d, ind, "", s->var, (long long)s->extent);
+                        IT, s->var, IT, d, ind, "", s->var, (long long)s->extent);
                 kn_cprint_stmt(E, s->body[0], ind + 4);
                 fprintf(f, "%*s}\n", ind, "");
                 return;
             }
         if ((s->annot & KN_LOOP_PARALLEL) && E->reverse_parallel && !s->ext) {
             /* test mode: independent iterations may run in any order */
-            fprintf(f, "%*sfor (%s v%d = %lld; v%d >= 0; v%d--) { /* parallel */\n", ind, "",
-                    CT(KN_I64), s->var, (long long)s->extent - 1, s->var, s->var);
+            fprintf(f, "%*sfor (%s v%d = %lld; v%d >= 0; v%d--) { /* parallel */\n", ind, "", IT,
+                    s->var, (long long)s->extent - 1, s->var, s->var);
             kn_cprint_stmt(E, s->body[0], ind + 4);
             fprintf(f, "%*s}\n", ind, "");
             return;
         }
-        fprintf(f, "%*sfor (%s v%d = 0; v%d < ", ind, "", CT(KN_I64), s->var, s->var);
+        fprintf(f, "%*sfor (%s v%d = 0; v%d < ", ind, "", IT, s->var, s->var);
         if (s->ext)
             kn_cprint_expr(E, s->ext);
         else
@@ -753,6 +755,7 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         kn_cprint_stmt(E, s->body[0], ind + 4);
         fprintf(f, "%*s}\n", ind, "");
         return;
+    }
     case KS_STORE: {
         kn_dtype bt = s->buf->dtype;
         if (bt == KN_F16 && E->dialect == KN_OPENCL) { /* round to nearest even */

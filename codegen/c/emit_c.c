@@ -124,6 +124,7 @@ static void kernel_restrict(const kn_kprog *p, const unsigned char *use, bool *r
         for (int j = 0; j < p->nbufs && restr[i]; j++) {
             const kn_kbuf *o = p->bufs[j];
             if (j == i || !use[j] || (o->kind != KB_TEMP && o->kind != KB_SCRATCH)) continue;
+            if (kn_kbuf_storage(o)->region != kn_kbuf_storage(b)->region) continue;
             size_t olo = kn_kbuf_storage(o)->offset, ohi = olo + kn_kbuf_bytes(o);
             if (lo < ohi && olo < hi) restr[i] = false;
             if (lo == olo && (hi == lo || ohi == olo)) restr[i] = false; /* empty, same place */
@@ -159,6 +160,22 @@ static void emit_helpers(const kn_cprint *E, const kn_cprint *V, FILE *f) {
     }
 }
 
+/* The arena parameters of NAME_run: `void *arena`, or with --memory one per region,
+ * `void *arena_fast, void *arena_slow`. */
+static void arena_params(FILE *f, const kn_kprog *p) {
+    if (!p->nregions) fprintf(f, "void *arena");
+    for (int r = 0; r < p->nregions; r++)
+        fprintf(f, "%svoid *arena_%s", r ? ", " : "", p->region_name[r]);
+}
+
+/* The arena (region) expression a buffer's storage is addressed from in NAME_run. */
+static void arena_base(FILE *f, const kn_kprog *p, const kn_kbuf *b) {
+    if (p->nregions)
+        fprintf(f, "(unsigned char *)arena_%s", p->region_name[kn_kbuf_storage(b)->region]);
+    else
+        fprintf(f, "a");
+}
+
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
                     FILE *weights) {
     (void)cx;
@@ -176,6 +193,21 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fprintf(h, "/* Bytes of scratch memory %s_run needs, and its required alignment. */\n", N);
     fprintf(h, "#define %s_ARENA_SIZE %zu\n#define %s_ARENA_ALIGN %d\n", N, p->arena_size, N,
             KN_ARENA_ALIGN);
+    if (p->nregions) {
+        fprintf(h,
+                "/* --memory: the arena is %d regions, fastest first, each its own block of\n"
+                " * memory (%s_ARENA_SIZE is their sum), each aligned to %s_ARENA_ALIGN:\n"
+                " * %s_ARENA_<region>_SIZE bytes (and its lower bound, the most bytes live at\n"
+                " * once in it), %s_REGION_k_NAME the k-th one's name. */\n"
+                "#define %s_NUM_REGIONS %d\n",
+                p->nregions, N, N, N, N, N, p->nregions);
+        for (int r = 0; r < p->nregions; r++)
+            fprintf(h,
+                    "#define %s_ARENA_%s_SIZE %zu\n#define %s_ARENA_%s_LOWER_BOUND %zu\n"
+                    "#define %s_REGION_%d_NAME \"%s\"\n",
+                    N, p->region_name[r], p->region_size[r], N, p->region_name[r],
+                    p->region_lower_bound[r], N, r, p->region_name[r]);
+    }
     size_t wraw = kn_kprog_weight_bytes(p); /* without alignment padding */
     fprintf(h, "/* Bytes of weights: in %s.c as static const arrays, or in %s.weights. */\n", N, N);
     fprintf(h, "#define %s_WEIGHTS_SIZE %zu\n", N, opt->weights_file ? wsize : wraw);
@@ -197,6 +229,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             fprintf(h, "%s}\n#define %s_%s_%d_SIZE %lld\n", b->rank ? "" : "1", N, IO, i,
                     (long long)b->numel);
             if (p->io_in_arena) fprintf(h, "#define %s_%s_%d_OFFSET %zu\n", N, IO, i, b->offset);
+            if (p->io_in_arena && p->nregions)
+                fprintf(h, "#define %s_%s_%d_REGION %d /* %s */\n", N, IO, i, b->region,
+                        p->region_name[b->region]);
         }
     }
     if (p->io_in_arena)
@@ -205,8 +240,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 " * bytes from its start. Write the inputs there, pass pointers to them\n"
                 " * ((T *)((unsigned char *)arena + %s_INPUT_0_OFFSET), ...), and read the\n"
                 " * outputs from theirs after the call; %s_run returns 5 for any other\n"
-                " * pointer. The other bytes of the arena are overwritten. */\n",
-                N, N);
+                " * pointer. The other bytes of the arena are overwritten.%s */\n",
+                N, N,
+                p->nregions ? "\n * With --memory, the offset is in region _REGION (0: the first)."
+                            : "");
     fprintf(h, "\n/* Runs the model: one pointer per input, then one per output (element types\n"
                " * as the _DTYPE macros say; f16, bf16 as uint16_t bit patterns, bool as uint8_t,\n"
                " * float8 as uint8_t codes, i4/u4 as int8_t/uint8_t (one element a byte),\n"
@@ -215,13 +252,25 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     if (opt->weights_file)
         fprintf(h, " * the contents of %s.weights (%s_WEIGHTS_SIZE bytes, 64-byte aligned),\n", N,
                 N);
-    fprintf(h,
-            " * and arena: %s_ARENA_SIZE bytes aligned to %s_ARENA_ALIGN, owned by the\n"
-            " * caller, used only during the call. Reentrant: no global state, so threads\n"
-            " * may run at once with separate arenas. Returns 0, 1 if the arena is\n"
-            " * misaligned, or 2 if a string did not fit its storage (--max-string-bytes). */\n"
-            "int %s_run(",
-            N, N, N);
+    if (p->nregions)
+        fprintf(h,
+                " * and one arena per region, fastest first: arena_R, %s_ARENA_R_SIZE bytes\n"
+                " * aligned to %s_ARENA_ALIGN (any pointer, NULL too, for a region of 0 bytes),\n"
+                " * owned by the caller, used only during the call. Reentrant: no global\n"
+                " * state, so threads may run at once with separate arenas. Returns 0, 1 if an\n"
+                " * arena is misaligned, or 2 if a string did not fit its storage\n"
+                " * (--max-string-bytes). */\n"
+                "int %s_run(",
+                N, N, N);
+    else
+        fprintf(h,
+                " * and arena: %s_ARENA_SIZE bytes aligned to %s_ARENA_ALIGN, owned by the\n"
+                " * caller, used only during the call. Reentrant: no global state, so threads\n"
+                " * may run at once with separate arenas. Returns 0, 1 if the arena is\n"
+                " * misaligned, or 2 if a string did not fit its storage (--max-string-bytes). "
+                "*/\n"
+                "int %s_run(",
+                N, N, N);
     for (int i = 0; i < p->nin; i++) {
         emit_param(h, p->inputs[i], false, false);
         fprintf(h, ", ");
@@ -230,13 +279,16 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         emit_param(h, p->outputs[i], true, false);
         fprintf(h, ", ");
     }
-    fprintf(h, "%svoid *arena);\n", opt->weights_file ? "const void *weights, " : "");
+    fprintf(h, "%s", opt->weights_file ? "const void *weights, " : "");
+    arena_params(h, p);
+    fprintf(h, ");\n");
     fprintf(h,
             "/* The same with arrays of pointers, for generic callers (weights may be NULL\n"
-            " * unless the model was compiled with --weights-file). */\n"
+            " * unless the model was compiled with --weights-file%s). */\n"
             "int %s_run_array(const void *const *inputs, void *const *outputs, "
-            "const void *weights, void *arena);\n\n#endif\n",
-            N);
+            "const void *weights, %s);\n\n#endif\n",
+            p->nregions ? "; arenas: one pointer per region, fastest first" : "", N,
+            p->nregions ? "void *const *arenas" : "void *arena");
 
     if (!c) { /* header only: the code comes from another backend (an object file) */
         free(woff);
@@ -311,15 +363,25 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         emit_param(k, p->outputs[i], true, false);
         fprintf(k, ", ");
     }
-    fprintf(k, "%svoid *arena) {\n", opt->weights_file ? "const void *weights, " : "");
-    fprintf(k, "    unsigned char *a = (unsigned char *)arena;\n");
-    fprintf(k, "    if ((uintptr_t)arena %% %d != 0) return 1;\n", KN_ARENA_ALIGN);
+    fprintf(k, "%s", opt->weights_file ? "const void *weights, " : "");
+    arena_params(k, p);
+    fprintf(k, ") {\n");
+    if (p->nregions) {
+        for (int r = 0; r < p->nregions; r++)
+            fprintf(k, "    if ((uintptr_t)arena_%s %% %d != 0) return 1;\n", p->region_name[r],
+                    KN_ARENA_ALIGN);
+    } else {
+        fprintf(k, "    unsigned char *a = (unsigned char *)arena;\n");
+        fprintf(k, "    if ((uintptr_t)arena %% %d != 0) return 1;\n", KN_ARENA_ALIGN);
+    }
     if (p->io_in_arena) /* each input and output at its planned place */
         for (int i = 0; i < p->nbufs; i++) {
             const kn_kbuf *b = p->bufs[i];
-            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first >= 0)
-                fprintf(k, "    if ((const void *)%s != (const void *)(a + %zu)) return 5;\n",
-                        b->name, b->offset);
+            if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first >= 0) {
+                fprintf(k, "    if ((const void *)%s != (const void *)(", b->name);
+                arena_base(k, p, b);
+                fprintf(k, " + %zu)) return 5;\n", b->offset);
+            }
         }
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
@@ -328,8 +390,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         } else if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
             const kn_kbuf *r = b;
             while (r->alias) r = r->alias;
-            fprintf(k, "    %s *%s = (%s *)(void *)(a + %zu);\n", ctype(b->dtype), b->name,
-                    ctype(b->dtype), r->offset);
+            fprintf(k, "    %s *%s = (%s *)(void *)(", ctype(b->dtype), b->name, ctype(b->dtype));
+            arena_base(k, p, r);
+            fprintf(k, " + %zu);\n", r->offset);
         } else if (kn_kbuf_is_weight(b) && opt->weights_file) {
             fprintf(k,
                     "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights "
@@ -338,7 +401,11 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         }
     }
     if (p->status) fprintf(k, "    %s[0] = 0;\n", p->status->name);
-    fprintf(k, "    (void)a;\n");
+    if (p->nregions)
+        for (int r = 0; r < p->nregions; r++)
+            fprintf(k, "    (void)arena_%s;\n", p->region_name[r]);
+    else
+        fprintf(k, "    (void)a;\n");
     for (int i = 0; i < p->nbufs; i++) { /* unread: EyeLike's input, an empty output */
         const kn_kbuf *b = p->bufs[i];
         if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0)
@@ -366,8 +433,9 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);
     fprintf(k,
             "%s}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
-            "const void *weights, void *arena) {\n",
-            p->status ? "" : "    return 0;\n", N);
+            "const void *weights, %s) {\n",
+            p->status ? "" : "    return 0;\n", N,
+            p->nregions ? "void *const *arenas" : "void *arena");
     if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
     if (!p->nin) fprintf(k, "    (void)inputs;\n");
     fprintf(k, "    return %s_run(", N);
@@ -376,7 +444,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(k, "(%s)inputs[%d], ", param_type(p->inputs[i], false, pt, sizeof pt), i);
     for (int i = 0; i < p->nout; i++)
         fprintf(k, "(%s)outputs[%d], ", param_type(p->outputs[i], true, pt, sizeof pt), i);
-    fprintf(k, "%sarena);\n}\n", opt->weights_file ? "weights, " : "");
+    fprintf(k, "%s", opt->weights_file ? "weights, " : "");
+    if (!p->nregions) fprintf(k, "arena");
+    for (int r = 0; r < p->nregions; r++) fprintf(k, "%sarenas[%d]", r ? ", " : "", r);
+    fprintf(k, ");\n}\n");
     fclose(k);
 
     fprintf(c,

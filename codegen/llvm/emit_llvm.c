@@ -1248,6 +1248,9 @@ kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef
 static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                               const void *const *weights, kn_par_for par_for,
                               const kn_profile *prof, LLVMModuleRef *out) {
+    if (p->nregions) /* the entry point takes one arena */
+        return kn_diag(cx, NULL, KN_EINVAL,
+                       "--memory (several arena regions) is for the C backend only, not LLVM");
     emit E = *E0;
     E.cx = cx;
     E.p = p;

@@ -86,6 +86,9 @@ static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
 
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len) {
     if (refuse_strings(cx, p)) return cx->status;
+    if (p->nregions) /* one device arena */
+        return kn_diag(cx, NULL, KN_EINVAL,
+                       "--memory (several arena regions) is for the C backend only, not OpenCL");
     char *kbuf = NULL;
     size_t klen = 0;
     FILE *k = open_memstream(&kbuf, &klen);

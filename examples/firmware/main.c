@@ -9,13 +9,16 @@
  * It also runs each model once more on a painted stack and checks that the stack it used is
  * at most <name>_STACK_BYTES (kws_stack.h, kws_int8_stack.h: from GCC's call graph, written
  * by kiln_add_model) plus the most any library function it calls takes, and runs kws_io (the
- * float model compiled with --arena-in-place-io) with its input and output in the arena. */
+ * float model compiled with --arena-in-place-io) with its input and output in the arena,
+ * and kws_int8_mem (the int8 model compiled with --memory) from two arena regions, the fast
+ * one in a RAM bank of its own on the AN386. */
 #include "kws.h"
 #include "kws_arena.h"
 #include "kws_int8.h"
 #include "kws_int8_ref.h"
 #include "kws_ref.h"
 #include "kws_int8_stack.h"
+#include "kws_int8_mem.h"
 #include "kws_io.h"
 #include "kws_stack.h"
 
@@ -25,7 +28,15 @@
 #include <string.h>
 
 static float output[kws_OUTPUT_0_SIZE];
-static int8_t output_int8[kws_int8_OUTPUT_0_SIZE];
+static int8_t output_int8[kws_int8_OUTPUT_0_SIZE], output_mem[kws_int8_OUTPUT_0_SIZE];
+
+/* kws_int8_mem's two arena regions (--memory fast=16K,slow=64K): fast in section .fast_bss
+ * (the linker script puts it in the FAST bank), slow in .bss */
+#define NONZERO(n) ((n) ? (n) : 1)
+static unsigned char fast_arena[NONZERO(kws_int8_mem_ARENA_fast_SIZE)]
+    __attribute__((aligned(kws_int8_mem_ARENA_ALIGN), section(".fast_bss")));
+static unsigned char slow_arena[NONZERO(kws_int8_mem_ARENA_slow_SIZE)]
+    __attribute__((aligned(kws_int8_mem_ARENA_ALIGN)));
 
 static uint32_t counter(void) {
     return *(volatile const uint32_t *)COUNTER_ADDR;
@@ -185,6 +196,21 @@ int main(void) {
            io_ok ? "PASS" : "FAIL", (unsigned)kws_io_ARENA_SIZE, (unsigned)kws_io_INPUT_0_OFFSET,
            (unsigned)kws_io_OUTPUT_0_OFFSET, io_ok ? "equal to" : "differs from");
 
+    /* the int8 model with its arena in two regions (kws_int8_mem): the same bytes */
+    _Static_assert(CMAKE_FAST_SIZE == kws_int8_mem_ARENA_fast_SIZE &&
+                       CMAKE_SLOW_SIZE == kws_int8_mem_ARENA_slow_SIZE,
+                   "kiln_add_model's region sizes differ from the header's");
+    t0 = counter();
+    rc = kws_int8_mem_run(kws_ref_input, output_mem, fast_arena, slow_arena);
+    ticks = counter() - t0;
+    int mem_ok = rc == 0 && !memcmp(output_mem, output_int8, sizeof output_int8);
+    printf("%s: two arena regions: fast %u bytes at 0x%08lx, slow %u bytes at 0x%08lx: int8 "
+           "output %s kws_int8_run's\n",
+           mem_ok ? "PASS" : "FAIL", (unsigned)kws_int8_mem_ARENA_fast_SIZE,
+           (unsigned long)(uintptr_t)fast_arena, (unsigned)kws_int8_mem_ARENA_slow_SIZE,
+           (unsigned long)(uintptr_t)slow_arena, mem_ok ? "equal to" : "differs from");
+    print_count("two-region int8 ", ticks);
+
     /* stack: each model once more on a painted stack */
     unsigned library = stack_library();
     uint32_t *sp = stack_pointer();
@@ -197,5 +223,5 @@ int main(void) {
     used = stack_used(sp);
     stack_ok &= rc == 0 &&
                 stack_check("kws_int8", used, kws_int8_STACK_BYTES, library, kws_int8_STACK_CALLS);
-    return ok && !differ && stack_ok && io_ok ? 0 : 1;
+    return ok && !differ && stack_ok && io_ok && mem_ok ? 0 : 1;
 }

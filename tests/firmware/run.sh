@@ -9,7 +9,9 @@
 # must equal the reference inside the image (numpy, make_qdq.py) and, here, the output of
 # kiln's interpreter on the host (env KILN: the kiln executable) byte for byte. Each model's
 # stack, measured on a painted stack, is at most its <name>_STACK_BYTES plus its library
-# calls' stack. The float model compiled with --arena-in-place-io gives the same bytes.
+# calls' stack. The float model compiled with --arena-in-place-io gives the same bytes, and
+# so does the int8 one compiled with --memory (two arena regions: the fast one in a bank
+# of its own on the AN386, the FPGA block RAM, and on the AN547, the M55's DTCM).
 # Boards: mps2-an385 (Cortex-M3, soft float), mps2-an386 (M4F), mps2-an500 (M7), mps2-an505 (M33),
 # mps3-an547 (M55, Helium). Exits 77 (skipped) without arm-none-eabi-gcc or qemu-system-arm.
 # usage: run.sh KILN_PACKAGE_DIR SOURCE_DIR [BOARD...]
@@ -75,6 +77,19 @@ board() {
   # the float model with --arena-in-place-io (kws_io): output equal to kws_run's
   grep -q "^PASS: in-place inputs and outputs .* output equal to kws_run's" "$T/$b.out" &&
     echo ok >>"$R" || echo "FAIL $b: in-place inputs and outputs: $(grep in-place "$T/$b.out")" >>"$R"
+  # the int8 model with --memory fast=16K,slow=64K (kws_int8_mem): output equal to
+  # kws_int8_run's; on the AN386 the fast region is in the FPGA block RAM (0x01000000)
+  line=$(grep "two arena regions" "$T/$b.out")
+  echo "$line" | grep -q "^PASS: two arena regions: .* output equal to kws_int8_run's" &&
+    echo ok >>"$R" || echo "FAIL $b: two arena regions: '$line'" >>"$R"
+  if [ $b = mps2-an386 ]; then
+    echo "$line" | grep -q "fast [0-9]* bytes at 0x0100[0-3][0-9a-f]*, slow [0-9]* bytes at 0x20" &&
+      echo ok >>"$R" || echo "FAIL $b: fast region not in the block RAM: '$line'" >>"$R"
+  fi
+  if [ $b = mps3-an547 ]; then # the M55's DTCM (Secure alias)
+    echo "$line" | grep -q "fast [0-9]* bytes at 0x300[0-7][0-9a-f]*, slow [0-9]* bytes at 0x31" &&
+      echo ok >>"$R" || echo "FAIL $b: fast region not in the DTCM: '$line'" >>"$R"
+  fi
   # stack: each model on a painted stack used at most <name>_STACK_BYTES (GCC's call graph,
   # kiln_add_model) plus the most one of the library functions it calls takes (measured in
   # the image the same way), and at least 3/4 of <name>_STACK_BYTES (the bound is the heaviest path's frames, which
