@@ -2,8 +2,10 @@
 # int8 against fp32 in one run (#12): for each float model, its QDQ form written by
 # bench/make_qdq.py, then kiln (LLVM JIT) and ONNX Runtime (npm's onnxruntime-node, CPU
 # provider) on both, 1 thread, in ROUNDS interleaved rounds of RUNS runs each; prints
-# each configuration's median and minimum latency (ms) over all rounds, and the ratios
-# int8/fp32 (kiln), kiln int8 / ORT int8. Under load the minimum is the better figure.
+# each configuration's median and minimum latency (ms) over all rounds and its CPU time
+# per run (kiln bench's cpu_ms; ORT: process.cpuUsage() over the timed runs), median of
+# the rounds, and the ratios int8/fp32 (kiln), kiln int8 / ORT int8 of each. Under load
+# (other processes on the cores) the CPU time is the steadier figure, then the minimum.
 #
 #   sh bench/quant_compare.sh BUILD_DIR MODEL.onnx...
 #   sh bench/quant_compare.sh BUILD_DIR MODEL.onnx=QDQ.onnx...   (a QDQ file of your own,
@@ -21,20 +23,24 @@ ORT=${ORT_NODE:-$B/bench-ort/node_modules/onnxruntime-node}
 MODELS="$*"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-# the ONNX Runtime timer of bench/run.sh
-sed -n '/^cat >"\$T\/ort.js" <<.EOF.$/,/^EOF$/p' "$SRC/bench/run.sh" | sed '1d;$d' >"$T/ort.js"
+# the ONNX Runtime timer of bench/run.sh, which also prints the CPU time per run
+sed -n '/^cat >"\$T\/ort.js" <<.EOF.$/,/^EOF$/p' "$SRC/bench/run.sh" | sed '1d;$d' |
+  sed -e 's/^  const t = \[\];$/  const t = [], c0 = process.cpuUsage();/' \
+    -e 's/^  t.sort(/  const c = process.cpuUsage(c0);\n  t.sort(/' \
+    -e 's/ort.env.versions.common : .?.);$/ort.env.versions.common : "?", ((c.user + c.system) \/ 1000 \/ runs).toFixed(4));/' >"$T/ort.js"
+grep -q cpuUsage "$T/ort.js" || { echo "bench/run.sh's ORT timer changed: no CPU time"; exit 1; }
 [ -d "$ORT" ] || { echo "no onnxruntime-node at $ORT (set ORT_NODE, or run bench/run.sh once)"; ORT=""; }
-kiln_run() { # MODEL OUTFILE: appends "median min"
+kiln_run() { # MODEL OUTFILE: appends "median min cpu"
   "$K" bench "$1" --threads 1 --runs "$RUNS" --warmup 3 --json 2>/dev/null |
-    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["median_ms"], d["min_ms"])' >>"$2"
+    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["median_ms"], d["min_ms"], d["cpu_ms"])' >>"$2"
 }
 ort_run() {
   [ -n "$ORT" ] || return 0
-  ORT=$ORT node "$T/ort.js" "$1" "$RUNS" 1 "$3" 2>/dev/null | cut -d' ' -f1,2 >>"$2"
+  ORT=$ORT node "$T/ort.js" "$1" "$RUNS" 1 "$3" 2>/dev/null | cut -d' ' -f1,2,4 >>"$2"
 }
-stat() { # FILE: "median(of medians) min(of mins)"
-  [ -s "$1" ] || { echo "- -"; return; }
-  /usr/bin/python3 -c 'import sys,statistics as s; r=[l.split() for l in open(sys.argv[1])]; print("%.2f %.2f" % (s.median(float(a) for a, b in r), min(float(b) for a, b in r)))' "$1"
+stat() { # FILE: "median(of medians) min(of mins) median(of cpu)"
+  [ -s "$1" ] || { echo "- - -"; return; }
+  /usr/bin/python3 -c 'import sys,statistics as s; r=[l.split() for l in open(sys.argv[1])]; print("%.2f %.2f %.2f" % (s.median(float(x[0]) for x in r), min(float(x[1]) for x in r), s.median(float(x[2]) for x in r)))' "$1"
 }
 for arg in "$@"; do
   m=${arg%%=*}
@@ -54,15 +60,15 @@ for arg in "$@"; do
     r=$((r + 1))
   done
 done
-echo "load $(cut -d' ' -f1-3 /proc/loadavg); kiln $(git -C "$SRC" rev-parse --short HEAD); 1 thread; median / min ms"
-printf '%-14s %15s %15s %15s %15s %12s %12s\n' model "kiln fp32" "kiln int8" "ORT fp32" "ORT int8" "k int8/fp32" "k/ORT int8"
+echo "load $(cut -d' ' -f1-3 /proc/loadavg); kiln $(git -C "$SRC" rev-parse --short HEAD); 1 thread; median / min / cpu ms"
+printf '%-12s %20s %20s %20s %20s %17s %17s\n' model "kiln fp32" "kiln int8" "ORT fp32" "ORT int8" "k int8/fp32" "k/ORT int8"
 for arg in $MODELS; do
   n=$(basename "${arg%%=*}" .onnx)
   set -- $(stat "$T/$n.kf") $(stat "$T/$n.kq") $(stat "$T/$n.of") $(stat "$T/$n.oq")
-  printf '%-14s %7s/%-7s %7s/%-7s %7s/%-7s %7s/%-7s' "$n" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+  printf '%-12s %6s/%6s/%6s %6s/%6s/%6s %6s/%6s/%6s %6s/%6s/%6s' "$n" "$@"
   /usr/bin/python3 -c 'import sys; a=sys.argv[1:]
 def q(x, y):
     try: return "%.2f" % (float(x) / float(y))
     except ValueError: return "-"
-print(" %5s/%-6s %5s/%-6s" % (q(a[2], a[0]), q(a[3], a[1]), q(a[2], a[6]), q(a[3], a[7])))' "$@"
+print(" %5s/%5s/%5s %5s/%5s/%5s" % (q(a[3], a[0]), q(a[4], a[1]), q(a[5], a[2]), q(a[3], a[9]), q(a[4], a[10]), q(a[5], a[11])))' "$@"
 done

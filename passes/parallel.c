@@ -389,6 +389,13 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * (BYTES_PER_EFFORT) and gets at most MOVE_TASKS tasks, but only when the tensors it
  * reads were written by split nests (sources_split): data that one thread wrote is in
  * that core's cache, and moving half of it to the other core cost more than the copy.
+ * A short nest over data split nests left spread over both cores (the encoder's Softmax,
+ * LayerNorms and Slices after its split matrix products: 2-30 us each on one thread) is
+ * split likewise, into 2 to MOVE_TASKS tasks, when its effort plus the bytes it loads and
+ * stores (BYTES_PER_EFFORT) reach MIN_SPREAD_EFFORT: on the caller alone it first pulls
+ * the worker's half across (at 2 threads each such kernel took 1.5-6x its 1-thread
+ * time), split, each core mostly reads what it wrote. What a nest reads back of its own
+ * stores (Softmax's exps) says nothing of where its input lies and is not looked at.
  * Microcontrollers run everything
  * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
  * chooses the work-group size along its innermost dimension. A schedule file's
@@ -401,7 +408,8 @@ enum {
     MIN_SPLIT_EFFORT = 300000,
     BYTES_PER_EFFORT = 2,
     COLLAPSED_TASKS = 4,
-    MOVE_TASKS = 8
+    MOVE_TASKS = 8,
+    MIN_SPREAD_EFFORT = 100000
 };
 
 /* Statement executions of s, vector statements counted once per lane. */
@@ -460,6 +468,40 @@ static double stored_bytes(const kn_ks *s) {
     }
 }
 
+/* Bytes the expression x loads from the arena and graph inputs (not weights), vector
+ * loads counted per lane. */
+static double x_loaded(const kn_kx *x) {
+    if (!x) return 0;
+    double b = 0;
+    for (int i = 0; i < 3; i++) b += x_loaded(x->a[i]);
+    if (x->op == KX_LOAD && x->buf->kind != KB_CONST)
+        b += (double)kx_lanes(x) * (double)kn_dtype_get(x->buf->dtype)->size;
+    return b;
+}
+
+/* Bytes nest s loads from the arena and graph inputs (copies by their length), each
+ * execution of a statement counted, as stored_bytes counts stores. */
+static double loaded_bytes(const kn_ks *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * loaded_bytes(s->body[0]);
+    case KS_BLOCK: {
+        double c = 0;
+        for (int i = 0; i < s->n; i++) c += loaded_bytes(s->body[i]);
+        return c;
+    }
+    case KS_IF:
+        return x_loaded(s->cond) + loaded_bytes(s->body[0]) +
+               (s->n > 1 ? loaded_bytes(s->body[1]) : 0);
+    case KS_WHILE: return 16 * (x_loaded(s->cond) + loaded_bytes(s->body[0]));
+    case KS_COPY:
+        return s->count && s->count->op == KX_CONST && s->src->kind != KB_CONST
+                   ? (double)s->count->i * (double)kn_dtype_get(s->src->dtype)->size
+                   : 0;
+    default: return x_loaded(s->value) + x_loaded(s->index);
+    }
+}
+
 /* The arena tensors and graph inputs a nest loads (up to 16 distinct). */
 typedef struct src_walk {
     kn_kwalker w;
@@ -489,11 +531,16 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
     src_walk W = {.w = {.expr = src_expr}};
     kn_kwalk(&W.w, nests[i]);
     if (W.more) return false;
-    unsigned char *use = malloc((size_t)p->nbufs + 1);
-    KN_ASSERT(use);
+    unsigned char *use = malloc((size_t)p->nbufs + 1), *own = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use && own);
+    kn_kernel_uses(nests[i], own);
     bool ok = true;
     for (int b = 0; b < W.n && ok; b++) {
         const kn_kbuf *st = kn_kbuf_storage(W.buf[b]);
+        bool self = false; /* what the nest reads back of its own stores (Softmax's exps) */
+        for (int id = 0; id < p->nbufs && !self; id++)
+            self = (own[id] & 2) && kn_kbuf_storage(p->bufs[id]) == st;
+        if (self) continue;
         int found = 0; /* 1: written by a split nest, -1: by a serial one */
         for (int m = i - 1; m >= 0 && !found; m--) { /* earlier nests of this kernel */
             memset(use, 0, (size_t)p->nbufs + 1);
@@ -512,6 +559,7 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
         ok = found > 0;
     }
     free(use);
+    free(own);
     return ok;
 }
 
@@ -617,8 +665,17 @@ static void split(kn_kprog *p, int k) {
             bool moves = e < MIN_SPLIT_EFFORT &&
                          effort(o) + stored_bytes(o) / BYTES_PER_EFFORT >= MIN_SPLIT_EFFORT &&
                          sources_split(p, k, nests, i);
-            double w = e < MIN_SPLIT_EFFORT && !moves ? 0 : cost(o) / MIN_TASK_WORK;
-            if (moves && w > MOVE_TASKS) w = MOVE_TASKS;
+            /* a short nest over data the threads left spread over both cores (a Softmax,
+             * LayerNorm or Slice after a split matrix product): on the caller alone it
+             * would pull the worker's half across first; split, each core mostly reads
+             * what it wrote */
+            bool spread = e < MIN_SPLIT_EFFORT && !moves &&
+                          effort(o) + (stored_bytes(o) + loaded_bytes(o)) / BYTES_PER_EFFORT >=
+                              MIN_SPREAD_EFFORT &&
+                          sources_split(p, k, nests, i);
+            double w = e < MIN_SPLIT_EFFORT && !moves && !spread ? 0 : cost(o) / MIN_TASK_WORK;
+            if ((moves || spread) && w > MOVE_TASKS) w = MOVE_TASKS;
+            if (spread && w < 2) w = 2;
             int64_t outer = o->extent;
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {

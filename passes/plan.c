@@ -6,6 +6,8 @@
  * 1. In place: a temporary a kernel defines takes the storage of a temporary of the
  *    same byte and element size that dies in that kernel, when the kernel's code
  *    reads each element before writing it and in that iteration only (can_share).
+ *    A kernel that only copies one temporary whole into another (Reshape) gives the
+ *    copy the original's storage and loses its copy (copy_alias).
  * 2. Offsets: temporaries and kernel scratch buffers are placed greedily, largest
  *    first, at the lowest 64-byte aligned offset that overlaps no buffer whose
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
@@ -263,11 +265,36 @@ static bool can_share(const kn_kprog *p, kn_ks *body, const kn_kbuf *in, const k
     return ok;
 }
 
+/* Kernel k is one copy of the whole of a temporary into another of the same size and
+ * dtype (a Reshape, Flatten, Squeeze or Unsqueeze: the same elements in the same order):
+ * its output takes the input's storage and the copy is removed. Each is written once, so
+ * they may share it while it lives to the later of their last uses (extended here; a
+ * kernel that would write in place into it checks that end). */
+static bool copy_alias(kn_kprog *p, int k) {
+    kn_ks *body = p->kernels[k]->body;
+    if (body->n != 1 || body->body[0]->kind != KS_COPY) return false;
+    const kn_ks *c = body->body[0];
+    kn_kbuf *out = c->buf, *in = c->src;
+    if (!c->count || c->count->op != KX_CONST || c->index->op != KX_CONST || c->index->i ||
+        c->src_index->op != KX_CONST || c->src_index->i)
+        return false;
+    if (out == in || out->kind != KB_TEMP || in->kind != KB_TEMP || out->whole_run ||
+        in->whole_run || out->alias || out->first != k || out->dtype != in->dtype ||
+        c->count->i != out->numel || out->numel != in->numel)
+        return false;
+    kn_kbuf *r = kn_kbuf_storage(in);
+    out->alias = r;
+    if (out->last > r->last) r->last = out->last;
+    body->n = 0;
+    return true;
+}
+
 static void in_place(kn_kprog *p) {
     for (int i = 0; i < p->nbufs; i++) p->bufs[i]->alias = NULL;
     unsigned char *use = malloc((size_t)p->nbufs + 1);
     KN_ASSERT(use);
     for (int k = 0; k < p->nkernels; k++) {
+        if (copy_alias(p, k)) continue;
         memset(use, 0, (size_t)p->nbufs + 1);
         kn_kernel_uses(p->kernels[k]->body, use);
         for (int o = 0; o < p->nbufs; o++) {

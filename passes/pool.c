@@ -3,8 +3,9 @@
  *
  * The lowering (ir/lower/nn.c, pool_body) writes a pool as a plain nest that tests every
  * tap of every window against the input (padding, ceil_mode's overhang). On register-tile
- * targets (CPUs, microcontrollers) this pass rebuilds the f32 MaxPool kernels over dense
- * NCHW tensors whose Indices output is unused:
+ * targets (CPUs, microcontrollers) this pass rebuilds the f32, uint8 and int8 MaxPool
+ * kernels (8-bit: a QDQ ResNet's pool, passes/qdq.c) over dense NCHW tensors whose
+ * Indices output is unused:
  *
  *   for bc in [0, N*C):                       parallel (passes/parallel.c)
  *     for oy in each of top border, interior, bottom border rows:
@@ -16,8 +17,9 @@
  *       right border columns: as the left
  *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
  *
- * The max is taken in the lowering's order (max(x, acc), acc starting at -inf), so NaNs
- * and out-of-window -inf results are those of the plain nest and of the interpreter. */
+ * The max is taken in the lowering's order (max(x, acc), acc starting at -inf, or the
+ * 8-bit type's minimum in its compute type), so NaNs and out-of-window -inf results are
+ * those of the plain nest and of the interpreter. */
 #include "ir/kir.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
@@ -66,7 +68,9 @@ static void io_expr(kn_kwalker *w, kn_kx *x) {
  * each kernel row against the input's rows; ccol (lanes 1): test each tap's column. */
 static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int lanes, bool crow,
                       bool ccol) {
-    int acc = kl_decl_vec(L, KN_F32, lanes, kx_const(L, KN_F32, -INFINITY));
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    double lowest = G->x->dtype == KN_F32 ? -INFINITY : G->x->dtype == KN_I8 ? -128 : 0;
+    int acc = kl_decl_vec(L, t, lanes, kx_const(L, t, lowest));
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
     for (int64_t ky = 0; ky < G->kh; ky++) {
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
@@ -76,13 +80,13 @@ static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int
             if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
             kn_kx *at = kt_plus(L, kx_var(L, vx), kx * G->dw);
             kn_kx *v = lanes > 1 ? kx_vload(L, G->x, at, lanes) : kx_load(L, G->x, at);
-            kl_set(L, acc, kx_bin(L, KX_MAX, v, kx_var(L, acc)));
+            kl_set(L, acc, kx_bin(L, KX_MAX, kx_cast(L, t, v), kx_var(L, acc)));
             if (ccol) kl_end(L);
         }
         if (crow) kl_end(L);
     }
     kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox);
-    kl_store(L, G->y, yi, kx_var(L, acc));
+    kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
 }
 
 /* Outputs [ox0, ox1) of row oy one at a time; ccol: they read padding along the row. */
@@ -121,8 +125,9 @@ static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
         return false; /* a channels-last pool (kn.layout) keeps the lowering's channel loops */
     io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
     kn_kwalk(&W.w, kern->body);
-    if (W.bad || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
-        W.x->rank != 4 || W.y->rank != 4)
+    if (W.bad || !W.x || !W.y || W.x == W.y || W.y->dtype != W.x->dtype ||
+        (W.x->dtype != KN_F32 && W.x->dtype != KN_U8 && W.x->dtype != KN_I8) || W.x->rank != 4 ||
+        W.y->rank != 4)
         return false;
     kn_type xt = kn_type_make(W.x->dtype, W.x->rank, W.x->dims);
     int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);

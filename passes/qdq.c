@@ -40,7 +40,11 @@
  * Residual adds, DequantizeLinear(a) + DequantizeLinear(b) [-> Relu | Clip] ->
  * QuantizeLinear (8-bit a and b, per-tensor float32 scales), become kiln's QLinearAdd
  * (ir/ops/quant.c), which computes the same float32 operations in one pass: the QDQ
- * graph's result bit for bit; the Relu or Clip its clamp, as above. */
+ * graph's result bit for bit; the Relu or Clip its clamp, as above.
+ *
+ * DequantizeLinear(xq, s, z) -> MaxPool -> QuantizeLinear(s, z), the same scale and zero
+ * point on both sides (ResNet's pool after the stem), becomes MaxPool(xq) on the 8-bit
+ * values (rewrite_maxpool): the same result, a quarter of the bytes and no conversions. */
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "ir/requant.h"
@@ -262,6 +266,45 @@ static bool rewrite_add(kn_rw *rw, kn_node *q) {
     return true;
 }
 
+/* Whether per-tensor constants a and b (scales or zero points) hold the same value in
+ * the same type (b NULL: the operator's default zero point 0 of type t). */
+static bool same_const(const kn_value *a, const kn_value *b, kn_dtype t) {
+    kn_dtype ta = a ? a->type.dtype : t, tb = b ? b->type.dtype : t;
+    double va = a ? kn_tensor_get_f64(a->constant, 0) : 0,
+           vb = b ? kn_tensor_get_f64(b->constant, 0) : 0;
+    return ta == tb && va == vb;
+}
+
+/* Rewrites DequantizeLinear(xq, s, z) -> MaxPool -> QuantizeLinear(s, z) ending at q (a
+ * ResNet's pool after its stem, same scale and zero point on both sides, as `kiln
+ * quantize` and ONNX Runtime's quantizer write it) into MaxPool(xq) on the 8-bit values.
+ * Exact: the maximum commutes with the nondecreasing map v -> Q(DQ(v)), which is the
+ * identity on the type's range when both sides share s and z (|(v - z) * s / s - (v - z)|
+ * stays far below one half in float32 for |v - z| <= 255). */
+static bool rewrite_maxpool(kn_rw *rw, kn_node *q) {
+    if (!q->out[0] || !is8(q->out[0]->type.dtype) || !scale_ok(q->in[1]) ||
+        (q->nin > 2 && q->in[2] && !const_n(q->in[2], 1)))
+        return false;
+    kn_value *y = q->in[0];
+    kn_node *op = y ? (kn_node *)y->producer : NULL;
+    if (!op || op->op != KN_OP_MAXPOOL || op->nout != 1 || !only(rw, y, q) ||
+        y->type.dtype != KN_F32 || kn_node_attr(op, KN_ATTR_EPILOGUE))
+        return false;
+    const kn_node *d = producer(op->in[0], KN_OP_DEQUANTIZELINEAR);
+    kn_dtype t = q->out[0]->type.dtype;
+    if (!dq_act(d) || d->in[0]->type.dtype != t || d->out[0]->type.dtype != KN_F32 ||
+        !scale_ok(d->in[1]) || !same_const(d->in[1], q->in[1], KN_F32) ||
+        !same_const(d->nin > 2 ? d->in[2] : NULL, q->nin > 2 ? q->in[2] : NULL, t))
+        return false;
+    kn_value *in[1] = {d->in[0]}, *out = q->out[0];
+    kn_node *n = kn_rw_node(rw, q->id, KN_OP_MAXPOOL, op->name, 1, in, 1, &out);
+    copy_attrs(rw, n, op, NULL);
+    kn_rw_kill(rw, q);
+    kn_rw_kill(rw, op);
+    if (!kn_rw_dead(rw, d) && !kn_rw_uses(rw, d->out[0])) kn_rw_kill(rw, (kn_node *)d);
+    return true;
+}
+
 /* Rewrites the pattern ending at QuantizeLinear q, if it is one. A quantized
  * contraction it cannot take (its DequantizeLinear inputs and QuantizeLinear output
  * are there) sets *kept to it and *why to the reason: it stays in float. */
@@ -344,7 +387,7 @@ kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g) {
             const kn_node *kept = NULL;
             const char *why = NULL;
             if (!kn_rw_dead(&rw, n) && n->op == KN_OP_QUANTIZELINEAR && !rewrite_add(&rw, n) &&
-                !rewrite(&rw, n, &kept, &why) && kept && why)
+                !rewrite_maxpool(&rw, n) && !rewrite(&rw, n, &kept, &why) && kept && why)
                 kn_warn(cx, kept,
                         "kept in float between its DequantizeLinear and QuantizeLinear: %s", why);
         }

@@ -919,28 +919,56 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
  * [n][group][cg / 4][hp][wp] (i32), each holding four consecutive channels of the group
  * at one position of the zero-padded input (kt_word: low channel first, + xoff), the
  * padding the zero-point word. One load then feeds a row's dot, where the unpacked
- * input needs four byte loads and the packing per tap. Needs cg % 4 == 0. */
+ * input needs four byte loads and the packing per tap. Where cg is not a multiple of 4
+ * (a first layer's 3 channels) the last word of each position holds the last cg % 4
+ * channels and zeros, whose packed weights are zeros (conv_wdot): the stem reads one
+ * word per row and tap instead of building it from cg byte loads at every tap. */
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
-    int64_t ng = G->cg / T->parts;
+    int64_t full = G->cg / T->parts, tail = G->cg % T->parts, ng = full + (tail > 0);
     kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * ng * G->hp * G->wp);
     if (G->hp != G->h || G->wp != G->w) {
         int vi = kl_for(L, xw->numel);
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
         kl_end(L);
     }
-    int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = kl_for(L, ng);
-    int vh = kl_for(L, G->h), vw = kl_for(L, G->w);
-    kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, kx_var(L, vc));
-    kn_kx *dst = mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
-                     kt_plus(L, kx_var(L, vw), G->pw));
-    /* the input's own strides (any layout): channel g * cg + c * 4 + k */
-    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vc), kx_int(L, T->parts)));
-    int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_var(L, vw)));
-    kn_kx *vals[4];
-    for (int k = 0; k < T->parts; k++)
-        vals[k] = kx_load(L, x, kx_add(L, kx_var(L, vs), kx_int(L, k * G->xs[1])));
-    kl_store(L, xw, dst, kt_word(L, T, vals, T->parts));
-    kl_end_n(L, 5);
+    /* the input rows in vectors of words where their columns are contiguous (NCHW): of
+     * the tile's lanes, or fewer (down to 4) on narrow rows, the last one ending at the
+     * row's end (overlapping the one before: it stores the same words again); an
+     * unpadded image with contiguous rows (1x1 convolutions) as one row of h*w */
+    bool flat = G->hp == G->h && G->wp == G->w && G->xs[3] == 1 && G->xs[2] == G->w;
+    int64_t rows = flat ? 1 : G->h, cols = flat ? G->h * G->w : G->w;
+    int64_t lanes = G->xs[3] == 1 ? T->lanes : 1;
+    while (lanes > 4 && lanes > cols) lanes /= 2;
+    if (lanes < 4 || lanes > cols) lanes = 1;
+    for (int part = 0; part < 2; part++) { /* the full words, then the partial last one */
+        int nch = part ? (int)tail : T->parts;
+        if (part ? !tail : !full) continue;
+        int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = part ? -1 : kl_for(L, full);
+        kn_kx *c = part ? kx_int(L, full) : kx_var(L, vc);
+        int vh = kl_for(L, rows);
+        kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, c);
+        int vd = kl_decl(L, KN_I64,
+                         mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
+                             kx_int(L, G->pw)));
+        /* the input's own strides (any layout): channel g * cg + c * 4 + k */
+        kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, c, kx_int(L, T->parts)));
+        int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_int(L, 0)));
+        int64_t nv = cols / lanes;
+        for (int pass = 0; pass < 2; pass++) { /* whole vectors, then the overlapping one */
+            if (pass ? cols % lanes == 0 : nv == 0) continue;
+            int vj = pass ? -1 : kl_for(L, nv);
+            kn_kx *j = pass ? kx_int(L, cols - lanes) : kx_mul(L, kx_var(L, vj), kx_int(L, lanes));
+            kn_kx *at = kx_add(L, kx_var(L, vs), kx_mul(L, j, kx_int(L, G->xs[3])));
+            kn_kx *vals[4];
+            for (int k = 0; k < nch; k++) {
+                kn_kx *xi = kt_plus(L, at, k * G->xs[1]);
+                vals[k] = lanes > 1 ? kx_vload(L, x, xi, (int)lanes) : kx_load(L, x, xi);
+            }
+            kl_store(L, xw, kx_add(L, kx_var(L, vd), j), kt_word(L, T, vals, nch));
+            if (!pass) kl_end(L);
+        }
+        kl_end_n(L, part ? 3 : 4);
+    }
     return xw;
 }
 
@@ -1125,7 +1153,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.x = x;
         G.xw = conv_cpairs(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
-    } else if (T.dot && T.parts == 4 && G.cg % 4 == 0) { /* words of 4 channels, padded */
+    } else if (T.dot && T.parts == 4 &&
+               (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))) { /* words, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;

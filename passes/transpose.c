@@ -574,6 +574,64 @@ static bool hoist(tp *T, kn_graph *g, int ti, const int64_t *p, int r) {
     return true;
 }
 
+/* Whether permutation p (rank r) of a tensor of the given dims keeps the axes of extent
+ * above 1 in their order: it then moves only axes of extent 1, and the elements stay in
+ * the same order (a Reshape). */
+static bool moves_ones(const int64_t *p, int r, const int64_t *dims) {
+    int64_t last = -1;
+    for (int d = 0; d < r; d++) {
+        if (dims[p[d]] == 1) continue;
+        if (p[d] < last) return false;
+        last = p[d];
+    }
+    return true;
+}
+
+/* Transpose n of node index i, moving only axes of extent 1, becomes a Reshape to its
+ * output's shape (a copy in order, which passes/plan.c may then drop, and which merges
+ * with a Reshape next to it): PyTorch's batch_first encoder transposes [1, S, E] to
+ * [S, 1, E] and back around its attention. Not next to a node passes/layout.c folds
+ * channels-first/last Transposes into. */
+static void to_reshape(tp *T, kn_graph *g, int i) {
+    kn_node *n = g->nodes[i];
+    int64_t p[KN_MAX_RANK];
+    int r;
+    /* Reshape takes its shape as an input from opset 5; a 0 in it would mean "keep that
+     * dim", so empty tensors stay Transposes */
+    if (n->opset < 5 || !perm_of(n, p, &r) || is_identity(p, r) ||
+        !moves_ones(p, r, n->in[0]->type.dims))
+        return;
+    for (int d = 0; d < r; d++)
+        if (n->in[0]->type.dims[d] == 0) return;
+    if (n->in[0]->producer && folds_edges(n->in[0]->producer->op)) return;
+    for (int u = reader(g, n->out[0], 0); u >= 0; u = reader(g, n->out[0], u + 1))
+        if (folds_edges(g->nodes[u]->op)) return;
+    const kn_type *ot = &n->out[0]->type;
+    int64_t rank = ot->rank;
+    kn_tensor *sh = kn_tensor_make(g->arena, KN_I64, 1, &rank);
+    kn_value **in = kn_arena_array(g->arena, 2, sizeof *in);
+    KN_ASSERT(sh && in);
+    memcpy(sh->data, ot->dims, (size_t)ot->rank * sizeof(int64_t));
+    const char *on = n->out[0]->name ? n->out[0]->name : "";
+    char *name = kn_arena_array(g->arena, strlen(on) + 7, 1);
+    KN_ASSERT(name);
+    memcpy(name, on, strlen(on));
+    memcpy(name + strlen(on), "_shape", 7);
+    kn_value *sv = kn_graph_add_value(g, name, &sh->type);
+    KN_ASSERT(sv);
+    sv->constant = sh;
+    in[0] = n->in[0];
+    in[1] = sv;
+    (*U(T, sv))++;
+    n->op = KN_OP_RESHAPE;
+    n->op_type = "Reshape";
+    n->in = in;
+    n->nin = 2;
+    n->attrs = NULL;
+    n->nattr = 0;
+    T->changed = true;
+}
+
 static bool has_candidates(const kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++)
         if (g->nodes[i]->op == KN_OP_TRANSPOSE || g->nodes[i]->op == KN_OP_RESHAPE) return true;
@@ -603,6 +661,8 @@ kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g) {
         int r;
         if (perm_of(g->nodes[i], p, &r)) hoist(&T, g, i, p, r);
     }
+    /* what still moves only axes of extent 1 is a Reshape */
+    for (int i = 0; i < g->nnodes; i++) to_reshape(&T, g, i);
     if (T.changed) {
         any = true;
         T.no_sink = true;

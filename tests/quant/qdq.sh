@@ -49,4 +49,19 @@ K=$2/tests/quant/models/qdq_gemm_bias
 [ ! -s "$T/q.err" ] && ok || bad "-q leaves: $(cat "$T/q.err")"
 r=$("$KILN" check-onnx "$K" --backend llvm 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_gemm_bias through LLVM: $r"
+# MaxPool between DequantizeLinear and QuantizeLinear of the same scale and zero point
+# (tests/quant/make_qdq_pool.py) becomes a MaxPool of the 8-bit values, one with another
+# scale stays float; the pool pass builds row walks for the 8-bit ones (lanes in the
+# schedule) and the interpreter after qdq gives the reference (backends: quant_models_*).
+P=$2/tests/quant/models/qdq_pool
+"$KILN" inspect "$P/model.onnx" --passes shape,qdq,fold,shape >"$T/p.txt" 2>&1 || bad "inspect qdq_pool"
+grep -q '%p1: u8\[2,5,9,21\] = MaxPool(%a)' "$T/p.txt" && grep -q '%p2: i8\[2,5,16,40\] = MaxPool(%c)' "$T/p.txt" &&
+  ok || bad "qdq_pool: 8-bit MaxPool: $(grep 'MaxPool(' "$T/p.txt")"
+grep -q '%m3: f32.* = MaxPool(%a_f)' "$T/p.txt" && ok || bad "qdq_pool: p3 (another scale) not left in float"
+"$KILN" compile "$P/model.onnx" -o "$T/pool" --target x86-64-avx512 --dump-schedule "$T/pool.sched" >/dev/null 2>&1 ||
+  bad "compile qdq_pool"
+[ "$(grep -c "MaxPool lanes=" "$T/pool.sched")" = 3 ] && grep -q "'pool_m2' MaxPool lanes=16" "$T/pool.sched" && ok ||
+  bad "qdq_pool: pool pass schedules: $(grep MaxPool "$T/pool.sched")"
+r=$("$KILN" check-onnx "$P" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_pool, interp after qdq: $r"
 finish

@@ -268,7 +268,63 @@ static int move_tasks(int64_t rows, bool from_split) {
     return tasks;
 }
 
+/* A short row-wise nest (a Softmax or LayerNorm after a split matrix product): for each of
+ * `rows` rows of 128 floats, y = t * 2 in 8 vector stores, then y = y * 0.5 reading y back
+ * (Softmax rescales its exps so). Its effort (16 a row) and the bytes it writes (1 KB a row)
+ * are under both thresholds above; the bytes it reads and writes (2 KB a row) split it,
+ * into 2-8 tasks, when they are many (1 MB for 512 rows) and the rows it reads were written
+ * by a split kernel: reading back its own stores must not count as reading data of the
+ * caller's. Not when it reads a graph input, nor for 64 rows (128 KB). */
+static int spread_tasks(int64_t rows, bool from_split) {
+    kn_ctx cx;
+    kn_ctx_init(&cx, NULL);
+    kn_kprog p = {0};
+    p.arena = kn_arena_create();
+    p.name = "m";
+    int64_t n = 4096 * 64;
+    kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
+    kn_kbuf *t = kl_buffer(&p, KB_TEMP, KN_F32, 1, &n, "t");
+    kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
+    kn_lower *L = new_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x: split */
+    int i = kl_for(L, 4096), j = kl_for(L, 4);
+    kn_kx *at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
+    int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
+    kl_for(L, 20);
+    kl_set(L, acc, kx_fma(L, kx_vload(L, x, at, 16), kx_vload(L, x, at, 16), kx_var(L, acc)));
+    kl_end(L);
+    kl_store(L, t, at, kx_var(L, acc));
+    kl_end_n(L, 2);
+    kl_builder_destroy(L);
+    L = new_kernel(&cx, &p); /* the rows */
+    i = kl_for(L, rows);
+    for (int pass = 0; pass < 2; pass++) {
+        j = kl_for(L, 8);
+        at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 8)), kx_var(L, j)), I(L, 16));
+        kn_kx *v = pass ? kx_vload(L, y, at, 16) : kx_vload(L, from_split ? t : x, at, 16);
+        kl_store(L, y, at, kx_mul(L, v, kx_const(L, KN_F32, pass ? 0.5 : 2.0)));
+        kl_end(L);
+    }
+    kl_end(L);
+    kl_builder_destroy(L);
+    CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
+    CHECK(p.kernels[0]->body->body[0]->tasks > 1);
+    const kn_ks *loop = p.kernels[1]->body->body[0];
+    CHECK(loop->annot & KN_LOOP_PARALLEL);
+    int tasks = loop->tasks;
+    kn_arena_destroy(p.arena);
+    return tasks;
+}
+
 int main(void) {
+    int sbig = spread_tasks(512, true), sin = spread_tasks(512, false),
+        ssmall = spread_tasks(64, true);
+    printf("rows: 1 MB moved from a split kernel: %d tasks (expected 2-8), from the input: %d, "
+           "128 KB: %d (expected 1)\n",
+           sbig, sin, ssmall);
+    CHECK(sbig >= 2 && sbig <= 8);
+    CHECK(sin <= 1);
+    CHECK(ssmall <= 1);
+
     int big = move_tasks(4096, true), in = move_tasks(4096, false), small = move_tasks(64, true);
     printf("moves: 1 MB from a split kernel: %d tasks (expected 2-8), from the input: %d, 16 KB: "
            "%d (expected 1)\n",
