@@ -12,7 +12,7 @@ channels (passes/sescale.c). Outputs computed by torch from the same weights:
   y3 = P(SE(SiLU(DW5x5 pad 2 (...)))) + c         c: 1x8x2x2, 8 -> 30 -> 8: 30 = 16 + 8
                                                  + 4 + 2 single channels; 2x2 outputs
                                                  that some 5x5 taps never reach
-  y4 = P(SE(SiLU(DW3x3 pad 1 (...))))             d: 2x8x7x7, batch 2, 8 -> 48 -> 8, the
+  y4 = P(SE(SiLU(DW3x3 pad 1 (...))))             d: 2x8x7x7, batch 2, 8 -> 48 -> 24, the
                                                  scale as the Mul's second input
 
 SE(v) = v * sigmoid(W2 SiLU(W1 mean(v) + b1) + b2) (the Mul's inputs in torchvision's
@@ -87,7 +87,7 @@ def block(k, x, cm, co, dw_k, stride, sq, residual=False, scale_first=True):
 block(1, rnd(1, 16, 14, 14), 96, 16, 3, 1, 4, residual=True)
 block(2, rnd(1, 24, 9, 9), 72, 40, 5, 2, 6)
 block(3, rnd(1, 8, 2, 2), 30, 8, 5, 1, 2, residual=True)
-block(4, rnd(2, 8, 7, 7), 48, 8, 3, 1, 4, scale_first=False)
+block(4, rnd(2, 8, 7, 7), 48, 24, 3, 1, 4, scale_first=False)
 
 g = gc.float_graph(nodes, "mbconv", ins, outs, gc.initializers(inits_pairs))
 gc.write_case(here, gc.model(g), [a for _, a in ins], outs)
