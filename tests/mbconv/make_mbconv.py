@@ -6,7 +6,8 @@ whose expanded tensors passes/layout.c keeps channels-last: the depthwise kernel
 GlobalAveragePool, the excite's scale is [1,1,1,C] and its Mul a vector loop along the
 channels (passes/sescale.c). Outputs computed by torch from the same weights:
 
-  y1 = P(SE(SiLU(DW3x3 pad 1 (SiLU(E(a)))))) + a   a: 1x16x14x14, 16 -> 96 -> 16
+  y1 = P(SE(SiLU(DW3x3 pad 1 (SiLU(E(a)))))) + a   a: 1x16x16x16, 16 -> 96 -> 16: its
+                                                 256 pixels as 4 rows of 64 in the 1x1 tiles
   y2 = P(SE(SiLU(DW5x5 stride 2 pad 2 (...))))     b: 1x24x9x9, 24 -> 72 -> 40: 72 is
                                                  4 x 16 + 8 channels (a half block)
   y3 = P(SE(SiLU(DW5x5 pad 2 (...)))) + c         c: 1x8x2x2, 8 -> 30 -> 8: 30 = 16 + 8
@@ -84,7 +85,7 @@ def block(k, x, cm, co, dw_k, stride, sq, residual=False, scale_first=True):
     outs.append(y.numpy())
 
 
-block(1, rnd(1, 16, 14, 14), 96, 16, 3, 1, 4, residual=True)
+block(1, rnd(1, 16, 16, 16), 96, 16, 3, 1, 4, residual=True)
 block(2, rnd(1, 24, 9, 9), 72, 40, 5, 2, 6)
 block(3, rnd(1, 8, 2, 2), 30, 8, 5, 1, 2, residual=True)
 block(4, rnd(2, 8, 7, 7), 48, 24, 3, 1, 4, scale_first=False)
