@@ -493,6 +493,21 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig) {
     return x;
 }
 
+kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags) {
+    KN_ASSERT(re->dtype == KN_U8 && re->numel >= KN_REGEX_T_BYTES);
+    KN_ASSERT(kind != KN_RX_MATCH || (s && s->dtype == KN_STRING && kx_lanes(s) == 1));
+    kn_kx *x = new_x(L, KX_REGEX, KN_I32);
+    x->buf = re;
+    x->a[0] = kind == KN_RX_MATCH ? s : NULL;
+    x->i = kind << 1 | (flags & 1);
+    if (kind == KN_RX_COMPILE) {
+        x->text = kn_arena_strdup(L->p->arena, posix);
+        KN_ASSERT(x->text);
+    }
+    use(L, re);
+    return x;
+}
+
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index) {
     KN_ASSERT(s->dtype == KN_STRING && kx_lanes(s) == 1);
     kn_kx *x = new_x(L, KX_BYTE, KN_U8);
@@ -574,7 +589,8 @@ static bool same_buf(const kmatch *M, const kn_kbuf *a, const kn_kbuf *b) {
 static bool same_x(kmatch *M, const kn_kx *a, const kn_kx *b) {
     if (!a || !b) return a == b;
     if (a->op != b->op || a->dtype != b->dtype || kx_lanes(a) != kx_lanes(b) || a->i != b->i ||
-        memcmp(&a->f, &b->f, sizeof a->f) || !same_buf(M, a->buf, b->buf))
+        memcmp(&a->f, &b->f, sizeof a->f) || !same_buf(M, a->buf, b->buf) ||
+        (a->text != b->text && (!a->text || !b->text || strcmp(a->text, b->text))))
         return false;
     if (a->op == KX_VAR && !same_var(M, a->var, b->var)) return false;
     for (int i = 0; i < 3; i++)
@@ -646,6 +662,7 @@ static const char *op_name(kn_kx_op op) {
         [KX_DOT] = "dot",
         [KX_UNPACK16] = "unpack16",
         [KX_SAT] = "sat",
+        [KX_REGEX] = "regex",
     };
     return names[op];
 }
@@ -681,6 +698,29 @@ static void print_x(FILE *f, const kn_kx *x) {
         fprintf(f, "unpack16.%s%d(", x->i & 2 ? "u" : "s", (int)(x->i & 1));
         print_x(f, x->a[0]);
         fputc(')', f);
+        return;
+    case KX_REGEX:
+        fprintf(f, "regex.%s%s(%s",
+                (x->i >> 1) == KN_RX_COMPILE ? "compile"
+                : (x->i >> 1) == KN_RX_MATCH ? "match"
+                                             : "free",
+                x->i & 1 ? ".icase" : "", x->buf->name);
+        if (x->a[0]) {
+            fprintf(f, ", ");
+            print_x(f, x->a[0]);
+        }
+        if (!x->text) {
+            fputc(')', f);
+            return;
+        }
+        fprintf(f, ", \"");
+        for (const char *c = x->text; *c; c++)
+            fprintf(f,
+                    *c == '"' || *c == '\\'  ? "\\%c"
+                    : (unsigned char)*c < 32 ? "\\x%02x"
+                                             : "%c",
+                    (unsigned char)*c);
+        fprintf(f, "\")");
         return;
     case KX_SAT:
         fprintf(f, "sat.%s%d(", x->i & 32 ? "u" : "s", (int)(x->i & 31));

@@ -80,6 +80,7 @@ typedef enum kn_kx_op {
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
+    KX_REGEX,      /* a POSIX ERE compiled into, matched with or freed from buf (below) */
     KX_OP_COUNT
 } kn_kx_op;
 
@@ -95,6 +96,7 @@ typedef struct kn_kx {
     double f;
     int var;
     kn_kbuf *buf;
+    const char *text; /* KX_REGEX: the pattern (in the program's arena), else NULL */
 } kn_kx;
 
 /* KX_DOT: a[0] + the dot product of the narrow integers packed in the 32-bit words
@@ -124,6 +126,18 @@ kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
  * for each bound); the clamp of min/max is 7 instructions on the M4, which GCC 12 does
  * not turn into SSAT itself. */
 kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
+
+/* KX_REGEX: the C library's <regex.h> on a regex_t held in u8 buffer `re` (at least
+ * KN_REGEX_T_BYTES bytes of arena; a hosted target: refused on microcontrollers), an
+ * i32, with the kind in i >> 1:
+ *   KN_RX_COMPILE: regcomp(re, posix, REG_EXTENDED | REG_NOSUB, REG_ICASE if i & 1):
+ *                  0, or -1 if it fails (out of memory); `posix` in text;
+ *   KN_RX_MATCH:   1 if string a[0] matches the compiled pattern (regexec), else 0;
+ *   KN_RX_FREE:    regfree(re), 0.
+ * RegexFullMatch compiles once per run, matches each element, then frees. */
+enum { KN_RX_COMPILE, KN_RX_MATCH, KN_RX_FREE };
+#define KN_REGEX_T_BYTES 256
+kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags);
 
 /* ---- statements ---- */
 
@@ -485,6 +499,9 @@ int64_t kl_max_string_bytes(kn_lower *L);
 /* Status NAME_run returns when an If takes a branch that cannot run for the compiled
  * input shapes (kn_graph.invalid; the compiler warned about it). */
 #define KN_STATUS_INVALID_BRANCH 4
+/* Status NAME_run returns when RegexFullMatch's pattern could not be compiled at run
+ * time (regcomp failed: out of memory). */
+#define KN_STATUS_REGEX 5
 /* Sets the program's status word to `status` (nonzero): NAME_run returns it. The
  * kernel goes on; what it writes afterwards is unspecified but in bounds. */
 void kl_fail(kn_lower *L, int status);

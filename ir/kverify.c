@@ -71,6 +71,15 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_UNPACK16:
         if (x->a[0]->dtype != KN_I32) return bad(V, "unpack16 operand is not an i32 word", 0, 0);
         return x->i >= 0 && x->i <= 3 ? KN_OK : bad(V, "unknown unpack16", (long)x->i, 0);
+    case KX_REGEX:
+        if (!x->buf || !own(V, x->buf) || x->buf->dtype != KN_U8)
+            return bad(V, "regex storage is not a u8 buffer of this program", 0, 0);
+        if ((x->i >> 1) == KN_RX_MATCH &&
+            (!x->a[0] || x->a[0]->dtype != KN_STRING || kx_lanes(x->a[0]) != 1))
+            return bad(V, "regex operand is not a scalar string", 0, 0);
+        if ((x->i >> 1) == KN_RX_COMPILE && !x->text)
+            return bad(V, "regex without a pattern", 0, 0);
+        return (x->i >> 1) <= KN_RX_FREE ? KN_OK : bad(V, "unknown regex kind", (long)x->i, 0);
     case KX_SAT:
         if (x->a[0]->dtype != KN_I32 || kx_lanes(x->a[0]) != 1)
             return bad(V, "sat operand is not a scalar i32", 0, 0);

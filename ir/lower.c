@@ -100,13 +100,14 @@ static kn_status check_static(kn_ctx *cx, const kn_node *n, const kn_value *v) {
                        kn_type_str(&v->type, buf, sizeof buf));
     if (v->type.dtype == KN_STRING && v->constant) /* no string literals in weights yet */
         return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "value '%s' is a constant string tensor; code generators take strings "
-                       "only as inputs and computed values",
+                       "value '%s' is a constant string tensor inside a subgraph; code "
+                       "generators take constant strings only in the main graph",
                        v->name);
     if (v->type.dtype == KN_STRING && n && !(kn_op_desc(n->op)->flags & OPF_STRINGS))
         return kn_diag(cx, n, KN_EUNSUPPORTED,
                        "value '%s' holds strings, and code generation supports strings in "
-                       "Cast, CastLike, Equal, StringConcat and StringNormalizer only",
+                       "Cast, CastLike, Equal, RegexFullMatch, StringConcat and StringNormalizer "
+                       "only",
                        v->name);
     return KN_OK;
 }
@@ -122,6 +123,48 @@ static kn_kbuf *value_buf(kn_lower *L, kn_kbuf **vbuf, const kn_value *v, const 
     if (v->constant) b->data = v->constant;
     vbuf[v->id] = b;
     return b;
+}
+
+/* A constant string tensor v (a folded StringSplit, a string initializer) as a buffer
+ * that a kernel of its own fills: its characters, byte by byte, into string storage,
+ * and a pointer to each element's first byte. Code size grows with the characters:
+ * meant for the short texts models carry (labels, vocabularies of a few words). */
+static kn_status string_constant(kn_lower *L, const kn_value *v) {
+    if (!kn_type_static(&v->type) || L->vbuf[v->id]) return KN_OK; /* check_static reports */
+    const kn_tensor *t = v->constant;
+    int64_t cnt = kn_type_numel(&v->type), total = 1;
+    char **s = t->data;
+    for (int64_t i = 0; i < cnt; i++) total += (int64_t)strlen(s[i]) + 1;
+    begin_kernel(L, NULL, "string constant");
+    kn_kbuf *chars = kl_string_storage(L, total);
+    kn_kbuf *b = kl_buffer(L->p, KB_TEMP, KN_STRING, v->type.rank, v->type.dims, "t");
+    b->onnx = v->name;
+    int64_t off = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        kl_store(L, b, kx_int(L, i), kx_str(L, chars, kx_int(L, off)));
+        for (const unsigned char *c = (const unsigned char *)s[i];; c++) {
+            kl_store(L, chars, kx_int(L, off++), kx_const(L, KN_U8, *c));
+            if (!*c) break;
+        }
+    }
+    L->vbuf[v->id] = b;
+    return KN_OK;
+}
+
+/* Every constant string tensor that the graph's nodes read or that it outputs. */
+static kn_status string_constants(kn_lower *L, const kn_graph *g) {
+    for (int i = 0; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++) {
+            const kn_value *v = g->nodes[i]->in[k];
+            if (v && v->constant && v->type.dtype == KN_STRING && string_constant(L, v))
+                return L->cx->status;
+        }
+    for (int i = 0; i < g->nout; i++) {
+        const kn_value *v = g->outputs[i];
+        if (v->constant && v->type.dtype == KN_STRING && string_constant(L, v))
+            return L->cx->status;
+    }
+    return KN_OK;
 }
 
 /* The graph's sequence/optional I/O groups, copied into the program's arena. */
@@ -214,9 +257,10 @@ kn_status kn_lower_graph(kn_ctx *cx, const kn_graph *g, const char *name, const 
         b->io = i;
         vbuf[v->id] = p->inputs[i] = b;
     }
+    if (string_constants(&L, g)) goto fail;
     for (int i = 0; i < g->nout; i++) {
         const kn_value *v = g->outputs[i];
-        if (check_static(cx, v->producer, v)) goto fail;
+        if (!vbuf[v->id] && check_static(cx, v->producer, v)) goto fail;
         kn_kbuf *b = kl_buffer(p, KB_OUTPUT, v->type.dtype, v->type.rank, v->type.dims, "out");
         b->onnx = v->name;
         b->io = i;

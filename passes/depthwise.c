@@ -554,7 +554,10 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  * Every output row fills every lane (7x7 and 14x14 rows lost lanes or went scalar in
  * NCHW) and no copy is staged for a stride. Channels past the last full block run in
  * vectors of half the lanes (down to DW_MIN_LANES), then one at a time. Weights are
- * packed at compile time per block, bias first: [c0 * (1 + taps) + k * width + l]. */
+ * packed at compile time per block, bias first: [c0 * (1 + taps) + k * width + l].
+ * A GlobalAveragePool of y alone (squeeze-and-excite's squeeze, kn.layout [1, 0]) is
+ * computed here: each tile's outputs summed pairwise into the block's running vector,
+ * stored divided by oh*ow after the block's last row, and the pool's kernel emptied. */
 
 typedef struct dwc_geom {
     const kn_contract *d;
@@ -564,6 +567,8 @@ typedef struct dwc_geom {
     bool hold;   /* weights held in vector locals */
     kn_kbuf *pk; /* packed bias and weights */
     int wv[DW_MAX_TAPS + 1];
+    kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
+    int psum;      /* the block's running sum of its outputs (pool) */
 } dwc_geom;
 
 static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
@@ -572,7 +577,7 @@ static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
 
 /* Entry k (0: bias, 1 + tap: weight) of the block of `width` channels from c0. */
 static kn_kx *dwc_w(kn_lower *L, const dwc_geom *G, kn_kx *c0, int width, int k) {
-    if (G->hold) return var(L, G->wv[k]);
+    if (G->hold && G->wv[k] >= 0) return var(L, G->wv[k]);
     return dwc_ld(L, G->pk, kt_plus(L, kx_mul(L, c0, kx_int(L, 1 + G->kh * G->kw)), k * width),
                   width);
 }
@@ -636,6 +641,7 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
         }
         if (crow) kl_end(L);
     }
+    kn_kx *out[DW_MAX_ROWS * 2];
     for (int r = 0; r < n; r++) {
         kn_kx *oxr = kt_plus(L, ox, r), *val = var(L, acc[r]);
         if (d->epi) {
@@ -647,9 +653,19 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
             }
             val = kl_epilogue(L, d->epi, val, opnd);
         }
+        if (G->pool) { /* the value is read twice: held in the accumulator */
+            kl_set(L, acc[r], val);
+            val = var(L, acc[r]);
+        }
+        out[r] = val;
         kn_kx *yi = kx_add(
             L, kt_mad(L, kt_mad(L, kt_mad(L, b, G->oh, oy), G->ow, oxr), G->c, kx_int(L, 0)), c0);
         kl_store(L, d->y, yi, val);
+    }
+    if (G->pool) { /* the tile's outputs summed pairwise, then into the block's sum */
+        for (int step = 1; step < n; step *= 2)
+            for (int r = 0; r + step < n; r += 2 * step) out[r] = kx_add(L, out[r], out[r + step]);
+        kl_set(L, G->psum, kx_add(L, var(L, G->psum), out[0]));
     }
 }
 
@@ -682,22 +698,44 @@ static void dwc_rows(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     kl_end(L);
 }
 
+/* Whether kernel offset t along an axis (output extent o, input extent n, stride st,
+ * dilation dl, leading pad p) falls inside the input for some output. */
+static bool dwc_tap_used(int64_t o, int64_t n, int64_t st, int64_t dl, int64_t p, int64_t t) {
+    for (int64_t i = 0; i < o; i++) {
+        int64_t at = i * st + t * dl - p;
+        if (at >= 0 && at < n) return true;
+    }
+    return false;
+}
+
 /* Every output of the channel block [c0, c0 + width) of batch b. */
 static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) {
     int64_t taps = G->kh * G->kw;
     bool hold = G->R + taps + 2 <= kl_vector_registers(L);
     G->hold = false; /* dwc_w reads the table while the locals are declared */
-    for (int64_t k = 0; hold && k <= taps; k++)
-        G->wv[k] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, (int)k));
+    for (int64_t k = 0; hold && k <= taps; k++) /* not the taps no output reaches */
+        if (!k || (dwc_tap_used(G->oh, G->h, G->sh, G->dh, G->ph, (k - 1) / G->kw) &&
+                   dwc_tap_used(G->ow, G->w, G->sw, G->dw, G->pw, (k - 1) % G->kw)))
+            G->wv[k] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, (int)k));
+        else
+            G->wv[k] = -1; /* its taps (under a row test that never holds) load it */
     G->hold = hold;
+    if (G->pool)
+        G->psum = width > 1 ? kl_decl_vec(L, KN_F32, width, kx_const(L, KN_F32, 0.0))
+                            : kl_decl(L, KN_F32, kx_const(L, KN_F32, 0.0));
     dwc_rows(L, G, b, c0, width, 0, G->ylo, true);
     dwc_rows(L, G, b, c0, width, G->ylo, G->yhi, false);
     dwc_rows(L, G, b, c0, width, G->yhi > G->ylo ? G->yhi : G->ylo, G->oh, true);
+    if (G->pool) /* pool[b*c + c0 ..] = the block's sums / (oh*ow) */
+        kl_store(L, G->pool, kt_mad(L, b, G->c, c0),
+                 kx_bin(L, KX_DIV, var(L, G->psum), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
 }
 
-static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dwc_geom *G) {
+static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_kbuf *pool,
+                      dwc_geom *G) {
     memset(G, 0, sizeof *G);
     G->d = d;
+    G->pool = pool;
     G->c = d->c, G->h = d->h, G->w = d->w_, G->oh = d->oh, G->ow = d->ow;
     G->kh = d->kh, G->kw = d->kw, G->sh = d->sh, G->sw = d->sw, G->dh = d->dh, G->dw = d->dw;
     G->ph = d->ph, G->pw = d->pw;
@@ -760,31 +798,52 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, dwc
 }
 
 /* The kernel after k that is a GlobalAveragePool of depthwise kernel k's output y alone
- * (f32, [n*c] means written, nothing else touched), or -1. */
-static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d) {
+ * (f32, [n*c] means written, nothing else touched), or -1. cl: y is NHWC (the pool's
+ * kn.layout [1, 0], passes/layout.c), else NCHW (no kn.layout). */
+static int dw_pool_kernel(const kn_kprog *p, int k, const kn_contract *d, bool cl) {
     unsigned char *use = calloc((size_t)p->nbufs, 1);
     KN_ASSERT(use);
     int found = -1;
     for (int j = k + 1; j < p->nkernels && found < 0; j++) {
         const kn_kernel *g = p->kernels[j];
+        bool xcl = false, ycl = false;
         if (!g->node || g->node->op != KN_OP_GLOBALAVERAGEPOOL ||
-            kn_node_attr(g->node, KN_ATTR_LAYOUT))
+            (cl ? !kn_conv_layout(g->node, &xcl, &ycl) || !xcl || ycl
+                : kn_node_attr(g->node, KN_ATTR_LAYOUT) != NULL))
             continue;
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(g->body, use);
         if (use[d->y->id] != 1) continue;
         int nw = 0, nr = 0, w = -1;
         for (int b = 0; b < p->nbufs; b++) {
-            if (use[b] & 1) nr++;
-            if (use[b] & 2) nw++, w = b;
+            if (use[b] & 2)
+                nw++, w = b;
+            else if (use[b] & 1)
+                nr++;
         }
+        /* y read; the means written (the channels-last pool sums into them: also read) */
         const kn_kbuf *o = w >= 0 ? p->bufs[w] : NULL;
-        if (nr == 1 && nw == 1 && use[w] == 2 && o->dtype == KN_F32 && o->numel == d->n * d->c &&
-            !kn_node_attr(g->node, KN_ATTR_EPILOGUE))
+        if (nr == 1 && nw == 1 && (use[w] == 2 || (cl && use[w] == 3)) && o->dtype == KN_F32 &&
+            o->numel == d->n * d->c && !kn_node_attr(g->node, KN_ATTR_EPILOGUE))
             found = j;
     }
     free(use);
     return found;
+}
+
+/* The output of pool kernel gk (>= 0), whose kernel is left empty (the depthwise kernel
+ * writes it instead), or NULL for -1. */
+static kn_kbuf *dw_pool_take(kn_ctx *cx, kn_kprog *p, int gk) {
+    if (gk < 0) return NULL;
+    kn_kbuf *pool = NULL;
+    unsigned char *use = calloc((size_t)p->nbufs, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(p->kernels[gk]->body, use);
+    for (int b = 0; b < p->nbufs; b++)
+        if (use[b] & 2) pool = p->bufs[b];
+    free(use);
+    kl_builder_destroy(kl_builder_rewrite(cx, p, gk));
+    return pool;
 }
 
 /* Whether kernel d is a depthwise convolution this pass can rebuild. */
@@ -911,9 +970,10 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         /* integer tiles in f32: not on cores without an FPU (a libgcc call per operation;
          * DS-CNN int8 on the Cortex-M3: 37.8 M instructions against 13.2 M) */
         if (d && dwc_suits(d)) {
+            kn_kbuf *pool = dw_pool_take(cx, p, dw_pool_kernel(p, k, d, true));
             kn_lower *L = kl_builder_rewrite(cx, p, k);
             dwc_geom G;
-            dwc_build(L, d, kn_schedule_for(p, k), &G);
+            dwc_build(L, d, kn_schedule_for(p, k), pool, &G);
             kern->sched.tile_rows = G.R;
             kern->sched.tile_vecs = 1;
             kern->sched.lanes = kl_lanes(L, KN_F32);
@@ -924,17 +984,8 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         if (!d || !dw_suits(d) || (kn_contract_is_int(d) && t->float_abi == KN_FLOAT_ABI_SOFT))
             continue;
         /* the pool's output, written here instead; its kernel left empty */
-        int gk = kn_contract_is_int(d) ? -1 : dw_pool_kernel(p, k, d);
-        kn_kbuf *pool = NULL;
-        if (gk >= 0) {
-            unsigned char *use = calloc((size_t)p->nbufs, 1);
-            KN_ASSERT(use);
-            kn_kernel_uses(p->kernels[gk]->body, use);
-            for (int b = 0; b < p->nbufs; b++)
-                if (use[b] & 2) pool = p->bufs[b];
-            free(use);
-            kl_builder_destroy(kl_builder_rewrite(cx, p, gk));
-        }
+        kn_kbuf *pool =
+            dw_pool_take(cx, p, kn_contract_is_int(d) ? -1 : dw_pool_kernel(p, k, d, false));
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         dw_geom G;
         dw_build(L, d, kn_schedule_for(p, k), t, pool, &G);

@@ -158,6 +158,54 @@ static bool conv_window(const kn_node *n, int64_t kh, int64_t kw) {
     return w->rank == 4 && n->in[0]->type.rank == 4 && w->dims[2] == kh && w->dims[3] == kw;
 }
 
+/* A squeeze-and-excite after depthwise Conv d (EfficientNet's MBConv): d's output y is
+ * read by a GlobalAveragePool and by t = Mul(y, s) (either order) alone, s [1,C,1,1]
+ * made by a Conv f of 1x1 spatial output (the excite's second fc, its Sigmoid fused)
+ * read by the Mul alone, and t read by a Conv q alone. */
+typedef struct se_block {
+    kn_node *pool, *m, *f, *q;
+} se_block;
+
+static bool squeeze_excite(kn_rw *rw, kn_graph *g, kn_node *d, se_block *se) {
+    kn_value *y = d->out[0];
+    if (kn_rw_uses(rw, y) != 2 || kn_graph_is_output(g->root, y)) return false;
+    kn_node *pool = NULL, *m = NULL;
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *n = g->nodes[i];
+        if (kn_rw_dead(rw, n) || n == d) continue;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] == y) {
+                if (n->op == KN_OP_GLOBALAVERAGEPOOL && j == 0 && !pool)
+                    pool = n;
+                else if (n->op == KN_OP_MUL && n->nin == 2 && n->nout == 1 && !m &&
+                         n->in[1 - j] != y)
+                    m = n;
+                else
+                    return false;
+            }
+    }
+    if (!pool || !m || pool->nout != 1 || !foldable(pool) || kn_node_attr(m, KN_ATTR_EPILOGUE))
+        return false;
+    bool xcl, ycl;
+    if (kn_conv_layout(pool, &xcl, &ycl)) return false;
+    kn_value *s = m->in[0] == y ? m->in[1] : m->in[0], *t = m->out[0];
+    const kn_type *st = &s->type, *yt = &y->type;
+    kn_node *f = s->producer;
+    if (!t || t->type.dtype != KN_F32 || !kn_type_static(&t->type) || t->type.rank != 4 ||
+        st->kind != KN_KIND_TENSOR || st->dtype != KN_F32 || st->rank != 4 || !kn_type_static(st) ||
+        st->dims[0] != yt->dims[0] || st->dims[1] != yt->dims[1] || st->dims[2] != 1 ||
+        st->dims[3] != 1 || memcmp(t->type.dims, yt->dims, sizeof(int64_t) * 4))
+        return false;
+    if (!f || f->graph != g || kn_rw_dead(rw, f) || f->op != KN_OP_CONV || f->nout != 1 ||
+        !foldable(f) || channels_inner(f) || kn_rw_only_reader(rw, s) != m)
+        return false;
+    kn_conv_layout(f, &xcl, &ycl);
+    kn_node *q = kn_rw_only_reader(rw, t);
+    if (ycl || !q) return false;
+    *se = (se_block){pool, m, f, q};
+    return true;
+}
+
 /* The expanded tensors of an inverted residual block (MobileNetV2's 1x1 expansion ->
  * depthwise -> 1x1 projection) kept channels-last: D a 2-D depthwise Conv whose input
  * only it reads, made by a 1x1 Conv P, and whose output only a 1x1 Conv Q reads. P
@@ -166,7 +214,14 @@ static bool conv_window(const kn_node *n, int64_t kh, int64_t kw) {
  * a depthwise convolution's vectors run along the channels (passes/depthwise.c
  * dw_cl), which fills every lane on 14x14 and 7x7 rows and needs no staged copy for a
  * stride, and P's channel tiles store their vectors of output channels straight into y
- * instead of transposing them (passes/tile.c). */
+ * instead of transposing them (passes/tile.c).
+ *
+ * EfficientNet's MBConv has a squeeze-and-excite between D and Q (squeeze_excite): y is
+ * read by a GlobalAveragePool and by t = Mul(y, s), and Q reads t. Then the pool reads
+ * NHWC (kn.layout [1, 0]; passes/depthwise.c computes it in D's kernel), the excite's
+ * last fc writes s as [1,1,1,C] (kn.layout [_, 1]: the same memory as [1,C,1,1], its
+ * output being 1x1), so the Mul broadcasts along NHWC's channels (passes/sescale.c
+ * builds it as vectors along them) and t is NHWC. */
 static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
     for (int i = 0; i < rw->n0; i++) {
         kn_node *d = g->nodes[i];
@@ -177,8 +232,10 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
             continue;
         kn_value *x = d->in[0], *y = d->out[0];
         kn_node *p = x->producer, *q = kn_rw_only_reader(rw, y);
+        se_block se = {0};
+        if (!q && squeeze_excite(rw, g, d, &se)) q = se.q;
         if (!p || p->graph != g || kn_rw_dead(rw, p) || kn_rw_only_reader(rw, x) != d || !q ||
-            q->in[0] != y || !conv_window(p, 1, 1) || !conv_window(q, 1, 1))
+            q->in[0] != (se.m ? se.m->out[0] : y) || !conv_window(p, 1, 1) || !conv_window(q, 1, 1))
             continue;
         kn_conv_layout(p, &pxcl, &pycl);
         kn_conv_layout(q, &qxcl, &qycl);
@@ -188,6 +245,15 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
         set_layout(g, p, pxcl, true);
         set_layout(g, d, true, true);
         set_layout(g, q, true, qycl);
+        if (se.m) { /* the pool reads NHWC; the scale [1,1,1,C] (the same memory as
+                       [1,C,1,1]) broadcasts along NHWC's channels; t is NHWC */
+            bool fxcl, fycl;
+            kn_conv_layout(se.f, &fxcl, &fycl);
+            set_layout(g, se.pool, true, false);
+            set_layout(g, se.f, fxcl, true);
+            se.f->out[0]->type = kn_type_channels(&se.f->out[0]->type, true);
+            se.m->out[0]->type = kn_type_channels(&se.m->out[0]->type, true);
+        }
         rw->changed = true;
     }
 }

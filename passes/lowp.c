@@ -201,7 +201,7 @@ static bool lw_enter(kn_kwalker *w, kn_ks *s) {
 static void lw_expr(kn_kwalker *w, kn_kx *x) {
     lowp_walk *l = (lowp_walk *)w;
     if (x->op == KX_LOAD) l->loaded[x->buf->id] = true;
-    if (x->op == KX_STR) l->other[x->buf->id] = true;
+    if (x->op == KX_STR || x->op == KX_REGEX) l->other[x->buf->id] = true;
 }
 
 kn_status kn_kpass_lowp(kn_ctx *cx, kn_kprog *p) {

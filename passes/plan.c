@@ -71,7 +71,8 @@ typedef struct ip_ctx {
 
 static void ip_expr(kn_kwalker *w, kn_kx *x) {
     ip_ctx *C = (ip_ctx *)w;
-    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == C->out) C->bad = true;
+    if ((x->op == KX_LOAD || x->op == KX_STR || x->op == KX_REGEX) && x->buf == C->out)
+        C->bad = true;
 }
 
 static bool ip_enter(kn_kwalker *w, kn_ks *s) {
@@ -158,7 +159,7 @@ static bool loads_match(const kn_kx *x, const kn_kbuf *buf, const kn_ks *store) 
     if (x->op == KX_LOAD && x->buf == buf &&
         (!kn_kx_equal(x->a[0], store->index) || kx_lanes(x) != kx_lanes(store->value)))
         return false;
-    if (x->op == KX_STR && x->buf == buf) return false;
+    if ((x->op == KX_STR || x->op == KX_REGEX) && x->buf == buf) return false;
     for (int i = 0; i < 3; i++)
         if (!loads_match(x->a[i], buf, store)) return false;
     return true;
@@ -166,7 +167,7 @@ static bool loads_match(const kn_kx *x, const kn_kbuf *buf, const kn_ks *store) 
 
 static bool reads(const kn_kx *x, const kn_kbuf *buf) {
     if (!x) return false;
-    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == buf) return true;
+    if ((x->op == KX_LOAD || x->op == KX_STR || x->op == KX_REGEX) && x->buf == buf) return true;
     return reads(x->a[0], buf) || reads(x->a[1], buf) || reads(x->a[2], buf);
 }
 
@@ -178,7 +179,7 @@ typedef struct rd_ctx {
 
 static void rd_expr(kn_kwalker *w, kn_kx *x) {
     rd_ctx *R = (rd_ctx *)w;
-    R->n += (x->op == KX_LOAD || x->op == KX_STR) && x->buf == R->buf;
+    R->n += (x->op == KX_LOAD || x->op == KX_STR || x->op == KX_REGEX) && x->buf == R->buf;
 }
 
 /* Loads of buf anywhere in s. */
@@ -190,8 +191,8 @@ static int count_reads(kn_ks *s, const kn_kbuf *buf) {
 
 static int count_x(const kn_kx *x, const kn_kbuf *buf) {
     if (!x) return 0;
-    return ((x->op == KX_LOAD || x->op == KX_STR) && x->buf == buf) + count_x(x->a[0], buf) +
-           count_x(x->a[1], buf) + count_x(x->a[2], buf);
+    return ((x->op == KX_LOAD || x->op == KX_STR || x->op == KX_REGEX) && x->buf == buf) +
+           count_x(x->a[0], buf) + count_x(x->a[1], buf) + count_x(x->a[2], buf);
 }
 
 /* The extents of the loops around statement `at` (ext[var], -1 for other variables;

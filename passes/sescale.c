@@ -22,7 +22,12 @@
  * vector loop per channel, t[c, ..] = x[c, ..] * s[c] (the generic broadcast Mul it
  * replaces ran at about 1 element per ns). So is a Mul of that form that stays for
  * another reason (two readers, a reader whose loads are not of that form, or a
- * reader before it or after a kernel that writes x or s). */
+ * reader before it or after a kernel that writes x or s).
+ *
+ * Channels-last (passes/layout.c keeps an MBConv block's expanded tensors NHWC): t and x
+ * [1,H,W,C], s [1,1,1,C]. Its reader is a 1x1 convolution's channel tiles, which re-read
+ * t, so the Mul always stays, rebuilt as one loop over pixels of vectors along the
+ * channels, t[p*C + c] = x[p*C + c] * s[c]. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
@@ -42,6 +47,7 @@ typedef struct se_ctx {
     const kn_kbuf *t;     /* the scaled tensor */
     kn_kbuf *x, *s;       /* what it is made of */
     int64_t plane, chans; /* P = H*W, C */
+    bool cl;              /* channels-last: t, x [1,H,W,C], s [1,1,1,C] */
     bool ok;
     int64_t trip[64]; /* iterations of the enclosing static loops, outermost first */
     int depth;        /* loops open (beyond 64, or of a computed extent: reads unknown) */
@@ -188,6 +194,30 @@ static void rebuild_mul(kn_ctx *cx, kn_kprog *p, int k, const se_ctx *S) {
     kl_builder_destroy(L);
 }
 
+/* The channels-last Mul's kernel rebuilt as t[p*C + c] = x[p*C + c] * s[c]: per pixel,
+ * vectors of the target's lanes along the channels, the last one ending at the pixel's
+ * last channel (overlapping the one before when C is not a multiple of the lanes). */
+static void rebuild_mul_cl(kn_ctx *cx, kn_kprog *p, int k, const se_ctx *S) {
+    kn_lower *L = kl_builder_rewrite(cx, p, k);
+    int64_t C = S->chans, lanes = kl_lanes(L, KN_F32);
+    if (lanes > C) lanes = 1;
+    int vp = kl_for(L, S->plane);
+    kn_kx *base = kx_mul(L, kx_var(L, vp), kx_int(L, C));
+    int64_t nv = C / lanes;
+    for (int tail = 0; tail < 2; tail++) {
+        if (tail && C % lanes == 0) break;
+        int vj = tail ? -1 : kl_for(L, nv);
+        kn_kx *c = tail ? kx_int(L, C - lanes) : kx_mul(L, kx_var(L, vj), kx_int(L, lanes));
+        kn_kx *i = kx_add(L, base, c);
+        kn_kx *xv = lanes > 1 ? kx_vload(L, S->x, i, (int)lanes) : kx_load(L, S->x, i);
+        kn_kx *sv = lanes > 1 ? kx_vload(L, S->s, c, (int)lanes) : kx_load(L, S->s, c);
+        kl_store(L, (kn_kbuf *)S->t, i, kx_mul(L, xv, sv));
+        if (!tail) kl_end(L);
+    }
+    kl_end(L);
+    kl_builder_destroy(L);
+}
+
 /* Kernel k is t = x * s as described above: its buffers in *S. */
 static bool se_mul(const kn_kprog *p, int k, unsigned char *use, se_ctx *S) {
     const kn_kernel *m = p->kernels[k];
@@ -208,6 +238,16 @@ static bool se_mul(const kn_kprog *p, int k, unsigned char *use, se_ctx *S) {
     if (nr != 2 || !t || t->kind != KB_TEMP || t->dtype != KN_F32 || t->rank != 4 ||
         t->dims[0] != 1)
         return false;
+    for (int i = 0; i < 2; i++) { /* channels-last (passes/layout.c): s [1,1,1,C] */
+        kn_kbuf *x = rd[i], *s = rd[1 - i];
+        if (x->dtype != KN_F32 || s->dtype != KN_F32 || x->rank != 4 || s->rank != 4 ||
+            s->numel != t->dims[3] || s->dims[3] != t->dims[3] || t->dims[1] * t->dims[2] < 2 ||
+            memcmp(x->dims, t->dims, sizeof(int64_t) * 4))
+            continue;
+        S->t = t, S->x = x, S->s = s, S->cl = true;
+        S->chans = t->dims[3], S->plane = t->dims[1] * t->dims[2];
+        return true;
+    }
     for (int i = 0; i < 2; i++) {
         kn_kbuf *x = rd[i], *s = rd[1 - i];
         if (x->dtype != KN_F32 || s->dtype != KN_F32 || x->rank != 4 || s->numel != t->dims[1] ||
@@ -228,6 +268,10 @@ kn_status kn_kpass_sescale(kn_ctx *cx, kn_kprog *p) {
     for (int k = 0; k < p->nkernels; k++) {
         se_ctx S = {.w = {note_enter, note_leave, check_expr}, .p = p};
         if (!se_mul(p, k, use, &S)) continue;
+        if (S.cl) { /* its reader (a 1x1 convolution's channel tiles) re-reads t */
+            rebuild_mul_cl(cx, p, k, &S);
+            continue;
+        }
         int reader = -1, nreaders = 0;
         for (int j = 0; j < p->nkernels; j++) {
             if (j == k) continue;

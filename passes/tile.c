@@ -2015,15 +2015,41 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
     f.xs[3] = f.ys[3] = 0;
     if (!pw_suits(&f, kl_lanes(L, KN_F32) > 1 ? kl_lanes(L, KN_F32) : 2)) return false;
     f = *d;
-    f.h = f.oh = 1;
-    f.w_ = f.ow = d->oh * d->ow;
-    /* between one and two vectors of output channels (MobileNetV2's 24-channel
-     * projections): one block of two vectors, x read once, where one-vector blocks read
-     * it twice and fill no more lanes */
+    /* the pixels as rows of W pixels (contiguous in x and y alike): one row of all of
+     * them, or, where W can be a multiple of 8 of at least 64 dividing oh*ow, P / W rows,
+     * so that a convolution of few channel blocks gets a tile scratch per row
+     * (conv_row_tiles) and the parallel pass can split its rows. Not with an epilogue
+     * operand of more than one value a channel (a residual): it is addressed with the
+     * rows of the contract, which must then be the image's. */
+    int64_t P = d->oh * d->ow, W = P;
+    bool whole = false;
+    for (int k = 0; d->epi && k < d->epi->n; k++)
+        if (d->operand[k] && d->operand[k]->numel > d->n * d->m) whole = true;
+    for (int64_t c = 64; c < P && !whole; c += 8)
+        if (P % c == 0) {
+            W = c;
+            break;
+        }
+    f.h = f.oh = P / W;
+    f.w_ = f.ow = W;
+    if (f.xs[3]) f.xs[2] = W * f.xs[3];
+    if (f.ys[3]) f.ys[2] = W * f.ys[3];
+    /* between one and three vectors of output channels, not a multiple (the 24- and
+     * 40-channel projections of MobileNetV2 and EfficientNet): one block, x read once,
+     * where blocks of whole vectors read it again for the rest. With 16 lanes, vectors of
+     * 16 with the last one partly empty (24: 2 x 16, 40: 3 x 16): on Zen 5 (512-bit
+     * FMA pipes) 56x56 144->24 0.22 -> 0.17 ms and 28x28 240->40 0.13 -> 0.10 against 3 x
+     * 8 and 2 x 16 + a partial block; on Zen 4 (which splits them in two 256-bit halves)
+     * 3 x 8 was the faster for 24 (mbv2, docs/benchmarks.md). Else, two vectors of half
+     * the lanes where they fill them exactly. */
     int lanes = kl_lanes(L, KN_F32);
     kn_sched two = ov ? *ov : (kn_sched){0};
-    if (!two.tile_vecs && !two.lanes && lanes >= 8 && d->m > lanes && d->m < 2 * lanes &&
-        d->m % (lanes / 2) == 0) {
+    if (!two.tile_vecs && !two.lanes && lanes >= 16 && d->m > lanes && d->m < 3 * lanes &&
+        d->m % lanes) {
+        two.lanes = lanes;
+        two.tile_vecs = (int)((d->m + lanes - 1) / lanes);
+    } else if (!two.tile_vecs && !two.lanes && lanes >= 8 && d->m > lanes && d->m < 2 * lanes &&
+               d->m % (lanes / 2) == 0) {
         two.lanes = lanes / 2;
         two.tile_vecs = (int)(d->m / (lanes / 2));
     }

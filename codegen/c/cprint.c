@@ -20,6 +20,8 @@ enum { H_DOT = 128 };
 enum { H_UNPACK = 4096 };
 /* H_SAT << k: the KX_SAT helper kn_sat_<k> (k = bits / 8 - 1 | unsigned << 1) */
 enum { H_SAT = 65536 };
+/* H_REGEX: the KX_REGEX helper kn_regex_full (<regex.h>) */
+enum { H_REGEX = 1 << 20 };
 
 typedef kn_cprint emitter;
 
@@ -302,6 +304,27 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fprintf(f, "kn_unpack16_%d(", (int)x->i);
         kn_cprint_expr(E, x->a[0]);
         fputc(')', f);
+        return;
+    case KX_REGEX: /* the pattern as a C string literal: octal escapes for what is not
+                      printable ASCII, and for '?' (no trigraphs) */
+        E->helpers |= H_REGEX;
+        if ((x->i >> 1) == KN_RX_MATCH) {
+            fprintf(f, "kn_regex_match(%s, ", x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+            return;
+        }
+        if ((x->i >> 1) == KN_RX_FREE) {
+            fprintf(f, "kn_regex_free(%s)", x->buf->name);
+            return;
+        }
+        fprintf(f, "kn_regex_compile(%s, \"", x->buf->name);
+        for (const unsigned char *c = (const unsigned char *)x->text; *c; c++)
+            if (*c < 32 || *c >= 127 || *c == '"' || *c == '\\' || *c == '?')
+                fprintf(f, "\\%03o", *c);
+            else
+                fputc(*c, f);
+        fprintf(f, "\", %d)", (int)(x->i & 1));
         return;
     case KX_SAT: {
         int k = (int)((x->i & 31) / 8 - 1) | (x->i & 32 ? 2 : 0);
@@ -1022,7 +1045,25 @@ static void sat_helper(FILE *f, int k) {
             k, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
 }
 
+/* KX_REGEX (ir/kir.h): regcomp/regexec/regfree of the C library on a regex_t kept in the
+ * arena (KN_REGEX_T_BYTES bytes there; the typedef fails to compile where it is larger). */
+static const char regex_helper[] =
+    "#include <regex.h>\n"
+    "typedef char kn_regex_fits[sizeof(regex_t) <= 256 ? 1 : -1];\n"
+    "static int kn_regex_compile(void *re, const char *p, int icase) {\n"
+    "    return regcomp((regex_t *)re, p, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0)) ? -1 "
+    ": 0;\n"
+    "}\n"
+    "static int kn_regex_match(const void *re, const char *s) {\n"
+    "    return regexec((const regex_t *)re, s, 0, NULL, 0) == 0;\n"
+    "}\n"
+    "static int kn_regex_free(void *re) {\n"
+    "    regfree((regex_t *)re);\n"
+    "    return 0;\n"
+    "}\n";
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
+    if (E->helpers & H_REGEX) fputs(regex_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

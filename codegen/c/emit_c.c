@@ -386,9 +386,15 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 fprintf(k, " + %zu)) return 5;\n", b->offset);
             }
         }
+    /* the buffers some kernel takes: a temporary whose kernels were all emptied (a copy
+       that runs in place of its source) keeps a lifetime but no reader */
+    unsigned char *taken = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(taken);
+    for (int ki = 0; ki < p->nkernels; ki++) kn_kernel_uses(p->kernels[ki]->body, taken);
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
-        if ((b->kind == KB_TEMP || b->kind == KB_SCRATCH) && b->first < 0) {
+        if ((b->kind == KB_TEMP || b->kind == KB_SCRATCH) &&
+            (b->first < 0 || (!taken[i] && b != p->status))) {
             continue; /* touched by no kernel (a pass moved its work elsewhere) */
         } else if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
             const kn_kbuf *r = b;
@@ -403,6 +409,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                     ctype(b->dtype), b->name, ctype(b->dtype), woff[i]);
         }
     }
+    free(taken);
     if (p->status) fprintf(k, "    %s[0] = 0;\n", p->status->name);
     if (p->nregions)
         for (int r = 0; r < p->nregions; r++)

@@ -12,6 +12,7 @@
 #include "targets/target.h"
 
 #include <math.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -626,8 +627,36 @@ static LLVMValueRef sat(emit *E, const kn_kx *x) {
     return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
 }
 
+/* KX_REGEX (ir/kir.h): calls of the C library's regcomp, regexec and regfree on the
+ * regex_t in buffer x->buf (the REG_ flags the host's values: the program runs in this
+ * process or on a hosted target of the same C library; microcontrollers never get here,
+ * ir/lower/string.c refuses them). */
+static LLVMValueRef regex(emit *E, const kn_kx *x) {
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMTypeRef p = E->ptr;
+    LLVMValueRef re = E->bufs[x->buf->id], zero = LLVMConstInt(i32, 0, 0);
+    int kind = (int)(x->i >> 1);
+    if (kind == KN_RX_COMPILE) {
+        int flags = REG_EXTENDED | REG_NOSUB | (x->i & 1 ? REG_ICASE : 0);
+        LLVMValueRef args[3] = {re, LLVMBuildGlobalString(E->b, x->text, "regex"),
+                                LLVMConstInt(i32, (unsigned long long)flags, 0)};
+        LLVMValueRef rc = call_fn(E, "regcomp", i32, args, 3);
+        return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, rc, zero, ""), zero,
+                               LLVMConstInt(i32, (unsigned long long)-1, 1), "");
+    }
+    if (kind == KN_RX_MATCH) {
+        LLVMValueRef args[5] = {re, expr(E, x->a[0]), LLVMConstInt(i64, 0, 0), LLVMConstNull(p),
+                                zero};
+        LLVMValueRef m = call_fn(E, "regexec", i32, args, 5);
+        return LLVMBuildZExt(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, m, zero, ""), i32, "");
+    }
+    call_fn(E, "regfree", LLVMVoidTypeInContext(E->ctx), &re, 1);
+    return zero;
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
+    case KX_REGEX: return regex(E, x);
     case KX_DOT: return dot(E, x);
     case KX_UNPACK16: return unpack16(E, x);
     case KX_SAT: return sat(E, x);

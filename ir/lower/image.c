@@ -415,6 +415,9 @@ static void gs_cubic(kn_lower *L, kn_kx *t, int *c) {
     }
 }
 
+/* X [N, C, D_0..D_r-1] (r = 2 or 3), grid [N, O..., r] (x, the last axis, first): per
+ * output position the pixel coordinates, the padding rule and nt taps an axis with
+ * their weights, then for each channel the sum over the nt^r taps. */
 static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -422,115 +425,100 @@ static kn_status lower_gridsample(kn_lower *L, const kn_node *n, kn_kbuf *const 
     if (kn_grid_setup(cx, n, &g)) return cx->status;
     int m = g.mode, pad = g.padding, align = g.align_corners;
     kn_kbuf *X = in[0], *G = in[1], *Y = out[0];
-    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
-    int64_t Ho = G->dims[1], Wo = G->dims[2];
+    int r = X->rank - 2;
+    int64_t N = X->dims[0], C = X->dims[1], D[KN_MAX_RANK], O = 1, P = 1;
+    for (int d = 0; d < r; d++) {
+        D[d] = X->dims[2 + d];
+        O *= G->dims[1 + d];
+        P *= D[d];
+    }
     if (Y->numel == 0) return KN_OK;
-    if (H == 0 || W == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    if (P == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
     kn_dtype at = acc_dtype(Y->dtype);
 
-    int b = kl_for(L, N), i = kl_for(L, Ho), j = kl_for(L, Wo);
-    kn_kx *gi = kx_mul(
-        L,
-        kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, Ho)), V(L, i)), I(L, Wo)), V(L, j)),
-        I(L, 2));
-    kn_kx *gx = f64(L, kx_load(L, G, gi)), *gy = f64(L, kx_load(L, G, kx_add(L, gi, I(L, 1))));
-    kn_kx *pxe =
-        align ? kx_mul(L, dvd(L, kx_add(L, gx, F(L, 1)), F(L, 2)), F(L, (double)(W - 1)))
-              : dvd(L, kx_sub(L, kx_mul(L, kx_add(L, gx, F(L, 1)), F(L, (double)W)), F(L, 1)),
-                    F(L, 2));
-    kn_kx *pye =
-        align ? kx_mul(L, dvd(L, kx_add(L, gy, F(L, 1)), F(L, 2)), F(L, (double)(H - 1)))
-              : dvd(L, kx_sub(L, kx_mul(L, kx_add(L, gy, F(L, 1)), F(L, (double)H)), F(L, 1)),
-                    F(L, 2));
-    if (m == GS_NEAREST) {
-        pxe = kx_un(L, KX_ROUND, pxe);
-        pye = kx_un(L, KX_ROUND, pye);
+    int b = kl_for(L, N), o = kl_for(L, O);
+    kn_kx *gi = kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, O)), V(L, o)), I(L, r));
+    int p[KN_MAX_RANK];
+    double lo = align ? 0 : -0.5, hi[KN_MAX_RANK];
+    kn_kx *outside = NULL;
+    for (int d = 0; d < r; d++) {
+        kn_kx *gc = f64(L, kx_load(L, G, kx_add(L, gi, I(L, r - 1 - d))));
+        kn_kx *pe =
+            align
+                ? kx_mul(L, dvd(L, kx_add(L, gc, F(L, 1)), F(L, 2)), F(L, (double)(D[d] - 1)))
+                : dvd(L, kx_sub(L, kx_mul(L, kx_add(L, gc, F(L, 1)), F(L, (double)D[d])), F(L, 1)),
+                      F(L, 2));
+        if (m == GS_NEAREST) pe = kx_un(L, KX_ROUND, pe);
+        p[d] = declf(L, pe);
+        hi[d] = (double)(D[d] - 1) - lo;
+        kn_kx *od = kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, p[d]), F(L, lo)),
+                           kx_bin(L, KX_GT, V(L, p[d]), F(L, hi[d])));
+        outside = outside ? kx_bin(L, KX_LOR, outside, od) : od;
     }
-    int px = declf(L, pxe), py = declf(L, pye);
-    double lo = align ? 0 : -0.5, hix = (double)(W - 1) - lo, hiy = (double)(H - 1) - lo;
     if (pad != GS_ZEROS) {
-        kn_kx *outside = kx_bin(L, KX_LOR,
-                                kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, px), F(L, lo)),
-                                       kx_bin(L, KX_GT, V(L, px), F(L, hix))),
-                                kx_bin(L, KX_LOR, kx_bin(L, KX_LT, V(L, py), F(L, lo)),
-                                       kx_bin(L, KX_GT, V(L, py), F(L, hiy))));
         kl_if(L, outside);
-        if (pad == GS_BORDER) {
-            kl_set(L, px, clampx(L, V(L, px), F(L, 0), F(L, (double)(W - 1))));
-            kl_set(L, py, clampx(L, V(L, py), F(L, 0), F(L, (double)(H - 1))));
-        } else {
-            kl_set(L, px, gs_reflect(L, V(L, px), lo, hix));
-            kl_set(L, py, gs_reflect(L, V(L, py), lo, hiy));
-        }
+        for (int d = 0; d < r; d++)
+            kl_set(L, p[d],
+                   pad == GS_BORDER ? clampx(L, V(L, p[d]), F(L, 0), F(L, (double)(D[d] - 1)))
+                                    : gs_reflect(L, V(L, p[d]), lo, hi[d]));
         kl_end(L);
     }
-    kl_set(L, px, clampx(L, V(L, px), F(L, -5.0), F(L, (double)W + 4)));
-    kl_set(L, py, clampx(L, V(L, py), F(L, -5.0), F(L, (double)H + 4)));
-
-    /* taps: nt pixel offsets with weights (zeroed for invalid taps) */
-    int ntr = m == GS_NEAREST ? 1 : m == GS_BILINEAR ? 2 : 4, nt = ntr * ntr;
-    int offs[16], ws[16];
-    kn_kx *r0, *c0;
-    int cy[4], cxw[4];
-    if (m == GS_NEAREST) {
-        r0 = i64(L, V(L, py));
-        c0 = i64(L, V(L, px));
-        cy[0] = cxw[0] = declf(L, F(L, 1));
-    } else {
-        int fx = declf(L, kx_un(L, KX_FLOOR, V(L, px))),
-            fy = declf(L, kx_un(L, KX_FLOOR, V(L, py)));
-        int dx = declf(L, kx_sub(L, V(L, px), V(L, fx))),
-            dy = declf(L, kx_sub(L, V(L, py), V(L, fy)));
-        int64_t shift = m == GS_BICUBIC ? 1 : 0;
-        r0 = kx_sub(L, i64(L, V(L, fy)), I(L, shift));
-        c0 = kx_sub(L, i64(L, V(L, fx)), I(L, shift));
+    /* per axis: the first tap i0 and nt weights */
+    int nt = m == GS_NEAREST ? 1 : m == GS_BILINEAR ? 2 : 4;
+    int i0[KN_MAX_RANK], cw[KN_MAX_RANK][4];
+    for (int d = 0; d < r; d++) {
+        kl_set(L, p[d], clampx(L, V(L, p[d]), F(L, -5.0), F(L, (double)D[d] + 4)));
+        if (m == GS_NEAREST) {
+            i0[d] = decli(L, i64(L, V(L, p[d])));
+            cw[d][0] = declf(L, F(L, 1));
+            continue;
+        }
+        int f = declf(L, kx_un(L, KX_FLOOR, V(L, p[d])));
+        int fr = declf(L, kx_sub(L, V(L, p[d]), V(L, f)));
+        i0[d] = decli(L, kx_sub(L, i64(L, V(L, f)), I(L, m == GS_BICUBIC ? 1 : 0)));
         if (m == GS_BILINEAR) {
-            cy[0] = declf(L, kx_sub(L, F(L, 1), V(L, dy)));
-            cy[1] = dy;
-            cxw[0] = declf(L, kx_sub(L, F(L, 1), V(L, dx)));
-            cxw[1] = dx;
+            cw[d][0] = declf(L, kx_sub(L, F(L, 1), V(L, fr)));
+            cw[d][1] = fr;
         } else {
-            gs_cubic(L, V(L, dy), cy);
-            gs_cubic(L, V(L, dx), cxw);
+            gs_cubic(L, V(L, fr), cw[d]);
         }
     }
-    int vr0 = decli(L, r0), vc0 = decli(L, c0);
-    for (int u = 0; u < ntr; u++)
-        for (int t = 0; t < ntr; t++) {
-            kn_kx *r = kx_add(L, V(L, vr0), I(L, u)), *c = kx_add(L, V(L, vc0), I(L, t));
-            kn_kx *valid = NULL;
-            if (pad == GS_ZEROS)
-                valid = kx_bin(
-                    L, KX_LAND,
-                    kx_bin(L, KX_LAND, kx_bin(L, KX_GE, r, I(L, 0)), kx_bin(L, KX_LT, r, I(L, H))),
-                    kx_bin(L, KX_LAND, kx_bin(L, KX_GE, c, I(L, 0)), kx_bin(L, KX_LT, c, I(L, W))));
-            else if (pad == GS_REFLECTION) {
-                r = i64(L, gs_reflect(L, f64(L, r), lo, hiy));
-                c = i64(L, gs_reflect(L, f64(L, c), lo, hix));
+    /* taps: offsets into the plane and weights (zero for taps outside with zeros padding) */
+    int ntaps = 1;
+    for (int d = 0; d < r; d++) ntaps *= nt;
+    int offs[64], ws[64];
+    KN_ASSERT(ntaps <= 64);
+    for (int t = 0; t < ntaps; t++) {
+        kn_kx *off = I(L, 0), *wgt = NULL, *valid = NULL;
+        for (int d = 0, rest = t, div = ntaps / nt; d < r; d++, div /= nt) {
+            int k = rest / div;
+            rest %= div;
+            kn_kx *q = kx_add(L, V(L, i0[d]), I(L, k));
+            if (pad == GS_ZEROS) {
+                kn_kx *vd = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, q, I(L, 0)),
+                                   kx_bin(L, KX_LT, q, I(L, D[d])));
+                valid = valid ? kx_bin(L, KX_LAND, valid, vd) : vd;
+            } else if (pad == GS_REFLECTION) {
+                q = i64(L, gs_reflect(L, f64(L, q), lo, hi[d]));
             }
-            r = clampx(L, r, I(L, 0), I(L, H - 1));
-            c = clampx(L, c, I(L, 0), I(L, W - 1));
-            offs[u * ntr + t] = decli(L, kx_add(L, kx_mul(L, r, I(L, W)), c));
-            kn_kx *wgt = kx_mul(L, V(L, cy[u]), V(L, cxw[t]));
-            if (valid) wgt = sel(L, valid, wgt, F(L, 0));
-            ws[u * ntr + t] = kl_decl(L, at, wgt);
+            q = clampx(L, q, I(L, 0), I(L, D[d] - 1));
+            off = kx_add(L, kx_mul(L, off, I(L, D[d])), q);
+            wgt = wgt ? kx_mul(L, wgt, V(L, cw[d][k])) : V(L, cw[d][k]);
         }
+        offs[t] = decli(L, off);
+        if (valid) wgt = sel(L, valid, wgt, F(L, 0));
+        ws[t] = kl_decl(L, at, wgt);
+    }
     int c = kl_for(L, C);
-    kn_kx *base = kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, H * W));
+    kn_kx *bc = kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c));
+    kn_kx *base = kx_mul(L, bc, I(L, P));
     kn_kx *sum = NULL;
-    for (int k = 0; k < nt; k++) {
-        kn_kx *term = kx_mul(L, V(L, ws[k]), kx_load(L, X, kx_add(L, base, V(L, offs[k]))));
+    for (int t = 0; t < ntaps; t++) {
+        kn_kx *term = kx_mul(L, V(L, ws[t]), kx_load(L, X, kx_add(L, base, V(L, offs[t]))));
         sum = sum ? kx_add(L, sum, term) : term;
     }
-    kn_kx *yi = kx_add(
-        L,
-        kx_mul(L,
-               kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, b), I(L, C)), V(L, c)), I(L, Ho)),
-                      V(L, i)),
-               I(L, Wo)),
-        V(L, j));
-    kl_store(L, Y, yi, finish(L, Y->dtype, sum));
-    kl_end_n(L, 4);
+    kl_store(L, Y, kx_add(L, kx_mul(L, bc, I(L, O)), V(L, o)), finish(L, Y->dtype, sum));
+    kl_end_n(L, 3);
     return KN_OK;
 }
 
@@ -773,7 +761,9 @@ static kn_status lower_ccp(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
 }
 
 /* Gather form (each output pixel sums the block entries that cover it), so no two
- * iterations write one element. */
+ * iterations write one element; any number r of spatial axes. On axis d, block entry k
+ * covers image position y from block position (y + pad - k*dil) / str when that
+ * divides and lies in [0, l). */
 static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                               kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *y = out[0];
@@ -781,37 +771,42 @@ static kn_status lower_col2im(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int ci, cb;
     kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
     kn_col2im_plan p;
-    if (const_shape(L, n, 1, im, &ci) || const_shape(L, n, 2, bl, &cb) ||
-        kn_col2im_plan_make(kl_ctx(L), n, &xt, im, bl, &p))
-        return kl_ctx(L)->status;
+    if (const_shape(L, n, 1, im, &ci) || const_shape(L, n, 2, bl, &cb)) return kl_ctx(L)->status;
+    if (ci != cb)
+        return kn_diag(kl_ctx(L), n, KN_EINVAL, "image_shape has %d values and block_shape %d", ci,
+                       cb);
+    if (kn_col2im_plan_make(kl_ctx(L), n, &xt, im, bl, ci, &p)) return kl_ctx(L)->status;
     if (!y->numel) return KN_OK;
     kn_dtype t = kx_compute_dtype(y->dtype);
-    int64_t Lb = p.lh * p.lw;
-    int vb = kl_for(L, p.n * p.c), vy = kl_for(L, p.h), vx = kl_for(L, p.w);
+    int r = p.r, vy[KN_MAX_RANK], vk[KN_MAX_RANK], bv[KN_MAX_RANK];
+    int vb = kl_for(L, p.n * p.c);
+    for (int d = 0; d < r; d++) vy[d] = kl_for(L, p.img[d]);
     int acc = kl_decl(L, t, kx_const(L, t, 0));
-    int vi = kl_for(L, p.kh), vj = kl_for(L, p.kw);
-    /* block row: (y + pt - i*dh) / sh when that divides and is in range */
-    kn_kx *ty = kx_sub(L, kx_add(L, V(L, vy), I(L, p.pt)), kx_mul(L, V(L, vi), I(L, p.dh)));
-    kn_kx *tx = kx_sub(L, kx_add(L, V(L, vx), I(L, p.pl)), kx_mul(L, V(L, vj), I(L, p.dw)));
-    int by = kl_decl(L, KN_I64, ty), bx = kl_decl(L, KN_I64, tx);
-    kn_kx *ok = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, V(L, by), I(L, 0)),
-                       kx_bin(L, KX_GE, V(L, bx), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, by), I(L, p.sh)), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, bx), I(L, p.sw)), I(L, 0)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, by), I(L, p.lh * p.sh)));
-    ok = kx_bin(L, KX_LAND, ok, kx_bin(L, KX_LT, V(L, bx), I(L, p.lw * p.sw)));
+    for (int d = 0; d < r; d++) vk[d] = kl_for(L, p.k[d]);
+    kn_kx *ok = NULL, *l = I(L, 0), *row = V(L, vb);
+    for (int d = 0; d < r; d++) {
+        kn_kx *td = kx_sub(L, kx_add(L, V(L, vy[d]), I(L, p.pad[d])),
+                           kx_mul(L, V(L, vk[d]), I(L, p.dil[d])));
+        bv[d] = kl_decl(L, KN_I64, td);
+        kn_kx *okd = kx_bin(L, KX_LAND, kx_bin(L, KX_GE, V(L, bv[d]), I(L, 0)),
+                            kx_bin(L, KX_LT, V(L, bv[d]), I(L, p.l[d] * p.str[d])));
+        if (p.str[d] > 1)
+            okd = kx_bin(L, KX_LAND, okd,
+                         kx_bin(L, KX_EQ, kx_bin(L, KX_MOD, V(L, bv[d]), I(L, p.str[d])), I(L, 0)));
+        ok = ok ? kx_bin(L, KX_LAND, ok, okd) : okd;
+        kn_kx *ld = p.str[d] > 1 ? kx_bin(L, KX_DIV, V(L, bv[d]), I(L, p.str[d])) : V(L, bv[d]);
+        l = kx_add(L, kx_mul(L, l, I(L, p.l[d])), ld);
+        /* input row (c * prod(k) + k_flat) of batch b, vb = b * C + c */
+        row = kx_add(L, kx_mul(L, row, I(L, p.k[d])), V(L, vk[d]));
+    }
     kl_if(L, ok);
-    kn_kx *l = kx_add(L, kx_mul(L, kx_bin(L, KX_DIV, V(L, by), I(L, p.sh)), I(L, p.lw)),
-                      kx_bin(L, KX_DIV, V(L, bx), I(L, p.sw)));
-    /* input row (c * kh + i) * kw + j of batch b: vb = b * C + c */
-    kn_kx *row = kx_add(
-        L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.kh)), V(L, vi)), I(L, p.kw)), V(L, vj));
-    kl_set(L, acc, kx_add(L, V(L, acc), kx_load(L, x, kx_add(L, kx_mul(L, row, I(L, Lb)), l))));
-    kl_end_n(L, 3);
-    kn_kx *o = kx_add(L, kx_mul(L, kx_add(L, kx_mul(L, V(L, vb), I(L, p.h)), V(L, vy)), I(L, p.w)),
-                      V(L, vx));
+    kl_set(L, acc, kx_add(L, V(L, acc), kx_load(L, x, kx_add(L, kx_mul(L, row, I(L, p.ll)), l))));
+    kl_end(L);
+    kl_end_n(L, r);
+    kn_kx *o = V(L, vb);
+    for (int d = 0; d < r; d++) o = kx_add(L, kx_mul(L, o, I(L, p.img[d])), V(L, vy[d]));
     kl_store(L, y, o, V(L, acc));
-    kl_end_n(L, 3);
+    kl_end_n(L, r + 1);
     return KN_OK;
 }
 

@@ -290,11 +290,11 @@ describe:
 
 /* ---- DeformConv ---- */
 
-/* The plain nest of a grouped 2-D Conv whose tap k reads x bilinearly at its displaced
- * position (ir/ops/nn.c); positions are computed in f64 as the interpreter does; a
- * position outside (-1, extent) on either axis, or NaN, samples 0 (it is replaced by -2
- * before the integer conversion, so that stays defined), and a corner outside the input
- * gets weight 0 and a clamped index, so no load leaves x. */
+/* The plain nest of a grouped Conv of r = 1..3 spatial axes whose tap k reads x
+ * multilinearly at its displaced position (ir/ops/nn.c); positions are computed in f64
+ * as the interpreter does; a position outside (-1, extent) on any axis, or NaN, samples
+ * 0 (it is replaced by -2 before the integer conversion, so that stays defined), and a
+ * corner outside the input gets weight 0 and a clamped index, so no load leaves x. */
 static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -304,62 +304,67 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
     int64_t group = kn_attr_int(cx, n, "group", 1), og = kn_attr_int(cx, n, "offset_group", 1);
     if (kn_failed(cx) || kn_window_make(cx, n, &xt, wt->dims + 2, 0, &w)) return cx->status;
     if (!y->numel) return KN_OK;
-    if (!x->dims[2] || !x->dims[3]) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    int r = x->rank - 2;
+    const int64_t *D = x->dims + 2;
+    int64_t k = 1, osz = 1;
+    for (int a = 0; a < r; a++) {
+        if (!D[a]) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+        k *= w.k[a], osz *= w.out[a];
+    }
     kn_dtype t = kx_compute_dtype(y->dtype);
-    int64_t c = x->dims[1], h = x->dims[2], iw = x->dims[3], m = y->dims[1];
+    int64_t c = x->dims[1], m = y->dims[1];
     int64_t cg = c / group, mg = m / group, cpo = c / og;
-    int64_t kw = w.k[1], k = w.k[0] * kw, oh = w.out[0], ow = w.out[1], osz = oh * ow;
-    int vb = kl_for(L, x->dims[0]), vm = kl_for(L, m), vy = kl_for(L, oh), vx = kl_for(L, ow);
-    int sp = kl_decl(L, KN_I64, madd(L, var(L, vx), var(L, vy), ow));
+    int vb = kl_for(L, x->dims[0]), vm = kl_for(L, m), ov[KN_MAX_RANK] = {0}, kv[KN_MAX_RANK] = {0};
+    for (int a = 0; a < r; a++) ov[a] = kl_for(L, w.out[a]);
+    kn_kx *spe = var(L, ov[0]);
+    for (int a = 1; a < r; a++) spe = madd(L, var(L, ov[a]), spe, w.out[a]);
+    int sp = kl_decl(L, KN_I64, spe);
     int acc = kl_decl(L, t, bias ? kx_load(L, bias, var(L, vm)) : kx_const(L, t, 0));
     int vc = kl_for(L, cg);
     int ic =
         kl_decl(L, KN_I64, madd(L, var(L, vc), kx_bin(L, KX_DIV, var(L, vm), kx_int(L, mg)), cg));
     int g = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, var(L, ic), kx_int(L, cpo)));
-    int vky = kl_for(L, w.k[0]), vkx = kl_for(L, kw);
-    int j = kl_decl(L, KN_I64, madd(L, var(L, vkx), var(L, vky), kw));
+    for (int a = 0; a < r; a++) kv[a] = kl_for(L, w.k[a]);
+    kn_kx *je = var(L, kv[0]);
+    for (int a = 1; a < r; a++) je = madd(L, var(L, kv[a]), je, w.k[a]);
+    int j = kl_decl(L, KN_I64, je);
     kn_kx *bg = madd(L, var(L, g), var(L, vb), og); /* b * og + g */
-    int ob =
-        kl_decl(L, KN_I64,
-                madd(L, var(L, sp), madd(L, kx_mul(L, var(L, j), kx_int(L, 2)), bg, 2 * k), osz));
-    int64_t ext[2] = {h, iw};
-    int pos[2], lo[2], fr[2], ok = -1;
-    int ov[2] = {vy, vx}, kv[2] = {vky, vkx};
-    for (int a = 0; a < 2; a++) {
+    /* offset channel (bg * K + j) * r + a at spatial position sp */
+    int ob = kl_decl(L, KN_I64,
+                     madd(L, var(L, sp), kx_mul(L, madd(L, var(L, j), bg, k), kx_int(L, r)), osz));
+    int lo[KN_MAX_RANK], fr[KN_MAX_RANK], ok = -1;
+    for (int a = 0; a < r; a++) {
         kn_kx *base =
             madd(L, madd(L, kx_int(L, -w.pb[a]), var(L, ov[a]), w.s[a]), var(L, kv[a]), w.d[a]);
         kn_kx *d = kx_cast(L, KN_F64, kx_load(L, off, madd(L, var(L, ob), kx_int(L, a), osz)));
         int raw = kl_decl(L, KN_F64, kx_add(L, kx_cast(L, KN_F64, base), d));
         /* inside (-1, extent), false for NaN: else the tap samples 0, as the interpreter */
         kn_kx *in_a = kx_bin(L, KX_LAND, kx_bin(L, KX_GT, var(L, raw), kx_const(L, KN_F64, -1)),
-                             kx_bin(L, KX_LT, var(L, raw), kx_const(L, KN_F64, (double)ext[a])));
+                             kx_bin(L, KX_LT, var(L, raw), kx_const(L, KN_F64, (double)D[a])));
         ok = kl_decl(L, KN_BOOL, a ? kx_bin(L, KX_LAND, var(L, ok), in_a) : in_a);
-        pos[a] =
+        int pos =
             kl_decl(L, KN_F64, kx_select(L, var(L, ok), var(L, raw), kx_const(L, KN_F64, -2.0)));
-        int f = kl_decl(L, KN_F64, kx_un(L, KX_FLOOR, var(L, pos[a])));
-        fr[a] = kl_decl(L, KN_F64, kx_sub(L, var(L, pos[a]), var(L, f)));
+        int f = kl_decl(L, KN_F64, kx_un(L, KX_FLOOR, var(L, pos)));
+        fr[a] = kl_decl(L, KN_F64, kx_sub(L, var(L, pos), var(L, f)));
         lo[a] = kl_decl(L, KN_I64, kx_cast(L, KN_I64, var(L, f)));
     }
     int v = kl_decl(L, KN_F64, kx_const(L, KN_F64, 0));
-    for (int cy = 0; cy < 2; cy++)
-        for (int cx2 = 0; cx2 < 2; cx2++) {
-            kn_kx *yy = kx_add(L, var(L, lo[0]), kx_int(L, cy));
-            kn_kx *xx = kx_add(L, var(L, lo[1]), kx_int(L, cx2));
-            kn_kx *inside = kx_bin(L, KX_LAND, var(L, ok),
-                                   kx_bin(L, KX_LAND,
-                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, yy, kx_int(L, 0)),
-                                                 kx_bin(L, KX_LT, yy, kx_int(L, h))),
-                                          kx_bin(L, KX_LAND, kx_bin(L, KX_GE, xx, kx_int(L, 0)),
-                                                 kx_bin(L, KX_LT, xx, kx_int(L, iw)))));
-            kn_kx *wy = cy ? var(L, fr[0]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[0]));
-            kn_kx *wx = cx2 ? var(L, fr[1]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[1]));
-            kn_kx *cyy = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, yy, kx_int(L, 0)), kx_int(L, h - 1));
-            kn_kx *cxx = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, xx, kx_int(L, 0)), kx_int(L, iw - 1));
-            kn_kx *xi = madd(L, cxx, madd(L, cyy, madd(L, var(L, ic), var(L, vb), c), h), iw);
-            kn_kx *wgt = kx_select(L, inside, kx_mul(L, wy, wx), kx_const(L, KN_F64, 0));
-            kl_set(L, v,
-                   kx_add(L, var(L, v), kx_mul(L, wgt, kx_cast(L, KN_F64, kx_load(L, x, xi)))));
+    for (int cb = 0; cb < (1 << r); cb++) {
+        kn_kx *inside = var(L, ok), *wgt = NULL, *xi = madd(L, var(L, ic), var(L, vb), c);
+        for (int a = 0; a < r; a++) {
+            int bit = (cb >> (r - 1 - a)) & 1;
+            kn_kx *q = kx_add(L, var(L, lo[a]), kx_int(L, bit));
+            inside = kx_bin(L, KX_LAND, inside,
+                            kx_bin(L, KX_LAND, kx_bin(L, KX_GE, q, kx_int(L, 0)),
+                                   kx_bin(L, KX_LT, q, kx_int(L, D[a]))));
+            kn_kx *wa = bit ? var(L, fr[a]) : kx_sub(L, kx_const(L, KN_F64, 1), var(L, fr[a]));
+            wgt = wgt ? kx_mul(L, wgt, wa) : wa;
+            kn_kx *cq = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, q, kx_int(L, 0)), kx_int(L, D[a] - 1));
+            xi = madd(L, cq, xi, D[a]);
         }
+        wgt = kx_select(L, inside, wgt, kx_const(L, KN_F64, 0));
+        kl_set(L, v, kx_add(L, var(L, v), kx_mul(L, wgt, kx_cast(L, KN_F64, kx_load(L, x, xi)))));
+    }
     kn_kx *val = var(L, v);
     if (mk)
         val = kx_mul(L, val,
@@ -367,9 +372,9 @@ static kn_status lower_deformconv(kn_lower *L, const kn_node *n, kn_kbuf *const 
                              kx_load(L, mk, madd(L, var(L, sp), madd(L, var(L, j), bg, k), osz))));
     kn_kx *wv = kx_load(L, wt, madd(L, var(L, j), madd(L, var(L, vc), var(L, vm), cg), k));
     kl_set(L, acc, kx_fma(L, kx_cast(L, t, val), wv, var(L, acc)));
-    kl_end_n(L, 3);
+    kl_end_n(L, r + 1);
     kl_store(L, y, madd(L, var(L, sp), madd(L, var(L, vm), var(L, vb), m), osz), var(L, acc));
-    kl_end_n(L, 4);
+    kl_end_n(L, r + 2);
     return KN_OK;
 }
 

@@ -1,5 +1,5 @@
 /* Lowerings of group 'string': Cast/CastLike to and from strings, Equal on strings,
- * StringConcat, StringNormalizer.
+ * StringConcat, StringNormalizer, RegexFullMatch (and StringSplit's empty case).
  *
  * String elements are `const char *` (ir/kir.h, "Strings"). New strings are written
  * into character storage in the arena (kl_string_storage), one fixed-size slot per
@@ -26,6 +26,9 @@
  *   refused (shape inference leaves the shape unknown, so lowering normally never
  *   gets here). */
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
+#include "ir/regex.h"
+#include "targets/target.h"
 
 #include <math.h>
 #include <string.h>
@@ -525,7 +528,64 @@ static kn_status lower_strconcat(kn_lower *L, const kn_node *n, kn_kbuf *const *
     return KN_OK;
 }
 
+/* ---- RegexFullMatch, StringSplit ---- */
+
+/* y[i] = the C library's regexec of the translated pattern (ir/regex.h) on x[i], the
+ * pattern compiled once per run into a regex_t in the arena; a failed regcomp (out of
+ * memory) fails the run with KN_STATUS_REGEX. Hosted targets only: a microcontroller's
+ * C library has no <regex.h>. */
+static kn_status lower_regex(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                             kn_kbuf *const *out) {
+    kn_ctx *cx = kl_ctx(L);
+    if (L->target && L->target->kind == KN_TARGET_MCU)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "RegexFullMatch calls the C library's <regex.h> (regcomp/regexec), which "
+                       "target '%s' (a microcontroller) does not have; only a constant input "
+                       "(folded at compile time) compiles for it",
+                       L->target->name);
+    char posix[KN_REGEX_MAX], why[200];
+    int flags;
+    const char *re2 = kn_attr_str(cx, n, "pattern", "");
+    if (kn_failed(cx)) return cx->status;
+    if (kn_regex_translate(re2, posix, sizeof posix, &flags, why, sizeof why))
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "pattern '%s': %s", re2, why);
+    kn_kbuf *y = out[0];
+    if (!y->numel) return KN_OK;
+    /* the compiled pattern lives in the arena for this kernel: compile, match each
+     * element, free */
+    int64_t bytes = KN_REGEX_T_BYTES;
+    kn_kbuf *re = kl_buffer(L->p, KB_TEMP, KN_U8, 1, &bytes, "re");
+    kn_kx *zero = kx_const(L, KN_I32, 0);
+    kl_if(L, kx_bin(L, KX_LT, kx_regex(L, KN_RX_COMPILE, re, NULL, posix, flags), zero));
+    kl_fail(L, KN_STATUS_REGEX);
+    kl_else(L);
+    int i = kl_for(L, y->numel);
+    kl_store(L, y, var(L, i),
+             kx_bin(L, KX_GT, kx_regex(L, KN_RX_MATCH, re, kx_load(L, in[0], var(L, i)), NULL, 0),
+                    zero));
+    kl_end(L);
+    kl_if(L, kx_bin(L, KX_NE, kx_regex(L, KN_RX_FREE, re, NULL, NULL, 0), zero)); /* never */
+    kl_fail(L, KN_STATUS_REGEX);
+    kl_end(L);
+    kl_end(L);
+    return KN_OK;
+}
+
+/* StringSplit reaches lowering with a static output only when its input has no
+ * elements (a constant input is folded): nothing to compute. */
+static kn_status lower_strsplit(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                kn_kbuf *const *out) {
+    (void)out;
+    if (!in[0]->numel) return KN_OK;
+    return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
+                   "the width of StringSplit's output is the most pieces any input string "
+                   "splits into, known only from the strings; compiled code needs it at "
+                   "compile time (a constant input is folded)");
+}
+
 const kn_oplower kn_lower_string[] = {
+    {KN_OP_REGEXFULLMATCH, lower_regex},
+    {KN_OP_STRINGSPLIT, lower_strsplit},
     {KN_OP_STRINGCONCAT, lower_strconcat},
     {KN_OP_STRINGNORMALIZER, lower_strnorm},
     {KN_OP_COUNT, 0},

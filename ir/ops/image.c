@@ -447,28 +447,37 @@ static kn_status infer_gridsample(kn_ctx *cx, const kn_node *n, kn_tensor *const
     if (!st) st = kn_check_dtype(cx, n, in[1], 1, KN_DT_FLOAT);
     if (st) return st;
     const kn_type *xt = &in[0]->type, *gt = &in[1]->type;
-    if (xt->rank >= 0 && xt->rank != 4)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "X has rank %d, only 4-D is supported", xt->rank);
-    if (gt->rank >= 0 && gt->rank != 4)
-        return kn_diag(cx, n, KN_EINVAL, "grid has rank %d, expected 4", gt->rank);
-    if (gt->rank == 4 && gt->dims[3] >= 0 && gt->dims[3] != 2)
-        return kn_diag(cx, n, KN_EINVAL, "grid's last dim is %lld, expected 2",
-                       (long long)gt->dims[3]);
-    if (xt->rank == 4 && gt->rank == 4 && xt->dims[0] >= 0 && gt->dims[0] >= 0 &&
+    if (xt->rank >= 0 && xt->rank != 4 && xt->rank != 5)
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "X has rank %d, only 4-D and 5-D (2 or 3 spatial axes) are supported",
+                       xt->rank);
+    int rank = xt->rank >= 0 ? xt->rank : gt->rank, r = rank - 2;
+    if (gt->rank >= 0 && xt->rank >= 0 && gt->rank != xt->rank)
+        return kn_diag(cx, n, KN_EINVAL, "grid has rank %d, expected %d", gt->rank, xt->rank);
+    if (rank >= 0 && g.mode == GS_BICUBIC && r != 2)
+        return kn_diag(cx, n, KN_EINVAL, "cubic mode supports 2 spatial axes only (X has %d)", r);
+    if (rank >= 0 && gt->rank >= 0 && gt->dims[rank - 1] >= 0 && gt->dims[rank - 1] != r)
+        return kn_diag(cx, n, KN_EINVAL, "grid's last dim is %lld, expected %d",
+                       (long long)gt->dims[rank - 1], r);
+    if (xt->rank >= 0 && gt->rank >= 0 && xt->dims[0] >= 0 && gt->dims[0] >= 0 &&
         xt->dims[0] != gt->dims[0])
         return kn_diag(cx, n, KN_EINVAL, "X has batch %lld but grid has %lld",
                        (long long)xt->dims[0], (long long)gt->dims[0]);
-    int64_t d[4] = {-1, -1, -1, -1};
-    if (xt->rank == 4) {
+    if (rank < 0) {
+        out[0] = kn_type_unknown(xt->dtype);
+        return KN_OK;
+    }
+    int64_t d[KN_MAX_RANK];
+    for (int k = 0; k < rank; k++) d[k] = -1;
+    if (xt->rank >= 0) {
         d[0] = xt->dims[0];
         d[1] = xt->dims[1];
     }
-    if (gt->rank == 4) {
+    if (gt->rank >= 0) {
         if (d[0] < 0) d[0] = gt->dims[0];
-        d[2] = gt->dims[1];
-        d[3] = gt->dims[2];
+        for (int k = 0; k < r; k++) d[2 + k] = gt->dims[1 + k];
     }
-    out[0] = kn_type_make(xt->dtype, 4, d);
+    out[0] = kn_type_make(xt->dtype, rank, d);
     return KN_OK;
 }
 
@@ -489,24 +498,6 @@ static double gs_reflect(double x, double lo, double hi) {
     return x;
 }
 
-/* Pixel (r, c) of the H x W plane at base with the padding rule for indexes outside. */
-static double gs_pixel(const kn_tensor *x, int64_t base, int64_t h, int64_t w, int64_t r, int64_t c,
-                       const kn_grid_params *g) {
-    if (g->padding == GS_ZEROS) {
-        if (r < 0 || r >= h || c < 0 || c >= w) return 0;
-    } else if (g->padding == GS_BORDER) {
-        r = r < 0 ? 0 : r >= h ? h - 1 : r;
-        c = c < 0 ? 0 : c >= w ? w - 1 : c;
-    } else {
-        double lo = g->align_corners ? 0 : -0.5;
-        c = (int64_t)gs_reflect((double)c, lo, (double)(w - 1) - lo);
-        r = (int64_t)gs_reflect((double)r, lo, (double)(h - 1) - lo);
-        r = r < 0 ? 0 : r >= h ? h - 1 : r;
-        c = c < 0 ? 0 : c >= w ? w - 1 : c;
-    }
-    return kn_load_f64(x->data, x->type.dtype, (size_t)(base + r * w + c));
-}
-
 static void gs_cubic(double t, double *c) {
     const double A = -0.75;
     c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
@@ -515,82 +506,99 @@ static void gs_cubic(double t, double *c) {
     c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
 }
 
+/* The element at integer position pos[0..r) of the plane at base (extents D) with the
+ * padding rule for positions outside. */
+static double gs_pixel(const kn_tensor *x, int64_t base, int r, const int64_t *D,
+                       const int64_t *pos, const kn_grid_params *g) {
+    int64_t at = 0;
+    for (int d = 0; d < r; d++) {
+        int64_t p = pos[d];
+        if (g->padding == GS_ZEROS) {
+            if (p < 0 || p >= D[d]) return 0;
+        } else if (g->padding == GS_REFLECTION) {
+            double lo = g->align_corners ? 0 : -0.5;
+            p = (int64_t)gs_reflect((double)p, lo, (double)(D[d] - 1) - lo);
+        }
+        p = p < 0 ? 0 : p >= D[d] ? D[d] - 1 : p;
+        at = at * D[d] + p;
+    }
+    return kn_load_f64(x->data, x->type.dtype, (size_t)(base + at));
+}
+
+/* Tap sum over axes d..r): sum over k of w[d][k] * (the sum over the next axes), the
+ * innermost being the pixel at i0 + k (nt taps an axis). */
+static double gs_taps(const kn_tensor *x, int64_t base, int r, const int64_t *D, const int64_t *i0,
+                      double (*w)[4], int nt, int d, int64_t *pos, const kn_grid_params *g) {
+    if (d == r) return gs_pixel(x, base, r, D, pos, g);
+    double v = 0;
+    for (int k = 0; k < nt; k++) {
+        pos[d] = i0[d] + k;
+        v += w[d][k] * gs_taps(x, base, r, D, i0, w, nt, d + 1, pos, g);
+    }
+    return v;
+}
+
+/* X [N, C, D_0..D_r-1], grid [N, O_0..O_r-1, r] whose last axis holds the coordinate of
+ * the last spatial axis first (x, then y, then z). */
 static kn_status eval_gridsample(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                  kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_grid_params g;
-    kn_status st = kn_grid_setup(cx, n, &g);
-    if (st) return st;
+    if (kn_alloc_outputs(ex, n, in, out, infer_gridsample) || kn_grid_setup(cx, n, &g))
+        return cx->status;
     const kn_tensor *x = in[0], *grid = in[1];
-    int64_t N = x->type.dims[0], C = x->type.dims[1], H = x->type.dims[2], W = x->type.dims[3];
-    int64_t Ho = grid->type.dims[1], Wo = grid->type.dims[2];
-    int64_t d[4] = {N, C, Ho, Wo};
-    kn_tensor *y = output(ex, n, out, x->type.dtype, 4, d);
-    if (!y) return cx->status;
+    kn_tensor *y = out[0];
+    int r = x->type.rank - 2;
+    int64_t N = x->type.dims[0], C = x->type.dims[1], D[KN_MAX_RANK], O = 1, P = 1;
+    for (int d = 0; d < r; d++) {
+        D[d] = x->type.dims[2 + d];
+        O *= grid->type.dims[1 + d];
+        P *= D[d];
+    }
     if (kn_tensor_numel(y) == 0) return KN_OK;
-    if (H == 0 || W == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    if (P == 0) return kn_diag(cx, n, KN_EINVAL, "X has an empty spatial dim");
+    int nt = g.mode == GS_NEAREST ? 1 : g.mode == GS_BILINEAR ? 2 : 4;
+    double lo = g.align_corners ? 0 : -0.5;
     for (int64_t b = 0; b < N; b++)
-        for (int64_t i = 0; i < Ho; i++)
-            for (int64_t j = 0; j < Wo; j++) {
-                size_t gi = (size_t)(((b * Ho + i) * Wo + j) * 2);
-                double gx = kn_load_f64(grid->data, grid->type.dtype, gi);
-                double gy = kn_load_f64(grid->data, grid->type.dtype, gi + 1);
-                /* Normalized [-1, 1] to pixel coordinates. */
-                double px = g.align_corners ? (gx + 1) / 2 * (double)(W - 1)
-                                            : ((gx + 1) * (double)W - 1) / 2;
-                double py = g.align_corners ? (gy + 1) / 2 * (double)(H - 1)
-                                            : ((gy + 1) * (double)H - 1) / 2;
+        for (int64_t o = 0; o < O; o++) {
+            double p[KN_MAX_RANK], w[KN_MAX_RANK][4];
+            int64_t i0[KN_MAX_RANK], pos[KN_MAX_RANK];
+            bool outside = false;
+            for (int d = 0; d < r; d++) {
+                double gc = kn_load_f64(grid->data, grid->type.dtype,
+                                        (size_t)((b * O + o) * r + r - 1 - d));
+                /* normalized [-1, 1] to pixel coordinates */
+                p[d] = g.align_corners ? (gc + 1) / 2 * (double)(D[d] - 1)
+                                       : ((gc + 1) * (double)D[d] - 1) / 2;
+                if (g.mode == GS_NEAREST) p[d] = nearbyint(p[d]);
+                if (p[d] < lo || p[d] > (double)(D[d] - 1) - lo) outside = true;
+            }
+            /* coordinates outside [lo, hi] are moved in by the padding rule
+             * (onnxruntime's GridSample); the taps are padded again in gs_pixel */
+            for (int d = 0; d < r; d++) {
+                if (outside && g.padding == GS_BORDER)
+                    p[d] = fmax(0, fmin(p[d], (double)(D[d] - 1)));
+                else if (outside && g.padding == GS_REFLECTION)
+                    p[d] = gs_reflect(p[d], lo, (double)(D[d] - 1) - lo);
+                /* keep far-away coordinates in int64 range; they only see padding */
+                p[d] = fmax(fmin(p[d], (double)D[d] + 4), -5.0);
+                double f = floor(p[d]);
                 if (g.mode == GS_NEAREST) {
-                    px = nearbyint(px);
-                    py = nearbyint(py);
-                }
-                /* Coordinates outside [lo, hi] are moved in by the padding rule
-                 * (onnxruntime's GridSample); the taps are padded again below. */
-                double lo = g.align_corners ? 0 : -0.5;
-                double hix = (double)(W - 1) - lo, hiy = (double)(H - 1) - lo;
-                if (px < lo || px > hix || py < lo || py > hiy) {
-                    if (g.padding == GS_BORDER) {
-                        px = fmax(0, fmin(px, (double)(W - 1)));
-                        py = fmax(0, fmin(py, (double)(H - 1)));
-                    } else if (g.padding == GS_REFLECTION) {
-                        px = gs_reflect(px, lo, hix);
-                        py = gs_reflect(py, lo, hiy);
-                    }
-                }
-                /* Keep far-away coordinates in int64 range; they only see padding. */
-                px = fmax(fmin(px, (double)W + 4), -5.0);
-                py = fmax(fmin(py, (double)H + 4), -5.0);
-                for (int64_t c = 0; c < C; c++) {
-                    int64_t base = (b * C + c) * H * W;
-                    double v;
-                    if (g.mode == GS_NEAREST) {
-                        v = gs_pixel(x, base, H, W, (int64_t)py, (int64_t)px, &g);
-                    } else if (g.mode == GS_BILINEAR) {
-                        double fx = floor(px), fy = floor(py);
-                        int64_t x1 = (int64_t)fx, y1 = (int64_t)fy;
-                        double dx = px - fx, dy = py - fy;
-                        double p11 = gs_pixel(x, base, H, W, y1, x1, &g);
-                        double p12 = gs_pixel(x, base, H, W, y1, x1 + 1, &g);
-                        double p21 = gs_pixel(x, base, H, W, y1 + 1, x1, &g);
-                        double p22 = gs_pixel(x, base, H, W, y1 + 1, x1 + 1, &g);
-                        v = (1 - dy) * ((1 - dx) * p11 + dx * p12) +
-                            dy * ((1 - dx) * p21 + dx * p22);
-                    } else {
-                        double fx = floor(px), fy = floor(py), cx4[4], cy4[4];
-                        int64_t x0 = (int64_t)fx - 1, y0 = (int64_t)fy - 1;
-                        gs_cubic(px - fx, cx4);
-                        gs_cubic(py - fy, cy4);
-                        v = 0;
-                        for (int u = 0; u < 4; u++) {
-                            double row = 0;
-                            for (int t = 0; t < 4; t++)
-                                row += cx4[t] * gs_pixel(x, base, H, W, y0 + u, x0 + t, &g);
-                            v += cy4[u] * row;
-                        }
-                    }
-                    store_value(y, (size_t)(((b * C + c) * Ho + i) * Wo + j), v);
+                    i0[d] = (int64_t)p[d];
+                    w[d][0] = 1;
+                } else if (g.mode == GS_BILINEAR) {
+                    i0[d] = (int64_t)f;
+                    w[d][0] = 1 - (p[d] - f);
+                    w[d][1] = p[d] - f;
+                } else {
+                    i0[d] = (int64_t)f - 1;
+                    gs_cubic(p[d] - f, w[d]);
                 }
             }
+            for (int64_t c = 0; c < C; c++)
+                store_value(y, (size_t)((b * C + c) * O + o),
+                            gs_taps(x, (b * C + c) * P, r, D, i0, w, nt, 0, pos, &g));
+        }
     return KN_OK;
 }
 
@@ -1033,43 +1041,52 @@ static kn_status eval_ccp(kn_exec *ex, const kn_node *n, kn_tensor *const *in, k
 /* ---- Col2Im (opset 18): the sum of the column blocks back into an image ---- */
 
 kn_status kn_col2im_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *image,
-                              const int64_t *block, kn_col2im_plan *p) {
-    int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+                              const int64_t *block, int r, kn_col2im_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (r < 1 || r > KN_MAX_RANK - 2)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "images of %d axes are not supported (1 to %d)", r,
+                       KN_MAX_RANK - 2);
+    int64_t pads[2 * KN_MAX_RANK] = {0};
+    p->r = r;
+    for (int d = 0; d < r; d++) p->dil[d] = p->str[d] = 1;
     const int64_t *v;
     int k;
     if ((k = kn_attr_ints(cx, n, "dilations", &v)) >= 0) {
-        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "dilations needs 2 values");
-        dil[0] = v[0], dil[1] = v[1];
+        if (k != r) return kn_diag(cx, n, KN_EINVAL, "dilations needs %d values", r);
+        memcpy(p->dil, v, (size_t)r * sizeof *v);
     }
     if ((k = kn_attr_ints(cx, n, "strides", &v)) >= 0) {
-        if (k != 2) return kn_diag(cx, n, KN_EINVAL, "strides needs 2 values");
-        str[0] = v[0], str[1] = v[1];
+        if (k != r) return kn_diag(cx, n, KN_EINVAL, "strides needs %d values", r);
+        memcpy(p->str, v, (size_t)r * sizeof *v);
     }
     if ((k = kn_attr_ints(cx, n, "pads", &v)) >= 0) {
-        if (k != 4) return kn_diag(cx, n, KN_EINVAL, "pads needs 4 values");
-        memcpy(pads, v, sizeof pads);
+        if (k != 2 * r) return kn_diag(cx, n, KN_EINVAL, "pads needs %d values", 2 * r);
+        memcpy(pads, v, (size_t)(2 * r) * sizeof *v);
     }
     if (kn_failed(cx)) return cx->status;
     if (x->rank != 3) return kn_diag(cx, n, KN_EINVAL, "input has rank %d, expected 3", x->rank);
-    for (int i = 0; i < 2; i++)
-        if (dil[i] < 1 || str[i] < 1 || block[i] < 1 || image[i] < 0 || pads[i] < 0 ||
-            pads[i + 2] < 0)
-            return kn_diag(cx, n, KN_EINVAL, "bad image, block, dilation, stride or pad value");
     p->n = x->dims[0];
-    p->h = image[0], p->w = image[1], p->kh = block[0], p->kw = block[1];
-    p->dh = dil[0], p->dw = dil[1], p->sh = str[0], p->sw = str[1], p->pt = pads[0],
-    p->pl = pads[1];
-    p->lh = (p->h + pads[0] + pads[2] - (p->dh * (p->kh - 1) + 1)) / p->sh + 1;
-    p->lw = (p->w + pads[1] + pads[3] - (p->dw * (p->kw - 1) + 1)) / p->sw + 1;
-    int64_t kk = p->kh * p->kw;
-    if (x->dims[1] >= 0 && x->dims[1] % kk)
+    p->kk = p->ll = 1;
+    for (int d = 0; d < r; d++) {
+        if (p->dil[d] < 1 || p->str[d] < 1 || block[d] < 1 || image[d] < 0 || pads[d] < 0 ||
+            pads[d + r] < 0)
+            return kn_diag(cx, n, KN_EINVAL, "bad image, block, dilation, stride or pad value");
+        p->img[d] = image[d], p->k[d] = block[d], p->pad[d] = pads[d];
+        p->l[d] =
+            (image[d] + pads[d] + pads[d + r] - (p->dil[d] * (block[d] - 1) + 1)) / p->str[d] + 1;
+        if (p->l[d] < 1)
+            return kn_diag(cx, n, KN_EINVAL, "the block does not fit the padded image on axis %d",
+                           d);
+        p->kk *= block[d], p->ll *= p->l[d];
+    }
+    if (x->dims[1] >= 0 && x->dims[1] % p->kk)
         return kn_diag(cx, n, KN_EINVAL,
                        "input dim 1 (%lld) is not a multiple of the block size %lld",
-                       (long long)x->dims[1], (long long)kk);
-    p->c = x->dims[1] < 0 ? -1 : x->dims[1] / kk;
-    if (x->dims[2] >= 0 && (p->lh < 1 || p->lw < 1 || x->dims[2] != p->lh * p->lw))
+                       (long long)x->dims[1], (long long)p->kk);
+    p->c = x->dims[1] < 0 ? -1 : x->dims[1] / p->kk;
+    if (x->dims[2] >= 0 && x->dims[2] != p->ll)
         return kn_diag(cx, n, KN_EINVAL, "input has %lld blocks, the image and block give %lld",
-                       (long long)x->dims[2], (long long)(p->lh * p->lw));
+                       (long long)x->dims[2], (long long)p->ll);
     return KN_OK;
 }
 
@@ -1083,12 +1100,13 @@ static kn_status infer_col2im(kn_ctx *cx, const kn_node *n, kn_tensor *const *in
         return cx->status;
     out[0] = kn_type_unknown(x->dtype);
     if (!ki || !kb || x->rank < 0) return KN_OK;
-    if (ci != 2 || cb != 2)
-        return kn_diag(cx, n, KN_EUNSUPPORTED, "only 2-D images are supported (%d-D given)", ci);
+    if (ci != cb)
+        return kn_diag(cx, n, KN_EINVAL, "image_shape has %d values and block_shape %d", ci, cb);
     kn_col2im_plan p;
-    if (kn_col2im_plan_make(cx, n, x, im, bl, &p)) return cx->status;
-    int64_t dims[4] = {p.n, p.c, p.h, p.w};
-    out[0] = kn_type_make(x->dtype, 4, dims);
+    if (kn_col2im_plan_make(cx, n, x, im, bl, ci, &p)) return cx->status;
+    int64_t dims[KN_MAX_RANK] = {p.n, p.c};
+    memcpy(dims + 2, p.img, (size_t)p.r * sizeof *dims);
+    out[0] = kn_type_make(x->dtype, 2 + p.r, dims);
     return KN_OK;
 }
 
@@ -1100,22 +1118,30 @@ static kn_status eval_col2im(kn_exec *ex, const kn_node *n, kn_tensor *const *in
     kn_col2im_plan p;
     if (shape_input(cx, n, in, 1, im, KN_MAX_RANK, &ci, &ki) ||
         shape_input(cx, n, in, 2, bl, KN_MAX_RANK, &cb, &kb) ||
-        kn_col2im_plan_make(cx, n, &in[0]->type, im, bl, &p))
+        kn_col2im_plan_make(cx, n, &in[0]->type, im, bl, ci, &p))
         return cx->status;
-    int64_t L = p.lh * p.lw, rows = p.c * p.kh * p.kw;
-    for (int64_t b = 0; b < p.n; b++)
-        for (int64_t c = 0; c < p.c; c++)
-            for (int64_t i = 0; i < p.kh; i++)
-                for (int64_t j = 0; j < p.kw; j++)
-                    for (int64_t l = 0; l < L; l++) {
-                        int64_t y = (l / p.lw) * p.sh - p.pt + i * p.dh;
-                        int64_t x = (l % p.lw) * p.sw - p.pl + j * p.dw;
-                        if (y < 0 || y >= p.h || x < 0 || x >= p.w) continue;
-                        int64_t o = ((b * p.c + c) * p.h + y) * p.w + x;
-                        int64_t s = (b * rows + (c * p.kh + i) * p.kw + j) * L + l;
-                        kn_tensor_set_f64(
-                            out[0], o, kn_tensor_get_f64(out[0], o) + kn_tensor_get_f64(in[0], s));
-                    }
+    int64_t ist[KN_MAX_RANK];
+    kn_strides(p.r, p.img, ist);
+    for (int64_t bc = 0; bc < p.n * p.c; bc++)
+        for (int64_t kf = 0; kf < p.kk; kf++)
+            for (int64_t lf = 0; lf < p.ll; lf++) {
+                /* block entry kf at block position lf: image position l*str - pad + k*dil */
+                int64_t o = 0, kr = kf, lr = lf;
+                bool inside = true;
+                for (int d = p.r - 1; d >= 0; d--) {
+                    int64_t kd = kr % p.k[d], ld = lr % p.l[d];
+                    kr /= p.k[d], lr /= p.l[d];
+                    int64_t y = ld * p.str[d] - p.pad[d] + kd * p.dil[d];
+                    if (y < 0 || y >= p.img[d]) inside = false;
+                    o += y * ist[d];
+                }
+                if (!inside) continue;
+                int64_t c = bc % p.c, b = bc / p.c;
+                o += bc * ist[0] * p.img[0];
+                int64_t s = (b * p.c * p.kk + c * p.kk + kf) * p.ll + lf;
+                kn_tensor_set_f64(out[0], o,
+                                  kn_tensor_get_f64(out[0], o) + kn_tensor_get_f64(in[0], s));
+            }
     return KN_OK;
 }
 

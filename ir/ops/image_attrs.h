@@ -74,13 +74,19 @@ typedef struct kn_ccp_plan {
 kn_status kn_ccp_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *shape,
                            int count, kn_ccp_plan *p);
 
-/* Col2Im on 2-D images: input [N, C*kh*kw, Lh*Lw] -> [N, C, H, W]. */
+/* Col2Im on images of r spatial axes (1 <= r <= KN_MAX_RANK - 2): input
+ * [N, C*prod(k), prod(l)] -> [N, C, img...]; axis d has image extent img[d], block
+ * extent k[d], l[d] block positions, dilation dil[d], stride str[d] and leading pad
+ * pad[d]. */
 typedef struct kn_col2im_plan {
-    int64_t n, c, h, w, kh, kw, lh, lw;
-    int64_t dh, dw, sh, sw, pt, pl; /* dilations, strides, top/left pads */
+    int r;
+    int64_t n, c, kk, ll; /* batch, channels, prod(k), prod(l) */
+    int64_t img[KN_MAX_RANK], k[KN_MAX_RANK], l[KN_MAX_RANK];
+    int64_t dil[KN_MAX_RANK], str[KN_MAX_RANK], pad[KN_MAX_RANK];
 } kn_col2im_plan;
+/* image and block hold r values each. */
 kn_status kn_col2im_plan_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *image,
-                              const int64_t *block, kn_col2im_plan *p);
+                              const int64_t *block, int r, kn_col2im_plan *p);
 
 /* ---- RoiAlign ---- */
 

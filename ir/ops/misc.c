@@ -1,5 +1,6 @@
 /* Miscellaneous operators: the losses (NegativeLogLikelihoodLoss,
- * SoftmaxCrossEntropyLoss), text (StringNormalizer, TfIdfVectorizer), random
+ * SoftmaxCrossEntropyLoss), text (StringConcat, StringNormalizer, StringSplit,
+ * RegexFullMatch, TfIdfVectorizer), random
  * generators (Bernoulli, RandomUniform/Normal[Like], Multinomial) and the training
  * optimizers of ai.onnx.preview.training (Adagrad, Adam, Momentum).
  *
@@ -11,7 +12,10 @@
  * it needs automatic differentiation of the graph, which kiln does not do. */
 #include "ir/ops/misc_attrs.h"
 
+#include "ir/regex.h"
+
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---- losses ---- */
@@ -234,6 +238,172 @@ static kn_status eval_strconcat(kn_exec *ex, const kn_node *n, kn_tensor *const 
         memcpy(s + lp, q, lq + 1);
         y[i] = s;
     }
+    return KN_OK;
+}
+
+/* ---- StringSplit (opset 20): Python's str.split, padded with "" to the longest ---- */
+
+/* The byte length of the whitespace code point at p (Python's str.isspace: ASCII
+ * \t\n\v\f\r, 0x1c-0x1f and space, and the Unicode spaces in UTF-8), or 0. */
+static int split_space(const unsigned char *p) {
+    if ((*p >= 9 && *p <= 13) || (*p >= 0x1c && *p <= 0x20)) return 1;
+    if (p[0] == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0)) return 2;
+    if (p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) return 3; /* U+1680 */
+    if (p[0] == 0xe2 && p[1] == 0x80 &&
+        ((p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf))
+        return 3;                                               /* U+2000-200A, 2028, 2029, 202F */
+    if (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) return 3; /* U+205F */
+    if (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) return 3; /* U+3000 */
+    return 0;
+}
+
+/* Splits s as Python's s.split(delim or None, maxsplit): calls put(ctx, start, len) for
+ * each piece (when put is not NULL) and returns their count. */
+static int64_t split_one(const char *s, const char *delim, int64_t maxsplit,
+                         void (*put)(void *, const char *, size_t), void *ctx) {
+    int64_t cnt = 0, left = maxsplit < 0 ? INT64_MAX : maxsplit;
+    const unsigned char *p = (const unsigned char *)s;
+    if (delim && *delim) {
+        size_t dl = strlen(delim);
+        const char *q;
+        while (left-- > 0 && (q = strstr((const char *)p, delim))) {
+            if (put) put(ctx, (const char *)p, (size_t)(q - (const char *)p));
+            cnt++;
+            p = (const unsigned char *)q + dl;
+        }
+        if (put) put(ctx, (const char *)p, strlen((const char *)p));
+        return cnt + 1;
+    }
+    int w;
+    while (left-- > 0) { /* CPython's split_whitespace */
+        while (*p && (w = split_space(p))) p += w;
+        if (!*p) break;
+        const unsigned char *b = p;
+        while (*p && !split_space(p)) p++;
+        if (put) put(ctx, (const char *)b, (size_t)(p - b));
+        cnt++;
+    }
+    while (*p && (w = split_space(p))) p += w;
+    if (*p) {
+        if (put) put(ctx, (const char *)p, strlen((const char *)p));
+        cnt++;
+    }
+    return cnt;
+}
+
+static kn_status split_attrs(kn_ctx *cx, const kn_node *n, const char **delim, int64_t *maxsplit) {
+    *delim = kn_attr_str(cx, n, "delimiter", "");
+    *maxsplit = kn_attr_int(cx, n, "maxsplit", -1);
+    return cx->status;
+}
+
+static kn_status infer_strsplit(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    const char *delim;
+    int64_t maxsplit;
+    if (split_attrs(cx, n, &delim, &maxsplit) || kn_check_dtype(cx, n, in[0], 0, KN_DT(STRING)))
+        return cx->status;
+    const kn_type *x = &in[0]->type;
+    out[0] = kn_type_unknown(KN_STRING);
+    if (n->nout > 1) out[1] = kn_type_unknown(KN_I64);
+    if (x->rank < 0) return KN_OK;
+    if (x->rank + 1 > KN_MAX_RANK)
+        return kn_diag(cx, n, KN_EUNSUPPORTED, "input of rank %d: the output would have rank %d",
+                       x->rank, x->rank + 1);
+    int64_t dims[KN_MAX_RANK];
+    memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+    /* the width of the output: the most pieces of any element, known from the data only */
+    dims[x->rank] = -1;
+    if (kn_type_static(x) && kn_type_numel(x) == 0) dims[x->rank] = 0;
+    if (in[0]->data) {
+        int64_t cnt = kn_tensor_numel(in[0]), width = 0;
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t k = split_one(((char **)in[0]->data)[i], delim, maxsplit, NULL, NULL);
+            if (k > width) width = k;
+        }
+        dims[x->rank] = width;
+    }
+    out[0] = kn_type_make(KN_STRING, x->rank + 1, dims);
+    if (n->nout > 1) out[1] = kn_type_make(KN_I64, x->rank, dims);
+    return KN_OK;
+}
+
+typedef struct split_out {
+    kn_arena *a;
+    char **y;
+    int64_t k;
+    bool oom;
+} split_out;
+
+static void split_put(void *ctx, const char *s, size_t len) {
+    split_out *o = ctx;
+    char *d = kn_arena_alloc(o->a, len + 1);
+    if (!d) {
+        o->oom = true;
+        return;
+    }
+    memcpy(d, s, len);
+    d[len] = 0;
+    o->y[o->k++] = d;
+}
+
+static kn_status eval_strsplit(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                               kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_strsplit)) return cx->status;
+    const char *delim;
+    int64_t maxsplit;
+    split_attrs(cx, n, &delim, &maxsplit);
+    const kn_type *yt = &out[0]->type;
+    int64_t cnt = kn_tensor_numel(in[0]), width = yt->dims[yt->rank - 1];
+    char **src = in[0]->data, **y = out[0]->data;
+    for (int64_t i = 0; i < cnt; i++) {
+        split_out o = {kn_exec_arena(ex), y + i * width, 0, false};
+        int64_t k = split_one(src[i], delim, maxsplit, split_put, &o);
+        if (o.oom) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+        KN_ASSERT(k == o.k && k <= width);
+        for (; o.k < width; o.k++) o.y[o.k] = "";
+        if (n->nout > 1 && out[1]) ((int64_t *)out[1]->data)[i] = k;
+    }
+    return KN_OK;
+}
+
+/* ---- RegexFullMatch (opset 20): RE2 pattern through ir/regex.c's POSIX translation ---- */
+
+/* Reads and translates the pattern into posix[0..cap). */
+static kn_status regex_pattern(kn_ctx *cx, const kn_node *n, char *posix, size_t cap, int *flags) {
+    const kn_attr *a = kn_node_attr(n, "pattern");
+    const char *re2 = kn_attr_str(cx, n, "pattern", "");
+    if (kn_failed(cx)) return cx->status;
+    if (!a) return kn_diag(cx, n, KN_EINVAL, "attribute 'pattern' is required");
+    char why[200];
+    if (kn_regex_translate(re2, posix, cap, flags, why, sizeof why))
+        return kn_diag(cx, n, KN_EUNSUPPORTED,
+                       "pattern '%s': %s (kiln runs RE2 patterns as POSIX extended regular "
+                       "expressions; see docs/decisions.md)",
+                       re2, why);
+    return KN_OK;
+}
+
+static kn_status infer_regex(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
+    char posix[KN_REGEX_MAX];
+    int flags;
+    if (regex_pattern(cx, n, posix, sizeof posix, &flags) ||
+        kn_check_dtype(cx, n, in[0], 0, KN_DT(STRING)))
+        return cx->status;
+    out[0] = in[0]->type;
+    out[0].dtype = KN_BOOL;
+    return KN_OK;
+}
+
+static kn_status eval_regex(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    if (kn_alloc_outputs(ex, n, in, out, infer_regex)) return cx->status;
+    char posix[KN_REGEX_MAX];
+    int flags;
+    if (regex_pattern(cx, n, posix, sizeof posix, &flags)) return cx->status;
+    if (kn_regex_match_all(posix, flags, (const char *const *)in[0]->data, kn_tensor_numel(in[0]),
+                           out[0]->data))
+        return kn_diag(cx, n, KN_ELIMIT, "regcomp failed (out of memory)");
     return KN_OK;
 }
 
@@ -636,6 +806,8 @@ const kn_opimpl kn_ops_misc[] = {
     {KN_OP_SOFTMAXCROSSENTROPYLOSS, infer_sce, eval_sce},
     {KN_OP_STRINGCONCAT, infer_strconcat, eval_strconcat},
     {KN_OP_STRINGNORMALIZER, infer_strnorm, eval_strnorm},
+    {KN_OP_STRINGSPLIT, infer_strsplit, eval_strsplit},
+    {KN_OP_REGEXFULLMATCH, infer_regex, eval_regex},
     {KN_OP_TFIDFVECTORIZER, infer_tfidf, eval_tfidf},
     {KN_OP_RANDOMUNIFORM, infer_random, eval_uniform},
     {KN_OP_RANDOMNORMAL, infer_random, eval_normal},

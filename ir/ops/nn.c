@@ -11,6 +11,7 @@
 #include "ir/epilogue.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- shared helpers ---- */
@@ -319,10 +320,12 @@ static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 
 /* ---- DeformConv (opset 19) ----
  *
- * A 2-D Conv whose taps are displaced: tap k (kh*KW + kw) of output (oh, ow) in offset
- * group og reads x at (oh*sh - ph + kh*dh + dy, ow*sw - pw + kw*dw + dx), where
- * (dy, dx) = offset[b, og*2*K + 2k (+1), oh, ow], bilinearly (a corner outside the input
- * counts 0), scaled by mask[b, og*K + k, oh, ow] when given; input channel ic is in
+ * A Conv of r = 1, 2 or 3 spatial axes whose taps are displaced: tap k (flat over the
+ * kernel's axes) of output position o in offset group og reads x at position
+ * o*s - pad + k*dil + delta on each axis d, where delta_d = offset[b, (og*K + k)*r + d, o]
+ * (K taps; for 2-D: y then x, as ONNX's reference implementation reshapes offset to
+ * [N, offset_group, k..., r, o...]), multilinearly (2^r corners, a corner outside the
+ * input counting 0), scaled by mask[b, og*K + k, o] when given; input channel ic is in
  * offset group ic / (C / offset_group). Inputs: X, W, offset, B, mask. */
 
 kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_window *w,
@@ -334,11 +337,12 @@ kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
     if (group < 1 || *og < 1)
         return kn_diag(cx, n, KN_EINVAL, "group %lld and offset_group %lld must be >= 1",
                        (long long)group, (long long)*og);
-    if (x->rank != 4 || wt->rank != 4)
+    if (x->rank < 3 || x->rank > 5 || wt->rank != x->rank)
         return kn_diag(cx, n, KN_EUNSUPPORTED,
-                       "input and weights have ranks %d and %d: only 2-D DeformConv (rank 4) "
-                       "is supported",
+                       "input and weights have ranks %d and %d: DeformConv takes 1 to 3 spatial "
+                       "axes (equal ranks 3 to 5)",
                        x->rank, wt->rank);
+    int r = x->rank - 2;
     int64_t c = x->dims[1], m = wt->dims[0];
     if (c >= 0 && wt->dims[1] >= 0 && c != wt->dims[1] * group)
         return kn_diag(cx, n, KN_EINVAL, "input has %lld channels, weights expect %lld x %lld",
@@ -350,23 +354,29 @@ kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
         return kn_diag(cx, n, KN_EINVAL, "%lld input channels not divisible by offset_group %lld",
                        (long long)c, (long long)*og);
     if (kn_window_make(cx, n, x, wt->dims + 2, 0, w)) return cx->status;
-    int64_t k = w->k[0] * w->k[1];
+    int64_t k = 1;
+    for (int d = 0; d < r; d++) k = k < 0 || w->k[d] < 0 ? -1 : k * w->k[d];
     const kn_tensor *b = kn_opt_in(n, in, 3), *mk = kn_opt_in(n, in, 4);
     const kn_type *ot = &in[2]->type;
-    int64_t want[4] = {x->dims[0], *og * 2 * k, w->out[0], w->out[1]};
+    int64_t want[KN_MAX_RANK] = {x->dims[0], k < 0 ? -1 : *og * r * k};
+    for (int d = 0; d < r; d++) want[2 + d] = w->out[d];
     for (int pass = 0; pass < 2; pass++) {
         const kn_type *t = pass ? (mk ? &mk->type : NULL) : ot;
         if (!t || t->rank < 0) continue;
-        if (pass) want[1] = *og * k;
-        bool ok = t->rank == 4;
-        for (int d = 0; d < 4 && ok; d++)
+        if (pass) want[1] = k < 0 ? -1 : *og * k;
+        bool ok = t->rank == x->rank;
+        for (int d = 0; d < x->rank && ok; d++)
             ok = t->dims[d] < 0 || want[d] < 0 || t->dims[d] == want[d];
-        char buf[128];
-        if (!ok)
-            return kn_diag(cx, n, KN_EINVAL, "%s has shape %s, expected [%lld, %lld, %lld, %lld]",
-                           pass ? "mask" : "offset", kn_type_str(t, buf, sizeof buf),
-                           (long long)want[0], (long long)want[1], (long long)want[2],
-                           (long long)want[3]);
+        char buf[128], wb[160];
+        if (!ok) {
+            int at = snprintf(wb, sizeof wb, "[");
+            for (int d = 0; d < x->rank; d++)
+                at += snprintf(wb + at, sizeof wb - (size_t)at, "%s%lld", d ? ", " : "",
+                               (long long)want[d]);
+            snprintf(wb + at, sizeof wb - (size_t)at, "]");
+            return kn_diag(cx, n, KN_EINVAL, "%s has shape %s, expected %s",
+                           pass ? "mask" : "offset", kn_type_str(t, buf, sizeof buf), wb);
+        }
     }
     if (b && b->type.rank >= 0 &&
         (b->type.rank != 1 || (m >= 0 && b->type.dims[0] >= 0 && b->type.dims[0] != m)))
@@ -384,8 +394,9 @@ static kn_status infer_deformconv(kn_ctx *cx, const kn_node *n, kn_tensor *const
     kn_window w;
     int64_t og;
     if (kn_deform_check(cx, n, in, &w, &og)) return cx->status;
-    int64_t dims[4] = {x->dims[0], wt->dims[0], w.out[0], w.out[1]};
-    out[0] = kn_type_make(x->dtype, 4, dims);
+    int64_t dims[KN_MAX_RANK] = {x->dims[0], wt->dims[0]};
+    for (int d = 0; d < x->rank - 2; d++) dims[2 + d] = w.out[d];
+    out[0] = kn_type_make(x->dtype, x->rank, dims);
     return KN_OK;
 }
 
@@ -400,42 +411,55 @@ static kn_status eval_deformconv(kn_exec *ex, const kn_node *n, kn_tensor *const
                     *mk = kn_opt_in(n, in, 4);
     kn_tensor *y = out[0];
     int64_t group = kn_attr_int(cx, n, "group", 1);
-    int64_t nb = x->type.dims[0], c = x->type.dims[1], h = x->type.dims[2], iw = x->type.dims[3];
-    int64_t m = wt->type.dims[0], cg = c / group, mg = m / group, cpo = c / og;
-    int64_t kh = w.k[0], kw = w.k[1], k = kh * kw, oh = w.out[0], ow = w.out[1], osz = oh * ow;
+    int r = x->type.rank - 2;
+    int64_t nb = x->type.dims[0], c = x->type.dims[1], m = wt->type.dims[0];
+    int64_t cg = c / group, mg = m / group, cpo = c / og;
+    const int64_t *D = x->type.dims + 2;
+    int64_t k = 1, osz = 1, isz = 1;
+    for (int d = 0; d < r; d++) k *= w.k[d], osz *= w.out[d], isz *= D[d];
     for (int64_t b0 = 0; b0 < nb; b0++)
         for (int64_t mo = 0; mo < m; mo++)
-            for (int64_t oy = 0; oy < oh; oy++)
-                for (int64_t ox = 0; ox < ow; ox++) {
-                    double acc = b ? kn_tensor_get_f64(b, mo) : 0.0;
-                    int64_t sp = oy * ow + ox;
-                    for (int64_t ci = 0; ci < cg; ci++) {
-                        int64_t ic = mo / mg * cg + ci, g = ic / cpo;
-                        for (int64_t j = 0; j < k; j++) {
-                            int64_t ky = j / kw, kx = j % kw;
-                            int64_t ob = ((b0 * og + g) * 2 * k + 2 * j) * osz + sp;
-                            double py = (double)(oy * w.s[0] - w.pb[0] + ky * w.d[0]) +
-                                        kn_tensor_get_f64(off, ob);
-                            double px = (double)(ox * w.s[1] - w.pb[1] + kx * w.d[1]) +
-                                        kn_tensor_get_f64(off, ob + osz);
+            for (int64_t sp = 0; sp < osz; sp++) {
+                double acc = b ? kn_tensor_get_f64(b, mo) : 0.0;
+                int64_t o[KN_MAX_RANK];
+                for (int64_t d = r - 1, q = sp; d >= 0; q /= w.out[d], d--) o[d] = q % w.out[d];
+                for (int64_t ci = 0; ci < cg; ci++) {
+                    int64_t ic = mo / mg * cg + ci, g = ic / cpo;
+                    for (int64_t j = 0; j < k; j++) {
+                        double p[KN_MAX_RANK];
+                        int64_t p0[KN_MAX_RANK];
+                        bool ok = true;
+                        for (int64_t d = r - 1, q = j; d >= 0; q /= w.k[d], d--) {
+                            int64_t kd = q % w.k[d];
+                            int64_t ob = (((b0 * og + g) * k + j) * r + d) * osz + sp;
+                            p[d] = (double)(o[d] * w.s[d] - w.pb[d] + kd * w.d[d]) +
+                                   kn_tensor_get_f64(off, ob);
                             /* outside (-1, extent) or NaN: 0 (no corner inside) */
-                            bool ok = py > -1 && py < (double)h && px > -1 && px < (double)iw;
-                            double y0 = ok ? floor(py) : -2, x0 = ok ? floor(px) : -2;
-                            double ly = py - y0, lx = px - x0, v = 0;
-                            for (int cy = 0; cy < 2 && ok; cy++)
-                                for (int cx2 = 0; cx2 < 2; cx2++) {
-                                    int64_t yy = (int64_t)y0 + cy, xx = (int64_t)x0 + cx2;
-                                    if (yy < 0 || yy >= h || xx < 0 || xx >= iw) continue;
-                                    double wgt = (cy ? ly : 1 - ly) * (cx2 ? lx : 1 - lx);
-                                    v += wgt *
-                                         kn_tensor_get_f64(x, ((b0 * c + ic) * h + yy) * iw + xx);
-                                }
-                            if (mk) v *= kn_tensor_get_f64(mk, ((b0 * og + g) * k + j) * osz + sp);
-                            acc += v * kn_tensor_get_f64(wt, (mo * cg + ci) * k + j);
+                            if (!(p[d] > -1 && p[d] < (double)D[d])) ok = false;
                         }
+                        double v = 0;
+                        for (int d = 0; d < r && ok; d++) p0[d] = (int64_t)floor(p[d]);
+                        /* corner bits: axis 0 the most significant (y before x in 2-D) */
+                        for (int cb = 0; cb < (1 << r) && ok; cb++) {
+                            double wgt = 1;
+                            int64_t at = 0;
+                            bool inside = true;
+                            for (int d = 0; d < r; d++) {
+                                int bit = (cb >> (r - 1 - d)) & 1;
+                                int64_t q = p0[d] + bit;
+                                double fr = p[d] - (double)p0[d];
+                                wgt *= bit ? fr : 1 - fr;
+                                if (q < 0 || q >= D[d]) inside = false;
+                                at = at * D[d] + q;
+                            }
+                            if (inside) v += wgt * kn_tensor_get_f64(x, (b0 * c + ic) * isz + at);
+                        }
+                        if (mk) v *= kn_tensor_get_f64(mk, ((b0 * og + g) * k + j) * osz + sp);
+                        acc += v * kn_tensor_get_f64(wt, (mo * cg + ci) * k + j);
                     }
-                    kn_tensor_set_f64(y, (b0 * m + mo) * osz + sp, acc);
                 }
+                kn_tensor_set_f64(y, (b0 * m + mo) * osz + sp, acc);
+            }
     return KN_OK;
 }
 

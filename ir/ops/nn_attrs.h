@@ -24,7 +24,7 @@ typedef struct kn_window {
  * kernel_shape. ceil_mode rounds the output extent up (pools). */
 kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
                          int ceil_mode, kn_window *w);
-/* DeformConv n's checks on its inputs (ranks 4, channels, groups, offset and mask shapes;
+/* DeformConv n's checks on its inputs (ranks 3 to 5, channels, groups, offset and mask shapes;
  * static shapes) and its window w; og: offset_group. */
 kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_window *w,
                           int64_t *og);

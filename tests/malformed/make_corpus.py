@@ -267,14 +267,35 @@ def deform(x_shape, w_shape, off_shape):
 
 case("deformconv_offset_shape", deform([1, 2, 5, 5], [3, 2, 3, 3], [1, 8, 3, 3]), 1,
      "node 'dc' (DeformConv): offset has shape f32[1,8,3,3], expected [1, 18, 3, 3]")
-case("deformconv_1d", deform([1, 2, 5], [3, 2, 3], [1, 6, 3]), 1,
-     "node 'dc' (DeformConv): input and weights have ranks 3 and 3: only 2-D DeformConv")
+case("deformconv_4d", deform([1, 2, 5, 5, 5, 5], [3, 2, 3, 3, 3, 3], [1, 324, 3, 3, 3, 3]), 1,
+     "node 'dc' (DeformConv): input and weights have ranks 6 and 6: DeformConv takes 1 to 3 "
+     "spatial axes")
+case("deformconv_3d_offset_shape", deform([1, 2, 4, 4, 4], [3, 2, 2, 2, 2], [1, 16, 3, 3, 3]),
+     1, "node 'dc' (DeformConv): offset has shape f32[1,16,3,3,3], expected [1, 24, 3, 3, 3]")
 
 case("stringconcat_shapes",
      model([helper.make_node("StringConcat", ["a", "b"], ["y"], name="sc")],
            [vi("a", [2], TensorProto.STRING), vi("b", [3], TensorProto.STRING)],
            [vi("y", None, TensorProto.STRING)], opset=20), 1,
      "node 'sc' (StringConcat): input shapes cannot be broadcast: dim 0 is 2 and 3")
+
+def strings_model(op, outs, **attrs):
+    return model([helper.make_node(op, ["x"], outs, name="s0", **attrs)],
+                 [vi("x", [2], TensorProto.STRING)],
+                 [vi(o, None, {"sub": TensorProto.STRING, "len": TensorProto.INT64}.get(o, TensorProto.BOOL))
+                  for o in outs], opset=20)
+
+
+case("regex_unicode_class", strings_model("RegexFullMatch", ["y"], pattern=r"\p{L}+"), 1,
+     "node 's0' (RegexFullMatch): pattern '\\p{L}+': Unicode classes (\\p) are not supported")
+case("regex_no_pattern", strings_model("RegexFullMatch", ["y"]), 1,
+     "node 's0' (RegexFullMatch): attribute 'pattern' is required")
+case("regex_firmware", strings_model("RegexFullMatch", ["y"], pattern="a+"), 1,
+     "node 's0' (RegexFullMatch): RegexFullMatch calls the C library's <regex.h>",
+     cmd="compile --target cortex-m4")
+case("stringsplit_data_width", strings_model("StringSplit", ["sub", "len"]), 1,
+     "node 's0' (StringSplit): value 'sub' has shape string[2,?], not known at compile time: "
+     "this StringSplit's output shape depends on the data of its inputs")
 
 # ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
 # (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)

@@ -9,6 +9,7 @@ CTest runs the folder through every backend with `kiln check-onnx`.
 usage: /usr/bin/python3 tests/onnx/make_opset18.py [NAME...]   (default: all)"""
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -338,6 +339,29 @@ for mode in ("linear", "nearest"):
 case("test_gridsample_cubic_20", "GridSample", {"x": x, "grid": (grid / 1.2 * 0.7).astype(np.float32)},
      {"y": (np.float32, [1, 2, 3, 3])}, opset=20, mode="cubic")
 
+# 3-D GridSample (X [N, C, D, H, W], grid [N, D', H', W', 3] holding x, y, z): torch's
+# grid_sample on 5-D input is the reference (trilinear for linear), cross-checked against
+# ONNX Runtime; coordinates reach 1.3 outside [-1, 1] so every padding rule is exercised.
+
+
+def torch_grid_sample(x, grid, mode, padding, align):
+    import torch
+    y = torch.nn.functional.grid_sample(
+        torch.from_numpy(x.astype(np.float64)), torch.from_numpy(grid.astype(np.float64)),
+        mode={"linear": "bilinear"}.get(mode, mode), padding_mode=padding,
+        align_corners=bool(align))
+    return y.numpy().astype(np.float32)
+
+
+x = f32(2, 3, 4, 5, 6)
+grid = (rng.random((2, 3, 4, 2, 3)) * 2.6 - 1.3).astype(np.float32)
+for mode, padding, align in (("linear", "zeros", 0), ("linear", "border", 1),
+                             ("linear", "reflection", 0), ("nearest", "zeros", 1),
+                             ("nearest", "reflection", 1)):
+    case("test_gridsample_3d_%s_%s_align%d_20" % (mode, padding, align), "GridSample",
+         {"x": x, "grid": grid}, {"y": torch_grid_sample(x, grid, mode, padding, align)},
+         opset=20, mode=mode, padding_mode=padding, align_corners=align)
+
 # ---- AveragePool-19 dilations, LpPool-18 ceil_mode and dilations (numpy; they also
 # agree within 1e-6 with the ONNX Runtime outputs committed before)
 x = f32(1, 2, 7, 8)
@@ -454,6 +478,55 @@ case("test_col2im_strides_pads_dilations_18", "Col2Im",
      {"y": col2im(x, (5, 5), (2, 2), (2, 1), (1, 0, 1, 1), (2, 2))}, consts=("image", "block"),
      dilations=[2, 1], pads=[1, 0, 1, 1], strides=[2, 2])
 
+
+
+def col2im_nd(x, image, block, dil=None, pads=None, strides=None):
+    """Col2Im for any number r of spatial axes, from the specification: block entry k at
+    block position l adds to image position l*stride - pad + k*dilation."""
+    r = len(image)
+    dil, strides = dil or (1,) * r, strides or (1,) * r
+    pads = pads or (0,) * (2 * r)
+    n, ckk, _ = x.shape
+    kk = int(np.prod(block))
+    c = ckk // kk
+    nl = [(image[d] + pads[d] + pads[d + r] - (dil[d] * (block[d] - 1) + 1)) // strides[d] + 1
+          for d in range(r)]
+    assert ckk == c * kk and x.shape[2] == np.prod(nl)
+    y = np.zeros((n, c) + tuple(image), np.float64)
+    for b in range(n):
+        for ch in range(c):
+            for kf, k in enumerate(np.ndindex(*block)):
+                for lf, l in enumerate(np.ndindex(*nl)):
+                    pos = tuple(l[d] * strides[d] - pads[d] + k[d] * dil[d] for d in range(r))
+                    if all(0 <= pos[d] < image[d] for d in range(r)):
+                        y[(b, ch) + pos] += x[b, ch * kk + kf, lf]
+    return y.astype(x.dtype)
+
+
+# the N-D reference agrees with the 2-D one above
+x = f32(1, 3 * 4, 9)
+assert np.allclose(col2im_nd(x, (5, 5), (2, 2), (2, 1), (1, 0, 1, 1), (2, 2)),
+                   col2im(x, (5, 5), (2, 2), (2, 1), (1, 0, 1, 1), (2, 2)), atol=1e-6)
+# 3-D: ONNX's test_col2im_5d (onnx/backend/test/case/node/col2im.py, hand-written values:
+# a block of 1x1x5 laying the columns out row by row), then overlapping blocks with
+# strides, pads and dilations; 1-D
+x = np.concatenate([np.arange(1, 61, dtype=np.float32).reshape(12, 5).T,
+                    np.arange(61, 121, dtype=np.float32).reshape(12, 5).T])[None]
+want = np.arange(1, 121, dtype=np.float32).reshape(1, 2, 3, 4, 5)
+assert (col2im_nd(x, (3, 4, 5), (1, 1, 5)) == want).all()
+case("test_col2im_5d", "Col2Im",
+     {"x": x, "image": np.array([3, 4, 5], np.int64), "block": np.array([1, 1, 5], np.int64)},
+     {"y": want}, consts=("image", "block"))
+x = f32(2, 2 * 2 * 3 * 2, 2 * 2 * 3)
+case("test_col2im_3d_strides_pads_dilations_18", "Col2Im",
+     {"x": x, "image": np.array([4, 5, 6], np.int64), "block": np.array([2, 3, 2], np.int64)},
+     {"y": col2im_nd(x, (4, 5, 6), (2, 3, 2), (2, 1, 2), (1, 0, 1, 0, 1, 1), (2, 2, 2))},
+     consts=("image", "block"), dilations=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1], strides=[2, 2, 2])
+x = f32(1, 3 * 3, 3)
+case("test_col2im_1d_18", "Col2Im",
+     {"x": x, "image": np.array([7], np.int64), "block": np.array([3], np.int64)},
+     {"y": col2im_nd(x, (7,), (3,), (1,), (1, 0), (2,))}, consts=("image", "block"),
+     pads=[1, 0], strides=[2])
 
 def graph_case(name, nodes, ins, outs, want, opset, inits=()):
     """A small multi-node graph: ins/outs (name, array) pairs; want the expected outputs."""
@@ -664,6 +737,93 @@ case("test_deform_conv_far_offsets_19", "DeformConv", {"x": x, "w": w, "offset":
      {"y": deform_conv(x, w, off)}, opset=19, consts=("w",), kernel_shape=[2, 2])
 
 
+
+def deform_conv_nd(x, w, off, b=None, mask=None, strides=None, pads=None, dil=None, group=1,
+                   og=1):
+    """DeformConv for r = 1..3 spatial axes from the specification: offset channel
+    (g*K + k)*r + d displaces tap k on axis d (ONNX's reference reshapes offset to
+    [N, offset_group, k..., r, o...]); multilinear sampling, corners outside count 0."""
+    r = x.ndim - 2
+    strides, dil = strides or (1,) * r, dil or (1,) * r
+    pads = pads or (0,) * (2 * r)
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    ks, ins = w.shape[2:], x.shape[2:]
+    outs = tuple((ins[d] + pads[d] + pads[d + r] - ((ks[d] - 1) * dil[d] + 1)) // strides[d] + 1
+                 for d in range(r))
+    k = int(np.prod(ks))
+    assert off.shape == (n, og * k * r) + outs
+    x, w, off = x.astype(np.float64), w.astype(np.float64), off.astype(np.float64)
+    y = np.zeros((n, m) + outs)
+    for bi in range(n):
+        for mo in range(m):
+            for o in np.ndindex(*outs):
+                acc = float(b[mo]) if b is not None else 0.0
+                for ci in range(cg):
+                    ic = mo // (m // group) * cg + ci
+                    g = ic // (c // og)
+                    for j, kt in enumerate(np.ndindex(*ks)):
+                        p = [o[d] * strides[d] - pads[d] + kt[d] * dil[d] +
+                             off[(bi, (g * k + j) * r + d) + o] for d in range(r)]
+                        v = 0.0
+                        if all(-1 < p[d] < ins[d] for d in range(r)):
+                            p0 = [math.floor(q) for q in p]
+                            for corner in np.ndindex(*(2,) * r):
+                                q = tuple(p0[d] + corner[d] for d in range(r))
+                                if all(0 <= q[d] < ins[d] for d in range(r)):
+                                    wt = np.prod([p[d] - p0[d] if corner[d] else 1 - (p[d] - p0[d])
+                                                  for d in range(r)])
+                                    v += wt * x[(bi, ic) + q]
+                        if mask is not None:
+                            v *= float(mask[(bi, g * k + j) + o])
+                        acc += v * w[(mo, ci) + kt]
+                y[(bi, mo) + o] = acc
+    return y.astype(np.float32)
+
+
+# the N-D reference: the 2-D one on the 2-D case above; a 1-D problem embedded in 2-D
+# (height 1, y offsets 0); 3-D with zero offsets is torch's conv3d
+x = f32(2, 4, 6, 5)
+w = f32(4, 2, 3, 2)
+b = f32(4)
+off = (rng.uniform(-2.5, 2.5, (2, 24, 3, 4))).astype(np.float32)
+mask = (1 / (1 + np.exp(-f32(2, 12, 3, 4)))).astype(np.float32)
+assert np.allclose(deform_conv_nd(x, w, off, b, mask, (2, 1), (1, 0, 1, 1), (1, 2), 2, 2),
+                   deform_conv(x, w, off, b, mask, (2, 1), (1, 0, 1, 1), (1, 2), 2, 2),
+                   atol=1e-5)
+x = f32(2, 4, 9)
+w = f32(6, 2, 3)
+b = f32(6)
+off = rng.uniform(-2.5, 2.5, (2, 2 * 3, 4)).astype(np.float32)
+mask = (1 / (1 + np.exp(-f32(2, 2 * 3, 4)))).astype(np.float32)
+want = deform_conv_nd(x, w, off, b, mask, (2,), (1, 1), (2,), 2, 2)
+off2 = np.zeros((2, 2 * 3 * 2, 1, 4), np.float32)
+off2[:, 1::2, 0, :] = off
+assert np.allclose(want[:, :, None, :],
+                   deform_conv(x[:, :, None, :], w[:, :, None, :], off2, b, mask[:, :, None, :],
+                               (1, 2), (0, 1, 0, 1), (1, 2), 2, 2), atol=1e-5)
+case("test_deform_conv_1d_19", "DeformConv",
+     {"x": x, "w": w, "offset": off, "b": b, "mask": mask}, {"y": want}, opset=19,
+     consts=("w", "b"), kernel_shape=[3], strides=[2], pads=[1, 1], dilations=[2], group=2,
+     offset_group=2)
+x = f32(1, 4, 4, 5, 4)
+w = f32(2, 2, 2, 3, 2)
+import torch  # noqa: E402
+zero = np.zeros((1, 2 * 12 * 3, 3, 2, 2), np.float32)
+conv = torch.nn.functional.conv3d(torch.from_numpy(x.astype(np.float64)),
+                                  torch.from_numpy(w.astype(np.float64)), stride=(2, 2, 1),
+                                  padding=(1, 0, 0), dilation=(1, 1, 2), groups=2).numpy()
+assert np.allclose(deform_conv_nd(x, w, zero, None, None, (2, 2, 1), (1, 0, 0, 1, 0, 0),
+                                  (1, 1, 2), 2, 2), conv, atol=1e-5)
+off = rng.uniform(-1.8, 1.8, zero.shape).astype(np.float32)
+mask = (1 / (1 + np.exp(-f32(1, 2 * 12, 3, 2, 2)))).astype(np.float32)
+b = f32(2)
+case("test_deform_conv_3d_19", "DeformConv",
+     {"x": x, "w": w, "offset": off, "b": b, "mask": mask},
+     {"y": deform_conv_nd(x, w, off, b, mask, (2, 2, 1), (1, 0, 0, 1, 0, 0), (1, 1, 2), 2, 2)},
+     opset=19, consts=("w", "b"), kernel_shape=[2, 3, 2], strides=[2, 2, 1], pads=[1, 0, 0, 1, 0, 0],
+     dilations=[1, 1, 2], group=2, offset_group=2)
+
 # ---- StringConcat (20): elementwise with broadcasting; empty strings and UTF-8 bytes
 # (not cross-checked: the ONNX Runtime runner takes no strings)
 a = np.array([["ab", "", "c d"], ["\u00e9t\u00e9", "x", ""]], dtype=object)
@@ -674,6 +834,90 @@ s1 = np.array("pre-", dtype=object)
 case("test_string_concat_scalar_20", "StringConcat", {"x": s1, "y": a.reshape(3, 2)},
      {"z": np.array([["pre-" + q for q in r] for r in a.reshape(3, 2)], dtype=object)},
      opset=20)
+
+
+# ---- StringSplit (20): the ONNX backend cases of onnx/backend/test/case/node/string_split.py
+# (hand-written expected values, copied), then kiln's: Python's str.split on Unicode
+# white space, maxsplit with white space left at the end, an empty string. Each expected
+# value is also checked against Python's str.split here.
+def split_ref(x, delimiter=None, maxsplit=None):
+    parts = [s.split(delimiter or None, -1 if maxsplit is None else maxsplit) for s in x.flat]
+    width = max((len(q) for q in parts), default=0)
+    y = np.array([q + [""] * (width - len(q)) for q in parts], dtype=object)
+    return (y.reshape(*x.shape, width),
+            np.array([len(q) for q in parts], np.int64).reshape(x.shape))
+
+
+def split_case(name, x, want, length, opset=20, consts=(), **attrs):
+    ref = split_ref(x, attrs.get("delimiter"), attrs.get("maxsplit"))
+    assert ref[0].shape == want.shape and (ref[0] == want).all(), name
+    assert (ref[1] == length).all(), name
+    case(name, "StringSplit", {"x": x}, {"substrings": want, "length": length}, opset=opset,
+         consts=consts, **attrs)
+
+
+O = lambda v: np.array(v, dtype=object)  # noqa: E731
+split_case("test_string_split_basic", O(["abc.com", "def.net"]),
+           O([["abc", "com"], ["def", "net"]]), np.array([2, 2], np.int64), delimiter=".")
+split_case("test_string_split_maxsplit", O([["hello world", "def.net"],
+                                             ["o n n x", "the quick brown fox"]]),
+           O([[["hello", "world", ""], ["def.net", "", ""]],
+              [["o", "n", "n x"], ["the", "quick", "brown fox"]]]),
+           np.array([[2, 1], [3, 3]], np.int64), maxsplit=2)
+split_case("test_string_split_consecutive_delimiters", O(["o-n-n--x-", "o-n----nx"]),
+           O([["o", "n", "n", "", "x", ""], ["o", "n", "", "", "", "nx"]]),
+           np.array([6, 6], np.int64), delimiter="-")
+hw = O(["hello world !", "  hello   world !", " hello world   ! "])
+hw_want = O([["hello", "world", "!"]] * 3)
+split_case("test_string_split_empty_string_delimiter", hw, hw_want,
+           np.array([3, 3, 3], np.int64), delimiter="")
+split_case("test_string_split_no_delimiter", hw, hw_want, np.array([3, 3, 3], np.int64))
+split_case("test_string_split_empty_tensor", np.array([], dtype=object),
+           np.array([], dtype=object).reshape(0, 0), np.array([], np.int64))
+split_case("test_string_split_whitespace_20",
+           O(["a\u00a0b\u3000c", "\t x  y \n", "", "x\x1cy", "caf\u00e9 au lait  "]),
+           O([["a", "b", "c"], ["x", "y", ""], ["", "", ""], ["x", "y", ""],
+              ["caf\u00e9", "au", "lait  "]]),
+           np.array([3, 2, 0, 2, 3], np.int64), maxsplit=2)
+split_case("test_string_split_multichar_delimiter_20", O([["a::b::", ""], ["::", "a:b"]]),
+           O([[["a", "b", ""], [""] * 3], [["", "", ""], ["a:b", "", ""]]]),
+           np.array([[3, 1], [2, 1]], np.int64), delimiter="::")
+split_case("test_string_split_constant_20", O(["p q", "r"]), O([["p", "q"], ["r", ""]]),
+           np.array([2, 1], np.int64), consts=("x",))
+
+
+# ---- RegexFullMatch (20): the ONNX backend cases of onnx/backend/test/case/node/
+# regex_full_match.py (hand-written expected values, copied), then kiln's, one pattern
+# each for what ir/regex.c rewrites; every expected value is also Python's re.fullmatch.
+def regex_case(name, pattern, x, want, consts=()):
+    ref = np.vectorize(lambda s: re.fullmatch(pattern, s) is not None, otypes=[np.bool_])(x)
+    assert ref.shape == want.shape and (ref == want).all(), (name, ref)
+    case(name, "RegexFullMatch", {"x": x}, {"y": want}, opset=20, consts=consts,
+         pattern=pattern)
+
+
+regex_case("test_regex_full_match_basic", r"www\.[\w.-]+\.\bcom\b",
+           O(["www.google.com", "www.facebook.com", "www.bbc.co.uk"]),
+           np.array([True, True, False]))
+email = r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)"
+regex_case("test_regex_full_match_email_domain", email,
+           O([["account@gmail.com", "account@hotmail.com"], ["not email", "account2@yahoo.com"]]),
+           np.array([[True, False], [False, True]]))
+regex_case("test_regex_full_match_empty", email, np.array([[], []], dtype=object),
+           np.array([[], []], dtype=bool))
+regex_case("test_regex_full_match_dot_newline_20", r"a.c",
+           O(["abc", "a\nc", "ac", "a.c", "abcc"]), np.array([True, False, False, True, False]))
+regex_case("test_regex_full_match_icase_20", r"(?i)hello\s+(?:world|there)",
+           O(["Hello World", "HELLO\tthere", "hello", "hello  worlds"]),
+           np.array([True, True, False, False]))
+regex_case("test_regex_full_match_lazy_counts_20", r"\d{2,3}-[^\d\s]+?x*",
+           O(["12-ab", "1234-ab", "123-", "99-zzxx", "12-a b"]),
+           np.array([True, False, False, True, False]))
+regex_case("test_regex_full_match_brackets_20", r"[]a\-z^]+|[\x41-\x43]{2}|\xe9t\xe9",
+           O(["]-^az", "a-b", "AB", "AD", "\u00e9t\u00e9", "^"]),
+           np.array([True, False, True, False, True, True]))
+regex_case("test_regex_full_match_constant_20", r"[a-c]+", O(["abc", "abd"]),
+           np.array([True, False]), consts=("x",))
 
 
 # ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty
@@ -693,12 +937,22 @@ ohe_want = [np.array(True), -x, np.array(False)]
 graph_case("test_optional_tensor_input_18", nodes, [("x", x)],
            [("has", ohe_want[0]), ("y", ohe_want[1]), ("none", ohe_want[2])], ohe_want, 18)
 
+# ONNX Runtime (onnxruntime-node 1.30.0) differs from the specification here, so these are
+# not cross-checked: its N-D Col2Im (1-D and 3-D images) ignores part of `dilations`
+# (without dilations it agrees to 1e-6; numpy follows ONNX's reference implementation,
+# onnx/reference/ops/op_col2im.py, which the 2-D cases match in both).
+# ONNX Runtime 1.30 runs only 2-D DeformConv ("Input X must be 4D"): the 1-D and 3-D
+# cases rest on deform_conv_nd, itself checked against the 2-D reference and torch.
+ORT_DISAGREES = {"test_col2im_3d_strides_pads_dilations_18", "test_deform_conv_1d_19",
+                 "test_deform_conv_3d_19"}
+
+
 def main():
     names = sys.argv[1:] or sorted(CASES)
     have_ort = os.path.isdir(casegen.ORT)
     for n in names:
         m, ins, outs = CASES[n]
-        if have_ort and all(a.dtype != object for a in ins):
+        if have_ort and all(a.dtype != object for a in ins) and n not in ORT_DISAGREES:
             feeds = {i.name: a for i, a in zip(m.graph.input, ins)}
             got = casegen.ort_run(m, feeds)
             for k, (g, w) in enumerate(zip(got, outs)):

@@ -1,0 +1,445 @@
+/* RE2 patterns to POSIX extended regular expressions (see ir/regex.h for what is kept,
+ * rewritten and refused). One pass over the pattern, writing into a bounded buffer;
+ * a bracket expression is read whole into a set (literal bytes, ranges, POSIX class
+ * names) and written back in the order POSIX needs: ']' first, '-' last, '^' not
+ * first, '[' where it cannot open a class. */
+#include "ir/regex.h"
+
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct tr {
+    const char *p; /* next pattern byte */
+    char *out;
+    size_t cap, len;
+    char *err;
+    size_t errcap;
+    bool failed, dotall;
+} tr;
+
+static int fail(tr *t, const char *fmt, ...) {
+    if (!t->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(t->err, t->errcap, fmt, ap);
+        va_end(ap);
+    }
+    t->failed = true;
+    return -1;
+}
+
+static void emit(tr *t, const char *s, size_t n) {
+    if (t->len + n + 1 > t->cap) {
+        fail(t, "the pattern is too long");
+        return;
+    }
+    memcpy(t->out + t->len, s, n);
+    t->len += n;
+    t->out[t->len] = 0;
+}
+
+static void emits(tr *t, const char *s) {
+    emit(t, s, strlen(s));
+}
+
+static void emitc(tr *t, char c) {
+    emit(t, &c, 1);
+}
+
+/* A literal byte outside brackets. */
+static void literal(tr *t, unsigned char c) {
+    if (strchr(".[]{}()\\*+?^$|", c) && c) emitc(t, '\\');
+    emitc(t, (char)c);
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* \xHH or \x{H...} after the 'x' (t->p at the next byte): the code point, or -1. */
+static long hex_escape(tr *t) {
+    long v = 0;
+    if (*t->p == '{') {
+        int nd = 0;
+        for (t->p++; *t->p && *t->p != '}'; t->p++, nd++) {
+            int h = hexval(*t->p);
+            if (h < 0 || nd >= 6) return fail(t, "bad \\x{...} escape");
+            v = v * 16 + h;
+        }
+        if (*t->p != '}' || !nd) return fail(t, "bad \\x{...} escape");
+        t->p++;
+    } else {
+        for (int k = 0; k < 2; k++, t->p++) {
+            int h = hexval(*t->p);
+            if (h < 0) return fail(t, "bad \\x escape (two hex digits are needed)");
+            v = v * 16 + h;
+        }
+    }
+    if (v > 0x10ffff || v == 0) return fail(t, "\\x escape of code point %lx is not supported", v);
+    return v;
+}
+
+/* The UTF-8 bytes of code point v into b; returns their count. */
+static int utf8(long v, char *b) {
+    if (v < 0x80) return b[0] = (char)v, 1;
+    if (v < 0x800) return b[0] = (char)(0xc0 | v >> 6), b[1] = (char)(0x80 | (v & 63)), 2;
+    if (v < 0x10000)
+        return b[0] = (char)(0xe0 | v >> 12), b[1] = (char)(0x80 | ((v >> 6) & 63)),
+               b[2] = (char)(0x80 | (v & 63)), 3;
+    return b[0] = (char)(0xf0 | v >> 18), b[1] = (char)(0x80 | ((v >> 12) & 63)),
+           b[2] = (char)(0x80 | ((v >> 6) & 63)), b[3] = (char)(0x80 | (v & 63)), 4;
+}
+
+/* The control character of escape letter c (n t r f v a), or 0. */
+static char control(char c) {
+    switch (c) {
+    case 'n': return '\n';
+    case 't': return '\t';
+    case 'r': return '\r';
+    case 'f': return '\f';
+    case 'v': return '\v';
+    case 'a': return '\a';
+    default: return 0;
+    }
+}
+
+/* ---- bracket expressions ---- */
+
+typedef struct cset {
+    bool neg, has[256]; /* single bytes */
+    unsigned char lo[64], hi[64];
+    int nranges;
+    const char *cls[16]; /* POSIX class names */
+    int ncls;
+} cset;
+
+static void add_class(tr *t, cset *s, const char *name) {
+    if (s->ncls == 16) {
+        fail(t, "too many classes in a bracket expression");
+        return;
+    }
+    s->cls[s->ncls++] = name;
+}
+
+/* One element of a bracket expression at t->p: a byte (returned, >= 0), or a class
+ * added to s (returns -2). */
+static int bracket_atom(tr *t, cset *s) {
+    unsigned char c = (unsigned char)*t->p++;
+    if (c >= 0x80) return fail(t, "non-ASCII characters in a bracket expression are not supported");
+    if (c == '[' && *t->p == ':') {
+        const char *e = strstr(t->p, ":]");
+        static const char *const names[] = {"alnum", "alpha", "ascii", "blank", "cntrl",
+                                            "digit", "graph", "lower", "print", "punct",
+                                            "space", "upper", "word",  "xdigit"};
+        if (!e) return fail(t, "unterminated [: class");
+        size_t n = (size_t)(e - t->p - 1);
+        for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+            if (strlen(names[k]) == n && !strncmp(t->p + 1, names[k], n)) {
+                t->p = e + 2;
+                if (!strcmp(names[k], "word")) {
+                    add_class(t, s, "alnum");
+                    s->has['_'] = true;
+                } else if (!strcmp(names[k], "ascii")) {
+                    s->lo[s->nranges] = 1, s->hi[s->nranges++] = 0x7f;
+                } else {
+                    add_class(t, s, names[k]);
+                }
+                return -2;
+            }
+        return fail(t, "unknown class [:%.*s:]", (int)n, t->p + 1);
+    }
+    if (c != '\\') return c;
+    char e = *t->p++;
+    switch (e) {
+    case 'd': add_class(t, s, "digit"); return -2;
+    case 'w':
+        add_class(t, s, "alnum");
+        s->has['_'] = true;
+        return -2;
+    case 's':
+        for (const char *w = "\t\n\f\r "; *w; w++) s->has[(unsigned char)*w] = true;
+        return -2;
+    case 'x': {
+        long v = hex_escape(t);
+        if (v < 0) return -1;
+        if (v >= 0x80)
+            return fail(t, "non-ASCII characters in a bracket expression are not supported");
+        return (int)v;
+    }
+    case 0: return fail(t, "the pattern ends with a backslash");
+    default:
+        if (control(e)) return (unsigned char)control(e);
+        if ((unsigned char)e < 0x80 && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", e))
+            return (unsigned char)e;
+        return fail(t, "escape \\%c in a bracket expression has no POSIX form", e);
+    }
+}
+
+static void bracket(tr *t) {
+    cset s;
+    memset(&s, 0, sizeof s);
+    if (*t->p == '^') s.neg = true, t->p++;
+    bool first = true;
+    while (!t->failed) {
+        if (!*t->p) {
+            fail(t, "missing ']'");
+            return;
+        }
+        if (*t->p == ']' && !first) {
+            t->p++;
+            break;
+        }
+        first = false;
+        int a = bracket_atom(t, &s);
+        if (a == -1) return;
+        if (a == -2) continue;
+        if (t->p[0] == '-' && t->p[1] && t->p[1] != ']') {
+            t->p++;
+            int b = bracket_atom(t, &s);
+            if (b == -1) return;
+            if (b == -2 || b < a) {
+                fail(t, "bad range in a bracket expression");
+                return;
+            }
+            if (s.nranges == 64) {
+                fail(t, "too many ranges in a bracket expression");
+                return;
+            }
+            s.lo[s.nranges] = (unsigned char)a;
+            s.hi[s.nranges++] = (unsigned char)b;
+            continue;
+        }
+        s.has[a] = true;
+    }
+    /* ranges whose ends POSIX would read specially become single bytes */
+    for (int r = 0; r < s.nranges; r++)
+        if (strchr("]-^[", s.lo[r]) || strchr("]-^[", s.hi[r]) || s.lo[r] == s.hi[r]) {
+            for (int c = s.lo[r]; c <= s.hi[r]; c++) s.has[c] = true;
+            s.lo[r] = 1, s.hi[r] = 0; /* empty: skipped below */
+        }
+    int count = 0;
+    for (int c = 1; c < 256; c++) count += s.has[c];
+    if (!s.neg && count == 1 && s.has['^'] && !s.ncls && !s.nranges) {
+        emits(t, "\\^");
+        return;
+    }
+    emitc(t, '[');
+    if (s.neg) emitc(t, '^');
+    if (s.has[']']) emitc(t, ']');
+    for (int k = 0; k < s.ncls; k++) {
+        emits(t, "[:");
+        emits(t, s.cls[k]);
+        emits(t, ":]");
+    }
+    for (int r = 0; r < s.nranges; r++)
+        if (s.lo[r] <= s.hi[r]) {
+            emitc(t, (char)s.lo[r]);
+            emitc(t, '-');
+            emitc(t, (char)s.hi[r]);
+        }
+    for (int c = 1; c < 256; c++)
+        if (s.has[c] && !strchr("]-^[", c)) emitc(t, (char)c);
+    if (s.has['[']) emitc(t, '[');
+    if (s.has['^']) emitc(t, '^');
+    if (s.has['-']) emitc(t, '-');
+    emitc(t, ']');
+}
+
+/* ---- the pattern ---- */
+
+/* After a quantifier: RE2's non-greedy '?' is dropped (see ir/regex.h). */
+static void lazy(tr *t) {
+    if (*t->p == '?') t->p++;
+}
+
+/* {n}, {n,} or {n,m} at t->p (on the '{'): emitted if valid, else a literal '{'. */
+static void repeat(tr *t) {
+    const char *q = t->p + 1;
+    long n = 0, m = -1;
+    int nd = 0;
+    for (; *q >= '0' && *q <= '9'; q++, nd++) n = n * 10 + (*q - '0');
+    if (nd && *q == ',') {
+        q++;
+        if (*q >= '0' && *q <= '9')
+            for (m = 0; *q >= '0' && *q <= '9'; q++) m = m * 10 + (*q - '0');
+        else
+            m = -2; /* open */
+    }
+    if (!nd || *q != '}' || nd > 4) {
+        emits(t, "\\{");
+        t->p++;
+        return;
+    }
+    if (n > 1000 || m > 1000 || (m >= 0 && m < n)) {
+        fail(t, "bad repetition {%.*s}", (int)(q - t->p - 1), t->p + 1);
+        return;
+    }
+    emit(t, t->p, (size_t)(q + 1 - t->p));
+    t->p = q + 1;
+    lazy(t);
+}
+
+static void escape(tr *t) {
+    char e = *t->p++;
+    switch (e) {
+    case 'd': emits(t, "[[:digit:]]"); return;
+    case 'D': emits(t, "[^[:digit:]]"); return;
+    case 'w': emits(t, "[[:alnum:]_]"); return;
+    case 'W': emits(t, "[^[:alnum:]_]"); return;
+    case 's': emits(t, "[\t\n\f\r ]"); return;
+    case 'S': emits(t, "[^\t\n\f\r ]"); return;
+    case 'b': emits(t, "\\b"); return;
+    case 'B': emits(t, "\\B"); return;
+    case 'A': emitc(t, '^'); return;
+    case 'z': emitc(t, '$'); return;
+    case 'x': {
+        long v = hex_escape(t);
+        if (v < 0) return;
+        char b[4];
+        int nb = utf8(v, b);
+        if (nb > 1) emitc(t, '(');
+        for (int k = 0; k < nb; k++) literal(t, (unsigned char)b[k]);
+        if (nb > 1) emitc(t, ')');
+        return;
+    }
+    case 'p':
+    case 'P': fail(t, "Unicode classes (\\%c) are not supported", e); return;
+    case 'C': fail(t, "\\C (any byte) is not supported"); return;
+    case 'Q': fail(t, "\\Q...\\E quoting is not supported"); return;
+    case 0: fail(t, "the pattern ends with a backslash"); return;
+    default:
+        if (control(e)) {
+            emitc(t, control(e));
+            return;
+        }
+        if (e >= '0' && e <= '9') {
+            fail(t, "\\%c: backreferences and octal escapes are not supported", e);
+            return;
+        }
+        if ((unsigned char)e < 0x80 && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", e)) {
+            literal(t, (unsigned char)e);
+            return;
+        }
+        fail(t, "unknown escape \\%c", e);
+    }
+}
+
+/* A leading (?flags): i sets REG_ICASE, s makes '.' match newline, U (ungreedy) changes
+ * nothing for a full match. */
+static void leading_flags(tr *t, int *flags) {
+    if (strncmp(t->p, "(?", 2)) return;
+    const char *q = t->p + 2;
+    while (*q == 'i' || *q == 's' || *q == 'U') q++;
+    if (*q != ')' || q == t->p + 2) return; /* not a flag group: the main loop reports it */
+    for (const char *f = t->p + 2; f < q; f++) {
+        if (*f == 'i') *flags |= KN_REGEX_ICASE;
+        if (*f == 's') t->dotall = true;
+    }
+    t->p = q + 1;
+}
+
+int kn_regex_translate(const char *re2, char *out, size_t cap, int *flags, char *err,
+                       size_t errcap) {
+    tr t = {.p = re2, .out = out, .cap = cap, .err = err, .errcap = errcap};
+    *flags = 0;
+    if (cap) out[0] = 0;
+    leading_flags(&t, flags);
+    emits(&t, "^(");
+    int depth = 0;
+    while (*t.p && !t.failed) {
+        char c = *t.p;
+        switch (c) {
+        case '\\':
+            t.p++;
+            escape(&t);
+            break;
+        case '[':
+            t.p++;
+            bracket(&t);
+            break;
+        case '(':
+            t.p++;
+            depth++;
+            if (*t.p == '?') {
+                if (t.p[1] == ':')
+                    t.p += 2;
+                else if ((t.p[1] == 'P' && t.p[2] == '<') || t.p[1] == '<') {
+                    const char *e = strchr(t.p, '>');
+                    if (!e) {
+                        fail(&t, "unterminated group name");
+                        break;
+                    }
+                    t.p = e + 1;
+                } else {
+                    fail(&t,
+                         "group flags '(?%c' are not supported (only a leading (?i), (?s) "
+                         "or (?U))",
+                         t.p[1]);
+                    break;
+                }
+            }
+            emitc(&t, '(');
+            if (*t.p == '*' || *t.p == '+' || *t.p == '?')
+                fail(&t, "missing argument to repetition operator");
+            break;
+        case ')':
+            if (--depth < 0) {
+                fail(&t, "unexpected ')'");
+                break;
+            }
+            t.p++;
+            emitc(&t, ')');
+            break;
+        case '.':
+            t.p++;
+            emits(&t, t.dotall ? "." : "[^\n]");
+            break;
+        case '*':
+        case '+':
+        case '?':
+            t.p++;
+            emitc(&t, c);
+            lazy(&t);
+            if (*t.p == '*' || *t.p == '+' || *t.p == '?')
+                fail(&t, "bad repetition operator '%c%c'", c, *t.p);
+            break;
+        case '{': repeat(&t); break;
+        case '}':
+        case ']':
+            t.p++;
+            literal(&t, (unsigned char)c);
+            break;
+        default: /* ^ $ | and ordinary bytes */ t.p++; emitc(&t, c);
+        }
+    }
+    if (!t.failed && depth) fail(&t, "missing ')'");
+    emits(&t, ")$");
+    if (t.failed) return -1;
+    regex_t re;
+    int rc =
+        regcomp(&re, out, REG_EXTENDED | REG_NOSUB | (*flags & KN_REGEX_ICASE ? REG_ICASE : 0));
+    if (rc) {
+        char msg[128];
+        regerror(rc, &re, msg, sizeof msg);
+        snprintf(err, errcap, "the POSIX form of the pattern does not compile: %s", msg);
+        return -1;
+    }
+    regfree(&re);
+    return 0;
+}
+
+int kn_regex_match_all(const char *posix, int flags, const char *const *s, long long n,
+                       unsigned char *y) {
+    regex_t re;
+    if (regcomp(&re, posix, REG_EXTENDED | REG_NOSUB | (flags & KN_REGEX_ICASE ? REG_ICASE : 0)))
+        return -1;
+    for (long long i = 0; i < n; i++) y[i] = regexec(&re, s[i], 0, NULL, 0) == 0;
+    regfree(&re);
+    return 0;
+}

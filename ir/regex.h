@@ -1,0 +1,39 @@
+/* RegexFullMatch's patterns: RE2 syntax (as ONNX specifies) translated into a POSIX
+ * extended regular expression for <regex.h>, which the interpreter and the code that
+ * the C and LLVM backends generate both run, so every backend matches the same way.
+ *
+ * The translation keeps what RE2 and POSIX ERE share and rewrites what RE2 writes
+ * differently: the Perl classes \d \w \s (and negations) become POSIX bracket
+ * classes, also inside brackets; escapes inside brackets become their characters;
+ * `.` excludes newline as in RE2 (unless a leading (?s)); (?:...) and named groups
+ * become plain groups; non-greedy quantifiers drop their `?` (greediness cannot change
+ * whether the whole string matches); \A and \z become ^ and $; \xHH and \x{...} become
+ * their UTF-8 bytes; a leading (?i) becomes REG_ICASE. \b and \B are kept (glibc
+ * implements them). What has no POSIX form is refused with a message naming it:
+ * Unicode classes (\p, \pL), \C, \Q..\E, backreferences, (?m), flags after the start,
+ * non-ASCII characters in a bracket expression. Matching is by bytes in the C locale:
+ * `.` and a bracket expression match one byte where RE2 matches one UTF-8 code point. */
+#ifndef KN_REGEX_H
+#define KN_REGEX_H
+
+#include <stddef.h>
+
+/* REG_ICASE, REG_EXTENDED and REG_NOSUB as kiln passes them to regcomp, given as
+ * plain ints so generated code can use them without including kiln's headers. */
+enum { KN_REGEX_ICASE = 1 };
+
+/* Room for a translated pattern (bytes, NUL included). */
+#define KN_REGEX_MAX 4096
+
+/* Translates RE2 pattern `re2` into a POSIX ERE anchored at both ends ("^(...)$") in
+ * out[0..cap). Returns 0 and sets *flags (KN_REGEX_ICASE), or -1 with a reason in
+ * err[0..errcap) (the pattern is not supported, or regcomp rejects the translation). */
+int kn_regex_translate(const char *re2, char *out, size_t cap, int *flags, char *err,
+                       size_t errcap);
+
+/* Matches NUL-terminated strings s[0..n) against a translated pattern: y[i] = 1 when
+ * s[i] matches, else 0. Returns 0, or -1 when regcomp fails (out of memory). */
+int kn_regex_match_all(const char *posix, int flags, const char *const *s, long long n,
+                       unsigned char *y);
+
+#endif

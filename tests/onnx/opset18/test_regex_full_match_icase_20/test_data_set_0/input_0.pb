@@ -1,0 +1,1 @@
+2Hello World2HELLO	there2hello2hello  worldsBx

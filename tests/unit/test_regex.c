@@ -1,0 +1,101 @@
+/* Unit tests of ir/regex.c, RegexFullMatch's RE2 -> POSIX ERE translation: one case a
+ * line, an RE2 pattern, a string and whether RE2 matches the whole string (derived by
+ * hand from RE2's syntax page), then patterns that must be refused with their reason. */
+#include "ir/regex.h"
+#include "test.h"
+
+#include <string.h>
+
+typedef struct match_case {
+    const char *re2, *s;
+    int want;
+} match_case;
+
+static const match_case matches[] = {
+    {"abc", "abc", 1},
+    {"abc", "abcd", 0},     /* a full match, not a search */
+    {"a.c", "a\nc", 0},     /* '.' excludes newline */
+    {"(?s)a.c", "a\nc", 1}, /* unless (?s) */
+    {"\\d+", "0123", 1},
+    {"\\d+", "12a", 0},
+    {"\\D\\W\\S", "a-b", 1},    /* 'a' is \D, '-' is \W, 'b' is \S */
+    {"\\D\\W\\S", "1-b", 0},    /* '1' is a digit */
+    {"[\\w.-]+", "a_b.c-d", 1}, /* escapes inside brackets */
+    {"[\\w.-]+", "a b", 0},
+    {"[^\\d\\s]+", "ab!", 1},
+    {"[^\\d\\s]+", "a1", 0},
+    {"\\s", "\v", 0}, /* RE2's \s has no \v */
+    {"\\s", "\t", 1},
+    {"[]a]+", "]a]", 1}, /* ']' first is literal */
+    {"[a\\-z]+", "-az", 1},
+    {"[a\\-z]+", "b", 0}, /* not a range */
+    {"[\\^x]", "^", 1},
+    {"[[:upper:]]+", "AB", 1},
+    {"[[:word:]]+", "a_1", 1},
+    {"(?:ab)+", "abab", 1},
+    {"(?P<n>a)b", "ab", 1},
+    {"a+?b*?", "aab", 1}, /* non-greedy: the same full matches */
+    {"a{2,3}", "aaaa", 0},
+    {"a{2,}", "aaaa", 1},
+    {"a{,2}", "a{,2}", 1}, /* not a repetition in RE2: literal */
+    {"\\x41\\x{42}", "AB", 1},
+    {"\\x{e9}+", "\xc3\xa9\xc3\xa9", 1}, /* UTF-8 bytes grouped under the quantifier */
+    {"(?i)hello", "HeLLo", 1},
+    {"\\Aab\\z", "ab", 1},
+    {"\\bab\\b", "ab", 1},
+    {"a\\.b", "a.b", 1},
+    {"a\\.b", "axb", 0},
+    {"a|b|", "", 1}, /* an empty alternative */
+    {"\\(\\)\\*", "()*", 1},
+};
+
+typedef struct refuse_case {
+    const char *re2, *why;
+} refuse_case;
+
+static const refuse_case refusals[] = {
+    {"\\pL", "Unicode classes"},
+    {"\\p{Greek}", "Unicode classes"},
+    {"(a)\\1", "backreferences"},
+    {"\\C", "\\C"},
+    {"\\Qa.b\\E", "\\Q"},
+    {"a(?i)b", "group flags"},
+    {"(?m)^a$", "group flags"},
+    {"[\xc3\xa9]", "non-ASCII"},
+    {"[\\W]", "no POSIX form"},
+    {"a{1001}", "bad repetition"},
+    {"a**", "bad repetition operator"},
+    {"(ab", "missing ')'"},
+    {"ab)", "unexpected ')'"},
+    {"[ab", "missing ']'"},
+    {"ab\\", "ends with a backslash"},
+};
+
+int main(void) {
+    for (size_t i = 0; i < sizeof matches / sizeof *matches; i++) {
+        char posix[KN_REGEX_MAX], err[200] = "";
+        int flags;
+        int rc = kn_regex_translate(matches[i].re2, posix, sizeof posix, &flags, err, sizeof err);
+        CHECK(rc == 0);
+        if (rc) {
+            fprintf(stderr, "  pattern %s: %s\n", matches[i].re2, err);
+            continue;
+        }
+        const char *s = matches[i].s;
+        unsigned char y = 2;
+        CHECK(kn_regex_match_all(posix, flags, &s, 1, &y) == 0);
+        CHECK(y == matches[i].want);
+        if (y != matches[i].want)
+            fprintf(stderr, "  pattern %s (POSIX %s) on '%s': %d\n", matches[i].re2, posix, s, y);
+    }
+    for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
+        char posix[KN_REGEX_MAX], err[200] = "";
+        int flags;
+        CHECK(kn_regex_translate(refusals[i].re2, posix, sizeof posix, &flags, err, sizeof err));
+        CHECK(strstr(err, refusals[i].why) != NULL);
+        if (!strstr(err, refusals[i].why))
+            fprintf(stderr, "  pattern %s: '%s', expected '%s'\n", refusals[i].re2, err,
+                    refusals[i].why);
+    }
+    return TEST_DONE();
+}
