@@ -172,7 +172,9 @@ static int bracket_atom(tr *t, cset *s) {
             return fail(t, "non-ASCII characters in a bracket expression are not supported");
         return (int)v;
     }
-    case 0: return fail(t, "the pattern ends with a backslash");
+    case 0: /* stay on the terminating NUL */
+        t->p--;
+        return fail(t, "the pattern ends with a backslash");
     default:
         if (control(e)) return (unsigned char)control(e);
         if ((unsigned char)e < 0x80 && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", e))
@@ -312,7 +314,10 @@ static void escape(tr *t) {
     case 'P': fail(t, "Unicode classes (\\%c) are not supported", e); return;
     case 'C': fail(t, "\\C (any byte) is not supported"); return;
     case 'Q': fail(t, "\\Q...\\E quoting is not supported"); return;
-    case 0: fail(t, "the pattern ends with a backslash"); return;
+    case 0: /* stay on the terminating NUL */
+        t->p--;
+        fail(t, "the pattern ends with a backslash");
+        return;
     default:
         if (control(e)) {
             emitc(t, control(e));
@@ -352,7 +357,7 @@ int kn_regex_translate(const char *re2, char *out, size_t cap, int *flags, char 
     leading_flags(&t, flags);
     emits(&t, "^(");
     int depth = 0;
-    while (*t.p && !t.failed) {
+    while (!t.failed && *t.p) {
         char c = *t.p;
         switch (c) {
         case '\\':
