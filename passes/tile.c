@@ -653,6 +653,18 @@ static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb
     kl_end_n(L, 2 + crow);
 }
 
+/* The leading steps head of d's epilogue on the accumulator vector val, whose lanes are
+ * output channels from ch: each operand read as one value or as the channels' vector. */
+static kn_kx *head_epilogue(kn_lower *L, const kn_contract *d, const kn_epilogue *head, kn_kx *val,
+                            kn_kx *ch, int lanes) {
+    kn_kx *opnd[KN_EPI_MAX] = {0};
+    for (int k = 0; k < head->n; k++) {
+        kn_kbuf *o = d->operand[k];
+        if (o) opnd[k] = o->numel == 1 ? kx_load(L, o, kx_int(L, 0)) : kx_vload(L, o, ch, lanes);
+    }
+    return kl_epilogue(L, head, val, opnd);
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -735,17 +747,8 @@ store:;
         for (int r = 0; r < rows; r++)
             for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
                 kn_kx *val = kx_var(L, T->acc[r][v]);
-                if (pre) {
-                    kn_kx *opnd[KN_EPI_MAX] = {0};
-                    for (int k = 0; k < pre; k++) {
-                        kn_kbuf *o = d->operand[k];
-                        if (o)
-                            opnd[k] = o->numel == 1
-                                          ? kx_load(L, o, kx_int(L, 0))
-                                          : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
-                    }
-                    val = kl_epilogue(L, &head, val, opnd);
-                }
+                if (pre)
+                    val = head_epilogue(L, d, &head, val, kt_plus(L, mo, v * T->lanes), T->lanes);
                 kn_kx *yi = kt_plus(L, kx_var(L, vy), r * ys[3] + v * T->lanes);
                 if ((v + 1) * T->lanes <= valid) {
                     kl_store(L, G->y, yi, val);
@@ -762,17 +765,7 @@ store:;
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
             kn_kx *val = kx_var(L, T->acc[r][v]);
-            if (pre) {
-                kn_kx *opnd[KN_EPI_MAX] = {0};
-                for (int k = 0; k < pre; k++) {
-                    kn_kbuf *o = d->operand[k];
-                    if (o)
-                        opnd[k] = o->numel == 1
-                                      ? kx_load(L, o, kx_int(L, 0))
-                                      : kx_vload(L, o, kt_plus(L, mo, v * T->lanes), T->lanes);
-                }
-                val = kl_epilogue(L, &head, val, opnd);
-            }
+            if (pre) val = head_epilogue(L, d, &head, val, kt_plus(L, mo, v * T->lanes), T->lanes);
             if (G->vq) /* requantized as vectors: the scratch holds y's 8-bit values */
                 val = kt_int_store_vec(L, d, &G->rq, val, kt_plus(L, mo, v * T->lanes), T->lanes);
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
