@@ -22,7 +22,7 @@ one() { # LABEL MODEL TIN TOUT TOL REF
     bad "$1: compile: $(cat "$d/log")"
     return
   fi
-  if ! $CC -std=c11 -O2 -I"$d" -DTIN=$3 -DTOUT=$4 -DTOL=$5 "$S/tests/arena_io/harness.c" \
+  if ! $CC -std=c11 -O2 -I"$d" -I"$S/tests" -DTIN=$3 -DTOUT=$4 -DTOL=$5 "$S/tests/arena_io/harness.c" \
     "$d/m.c" "$d/mi.c" -lm -o "$d/h" >>"$d/log" 2>&1; then
     bad "$1: build: $(tail -5 "$d/log")"
     return

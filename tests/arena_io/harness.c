@@ -7,6 +7,8 @@
 #include "m.h"
 #include "mi.h"
 
+#include "harness_npy.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,23 +19,8 @@ static _Alignas(64) unsigned char arena_m[m_ARENA_SIZE + 64], arena_i[mi_ARENA_S
 static TIN in[m_INPUT_0_SIZE];
 static TOUT out[m_OUTPUT_0_SIZE], ref[m_OUTPUT_0_SIZE];
 
-/* the data of a .npy (version 1 header), which must be n bytes */
-static int load(const char *path, void *dst, size_t n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char h[10];
-    if (!f || fread(h, 1, 10, f) != 10) return -1;
-    long hl = h[8] | h[9] << 8;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    if (size != 10 + hl + (long)n) return -1;
-    fseek(f, 10 + hl, SEEK_SET);
-    size_t got = fread(dst, 1, n, f);
-    fclose(f);
-    return got == n ? 0 : -1;
-}
-
 int main(int argc, char **argv) {
-    if (argc != 3 || load(argv[1], in, sizeof in) || load(argv[2], ref, sizeof ref)) {
+    if (argc != 3 || npy_load(argv[1], in, sizeof in) || npy_load(argv[2], ref, sizeof ref)) {
         fprintf(stderr, "usage: harness INPUT.npy REF.npy (sizes as the model's)\n");
         return 2;
     }
@@ -53,15 +40,7 @@ int main(int argc, char **argv) {
         printf("FAIL: in-place output differs from the normal mode's\n");
         fail = 1;
     }
-    double rmax = 0, err = 0;
-    for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
-        rmax = fmax(rmax, fabs((double)ref[i]));
-        err = fmax(err, fabs((double)oi[i] - (double)ref[i]));
-    }
-    if (!(err <= TOL * rmax)) {
-        printf("FAIL: max |output - reference| %g > %g\n", err, TOL * rmax);
-        fail = 1;
-    }
+    if (near_ref(oi, ref, sizeof ref / sizeof *ref)) fail = 1;
     /* pointers elsewhere are refused */
     if (mi_run(in, oi, arena_i) != 5) {
         printf("FAIL: mi_run accepted an input outside the arena\n");

@@ -27,7 +27,7 @@ one() { # LABEL MODEL MEMORY TIN TOUT TOL REF
     bad "$1: compile: $(cat "$d/log")"
     return
   fi
-  if ! $CC -std=c11 -O2 -I"$d" -DTIN=$4 -DTOUT=$5 -DTOL=$6 "$S/tests/memory_regions/harness.c" \
+  if ! $CC -std=c11 -O2 -I"$d" -I"$S/tests" -DTIN=$4 -DTOUT=$5 -DTOL=$6 "$S/tests/memory_regions/harness.c" \
     "$d/m.c" "$d/m2.c" "$d/mr.c" -lm -o "$d/h" >>"$d/log" 2>&1; then
     bad "$1: build: $(tail -5 "$d/log")"
     return

@@ -9,6 +9,8 @@
 #include "m2.h"
 #include "mr.h"
 
+#include "harness_npy.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,21 +21,6 @@ static _Alignas(64) unsigned char arena_m[m_ARENA_SIZE + 64];
 static TIN in[m_INPUT_0_SIZE];
 static TOUT out[m_OUTPUT_0_SIZE], out2[m_OUTPUT_0_SIZE], ref[m_OUTPUT_0_SIZE];
 
-/* the data of a .npy (version 1 header), which must be n bytes */
-static int load(const char *path, void *dst, size_t n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char h[10];
-    if (!f || fread(h, 1, 10, f) != 10) return -1;
-    long hl = h[8] | h[9] << 8;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    if (size != 10 + hl + (long)n) return -1;
-    fseek(f, 10 + hl, SEEK_SET);
-    size_t got = fread(dst, 1, n, f);
-    fclose(f);
-    return got == n ? 0 : -1;
-}
-
 /* a region's arena: its own allocation (64-byte aligned, at least 64 bytes), garbage */
 static unsigned char *region(size_t n) {
     unsigned char *p = aligned_alloc(64, n ? (n + 63) / 64 * 64 : 64);
@@ -43,7 +30,7 @@ static unsigned char *region(size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 || load(argv[1], in, sizeof in) || load(argv[2], ref, sizeof ref)) {
+    if (argc != 3 || npy_load(argv[1], in, sizeof in) || npy_load(argv[2], ref, sizeof ref)) {
         fprintf(stderr, "usage: harness INPUT.npy REF.npy (sizes as the model's)\n");
         return 2;
     }
@@ -60,15 +47,7 @@ int main(int argc, char **argv) {
         printf("FAIL: two-region output differs from the one-arena output\n");
         fail = 1;
     }
-    double rmax = 0, err = 0;
-    for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
-        rmax = fmax(rmax, fabs((double)ref[i]));
-        err = fmax(err, fabs((double)out2[i] - (double)ref[i]));
-    }
-    if (!(err <= TOL * rmax)) {
-        printf("FAIL: max |output - reference| %g > %g\n", err, TOL * rmax);
-        fail = 1;
-    }
+    if (near_ref(out2, ref, sizeof ref / sizeof *ref)) fail = 1;
     /* the generic entry point, with the regions swapped back in order */
     memset(out2, 0, sizeof out2);
     const void *ins[1] = {in};
