@@ -412,60 +412,55 @@ enum {
     MIN_SPREAD_EFFORT = 100000
 };
 
-/* Statement executions of s, vector statements counted once per lane. */
-static double cost(const kn_ks *s) {
+/* The sum over nest s of own(t) for each execution of each statement t in it: loops
+ * multiply their bodies by their trip count (16 for a run-time extent or a while loop);
+ * an if or while counts its own term (its condition) once per execution. */
+static double per_run(const kn_ks *s, double (*own)(const kn_ks *)) {
     if (!s) return 0;
     switch (s->kind) {
-    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * cost(s->body[0]);
+    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * per_run(s->body[0], own);
     case KS_BLOCK: {
         double c = 0;
-        for (int i = 0; i < s->n; i++) c += cost(s->body[i]);
+        for (int i = 0; i < s->n; i++) c += per_run(s->body[i], own);
         return c;
     }
-    case KS_IF: return 1 + cost(s->body[0]) + (s->n > 1 ? cost(s->body[1]) : 0);
-    case KS_WHILE: return 16 * cost(s->body[0]);
-    case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 4 : 16;
+    case KS_IF:
+        return own(s) + per_run(s->body[0], own) + (s->n > 1 ? per_run(s->body[1], own) : 0);
+    case KS_WHILE: return 16 * (own(s) + per_run(s->body[0], own));
+    default: return own(s);
+    }
+}
+
+/* A constant-length copy's length in elements, else -1. */
+static double copy_len(const kn_ks *s) {
+    return s->count && s->count->op == KX_CONST ? (double)s->count->i : -1;
+}
+
+/* cost: statement executions, vector statements counted once per lane */
+static double cost_own(const kn_ks *s) {
+    switch (s->kind) {
+    case KS_IF: return 1;
+    case KS_WHILE: return 0;
+    case KS_COPY: return copy_len(s) >= 0 ? copy_len(s) / 4 : 16;
     default: return s->value ? (double)kx_lanes(s->value) : 1;
     }
 }
+static double cost(const kn_ks *s) {
+    return per_run(s, cost_own);
+}
 
-/* Statement executions of s, a vector statement counting as one: roughly proportional
- * to the time s takes on one core (a vector operation costs about as much as a scalar). */
-static double effort(const kn_ks *s) {
-    if (!s) return 0;
+/* effort: statement executions, a vector statement counting as one: roughly
+ * proportional to the time s takes on one core (a vector operation costs about as much
+ * as a scalar) */
+static double effort_own(const kn_ks *s) {
     switch (s->kind) {
-    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * effort(s->body[0]);
-    case KS_BLOCK: {
-        double c = 0;
-        for (int i = 0; i < s->n; i++) c += effort(s->body[i]);
-        return c;
-    }
-    case KS_IF: return 1 + effort(s->body[0]) + (s->n > 1 ? effort(s->body[1]) : 0);
-    case KS_WHILE: return 16 * effort(s->body[0]);
-    case KS_COPY: return s->count && s->count->op == KX_CONST ? (double)s->count->i / 16 : 16;
+    case KS_WHILE: return 0;
+    case KS_COPY: return copy_len(s) >= 0 ? copy_len(s) / 16 : 16;
     default: return 1;
     }
 }
-
-/* Bytes nest s stores (vector stores counted per lane, copies by their length). */
-static double stored_bytes(const kn_ks *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * stored_bytes(s->body[0]);
-    case KS_BLOCK: {
-        double c = 0;
-        for (int i = 0; i < s->n; i++) c += stored_bytes(s->body[i]);
-        return c;
-    }
-    case KS_IF: return stored_bytes(s->body[0]) + (s->n > 1 ? stored_bytes(s->body[1]) : 0);
-    case KS_WHILE: return 16 * stored_bytes(s->body[0]);
-    case KS_COPY:
-        return s->count && s->count->op == KX_CONST
-                   ? (double)s->count->i * (double)kn_dtype_get(s->buf->dtype)->size
-                   : 0;
-    case KS_STORE: return (double)kx_lanes(s->value) * (double)kn_dtype_get(s->buf->dtype)->size;
-    default: return 0;
-    }
+static double effort(const kn_ks *s) {
+    return per_run(s, effort_own);
 }
 
 /* Bytes the expression x loads from the arena and graph inputs (not weights), vector
@@ -479,27 +474,33 @@ static double x_loaded(const kn_kx *x) {
     return b;
 }
 
-/* Bytes nest s loads from the arena and graph inputs (copies by their length), each
- * execution of a statement counted, as stored_bytes counts stores. */
-static double loaded_bytes(const kn_ks *s) {
-    if (!s) return 0;
+/* stored bytes: vector stores counted per lane, copies by their length */
+static double stored_own(const kn_ks *s) {
     switch (s->kind) {
-    case KS_FOR: return (double)(s->ext ? 16 : s->extent) * loaded_bytes(s->body[0]);
-    case KS_BLOCK: {
-        double c = 0;
-        for (int i = 0; i < s->n; i++) c += loaded_bytes(s->body[i]);
-        return c;
-    }
-    case KS_IF:
-        return x_loaded(s->cond) + loaded_bytes(s->body[0]) +
-               (s->n > 1 ? loaded_bytes(s->body[1]) : 0);
-    case KS_WHILE: return 16 * (x_loaded(s->cond) + loaded_bytes(s->body[0]));
     case KS_COPY:
-        return s->count && s->count->op == KX_CONST && s->src->kind != KB_CONST
-                   ? (double)s->count->i * (double)kn_dtype_get(s->src->dtype)->size
+        return copy_len(s) >= 0 ? copy_len(s) * (double)kn_dtype_get(s->buf->dtype)->size : 0;
+    case KS_STORE: return (double)kx_lanes(s->value) * (double)kn_dtype_get(s->buf->dtype)->size;
+    default: return 0;
+    }
+}
+static double stored_bytes(const kn_ks *s) {
+    return per_run(s, stored_own);
+}
+
+/* loaded bytes: from the arena and graph inputs (copies by their length) */
+static double loaded_own(const kn_ks *s) {
+    switch (s->kind) {
+    case KS_IF:
+    case KS_WHILE: return x_loaded(s->cond);
+    case KS_COPY:
+        return copy_len(s) >= 0 && s->src->kind != KB_CONST
+                   ? copy_len(s) * (double)kn_dtype_get(s->src->dtype)->size
                    : 0;
     default: return x_loaded(s->value) + x_loaded(s->index);
     }
+}
+static double loaded_bytes(const kn_ks *s) {
+    return per_run(s, loaded_own);
 }
 
 /* The arena tensors and graph inputs a nest loads (up to 16 distinct). */
