@@ -30,7 +30,8 @@
  * with byte stores. String work (parsing, formatting, case mapping) is ordinary loops
  * over these, so every emitter gets it from one lowering. A kernel that cannot
  * finish (a string longer than its storage) sets the program's status word
- * (kl_fail): NAME_run returns it after the last kernel. OpenCL refuses strings.
+ * (kl_fail): NAME_run returns it after the last kernel. OpenCL runs the kernels that
+ * touch strings on the host (codegen/opencl, kn_opencl_on_host).
  *
  * Everything lives in the program's arena. Optimizations to come (split, reorder,
  * fuse, unroll, vectorize, register tiles) are rewrites of this tree driven by the
