@@ -135,9 +135,18 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
  *                  0, or -1 if it fails (out of memory); `posix` in text;
  *   KN_RX_MATCH:   1 if string a[0] matches the compiled pattern (regexec), else 0;
  *   KN_RX_FREE:    regfree(re), 0.
+ * The pattern is compiled twice: in the C locale into the regex_t at byte 0 of `re`,
+ * which matches the strings that are all ASCII (glibc's byte matcher: several times
+ * faster), and with LC_CTYPE KN_REGEX_LOCALE (ir/regex.h) into the one at byte
+ * KN_REGEX_UTF8_AT, which matches the others with the thread's locale set to that one
+ * (uselocale) for the call. The compile makes the locale (newlocale; NULL where it does
+ * not exist, which keeps the thread's) and keeps it at byte KN_REGEX_LOCALE_AT; the
+ * free frees all three.
  * RegexFullMatch compiles once per run, matches each element, then frees. */
 enum { KN_RX_COMPILE, KN_RX_MATCH, KN_RX_FREE };
 #define KN_REGEX_T_BYTES 256
+#define KN_REGEX_UTF8_AT 120
+#define KN_REGEX_LOCALE_AT 248
 kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags);
 
 /* ---- statements ---- */
