@@ -101,8 +101,11 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, const kn_profile
     b->woff = calloc((size_t)p->nbufs + 1, sizeof *b->woff);
     KN_ASSERT(b->woff);
     wsize = kn_kprog_weight_layout(p, b->woff);
-    b->wdata = calloc(wsize ? wsize : 1, 1);
+    /* aligned as the C backend's weights (host kernels read them in place) */
+    size_t wcap = (wsize + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+    b->wdata = aligned_alloc(KN_ARENA_ALIGN, wcap ? wcap : KN_ARENA_ALIGN);
     KN_ASSERT(b->wdata);
+    memset(b->wdata, 0, wcap ? wcap : KN_ARENA_ALIGN);
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *w = p->bufs[i];
         if (w->kind == KB_CONST && w->first >= 0)
