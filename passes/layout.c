@@ -24,7 +24,9 @@
  * which the tile passes (CPU and OpenCL) honour. Depthwise convolutions (one input
  * channel a group; passes/depthwise.c builds its row tiles over NCHW rows only) fold in
  * f32 with constant weights: their lowering then vectorizes over the channels as the
- * pools' does (lower_dw_cl). Runs after fuse and chain
+ * pools' does (lower_dw_cl). The expanded tensors of inverted residual blocks are kept
+ * channels-last too (expanded_channels_last; in 8 bits, expanded_channels_last_int for
+ * the qdq pass's fixed-point QLinearConvs). Runs after fuse and chain
  * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
  * subgraphs are not rewritten (passes/rewrite.h). */
 #include "ir/epilogue.h"
