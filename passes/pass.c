@@ -25,6 +25,8 @@ typedef struct pass_info {
     kn_status (*kernel)(kn_ctx *cx, kn_kprog *p); /* LEVEL_KERNEL */
     unsigned requires, provides, invalidates;     /* KN_HAVE_* */
     const char *what;
+    /* LEVEL_GRAPH passes that read the target (graph NULL) */
+    kn_status (*tgraph)(kn_ctx *cx, kn_graph *g, const kn_target *t);
 } pass_info;
 
 static kn_status pass_lower(kn_pipeline *pl);
@@ -32,53 +34,56 @@ static kn_status pass_lower(kn_pipeline *pl);
 /* clang-format off */
 static const pass_info passes[] = {
     {"shape", LEVEL_GRAPH, kn_pass_shape, NULL, 0, KN_HAVE_SHAPES, 0,
-     "infer dtypes and shapes of every value"},
+     "infer dtypes and shapes of every value", NULL},
     {"qdq", LEVEL_GRAPH, kn_pass_qdq, NULL, KN_HAVE_SHAPES, 0, 0,
-     "QuantizeLinear/DequantizeLinear around Conv/MatMul/Gemm into QLinearConv/QLinearMatMul"},
+     "QuantizeLinear/DequantizeLinear around Conv/MatMul/Gemm into QLinearConv/QLinearMatMul", NULL},
     {"fold", LEVEL_GRAPH, kn_pass_fold, NULL, KN_HAVE_SHAPES, 0, 0,
-     "evaluate nodes whose inputs are all constants"},
+     "evaluate nodes whose inputs are all constants", NULL},
     {"deseq", LEVEL_GRAPH, kn_pass_deseq, NULL, KN_HAVE_SHAPES, KN_HAVE_TENSORS, 0,
-     "sequences and optionals of compile-time length to lists of tensors"},
+     "sequences and optionals of compile-time length to lists of tensors", NULL},
     {"transpose", LEVEL_GRAPH, kn_pass_transpose, NULL, KN_HAVE_SHAPES, 0, 0,
-     "cancel Transpose pairs and merge Reshape chains (passes/transpose.c)"},
+     "cancel Transpose pairs and merge Reshape chains (passes/transpose.c)", NULL},
     {"layout", LEVEL_GRAPH, kn_pass_layout, NULL, KN_HAVE_SHAPES, 0, 0,
-     "fold NHWC <-> NCHW Transposes at the edges into the Conv next to them (passes/layout.c)"},
+     "fold NHWC <-> NCHW Transposes at the edges into the Conv next to them (passes/layout.c)", NULL},
     {"bnfold", LEVEL_GRAPH, kn_pass_bnfold, NULL, KN_HAVE_SHAPES, 0, 0,
-     "BatchNormalization into the preceding Conv/Gemm weights, else a per-channel Mul+Add"},
+     "BatchNormalization into the preceding Conv/Gemm weights, else a per-channel Mul+Add", NULL},
     {"act", LEVEL_GRAPH, kn_pass_act, NULL, KN_HAVE_SHAPES, 0, 0,
-     "GELU (Erf, Tanh), SiLU and HardSwish written as arithmetic into one activation"},
+     "GELU (Erf, Tanh), SiLU and HardSwish written as arithmetic into one activation", NULL},
     {"norm", LEVEL_GRAPH, kn_pass_norm, NULL, KN_HAVE_SHAPES, 0, 0,
-     "LayerNorm and Softmax written as reductions and arithmetic into the single op"},
+     "LayerNorm and Softmax written as reductions and arithmetic into the single op", NULL},
     {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
-     "fold elementwise consumers into the epilogue of the node producing their input"},
+     "fold elementwise consumers into the epilogue of the node producing their input", NULL},
     {"weights", LEVEL_GRAPH, kn_pass_weights, NULL, KN_HAVE_SHAPES, 0, 0,
-     "with --weights f16|bf16: float32 constants rounded to that precision (passes/lowp.c)"},
+     "with --weights f16|bf16: float32 constants rounded to that precision (passes/lowp.c)", NULL},
     {"chain", LEVEL_GRAPH, kn_pass_chain, NULL, KN_HAVE_SHAPES, 0, 0,
-     "runs of elementwise unary/binary ops into the epilogue of the node starting them"},
+     "runs of elementwise unary/binary ops into the epilogue of the node starting them", NULL},
+    {"patch", LEVEL_GRAPH, NULL, NULL, KN_HAVE_SHAPES, 0, 0,
+     "on mcu targets, a CNN's first layers run in bands of rows when it lowers peak RAM",
+     kn_pass_patch},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
-     "lower every node to plain kernel-IR loop nests (graph -> kernel IR)"},
+     "lower every node to plain kernel-IR loop nests (graph -> kernel IR)", NULL},
     {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "depthwise convolutions as vector row tiles, padding tested inside the kernel"},
+     "depthwise convolutions as vector row tiles, padding tested inside the kernel", NULL},
     {"pool", LEVEL_KERNEL, NULL, kn_kpass_pool, KN_HAVE_KIR, 0, 0,
-     "2-D f32, uint8 and int8 MaxPool as row walks, vectors along rows, bounds tested at the borders only"},
+     "2-D f32, uint8 and int8 MaxPool as row walks, vectors along rows, bounds tested at the borders only", NULL},
     {"stem", LEVEL_KERNEL, NULL, kn_kpass_stem, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "convolutions over few input channels as vector tiles along output rows (passes/stem.c)"},
+     "convolutions over few input channels as vector tiles along output rows (passes/stem.c)", NULL},
     {"winograd", LEVEL_KERNEL, NULL, kn_kpass_winograd, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "3x3 stride-1 convolutions as Winograd F(4x4 or 2x2, 3x3) transforms and tiled products"},
+     "3x3 stride-1 convolutions as Winograd F(4x4 or 2x2, 3x3) transforms and tiled products", NULL},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "register tiles and packed weights for convolutions and matrix products"},
+     "register tiles and packed weights for convolutions and matrix products", NULL},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
-     "float32 constants stored as f16/bf16 where exact (--weights, half-weight models)"},
+     "float32 constants stored as f16/bf16 where exact (--weights, half-weight models)", NULL},
     {"vmath", LEVEL_KERNEL, NULL, kn_kpass_vmath, KN_HAVE_KIR, 0, 0,
-     "exp, tanh and erf on f32 as vectorizable polynomials (passes/vmath.c)"},
+     "exp, tanh and erf on f32 as vectorizable polynomials (passes/vmath.c)", NULL},
     {"sescale", LEVEL_KERNEL, NULL, kn_kpass_sescale, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
-     "squeeze-and-excite's channel scale (Mul) applied in the loads of its one reader"},
+     "squeeze-and-excite's channel scale (Mul) applied in the loads of its one reader", NULL},
     {"parallel", LEVEL_KERNEL, NULL, kn_kpass_parallel, KN_HAVE_KIR, 0, 0,
-     "mark independent loops parallel and choose how to split them"},
+     "mark independent loops parallel and choose how to split them", NULL},
     {"index", LEVEL_KERNEL, NULL, kn_kpass_index, KN_HAVE_KIR, 0, 0,
-     "32-bit loop indices on targets with index_bits 32 where every index value fits"},
+     "32-bit loop indices on targets with index_bits 32 where every index value fits", NULL},
     {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
-     "buffer lifetimes, in-place reuse and arena offsets"},
+     "buffer lifetimes, in-place reuse and arena offsets", NULL},
 };
 /* clang-format on */
 
@@ -119,6 +124,7 @@ const char *kn_pipeline_default(int opt_level) {
         return "shape,fold,shape,deseq,shape,fold,shape,weights,lower,lowp,plan,parallel,index";
     return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,fuse,"
            "chain,"
+           "patch,"
            "layout,"
            "lower,"
            "depthwise,"
@@ -255,7 +261,9 @@ kn_status kn_pipeline_run(kn_pipeline *pl, const char *pipeline) {
         double t0 = now();
         kn_status st = KN_OK;
         switch (pi->level) {
-        case LEVEL_GRAPH: st = pi->graph(cx, pl->g); break;
+        case LEVEL_GRAPH:
+            st = pi->graph ? pi->graph(cx, pl->g) : pi->tgraph(cx, pl->g, pl->target);
+            break;
         case LEVEL_LOWER: st = pass_lower(pl); break;
         case LEVEL_KERNEL: st = pi->kernel(cx, pl->p); break;
         }

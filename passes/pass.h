@@ -39,6 +39,9 @@ kn_status kn_pass_act(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_qdq(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_norm(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_chain(kn_ctx *cx, kn_graph *g);
+/* A CNN's first layers run in bands of rows on targets of kind mcu, when that lowers the
+ * peak of live activations (passes/patch.c). Graph passes that need the target take it. */
+kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const struct kn_target *t);
 /* Reduced-precision weights (passes/lowp.c): rounds float32 constants to g->weights
  * when g->weights_round. */
 kn_status kn_pass_weights(kn_ctx *cx, kn_graph *g);

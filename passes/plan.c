@@ -11,7 +11,10 @@
  * 2. Offsets: temporaries and kernel scratch buffers are placed greedily, largest
  *    first, at the lowest 64-byte aligned offset that overlaps no buffer whose
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
- *    by-size planner does). The arena size is the highest end; the lower bound is
+ *    by-size planner does), and again in three other orders (longest lifetime, earliest,
+ *    bytes x lifetime first), keeping the order whose arena is smallest (place_best;
+ *    greedy placement depends on the order and none wins on every program). The
+ *    arena size is the highest end; the lower bound is
  *    the largest total of bytes live in any one kernel, each buffer counted with its
  *    size rounded up to the 64-byte alignment every placement must respect.
  * With the program's io_in_arena (--arena-in-place-io), inputs and outputs are placed
@@ -403,6 +406,49 @@ static size_t place(kn_kbuf **v, int n) {
     return aligned(end);
 }
 
+/* Orders tried besides by_size: the greedy placement's result depends on the order, and
+ * none is best on every program (a long-lived small buffer placed after the large
+ * short-lived ones can land above them all). */
+static int by_span(const void *a, const void *b) { /* longest lifetime first */
+    const kn_kbuf *x = *(kn_kbuf *const *)a, *y = *(kn_kbuf *const *)b;
+    int lx = x->last - x->first, ly = y->last - y->first;
+    if (lx != ly) return lx < ly ? 1 : -1;
+    return by_size(a, b);
+}
+
+static int by_first(const void *a, const void *b) { /* earliest first */
+    const kn_kbuf *x = *(kn_kbuf *const *)a, *y = *(kn_kbuf *const *)b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return by_size(a, b);
+}
+
+static int by_area(const void *a, const void *b) { /* bytes x lifetime, largest first */
+    const kn_kbuf *x = *(kn_kbuf *const *)a, *y = *(kn_kbuf *const *)b;
+    double ax = (double)buf_bytes(x) * (x->last - x->first + 1);
+    double ay = (double)buf_bytes(y) * (y->last - y->first + 1);
+    if (ax != ay) return ax < ay ? 1 : -1;
+    return by_size(a, b);
+}
+
+/* Places v[0..n) (sorted by by_size) in the order among by_size, by_span, by_first and
+ * by_area that gives the smallest arena (the first of equals: by_size where it ties), and
+ * leaves v in that order with its offsets set; returns the arena size. */
+static size_t place_best(kn_kbuf **v, int n) {
+    int (*const orders[])(const void *, const void *) = {by_size, by_span, by_first, by_area};
+    int norders = (int)(sizeof orders / sizeof *orders), best = 0;
+    size_t best_size = 0;
+    for (int o = 0; o < norders; o++) {
+        qsort(v, (size_t)n, sizeof *v, orders[o]);
+        size_t sz = place(v, n);
+        if (o == 0 || sz < best_size) {
+            best = o;
+            best_size = sz;
+        }
+    }
+    qsort(v, (size_t)n, sizeof *v, orders[best]);
+    return place(v, n);
+}
+
 /* --memory: each buffer, in order of estimated traffic per byte (tb[id] / bytes, the most
  * first: what a fast region serves best, as in a knapsack by value density), into the
  * first (fastest) region whose plan still fits with it; each region is then planned on
@@ -500,7 +546,7 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     if (p->nregions > 0)
         st = place_regions(cx, p, v, n, tb);
     else
-        p->arena_size = place(v, n);
+        p->arena_size = place_best(v, n);
     for (int i = 0; i < p->nbufs; i++) /* in-place aliases live in their storage's region */
         p->bufs[i]->region = kn_kbuf_storage(p->bufs[i])->region;
     /* each region's share of the arena's traffic */
