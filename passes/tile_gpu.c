@@ -19,12 +19,14 @@
  * as GELU), so vectors inside the work-item are what gives SIMD code, as the CPU's
  * register tiles do. Without vectors (VL 1) the accumulators are scalars.
  *
- * Padding is read through a bounds test around the load, never through a padded copy,
- * which would need a second kernel. The last block of channels or rows is guarded at
- * its stores. The fused epilogue runs on each accumulator (or vector) as it is stored.
- * The kernel's schedule records the tile: tile_rows = R, tile_vecs = the block in
- * vectors (in columns when lanes = 1), lanes = VL; a schedule file's lanes=1 asks for
- * scalar work-items. */
+ * Padding is read in place, never through a padded copy, which would need a second
+ * kernel: the load at the column clamped into the row, then a select of 0 outside it
+ * (no branch, so one reduction step is one basic block for the device compiler). A
+ * Conv tile whose pixels read contiguous columns unrolls the kw taps of a kernel row
+ * and reads each column of the row's window once (conv_row_reuse). The last block of channels or
+ * rows is guarded at its stores. The fused epilogue runs on each accumulator (or vector) as it is
+ * stored. The kernel's schedule records the tile: tile_rows = R, tile_vecs = the block in vectors
+ * (in columns when lanes = 1), lanes = VL; a schedule file's lanes=1 asks for scalar work-items. */
 #include "ir/epilogue.h"
 #include "passes/tile.h"
 
@@ -41,7 +43,9 @@ enum {
     GPU_VEC_ROWS = 4, /* vector work-items: 4 rows x 4 vectors, 16 accumulators */
     GPU_VEC_VECS = 4,
     GPU_CVEC_ACC = 16, /* convolutions: up to 16 vector accumulators, */
-    GPU_CVEC_VECS = 4  /* at most 4 vectors of channels */
+    GPU_CVEC_VECS = 4, /* at most 4 vectors of channels */
+    GPU_MAX_KW = 16,   /* conv_row_reuse: the taps of a kernel row unrolled, */
+    GPU_MAX_SPAN = 32  /* the input columns one tile's row reads */
 };
 
 /* a * s + b, index arithmetic */
@@ -58,6 +62,86 @@ static int clamp_tile(int v, int max) {
 }
 
 /* ---- Conv ---- */
+
+/* What the reduction step of a Conv work-item tile reads and accumulates into. */
+typedef struct conv_taps {
+    kn_lower *L;
+    const kn_contract *d;
+    kn_kbuf *wpk; /* packed weights [group][block][red][cb] */
+    bool xdense;  /* x is NCHW */
+    int vrow;     /* the input row's first element (NCHW) or offset (strided) */
+    int rows, nv, VL, cb;
+} conv_taps;
+
+/* x at column col of the tile's input row, declared: with padding read at the column
+ * clamped into the row and selected to 0 outside it. A select, not a branch around
+ * the load: the step stays one basic block and the device compiler interleaves the
+ * loads with the multiply-adds (with a branch per pixel, PoCL's LLVM kept every row's
+ * value live at once and spilled accumulators). */
+static int conv_x(conv_taps *t, kn_kx *col) {
+    kn_lower *L = t->L;
+    const kn_contract *d = t->d;
+    int64_t w = d->w_, xs[4], ys[4];
+    kn_contract_strides(d, xs, ys);
+    bool wpad = d->pw || d->pew;
+    int vcol = kl_decl(L, KN_I64, col);
+    kn_kx *cw = kx_var(L, vcol);
+    if (wpad) cw = kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, cw, kx_int(L, w - 1)), kx_int(L, 0));
+    kn_kx *xi =
+        t->xdense ? mad(L, kx_var(L, t->vrow), w, cw) : mad(L, cw, xs[3], kx_var(L, t->vrow));
+    int xv = kl_decl(L, KN_F32, kx_load(L, d->x, xi));
+    if (wpad)
+        xv = kl_decl(
+            L, KN_F32,
+            kx_select(L, in_range(L, kx_var(L, vcol), w), kx_var(L, xv), kx_const(L, KN_F32, 0)));
+    return xv;
+}
+
+/* One tap: the block's nv weight vectors at reduction step red (in units of cb), then
+ * row by row each row's input value (at column col[r]) times them: nv + 1 registers
+ * besides the accumulators, not nv + rows. */
+static void conv_tap(conv_taps *t, kn_kx *red, kn_kx **col, int acc[][GPU_MAX_COLS]) {
+    kn_lower *L = t->L;
+    int vw = kl_decl(L, KN_I64, kx_mul(L, red, kx_int(L, t->cb)));
+    int wv[GPU_MAX_COLS];
+    for (int v = 0; v < t->nv; v++)
+        wv[v] =
+            kl_decl_vec(L, KN_F32, t->VL,
+                        kx_vload(L, t->wpk, kx_add(L, kx_var(L, vw), kx_int(L, v * t->VL)), t->VL));
+    for (int r = 0; r < t->rows; r++) {
+        int xv = conv_x(t, col[r]);
+        for (int v = 0; v < t->nv; v++)
+            kl_set(L, acc[r][v], kx_fma(L, kx_var(L, xv), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
+    }
+}
+
+/* All kw taps of one (ci, kh), unrolled, for a tile whose pixels read contiguous
+ * columns from vcol0 on: row r at tap j reads column vcol0 + r*sw + j*dw, so each of
+ * the span's columns is read once (where it is first used) and kept for the taps that
+ * share it (a 3x3 stride-1 tile of 8 pixels reads 10 values, not 24). red0: the
+ * reduction step of tap 0. */
+static void conv_row_reuse(conv_taps *t, int vcol0, kn_kx *red0, int acc[][GPU_MAX_COLS]) {
+    kn_lower *L = t->L;
+    const kn_contract *d = t->d;
+    int xo[GPU_MAX_SPAN];
+    for (int o = 0; o < GPU_MAX_SPAN; o++) xo[o] = -1;
+    int vw = kl_decl(L, KN_I64, kx_mul(L, red0, kx_int(L, t->cb)));
+    for (int64_t j = 0; j < d->kw; j++) {
+        int wv[GPU_MAX_COLS];
+        for (int v = 0; v < t->nv; v++)
+            wv[v] = kl_decl_vec(L, KN_F32, t->VL,
+                                kx_vload(L, t->wpk,
+                                         kx_add(L, kx_var(L, vw), kx_int(L, j * t->cb + v * t->VL)),
+                                         t->VL));
+        for (int r = 0; r < t->rows; r++) {
+            int64_t o = r * d->sw + j * d->dw;
+            if (xo[o] < 0) xo[o] = conv_x(t, kx_add(L, kx_var(L, vcol0), kx_int(L, o)));
+            for (int v = 0; v < t->nv; v++)
+                kl_set(L, acc[r][v],
+                       kx_fma(L, kx_var(L, xo[o]), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
+        }
+    }
+}
 
 /* Each work-item computes R pixels along ow by nv vectors of VL output channels (VL 1:
  * scalar work-items, the form for a device without vectors; VL > 1 on a device with
@@ -118,13 +202,19 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
                                     bpk ? kx_vload(L, bpk, mad(L, gb, cb, kx_int(L, v * VL)), VL)
                                         : kx_const(L, KN_F32, 0));
     }
+    /* the tile's pixels read contiguous input columns (no clamped last tile): each
+     * column of the window is read once per (ci, kh) and used by every tap that needs
+     * it, the kw taps unrolled (conv_row_reuse) */
+    int64_t span = (rows - 1) * d->sw + (kw - 1) * d->dw + 1;
+    bool reuse = ow % rows == 0 && kw <= GPU_MAX_KW && span <= GPU_MAX_SPAN;
+    int vcol0 =
+        reuse ? kl_decl(L, KN_I64, mad(L, kx_var(L, vt), rows * d->sw, kx_int(L, -d->pw))) : -1;
     int vc = kl_for(L, cg), vi = kl_for(L, kh);
     int vih = kl_decl(L, KN_I64,
                       kx_add(L, kx_mul(L, kx_var(L, voh), kx_int(L, d->sh)),
                              mad(L, kx_var(L, vi), d->dh, kx_int(L, -d->ph))));
-    bool hpad = d->ph || d->peh, wpad = d->pw || d->pew;
+    bool hpad = d->ph || d->peh;
     if (hpad) kl_if(L, in_range(L, kx_var(L, vih), h));
-    int vj = kl_for(L, kw);
     kn_kx *ch = mad(L, kx_var(L, vg), cg, kx_var(L, vc));
     bool xdense = xs[3] == 1 && xs[2] == w && xs[1] == h * w; /* x NCHW */
     int vrow =
@@ -132,31 +222,22 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
                 xdense ? mad(L, mad(L, kx_var(L, vb), c, ch), h, kx_var(L, vih))
                        : mad(L, kx_var(L, vb), xs[0],
                              mad(L, ch, xs[1], mad(L, kx_var(L, vih), xs[2], kx_int(L, 0)))));
-    int xv[GPU_MAX_ROWS];
-    for (int r = 0; r < rows; r++) {
-        kn_kx *iw = kx_add(L, kx_mul(L, kx_var(L, px[r]), kx_int(L, d->sw)),
-                           mad(L, kx_var(L, vj), d->dw, kx_int(L, -d->pw)));
-        int viw = kl_decl(L, KN_I64, iw);
-        kn_kx *xi = xdense ? mad(L, kx_var(L, vrow), w, kx_var(L, viw))
-                           : mad(L, kx_var(L, viw), xs[3], kx_var(L, vrow));
-        if (wpad) {
-            xv[r] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
-            kl_if(L, in_range(L, kx_var(L, viw), w));
-            kl_set(L, xv[r], kx_load(L, d->x, xi));
-            kl_end(L);
-        } else {
-            xv[r] = kl_decl(L, KN_F32, kx_load(L, d->x, xi));
-        }
-    }
-    kn_kx *red_i = mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_var(L, vj));
-    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, gb, red, red_i), kx_int(L, cb)));
-    for (int v = 0; v < nv; v++) {
-        int wv = kl_decl_vec(L, KN_F32, VL,
-                             kx_vload(L, wpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
+    conv_taps t = {L, d, wpk, xdense, vrow, rows, nv, VL, cb};
+    if (reuse) {
+        conv_row_reuse(
+            &t, vcol0,
+            mad(L, gb, red, mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_int(L, 0))),
+            acc);
+    } else {
+        int vj = kl_for(L, kw);
+        kn_kx *col[GPU_MAX_ROWS];
         for (int r = 0; r < rows; r++)
-            kl_set(L, acc[r][v], kx_fma(L, kx_var(L, xv[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
+            col[r] = kx_add(L, kx_mul(L, kx_var(L, px[r]), kx_int(L, d->sw)),
+                            mad(L, kx_var(L, vj), d->dw, kx_int(L, -d->pw)));
+        kn_kx *red_i = mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_var(L, vj));
+        conv_tap(&t, mad(L, gb, red, red_i), col, acc);
+        kl_end(L); /* kw */
     }
-    kl_end(L); /* kw */
     if (hpad) kl_end(L);
     kl_end_n(L, 2); /* kh, ci */
 

@@ -3,8 +3,9 @@
  * The general lowerings (ir/lower/nn.c) walk any axis with scalar loops: a max pass,
  * a sum pass and a write pass that computes exp twice (Softmax); mean, variance and
  * write passes (LayerNormalization). When the reduced axis is the last one (contiguous
- * rows of len elements, as in every transformer), the target is a CPU with vectors of
- * W > 1 f32 lanes and len >= W, these lowerings take over:
+ * rows of len elements, as in every transformer), the target has vectors of W > 1 f32
+ * lanes (a CPU, or an OpenCL device with vectors inside a work-item) and len >= W,
+ * these lowerings take over:
  *
  *   Softmax, per row:   vector max over the row (W lanes, then across lanes, then the
  *                       len % W tail); e = exp(x - max) stored to y while summed in a
@@ -19,7 +20,7 @@
  *                       outputs are written when present.
  *
  * f32 only; anything else (other axes, dtypes, a scale that is not one row of len,
- * OpenCL devices, scalar targets) keeps the general lowering. */
+ * scalar targets and OpenCL devices without vectors) keeps the general lowering. */
 #include "ir/kir.h"
 #include "ir/ops.h"
 #include "ir/ops/nn_norm_attrs.h"
@@ -41,10 +42,13 @@ static kn_kx *across(kn_lower *L, int v, int lanes, kn_kx_op op) {
     return r;
 }
 
-/* Vector width for rows of len f32 elements, or 0 when the general lowering stays. */
+/* Vector width for rows of len f32 elements, or 0 when the general lowering stays.
+ * OpenCL devices with vectors (the opencl target's vector_bits) take the row kernels
+ * too, one row a work-item: their compilers do not vectorize across work-items whose
+ * body loops over the row (PoCL), so the general lowering's rows ran as scalar code. */
 static int row_lanes(kn_lower *L, int64_t len) {
     int w = kl_lanes(L, KN_F32);
-    return kl_register_tiles(L) && w > 1 && len >= w ? w : 0;
+    return w > 1 && len >= w ? w : 0;
 }
 
 bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
