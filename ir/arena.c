@@ -1,11 +1,68 @@
 /* Chunked bump allocator. Small requests come from the current chunk; a request
- * larger than a quarter chunk gets a chunk of its own so big tensors waste nothing. */
+ * larger than a quarter chunk gets a chunk of its own so big tensors waste nothing.
+ * Chunks come from kn_big_alloc, so a big tensor's chunk is a mapping of its own on
+ * huge pages (see arena.h). */
 #include "ir/arena.h"
 #include "ir/diag.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- big allocations ----
+ *
+ * Each block starts with a head of BIG_HEAD bytes: where its memory starts, and for a
+ * mapping its length (0: the memory is calloc's). The data follows the head. A mapping
+ * starts on a KN_BIG_ALLOC boundary so its huge pages line up with it; it ends on a
+ * page boundary, so its last, partial huge page is small pages and wastes nothing. */
+
+enum { BIG_HEAD = 64 };
+
+typedef struct big_head {
+    void *base;
+    size_t len;
+} big_head;
+
+void *kn_big_alloc(size_t size) {
+    if (size > KN_ARENA_MAX_ALLOC) return NULL;
+    if (size + BIG_HEAD < KN_BIG_ALLOC) {
+        unsigned char *base = calloc(1, size + 2 * BIG_HEAD);
+        if (!base) return NULL;
+        /* the first multiple of 64 at least BIG_HEAD past base */
+        unsigned char *p =
+            (unsigned char *)(((uintptr_t)base + 2 * BIG_HEAD - 1) & ~(uintptr_t)(BIG_HEAD - 1));
+        *(big_head *)(p - BIG_HEAD) = (big_head){base, 0};
+        return p;
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    size_t len = (size + BIG_HEAD + page - 1) / page * page, huge = KN_BIG_ALLOC;
+    unsigned char *m =
+        mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    unsigned char *base = (unsigned char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (base > m) munmap(m, (size_t)(base - m));
+    size_t tail = (size_t)((m + len + huge) - (base + len));
+    if (tail) munmap(base + len, tail);
+#ifdef MADV_HUGEPAGE
+    madvise(base, len, MADV_HUGEPAGE); /* advice only: small pages if refused */
+#endif
+    *(big_head *)base = (big_head){base, len};
+    return base + BIG_HEAD;
+}
+
+void kn_big_free(void *p) {
+    if (!p) return;
+    big_head h = *(big_head *)((unsigned char *)p - BIG_HEAD);
+    if (h.len)
+        munmap(h.base, h.len);
+    else
+        free(h.base);
+}
+
+/* ---- arenas ---- */
 
 #define CHUNK_SIZE ((size_t)1 << 16)
 #define ALIGN 64
@@ -32,7 +89,7 @@ void kn_arena_destroy(kn_arena *a) {
     if (!a) return;
     for (chunk *c = a->head, *n; c; c = n) {
         n = c->next;
-        free(c);
+        kn_big_free(c);
     }
     free(a);
 }
@@ -43,7 +100,7 @@ static unsigned char *chunk_data(chunk *c) {
 }
 
 static chunk *new_chunk(size_t size) {
-    chunk *c = calloc(1, sizeof(chunk) + ALIGN + size);
+    chunk *c = kn_big_alloc(sizeof(chunk) + ALIGN + size);
     KN_ASSERT(c);
     c->size = size;
     return c;
@@ -83,7 +140,7 @@ bool kn_arena_release(kn_arena *a, const void *p) {
         if (!c->dedicated || chunk_data(c) != p) continue;
         *link = c->next;
         a->total -= c->size;
-        free(c);
+        kn_big_free(c);
         return true;
     }
     return false;

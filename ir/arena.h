@@ -29,6 +29,16 @@ bool kn_arena_release(kn_arena *a, const void *p);
 /* Total bytes handed out (for limits and reports). */
 size_t kn_arena_used(const kn_arena *a);
 
+/* Memory for big data (weights, their packed copies): zeroed, 64-byte aligned, NULL
+ * when the system has none. From KN_BIG_ALLOC bytes up it is its own mapping, laid on
+ * 2 MiB boundaries and advised for transparent huge pages (MADV_HUGEPAGE, where the
+ * kernel offers them on request): a compile touches each byte of hundreds of MB of
+ * weights once or twice, and in 4 KiB pages the page faults cost more than the copies
+ * (#16, compile time). Smaller requests are calloc's. Free with kn_big_free(). */
+void *kn_big_alloc(size_t size);
+void kn_big_free(void *p);
+#define KN_BIG_ALLOC ((size_t)2 << 20)
+
 /* 8 GiB: no single tensor of a supported model is larger. */
 #define KN_ARENA_MAX_ALLOC ((size_t)1 << 33)
 

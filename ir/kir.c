@@ -170,21 +170,38 @@ void kl_fail(kn_lower *L, int status) {
     kl_store(L, p->status, kx_int(L, 0), kx_const(L, KN_I32, status));
 }
 
-kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
-    size_t bytes = (size_t)numel * kn_dtype_get(t)->size;
+kn_kbuf *kl_table_fill(kn_lower *L, kn_dtype t, int64_t numel, kl_fill_fn fill, const void *ctx) {
+    kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);
+    KN_ASSERT(x);
+    fill(ctx, x->data);
+    size_t bytes = kn_tensor_nbytes(x);
     for (int i = 0; i < L->p->nbufs; i++) {
         kn_kbuf *b = L->p->bufs[i];
         /* a constant whose data was freed (kn_kprog_release_data) has none to share */
         if (b->kind == KB_CONST && b->data && b->data->data && b->dtype == t && b->rank == 1 &&
-            b->numel == numel && !memcmp(b->data->data, data, bytes))
+            b->numel == numel && !memcmp(b->data->data, x->data, bytes)) {
+            kn_arena_release(L->p->arena, x->data); /* a big one goes now, a small one stays */
             return b;
+        }
     }
-    kn_tensor *x = kn_tensor_make(L->p->arena, t, 1, &numel);
-    KN_ASSERT(x);
-    memcpy(x->data, data, kn_tensor_nbytes(x));
     kn_kbuf *b = kl_buffer(L->p, KB_CONST, t, 1, &numel, "c");
     b->data = x;
     return b;
+}
+
+typedef struct table_copy {
+    const void *data;
+    size_t bytes;
+} table_copy;
+
+static void copy_table(const void *ctx, void *data) {
+    const table_copy *c = ctx;
+    if (c->bytes) memcpy(data, c->data, c->bytes);
+}
+
+kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data) {
+    table_copy c = {data, (size_t)numel * kn_dtype_get(t)->size};
+    return kl_table_fill(L, t, numel, copy_table, &c);
 }
 
 int kl_for(kn_lower *L, int64_t extent) {

@@ -481,6 +481,11 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
  * earlier one of the program is that one (weights shared by several nodes, packed the
  * same way, are emitted once); callers must not write to a table's data. */
 kn_kbuf *kl_table(kn_lower *L, kn_dtype t, int64_t numel, const void *data);
+/* kl_table for data computed in place: fill(ctx, data) writes the numel elements into
+ * the table's own memory (zeroed before), so packed weights are written once and never
+ * copied (compile time and memory of big models, #16). Shared as kl_table shares. */
+typedef void (*kl_fill_fn)(const void *ctx, void *data);
+kn_kbuf *kl_table_fill(kn_lower *L, kn_dtype t, int64_t numel, kl_fill_fn fill, const void *ctx);
 
 /* Describes the kernel being built as a contraction (copied); ignored for a node lowered
  * inline into another's kernel (a subgraph's nodes), whose kernel holds more than it. */

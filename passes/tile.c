@@ -253,18 +253,27 @@ static void kt_pack_into(const kt_tile *T, int64_t nred, int64_t ncols, kt_get g
     }
 }
 
+typedef struct kt_pack_args {
+    const kt_tile *T;
+    kn_dtype dt;
+    int64_t groups, nred, ncols, per;
+    kt_get get;
+    const void *const *ctx;
+} kt_pack_args;
+
+static void kt_pack_fill(const void *ctx, void *buf) {
+    const kt_pack_args *A = ctx;
+    for (int64_t g = 0; g < A->groups; g++)
+        kt_pack_into(A->T, A->nred, A->ncols, A->get, A->ctx[g], buf, A->dt, g * A->per);
+}
+
 /* The packed constant of dtype dt of `groups` packings (kt_pack_into) one after
- * another. */
+ * another, written in place (kl_table_fill). */
 static kn_kbuf *kt_pack(kn_lower *L, const kt_tile *T, kn_dtype dt, int64_t groups, int64_t nred,
                         int64_t ncols, kt_get get, const void *const *ctx) {
     int64_t per = ncols / T->kb * nred * T->kb + (ncols % T->kb ? nred * T->kbl : 0);
-    void *buf = malloc((size_t)(groups * per) * kn_dtype_get(dt)->size);
-    KN_ASSERT(buf);
-    for (int64_t g = 0; g < groups; g++)
-        kt_pack_into(T, nred, ncols, get, ctx[g], buf, dt, g * per);
-    kn_kbuf *b = kl_table(L, dt, groups * per, buf);
-    free(buf);
-    return b;
+    kt_pack_args A = {T, dt, groups, nred, ncols, per, get, ctx};
+    return kl_table_fill(L, dt, groups * per, kt_pack_fill, &A);
 }
 
 /* ---- integer contractions ---- */
@@ -1080,13 +1089,21 @@ bool kt_operands_ok(const kn_contract *d) {
 /* Float weights packed as kt_pack(conv_w) packs them, directly: without a call and a
  * conversion through double per element (ResNet-50 packs 25 M weights; compile time,
  * #16). buf[g][blk][r][j] = w[g*kg + blk*kb + j][r], 0 past the group's kg columns. */
-static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G, int64_t group) {
-    int64_t red = G->cg * G->kh * G->kw, kb = T->kb, blocks = (G->kg + kb - 1) / kb;
+typedef struct conv_pack_args {
+    const kt_tile *T;
+    const conv_geom *G;
+    int64_t group;
+} conv_pack_args;
+
+static void conv_pack_fill(const void *ctx, void *data) {
+    const conv_pack_args *A = ctx;
+    const conv_geom *G = A->G;
+    int64_t red = G->cg * G->kh * G->kw, kb = A->T->kb, blocks = (G->kg + kb - 1) / kb;
     int64_t per = blocks * red * kb;
     const float *w = G->d->w->data->data;
-    float *buf = malloc((size_t)(group * per) * sizeof *buf);
-    KN_ASSERT(buf && w);
-    for (int64_t g = 0; g < group; g++)
+    float *buf = data;
+    KN_ASSERT(w);
+    for (int64_t g = 0; g < A->group; g++)
         for (int64_t blk = 0; blk < blocks; blk++)
             for (int64_t j = 0; j < kb; j++) {
                 int64_t col = blk * kb + j;
@@ -1094,9 +1111,12 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
                 const float *in = col < G->kg ? w + (g * G->kg + col) * red : NULL;
                 for (int64_t r = 0; r < red; r++) out[r * kb] = in ? in[r] : 0.0f;
             }
-    kn_kbuf *b = kl_table(L, KN_F32, group * per, buf);
-    free(buf);
-    return b;
+}
+
+static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G, int64_t group) {
+    int64_t red = G->cg * G->kh * G->kw, kb = T->kb, blocks = (G->kg + kb - 1) / kb;
+    conv_pack_args A = {T, G, group};
+    return kl_table_fill(L, KN_F32, group * blocks * red * kb, conv_pack_fill, &A);
 }
 
 /* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
@@ -1672,8 +1692,19 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
 
 /* ---- batched products with a constant B per batch (passes/winograd.c) ---- */
 
+typedef struct batched_fill {
+    kt_packing P;
+    kt_fill_b fill;
+    const void *ctx;
+} batched_fill;
+
+static void batched_fill_fn(const void *ctx, void *data) {
+    const batched_fill *F = ctx;
+    F->fill(F->ctx, &F->P, data);
+}
+
 bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
-                      int64_t n, kt_get get, const void *const *ctx, const kn_sched *ov,
+                      int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out) {
     kt_tile T;
     if (!kt_choose(L, n, m, ov, false, false, &T)) return false;
@@ -1683,7 +1714,8 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
         .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
     mm_geom G = {.a = a, .y = y, .m = m, .k = k, .n = n, .d = &d};
     int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
-    G.bpk = kt_pack(L, &T, KN_F32, batch, k, n, get, ctx);
+    batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
+    G.bpk = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
     int vb = kl_for(L, batch);
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
     kn_kx *b = kx_var(L, vb);

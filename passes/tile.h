@@ -63,14 +63,31 @@ kn_kx *kt_mm_epi(kn_lower *L, const kn_contract *d, const kn_kbuf *y, kn_kx *val
 
 /* Value of column col at reduction step r of a matrix B being packed (ctx: the caller's). */
 typedef double (*kt_get)(const void *ctx, int64_t r, int64_t col);
+/* Where kt_batched_const packs element (r, col) of batch b's constant B (k x n): batch
+ * b's packing starts at b * per; blocks of kb columns, each holding its k rows kb apart
+ * (a partial last block kbl apart). Elements of no (r, col) are 0. */
+typedef struct kt_packing {
+    int64_t k, n, kb, kbl, per;
+} kt_packing;
+
+static inline int64_t kt_packed_at(const kt_packing *P, int64_t b, int64_t r, int64_t col) {
+    int64_t blk = col / P->kb;
+    return b * P->per + blk * P->k * P->kb + r * (blk < P->n / P->kb ? P->kb : P->kbl) +
+           col % P->kb;
+}
+
+/* Writes every batch's B at kt_packed_at(P, ...) into dst, which is zeroed before and is
+ * the packed constant itself (ctx: the caller's). */
+typedef void (*kt_fill_b)(const void *ctx, const kt_packing *P, float *dst);
+
 /* `batch` independent products y[b] = a[b] * B_b, a[b] being m x k (row-major, from b*m*k
- * on in a), y[b] m x n (from b*m*n on), each B_b (k x n) a constant read at compile time
- * through get(ctx[b], r, col) and packed as the tile pass packs a constant B: the tile
- * pass's micro-kernels inside a loop over the batches, which is marked parallel. Built
- * at L's current position; the tile chosen goes to out (tile_rows, tile_vecs, lanes).
- * false (nothing built) when the columns are too few for a tile. */
+ * on in a), y[b] m x n (from b*m*n on), each B_b (k x n) a constant written at compile
+ * time by fill straight into its packed place (the layout the tile pass packs a constant
+ * B in): the tile pass's micro-kernels inside a loop over the batches, which is marked
+ * parallel. Built at L's current position; the tile chosen goes to out (tile_rows,
+ * tile_vecs, lanes). false (nothing built) when the columns are too few for a tile. */
 bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
-                      int64_t n, kt_get get, const void *const *ctx, const kn_sched *ov,
+                      int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out);
 
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a

@@ -300,40 +300,31 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
     kl_end_n(L, 2);
 }
 
-/* U[ij][ci][co] = (G w[co][ci] G^T)[i][j], zero for ci >= Cin (kt_get for one ij) */
-typedef struct wg_u {
-    const float *u; /* [Kp][Cout] of this ij */
-    int64_t co;
-} wg_u;
-
-static double wg_uget(const void *ctx, int64_t r, int64_t col) {
-    const wg_u *U = ctx;
-    return U->u[r * U->co + col];
-}
-
-/* U computed in double, rounded once to f32 (the packed dtype): half the memory of a
- * double table and no per-element dtype dispatch (the pass's share of ResNet-18's
- * compile time; w is f32, wg_suits) */
-static float *wg_weights(const wg_geom *G) {
+/* U[ij][ci][co] = (G w[co][ci] G^T)[i][j], computed in double and rounded once to f32,
+ * written straight into its packed place (kt_fill_b: B of product ij, k = Kp rows, of
+ * which those past Cin stay 0). Neither a table of U nor a packed copy in between: in
+ * 4 KiB pages the page faults of those copies cost more than the arithmetic (ResNet-18's
+ * compile time, #16). w is f32 (wg_suits). */
+static void wg_fill(const void *ctx, const kt_packing *P, float *dst) {
+    const wg_geom *G = ctx;
     const wg_mats *W = &G->W;
     int a = W->a;
     const float *w = G->d->w->data->data;
-    float *u = calloc((size_t)(a * a * G->kp * G->co), sizeof *u);
-    KN_ASSERT(u && G->d->w->dtype == KN_F32);
-    for (int64_t ci = 0; ci < G->c; ci++) /* co innermost: u written in a*a streams */
+    KN_ASSERT(G->d->w->dtype == KN_F32);
+    for (int64_t ci = 0; ci < G->c; ci++) /* co innermost: dst written in a*a streams */
         for (int64_t co = 0; co < G->co; co++) {
             double g[3][3], gg[WG_MAXA][3];
             for (int k = 0; k < 9; k++) g[k / 3][k % 3] = w[(co * G->c + ci) * 9 + k];
             for (int i = 0; i < a; i++)
                 for (int l = 0; l < 3; l++)
                     gg[i][l] = W->g[i][0] * g[0][l] + W->g[i][1] * g[1][l] + W->g[i][2] * g[2][l];
+            float *at = dst + kt_packed_at(P, 0, ci, co);
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++)
-                    u[((int64_t)(i * a + j) * G->kp + ci) * G->co + co] =
+                    at[(i * a + j) * P->per] =
                         (float)(gg[i][0] * W->g[j][0] + gg[i][1] * W->g[j][1] +
                                 gg[i][2] * W->g[j][2]);
         }
-    return u;
 }
 
 /* Whether d suits the pass on this target (see the file's comment); m the tile. */
@@ -379,20 +370,11 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
     G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
     G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
-    float *u = wg_weights(&G);
-    wg_u us[WG_MAXA * WG_MAXA];
-    const void *ctx[WG_MAXA * WG_MAXA];
-    for (int k = 0; k < a * a; k++) {
-        us[k] = (wg_u){u + (int64_t)k * G.kp * G.co, G.co};
-        ctx[k] = &us[k];
-    }
     for (int64_t n = 0; n < G.n; n++) {
         wg_pad(L, &G, n);
         wg_input(L, &G, n);
     }
-    bool ok = kt_batched_const(L, G.V, G.M, a * a, G.nt, G.kp, G.co, wg_uget, ctx, ov, out);
-    free(u);
-    if (!ok) return false;
+    if (!kt_batched_const(L, G.V, G.M, a * a, G.nt, G.kp, G.co, wg_fill, &G, ov, out)) return false;
     for (int64_t n = 0; n < G.n; n++) wg_output(L, &G, n);
     out->wino = m;
     return true;

@@ -112,10 +112,10 @@ struct kn_jit {
     LLVMOrcLLJITRef jit;
     LLVMOrcResourceTrackerRef rt;
     kn_entry_fn entry;
-    void *weights; /* the weights the code reads, one 64-byte aligned block */
+    void *weights; /* the weights the code reads, one 64-byte aligned block (kn_big_alloc) */
 };
 
-/* Copies p's weights into one aligned block (*blob, free()) and sets addr[buffer id].
+/* Copies p's weights into one aligned block (*blob, kn_big_free()) and sets addr[buffer id].
  * With release (p itself), each weight's data in p or its graph is freed once copied, so
  * the weights are held once, not twice, while the block fills. */
 static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, void **blob,
@@ -123,7 +123,7 @@ static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, 
     size_t *off = calloc((size_t)p->nbufs + 1, sizeof *off);
     KN_ASSERT(off);
     size_t size = kn_kprog_weight_layout(p, off);
-    unsigned char *w = *blob = aligned_alloc(KN_ARENA_ALIGN, size ? size : KN_ARENA_ALIGN);
+    unsigned char *w = *blob = kn_big_alloc(size ? size : KN_ARENA_ALIGN);
     for (int i = 0; w && i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if (!kn_kbuf_is_weight(b)) continue;
@@ -183,7 +183,7 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
         if (!st) LLVMDisposeModule(m);
         LLVMOrcDisposeThreadSafeContext(tsc);
         LLVMDisposeTargetMachine(tm);
-        free(j->weights);
+        kn_big_free(j->weights);
         free(j);
         return cx->status;
     }
@@ -196,7 +196,7 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
     if (e) {
         LLVMDisposeModule(m);
         LLVMOrcDisposeThreadSafeContext(tsc);
-        free(j->weights);
+        kn_big_free(j->weights);
         free(j);
         return orc_error(cx, e, "cannot create the JIT");
     }
@@ -240,7 +240,7 @@ void kn_jit_destroy(kn_jit *j) {
         LLVMErrorRef e = LLVMOrcDisposeLLJIT(j->jit);
         if (e) LLVMConsumeError(e);
     }
-    free(j->weights);
+    kn_big_free(j->weights);
     free(j);
 }
 

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +173,35 @@ static void test_arena_release(void) {
     kn_arena_destroy(b);
 }
 
+/* kn_big_alloc: zeroed, 64-byte aligned and writable to its last byte at every size; a
+ * big block is a mapping on a huge-page boundary (its head, 64 bytes, first), so its
+ * huge pages line up with the data. */
+static void test_big_alloc(void) {
+    size_t sizes[] = {
+        0, 1, 100, KN_BIG_ALLOC - 65, KN_BIG_ALLOC - 64, KN_BIG_ALLOC, 5 * KN_BIG_ALLOC / 2 + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t n = sizes[i];
+        unsigned char *p = kn_big_alloc(n);
+        CHECK(p && (uintptr_t)p % 64 == 0);
+        if (!p) continue;
+        size_t nonzero = 0;
+        for (size_t j = 0; j < n; j++) nonzero += p[j] != 0;
+        CHECK(nonzero == 0);
+        if (n) p[n - 1] = 1, p[0] = 1;
+        if (n + 64 >= KN_BIG_ALLOC) CHECK((uintptr_t)(p - 64) % KN_BIG_ALLOC == 0);
+        kn_big_free(p);
+    }
+    kn_big_free(NULL);
+    CHECK(kn_big_alloc(KN_ARENA_MAX_ALLOC + 1) == NULL);
+    /* an arena's big request comes from it: zeroed, aligned, released */
+    kn_arena *a = kn_arena_create();
+    unsigned char *big = kn_arena_alloc(a, 3 * KN_BIG_ALLOC);
+    CHECK(big && (uintptr_t)big % 64 == 0 && big[0] == 0 && big[3 * KN_BIG_ALLOC - 1] == 0);
+    big[3 * KN_BIG_ALLOC - 1] = 1;
+    CHECK(kn_arena_release(a, big));
+    kn_arena_destroy(a);
+}
+
 static const char *tmpdir;
 
 static void test_npy(void) {
@@ -249,6 +279,7 @@ int main(void) {
     test_convert();
     test_broadcast();
     test_arena_release();
+    test_big_alloc();
     test_npy();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
