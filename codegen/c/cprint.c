@@ -22,6 +22,8 @@ enum { H_UNPACK = 4096 };
 enum { H_SAT = 65536 };
 /* H_REGEX: the KX_REGEX helper kn_regex_full (<regex.h>) */
 enum { H_REGEX = 1 << 20 };
+/* H_LDW: the word load helper kn_ldw (kx_load_word) */
+enum { H_LDW = 1 << 21 };
 
 typedef kn_cprint emitter;
 
@@ -248,6 +250,13 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fprintf(f, "))");
         return;
     case KX_LOAD:
+        if (x->i == 4) { /* a word load (kx_load_word) */
+            E->helpers |= H_LDW;
+            fprintf(f, "kn_ldw(%s + ", x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+            return;
+        }
         if (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL) { /* a built-in */
             fprintf(f, "vload_half(");
             kn_cprint_expr(E, x->a[0]);
@@ -1062,8 +1071,25 @@ static const char regex_helper[] =
     "    return 0;\n"
     "}\n";
 
+/* The word load (kx_load_word): 4 bytes at any alignment, the first the low byte. A
+ * memcpy where the bytes are already in that order (GCC and clang: one LDR on Armv7-M,
+ * which loads unaligned words), else the bytes shifted together. */
+static const char ldw_helper[] =
+    "static int32_t kn_ldw(const void *p) {\n"
+    "#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n"
+    "    uint32_t w;\n"
+    "    memcpy(&w, p, 4);\n"
+    "    return (int32_t)w;\n"
+    "#else\n"
+    "    const unsigned char *b = (const unsigned char *)p;\n"
+    "    return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |\n"
+    "                     (uint32_t)b[3] << 24);\n"
+    "#endif\n"
+    "}\n";
+
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);
+    if (E->helpers & H_LDW) fputs(ldw_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
