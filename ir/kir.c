@@ -381,6 +381,14 @@ kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index) {
     return x;
 }
 
+kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    KN_ASSERT(b->dtype == KN_U8 || b->dtype == KN_I8);
+    kn_kx *x = kx_load(L, b, index);
+    x->dtype = KN_I32;
+    x->i = 4;
+    return x;
+}
+
 static int rank_of(kn_dtype t) {
     switch (t) {
     case KN_BOOL: return 0;
@@ -698,6 +706,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         fprintf(f, "%s[", x->buf->name);
         print_x(f, x->a[0]);
         if (kx_lanes(x) > 1) fprintf(f, " x%d", x->lanes);
+        if (x->i == 4) fprintf(f, " word");
         fputc(']', f);
         return;
     case KX_CAST:

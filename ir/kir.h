@@ -609,7 +609,14 @@ kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* of dtype t (float8: v's c
 kn_kx *kx_var(kn_lower *L, int var);
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes); /* b[index .. +lanes) */
-kn_kx *kx_lane(kn_lower *L, int var, int lane);                    /* one lane of a vector local */
+/* A word load: the 4 elements b[index .. index + 4) of an 8-bit buffer b (u8 or i8) as one
+ * i32, b[index] in its low byte (little-endian), at any alignment. A KX_LOAD with i = 4
+ * (an element load has i = 0), so every walker that follows a buffer's loads sees it;
+ * kx_load_elems gives the elements it reads. Arm's unaligned LDR (the M4's SMLAD operands
+ * read 4 bytes at once, then KX_UNPACK16); the C emitter prints a memcpy of 4 bytes
+ * (one LDR on Armv7-M) on little-endian hosts, else the bytes shifted together. */
+kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index);
+kn_kx *kx_lane(kn_lower *L, int var, int lane); /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
@@ -638,6 +645,10 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 kn_dtype kx_compute_dtype(kn_dtype t);
 static inline int kx_lanes(const kn_kx *x) {
     return x->lanes > 1 ? x->lanes : 1;
+}
+/* The elements of its buffer load x reads: its lanes, or 4 for a word load. */
+static inline int kx_load_elems(const kn_kx *x) {
+    return x->op == KX_LOAD && x->i == 4 ? 4 : kx_lanes(x);
 }
 
 #endif

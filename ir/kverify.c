@@ -58,7 +58,11 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_LOAD:
         if (!own(V, x->buf)) return bad(V, "load from a buffer of another program", 0, 0);
         if (!is_int(x->a[0]->dtype)) return bad(V, "load index is not an integer", 0, 0);
-        return in_bounds(V, x->buf, x->a[0], kx_lanes(x));
+        if (x->i != 0 && x->i != 4) return bad(V, "unknown load kind", (long)x->i, 0);
+        if (x->i == 4 && (kx_lanes(x) != 1 || x->dtype != KN_I32 ||
+                          (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8)))
+            return bad(V, "word load is not a scalar i32 of an 8-bit buffer", 0, 0);
+        return in_bounds(V, x->buf, x->a[0], kx_load_elems(x));
     case KX_STR:
         if (!own(V, x->buf)) return bad(V, "string of another program's buffer", 0, 0);
         return KN_OK;

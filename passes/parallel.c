@@ -221,7 +221,7 @@ static bool acc_enter(kn_kwalker *w, kn_ks *s) {
 }
 
 static void acc_expr(kn_kwalker *w, kn_kx *x) {
-    if (x->op == KX_LOAD) push(((acc_walk *)w)->A, x->buf, x->a[0], NULL, kx_lanes(x), false);
+    if (x->op == KX_LOAD) push(((acc_walk *)w)->A, x->buf, x->a[0], NULL, kx_load_elems(x), false);
 }
 
 static void walk_s(pctx *P, accesses *A, kn_ks *s) {
@@ -484,7 +484,7 @@ static double x_loaded(const kn_kx *x) {
     double b = 0;
     for (int i = 0; i < 3; i++) b += x_loaded(x->a[i]);
     if (x->op == KX_LOAD && x->buf->kind != KB_CONST)
-        b += (double)kx_lanes(x) * (double)kn_dtype_get(x->buf->dtype)->size;
+        b += (double)kx_load_elems(x) * (double)kn_dtype_get(x->buf->dtype)->size;
     return b;
 }
 

@@ -160,7 +160,7 @@ static bool injective(const kn_kx *index, int lanes, const int64_t *ext, int nva
 static bool loads_match(const kn_kx *x, const kn_kbuf *buf, const kn_ks *store) {
     if (!x) return true;
     if (x->op == KX_LOAD && x->buf == buf &&
-        (!kn_kx_equal(x->a[0], store->index) || kx_lanes(x) != kx_lanes(store->value)))
+        (x->i == 4 || !kn_kx_equal(x->a[0], store->index) || kx_lanes(x) != kx_lanes(store->value)))
         return false;
     if ((x->op == KX_STR || x->op == KX_REGEX) && x->buf == buf) return false;
     for (int i = 0; i < 3; i++)
@@ -367,7 +367,7 @@ static void acc_leave(kn_kwalker *w, kn_ks *s) {
 static void acc_expr(kn_kwalker *w, kn_kx *x) {
     acc_ctx *A = (acc_ctx *)w;
     if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf)
-        A->bytes[x->buf->id] += A->mult[A->depth] * kx_lanes(x) * elem_bytes(x->buf);
+        A->bytes[x->buf->id] += A->mult[A->depth] * kx_load_elems(x) * elem_bytes(x->buf);
 }
 
 /* bytes[id] += the estimated traffic of each buffer over the program */

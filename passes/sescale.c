@@ -147,7 +147,7 @@ static void note_leave(kn_kwalker *w, kn_ks *s) {
 static void check_expr(kn_kwalker *w, kn_kx *x) {
     se_ctx *S = (se_ctx *)w;
     if (x->op != KX_LOAD || x->buf != S->t) return;
-    if (!channel_of(S, x->a[0], kx_lanes(x))) S->ok = false;
+    if (x->i == 4 || !channel_of(S, x->a[0], kx_lanes(x))) S->ok = false; /* not a word load */
     double n = kx_lanes(x);
     for (int i = 0; i < S->depth && S->reads >= 0; i++)
         n = i < 64 && S->trip[i] >= 0 ? n * (double)S->trip[i] : -1;

@@ -528,6 +528,25 @@ static kn_kx *conv_xat(kn_lower *L, const conv_geom *G, kn_kx *b, kn_kx *ch, kn_
                mad(L, ch, G->xs[1], mad(L, iy, G->xs[2], kx_mul(L, ix, kx_int(L, G->xs[3])))));
 }
 
+/* Whether a padding tap's word (kt_zp_word) is the constant 0, so its dot adds nothing
+ * and the tile skips it: an input zero point known at compile time that, with the dot's
+ * offset, is 0 (a Relu's uint8 output; int8 with zero point 0 on the s16x2 dot). */
+static bool kt_zp_nil(const kt_tile *T) {
+    return !T->xzrt && T->xzc == 0;
+}
+
+/* Whether the tile of a dot convolution unrolls its kernel columns: on microcontrollers,
+ * the s16x2 channel-pair tiles (not split words or column pairs) of at most 3 kernel
+ * columns. Each tap's input offset and weight index are then constants, and at stride 1
+ * the words of a row that several taps read are built once (GCC 12 -O2 merges the equal
+ * loads): ResNet-8's 3x3 convolutions on the M4 kept the column loop's counter on the
+ * stack and rebuilt each word per tap (docs/firmware.md). */
+static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, int64_t kwn) {
+    (void)G;
+    return L->target && L->target->kind == KN_TARGET_MCU && T->dot == KN_DOT_S16X2 &&
+           T->lanes == 1 && !T->split && !T->cpair && kwn > 1 && kwn <= 3;
+}
+
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
  * tile: each tap packs the rows' inputs of those channels into words. A padding tap
  * (crow, ccol: tested) steps with the zero-point word, which the init's correction
@@ -541,41 +560,50 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
-    int vj = kl_for(L, kwn);
-    /* packed words: [group block gb][cgrp][i][j][kb] */
-    int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
-    kn_kx *widx = kx_mul(
-        L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, kx_var(L, vj))),
-        kx_int(L, wstride));
-    int vw = kl_decl(L, KN_I64, widx);
-    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, jstep))), -G->opw);
-    if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    kn_kx *words[KT_MAX_ROWS] = {0};
-    if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
-        kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
-        int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
-        for (int r = 0; r < T->rows; r++)
-            words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
-    }
-    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
-    int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
-    for (int r = 0; r < T->rows && !G->xw; r++) {
-        kn_kx *vals[4];
-        for (int g = 0; g < nch; g++)
-            vals[g] = kx_load(
-                L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
-        words[r] = kt_word(L, T, vals, nch);
-    }
-    kt_step_words(L, T, words, G->wpk, kx_var(L, vw));
+    /* the kernel columns unrolled (conv_unroll_cols): each tap's column a constant */
+    bool unroll = conv_unroll_cols(L, G, T, kwn);
     kn_kx *zp[KT_MAX_ROWS];
-    if (ccol) {
-        kl_else(L);
-        for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
-        kt_step_words(L, T, zp, G->wpk, kx_var(L, vw));
-        kl_end(L);
+    int vj = unroll ? -1 : kl_for(L, kwn);
+    for (int64_t jc = 0; jc < (unroll ? kwn : 1); jc++) {
+        kn_kx *jx = unroll ? kx_int(L, jc) : kx_var(L, vj);
+        /* packed words: [group block gb][cgrp][i][j][kb] */
+        int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
+        kn_kx *widx =
+            kx_mul(L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, jx)),
+                   kx_int(L, wstride));
+        int vw = kl_decl(L, KN_I64, widx);
+        kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, jx, kx_int(L, jstep))), -G->opw);
+        if (ccol) kl_if(L, kt_inside(L, ix, G->w));
+        kn_kx *words[KT_MAX_ROWS] = {0};
+        if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
+            kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
+            int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
+            for (int r = 0; r < T->rows; r++)
+                words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
+        }
+        kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
+        int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
+        for (int r = 0; r < T->rows && !G->xw; r++) {
+            kn_kx *vals[4];
+            for (int g = 0; g < nch; g++)
+                vals[g] = kx_load(
+                    L, G->x,
+                    kx_add(L, kx_var(L, vx), kx_int(L, g * G->xs[1] + r * G->sw * G->xs[3])));
+            words[r] = kt_word(L, T, vals, nch);
+        }
+        kt_step_words(L, T, words, G->wpk, kx_var(L, vw));
+        if (ccol && !kt_zp_nil(T)) {
+            kl_else(L);
+            for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
+            kt_step_words(L, T, zp, G->wpk, kx_var(L, vw));
+            kl_end(L);
+        } else if (ccol) {
+            kl_end(L);
+        }
     }
-    kl_end(L); /* j */
-    if (crow) {
+    if (!unroll) kl_end(L); /* j */
+    if (crow && !kt_zp_nil(T)) {
+        int64_t wstride = T->split ? 2 * T->kb : T->kb;
         kl_else(L);
         int vj2 = kl_for(L, kwn);
         kn_kx *w2 = kx_mul(
@@ -585,6 +613,8 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         for (int r = 0; r < T->rows; r++) zp[r] = kt_zp_word(L, T);
         kt_step_words(L, T, zp, G->wpk, w2);
         kl_end_n(L, 2);
+    } else if (crow) {
+        kl_end(L);
     }
     kl_end(L); /* i */
 }
@@ -1153,6 +1183,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
     }
+    /* unrolled kernel columns: 2 rows (ResNet-8 int8 on the M4, 3x3 convolutions: 2 x 4
+     * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */
+    if (integer && conv_unroll_cols(L, &G, &T, G.kw) && !(ov && ov->tile_rows) && T.maxrows > 2)
+        T.maxrows = 2;
     *Tp = T;
     G.T = &T;
     /* packed per group: blocks of the group's output channels; dot tiles pack words
@@ -1372,6 +1406,17 @@ static double mm_bdot(const void *ctx, int64_t rg, int64_t col) {
     return kt_pack_word(s->T, v, n);
 }
 
+/* packed words of a split dot tile (kt_tile.split, mm_split_suits): reduction step r =
+ * 2 * q + o holds rows 4q + o and 4q + o + 2 as two 16-bit parts, the even or odd bytes
+ * KX_UNPACK16 takes from the word a[m, 4q .. 4q + 4) */
+static double mm_bsplit(const void *ctx, int64_t r, int64_t col) {
+    int64_t q = r / 2, o = r % 2;
+    uint32_t w = 0;
+    for (int h = 0; h < 2; h++)
+        w |= ((uint32_t)(int32_t)mm_b(ctx, 4 * q + o + 2 * h, col) & 0xffffu) << (16 * h);
+    return (double)(int32_t)w;
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double mm_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -1419,6 +1464,18 @@ static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, k
     kt_step_dot(L, T, words, G->bpk, mm_bidx(L, T, blk, ng, kg));
 }
 
+/* Reduction rows 4 * q + [0, 4) of a split dot tile (kt_tile.split): each row's 4
+ * inputs, contiguous in a, read as one word (kx_load_word) and unpacked by
+ * kt_step_words, the weights two words a step (mm_bsplit). */
+static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, kn_kx *m0,
+                          kn_kx *q) {
+    int va = kl_decl(L, KN_I64, mad(L, m0, G->k, kx_mul(L, q, kx_int(L, 4))));
+    kn_kx *words[KT_MAX_ROWS] = {0};
+    for (int r = 0; r < T->rows; r++)
+        words[r] = kx_load_word(L, G->a, kt_plus(L, kx_var(L, va), r * G->k));
+    kt_step_words(L, T, words, G->bpk, mm_bidx(L, T, blk, G->k / 2, kx_mul(L, q, kx_int(L, 2))));
+}
+
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_tile Tt;
@@ -1436,6 +1493,12 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
                                            kx_load(L, G->rinit, kx_add(L, m0, kx_int(L, r))));
     } else {
         kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
+    }
+    if (T->split) { /* mm_split_suits: k a multiple of 4 */
+        int vq = kl_for(L, G->k / 4);
+        mm_split_step(L, G, T, blk, m0, kx_var(L, vq));
+        kl_end(L);
+        goto store;
     }
     if (T->dot) {
         int64_t full = G->k / T->parts, tail = G->k % T->parts;
@@ -1534,12 +1597,31 @@ static kn_kbuf *mm_init_rt(kn_lower *L, const kn_contract *d, const kt_tile *T) 
     return ip;
 }
 
+/* Whether an integer product takes split words read in place (kt_tile.split): a
+ * microcontroller's s16x2 dot on scalar tiles, 8-bit A read by rows (not transposed, no
+ * batch offset) with its reduction a multiple of 4, so each row's 4 consecutive inputs
+ * are one word load (kx_load_word) and two KX_UNPACK16 (SXTB16/UXTB16), where the channel
+ * pairs were two byte loads and an OR per 2 inputs; a constant input zero point; whole
+ * blocks of columns (the weights' two words a step are kb apart). A schedule file's split
+ * other than 1 turns it off. */
+static bool mm_split_suits(const mm_geom *G, const kt_tile *T, const kn_target *tg,
+                           const kn_sched *ov) {
+    return tg && tg->kind == KN_TARGET_MCU && T->dot == KN_DOT_S16X2 && T->lanes == 1 && !T->xzrt &&
+           !G->ta && !G->aoff && !G->pw && !G->rinit && !G->bx &&
+           (G->a->dtype == KN_U8 || G->a->dtype == KN_I8) && G->k % 4 == 0 && G->k > 0 &&
+           G->n % T->kb == 0 && !(ov && ov->split && ov->split != 1);
+}
+
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
                      kt_tile *Tp) {
     kt_tile T;
     bool integer = kn_contract_is_int(G->d);
     if (!kt_choose(L, G->n, G->m, ov, integer, integer && kt_mve(tg, G->d, ov), &T)) return false;
     if (integer) int_dot(tg, G->d, ov, &T);
+    if (integer && mm_split_suits(G, &T, tg, ov)) {
+        T.split = true;
+        T.xunsigned = G->a->dtype == KN_U8;
+    }
     /* the last block of columns only as wide as the whole vectors it needs (a 10-class
      * classifier on 4-column scalar tiles: 10 columns of weights and multiply-adds, not 12) */
     if (G->n % T.kb) T.kbl = (int)((G->n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
@@ -1547,7 +1629,9 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     S->T = &T;
     const void *ctx = S;
     const kn_kbuf *c = G->d->bias;
-    if (T.dot)
+    if (T.split)
+        G->bpk = kt_pack(L, &T, T.wt, 1, G->k / 2, G->n, mm_bsplit, &ctx);
+    else if (T.dot)
         G->bpk = kt_pack(L, &T, T.wt, 1, (G->k + T.parts - 1) / T.parts, G->n, mm_bdot, &ctx);
     else
         G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);

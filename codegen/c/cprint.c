@@ -23,6 +23,10 @@ enum { H_UNPACK = 4096 };
 enum { H_SAT = 65536 };
 /* H_REGEX: the KX_REGEX helper kn_regex_full (<regex.h>) */
 enum { H_REGEX = 1 << 20 };
+/* H_LDW: the word load helper kn_ldw (kx_load_word) */
+enum { H_LDW = 1 << 21 };
+/* H_RINTF: kn_rintf, KX_ROUND of a scalar f32 in C99 */
+enum { H_RINTF = 1 << 22 };
 
 typedef kn_cprint emitter;
 
@@ -249,6 +253,13 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fprintf(f, "))");
         return;
     case KX_LOAD:
+        if (x->i == 4) { /* a word load (kx_load_word) */
+            E->helpers |= H_LDW;
+            fprintf(f, "kn_ldw(%s + ", x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fputc(')', f);
+            return;
+        }
         if (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL) { /* a built-in */
             fprintf(f, "vload_half(");
             kn_cprint_expr(E, x->a[0]);
@@ -411,6 +422,13 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR);
         return;
     default: break;
+    }
+    if (x->op == KX_ROUND && t == KN_F32 && E->dialect == KN_C99) { /* no libm call */
+        E->helpers |= H_RINTF;
+        fprintf(f, "kn_rintf(");
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
+        return;
     }
     const char *fn = math_fn(E, x->op == KX_MOD ? KX_FMOD : x->op);
     if (fn) {
@@ -1096,6 +1114,41 @@ static const char regex_helper[] =
     "    return 0;\n"
     "}\n";
 
+/* The word load (kx_load_word): 4 bytes at any alignment, the first the low byte. A
+ * memcpy where the bytes are already in that order (GCC and clang: one LDR on Armv7-M,
+ * which loads unaligned words), else the bytes shifted together. */
+static const char ldw_helper[] =
+    "static int32_t kn_ldw(const void *p) {\n"
+    "#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n"
+    "    uint32_t w;\n"
+    "    memcpy(&w, p, 4);\n"
+    "    return (int32_t)w;\n"
+    "#else\n"
+    "    const unsigned char *b = (const unsigned char *)p;\n"
+    "    return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |\n"
+    "                     (uint32_t)b[3] << 24);\n"
+    "#endif\n"
+    "}\n";
+
+/* KX_ROUND of an f32 (half to even, as nearbyintf in the default rounding mode) without
+ * the libm call, which newlib makes about 50 instructions on the M4 (no VRINT in FPv4:
+ * MobileNetV1's input quantization took 1.5 M instructions): |x| < 2^23 rounds to an
+ * integer when added to 2^23 (its ulp there is 1, and the addition rounds to nearest
+ * even); larger, infinite and NaN values are their own rounding. Where float arithmetic
+ * may be carried wider or reassociated (FLT_EVAL_METHOD != 0, -ffast-math), nearbyintf. */
+static const char rintf_helper[] =
+    "#include <float.h>\n"
+    "static float kn_rintf(float x) {\n"
+    "#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0 && !defined(__FAST_MATH__)\n"
+    "    float a = fabsf(x);\n"
+    "    if (!(a < 8388608.0f)) return x;\n"
+    "    a = (a + 8388608.0f) - 8388608.0f;\n"
+    "    return copysignf(a, x);\n"
+    "#else\n"
+    "    return nearbyintf(x);\n"
+    "#endif\n"
+    "}\n";
+
 bool kn_cprint_uses_regex(const kn_cprint *E) {
     return (E->helpers & H_REGEX) != 0;
 }
@@ -1108,6 +1161,8 @@ void kn_cprint_posix_prelude(FILE *f) {
 
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);
+    if (E->helpers & H_RINTF) fputs(rintf_helper, f);
+    if (E->helpers & H_LDW) fputs(ldw_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 4; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

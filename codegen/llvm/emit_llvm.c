@@ -254,6 +254,12 @@ static LLVMValueRef f32_to_bf16(emit *E, LLVMValueRef v) {
 static LLVMValueRef load(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
     int n = kx_lanes(x);
+    if (x->i == 4) { /* a word load (kx_load_word): i32 at byte alignment; kiln's LLVM
+                        targets are little-endian, so its first byte is the low one */
+        LLVMValueRef w = LLVMBuildLoad2(E->b, ty(E, KN_I32), address(E, buf, expr(E, x->a[0])), "");
+        LLVMSetAlignment(w, 1);
+        return w;
+    }
     LLVMValueRef v =
         LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n), address(E, buf, expr(E, x->a[0])), "");
     LLVMSetAlignment(v, elem_align(buf->dtype)); /* elements, not vectors */

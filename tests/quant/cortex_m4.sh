@@ -24,10 +24,15 @@ carray() { # name, file, bytes
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
 # uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
-# column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); fixed/*: the qdq
+# column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
+# QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
+# SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); conv_zp0_*: channel-pair
+# tiles with unrolled kernel columns and no padding taps (input zero point 0;
+# tests/quant/make_conv_zp0.py); fixed/*: the qdq
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
 for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 \
+  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 \
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part; do
   M=$S/tests/quant/models/$m
   case $m in fixed/*) M=$S/tests/quant/$m ;; esac
@@ -38,6 +43,8 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cp
   case $m in
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
+  mm_split_*) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
+    bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
   esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
@@ -79,6 +86,8 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cp
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
+  mm_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
+  mm_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions)
     [ $EMIT = obj ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||
       bad "$m: no ssat and usat in the image"; } ;;

@@ -1,0 +1,1 @@
+ByJ(PE4`nˆ6~‡`‰fA`cVŠ'>c%pz‡hwpruLcq9mpFy“U|
