@@ -30,7 +30,8 @@
  * with byte stores. String work (parsing, formatting, case mapping) is ordinary loops
  * over these, so every emitter gets it from one lowering. A kernel that cannot
  * finish (a string longer than its storage) sets the program's status word
- * (kl_fail): NAME_run returns it after the last kernel. OpenCL refuses strings.
+ * (kl_fail): NAME_run returns it after the last kernel. OpenCL runs the kernels that
+ * touch strings on the host (codegen/opencl, kn_opencl_on_host).
  *
  * Everything lives in the program's arena. Optimizations to come (split, reorder,
  * fuse, unroll, vectorize, register tiles) are rewrites of this tree driven by the
@@ -137,9 +138,18 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
  *                  0, or -1 if it fails (out of memory); `posix` in text;
  *   KN_RX_MATCH:   1 if string a[0] matches the compiled pattern (regexec), else 0;
  *   KN_RX_FREE:    regfree(re), 0.
+ * The pattern is compiled twice: in the C locale into the regex_t at byte 0 of `re`,
+ * which matches the strings that are all ASCII (glibc's byte matcher: several times
+ * faster), and with LC_CTYPE KN_REGEX_LOCALE (ir/regex.h) into the one at byte
+ * KN_REGEX_UTF8_AT, which matches the others with the thread's locale set to that one
+ * (uselocale) for the call. The compile makes the locale (newlocale; NULL where it does
+ * not exist, which keeps the thread's) and keeps it at byte KN_REGEX_LOCALE_AT; the
+ * free frees all three.
  * RegexFullMatch compiles once per run, matches each element, then frees. */
 enum { KN_RX_COMPILE, KN_RX_MATCH, KN_RX_FREE };
 #define KN_REGEX_T_BYTES 256
+#define KN_REGEX_UTF8_AT 120
+#define KN_REGEX_LOCALE_AT 248
 kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags);
 
 /* ---- statements ---- */

@@ -11,8 +11,15 @@
  * their UTF-8 bytes; a leading (?i) becomes REG_ICASE. \b and \B are kept (glibc
  * implements them). What has no POSIX form is refused with a message naming it:
  * Unicode classes (\p, \pL), \C, \Q..\E, backreferences, (?m), flags after the start,
- * non-ASCII characters in a bracket expression. Matching is by bytes in the C locale:
- * `.` and a bracket expression match one byte where RE2 matches one UTF-8 code point. */
+ * non-ASCII characters in a bracket expression. Every backend compiles the pattern
+ * twice, in the C locale and with LC_CTYPE C.UTF-8 (newlocale/uselocale, whatever the
+ * caller's locale), and matches a string that has a non-ASCII byte with the second
+ * (in C.UTF-8), the others with the first (glibc's byte matcher, which agrees on ASCII
+ * and is several times faster), so `.`, a negated bracket expression and a literal non-ASCII
+ * character each match one UTF-8 character, as in RE2; the classes (\d \w \s,
+ * [[:alpha:]]...) are written out as their ASCII members, as RE2 defines them, since
+ * the locale's classes take non-ASCII letters. Where C.UTF-8 does not exist the
+ * thread's locale stays (in the C locale: one byte). */
 #ifndef KN_REGEX_H
 #define KN_REGEX_H
 
@@ -21,6 +28,9 @@
 /* REG_ICASE, REG_EXTENDED and REG_NOSUB as kiln passes them to regcomp, given as
  * plain ints so generated code can use them without including kiln's headers. */
 enum { KN_REGEX_ICASE = 1 };
+
+/* The locale matching runs in (LC_CTYPE only). */
+#define KN_REGEX_LOCALE "C.UTF-8"
 
 /* Room for a translated pattern (bytes, NUL included). */
 #define KN_REGEX_MAX 4096

@@ -125,6 +125,27 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
                    first[0] ? first : "(no message)");
 }
 
+kn_status backend_cc_load(kn_ctx *cx, const char *src, size_t len, void **lib) {
+    *lib = NULL;
+    char dir[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/kiln-host-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    char path[4200], so[4200];
+    snprintf(path, sizeof path, "%s/host.c", dir);
+    snprintf(so, sizeof so, "%s/host.so", dir);
+    FILE *f = fopen(path, "wb");
+    kn_status st = KN_OK;
+    if (!f || fwrite(src, 1, len, f) != len)
+        st = kn_diag(cx, NULL, KN_EIO, "cannot write %s", path);
+    if (f && fclose(f) && !st) st = kn_diag(cx, NULL, KN_EIO, "cannot write %s", path);
+    if (!st) st = backend_cc(cx, dir, "host", so, NULL);
+    if (!st && !(*lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
+        st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot load the compiled host code: %s", dlerror());
+    remove_dir(dir); /* the loaded object stays mapped */
+    return st;
+}
+
 /* Weights above this many bytes go to a file read at load time rather than into the
  * generated C as literals: gcc -O2 takes about 40 s on ResNet-18's 47 MB as literals. */
 #define WEIGHTS_FILE_MIN ((size_t)16 << 20)

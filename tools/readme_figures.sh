@@ -25,8 +25,8 @@ T=$(mktemp)
 cat >"$T" <<EOT
 - ONNX backend test suite (Debian \`libonnx-testdata\`, onnx 1.12: $(fmt $total) tests in
   \`node\`, \`pytorch-converted\`, \`pytorch-operator\`, \`simple\`): the reference
-  interpreter passes $(fmt $ip); the C and LLVM backends (one kernel IR) pass $(fmt $cp),
-  OpenCL the same but for the string tests. The others are listed with their reasons
+  interpreter passes $(fmt $ip); the C, LLVM and OpenCL backends (one kernel IR; OpenCL
+  runs string kernels on the host) pass $(fmt $cp). The others are listed with their reasons
   in \`tests/onnx/known_failures*.txt\`. $ops
 EOT
 awk -v f="$T" '/<!-- figures:begin -->/ {print; while ((getline l < f) > 0) print l; skip = 1; next}

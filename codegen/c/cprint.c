@@ -5,6 +5,7 @@
  * min/max, division without undefined behaviour) are collected while printing and
  * emitted only when used. */
 #include "codegen/c/cprint.h"
+#include "ir/regex.h"
 #include "targets/target.h"
 
 #include <errno.h>
@@ -1072,20 +1073,63 @@ static void sat_helper(FILE *f, int k) {
 
 /* KX_REGEX (ir/kir.h): regcomp/regexec/regfree of the C library on a regex_t kept in the
  * arena (KN_REGEX_T_BYTES bytes there; the typedef fails to compile where it is larger). */
+_Static_assert(KN_REGEX_T_BYTES == 256 && KN_REGEX_UTF8_AT == 120 && KN_REGEX_LOCALE_AT == 248,
+               "regex_helper's layout");
 static const char regex_helper[] =
+    "#include <locale.h>\n"
     "#include <regex.h>\n"
-    "typedef char kn_regex_fits[sizeof(regex_t) <= 256 ? 1 : -1];\n"
+    "/* at byte 0 the pattern compiled in the C locale (for ASCII strings), at 120 in\n"
+    " * C.UTF-8 (for the others), at 248 that locale (NULL: the caller's) */\n"
+    "typedef char kn_regex_fits[sizeof(regex_t) <= 120 && sizeof(locale_t) <= 8 ? 1 : -1];\n"
     "static int kn_regex_compile(void *re, const char *p, int icase) {\n"
-    "    return regcomp((regex_t *)re, p, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0)) ? -1 "
-    ": 0;\n"
+    "    unsigned char *b = (unsigned char *)re;\n"
+    "    int f = REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0), rc;\n"
+    "    locale_t c = newlocale(LC_ALL_MASK, \"C\", (locale_t)0);\n"
+    "    locale_t l = newlocale(LC_CTYPE_MASK, \"" KN_REGEX_LOCALE "\", (locale_t)0);\n"
+    "    locale_t o = uselocale(c);\n"
+    "    rc = regcomp((regex_t *)(void *)b, p, f) ? -1 : 0;\n"
+    "    uselocale(l);\n"
+    "    if (!rc && regcomp((regex_t *)(void *)(b + 120), p, f)) {\n"
+    "        regfree((regex_t *)(void *)b);\n"
+    "        rc = -1;\n"
+    "    }\n"
+    "    uselocale(o);\n"
+    "    if (c) freelocale(c);\n"
+    "    if (rc && l) freelocale(l);\n"
+    "    if (rc) l = (locale_t)0;\n"
+    "    memcpy(b + 248, &l, sizeof l);\n"
+    "    return rc;\n"
     "}\n"
     "static int kn_regex_match(const void *re, const char *s) {\n"
-    "    return regexec((const regex_t *)re, s, 0, NULL, 0) == 0;\n"
+    "    const unsigned char *b = (const unsigned char *)re, *q = (const unsigned char *)s;\n"
+    "    locale_t l, o;\n"
+    "    int m;\n"
+    "    while (*q && *q < 0x80) q++;\n"
+    "    memcpy(&l, b + 248, sizeof l);\n"
+    "    o = uselocale(*q ? l : (locale_t)0);\n"
+    "    m = regexec((const regex_t *)(const void *)(b + (*q ? 120 : 0)), s, 0, NULL, 0) == 0;\n"
+    "    uselocale(o);\n"
+    "    return m;\n"
     "}\n"
     "static int kn_regex_free(void *re) {\n"
-    "    regfree((regex_t *)re);\n"
+    "    unsigned char *b = (unsigned char *)re;\n"
+    "    locale_t l;\n"
+    "    memcpy(&l, b + 248, sizeof l);\n"
+    "    regfree((regex_t *)(void *)b);\n"
+    "    regfree((regex_t *)(void *)(b + 120));\n"
+    "    if (l) freelocale(l);\n"
     "    return 0;\n"
     "}\n";
+
+bool kn_cprint_uses_regex(const kn_cprint *E) {
+    return (E->helpers & H_REGEX) != 0;
+}
+
+void kn_cprint_posix_prelude(FILE *f) {
+    fprintf(f, "/* newlocale/uselocale (RegexFullMatch matches in C.UTF-8) */\n"
+               "#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L\n"
+               "#undef _POSIX_C_SOURCE\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
+}
 
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);

@@ -58,6 +58,11 @@ void kn_cprint_expr(kn_cprint *P, const kn_kx *x);
 void kn_cprint_const(const kn_cprint *P, kn_dtype t, double v, int64_t i);
 /* The helper functions the printed code calls, as definitions (after printing). */
 void kn_cprint_helpers(const kn_cprint *P, FILE *f);
+/* Whether the printed kernels call RegexFullMatch's helpers, which need POSIX 2008
+ * (newlocale, uselocale): then kn_cprint_posix_prelude must open the file, before
+ * any #include. */
+bool kn_cprint_uses_regex(const kn_cprint *P);
+void kn_cprint_posix_prelude(FILE *f);
 /* C99: KN_SELF, the KN_FMAF/KN_FMAD macros and, under `#if KN_VECTOR_EXT`, the vector types and
  * macros the printed code uses (after printing with P, and its vec_ext twin V, which may
  * be NULL); target_fma: the target fuses multiply-adds (kn_target.fma). Prints nothing

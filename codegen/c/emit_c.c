@@ -160,6 +160,79 @@ static void emit_helpers(const kn_cprint *E, const kn_cprint *V, FILE *f) {
     }
 }
 
+/* Prints the kernels of p that `which` marks (NULL: all) into k, each as
+ * `static void NAME_kK(<the buffers it touches>)`, and leaves in E and V (portable C99
+ * and vector-extension printers, whose streams are closed on return: use them only
+ * for their helper flags) what the helpers and the prelude need. Returns whether a
+ * kernel asks for KN_REGTILE. */
+static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt,
+                          const unsigned char *which, kn_cprint *E, kn_cprint *V, FILE *k) {
+    const char *N = p->name;
+    /* each kernel is printed twice: E in portable C99 (vectors as lane loops), V with
+     * vector extensions; where they differ both go in, under #if KN_VECTOR_EXT */
+    char *sbuf = NULL, *vbuf = NULL;
+    size_t slen = 0, vlen = 0;
+    FILE *sf = open_memstream(&sbuf, &slen), *vf = open_memstream(&vbuf, &vlen);
+    KN_ASSERT(sf && vf);
+    kn_cprint_init(E, p, sf, KN_C99);
+    kn_cprint_init(V, p, vf, KN_C99);
+    E->reverse_parallel = V->reverse_parallel = opt->reverse_parallel;
+    V->vec_ext = true;
+    /* Helium: the integer tiles' 4-lane multiply-adds (passes/tile.c, kt_mve) */
+    V->mve_int = p->target && p->target->kind == KN_TARGET_MCU && p->target->vector_bits >= 128 &&
+                 p->target->int8_dot == KN_DOT_S16X2;
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
+    KN_ASSERT(use && restr);
+    bool any_regtile = false;
+    for (int ki = 0; ki < p->nkernels; ki++) {
+        const kn_kernel *kr = p->kernels[ki];
+        if (which && !which[ki]) continue;
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(kr->body, use);
+        kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_KERNEL,
+                                      .name = "emitting C",
+                                      .done = ki + 1,
+                                      .total = p->nkernels});
+        kernel_restrict(p, use, restr);
+        bool regtile = kr->sched.split != 0; /* KN_REGTILE, below */
+        any_regtile = any_regtile || regtile;
+        fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
+                ki);
+        int np = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            if (use[i]) {
+                if (np++) fprintf(k, ", ");
+                emit_param(k, p->bufs[i], use[i] & 2, restr[i]);
+            }
+        fprintf(k, "%s) {\n", np ? "" : "void");
+        rewind(sf);
+        rewind(vf);
+        kn_cprint_stmt(E, kr->body, 4);
+        kn_cprint_stmt(V, kr->body, 4);
+        fflush(sf);
+        fflush(vf);
+        long sn = ftell(sf), vn = ftell(vf);
+        if (sn == vn && !memcmp(sbuf, vbuf, (size_t)sn)) {
+            fwrite(sbuf, 1, (size_t)sn, k);
+        } else {
+            fprintf(k, "#if KN_VECTOR_EXT\n");
+            fwrite(vbuf, 1, (size_t)vn, k);
+            fprintf(k, "#else\n");
+            fwrite(sbuf, 1, (size_t)sn, k);
+            fprintf(k, "#endif\n");
+        }
+        fprintf(k, "}\n");
+    }
+    fclose(sf);
+    fclose(vf);
+    free(sbuf);
+    free(vbuf);
+    free(restr);
+    free(use);
+    return any_regtile;
+}
+
 /* The arena parameters of NAME_run: `void *arena`, or with --memory one per region,
  * `void *arena_fast, void *arena_slow`. */
 static void arena_params(FILE *f, const kn_kprog *p) {
@@ -300,62 +373,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     size_t klen = 0;
     FILE *k = open_memstream(&kbuf, &klen);
     KN_ASSERT(k);
-    /* each kernel is printed twice: E in portable C99 (vectors as lane loops), V with
-     * vector extensions; where they differ both go in, under #if KN_VECTOR_EXT */
     kn_cprint E, V;
-    char *sbuf = NULL, *vbuf = NULL;
-    size_t slen = 0, vlen = 0;
-    FILE *sf = open_memstream(&sbuf, &slen), *vf = open_memstream(&vbuf, &vlen);
-    KN_ASSERT(sf && vf);
-    kn_cprint_init(&E, p, sf, KN_C99);
-    kn_cprint_init(&V, p, vf, KN_C99);
-    E.reverse_parallel = V.reverse_parallel = opt->reverse_parallel;
-    V.vec_ext = true;
-    /* Helium: the integer tiles' 4-lane multiply-adds (passes/tile.c, kt_mve) */
-    V.mve_int = p->target && p->target->kind == KN_TARGET_MCU && p->target->vector_bits >= 128 &&
-                p->target->int8_dot == KN_DOT_S16X2;
+    bool any_regtile = print_kernels(cx, p, opt, NULL, &E, &V, k);
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-    bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
-    KN_ASSERT(use && restr);
-    bool any_regtile = false;
-    for (int ki = 0; ki < p->nkernels; ki++) {
-        const kn_kernel *kr = p->kernels[ki];
-        memset(use, 0, (size_t)p->nbufs);
-        kn_kernel_uses(kr->body, use);
-        kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_KERNEL,
-                                      .name = "emitting C",
-                                      .done = ki + 1,
-                                      .total = p->nkernels});
-        kernel_restrict(p, use, restr);
-        bool regtile = kr->sched.split != 0; /* KN_REGTILE, below */
-        any_regtile = any_regtile || regtile;
-        fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
-                ki);
-        int np = 0;
-        for (int i = 0; i < p->nbufs; i++)
-            if (use[i]) {
-                if (np++) fprintf(k, ", ");
-                emit_param(k, p->bufs[i], use[i] & 2, restr[i]);
-            }
-        fprintf(k, "%s) {\n", np ? "" : "void");
-        rewind(sf);
-        rewind(vf);
-        kn_cprint_stmt(&E, kr->body, 4);
-        kn_cprint_stmt(&V, kr->body, 4);
-        fflush(sf);
-        fflush(vf);
-        long sn = ftell(sf), vn = ftell(vf);
-        if (sn == vn && !memcmp(sbuf, vbuf, (size_t)sn)) {
-            fwrite(sbuf, 1, (size_t)sn, k);
-        } else {
-            fprintf(k, "#if KN_VECTOR_EXT\n");
-            fwrite(vbuf, 1, (size_t)vn, k);
-            fprintf(k, "#else\n");
-            fwrite(sbuf, 1, (size_t)sn, k);
-            fprintf(k, "#endif\n");
-        }
-        fprintf(k, "}\n");
-    }
+    KN_ASSERT(use);
     /* the entry point */
     fprintf(k, "\nint %s_run(", N);
     for (int i = 0; i < p->nin; i++) {
@@ -464,6 +485,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             "/* Generated by kiln from model '%s'. Do not edit.\n * Kernels in execution order, "
             "then %s_run. C99; no allocation, no mutable globals. */\n",
             N, N);
+    if (kn_cprint_uses_regex(&E) || kn_cprint_uses_regex(&V)) kn_cprint_posix_prelude(c);
     fprintf(c,
             "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
             "#include \"%s.h\"\n\n",
@@ -519,15 +541,66 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 "void (*%s_profile_hook)(void *, int, int);\nvoid *%s_profile_user;\n",
                 N, N);
     fwrite(kbuf, 1, klen, c);
-    fclose(sf);
-    fclose(vf);
-    free(sbuf);
-    free(vbuf);
     free(kbuf);
-    free(restr);
     free(use);
     free(woff);
     return KN_OK;
+}
+
+void kn_emit_c_host_kernels(kn_ctx *cx, const kn_kprog *p, const unsigned char *which,
+                            bool exported, FILE *c) {
+    const char *N = p->name;
+    kn_c_options opt = {0};
+    char *kbuf = NULL;
+    size_t klen = 0;
+    FILE *k = open_memstream(&kbuf, &klen);
+    KN_ASSERT(k);
+    kn_cprint E, V;
+    bool any_regtile = print_kernels(cx, p, &opt, which, &E, &V, k);
+    size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff);
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(woff && use);
+    kn_kprog_weight_layout(p, woff);
+    char pt[64];
+    for (int ki = 0; ki < p->nkernels; ki++) {
+        if (!which[ki]) continue;
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[ki]->body, use);
+        fprintf(k,
+                "\n%svoid %s_h%d(void *arena, const void *weights, void *const *io) {\n"
+                "    unsigned char *a = (unsigned char *)arena;\n"
+                "    const unsigned char *w = (const unsigned char *)weights;\n"
+                "    (void)a;\n    (void)w;\n    (void)io;\n    %s_k%d(",
+                exported ? "" : "static ", N, ki, N, ki);
+        int np = 0;
+        for (int i = 0; i < p->nbufs; i++) {
+            const kn_kbuf *b = p->bufs[i];
+            if (!use[i]) continue;
+            if (np++) fprintf(k, ", ");
+            param_type(b, use[i] & 2, pt, sizeof pt);
+            if (b == p->status)
+                fprintf(k, "(int32_t *)io[%d]", p->nin + p->nout);
+            else if (b->kind == KB_INPUT || b->kind == KB_OUTPUT)
+                fprintf(k, "(%s)io[%d]", pt, b->kind == KB_INPUT ? b->io : p->nin + b->io);
+            else if (b->kind == KB_CONST)
+                fprintf(k, "(%s)(const void *)(w + %zu)", pt, woff[i]);
+            else
+                fprintf(k, "(%s)(void *)(a + %zu)", pt, kn_kbuf_storage(b)->offset);
+        }
+        fprintf(k, ");\n}\n");
+    }
+    fclose(k);
+    if (kn_cprint_uses_regex(&E) || kn_cprint_uses_regex(&V)) kn_cprint_posix_prelude(c);
+    fprintf(c,
+            "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n");
+    fprintf(c, "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n");
+    kn_cprint_vector_prelude(&E, &V, p->target && p->target->fma, c);
+    if (any_regtile) fprintf(c, "#define KN_REGTILE\n");
+    emit_helpers(&E, &V, c);
+    fwrite(kbuf, 1, klen, c);
+    free(kbuf);
+    free(use);
+    free(woff);
 }
 
 kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir) {

@@ -35,6 +35,15 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
 /* Header lines for the sequence/optional inputs and outputs (NAME_X_LENGTH,
  * NAME_X_PRESENT, NAME_X_FIRST_INPUT/OUTPUT; see docs/generated-c.md). */
 void kn_emit_c_groups(FILE *h, const kn_kprog *p);
+/* The kernels of p that which[k] marks, for host code that runs them outside NAME_run
+ * (the OpenCL backend's host kernels, codegen/opencl): includes, helpers, each kernel
+ * as printed for NAME.c, and for each a wrapper
+ *   void NAME_hK(void *arena, const void *weights, void *const *io)
+ * (`static` unless exported) that calls it with its buffers at their planned arena
+ * offsets, its weights at their kn_kprog_weight_layout offsets in `weights`, graph
+ * input i at io[i], output j at io[nin + j] and the status word at io[nin + nout]. */
+void kn_emit_c_host_kernels(kn_ctx *cx, const kn_kprog *p, const unsigned char *which,
+                            bool exported, FILE *c);
 /* Writes the files into dir through temporary names renamed on success. */
 kn_status kn_emit_c_files(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, const char *dir);
 

@@ -9,8 +9,10 @@
  * width give 0, Min/Max propagate NaN, signed arithmetic wraps, f16/bf16 are stored
  * as bits and computed in f32. */
 #include "codegen/llvm/llvm_impl.h"
+#include "ir/regex.h"
 #include "targets/target.h"
 
+#include <locale.h>
 #include <math.h>
 #include <regex.h>
 #include <stdint.h>
@@ -639,30 +641,99 @@ static LLVMValueRef sat(emit *E, const kn_kx *x) {
     return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
 }
 
+/* name(arg) (void) when cond: a branch around the call (freelocale(NULL) is undefined,
+ * regfree of a regex_t that failed to compile too). */
+static void call_if(emit *E, LLVMValueRef cond, const char *name, LLVMValueRef arg) {
+    LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "rx.call");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "rx.done");
+    LLVMBuildCondBr(E->b, cond, yes, done);
+    LLVMPositionBuilderAtEnd(E->b, yes);
+    call_fn(E, name, LLVMVoidTypeInContext(E->ctx), &arg, 1);
+    LLVMBuildBr(E->b, done);
+    LLVMPositionBuilderAtEnd(E->b, done);
+}
+
+/* Whether NUL-terminated s has a byte >= 0x80: a loop to its first byte that is not a
+ * positive i8. */
+static LLVMValueRef has_non_ascii(emit *E, LLVMValueRef s) {
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(E->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "rx.scan");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "rx.scanned");
+    LLVMBuildBr(E->b, loop);
+    LLVMPositionBuilderAtEnd(E->b, loop);
+    LLVMValueRef i = LLVMBuildPhi(E->b, i64, "");
+    LLVMValueRef c = LLVMBuildLoad2(E->b, i8, LLVMBuildGEP2(E->b, i8, s, &i, 1, ""), "");
+    LLVMValueRef next = LLVMBuildAdd(E->b, i, LLVMConstInt(i64, 1, 0), "");
+    LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
+    LLVMAddIncoming(i, &zero, &pre, 1);
+    LLVMAddIncoming(i, &next, &loop, 1);
+    LLVMBuildCondBr(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, c, LLVMConstInt(i8, 0, 0), ""), loop,
+                    done);
+    LLVMPositionBuilderAtEnd(E->b, done);
+    return LLVMBuildICmp(E->b, LLVMIntNE, c, LLVMConstInt(i8, 0, 0), "");
+}
+
 /* KX_REGEX (ir/kir.h): calls of the C library's regcomp, regexec and regfree on the
- * regex_t in buffer x->buf (the REG_ flags the host's values: the program runs in this
- * process or on a hosted target of the same C library; microcontrollers never get here,
- * ir/lower/string.c refuses them). */
+ * regex_ts in buffer x->buf (the REG_ and LC_ flags the host's values: the program runs
+ * in this process or on a hosted target of the same C library; microcontrollers never
+ * get here, ir/lower/string.c refuses them).
+ * As the C helpers do (codegen/c/cprint.c, regex_helper): the pattern compiled twice,
+ * in the C locale at byte 0 of the buffer (for ASCII strings: glibc's byte matcher) and
+ * in C.UTF-8 at byte KN_REGEX_UTF8_AT, that locale kept at KN_REGEX_LOCALE_AT and made
+ * the thread's (uselocale) around each match of a non-ASCII string. */
 static LLVMValueRef regex(emit *E, const kn_kx *x) {
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(E->ctx), i32 = LLVMInt32TypeInContext(E->ctx),
+                i64 = LLVMInt64TypeInContext(E->ctx);
     LLVMTypeRef p = E->ptr;
-    LLVMValueRef re = E->bufs[x->buf->id], zero = LLVMConstInt(i32, 0, 0);
+    LLVMValueRef re = E->bufs[x->buf->id], zero = LLVMConstInt(i32, 0, 0), null = LLVMConstNull(p);
+    LLVMValueRef at = LLVMConstInt(i64, KN_REGEX_LOCALE_AT, 0);
+    LLVMValueRef slot = LLVMBuildGEP2(E->b, i8, re, &at, 1, "rx.locale");
+    LLVMValueRef uat = LLVMConstInt(i64, KN_REGEX_UTF8_AT, 0);
+    LLVMValueRef ure = LLVMBuildGEP2(E->b, i8, re, &uat, 1, "rx.utf8");
     int kind = (int)(x->i >> 1);
     if (kind == KN_RX_COMPILE) {
+        LLVMValueRef nc[3] = {LLVMConstInt(i32, LC_ALL_MASK, 0),
+                              LLVMBuildGlobalString(E->b, "C", "regex.c_locale"), null};
+        LLVMValueRef cl = call_fn(E, "newlocale", p, nc, 3);
+        LLVMValueRef nu[3] = {LLVMConstInt(i32, LC_CTYPE_MASK, 0),
+                              LLVMBuildGlobalString(E->b, KN_REGEX_LOCALE, "regex.locale"), null};
+        LLVMValueRef l = call_fn(E, "newlocale", p, nu, 3);
+        LLVMValueRef old = call_fn(E, "uselocale", p, &cl, 1);
         int flags = REG_EXTENDED | REG_NOSUB | (x->i & 1 ? REG_ICASE : 0);
-        LLVMValueRef args[3] = {re, LLVMBuildGlobalString(E->b, x->text, "regex"),
-                                LLVMConstInt(i32, (unsigned long long)flags, 0)};
-        LLVMValueRef rc = call_fn(E, "regcomp", i32, args, 3);
-        return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, rc, zero, ""), zero,
-                               LLVMConstInt(i32, (unsigned long long)-1, 1), "");
+        LLVMValueRef pat = LLVMBuildGlobalString(E->b, x->text, "regex");
+        LLVMValueRef fl = LLVMConstInt(i32, (unsigned long long)flags, 0);
+        LLVMValueRef a1[3] = {re, pat, fl}, a2[3] = {ure, pat, fl};
+        LLVMValueRef ok1 =
+            LLVMBuildICmp(E->b, LLVMIntEQ, call_fn(E, "regcomp", i32, a1, 3), zero, "");
+        call_fn(E, "uselocale", p, &l, 1);
+        LLVMValueRef ok2 =
+            LLVMBuildICmp(E->b, LLVMIntEQ, call_fn(E, "regcomp", i32, a2, 3), zero, "");
+        call_fn(E, "uselocale", p, &old, 1);
+        call_if(E, LLVMBuildIsNotNull(E->b, cl, ""), "freelocale", cl);
+        LLVMValueRef ok = LLVMBuildAnd(E->b, ok1, ok2, "");
+        LLVMValueRef bad = LLVMBuildNot(E->b, ok, "");
+        call_if(E, LLVMBuildAnd(E->b, bad, ok1, ""), "regfree", re);
+        call_if(E, LLVMBuildAnd(E->b, bad, ok2, ""), "regfree", ure);
+        call_if(E, LLVMBuildAnd(E->b, bad, LLVMBuildIsNotNull(E->b, l, ""), ""), "freelocale", l);
+        LLVMBuildStore(E->b, LLVMBuildSelect(E->b, ok, l, null, ""), slot);
+        return LLVMBuildSelect(E->b, ok, zero, LLVMConstInt(i32, (unsigned long long)-1, 1), "");
     }
+    LLVMValueRef l = LLVMBuildLoad2(E->b, p, slot, "");
     if (kind == KN_RX_MATCH) {
-        LLVMValueRef args[5] = {re, expr(E, x->a[0]), LLVMConstInt(i64, 0, 0), LLVMConstNull(p),
-                                zero};
+        LLVMValueRef s = expr(E, x->a[0]);
+        LLVMValueRef wide = has_non_ascii(E, s);
+        LLVMValueRef loc = LLVMBuildSelect(E->b, wide, l, null, ""); /* NULL: no change */
+        LLVMValueRef old = call_fn(E, "uselocale", p, &loc, 1);
+        LLVMValueRef args[5] = {LLVMBuildSelect(E->b, wide, ure, re, ""), s,
+                                LLVMConstInt(i64, 0, 0), null, zero};
         LLVMValueRef m = call_fn(E, "regexec", i32, args, 5);
+        call_fn(E, "uselocale", p, &old, 1);
         return LLVMBuildZExt(E->b, LLVMBuildICmp(E->b, LLVMIntEQ, m, zero, ""), i32, "");
     }
     call_fn(E, "regfree", LLVMVoidTypeInContext(E->ctx), &re, 1);
+    call_fn(E, "regfree", LLVMVoidTypeInContext(E->ctx), &ure, 1);
+    call_if(E, LLVMBuildIsNotNull(E->b, l, ""), "freelocale", l);
     return zero;
 }
 

@@ -58,34 +58,88 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     free(use);
 }
 
-/* Strings (host pointers) have no meaning on a device: refused, naming the first node
- * that touches one, or the graph input or output that holds them. */
-static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
+bool kn_opencl_on_host(const kn_kprog *p, int k) {
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(use);
-    kn_status st = KN_OK;
-    for (int k = 0; k < p->nkernels && !st; k++) {
+    kn_kernel_uses(p->kernels[k]->body, use);
+    bool host = false;
+    for (int i = 0; i < p->nbufs && !host; i++) host = use[i] && p->bufs[i]->dtype == KN_STRING;
+    free(use);
+    return host;
+}
+
+/* The unit (kn_opencl_step) buffer b lives in, or -1 (weights: on both sides, constant). */
+static int unit_of(const kn_kprog *p, const kn_kbuf *b) {
+    if (b == p->status) return p->nin + p->nout;
+    if (b->kind == KB_INPUT) return b->io;
+    if (b->kind == KB_OUTPUT) return p->nin + b->io;
+    if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) return p->nin + p->nout + 1;
+    return -1;
+}
+
+/* An empty graph input or output: nothing to copy (its device buffer is a 1-element
+ * placeholder). */
+static bool unit_empty(const kn_kprog *p, int u) {
+    if (u < p->nin) return p->inputs[u]->numel == 0;
+    if (u < p->nin + p->nout) return p->outputs[u - p->nin]->numel == 0;
+    return u == p->nin + p->nout + 1 && !p->arena_size;
+}
+
+kn_opencl_step *kn_opencl_schedule(const kn_kprog *p, int *n) {
+    enum { ON_HOST = 1, ON_DEV = 2 };
+    int nu = p->nin + p->nout + 2;
+    /* the first uploads; a kernel, a copy of each unit before it; the final downloads */
+    kn_opencl_step *s = calloc((size_t)(p->nkernels * (nu + 1) + 2 * nu), sizeof *s);
+    unsigned char *at = calloc((size_t)nu, 1), *use = calloc((size_t)p->nbufs + 1, 1),
+                  *uu = calloc((size_t)nu, 1);
+    KN_ASSERT(s && at && use && uu);
+    int ns = 0;
+    for (int i = 0; i < p->nin; i++) at[i] = ON_HOST;
+    at[p->nin + p->nout] = ON_HOST | ON_DEV; /* zeroed on both before the first kernel */
+    /* inputs never change: the ones device kernels read go up first, before any launch
+     * (an upload blocks until the queue drains) */
+    for (int k = 0; k < p->nkernels; k++) {
+        if (kn_opencl_on_host(p, k)) continue;
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(p->kernels[k]->body, use);
-        for (int i = 0; i < p->nbufs && !st; i++)
-            if (use[i] && p->bufs[i]->dtype == KN_STRING)
-                st = kn_diag(cx, p->kernels[k]->node, KN_EUNSUPPORTED,
-                             "string tensors are not supported on OpenCL devices (value '%s'); "
-                             "compile for the C or LLVM backend",
-                             p->bufs[i]->onnx ? p->bufs[i]->onnx : p->bufs[i]->name);
+        for (int i = 0; i < p->nbufs; i++) {
+            const kn_kbuf *b = p->bufs[i];
+            if (use[i] && b->kind == KB_INPUT && at[b->io] == ON_HOST && b->numel) {
+                s[ns++] = (kn_opencl_step){KN_OCL_UPLOAD, b->io};
+                at[b->io] |= ON_DEV;
+            }
+        }
     }
-    for (int i = 0; i < p->nbufs && !st; i++)
-        if (p->bufs[i]->dtype == KN_STRING)
-            st = kn_diag(cx, NULL, KN_EUNSUPPORTED,
-                         "string tensors are not supported on OpenCL devices (value '%s'); "
-                         "compile for the C or LLVM backend",
-                         p->bufs[i]->onnx ? p->bufs[i]->onnx : p->bufs[i]->name);
+    for (int k = 0; k < p->nkernels; k++) {
+        bool host = kn_opencl_on_host(p, k);
+        unsigned char side = host ? ON_HOST : ON_DEV;
+        memset(use, 0, (size_t)p->nbufs);
+        memset(uu, 0, (size_t)nu);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int i = 0; i < p->nbufs; i++) {
+            int u = use[i] ? unit_of(p, p->bufs[i]) : -1;
+            if (u >= 0) uu[u] |= use[i];
+        }
+        /* a kernel may write part of a unit: the rest must be current on its side too */
+        for (int u = 0; u < nu; u++)
+            if (uu[u] && at[u] && !(at[u] & side) && !unit_empty(p, u)) {
+                s[ns++] = (kn_opencl_step){host ? KN_OCL_DOWNLOAD : KN_OCL_UPLOAD, u};
+                at[u] |= side;
+            }
+        s[ns++] = (kn_opencl_step){host ? KN_OCL_HOST : KN_OCL_DEVICE, k};
+        for (int u = 0; u < nu; u++)
+            if (uu[u] & 2) at[u] = side;
+    }
+    for (int u = p->nin; u <= p->nin + p->nout; u++)
+        if (at[u] == ON_DEV && !unit_empty(p, u)) s[ns++] = (kn_opencl_step){KN_OCL_DOWNLOAD, u};
+    free(at);
     free(use);
-    return st;
+    free(uu);
+    *n = ns;
+    return s;
 }
 
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len) {
-    if (refuse_strings(cx, p)) return cx->status;
     if (p->nregions) /* one device arena */
         return kn_diag(cx, NULL, KN_EINVAL,
                        "--memory (several arena regions) is for the C backend only, not OpenCL");
@@ -102,6 +156,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
     kn_kprog_weight_layout(p, woff);
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
+        if (kn_opencl_on_host(p, ki)) continue; /* the host code runs it */
         kn_opencl_kernel_plan plan;
         kn_opencl_plan(p, ki, &plan);
         if (plan.nio == KN_OPENCL_MAX_IO) {
@@ -162,6 +217,17 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
 }
 
 /* ---- host code (kiln compile --emit opencl) ---- */
+
+/* The parameter type of a graph input or output in NAME_run, ending in " *" or "*":
+ * `const float *` / `float *`; strings as the generated C takes them,
+ * `const char *const *` / `const char **`. */
+static const char *io_type(const kn_kbuf *b, bool output, char buf[64]) {
+    if (b->dtype == KN_STRING)
+        snprintf(buf, 64, "%s", output ? "const char **" : "const char *const *");
+    else
+        snprintf(buf, 64, "%s%s *", output ? "" : "const ", kn_ctype_c99(b->dtype));
+    return buf;
+}
 
 static void io_macros(FILE *h, const kn_kprog *p) {
     const char *N = p->name;
@@ -276,18 +342,23 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
             " * KN_OPENCL_E* status (KN_OPENCL_ENOPLATFORM: no OpenCL device). */\n"
             "int %s_create(void *user_context, %s_state **out);\n"
             "void %s_destroy(void *user_context, %s_state *s);\n"
-            "/* Copies the inputs to the device, runs every kernel, copies the outputs back.\n"
+            "/* Copies the inputs to the device, runs every kernel, copies the outputs back\n"
+            " * (kernels on strings run on the host, between the device launches). Strings\n"
+            " * are NUL-terminated UTF-8; string outputs receive pointers into the state's\n"
+            " * host memory or the inputs, valid until the next call with the same state.\n"
             " * One state runs one call at a time. Returns 0, a negative KN_OPENCL_E* status,\n"
             " * or the positive status the generated C's NAME_run returns for the same inputs\n"
             " * (docs/generated-c.md). */\nint %s_run(void *user_context, %s_state *s",
             N, N, N, N, N, N, N, N, N);
-    for (int i = 0; i < p->nin; i++)
-        fprintf(h, ", const %s *in%d", kn_ctype_c99(p->inputs[i]->dtype), i);
-    for (int i = 0; i < p->nout; i++)
-        fprintf(h, ", %s *out%d", kn_ctype_c99(p->outputs[i]->dtype), i);
+    char pt[64];
+    for (int i = 0; i < p->nin; i++) fprintf(h, ", %sin%d", io_type(p->inputs[i], false, pt), i);
+    for (int i = 0; i < p->nout; i++) fprintf(h, ", %sout%d", io_type(p->outputs[i], true, pt), i);
     fprintf(h, ");\n\n#endif\n");
 
     fprintf(c, "/* Generated by kiln from model '%s'. Do not edit. */\n", N);
+    bool any_host = false;
+    for (int k = 0; k < p->nkernels && !any_host; k++) any_host = kn_opencl_on_host(p, k);
+    if (any_host) kn_cprint_posix_prelude(c); /* the host kernels may match regexes */
     fprintf(c, "#include <stdlib.h>\n\n#include \"kn_opencl.h\"\n#include \"%s.h\"\n\n", N);
     char name[160];
     snprintf(name, sizeof name, "%s_source", N);
@@ -296,50 +367,90 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
     free(src);
     snprintf(name, sizeof name, "%s_weights", N);
     kn_emit_opencl_weights(c, p, name);
+    unsigned char *which = calloc((size_t)p->nkernels + 1, 1);
+    KN_ASSERT(which);
+    int nhost = 0;
+    for (int k = 0; k < p->nkernels; k++) nhost += which[k] = kn_opencl_on_host(p, k);
+    if (nhost) {
+        fprintf(c, "\n/* The kernels on strings, run on the host (kiln's C backend). */\n");
+        kn_emit_c_host_kernels(cx, p, which, false, c);
+    }
+    free(which);
+    size_t asize = p->arena_size ? p->arena_size : 1;
+    /* the arena's host copy (host kernels only), aligned by hand in a malloc'd block */
     fprintf(
         c,
         "\nstruct %s_state {\n    kn_opencl_state *program;\n"
-        "    kn_opencl_buffer weights, arena;\n};\n\n"
+        "    kn_opencl_buffer weights, arena;\n    void *host_block;\n};\n\n"
         "int %s_create(void *uc, %s_state **out) {\n"
         "    %s_state *s = calloc(1, sizeof *s);\n"
+        "    void *host = NULL;\n"
         "    int rc = s ? kn_opencl_state_create(uc, (const char *)%s_source, sizeof %s_source - "
-        "1, "
-        "&s->program) : KN_OPENCL_ENOMEM;\n"
+        "1, &s->program) : KN_OPENCL_ENOMEM;\n"
         "    if (!rc) rc = kn_opencl_buffer_create(uc, &s->weights, (void *)%s_weights, 1, sizeof "
         "%s_weights);\n"
-        "    if (!rc) rc = kn_opencl_upload(uc, &s->weights);\n"
-        "    if (!rc) rc = kn_opencl_buffer_create(uc, &s->arena, NULL, 1, %zu);\n"
-        "    if (rc && s) %s_destroy(uc, s);\n    *out = rc ? NULL : s;\n    return rc;\n}\n\n"
-        "void %s_destroy(void *uc, %s_state *s) {\n    if (!s) return;\n"
-        "    kn_opencl_buffer_destroy(uc, &s->weights);\n"
-        "    kn_opencl_buffer_destroy(uc, &s->arena);\n"
-        "    kn_opencl_state_destroy(uc, s->program);\n    free(s);\n}\n\n",
-        N, N, N, N, N, N, N, N, p->arena_size ? p->arena_size : 1, N, N, N);
+        "    if (!rc) rc = kn_opencl_upload(uc, &s->weights);\n",
+        N, N, N, N, N, N, N, N);
+    if (nhost)
+        fprintf(c,
+                "    if (!rc && !(s->host_block = malloc(%zu + %d))) rc = KN_OPENCL_ENOMEM;\n"
+                "    if (!rc) host = (void *)(((uintptr_t)s->host_block + %d) & ~(uintptr_t)%d);\n",
+                asize, KN_ARENA_ALIGN - 1, KN_ARENA_ALIGN - 1, KN_ARENA_ALIGN - 1);
+    fprintf(c,
+            "    if (!rc) rc = kn_opencl_buffer_create(uc, &s->arena, host, 1, %zu);\n"
+            "    if (rc && s) %s_destroy(uc, s);\n    *out = rc ? NULL : s;\n    return rc;\n}\n\n"
+            "void %s_destroy(void *uc, %s_state *s) {\n    if (!s) return;\n"
+            "    kn_opencl_buffer_destroy(uc, &s->weights);\n"
+            "    kn_opencl_buffer_destroy(uc, &s->arena);\n"
+            "    kn_opencl_state_destroy(uc, s->program);\n    free(s->host_block);\n"
+            "    free(s);\n}\n\n",
+            asize, N, N, N);
     int n = p->nin + p->nout;
     fprintf(c, "int %s_run(void *uc, %s_state *s", N, N);
-    for (int i = 0; i < p->nin; i++)
-        fprintf(c, ", const %s *in%d", kn_ctype_c99(p->inputs[i]->dtype), i);
-    for (int i = 0; i < p->nout; i++)
-        fprintf(c, ", %s *out%d", kn_ctype_c99(p->outputs[i]->dtype), i);
+    for (int i = 0; i < p->nin; i++) fprintf(c, ", %sin%d", io_type(p->inputs[i], false, pt), i);
+    for (int i = 0; i < p->nout; i++) fprintf(c, ", %sout%d", io_type(p->outputs[i], true, pt), i);
     fprintf(c, ") {\n    kn_opencl_buffer io[%d] = {0};\n    int rc = 0;\n", n + 1);
+    if (p->status || nhost) fprintf(c, "    int32_t status = 0;\n");
+    if (nhost) { /* the host kernels' io[] (kn_emit_c_host_kernels) */
+        fprintf(c, "    void *hio[%d] = {", n + 1);
+        for (int i = 0; i < n; i++)
+            fprintf(c, "(void *)%s%d, ", i < p->nin ? "in" : "out", i < p->nin ? i : i - p->nin);
+        fprintf(c, "&status};\n");
+    }
     if (p->status) /* the status word (kl_fail), zeroed on entry and read back */
         fprintf(c,
-                "    int32_t status = 0;\n"
                 "    rc = kn_opencl_buffer_create(uc, &io[%d], &status, 4, 1);\n"
                 "    if (!rc) rc = kn_opencl_upload(uc, &io[%d]);\n",
                 n, n);
     for (int i = 0; i < n; i++) {
         const kn_kbuf *b = i < p->nin ? p->inputs[i] : p->outputs[i - p->nin];
+        bool dev = b->numel && b->dtype != KN_STRING; /* strings never reach the device */
         char host[32];
         snprintf(host, sizeof host, "(void *)%s%d", i < p->nin ? "in" : "out",
                  i < p->nin ? i : i - p->nin);
         fprintf(c, "    if (!rc) rc = kn_opencl_buffer_create(uc, &io[%d], %s, %zu, %lld);\n", i,
-                b->numel ? host : "NULL", kn_dtype_get(b->dtype)->size,
-                (long long)(b->numel ? b->numel : 1));
-        if (i < p->nin && b->numel)
-            fprintf(c, "    if (!rc) rc = kn_opencl_upload(uc, &io[%d]);\n", i);
+                dev ? host : "NULL", kn_dtype_get(b->dtype)->size, (long long)(dev ? b->numel : 1));
     }
-    for (int k = 0; k < p->nkernels; k++) {
+    int nsteps;
+    kn_opencl_step *steps = kn_opencl_schedule(p, &nsteps);
+    for (int si = 0; si < nsteps; si++) {
+        const kn_opencl_step *sp = &steps[si];
+        if (sp->kind == KN_OCL_UPLOAD || sp->kind == KN_OCL_DOWNLOAD) {
+            char unit[32];
+            if (sp->arg == n + 1)
+                snprintf(unit, sizeof unit, "s->arena");
+            else
+                snprintf(unit, sizeof unit, "io[%d]", sp->arg);
+            fprintf(c, "    if (!rc) rc = kn_opencl_%s(uc, &%s);\n",
+                    sp->kind == KN_OCL_UPLOAD ? "upload" : "download", unit);
+            continue;
+        }
+        int k = sp->arg;
+        if (sp->kind == KN_OCL_HOST) {
+            fprintf(c, "    if (!rc) %s_h%d(s->arena.hb.host, %s_weights, hio); /* %s */\n", N, k,
+                    N, p->kernels[k]->name);
+            continue;
+        }
         kn_opencl_kernel_plan plan;
         kn_opencl_plan(p, k, &plan);
         fprintf(c, "    if (!rc) { /* %s */\n", p->kernels[k]->name);
@@ -362,13 +473,8 @@ kn_status kn_emit_opencl_host(kn_ctx *cx, const kn_kprog *p, FILE *cl, FILE *h, 
                 "  }\n",
                 N, k, plan.nio + 2);
     }
-    for (int i = p->nin; i < n; i++)
-        if (p->outputs[i - p->nin]->numel)
-            fprintf(c, "    if (!rc) rc = kn_opencl_download(uc, &io[%d]);\n", i);
-    if (p->status)
-        fprintf(c,
-                "    if (!rc) rc = kn_opencl_download(uc, &io[%d]);\n    if (!rc) rc = status;\n",
-                n);
+    free(steps);
+    if (p->status) fprintf(c, "    if (!rc) rc = status;\n");
     fprintf(c,
             "    for (int i = 0; i < %d; i++) kn_opencl_buffer_destroy(uc, &io[i]);\n    return "
             "rc;\n}\n",

@@ -25,7 +25,37 @@ typedef struct kn_opencl_kernel_plan {
  * device buffer of its own, which the host zeroes before the first kernel and reads
  * back after the last (io index nin + nout in the host code). */
 void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
-/* The program's OpenCL C source; *src is malloc'd (caller frees). */
+/* Whether kernel k runs on the host: it touches a string tensor (host pointers mean
+ * nothing on a device). Host kernels are the C backend's (kn_emit_c_host_kernels),
+ * called from the host code between the device launches, as ONNX Runtime falls back
+ * to its CPU provider for the ops a device provider lacks. */
+bool kn_opencl_on_host(const kn_kprog *p, int k);
+
+/* One step of a run, in order: launch device kernel `arg`, call host kernel `arg`, or
+ * copy unit `arg` to the device (UPLOAD) or back to the host (DOWNLOAD). The units
+ * are the host code's io[] buffers, graph input i (i), output j (nin + j), the status
+ * word (nin + nout), and the work arena (nin + nout + 1), copied whole. */
+typedef enum kn_opencl_step_kind {
+    KN_OCL_DEVICE,
+    KN_OCL_HOST,
+    KN_OCL_UPLOAD,
+    KN_OCL_DOWNLOAD,
+} kn_opencl_step_kind;
+
+typedef struct kn_opencl_step {
+    kn_opencl_step_kind kind;
+    int arg;
+} kn_opencl_step;
+
+/* The steps of one run: the uploads of the inputs device kernels read, then the
+ * kernels in order, each preceded by the copies that make every unit it reads or
+ * writes current on its side (a copy only where the other side holds the newest
+ * contents: the inputs start on the host, the zeroed status word on both), and at the
+ * end the downloads that bring every output and the status word the device holds
+ * back. Without host kernels: uploads, launches, downloads. *n gets the count; the array is
+ * malloc'd (caller frees). */
+kn_opencl_step *kn_opencl_schedule(const kn_kprog *p, int *n);
+/* The program's OpenCL C source (the device kernels only); *src is malloc'd (caller frees). */
 kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len);
 /* kiln compile --emit opencl: NAME.cl (the kernels), NAME.h and NAME.c: host code that
  * embeds the source and the weights, builds the program once per NAME_state, uploads

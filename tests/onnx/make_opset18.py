@@ -889,8 +889,9 @@ split_case("test_string_split_constant_20", O(["p q", "r"]), O([["p", "q"], ["r"
 # ---- RegexFullMatch (20): the ONNX backend cases of onnx/backend/test/case/node/
 # regex_full_match.py (hand-written expected values, copied), then kiln's, one pattern
 # each for what ir/regex.c rewrites; every expected value is also Python's re.fullmatch.
-def regex_case(name, pattern, x, want, consts=()):
-    ref = np.vectorize(lambda s: re.fullmatch(pattern, s) is not None, otypes=[np.bool_])(x)
+def regex_case(name, pattern, x, want, consts=(), flags=0):
+    ref = np.vectorize(lambda s: re.fullmatch(pattern, s, flags) is not None,
+                       otypes=[np.bool_])(x)
     assert ref.shape == want.shape and (ref == want).all(), (name, ref)
     case(name, "RegexFullMatch", {"x": x}, {"y": want}, opset=20, consts=consts,
          pattern=pattern)
@@ -918,6 +919,18 @@ regex_case("test_regex_full_match_brackets_20", r"[]a\-z^]+|[\x41-\x43]{2}|\xe9t
            np.array([True, False, True, False, True, True]))
 regex_case("test_regex_full_match_constant_20", r"[a-c]+", O(["abc", "abd"]),
            np.array([True, False]), consts=("x",))
+# non-ASCII input: RE2 matches UTF-8 characters ('.' and [^a] take one code point, a
+# literal e-acute under + repeats the character), and its \w is ASCII. By hand from RE2's
+# syntax; the check is Python's re on str with re.ASCII (ASCII \w, '.' still one
+# character), which agrees with RE2 here. Byte-wise matching gets 3 of the 7 wrong (the
+# first and sixth: '.' and [^a]{2} against multi-byte characters, false; the seventh:
+# [^a]{2} taking the two bytes of one n-tilde, true); a Unicode \w gets the fifth wrong.
+regex_case("test_regex_full_match_utf8_20", "caf.-[^a]{2}-\u00e9+-\\w*",
+           O(["caf\u00e9-\u00f1\u00fc-\u00e9\u00e9-abc", "cafe-xy-\u00e9-",
+              "caf\u00e9-\u00f1-\u00e9-", "caf\u00e9-ab-\u00e9-",
+              "caf\u00e9-xy-\u00e9-d\u00e9", "caf\u00e9-\u6c34\U0001F600-\u00e9-",
+              "cafe-\u00f1-\u00e9-"]),
+           np.array([True, True, False, False, False, True, False]), flags=re.ASCII)
 
 
 # ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty

@@ -47,6 +47,31 @@ static const match_case matches[] = {
     {"a\\.b", "axb", 0},
     {"a|b|", "", 1}, /* an empty alternative */
     {"\\(\\)\\*", "()*", 1},
+    /* UTF-8: RE2 matches code points (e-acute \xc3\xa9, n-tilde \xc3\xb1, U+6C34
+       \xe6\xb0\xb4, U+1F600 \xf0\x9f\x98\x80); its classes are ASCII */
+    {"caf.", "caf\xc3\xa9", 1},   /* '.' is one character, not a byte */
+    {"caf..", "caf\xc3\xa9", 0},  /* ... so two of them need two */
+    {".", "\xe6\xb0\xb4", 1},     /* three bytes */
+    {".", "\xf0\x9f\x98\x80", 1}, /* four */
+    {"(?s).", "\xc3\xa9", 1},
+    {"[^a]", "\xc3\xb1", 1}, /* a negated class: one character */
+    {"[^a]{2}", "\xc3\xb1", 0},
+    {"\\D", "\xc3\xa9", 1},
+    {"\\W", "\xc3\xa9", 1}, /* \w is [0-9A-Za-z_] */
+    {"\\w", "\xc3\xa9", 0},
+    {"[[:alpha:]]", "\xc3\xa9", 0}, /* ASCII classes */
+    {"[^[:alpha:]]", "\xc3\xa9", 1},
+    {"\\S", "\xe6\xb0\xb4", 1},
+    {"\xc3\xa9+", "\xc3\xa9\xc3\xa9", 1}, /* a literal character under + */
+    {"\xc3\xa9+", "\xc3\xa9\xa9", 0},
+    {"a.b",
+     "a\xc3\xa9\xe6\xb0\xb4"
+     "b",
+     0},
+    {"a.{2}b",
+     "a\xc3\xa9\xe6\xb0\xb4"
+     "b",
+     1},
 };
 
 typedef struct refuse_case {

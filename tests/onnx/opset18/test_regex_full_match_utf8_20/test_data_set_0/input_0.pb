@@ -1,0 +1,1 @@
+2café-ñü-éé-abc2cafe-xy-é-2café-ñ-é-2café-ab-é-2café-xy-é-dé2café-水😀-é-2cafe-ñ-é-Bx
