@@ -569,6 +569,12 @@ typedef struct dwc_geom {
     int wv[DW_MAX_TAPS + 1];
     kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
     int psum;      /* the block's running sum of its outputs (pool) */
+    /* integer (8-bit) convolutions: f32 on exact integers as the NCHW tiles compute
+     * them (passes/tile_int.c): each input converted less its zero point, pk holds the
+     * bias and w - wz, the sum converted to i32 (exact) and requantized as a vector */
+    bool integer;
+    double xz;
+    kt_rq rq; /* tables padded past c to whole vectors */
 } dwc_geom;
 
 static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
@@ -598,12 +604,14 @@ static bool dwc_operands_ok(const kn_contract *d) {
 static bool dwc_suits(const kn_contract *d) {
     int64_t xs[4], ys[4];
     kn_contract_strides(d, xs, ys);
+    bool integer = kn_contract_is_int(d) && kt_dw_int_exact(d);
     return d->kind == KN_CONTRACT_CONV && d->nsp == 2 && d->group == d->c && d->m == d->c &&
-           d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
-           (!d->bias || kt_f32_const(d->bias)) && d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 &&
-           d->pw >= 0 && d->peh >= 0 && d->pew >= 0 && xs[1] == 1 && xs[3] == d->c &&
-           xs[2] == d->w_ * d->c && xs[0] == d->h * d->w_ * d->c && ys[1] == 1 && ys[3] == d->c &&
-           ys[2] == d->ow * d->c && ys[0] == d->oh * d->ow * d->c && dwc_operands_ok(d);
+           (integer || (d->x->dtype == KN_F32 && d->y->dtype == KN_F32 && kt_f32_const(d->w) &&
+                        (!d->bias || kt_f32_const(d->bias)))) &&
+           d->kh * d->kw <= DW_MAX_TAPS && d->ph >= 0 && d->pw >= 0 && d->peh >= 0 && d->pew >= 0 &&
+           xs[1] == 1 && xs[3] == d->c && xs[2] == d->w_ * d->c && xs[0] == d->h * d->w_ * d->c &&
+           ys[1] == 1 && ys[3] == d->c && ys[2] == d->ow * d->c && ys[0] == d->oh * d->ow * d->c &&
+           dwc_operands_ok(d);
 }
 
 /* One tile: n outputs of row oy from column ox, channels [c0, c0 + width). edge >= 0:
@@ -614,6 +622,10 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     const kn_contract *d = G->d;
     int acc[DW_MAX_ROWS * 2];
     for (int r = 0; r < n; r++) acc[r] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, 0));
+    /* integer: the init holds bias - xz * sum (w - wz) over every tap, so a tap inside x
+     * adds x * (w - wz) and one outside adds xz * (w - wz) back (a padding tap
+     * contributes nothing): exact, every partial sum bounded by kt_dw_int_exact's bound */
+    kn_kx *xzv = G->integer && G->xz ? kx_const(L, KN_F32, G->xz) : NULL;
     for (int64_t ky = 0; ky < G->kh; ky++) {
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
@@ -633,10 +645,21 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
                 int64_t col = r * G->sw + kx * G->dw; /* from ox*sw - pw */
                 if (edge >= 0) {
                     int64_t ix = (edge + r) * G->sw + kx * G->dw - G->pw;
-                    if (ix < 0 || ix >= G->w) continue;
+                    if (ix < 0 || ix >= G->w) {
+                        if (xzv) kl_set(L, acc[r], kx_fma(L, xzv, wk, var(L, acc[r])));
+                        continue;
+                    }
                 }
                 kn_kx *xv = dwc_ld(L, d->x, kt_plus(L, var(L, vx), col * G->c), width);
+                if (G->integer) xv = kx_cast(L, KN_F32, xv); /* an exact f32 integer */
                 kl_set(L, acc[r], kx_fma(L, xv, wk, var(L, acc[r])));
+            }
+        }
+        if (crow && xzv) { /* a row outside x: each tap adds xz * (w - wz) back */
+            kl_else(L);
+            for (int64_t kx = 0; kx < G->kw; kx++) {
+                kn_kx *wk = dwc_w(L, G, c0, width, (int)(1 + ky * G->kw + kx));
+                for (int r = 0; r < n; r++) kl_set(L, acc[r], kx_fma(L, xzv, wk, var(L, acc[r])));
             }
         }
         if (crow) kl_end(L);
@@ -644,6 +667,8 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     kn_kx *out[DW_MAX_ROWS * 2];
     for (int r = 0; r < n; r++) {
         kn_kx *oxr = kt_plus(L, ox, r), *val = var(L, acc[r]);
+        if (G->integer) /* exact: the sum is an integer below 2^24 */
+            val = kt_int_store_vec(L, d, &G->rq, kx_cast(L, KN_I32, val), c0, width);
         if (d->epi) {
             kn_kx *opnd[KN_EPI_MAX] = {0};
             for (int k = 0; k < d->epi->n; k++) {
@@ -758,17 +783,31 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_
     int64_t ones = G->c - at;
     float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
     KN_ASSERT(pk);
-    const float *wt = (const float *)d->w->data->data;
-    const float *bs = d->bias ? (const float *)d->bias->data->data : NULL;
+    G->integer = kn_contract_is_int(d);
+    /* integer: [c][1 + taps] bias and w - wz (kt_dw_int_pack), read as wt and bs are */
+    float *ipk = G->integer ? malloc((size_t)(G->c * per) * sizeof *ipk) : NULL;
+    if (G->integer) {
+        KN_ASSERT(ipk);
+        kt_dw_int_pack(d, ipk);
+        G->xz = kt_int_xz(d);
+        kt_int_tables_padded(L, d, lanes > 1 ? lanes : 1, &G->rq);
+    }
+    const float *wt = G->integer ? NULL : (const float *)d->w->data->data;
+    const float *bs = G->integer ? NULL : d->bias ? (const float *)d->bias->data->data : NULL;
     for (int64_t c0 = 0, j = 0; c0 < G->c;) {
         int64_t width = c0 < full * lanes ? lanes : j < nw ? wid[j++] : 1;
         for (int64_t l = 0; l < width; l++) {
-            pk[c0 * per + l] = bs ? bs[c0 + l] : 0.0f;
+            double b0 = ipk ? ipk[(c0 + l) * per] : bs ? bs[c0 + l] : 0.0;
+            for (int64_t k = 0; ipk && k < taps; k++) /* - xz * sum (w - wz): dwc_tile */
+                b0 -= G->xz * ipk[(c0 + l) * per + 1 + k];
+            pk[c0 * per + l] = (float)b0;
             for (int64_t k = 0; k < taps; k++)
-                pk[c0 * per + (1 + k) * width + l] = wt[(c0 + l) * taps + k];
+                pk[c0 * per + (1 + k) * width + l] =
+                    ipk ? ipk[(c0 + l) * per + 1 + k] : wt[(c0 + l) * taps + k];
         }
         c0 += width;
     }
+    free(ipk);
     G->pk = kl_table(L, KN_F32, G->c * per, pk);
     free(pk);
     if (full) { /* (batch, block) in one loop, whose iterations write disjoint channel
@@ -971,8 +1010,9 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         const kn_contract *d = kern->contract;
         /* integer tiles in f32: not on cores without an FPU (a libgcc call per operation;
          * DS-CNN int8 on the Cortex-M3: 37.8 M instructions against 13.2 M) */
-        if (d && dwc_suits(d)) {
-            kn_kbuf *pool = dw_pool_take(cx, p, dw_pool_kernel(p, k, d, true));
+        if (d && dwc_suits(d) && !(kn_contract_is_int(d) && t->float_abi == KN_FLOAT_ABI_SOFT)) {
+            kn_kbuf *pool =
+                kn_contract_is_int(d) ? NULL : dw_pool_take(cx, p, dw_pool_kernel(p, k, d, true));
             kn_lower *L = kl_builder_rewrite(cx, p, k);
             dwc_geom G;
             dwc_build(L, d, kn_schedule_for(p, k), pool, &G);

@@ -24,13 +24,16 @@
  * which the tile passes (CPU and OpenCL) honour. Depthwise convolutions (one input
  * channel a group; passes/depthwise.c builds its row tiles over NCHW rows only) fold in
  * f32 with constant weights: their lowering then vectorizes over the channels as the
- * pools' does (lower_dw_cl). Runs after fuse and chain
+ * pools' does (lower_dw_cl). The expanded tensors of inverted residual blocks are kept
+ * channels-last too (expanded_channels_last; in 8 bits, expanded_channels_last_int for
+ * the qdq pass's fixed-point QLinearConvs). Runs after fuse and chain
  * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
  * subgraphs are not rewritten (passes/rewrite.h). */
 #include "ir/epilogue.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
+#include "ir/requant.h"
 
 #include <string.h>
 
@@ -258,6 +261,63 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
     }
 }
 
+/* Whether n is a QLinearConv with fixed-point requantization (the qdq pass's), 2-D, of
+ * static 8-bit tensors, constant weights, not yet laid out; depthwise (one input and one
+ * output channel a group) or 1x1 of one group with no padding and stride 1. */
+static bool qconv(const kn_node *n, bool depthwise) {
+    if (n->op != KN_OP_QLINEARCONV || n->nout != 1 || !n->out[0] || n->nin < 8 || !n->in[0] ||
+        !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n) || kn_node_attr(n, KN_ATTR_LAYOUT))
+        return false;
+    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[3]->type;
+    if (!kn_type_static(x) || !kn_type_static(y) || x->rank != 4 || y->rank != 4 || w->rank != 4 ||
+        (x->dtype != KN_U8 && x->dtype != KN_I8) || (y->dtype != KN_U8 && y->dtype != KN_I8))
+        return false;
+    const kn_attr *ga = kn_node_attr(n, "group");
+    int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1, c = x->dims[1];
+    if (depthwise) return group == c && group > 1 && w->dims[0] == c;
+    if (group != 1 || w->dims[2] != 1 || w->dims[3] != 1) return false;
+    const kn_attr *st = kn_node_attr(n, "strides"), *pa = kn_node_attr(n, "pads");
+    for (int i = 0; st && st->kind == KN_ATTR_INTS && i < st->n; i++)
+        if (st->ints[i] != 1) return false;
+    for (int i = 0; pa && pa->kind == KN_ATTR_INTS && i < pa->n; i++)
+        if (pa->ints[i]) return false;
+    return true;
+}
+
+/* The integer form of expanded_channels_last: an inverted residual block of fixed-point
+ * QLinearConvs (the qdq pass's, from a QDQ MobileNetV2) whose 1x1 P expands the channels
+ * (m > c: not a depthwise-separable pair's 1x1 -> depthwise -> 1x1 of equal widths, as
+ * DS-CNN's, which stay NCHW) keeps the expanded 8-bit tensors channels-last: P's channel
+ * tiles store their requantized vectors of output channels straight into y, the depthwise
+ * D runs in vectors along the channels (passes/depthwise.c, dwc), and the projection Q
+ * reads words of 4 consecutive channels, which NHWC holds as 4 consecutive bytes.
+ * Only where the depthwise output has at most QBLOCK_MAX_PIXELS pixels: on MobileNetV2
+ * (Zen 5, thread CPU per kernel, docs/quantization.md) the blocks at 7x7 and 14x14 ran
+ * faster channels-last (7x7 rows fill no 16-lane vector in NCHW), while at 28x28 and above
+ * the NCHW forms (pixel tiles for the 1x1s, dot-product words for the depthwise) were
+ * faster by 1.1-1.4x. */
+enum { QBLOCK_MAX_PIXELS = 196 }; /* 14x14 */
+
+static void expanded_channels_last_int(kn_rw *rw, kn_graph *g) {
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *d = g->nodes[i];
+        if (kn_rw_dead(rw, d) || !qconv(d, true)) continue;
+        kn_value *x = d->in[0], *y = d->out[0];
+        kn_node *p = x->producer, *q = kn_rw_only_reader(rw, y);
+        if (!p || p->graph != g || kn_rw_dead(rw, p) || kn_rw_only_reader(rw, x) != d || !q ||
+            q->in[0] != y || !qconv(p, false) || !qconv(q, false) ||
+            p->out[0]->type.dims[1] <= p->in[0]->type.dims[1] || kn_graph_is_output(g->root, x) ||
+            kn_graph_is_output(g->root, y) || y->type.dims[2] * y->type.dims[3] > QBLOCK_MAX_PIXELS)
+            continue;
+        x->type = kn_type_channels(&x->type, true);
+        y->type = kn_type_channels(&y->type, true);
+        set_layout(g, p, false, true);
+        set_layout(g, d, true, true);
+        set_layout(g, q, true, false);
+        rw->changed = true;
+    }
+}
+
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
     kn_rw rw;
     if (!kn_rw_begin(&rw, cx, g)) {
@@ -299,6 +359,7 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g) {
         }
     }
     expanded_channels_last(&rw, g);
+    expanded_channels_last_int(&rw, g);
     kn_rw_end(&rw);
     return KN_OK;
 }

@@ -396,6 +396,19 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * the worker's half across (at 2 threads each such kernel took 1.5-6x its 1-thread
  * time), split, each core mostly reads what it wrote. What a nest reads back of its own
  * stores (Softmax's exps) says nothing of where its input lies and is not looked at.
+ * Such a split pays only when it has work to share, so a spread nest also needs (a) at
+ * least SPREAD_TASK_EFFORT statement executions for each of two tasks: a vector copy
+ * moves 64 bytes a statement, and SqueezeNet's 1x1 input packings (190 KB, 3,008
+ * statements, a few us) took 1.2-1.4x as long split in 2, the pool's fork and join
+ * (about 1 us idle, 5 us on average per loop in a loaded 2-thread run, KILN_POOL_TRACE)
+ * eating what the second core saves; (b) an outer loop of its own with at least two
+ * iterations: the padded copy of a Winograd convolution (SqueezeNet's 55x55 expand3x3)
+ * is a parallel loop of one iteration, so splitting it meant collapsing its channel
+ * blocks into it, a split by channel between the squeeze convolution and the input
+ * transform that both split by rows, and the kernel took 1.9-2.1x as long at 2 threads;
+ * (c) data it loads: a nest that only stores (a padded buffer's zero borders) has no
+ * data on either core to be near (sources_split is vacuously true for it). All three
+ * are A/B-measured in docs/benchmarks.md ("The spread split, made to pay").
  * Microcontrollers run everything
  * on one thread. OpenCL devices: the parallel loops are the NDRange, and the pass
  * chooses the work-group size along its innermost dimension. A schedule file's
@@ -409,7 +422,8 @@ enum {
     BYTES_PER_EFFORT = 2,
     COLLAPSED_TASKS = 4,
     MOVE_TASKS = 8,
-    MIN_SPREAD_EFFORT = 100000
+    MIN_SPREAD_EFFORT = 100000,
+    SPREAD_TASK_EFFORT = 2048
 };
 
 /* The sum over nest s of own(t) for each execution of each statement t in it: loops
@@ -669,8 +683,11 @@ static void split(kn_kprog *p, int k) {
             /* a short nest over data the threads left spread over both cores (a Softmax,
              * LayerNorm or Slice after a split matrix product): on the caller alone it
              * would pull the worker's half across first; split, each core mostly reads
-             * what it wrote */
-            bool spread = e < MIN_SPLIT_EFFORT && !moves &&
+             * what it wrote. Only with SPREAD_TASK_EFFORT statements for each of two
+             * tasks, along an outer loop of at least two iterations, and over data it
+             * loads (see above) */
+            bool spread = e < MIN_SPLIT_EFFORT && !moves && o->extent >= 2 &&
+                          effort(o) >= 2 * SPREAD_TASK_EFFORT && loaded_bytes(o) > 0 &&
                           effort(o) + (stored_bytes(o) + loaded_bytes(o)) / BYTES_PER_EFFORT >=
                               MIN_SPREAD_EFFORT &&
                           sources_split(p, k, nests, i);

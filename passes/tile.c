@@ -817,7 +817,8 @@ store:;
     const int64_t *ys = G->ys;
     /* channels contiguous in y (channels-last) and the whole epilogue on the vectors:
      * each accumulator vector goes straight to y, no scratch, no transposing loop */
-    bool direct = ys[1] == 1 && !kn_contract_is_int(d) && (!d->epi || pre == d->epi->n);
+    bool direct =
+        ys[1] == 1 && (kn_contract_is_int(d) ? G->vq && !d->epi : !d->epi || pre == d->epi->n);
     if (direct) {
         int vy = kl_decl(L, KN_I64,
                          mad(L, kx_var(L, vb), ys[0],
@@ -827,12 +828,16 @@ store:;
                 kn_kx *val = kx_var(L, T->acc[r][v]);
                 if (pre)
                     val = head_epilogue(L, d, &head, val, kt_plus(L, mo, v * T->lanes), T->lanes);
+                if (G->vq) /* requantized: a vector of y's 8-bit values */
+                    val =
+                        kt_int_store_vec(L, d, &G->rq, val, kt_plus(L, mo, v * T->lanes), T->lanes);
                 kn_kx *yi = kt_plus(L, kx_var(L, vy), r * ys[3] + v * T->lanes);
                 if ((v + 1) * T->lanes <= valid) {
                     kl_store(L, G->y, yi, val);
                     continue;
                 }
-                int vv = kl_decl_vec(L, T->t, T->lanes, val); /* the partial vector */
+                int vv = kl_decl_vec(L, G->vq ? G->y->dtype : T->t, T->lanes,
+                                     val); /* the partial vector */
                 for (int l = 0; l < valid - v * T->lanes; l++)
                     kl_store(L, G->y, kt_plus(L, yi, l), kx_lane(L, vv, l));
             }
@@ -1282,6 +1287,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (T.cpair) { /* words of column pairs, padded */
         G.x = x;
         G.xw = conv_cpairs(L, &G, &T, x);
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (T.dot && T.parts == 4 && !pad && G.xs[1] == 1 && G.xs[3] != 1 && !T.xoff && tg &&
+               tg->kind == KN_TARGET_CPU) {
+        /* channels-last x with no padding (an inverted residual block's projection,
+         * pw_int_channels_last): 4 consecutive channels at a pixel are 4 consecutive
+         * bytes, the word itself (the code generator loads them as one), so the tiles
+         * read x in place where a word copy would transpose it */
+        G.x = x;
+        G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else if (T.dot &&
                (T.wide || (T.parts == 4 && (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))))) {
@@ -2171,6 +2185,30 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
     return tile_conv(L, &f, &two, 0, tg, true, T);
 }
 
+/* The integer 1x1 convolutions of an inverted residual block kept channels-last
+ * (passes/layout.c, expanded_channels_last_int): the expansion writes NHWC, the
+ * projection reads it. They run in the channel tiles of tile_conv with the image read as
+ * one row of oh*ow pixels, as pw_channel_tiles runs them: the expansion's requantized
+ * vectors of output channels go straight into y (conv_tile's direct store, no tile
+ * scratch and no transposing loop); the projection's input words (conv_words) are 4
+ * consecutive channels at one pixel, 4 consecutive bytes in NHWC. CPU targets with a
+ * four-part dot product; batch 1. */
+static bool pw_int_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                                 const kn_target *tg, kt_tile *T) {
+    if (tg->kind != KN_TARGET_CPU || kn_contract_nchw(d) || d->kind != KN_CONTRACT_CONV ||
+        !kn_contract_is_int(d) || !d->yscale || d->nsp != 2 || d->group != 1 || d->kh != 1 ||
+        d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->sh != 1 || d->sw != 1 || d->n != 1 ||
+        d->epi)
+        return false;
+    kn_contract f = *d;
+    int64_t P = d->oh * d->ow;
+    f.h = f.oh = 1;
+    f.w_ = f.ow = P;
+    if (f.xs[3]) f.xs[2] = P * f.xs[3];
+    if (f.ys[3]) f.ys[2] = P * f.ys[3];
+    return tile_conv(L, &f, ov, 0, tg, true, T);
+}
+
 /* ---- integer pointwise convolutions on microcontrollers: one row of pixels ----
  *
  * An integer 1x1 convolution with stride 1 and no padding runs in the channel tiles
@@ -2236,9 +2274,9 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_pointwise_int(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
-                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
-                   tile_pointwise(L, d, ov, t, &T));
+                  (tile_pointwise_int(L, d, ov, t, &T) || pw_int_channels_last(L, d, ov, t, &T) ||
+                   pw_channels_last(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
+                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

@@ -32,8 +32,12 @@ static double cval(const kn_kbuf *b, int64_t i) {
 }
 
 bool kt_dw_int_suits(const kn_contract *d) {
+    return kn_contract_nchw(d) && kt_dw_int_exact(d);
+}
+
+bool kt_dw_int_exact(const kn_contract *d) {
     if (d->kind != KN_CONTRACT_CONV || d->group != d->c || d->m != d->c || d->epi ||
-        !kn_contract_is_int(d) || !kn_contract_nchw(d) || !is_const(d->w) ||
+        !kn_contract_is_int(d) || !is_const(d->w) ||
         (d->w->dtype != KN_U8 && d->w->dtype != KN_I8) || (d->wz && !is_const(d->wz)) ||
         (d->bias && !is_const(d->bias)) || (d->xz && (!is_const(d->xz) || d->xz->numel != 1)))
         return false;

@@ -12,6 +12,8 @@
  * partial sum an integer below 2^24 (taps x 255 x max |w - wz| + max |bias|), so f32
  * holds it exactly on every backend. */
 bool kt_dw_int_suits(const kn_contract *d);
+/* kt_dw_int_suits in any layout (the channels-last tiles of passes/depthwise.c). */
+bool kt_dw_int_exact(const kn_contract *d);
 /* d's packed per-channel constants as f32 into pk ([c][1 + kh*kw]): the bias, then
  * w - wz[c] of each tap. */
 void kt_dw_int_pack(const kn_contract *d, float *pk);

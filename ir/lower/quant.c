@@ -15,6 +15,7 @@
  * skipped (they contribute zero after zero-point subtraction); the bounds tests are
  * emitted only on dims where padding can make a tap fall outside. */
 #include "ir/kir.h"
+#include "ir/ops/nn_attrs.h"
 #include "ir/ops/quant_attrs.h"
 #include "ir/requant.h"
 
@@ -427,6 +428,7 @@ typedef struct conv_nest {
     kn_conv_geom geo;
     int64_t cg, mg; /* channels in and out per group */
     kn_kx *m;       /* the output channel, once the loops are open */
+    bool xcl, ycl;  /* x, y channels-last (kn.layout: QLinearConv, passes/layout.c) */
 } conv_nest;
 
 /* The geometry of n for x [N, C, D...] and w [M, C/group, k...] (shapes checked by
@@ -435,6 +437,8 @@ static kn_status conv_make(kn_lower *L, const kn_node *n, const kn_kbuf *x, cons
                            conv_nest *g) {
     kn_type xt = kn_type_make(x->dtype, x->rank, x->dims);
     kn_type wt = kn_type_make(w->dtype, w->rank, w->dims);
+    kn_conv_layout(n, &g->xcl, &g->ycl);
+    if (g->xcl) xt = kn_type_channels(&xt, false);
     int known;
     if (kn_conv_geom_make(kl_ctx(L), n, &xt, &wt, &g->geo, &known)) return kl_ctx(L)->status;
     g->cg = g->geo.C / g->geo.group;
@@ -455,6 +459,13 @@ static kn_kx *conv_open(kn_lower *L, const kn_kbuf *y, conv_nest *g, int *vb, in
     g->m = m;
     int64_t ost[KN_MAX_RANK];
     kn_strides(g->geo.s, g->geo.out, ost);
+    if (g->ycl) /* ((b * ospat + o) * M + m */
+        return kx_bin(L, KX_ADD,
+                      kx_bin(L, KX_MUL,
+                             kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vb), kx_int(L, ospat)),
+                                    kx_offset(L, g->geo.s, vo, ost)),
+                             kx_int(L, g->geo.M)),
+                      m);
     kn_kx *oi = kx_bin(L, KX_MUL,
                        kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, *vb), kx_int(L, g->geo.M)), m),
                        kx_int(L, ospat));
@@ -506,7 +517,18 @@ static int conv_dot(kn_lower *L, conv_nest *g, kn_kbuf *x, kn_kbuf *xz, kn_kbuf 
             open++;
         }
     }
-    kn_kx *xv = as_i64(L, x, kx_bin(L, KX_ADD, xc, kx_offset(L, s, vp, ist)));
+    kn_kx *xi = kx_bin(L, KX_ADD, xc, kx_offset(L, s, vp, ist));
+    if (g->xcl) { /* (b * ispat + position) * C + channel */
+        kn_kx *ch = kx_var(L, c);
+        if (vg >= 0) ch = kx_bin(L, KX_ADD, ch, kx_bin(L, KX_MUL, kx_var(L, vg), kx_int(L, g->cg)));
+        xi = kx_bin(L, KX_ADD,
+                    kx_bin(L, KX_MUL,
+                           kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, vb), kx_int(L, ispat)),
+                                  kx_offset(L, s, vp, ist)),
+                           kx_int(L, g->geo.C)),
+                    ch);
+    }
+    kn_kx *xv = as_i64(L, x, xi);
     kn_kx *wv = as_i64(L, w, kx_bin(L, KX_ADD, wc, kx_offset(L, s, vk, kst)));
     if (xz) xv = kx_bin(L, KX_SUB, xv, as_i64(L, xz, kx_int(L, 0)));
     if (wz) wv = kx_bin(L, KX_SUB, wv, as_i64(L, wz, wz->numel == 1 ? kx_int(L, 0) : g->m));
@@ -536,6 +558,8 @@ static void conv_describe(kn_lower *L, const conv_nest *g, kn_kbuf *x, kn_kbuf *
     d.ph = two ? o->pb[0] : 0, d.peh = two ? pe[0] : 0;
     d.w_ = o->in[two], d.ow = o->out[two], d.kw = o->k[two], d.sw = o->str[two];
     d.dw = o->dil[two], d.pw = o->pb[two], d.pew = pe[two];
+    if (g->xcl) memcpy(d.xs, (int64_t[4]){d.h * d.w_ * d.c, 1, d.w_ * d.c, d.c}, sizeof d.xs);
+    if (g->ycl) memcpy(d.ys, (int64_t[4]){d.oh * d.ow * d.m, 1, d.ow * d.m, d.m}, sizeof d.ys);
     kl_contract(L, &d);
 }
 

@@ -213,8 +213,7 @@ kn_type kn_type_channels(const kn_type *t, bool to_last) {
     return o;
 }
 
-/* src's elements moved into dst (same numel, dst's type kn_type_channels of src's). */
-static void move_channels(const kn_tensor *src, kn_tensor *dst, bool to_last) {
+void kn_tensor_move_channels(const kn_tensor *src, kn_tensor *dst, bool to_last) {
     const kn_type *t = &src->type;
     int r = t->rank;
     int64_t ds[KN_MAX_RANK], c[KN_MAX_RANK], numel = kn_prod(t->dims, 0, r);
@@ -264,7 +263,7 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
     if (xcl) {
         kn_type t = kn_type_channels(&in[0]->type, false);
         if (!(x = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
-        move_channels(in[0], x, false);
+        kn_tensor_move_channels(in[0], x, false);
     }
     with_input(n, in, x, ins);
     kn_tensor *y = out[0];
@@ -277,7 +276,7 @@ static kn_status eval_conv(kn_exec *ex, const kn_node *n, kn_tensor *const *in, 
         kn_epilogue e;
         if (kn_epilogue_of(cx, n, &e) || (e.n && kn_epilogue_eval(cx, n, &e, y, ins)))
             return cx->status;
-        move_channels(y, out[0], true);
+        kn_tensor_move_channels(y, out[0], true);
     }
     return KN_OK;
 }
@@ -784,7 +783,7 @@ static kn_status eval_pool_cl(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     if (xcl) {
         kn_type t = kn_type_channels(&in[0]->type, false);
         if (!(x = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
-        move_channels(in[0], x, false);
+        kn_tensor_move_channels(in[0], x, false);
     }
     if (ycl) {
         kn_type t = kn_type_channels(&out[0]->type, false);
@@ -792,7 +791,7 @@ static kn_status eval_pool_cl(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     }
     kn_tensor *ins[1] = {x}, *outs[1] = {y};
     if (cf(ex, n, ins, outs)) return cx->status;
-    if (ycl) move_channels(y, out[0], true);
+    if (ycl) kn_tensor_move_channels(y, out[0], true);
     return KN_OK;
 }
 

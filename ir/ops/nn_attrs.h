@@ -51,6 +51,9 @@ bool kn_conv_layout(const kn_node *n, bool *xcl, bool *ycl);
 /* t (rank >= 3) with its dims moved from channels-last to channels-first order
  * (to_last false: N,H,W,C -> N,C,H,W), or the other way (to_last true). */
 kn_type kn_type_channels(const kn_type *t, bool to_last);
+/* src's elements moved into dst (same numel; dst's type kn_type_channels(src's type,
+ * to_last)). */
+void kn_tensor_move_channels(const kn_tensor *src, kn_tensor *dst, bool to_last);
 
 /* The norm order p of LpPool/GlobalLpPool: an int, or a float in opset 1. */
 double kn_lp_order(kn_ctx *cx, const kn_node *n);

@@ -13,6 +13,7 @@
  * expanded into an int64 array with its zero point subtracted, so the kernels below see plain
  * integer tensors. Padding in the convolutions contributes 0 after zero-point
  * subtraction (the padded value is the zero point). */
+#include "ir/ops/nn_attrs.h"
 #include "ir/ops/quant_attrs.h"
 #include "ir/requant.h"
 
@@ -706,22 +707,57 @@ static kn_status infer_qlinearconv(kn_ctx *cx, const kn_node *n, kn_tensor *cons
     if (n->nin > 8 && in[8] && (st = kn_check_dtype(cx, n, in[8], 8, KN_DT(I32)))) return st;
     kn_conv_geom g;
     int known;
-    if ((st = kn_conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known))) return st;
+    /* channels-last x or y (kn.layout, passes/layout.c: an inverted residual block) */
+    bool xcl, ycl;
+    kn_conv_layout(n, &xcl, &ycl);
+    kn_type xt = xcl ? kn_type_channels(&in[0]->type, false) : in[0]->type;
+    if ((st = kn_conv_geom_make(cx, n, &xt, &in[3]->type, &g, &known))) return st;
     out[0] = known ? conv_type(&g, in[7]->type.dtype) : kn_type_unknown(in[7]->type.dtype);
+    if (known && ycl) out[0] = kn_type_channels(&out[0], true);
     return KN_OK;
 }
 
+static kn_status qlinearconv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                     kn_tensor *y);
+
+/* A channels-last x or y (kn.layout) is moved to channels-first around the computation,
+ * as eval_conv (ir/ops/nn.c) does. */
 static kn_status eval_qlinearconv(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                                   kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_type yt;
     kn_status st = infer_qlinearconv(cx, n, in, &yt);
     if (st) return st;
+    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
+    if (!y) return cx->status;
+    bool xcl, ycl;
+    if (!kn_conv_layout(n, &xcl, &ycl)) return qlinearconv_compute(ex, n, in, y);
+    kn_arena *a = kn_exec_arena(ex);
+    kn_tensor *ins[16], *yc = y;
+    KN_ASSERT(n->nin <= 16);
+    for (int k = 0; k < n->nin; k++) ins[k] = in[k];
+    if (xcl) {
+        kn_type t = kn_type_channels(&in[0]->type, false);
+        if (!(ins[0] = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+        kn_tensor_move_channels(in[0], ins[0], false);
+    }
+    if (ycl) {
+        kn_type t = kn_type_channels(&yt, false);
+        if (!(yc = kn_tensor_new(a, &t))) return kn_diag(cx, n, KN_ELIMIT, "out of memory");
+    }
+    if (qlinearconv_compute(ex, n, ins, yc)) return cx->status;
+    if (ycl) kn_tensor_move_channels(yc, y, true);
+    return KN_OK;
+}
+
+/* The channels-first QLinearConv of in[] into y. */
+static kn_status qlinearconv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
+                                     kn_tensor *y) {
+    kn_ctx *cx = kn_exec_ctx(ex);
+    kn_type yt = y->type;
     kn_conv_geom g;
     int known;
     kn_conv_geom_make(cx, n, &in[0]->type, &in[3]->type, &g, &known);
-    kn_tensor *y = kn_ensure_output(ex, n, out, 0, &yt);
-    if (!y) return cx->status;
     const kn_tensor *ws = in[4], *wz = in[5], *bias = n->nin > 8 ? in[8] : NULL;
     int64_t nws = kn_tensor_numel(ws);
     if ((nws != 1 && nws != g.M) || (kn_tensor_numel(wz) != 1 && kn_tensor_numel(wz) != g.M))

@@ -64,4 +64,21 @@ grep -q '%m3: f32.* = MaxPool(%a_f)' "$T/p.txt" && ok || bad "qdq_pool: p3 (anot
   bad "qdq_pool: pool pass schedules: $(grep MaxPool "$T/pool.sched")"
 r=$("$KILN" check-onnx "$P" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_pool, interp after qdq: $r"
+# Inverted residual blocks (tests/quant/make_qdq_block.py): the layout pass keeps the
+# expanded 8-bit tensors channels-last (kn.layout [0,1], [1,1], [1,0] on expansion,
+# depthwise, projection); the interpreter runs that graph to the reference; on x86-64 with
+# VNNI the depthwise runs in the channels-last tiles (16 lanes, no staged copy, pad=1)
+# and the 1x1s in the dot tiles (the backends: quant_fixed_*).
+Q=$2/tests/quant/fixed/qdq_block
+"$KILN" inspect "$Q/model.onnx" --passes shape,qdq,fold,shape,layout >"$T/q.txt" 2>&1 || bad "inspect qdq_block"
+for l in "b1e_conv:0,1" "b1d_conv:1,1" "b1p_conv:1,0" "b2e_conv:0,1" "b2d_conv:1,1" "b2p_conv:1,0"; do
+  grep -q "kn.layout=\[${l#*:}\]}  # ${l%%:*}\$" "$T/q.txt" && ok || bad "qdq_block: ${l%%:*} not kn.layout=[${l#*:}]"
+done
+r=$("$KILN" check-onnx "$Q" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_block, interp after layout: $r"
+"$KILN" compile "$Q/model.onnx" -o "$T/blk" --target x86-64-vnni --dump-schedule "$T/blk.sched" >/dev/null 2>&1 ||
+  bad "compile qdq_block"
+[ "$(grep -c "d_conv' QLinearConv tile_rows=[0-9]* tile_vecs=1 lanes=16 tasks=[0-9]* pad=1$" "$T/blk.sched")" = 2 ] &&
+  [ "$(grep -c "[ep]_conv' QLinearConv .* dot=2$" "$T/blk.sched")" = 4 ] && ok ||
+  bad "qdq_block: schedules: $(cat "$T/blk.sched")"
 finish

@@ -274,8 +274,16 @@ static int move_tasks(int64_t rows, bool from_split) {
  * are under both thresholds above; the bytes it reads and writes (2 KB a row) split it,
  * into 2-8 tasks, when they are many (1 MB for 512 rows) and the rows it reads were written
  * by a split kernel: reading back its own stores must not count as reading data of the
- * caller's. Not when it reads a graph input, nor for 64 rows (128 KB). */
-static int spread_tasks(int64_t rows, bool from_split) {
+ * caller's. Not when it reads a graph input, nor for 64 rows (128 KB), nor for 128 rows
+ * (256 KB, but 2,048 statement executions: under two tasks of SPREAD_TASK_EFFORT; the
+ * input packing of SqueezeNet's 1x1 convolutions, vector copies of 190 KB, ran 1.2-1.4x
+ * longer split). Modes: SPREAD_ROWS as above; SPREAD_IN_ONE, the rows loop inside a
+ * parallel loop of one iteration (a Winograd convolution's padded copy: its split would
+ * come from collapsing the loops inside, not from its own outer loop), not split;
+ * SPREAD_STORES, 256 rows that store constants and load nothing (the zero borders of a
+ * padded buffer: no data of either core to be near), not split. */
+enum { SPREAD_ROWS, SPREAD_IN_ONE, SPREAD_STORES };
+static int spread_tasks(int64_t rows, bool from_split, int mode) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
     kn_kprog p = {0};
@@ -296,34 +304,44 @@ static int spread_tasks(int64_t rows, bool from_split) {
     kl_end_n(L, 2);
     kl_builder_destroy(L);
     L = new_kernel(&cx, &p); /* the rows */
+    if (mode == SPREAD_IN_ONE) kl_for(L, 1);
     i = kl_for(L, rows);
+    int zero = mode == SPREAD_STORES ? kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0)) : -1;
     for (int pass = 0; pass < 2; pass++) {
         j = kl_for(L, 8);
         at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 8)), kx_var(L, j)), I(L, 16));
         kn_kx *v = pass ? kx_vload(L, y, at, 16) : kx_vload(L, from_split ? t : x, at, 16);
+        if (mode == SPREAD_STORES) v = kx_var(L, zero);
         kl_store(L, y, at, kx_mul(L, v, kx_const(L, KN_F32, pass ? 0.5 : 2.0)));
         kl_end(L);
     }
-    kl_end(L);
+    kl_end_n(L, mode == SPREAD_IN_ONE ? 2 : 1);
     kl_builder_destroy(L);
+    kn_ks *nest = p.kernels[1]->body->body[0];
+    if (mode == SPREAD_IN_ONE) nest->annot |= KN_LOOP_PARALLEL; /* as the Winograd pass's */
     CHECK(kn_kpass_parallel(&cx, &p) == KN_OK);
     CHECK(p.kernels[0]->body->body[0]->tasks > 1);
-    const kn_ks *loop = p.kernels[1]->body->body[0];
-    CHECK(loop->annot & KN_LOOP_PARALLEL);
-    int tasks = loop->tasks;
+    CHECK(nest->annot & KN_LOOP_PARALLEL); /* the outermost parallel loop: its tasks */
+    int tasks = nest->tasks;
     kn_arena_destroy(p.arena);
     return tasks;
 }
 
 int main(void) {
-    int sbig = spread_tasks(512, true), sin = spread_tasks(512, false),
-        ssmall = spread_tasks(64, true);
+    int sbig = spread_tasks(512, true, SPREAD_ROWS), sin = spread_tasks(512, false, SPREAD_ROWS),
+        ssmall = spread_tasks(64, true, SPREAD_ROWS), sfew = spread_tasks(128, true, SPREAD_ROWS),
+        sone = spread_tasks(512, true, SPREAD_IN_ONE),
+        sstores = spread_tasks(256, true, SPREAD_STORES);
     printf("rows: 1 MB moved from a split kernel: %d tasks (expected 2-8), from the input: %d, "
-           "128 KB: %d (expected 1)\n",
-           sbig, sin, ssmall);
+           "128 KB: %d, 256 KB in 2048 statements: %d, 1 MB under a loop of one iteration: %d, "
+           "256 KB of stores only: %d (expected 1)\n",
+           sbig, sin, ssmall, sfew, sone, sstores);
     CHECK(sbig >= 2 && sbig <= 8);
     CHECK(sin <= 1);
     CHECK(ssmall <= 1);
+    CHECK(sfew <= 1);
+    CHECK(sone <= 1);
+    CHECK(sstores <= 1);
 
     int big = move_tasks(4096, true), in = move_tasks(4096, false), small = move_tasks(64, true);
     printf("moves: 1 MB from a split kernel: %d tasks (expected 2-8), from the input: %d, 16 KB: "
