@@ -494,6 +494,14 @@ kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b) {
     KN_ASSERT(kind > 0);
     kn_kx *x = new_x(L, KX_DOT, KN_I32);
     x->i = kind;
+    if (kind == KN_DOT_S8X16) { /* a reduction: one lane from two 4-lane words */
+        KN_ASSERT(kx_lanes(acc) == 1 && kx_lanes(a) == 4 && kx_lanes(b) == 4);
+        x->lanes = 1;
+        x->a[0] = kx_cast(L, KN_I32, acc);
+        x->a[1] = kx_cast(L, KN_I32, a);
+        x->a[2] = kx_cast(L, KN_I32, b);
+        return x;
+    }
     x->lanes = lanes2(acc, a);
     x->lanes = lanes2(x, b);
     x->a[0] = kx_cast(L, KN_I32, acc);

@@ -107,6 +107,9 @@ typedef struct kn_kx {
  *   KN_DOT_S16X2:  a[0] + lo16s(a1)*lo16s(a2) + hi16s(a1)*hi16s(a2)    (pmaddwd, SMLAD)
  *   KN_DOT_U8S8X4: a[0] + sum_k byte_k(a1) as u8 * byte_k(a2) as s8     (vpdpbusd)
  *   KN_DOT_S8S8X4: a[0] + sum_k byte_k(a1) as s8 * byte_k(a2) as s8     (sdot)
+ *   KN_DOT_S8X16:  a reduction, not lane by lane: a[0] (one i32) + the sum over the 16
+ *                  bytes of a1 and a2, 4-lane i32 vectors, as s8 x s8; one lane
+ *                                                                      (vmladava.s8)
  *
  * with the sums wrapping modulo 2^32. These are exactly the target instructions, which
  * the emitters use where the target has them and expand otherwise (the C emitter's

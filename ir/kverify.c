@@ -9,6 +9,7 @@
  * runs it after every kernel pass in debug builds (KILN_VERIFY=1 in others), so a
  * pass that breaks the IR is named at once instead of miscompiling later. */
 #include "ir/kir.h"
+#include "targets/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,13 @@ static kn_status expr(vctx *V, const kn_kx *x) {
         if (!own(V, x->buf)) return bad(V, "string of another program's buffer", 0, 0);
         return KN_OK;
     case KX_DOT:
+        if (x->i == KN_DOT_S8X16) {
+            for (int i = 0; i < 3; i++)
+                if (x->a[i]->dtype != KN_I32 || kx_lanes(x->a[i]) != (i ? 4 : 1))
+                    return bad(V, "s8x16 dot operand is not a scalar i32 and two 4-lane words", i,
+                               0);
+            return kx_lanes(x) == 1 ? KN_OK : bad(V, "s8x16 dot is not one lane", 0, 0);
+        }
         for (int i = 0; i < 3; i++)
             if (x->a[i]->dtype != KN_I32 ||
                 (kx_lanes(x->a[i]) != 1 && kx_lanes(x->a[i]) != kx_lanes(x)))

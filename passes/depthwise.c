@@ -963,8 +963,10 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->xz = kt_int_xz(d);
         /* the high-word form where it applies (kt_int_tables), else f64 where that is
          * exact (vector tiles), else int64 */
-        if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
-            (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
+        if (L->target && L->target->int8_red) /* Helium: the high-word form, scalars too */
+            kt_int_tables_red(L, d, &G->rq);
+        else if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
+                 (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
             kt_int_tables(L, d, &G->rq);
     }
     const float *wt = G->integer ? NULL : (const float *)d->w->data->data;

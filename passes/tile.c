@@ -87,7 +87,18 @@ typedef struct kt_tile {
      * SMLAD per row and column, where the multiply-add tiles loaded, offset and
      * multiplied each tap alone */
     bool cpair;
+    /* reduction words (KN_DOT_S8X16: Helium's VMLADAVA.S8, kt_red16): `wide` (4) i32
+     * words of 4 channels make one 16-channel operand, read as a vector: the input from
+     * conv_words' channels-last blocks ([c / 16][hp][wp][4 words]), the weights packed
+     * [block][step][kb][4 words] (conv_w16); each step of 16 channels is, per row and
+     * column, one VMLADAVA into a scalar accumulator. 0: one word an operand */
+    int wide;
 } kt_tile;
+
+/* Values in one i32 word of T's packed operands (parts, or parts / wide). */
+static int word_parts(const kt_tile *T) {
+    return T->wide ? T->parts / T->wide : T->parts;
+}
 
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
  * would fill less than half a vector (depthwise convolutions). ov (may be NULL): the
@@ -169,6 +180,18 @@ static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx
  * (words[r]: row r's input values packed as the weights are). */
 static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
     int w[KT_MAX_NV];
+    if (T->wide) { /* reduction words: vectors of `wide` words, scalar accumulators */
+        for (int v = 0; v < T->nv; v++)
+            w[v] = kl_decl_vec(L, KN_I32, T->wide,
+                               kx_vload(L, bp, kt_plus(L, bidx, v * T->wide), T->wide));
+        for (int r = 0; r < T->rows; r++) {
+            int ar = kl_decl_vec(L, KN_I32, T->wide, words[r]);
+            for (int v = 0; v < T->nv; v++)
+                kl_set(L, T->acc[r][v],
+                       kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, ar), kx_var(L, w[v])));
+        }
+        return;
+    }
     for (int v = 0; v < T->nv; v++)
         w[v] = kl_decl_vec(L, KN_I32, T->lanes,
                            kx_vload(L, bp, kx_add(L, bidx, kx_int(L, v * T->lanes)), T->lanes));
@@ -222,7 +245,7 @@ static kn_kx *kt_zp_word(kn_lower *L, const kt_tile *T) {
         return kt_word(L, T, v, T->parts);
     }
     uint32_t w = 0, mask = T->bits == 8 ? 0xffu : 0xffffu;
-    for (int g = 0; g < T->parts; g++) w |= ((uint32_t)T->xzc & mask) << (T->bits * g);
+    for (int g = 0; g < word_parts(T); g++) w |= ((uint32_t)T->xzc & mask) << (T->bits * g);
     return kx_const(L, KN_I32, (double)(int32_t)w);
 }
 
@@ -346,6 +369,39 @@ static bool kt_mve(const kn_target *tg, const kn_contract *d, const kn_sched *ov
            tg->int8_dot == KN_DOT_S16X2 && !(ov && (ov->dot || ov->lanes)) &&
            kn_contract_is_int(d) && (d->kind != KN_CONTRACT_CONV || d->c / d->group > 1) &&
            !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
+}
+
+/* Whether integer convolution d takes reduction tiles (kt_tile.wide) on a target with
+ * KN_DOT_S8X16 (Helium's VMLADAVA.S8: 16 s8 products into a scalar): input channels a
+ * group a multiple of 16, or of 4 from 32 up (a last group of fewer than 16 is padded
+ * with zero weights and zero-point words: the channels-last copy grows by the padding;
+ * with 8 channels, doubled, MobileNetV1 and V2 int8 on the M55 took 6% and 16% fewer
+ * instructions but 27.6 KB more arena, see docs/firmware.md), 8-bit input with a
+ * constant zero point, every w - wz in [-128, 127], no schedule file's dot, lanes or
+ * split. */
+static bool kt_red16(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    kn_sched s8 = {.dot = KN_DOT_S8S8X4}; /* kt_int_dot_kind: S16X2 where a weight needs it */
+    /* (a dumped schedule's own dot=s8x16 lanes=1 reads back as the same tiles) */
+    return tg && tg->int8_red == KN_DOT_S8X16 &&
+           !(ov && ((ov->dot && ov->dot != KN_DOT_S8X16) || ov->lanes > 1 || ov->split)) &&
+           d->kind == KN_CONTRACT_CONV && kn_contract_is_int(d) &&
+           ((d->c / d->group) % 16 == 0 || ((d->c / d->group) % 4 == 0 && d->c / d->group >= 32)) &&
+           kn_dtype_get(d->x->dtype)->size == 1 &&
+           (!d->xz || (is_const(d->xz) && d->xz->numel == 1)) &&
+           kt_int_dot_kind(tg, d, &s8) == KN_DOT_S8S8X4;
+}
+
+/* Sets up T's reduction words (kt_tile.wide) for d (kt_red16): scalar accumulators of
+ * at most 2 rows x 4 columns (8 general registers; two input and four weight vectors
+ * of the 8 Q registers). */
+static void red16_tile(const kn_contract *d, const kn_sched *ov, kt_tile *T) {
+    T->dot = KN_DOT_S8X16;
+    T->parts = 16, T->bits = 8, T->wide = 4;
+    T->xoff = kt_int_xoff(KN_DOT_S8S8X4, d->x->dtype); /* u8: - 128 */
+    T->xzrt = NULL;
+    T->xzc = (int64_t)cval(d->xz, 0) + T->xoff;
+    T->wt = KN_I32;
+    if (!(ov && ov->tile_rows) && T->maxrows > 2) T->maxrows = 2;
 }
 
 static void int_dot(const kn_target *tg, const kn_contract *d, const kn_sched *ov, kt_tile *T) {
@@ -474,6 +530,21 @@ static double conv_wcpair(const void *ctx, int64_t rg, int64_t col) {
     return kt_pack_word(G->T, v, 2);
 }
 
+/* packed reduction words (kt_tile.wide), packed as a tile of 4 * kb columns: column c4
+ * = 4 * col + q of step r = cgrp*kh*kw + tap holds input channels cgrp*16 + 4q + [0, 4)
+ * of tap for output channel col, so a column's 16 channels are 4 consecutive words */
+static double conv_w16(const void *ctx, int64_t r, int64_t c4) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t khw = G->kh * G->kw, cgrp = r / khw, tap = r % khw, col = c4 / 4, q = c4 % 4;
+    double v[4];
+    for (int n = 0; n < 4; n++) {
+        int64_t c = cgrp * 16 + 4 * q + n;
+        v[n] = c < G->cg ? conv_w(ctx, c * khw + tap, col) : 0.0;
+    }
+    return kt_pack_word(G->T, v, 4);
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double conv_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -557,6 +628,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
      * channel a group (conv_cpairs' words) */
     int64_t kwn = T->cpair ? (G->kw + 1) / 2 : G->kw, jstep = T->cpair ? 2 * G->dw : G->dw;
     int64_t khw = G->kh * kwn, ng = T->cpair ? G->cg : (G->cg + T->parts - 1) / T->parts;
+    KN_ASSERT(!T->wide || (G->xw && !crow && !ccol)); /* the padded blocks: no tests */
     int vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
@@ -567,7 +639,8 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     for (int64_t jc = 0; jc < (unroll ? kwn : 1); jc++) {
         kn_kx *jx = unroll ? kx_int(L, jc) : kx_var(L, vj);
         /* packed words: [group block gb][cgrp][i][j][kb] */
-        int64_t wstride = T->split ? 2 * T->kb : T->kb; /* split: two words a step */
+        /* split: two words a step; reduction words: wide words a column */
+        int64_t wstride = T->split ? 2 * T->kb : T->wide ? T->wide * T->kb : T->kb;
         kn_kx *widx =
             kx_mul(L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, jx)),
                    kx_int(L, wstride));
@@ -579,7 +652,12 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
             kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
             int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
             for (int r = 0; r < T->rows; r++)
-                words[r] = kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
+                words[r] = T->wide
+                               ? kx_vload(L, G->xw,
+                                          kx_mul(L, kt_plus(L, kx_var(L, vxw), r * G->sw),
+                                                 kx_int(L, T->wide)),
+                                          T->wide)
+                               : kx_load(L, G->xw, kx_add(L, kx_var(L, vxw), kx_int(L, r * G->sw)));
         }
         kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, cgrp, kx_int(L, T->parts)));
         int vx = G->xw ? -1 : kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, ix));
@@ -978,10 +1056,33 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
  * (a first layer's 3 channels) the last word of each position holds the last cg % 4
  * channels and zeros, whose packed weights are zeros (conv_wdot): the stem reads one
  * word per row and tap instead of building it from cg byte loads at every tap. */
+/* A word of 4 input bytes for the reduction tiles (kt_tile.wide), as kt_word packs it
+ * with xoff 0 or -128: the bytes as they are, shifted into place and or-ed (a byte load
+ * and an ORR with a shifted operand each on Arm), then for xoff -128 (u8 input, s8
+ * operands) every byte's top bit flipped at once: (x - 128) mod 256 = x ^ 0x80 */
+static kn_kx *wide_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals) {
+    KN_ASSERT(T->xoff == 0 || T->xoff == -128);
+    kn_kx *w = NULL;
+    for (int k = 0; k < 4; k++) {
+        kn_kx *v = kx_cast(L, KN_U32, kx_cast(L, KN_U8, vals[k])); /* the byte's bits */
+        if (k) v = kx_bin(L, KX_SHL, v, kx_const(L, KN_U32, 8.0 * k));
+        w = w ? kx_bin(L, KX_OR, w, v) : v;
+    }
+    if (T->xoff) w = kx_bin(L, KX_XOR, w, kx_const(L, KN_U32, (double)0x80808080u));
+    return kx_cast(L, KN_I32, w);
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
-    int64_t full = G->cg / T->parts, tail = G->cg % T->parts, ng = full + (tail > 0);
-    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * ng * G->hp * G->wp);
-    if (G->hp != G->h || G->wp != G->w) {
+    /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
+     * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
+    int wpp = word_parts(T);
+    int64_t full = G->cg / wpp, tail = G->cg % wpp, ng = full + (tail > 0);
+    KN_ASSERT(!T->wide || !tail);
+    /* words a position: the reduction tiles' 16-channel groups are whole (channels past
+     * cg: zero-point words, whose packed weights are 0) */
+    int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * nw * G->hp * G->wp);
+    if (G->hp != G->h || G->wp != G->w || nw != ng) {
         int vi = kl_for(L, xw->numel);
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
         kl_end(L);
@@ -992,21 +1093,28 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
      * unpadded image with contiguous rows (1x1 convolutions) as one row of h*w */
     bool flat = G->hp == G->h && G->wp == G->w && G->xs[3] == 1 && G->xs[2] == G->w;
     int64_t rows = flat ? 1 : G->h, cols = flat ? G->h * G->w : G->w;
-    int64_t lanes = G->xs[3] == 1 ? T->lanes : 1;
+    int64_t lanes = G->xs[3] == 1 && !T->wide ? T->lanes : 1;
     while (lanes > 4 && lanes > cols) lanes /= 2;
     if (lanes < 4 || lanes > cols) lanes = 1;
     for (int part = 0; part < 2; part++) { /* the full words, then the partial last one */
-        int nch = part ? (int)tail : T->parts;
+        int nch = part ? (int)tail : wpp;
         if (part ? !tail : !full) continue;
-        int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = part ? -1 : kl_for(L, full);
-        kn_kx *c = part ? kx_int(L, full) : kx_var(L, vc);
+        int vb = kl_for(L, G->n), vg = kl_for(L, G->group),
+            vc = part ? -1 : kl_for(L, T->wide ? nw / T->wide : full);
+        int vq = T->wide && !part ? kl_for(L, T->wide) : -1; /* the word of a position */
+        kn_kx *c = part      ? kx_int(L, full)
+                   : vq >= 0 ? mad(L, kx_var(L, vc), T->wide, kx_var(L, vq))
+                             : kx_var(L, vc);
+        bool guard = vq >= 0 && nw != ng; /* the last group's words past the channels */
+        if (guard) kl_if(L, kx_bin(L, KX_LT, c, kx_int(L, full)));
         int vh = kl_for(L, rows);
-        kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, c);
+        kn_kx *bg = mad(L, kx_var(L, vb), G->group, kx_var(L, vg));
+        kn_kx *plane = vq >= 0 ? mad(L, bg, nw / T->wide, kx_var(L, vc)) : mad(L, bg, ng, c);
         int vd = kl_decl(L, KN_I64,
                          mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp,
                              kx_int(L, G->pw)));
         /* the input's own strides (any layout): channel g * cg + c * 4 + k */
-        kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, c, kx_int(L, T->parts)));
+        kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, c, kx_int(L, wpp)));
         int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_int(L, 0)));
         int64_t nv = cols / lanes;
         for (int pass = 0; pass < 2; pass++) { /* whole vectors, then the overlapping one */
@@ -1019,10 +1127,12 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
                 kn_kx *xi = kt_plus(L, at, k * G->xs[1]);
                 vals[k] = lanes > 1 ? kx_vload(L, x, xi, (int)lanes) : kx_load(L, x, xi);
             }
-            kl_store(L, xw, kx_add(L, kx_var(L, vd), j), kt_word(L, T, vals, nch));
+            kn_kx *wi = kx_add(L, kx_var(L, vd), j);
+            if (vq >= 0) wi = mad(L, wi, T->wide, kx_var(L, vq));
+            kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
             if (!pass) kl_end(L);
         }
-        kl_end_n(L, part ? 3 : 4);
+        kl_end_n(L, part ? 3 : 4 + (vq >= 0) + guard);
     }
     return xw;
 }
@@ -1167,12 +1277,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     kt_tile T;
     conv_geometry(d, &G);
     int64_t group = d->group;
-    if (!kt_choose(L, G.kg, G.ow, ov, integer, integer && kt_mve(tg, d, ov), &T)) return false;
+    bool red16 = integer && kt_red16(tg, d, ov); /* Helium's VMLADAVA.S8 (kt_tile.wide) */
+    if (!kt_choose(L, G.kg, G.ow, ov, integer, integer && !red16 && kt_mve(tg, d, ov), &T))
+        return false;
+    if (red16) red16_tile(d, ov, &T);
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
         int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);
     }
-    if (integer) int_dot(tg, d, ov, &T);
+    if (integer && !red16) int_dot(tg, d, ov, &T);
     T.cpair = T.dot == KN_DOT_S16X2 && T.lanes == 1 && !T.xzrt && cpair_suits(tg, d, ov);
     if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && T.lanes == 1 && !T.xzrt &&
         G.cg % 4 == 0 && G.kh == 1 && G.kw == 1 &&
@@ -1201,9 +1314,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         ws[g] = (conv_src){&G, g};
         wp[g] = &ws[g];
     }
+    kt_tile T4 = T; /* reduction words: packed as 4 * kb columns of single words */
+    T4.kb *= 4, T4.kbl *= 4;
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
+            : T.wide                   ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
                                        : kt_pack(L, &T, T.wt, group, red, G.kg,
-                                                 T.split   ? conv_wsplit
+                               T.split   ? conv_wsplit
                                                  : T.cpair ? conv_wcpair
                                                  : T.dot   ? conv_wdot
                                                            : conv_w,
@@ -1218,6 +1334,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
     if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
+    else if (integer && d->yscale && T.wide)
+        kt_int_tables_red(L, d, &G.rq);
     else if (integer && d->yscale)
         kt_int_tables(L, d, &G.rq);
     if (T.cpair) { /* words of column pairs, padded */
@@ -1233,8 +1351,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.x = x;
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
-    } else if (T.dot && T.parts == 4 &&
-               (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))) { /* words, padded */
+    } else if (T.dot &&
+               (T.wide || (T.parts == 4 && (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))))) {
+        /* words, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
@@ -1640,7 +1759,10 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                                   : mm_init_rt(L, G->d, &T);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, 1, 1, G->n, mm_csum, &ctx);
     G->rq = (kt_rq){0};
-    if (integer && G->d->yscale) kt_int_tables(L, G->d, &G->rq);
+    if (integer && G->d->yscale && tg && tg->int8_red) /* Helium (kt_int_tables_red) */
+        kt_int_tables_red(L, G->d, &G->rq);
+    else if (integer && G->d->yscale)
+        kt_int_tables(L, G->d, &G->rq);
     mm_blocks(L, G, &T);
     return true;
 }

@@ -133,11 +133,10 @@ static double acc_bound(const kn_contract *d) {
     return bound;
 }
 
-bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
+/* kt_int_tables_hi32 on any target */
+static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
     *q = (kt_rq){0};
-    if (!d->yscale || !d->fixed || !L->target || L->target->kind != KN_TARGET_CPU ||
-        (d->yz && (!is_const(d->yz) || d->yz->numel != 1)))
-        return false;
+    if (!d->yscale || !d->fixed || (d->yz && (!is_const(d->yz) || d->yz->numel != 1))) return false;
     int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N, n = ncols + pad;
     int32_t zp = (int32_t)cval(d->yz, 0);
     int32_t *t = malloc((size_t)(n ? n : 1) * 3 * sizeof *t);
@@ -161,6 +160,15 @@ bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
     }
     free(t);
     return ok;
+}
+
+bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
+    *q = (kt_rq){0};
+    return L->target && L->target->kind == KN_TARGET_CPU && hi32_tables(L, d, pad, q);
+}
+
+void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q) {
+    if (!hi32_tables(L, d, 0, q)) kt_int_tables(L, d, q);
 }
 
 void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {

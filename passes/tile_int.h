@@ -55,6 +55,12 @@ void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq 
 /* The high-word form's tables (kn_qmul_hi32) of a fixed-point d's columns and `pad` more
  * (mult 0) on CPU targets; false (q cleared) where a column does not allow it. */
 bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
+/* The tables of Helium's reduction tiles (passes/tile.c, kt_tile.wide: one scalar
+ * accumulator an output, requantized and stored one at a time): the high-word form
+ * where every column allows it, on any target (SMMUL, an add, a shift and SSAT an
+ * output on Arm, where kl_requant_fixed32 takes a 64-bit add and a parity test more);
+ * else kt_int_tables. */
+void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q);
 /* Fixed-point requantization (d->fixed) in f64 where it is exact, on CPU targets with
  * f64 vectors: q->mult the table of M = mult * 2^-shift of each column (kn_qmul; `pad`
  * zeros past the last), for kt_int_store(_vec) with shift NULL, which computes

@@ -27,6 +27,8 @@ typedef enum kn_dot {
     KN_DOT_S16X2,  /* two i16 x i16: x86 pmaddwd (SSE2 and later), Cortex-M DSP SMLAD */
     KN_DOT_U8S8X4, /* four u8 x s8: AVX-512 VNNI vpdpbusd */
     KN_DOT_S8S8X4, /* four s8 x s8: AArch64 SDOT */
+    KN_DOT_S8X16,  /* a reduction: sixteen s8 x s8 (two vectors of four words) summed into
+                      one scalar i32 accumulator: Helium VMLADAVA.S8 */
 } kn_dot;
 
 typedef struct kn_target {
@@ -37,6 +39,8 @@ typedef struct kn_target {
     int vector_bits;         /* widest SIMD register, 0 for none */
     int vector_registers;    /* how many */
     kn_dot int8_dot;         /* its integer dot product (integer tiles use it), or none */
+    kn_dot int8_red;         /* its reduction of 16 int8 products into a scalar (KN_DOT_S8X16):
+                                integer tiles along input channels use it, or none */
     bool fma;                /* fused f32 multiply-add: the LLVM backend's fmuladd fuses, and
                                 generated C fuses kernel-IR fma (KN_FMAF) where its compiler
                                 has a fast fmaf (docs/generated-c.md) */
@@ -71,7 +75,7 @@ const kn_target *kn_target_find(const char *name);
  * machine kiln runs on; any other target as it is. The result is static. */
 const kn_target *kn_target_resolve(const kn_target *t);
 /* The dot product's name as --help, schedules and the kernel-IR text print it:
- * "none", "s16x2", "u8s8x4", "s8s8x4". */
+ * "none", "s16x2", "u8s8x4", "s8s8x4", "s8x16". */
 const char *kn_dot_name(kn_dot d);
 /* Every target, for --help: a NULL-terminated array. */
 const kn_target *const *kn_target_list(void);

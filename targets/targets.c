@@ -135,6 +135,7 @@ static const kn_target targets[] = {
      .vector_registers = 8,
      .fma_scalar = true,
      .int8_dot = KN_DOT_S16X2,
+     .int8_red = KN_DOT_S8X16,
      .float_abi = KN_FLOAT_ABI_HARD,
      .embedded = true,
      .kind = KN_TARGET_MCU,
@@ -162,6 +163,7 @@ const char *kn_dot_name(kn_dot d) {
     case KN_DOT_S16X2: return "s16x2";
     case KN_DOT_U8S8X4: return "u8s8x4";
     case KN_DOT_S8S8X4: return "s8s8x4";
+    case KN_DOT_S8X16: return "s8x16";
     default: return "none";
     }
 }

@@ -6,6 +6,7 @@
  * emitted only when used. */
 #include "codegen/c/cprint.h"
 #include "ir/regex.h"
+#include "targets/target.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,6 +30,8 @@ enum { H_LDW = 1 << 21 };
 enum { H_RINTF = 1 << 22 };
 
 typedef kn_cprint emitter;
+
+static bool ivvar(const emitter *E, int v);
 
 static const char *ctype_ocl(kn_dtype t) {
     switch (t) {
@@ -306,6 +309,19 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fputc(')', f);
         return;
     case KX_DOT:
+        if (x->i == KN_DOT_S8X16 && x->a[1]->op == KX_VAR && x->a[2]->op == KX_VAR) {
+            /* a reduction of two 4-lane words: KN_DOT16 (Helium VMLADAVA.S8) on kn_v4i,
+             * the helper kn_dot4 on the lane arrays of scalar C */
+            bool v = ivvar(E, x->a[1]->var) && ivvar(E, x->a[2]->var);
+            if (v)
+                E->mve_used = true;
+            else
+                E->helpers |= (unsigned)H_DOT << x->i;
+            fprintf(f, "%s(", v ? "KN_DOT16" : "kn_dot4");
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", v%d, v%d)", x->a[1]->var, x->a[2]->var);
+            return;
+        }
         E->helpers |= (unsigned)H_DOT << x->i;
         char dot[16];
         snprintf(dot, sizeof dot, "kn_dot%d", (int)x->i);
@@ -989,7 +1005,7 @@ static const char *bf16_helpers_ocl[2] = {
  * without implementation-defined conversions, products exact in int32, sums wrapping
  * through uint32. SMLAD where the compiler targets an Arm DSP extension (Cortex-M4/M7:
  * it is the same sum; its Q flag is not read). */
-static const char *dot_helpers[4] = {
+static const char *dot_helpers[5] = {
     NULL,
     "static int32_t kn_dot1(int32_t acc, int32_t a, int32_t b) {\n"
     "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
@@ -1017,6 +1033,15 @@ static const char *dot_helpers[4] = {
     "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b, s = (uint32_t)acc;\n"
     "    for (int k = 0; k < 32; k += 8) {\n"
     "        int32_t x = (int32_t)((ua >> k) & 0xffu), y = (int32_t)((ub >> k) & 0xffu);\n"
+    "        s += (uint32_t)((x - ((x & 0x80) << 1)) * (y - ((y & 0x80) << 1)));\n"
+    "    }\n"
+    "    return (int32_t)s;\n"
+    "}\n",
+    "static int32_t kn_dot4(int32_t acc, const int32_t *a, const int32_t *b) {\n"
+    "    uint32_t s = (uint32_t)acc;\n"
+    "    for (int k = 0; k < 128; k += 8) {\n"
+    "        uint32_t ua = (uint32_t)a[k / 32] >> k % 32, ub = (uint32_t)b[k / 32] >> k % 32;\n"
+    "        int32_t x = (int32_t)(ua & 0xffu), y = (int32_t)(ub & 0xffu);\n"
     "        s += (uint32_t)((x - ((x & 0x80) << 1)) * (y - ((y & 0x80) << 1)));\n"
     "    }\n"
     "    return (int32_t)s;\n"
@@ -1164,7 +1189,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_RINTF) fputs(rintf_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
-    for (int k = 1; k < 4; k++)
+    for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
@@ -1367,7 +1392,20 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                    "#define KN_LD4S16(p) ((kn_v4i)vldrhq_s32((const int16_t *)(const void *)(p)))\n"
                    "#define KN_MLA4I(a, w, x) ((kn_v4i)vmlaq_n_s32((int32x4_t)(a), (int32x4_t)(w), "
                    "x))\n"
+                   "#define KN_DOT16(acc, x, w) \\\n"
+                   "    vmladavaq_s8(acc, vreinterpretq_s8_s32((int32x4_t)(x)), "
+                   "vreinterpretq_s8_s32((int32x4_t)(w)))\n"
                    "#else\n"
+                   "__attribute__((unused)) static inline int32_t kn_dot16(int32_t acc, kn_v4i x, "
+                   "kn_v4i w) {\n"
+                   "    unsigned char a[16], b[16];\n"
+                   "    uint32_t s = (uint32_t)acc;\n"
+                   "    memcpy(a, &x, 16);\n    memcpy(b, &w, 16);\n"
+                   "    for (int k = 0; k < 16; k++)\n"
+                   "        s += (uint32_t)(((int32_t)a[k] - ((a[k] & 0x80) << 1)) *\n"
+                   "                        ((int32_t)b[k] - ((b[k] & 0x80) << 1)));\n"
+                   "    return (int32_t)s;\n}\n"
+                   "#define KN_DOT16(acc, x, w) kn_dot16(acc, x, w)\n"
                    "#define KN_LD4S16(p) \\\n"
                    "    __builtin_convertvector(*(const kn_v4hu *)(const void *)(p), kn_v4i)\n"
                    "#define KN_MLA4I(a, w, x) \\\n"

@@ -547,6 +547,18 @@ static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
  * the kind from the target description), else the portable form. Both wrap. */
 static LLVMValueRef dot(emit *E, const kn_kx *x) {
     int lanes = kx_lanes(x), kind = (int)x->i;
+    if (kind == KN_DOT_S8X16) { /* acc + the sum of 16 s8 products: MVE selects VMLADAVA.S8 */
+        LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx),
+                    bt = LLVMVectorType(LLVMInt8TypeInContext(E->ctx), 16),
+                    wt = LLVMVectorType(i32, 16);
+        LLVMValueRef a =
+            LLVMBuildSExt(E->b, LLVMBuildBitCast(E->b, expr(E, x->a[1]), bt, ""), wt, "");
+        LLVMValueRef b =
+            LLVMBuildSExt(E->b, LLVMBuildBitCast(E->b, expr(E, x->a[2]), bt, ""), wt, "");
+        LLVMValueRef prod = LLVMBuildMul(E->b, a, b, "");
+        LLVMValueRef sum = call_fn(E, "llvm.vector.reduce.add.v16i32", i32, &prod, 1);
+        return LLVMBuildAdd(E->b, expr(E, x->a[0]), sum, "");
+    }
     LLVMValueRef acc = splat(E, expr(E, x->a[0]), lanes), a = splat(E, expr(E, x->a[1]), lanes),
                  b = splat(E, expr(E, x->a[2]), lanes);
     arch ar = target_arch(E->jit ? NULL : E->p->target);

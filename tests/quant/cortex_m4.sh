@@ -5,12 +5,29 @@
 # script), run there, and every output byte compared with the reference inside the
 # image. With EMIT=obj, the same with the LLVM backend's object (--emit obj --target
 # cortex-m4) linked instead of the generated C. Exit 77 (skipped) without
-# arm-none-eabi-gcc or qemu-system-arm.
-# usage: cortex_m4.sh KILN SOURCE_DIR [c|obj]
+# arm-none-eabi-gcc or qemu-system-arm. With TARGET cortex-m55: the models that take
+# Helium's reduction tiles (VMLADAVA.S8, tests/quant/make_red16.py; kt_tile.wide in
+# passes/tile.c) and two with 1x1 convolutions of 16 and 32 channels, for
+# --target cortex-m55 on QEMU's mps3-an547 (the same startup, its memory map: code at
+# 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8.
+# usage: cortex_m4.sh KILN SOURCE_DIR [c|obj] [cortex-m4|cortex-m55]
 KILN=$1
 S=$2
 EMIT=${3:-c}
+TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
+  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8
+  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
+CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
+if [ "$TARGET" = cortex-m55 ]; then
+  MODELS="red16_s8 red16_u8 qlinear_pointwise fixed/qdq_pointwise_part"
+  CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
+  MACHINE=mps3-an547 LD=$T/an547.ld
+  sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
+    -e 's/ORIGIN = 0x20000000/ORIGIN = 0x31000000/' "$S/tests/quant/m4/link.ld" >"$LD"
+fi
 for tool in arm-none-eabi-gcc qemu-system-arm; do
   command -v $tool >/dev/null || { echo "$tool missing: skipped"; exit 77; }
 done
@@ -31,14 +48,12 @@ carray() { # name, file, bytes
 # tests/quant/make_conv_zp0.py); fixed/*: the qdq
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
-for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 \
-  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 \
-  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part; do
+for m in $MODELS; do
   M=$S/tests/quant/models/$m
   case $m in fixed/*) M=$S/tests/quant/$m ;; esac
   m=${m#fixed/}
   D=$T/$m
-  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target cortex-m4 \
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target $TARGET \
     --dump-schedule "$T/$m.sched" >/dev/null || { bad "$m: compile"; continue; }
   case $m in
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
@@ -70,8 +85,8 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cp
     printf 'static const unsigned char *const wants[] = {%s};\n' "$wants"
     printf 'static const long want_size[] = {%s};\n#define OUT_MAX %d\n' "$sizes" $max
   } >"$D/data.h"
-  arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2 -std=c11 \
-    -Wall -Werror --specs=rdimon.specs -nostartfiles -T "$S/tests/quant/m4/link.ld" \
+  arm-none-eabi-gcc $CFLAGS -O2 -std=c11 \
+    -Wall -Werror --specs=rdimon.specs -nostartfiles -T "$LD" \
     -I"$D" "$S/tests/quant/m4/startup.s" "$S/tests/quant/m4/main.c" "$D/m.$([ $EMIT = obj ] && echo o || echo c)" -lm \
     -o "$D/app.elf" 2>"$D/cc.log" && ok || { bad "$m: build: $(head -5 "$D/cc.log")"; continue; }
   # the object built for the EABI environment (the normalized triple): its soft-float
@@ -80,19 +95,28 @@ for m in qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cp
     arm-none-eabi-nm "$D/m.o" | grep -qE ' U __(muldf3|adddf3|floatsidf)$' &&
       bad "$m: GNU-named double helpers (triple without its EABI environment)" || ok
   fi
-  arm-none-eabi-objdump -d "$D/app.elf" >"$D/app.dis"
+  arm-none-eabi-objdump -d $([ "$TARGET" = cortex-m55 ] && echo -m armv8.1-m.main) "$D/app.elf" \
+    >"$D/app.dis"
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers)
-  [ $m = qdq_depthwise ] || { grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"; }
+  if [ "$TARGET" = cortex-m55 ]; then
+    # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
+    # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
+    v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
+    grep -q "$v" "$D/app.dis" && ok || bad "$m: no $v in the image"
+  else
+    [ $m = qdq_depthwise ] || { grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"; }
+  fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
   mm_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   mm_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
-  qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions)
-    [ $EMIT = obj ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||
+  qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
+    # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||
       bad "$m: no ssat and usat in the image"; } ;;
   esac
-  timeout 120 qemu-system-arm -machine mps2-an386 -nographic -semihosting -monitor none \
+  timeout 120 qemu-system-arm -machine $MACHINE -nographic -semihosting -monitor none \
     -kernel "$D/app.elf" >"$D/out.txt" 2>&1
   grep -q "^ok [0-9]* bytes" "$D/out.txt" && ok || bad "$m: on the board: $(head -8 "$D/out.txt")"
 done

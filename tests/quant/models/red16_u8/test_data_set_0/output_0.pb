@@ -1,0 +1,1 @@
+ByJŒegch`kcmcif]hhcggha\Wc`ab_eZcbjZcli]_ieabidb]e^m^`eXgi^hbdka^dilkZe[gced`^i`c]iqd`fe`ge]acdf`hjdhe`dZ^kcd_acej]eYintebi`\ee_h\eaifd_m`_`b_hi
