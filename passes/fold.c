@@ -189,6 +189,12 @@ static kn_status fold_graph(kn_ctx *cx, kn_graph *g) {
     for (; i < nsrc; i++) {
         kn_node *n = src[i];
         bool folded;
+        /* g's node list is the one being swept, so that kn_graph_replace_uses and
+         * kn_graph_is_output (which walk from the root) see the nodes of a branch
+         * taken earlier in this sweep (or in an enclosing one): a nested If on a
+         * constant inside a taken branch is read by nodes that exist only here */
+        g->nodes = src;
+        g->nnodes = g->cap_nodes = nsrc;
         if ((st = kn_infer_node(cx, n, scratch))) break;
         kn_graph *br = take_branch(cx, g, n);
         if ((st = cx->status)) break;

@@ -123,6 +123,65 @@ def make_if_flag_both():
     return m, sets
 
 
+def shape_if(p, x, inner):
+    """A torch-exported RNN's rank test (silero VAD): If(Size(Shape(x)) == 2), constant
+    once x's shape is fixed, its then branch = `inner` (nodes, output), its else branch
+    an Unsqueeze to the same rank."""
+    return [
+        helper.make_node("Shape", [x], [p + "_shape"], name=p + "/Shape"),
+        helper.make_node("Size", [p + "_shape"], [p + "_size"], name=p + "/Size"),
+        const(p + "_two", i64(2)),
+        helper.make_node("Equal", [p + "_size", p + "_two"], [p + "_eq"], name=p + "/Equal"),
+        helper.make_node("If", [p + "_eq"], [p + "_out"], name=p + "/If",
+                         then_branch=helper.make_graph(
+                             inner[0], p + "_then", [],
+                             [vi(inner[1], TensorProto.FLOAT, None)]),
+                         else_branch=helper.make_graph(
+                             [const(p + "_eax", i64(0)),
+                              helper.make_node("Unsqueeze", [x, p + "_eax"], [p + "_e"],
+                                               name=p + "/else/Unsqueeze")],
+                             p + "_else", [], [vi(p + "_e", TensorProto.FLOAT, None)])),
+    ]
+
+
+def nested(p, x, scale):
+    """shape_if(shape_if(Unsqueeze(x)) * scale): the inner If's output is read by a node
+    of the outer If's branch (silero VAD's decoder/rnn/If -> Unsqueeze_3)."""
+    inner = shape_if(p + "/in", x, ([const(p + "/in_ax", i64(0)),
+                                     helper.make_node("Unsqueeze", [x, p + "/in_ax"],
+                                                      [p + "/in_u"], name=p + "/in/Unsqueeze")],
+                                    p + "/in_u"))
+    inner += [const(p + "_k", np.array(scale, dtype=np.float32)),
+              helper.make_node("Mul", [p + "/in_out", p + "_k"], [p + "_m"], name=p + "/Mul")]
+    return shape_if(p, x, (inner, p + "_m"))
+
+
+def make_if_nested():
+    """Nested Ifs on conditions that fold once the input shape is fixed (silero VAD v5,
+    v6, 16k_op15, half from npm): at the top level, and inside both branches of an If
+    on the run-time sr flag. kiln takes each constant If's branch; a nested one's output
+    must be renamed in the nodes of the branch taken before it (issue 15)."""
+    top = nested("/top", "x", 2.0)
+    br = lambda p, k: helper.make_graph(  # noqa: E731
+        nested(p, "x", k), p, [], [vi(p + "_out", TensorProto.FLOAT, None)])
+    nodes = top + [
+        helper.make_node("Relu", ["/top_out"], ["a"], name="/top/Relu"),
+        const("sr16k", i64(16000)),
+        helper.make_node("Equal", ["sr", "sr16k"], ["is16k"], name="Equal_0"),
+        helper.make_node("If", ["is16k"], ["b0"], name="If_0",
+                         then_branch=br("/then", 3.0), else_branch=br("/else", -1.0)),
+        helper.make_node("Sigmoid", ["b0"], ["b"], name="/Sigmoid"),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [1, "N"]), vi("sr", TensorProto.INT64, [])],
+              [vi("a", TensorProto.FLOAT, None), vi("b", TensorProto.FLOAT, None)], opset=16)
+    sets = []
+    for s in (16000, 8000):
+        x = rng.standard_normal((1, 8)).astype(np.float32)
+        sr = np.array(s, dtype=np.int64)
+        sets.append(([x, sr], ort_run(m, {"x": x, "sr": sr})))
+    return m, sets
+
+
 # ---- a PaddlePaddle-style export (paddle2onnx names nodes and values p2o.OP.N and
 # computes shapes in the graph: Shape -> Slice/Gather -> Cast -> arithmetic -> Concat)
 
@@ -475,6 +534,7 @@ MODELS = {
     "tf2onnx_style": make_tf2onnx_style,
     "if_flag": make_if_flag,
     "if_flag_both": make_if_flag_both,
+    "if_nested": make_if_nested,
 }
 
 if __name__ == "__main__":
