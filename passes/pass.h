@@ -32,7 +32,7 @@ kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g);
-kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const struct kn_target *t);
 /* graph passes of the optimization layer (passes/bnfold.c ...) */
 kn_status kn_pass_bnfold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_act(kn_ctx *cx, kn_graph *g);

@@ -74,6 +74,13 @@ Q=$2/tests/quant/fixed/qdq_block
 for l in "b1e_conv:0,1" "b1d_conv:1,1" "b1p_conv:1,0" "b2e_conv:0,1" "b2d_conv:1,1" "b2p_conv:1,0"; do
   grep -q "kn.layout=\[${l#*:}\]}  # ${l%%:*}\$" "$T/q.txt" && ok || bad "qdq_block: ${l%%:*} not kn.layout=[${l#*:}]"
 done
+# not on microcontrollers, whose integer tiles read NCHW words (passes/layout.c)
+for t in cortex-m4 cortex-m55; do
+  "$KILN" inspect "$Q/model.onnx" --passes shape,qdq,fold,shape,layout --target $t >"$T/q_$t.txt" 2>&1 ||
+    bad "inspect qdq_block --target $t"
+  ! grep -q "kn.layout" "$T/q_$t.txt" && grep -q "b1d_conv" "$T/q_$t.txt" && ok ||
+    bad "qdq_block: a channels-last layout on $t"
+done
 r=$("$KILN" check-onnx "$Q" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_block, interp after layout: $r"
 "$KILN" compile "$Q/model.onnx" -o "$T/blk" --target x86-64-vnni --dump-schedule "$T/blk.sched" >/dev/null 2>&1 ||
