@@ -125,12 +125,19 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
                    first[0] ? first : "(no message)");
 }
 
+/* Creates a fresh folder $TMPDIR/PREFIX-XXXXXX (/tmp without TMPDIR) into dir. */
+static kn_status make_tmp_dir(kn_ctx *cx, const char *prefix, char *dir, size_t size) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, size, "%s/%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", prefix);
+    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    return KN_OK;
+}
+
 kn_status backend_cc_load(kn_ctx *cx, const char *src, size_t len, void **lib) {
     *lib = NULL;
     char dir[4096];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/kiln-host-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    kn_status made = make_tmp_dir(cx, "kiln-host", dir, sizeof dir);
+    if (made) return made;
     char path[4200], so[4200];
     snprintf(path, sizeof path, "%s/host.c", dir);
     snprintf(so, sizeof so, "%s/host.so", dir);
@@ -212,9 +219,8 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
                         .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL,
                         .profile = prof != NULL};
     char dir[4096];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/kiln-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    kn_status made = make_tmp_dir(cx, "kiln-run", dir, sizeof dir);
+    if (made) return made;
     char so[4200], wpath[4200];
     snprintf(so, sizeof so, "%s/model.so", dir);
     snprintf(wpath, sizeof wpath, "%s/model.weights", dir);
