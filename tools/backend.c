@@ -8,6 +8,7 @@
  * so kiln bench compiles once and runs many times. */
 #include "targets/target.h"
 #include "tools/backend.h"
+#include "tools/cc.h"
 #include "tools/pool_trace.h"
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm.h"
@@ -24,7 +25,6 @@
 #endif
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,101 +56,6 @@ bool backend_available(const char *name) {
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, const kn_target *target,
                             const kn_compile_opts *opts, kn_kprog **out) {
     return kn_compile_program_opts(cx, g, name, target, opts, out);
-}
-
-/* Runs argv, stderr to errfile; returns the exit status (-1 if it could not run). */
-static int run_tool(char *const *argv, const char *errfile) {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            dup2(fd, 1);
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    if (waitpid(pid, &status, 0) < 0) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void remove_dir(const char *dir) {
-    if (getenv("KILN_KEEP_TMP")) {
-        fprintf(stderr, "kiln: kept %s\n", dir);
-        return;
-    }
-    char *argv[] = {"rm", "-rf", (char *)dir, NULL};
-    run_tool(argv, "/dev/null");
-}
-
-/* Appends the space-separated flags in buf (tokenized in place) to argv[*argc..max). */
-static void add_flags(char **argv, int *argc, int max, char *buf) {
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, " ", &save); tok && *argc < max;
-         tok = strtok_r(NULL, " ", &save))
-        argv[(*argc)++] = tok;
-}
-
-kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so,
-                     const char *cflags) {
-    const char *cc = getenv("CC") && getenv("CC")[0] ? getenv("CC") : "cc";
-    char src[4096], err[4096];
-    snprintf(src, sizeof src, "%s/%s.c", dir, name);
-    snprintf(err, sizeof err, "%s/cc.log", dir);
-    char *argv[64] = {(char *)cc, "-std=c99", "-O1", "-Wall",    "-Wextra", "-Wpedantic", "-Werror",
-                      "-fPIC",    "-shared",  "-o",  (char *)so, src,       "-lm"};
-    int argc = 13;
-    /* the caller's flags (bench: -O3 -march=native), then KILN_CFLAGS, e.g.
-     * -fsanitize=address,undefined in the sanitizer pass */
-    char flags[1024] = "", extra[1024] = "";
-    const char *env = getenv("KILN_CFLAGS");
-    if (cflags) snprintf(flags, sizeof flags, "%s", cflags);
-    if (env) snprintf(extra, sizeof extra, "%s", env);
-    add_flags(argv, &argc, 63, flags);
-    add_flags(argv, &argc, 63, extra);
-    argv[argc] = NULL;
-    int rc = run_tool(argv, err);
-    if (rc == 0) return KN_OK;
-    char first[600] = "";
-    FILE *f = fopen(err, "r");
-    if (f) {
-        while (fgets(first, sizeof first, f))
-            if (strstr(first, "error")) break;
-        fclose(f);
-    }
-    first[strcspn(first, "\n")] = 0;
-    return kn_diag(cx, NULL, KN_EINTERNAL, "the generated C does not compile with %s: %s", cc,
-                   first[0] ? first : "(no message)");
-}
-
-/* Creates a fresh folder $TMPDIR/PREFIX-XXXXXX (/tmp without TMPDIR) into dir. */
-static kn_status make_tmp_dir(kn_ctx *cx, const char *prefix, char *dir, size_t size) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, size, "%s/%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", prefix);
-    if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
-    return KN_OK;
-}
-
-kn_status backend_cc_load(kn_ctx *cx, const char *src, size_t len, void **lib) {
-    *lib = NULL;
-    char dir[4096];
-    kn_status made = make_tmp_dir(cx, "kiln-host", dir, sizeof dir);
-    if (made) return made;
-    char path[4200], so[4200];
-    snprintf(path, sizeof path, "%s/host.c", dir);
-    snprintf(so, sizeof so, "%s/host.so", dir);
-    FILE *f = fopen(path, "wb");
-    kn_status st = KN_OK;
-    if (!f || fwrite(src, 1, len, f) != len)
-        st = kn_diag(cx, NULL, KN_EIO, "cannot write %s", path);
-    if (f && fclose(f) && !st) st = kn_diag(cx, NULL, KN_EIO, "cannot write %s", path);
-    if (!st) st = backend_cc(cx, dir, "host", so, NULL);
-    if (!st && !(*lib = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
-        st = kn_diag(cx, NULL, KN_EINTERNAL, "cannot load the compiled host code: %s", dlerror());
-    remove_dir(dir); /* the loaded object stays mapped */
-    return st;
 }
 
 /* Weights above this many bytes go to a file read at load time rather than into the
@@ -219,7 +124,7 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
                         .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL,
                         .profile = prof != NULL};
     char dir[4096];
-    kn_status made = make_tmp_dir(cx, "kiln-run", dir, sizeof dir);
+    kn_status made = cc_tmp_dir(cx, "kiln-run", dir, sizeof dir);
     if (made) return made;
     char so[4200], wpath[4200];
     snprintf(so, sizeof so, "%s/model.so", dir);
@@ -241,7 +146,7 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
         else
             *hook = prof->hook, *user = prof->user;
     }
-    remove_dir(dir); /* the loaded object stays mapped */
+    cc_remove_dir(dir); /* the loaded object stays mapped */
     return st;
 }
 

@@ -58,14 +58,6 @@ kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a,
 kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name,
                             const struct kn_target *target, const kn_compile_opts *opts,
                             struct kn_kprog **out);
-/* Compiles dir/name.c into the shared object `so` with $CC (default cc) at -std=c99
- * -O1 -Wall -Wextra -Wpedantic -Werror, then `cflags` (space-separated, may be NULL;
- * a later -O wins), then $KILN_CFLAGS. */
-kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *so,
-                     const char *cflags);
-/* Writes C source src[0..len) to a temporary folder, compiles it as backend_cc does
- * (no extra flags) and dlopen()s it into *lib (dlclose() it); the folder is removed. */
-kn_status backend_cc_load(kn_ctx *cx, const char *src, size_t len, void **lib);
 /* Marks (mark[i] = 1, one byte per graph input) the inputs whose values determine
  * the shape of some value, given the input tensors' shapes: those feeding integer
  * inputs of nodes with non-static outputs, or with all_inputs any of their inputs.

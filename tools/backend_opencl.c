@@ -9,7 +9,7 @@
 #include "codegen/c/emit_c.h"
 #include "codegen/opencl/emit_opencl.h"
 #include "runtime/kn_opencl.h"
-#include "tools/backend.h"
+#include "tools/cc.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
