@@ -2088,14 +2088,41 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* The input of a strided 8-bit 1x1 convolution (ResNet's downsample) as the pixel tiles
+ * read it, built once per run: words [c / 4][Pp] of 4 channels (kt_word), the word at
+ * output pixel p = oy*ow + ox holding input pixel (oy*sh, ox*sw), the zero-point word past
+ * P = oh*ow. conv_words would copy every input pixel, 4 for each one read at stride 2,
+ * and the channel tiles' transposing store outweighed their 16 to 64 dot steps there. */
+static kn_kbuf *pw_words_strided(kn_lower *L, const conv_geom *G, const kt_tile *T, int64_t Pp) {
+    int64_t ng = G->c / 4, P = G->oh * G->ow;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, ng * Pp);
+    if (Pp != P) {
+        int vg = kl_for(L, ng), vj = kl_for(L, Pp - P);
+        kl_store(L, xw, kt_plus(L, mad(L, kx_var(L, vg), Pp, kx_var(L, vj)), P), kt_zp_word(L, T));
+        kl_end_n(L, 2);
+    }
+    int vg = kl_for(L, ng), vy = kl_for(L, G->oh), vx = kl_for(L, G->ow);
+    kn_kx *iy = kx_mul(L, kx_var(L, vy), kx_int(L, G->sh));
+    kn_kx *ix = kx_mul(L, kx_var(L, vx), kx_int(L, G->sw));
+    kn_kx *vals[4];
+    for (int k = 0; k < 4; k++)
+        vals[k] = kx_load(L, G->d->x,
+                          conv_xat(L, G, kx_int(L, 0),
+                                   kt_plus(L, kx_mul(L, kx_var(L, vg), kx_int(L, 4)), k), iy, ix));
+    kl_store(L, xw, mad(L, kx_var(L, vg), Pp, mad(L, kx_var(L, vy), G->ow, kx_var(L, vx))),
+             kt_word(L, T, vals, 4));
+    kl_end_n(L, 3);
+    return xw;
+}
+
 /* ---- integer pointwise convolutions: pixels along the lanes ----
  *
- * An 8-bit 1x1 convolution (stride 1, no padding, one group) with a four-part dot
- * product, as tile_pointwise for floats: the tile's rows are output channels, its
- * columns kb consecutive pixels. The input is read as conv_words builds it ([c / 4][P]
- * words of 4 channels, contiguous along the pixels), the weights as one broadcast word
- * of 4 channels per row and step ([m][c / 4], packed at compile time), so each
- * accumulator vector holds lanes pixels of one output channel: requantized with that
+ * An 8-bit 1x1 convolution (no padding, one group) with a four-part dot product, as
+ * tile_pointwise for floats: the tile's rows are output channels, its columns kb
+ * consecutive pixels. The input is read as conv_words builds it ([c / 4][P] words of 4
+ * channels, contiguous along the pixels; with a stride, as pw_words_strided gathers it), the
+ * weights as one broadcast word of 4 channels per row and step ([m][c / 4], packed at compile
+ * time), so each accumulator vector holds lanes pixels of one output channel: requantized with that
  * channel's scalar multiplier and stored as one vector of 8-bit values straight into y.
  * The channel tiles of tile_conv put 32 output channels in the lanes instead, which NCHW
  * stores P apart: their 8 x 32 tile went through a scratch and a transposing loop of
@@ -2112,9 +2139,9 @@ enum { PW_PART_MIN = 2 }; /* blocks of pixels: see tile_pointwise_int */
 static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                                const kn_target *tg, kt_tile *Tp) {
     if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
-        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->sh != 1 ||
-        d->sw != 1 || d->n != 1 || !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) ||
-        d->c % 4 || !int_ok(d, d->c))
+        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->n != 1 ||
+        !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) || d->c % 4 ||
+        !int_ok(d, d->c))
         return false;
     int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
     kt_tile T;
@@ -2131,7 +2158,8 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     /* the word rows padded to whole vectors (the zero-point word past P): the image as
      * one row of P pixels, Pp wide */
     int64_t Pp = (P + T.lanes - 1) / T.lanes * T.lanes;
-    if (Pp != P) {
+    bool strided = d->sh != 1 || d->sw != 1; /* words gathered by pw_words_strided */
+    if (Pp != P && !strided) {
         G.h = G.oh = G.hp = 1;
         G.w = G.ow = P;
         G.wp = Pp;
@@ -2147,7 +2175,8 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     free(wt);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.kb, &rq);
-    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][Pp] */
+    kn_kbuf *xw =
+        strided ? pw_words_strided(L, &G, &T, Pp) : conv_words(L, &G, &T, d->x); /* [g][Pp] */
     /* tail: whole vectors, the last one partial when Pp > P */
     int64_t full = (Pp - (Pp > P ? T.lanes : 0)) / T.kb, tail = Pp - full * T.kb;
     for (int part = 0; part < 2; part++) {
