@@ -2088,14 +2088,41 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* The input of a strided 8-bit 1x1 convolution (ResNet's downsample) as the pixel tiles
+ * read it, built once per run: words [c / 4][Pp] of 4 channels (kt_word), the word at
+ * output pixel p = oy*ow + ox holding input pixel (oy*sh, ox*sw), the zero-point word past
+ * P = oh*ow. conv_words would copy every input pixel, 4 for each one read at stride 2,
+ * and the channel tiles' transposing store outweighed their 16 to 64 dot steps there. */
+static kn_kbuf *pw_words_strided(kn_lower *L, const conv_geom *G, const kt_tile *T, int64_t Pp) {
+    int64_t ng = G->c / 4, P = G->oh * G->ow;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, ng * Pp);
+    if (Pp != P) {
+        int vg = kl_for(L, ng), vj = kl_for(L, Pp - P);
+        kl_store(L, xw, kt_plus(L, mad(L, kx_var(L, vg), Pp, kx_var(L, vj)), P), kt_zp_word(L, T));
+        kl_end_n(L, 2);
+    }
+    int vg = kl_for(L, ng), vy = kl_for(L, G->oh), vx = kl_for(L, G->ow);
+    kn_kx *iy = kx_mul(L, kx_var(L, vy), kx_int(L, G->sh));
+    kn_kx *ix = kx_mul(L, kx_var(L, vx), kx_int(L, G->sw));
+    kn_kx *vals[4];
+    for (int k = 0; k < 4; k++)
+        vals[k] = kx_load(L, G->d->x,
+                          conv_xat(L, G, kx_int(L, 0),
+                                   kt_plus(L, kx_mul(L, kx_var(L, vg), kx_int(L, 4)), k), iy, ix));
+    kl_store(L, xw, mad(L, kx_var(L, vg), Pp, mad(L, kx_var(L, vy), G->ow, kx_var(L, vx))),
+             kt_word(L, T, vals, 4));
+    kl_end_n(L, 3);
+    return xw;
+}
+
 /* ---- integer pointwise convolutions: pixels along the lanes ----
  *
- * An 8-bit 1x1 convolution (stride 1, no padding, one group) with a four-part dot
- * product, as tile_pointwise for floats: the tile's rows are output channels, its
- * columns kb consecutive pixels. The input is read as conv_words builds it ([c / 4][P]
- * words of 4 channels, contiguous along the pixels), the weights as one broadcast word
- * of 4 channels per row and step ([m][c / 4], packed at compile time), so each
- * accumulator vector holds lanes pixels of one output channel: requantized with that
+ * An 8-bit 1x1 convolution (no padding, one group) with a four-part dot product, as
+ * tile_pointwise for floats: the tile's rows are output channels, its columns kb
+ * consecutive pixels. The input is read as conv_words builds it ([c / 4][P] words of 4
+ * channels, contiguous along the pixels; with a stride, as pw_words_strided gathers it), the
+ * weights as one broadcast word of 4 channels per row and step ([m][c / 4], packed at compile
+ * time), so each accumulator vector holds lanes pixels of one output channel: requantized with that
  * channel's scalar multiplier and stored as one vector of 8-bit values straight into y.
  * The channel tiles of tile_conv put 32 output channels in the lanes instead, which NCHW
  * stores P apart: their 8 x 32 tile went through a scratch and a transposing loop of
@@ -2112,9 +2139,9 @@ enum { PW_PART_MIN = 2 }; /* blocks of pixels: see tile_pointwise_int */
 static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                                const kn_target *tg, kt_tile *Tp) {
     if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
-        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->sh != 1 ||
-        d->sw != 1 || d->n != 1 || !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) ||
-        d->c % 4 || !int_ok(d, d->c))
+        d->kh != 1 || d->kw != 1 || d->ph || d->pw || d->peh || d->pew || d->n != 1 ||
+        !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) || d->c % 4 ||
+        !int_ok(d, d->c))
         return false;
     int64_t P = d->oh * d->ow, M = d->m, ng = d->c / 4;
     kt_tile T;
@@ -2131,7 +2158,8 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     /* the word rows padded to whole vectors (the zero-point word past P): the image as
      * one row of P pixels, Pp wide */
     int64_t Pp = (P + T.lanes - 1) / T.lanes * T.lanes;
-    if (Pp != P) {
+    bool strided = d->sh != 1 || d->sw != 1; /* words gathered by pw_words_strided */
+    if (Pp != P && !strided) {
         G.h = G.oh = G.hp = 1;
         G.w = G.ow = P;
         G.wp = Pp;
@@ -2147,7 +2175,8 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     free(wt);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.kb, &rq);
-    kn_kbuf *xw = conv_words(L, &G, &T, d->x); /* [g][Pp] */
+    kn_kbuf *xw =
+        strided ? pw_words_strided(L, &G, &T, Pp) : conv_words(L, &G, &T, d->x); /* [g][Pp] */
     /* tail: whole vectors, the last one partial when Pp > P */
     int64_t full = (Pp - (Pp > P ? T.lanes : 0)) / T.kb, tail = Pp - full * T.kb;
     for (int part = 0; part < 2; part++) {
@@ -2211,6 +2240,167 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
         }
         if (!part) kl_end(L); /* blocks */
     }
+    return true;
+}
+
+/* ---- integer stem convolutions: pixels along the lanes ----
+ *
+ * An 8-bit convolution over at most 4 input channels with a window (every CNN's first
+ * layer: 3 colour channels, 7x7 or 3x3, stride 2) reduces over one word of channels per
+ * tap only: ResNet-18's stem has 49 dot steps a tile, where the channel tiles of
+ * tile_conv spend as much again on the loop that transposes their [rows][32 channels]
+ * byte scratch into NCHW (0.13 of its 0.43 ms, measured by leaving that loop out). Here
+ * the lanes are output pixels along a row instead, as in tile_pointwise_int: each
+ * accumulator vector holds `lanes` consecutive outputs of one channel, is requantized
+ * with that channel's scalar multiplier and stored as one vector of 8-bit values
+ * straight into y. The tile is R output channels x NV vectors of one output row; a step
+ * (a kernel tap) loads NV vectors of input words and broadcasts one weight word per
+ * channel (packed [m][tap], conv_wdot). The input is copied once per run into words of
+ * its channels (kt_word, as conv_words builds them) whose padded rows are split into
+ * their `sw` column phases, [hp][sw][wph] (padded column c at phase c % sw, index
+ * c / sw), so the taps of consecutive outputs, sw columns apart, are consecutive words;
+ * the pads, and the words past each phase's last column that the last vector of a row
+ * reads, hold the zero-point word, whose products the init's correction counted on
+ * (conv_b). Outputs past ow in that last vector are not stored. CPUs with vectors only;
+ * one batch; dilation 1. The same contraction and dot product as the channel tiles (a
+ * schedule, not a second lowering): only the loop order and the operand layouts differ. */
+enum { STEM_INT_MAX_C = 4, STEM_INT_MAX_NV = 8 };
+
+static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                          const kn_target *tg, kt_tile *Tp) {
+    if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
+        d->c > STEM_INT_MAX_C || d->kh * d->kw < 2 || d->dh != 1 || d->dw != 1 || d->n != 1 ||
+        d->nsp != 2 || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kn_contract_is_int(d) || !d->yscale || !kn_contract_nchw(d) ||
+        !int_ok(d, d->c * d->kh * d->kw))
+        return false;
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.t = KN_I32;
+    T.lanes = kl_lanes(L, KN_I32);
+    if (T.lanes < 4 || d->ow < T.lanes) return false;
+    int_dot(tg, d, ov, &T);
+    if (!T.dot || T.parts != 4 || T.xzrt) return false;
+    conv_geom G;
+    conv_geometry(d, &G);
+    G.T = &T;
+    /* NV vectors of a row (balanced over its nvec), R channels: NV inputs and R x NV
+     * accumulators in the vector registers, and a broadcast weight */
+    int regs = kl_vector_registers(L);
+    int64_t nvec = (G.ow + T.lanes - 1) / T.lanes;
+    int64_t nv = (regs - 1) / 4;
+    if (ov && ov->tile_vecs) nv = ov->tile_vecs;
+    nv = nv < 1 ? 1 : nv > STEM_INT_MAX_NV ? STEM_INT_MAX_NV : nv;
+    nv = nv > nvec ? nvec : nv;
+    int64_t ngrp = (nvec + nv - 1) / nv;
+    nv = (nvec + ngrp - 1) / ngrp;
+    int64_t R = (regs - nv - 1) / nv;
+    if (ov && ov->tile_rows) R = ov->tile_rows;
+    R = R < 1 ? 1 : R > KT_MAX_ROWS ? KT_MAX_ROWS : R;
+    R = R > G.m ? G.m : R;
+    T.nv = (int)nv, T.kb = T.kbl = (int)nv * T.lanes, T.maxrows = (int)R;
+    *Tp = T;
+    /* weights [m][tap] (one word of the channels a tap) and each channel's init */
+    conv_src src = {&G, 0};
+    int64_t M = G.m, taps = G.kh * G.kw;
+    int32_t *wt = malloc((size_t)(M * taps + M) * sizeof *wt);
+    KN_ASSERT(wt);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t t = 0; t < taps; t++) wt[m * taps + t] = (int32_t)conv_wdot(&src, t, m);
+        wt[M * taps + m] = (int32_t)conv_b(&src, 0, m);
+    }
+    kn_kbuf *wa = kl_table(L, KN_I32, M * taps, wt), *init = kl_table(L, KN_I32, M, wt + M * taps);
+    free(wt);
+    kt_rq rq;
+    kt_int_tables_padded(L, d, T.lanes, &rq);
+    /* the phase-split words: [hp][sw][wph] */
+    int64_t sw = G.sw, wph = nvec * T.lanes + (G.kw - 1) / sw, need = (G.wp - 1) / sw + 1;
+    wph = wph > need ? wph : need;
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G.hp * sw * wph);
+    int vi = kl_for(L, xw->numel);
+    kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, &T));
+    kl_end(L);
+    int vh = kl_for(L, G.h);
+    for (int64_t p = 0; p < sw; p++) {
+        int64_t jlo, jhi;
+        kt_phase_inside(p, sw, G.pw, G.w, wph, &jlo, &jhi);
+        if (jhi <= jlo) continue;
+        int vj = kl_for(L, jhi - jlo);
+        kn_kx *j = kt_plus(L, kx_var(L, vj), jlo);
+        kn_kx *ix = kt_plus(L, kx_mul(L, j, kx_int(L, sw)), p - G.pw);
+        kn_kx *vals[4];
+        for (int k = 0; k < G.c; k++)
+            vals[k] =
+                kx_load(L, d->x, conv_xat(L, &G, kx_int(L, 0), kx_int(L, k), kx_var(L, vh), ix));
+        kn_kx *row = kt_plus(L, kx_mul(L, kx_var(L, vh), kx_int(L, sw)), G.ph * sw + p);
+        kl_store(L, xw, mad(L, row, wph, j), kt_word(L, &T, vals, (int)G.c));
+        kl_end(L);
+    }
+    kl_end(L);
+    /* the tiles: for each output row (parallel: rows of y are disjoint), channel tiles,
+     * groups of vectors */
+    int voy = kl_for(L, G.oh);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+    kn_kx *oy = kx_var(L, voy);
+    /* whole vectors in groups of nv; the rest (and a partial last vector) in the tail */
+    int64_t full = G.ow / T.lanes / nv, vtail = nvec - full * nv, nt = M / R, rem = M % R;
+    for (int rt = 0; rt < 2; rt++) {
+        int rows = rt ? (int)rem : (int)R;
+        if (rt ? !rem : !nt) continue;
+        kn_kx *m0 = rt ? kx_int(L, nt * R) : kx_mul(L, kx_var(L, kl_for(L, nt)), kx_int(L, R));
+        for (int part = 0; part < 2; part++) {
+            int nvp = part ? (int)vtail : (int)nv;
+            if (part ? !vtail : !full) continue;
+            kn_kx *v0 =
+                part ? kx_int(L, full * nv) : kx_mul(L, kx_var(L, kl_for(L, full)), kx_int(L, nv));
+            kn_kx *ox0 = kx_mul(L, v0, kx_int(L, T.lanes)); /* first output column */
+            int acc[KT_MAX_ROWS][STEM_INT_MAX_NV];
+            for (int r = 0; r < rows; r++)
+                for (int v = 0; v < nvp; v++)
+                    acc[r][v] =
+                        kl_decl_vec(L, KN_I32, T.lanes, kx_load(L, init, kt_plus(L, m0, r)));
+            int vky = kl_for(L, G.kh), vkx = kl_for(L, G.kw);
+            kn_kx *kx = kx_var(L, vkx);
+            /* padded row oy*sh + ky, phase kx % sw, index ox + kx / sw */
+            kn_kx *row =
+                mad(L, mad(L, oy, G.sh, kx_var(L, vky)), sw, kx_bin(L, KX_MOD, kx, kx_int(L, sw)));
+            int vx = kl_decl(
+                L, KN_I64, kx_add(L, mad(L, row, wph, kx_bin(L, KX_DIV, kx, kx_int(L, sw))), ox0));
+            int xv[STEM_INT_MAX_NV];
+            for (int v = 0; v < nvp; v++)
+                xv[v] =
+                    kl_decl_vec(L, KN_I32, T.lanes,
+                                kx_vload(L, xw, kt_plus(L, kx_var(L, vx), v * T.lanes), T.lanes));
+            kn_kx *tap = mad(L, kx_var(L, vky), G.kw, kx);
+            for (int r = 0; r < rows; r++) {
+                int wr = kl_decl(L, KN_I32, kx_load(L, wa, mad(L, kt_plus(L, m0, r), taps, tap)));
+                for (int v = 0; v < nvp; v++)
+                    kl_set(L, acc[r][v],
+                           kx_dot(L, T.dot, kx_var(L, acc[r][v]), kx_var(L, xv[v]), kx_var(L, wr)));
+            }
+            kl_end_n(L, 2); /* ky, kx */
+            for (int r = 0; r < rows; r++)
+                for (int v = 0; v < nvp; v++) {
+                    kn_kx *val =
+                        kt_int_store_vec(L, d, &rq, kx_var(L, acc[r][v]), kt_plus(L, m0, r), 1);
+                    kn_kx *yi = kt_plus(L, mad(L, mad(L, kt_plus(L, m0, r), G.oh, oy), G.ow, ox0),
+                                        v * T.lanes);
+                    /* the tail's last vector may end past the row: its outputs past ow
+                     * are not stored */
+                    int64_t valid = part ? G.ow - (full * nv + v) * T.lanes : T.lanes;
+                    if (valid >= T.lanes) {
+                        kl_store(L, d->y, yi, val);
+                        continue;
+                    }
+                    int vv = kl_decl_vec(L, d->y->dtype, T.lanes, val); /* the partial vector */
+                    for (int l = 0; l < valid; l++)
+                        kl_store(L, d->y, kt_plus(L, yi, l), kx_lane(L, vv, l));
+                }
+            if (!part) kl_end(L); /* groups of vectors */
+        }
+        if (!rt) kl_end(L); /* channel tiles */
+    }
+    kl_end(L); /* oy */
     return true;
 }
 
@@ -2390,9 +2580,10 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_pointwise_int(L, d, ov, t, &T) || pw_int_channels_last(L, d, ov, t, &T) ||
-                   pw_channels_last(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
-                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
+                  (tile_stem_int(L, d, ov, t, &T) || tile_pointwise_int(L, d, ov, t, &T) ||
+                   pw_int_channels_last(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
+                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
+                   tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

@@ -4,7 +4,8 @@
 # kiln_clamp: no Max node), no float
 # Conv, MatMul or Gemm and no DequantizeLinear of weights left; the rewritten graph run
 # by the interpreter gives the reference (the compiled backends run it in
-# quant_models_*); the residual adds of tests/quant/models/qdq_add become QLinearAdd.
+# quant_models_*); the residual adds of tests/quant/models/qdq_add become QLinearAdd; the
+# tiles chosen for inverted residual blocks and stem convolutions.
 # usage: qdq.sh KILN SOURCE_DIR
 KILN=$1
 M=$2/tests/quant/models/qdq_cnn
@@ -88,4 +89,17 @@ r=$("$KILN" check-onnx "$Q" --backend interp --passes shape,qdq,fold,shape,layou
 [ "$(grep -c "d_conv' QLinearConv tile_rows=[0-9]* tile_vecs=1 lanes=16 tasks=[0-9]* pad=1$" "$T/blk.sched")" = 2 ] &&
   [ "$(grep -c "[ep]_conv' QLinearConv .* dot=2$" "$T/blk.sched")" = 4 ] && ok ||
   bad "qdq_block: schedules: $(cat "$T/blk.sched")"
+# Stem convolutions (tests/quant/make_qdq_stem.py): on x86-64-vnni the pixel tiles of
+# tile_stem_int (channels x vectors of 16 output pixels: 10 x 2 and 9 x 3), not the
+# channel tiles; the 13-wide rows of s3 (less than a vector) keep the plain nest; the
+# strided 1x1 s4 the pointwise pixel tiles (8 channels x 2 vectors of pixels; the channel
+# tiles had tile_rows=6 tile_vecs=1 here).
+S=$2/tests/quant/fixed/qdq_stem
+"$KILN" compile "$S/model.onnx" -o "$T/stem" --target x86-64-vnni --dump-schedule "$T/stem.sched" >/dev/null 2>&1 ||
+  bad "compile qdq_stem"
+grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
+  grep -q "s2_conv' QLinearConv tile_rows=9 tile_vecs=3 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
+  grep -q "s3_conv' QLinearConv tasks=1$" "$T/stem.sched" &&
+  grep -q "s4_conv' QLinearConv tile_rows=8 tile_vecs=2 lanes=16 tasks=1 dot=2$" "$T/stem.sched" && ok ||
+  bad "qdq_stem: schedules: $(cat "$T/stem.sched")"
 finish

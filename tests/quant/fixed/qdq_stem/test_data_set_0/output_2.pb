@@ -1,0 +1,1 @@
+By3JÐr¶j“v€{‰}q]ŒŒ‘†‰|u†„‹`¦Q’|‡Šƒp•£‰~c¤Z|›•œzruXmnurž•xŽz…Œ{y‡l„…ixif‰g{f„s„|s†y|†v‡}osŽ}rq€†kr€ƒ”Ž“zƒŠhsoj–„sŒgŒ–œ‚ršLŒ–˜swVv_u‚ŠyoqiŽi‚_UV‹}‘i‘lcjrzrcq]…vp­Š¡¸šŒ„Œs§ƒ—l‡”…’‹u}`¥fiM„…l‚c¨|
