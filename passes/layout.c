@@ -36,6 +36,7 @@
 #include "ir/requant.h"
 #include "targets/target.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Whether n is a Transpose between channels-first and channels-last of a static
@@ -263,11 +264,11 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
 }
 
 /* Whether n is a QLinearConv with fixed-point requantization (the qdq pass's), 2-D, of
- * static 8-bit tensors, constant weights, not yet laid out; depthwise (one input and one
- * output channel a group) or 1x1 of one group with no padding and stride 1. */
-static bool qconv(const kn_node *n, bool depthwise) {
+ * static 8-bit tensors, constant weights; depthwise (one input and one output channel a
+ * group) or 1x1 of one group with no padding and stride 1. */
+static bool qconv_any(const kn_node *n, bool depthwise) {
     if (n->op != KN_OP_QLINEARCONV || n->nout != 1 || !n->out[0] || n->nin < 8 || !n->in[0] ||
-        !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n) || kn_node_attr(n, KN_ATTR_LAYOUT))
+        !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n))
         return false;
     const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[3]->type;
     if (!kn_type_static(x) || !kn_type_static(y) || x->rank != 4 || y->rank != 4 || w->rank != 4 ||
@@ -283,6 +284,11 @@ static bool qconv(const kn_node *n, bool depthwise) {
     for (int i = 0; pa && pa->kind == KN_ATTR_INTS && i < pa->n; i++)
         if (pa->ints[i]) return false;
     return true;
+}
+
+/* qconv_any of a node not yet laid out. */
+static bool qconv(const kn_node *n, bool depthwise) {
+    return !kn_node_attr(n, KN_ATTR_LAYOUT) && qconv_any(n, depthwise);
 }
 
 /* The integer form of expanded_channels_last: an inverted residual block of fixed-point
@@ -317,6 +323,109 @@ static void expanded_channels_last_int(kn_rw *rw, kn_graph *g) {
         set_layout(g, q, true, false);
         rw->changed = true;
     }
+}
+
+/* Whether n (live, of g) is a QLinearAdd of two 8-bit operands of its output's shape (no
+ * broadcast: elementwise in any layout, both operands and the sum laid out alike). */
+static bool qadd_flat(const kn_node *n) {
+    if (n->op != KN_OP_QLINEARADD || n->nout != 1 || !n->out[0] || n->nin < 7 || !n->in[0] ||
+        !n->in[3])
+        return false;
+    const kn_type *y = &n->out[0]->type;
+    for (int k = 0; k < 2; k++) {
+        const kn_type *t = &n->in[3 * k]->type;
+        if (t->rank != y->rank || memcmp(t->dims, y->dims, sizeof(int64_t) * (size_t)y->rank))
+            return false;
+    }
+    return true;
+}
+
+/* Whether the value n writes may be NHWC on the evidence of n alone: a 4-D static 8-bit
+ * result, not a graph output, of a block's projection laid out [1, 0] by
+ * expanded_channels_last_int or of a QLinearAdd of the same shape. */
+static bool block_out_candidate(const kn_graph *g, const kn_node *n) {
+    bool xcl, ycl;
+    if (n->op == KN_OP_QLINEARCONV) {
+        if (!qconv_any(n, false) || !kn_conv_layout(n, &xcl, &ycl) || !xcl || ycl) return false;
+    } else if (!qadd_flat(n)) {
+        return false;
+    }
+    const kn_type *y = &n->out[0]->type;
+    return y->rank == 4 && kn_type_static(y) && (y->dtype == KN_U8 || y->dtype == KN_I8) &&
+           !kn_graph_is_output(g->root, n->out[0]);
+}
+
+/* Whether v's producer is a node of g marked in on (by its id, the rewrite's start
+ * position). */
+static bool made_on(const kn_rw *rw, const kn_graph *g, const bool *on, const kn_value *v) {
+    const kn_node *p = v->producer;
+    return p && p->graph == g && p->id < rw->n0 && on[p->id];
+}
+
+/* The inverted residual blocks' outputs kept NHWC between the blocks laid out by
+ * expanded_channels_last_int: a projection's result, the residual QLinearAdds of such
+ * results, and so the next blocks' inputs. A value goes NHWC when its producer is a
+ * candidate (block_out_candidate) and every reader takes it: the next block's expansion
+ * (a 1x1 fixed-point QLinearConv laid out [0, 1], reading it as its input), or a
+ * QLinearAdd whose operands and result all go NHWC. The set is the largest such
+ * (candidates dropped until none breaks the rule); a chain whose end is a graph output or
+ * another reader stays NCHW. The projection then stores its vectors of output channels
+ * straight into y (no tile scratch, no transposing loop) and the next expansion reads
+ * its input words in place (no word copy); the adds are elementwise in either layout.
+ * Other 1x1 readers are left out: MobileNetV2's last 1x1 (320 -> 1280 at 7x7, NCHW out)
+ * took 1.05-1.10x as long reading NHWC in place (docs/quantization.md). */
+static void block_outputs_channels_last(kn_rw *rw, kn_graph *g) {
+    bool *on = calloc((size_t)rw->n0 + 1, sizeof *on);
+    KN_ASSERT(on);
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *n = g->nodes[i];
+        on[i] = !kn_rw_dead(rw, n) && n->id == i && block_out_candidate(g, n);
+    }
+    for (bool again = true; again;) {
+        again = false;
+        for (int i = 0; i < rw->n0; i++) {
+            if (!on[i]) continue;
+            kn_node *n = g->nodes[i];
+            kn_value *y = n->out[0];
+            bool ok = n->op != KN_OP_QLINEARADD ||
+                      (made_on(rw, g, on, n->in[0]) && made_on(rw, g, on, n->in[3]));
+            for (int j = 0; j < rw->n0 && ok; j++) {
+                kn_node *r = g->nodes[j];
+                if (kn_rw_dead(rw, r)) continue;
+                for (int k = 0; k < r->nin && ok; k++) {
+                    if (r->in[k] != y) continue;
+                    bool xcl, ycl;
+                    if (r->op == KN_OP_QLINEARCONV)
+                        ok = k == 0 && qconv_any(r, false) && kn_conv_layout(r, &xcl, &ycl) &&
+                             !xcl && ycl;
+                    else
+                        ok = r->op == KN_OP_QLINEARADD && (k == 0 || k == 3) && r->id < rw->n0 &&
+                             on[r->id];
+                }
+            }
+            if (!ok) on[i] = false, again = true;
+        }
+    }
+    for (int i = 0; i < rw->n0; i++) {
+        if (!on[i]) continue;
+        kn_node *n = g->nodes[i];
+        kn_value *y = n->out[0];
+        bool xcl, ycl;
+        y->type = kn_type_channels(&y->type, true);
+        if (n->op == KN_OP_QLINEARCONV) {
+            kn_conv_layout(n, &xcl, &ycl);
+            set_layout(g, n, xcl, true);
+        }
+        for (int j = 0; j < rw->n0; j++) {
+            kn_node *r = g->nodes[j];
+            if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
+                kn_conv_layout(r, &xcl, &ycl);
+                set_layout(g, r, true, ycl);
+            }
+        }
+        rw->changed = true;
+    }
+    free(on);
 }
 
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
@@ -363,7 +472,10 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
     /* not on microcontrollers: their integer tiles (SMLAD channel pairs, Helium's
      * VMLADAVA reductions) read NCHW words, and the channels-last block cost MobileNetV2
      * int8 10% more instructions on the M4 and 33% on the M55 (docs/firmware.md) */
-    if (!tg || tg->kind != KN_TARGET_MCU) expanded_channels_last_int(&rw, g);
+    if (!tg || tg->kind != KN_TARGET_MCU) {
+        expanded_channels_last_int(&rw, g);
+        block_outputs_channels_last(&rw, g);
+    }
     kn_rw_end(&rw);
     return KN_OK;
 }

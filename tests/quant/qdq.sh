@@ -84,6 +84,24 @@ for t in cortex-m4 cortex-m55; do
 done
 r=$("$KILN" check-onnx "$Q" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_block, interp after layout: $r"
+# Blocks in a row with residual adds (tests/quant/make_qdq_chain.py): the projections' and
+# the adds' results stay channels-last into the next expansions (block_outputs_channels_last),
+# up to the last projection, whose result is the graph's output; not on microcontrollers.
+C=$2/tests/quant/fixed/qdq_chain
+"$KILN" inspect "$C/model.onnx" --passes shape,qdq,fold,shape,layout >"$T/c.txt" 2>&1 || bad "inspect qdq_chain"
+for l in "bae_conv:0,1" "bap_conv:1,1" "bbe_conv:1,1" "bbp_conv:1,1" "bce_conv:1,1" "bcp_conv:1,1" \
+  "bde_conv:1,1" "bdd_conv:1,1" "bdp_conv:1,0"; do
+  grep -q "kn.layout=\[${l#*:}\]}  # ${l%%:*}\$" "$T/c.txt" && ok || bad "qdq_chain: ${l%%:*} not kn.layout=[${l#*:}]"
+done
+for v in r1_y r2_y; do
+  grep -q "%$v: u8\[1,9,11,22\] = QLinearAdd" "$T/c.txt" && ok || bad "qdq_chain: $v not NHWC"
+done
+"$KILN" inspect "$C/model.onnx" --passes shape,qdq,fold,shape,layout --target cortex-m4 >"$T/c_m4.txt" 2>&1 ||
+  bad "inspect qdq_chain --target cortex-m4"
+! grep -q "kn.layout" "$T/c_m4.txt" && grep -q "r1_add" "$T/c_m4.txt" && ok ||
+  bad "qdq_chain: a channels-last layout on cortex-m4"
+r=$("$KILN" check-onnx "$C" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_chain, interp after layout: $r"
 "$KILN" compile "$Q/model.onnx" -o "$T/blk" --target x86-64-vnni --dump-schedule "$T/blk.sched" >/dev/null 2>&1 ||
   bad "compile qdq_block"
 [ "$(grep -c "d_conv' QLinearConv tile_rows=[0-9]* tile_vecs=1 lanes=16 tasks=[0-9]* pad=1$" "$T/blk.sched")" = 2 ] &&
