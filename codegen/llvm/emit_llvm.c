@@ -923,8 +923,10 @@ static void param_slots(emit *E, const unsigned char *use, int *slot) {
         slot[np] = np;
         if (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) {
             const kn_kbuf *r = kn_kbuf_storage(bi);
+            size_t at = kn_kbuf_view_at(bi); /* Concat inputs share storage at other offsets */
             for (int j = 0; j < i; j++)
-                if (first[j] >= 0 && kn_kbuf_storage(p->bufs[j]) == r) {
+                if (first[j] >= 0 && kn_kbuf_storage(p->bufs[j]) == r &&
+                    kn_kbuf_view_at(p->bufs[j]) == at) {
                     slot[np] = first[j];
                     break;
                 }
@@ -1264,7 +1266,7 @@ static void build_entries(emit *E) {
         else if (b->kind == KB_CONST)
             addr[i] = E->globals[i];
         else {
-            LLVMValueRef off = LLVMConstInt(i64, kn_kbuf_storage(b)->offset, 0);
+            LLVMValueRef off = LLVMConstInt(i64, kn_kbuf_arena_offset(b), 0);
             addr[i] = LLVMBuildGEP2(B, LLVMInt8TypeInContext(E->ctx), arena, &off, 1, "");
         }
     }
