@@ -600,6 +600,16 @@ kn_kbuf *kn_kbuf_storage(const kn_kbuf *b) {
     return (kn_kbuf *)b;
 }
 
+size_t kn_kbuf_view_at(const kn_kbuf *b) {
+    size_t at = 0;
+    for (; b->alias; b = b->alias) at += b->alias_at;
+    return at;
+}
+
+size_t kn_kbuf_arena_offset(const kn_kbuf *b) {
+    return kn_kbuf_storage(b)->offset + kn_kbuf_view_at(b);
+}
+
 /* ---- structural equality ---- */
 
 typedef struct kmatch {
@@ -851,7 +861,9 @@ void kn_kprog_print(const kn_kprog *p, void *file) {
         kn_type t = kn_type_make(b->dtype, b->rank, b->dims);
         fprintf(f, "  %-7s %s: %s", kinds[b->kind], b->name, kn_type_str(&t, buf, sizeof buf));
         if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
-            if (b->alias)
+            if (b->alias && b->alias_at)
+                fprintf(f, " in place of %s+%zu", b->alias->name, b->alias_at);
+            else if (b->alias)
                 fprintf(f, " in place of %s", b->alias->name);
             else
                 fprintf(f, " @%zu", b->offset);

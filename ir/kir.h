@@ -214,6 +214,8 @@ struct kn_kbuf {
     size_t offset;         /* KB_TEMP / KB_SCRATCH (and KB_INPUT / KB_OUTPUT when the program's
                               io_in_arena): byte offset in the arena (memory plan) */
     kn_kbuf *alias;        /* KB_TEMP sharing another buffer's storage (in-place), or NULL */
+    size_t alias_at;       /* with alias: bytes from alias's start to this buffer's (a Concat
+                              input placed in its part of the output, passes/plan.c); else 0 */
     bool whole_run;        /* KB_TEMP live from its first use to the end of the run (string
                               character storage, the status word): never reused */
     int first, last;       /* kernels that define and last use it (memory plan) */
@@ -400,6 +402,12 @@ size_t kn_kprog_weight_bytes(const kn_kprog *p);
 size_t kn_kprog_weight_layout(const kn_kprog *p, size_t *offsets);
 /* The buffer whose arena storage b uses: b itself, or the buffer it runs in place of. */
 kn_kbuf *kn_kbuf_storage(const kn_kbuf *b);
+/* Bytes from the start of b's storage (kn_kbuf_storage) to b: 0 but for a buffer placed
+ * inside another (alias_at along the alias chain). */
+size_t kn_kbuf_view_at(const kn_kbuf *b);
+/* The arena offset of b's first byte (memory plan): its storage's offset plus
+ * kn_kbuf_view_at(b). What emitters address a KB_TEMP or KB_SCRATCH buffer at. */
+size_t kn_kbuf_arena_offset(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
 void kn_kernel_uses(const kn_ks *s, unsigned char *use);
 /* Sets every buffer's first/last kernel from the statements that touch it (-1: none):

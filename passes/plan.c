@@ -7,7 +7,11 @@
  *    same byte and element size that dies in that kernel, when the kernel's code
  *    reads each element before writing it and in that iteration only (can_share).
  *    A kernel that only copies one temporary whole into another (Reshape) gives the
- *    copy the original's storage and loses its copy (copy_alias).
+ *    copy the original's storage and loses its copy (copy_alias). Before that, on
+ *    targets that are not microcontrollers, a kernel of whole-tensor copies into parts of
+ *    one temporary (a Concat with nothing outside the concatenated axis, SqueezeNet's
+ *    fire modules) places each copied temporary inside its part of the output and loses
+ *    that copy (concat_views): the producers store into the concatenated tensor.
  * 2. Offsets: temporaries and kernel scratch buffers are placed greedily, largest
  *    first, at the lowest 64-byte aligned offset that overlaps no buffer whose
  *    lifetime [first, last] (in kernels) intersects its own (as TFLite's greedy
@@ -32,6 +36,7 @@
 #include "ir/diag.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "targets/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -287,13 +292,65 @@ static bool copy_alias(kn_kprog *p, int k) {
         return false;
     kn_kbuf *r = kn_kbuf_storage(in);
     out->alias = r;
+    out->alias_at = kn_kbuf_view_at(in); /* in may be a Concat input placed in its output */
     if (out->last > r->last) r->last = out->last;
     body->n = 0;
     return true;
 }
 
+/* Kernel k only copies temporaries whole into parts of temporaries (a Concat whose
+ * inputs are contiguous parts of its output): each copied temporary X that can be is
+ * placed at its part of the destination C (X->alias = C, alias_at = its byte offset)
+ * and its copy removed, so the kernel that computes X stores straight into C. C's
+ * storage then lives from the first such producer to the last use of either.
+ *
+ * Why: the copy costs a pass over the tensor, and at two threads it runs on the
+ * calling thread alone, which first pulls the half the worker computed across to its
+ * core and leaves the consumer's half on the wrong core (docs/benchmarks.md, "Concat
+ * in place"). X qualifies when it is an arena temporary written before k and not yet
+ * placed anywhere (so not twice), C is one not placed in anything, they hold the same
+ * element type, the copy is X's elements 0..numel-1 at a constant destination offset
+ * of a multiple of KN_ARENA_ALIGN bytes (every buffer keeps its alignment), X is smaller
+ * than C (a copy of the whole is copy_alias's, below), and neither is whole_run. Not on
+ * microcontrollers: C would be live, at its full size, from the first producer on, which can raise
+ * the peak RAM that the patch pass lowers by computing a convolution's output in bands joined by a
+ * Concat. */
+static void concat_views(kn_kprog *p, int k) {
+    kn_ks *body = p->kernels[k]->body;
+    if (p->target && p->target->kind == KN_TARGET_MCU) return;
+    for (int i = 0; i < body->n; i++)
+        if (body->body[i]->kind != KS_COPY) return;
+    int kept = 0;
+    for (int i = 0; i < body->n; i++) {
+        kn_ks *c = body->body[i];
+        kn_kbuf *out = c->buf, *in = c->src;
+        size_t esz = kn_dtype_get(out->dtype)->size;
+        bool ok = c->count && c->count->op == KX_CONST && c->index->op == KX_CONST &&
+                  c->src_index->op == KX_CONST && c->src_index->i == 0 && in != out &&
+                  out->kind == KB_TEMP && in->kind == KB_TEMP && !out->whole_run &&
+                  !in->whole_run && !out->alias && !in->alias && in->dtype == out->dtype &&
+                  in->first >= 0 && in->first < k && c->count->i == in->numel && c->index->i >= 0 &&
+                  c->index->i + in->numel <= out->numel &&
+                  in->numel < out->numel && /* a whole copy is copy_alias's (Reshape) */
+                  ((size_t)c->index->i * esz) % KN_ARENA_ALIGN == 0;
+        if (!ok) {
+            body->body[kept++] = c;
+            continue;
+        }
+        in->alias = out;
+        in->alias_at = (size_t)c->index->i * esz;
+        if (out->first < 0 || in->first < out->first) out->first = in->first;
+        if (in->last > out->last) out->last = in->last;
+    }
+    body->n = kept;
+}
+
 static void in_place(kn_kprog *p) {
-    for (int i = 0; i < p->nbufs; i++) p->bufs[i]->alias = NULL;
+    for (int i = 0; i < p->nbufs; i++) {
+        p->bufs[i]->alias = NULL;
+        p->bufs[i]->alias_at = 0;
+    }
+    for (int k = 0; k < p->nkernels; k++) concat_views(p, k);
     unsigned char *use = malloc((size_t)p->nbufs + 1);
     KN_ASSERT(use);
     for (int k = 0; k < p->nkernels; k++) {
@@ -314,6 +371,7 @@ static void in_place(kn_kprog *p) {
                     !can_share(p, p->kernels[k]->body, in, out))
                     continue;
                 out->alias = r;
+                out->alias_at = kn_kbuf_view_at(in);
                 if (out->last > r->last) r->last = out->last;
                 break;
             }

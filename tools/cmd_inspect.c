@@ -85,11 +85,9 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char 
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if (b->kind != KB_TEMP && b->kind != KB_SCRATCH) continue;
-        const kn_kbuf *r = b;
-        while (r->alias) r = r->alias;
         char life[32];
         snprintf(life, sizeof life, "%d..%d", b->first, b->last);
-        printf("%-8s %10zu %10zu %9s  %s%s%s\n", b->name, r->offset,
+        printf("%-8s %10zu %10zu %9s  %s%s%s\n", b->name, kn_kbuf_arena_offset(b),
                (size_t)b->numel * kn_dtype_get(b->dtype)->size, life,
                b->onnx ? b->onnx : "(scratch)", b->alias ? " in place of " : "",
                b->alias ? b->alias->name : "");

@@ -486,9 +486,9 @@ void pic_memory_svg(FILE *f, const kn_kprog *p, const char *model) {
         for (int i = 0; i < p->nbufs; i++) {
             const kn_kbuf *b = p->bufs[i];
             if ((b->kind != KB_TEMP && b->kind != KB_SCRATCH) || b->first < 0) continue;
-            const kn_kbuf *root = kn_kbuf_storage(b);
             double x = left + col * b->first, w = col * (b->last - b->first + 1);
-            double y = y0 + (double)root->offset * yscale, h = (double)bytes_of(b) * yscale;
+            double y = y0 + (double)kn_kbuf_arena_offset(b) * yscale,
+                   h = (double)bytes_of(b) * yscale;
             if (h < 1) h = 1;
             char c[16], sz[32];
             buf_color(i, c, sizeof c);
@@ -500,8 +500,8 @@ void pic_memory_svg(FILE *f, const kn_kprog *p, const char *model) {
             xml_str(f, b->name);
             fprintf(f, " (");
             xml_str(f, b->onnx ? b->onnx : b->kind == KB_SCRATCH ? "kernel scratch" : "temporary");
-            fprintf(f, "): %s at offset %zu, kernels %d..%d%s%s</title></rect>\n", sz, root->offset,
-                    b->first, b->last, b->alias ? ", in place of " : "",
+            fprintf(f, "): %s at offset %zu, kernels %d..%d%s%s</title></rect>\n", sz,
+                    kn_kbuf_arena_offset(b), b->first, b->last, b->alias ? ", in place of " : "",
                     b->alias ? b->alias->name : "");
             if (h >= 12 && w >= 30) {
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">", x + 2, y + 10);

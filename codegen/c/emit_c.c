@@ -120,12 +120,12 @@ static void kernel_restrict(const kn_kprog *p, const unsigned char *use, bool *r
         const kn_kbuf *b = p->bufs[i];
         restr[i] = use[i] != 0;
         if (!use[i] || (b->kind != KB_TEMP && b->kind != KB_SCRATCH)) continue;
-        size_t lo = kn_kbuf_storage(b)->offset, hi = lo + kn_kbuf_bytes(b);
+        size_t lo = kn_kbuf_arena_offset(b), hi = lo + kn_kbuf_bytes(b);
         for (int j = 0; j < p->nbufs && restr[i]; j++) {
             const kn_kbuf *o = p->bufs[j];
             if (j == i || !use[j] || (o->kind != KB_TEMP && o->kind != KB_SCRATCH)) continue;
             if (kn_kbuf_storage(o)->region != kn_kbuf_storage(b)->region) continue;
-            size_t olo = kn_kbuf_storage(o)->offset, ohi = olo + kn_kbuf_bytes(o);
+            size_t olo = kn_kbuf_arena_offset(o), ohi = olo + kn_kbuf_bytes(o);
             if (lo < ohi && olo < hi) restr[i] = false;
             if (lo == olo && (hi == lo || ohi == olo)) restr[i] = false; /* empty, same place */
         }
@@ -418,11 +418,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
             (b->first < 0 || (!taken[i] && b != p->status))) {
             continue; /* touched by no kernel (a pass moved its work elsewhere) */
         } else if (b->kind == KB_TEMP || b->kind == KB_SCRATCH) {
-            const kn_kbuf *r = b;
-            while (r->alias) r = r->alias;
+            const kn_kbuf *r = kn_kbuf_storage(b);
             fprintf(k, "    %s *%s = (%s *)(void *)(", ctype(b->dtype), b->name, ctype(b->dtype));
             arena_base(k, p, r);
-            fprintf(k, " + %zu);\n", r->offset);
+            fprintf(k, " + %zu);\n", kn_kbuf_arena_offset(b));
         } else if (kn_kbuf_is_weight(b) && opt->weights_file) {
             fprintf(k,
                     "    const %s *%s = (const %s *)(const void *)((const unsigned char *)weights "
@@ -585,7 +584,7 @@ void kn_emit_c_host_kernels(kn_ctx *cx, const kn_kprog *p, const unsigned char *
             else if (b->kind == KB_CONST)
                 fprintf(k, "(%s)(const void *)(w + %zu)", pt, woff[i]);
             else
-                fprintf(k, "(%s)(void *)(a + %zu)", pt, kn_kbuf_storage(b)->offset);
+                fprintf(k, "(%s)(void *)(a + %zu)", pt, kn_kbuf_arena_offset(b));
         }
         fprintf(k, ");\n}\n");
     }

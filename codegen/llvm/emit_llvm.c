@@ -923,8 +923,10 @@ static void param_slots(emit *E, const unsigned char *use, int *slot) {
         slot[np] = np;
         if (bi->kind == KB_TEMP || bi->kind == KB_SCRATCH) {
             const kn_kbuf *r = kn_kbuf_storage(bi);
+            size_t at = kn_kbuf_view_at(bi); /* Concat inputs share storage at other offsets */
             for (int j = 0; j < i; j++)
-                if (first[j] >= 0 && kn_kbuf_storage(p->bufs[j]) == r) {
+                if (first[j] >= 0 && kn_kbuf_storage(p->bufs[j]) == r &&
+                    kn_kbuf_view_at(p->bufs[j]) == at) {
                     slot[np] = first[j];
                     break;
                 }
@@ -964,7 +966,15 @@ static void vector_width_attr(emit *E, LLVMValueRef fn) {
 
 /* A parallel loop: its body becomes a task function `i32 task(ptr, i32 t, ptr closure)`
  * running a chunk of the iterations, and the loop a call of par_for over the tasks. The closure
- * holds the buffers the loop uses and the values of the outer variables it reads. */
+ * holds the buffers the loop uses and the values of the outer variables it reads. The task
+ * loads the buffers' addresses from the closure and calls the chunk's loop, a function of
+ * its own (`..._body`, always inlined) whose buffer parameters carry noalias where no other
+ * buffer of the loop shares their storage (param_noalias) and share one parameter where
+ * they are the same address (param_slots), as a kernel function's do: the inliner turns
+ * noalias into scoped alias metadata. Pointers loaded from the closure carried no such
+ * facts, and LLVM then kept loads and stores in order and left loops scalar that it
+ * vectorized in the 1-thread code (SqueezeNet's 13x13 MaxPool: its 2 halves took as long
+ * as the whole loop on 1 thread; docs/benchmarks.md). */
 static void par_loop(emit *E, const kn_ks *s) {
     const kn_kprog *p = E->p;
     LLVMBuilderRef B = E->b;
@@ -980,6 +990,7 @@ static void par_loop(emit *E, const kn_ks *s) {
     unsigned nf = 0;
     for (int i = 0; i < p->nbufs; i++)
         if (use[i]) ft[nf++] = E->ptr;
+    unsigned nbp = nf; /* buffer fields first, one per buffer used */
     for (int v = 0; v < p->nvars; v++)
         if (ref[v] && !inner[v]) ft[nf++] = var_type(E, v);
     LLVMTypeRef ct = LLVMStructTypeInContext(E->ctx, ft, nf, 0);
@@ -996,26 +1007,41 @@ static void par_loop(emit *E, const kn_ks *s) {
         if (ref[v] && !inner[v])
             LLVMBuildStore(B, LLVMBuildLoad2(B, var_type(E, v), E->vars[v], ""),
                            LLVMBuildStructGEP2(B, ct, clo, f++, ""));
-    /* the task */
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
-    LLVMTypeRef tparams[3] = {E->ptr, i32, E->ptr};
-    LLVMTypeRef tt = LLVMFunctionType(i32, tparams, 3, 0);
+    /* the chunk's loop: body(buffers..., i64 lo, i64 hi, ptr closure) */
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = ty(E, KN_I64);
+    LLVMTypeRef *bpt = calloc((size_t)nbp + 3, sizeof *bpt);
+    unsigned char *flags = calloc((size_t)nbp + 1, 1);
+    int *slot = calloc((size_t)nbp + 1, sizeof *slot);
+    KN_ASSERT(bpt && flags && slot);
+    for (unsigned i = 0; i < nbp; i++) bpt[i] = E->ptr;
+    bpt[nbp] = i64, bpt[nbp + 1] = i64, bpt[nbp + 2] = E->ptr;
+    param_noalias(E, use, flags);
+    param_slots(E, use, slot);
     char name[160];
-    snprintf(name, sizeof name, "%s_task%d", LLVMGetValueName(E->fn), s->var);
-    LLVMValueRef task = LLVMAddFunction(E->mod, name, tt);
-    LLVMSetLinkage(task, LLVMInternalLinkage);
-    vector_width_attr(E, task);
+    snprintf(name, sizeof name, "%s_task%d_body", LLVMGetValueName(E->fn), s->var);
+    LLVMTypeRef bt = LLVMFunctionType(LLVMVoidTypeInContext(E->ctx), bpt, nbp + 3, 0);
+    LLVMValueRef bfn = LLVMAddFunction(E->mod, name, bt);
+    LLVMSetLinkage(bfn, LLVMInternalLinkage);
+    vector_width_attr(E, bfn);
+    LLVMAddAttributeAtIndex(
+        bfn, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(E->ctx, LLVMGetEnumAttributeKindForName("alwaysinline", 12), 0));
+    for (unsigned pi = 0; pi < nbp; pi++)
+        if (flags[pi])
+            LLVMAddAttributeAtIndex(
+                bfn, pi + 1,
+                LLVMCreateEnumAttribute(E->ctx, LLVMGetEnumAttributeKindForName("noalias", 7), 0));
     LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
     LLVMValueRef fn = E->fn;
     memcpy(saved_bufs, E->bufs, nb * sizeof *saved_bufs);
     memcpy(saved_vars, E->vars, nv * sizeof *saved_vars);
-    E->fn = task;
-    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, task, "entry"));
-    LLVMValueRef tc = LLVMGetParam(task, 2);
-    f = 0;
+    E->fn = bfn;
+    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, bfn, "entry"));
+    LLVMValueRef tc = LLVMGetParam(bfn, nbp + 2);
+    unsigned pi = 0;
     for (int i = 0; i < p->nbufs; i++)
-        if (use[i])
-            E->bufs[i] = LLVMBuildLoad2(B, E->ptr, LLVMBuildStructGEP2(B, ct, tc, f++, ""), "");
+        if (use[i]) E->bufs[i] = LLVMGetParam(bfn, (unsigned)slot[pi++]);
+    f = nbp;
     for (int v = 0; v < p->nvars; v++) {
         if (!ref[v] && !inner[v]) continue;
         E->vars[v] = LLVMBuildAlloca(B, var_type(E, v), "");
@@ -1024,26 +1050,17 @@ static void par_loop(emit *E, const kn_ks *s) {
                 B, LLVMBuildLoad2(B, var_type(E, v), LLVMBuildStructGEP2(B, ct, tc, f++, ""), ""),
                 E->vars[v]);
     }
-    /* task t runs iterations [t*chunk, min((t+1)*chunk, extent)), as many tasks as
-     * passes/parallel.c chose */
-    int64_t ntasks = s->extent < s->tasks ? s->extent : s->tasks;
-    int64_t chunk = (s->extent + ntasks - 1) / ntasks;
-    ntasks = (s->extent + chunk - 1) / chunk;
-    LLVMTypeRef i64 = ty(E, KN_I64);
-    LLVMValueRef lo = LLVMBuildMul(B, LLVMBuildSExt(B, LLVMGetParam(task, 1), i64, ""),
-                                   LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
-    LLVMValueRef hi = LLVMBuildAdd(B, lo, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
-    LLVMValueRef ext = LLVMConstInt(i64, (unsigned long long)s->extent, 0);
-    hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, ext, ""), hi, ext, "");
     LLVMValueRef var = E->vars[s->var];
-    LLVMBuildStore(B, lo, var);
-    LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(E->ctx, task, "task.cond");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, task, "task.body");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, task, "task.end");
+    LLVMBuildStore(B, LLVMGetParam(bfn, nbp), var);
+    LLVMBasicBlockRef cond = LLVMAppendBasicBlockInContext(E->ctx, bfn, "task.cond");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, bfn, "task.body");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, bfn, "task.end");
     LLVMBuildBr(B, cond);
     LLVMPositionBuilderAtEnd(B, cond);
-    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildLoad2(B, i64, var, ""), hi, ""), body,
-                    done);
+    LLVMBuildCondBr(B,
+                    LLVMBuildICmp(B, LLVMIntSLT, LLVMBuildLoad2(B, i64, var, ""),
+                                  LLVMGetParam(bfn, nbp + 1), ""),
+                    body, done);
     LLVMPositionBuilderAtEnd(B, body);
     E->in_task = true;
     stmt(E, s->body[0]);
@@ -1052,7 +1069,36 @@ static void par_loop(emit *E, const kn_ks *s) {
                    var);
     LLVMBuildBr(B, cond);
     LLVMPositionBuilderAtEnd(B, done);
+    LLVMBuildRetVoid(B);
+    /* the task: task t runs iterations [t*chunk, min((t+1)*chunk, extent)), as many tasks
+     * as passes/parallel.c chose */
+    LLVMTypeRef tparams[3] = {E->ptr, i32, E->ptr};
+    LLVMTypeRef tt = LLVMFunctionType(i32, tparams, 3, 0);
+    snprintf(name, sizeof name, "%s_task%d", LLVMGetValueName(fn), s->var);
+    LLVMValueRef task = LLVMAddFunction(E->mod, name, tt);
+    LLVMSetLinkage(task, LLVMInternalLinkage);
+    vector_width_attr(E, task);
+    LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, task, "entry"));
+    int64_t ntasks = s->extent < s->tasks ? s->extent : s->tasks;
+    int64_t chunk = (s->extent + ntasks - 1) / ntasks;
+    ntasks = (s->extent + chunk - 1) / chunk;
+    LLVMValueRef lo = LLVMBuildMul(B, LLVMBuildSExt(B, LLVMGetParam(task, 1), i64, ""),
+                                   LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
+    LLVMValueRef hi = LLVMBuildAdd(B, lo, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
+    LLVMValueRef ext = LLVMConstInt(i64, (unsigned long long)s->extent, 0);
+    hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, ext, ""), hi, ext, "");
+    LLVMValueRef *bargs = calloc((size_t)nbp + 3, sizeof *bargs);
+    KN_ASSERT(bargs);
+    LLVMValueRef tcl = LLVMGetParam(task, 2);
+    for (unsigned i = 0; i < nbp; i++)
+        bargs[i] = LLVMBuildLoad2(B, E->ptr, LLVMBuildStructGEP2(B, ct, tcl, i, ""), "");
+    bargs[nbp] = lo, bargs[nbp + 1] = hi, bargs[nbp + 2] = tcl;
+    LLVMBuildCall2(B, bt, bfn, bargs, nbp + 3, "");
     LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));
+    free(bargs);
+    free(bpt);
+    free(flags);
+    free(slot);
     E->fn = fn;
     memcpy(E->bufs, saved_bufs, nb * sizeof *saved_bufs);
     memcpy(E->vars, saved_vars, nv * sizeof *saved_vars);
@@ -1264,7 +1310,7 @@ static void build_entries(emit *E) {
         else if (b->kind == KB_CONST)
             addr[i] = E->globals[i];
         else {
-            LLVMValueRef off = LLVMConstInt(i64, kn_kbuf_storage(b)->offset, 0);
+            LLVMValueRef off = LLVMConstInt(i64, kn_kbuf_arena_offset(b), 0);
             addr[i] = LLVMBuildGEP2(B, LLVMInt8TypeInContext(E->ctx), arena, &off, 1, "");
         }
     }

@@ -188,7 +188,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
             const char *t = kn_cprint_ctype(&P, b->dtype);
             if (b->kind == KB_TEMP || b->kind == KB_SCRATCH)
                 fprintf(k, "    __global %s *%s = (__global %s *)(kn_arena + %zu);\n", t, b->name,
-                        t, kn_kbuf_storage(b)->offset);
+                        t, kn_kbuf_arena_offset(b));
             else if (b->kind == KB_CONST)
                 fprintf(k, "    __global const %s *%s = (__global const %s *)(kn_weights + %zu);\n",
                         t, b->name, t, woff[i]);
