@@ -362,11 +362,15 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fputc(')', f);
         return;
     }
-    case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA); else
-                    a*b + c */
+    case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA), OpenCL's
+                    fma (fused, as the LLVM backend's on FMA hardware); else a*b + c */
         if (E->dialect == KN_C99 && is_float(t)) {
             E->fma_used = true;
             print_call3(E, t == KN_F32 ? "KN_FMAF" : "KN_FMAD", x);
+            return;
+        }
+        if (E->dialect == KN_OPENCL && is_float(t)) {
+            print_call3(E, "fma", x);
             return;
         }
         fprintf(f, "(");
@@ -1440,12 +1444,12 @@ void kn_cprint_ocl_vectors(const kn_cprint *E, FILE *f) {
                 "#define KN_MIN%dF(a, b) select(b, a, ((a) != (a)) | ((a) < (b)))\n"
                 "#define KN_MAX%dF(a, b) select(b, a, ((a) != (a)) | ((a) > (b)))\n"
                 "#define KN_ABS%dF(a) fabs(a)\n"
-                "#define KN_FMA%dF(a, b, c) ((a) * (b) + (c))\n"
-                "#define KN_FMA%dFS(s, b, c) ((s) * (b) + (c))\n"
+                "#define KN_FMA%dF(a, b, c) fma(a, b, c)\n"
+                "#define KN_FMA%dFS(s, b, c) fma((float%d)(s), b, c)\n"
                 "#define KN_SELC%dF(x, op, y, a, b) select(b, a, KN_CMP_##op(x, y))\n"
                 "#define KN_FLOOR%dF(a) floor(a)\n"
                 "#define KN_LDEXP%dF(a, n) ldexp(a, convert_int%d(n))\n",
-                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
+                L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L);
     }
 }
 

@@ -312,8 +312,27 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     kn_dtype at = acc_dtype(Y->dtype);
     int ntap[KN_MAX_RANK];
     kn_kbuf *idx[KN_MAX_RANK] = {0}, *wt[KN_MAX_RANK] = {0};
-    int any_crop = 0;
+    int any_crop = 0, b0 = -1, b1 = -1;
+    int ort = kn_resize_bilinear_axes(&p, Y->dtype, &b0, &b1);
     for (int a = 0; a < r; a++) {
+        if (ort && (a == b0 || a == b1)) { /* compile-time taps, onnxruntime's arithmetic */
+            ntap[a] = 2;
+            int64_t olen = Y->dims[a];
+            int64_t *ti = malloc(sizeof(int64_t) * 2 * (size_t)olen);
+            float *tw = malloc(sizeof(float) * 2 * (size_t)olen);
+            if (!ti || !tw) {
+                free(ti);
+                free(tw);
+                return kn_diag(kl_ctx(L), n, KN_ELIMIT, "out of memory");
+            }
+            for (int64_t o = 0; o < olen; o++)
+                kn_resize_bilinear_taps(&p, a, X->dims[a], olen, o, ti + 2 * o, tw + 2 * o);
+            idx[a] = kl_table(L, KN_I64, 2 * olen, ti);
+            wt[a] = kl_table(L, KN_F32, 2 * olen, tw);
+            free(ti);
+            free(tw);
+            continue;
+        }
         ntap[a] = resize_ntap(&p, a, X->dims[a], Y->dims[a]);
         if (!ntap[a]) continue;
         idx[a] = kl_scratch(L, KN_I64, Y->dims[a] * ntap[a]);
@@ -362,7 +381,11 @@ static kn_status lower_resize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
         off = kx_add(L, off, kx_mul(L, ia, I(L, xst[a])));
     }
     kn_kx *xv = kx_load(L, X, off);
-    kl_set(L, acc, wprod ? kx_fma(L, wprod, xv, V(L, acc)) : kx_add(L, V(L, acc), xv));
+    /* the bilinear kernel rounds each product, as onnxruntime's does */
+    kl_set(L, acc,
+           !wprod ? kx_add(L, V(L, acc), xv)
+           : ort  ? kx_add(L, V(L, acc), kx_mul(L, wprod, xv))
+                  : kx_fma(L, wprod, xv, V(L, acc)));
     kl_end_n(L, nloops);
     kl_store(L, Y, kx_offset(L, r, v, yst), finish(L, Y->dtype, V(L, acc)));
     if (any_crop) kl_end(L);

@@ -351,6 +351,93 @@ static int resize_taps(const kn_resize_plan *p, int a, int64_t len, int64_t o, i
     return m;
 }
 
+int kn_resize_bilinear_axes(const kn_resize_plan *p, kn_dtype t, int *a0, int *a1) {
+    if (p->mode != RS_LINEAR || p->antialias || p->coord == CT_TF_CROP ||
+        p->coord == CT_HALF_PIXEL_SYM || (t != KN_F32 && t != KN_F16 && t != KN_BF16))
+        return 0;
+    if (p->rank == 2) {
+        *a0 = 0, *a1 = 1;
+        return 1;
+    }
+    if (p->rank != 4 || p->scale[0] != 1) return 0;
+    if (p->scale[1] == 1) { /* NCHW */
+        *a0 = 2, *a1 = 3;
+        return 1;
+    }
+    if (p->scale[3] == 1) { /* NHWC */
+        *a0 = 1, *a1 = 2;
+        return 1;
+    }
+    return 0;
+}
+
+void kn_resize_bilinear_taps(const kn_resize_plan *p, int a, int64_t len, int64_t olen, int64_t o,
+                             int64_t idx[2], float w[2]) {
+    /* the resized length is scale * len without sizes, as in the ONNX specification and
+     * resize_taps (onnxruntime takes the rounded output length: align_corners differs
+     * where scale * len is not an integer) */
+    float s = (float)p->scale[a], x = (float)o, lo = (float)len, c;
+    float lr = p->from_sizes ? (float)olen : s * lo;
+    if (s == 1)
+        c = x;
+    else
+        switch (p->coord) {
+        case CT_ASYMMETRIC: c = x / s; break;
+        case CT_PYTORCH: c = lr > 1 ? (x + 0.5f) / s - 0.5f : 0.0f; break;
+        case CT_TF_NN: c = (x + 0.5f) / s; break;
+        case CT_ALIGN_CORNERS: c = lr == 1 ? 0.0f : x * (lo - 1) / (lr - 1); break;
+        default: c = (x + 0.5f) / s - 0.5f; break;
+        }
+    if (lo - 1 < c) c = lo - 1; /* std::max(0, std::min(c, len - 1)) */
+    if (c < 0) c = 0;
+    int64_t i0 = (int64_t)c;
+    if (i0 > len - 1) i0 = len - 1;
+    int64_t i1 = i0 + 1 < len - 1 ? i0 + 1 : len - 1;
+    idx[0] = i0, idx[1] = i1;
+    w[0] = fabsf(c - (float)i1);
+    w[1] = fabsf(c - (float)i0);
+    if (i0 == i1) w[0] = w[1] = 0.5f;
+}
+
+/* kn_resize_bilinear_taps' arithmetic over axes a0 and a1 of X (every other axis maps
+ * identically). */
+static kn_status eval_bilinear(kn_exec *ex, const kn_node *n, const kn_resize_plan *p, int a0,
+                               int a1, const kn_tensor *x, kn_tensor *y) {
+    kn_arena *ar = kn_exec_arena(ex);
+    int ax[2] = {a0, a1};
+    int64_t *idx[2];
+    float *w[2];
+    for (int j = 0; j < 2; j++) {
+        int64_t len = x->type.dims[ax[j]], olen = p->out[ax[j]];
+        idx[j] = kn_arena_array(ar, (size_t)olen * 2, sizeof(int64_t));
+        w[j] = kn_arena_array(ar, (size_t)olen * 2, sizeof(float));
+        if (!idx[j] || !w[j]) return kn_diag(kn_exec_ctx(ex), n, KN_ELIMIT, "output too large");
+        for (int64_t o = 0; o < olen; o++)
+            kn_resize_bilinear_taps(p, ax[j], len, olen, o, idx[j] + 2 * o, w[j] + 2 * o);
+    }
+    int r = p->rank;
+    int64_t xstr[KN_MAX_RANK], oi[KN_MAX_RANK] = {0}, ynumel = kn_tensor_numel(y);
+    kn_strides(r, x->type.dims, xstr);
+    for (int64_t e = 0; e < ynumel; e++) {
+        int64_t base = 0;
+        for (int a = 0; a < r; a++)
+            if (a != a0 && a != a1) base += oi[a] * xstr[a];
+        float acc = 0;
+        for (int k0 = 0; k0 < 2; k0++)
+            for (int k1 = 0; k1 < 2; k1++) {
+                float wk = w[0][2 * oi[a0] + k0] * w[1][2 * oi[a1] + k1];
+                int64_t off =
+                    base + idx[0][2 * oi[a0] + k0] * xstr[a0] + idx[1][2 * oi[a1] + k1] * xstr[a1];
+                float xv = (float)kn_load_f64(x->data, x->type.dtype, (size_t)off);
+                float t = wk * xv;
+                acc = acc + t;
+            }
+        store_value(y, (size_t)e, acc);
+        for (int a = r - 1; a >= 0 && ++oi[a] == p->out[a]; a--) oi[a] = 0;
+    }
+    return KN_OK;
+}
+
 static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in, kn_tensor **out) {
     kn_ctx *cx = kn_exec_ctx(ex);
     kn_arena *ar = kn_exec_arena(ex);
@@ -368,6 +455,9 @@ static kn_status eval_resize(kn_exec *ex, const kn_node *n, kn_tensor *const *in
         if (x->type.dims[a] == 0)
             return kn_diag(cx, n, KN_EINVAL, "cannot resize an empty axis %d to length %lld", a,
                            (long long)p.out[a]);
+    int a0, a1;
+    if (kn_resize_bilinear_axes(&p, y->type.dtype, &a0, &a1))
+        return eval_bilinear(ex, n, &p, a0, a1, x, y);
 
     /* Taps per axis: up to win[a] per output coordinate. */
     int64_t *tidx[KN_MAX_RANK];

@@ -47,6 +47,26 @@ kn_status kn_resize_setup(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn
  * s < 1, 2*ceil(1/s) (linear) or 4*ceil(1/s) (cubic) as in the ONNX reference. */
 int kn_resize_window(const kn_resize_plan *p, int a);
 
+/* Bilinear resizes follow onnxruntime's CPU kernel bit for bit (docs/models.md, "Resize
+ * arithmetic"), so that a DynamicQuantizeLinear after them rounds every element as ONNX
+ * Runtime does. That kernel serves mode linear without antialias on a 2-D X, or a 4-D X
+ * whose axes 0 and 1 (NCHW) or 0 and 3 (NHWC) keep scale 1; with half_pixel,
+ * pytorch_half_pixel, align_corners, asymmetric or tf_half_pixel_for_nn coordinates.
+ * Returns 1 and its two interpolated axes a0 < a1 when p is such a resize of a float
+ * tensor (every other axis maps identically), else 0 (the separable f64 taps above). */
+int kn_resize_bilinear_axes(const kn_resize_plan *p, kn_dtype t, int *a0, int *a1);
+
+/* The two taps of output coordinate o on axis a of such a resize (input length len,
+ * output length olen), in float32 as onnxruntime computes them: the coordinate
+ * (x + 0.5f) / s - 0.5f (or the mode's formula, with the resized length s * len unless
+ * `sizes` gave it, as the ONNX specification says; x itself when the scale s is 1)
+ * clamped to [0, len - 1], idx[0] = its integer part, idx[1] = min(idx[0] + 1, len - 1),
+ * w[0] = |x - idx[1]| and w[1] = |x - idx[0]|, both 0.5 when the indexes are equal. An
+ * element is then ((w0a w0b) x00 + (w0a w1b) x01 + (w1a w0b) x10) + (w1a w1b) x11 in
+ * float32, each product rounded, no multiply-add fused (a on a0, b on a1). */
+void kn_resize_bilinear_taps(const kn_resize_plan *p, int a, int64_t len, int64_t olen, int64_t o,
+                             int64_t idx[2], float w[2]);
+
 /* ---- GridSample ---- */
 
 enum { GS_BILINEAR, GS_NEAREST, GS_BICUBIC };
