@@ -1105,8 +1105,9 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
         /* the high-word form where it applies (kt_int_tables), else f64 where that is
-         * exact (vector tiles), else int64 */
-        if (L->target && L->target->int8_red) /* Helium: the high-word form, scalars too */
+         * exact (vector tiles), else int64; on microcontrollers the high-word form's
+         * scalar store (kt_int_tables_red: SMULL's high word, an add, a shift, SSAT) */
+        if (L->target && (L->target->int8_red || L->target->kind == KN_TARGET_MCU))
             kt_int_tables_red(L, d, &G->rq);
         else if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
                  (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
