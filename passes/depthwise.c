@@ -125,8 +125,11 @@ typedef struct dw_geom {
      * an input row (kx_load_word) split into its even and odd bytes (kx_unpack16); pkw
      * holds per channel the init bias - xz * sum (w - wz), then per kernel row the weight
      * words (w0, w2), (w1, 0), (0, w1); xw: the end of the outputs whose words stay in
-     * the row; wrows: kernel rows outside x may be left out (xz == 0) */
-    bool words, wrows;
+     * the row; wrows: kernel rows outside x may be left out (xz == 0); wedge: the
+     * border columns in words too (xz == 0, rows of 4 or more): a word reaching past
+     * the row's left or right end is the row's first or last 4 bytes shifted, zeros
+     * (the zero point) shifted in */
+    bool words, wrows, wedge;
     int nu;
     kn_kbuf *pkw;
     int vpkw, winit;
@@ -325,7 +328,20 @@ static int dw_wout(const dw_geom *G) {
  *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
  * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
  * crow (wrows: xz == 0): a kernel row outside x adds nothing and is left out. */
-static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu, bool crow) {
+/* The word of 4 bytes of row `row` (its first element) from column c, a constant of an
+ * edge tile: past the left end (c < 0) the first 4 bytes shifted up by -c bytes, past
+ * the right end the last 4 shifted down, zero bytes shifted in (u32 shifts). */
+static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c) {
+    if (c >= 0 && c + 4 <= G->w) return kx_load_word(L, G->d->x, kt_plus(L, row, c));
+    bool left = c < 0;
+    kn_kx *w = kx_cast(L, KN_U32, kx_load_word(L, G->d->x, kt_plus(L, row, left ? 0 : G->w - 4)));
+    int64_t sh = 8 * (left ? -c : c + 4 - G->w);
+    return kx_cast(L, KN_I32,
+                   kx_bin(L, left ? KX_SHL : KX_SHR, w, kx_const(L, KN_U32, (double)sh)));
+}
+
+static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu, bool crow,
+                     int64_t cox, int nst) {
     int per = dw_wout(G), n = nu * per, acc[2 * DW_MAX_ROWS];
     bool unsig = G->d->x->dtype == KN_U8;
     for (int j = 0; j < n; j++) acc[j] = kl_decl(L, KN_I32, var(L, G->winit));
@@ -333,16 +349,19 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
         int vx = kl_decl(L, KN_I64,
-                         kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w,
-                                kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw)));
+                         cox >= 0 ? kx_mul(L, kt_mad(L, var(L, G->vbc), G->h, iy), kx_int(L, G->w))
+                                  : kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w,
+                                           kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw)));
         int wk[3];
         for (int k = 0; k < (per == 2 ? 3 : 2); k++)
             wk[k] =
                 kl_decl(L, KN_I32,
                         kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
         for (int u = 0; u < nu; u++) {
-            int wd = kl_decl(L, KN_I32,
-                             kx_load_word(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, 2 * u))));
+            int wd = kl_decl(
+                L, KN_I32,
+                cox >= 0 ? dw_edge_word(L, G, var(L, vx), cox * G->sw - G->pw + 2 * u)
+                         : kx_load_word(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, 2 * u))));
             int lo = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), false, unsig));
             int hi = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), true, unsig));
             int a0 = acc[u * per];
@@ -357,7 +376,7 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
         if (crow) kl_end(L);
     }
     kn_kx *bc = var(L, G->vbc), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < nst; j++) {
         kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, kt_plus(L, ox, j));
         kn_kx *val = var(L, acc[j]);
         if (!G->rq.shift) val = kx_cast(L, KN_F32, val); /* exact: below 2^24 */
@@ -373,15 +392,51 @@ static void dw_wcols(kn_lower *L, const dw_geom *G, kn_kx *oy, bool crow) {
     int64_t at = G->xlo + nt * per;
     if (nt) {
         int vt = kl_for(L, nt);
-        dw_wtile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, G->xlo)), G->nu, crow);
+        dw_wtile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, G->xlo)), G->nu, crow, -1,
+                 (int)per);
         kl_end(L);
     }
     int rest = (int)((n % per) / dw_wout(G));
     if (rest) {
-        dw_wtile(L, G, oy, kx_int(L, at), rest, crow);
+        dw_wtile(L, G, oy, kx_int(L, at), rest, crow, -1, rest * dw_wout(G));
         at += rest * dw_wout(G);
     }
     if (G->xhi > at) dw_cols(L, G, oy, at, G->xhi - at, 1, G->srows, crow);
+}
+
+/* Whether the words of nw words from output o stay inside the row (no edge word). */
+static bool dw_winside(const dw_geom *G, int64_t o, int nw) {
+    int64_t c0 = o * G->sw - G->pw, c1 = (o + (int64_t)(nw - 1) * dw_wout(G)) * G->sw - G->pw;
+    return c0 >= 0 && c1 + 4 <= G->w;
+}
+
+/* Every output of row oy in row words (dw_geom.wedge): constant edge tiles at the left
+ * until the tiles' words are inside the row, a loop of such tiles, then constant edge
+ * tiles to the row's end (the last may compute an output past it, not stored). */
+static void dw_wrow(kn_lower *L, const dw_geom *G, kn_kx *oy, bool crow) {
+    int64_t opw = dw_wout(G), per = G->nu * opw, o = 0;
+    while (o < G->ow && !dw_winside(G, o, G->nu)) {
+        int64_t nw = (G->ow - o + opw - 1) / opw;
+        if (nw > G->nu) nw = G->nu;
+        int64_t nst = nw * opw < G->ow - o ? nw * opw : G->ow - o;
+        dw_wtile(L, G, oy, kx_int(L, o), (int)nw, crow, o, (int)nst);
+        o += nw * opw;
+    }
+    int64_t nt = 0;
+    while (o + (nt + 1) * per <= G->ow && dw_winside(G, o + nt * per, G->nu)) nt++;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        dw_wtile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, o)), G->nu, crow, -1, (int)per);
+        kl_end(L);
+        o += nt * per;
+    }
+    while (o < G->ow) {
+        int64_t nw = (G->ow - o + opw - 1) / opw;
+        if (nw > G->nu) nw = G->nu;
+        int64_t nst = nw * opw < G->ow - o ? nw * opw : G->ow - o;
+        dw_wtile(L, G, oy, kx_int(L, o), (int)nw, crow, o, (int)nst);
+        o += nw * opw;
+    }
 }
 
 /* Output rows [oy0, oy1); crow: they read padding above or below. */
@@ -389,6 +444,11 @@ static void dw_rows(kn_lower *L, const dw_geom *G, int64_t oy0, int64_t oy1, boo
     if (oy1 <= oy0) return;
     int v = kl_for(L, oy1 - oy0);
     kn_kx *oy = kt_plus(L, var(L, v), oy0);
+    if (G->wedge) {
+        dw_wrow(L, G, oy, crow);
+        kl_end(L);
+        return;
+    }
     dw_border_cols(L, G, oy, 0, G->xlo, crow);
     if (G->words && (!crow || G->wrows))
         dw_wcols(L, G, oy, crow);
@@ -1104,6 +1164,10 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
     if (G->integer) {
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
+        /* row words over whole rows where the padding is the zero byte: every output in
+         * words, the f32 tiles and their table not needed (at most 3 bytes shifted in) */
+        G->wrows = G->words && G->xz == 0;
+        G->wedge = G->wrows && G->w >= 4 && G->pw <= 3 && d->pew <= 2;
         /* the high-word form where it applies (kt_int_tables), else f64 where that is
          * exact (vector tiles), else int64; on microcontrollers the high-word form's
          * scalar store (kt_int_tables_red: SMULL's high word, an add, a shift, SSAT) */
@@ -1125,7 +1189,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         dw_pack_words(G, pk, wk);
         G->pk = kl_table(L, KN_I32, G->c * per, wk);
         free(wk);
-    } else {
+    } else if (!G->wedge) {
         G->pk = kl_table(L, KN_F32, G->c * per, pk);
     }
     if (G->words) {
@@ -1134,15 +1198,18 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         KN_ASSERT(wk);
         dw_pack_wrows(G, pk, wk);
         G->pkw = kl_table(L, KN_I32, G->c * wper, wk);
-        G->wrows = G->xz == 0;
         free(wk);
     }
     free(pk);
     G->vbc = kl_for(L, d->n * G->c);
-    G->vpk = kl_decl(L, KN_I64,
-                     kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
-    for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
-        G->wv[k] = kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    if (G->pk) {
+        G->vpk =
+            kl_decl(L, KN_I64,
+                    kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
+        for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
+            G->wv[k] =
+                kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    }
     if (G->words) {
         G->vpkw = kl_decl(L, KN_I64,
                           kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)),

@@ -17,13 +17,13 @@ EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
-  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 dw_words_s8 dw_words_u8 dw_words_s2
+  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 qlinear_pointwise fixed/qdq_pointwise_part dw_words_s8 dw_words_u8
-    dw_words_s2"
+    dw_words_s2 dw_words_z1"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
