@@ -46,7 +46,9 @@ carray() { # name, file, bytes
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); conv_zp0_*: channel-pair
 # tiles with unrolled kernel columns and no padding taps (input zero point 0;
-# tests/quant/make_conv_zp0.py); fixed/*: the qdq
+# tests/quant/make_conv_zp0.py); dw_words_*: depthwise 3-tap rows in row-word SMLAD
+# tiles (a word of 4 row bytes split by SXTB16/UXTB16; split=1 in the schedule;
+# tests/quant/make_dw_words.py); fixed/*: the qdq
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
 for m in $MODELS; do
