@@ -31,7 +31,9 @@
  * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
  * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
  * firmware models). Integer depthwise convolutions (QLinearConv, ConvInteger) run in the same
- * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c).
+ * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c); on
+ * microcontrollers with SMLAD, rows of 3 taps at stride 1 or 2 run in i32 row-word tiles
+ * instead (dw_wtile: 4 bytes of an input row a load, split into even and odd bytes).
  *
  * Except where that leaves most of the work scalar: on CPU targets with vectors (not
  * microcontrollers), an undilated convolution with a stride (2: MobileNet's and
@@ -320,14 +322,6 @@ static int dw_wout(const dw_geom *G) {
     return G->sw == 1 ? 2 : 1;
 }
 
-/* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
- * word the bytes x[iy, ox*sw - pw + 2u .. + 4) of kernel row ky (u = 0 .. nu), lo =
- * (b0, b2) and hi = (b1, b3) its 16-bit halves, so with the row's weight words A = (w0,
- * w2), B = (w1, 0), C = (0, w1) (SMLAD: a.lo*b.lo + a.hi*b.hi):
- *   output 2u     += dot(lo, A) + dot(hi, B)   (b0 w0 + b2 w2 + b1 w1)
- *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
- * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
- * crow (wrows: xz == 0): a kernel row outside x adds nothing and is left out. */
 /* The word of 4 bytes of row `row` (its first element) from column c, a constant of an
  * edge tile: past the left end (c < 0) the first 4 bytes shifted up by -c bytes, past
  * the right end the last 4 shifted down, zero bytes shifted in (u32 shifts). */
@@ -340,6 +334,16 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
                    kx_bin(L, left ? KX_SHL : KX_SHR, w, kx_const(L, KN_U32, (double)sh)));
 }
 
+/* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
+ * word the bytes x[iy, ox*sw - pw + 2u .. + 4) of kernel row ky (u = 0 .. nu), lo =
+ * (b0, b2) and hi = (b1, b3) its 16-bit halves, so with the row's weight words A = (w0,
+ * w2), B = (w1, 0), C = (0, w1) (SMLAD: a.lo*b.lo + a.hi*b.hi):
+ *   output 2u     += dot(lo, A) + dot(hi, B)   (b0 w0 + b2 w2 + b1 w1)
+ *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
+ * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
+ * crow (wrows: xz == 0): a kernel row outside x adds nothing and is left out. cox >= 0:
+ * ox is that constant, an edge tile whose words may reach past the row (dw_edge_word);
+ * nst: the outputs stored (the last word's second output may lie past the row). */
 static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu, bool crow,
                      int64_t cox, int nst) {
     int per = dw_wout(G), n = nu * per, acc[2 * DW_MAX_ROWS];
