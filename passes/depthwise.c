@@ -128,9 +128,9 @@ typedef struct dw_geom {
      * holds per channel the init bias - xz * sum (w - wz), then per kernel row the weight
      * words (w0, w2), (w1, 0), (0, w1); xw: the end of the outputs whose words stay in
      * the row; wrows: kernel rows outside x may be left out (xz == 0); wedge: the
-     * border columns in words too (xz == 0, rows of 4 or more): a word reaching past
-     * the row's left or right end is the row's first or last 4 bytes shifted, zeros
-     * (the zero point) shifted in */
+     * border columns in words too (rows of 4 bytes or more): a word reaching past the
+     * row's left or right end is the row's first or last 4 bytes shifted, zero-point
+     * bytes shifted in, and a kernel row outside x is the word of 4 zero points */
     bool words, wrows, wedge;
     int nu;
     kn_kbuf *pkw;
@@ -330,8 +330,12 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
     bool left = c < 0;
     kn_kx *w = kx_cast(L, KN_U32, kx_load_word(L, G->d->x, kt_plus(L, row, left ? 0 : G->w - 4)));
     int64_t sh = 8 * (left ? -c : c + 4 - G->w);
-    return kx_cast(L, KN_I32,
-                   kx_bin(L, left ? KX_SHL : KX_SHR, w, kx_const(L, KN_U32, (double)sh)));
+    w = kx_bin(L, left ? KX_SHL : KX_SHR, w, kx_const(L, KN_U32, (double)sh));
+    /* the bytes shifted in hold the zero point (the padding's value) */
+    uint32_t zb = (uint32_t)((int64_t)G->xz & 0xff) * 0x01010101u;
+    uint32_t fill = left ? zb & ((1u << sh) - 1) : zb & ~(0xffffffffu >> sh);
+    if (fill) w = kx_bin(L, KX_OR, w, kx_const(L, KN_U32, (double)fill));
+    return kx_cast(L, KN_I32, w);
 }
 
 /* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
@@ -341,7 +345,8 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
  *   output 2u     += dot(lo, A) + dot(hi, B)   (b0 w0 + b2 w2 + b1 w1)
  *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
  * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
- * crow (wrows: xz == 0): a kernel row outside x adds nothing and is left out. cox >= 0:
+ * crow: a kernel row outside x is left out where xz == 0, else adds the word of zero
+ * points (xz, xz) in both halves, so every tap outside x adds xz * (w - wz). cox >= 0:
  * ox is that constant, an edge tile whose words may reach past the row (dw_edge_word);
  * nst: the outputs stored (the last word's second output may lie past the row). */
 static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu, bool crow,
@@ -375,6 +380,21 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
                 int a1 = acc[u * per + 1];
                 kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, hi), var(L, wk[0])));
                 kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, lo), var(L, wk[2])));
+            }
+        }
+        if (crow && G->xz != 0) { /* a row of padding: every byte the zero point */
+            kl_else(L);
+            int64_t z16 = (int64_t)G->xz & 0xffff;
+            kn_kx *zw = kx_const(L, KN_I32, (double)(int32_t)(uint32_t)(z16 | z16 << 16));
+            int wz[3];
+            for (int k = 0; k < (per == 2 ? 3 : 2); k++)
+                wz[k] = kl_decl(
+                    L, KN_I32,
+                    kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
+            for (int j = 0; j < n; j++) {
+                int a = acc[j];
+                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[0])));
+                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[j % per ? 2 : 1])));
             }
         }
         if (crow) kl_end(L);
@@ -1171,7 +1191,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         /* row words over whole rows where the padding is the zero byte: every output in
          * words, the f32 tiles and their table not needed (at most 3 bytes shifted in) */
         G->wrows = G->words && G->xz == 0;
-        G->wedge = G->wrows && G->w >= 4 && G->pw <= 3 && d->pew <= 2;
+        G->wedge = G->words && G->w >= 4 && G->pw <= 3 && d->pew <= 2;
         /* the high-word form where it applies (kt_int_tables), else f64 where that is
          * exact (vector tiles), else int64; on microcontrollers the high-word form's
          * scalar store (kt_int_tables_red: SMULL's high word, an add, a shift, SSAT) */
