@@ -31,7 +31,9 @@
  * outputs whose window leaves the input (kt_interior) test bounds, rows once per kernel row and
  * columns once per tap, so no arena buffer is added (issue 13: the padded copy set the peak of
  * firmware models). Integer depthwise convolutions (QLinearConv, ConvInteger) run in the same
- * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c).
+ * tiles in f32 on exact integers and requantize in the store (passes/tile_int.c); on
+ * microcontrollers with SMLAD, rows of 3 taps at stride 1 or 2 run in i32 row-word tiles
+ * instead (dw_wtile: 4 bytes of an input row a load, split into even and odd bytes).
  *
  * Except where that leaves most of the work scalar: on CPU targets with vectors (not
  * microcontrollers), an undilated convolution with a stride (2: MobileNet's and
@@ -75,7 +77,8 @@ enum {
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
     DW_MIN_LANES = 4,
     DW_MAX_STRIDE = 4, /* column phases a staged channel may be split into */
-    DW_MAX_PARTS = 5   /* accumulators of a tile: partial sums of its kernel rows */
+    DW_MAX_PARTS = 5,  /* accumulators of a tile: partial sums of its kernel rows */
+    DW_WORDS_NU = 2    /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
 };
 
 typedef struct dw_geom {
@@ -119,6 +122,20 @@ typedef struct dw_geom {
      * end of the channel, and the pool's own kernel emptied */
     kn_kbuf *pool;              /* [n*c] means, or NULL */
     int nsum, sumw[4], sumv[4]; /* widths of the tiles (lanes ... 4, 1) and their sums */
+    /* row words (integer 3-tap rows at stride 1 or 2 on microcontrollers with SMLAD,
+     * dw_words_suits): interior outputs in i32 tiles of `nu` words, each word 4 bytes of
+     * an input row (kx_load_word) split into its even and odd bytes (kx_unpack16); pkw
+     * holds per channel the init bias - xz * sum (w - wz), then per kernel row the weight
+     * words (w0, w2), (w1, 0), (0, w1); xw: the end of the outputs whose words stay in
+     * the row; wrows: kernel rows outside x may be left out (xz == 0); wedge: the
+     * border columns in words too (rows of 4 bytes or more): a word reaching past the
+     * row's left or right end is the row's first or last 4 bytes shifted, zero-point
+     * bytes shifted in, and a kernel row outside x is the word of 4 zero points */
+    bool words, wrows, wedge;
+    int nu;
+    kn_kbuf *pkw;
+    int vpkw, winit;
+    int64_t xw;
 } dw_geom;
 
 static kn_kx *var(kn_lower *L, int v) {
@@ -299,13 +316,168 @@ static void dw_border_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0
     kl_end(L);
 }
 
+/* Outputs per word of a row-word tile: two at stride 1 (bytes b0..b3 at ox - pw: ox
+ * reads b0 b1 b2, ox + 1 reads b1 b2 b3), one at stride 2 (b3 unused). */
+static int dw_wout(const dw_geom *G) {
+    return G->sw == 1 ? 2 : 1;
+}
+
+/* The word of 4 bytes of row `row` (its first element) from column c, a constant of an
+ * edge tile: past the left end (c < 0) the first 4 bytes shifted up by -c bytes, past
+ * the right end the last 4 shifted down, zero bytes shifted in (u32 shifts). */
+static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c) {
+    if (c >= 0 && c + 4 <= G->w) return kx_load_word(L, G->d->x, kt_plus(L, row, c));
+    bool left = c < 0;
+    kn_kx *w = kx_cast(L, KN_U32, kx_load_word(L, G->d->x, kt_plus(L, row, left ? 0 : G->w - 4)));
+    int64_t sh = 8 * (left ? -c : c + 4 - G->w);
+    w = kx_bin(L, left ? KX_SHL : KX_SHR, w, kx_const(L, KN_U32, (double)sh));
+    /* the bytes shifted in hold the zero point (the padding's value) */
+    uint32_t zb = (uint32_t)((int64_t)G->xz & 0xff) * 0x01010101u;
+    uint32_t fill = left ? zb & ((1u << sh) - 1) : zb & ~(0xffffffffu >> sh);
+    if (fill) w = kx_bin(L, KX_OR, w, kx_const(L, KN_U32, (double)fill));
+    return kx_cast(L, KN_I32, w);
+}
+
+/* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
+ * word the bytes x[iy, ox*sw - pw + 2u .. + 4) of kernel row ky (u = 0 .. nu), lo =
+ * (b0, b2) and hi = (b1, b3) its 16-bit halves, so with the row's weight words A = (w0,
+ * w2), B = (w1, 0), C = (0, w1) (SMLAD: a.lo*b.lo + a.hi*b.hi):
+ *   output 2u     += dot(lo, A) + dot(hi, B)   (b0 w0 + b2 w2 + b1 w1)
+ *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
+ * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
+ * crow: a kernel row outside x is left out where xz == 0, else adds the word of zero
+ * points (xz, xz) in both halves, so every tap outside x adds xz * (w - wz). cox >= 0:
+ * ox is that constant, an edge tile whose words may reach past the row (dw_edge_word);
+ * nst: the outputs stored (the last word's second output may lie past the row). */
+static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu, bool crow,
+                     int64_t cox, int nst) {
+    int per = dw_wout(G), n = nu * per, acc[2 * DW_MAX_ROWS];
+    bool unsig = G->d->x->dtype == KN_U8;
+    for (int j = 0; j < n; j++) acc[j] = kl_decl(L, KN_I32, var(L, G->winit));
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+        if (crow) kl_if(L, kt_inside(L, iy, G->h));
+        int vx = kl_decl(L, KN_I64,
+                         cox >= 0 ? kx_mul(L, kt_mad(L, var(L, G->vbc), G->h, iy), kx_int(L, G->w))
+                                  : kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w,
+                                           kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw)));
+        int wk[3];
+        for (int k = 0; k < (per == 2 ? 3 : 2); k++)
+            wk[k] =
+                kl_decl(L, KN_I32,
+                        kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
+        for (int u = 0; u < nu; u++) {
+            int wd = kl_decl(
+                L, KN_I32,
+                cox >= 0 ? dw_edge_word(L, G, var(L, vx), cox * G->sw - G->pw + 2 * u)
+                         : kx_load_word(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, 2 * u))));
+            int lo = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), false, unsig));
+            int hi = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), true, unsig));
+            int a0 = acc[u * per];
+            kl_set(L, a0, kx_dot(L, KN_DOT_S16X2, var(L, a0), var(L, lo), var(L, wk[0])));
+            kl_set(L, a0, kx_dot(L, KN_DOT_S16X2, var(L, a0), var(L, hi), var(L, wk[1])));
+            if (per == 2) {
+                int a1 = acc[u * per + 1];
+                kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, hi), var(L, wk[0])));
+                kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, lo), var(L, wk[2])));
+            }
+        }
+        if (crow && G->xz != 0) { /* a row of padding: every byte the zero point */
+            kl_else(L);
+            int64_t z16 = (int64_t)G->xz & 0xffff;
+            kn_kx *zw = kx_const(L, KN_I32, (double)(int32_t)(uint32_t)(z16 | z16 << 16));
+            int wz[3];
+            for (int k = 0; k < (per == 2 ? 3 : 2); k++)
+                wz[k] = kl_decl(
+                    L, KN_I32,
+                    kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
+            for (int j = 0; j < n; j++) {
+                int a = acc[j];
+                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[0])));
+                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[j % per ? 2 : 1])));
+            }
+        }
+        if (crow) kl_end(L);
+    }
+    kn_kx *bc = var(L, G->vbc), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
+    for (int j = 0; j < nst; j++) {
+        kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, kt_plus(L, ox, j));
+        kn_kx *val = var(L, acc[j]);
+        if (!G->rq.shift) val = kx_cast(L, KN_F32, val); /* exact: below 2^24 */
+        kl_store(L, G->d->y, yi, kt_int_store(L, G->d, &G->rq, val, c));
+    }
+}
+
+/* Interior outputs [xlo, xhi) of row oy with row words: tiles of nu words up to xw,
+ * a last tile of fewer, then the outputs left (an odd one at stride 1, those whose
+ * words would leave the row) in the f32 scalar tiles. */
+static void dw_wcols(kn_lower *L, const dw_geom *G, kn_kx *oy, bool crow) {
+    int64_t per = (int64_t)G->nu * dw_wout(G), n = G->xw - G->xlo, nt = n / per;
+    int64_t at = G->xlo + nt * per;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        dw_wtile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, G->xlo)), G->nu, crow, -1,
+                 (int)per);
+        kl_end(L);
+    }
+    int rest = (int)((n % per) / dw_wout(G));
+    if (rest) {
+        dw_wtile(L, G, oy, kx_int(L, at), rest, crow, -1, rest * dw_wout(G));
+        at += rest * dw_wout(G);
+    }
+    if (G->xhi > at) dw_cols(L, G, oy, at, G->xhi - at, 1, G->srows, crow);
+}
+
+/* Whether the words of nw words from output o stay inside the row (no edge word). */
+static bool dw_winside(const dw_geom *G, int64_t o, int nw) {
+    int64_t c0 = o * G->sw - G->pw, c1 = (o + (int64_t)(nw - 1) * dw_wout(G)) * G->sw - G->pw;
+    return c0 >= 0 && c1 + 4 <= G->w;
+}
+
+/* Every output of row oy in row words (dw_geom.wedge): constant edge tiles at the left
+ * until the tiles' words are inside the row, a loop of such tiles, then constant edge
+ * tiles to the row's end (the last may compute an output past it, not stored). */
+static void dw_wrow(kn_lower *L, const dw_geom *G, kn_kx *oy, bool crow) {
+    int64_t opw = dw_wout(G), per = G->nu * opw, o = 0;
+    while (o < G->ow && !dw_winside(G, o, G->nu)) {
+        int64_t nw = (G->ow - o + opw - 1) / opw;
+        if (nw > G->nu) nw = G->nu;
+        int64_t nst = nw * opw < G->ow - o ? nw * opw : G->ow - o;
+        dw_wtile(L, G, oy, kx_int(L, o), (int)nw, crow, o, (int)nst);
+        o += nw * opw;
+    }
+    int64_t nt = 0;
+    while (o + (nt + 1) * per <= G->ow && dw_winside(G, o + nt * per, G->nu)) nt++;
+    if (nt) {
+        int vt = kl_for(L, nt);
+        dw_wtile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, o)), G->nu, crow, -1, (int)per);
+        kl_end(L);
+        o += nt * per;
+    }
+    while (o < G->ow) {
+        int64_t nw = (G->ow - o + opw - 1) / opw;
+        if (nw > G->nu) nw = G->nu;
+        int64_t nst = nw * opw < G->ow - o ? nw * opw : G->ow - o;
+        dw_wtile(L, G, oy, kx_int(L, o), (int)nw, crow, o, (int)nst);
+        o += nw * opw;
+    }
+}
+
 /* Output rows [oy0, oy1); crow: they read padding above or below. */
 static void dw_rows(kn_lower *L, const dw_geom *G, int64_t oy0, int64_t oy1, bool crow) {
     if (oy1 <= oy0) return;
     int v = kl_for(L, oy1 - oy0);
     kn_kx *oy = kt_plus(L, var(L, v), oy0);
+    if (G->wedge) {
+        dw_wrow(L, G, oy, crow);
+        kl_end(L);
+        return;
+    }
     dw_border_cols(L, G, oy, 0, G->xlo, crow);
-    if (G->xhi > G->xlo) dw_cols(L, G, oy, G->xlo, G->xhi - G->xlo, G->lanes, G->rows, crow);
+    if (G->words && (!crow || G->wrows))
+        dw_wcols(L, G, oy, crow);
+    else if (G->xhi > G->xlo)
+        dw_cols(L, G, oy, G->xlo, G->xhi - G->xlo, G->lanes, G->rows, crow);
     dw_border_cols(L, G, oy, G->xhi, G->ow, crow);
     kl_end(L);
 }
@@ -919,6 +1091,53 @@ static void dw_pack_words(const dw_geom *G, const float *pk, int32_t *wk) {
     }
 }
 
+/* Whether integer convolution G takes row words (dw_geom.words): on microcontrollers
+ * whose dot is SMLAD (s16x2), unstaged, 8-bit input, rows of 3 undilated taps at stride
+ * 1 or 2, and at least one word tile in a row; `split=2` in a schedule file keeps the
+ * f32 tiles. Sets xw, the end of the interior outputs whose words stay in the row. */
+static bool dw_words_suits(const dw_geom *G, const kn_target *tg, const kn_sched *ov) {
+    const kn_contract *d = G->d;
+    if (!G->integer || G->stage || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
+        (ov && ov->split == 2) || G->kw != 3 || G->dw != 1 || (G->sw != 1 && G->sw != 2) ||
+        (d->x->dtype != KN_I8 && d->x->dtype != KN_U8) || d->epi || G->xhi <= G->xlo)
+        return false;
+    return true;
+}
+
+/* The end of the interior outputs from xlo whose words (4 bytes from ox*sw - pw, whole
+ * pairs of outputs at stride 1) stay inside the row. */
+static int64_t dw_words_end(const dw_geom *G) {
+    int64_t last = kt_floor_div(G->w - 4 + G->pw, G->sw); /* last output a word may start */
+    if (G->sw == 1) {
+        int64_t pairs = (G->xhi - G->xlo) / 2, fit = (last - G->xlo) / 2 + 1;
+        if (last < G->xlo) fit = 0;
+        return G->xlo + 2 * (pairs < fit ? pairs : fit);
+    }
+    int64_t e = last + 1 < G->xhi ? last + 1 : G->xhi;
+    return e > G->xlo ? e : G->xlo;
+}
+
+/* The row words' packed constants from kt_dw_int_pack's pk ([c][1 + kh*3] f32: bias,
+ * w - wz): per channel the init bias - xz * sum (w - wz), then per kernel row the words
+ * (w0, w2), (w1, 0), (0, w1), 16-bit halves, the first in the low half. */
+static void dw_pack_wrows(const dw_geom *G, const float *pk, int32_t *wk) {
+    int64_t taps = G->kh * 3, per = 1 + 3 * G->kh;
+    for (int64_t ch = 0; ch < G->c; ch++) {
+        const float *src = pk + ch * (1 + taps);
+        int64_t sum = 0;
+        for (int64_t t = 0; t < taps; t++) sum += (int64_t)src[1 + t];
+        wk[ch * per] = (int32_t)((int64_t)src[0] - (int64_t)G->xz * sum);
+        for (int64_t ky = 0; ky < G->kh; ky++) {
+            uint32_t w0 = (uint32_t)(int32_t)src[1 + ky * 3] & 0xffffu;
+            uint32_t w1 = (uint32_t)(int32_t)src[2 + ky * 3] & 0xffffu;
+            uint32_t w2 = (uint32_t)(int32_t)src[3 + ky * 3] & 0xffffu;
+            wk[ch * per + 1 + 3 * ky] = (int32_t)(w0 | w2 << 16);
+            wk[ch * per + 2 + 3 * ky] = (int32_t)w1;
+            wk[ch * per + 3 + 3 * ky] = (int32_t)(w1 << 16);
+        }
+    }
+}
+
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                      kn_kbuf *pool, dw_geom *G) {
     bool cpu = tg->kind == KN_TARGET_CPU;
@@ -954,6 +1173,14 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->xs = kl_scratch(L, G->at, d->n * G->c * (G->dot ? G->hq : G->hs) * G->rs);
     }
     dw_choose(L, G, ov);
+    G->words = dw_words_suits(G, tg, ov);
+    if (G->words) {
+        G->xw = dw_words_end(G);
+        G->words = G->xw > G->xlo;
+        G->nu = ov && ov->tile_rows ? (ov->tile_rows < DW_MAX_ROWS ? ov->tile_rows : DW_MAX_ROWS)
+                                    : DW_WORDS_NU;
+        if (G->sw == 2 && !(ov && ov->tile_rows)) G->nu = 2 * DW_WORDS_NU;
+    }
     /* packed per channel: bias, then the kh*kw weights (dot: the init, then the words) */
     int64_t taps = G->dot ? G->ngr * G->kw : G->kh * G->kw, per = 1 + taps;
     float *pk = malloc((size_t)(G->c * (1 + G->kh * G->kw)) * sizeof *pk);
@@ -961,9 +1188,14 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
     if (G->integer) {
         kt_dw_int_pack(d, pk);
         G->xz = kt_int_xz(d);
+        /* row words over whole rows where the padding is the zero byte: every output in
+         * words, the f32 tiles and their table not needed (at most 3 bytes shifted in) */
+        G->wrows = G->words && G->xz == 0;
+        G->wedge = G->words && G->w >= 4 && G->pw <= 3 && d->pew <= 2;
         /* the high-word form where it applies (kt_int_tables), else f64 where that is
-         * exact (vector tiles), else int64 */
-        if (L->target && L->target->int8_red) /* Helium: the high-word form, scalars too */
+         * exact (vector tiles), else int64; on microcontrollers the high-word form's
+         * scalar store (kt_int_tables_red: SMULL's high word, an add, a shift, SSAT) */
+        if (L->target && (L->target->int8_red || L->target->kind == KN_TARGET_MCU))
             kt_int_tables_red(L, d, &G->rq);
         else if (!kt_int_tables_hi32(L, d, 0, &G->rq) &&
                  (G->lanes == 1 || !kt_int_tables_f64(L, d, 0, &G->rq)))
@@ -981,15 +1213,33 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         dw_pack_words(G, pk, wk);
         G->pk = kl_table(L, KN_I32, G->c * per, wk);
         free(wk);
-    } else {
+    } else if (!G->wedge) {
         G->pk = kl_table(L, KN_F32, G->c * per, pk);
+    }
+    if (G->words) {
+        int64_t wper = 1 + 3 * G->kh;
+        int32_t *wk = malloc((size_t)(G->c * wper) * sizeof *wk);
+        KN_ASSERT(wk);
+        dw_pack_wrows(G, pk, wk);
+        G->pkw = kl_table(L, KN_I32, G->c * wper, wk);
+        free(wk);
     }
     free(pk);
     G->vbc = kl_for(L, d->n * G->c);
-    G->vpk = kl_decl(L, KN_I64,
-                     kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
-    for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
-        G->wv[k] = kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    if (G->pk) {
+        G->vpk =
+            kl_decl(L, KN_I64,
+                    kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, per)));
+        for (int64_t k = 0; k <= (G->hold ? taps : 0); k++)
+            G->wv[k] =
+                kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
+    }
+    if (G->words) {
+        G->vpkw = kl_decl(L, KN_I64,
+                          kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)),
+                                 kx_int(L, 1 + 3 * G->kh)));
+        G->winit = kl_decl(L, KN_I32, kx_load(L, G->pkw, var(L, G->vpkw)));
+    }
     if (G->dot)
         dw_stage_words(L, G);
     else if (G->stage)
@@ -1036,6 +1286,11 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         kern->sched.lanes = G.lanes;
         kern->sched.pad = G.stage ? 2 : 1;
         kern->sched.dot = G.dot;
+        if (G.words) { /* row words: SMLAD tiles of nu words */
+            kern->sched.tile_rows = G.nu;
+            kern->sched.dot = KN_DOT_S16X2;
+            kern->sched.split = 1;
+        }
         kl_builder_destroy(L);
     }
     return KN_OK;

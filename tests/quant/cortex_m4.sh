@@ -17,12 +17,13 @@ EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
-  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8
+  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
-  MODELS="red16_s8 red16_u8 qlinear_pointwise fixed/qdq_pointwise_part"
+  MODELS="red16_s8 red16_u8 qlinear_pointwise fixed/qdq_pointwise_part dw_words_s8 dw_words_u8
+    dw_words_s2 dw_words_z1"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -45,7 +46,9 @@ carray() { # name, file, bytes
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); conv_zp0_*: channel-pair
 # tiles with unrolled kernel columns and no padding taps (input zero point 0;
-# tests/quant/make_conv_zp0.py); fixed/*: the qdq
+# tests/quant/make_conv_zp0.py); dw_words_*: depthwise 3-tap rows in row-word SMLAD
+# tiles (a word of 4 row bytes split by SXTB16/UXTB16; split=1 in the schedule;
+# tests/quant/make_dw_words.py); fixed/*: the qdq
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
 for m in $MODELS; do
@@ -60,6 +63,8 @@ for m in $MODELS; do
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   mm_split_*) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
+  dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
+    bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;;
   esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
@@ -97,8 +102,9 @@ for m in $MODELS; do
   fi
   arm-none-eabi-objdump -d $([ "$TARGET" = cortex-m55 ] && echo -m armv8.1-m.main) "$D/app.elf" \
     >"$D/app.dis"
-  # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers)
-  if [ "$TARGET" = cortex-m55 ]; then
+  # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
+  # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*)
+  if [ "$TARGET" = cortex-m55 ] && [ "${m#dw_words}" = "$m" ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
@@ -111,6 +117,10 @@ for m in $MODELS; do
   pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
   mm_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   mm_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
+  dw_words_s*) [ $EMIT = obj ] || { grep -q "sxtb16.*ror #8" "$D/app.dis" && ok ||
+    bad "$m: no sxtb16 ror #8 in the image"; } ;;
+  dw_words_u8) [ $EMIT = obj ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
+    bad "$m: no uxtb16 ror #8 in the image"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
     # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||

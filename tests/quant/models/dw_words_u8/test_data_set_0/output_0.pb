@@ -1,0 +1,1 @@
+ByJÅ`\X[[^Zaabaa^\bZ`a_cbd`g[[\^\^_bff]_c_W]XY^ecaba]Z[`cad^[VU\\bd]]^cbZm]mgemThdbiVmkejcaimiVai_d]hcac[jdfbYpjjdVgcnb]ilpcZgfbfX`a[_\RVRZXWRTXVWOUX[LYRUWQZQUWTRXQ[TVVOYUURVXTWUQYSRXOXWRTT\VYVZYYYYY]XX\SeUMX_`YMYUa^TZO\YVVTUSWXRcWY_[fSWZUcR\UVX[PVW`TXQSaU^VT\V]X\ebhg`k`dg^m^]b]g\be]j\c``khc]gaeiege_^dhegd_ef^ccif^`c`e]`a_]YWXX
