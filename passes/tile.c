@@ -93,6 +93,8 @@ typedef struct kt_tile {
      * [block][step][kb][4 words] (conv_w16); each step of 16 channels is, per row and
      * column, one VMLADAVA into a scalar accumulator. 0: one word an operand */
     int wide;
+    /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
+    int fblock;
 } kt_tile;
 
 /* Values in one i32 word of T's packed operands (parts, or parts / wide). */
@@ -1878,6 +1880,149 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* ---- matrix-vector products in FPU register blocks (microcontrollers) ----
+ *
+ * A float product with few rows (the batch-1 fully connected layers of a
+ * microcontroller model) uses each weight once: its cost is a load per weight and a
+ * multiply-add, and the register tiles above load weights one VLDR at a time (about 3
+ * instructions per multiply-add on the Cortex-M4). On a scalar FPU whose loads fill
+ * many consecutive registers at once (kn_target.fp_block: VLDM, up to 16 S registers)
+ * the tile is instead R output columns x K inputs:
+ *
+ *   for row m, block blk of R columns:
+ *     acc[c] = bias[blk*R + c]                         R scalar accumulators
+ *     for q over k / K:
+ *       xb = a[m, q*K .. q*K + K)                      one block load (K registers)
+ *       for each pair p of columns:                     fp_block / K columns a load
+ *         wb = packed[blk][q][p*2 .. p*2 + 2][K]        one block load (fp_block registers)
+ *         acc[c] = fma(xb[i], wb[c', i], acc[c])       K multiply-adds per column
+ *     y[m, blk*R + c] = epilogue(acc[c])
+ *
+ * K = fp_block / 2 (8), two columns of K weights a load, and R = the registers left,
+ * vector_registers - fp_block - K (8 on the M4's 32): one input block, one weight
+ * block and the accumulators fill the FPU. The blocks are kl_decl_block locals: the
+ * inputs in registers fp_block - K .. fp_block - 1 above the accumulators' range
+ * (s8-s15), the weights in the top fp_block registers (s16-s31). Per step of R x K
+ * multiply-adds: 1 + R/2 loads, R*K multiply-adds, and an address computation per
+ * load. The weights are packed [blk][q][R][K], so one load takes two columns' K
+ * consecutive weights; a partial last block of columns is packed [q][nct][K], its
+ * columns rounded up to a whole weight block (zeros past the last column), and stores
+ * only its valid columns. K must divide the reduction (the input block is read whole). A schedule
+ * file's `fblock=1` keeps the scalar tiles. */
+
+typedef struct mb_geom {
+    const kn_contract *d;
+    kn_kbuf *bpk, *init;
+    int64_t m, k, n, nq;
+    int K, R, cpl;  /* inputs a block, columns a tile, columns a weight block */
+    int nct;        /* columns of the partial last block, rounded up to cpl (0: none) */
+    int xreg, wreg; /* first register of the input and the weight blocks */
+} mb_geom;
+
+typedef struct mb_src {
+    mm_src s;
+    const mb_geom *B;
+} mb_src;
+
+static void mb_fill(const void *ctx, void *data) {
+    const mb_src *S = ctx;
+    const mb_geom *B = S->B;
+    float *o = data;
+    int64_t full = B->n / B->R, nblk = (B->n + B->R - 1) / B->R;
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        int nc = blk < full ? B->R : B->nct;
+        for (int64_t q = 0; q < B->nq; q++)
+            for (int c = 0; c < nc; c++)
+                for (int i = 0; i < B->K; i++) {
+                    int64_t col = blk * B->R + c, r = q * B->K + i;
+                    *o++ = col < B->n ? (float)mm_b(&S->s, r, col) : 0.0f;
+                }
+    }
+}
+
+/* Columns [blk*R, blk*R + nc) of row m (nc a multiple of cpl), the first `valid` stored. */
+static void mb_block(kn_lower *L, const mb_geom *B, kn_kx *m, kn_kx *blk, int nc, int valid) {
+    int acc[KT_MAX_ROWS];
+    kn_kx *c0 = kx_mul(L, blk, kx_int(L, B->R));
+    for (int c = 0; c < nc; c++)
+        acc[c] = kl_decl(L, KN_F32,
+                         B->init ? kx_load(L, B->init, kt_plus(L, c0, c)) : kx_const(L, KN_F32, 0));
+    int vq = kl_for(L, B->nq);
+    kn_kx *q = kx_var(L, vq);
+    int xb = kl_decl_block(
+        L, B->K, kx_vload(L, B->d->x, mad(L, m, B->k, kx_mul(L, q, kx_int(L, B->K))), B->K),
+        B->xreg);
+    /* weights of step q of block blk: [blk][q][nc][K] */
+    int vw = kl_decl(L, KN_I64,
+                     kx_add(L, kx_mul(L, blk, kx_int(L, B->nq * B->R * B->K)),
+                            kx_mul(L, q, kx_int(L, (int64_t)nc * B->K))));
+    for (int p = 0; p < nc / B->cpl; p++) {
+        int wb = kl_decl_block(
+            L, B->cpl * B->K,
+            kx_vload(L, B->bpk, kt_plus(L, kx_var(L, vw), p * B->cpl * B->K), B->cpl * B->K),
+            B->wreg);
+        for (int c2 = 0; c2 < B->cpl; c2++)
+            for (int i = 0; i < B->K; i++) {
+                int c = p * B->cpl + c2;
+                kl_set(
+                    L, acc[c],
+                    kx_fma(L, kx_lane(L, xb, i), kx_lane(L, wb, c2 * B->K + i), kx_var(L, acc[c])));
+            }
+    }
+    kl_end(L);
+    int vy = kl_decl(L, KN_I64, mad(L, m, B->n, c0));
+    for (int c = 0; c < valid; c++) {
+        kn_kx *yi = kt_plus(L, kx_var(L, vy), c);
+        kl_store(L, B->d->y, yi,
+                 kt_mm_epi(L, B->d, B->d->y, kx_var(L, acc[c]), yi, kt_plus(L, c0, c)));
+    }
+}
+
+/* Whether float product d takes register-block tiles, and if so builds them. */
+static bool mm_fblock(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                      kt_tile *Tp) {
+    if (!tg || tg->kind != KN_TARGET_MCU || tg->fp_block < 4 || kl_lanes(L, KN_F32) != 1 ||
+        (ov && ov->fblock == 1) || d->ta || d->batch > 1 || (d->bias && !is_const(d->bias)))
+        return false;
+    mb_geom B = {.d = d, .m = d->M, .k = d->K, .n = d->N};
+    B.K = tg->fp_block / 2;
+    B.cpl = tg->fp_block / B.K;
+    B.R = (tg->vector_registers - tg->fp_block - B.K) / B.cpl * B.cpl;
+    if (B.R > KT_MAX_ROWS) B.R = KT_MAX_ROWS / B.cpl * B.cpl;
+    if (B.R < B.cpl || B.k % B.K || B.n < B.cpl) return false;
+    B.nq = B.k / B.K;
+    B.wreg = tg->vector_registers - tg->fp_block;
+    B.xreg = B.wreg - B.K;
+    int64_t full = B.n / B.R, tail = B.n % B.R;
+    B.nct = (int)((tail + B.cpl - 1) / B.cpl * B.cpl);
+    mb_src S = {{d, d->K, d->N, NULL}, &B};
+    B.bpk = kl_table_fill(L, KN_F32, (full * B.R + B.nct) * B.nq * B.K, mb_fill, &S);
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.t = T.wt = KN_F32;
+    T.lanes = 1;
+    T.kb = B.R;
+    T.kbl = B.nct ? B.nct : B.R; /* the bias table's last block as narrow as the weights' */
+    T.nv = B.R;
+    T.maxrows = 1;
+    T.fblock = B.K;
+    S.s.T = &T;
+    const void *ctx = &S.s;
+    if (d->bias) B.init = kt_pack(L, &T, KN_F32, 1, 1, B.n, mm_c, &ctx);
+    int vm = -1;
+    if (B.m > 1) vm = kl_for(L, B.m);
+    kn_kx *m = vm >= 0 ? kx_var(L, vm) : kx_int(L, 0);
+    if (full) {
+        int vb = kl_for(L, full);
+        mb_block(L, &B, m, kx_var(L, vb), B.R, B.R);
+        kl_end(L);
+    }
+    if (tail) mb_block(L, &B, m, kx_int(L, full), B.nct, (int)tail);
+    if (vm >= 0) kl_end(L);
+    *Tp = T;
+    return true;
+}
+
 static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool threads,
                         const kn_target *tg, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
@@ -1890,6 +2035,7 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
             return false;
         if (d->batch > 1 || !kt_f32_const(b)) return tile_matmul_rt(L, d, ov, threads, Tp);
         if (b->numel != d->K * d->N) return false;
+        if (mm_fblock(L, d, ov, tg, Tp)) return true;
     }
     mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
@@ -2406,6 +2552,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;
+            kern->sched.fblock = T.fblock;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */
