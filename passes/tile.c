@@ -1648,12 +1648,16 @@ static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, k
 }
 
 /* Reduction rows 4 * q + [0, 4) of a split dot tile (kt_tile.split, always with wpair
- * and xpre on matrices): each row's 4 inputs as their pre-split pair of halves
- * (mm_xsplit) at xs[xi + r * k/4] and the weights' i64 pairs at bp[wi ..] (mm_bsplit_pair,
- * [blk][q][kb]), unpacked by kt_step_words. */
+ * on matrices): each row's 4 inputs as their pre-split pair of halves (xpre, mm_xsplit)
+ * at xs[xi + r * k/4], else as one word of a (at 4 * xi + r * k: xi = row * k/4 + q),
+ * and the weights' i64 pairs at bp[wi ..] (mm_bsplit_pair, [blk][q][kb]), unpacked by
+ * kt_step_words. */
 static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *xi, kn_kx *wi) {
     kn_kx *words[KT_MAX_ROWS] = {0};
-    for (int r = 0; r < T->rows; r++) words[r] = kx_load(L, G->xs, kt_plus(L, xi, r * (G->k / 4)));
+    for (int r = 0; r < T->rows; r++)
+        words[r] = T->xpre
+                       ? kx_load(L, G->xs, kt_plus(L, xi, r * (G->k / 4)))
+                       : kx_load_word(L, G->a, kt_plus(L, kx_mul(L, xi, kx_int(L, 4)), r * G->k));
     kt_step_words(L, T, words, G->bpk, wi);
 }
 
@@ -1881,7 +1885,11 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
         T.split = true;
         T.xunsigned = G->a->dtype == KN_U8;
         T.wpair = true;
-        T.xpre = true;
+        /* the pre-split input pays for its copy (a word load, two unpacks and a store per
+           4 inputs) from 3 blocks of columns on: it saves two unpacks and a load per
+           block and step (MobileNetV2's 448 -> 2 classifier, one block: 1,080 more
+           instructions with it; DS-CNN's 64 -> 12, three: 160 fewer) */
+        T.xpre = G->n / T.kb >= 3;
     }
     /* the last block of columns only as wide as the whole vectors it needs (a 10-class
      * classifier on 4-column scalar tiles: 10 columns of weights and multiply-adds, not 12) */

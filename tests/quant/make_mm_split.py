@@ -11,8 +11,9 @@ even and odd elements for SMLAD; the weights packed as 16-bit pairs (k0, k2), (k
                 -> int8 (zero point -7): a matrix-vector product per batch row, three
                 blocks of columns, 6 words per row
   mm_odd_s8/    int8 A (1 x 20, zero point 4) x int8 B (20 x 8, zero point -2) -> int8: 5
-                words a row, an odd count (the M4's pre-split pairs, mm_xsplit, without
-                the loop's two steps an iteration)
+                words a row, an odd count (one step an iteration, not two), two blocks
+                of columns (on the M4 the words read in place; mm_split_s8 and
+                mm_red16_s8, three blocks, take the pre-split pairs, mm_xsplit)
   mm_red16_u8/  uint8 A (3 x 32, zero point 131) x uint8 B (32 x 8, zero point 128: every
                 w - wz in [-128, 127]) -> uint8: Helium's reduction tiles (VMLADAVA.S8,
                 mm_red16_suits) with u8 input (x - 128 as x ^ 0x80), a tile of 2 rows and
