@@ -803,15 +803,15 @@ static int stmt_lanes(const kn_cprint *E, const kn_ks *s) {
     return s->kind == KS_STORE ? kx_lanes(s->value) : 1;
 }
 
-/* vec_ext (C99): a register block (kl_decl_block) as `register float` scalars bound to
- * its FPU registers and loaded by KN_LDM<lanes>F (one VLDM with GCC on Arm; plain loads
- * elsewhere, see kn_cprint_vector_prelude); false when s is not one. */
+/* C99: a register block (kl_decl_block) as `register float` scalars bound to its FPU
+ * registers and loaded by KN_LDM<lanes>F (one VLDM with GCC on Arm; plain loads
+ * elsewhere, see kn_cprint_vector_prelude), the same text in the portable and the
+ * vector-extension forms (no vector types); false when s is not one. */
 static bool block_decl(emitter *E, const kn_ks *s, int ind) {
     int lanes = s->width, r0 = (int)s->annot - 1;
     const kn_kx *x = s->value;
-    if (!E->vec_ext || E->dialect != KN_C99 || s->kind != KS_DECL || !s->annot ||
-        (lanes != 8 && lanes != 16) || x->op != KX_LOAD || x->dtype != KN_F32 ||
-        x->buf->dtype != KN_F32 || kx_lanes(x) != lanes)
+    if (E->dialect != KN_C99 || s->kind != KS_DECL || !s->annot || (lanes != 8 && lanes != 16) ||
+        x->op != KX_LOAD || x->dtype != KN_F32 || x->buf->dtype != KN_F32 || kx_lanes(x) != lanes)
         return false;
     FILE *f = E->f;
     fprintf(f, "%*sregister float", ind, "");
@@ -824,7 +824,6 @@ static bool block_decl(emitter *E, const kn_ks *s, int ind) {
     fprintf(f, ");\n");
     E->blk_var[E->nblk++ % 64] = s->var;
     E->blk_widths |= 1u << lg2(lanes);
-    E->vec_widths |= 1u << lg2(lanes); /* its kernel is under #if KN_VECTOR_EXT */
     return true;
 }
 
@@ -1366,7 +1365,8 @@ static void block_prelude(unsigned blk, FILE *f) {
 
 void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool target_fma, FILE *f) {
     unsigned widths = E->vec_widths | (V ? V->vec_widths : 0);
-    if (V && V->blk_widths) block_prelude(V->blk_widths, f);
+    if (E->blk_widths || (V && V->blk_widths))
+        block_prelude(E->blk_widths | (V ? V->blk_widths : 0), f);
     if (E->self_used || (V && V->self_used))
         fprintf(f,
                 "\n/* KN_SELF(c, a, b): c ? a : b on floats without a branch (as a bit select on\n"

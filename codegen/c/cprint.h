@@ -47,7 +47,7 @@ typedef struct kn_cprint {
                                           intrinsics; vec_ext) */
     bool mve_used;                     /* one of those printed */
     unsigned blk_widths;               /* bit k: a register block of 2^k floats printed
-                                          (KN_LDM<2^k>F; vec_ext, kl_decl_block) */
+                                          (KN_LDM<2^k>F; C99, kl_decl_block) */
     int blk_var[64];                   /* the locals of the last 64 register blocks printed
                                           (each is read right after it is declared) */
     int nblk;
