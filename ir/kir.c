@@ -283,6 +283,14 @@ int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init) {
     return s->var;
 }
 
+int kl_decl_block(kn_lower *L, int lanes, kn_kx *init, int reg) {
+    KN_ASSERT(init->op == KX_LOAD && kx_lanes(init) == lanes && init->dtype == KN_F32 && reg >= 0);
+    int v = kl_decl_vec(L, KN_F32, lanes, init);
+    kn_ks *blk = L->stack[L->depth - 1];
+    blk->body[blk->n - 1]->annot = (unsigned)reg + 1;
+    return v;
+}
+
 void kl_set(kn_lower *L, int var, kn_kx *value) {
     kn_ks *s = new_stmt(L, KS_SET);
     s->var = var;
@@ -822,6 +830,7 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
         if (s->kind == KS_DECL && s->width > 1) fprintf(f, "x%d", s->width);
         fprintf(f, "%sv%d = ", s->kind == KS_DECL ? " " : "", s->var);
         print_x(f, s->value);
+        if (s->kind == KS_DECL && s->annot) fprintf(f, " in block %u", s->annot - 1);
         fputc('\n', f);
         return;
     case KS_IF:

@@ -179,7 +179,8 @@ struct kn_ks {
     kn_dtype dtype; /* DECL */
     int64_t extent; /* FOR: trip count (static) */
     kn_kx *ext;     /* FOR: trip count as an expression when not static, else NULL */
-    unsigned annot; /* FOR: KN_LOOP_* */
+    unsigned annot; /* FOR: KN_LOOP_*; DECL: 1 + the first of the consecutive FPU registers
+                       a register block is held in (kl_decl_block), 0: none */
     int width;      /* FOR: vector width or unroll factor; DECL: lanes of the local */
     int tasks;      /* FOR marked KN_LOOP_PARALLEL: tasks a CPU splits it into (passes/
                        parallel.c; <= 1: run it on the calling thread) */
@@ -312,15 +313,17 @@ static inline bool kn_contract_nchw(const kn_contract *d) {
  * --dump-schedule and read back by --schedule (passes/schedule.c). 0: not chosen. */
 typedef struct kn_sched {
     int tile_rows, tile_vecs, lanes; /* register tile: rows x vectors of lanes */
-    int tasks; /* tasks the outermost parallel loop is split into (1: run it sequentially) */
-    int wg;    /* OpenCL work-group size along the innermost dimension */
-    int pad;   /* convolution padding: 1 inside the kernel, 2 through a padded copy */
-    int dot;   /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
-    int split; /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
-                  (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
-                  of kernel columns (kt_tile.cpair) */
-    int wino;  /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
-                  winograd.c), or 1 in a schedule file: the direct convolution */
+    int tasks;  /* tasks the outermost parallel loop is split into (1: run it sequentially) */
+    int wg;     /* OpenCL work-group size along the innermost dimension */
+    int pad;    /* convolution padding: 1 inside the kernel, 2 through a padded copy */
+    int dot;    /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
+    int split;  /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
+                   (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
+                   of kernel columns (kt_tile.cpair) */
+    int fblock; /* float matrix-vector tiles in FPU register blocks (passes/tile.c,
+                   mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
+    int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
+                   winograd.c), or 1 in a schedule file: the direct convolution */
 } kn_sched;
 
 typedef struct kn_kernel {
@@ -604,6 +607,12 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
 /* A new vector local of `lanes` lanes (init may be scalar: broadcast). */
 int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init);
+/* A register block: a vector local of `lanes` f32 lanes loaded by init (a vector load of
+ * `lanes` consecutive elements) into the consecutive FPU registers reg .. reg + lanes - 1
+ * with one instruction where the C compiler can be told so (VLDM; kn_target.fp_block).
+ * Only its lanes are read (kx_lane). Blocks of one register range must not be live at
+ * once: a later one overwrites an earlier one's registers. */
+int kl_decl_block(kn_lower *L, int lanes, kn_kx *init, int reg);
 void kl_set(kn_lower *L, int var, kn_kx *value);
 void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *src_index,
              kn_kx *count);

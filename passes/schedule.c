@@ -45,6 +45,7 @@ static const struct {
     {"dot", offsetof(kn_sched, dot)},
     {"split", offsetof(kn_sched, split)},
     {"wino", offsetof(kn_sched, wino)},
+    {"fblock", offsetof(kn_sched, fblock)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -133,7 +134,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino)",
+                     "dot, split, wino, fblock)",
                      tok);
             return false;
         }

@@ -77,6 +77,16 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
+    /* split matrix tiles (mm_lower): a column's two words of a step, (k0, k2) and
+     * (k1, k3), packed as one i64 (the even word low; [block][step][column] i64, read
+     * at a step's index in i64 elements), so the C compiler loads both with one LDRD,
+     * where the pointwise tiles' two i32 words [block][step][2][column] take two LDRs */
+    bool wpair;
+    /* wpair tiles: the input split once per run into i64 pairs of its two halves (mm_xsplit:
+     * [rows][k / 4], even half low), so a step reads a row's two SMLAD operands with one
+     * LDRD instead of a word load and two unpacks per column tile; words[r] of
+     * kt_step_words is then that i64 */
+    bool xpre;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
      * kernel columns instead, taps (i, 2q) and (i, 2q + 1) in the 16-bit halves of one
@@ -93,6 +103,8 @@ typedef struct kt_tile {
      * [block][step][kb][4 words] (conv_w16); each step of 16 channels is, per row and
      * column, one VMLADAVA into a scalar accumulator. 0: one word an operand */
     int wide;
+    /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
+    int fblock;
 } kt_tile;
 
 /* Values in one i32 word of T's packed operands (parts, or parts / wide). */
@@ -215,15 +227,36 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
     }
     /* column pairs: the words are the operands themselves, one weight word a column */
     int half[2][KT_MAX_ROWS], nh = T->split ? 2 : 1;
-    for (int r = 0; r < T->rows; r++) {
+    for (int r = 0; r < T->rows && T->xpre; r++) {
+        int vp = kl_decl(L, KN_I64, words[r]);
+        half[0][r] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, vp)));
+        half[1][r] =
+            kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, vp), kx_int(L, 32))));
+    }
+    for (int r = 0; r < T->rows && !T->xpre; r++) {
         int vw = kl_decl(L, KN_I32, words[r]);
         for (int o = 0; o < nh; o++)
             half[o][r] =
                 T->split ? kl_decl(L, KN_I32, kx_unpack16(L, kx_var(L, vw), o, T->xunsigned)) : vw;
     }
+    if (T->wpair) { /* a column's two words as one i64 (one LDRD), then its SMLADs */
+        for (int v = 0; v < T->nv; v++) {
+            int wd = kl_decl(L, KN_I64, kx_load(L, bp, kt_plus(L, bidx, v))), w[2];
+            w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
+            w[1] = kl_decl(L, KN_I32,
+                           kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, wd), kx_int(L, 32))));
+            for (int o = 0; o < 2; o++)
+                for (int r = 0; r < T->rows; r++)
+                    kl_set(L, T->acc[r][v],
+                           kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, half[o][r]),
+                                  kx_var(L, w[o])));
+        }
+        return;
+    }
     for (int v = 0; v < T->nv; v++)
         for (int o = 0; o < nh; o++) {
-            int w = kl_decl(L, KN_I32, kx_load(L, bp, kt_plus(L, bidx, o * T->kb + v)));
+            int64_t at = o * T->kb + v;
+            int w = kl_decl(L, KN_I32, kx_load(L, bp, kt_plus(L, bidx, at)));
             for (int r = 0; r < T->rows; r++)
                 kl_set(L, T->acc[r][v],
                        kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, half[o][r]),
@@ -1436,6 +1469,8 @@ typedef struct mm_geom {
     kn_kbuf *bx;    /* microcontrollers: full blocks read B = x in place (row k at k * n,
                        from bxoff on), only the partial block is packed (into bpk) */
     kn_kx *bxoff;
+    kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
+                    kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -1539,6 +1574,35 @@ static double mm_bsplit(const void *ctx, int64_t r, int64_t col) {
     return (double)(int32_t)w;
 }
 
+/* mm_bsplit's two words of each column and step as one i64, the even word low
+ * (kt_tile.wpair): [block][k / 4][kb] */
+typedef struct mm_pair_args {
+    const mm_src *s;
+    int64_t nq, n;
+} mm_pair_args;
+
+static void mm_bsplit_pair(const void *ctx, void *data) {
+    const mm_pair_args *A = ctx;
+    int64_t kb = A->s->T->kb, *o = data;
+    for (int64_t blk = 0; blk < A->n / kb; blk++)
+        for (int64_t q = 0; q < A->nq; q++)
+            for (int64_t j = 0; j < kb; j++) {
+                uint32_t lo = (uint32_t)(int32_t)mm_bsplit(A->s, 2 * q, blk * kb + j);
+                uint32_t hi = (uint32_t)(int32_t)mm_bsplit(A->s, 2 * q + 1, blk * kb + j);
+                *o++ = (int64_t)((uint64_t)hi << 32 | lo);
+            }
+}
+
+/* packed reduction words (kt_tile.wide), a tile of 4 * kb columns: column c4 = 4 * col
+ * + j of step r holds rows 16r + 4j + [0, 4) of column col, so a column's 16 weights of
+ * a step are 4 consecutive words (as conv_w16) */
+static double mm_w16(const void *ctx, int64_t r, int64_t c4) {
+    const mm_src *s = ctx;
+    double v[4];
+    for (int b = 0; b < 4; b++) v[b] = mm_b(ctx, 16 * r + 4 * (c4 % 4) + b, c4 / 4);
+    return kt_pack_word(s->T, v, 4);
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double mm_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -1586,16 +1650,18 @@ static void mm_dot_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, k
     kt_step_dot(L, T, words, G->bpk, mm_bidx(L, T, blk, ng, kg));
 }
 
-/* Reduction rows 4 * q + [0, 4) of a split dot tile (kt_tile.split): each row's 4
- * inputs, contiguous in a, read as one word (kx_load_word) and unpacked by
- * kt_step_words, the weights two words a step (mm_bsplit). */
-static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, kn_kx *m0,
-                          kn_kx *q) {
-    int va = kl_decl(L, KN_I64, mad(L, m0, G->k, kx_mul(L, q, kx_int(L, 4))));
+/* Reduction rows 4 * q + [0, 4) of a split dot tile (kt_tile.split, always with wpair
+ * on matrices): each row's 4 inputs as their pre-split pair of halves (xpre, mm_xsplit)
+ * at xs[xi + r * k/4], else as one word of a (at 4 * xi + r * k: xi = row * k/4 + q),
+ * and the weights' i64 pairs at bp[wi ..] (mm_bsplit_pair, [blk][q][kb]), unpacked by
+ * kt_step_words. */
+static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *xi, kn_kx *wi) {
     kn_kx *words[KT_MAX_ROWS] = {0};
     for (int r = 0; r < T->rows; r++)
-        words[r] = kx_load_word(L, G->a, kt_plus(L, kx_var(L, va), r * G->k));
-    kt_step_words(L, T, words, G->bpk, mm_bidx(L, T, blk, G->k / 2, kx_mul(L, q, kx_int(L, 2))));
+        words[r] = T->xpre
+                       ? kx_load(L, G->xs, kt_plus(L, xi, r * (G->k / 4)))
+                       : kx_load_word(L, G->a, kt_plus(L, kx_mul(L, xi, kx_int(L, 4)), r * G->k));
+    kt_step_words(L, T, words, G->bpk, wi);
 }
 
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
@@ -1617,8 +1683,30 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
         kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
     }
     if (T->split) { /* mm_split_suits: k a multiple of 4 */
-        int vq = kl_for(L, G->k / 4);
-        mm_split_step(L, G, T, blk, m0, kx_var(L, vq));
+        /* two steps an iteration where they pair up: the loop's count, compare and
+           branch once per 8 inputs (GCC does not unroll it at -O2) */
+        int64_t nq = G->k / 4;
+        int un = nq % 2 == 0 ? 2 : 1;
+        int vq = kl_for(L, nq / un);
+        kn_kx *q = kx_mul(L, kx_var(L, vq), kx_int(L, un));
+        /* the iteration's first step: one base index each, the steps constants from it */
+        int vx = kl_decl(L, KN_I64, mad(L, m0, nq, q));
+        int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, blk, nq, q), kx_int(L, T->kb)));
+        for (int u = 0; u < un; u++)
+            mm_split_step(L, G, T, kt_plus(L, kx_var(L, vx), u),
+                          kt_plus(L, kx_var(L, vw), u * T->kb));
+        kl_end(L);
+        goto store;
+    }
+    if (T->wide) { /* 16 inputs a step: per row one vector of 4 words of xs (mm_xwords) */
+        int64_t nq = G->k / 16;
+        int vq = kl_for(L, nq);
+        kn_kx *q = kx_var(L, vq), *words[KT_MAX_ROWS] = {0};
+        int vx = kl_decl(L, KN_I64, kx_mul(L, mad(L, m0, nq, q), kx_int(L, 4)));
+        for (int r = 0; r < T->rows; r++)
+            words[r] = kx_vload(L, G->xs, kt_plus(L, kx_var(L, vx), r * (G->k / 4)), T->wide);
+        kt_step_dot(L, T, words, G->bpk,
+                    kx_mul(L, mad(L, blk, nq, q), kx_int(L, (int64_t)T->kb * T->wide)));
         kl_end(L);
         goto store;
     }
@@ -1719,6 +1807,55 @@ static kn_kbuf *mm_init_rt(kn_lower *L, const kn_contract *d, const kt_tile *T) 
     return ip;
 }
 
+/* kt_tile.xpre: every 4 inputs a[i, 4q .. 4q + 4) split once, before the tiles, into
+ * the i64 xs[i * k/4 + q] = even half | odd half << 32 (KX_UNPACK16's two words), which
+ * every column tile then reads with one load: the word load and the two unpacks were
+ * made once per tile of columns (the autoencoder's 128 -> 640: 160 times per input). */
+static void mm_xsplit(kn_lower *L, mm_geom *G, const kt_tile *T) {
+    int64_t nw = G->m * (G->k / 4);
+    G->xs = kl_scratch(L, KN_I64, nw);
+    int vi = kl_for(L, nw);
+    kn_kx *i = kx_var(L, vi);
+    int vw = kl_decl(L, KN_I32, kx_load_word(L, G->a, kx_mul(L, i, kx_int(L, 4))));
+    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), false, T->xunsigned));
+    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), true, T->xunsigned));
+    /* lo & 0xffffffff | hi * 2^32: no shift of a negative value (undefined in C) */
+    kl_store(L, G->xs, i,
+             kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
+                    kx_mul(L, hi, kx_int(L, 4294967296LL))));
+    kl_end(L);
+}
+
+/* kt_tile.wide: a's rows as words of 4 s8 operands, xw[i] = a[4i .. 4i + 4) (u8 input:
+ * each byte's top bit flipped, x - 128), built once before the tiles, which read 4
+ * consecutive words (16 inputs) as one vector per row and step. */
+static void mm_xwords(kn_lower *L, mm_geom *G, const kt_tile *T) {
+    int64_t nw = G->m * (G->k / 4);
+    G->xs = kl_scratch(L, KN_I32, nw);
+    int vi = kl_for(L, nw);
+    kn_kx *w = kx_load_word(L, G->a, kx_mul(L, kx_var(L, vi), kx_int(L, 4)));
+    if (T->xoff) w = kx_bin(L, KX_XOR, w, kx_const(L, KN_I32, (double)(int32_t)0x80808080u));
+    kl_store(L, G->xs, kx_var(L, vi), w);
+    kl_end(L);
+}
+
+/* Whether an integer product takes reduction tiles (kt_tile.wide) on a target with
+ * KN_DOT_S8X16 (Helium's VMLADAVA.S8): 8-bit A read by rows, K a multiple of 16, whole
+ * blocks of columns, a constant input zero point and every w - wz in [-128, 127]; no
+ * schedule file's dot, lanes or split (as kt_red16 for convolutions). The autoencoder's
+ * 640 -> 128 Gemm on the M55: 16 multiply-adds a VMLADAVA, where the 4-lane VMLA.S32
+ * tiles made 4 a VMLA and a widening load. */
+static bool mm_red16_suits(const mm_geom *G, const kn_target *tg, const kn_sched *ov) {
+    kn_sched s8 = {.dot = KN_DOT_S8S8X4};
+    const kn_contract *d = G->d;
+    return tg && tg->int8_red == KN_DOT_S8X16 && kn_contract_is_int(d) &&
+           !(ov && ((ov->dot && ov->dot != KN_DOT_S8X16) || ov->lanes > 1 || ov->split)) &&
+           !G->ta && !G->aoff && !G->pw && !G->rinit && !G->bx && G->k > 0 && G->k % 16 == 0 &&
+           G->n % KT_MAX_NV == 0 && (G->a->dtype == KN_U8 || G->a->dtype == KN_I8) &&
+           (!d->xz || (is_const(d->xz) && d->xz->numel == 1)) &&
+           kt_int_dot_kind(tg, d, &s8) == KN_DOT_S8S8X4;
+}
+
 /* Whether an integer product takes split words read in place (kt_tile.split): a
  * microcontroller's s16x2 dot on scalar tiles, 8-bit A read by rows (not transposed, no
  * batch offset) with its reduction a multiple of 4, so each row's 4 consecutive inputs
@@ -1738,11 +1875,24 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
                      kt_tile *Tp) {
     kt_tile T;
     bool integer = kn_contract_is_int(G->d);
-    if (!kt_choose(L, G->n, G->m, ov, integer, integer && kt_mve(tg, G->d, ov), &T)) return false;
-    if (integer) int_dot(tg, G->d, ov, &T);
+    bool red16 = integer && mm_red16_suits(G, tg, ov); /* VMLADAVA.S8 (kt_tile.wide) */
+    if (!kt_choose(L, G->n, G->m, ov, integer, integer && !red16 && kt_mve(tg, G->d, ov), &T))
+        return false;
+    if (red16) {
+        red16_tile(G->d, ov, &T);
+        if (T.kb != KT_MAX_NV) return false; /* whole blocks (mm_red16_suits) */
+    } else if (integer) {
+        int_dot(tg, G->d, ov, &T);
+    }
     if (integer && mm_split_suits(G, &T, tg, ov)) {
         T.split = true;
         T.xunsigned = G->a->dtype == KN_U8;
+        T.wpair = true;
+        /* the pre-split input pays for its copy (a word load, two unpacks and a store per
+           4 inputs) from 3 blocks of columns on: it saves two unpacks and a load per
+           block and step (MobileNetV2's 448 -> 2 classifier, one block: 1,080 more
+           instructions with it; DS-CNN's 64 -> 12, three: 160 fewer) */
+        T.xpre = G->n / T.kb >= 3;
     }
     /* the last block of columns only as wide as the whole vectors it needs (a 10-class
      * classifier on 4-column scalar tiles: 10 columns of weights and multiply-adds, not 12) */
@@ -1751,9 +1901,14 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     S->T = &T;
     const void *ctx = S;
     const kn_kbuf *c = G->d->bias;
-    if (T.split)
-        G->bpk = kt_pack(L, &T, T.wt, 1, G->k / 2, G->n, mm_bsplit, &ctx);
-    else if (T.dot)
+    if (T.split) { /* [block][k / 4][kb] i64 pairs of words (kt_tile.wpair) */
+        mm_pair_args A = {S, G->k / 4, G->n};
+        G->bpk = kl_table_fill(L, KN_I64, G->n * G->k / 4, mm_bsplit_pair, &A);
+    } else if (T.wide) { /* [block][k / 16][kb][4 words] */
+        kt_tile T4 = T;
+        T4.kb *= 4, T4.kbl *= 4;
+        G->bpk = kt_pack(L, &T4, KN_I32, 1, G->k / 16, 4 * G->n, mm_w16, &ctx);
+    } else if (T.dot)
         G->bpk = kt_pack(L, &T, T.wt, 1, (G->k + T.parts - 1) / T.parts, G->n, mm_bdot, &ctx);
     else
         G->bpk = kt_pack(L, &T, T.wt, 1, G->k, G->n, mm_b, &ctx);
@@ -1767,6 +1922,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
         kt_int_tables_red(L, G->d, &G->rq);
     else if (integer && G->d->yscale)
         kt_int_tables(L, G->d, &G->rq);
+    if (T.xpre) mm_xsplit(L, G, &T);
+    if (T.wide) mm_xwords(L, G, &T);
     mm_blocks(L, G, &T);
     return true;
 }
@@ -1882,6 +2039,149 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
     return true;
 }
 
+/* ---- matrix-vector products in FPU register blocks (microcontrollers) ----
+ *
+ * A float product with few rows (the batch-1 fully connected layers of a
+ * microcontroller model) uses each weight once: its cost is a load per weight and a
+ * multiply-add, and the register tiles above load weights one VLDR at a time (about 3
+ * instructions per multiply-add on the Cortex-M4). On a scalar FPU whose loads fill
+ * many consecutive registers at once (kn_target.fp_block: VLDM, up to 16 S registers)
+ * the tile is instead R output columns x K inputs:
+ *
+ *   for row m, block blk of R columns:
+ *     acc[c] = bias[blk*R + c]                         R scalar accumulators
+ *     for q over k / K:
+ *       xb = a[m, q*K .. q*K + K)                      one block load (K registers)
+ *       for each pair p of columns:                     fp_block / K columns a load
+ *         wb = packed[blk][q][p*2 .. p*2 + 2][K]        one block load (fp_block registers)
+ *         acc[c] = fma(xb[i], wb[c', i], acc[c])       K multiply-adds per column
+ *     y[m, blk*R + c] = epilogue(acc[c])
+ *
+ * K = fp_block / 2 (8), two columns of K weights a load, and R = the registers left,
+ * vector_registers - fp_block - K (8 on the M4's 32): one input block, one weight
+ * block and the accumulators fill the FPU. The blocks are kl_decl_block locals: the
+ * inputs in registers fp_block - K .. fp_block - 1 above the accumulators' range
+ * (s8-s15), the weights in the top fp_block registers (s16-s31). Per step of R x K
+ * multiply-adds: 1 + R/2 loads, R*K multiply-adds, and an address computation per
+ * load. The weights are packed [blk][q][R][K], so one load takes two columns' K
+ * consecutive weights; a partial last block of columns is packed [q][nct][K], its
+ * columns rounded up to a whole weight block (zeros past the last column), and stores
+ * only its valid columns. K must divide the reduction (the input block is read whole). A schedule
+ * file's `fblock=1` keeps the scalar tiles. */
+
+typedef struct mb_geom {
+    const kn_contract *d;
+    kn_kbuf *bpk, *init;
+    int64_t m, k, n, nq;
+    int K, R, cpl;  /* inputs a block, columns a tile, columns a weight block */
+    int nct;        /* columns of the partial last block, rounded up to cpl (0: none) */
+    int xreg, wreg; /* first register of the input and the weight blocks */
+} mb_geom;
+
+typedef struct mb_src {
+    mm_src s;
+    const mb_geom *B;
+} mb_src;
+
+static void mb_fill(const void *ctx, void *data) {
+    const mb_src *S = ctx;
+    const mb_geom *B = S->B;
+    float *o = data;
+    int64_t full = B->n / B->R, nblk = (B->n + B->R - 1) / B->R;
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        int nc = blk < full ? B->R : B->nct;
+        for (int64_t q = 0; q < B->nq; q++)
+            for (int c = 0; c < nc; c++)
+                for (int i = 0; i < B->K; i++) {
+                    int64_t col = blk * B->R + c, r = q * B->K + i;
+                    *o++ = col < B->n ? (float)mm_b(&S->s, r, col) : 0.0f;
+                }
+    }
+}
+
+/* Columns [blk*R, blk*R + nc) of row m (nc a multiple of cpl), the first `valid` stored. */
+static void mb_block(kn_lower *L, const mb_geom *B, kn_kx *m, kn_kx *blk, int nc, int valid) {
+    int acc[KT_MAX_ROWS];
+    kn_kx *c0 = kx_mul(L, blk, kx_int(L, B->R));
+    for (int c = 0; c < nc; c++)
+        acc[c] = kl_decl(L, KN_F32,
+                         B->init ? kx_load(L, B->init, kt_plus(L, c0, c)) : kx_const(L, KN_F32, 0));
+    int vq = kl_for(L, B->nq);
+    kn_kx *q = kx_var(L, vq);
+    int xb = kl_decl_block(
+        L, B->K, kx_vload(L, B->d->x, mad(L, m, B->k, kx_mul(L, q, kx_int(L, B->K))), B->K),
+        B->xreg);
+    /* weights of step q of block blk: [blk][q][nc][K] */
+    int vw = kl_decl(L, KN_I64,
+                     kx_add(L, kx_mul(L, blk, kx_int(L, B->nq * B->R * B->K)),
+                            kx_mul(L, q, kx_int(L, (int64_t)nc * B->K))));
+    for (int p = 0; p < nc / B->cpl; p++) {
+        int wb = kl_decl_block(
+            L, B->cpl * B->K,
+            kx_vload(L, B->bpk, kt_plus(L, kx_var(L, vw), p * B->cpl * B->K), B->cpl * B->K),
+            B->wreg);
+        for (int c2 = 0; c2 < B->cpl; c2++)
+            for (int i = 0; i < B->K; i++) {
+                int c = p * B->cpl + c2;
+                kl_set(
+                    L, acc[c],
+                    kx_fma(L, kx_lane(L, xb, i), kx_lane(L, wb, c2 * B->K + i), kx_var(L, acc[c])));
+            }
+    }
+    kl_end(L);
+    int vy = kl_decl(L, KN_I64, mad(L, m, B->n, c0));
+    for (int c = 0; c < valid; c++) {
+        kn_kx *yi = kt_plus(L, kx_var(L, vy), c);
+        kl_store(L, B->d->y, yi,
+                 kt_mm_epi(L, B->d, B->d->y, kx_var(L, acc[c]), yi, kt_plus(L, c0, c)));
+    }
+}
+
+/* Whether float product d takes register-block tiles, and if so builds them. */
+static bool mm_fblock(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                      kt_tile *Tp) {
+    if (!tg || tg->kind != KN_TARGET_MCU || tg->fp_block < 4 || kl_lanes(L, KN_F32) != 1 ||
+        (ov && ov->fblock == 1) || d->ta || d->batch > 1 || (d->bias && !is_const(d->bias)))
+        return false;
+    mb_geom B = {.d = d, .m = d->M, .k = d->K, .n = d->N};
+    B.K = tg->fp_block / 2;
+    B.cpl = tg->fp_block / B.K;
+    B.R = (tg->vector_registers - tg->fp_block - B.K) / B.cpl * B.cpl;
+    if (B.R > KT_MAX_ROWS) B.R = KT_MAX_ROWS / B.cpl * B.cpl;
+    if (B.R < B.cpl || B.k % B.K || B.n < B.cpl) return false;
+    B.nq = B.k / B.K;
+    B.wreg = tg->vector_registers - tg->fp_block;
+    B.xreg = B.wreg - B.K;
+    int64_t full = B.n / B.R, tail = B.n % B.R;
+    B.nct = (int)((tail + B.cpl - 1) / B.cpl * B.cpl);
+    mb_src S = {{d, d->K, d->N, NULL}, &B};
+    B.bpk = kl_table_fill(L, KN_F32, (full * B.R + B.nct) * B.nq * B.K, mb_fill, &S);
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.t = T.wt = KN_F32;
+    T.lanes = 1;
+    T.kb = B.R;
+    T.kbl = B.nct ? B.nct : B.R; /* the bias table's last block as narrow as the weights' */
+    T.nv = B.R;
+    T.maxrows = 1;
+    T.fblock = B.K;
+    S.s.T = &T;
+    const void *ctx = &S.s;
+    if (d->bias) B.init = kt_pack(L, &T, KN_F32, 1, 1, B.n, mm_c, &ctx);
+    int vm = -1;
+    if (B.m > 1) vm = kl_for(L, B.m);
+    kn_kx *m = vm >= 0 ? kx_var(L, vm) : kx_int(L, 0);
+    if (full) {
+        int vb = kl_for(L, full);
+        mb_block(L, &B, m, kx_var(L, vb), B.R, B.R);
+        kl_end(L);
+    }
+    if (tail) mb_block(L, &B, m, kx_int(L, full), B.nct, (int)tail);
+    if (vm >= 0) kl_end(L);
+    *Tp = T;
+    return true;
+}
+
 static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, bool threads,
                         const kn_target *tg, kt_tile *Tp) {
     const kn_kbuf *b = d->w, *c = d->bias;
@@ -1894,6 +2194,7 @@ static bool tile_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, b
             return false;
         if (d->batch > 1 || !kt_f32_const(b)) return tile_matmul_rt(L, d, ov, threads, Tp);
         if (b->numel != d->K * d->N) return false;
+        if (mm_fblock(L, d, ov, tg, Tp)) return true;
     }
     mm_geom G = {.a = d->x, .y = d->y, .m = d->M, .k = d->K, .n = d->N, .ta = d->ta, .d = d};
     mm_src S = {d, d->K, d->N, NULL};
@@ -2601,6 +2902,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.tile_rows = T.maxrows;
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;
+            kern->sched.fblock = T.fblock;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */

@@ -67,6 +67,11 @@ typedef struct kn_target {
      * instructions; 0 means 64. Pass 'index' narrows a program's indices to it where
      * every index value fits (kn_kprog.index_bits). */
     int index_bits;
+    /* The most f32 registers one load fills, consecutive registers (VLDM on the Armv7-M/
+     * Armv8-M FPU: up to 16 S registers), on a scalar FPU of vector_registers registers;
+     * 0: none. Matrix-vector tiles hold blocks of inputs and weights in such registers
+     * (passes/tile.c, mm_fblock). */
+    int fp_block;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

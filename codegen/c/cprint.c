@@ -33,6 +33,13 @@ typedef kn_cprint emitter;
 
 static bool ivvar(const emitter *E, int v);
 
+/* Whether local v is a register block printed as scalars v<v>_<lane> (block_decl). */
+static bool blk_var(const emitter *E, int v) {
+    for (int i = 0; i < E->nblk && i < 64; i++)
+        if (E->blk_var[i] == v) return true;
+    return false;
+}
+
 static const char *ctype_ocl(kn_dtype t) {
     switch (t) {
     case KN_F32: return "float";
@@ -242,7 +249,10 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     switch (x->op) {
     case KX_CONST: kn_cprint_const(E, t, x->f, x->i); return;
     case KX_VAR: fprintf(f, kx_lanes(x) > 1 ? "v%d[kn_l]" : "v%d", x->var); return;
-    case KX_LANE: fprintf(f, "v%d[%lld]", x->a[0]->var, (long long)x->i); return;
+    case KX_LANE:
+        fprintf(f, blk_var(E, x->a[0]->var) ? "v%d_%lld" : "v%d[%lld]", x->a[0]->var,
+                (long long)x->i);
+        return;
     case KX_BYTE: /* char may be signed: the byte as 0..255 */
         fprintf(f, "((%s)(", CT(KN_U8));
         kn_cprint_expr(E, x->a[0]);
@@ -797,9 +807,34 @@ static int stmt_lanes(const kn_cprint *E, const kn_ks *s) {
     return s->kind == KS_STORE ? kx_lanes(s->value) : 1;
 }
 
+/* C99: a register block (kl_decl_block) as `register float` scalars bound to its FPU
+ * registers and loaded by KN_LDM<lanes>F (one VLDM with GCC on Arm; plain loads
+ * elsewhere, see kn_cprint_vector_prelude), the same text in the portable and the
+ * vector-extension forms (no vector types); false when s is not one. */
+static bool block_decl(emitter *E, const kn_ks *s, int ind) {
+    int lanes = s->width, r0 = (int)s->annot - 1;
+    const kn_kx *x = s->value;
+    if (E->dialect != KN_C99 || s->kind != KS_DECL || !s->annot || (lanes != 8 && lanes != 16) ||
+        x->op != KX_LOAD || x->dtype != KN_F32 || x->buf->dtype != KN_F32 || kx_lanes(x) != lanes)
+        return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sregister float", ind, "");
+    for (int l = 0; l < lanes; l++)
+        fprintf(f, "%s v%d_%d KN_SREG(%d)", l ? "," : "", s->var, l, r0 + l);
+    fprintf(f, ";\n%*sKN_LDM%dF(%s + ", ind, "", lanes, x->buf->name);
+    kn_cprint_expr(E, x->a[0]);
+    fprintf(f, ", %d, %d", r0, r0 + lanes - 1);
+    for (int l = 0; l < lanes; l++) fprintf(f, ", v%d_%d", s->var, l);
+    fprintf(f, ");\n");
+    E->blk_var[E->nblk++ % 64] = s->var;
+    E->blk_widths |= 1u << lg2(lanes);
+    return true;
+}
+
 void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     FILE *f = E->f;
     int lanes = stmt_lanes(E, s);
+    if (lanes > 1 && !E->in_lane && block_decl(E, s, ind)) return;
     if (lanes > 1 && !E->in_lane) { /* one vector statement, or one lane at a time */
         if (vstmt(E, s, lanes, ind)) return;
         if (s->kind == KS_DECL && vvar(E, s->var)) {
@@ -1294,8 +1329,48 @@ static const char vmath_macros[] =
     "#define KN_LDEXP@F(a, n) \\\n"
     "    ((a) * KN_POW2_@F(KN_EXPH@I(n)) * KN_POW2_@F(KN_EXPI@I(n) - KN_EXPH@I(n)))\n";
 
+/* The register blocks' loads (block_decl), for each width of `blk` (bit k: 2^k). */
+static void block_prelude(unsigned blk, FILE *f) {
+    fprintf(f, "\n/* Register blocks (passes/tile.c, mm_fblock): floats held in consecutive FPU\n"
+               " * registers s<r0>..s<r1>, loaded by one VLDM with GCC on Arm (KN_SREG binds each\n"
+               " * to its register); elsewhere, or with -DKN_NO_ASM, plain loads. */\n"
+               "#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && \\\n"
+               "    defined(__ARM_FP) && (__ARM_FP & 4) && !defined(KN_NO_ASM)\n"
+               "#define KN_SREG(n) __asm__(\"s\" #n)\n");
+    for (int asmv = 1; asmv >= 0; asmv--) {
+        if (!asmv) fprintf(f, "#else\n#define KN_SREG(n)\n");
+        for (int k = 3; k <= 4; k++) {
+            if (!(blk & (1u << k))) continue;
+            int n = 1 << k;
+            fprintf(f, "#define KN_LDM%dF(p, r0, r1", n);
+            for (int l = 0; l < n; l++) fprintf(f, ", a%d", l);
+            if (asmv) {
+                fprintf(
+                    f,
+                    ") \\\n    __asm__ volatile(\"vldmia %%[kn_p], {s\" #r0 \"-s\" #r1 \"}\" \\\n"
+                    "                     : ");
+                for (int l = 0; l < n; l++)
+                    fprintf(f, "%s\"=t\"(a%d)%s", l ? ", " : "", l,
+                            l % 8 == 7 && l + 1 < n ? " \\\n                       " : "");
+                fprintf(f,
+                        " \\\n                     : [kn_p] \"r\"(p), \"m\"(*(const "
+                        "float(*)[%d])(p)))\n",
+                        n);
+            } else {
+                fprintf(f, ") \\\n    do { \\\n        const float *kn_p = (p); \\\n       ");
+                for (int l = 0; l < n; l++)
+                    fprintf(f, " a%d = kn_p[%d];%s", l, l, l % 4 == 3 ? " \\\n       " : "");
+                fprintf(f, " (void)0; \\\n    } while (0)\n");
+            }
+        }
+    }
+    fprintf(f, "#endif\n");
+}
+
 void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool target_fma, FILE *f) {
     unsigned widths = E->vec_widths | (V ? V->vec_widths : 0);
+    if (E->blk_widths || (V && V->blk_widths))
+        block_prelude(E->blk_widths | (V ? V->blk_widths : 0), f);
     if (E->self_used || (V && V->self_used))
         fprintf(f,
                 "\n/* KN_SELF(c, a, b): c ? a : b on floats without a branch (as a bit select on\n"

@@ -46,9 +46,14 @@ typedef struct kn_cprint {
                                           multiply-adds as KN_LD4I, KN_LD4S16, KN_MLA4I (Helium
                                           intrinsics; vec_ext) */
     bool mve_used;                     /* one of those printed */
-    int ntemps;                        /* temporaries printed so far (kn_tN names) */
-    int nmap;                          /* vector statement being printed: operands held */
-    const kn_kx *map_x[32];            /* in temporaries map_x[i] -> kn_t<map_t[i]> */
+    unsigned blk_widths;               /* bit k: a register block of 2^k floats printed
+                                          (KN_LDM<2^k>F; C99, kl_decl_block) */
+    int blk_var[64];                   /* the locals of the last 64 register blocks printed
+                                          (each is read right after it is declared) */
+    int nblk;
+    int ntemps;             /* temporaries printed so far (kn_tN names) */
+    int nmap;               /* vector statement being printed: operands held */
+    const kn_kx *map_x[32]; /* in temporaries map_x[i] -> kn_t<map_t[i]> */
     int map_t[32];
 } kn_cprint;
 

@@ -195,7 +195,7 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
                                       .done = ki + 1,
                                       .total = p->nkernels});
         kernel_restrict(p, use, restr);
-        bool regtile = kr->sched.split != 0; /* KN_REGTILE, below */
+        bool regtile = kr->sched.split != 0 || kr->sched.fblock; /* KN_REGTILE, below */
         any_regtile = any_regtile || regtile;
         fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
                 ki);

@@ -24,7 +24,7 @@ for t in x86-64-avx512:16 x86-64-avx2:8 generic:4 cortex-m4:1; do
     if [ "$lanes" -gt 1 ]; then
       grep -q "KN_FMA${lanes}F(" "$f" && grep -q "KN_LD${lanes}F(" "$f" && grep -q "^#if KN_VECTOR_EXT$" "$f" &&
         ok || bad "$m for $tgt: no ${lanes}-lane vector statements"
-    else # no SIMD (Cortex-M4): scalar tiles, no vector types at all
+    else # no SIMD (Cortex-M4): scalar tiles and register blocks (KN_LDM), no vector types at all
       ! grep -q "kn_v[0-9]*f\|KN_VECTOR_EXT" "$f" && ok || bad "$m for $tgt: vector types on a 1-lane target"
     fi
     for def in "" -DKN_NO_VECTOR_EXT; do

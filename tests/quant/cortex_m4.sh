@@ -17,13 +17,14 @@ EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
-  mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8 dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
+  mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
+  dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
-  MODELS="red16_s8 red16_u8 qlinear_pointwise fixed/qdq_pointwise_part dw_words_s8 dw_words_u8
-    dw_words_s2 dw_words_z1"
+  MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
+    dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -44,7 +45,9 @@ carray() { # name, file, bytes
 # uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
-# SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); conv_zp0_*: channel-pair
+# SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py; on the M4 the words split once
+# into i64 pairs and the weights packed as pairs, both read by LDRD; mm_red16_*: on the
+# M55 reduction words, VMLADAVA.S8); conv_zp0_*: channel-pair
 # tiles with unrolled kernel columns and no padding taps (input zero point 0;
 # tests/quant/make_conv_zp0.py); dw_words_*: depthwise 3-tap rows in row-word SMLAD
 # tiles (a word of 4 row bytes split by SXTB16/UXTB16; split=1 in the schedule;
@@ -61,10 +64,14 @@ for m in $MODELS; do
   case $m in
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
-  mm_split_*) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
+  mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
   dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;;
+  mm_red16_*) # the M4: split words; Helium: reduction words (dot=4: s8x16)
+    want=split=1; [ "$TARGET" = cortex-m55 ] && want=dot=4
+    grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||
+      bad "$m: no $want tile: $(cat "$T/$m.sched")" ;;
   esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
@@ -121,6 +128,8 @@ for m in $MODELS; do
     bad "$m: no sxtb16 ror #8 in the image"; } ;;
   dw_words_u8) [ $EMIT = obj ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
     bad "$m: no uxtb16 ror #8 in the image"; } ;;
+  mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
+    [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
     # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||

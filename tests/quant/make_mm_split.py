@@ -10,6 +10,16 @@ even and odd elements for SMLAD; the weights packed as 16-bit pairs (k0, k2), (k
   mm_split_s8/  int8 A (1 x 2 x 24, zero point -5) x int8 B (24 x 12, zero point 3)
                 -> int8 (zero point -7): a matrix-vector product per batch row, three
                 blocks of columns, 6 words per row
+  mm_odd_s8/    int8 A (1 x 20, zero point 4) x int8 B (20 x 8, zero point -2) -> int8: 5
+                words a row, an odd count (one step an iteration, not two), two blocks
+                of columns (on the M4 the words read in place; mm_split_s8 and
+                mm_red16_s8, three blocks, take the pre-split pairs, mm_xsplit)
+  mm_red16_u8/  uint8 A (3 x 32, zero point 131) x uint8 B (32 x 8, zero point 128: every
+                w - wz in [-128, 127]) -> uint8: Helium's reduction tiles (VMLADAVA.S8,
+                mm_red16_suits) with u8 input (x - 128 as x ^ 0x80), a tile of 2 rows and
+                one of 1, 2 steps of 16
+  mm_red16_s8/  int8 A (1 x 48, zero point -5) x int8 B (48 x 12, zero point 0) -> int8:
+                the autoencoder's matrix-vector shape, 3 steps, 3 blocks of columns
 
 Expected outputs from the ONNX operator definition with numpy: zero points
 subtracted, products summed in int64, then
@@ -57,3 +67,12 @@ case("mm_split_u8", rng.integers(0, 256, (5, 16), dtype=np.uint8), np.uint8(131)
 case("mm_split_s8", rng.integers(-128, 128, (1, 2, 24), dtype=np.int8), np.int8(-5),
      rng.integers(-128, 128, (24, 12), dtype=np.int8), np.int8(3), np.float32(0.05),
      np.float32(0.004), np.float32(0.3), np.int8(-7), TensorProto.INT8)
+case("mm_odd_s8", rng.integers(-128, 128, (1, 20), dtype=np.int8), np.int8(4),
+     rng.integers(-128, 128, (20, 8), dtype=np.int8), np.int8(-2), np.float32(0.05),
+     np.float32(0.004), np.float32(0.2), np.int8(3), TensorProto.INT8)
+case("mm_red16_u8", rng.integers(0, 256, (3, 32), dtype=np.uint8), np.uint8(131),
+     rng.integers(0, 256, (32, 8), dtype=np.uint8), np.uint8(128), np.float32(0.02),
+     np.float32(0.003), np.float32(0.08), np.uint8(100), TensorProto.UINT8)
+case("mm_red16_s8", rng.integers(-128, 128, (1, 48), dtype=np.int8), np.int8(-5),
+     rng.integers(-128, 128, (48, 12), dtype=np.int8), np.int8(0), np.float32(0.05),
+     np.float32(0.004), np.float32(0.4), np.int8(-7), TensorProto.INT8)

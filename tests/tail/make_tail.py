@@ -7,6 +7,9 @@ narrower (passes/tile.c, mm_lower):
   gemm10/    float Gemm, 3 rows x 64 -> 10 classes (transB, bias): 2 full blocks + 2 columns
   gemm7/     float MatMul 5 x 33 -> 7 then Add: 1 full block + 3 columns
   mmint10/   MatMulInteger, uint8 3 x 64 by int8 64 x 10 with zero points -> int32 10
+  gemm13/    float Gemm 3 x 24 -> 13 (bias) then Relu: on cortex-m4 the register-block
+             tiles (passes/tile.c, mm_fblock: 8 columns x 8 inputs a step), one full block
+             of 8 columns and a partial one of 5 computed as 6
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -65,3 +68,16 @@ g = helper.make_graph(
     [numpy_helper.from_array(bq, "b"), numpy_helper.from_array(np.array(az), "az"),
      numpy_helper.from_array(np.array(bz), "bz")])
 save("mmint10", g, [("a", a)], [("y", y)])
+
+# gemm13: y = relu(x W + b), the register-block tiles of cortex-m4 (K = 24: 3 input blocks)
+x = rng.standard_normal((3, 24)).astype(np.float32)
+w = (rng.standard_normal((24, 13)) * 0.3).astype(np.float32)
+b = (rng.standard_normal(13) * 0.5).astype(np.float32)
+y = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Gemm", ["x", "w", "b"], ["p"], name="fc"),
+     helper.make_node("Relu", ["p"], ["y"], name="relu")], "gemm13",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 24])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 13])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("gemm13", g, [("x", x)], [("y", y)])

@@ -1,0 +1,1 @@
+ByJf§md9ˆuoJlmM`^tPj_VW©Sgq
