@@ -77,7 +77,8 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
     return st;
 }
 
-kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level) {
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, const kn_target *t,
+                           int opt_level) {
     kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "optimizing with LLVM"});
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(m, triple);
@@ -95,6 +96,12 @@ kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm,
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, opt_level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(po, opt_level >= 2);
+    /* LLVM's loop unrolling (full, partial and runtime) off on hosted CPUs: the kernel
+     * IR's own passes (tile, unroll) already unrolled the loops where they meant to, and
+     * LLVM unrolling the rest again cost a third of ResNet-18's JIT compile time for no
+     * run time (#16, docs/benchmarks.md). Bare-metal targets keep it: their code is
+     * measured in instructions on the boards (docs/firmware.md). */
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, t->embedded);
     LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
@@ -179,7 +186,7 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
     kn_status st = copy_weights(cx, p, release, &j->weights, waddr);
     if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
     free(waddr);
-    if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
+    if (st || kn_llvm_optimize(cx, m, tm, t, opt_level)) {
         if (!st) LLVMDisposeModule(m);
         LLVMOrcDisposeThreadSafeContext(tsc);
         LLVMDisposeTargetMachine(tm);
@@ -331,7 +338,7 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
     kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, section ? off : NULL, symbol, &m);
-    if (!st) st = kn_llvm_optimize(cx, m, tm, opt_level);
+    if (!st) st = kn_llvm_optimize(cx, m, tm, t, opt_level);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     char *err = NULL;

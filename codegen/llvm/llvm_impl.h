@@ -31,7 +31,9 @@ kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out);
-/* Sets the module's triple and data layout for tm and runs default<O{opt}>. */
-kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level);
+/* Sets the module's triple and data layout for tm and runs default<O{opt}> (LLVM's loop
+ * unrolling only for bare-metal t: elsewhere the kernel IR unrolled what pays). */
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, const kn_target *t,
+                           int opt_level);
 
 #endif
