@@ -1,6 +1,7 @@
-/* kn_llvm_jit_releasing (what kiln run/bench and the host API use): once the JIT has its
- * own copy of the weights, the program's and the graph's big weights are freed (their
- * data pointers NULL), and the compiled code still gives the model's outputs.
+/* kn_llvm_jit_releasing (what kiln run/bench and the host API use): once the JIT owns the
+ * weights (the big ones taken over where they lie, the small ones copied), the program
+ * and the graph hold none of its big weights (their data pointers NULL), and the
+ * compiled code still gives the model's outputs, also after the program is destroyed.
  * usage: test_jit_release DIR (an ONNX test folder whose model has weights of 16 KiB and
  * more, which live in arena chunks of their own: tests/bench_models/mlp) */
 #include "codegen/llvm/llvm.h"
@@ -36,19 +37,23 @@ int main(int argc, char **argv) {
             p->bufs[i]->data->data)
             held++;
     CHECK(held == 0); /* the JIT's block is the only copy */
-    /* the outputs, against the folder's */
+    /* the outputs, against the folder's, after the program and the graph are gone: the
+     * weights the code reads are the JIT's */
+    bool one_io = p->nin == 1 && p->nout == 1;
+    size_t n = one_io ? (size_t)p->outputs[0]->numel : 0, arena_size = p->arena_size;
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
     kn_arena *a = kn_arena_create();
     kn_tensor *in = NULL, *want = NULL;
     snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", argv[1]);
     CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &in) == KN_OK);
     snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", argv[1]);
     CHECK(kn_tensorfile_read(&cx, a, path, KN_KIND_TENSOR, &want) == KN_OK);
-    if (j && in && want && p->nin == 1 && p->nout == 1) {
-        size_t n = (size_t)p->outputs[0]->numel;
+    if (j && in && want && one_io) {
         float *out = calloc(n, sizeof *out);
-        void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + KN_ARENA_ALIGN - 1) /
-                                                            KN_ARENA_ALIGN * KN_ARENA_ALIGN +
-                                                        KN_ARENA_ALIGN);
+        void *arena = aligned_alloc(
+            KN_ARENA_ALIGN,
+            (arena_size + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN * KN_ARENA_ALIGN + KN_ARENA_ALIGN);
         const void *ins[1] = {in->data};
         void *outs[1] = {out};
         CHECK(kn_jit_entry(j)(ins, outs, NULL, arena) == 0);
@@ -65,7 +70,5 @@ int main(int argc, char **argv) {
     }
     kn_arena_destroy(a);
     kn_jit_destroy(j);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
     return TEST_DONE();
 }
