@@ -41,6 +41,9 @@ typedef struct loader {
     fn_scope *fn;               /* innermost inlined function call, or NULL */
     int calls;                  /* function calls being inlined (nesting) */
     bool reordered;             /* some nodes were not in topological order */
+    ProtobufCAllocator *alloc;  /* what unpacked mp (NULL: protobuf-c's malloc) */
+    kn_arena *big;              /* or NULL; else where alloc put mp's big blocks */
+    bool adopt;                 /* decoding an initializer: its data may take such a block */
 } loader;
 
 #define MAX_SUBGRAPH_DEPTH 64
@@ -225,6 +228,21 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
                        "tensor '%s' has %zu elements of data, its shape %s needs %zu", name,
                        data_count(tp, dt), kn_type_str(&ty, buf, sizeof buf), fcount);
     }
+    /* an initializer's raw data that protobuf-c unpacked into a block of its own
+     * (kn_onnx_load_file): the tensor takes the block over instead of copying it (#16).
+     * Only initializers: each is decoded once, then its data released (release_data). */
+    void *blk = NULL;
+    if (L->adopt && L->big && !packed && !ext && dt != KN_STRING && tp->has_raw_data && nbytes)
+        blk = kn_arena_detach(L->big, tp->raw_data.data);
+    if (blk) {
+        kn_tensor *t = kn_tensor_typed(a, &ty);
+        kn_arena_attach(a, blk);
+        t->data = tp->raw_data.data;
+        ((Onnx__TensorProto *)tp)->raw_data.data = NULL; /* the graph's now, not mp's */
+        ((Onnx__TensorProto *)tp)->raw_data.len = 0;
+        *out = t;
+        return KN_OK;
+    }
     kn_tensor *t = kn_tensor_new(a, &ty);
     if (!t) {
         if (ext) fclose(ext);
@@ -289,14 +307,21 @@ static kn_status decode_tensor(loader *L, const kn_node *n, kn_arena *a,
     return KN_OK;
 }
 
-/* Frees the data arrays of an unpacked tensor once decoded. protobuf-c's default
- * allocator is malloc, and free_unpacked skips the NULL pointers left behind. */
-static void release_data(Onnx__TensorProto *tp) {
-    free(tp->raw_data.data);
+static void pb_free(const loader *L, void *p) {
+    if (!L->alloc)
+        free(p); /* protobuf-c's default allocator is malloc */
+    else if (p)
+        L->alloc->free(L->alloc->allocator_data, p);
+}
+
+/* Frees the data arrays of an unpacked tensor once decoded, through the allocator that
+ * unpacked them; free_unpacked skips the NULL pointers left behind. */
+static void release_data(const loader *L, Onnx__TensorProto *tp) {
+    pb_free(L, tp->raw_data.data);
     tp->raw_data.data = NULL;
     tp->raw_data.len = 0;
-    free(tp->float_data), free(tp->double_data), free(tp->int32_data), free(tp->int64_data);
-    free(tp->uint64_data);
+    pb_free(L, tp->float_data), pb_free(L, tp->double_data), pb_free(L, tp->int32_data);
+    pb_free(L, tp->int64_data), pb_free(L, tp->uint64_data);
     tp->float_data = NULL, tp->double_data = NULL, tp->int32_data = NULL, tp->int64_data = NULL;
     tp->uint64_data = NULL;
     tp->n_float_data = tp->n_double_data = tp->n_int32_data = tp->n_int64_data = 0;
@@ -997,9 +1022,11 @@ static kn_status load_graph(loader *L, const Onnx__GraphProto *gp, kn_graph *g) 
         kn_tensor *t;
         if (tp->has_data_type && !kn_dtype_valid(tp->data_type) && kn_onnx_type_name(tp->data_type))
             return refuse_type(L, gp, "initializer", name, tp->data_type);
-        if (sparse ? densify(L, NULL, a, sp, &t) : decode_tensor(L, NULL, a, tp, &t))
-            return cx->status;
-        if (!sparse) release_data(gp->initializer[i]);
+        L->adopt = !sparse;
+        kn_status st = sparse ? densify(L, NULL, a, sp, &t) : decode_tensor(L, NULL, a, tp, &t);
+        L->adopt = false;
+        if (st) return cx->status;
+        if (!sparse) release_data(L, gp->initializer[i]);
         kn_value *v = kn_graph_add_value(g, name, &t->type);
         v->constant = t;
     }
@@ -1165,6 +1192,7 @@ static Onnx__ModelProto *unpack_model(kn_ctx *cx, const void *buf, size_t len) {
  * costs time, never correctness. Loading then holds about one copy of the weights (the
  * file's or the unpacked one), not both (#11, compile memory). */
 typedef struct drop_alloc {
+    kn_arena *big; /* the big blocks: chunks of their own, which the graph may adopt */
     const unsigned char *map;
     size_t len, pos, dropped;  /* search from pos; pages below dropped are given back */
     const unsigned char *prev; /* the previous big block, and its size */
@@ -1190,8 +1218,9 @@ static void drop_consumed(drop_alloc *D) {
 
 static void *drop_alloc_fn(void *data, size_t size) {
     drop_alloc *D = data;
-    void *p = malloc(size ? size : 1);
-    if (size >= DROP_BIG) {
+    if (size < DROP_BIG) return malloc(size ? size : 1);
+    void *p = kn_arena_alloc(D->big, size); /* 64-byte aligned, on huge pages */
+    if (p) {
         drop_consumed(D);
         D->prev = p;
         D->prev_len = size;
@@ -1202,7 +1231,7 @@ static void *drop_alloc_fn(void *data, size_t size) {
 static void drop_free_fn(void *data, void *p) {
     drop_alloc *D = data;
     if (p && p == D->prev) D->prev = NULL;
-    free(p);
+    if (!kn_arena_release(D->big, p)) free(p);
 }
 
 static Onnx__ModelProto *unpack_model_with(kn_ctx *cx, const void *buf, size_t len,
@@ -1224,10 +1253,11 @@ static Onnx__ModelProto *unpack_model_with(kn_ctx *cx, const void *buf, size_t l
 /* Builds the graph from mp and frees mp, which the loader consumes as it goes: each
  * initializer's data is freed once copied into the graph's arena, so loading needs
  * about one model's size beside the graph, not two. */
-static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_dir,
-                            const char *display_name, kn_graph **out) {
+static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, ProtobufCAllocator *alloc,
+                            kn_arena *big, const char *base_dir, const char *display_name,
+                            kn_graph **out) {
     kn_graph *g = kn_graph_create(display_name);
-    loader L = {.cx = cx, .root = g, .base_dir = base_dir, .mp = mp};
+    loader L = {.cx = cx, .root = g, .base_dir = base_dir, .mp = mp, .alloc = alloc, .big = big};
     g->ir_version = mp->has_ir_version ? (int)mp->ir_version : 0;
     if (mp->has_ir_version && mp->ir_version > KN_ONNX_MAX_IR_VERSION) {
         kn_diag(cx, NULL, KN_EUNSUPPORTED,
@@ -1276,11 +1306,11 @@ static kn_status load_model(kn_ctx *cx, Onnx__ModelProto *mp, const char *base_d
                 "the nodes are not in topological order (as ONNX requires); kiln sorted them");
     warn_unused(cx, g);
     kn_weights_detect(g); /* half weights Cast to float: stored half (passes/lowp.c) */
-    onnx__model_proto__free_unpacked(mp, NULL);
+    onnx__model_proto__free_unpacked(mp, alloc);
     *out = g;
     return KN_OK;
 fail:
-    onnx__model_proto__free_unpacked(mp, NULL);
+    onnx__model_proto__free_unpacked(mp, alloc);
     kn_graph_destroy(g);
     return cx->status;
 }
@@ -1289,7 +1319,7 @@ kn_status kn_onnx_load_memory(kn_ctx *cx, const void *buf, size_t len, const cha
                               const char *display_name, kn_graph **out) {
     *out = NULL;
     Onnx__ModelProto *mp = unpack_model(cx, buf, len);
-    return mp ? load_model(cx, mp, base_dir, display_name, out) : cx->status;
+    return mp ? load_model(cx, mp, NULL, NULL, base_dir, display_name, out) : cx->status;
 }
 
 kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
@@ -1319,10 +1349,11 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
         snprintf(dir, sizeof dir, ".");
     if (!dir[0]) snprintf(dir, sizeof dir, "/");
     Onnx__ModelProto *mp;
+    long page = sysconf(_SC_PAGESIZE);
+    drop_alloc D = {.map = map, .len = len, .page = page > 0 ? (size_t)page : 4096};
+    ProtobufCAllocator a = {drop_alloc_fn, drop_free_fn, &D};
     if (map) {
-        long page = sysconf(_SC_PAGESIZE);
-        drop_alloc D = {.map = map, .len = len, .page = page > 0 ? (size_t)page : 4096};
-        ProtobufCAllocator a = {drop_alloc_fn, drop_free_fn, &D};
+        D.big = kn_arena_create();
         mp = unpack_model_with(cx, buf, len, &a);
         munmap(map, len);
     } else {
@@ -1330,8 +1361,11 @@ kn_status kn_onnx_load_file(kn_ctx *cx, const char *path, kn_graph **out) {
         free(buf);
     }
     /* before the graph is built: the file, its unpacked copy and the graph's copy of
-     * the weights are never all alive at once */
-    return mp ? load_model(cx, mp, dir, path, out) : cx->status;
+     * the weights are never all alive at once; the graph adopts the unpacked raw data
+     * of its initializers (decode_tensor), so most weights are copied once, not twice */
+    kn_status rc = mp ? load_model(cx, mp, map ? &a : NULL, D.big, dir, path, out) : cx->status;
+    kn_arena_destroy(D.big); /* what the graph did not adopt was freed with mp */
+    return rc;
 }
 
 /* ---- values in test data files ---- */

@@ -146,6 +146,35 @@ bool kn_arena_release(kn_arena *a, const void *p) {
     return false;
 }
 
+void *kn_arena_detach(kn_arena *a, const void *p) {
+    if (!a || !p || !a->head) return NULL;
+    for (chunk **link = &a->head; *link; link = &(*link)->next) {
+        chunk *c = *link;
+        if (!c->dedicated || chunk_data(c) != p) continue;
+        *link = c->next;
+        a->total -= c->size;
+        c->next = NULL;
+        return c;
+    }
+    return NULL;
+}
+
+void kn_arena_attach(kn_arena *a, void *block) {
+    chunk *c = block;
+    KN_ASSERT(c && c->dedicated && !c->next);
+    a->total += c->size;
+    if (a->head) { /* keep the current small-object chunk at the head */
+        c->next = a->head->next;
+        a->head->next = c;
+    } else {
+        a->head = c;
+    }
+}
+
+void kn_arena_block_free(void *block) {
+    kn_big_free(block);
+}
+
 void *kn_arena_array(kn_arena *a, size_t n, size_t size) {
     if (size && n > KN_ARENA_MAX_ALLOC / size) return NULL;
     return kn_arena_alloc(a, n * size);

@@ -26,6 +26,16 @@ char *kn_arena_strndup(kn_arena *a, const char *s, size_t n);
  * stay until kn_arena_destroy(). For big data that nothing reads any more (weights a
  * compiled program has copied), so a compile need not hold them twice. */
 bool kn_arena_release(kn_arena *a, const void *p);
+/* Takes p out of a, like kn_arena_release, but without freeing it: p's memory (its
+ * chunk of its own) now belongs to the caller, who frees it with kn_arena_block_free()
+ * on the returned handle; p stays where it is. NULL (and a unchanged) if p did not get
+ * a chunk of its own. For a compiled program that keeps big weights where the compile
+ * made them instead of copying them (the JIT, #16). */
+void *kn_arena_detach(kn_arena *a, const void *p);
+/* Gives a block from kn_arena_detach() (of any arena) to a: its data, at the same
+ * address, is a's until kn_arena_release() or kn_arena_destroy(). */
+void kn_arena_attach(kn_arena *a, void *block);
+void kn_arena_block_free(void *block);
 /* Total bytes handed out (for limits and reports). */
 size_t kn_arena_used(const kn_arena *a);
 

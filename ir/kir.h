@@ -429,6 +429,11 @@ void kn_kprog_rewritten(kn_kprog *p, int *readers, int k, const kn_ks *old);
  * the graph's it borrows from, p->const_arena); b->data->data becomes NULL. The graph
  * then keeps that constant's shape, not its values. */
 void kn_kprog_release_data(kn_kprog *p, kn_kbuf *b);
+/* Like kn_kprog_release_data, but b's data is handed to the caller instead of freed:
+ * returns its block (free with kn_arena_block_free(); the data stays at the address
+ * b->data->data had, 64-byte aligned), or NULL where the data has no chunk of its own
+ * (small constants), is gone, or b is no constant; b->data->data becomes NULL. */
+void *kn_kprog_take_data(kn_kprog *p, kn_kbuf *b);
 
 /* ---- walking and rewriting (ir/kwalk.c) ---- */
 

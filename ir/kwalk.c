@@ -177,6 +177,14 @@ void kn_kprog_release_data(kn_kprog *p, kn_kbuf *b) {
         ((kn_tensor *)b->data)->data = NULL; /* a tensor of p or of its graph */
 }
 
+void *kn_kprog_take_data(kn_kprog *p, kn_kbuf *b) {
+    if (b->kind != KB_CONST || !b->data || !b->data->data) return NULL;
+    void *block = kn_arena_detach(p->arena, b->data->data);
+    if (!block) block = kn_arena_detach(p->const_arena, b->data->data);
+    if (block) ((kn_tensor *)b->data)->data = NULL;
+    return block;
+}
+
 void kn_kprog_rewritten(kn_kprog *p, int *readers, int k, const kn_ks *old) {
     if (!readers) return;
     /* readers counts the buffers that existed when it was made; later ones are new */

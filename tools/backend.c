@@ -202,8 +202,8 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         if (lower) *lower = 0;
         st = kn_pass_run_pipeline(cx, g, graph_passes, opts->dump_after, opts->dump);
     } else if (strcmp(backend, "interp")) {
-        /* the JIT keeps its own copy of the weights: the graph's and the program's go
-         * as they are copied (kn_llvm_jit_releasing), and the graph's constants nothing
+        /* the JIT owns the weights: it takes the graph's and the program's big ones over
+         * and copies the small ones (kn_llvm_jit_releasing), and the graph's constants nothing
          * reads once compiled (release_constants) */
         kn_compile_opts jopts = {0};
         if (opts) jopts = *opts;

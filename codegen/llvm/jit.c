@@ -77,7 +77,8 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
     return st;
 }
 
-kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level) {
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, const kn_target *t,
+                           int opt_level) {
     kn_event_emit(cx, &(kn_event){.kind = KN_EVENT_STAGE, .name = "optimizing with LLVM"});
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(m, triple);
@@ -95,6 +96,12 @@ kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm,
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, opt_level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(po, opt_level >= 2);
+    /* LLVM's loop unrolling (full, partial and runtime) off on hosted CPUs: the kernel
+     * IR's own passes (tile, unroll) already unrolled the loops where they meant to, and
+     * LLVM unrolling the rest again cost a third of ResNet-18's JIT compile time for no
+     * run time (#16, docs/benchmarks.md). Bare-metal targets keep it: their code is
+     * measured in instructions on the boards (docs/firmware.md). */
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, t->embedded);
     LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
@@ -112,27 +119,67 @@ struct kn_jit {
     LLVMOrcLLJITRef jit;
     LLVMOrcResourceTrackerRef rt;
     kn_entry_fn entry;
-    void *weights; /* the weights the code reads, one 64-byte aligned block (kn_big_alloc) */
+    void *weights; /* the small weights the code reads, one 64-byte aligned block
+                      (kn_big_alloc), or all of them without a program to take from */
+    void **blocks; /* the big weights taken over from the program (kn_kprog_take_data),
+                      nblocks of them, each freed with kn_arena_block_free() */
+    int nblocks;
 };
 
-/* Copies p's weights into one aligned block (*blob, kn_big_free()) and sets addr[buffer id].
- * With release (p itself), each weight's data in p or its graph is freed once copied, so
- * the weights are held once, not twice, while the block fills. */
-static kn_status copy_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, void **blob,
-                              const void **addr) {
+/* Sets addr[buffer id] to where the code reads each of p's weights. With release (p
+ * itself), a weight of KN_BIG_ALLOC bytes and more, held in a chunk of its own (a
+ * mapping on huge pages), is taken over where the compile left it: no copy, no fresh
+ * pages to fault in (ResNet-18: 75 of its 81 MB). The rest are copied into one aligned
+ * block (j->weights, kn_big_alloc(): huge pages too once it is 2 MiB; smaller weights
+ * in chunks of their own are calloc's, on small pages, and would cost TLB misses at run
+ * time where a model has many) and their data in p freed. Without release all are
+ * copied. */
+static kn_status place_weights(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, kn_jit *j,
+                               const void **addr) {
     size_t *off = calloc((size_t)p->nbufs + 1, sizeof *off);
-    KN_ASSERT(off);
-    size_t size = kn_kprog_weight_layout(p, off);
-    unsigned char *w = *blob = kn_big_alloc(size ? size : KN_ARENA_ALIGN);
-    for (int i = 0; w && i < p->nbufs; i++) {
+    const void **orig = calloc((size_t)p->nbufs + 1, sizeof *orig);
+    unsigned char *copy = calloc((size_t)p->nbufs + 1, 1);
+    if (release) j->blocks = calloc((size_t)p->nbufs + 1, sizeof *j->blocks);
+    KN_ASSERT(off && orig && copy && (!release || j->blocks));
+    size_t size = 0;
+    for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
         if (!kn_kbuf_is_weight(b)) continue;
+        orig[i] = b->data->data;
+        int same = -1; /* an earlier buffer with the same data: the same address */
+        for (int k = 0; orig[i] && k < i && same < 0; k++)
+            if (orig[k] == orig[i]) same = k;
+        void *block = NULL;
+        if (same >= 0)
+            addr[i] = addr[same];
+        else if (release && orig[i] && kn_kbuf_bytes(b) >= KN_BIG_ALLOC &&
+                 (block = kn_kprog_take_data(release, release->bufs[i])))
+            addr[i] = orig[i], j->blocks[j->nblocks++] = block;
+        if (same >= 0 || block) continue;
+        copy[i] = 1;
+        off[i] = size;
+        size += (kn_kbuf_bytes(b) + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+    }
+    unsigned char *w = j->weights = kn_big_alloc(size ? size : KN_ARENA_ALIGN);
+    for (int i = 0; w && i < p->nbufs; i++) {
+        if (!copy[i]) continue;
+        const kn_kbuf *b = p->bufs[i];
         if (kn_kbuf_bytes(b)) memcpy(w + off[i], b->data->data, kn_kbuf_bytes(b));
         addr[i] = w + off[i];
-        if (release) kn_kprog_release_data(release, release->bufs[i]);
     }
+    /* once every copy is made: a released buffer may share its data with a later one */
+    for (int i = 0; w && release && i < p->nbufs; i++)
+        if (copy[i]) kn_kprog_release_data(release, release->bufs[i]);
     free(off);
+    free(orig);
+    free(copy);
     return w ? KN_OK : kn_diag(cx, NULL, KN_ELIMIT, "out of memory for the weights");
+}
+
+static void free_weights(kn_jit *j) {
+    for (int i = 0; i < j->nblocks; i++) kn_arena_block_free(j->blocks[i]);
+    free(j->blocks);
+    kn_big_free(j->weights);
 }
 
 static kn_status orc_error(kn_ctx *cx, LLVMErrorRef e, const char *what) {
@@ -176,14 +223,14 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
     kn_jit *j = calloc(1, sizeof *j);
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
-    kn_status st = copy_weights(cx, p, release, &j->weights, waddr);
+    kn_status st = place_weights(cx, p, release, j, waddr);
     if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
     free(waddr);
-    if (st || kn_llvm_optimize(cx, m, tm, opt_level)) {
+    if (st || kn_llvm_optimize(cx, m, tm, t, opt_level)) {
         if (!st) LLVMDisposeModule(m);
         LLVMOrcDisposeThreadSafeContext(tsc);
         LLVMDisposeTargetMachine(tm);
-        kn_big_free(j->weights);
+        free_weights(j);
         free(j);
         return cx->status;
     }
@@ -196,7 +243,7 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
     if (e) {
         LLVMDisposeModule(m);
         LLVMOrcDisposeThreadSafeContext(tsc);
-        kn_big_free(j->weights);
+        free_weights(j);
         free(j);
         return orc_error(cx, e, "cannot create the JIT");
     }
@@ -240,7 +287,7 @@ void kn_jit_destroy(kn_jit *j) {
         LLVMErrorRef e = LLVMOrcDisposeLLJIT(j->jit);
         if (e) LLVMConsumeError(e);
     }
-    kn_big_free(j->weights);
+    free_weights(j);
     free(j);
 }
 
@@ -331,7 +378,7 @@ kn_status kn_llvm_emit_file(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef m = NULL;
     kn_status st = kn_llvm_build_module_releasing(cx, p, ctx, section ? off : NULL, symbol, &m);
-    if (!st) st = kn_llvm_optimize(cx, m, tm, opt_level);
+    if (!st) st = kn_llvm_optimize(cx, m, tm, t, opt_level);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     char *err = NULL;

@@ -35,9 +35,11 @@ kn_status kn_llvm_jit(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt
 /* kn_llvm_jit with per-kernel timing hooks (prof may be NULL: none; see codegen/profile.h). */
 kn_status kn_llvm_jit_profiled(kn_ctx *cx, const kn_kprog *p, const kn_target *t, int opt_level,
                                kn_par_for par_for, const kn_profile *prof, kn_jit **out);
-/* kn_llvm_jit_profiled for a caller done with p's weights: each weight's data in p (or
- * its graph, p->const_arena) is freed as the JIT copies it into its own block, so they
- * are held once. Afterwards p gives shapes and buffers, not constants. */
+/* kn_llvm_jit_profiled for a caller done with p's weights: the JIT takes each big
+ * weight's data over where p (or its graph, p->const_arena) holds it in a chunk of its
+ * own, without copying it, and copies the small ones into a block of its own, freeing
+ * them in p; so they are held once. Afterwards p gives shapes and buffers, not
+ * constants. */
 kn_status kn_llvm_jit_releasing(kn_ctx *cx, kn_kprog *p, const kn_target *t, int opt_level,
                                 kn_par_for par_for, const kn_profile *prof, kn_jit **out);
 /* The NAME_run_array entry point; valid until kn_jit_destroy(). Thread-safe: calls may

@@ -12,7 +12,7 @@
 /* Builds the (verified, unoptimized) module of p in ctx; par_for as in kn_llvm_jit
  * (its address is built into the code). Weights are constant globals
  * of the module, or, when weights is not NULL, read from weights[buffer id] (addresses
- * in this process that outlive the code: the JIT keeps its own copy). */
+ * in this process that outlive the code: the JIT owns them). */
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                const void *const *weights, kn_par_for par_for, LLVMModuleRef *out);
 /* The same with per-kernel timing hooks called from NAME_run (prof: JIT only, its
@@ -31,7 +31,9 @@ kn_status kn_llvm_build_module_releasing(kn_ctx *cx, kn_kprog *p, LLVMContextRef
 /* A TargetMachine for t (native: the host's CPU and features). */
 kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                                  LLVMTargetMachineRef *out);
-/* Sets the module's triple and data layout for tm and runs default<O{opt}>. */
-kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level);
+/* Sets the module's triple and data layout for tm and runs default<O{opt}> (LLVM's loop
+ * unrolling only for bare-metal t: elsewhere the kernel IR unrolled what pays). */
+kn_status kn_llvm_optimize(kn_ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, const kn_target *t,
+                           int opt_level);
 
 #endif

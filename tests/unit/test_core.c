@@ -173,6 +173,35 @@ static void test_arena_release(void) {
     kn_arena_destroy(b);
 }
 
+/* kn_arena_detach hands a big request's chunk over without freeing it, at the same
+ * address: another arena can adopt it (kn_arena_attach), or the caller frees it. */
+static void test_arena_detach(void) {
+    kn_arena *a = kn_arena_create(), *b = kn_arena_create();
+    unsigned char *small = kn_arena_alloc(a, 100);
+    unsigned char *big = kn_arena_alloc(a, 1 << 20), *big2 = kn_arena_alloc(a, 1 << 20);
+    size_t used = kn_arena_used(a), bused = kn_arena_used(b);
+    big[0] = 7, big[(1 << 20) - 1] = 9;
+    CHECK(!kn_arena_detach(a, small));
+    CHECK(!kn_arena_detach(a, big + 64));
+    CHECK(!kn_arena_detach(b, big));
+    void *blk = kn_arena_detach(a, big);
+    CHECK(blk && kn_arena_used(a) == used - (1 << 20));
+    CHECK(!kn_arena_release(a, big)); /* no longer a's */
+    kn_arena_attach(b, blk);
+    CHECK(kn_arena_used(b) == bused + (1 << 20));
+    CHECK(big[0] == 7 && big[(1 << 20) - 1] == 9);  /* the same memory, kept */
+    unsigned char *small2 = kn_arena_alloc(b, 100); /* b's small requests still work */
+    small2[99] = 1;
+    void *blk2 = kn_arena_detach(a, big2);
+    CHECK(blk2);
+    big2[(1 << 20) - 1] = 1;
+    kn_arena_block_free(blk2);
+    kn_arena_destroy(a);
+    CHECK(big[(1 << 20) - 1] == 9); /* b's now: outlives a */
+    CHECK(kn_arena_release(b, big));
+    kn_arena_destroy(b);
+}
+
 /* kn_big_alloc: zeroed, 64-byte aligned and writable to its last byte at every size; a
  * big block is a mapping on a huge-page boundary (its head, 64 bytes, first), so its
  * huge pages line up with the data. */
@@ -279,6 +308,7 @@ int main(void) {
     test_convert();
     test_broadcast();
     test_arena_release();
+    test_arena_detach();
     test_big_alloc();
     test_npy();
     char cmd[600];

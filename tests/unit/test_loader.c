@@ -307,11 +307,74 @@ static void test_deep_nesting(void) {
     free(tmp);
 }
 
+/* A model file with initializers of a MiB and more, loaded from the file
+ * (kn_onnx_load_file): protobuf-c unpacks their data into blocks of the loader's own;
+ * the graph adopts a raw-data initializer's block where it lies (64-byte aligned), and
+ * copies the others (float_data, a Constant's raw tensor), whose blocks go back with
+ * the unpacked model. y = x + w + v + c, values derived by hand. */
+static void test_big_initializers(void) {
+    enum { N = 300000 }; /* 1.2 MB a tensor */
+    static float w[N], v[N], c[N], x[N];
+    for (int i = 0; i < N; i++) w[i] = (float)i, v[i] = (float)(2 * i), c[i] = -1.0f, x[i] = 0.5f;
+    static int64_t dn[] = {N};
+    static char *in_a[] = {"x", "w"}, *in_b[] = {"s", "v"}, *in_c[] = {"t", "c"};
+    static char *out_a[] = {"s"}, *out_b[] = {"t"}, *out_c[] = {"y"}, *out_k[] = {"c"};
+    model md;
+    model_init(&md, 13);
+    add_input(&md, "x", 1, dn);
+    Onnx__TensorProto *tw = add_init(&md, "w", 1, dn, NULL, 0);
+    tw->has_raw_data = 1;
+    tw->raw_data = (ProtobufCBinaryData){sizeof w, (uint8_t *)w};
+    add_init(&md, "v", 1, dn, v, N);
+    Onnx__TensorProto tc;
+    onnx__tensor_proto__init(&tc);
+    tc.has_data_type = 1, tc.data_type = 1, tc.n_dims = 1, tc.dims = dn;
+    tc.has_raw_data = 1;
+    tc.raw_data = (ProtobufCBinaryData){sizeof c, (uint8_t *)c};
+    Onnx__NodeProto *k = add_node(&md, "Constant", "const0", 0, NULL, 1, out_k);
+    add_attr(&md, k, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = &tc;
+    add_node(&md, "Add", "add0", 2, in_a, 1, out_a);
+    add_node(&md, "Add", "add1", 2, in_b, 1, out_b);
+    add_node(&md, "Add", "add2", 2, in_c, 1, out_c);
+    add_output(&md, "y");
+    char path[] = "/tmp/kiln-big-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    size_t len = onnx__model_proto__get_packed_size(&md.m);
+    uint8_t *buf = malloc(len);
+    CHECK(buf && onnx__model_proto__pack(&md.m, buf) == len);
+    CHECK(write(fd, buf, len) == (ssize_t)len);
+    close(fd);
+    free(buf);
+    kn_ctx cx;
+    kn_ctx_init(&cx, path);
+    kn_graph *g = NULL;
+    CHECK(kn_onnx_load_file(&cx, path, &g) == KN_OK);
+    unlink(path);
+    if (!g) return;
+    kn_value *vw = kn_graph_find_value(g, "w"), *vv = kn_graph_find_value(g, "v");
+    CHECK(vw && vw->constant && (uintptr_t)vw->constant->data % 64 == 0);
+    CHECK(vw && vw->constant && !memcmp(vw->constant->data, w, sizeof w));
+    CHECK(vv && vv->constant && !memcmp(vv->constant->data, v, sizeof v));
+    kn_arena *a = kn_arena_create();
+    kn_tensor *tx = kn_tensor_make(a, KN_F32, 1, dn), *ty = NULL;
+    memcpy(tx->data, x, sizeof x);
+    CHECK(kn_interp_run(&cx, g, a, &tx, &ty, 0) == KN_OK);
+    int bad = 0;
+    for (int i = 0; ty && i < N; i++)
+        bad += ((float *)ty->data)[i] != 0.5f + 3.0f * (float)i - 1.0f;
+    CHECK(ty && bad == 0);
+    kn_arena_destroy(a);
+    kn_graph_destroy(g);
+}
+
 int main(void) {
     test_valid();
     test_errors();
     test_shape_bind();
     test_external_files();
     test_deep_nesting();
+    test_big_initializers();
     return TEST_DONE();
 }
