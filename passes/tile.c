@@ -1301,7 +1301,10 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
  * positions of x (m == c), which are in the copy and read by nothing later, so y may
  * take x's storage (kn_kernel.staged_in): one activation live instead of two. The bands
  * are as even as they can be with the copy at most a quarter of x (DS-CNN's 25 rows: 5
- * bands of 5, a 6,400-byte copy of the 32,000-byte input). Returns the rows of a band,
+ * bands of 5, a 6,400-byte copy of the 32,000-byte input). Scalar tiles only, as the
+ * depthwise planes (passes/depthwise.c): Helium's vector tiles keep both activations of a
+ * depthwise layer, so the bands would not lower the peak there (MobileNetV1 float on the
+ * M55: 2.8% more instructions, the arena unchanged). Returns the rows of a band,
  * or 0 where the kernel does not suit (or would not gain: fewer than two bands). */
 /* Whether x and y are both dense NCHW or both dense channels-last (NHWC): a band of rows
  * of every channel is then the same set of positions in both. */
@@ -1314,9 +1317,10 @@ static bool conv_bands_layout(const conv_geom *G) {
 }
 
 static int64_t conv_bands_suit(const kn_target *tg, const kn_contract *d, const conv_geom *G) {
-    if (!tg || tg->kind != KN_TARGET_MCU || kn_contract_is_int(d) || G->kh != 1 || G->kw != 1 ||
-        G->sh != 1 || G->sw != 1 || G->group != 1 || G->m != G->c || G->n != 1 ||
-        d->x->kind != KB_TEMP || d->x->numel != d->y->numel || G->oh != G->h || G->ow != G->w)
+    if (!tg || tg->kind != KN_TARGET_MCU || G->T->lanes != 1 || kn_contract_is_int(d) ||
+        G->kh != 1 || G->kw != 1 || G->sh != 1 || G->sw != 1 || G->group != 1 || G->m != G->c ||
+        G->n != 1 || d->x->kind != KB_TEMP || d->x->numel != d->y->numel || G->oh != G->h ||
+        G->ow != G->w)
         return 0;
     if (!conv_bands_layout(G)) return 0;
     for (int k = 0; d->epi && k < d->epi->n; k++)
