@@ -115,6 +115,8 @@ kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k) {
     L->target = p->target;
     kn_kernel *kern = p->kernels[k];
     kern->body = kl_block_new(L);
+    kern->disjoint = false; /* the new body's builder states its own (kn_kernel) */
+    kern->staged_in = kern->staged_out = NULL;
     L->stack[0] = kern->body;
     L->owner[0] = NULL;
     L->depth = 1;

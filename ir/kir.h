@@ -332,6 +332,17 @@ typedef struct kn_kernel {
     kn_ks *body;                 /* a BLOCK */
     const kn_contract *contract; /* what the kernel computes, if a contraction; else NULL */
     kn_sched sched;
+    /* What the pass that built the kernel states about its accesses, for the plan's
+     * in-place step (passes/plan.c); both false/NULL unless set:
+     * disjoint: every element of each buffer the kernel stores into is stored by one
+     *   statement in one iteration (no two stores, and no two iterations of one, write
+     *   the same element);
+     * staged_in/staged_out: staged_in is read only by copies into the kernel's scratch,
+     *   and each such copy runs before any store to staged_out touches the elements it
+     *   copied, at the same positions (a channel's plane, a band of rows of every
+     *   channel), so staged_out may be written over staged_in's storage. */
+    bool disjoint;
+    kn_kbuf *staged_in, *staged_out;
 } kn_kernel;
 
 typedef struct kn_kprog {

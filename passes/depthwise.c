@@ -54,6 +54,13 @@
  * of outputs, where f32 took 9 multiply-adds). The accumulators start at bias - (xz +
  * offset) * sum (w - wz), and the i32 sums wrap exactly to the reference's (dw_geom.dot).
  *
+ * On microcontrollers the output may be written over the input (docs/firmware.md, "Layers
+ * written over their input"): where it has the input's bytes (stride 1, same padding),
+ * each channel's plane is copied into a one-channel scratch at the start of its iteration
+ * and the tiles read the copy (dw_plane_suits; channels-last, dwc_plane_suits: the scalar
+ * tiles go one channel at a time, whose values are gathered), and the kernel states so
+ * (kn_kernel.staged_in) for the plan.
+ *
  * A GlobalAveragePool reading only this kernel's output (squeeze-and-excite's squeeze)
  * is computed here too: each stored tile is added to a running sum of its width, the
  * channel's mean is stored at the end of its iteration, and the pool's kernel is left
@@ -120,7 +127,11 @@ typedef struct dw_geom {
     /* pooled: a GlobalAveragePool of y (squeeze-and-excite's squeeze) computed here: each
      * stored tile is added to a running sum of its width, the channel's mean stored at the
      * end of the channel, and the pool's own kernel emptied */
-    kn_kbuf *pool;              /* [n*c] means, or NULL */
+    kn_kbuf *pool; /* [n*c] means, or NULL */
+    /* in place on microcontrollers (dw_plane_suits): each channel's input plane is
+     * copied here at the start of its iteration and the tiles read the copy, so y may
+     * be written over x (kn_kernel.staged_in) */
+    kn_kbuf *plane;             /* [h][w] of x's dtype, or NULL */
     int nsum, sumw[4], sumv[4]; /* widths of the tiles (lanes ... 4, 1) and their sums */
     /* row words (integer 3-tap rows at stride 1 or 2 on microcontrollers with SMLAD,
      * dw_words_suits): interior outputs in i32 tiles of `nu` words, each word 4 bytes of
@@ -185,7 +196,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
         for (int q = 1; q < np; q++)
             part[r][q] = kl_decl_vec(L, G->at, lanes, kx_const(L, G->at, 0.0));
     }
-    kn_kbuf *src = G->stage ? G->xs : G->d->x;
+    kn_kbuf *src = G->stage ? G->xs : G->plane ? G->plane : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
     for (int64_t ky = 0; ky < nky; ky++) {
         for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
@@ -205,7 +216,9 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                 L, KN_I64,
                 kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
         else
-            vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w, col0));
+            vx =
+                kl_decl(L, KN_I64,
+                        kt_mad(L, G->plane ? iy : kt_mad(L, var(L, G->vbc), G->h, iy), G->w, col0));
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
         if (ccol) {
             for (int64_t kx = 0; kx < G->kw; kx++) {
@@ -747,6 +760,10 @@ typedef struct dwc_geom {
     bool integer;
     double xz;
     kt_rq rq; /* tables padded past c to whole vectors */
+    /* in place on scalar microcontrollers (dwc_plane_suits): one channel at a time, its
+     * h x w values gathered here first and the tiles read them, so y may be written
+     * over x (kn_kernel.staged_in) */
+    kn_kbuf *plane; /* [h][w] of x's dtype, or NULL */
 } dwc_geom;
 
 static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
@@ -801,16 +818,21 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     for (int64_t ky = 0; ky < G->kh; ky++) {
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
-        /* x[b, iy, ox*sw - pw, c0] */
-        int vx = kl_decl(L, KN_I64,
-                         kx_add(L,
-                                kt_mad(L,
-                                       kt_plus(L,
-                                               kt_mad(L, kt_mad(L, b, G->h, iy), G->w,
-                                                      kx_mul(L, ox, kx_int(L, G->sw))),
-                                               -G->pw),
-                                       G->c, kx_int(L, 0)),
-                                c0));
+        /* x[b, iy, ox*sw - pw, c0] (plane: plane[iy, ox*sw - pw]) */
+        int64_t cs = G->plane ? 1 : G->c; /* elements between columns */
+        int vx =
+            G->plane
+                ? kl_decl(L, KN_I64,
+                          kt_plus(L, kt_mad(L, iy, G->w, kx_mul(L, ox, kx_int(L, G->sw))), -G->pw))
+                : kl_decl(L, KN_I64,
+                          kx_add(L,
+                                 kt_mad(L,
+                                        kt_plus(L,
+                                                kt_mad(L, kt_mad(L, b, G->h, iy), G->w,
+                                                       kx_mul(L, ox, kx_int(L, G->sw))),
+                                                -G->pw),
+                                        G->c, kx_int(L, 0)),
+                                 c0));
         for (int64_t kx = 0; kx < G->kw; kx++) {
             kn_kx *wk = dwc_w(L, G, c0, width, (int)(1 + ky * G->kw + kx));
             for (int r = 0; r < n; r++) {
@@ -822,7 +844,8 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
                         continue;
                     }
                 }
-                kn_kx *xv = dwc_ld(L, d->x, kt_plus(L, var(L, vx), col * G->c), width);
+                kn_kx *xv =
+                    dwc_ld(L, G->plane ? G->plane : d->x, kt_plus(L, var(L, vx), col * cs), width);
                 if (G->integer) xv = kx_cast(L, KN_F32, xv); /* an exact f32 integer */
                 kl_set(L, acc[r], kx_fma(L, xv, wk, var(L, acc[r])));
             }
@@ -917,6 +940,19 @@ static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) 
         else
             G->wv[k] = -1; /* its taps (under a row test that never holds) load it */
     G->hold = hold;
+    if (G->plane) { /* plane[p] = x[b, p, c0], a row's columns unrolled when few */
+        KN_ASSERT(width == 1);
+        int64_t un = G->w <= DW_MAX_ROWS ? G->w : 1;
+        int vp = kl_for(L, G->h * G->w / un);
+        for (int64_t j = 0; j < un; j++) {
+            kn_kx *p = kt_mad(L, var(L, vp), un, kx_int(L, j));
+            kl_store(L, G->plane, p,
+                     kx_load(L, G->d->x,
+                             kx_add(L, kt_mad(L, kt_mad(L, b, G->h * G->w, p), G->c, kx_int(L, 0)),
+                                    c0)));
+        }
+        kl_end(L);
+    }
     if (G->pool)
         G->psum = width > 1 ? kl_decl_vec(L, KN_F32, width, kx_const(L, KN_F32, 0.0))
                             : kl_decl(L, KN_F32, kx_const(L, KN_F32, 0.0));
@@ -926,6 +962,21 @@ static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) 
     if (G->pool) /* pool[b*c + c0 ..] = the block's sums / (oh*ow) */
         kl_store(L, G->pool, kt_mad(L, b, G->c, c0),
                  kx_bin(L, KX_DIV, var(L, G->psum), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+}
+
+/* Whether to gather each channel into dwc_geom.plane so that y can take x's storage: on
+ * microcontrollers, where the tiles are scalar and go one channel at a time (their
+ * outputs of a channel are x's positions of that channel, gathered before the first is
+ * written), for an output with x's bytes (stride 1, same padding) whose x is an arena
+ * temporary not also read by the epilogue (dw_plane_suits for NCHW). */
+static bool dwc_plane_suits(kn_lower *L, const kn_contract *d) {
+    if (!L->target || L->target->kind != KN_TARGET_MCU || kn_contract_is_int(d) ||
+        d->x->kind != KB_TEMP || d->x->numel != d->y->numel ||
+        kn_dtype_get(d->x->dtype)->size != kn_dtype_get(d->y->dtype)->size)
+        return false;
+    for (int k = 0; d->epi && k < d->epi->n; k++)
+        if (d->operand[k] == d->x) return false;
+    return true;
 }
 
 static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_kbuf *pool,
@@ -953,6 +1004,7 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_
     for (int wdt = lanes / 2; lanes > 1 && wdt >= DW_MIN_LANES; wdt /= 2)
         if (G->c - at >= wdt) wid[nw++] = wdt, at += wdt;
     int64_t ones = G->c - at;
+    if (!full && !nw && dwc_plane_suits(L, d)) G->plane = kl_scratch(L, d->x->dtype, G->h * G->w);
     float *pk = malloc((size_t)(G->c * per) * sizeof *pk);
     KN_ASSERT(pk);
     G->integer = kn_contract_is_int(d);
@@ -1138,6 +1190,23 @@ static void dw_pack_wrows(const dw_geom *G, const float *pk, int32_t *wk) {
     }
 }
 
+/* Whether to read each channel from a copy of its plane (dw_geom.plane) so that y can
+ * take x's storage: on microcontrollers, where RAM sets the limit and a channel's plane
+ * is small (one memcpy of h*w values a channel: DS-CNN's 25 x 5), for an unstaged
+ * convolution whose output has x's bytes (stride 1, same padding) and whose x is an
+ * arena temporary not also read by the epilogue. Float only: no int8 arena of the
+ * benchmark models went down with it (their peaks are at the word copies of the 1x1
+ * convolutions), and the copies cost the firmware's int8 DS-CNN 2% more instructions. */
+static bool dw_plane_suits(const dw_geom *G, const kn_contract *d, const kn_target *tg) {
+    if (tg->kind != KN_TARGET_MCU || G->stage || G->dot || G->integer || d->x->kind != KB_TEMP ||
+        d->x->numel != d->y->numel ||
+        kn_dtype_get(d->x->dtype)->size != kn_dtype_get(d->y->dtype)->size)
+        return false;
+    for (int k = 0; d->epi && k < d->epi->n; k++)
+        if (d->operand[k] == d->x) return false;
+    return true;
+}
+
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                      kn_kbuf *pool, dw_geom *G) {
     bool cpu = tg->kind == KN_TARGET_CPU;
@@ -1181,6 +1250,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
                                     : DW_WORDS_NU;
         if (G->sw == 2 && !(ov && ov->tile_rows)) G->nu = 2 * DW_WORDS_NU;
     }
+    if (dw_plane_suits(G, d, tg)) G->plane = kl_scratch(L, d->x->dtype, G->h * G->w);
     /* packed per channel: bias, then the kh*kw weights (dot: the init, then the words) */
     int64_t taps = G->dot ? G->ngr * G->kw : G->kh * G->kw, per = 1 + taps;
     float *pk = malloc((size_t)(G->c * (1 + G->kh * G->kw)) * sizeof *pk);
@@ -1244,6 +1314,9 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         dw_stage_words(L, G);
     else if (G->stage)
         dw_stage_copy(L, G);
+    else if (G->plane)
+        kl_copy(L, G->plane, kx_int(L, 0), d->x, kx_mul(L, var(L, G->vbc), kx_int(L, G->h * G->w)),
+                kx_int(L, G->h * G->w));
     if (G->pool) dw_pool_begin(L, G);
     dw_rows(L, G, 0, G->ylo, true);
     dw_rows(L, G, G->ylo, G->yhi, false);
@@ -1270,6 +1343,7 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
             kern->sched.tile_vecs = 1;
             kern->sched.lanes = kl_lanes(L, KN_F32);
             kern->sched.pad = 1;
+            if (G.plane) kern->staged_in = d->x, kern->staged_out = d->y;
             kl_builder_destroy(L);
             continue;
         }
@@ -1291,6 +1365,7 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
             kern->sched.dot = KN_DOT_S16X2;
             kern->sched.split = 1;
         }
+        if (G.plane) kern->staged_in = (kn_kbuf *)d->x, kern->staged_out = (kn_kbuf *)d->y;
         kl_builder_destroy(L);
     }
     return KN_OK;

@@ -26,7 +26,10 @@
  * f32 with constant weights: their lowering then vectorizes over the channels as the
  * pools' does (lower_dw_cl). The expanded tensors of inverted residual blocks are kept
  * channels-last too (expanded_channels_last; in 8 bits, expanded_channels_last_int for
- * the qdq pass's fixed-point QLinearConvs). Runs after fuse and chain
+ * the qdq pass's fixed-point QLinearConvs). On microcontrollers a depthwise-separable
+ * network of equal widths (DS-CNN) goes channels-last from its first convolution to its
+ * average pool (a zero Pad before it dropped), so every layer reads and writes one layout
+ * and can write over its input (pool_tail_channels_last). Runs after fuse and chain
  * (an epilogue applies to the channels-first result, ir/ops/nn_attrs.h). Graphs with
  * subgraphs are not rewritten (passes/rewrite.h). */
 #include "ir/epilogue.h"
@@ -213,7 +216,8 @@ static bool squeeze_excite(kn_rw *rw, kn_graph *g, kn_node *d, se_block *se) {
 
 /* The expanded tensors of an inverted residual block (MobileNetV2's 1x1 expansion ->
  * depthwise -> 1x1 projection) kept channels-last: D a 2-D depthwise Conv whose input
- * only it reads, made by a 1x1 Conv P, and whose output only a 1x1 Conv Q reads. P
+ * only it reads, made by a 1x1 Conv P (on microcontrollers any Conv where Q keeps its
+ * width: DS-CNN's first convolution), and whose output only a 1x1 Conv Q reads. P
  * writes channels-last, D reads and writes it, Q reads it; the block's own input and
  * output (and so the residual Add in Q's epilogue) stay as they were. Channels-last,
  * a depthwise convolution's vectors run along the channels (passes/depthwise.c
@@ -227,7 +231,66 @@ static bool squeeze_excite(kn_rw *rw, kn_graph *g, kn_node *d, se_block *se) {
  * last fc writes s as [1,1,1,C] (kn.layout [_, 1]: the same memory as [1,C,1,1], its
  * output being 1x1), so the Mul broadcasts along NHWC's channels (passes/sescale.c
  * builds it as vectors along them) and t is NHWC. */
-static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
+/* Whether Conv n keeps its channel count (a depthwise-separable network's 1x1 layers:
+ * DS-CNN's 64 -> 64). */
+static bool equal_widths(const kn_node *n) {
+    return n->in[0]->type.rank == 4 && n->out[0]->type.rank == 4 &&
+           n->in[0]->type.dims[1] == n->out[0]->type.dims[1];
+}
+
+/* conv_window for any kernel window. */
+static bool conv_window_any(const kn_node *n) {
+    if (n->op != KN_OP_CONV || n->nin < 2 || !n->in[1] || n->in[1]->type.rank != 4) return false;
+    return conv_window(n, n->in[1]->type.dims[2], n->in[1]->type.dims[3]);
+}
+
+/* Whether n is a constant-mode Pad whose pads are all zero (torch's export of an
+ * AvgPool2d writes one): its output is its input. */
+static bool zero_pad(const kn_node *n) {
+    if (n->op != KN_OP_PAD || n->nin < 2 || !n->in[0] || !n->in[1] || !n->in[1]->constant ||
+        !n->in[1]->constant->data || n->in[1]->type.dtype != KN_I64 || !n->out[0])
+        return false;
+    const kn_attr *m = kn_node_attr(n, "mode");
+    if (m && (m->kind != KN_ATTR_STRING || strcmp(m->s, "constant"))) return false;
+    const int64_t *v = n->in[1]->constant->data;
+    for (int64_t i = 0; i < kn_type_numel(&n->in[1]->type); i++)
+        if (v[i]) return false;
+    return true;
+}
+
+/* On microcontrollers: a Conv q that reads channels-last and whose output only an average
+ * pool reads (through a zero Pad, which goes) writes channels-last too, and the pool reads
+ * it so: DS-CNN's last 1x1 layer and its pool, so that every layer of the network reads
+ * and writes one layout and can write over its input (passes/tile.c conv_bands). */
+static void pool_tail_channels_last(kn_rw *rw, kn_graph *g) {
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *q = g->nodes[i], *u, *pool;
+        bool xcl, ycl, pxcl, pycl;
+        if (kn_rw_dead(rw, q) || !conv_window_any(q) || !kn_conv_layout(q, &xcl, &ycl) || !xcl ||
+            ycl || kn_graph_is_output(g->root, q->out[0]))
+            continue;
+        u = kn_rw_only_reader(rw, q->out[0]);
+        if (!u) continue;
+        pool = u;
+        if (zero_pad(u)) {
+            if (kn_graph_is_output(g->root, u->out[0])) continue;
+            pool = kn_rw_only_reader(rw, u->out[0]);
+        }
+        if (!pool || (pool->op != KN_OP_AVERAGEPOOL && pool->op != KN_OP_GLOBALAVERAGEPOOL) ||
+            pool->in[0] != u->out[0] || !foldable(pool) || kn_conv_layout(pool, &pxcl, &pycl))
+            continue;
+        if (u != pool) {
+            pool->in[0] = q->out[0];
+            kn_rw_kill(rw, u);
+        }
+        q->out[0]->type = kn_type_channels(&q->out[0]->type, true);
+        set_layout(g, q, true, true);
+        set_layout(g, pool, true, false);
+        rw->changed = true;
+    }
+}
+
+static void expanded_channels_last(kn_rw *rw, kn_graph *g, bool mcu) {
     for (int i = 0; i < rw->n0; i++) {
         kn_node *d = g->nodes[i];
         bool xcl, ycl, pxcl, pycl, qxcl, qycl;
@@ -240,7 +303,8 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g) {
         se_block se = {0};
         if (!q && squeeze_excite(rw, g, d, &se)) q = se.q;
         if (!p || p->graph != g || kn_rw_dead(rw, p) || kn_rw_only_reader(rw, x) != d || !q ||
-            q->in[0] != (se.m ? se.m->out[0] : y) || !conv_window(p, 1, 1) || !conv_window(q, 1, 1))
+            q->in[0] != (se.m ? se.m->out[0] : y) || !conv_window(q, 1, 1) ||
+            !(conv_window(p, 1, 1) || (mcu && equal_widths(q) && conv_window_any(p))))
             continue;
         kn_conv_layout(p, &pxcl, &pycl);
         kn_conv_layout(q, &qxcl, &qycl);
@@ -468,7 +532,9 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
             set_layout(g, n, xcl, true);
         }
     }
-    expanded_channels_last(&rw, g);
+    bool mcu = tg && tg->kind == KN_TARGET_MCU;
+    expanded_channels_last(&rw, g, mcu);
+    if (mcu) pool_tail_channels_last(&rw, g);
     /* not on microcontrollers: their integer tiles (SMLAD channel pairs, Helium's
      * VMLADAVA reductions) read NCHW words, and the channels-last block cost MobileNetV2
      * int8 10% more instructions on the M4 and 33% on the M55 (docs/firmware.md) */

@@ -4,8 +4,14 @@
  * 0. Lifetimes: each buffer's first and last kernel, from the statements that touch
  *    it (kn_kprog_lifetimes), so passes that rewrite kernels need not keep them.
  * 1. In place: a temporary a kernel defines takes the storage of a temporary of the
- *    same byte and element size that dies in that kernel, when the kernel's code
- *    reads each element before writing it and in that iteration only (can_share).
+ *    same byte and element size that dies in that kernel (and that no other buffer the
+ *    kernel reads shares), when the kernel's code reads each element before writing it
+ *    and in that iteration only (can_share: one store, or several that the kernel's
+ *    builder states write disjoint elements, kn_kernel.disjoint, each reading the input
+ *    only at its own index: a convolution's residual), or when the kernel's builder
+ *    states that it stages the input before writing over it (kn_kernel.staged_in: a
+ *    depthwise channel's plane, bands of rows of a 1x1 convolution; staged_share checks
+ *    that the input is read by copies alone).
  *    A kernel that only copies one temporary whole into another (Reshape) gives the
  *    copy the original's storage and loses its copy (copy_alias). Before that, on
  *    targets that are not microcontrollers, a kernel of whole-tensor copies into parts of
@@ -66,11 +72,14 @@ static bool planned(const kn_kprog *p, const kn_kbuf *b) {
  * overwrote). Elementwise kernels are of this form whichever lowering or fusion made
  * them; anything else keeps its own storage, which is always correct. */
 
+enum { IP_MAX_STORES = 64 }; /* stores to out a kernel stating `disjoint` may have */
+
 typedef struct ip_ctx {
     kn_kwalker w;
     const kn_kbuf *in, *out;
-    const kn_ks *store; /* the one store to out */
+    const kn_ks *store; /* the one store to out (the last one) */
     const kn_ks *block; /* the block holding it */
+    const kn_ks *stores[IP_MAX_STORES], *blocks[IP_MAX_STORES]; /* every store and block */
     int nstores;
     bool bad;
     const kn_ks *stack[64]; /* enclosing statements */
@@ -90,9 +99,13 @@ static bool ip_enter(kn_kwalker *w, kn_ks *s) {
         C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->in) C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->out) {
-        C->nstores++;
         C->store = s;
         C->block = C->depth ? C->stack[C->depth - 1] : NULL;
+        if (C->nstores < IP_MAX_STORES) {
+            C->stores[C->nstores] = C->store;
+            C->blocks[C->nstores] = C->block;
+        }
+        C->nstores++;
     }
     if (C->depth == 64) {
         C->bad = true;
@@ -245,32 +258,93 @@ static bool injective_at(const kn_kprog *p, kn_ks *body, const kn_ks *st, int la
     return ok;
 }
 
-static bool can_share(const kn_kprog *p, kn_ks *body, const kn_kbuf *in, const kn_kbuf *out) {
+/* Loads of in at store st (in its value and in the locals declared before it in its
+ * block blk), each at st's index and width: their number, or -1 if one is not. */
+static int store_reads(const kn_ks *st, const kn_ks *blk, const kn_kbuf *in) {
+    if (!blk || blk->kind != KS_BLOCK) return -1;
+    int n = 0, at = -1;
+    for (int i = 0; i < blk->n; i++) {
+        const kn_ks *s = blk->body[i];
+        if (s == st) {
+            at = i;
+            break;
+        }
+        if (s->kind == KS_DECL && reads(s->value, in)) {
+            if (!loads_match(s->value, in, st)) return -1;
+            n += count_x(s->value, in);
+        }
+    }
+    if (at < 0 || !loads_match(st->value, in, st)) return -1;
+    return n + count_x(st->value, in);
+}
+
+/* One store to out, injective over its loops, or several in a kernel whose builder
+ * states that its stores write disjoint elements (kn_kernel.disjoint: a convolution
+ * tile's border, interior and partial tiles, each storing through its own statement,
+ * at indices through locals the injectivity test cannot follow); each store reads in
+ * only at its own index. */
+static bool can_share(const kn_kprog *p, const kn_kernel *kern, const kn_kbuf *in,
+                      const kn_kbuf *out) {
+    kn_ks *body = kern->body;
     ip_ctx C = {.w = {.enter = ip_enter, .leave = ip_leave, .expr = ip_expr}, .in = in, .out = out};
     kn_kwalk(&C.w, body);
-    bool ok = !C.bad && C.nstores == 1 && C.block && C.block->kind == KS_BLOCK;
-    /* the loops around the store: walk again down to it to know their extents */
-    if (ok) {
-        const kn_ks *st = C.store, *blk = C.block;
-        int reads_here = 0, at = -1;
-        for (int i = 0; i < blk->n; i++) {
-            const kn_ks *s = blk->body[i];
-            if (s == st) {
-                at = i;
-                break;
-            }
-            if (s->kind == KS_DECL && reads(s->value, in)) {
-                if (!loads_match(s->value, in, st)) ok = false;
-                reads_here += count_x(s->value, in);
-            }
-        }
-        if (at < 0 || !loads_match(st->value, in, st)) ok = false;
-        reads_here += count_x(st->value, in);
-        /* no load of in anywhere else */
-        if (ok && count_reads(body, in) != reads_here) ok = false;
-        if (ok) ok = injective_at(p, body, st, kx_lanes(st->value));
+    bool ok = !C.bad &&
+              (C.nstores == 1 || (kern->disjoint && C.nstores > 1 && C.nstores <= IP_MAX_STORES));
+    int reads_here = 0;
+    for (int i = 0; ok && i < C.nstores; i++) {
+        int n = store_reads(C.stores[i], C.blocks[i], in);
+        if (n < 0) ok = false;
+        reads_here += n;
     }
+    /* no load of in anywhere else */
+    if (ok && count_reads(body, in) != reads_here) ok = false;
+    /* the loops around each store: walk again down to it to know their extents (a
+     * kernel stating `disjoint` has said so for every store and iteration) */
+    for (int i = 0; ok && !kern->disjoint && i < C.nstores; i++)
+        ok = injective_at(p, body, C.stores[i], kx_lanes(C.stores[i]->value));
     return ok;
+}
+
+typedef struct cp_ctx {
+    kn_kwalker w;
+    const kn_kbuf *in, *out;
+    int copies;
+    bool bad;
+} cp_ctx;
+
+static void cp_expr(kn_kwalker *w, kn_kx *x) {
+    cp_ctx *C = (cp_ctx *)w;
+    if ((x->op == KX_LOAD || x->op == KX_STR || x->op == KX_REGEX) &&
+        (x->buf == C->in || x->buf == C->out))
+        C->bad = true;
+}
+
+static bool cp_enter(kn_kwalker *w, kn_ks *s) {
+    cp_ctx *C = (cp_ctx *)w;
+    if (s->kind == KS_STORE && s->buf && s->buf->kind == KB_SCRATCH && s->value &&
+        s->value->op == KX_LOAD && s->value->buf == C->in && !reads(s->index, C->in) &&
+        !reads(s->value->a[0], C->in)) {
+        C->copies++; /* a gather into scratch, one element at a time */
+        return false;
+    }
+    if (s->kind == KS_COPY) {
+        if (s->buf == C->in || s->src == C->out) C->bad = true;
+        if (s->src == C->in) C->copies++;
+        if (s->buf == C->out) C->bad = true;
+    }
+    if (s->kind == KS_STORE && s->buf == C->in) C->bad = true;
+    return true;
+}
+
+/* Kernel kern states that it stages in before writing out over it (kn_kernel.staged_in):
+ * checked here only as far as the statements show it: in is read by copies alone into
+ * other buffers (KS_COPY, or a store of a plain load of in into a scratch buffer),
+ * never loaded otherwise or written, and out is never read or copied. */
+static bool staged_share(const kn_kernel *kern, const kn_kbuf *in, const kn_kbuf *out) {
+    if (kern->staged_in != in || kern->staged_out != out) return false;
+    cp_ctx C = {.w = {.enter = cp_enter, .expr = cp_expr}, .in = in, .out = out};
+    kn_kwalk(&C.w, kern->body);
+    return !C.bad && C.copies > 0;
 }
 
 /* Kernel k is one copy of the whole of a temporary into another of the same size and
@@ -345,6 +419,15 @@ static void concat_views(kn_kprog *p, int k) {
     body->n = kept;
 }
 
+/* Whether another buffer kernel k reads (use) lives in r, in's storage: out written
+ * over r would change what that buffer's loads see. */
+static bool shares_storage(const kn_kprog *p, const unsigned char *use, const kn_kbuf *in,
+                           const kn_kbuf *r) {
+    for (int i = 0; i < p->nbufs; i++)
+        if ((use[i] & 1) && p->bufs[i] != in && kn_kbuf_storage(p->bufs[i]) == r) return true;
+    return false;
+}
+
 static void in_place(kn_kprog *p) {
     for (int i = 0; i < p->nbufs; i++) {
         p->bufs[i]->alias = NULL;
@@ -368,7 +451,8 @@ static void in_place(kn_kprog *p) {
                 kn_kbuf *r = kn_kbuf_storage(in);
                 if (in->last != k || r->last > k || buf_bytes(in) != buf_bytes(out) ||
                     kn_dtype_get(in->dtype)->size != kn_dtype_get(out->dtype)->size ||
-                    !can_share(p, p->kernels[k]->body, in, out))
+                    shares_storage(p, use, in, r) ||
+                    !(staged_share(p->kernels[k], in, out) || can_share(p, p->kernels[k], in, out)))
                     continue;
                 out->alias = r;
                 out->alias_at = kn_kbuf_view_at(in);

@@ -504,6 +504,11 @@ typedef struct conv_geom {
     bool row_tiles; /* each output row has its own tile scratch (conv_row_tiles) */
     const kn_contract *d; /* the kernel's description: its epilogue */
     const kt_tile *T;     /* the tile (its dot product) */
+    /* bands (conv_bands_suit): x is read from a copy of a band of rows of every channel,
+     * [c][rows][w], whose first row is the local vband; x above is that copy */
+    bool band;
+    int vband;
+    bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
 } conv_geom;
 
 /* One group's weights or bias for kt_pack. */
@@ -784,6 +789,7 @@ static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
     kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
     int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, 0)));
     for (int64_t j = 0; j < G->kw; j++) {
@@ -815,6 +821,22 @@ static kn_kx *head_epilogue(kn_lower *L, const kn_contract *d, const kn_epilogue
     return kl_epilogue(L, head, val, opnd);
 }
 
+/* The index conv_tile's transposing loop stores column vc2, row vr of the tile at
+ * (vy: the tile's first output). */
+static kn_kx *conv_ystore(kn_lower *L, const conv_geom *G, int vc2, int vr, int vy, bool dense) {
+    return mad(L, kx_var(L, vc2), G->ys[1],
+               dense ? kx_add(L, kx_var(L, vy), kx_var(L, vr))
+                     : mad(L, kx_var(L, vr), G->ys[3], kx_var(L, vy)));
+}
+
+/* Whether o is laid out as y: the same dtype, shape and dense strides. */
+static bool conv_same_layout(const kn_kbuf *o, const kn_kbuf *y) {
+    if (o->dtype != y->dtype || o->rank != y->rank || o->numel != y->numel) return false;
+    for (int i = 0; i < o->rank; i++)
+        if (o->dims[i] != y->dims[i]) return false;
+    return true;
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -836,12 +858,14 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
     int vj = kl_for(L, G->kw);
     kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
     kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
     kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
     kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
     if (ccol) kl_if(L, kt_inside(L, ix, G->w));
+    if (G->bandx) ix = kx_sub(L, ix, kx_var(L, G->vband)); /* the band's pixel */
     kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
@@ -946,15 +970,16 @@ store:;
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
         kt_epi_operands(L, d, coord, 1, opnd);
+        /* an operand of y's shape and layout (a residual) read at the store's own index,
+         * so the plan sees that the store may go over it (passes/plan.c, in place) */
+        for (int k = pre; k < d->epi->n; k++)
+            if (d->operand[k] && dense && conv_same_layout(d->operand[k], G->y))
+                opnd[k] = kx_load(L, d->operand[k], conv_ystore(L, G, vc2, vr, vy, dense));
         kn_epilogue tail = {.n = d->epi->n - pre};
         memcpy(tail.s, d->epi->s + pre, (size_t)tail.n * sizeof *tail.s);
         val = kl_epilogue(L, &tail, val, opnd + pre);
     }
-    kl_store(L, G->y,
-             mad(L, kx_var(L, vc2), ys[1],
-                 dense ? kx_add(L, kx_var(L, vy), kx_var(L, vr))
-                       : mad(L, kx_var(L, vr), ys[3], kx_var(L, vy))),
-             val);
+    kl_store(L, G->y, conv_ystore(L, G, vc2, vr, vy, dense), val);
     kl_end_n(L, 2);
 }
 
@@ -969,6 +994,7 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
     if (oy1 <= oy0) return;
     int voh = kl_for(L, oy1 - oy0);
     kn_kx *oy = kt_plus(L, kx_var(L, voh), oy0);
+    if (G->band && !G->bandx) oy = kx_add(L, oy, kx_var(L, G->vband)); /* rows of the band */
     int64_t R = T->maxrows, ow = G->ow, ntl = (ow + R - 1) / R;
     /* tiles [ta, tb) are inside: start at or after xlo, end at or before xhi */
     int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi >= ow ? ntl : G->xhi / R;
@@ -1297,6 +1323,135 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
  * pixels (pw_channel_tiles), whose epilogue operands the caller checked against the
  * image's shape (y-shaped or per channel: read at (b, channel, 0, pixel) they land on
  * the same element). */
+/* ---- 1x1 convolutions in bands of rows, written over their input ----
+ *
+ * On microcontrollers a float 1x1 convolution with stride 1, one group, as many output
+ * as input channels, batch 1 and x and y both NCHW or both channels-last (DS-CNN's
+ * 64 -> 64 pointwise layers) runs band by band: a band of rows of every input channel is
+ * copied into a scratch ([c][rows][w], one memcpy of rows * w values a channel; [rows][w][c]
+ * channels-last, one memcpy), then every block of output
+ * channels computes those rows from the copy. A band's outputs are at the band's own
+ * positions of x (m == c), which are in the copy and read by nothing later, so y may
+ * take x's storage (kn_kernel.staged_in): one activation live instead of two. The bands
+ * are as even as they can be with the copy at most a quarter of x (DS-CNN's 25 rows: 5
+ * bands of 5, a 6,400-byte copy of the 32,000-byte input). Scalar tiles only, as the
+ * depthwise planes (passes/depthwise.c): Helium's vector tiles keep both activations of a
+ * depthwise layer, so the bands would not lower the peak there (MobileNetV1 float on the
+ * M55: 2.8% more instructions, the arena unchanged). Returns the rows of a band,
+ * or 0 where the kernel does not suit (or would not gain: fewer than two bands). */
+/* Whether x and y are both dense NCHW or both dense channels-last (NHWC): a band of rows
+ * of every channel is then the same set of positions in both. */
+static bool conv_bands_layout(const conv_geom *G) {
+    const int64_t *xs = G->xs, *ys = G->ys;
+    if (xs[3] == 1 && xs[2] == G->w && xs[1] == G->h * G->w)
+        return ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow;
+    return xs[1] == 1 && xs[3] == G->c && xs[2] == G->w * G->c && ys[1] == 1 && ys[3] == G->m &&
+           ys[2] == G->ow * G->m;
+}
+
+static int64_t conv_bands_suit(const kn_target *tg, const kn_contract *d, const conv_geom *G) {
+    if (!tg || tg->kind != KN_TARGET_MCU || G->T->lanes != 1 || kn_contract_is_int(d) ||
+        G->kh != 1 || G->kw != 1 || G->sh != 1 || G->sw != 1 || G->group != 1 || G->m != G->c ||
+        G->n != 1 || d->x->kind != KB_TEMP || d->x->numel != d->y->numel || G->oh != G->h ||
+        G->ow != G->w)
+        return 0;
+    if (!conv_bands_layout(G)) return 0;
+    for (int k = 0; d->epi && k < d->epi->n; k++)
+        if (d->operand[k] == d->x) return 0;
+    if (G->h == 1 && G->xs[1] == 1) { /* one row, channels-last: bands of whole tiles */
+        int64_t R = G->T->maxrows, k = G->w / 4 / R;
+        if (k < 1) k = 1;
+        return (G->w + k * R - 1) / (k * R) >= 2 ? k * R : 0;
+    }
+    int64_t most = G->h / 4; /* rows: c * most * w values at most a quarter of x */
+    if (most < 1) most = 1;
+    int64_t nb = (G->h + most - 1) / most;
+    if (nb < 2) return 0;
+    return (G->h + nb - 1) / nb;
+}
+
+/* One band: rows [row0, row0 + nrows) of every channel copied, then every block. */
+static void conv_band(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, kn_kbuf *x,
+                      kn_kbuf *xb, kn_kx *row0, int64_t brows, int64_t nrows) {
+    G->vband = kl_decl(L, KN_I64, row0);
+    if (G->bandx) { /* pixels [row0, row0 + nrows) of the one row: one run of x */
+        kl_copy(L, xb, kx_int(L, 0), x, kx_mul(L, kx_var(L, G->vband), kx_int(L, G->c)),
+                kx_int(L, nrows * G->c));
+        int64_t full = G->kg / T->kb, tail = G->kg % T->kb, R = T->maxrows;
+        int64_t nt = nrows / R, rem = nrows % R;
+        for (int part = 0; part < 2; part++) { /* full blocks of columns, then the tail */
+            int64_t nblk = part ? (tail > 0) : full;
+            if (!nblk) continue;
+            int vk = part ? -1 : kl_for(L, full);
+            kn_kx *blk = part ? kx_int(L, full) : kx_var(L, vk);
+            int valid = part ? (int)tail : T->kb;
+            if (nt) {
+                int vt = kl_for(L, nt);
+                conv_tile(L, G, T, (int)R, vb, vg, blk, valid, kx_int(L, 0),
+                          kx_add(L, kx_var(L, G->vband), kx_mul(L, kx_var(L, vt), kx_int(L, R))),
+                          false, false, -1);
+                kl_end(L);
+            }
+            if (rem)
+                conv_tile(L, G, T, (int)rem, vb, vg, part ? kx_int(L, full) : kx_var(L, vk), valid,
+                          kx_int(L, 0), kt_plus(L, kx_var(L, G->vband), nt * R), false, false, -1);
+            if (!part) kl_end(L);
+        }
+        return;
+    }
+    if (G->xs[1] == 1) { /* channels-last: the band's rows are one run of x */
+        kl_copy(L, xb, kx_int(L, 0), x, kx_mul(L, kx_var(L, G->vband), kx_int(L, G->w * G->c)),
+                kx_int(L, nrows * G->w * G->c));
+    } else {
+        int vc = kl_for(L, G->c);
+        kl_copy(L, xb, kx_mul(L, kx_var(L, vc), kx_int(L, brows * G->w)), x,
+                mad(L, kx_var(L, vc), G->h * G->w, kx_mul(L, kx_var(L, G->vband), kx_int(L, G->w))),
+                kx_int(L, nrows * G->w));
+        kl_end(L);
+    }
+    int64_t full = G->kg / T->kb, tail = G->kg % T->kb;
+    if (full) {
+        int vk = kl_for(L, full);
+        conv_rows(L, G, T, vb, vg, kx_var(L, vk), T->kb, 0, nrows, false);
+        kl_end(L);
+    }
+    if (tail) conv_rows(L, G, T, vb, vg, kx_int(L, full), (int)tail, 0, nrows, false);
+}
+
+/* Every band of brows rows (conv_bands_suit), then the last, shorter one. */
+static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, int64_t brows) {
+    bool px = G->h == 1 && G->xs[1] == 1; /* bands of pixels of the one row */
+    kn_kbuf *x = G->x, *xb = kl_scratch(L, KN_F32, G->c * brows * (px ? 1 : G->w));
+    G->x = xb;
+    G->hp = px ? 1 : brows;
+    G->bandx = px;
+    if (px) { /* [pixels][c] */
+        memcpy(G->xs, (int64_t[4]){G->c * brows, 1, G->c * brows, G->c}, sizeof G->xs);
+        G->band = true;
+        int64_t nb = G->w / brows, rem = G->w % brows;
+        if (nb) {
+            int vq = kl_for(L, nb);
+            conv_band(L, G, T, vb, vg, x, xb, kx_mul(L, kx_var(L, vq), kx_int(L, brows)), brows,
+                      brows);
+            kl_end(L);
+        }
+        if (rem) conv_band(L, G, T, vb, vg, x, xb, kx_int(L, nb * brows), brows, rem);
+        return;
+    }
+    if (G->xs[1] == 1) /* channels-last: [rows][w][c] */
+        memcpy(G->xs, (int64_t[4]){G->c * brows * G->w, 1, G->w * G->c, G->c}, sizeof G->xs);
+    else
+        memcpy(G->xs, (int64_t[4]){G->c * brows * G->w, brows * G->w, G->w, 1}, sizeof G->xs);
+    G->band = true;
+    int64_t nb = G->h / brows, rem = G->h % brows;
+    if (nb) {
+        int vq = kl_for(L, nb);
+        conv_band(L, G, T, vb, vg, x, xb, kx_mul(L, kx_var(L, vq), kx_int(L, brows)), brows, brows);
+        kl_end(L);
+    }
+    if (rem) conv_band(L, G, T, vb, vg, x, xb, kx_int(L, nb * brows), brows, rem);
+}
+
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
                       const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
@@ -1411,13 +1566,21 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
-    if (full) {
-        int vk = kl_for(L, full);
-        conv_block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
-        kl_end(L);
+    int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);
+    if (brows) {
+        conv_bands(L, &G, &T, vb, vg, brows);
+    } else {
+        if (full) {
+            int vk = kl_for(L, full);
+            conv_block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
+            kl_end(L);
+        }
+        if (tail) conv_block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
     }
-    if (tail) conv_block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
     kl_end_n(L, 2);
+    /* each output once: blocks of columns, rows and tiles partition y (conv_rows) */
+    L->p->kernels[L->kidx]->disjoint = true;
+    if (brows) L->p->kernels[L->kidx]->staged_in = x, L->p->kernels[L->kidx]->staged_out = y;
     return true;
 }
 

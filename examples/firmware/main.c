@@ -92,15 +92,26 @@ int __aeabi_fcmplt(float, float);
 #endif
 static volatile float lib_sink;
 static __attribute__((noinline)) unsigned stack_library(void) {
-    static unsigned char src[64], dst[64];
-    void *(*volatile copy)(void *, const void *, size_t) = memcpy;
+    /* memcpy, memmove (the generated C's copies) and memset, short and long, aligned and
+     * not: newlib's memmove takes more stack for long copies, which the models make too
+     * (a depthwise channel's plane, a band of rows of a 1x1 convolution: docs/firmware.md) */
+    static unsigned char src[4096 + 4], dst[4096 + 4];
+    static const size_t len[] = {64, 4096, 4093}, off[] = {0, 0, 1};
+    void *(*volatile copy[])(void *, const void *, size_t) = {memcpy, memmove};
+    void *(*volatile fill)(void *, int, size_t) = memset;
     float (*volatile round)(float) = nearbyintf;
     uint32_t *sp = stack_pointer();
     unsigned most = 0, used;
-    stack_paint();
-    copy(dst, src, sizeof dst);
-    used = stack_used(sp);
-    most = used > most ? used : most;
+    for (int i = 0; i < 3; i++)
+        for (int f = 0; f < 3; f++) {
+            stack_paint();
+            if (f < 2)
+                copy[f](dst + 3 * off[i], src + off[i], len[i]);
+            else
+                fill(dst + off[i], 0, len[i]);
+            used = stack_used(sp);
+            most = used > most ? used : most;
+        }
     stack_paint();
     lib_sink = round(lib_sink + 2.5f);
     used = stack_used(sp);
