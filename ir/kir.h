@@ -284,6 +284,10 @@ typedef struct kn_contract {
     bool fixed; /* requantized in fixed point (ir/requant.h), else as ONNX in double */
     bool clamp; /* fixed point: outputs clamped to [clo, chi] (KN_CLAMP_ATTR, a folded Relu) */
     int64_t clo, chi;
+    /* epilogue operands of y's full NCHW size ([n][m][oh'][ow'] of the image) addressed as
+       the flat pixels of this contract's oh x ow (a 1x1 convolution over the image's
+       pixels regrouped into rows of another width, passes/tile.c pw_channels_last) */
+    bool epi_flat;
 } kn_contract;
 
 /* Whether d is an integer contraction (8-bit operands, exact accumulation). */

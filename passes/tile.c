@@ -1609,7 +1609,13 @@ void kt_epi_operands(kn_lower *L, const kn_contract *d, kn_kx *const *coord, int
         kn_kbuf *o = d->operand[k];
         opnd[k] = NULL;
         if (!o) continue;
-        kn_kx *x = kl_bcast_load(L, o, d->y, coord);
+        kn_kx *x;
+        if (d->epi_flat && o->numel == d->n * d->m * d->oh * d->ow) /* (n, co, pixel) */
+            x = kx_load(
+                L, o,
+                mad(L, mad(L, mad(L, coord[0], d->m, coord[1]), d->oh, coord[2]), d->ow, coord[3]));
+        else
+            x = kl_bcast_load(L, o, d->y, coord);
         /* varies along y's last axis: lanes consecutive elements there */
         if (lanes > 1 && o->rank >= 1 && o->dims[o->rank - 1] != 1)
             x = kx_vload(L, o, x->a[0], lanes);
@@ -2921,13 +2927,18 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
     /* the pixels as rows of W pixels (contiguous in x and y alike): one row of all of
      * them, or, where W can be a multiple of 8 of at least 64 dividing oh*ow, P / W rows,
      * so that a convolution of few channel blocks gets a tile scratch per row
-     * (conv_row_tiles) and the parallel pass can split its rows. Not with an epilogue
-     * operand of more than one value a channel (a residual): it is addressed with the
-     * rows of the contract, which must then be the image's. */
+     * (conv_row_tiles) and the parallel pass can split its rows. An epilogue operand of
+     * more than one value a channel (a residual) is then addressed by its flat pixel
+     * (epi_flat), which needs it dense NCHW ([n][m][oh][ow]); any other keeps one row. */
     int64_t P = d->oh * d->ow, W = P;
     bool whole = false;
-    for (int k = 0; d->epi && k < d->epi->n; k++)
-        if (d->operand[k] && d->operand[k]->numel > d->n * d->m) whole = true;
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (o && o->numel > d->n * d->m &&
+            !(o->rank == 4 && o->dims[0] == d->n && o->dims[1] == d->m && o->dims[2] == d->oh &&
+              o->dims[3] == d->ow))
+            whole = true;
+    }
     for (int64_t c = 64; c < P && !whole; c += 8)
         if (P % c == 0) {
             W = c;
@@ -2935,6 +2946,7 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
         }
     f.h = f.oh = P / W;
     f.w_ = f.ow = W;
+    f.epi_flat = true;
     if (f.xs[3]) f.xs[2] = W * f.xs[3];
     if (f.ys[3]) f.ys[2] = W * f.ys[3];
     /* between one and three vectors of output channels, not a multiple (the 24- and

@@ -12,10 +12,10 @@
  * a*a / (9 m*m) of the direct convolution's multiplies: 16/36 for F(2x2, 3x3), 36/144
  * for F(4x4, 3x3). The kernel is rebuilt as four loop nests over arena scratches:
  *
- *   pad:     P[n][cb][Hp][Wp][L] = x[n][cb*L + l][row - ph][col - pw], zero outside x and
+ *   pad:     P[n][Hp][cb][Wp][L] = x[n][cb*L + l][row - ph][col - pw], zero outside x and
  *            past the channels (channels in blocks of L = the target's f32 lanes, so a
  *            pixel's L channels are one vector); Hp = TH*m + 2, Wp = TW*m + 2
- *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][cb][ty*m ..][tx*m ..]
+ *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][ty*m ..][cb][tx*m ..]
  *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
  *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout)
  *            with U = G g G^T computed at compile time (in double) and packed as the tile
@@ -133,57 +133,65 @@ static void mark_parallel(kn_lower *L) {
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
 }
 
-/* The zero-padded, channel-blocked copy of batch n of x. */
+/* The zero-padded, channel-blocked copy of batch n of x, one padded row at a time: the
+ * rows are the parallel loop, so the copy splits as the convolution before it and the
+ * input transform after it do (by rows: each thread mostly reads rows it wrote). */
 static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
     int64_t lanes = G->lanes, full = G->c / lanes, tail = G->c % lanes;
-    /* zeros: the border rows and columns, and every pixel of a partial channel block */
-    int vb = kl_for(L, G->cb);
-    mark_parallel(L);
-    kn_kx *blk = kx_int(L, n * G->cb);
-    blk = kx_add(L, blk, kx_var(L, vb));
     int vr = kl_for(L, G->hp);
+    mark_parallel(L);
     kn_kx *row = kx_var(L, vr);
     kn_kx *zero = kx_var(L, kl_decl_vec(L, KN_F32, (int)lanes, kx_const(L, KN_F32, 0)));
-    int vq = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, blk, G->hp, row), G->wp * lanes, kx_int(L, 0)));
-    kn_kx *inside = kx_bin(L, KX_LAND, kx_bin(L, KX_LT, kx_var(L, vb), kx_int(L, full)),
-                           kt_inside(L, kt_plus(L, row, -G->ph), G->h));
-    kl_if(L, inside);
-    if (G->pw) {
-        int vc = kl_for(L, G->pw);
+    /* P[n][row][0][0][0] */
+    int vq = kl_decl(L, KN_I64,
+                     kt_mad(L, kt_plus(L, row, n * G->hp), G->cb * G->wp * lanes, kx_int(L, 0)));
+    kl_if(L, kt_inside(L, kt_plus(L, row, -G->ph), G->h));
+    {
+        /* zeros: the border columns of the full blocks, every pixel of a partial block */
+        int vb = kl_for(L, G->cb);
+        kn_kx *base = kt_mad(L, kx_var(L, vb), G->wp * lanes, kx_var(L, vq));
+        kl_if(L, kx_bin(L, KX_LT, kx_var(L, vb), kx_int(L, full)));
+        if (G->pw) {
+            int vc = kl_for(L, G->pw);
+            kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
+            kl_end(L);
+        }
+        if (G->wp > G->pw + G->w) {
+            int vc = kl_for(L, G->wp - G->pw - G->w);
+            kl_store(L, G->P, kt_mad(L, kt_plus(L, kx_var(L, vc), G->pw + G->w), lanes, base),
+                     zero);
+            kl_end(L);
+        }
+        kl_else(L);
+        int vc = kl_for(L, G->wp);
+        kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
+        kl_end_n(L, 3);
+        /* the copy: P's vectors filled lane by lane */
+        for (int part = 0; part < 2; part++) {
+            int64_t nb = part ? (tail ? 1 : 0) : full, nl = part ? tail : lanes;
+            if (!nb) continue;
+            int vb2 = kl_for(L, nb);
+            kn_kx *cb = kt_plus(L, kx_var(L, vb2), part ? full : 0);
+            /* lanes outside the columns: x read along its row, P written L apart; with
+             * the lane loop innermost LLVM unrolled it and vectorized x into scatters */
+            int vl = kl_for(L, nl), vx = kl_for(L, G->w);
+            kn_kx *ch = kt_mad(L, cb, lanes, kx_var(L, vl));
+            kn_kx *src =
+                kt_mad(L, kt_mad(L, kt_plus(L, ch, n * G->c), G->h, kt_plus(L, row, -G->ph)), G->w,
+                       kx_var(L, vx));
+            kn_kx *dst = kt_mad(L, kt_mad(L, cb, G->wp, kt_plus(L, kx_var(L, vx), G->pw)), lanes,
+                                kx_add(L, kx_var(L, vq), kx_var(L, vl)));
+            kl_store(L, G->P, dst, kx_load(L, G->d->x, src));
+            kl_end_n(L, 3);
+        }
+    }
+    kl_else(L);
+    {
+        int vc = kl_for(L, G->cb * G->wp);
         kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
         kl_end(L);
     }
-    if (G->wp > G->pw + G->w) {
-        int vc = kl_for(L, G->wp - G->pw - G->w);
-        kl_store(L, G->P, kt_mad(L, kt_plus(L, kx_var(L, vc), G->pw + G->w), lanes, kx_var(L, vq)),
-                 zero);
-        kl_end(L);
-    }
-    kl_else(L);
-    int vc = kl_for(L, G->wp);
-    kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
-    kl_end_n(L, 4);
-    /* the copy: P's vectors filled lane by lane */
-    for (int part = 0; part < 2; part++) {
-        int64_t nb = part ? (tail ? 1 : 0) : full, nl = part ? tail : lanes;
-        if (!nb) continue;
-        int vb2 = kl_for(L, nb);
-        mark_parallel(L);
-        kn_kx *cb = kt_plus(L, kx_var(L, vb2), part ? full : 0);
-        /* lanes outermost: x read along rows, P written L apart; with the lane loop
-         * innermost LLVM unrolled it and vectorized x into 112 scatters (compile time) */
-        int vl = kl_for(L, nl), vy = kl_for(L, G->h), vx = kl_for(L, G->w);
-        kn_kx *ch = kt_mad(L, cb, lanes, kx_var(L, vl));
-        kn_kx *src = kt_mad(L, kt_mad(L, kt_plus(L, ch, n * G->c), G->h, kx_var(L, vy)), G->w,
-                            kx_var(L, vx));
-        kn_kx *dst = kt_mad(
-            L,
-            kt_mad(L, kt_plus(L, kt_mad(L, kt_plus(L, cb, n * G->cb), G->hp, kx_var(L, vy)), G->ph),
-                   G->wp, kt_plus(L, kx_var(L, vx), G->pw)),
-            lanes, kx_var(L, vl));
-        kl_store(L, G->P, dst, kx_load(L, G->d->x, src));
-        kl_end_n(L, 4);
-    }
+    kl_end_n(L, 2);
 }
 
 /* V[ij][t][cb*L ..] = (BT d B)[i][j] for every tile t of batch n */
@@ -194,12 +202,12 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
     mark_parallel(L);
     int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
     kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
-    /* P[n][cb][ty*m][tx*m][0] */
+    /* P[n][ty*m][cb][tx*m][0] */
     kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
     int vp = kl_decl(L, KN_I64,
                      kx_mul(L,
                             kx_add(L,
-                                   kt_mad(L, kt_mad(L, kt_plus(L, cb, n * G->cb), G->hp, row),
+                                   kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
                                           G->wp, kx_int(L, 0)),
                                    col),
                             kx_int(L, lanes)));
@@ -208,7 +216,8 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
         for (int j = 0; j < a; j++)
             d[i][j] = kx_var(
                 L, kl_decl_vec(L, KN_F32, lanes,
-                               kx_vload(L, G->P, kt_plus(L, kx_var(L, vp), (i * G->wp + j) * lanes),
+                               kx_vload(L, G->P,
+                                        kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
                                         lanes)));
     int v[WG_MAXA][WG_MAXA];
     wg_sandwich(L, a, a, W->bt, lanes, d, v);
