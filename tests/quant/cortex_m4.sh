@@ -43,7 +43,9 @@ carray() { # name, file, bytes
 # uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
-# SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); conv_zp0_*: channel-pair
+# SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); qlinear_cnn's conv2 (3x3,
+# 2 groups of 4 channels, stride 2) and integer_ops' conv (3x3, 4 channels): split words
+# over a window, 2 x 3 tiles with unrolled kernel columns; conv_zp0_*: channel-pair
 # tiles with unrolled kernel columns and no padding taps (input zero point 0;
 # tests/quant/make_conv_zp0.py); fixed/*: the qdq
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
@@ -60,6 +62,11 @@ for m in $MODELS; do
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   mm_split_*) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
+  qlinear_cnn | integer_ops)
+    [ "$TARGET" = cortex-m55 ] || {
+      grep -q "'conv2\{0,1\}' .*Conv.* tile_vecs=3 .* split=1" "$T/$m.sched" && ok ||
+        bad "$m: no split-word tile over a window: $(cat "$T/$m.sched")"
+    } ;;
   esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")
