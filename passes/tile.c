@@ -344,14 +344,18 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * correction absorbs (xzc = xz + xoff). Partial sums stay within the bound int_ok
  * checked: each is the exact one plus (xz + xoff) times weights not yet reached. */
 /* Whether integer convolution d takes column pairs (kt_tile.cpair): on a microcontroller
- * whose dot is s16x2, one input channel and one group, kernel columns to pair, a constant
+ * whose dot is s16x2, one input channel and one group (or up to 3 channels, an RGB stem,
+ * without Helium: ResNet-8's first convolution on the M4 0.983 M instructions against
+ * 1.063 M as channel pairs, on the M55 0.977 M against its 4-lane tiles' 0.871 M), kernel
+ * columns to pair, a constant
  * input zero point, and a word copy (4 bytes an input position, padded) no larger than
  * the output, so the arena grows by less than the output's size where it grows at all
  * (DS-CNN's first convolution: 2,832 bytes of words for an 8,000-byte output). A
  * schedule file's split other than 3 turns it off. */
 static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
-        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->c != 1 || d->kw < 2 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 ||
+        (d->c != 1 && (d->c > 3 || tg->vector_bits >= 128)) ||
         (ov && ov->split && ov->split != 3) || (d->xz && !is_const(d->xz)) ||
         kn_dtype_get(d->x->dtype)->size != 1 || !kn_contract_is_int(d))
         return false;

@@ -16,7 +16,7 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 cpair_c3
   mm_split_s8 mm_split_u8 conv_zp0_u8 conv_zp0_s8
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
@@ -40,7 +40,7 @@ carray() { # name, file, bytes
   printf '};\n'
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
-# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
+# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one- and three-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py); qlinear_cnn's conv2 (3x3,
