@@ -377,14 +377,18 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * correction absorbs (xzc = xz + xoff). Partial sums stay within the bound int_ok
  * checked: each is the exact one plus (xz + xoff) times weights not yet reached. */
 /* Whether integer convolution d takes column pairs (kt_tile.cpair): on a microcontroller
- * whose dot is s16x2, one input channel and one group, kernel columns to pair, a constant
+ * whose dot is s16x2, one input channel and one group (or up to 3 channels, an RGB stem,
+ * without Helium: ResNet-8's first convolution on the M4 0.983 M instructions against
+ * 1.063 M as channel pairs, on the M55 0.977 M against its 4-lane tiles' 0.871 M), kernel
+ * columns to pair, a constant
  * input zero point, and a word copy (4 bytes an input position, padded) no larger than
  * the output, so the arena grows by less than the output's size where it grows at all
  * (DS-CNN's first convolution: 2,832 bytes of words for an 8,000-byte output). A
  * schedule file's split other than 3 turns it off. */
 static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
-        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->c != 1 || d->kw < 2 ||
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 ||
+        (d->c != 1 && (d->c > 3 || tg->vector_bits >= 128)) ||
         (ov && ov->split && ov->split != 3) || (d->xz && !is_const(d->xz)) ||
         kn_dtype_get(d->x->dtype)->size != 1 || !kn_contract_is_int(d))
         return false;
@@ -645,15 +649,17 @@ static bool kt_zp_nil(const kt_tile *T) {
 }
 
 /* Whether the tile of a dot convolution unrolls its kernel columns: on microcontrollers,
- * the s16x2 channel-pair tiles (not split words or column pairs) of at most 3 kernel
- * columns. Each tap's input offset and weight index are then constants, and at stride 1
- * the words of a row that several taps read are built once (GCC 12 -O2 merges the equal
- * loads): ResNet-8's 3x3 convolutions on the M4 kept the column loop's counter on the
- * stack and rebuilt each word per tap (docs/firmware.md). */
+ * the s16x2 tiles (channel pairs, split words, column pairs) of at most 3 kernel
+ * columns (column pairs: pairs of columns). Each tap's input offset and weight index are then
+ * constants, and at stride 1 the words of a row that several taps read are built once (GCC 12 -O2
+ * merges the equal loads): ResNet-8's 3x3 convolutions on the M4 kept the column loop's counter on
+ * the stack and rebuilt each word per tap (docs/firmware.md). Int8 on the M4, QEMU instructions:
+ * DS-CNN's first convolution (10x4: two column pairs) 0.679 -> 0.527 M, ResNet-8's 3x3 convolutions
+ * as split words 21.11 -> 18.39 M (2 x 4 tiles). */
 static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, int64_t kwn) {
     (void)G;
     return L->target && L->target->kind == KN_TARGET_MCU && T->dot == KN_DOT_S16X2 &&
-           T->lanes == 1 && !T->split && !T->cpair && kwn > 1 && kwn <= 3;
+           T->lanes == 1 && kwn > 1 && kwn <= 3;
 }
 
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
@@ -1318,6 +1324,32 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
     return kl_table_fill(L, KN_F32, group * blocks * red * kb, conv_pack_fill, &A);
 }
 
+/* Whether integer convolution G takes split words (kt_tile.split): on a microcontroller
+ * whose dot is s16x2, scalar tiles, a constant input zero point and input channels a
+ * group a multiple of 4. The input is then read from conv_words' padded copy, one word
+ * of 4 channels a tap and row, split by two SXTB16 into the operands of two SMLAD, where
+ * the channel-pair tiles built each pair from two byte loads H x W apart and an ORR: the
+ * 1x1 convolutions and, since they cost a copy of their padded input in the arena (ResNet-8
+ * int8: 3x3 convolutions), the regular ones of any window. A schedule file's split=2
+ * keeps the channel pairs. */
+static bool conv_split_suits(const conv_geom *G, const kt_tile *T, const kn_target *tg,
+                             const kn_sched *ov) {
+    return T->dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && T->lanes == 1 && !T->xzrt &&
+           G->cg % 4 == 0 && !(ov && ov->split == 2);
+}
+
+/* The columns of a split-word tile over a window (kh x kw > 1): 3, so that with its 2
+ * rows, 4 halves, a weight word and the pointers of the unrolled kernel columns
+ * (conv_unroll_cols) the tile stays in the M4's general registers. ResNet-8 int8 on the
+ * M4 (bench/fw_profile.sh, QEMU instructions), its 3x3 convolutions as split words with
+ * unrolled columns: 2 x 4 18.39 M, 2 x 3 17.35 M, 2 x 2 18.42 M, 1 x 4 20.44 M (the
+ * channel pairs: 20.64 M); the 2 x 4 tile spilled three accumulators. */
+static void conv_split_window(const conv_geom *G, const kn_sched *ov, kt_tile *T) {
+    if (G->kh * G->kw == 1 || (ov && ov->tile_vecs) || T->nv <= 3) return;
+    T->nv = 3;
+    T->kb = T->kbl = T->nv * T->lanes;
+}
+
 /* pad: 1 reads the input where it is, testing bounds only where a window leaves it; 2
  * reads a zero-padded copy. flat: d is a pointwise convolution read as one row of
  * pixels (pw_channel_tiles), whose epilogue operands the caller checked against the
@@ -1475,14 +1507,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     if (integer && !red16) int_dot(tg, d, ov, &T);
     T.cpair = T.dot == KN_DOT_S16X2 && T.lanes == 1 && !T.xzrt && cpair_suits(tg, d, ov);
-    if (T.dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && T.lanes == 1 && !T.xzrt &&
-        G.cg % 4 == 0 && G.kh == 1 && G.kw == 1 &&
-        !(ov && ov->split == 2)) { /* split words (kt_tile.split) */
+    if (conv_split_suits(&G, &T, tg, ov)) { /* split words (kt_tile.split) */
         T.split = true;
         T.xunsigned = x->dtype == KN_U8;
         T.parts = 4, T.bits = 8;
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
+        conv_split_window(&G, ov, &T);
     }
     /* unrolled kernel columns: 2 rows (ResNet-8 int8 on the M4, 3x3 convolutions: 2 x 4
      * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */

@@ -16,7 +16,7 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
@@ -42,12 +42,14 @@ carray() { # name, file, bytes
   printf '};\n'
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
-# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one-channel convolutions in
+# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one- and three-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py; on the M4 the words split once
 # into i64 pairs and the weights packed as pairs, both read by LDRD; mm_red16_*: on the
-# M55 reduction words, VMLADAVA.S8); conv_zp0_*: channel-pair
+# M55 reduction words, VMLADAVA.S8); qlinear_cnn's conv2 (3x3, 2 groups of 4 channels,
+# stride 2) and integer_ops' conv (3x3, 4 channels): split words over a window, 2 x 3
+# tiles with unrolled kernel columns; conv_zp0_*: channel-pair
 # tiles with unrolled kernel columns and no padding taps (input zero point 0;
 # tests/quant/make_conv_zp0.py); dw_words_*: depthwise 3-tap rows in row-word SMLAD
 # tiles (a word of 4 row bytes split by SXTB16/UXTB16; split=1 in the schedule;
@@ -72,6 +74,11 @@ for m in $MODELS; do
     want=split=1; [ "$TARGET" = cortex-m55 ] && want=dot=4
     grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||
       bad "$m: no $want tile: $(cat "$T/$m.sched")" ;;
+  qlinear_cnn | integer_ops)
+    [ "$TARGET" = cortex-m55 ] || {
+      grep -q "'conv2\{0,1\}' .*Conv.* tile_vecs=3 .* split=1" "$T/$m.sched" && ok ||
+        bad "$m: no split-word tile over a window: $(cat "$T/$m.sched")"
+    } ;;
   esac
   H=$D/m.h
   nin=$(macro NUM_INPUTS "$H")

@@ -13,6 +13,9 @@ x[ix + dw] in 16-bit halves, for SMLAD against weights packed as the same pairs)
              pads 1, uint8 weights with zero point 120 (differences up to 135: 16-bit
              halves of both signs), per-tensor scale, no bias -> 32 uint8 channels (zero
              point 90); the geometry of DS-CNN's first convolution
+  cpair_c3/  int8 x (1 x 3 x 8 x 7, zero point 5) -> 3x3 QLinearConv, pads 1, int8
+             per-channel weights, int32 bias -> 24 int8 channels (zero point -7): three
+             input channels (an RGB stem, as ResNet-8's), an odd kernel width
 
 Expected outputs from the ONNX operator definitions with integer numpy: the input padded
 with its zero point, zero points subtracted, products summed in int64 tap by tap, bias
@@ -106,5 +109,21 @@ def cpair_u8():
     save("cpair_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
 
 
+def cpair_c3():
+    x = rng.integers(-128, 128, (1, 3, 8, 7), dtype=np.int8)
+    xs, xz = np.float32(0.05), np.int8(5)
+    w = rng.integers(-128, 128, (24, 3, 3, 3), dtype=np.int8)
+    ws = (rng.random(24) * 0.002 + 0.001).astype(np.float32)
+    b = rng.integers(-3000, 3000, 24).astype(np.int32)
+    ys, yz = np.float32(0.4), np.int8(-7)
+    y = requant(qconv(x, xz, w, 0, b, (1, 1), (1, 1, 1, 1), (1, 1)), xs, ws, ys, yz, np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
+             init("wz", np.zeros(24, np.int8)), init("b", b), init("ys", ys), init("yz", yz)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="stem")
+    save("cpair_c3", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+
+
 cpair_s8()
 cpair_u8()
+cpair_c3()
