@@ -14,7 +14,8 @@
 #   flash        = text + data of the model object (code and weights), M4 build
 #   arena        = model_ARENA_SIZE (the model object has no other RAM); lower bound as
 #                  printed by kiln compile
-# Env: MODELS (default: the five), BUILDS (default: float int8), QEMU_TIMEOUT (300 s). Writes WORK/results.tsv.
+# Env: MODELS (default: the five), BUILDS (default: float int8), TARGETS (default: cortex-m4
+# cortex-m55), QEMU_TIMEOUT (300 s). Writes WORK/results.tsv.
 set -uo pipefail
 [ $# -ge 3 ] || { sed -n 2,18p "$0"; exit 2; }
 KILN=$(readlink -f "$1"); MD=$(readlink -f "$2"); WORK=$3
@@ -62,7 +63,7 @@ for m in $MODELS; do
   read -r ishape outn _ < <(/usr/bin/python3 "$H/fw_meta.py" "$onnx")
   for build in ${BUILDS:-float int8}; do
     q=; [ $build = int8 ] && q="--quantize int8 --calibrate $npy"
-    for t in cortex-m4 cortex-m55; do
+    for t in ${TARGETS:-cortex-m4 cortex-m55}; do
       IFS='|' read -r mach cf fl ram ddr cnt ipt < <(board $t)
       d=$WORK/$m/$build/$t; rm -rf "$d"; mkdir -p "$d"
       if ! "$KILN" compile "$onnx" -o "$d" --name model --emit c --target $t $q > "$d/kiln.log" 2>&1; then

@@ -72,6 +72,11 @@ typedef struct kn_target {
      * 0: none. Matrix-vector tiles hold blocks of inputs and weights in such registers
      * (passes/tile.c, mm_fblock). */
     int fp_block;
+    /* Generated C keeps each kernel a function of its own (GCC `noinline`): GCC 12 inlines
+     * the kernels, each called once, into one large model_run and compiles some of them
+     * worse there (MobileNetV2 int8 on the M55: a band of a 1x1 convolution 171 K
+     * instructions inlined, its twin band 107 K; docs/firmware.md) */
+    bool kernel_noinline;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

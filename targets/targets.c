@@ -143,6 +143,7 @@ static const kn_target targets[] = {
      .embedded = true,
      .kind = KN_TARGET_MCU,
      .index_bits = 32,
+     .kernel_noinline = true,
      .cc_flags = "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard -mfpu=auto",
      .description = "Cortex-M55 with Helium (MVE, 128-bit vectors of 4 floats), hard-float ABI"},
     {.name = "opencl",

@@ -197,8 +197,9 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
         kernel_restrict(p, use, restr);
         bool regtile = kr->sched.split != 0 || kr->sched.fblock; /* KN_REGTILE, below */
         any_regtile = any_regtile || regtile;
-        fprintf(k, "\n/* %s */\nstatic %svoid %s_k%d(", kr->name, regtile ? "KN_REGTILE " : "", N,
-                ki);
+        fprintf(k, "\n/* %s */\nstatic %s%svoid %s_k%d(", kr->name,
+                p->target && p->target->kernel_noinline ? "KN_KERNEL " : "",
+                regtile ? "KN_REGTILE " : "", N, ki);
         int np = 0;
         for (int i = 0; i < p->nbufs; i++)
             if (use[i]) {
@@ -504,6 +505,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(c, "#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)\n"
                    "#define KN_REGTILE __attribute__((optimize(\"no-schedule-insns\")))\n"
                    "#else\n#define KN_REGTILE\n#endif\n");
+    /* the target's kernels as functions of their own (kn_target.kernel_noinline) */
+    if (p->target && p->target->kernel_noinline)
+        fprintf(c, "#if defined(__GNUC__)\n#define KN_KERNEL __attribute__((noinline))\n"
+                   "#else\n#define KN_KERNEL\n#endif\n");
     if (opt->weights_section)
         fprintf(
             c,

@@ -116,6 +116,11 @@ for m in $MODELS; do
   fi
   arm-none-eabi-objdump -d $([ "$TARGET" = cortex-m55 ] && echo -m armv8.1-m.main) "$D/app.elf" \
     >"$D/app.dis"
+  # the M55's kernels are functions of their own (kn_target.kernel_noinline)
+  if [ "$TARGET" = cortex-m55 ] && [ $EMIT = c ]; then
+    grep -q 'define KN_KERNEL __attribute__((noinline))' "$D/m.c" &&
+      grep -q '^static KN_KERNEL .*void m_k0(' "$D/m.c" && ok || bad "$m: kernels not noinline"
+  fi
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*)
   if [ "$TARGET" = cortex-m55 ] && [ "${m#dw_words}" = "$m" ]; then
