@@ -180,12 +180,12 @@ struct kn_ks {
     int64_t extent; /* FOR: trip count (static) */
     kn_kx *ext;     /* FOR: trip count as an expression when not static, else NULL */
     unsigned annot; /* FOR: KN_LOOP_* */
-    bool word;      /* STORE: a word store (kl_store_word): value a scalar i32, buf 8-bit */
     int width;      /* FOR: vector width or unroll factor; DECL: lanes of the local */
     int tasks;      /* FOR marked KN_LOOP_PARALLEL: tasks a CPU splits it into (passes/
                        parallel.c; <= 1: run it on the calling thread) */
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
+    bool word;      /* STORE: a word store (kl_store_word): value a scalar i32, buf 8-bit */
     kn_kx *index, *value, *cond, *src_index, *count;
     int n, cap; /* BLOCK, IF (2), WHILE (1) */
     kn_ks **body;
