@@ -788,7 +788,8 @@ static kn_kx *head_epilogue(kn_lower *L, const kn_contract *d, const kn_epilogue
  * of words (kt_dot_word: lane c holds channel c at pixels r .. r + 3, the first in the
  * low byte) and each lane goes to y as one word store (kl_store_word): 16 word stores for
  * 64 bytes where the scratch and its transposing loop took 64 byte stores, 64 byte loads
- * and 64 byte stores. Rows past the last whole 4 are stored a byte a lane. */
+ * and 64 byte stores. Rows past the last whole 4 go in a last word of the 4 rows that end
+ * the tile, which stores the rows it shares with the word before again (same bytes). */
 static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
                              kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
     const kn_contract *d = G->d;
@@ -803,17 +804,13 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
             q[r] = kx_var(L, kl_decl_vec(L, G->y->dtype, T->lanes,
                                          kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]),
                                                           col, T->lanes)));
-        int r = 0;
-        for (; r + 4 <= rows; r += 4) {
+        for (int r0 = 0; r0 < rows; r0 += 4) {
+            int r = r0 + 4 <= rows ? r0 : rows - 4; /* the last 4 overlap: same bytes again */
             int vw = kl_decl_vec(L, KN_I32, T->lanes, kt_dot_word(L, 8, 0, q + r, 4));
             for (int c = 0; c < nc; c++)
                 kl_store_word(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
                               kx_lane(L, vw, c));
         }
-        for (; r < rows; r++)
-            for (int c = 0; c < nc; c++)
-                kl_store(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
-                         kx_lane(L, q[r]->var, c));
     }
 }
 
