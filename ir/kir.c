@@ -270,6 +270,18 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value) {
     append(L, s);
 }
 
+void kl_store_word(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *word) {
+    KN_ASSERT(b->dtype == KN_U8 || b->dtype == KN_I8);
+    KN_ASSERT(kx_lanes(word) == 1);
+    kn_ks *s = new_stmt(L, KS_STORE);
+    s->buf = b;
+    s->index = index;
+    s->value = kx_cast(L, KN_I32, word);
+    s->word = true;
+    use(L, b);
+    append(L, s);
+}
+
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init) {
     return kl_decl_vec(L, t, 1, init);
 }
@@ -821,6 +833,7 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         print_x(f, s->index);
         if (kx_lanes(s->value) > 1) fprintf(f, " x%d", s->value->lanes);
+        if (s->word) fprintf(f, " word");
         fprintf(f, "] = ");
         print_x(f, s->value);
         fputc('\n', f);

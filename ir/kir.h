@@ -186,6 +186,7 @@ struct kn_ks {
                        parallel.c; <= 1: run it on the calling thread) */
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
+    bool word;      /* STORE: a word store (kl_store_word): value a scalar i32, buf 8-bit */
     kn_kx *index, *value, *cond, *src_index, *count;
     int n, cap; /* BLOCK, IF (2), WHILE (1) */
     kn_ks **body;
@@ -624,6 +625,13 @@ void kl_if(kn_lower *L, kn_kx *cond);
 void kl_else(kn_lower *L);
 void kl_while(kn_lower *L, kn_kx *cond);
 void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
+/* A word store, the mirror of kx_load_word: the scalar i32 `word` into the 4 elements
+ * b[index .. index + 4) of an 8-bit buffer b (u8 or i8), its low byte into b[index]
+ * (little-endian), at any alignment. A KS_STORE with `word` set, so every walker that
+ * follows a buffer's stores sees it; kn_ks_store_elems gives the elements it writes. The
+ * C emitter prints a memcpy of 4 bytes on little-endian hosts (else the bytes shifted
+ * out), LLVM an i32 store of alignment 1, OpenCL C the four bytes. */
+void kl_store_word(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *word);
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
 /* A new vector local of `lanes` lanes (init may be scalar: broadcast). */
 int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init);
@@ -685,6 +693,11 @@ kn_kx *kx_bcast_offset(kn_lower *L, const kn_kbuf *b, int orank, const int64_t *
 kn_dtype kx_compute_dtype(kn_dtype t);
 static inline int kx_lanes(const kn_kx *x) {
     return x->lanes > 1 ? x->lanes : 1;
+}
+/* The elements of its buffer store s (KS_STORE) writes: its value's lanes, or 4 for a
+ * word store. */
+static inline int kn_ks_store_elems(const kn_ks *s) {
+    return s->word ? 4 : kx_lanes(s->value);
 }
 /* The elements of its buffer load x reads: its lanes, or 4 for a word load. */
 static inline int kx_load_elems(const kn_kx *x) {

@@ -137,7 +137,10 @@ static kn_status stmt(vctx *V, const kn_ks *s) {
             return bad(V, "store to a constant or an input", s->buf->id, 0);
         if (expr(V, s->index) || expr(V, s->value)) return V->cx->status;
         if (!is_int(s->index->dtype)) return bad(V, "store index is not an integer", 0, 0);
-        return in_bounds(V, s->buf, s->index, kx_lanes(s->value));
+        if (s->word && (kx_lanes(s->value) != 1 || s->value->dtype != KN_I32 ||
+                        (s->buf->dtype != KN_U8 && s->buf->dtype != KN_I8)))
+            return bad(V, "word store is not a scalar i32 into an 8-bit buffer", 0, 0);
+        return in_bounds(V, s->buf, s->index, kn_ks_store_elems(s));
     case KS_DECL:
         if (s->var < 0 || s->var >= V->p->nvars) return bad(V, "unknown local", s->var, 0);
         if (V->scope[s->var]) return bad(V, "local declared twice", s->var, 0);

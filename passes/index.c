@@ -130,7 +130,7 @@ static bool enter(kn_kwalker *w, kn_ks *s) {
     if (c->fail) return false;
     int64_t lo, hi;
     if (s->kind == KS_STORE && s->index && range(c, s->index, &lo, &hi) && s->value)
-        lanes_fit(c, hi, kx_lanes(s->value));
+        lanes_fit(c, hi, kn_ks_store_elems(s));
     check(c, s->value);
     check(c, s->cond);
     check(c, s->src_index);

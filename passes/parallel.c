@@ -210,7 +210,7 @@ static bool acc_enter(kn_kwalker *w, kn_ks *s) {
     case KS_SET:
         if (!P->inside[s->var]) A->bad = true; /* carried across iterations */
         break;
-    case KS_STORE: push(A, s->buf, s->index, NULL, kx_lanes(s->value), true); break;
+    case KS_STORE: push(A, s->buf, s->index, NULL, kn_ks_store_elems(s), true); break;
     case KS_COPY:
         push(A, s->buf, s->index, s->count, 1, true);
         push(A, s->src, s->src_index, s->count, 1, false);
@@ -493,7 +493,7 @@ static double stored_own(const kn_ks *s) {
     switch (s->kind) {
     case KS_COPY:
         return copy_len(s) >= 0 ? copy_len(s) * (double)kn_dtype_get(s->buf->dtype)->size : 0;
-    case KS_STORE: return (double)kx_lanes(s->value) * (double)kn_dtype_get(s->buf->dtype)->size;
+    case KS_STORE: return (double)kn_ks_store_elems(s) * (double)kn_dtype_get(s->buf->dtype)->size;
     default: return 0;
     }
 }

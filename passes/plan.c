@@ -99,6 +99,7 @@ static bool ip_enter(kn_kwalker *w, kn_ks *s) {
         C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->in) C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->out) {
+        if (s->word) C->bad = true; /* in place only element for element */
         C->store = s;
         C->block = C->depth ? C->stack[C->depth - 1] : NULL;
         if (C->nstores < IP_MAX_STORES) {
@@ -489,7 +490,7 @@ static bool acc_enter(kn_kwalker *w, kn_ks *s) {
     acc_ctx *A = (acc_ctx *)w;
     double m = A->mult[A->depth];
     if (s->kind == KS_STORE && s->buf)
-        A->bytes[s->buf->id] += m * kx_lanes(s->value) * elem_bytes(s->buf);
+        A->bytes[s->buf->id] += m * kn_ks_store_elems(s) * elem_bytes(s->buf);
     if (s->kind == KS_COPY) {
         double c = s->count && s->count->op == KX_CONST ? (double)s->count->i : 1;
         if (s->buf) A->bytes[s->buf->id] += m * c * elem_bytes(s->buf);

@@ -843,6 +843,38 @@ static bool conv_same_layout(const kn_kbuf *o, const kn_kbuf *y) {
     return true;
 }
 
+/* The requantized tile of an 8-bit NCHW output (vq, no epilogue) stored without the tile
+ * scratch: y holds an output channel's pixels of a row contiguously, a tile's vector
+ * holds one pixel's channels, so 4 rows' requantized vectors are combined into one vector
+ * of words (kt_dot_word: lane c holds channel c at pixels r .. r + 3, the first in the
+ * low byte) and each lane goes to y as one word store (kl_store_word): 16 word stores for
+ * 64 bytes where the scratch and its transposing loop took 64 byte stores, 64 byte loads
+ * and 64 byte stores. Rows past the last whole 4 go in a last word of the 4 rows that end
+ * the tile, which stores the rows it shares with the word before again (same bytes). */
+static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
+                             kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
+    const kn_contract *d = G->d;
+    int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
+    kn_kx *y0 = mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0);
+    int vy = kl_decl(L, KN_I64, y0);
+    for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
+        int nc = valid - v * T->lanes < T->lanes ? valid - v * T->lanes : T->lanes;
+        kn_kx *col = kt_plus(L, mo, v * T->lanes);
+        kn_kx *q[KT_MAX_ROWS] = {0};
+        for (int r = 0; r < rows; r++)
+            q[r] = kx_var(L, kl_decl_vec(L, G->y->dtype, T->lanes,
+                                         kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]),
+                                                          col, T->lanes)));
+        for (int r0 = 0; r0 < rows; r0 += 4) {
+            int r = r0 + 4 <= rows ? r0 : rows - 4; /* the last 4 overlap: same bytes again */
+            int vw = kl_decl_vec(L, KN_I32, T->lanes, kt_dot_word(L, 8, 0, q + r, 4));
+            for (int c = 0; c < nc; c++)
+                kl_store_word(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
+                              kx_lane(L, vw, c));
+        }
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -945,6 +977,11 @@ store:;
             }
         return;
     }
+    bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    if (G->vq && !d->epi && dense && rows >= 4) {
+        conv_store_words(L, G, T, rows, vb, mo, valid, oy, ow0);
+        return;
+    }
     kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;
     int vt = kl_decl(L, KN_I64, kx_mul(L, slot, kx_int(L, T->maxrows * T->kb)));
     for (int r = 0; r < rows; r++)
@@ -956,7 +993,6 @@ store:;
             kl_store(L, G->tile, kx_add(L, kx_var(L, vt), kx_int(L, r * T->kb + v * T->lanes)),
                      val);
         }
-    bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     kn_kx *y0 = dense ? mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0)
                       : mad(L, kx_var(L, vb), ys[0],
                             mad(L, mo, ys[1], mad(L, oy, ys[2], kx_mul(L, ow0, kx_int(L, ys[3])))));

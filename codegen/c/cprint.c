@@ -26,6 +26,8 @@ enum { H_SAT = 65536 };
 enum { H_REGEX = 1 << 20 };
 /* H_LDW: the word load helper kn_ldw (kx_load_word) */
 enum { H_LDW = 1 << 21 };
+/* H_STW: the word store helper kn_stw (kl_store_word) */
+enum { H_STW = 1 << 23 };
 /* H_RINTF: kn_rintf, KX_ROUND of a scalar f32 in C99 */
 enum { H_RINTF = 1 << 22 };
 
@@ -887,6 +889,27 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     }
     case KS_STORE: {
         kn_dtype bt = s->buf->dtype;
+        if (s->word && E->dialect == KN_OPENCL) { /* no memcpy: the four bytes, low first */
+            fprintf(f, "%*s{\n%*suint kn_w = (uint)(", ind, "", ind + 4, "");
+            kn_cprint_expr(E, s->value);
+            fprintf(f, ");\n");
+            for (int k = 0; k < 4; k++) {
+                fprintf(f, "%*s%s[", ind + 4, "", s->buf->name);
+                kn_cprint_expr(E, s->index);
+                fprintf(f, " + %d] = (%s)(kn_w >> %d);\n", k, CT(bt), 8 * k);
+            }
+            fprintf(f, "%*s}\n", ind, "");
+            return;
+        }
+        if (s->word) { /* a word store (kl_store_word) */
+            E->helpers |= H_STW;
+            fprintf(f, "%*skn_stw(%s + ", ind, "", s->buf->name);
+            kn_cprint_expr(E, s->index);
+            fprintf(f, ", ");
+            kn_cprint_expr(E, s->value);
+            fprintf(f, ");\n");
+            return;
+        }
         if (bt == KN_F16 && E->dialect == KN_OPENCL) { /* round to nearest even */
             fprintf(f, "%*svstore_half_rte(", ind, "");
             kn_cprint_expr(E, s->value);
@@ -1194,6 +1217,23 @@ static const char ldw_helper[] =
     "#endif\n"
     "}\n";
 
+/* The word store (kl_store_word): 4 bytes at any alignment, the low byte first. A memcpy
+ * where that is the byte order (one STR on Armv7-M, one MOV on x86-64), else the bytes
+ * shifted out one at a time. */
+static const char stw_helper[] =
+    "static void kn_stw(void *p, int32_t v) {\n"
+    "#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n"
+    "    memcpy(p, &v, 4);\n"
+    "#else\n"
+    "    unsigned char *b = (unsigned char *)p;\n"
+    "    uint32_t w = (uint32_t)v;\n"
+    "    b[0] = (unsigned char)w;\n"
+    "    b[1] = (unsigned char)(w >> 8);\n"
+    "    b[2] = (unsigned char)(w >> 16);\n"
+    "    b[3] = (unsigned char)(w >> 24);\n"
+    "#endif\n"
+    "}\n";
+
 /* KX_ROUND of an f32 (half to even, as nearbyintf in the default rounding mode) without
  * the libm call, which newlib makes about 50 instructions on the M4 (no VRINT in FPv4:
  * MobileNetV1's input quantization took 1.5 M instructions): |x| < 2^23 rounds to an
@@ -1227,6 +1267,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);
     if (E->helpers & H_RINTF) fputs(rintf_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
+    if (E->helpers & H_STW) fputs(stw_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

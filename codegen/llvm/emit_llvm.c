@@ -830,7 +830,15 @@ static void stmt(emit *E, const kn_ks *s) {
         LLVMPositionBuilderAtEnd(B, done);
         return;
     }
-    case KS_STORE: store(E, s->buf, expr(E, s->index), expr(E, s->value)); return;
+    case KS_STORE:
+        if (s->word) { /* a word store (kl_store_word): i32 at byte alignment, little-endian */
+            LLVMValueRef st =
+                LLVMBuildStore(B, expr(E, s->value), address(E, s->buf, expr(E, s->index)));
+            LLVMSetAlignment(st, 1);
+            return;
+        }
+        store(E, s->buf, expr(E, s->index), expr(E, s->value));
+        return;
     case KS_DECL:
     case KS_SET:
         LLVMBuildStore(B, splat(E, expr(E, s->value), E->p->var_lanes[s->var]), E->vars[s->var]);
