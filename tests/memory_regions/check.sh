@@ -7,9 +7,9 @@
 # from regions allocated apart and filled with garbage (harness.c). The int8 plan with
 # fast=16K is derived by hand, whatever the order buffers are offered in: every buffer
 # but the four 48,384-byte f32 scratch rows (each alone over 16K) fits in fast at once,
-# since what is live together never exceeds 16,320 bytes (kernel 3: two 8,000-byte
-# activations and a 320-byte scratch row), the fast region's lower bound, which its plan
-# reaches; slow holds the four scratches, one live at a time (48,384). Errors: a region too
+# since what is live together never exceeds 16,000 bytes (two 8,000-byte activations;
+# the 8-bit convolutions store their outputs as words, with no scratch row), the fast
+# region's lower bound, which its plan reaches; slow holds the four scratches, one live at a time (48,384). Errors: a region too
 # small (exit 1, naming the model, the buffer and the sizes) and bad --memory syntax
 # (usage errors, exit 2). --json gives the same figures, the traffic shares summing to 1.
 # usage: check.sh KILN SOURCE_DIR
@@ -41,13 +41,13 @@ one int8 "$F/kws_int8.onnx" fast=16K,slow=1M float int8_t 0 "$F/kws_int8_output.
 # the int8 plan, by hand (above)
 d=$T/int8
 h=$(grep -h -E '^#define m2_ARENA_(SIZE|fast_SIZE|slow_SIZE|fast_LOWER_BOUND) ' "$d/m2.h" | tr '\n' ' ')
-[ "$h" = "#define m2_ARENA_SIZE 64704 #define m2_ARENA_fast_SIZE 16320 #define m2_ARENA_fast_LOWER_BOUND 16320 #define m2_ARENA_slow_SIZE 48384 " ] &&
+[ "$h" = "#define m2_ARENA_SIZE 64384 #define m2_ARENA_fast_SIZE 16000 #define m2_ARENA_fast_LOWER_BOUND 16000 #define m2_ARENA_slow_SIZE 48384 " ] &&
   ok || bad "int8 plan: $h"
 slow=$(grep -E '^    [a-z0-9_ ]+\*[a-z0-9]+ = .*arena_slow \+' "$d/m2.c" | sed 's/^ *[a-z0-9_]* \*\([a-z0-9]*\) =.*/\1/' | tr '\n' ' ')
 nfast=$(grep -c -E '^    [a-z0-9_ ]+\*[a-z0-9]+ = .*arena_fast \+' "$d/m2.c")
 [ "$slow" = "s126 s130 s134 s138 " ] && [ "$(grep -c '^    float \*s1[23][0-9] = .*arena_slow + 0);' "$d/m2.c")" = 4 ] &&
   [ "$nfast" -gt 10 ] && ok || bad "int8 placement: slow holds '$slow', fast $nfast buffers"
-grep -q '^region fast: 16320 of 16384 bytes (lower bound 16320), [0-9.]*% of the arena.s traffic$' "$d/log" &&
+grep -q '^region fast: 16000 of 16384 bytes (lower bound 16000), [0-9.]*% of the arena.s traffic$' "$d/log" &&
   grep -q '^region slow: 48384 of 1048576 bytes (lower bound 48384), [0-9.]*% of the arena.s traffic$' "$d/log" && ok ||
   bad "printed figures: $(cat "$d/log")"
 
@@ -61,8 +61,8 @@ j = json.load(open(sys.argv[1]))
 share = [r.pop("traffic_share", None) for r in j.get("regions", [])]
 want = {"name": "m2", "target": "generic", "emit": "c", "kernels": 13,
         "weights_bytes": int(sys.argv[2]), "code_bytes": int(sys.argv[3]),
-        "arena_bytes": 64704, "arena_lower_bound": 64384,
-        "regions": [{"name": "fast", "capacity": 16384, "bytes": 16320, "lower_bound": 16320},
+        "arena_bytes": 64384, "arena_lower_bound": 64384,
+        "regions": [{"name": "fast", "capacity": 16384, "bytes": 16000, "lower_bound": 16000},
                     {"name": "slow", "capacity": 1048576, "bytes": 48384, "lower_bound": 48384}]}
 bad = ["%s %r, want %r" % (k, j.get(k), want[k]) for k in want if j.get(k) != want[k]]
 if len(share) != 2 or None in share or abs(sum(share) - 1) > 2e-4 or min(share) <= 0:
