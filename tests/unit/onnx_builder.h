@@ -125,8 +125,8 @@ static inline Onnx__NodeProto *add_node(model *md, const char *op, const char *n
     n->input = md->names[k][0];
     n->n_output = (size_t)nout;
     n->output = md->names[k][1];
-    memcpy(n->input, in, (size_t)nin * sizeof *in);
-    memcpy(n->output, out, (size_t)nout * sizeof *out);
+    if (nin) memcpy(n->input, in, (size_t)nin * sizeof *in); /* in may be NULL for none */
+    if (nout) memcpy(n->output, out, (size_t)nout * sizeof *out);
     n->attribute = md->pattrs[k];
     md->pnodes[k] = n;
     return n;
