@@ -606,6 +606,21 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     return b - (double)s->G->T->xzc * sum;
 }
 
+/* The weight-word table [m][n] (conv_wdot of word g for output channel m) and each output
+ * channel's init (conv_b) of an integer convolution's word tiles, as two constants. */
+static void conv_word_tables(kn_lower *L, const conv_src *src, int64_t M, int64_t n, kn_kbuf **wa,
+                             kn_kbuf **init) {
+    int32_t *wt = malloc((size_t)(M * n + M) * sizeof *wt);
+    KN_ASSERT(wt);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t g = 0; g < n; g++) wt[m * n + g] = (int32_t)conv_wdot(src, g, m);
+        wt[M * n + m] = (int32_t)conv_b(src, 0, m);
+    }
+    *wa = kl_table(L, KN_I32, M * n, wt);
+    *init = kl_table(L, KN_I32, M, wt + M * n);
+    free(wt);
+}
+
 kn_kx *kt_plus(kn_lower *L, kn_kx *e, int64_t k) {
     return k > 0 ? kx_add(L, e, kx_int(L, k)) : k < 0 ? kx_sub(L, e, kx_int(L, -k)) : e;
 }
@@ -2706,14 +2721,8 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
         G.wp = Pp;
     }
     /* weights [m][g] and each output channel's init (conv_b) */
-    int32_t *wt = malloc((size_t)(M * ng + M) * sizeof *wt);
-    KN_ASSERT(wt);
-    for (int64_t m = 0; m < M; m++) {
-        for (int64_t g = 0; g < ng; g++) wt[m * ng + g] = (int32_t)conv_wdot(&src, g, m);
-        wt[M * ng + m] = (int32_t)conv_b(&src, 0, m);
-    }
-    kn_kbuf *wa = kl_table(L, KN_I32, M * ng, wt), *init = kl_table(L, KN_I32, M, wt + M * ng);
-    free(wt);
+    kn_kbuf *wa, *init;
+    conv_word_tables(L, &src, M, ng, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.kb, &rq);
     kn_kbuf *xw =
@@ -2844,14 +2853,8 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     /* weights [m][tap] (one word of the channels a tap) and each channel's init */
     conv_src src = {&G, 0};
     int64_t M = G.m, taps = G.kh * G.kw;
-    int32_t *wt = malloc((size_t)(M * taps + M) * sizeof *wt);
-    KN_ASSERT(wt);
-    for (int64_t m = 0; m < M; m++) {
-        for (int64_t t = 0; t < taps; t++) wt[m * taps + t] = (int32_t)conv_wdot(&src, t, m);
-        wt[M * taps + m] = (int32_t)conv_b(&src, 0, m);
-    }
-    kn_kbuf *wa = kl_table(L, KN_I32, M * taps, wt), *init = kl_table(L, KN_I32, M, wt + M * taps);
-    free(wt);
+    kn_kbuf *wa, *init;
+    conv_word_tables(L, &src, M, taps, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.lanes, &rq);
     /* the phase-split words: [hp][sw][wph] */

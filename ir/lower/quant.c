@@ -661,11 +661,9 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     }
     kn_kx *da = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_var(L, vaz));
     kn_kx *db = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_var(L, vbz));
-    /* each product rounded to f32 before the sum: in locals of their own, as OpenCL C
-     * (FP_CONTRACT on by default) would fuse a*as + b*bs within one expression */
-    int pa = kl_decl(L, KN_F32, kx_mul(L, kx_cast(L, KN_F32, da), kx_var(L, vas)));
-    int pb = kl_decl(L, KN_F32, kx_mul(L, kx_cast(L, KN_F32, db), kx_var(L, vbs)));
-    kn_kx *sum = kx_add(L, kx_var(L, pa), kx_var(L, pb));
+    /* each product rounded to f32 before the sum (OpenCL: the emitter's FP_CONTRACT OFF) */
+    kn_kx *sum = kx_add(L, kx_mul(L, kx_cast(L, KN_F32, da), kx_var(L, vas)),
+                        kx_mul(L, kx_cast(L, KN_F32, db), kx_var(L, vbs)));
     kn_kx *q = kx_bin(L, KX_DIV, sum, kx_var(L, vcs));
     int r = kl_decl(L, KN_F32, kx_add(L, kx_un(L, KX_ROUND, q), kx_var(L, vcz)));
     kn_kx *klo = kx_const(L, KN_F32, (double)lo), *khi = kx_const(L, KN_F32, (double)hi);
