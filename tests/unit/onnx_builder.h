@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct model {
     Onnx__ModelProto m;
@@ -154,6 +155,26 @@ static inline kn_status load(model *md, kn_ctx *cx, kn_graph **g, size_t truncat
     kn_ctx_init(cx, "m.onnx");
     kn_status st = kn_onnx_load_memory(cx, buf, truncate ? truncate : len, "/tmp", "m.onnx", g);
     free(buf);
+    return st;
+}
+
+/* Packs the model into a temporary file and loads it from there with kn_onnx_load_file
+ * (the path that reads large initializers into the loader's chunks); re-initializes cx
+ * and removes the file. */
+static inline kn_status load_file(model *md, kn_ctx *cx, kn_graph **g) {
+    char path[] = "/tmp/kiln-model-XXXXXX";
+    kn_ctx_init(cx, "m.onnx");
+    int fd = mkstemp(path);
+    if (fd < 0) return kn_diag(cx, NULL, KN_EIO, "cannot create %s", path);
+    size_t len = onnx__model_proto__get_packed_size(&md->m);
+    uint8_t *buf = malloc(len);
+    bool ok =
+        buf && onnx__model_proto__pack(&md->m, buf) == len && write(fd, buf, len) == (ssize_t)len;
+    close(fd);
+    free(buf);
+    kn_status st =
+        ok ? kn_onnx_load_file(cx, path, g) : kn_diag(cx, NULL, KN_EIO, "cannot write %s", path);
+    unlink(path);
     return st;
 }
 
