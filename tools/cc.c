@@ -4,11 +4,56 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* What a SIGINT, SIGTERM or SIGHUP that stops kiln while it compiles must clean up: the
+ * temporary folders in use and the compiler running in one (the CLI's only process-wide
+ * state; cc_tmp_dir registers a folder, cc_remove_dir forgets it). */
+enum { CC_MAX_TMP = 4 };
+static char cc_tmp[CC_MAX_TMP][4096];
+static volatile sig_atomic_t cc_tmp_used[CC_MAX_TMP];
+static volatile sig_atomic_t cc_child; /* the running tool's pid, 0 when none */
+
+/* Stops the running tool, removes the folders with rm (fork, execve and waitpid are
+ * async-signal-safe), then dies of the same signal. */
+static void cc_on_signal(int sig) {
+    pid_t child = (pid_t)cc_child;
+    if (child > 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+    for (int i = 0; i < CC_MAX_TMP; i++) {
+        if (!cc_tmp_used[i]) continue;
+        pid_t pid = fork();
+        if (pid == 0) {
+            char *argv[] = {"rm", "-rf", cc_tmp[i], NULL}, *envp[] = {NULL};
+            execve("/bin/rm", argv, envp);
+            _exit(127);
+        }
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Installs cc_on_signal for the signals that stop a process, except ignored ones (nohup). */
+static void cc_catch_signals(void) {
+    static bool done;
+    if (done) return;
+    done = true;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = cc_on_signal};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 /* Runs argv, stderr to errfile; returns the exit status (-1 if it could not run). */
 static int run_tool(char *const *argv, const char *errfile) {
@@ -23,12 +68,17 @@ static int run_tool(char *const *argv, const char *errfile) {
         execvp(argv[0], argv);
         _exit(127);
     }
+    cc_child = pid;
     int status;
-    if (waitpid(pid, &status, 0) < 0) return -1;
+    pid_t done = waitpid(pid, &status, 0);
+    cc_child = 0;
+    if (done < 0) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void cc_remove_dir(const char *dir) {
+    for (int i = 0; i < CC_MAX_TMP; i++)
+        if (cc_tmp_used[i] && !strcmp(cc_tmp[i], dir)) cc_tmp_used[i] = 0;
     if (getenv("KILN_KEEP_TMP")) {
         fprintf(stderr, "kiln: kept %s\n", dir);
         return;
@@ -80,7 +130,14 @@ kn_status backend_cc(kn_ctx *cx, const char *dir, const char *name, const char *
 kn_status cc_tmp_dir(kn_ctx *cx, const char *prefix, char *dir, size_t size) {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, size, "%s/%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", prefix);
+    cc_catch_signals();
     if (!mkdtemp(dir)) return kn_diag(cx, NULL, KN_EIO, "cannot create a temporary folder");
+    for (int i = 0; i < CC_MAX_TMP && !getenv("KILN_KEEP_TMP"); i++) {
+        if (cc_tmp_used[i] || strlen(dir) >= sizeof cc_tmp[i]) continue;
+        memcpy(cc_tmp[i], dir, strlen(dir) + 1);
+        cc_tmp_used[i] = 1;
+        break;
+    }
     return KN_OK;
 }
 
