@@ -458,8 +458,10 @@ static kn_status eval_matmulint(kn_exec *ex, const kn_node *n, kn_tensor *const 
 
 /* ---- QLinearMatMul ---- */
 
-static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
-                                     kn_type *out) {
+/* The operand types QLinearMatMul and QLinearConv share: (x, x_scale, x_zero_point,
+ * w, w_scale, w_zero_point, y_scale, y_zero_point), scales float, the others 8-bit, each
+ * zero point of its operand's type. */
+static kn_status check_qlinear_types(kn_ctx *cx, const kn_node *n, kn_tensor *const *in) {
     kn_status st;
     for (int i = 0; i < 8; i++) {
         unsigned mask = (i == 1 || i == 4 || i == 6) ? KN_DT_FLOAT : KN_DT_Q8;
@@ -467,6 +469,13 @@ static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *co
     }
     if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype)
         return kn_diag(cx, n, KN_EINVAL, "zero point types must match their operands");
+    return KN_OK;
+}
+
+static kn_status infer_qlinearmatmul(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
+                                     kn_type *out) {
+    kn_status st = check_qlinear_types(cx, n, in);
+    if (st) return st;
     if ((st = need_numel(cx, n, in[6], 6, 1, "y_scale")) ||
         (st = need_numel(cx, n, in[7], 7, 1, "y_zero_point")))
         return st;
@@ -692,13 +701,8 @@ static kn_status eval_convint(kn_exec *ex, const kn_node *n, kn_tensor *const *i
 
 static kn_status infer_qlinearconv(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                    kn_type *out) {
-    kn_status st;
-    for (int i = 0; i < 8; i++) {
-        unsigned mask = (i == 1 || i == 4 || i == 6) ? KN_DT_FLOAT : KN_DT_Q8;
-        if ((st = kn_check_dtype(cx, n, in[i], i, mask))) return st;
-    }
-    if (in[2]->type.dtype != in[0]->type.dtype || in[5]->type.dtype != in[3]->type.dtype)
-        return kn_diag(cx, n, KN_EINVAL, "zero point types must match their operands");
+    kn_status st = check_qlinear_types(cx, n, in);
+    if (st) return st;
     if ((st = need_numel(cx, n, in[1], 1, 1, "x_scale")) ||
         (st = need_numel(cx, n, in[2], 2, 1, "x_zero_point")) ||
         (st = need_numel(cx, n, in[6], 6, 1, "y_scale")) ||
