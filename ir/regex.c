@@ -18,7 +18,7 @@ typedef struct tr {
     size_t cap, len;
     char *err;
     size_t errcap;
-    bool failed, dotall;
+    bool failed, dotall, icase;
 } tr;
 
 static int fail(tr *t, const char *fmt, ...) {
@@ -216,6 +216,14 @@ static long bracket_atom(tr *t, cset *s) {
     }
 }
 
+/* Whether ASCII byte c is in s as a single byte or in one of its byte ranges. */
+static bool cset_has(const cset *s, int c) {
+    if (s->has[c]) return true;
+    for (int r = 0; r < s->nranges; r++)
+        if (s->lo[r] <= c && c <= s->hi[r]) return true;
+    return false;
+}
+
 static void bracket(tr *t) {
     cset s;
     memset(&s, 0, sizeof s);
@@ -270,6 +278,22 @@ static void bracket(tr *t) {
         }
         s.lo[s.nranges] = (unsigned char)a;
         s.hi[s.nranges++] = (unsigned char)b;
+    }
+    /* (?i): RE2 folds the Kelvin sign U+212A with k and K, the long s U+017F with s and
+     * S; neither glibc's byte matcher (all-ASCII strings) nor its C.UTF-8 one does for
+     * the Kelvin sign, so each side of the pair joins a set that holds the other
+     * (REG_ICASE then takes both ASCII cases) */
+    static const struct {
+        int ascii;
+        long u;
+    } folds[] = {{'k', 0x212a}, {'s', 0x17f}};
+    for (int f = 0; t->icase && f < 2; f++) {
+        bool has_u = false,
+             has_a = cset_has(&s, folds[f].ascii) || cset_has(&s, folds[f].ascii - 'a' + 'A');
+        for (int u = 0; u < s.nu; u++) has_u |= s.ulo[u] <= folds[f].u && folds[f].u <= s.uhi[u];
+        if (has_u) s.has[folds[f].ascii] = true;
+        if (has_a && !has_u && s.nu < KN_REGEX_MAX_UNICODE)
+            s.ulo[s.nu] = s.uhi[s.nu] = folds[f].u, s.nu++;
     }
     /* ranges whose ends POSIX would read specially become single bytes */
     for (int r = 0; r < s.nranges; r++)
@@ -400,7 +424,7 @@ static void leading_flags(tr *t, int *flags) {
     while (*q == 'i' || *q == 's' || *q == 'U') q++;
     if (*q != ')' || q == t->p + 2) return; /* not a flag group: the main loop reports it */
     for (const char *f = t->p + 2; f < q; f++) {
-        if (*f == 'i') *flags |= KN_REGEX_ICASE;
+        if (*f == 'i') *flags |= KN_REGEX_ICASE, t->icase = true;
         if (*f == 's') t->dotall = true;
     }
     t->p = q + 1;

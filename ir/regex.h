@@ -12,7 +12,8 @@
  * implements them). What has no POSIX form is refused with a message naming it:
  * Unicode classes (\p, \pL), \C, \Q..\E, backreferences, (?m), flags after the start,
  * more than KN_REGEX_MAX_UNICODE non-ASCII characters in one bracket expression.
- * Non-ASCII characters in a bracket expression are code points, as in RE2: each is
+ * Non-ASCII characters in a bracket expression are code points, as in RE2 (with (?i)
+ * also the Kelvin sign and long s pairs RE2 folds with k and s): each is
  * written out as its UTF-8 bytes, a range of them member by member (glibc's regcomp
  * refuses such a range in C.UTF-8). Every backend compiles the pattern
  * twice, in the C locale and with LC_CTYPE C.UTF-8 (newlocale/uselocale, whatever the

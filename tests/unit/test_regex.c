@@ -103,6 +103,16 @@ static const match_case matches[] = {
     {"(?i)[\xc3\xa9]", "\xc3\x89", 1}, /* (?i): RE2 folds e-acute and E-acute */
     {"(?i)[^\xc3\xa9]", "\xc3\x89", 0},
     {"(?i)[\xc3\xa0-\xc3\xbf]", "\xc3\x89", 1},
+    {"(?i)[\xe2\x84\xaa]", "k", 1}, /* RE2 folds the Kelvin sign U+212A with k, K */
+    {"(?i)[\xe2\x84\xaa]", "K", 1},
+    {"(?i)[^\xe2\x84\xaa]", "k", 0},
+    {"[\xe2\x84\xaa]", "k", 0}, /* not without (?i) */
+    {"(?i)[\xc5\xbf]", "S", 1}, /* and the long s U+017F with s, S */
+    {"(?i)[k]", "\xe2\x84\xaa", 1},
+    {"(?i)[s]+", "s\xc5\xbf", 1},
+    {"(?i)[a-z]", "\xe2\x84\xaa", 1},
+    {"(?i)[^k]", "\xe2\x84\xaa", 0},
+    {"[k]", "\xe2\x84\xaa", 0},
 };
 
 typedef struct refuse_case {
