@@ -12,10 +12,15 @@ order is within about n of that unit, a pairwise or blocked one within log2(n) o
 block count); for the elementwise and data-movement ops |got - ref| / (eps32 * |ref|)
 (0 or 1 for a correctly rounded result); for Resize (linear) against the taps' sum of
 |w*x|. It also runs the whole graph in float64 and prints each runner's error in the
-outputs against it.
+outputs against it. Two more runners are plain float32 loops in numpy (every op
+rounded to float32 once; a Conv as a loop of multiply-adds with the accumulator
+starting at the bias, as kiln's lowering does, or at 0 with the bias added after, as
+ONNX Runtime's MLAS does): float32 evaluations that differ only in summation order.
+Only the ops of M-LSD are known (run_node); others raise NotImplementedError.
 
 usage: /usr/bin/python3 bench/node_errors.py MODEL INPUT.npy KILN WORKDIR [BACKEND...]
-environment: ORT_NODE (default /work/ort/node_modules/onnxruntime-node)
+environment: ORT_NODE (default /work/ort/node_modules/onnxruntime-node), WHOLE_ONLY=1
+(the whole-graph table only). mlsd_tiny takes about 3 minutes on 2 loaded cores.
 """
 import json, os, subprocess, sys
 import numpy as np
