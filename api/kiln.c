@@ -111,7 +111,7 @@ static const char *const api_hints[KN_HINT_COUNT] = {
     [KN_HINT_EMIT_OPENCL] = "the host API runs CPU targets only (kiln_options_set_target())",
     [KN_HINT_EMIT_OBJ] = "the host API runs targets of this machine only "
                          "(kiln_options_set_target(): native or generic)",
-    [KN_HINT_STRING_BYTES] = "the host API does not take string tensors",
+    [KN_HINT_STRING_BYTES] = "raise it with kiln_options_set_max_string_bytes()",
 };
 
 /* kn_ctx_init with the host API's wording of advice. */
@@ -216,6 +216,7 @@ struct kiln_options {
     int threads;
     size_t max_memory; /* 0: no limit */
     kn_dtype weights;  /* kiln_options_set_weights: KN_F16, KN_BF16, or KN_UNDEF */
+    size_t max_string; /* kiln_options_set_max_string_bytes; 0: KN_MAX_STRING_BYTES */
     int nshapes, cap_shapes;
     shape_opt *shapes; /* applied in order */
 };
@@ -270,6 +271,15 @@ kiln_status kiln_options_set_weights(kiln_options *o, const char *format) {
     if (strcmp(format, "f16") && strcmp(format, "bf16") && strcmp(format, "f32"))
         return fail(KILN_EINVAL, "weights format '%s' is not f16, bf16 or f32", format);
     o->weights = !strcmp(format, "f16") ? KN_F16 : !strcmp(format, "bf16") ? KN_BF16 : KN_UNDEF;
+    return ok();
+}
+
+kiln_status kiln_options_set_max_string_bytes(kiln_options *o, size_t bytes) {
+    if (!o) return fail(KILN_EINVAL, "kiln_options_set_max_string_bytes: options is NULL");
+    if (bytes < 1 || bytes > ((size_t)1 << 30))
+        return fail(KILN_EINVAL, "kiln_options_set_max_string_bytes: %zu is not from 1 to 2^30",
+                    bytes);
+    o->max_string = bytes;
     return ok();
 }
 
@@ -372,6 +382,7 @@ struct kiln_compiled {
     size_t nin, nout;
     io_info *in, *out; /* in[0..nin), out[0..nout) */
     size_t workspace_size;
+    size_t max_string; /* bytes of storage per new string, NUL included */
 };
 
 void kiln_compiled_destroy(kiln_compiled *c) {
@@ -422,21 +433,6 @@ static kn_status bind_shape(kn_ctx *cx, kn_graph *g, const shape_opt *s) {
     return kn_shape_bind(cx, g, s->spec, s->whole);
 }
 
-/* String inputs and outputs are refused: the JIT'd entry could fill string outputs
- * only with pointers into its workspace, which kiln_buffer cannot own. */
-static kn_status refuse_strings(kn_ctx *cx, const kn_kprog *p) {
-    for (int i = 0; i < p->nin + p->nout; i++) {
-        const kn_kbuf *b = i < p->nin ? p->inputs[i] : p->outputs[i - p->nin];
-        if (b->dtype == KN_STRING)
-            return kn_diag(cx, NULL, KN_EUNSUPPORTED,
-                           "%s '%s' holds strings, which the host API does not support; "
-                           "compile the model to C or an object file instead "
-                           "(docs/generated-c.md)",
-                           i < p->nin ? "input" : "output", b->onnx);
-    }
-    return KN_OK;
-}
-
 /* A workspace above the limit of kiln_options_set_max_memory is refused. */
 static kn_status refuse_workspace(kn_ctx *cx, const kn_kprog *p, size_t max) {
     if (!max || p->arena_size <= max) return KN_OK;
@@ -450,7 +446,8 @@ static kn_status refuse_workspace(kn_ctx *cx, const kn_kprog *p, size_t max) {
 static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o, kiln_compiled *c) {
     kn_graph *g;
     if (parse(cx, m, &g)) return cx->status;
-    cx->max_memory = o->max_memory; /* constant folding runs the interpreter */
+    g->max_string_bytes = (int64_t)o->max_string; /* 0: the default */
+    cx->max_memory = o->max_memory;               /* constant folding runs the interpreter */
     kn_kprog *p = NULL;
     c->threads = threads_for(o->threads);
     for (int i = 0; i < o->nshapes && !cx->status; i++) bind_shape(cx, g, &o->shapes[i]);
@@ -467,7 +464,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
      * as nothing needs it, so the weights are held about once (docs/robustness.md) */
     kn_compile_opts copts = {.release_constants = true, .weights = o->weights};
     if (!cx->status && !kn_compile_program_opts(cx, g, "model", o->target, &copts, &p) &&
-        !refuse_strings(cx, p) && !refuse_workspace(cx, p, o->max_memory) &&
+        !refuse_workspace(cx, p, o->max_memory) &&
         !kn_llvm_jit_releasing(cx, p, o->target, o->opt_level,
                                c->threads > 1 ? kn_pool_par_for : (kn_par_for)0, NULL, &c->jit)) {
         c->entry = kn_jit_entry(c->jit);
@@ -475,6 +472,7 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
         c->nin = (size_t)p->nin;
         c->nout = (size_t)p->nout;
         c->workspace_size = p->arena_size;
+        c->max_string = o->max_string ? o->max_string : KN_MAX_STRING_BYTES;
         if (!copy_io(cx, p->inputs, p->nin, &c->in)) copy_io(cx, p->outputs, p->nout, &c->out);
     }
     kn_kprog_destroy(p);
@@ -582,6 +580,19 @@ kiln_status kiln_compiled_run(const kiln_compiled *c, const void *const *inputs,
         return fail(KILN_EINVAL,
                     "kiln_compiled_run: the inputs make an If take a branch that cannot run with "
                     "the compiled input shapes");
+    if (rc == KN_STATUS_STRING_TOO_LONG)
+        return fail(KILN_ELIMIT,
+                    "kiln_compiled_run: a string is longer than its storage in the compiled "
+                    "model (%zu bytes, NUL included); it was cut and the rest ran; raise it with "
+                    "kiln_options_set_max_string_bytes()",
+                    c->max_string);
+    if (rc == KN_STATUS_REGEX)
+        return fail(KILN_ELIMIT,
+                    "kiln_compiled_run: a regular expression did not compile (out of memory)");
+    if (rc == KN_STATUS_RANDOM)
+        return fail(KILN_EUNSUPPORTED,
+                    "kiln_compiled_run: the inputs ask for training-mode Dropout with a ratio "
+                    "above 0, which is random: compiled code runs inference mode only");
     if (rc) return fail(KILN_EINTERNAL, "kiln_compiled_run: the compiled model returned %d", rc);
     return ok();
 }

@@ -80,9 +80,8 @@ typedef enum kiln_dtype {
     KILN_DTYPE_I16 = 5,
     KILN_DTYPE_I32 = 6,
     KILN_DTYPE_I64 = 7,
-    KILN_DTYPE_STRING = 8, /* kiln_compile_jit refuses models with string inputs or outputs
-                              (KILN_EUNSUPPORTED); the generated C and LLVM objects take
-                              them (docs/generated-c.md) */
+    KILN_DTYPE_STRING = 8, /* an element is a `const char *` to NUL-terminated UTF-8: a
+                              string tensor is an array of pointers (kiln_compiled_run) */
     KILN_DTYPE_BOOL = 9,
     KILN_DTYPE_F16 = 10,
     KILN_DTYPE_F64 = 11,
@@ -191,6 +190,13 @@ kiln_status kiln_options_set_max_memory(kiln_options *options, size_t bytes);
  * name). */
 kiln_status kiln_options_set_weights(kiln_options *options, const char *format);
 
+/* Bytes of storage for each string a run makes whose length is known only then (a
+ * case change by StringNormalizer, StringConcat), NUL included; as kiln compile
+ * --max-string-bytes. Default 256. A longer string is cut to bytes - 1 and
+ * kiln_compiled_run returns KILN_ELIMIT after finishing the run. The storage is part
+ * of the workspace. Errors: KILN_EINVAL (NULL options, bytes outside 1..2^30). */
+kiln_status kiln_options_set_max_string_bytes(kiln_options *options, size_t bytes);
+
 /* ---- compiling ---- */
 
 /* A model compiled to machine code for fixed input shapes, with its metadata. */
@@ -247,11 +253,21 @@ size_t kiln_compiled_workspace_alignment(const kiln_compiled *compiled);
  * only); outputs[j] to output j's buffer (kiln_compiled_output_bytes, overwritten);
  * workspace to kiln_compiled_workspace_size() bytes aligned as above. All are
  * borrowed for the call only; buffers must not overlap. The call allocates nothing.
+ * Strings (KILN_DTYPE_STRING): a string input is an array of `const char *`, one
+ * NUL-terminated UTF-8 string per element, read during the call only. A string output
+ * buffer is an array of `const char *` that the run fills with pointers it owns: into
+ * the workspace (a new string) or into an input's strings (one passed through
+ * unchanged). They stay valid until the next run with the same workspace, and as long
+ * as the input strings do; do not write through them, and copy what must outlive
+ * either.
  * Concurrent runs of one compiled model need distinct workspaces and outputs.
  * Errors: KILN_EINVAL (NULL compiled, NULL inputs/outputs array or entry, a NULL or
  * misaligned workspace when one is needed; the inputs make an If take a branch that
- * cannot run with the compiled input shapes), KILN_EINTERNAL (the code reported a
- * failure). On an error the outputs are unspecified. */
+ * cannot run with the compiled input shapes), KILN_ELIMIT (a new string longer than
+ * kiln_options_set_max_string_bytes: it was cut, every output written; a regular
+ * expression out of memory), KILN_EUNSUPPORTED (the inputs ask for training-mode
+ * Dropout: the outputs are inference mode's), KILN_EINTERNAL (the code reported a
+ * failure). On other errors the outputs are unspecified. */
 kiln_status kiln_compiled_run(const kiln_compiled *compiled, const void *const *inputs,
                               void *const *outputs, void *workspace);
 

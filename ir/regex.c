@@ -18,7 +18,7 @@ typedef struct tr {
     size_t cap, len;
     char *err;
     size_t errcap;
-    bool failed, dotall;
+    bool failed, dotall, icase;
 } tr;
 
 static int fail(tr *t, const char *fmt, ...) {
@@ -116,6 +116,9 @@ typedef struct cset {
     bool neg, has[256]; /* single bytes */
     unsigned char lo[64], hi[64];
     int nranges;
+    long ulo[KN_REGEX_MAX_UNICODE], uhi[KN_REGEX_MAX_UNICODE]; /* non-ASCII code points
+                                                                  and ranges (lo == hi: one) */
+    int nu;
 } cset;
 
 /* Whether ASCII byte c is in the POSIX class `name` as RE2 defines it (ASCII only). */
@@ -144,11 +147,30 @@ static void add_class(tr *t, cset *s, const char *name) {
         if (in_class(name, c)) s->has[c] = true;
 }
 
-/* One element of a bracket expression at t->p: a byte (returned, >= 0), or a class
- * added to s (returns -2). */
-static int bracket_atom(tr *t, cset *s) {
+/* The code point of the UTF-8 sequence starting with byte c (already read) at t->p
+ * (advanced past it), or -1 for bytes that are not UTF-8 (overlong forms, surrogates
+ * and values above 0x10ffff included). */
+static long utf8_decode(tr *t, unsigned char c) {
+    int n = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
+    long v = n == 3 ? c & 7 : n == 2 ? c & 15 : c & 31;
+    if (n < 0 || c > 0xf4) return fail(t, "the pattern is not UTF-8");
+    for (int k = 0; k < n; k++) {
+        unsigned char b = (unsigned char)*t->p;
+        if ((b & 0xc0) != 0x80) return fail(t, "the pattern is not UTF-8");
+        v = v << 6 | (b & 63);
+        t->p++;
+    }
+    static const long least[4] = {0, 0x80, 0x800, 0x10000};
+    if (v < least[n] || v > 0x10ffff || (v >= 0xd800 && v < 0xe000))
+        return fail(t, "the pattern is not UTF-8");
+    return v;
+}
+
+/* One element of a bracket expression at t->p: a character (returned, >= 0: a byte
+ * below 0x80, else a code point), or a class added to s (returns -2). */
+static long bracket_atom(tr *t, cset *s) {
     unsigned char c = (unsigned char)*t->p++;
-    if (c >= 0x80) return fail(t, "non-ASCII characters in a bracket expression are not supported");
+    if (c >= 0x80) return utf8_decode(t, c);
     if (c == '[' && *t->p == ':') {
         const char *e = strstr(t->p, ":]");
         static const char *const names[] = {"alnum", "alpha", "ascii", "blank", "cntrl",
@@ -182,13 +204,7 @@ static int bracket_atom(tr *t, cset *s) {
     case 's':
         for (const char *w = "\t\n\f\r "; *w; w++) s->has[(unsigned char)*w] = true;
         return -2;
-    case 'x': {
-        long v = hex_escape(t);
-        if (v < 0) return -1;
-        if (v >= 0x80)
-            return fail(t, "non-ASCII characters in a bracket expression are not supported");
-        return (int)v;
-    }
+    case 'x': return hex_escape(t);
     case 0: /* stay on the terminating NUL */
         t->p--;
         return fail(t, "the pattern ends with a backslash");
@@ -200,11 +216,20 @@ static int bracket_atom(tr *t, cset *s) {
     }
 }
 
+/* Whether ASCII byte c is in s as a single byte or in one of its byte ranges. */
+static bool cset_has(const cset *s, int c) {
+    if (s->has[c]) return true;
+    for (int r = 0; r < s->nranges; r++)
+        if (s->lo[r] <= c && c <= s->hi[r]) return true;
+    return false;
+}
+
 static void bracket(tr *t) {
     cset s;
     memset(&s, 0, sizeof s);
     if (*t->p == '^') s.neg = true, t->p++;
     bool first = true;
+    long nonascii = 0;
     while (!t->failed) {
         if (!*t->p) {
             fail(t, "missing ']'");
@@ -215,26 +240,60 @@ static void bracket(tr *t) {
             break;
         }
         first = false;
-        int a = bracket_atom(t, &s);
+        long a = bracket_atom(t, &s), b = a;
         if (a == -1) return;
         if (a == -2) continue;
         if (t->p[0] == '-' && t->p[1] && t->p[1] != ']') {
             t->p++;
-            int b = bracket_atom(t, &s);
+            b = bracket_atom(t, &s);
             if (b == -1) return;
             if (b == -2 || b < a) {
                 fail(t, "bad range in a bracket expression");
                 return;
             }
-            if (s.nranges == 64) {
-                fail(t, "too many ranges in a bracket expression");
+        }
+        if (b >= 0x80) { /* the non-ASCII part: code points */
+            long lo = a < 0x80 ? 0x80 : a;
+            nonascii += b - lo + 1;
+            if (nonascii > KN_REGEX_MAX_UNICODE) { /* then s.nu is within bounds too */
+                fail(t,
+                     "more than %d non-ASCII characters in a bracket expression are not "
+                     "supported (each is written out: POSIX regcomp in C.UTF-8 takes no "
+                     "range of them)",
+                     KN_REGEX_MAX_UNICODE);
                 return;
             }
-            s.lo[s.nranges] = (unsigned char)a;
-            s.hi[s.nranges++] = (unsigned char)b;
+            s.ulo[s.nu] = a < 0x80 ? 0x80 : a;
+            s.uhi[s.nu++] = b;
+            if (a >= 0x80) continue;
+            b = 0x7f;
+        }
+        if (a == b) {
+            s.has[a] = true;
             continue;
         }
-        s.has[a] = true;
+        if (s.nranges == 64) {
+            fail(t, "too many ranges in a bracket expression");
+            return;
+        }
+        s.lo[s.nranges] = (unsigned char)a;
+        s.hi[s.nranges++] = (unsigned char)b;
+    }
+    /* (?i): RE2 folds the Kelvin sign U+212A with k and K, the long s U+017F with s and
+     * S; neither glibc's byte matcher (all-ASCII strings) nor its C.UTF-8 one does for
+     * the Kelvin sign, so each side of the pair joins a set that holds the other
+     * (REG_ICASE then takes both ASCII cases) */
+    static const struct {
+        int ascii;
+        long u;
+    } folds[] = {{'k', 0x212a}, {'s', 0x17f}};
+    for (int f = 0; t->icase && f < 2; f++) {
+        bool has_u = false,
+             has_a = cset_has(&s, folds[f].ascii) || cset_has(&s, folds[f].ascii - 'a' + 'A');
+        for (int u = 0; u < s.nu; u++) has_u |= s.ulo[u] <= folds[f].u && folds[f].u <= s.uhi[u];
+        if (has_u) s.has[folds[f].ascii] = true;
+        if (has_a && !has_u && s.nu < KN_REGEX_MAX_UNICODE)
+            s.ulo[s.nu] = s.uhi[s.nu] = folds[f].u, s.nu++;
     }
     /* ranges whose ends POSIX would read specially become single bytes */
     for (int r = 0; r < s.nranges; r++)
@@ -244,7 +303,7 @@ static void bracket(tr *t) {
         }
     int count = 0;
     for (int c = 1; c < 256; c++) count += s.has[c];
-    if (!s.neg && count == 1 && s.has['^'] && !s.nranges) {
+    if (!s.neg && count == 1 && s.has['^'] && !s.nranges && !s.nu) {
         emits(t, "\\^");
         return;
     }
@@ -259,6 +318,16 @@ static void bracket(tr *t) {
         }
     for (int c = 1; c < 256; c++)
         if (s.has[c] && !strchr("]-^[", c)) emitc(t, (char)c);
+    /* non-ASCII members as their UTF-8 bytes, each range written out member by member
+     * (glibc's regcomp refuses a range with a non-ASCII end in C.UTF-8: "Invalid
+     * collation character"): one character each where matching runs in C.UTF-8 (strings
+     * with a non-ASCII byte); in the C locale bytes >= 0x80, which an all-ASCII string
+     * never holds, so the byte matcher still answers as RE2 on those strings */
+    for (int u = 0; u < s.nu; u++)
+        for (long v = s.ulo[u]; v <= s.uhi[u]; v++) {
+            char b[4];
+            emit(t, b, (size_t)utf8(v, b));
+        }
     if (s.has['[']) emitc(t, '[');
     if (s.has['^']) emitc(t, '^');
     if (s.has['-']) emitc(t, '-');
@@ -355,7 +424,7 @@ static void leading_flags(tr *t, int *flags) {
     while (*q == 'i' || *q == 's' || *q == 'U') q++;
     if (*q != ')' || q == t->p + 2) return; /* not a flag group: the main loop reports it */
     for (const char *f = t->p + 2; f < q; f++) {
-        if (*f == 'i') *flags |= KN_REGEX_ICASE;
+        if (*f == 'i') *flags |= KN_REGEX_ICASE, t->icase = true;
         if (*f == 's') t->dotall = true;
     }
     t->p = q + 1;

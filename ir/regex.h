@@ -11,7 +11,11 @@
  * their UTF-8 bytes; a leading (?i) becomes REG_ICASE. \b and \B are kept (glibc
  * implements them). What has no POSIX form is refused with a message naming it:
  * Unicode classes (\p, \pL), \C, \Q..\E, backreferences, (?m), flags after the start,
- * non-ASCII characters in a bracket expression. Every backend compiles the pattern
+ * more than KN_REGEX_MAX_UNICODE non-ASCII characters in one bracket expression.
+ * Non-ASCII characters in a bracket expression are code points, as in RE2 (with (?i)
+ * also the Kelvin sign and long s pairs RE2 folds with k and s): each is
+ * written out as its UTF-8 bytes, a range of them member by member (glibc's regcomp
+ * refuses such a range in C.UTF-8). Every backend compiles the pattern
  * twice, in the C locale and with LC_CTYPE C.UTF-8 (newlocale/uselocale, whatever the
  * caller's locale), and matches a string that has a non-ASCII byte with the second
  * (in C.UTF-8), the others with the first (glibc's byte matcher, which agrees on ASCII
@@ -31,6 +35,9 @@ enum { KN_REGEX_ICASE = 1 };
 
 /* The locale matching runs in (LC_CTYPE only). */
 #define KN_REGEX_LOCALE "C.UTF-8"
+
+/* Non-ASCII characters a bracket expression may hold (ranges counted by members). */
+#define KN_REGEX_MAX_UNICODE 512
 
 /* Room for a translated pattern (bytes, NUL included). */
 #define KN_REGEX_MAX 4096

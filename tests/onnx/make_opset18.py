@@ -931,6 +931,23 @@ regex_case("test_regex_full_match_utf8_20", "caf.-[^a]{2}-\u00e9+-\\w*",
               "caf\u00e9-xy-\u00e9-d\u00e9", "caf\u00e9-\u6c34\U0001F600-\u00e9-",
               "cafe-\u00f1-\u00e9-"]),
            np.array([True, True, False, False, False, True, False]), flags=re.ASCII)
+# non-ASCII characters inside brackets (kiln writes each out: glibc takes no range of
+# them in C.UTF-8): a range of two-byte characters, a negated one-character class, a range
+# from ASCII to e-acute (U+0061..U+00E9: z, ~ and DEL too) and one of four-byte emoji
+# (U+1F600..U+1F64F). By hand from RE2's syntax (code points, ranges by code point), the
+# check again Python's re with re.ASCII. Strings: all parts match; E-acute (U+00C9) is
+# outside a-grave..y-diaeresis; [^e-acute] on e-acute; e-acute in [a-e-acute]{2} but
+# e-circumflex (U+00EA) not; a CJK character is no emoji; a CJK character as [^e-acute]
+# and the last emoji of the range; "ab" is two characters, not one; an all-ASCII string.
+regex_case("test_regex_full_match_utf8_brackets_20",
+           "[\u00e0-\u00ff]+-[^\u00e9]-[a-\u00e9]{2}-[\U0001F600-\U0001F64F]|[^\u00e9]{3}",
+           O(["\u00e9\u00f1\u00fc-a-z~-\U0001F600", "\u00c9-a-zz-\U0001F600",
+              "\u00e9-\u00e9-zz-\U0001F600", "\u00e9-\u00f1-z\u00e9-\U0001F600",
+              "\u00e9-\u00f1-z\u00ea-\U0001F600", "\u00e9-\u00f1-zz-\u6c34",
+              "\u00e0-\u6c34-ab-\U0001F64F", "\u00e9-ab-zz-\U0001F600", "abc",
+              "\u00f1\u00f1", "ab\u00e9"]),
+           np.array([True, False, False, True, False, False, True, False, True, False, False]),
+           flags=re.ASCII)
 
 
 # ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty

@@ -72,6 +72,47 @@ static const match_case matches[] = {
      "a\xc3\xa9\xe6\xb0\xb4"
      "b",
      1},
+    /* non-ASCII characters in brackets: code points, ranges by code point (RE2 on
+       UTF-8); an all-ASCII string goes to the C-locale matcher, which must agree */
+    {"[\xc3\xa9]", "\xc3\xa9", 1},
+    {"[\xc3\xa9]", "e", 0},
+    {"[\xc3\xa9]{2}", "\xc3\xa9", 0}, /* one character, not two bytes */
+    {"[\xc3\xa9]+", "\xc3\xa9\xc3\xa9", 1},
+    {"[^\xc3\xa9]", "\xc3\xa9", 0},
+    {"[^\xc3\xa9]", "\xc3\xb1", 1},
+    {"[^\xc3\xa9]{2}", "\xc3\xb1", 0},
+    {"[^\xc3\xa9]", "a", 1},                                 /* ASCII string */
+    {"[\xc3\xa0-\xc3\xbf]+", "\xc3\xa9\xc3\xb1\xc3\xbc", 1}, /* U+E0..U+FF */
+    {"[\xc3\xa0-\xc3\xbf]", "\xc3\x89", 0},                  /* U+C9 */
+    {"[\xc3\xa0-\xc3\xbf]", "a", 0},
+    {"[a-\xc3\xa9]", "z", 1}, /* U+61..U+E9 holds z, ~ and DEL */
+    {"[a-\xc3\xa9]", "~", 1},
+    {"[a-\xc3\xa9]", "\xc3\xa9", 1},
+    {"[a-\xc3\xa9]", "\xc3\xaa", 0},
+    {"[a-\xc3\xa9]", "A", 0},
+    {"[\xe6\xb0\xb0-\xe6\xb0\xbf]+", "\xe6\xb0\xb4\xe6\xb0\xb4", 1}, /* U+6C30..U+6C3F */
+    {"[\xe6\xb0\xb0-\xe6\xb0\xbf]", "\xe6\xb0\xaf", 0},              /* U+6C2F */
+    {"[\\x{1F600}-\\x{1F64F}]", "\xf0\x9f\x98\x80", 1},              /* four-byte ends */
+    {"[\\x{1F600}-\\x{1F64F}]", "\xe6\xb0\xb4", 0},
+    {"[\\x{e9}]", "\xc3\xa9", 1},
+    {"[\\w\xc3\xa9]+", "a\xc3\xa9_1", 1},
+    {"[^\\w\xc3\xa9]", "\xc3\xb1", 1},
+    {"[^\\w\xc3\xa9]", "\xc3\xa9", 0},
+    {"[a-c\xc3\xa9-\xc3\xaa]+", "b\xc3\xaa\xc3\xa9", 1},
+    {"[a-c\xc3\xa9-\xc3\xaa]+", "b\xc3\xab", 0},
+    {"(?i)[\xc3\xa9]", "\xc3\x89", 1}, /* (?i): RE2 folds e-acute and E-acute */
+    {"(?i)[^\xc3\xa9]", "\xc3\x89", 0},
+    {"(?i)[\xc3\xa0-\xc3\xbf]", "\xc3\x89", 1},
+    {"(?i)[\xe2\x84\xaa]", "k", 1}, /* RE2 folds the Kelvin sign U+212A with k, K */
+    {"(?i)[\xe2\x84\xaa]", "K", 1},
+    {"(?i)[^\xe2\x84\xaa]", "k", 0},
+    {"[\xe2\x84\xaa]", "k", 0}, /* not without (?i) */
+    {"(?i)[\xc5\xbf]", "S", 1}, /* and the long s U+017F with s, S */
+    {"(?i)[k]", "\xe2\x84\xaa", 1},
+    {"(?i)[s]+", "s\xc5\xbf", 1},
+    {"(?i)[a-z]", "\xe2\x84\xaa", 1},
+    {"(?i)[^k]", "\xe2\x84\xaa", 0},
+    {"[k]", "\xe2\x84\xaa", 0},
 };
 
 typedef struct refuse_case {
@@ -86,7 +127,10 @@ static const refuse_case refusals[] = {
     {"\\Qa.b\\E", "\\Q"},
     {"a(?i)b", "group flags"},
     {"(?m)^a$", "group flags"},
-    {"[\xc3\xa9]", "non-ASCII"},
+    {"[\xc3]", "not UTF-8"},
+    {"[\xc3\xa9-a]", "bad range"},
+    {"[\xed\xa0\x80]", "not UTF-8"},                            /* a surrogate */
+    {"[\xe4\xb8\x80-\xe9\xbe\xa5]", "more than 512 non-ASCII"}, /* 20,902 members */
     {"[\\W]", "no POSIX form"},
     {"a{1001}", "bad repetition"},
     {"a**", "bad repetition operator"},
