@@ -21,35 +21,56 @@
  * real data). Every output element is computed by the same arithmetic as before, so
  * results are bit-identical (integer and float alike).
  *
- * Where to end the chain and how many bands: for each end e and S in 2..8 the pass
- * estimates the peak of the graph's value liveness (bytes of values live at each node,
- * graph inputs and outputs excluded, as the arena plan does): inside the chain, the
- * largest band input plus band output, plus the whole final output (the finished
- * bands) and values live across; the Concat (bands and joined output); every node
- * outside the chain as before. It takes the smallest peak, and among ends and band
- * counts within 3% of it the fewest multiply-adds, among the candidates whose recomputed
- * rows add at most RECOMPUTE_PCT (5%) to the model's convolution multiply-adds (a deep
- * chain in many bands can save more RAM, at a cost in time no caller asked for), and
- * rewrites the graph only when that peak is below 0.9x the unpatched one. Only targets of kind mcu
- * are patched (RAM is their constraint; elsewhere the recomputed rows cost time for nothing). */
+ * Where to start and end the banded part of the chain and how many bands: for each
+ * start b, end e and S in 2..8 the pass estimates the peak of the graph's value liveness
+ * (bytes of values live at each node, graph inputs and outputs excluded, as the arena plan
+ * does): inside the bands, the largest band input plus band output, plus the whole final
+ * output (the finished bands), the whole input of the bands (when it is no graph input)
+ * and values live across; the Concat (bands and joined output); every node outside as
+ * before, the links before b whole. Two things the kernels do that the graph does not
+ * show are counted, as the arena plan will see them: an 8-bit convolution's copy of its
+ * input in words (word_copy), and a float layer written over its input (in_place). The
+ * cost of the bands is estimated in multiply-adds (COST_*): the rows each link computes
+ * again, weighted by what an element costs (a QuantizeLinear's division costs a dozen
+ * multiply-adds), each band's Slice and each kernel's fixed cost. The pass takes the
+ * smallest peak among the candidates whose extra cost is at most RECOMPUTE_PCT (5%) of
+ * the model's convolution multiply-adds, and among those within 3% of it the cheapest,
+ * and rewrites the graph only when that peak is below 0.9x the unpatched one. So an
+ * expensive elementwise head (the input's quantization) runs once on the whole input
+ * when its output fits, and the bands start after it. Only targets of kind mcu are
+ * patched (RAM is their constraint; elsewhere the recomputed rows cost time for
+ * nothing). */
 #include "ir/dtype.h"
 #include "ir/epilogue.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "targets/target.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { CHAIN_MAX = 64, BANDS_MAX = 8, RECOMPUTE_PCT = 5 };
 
+/* The cost model, in multiply-adds of a convolution (about 2.4 instructions each on the
+ * Cortex-M4, int8 and float: MobileNetV1's stem, depthwise and pointwise layers measured
+ * 2.3-2.6 per multiply-add with bench/fw_profile.sh). Per element of an elementwise link:
+ * QuantizeLinear/DequantizeLinear divide and round (about 30 instructions an element on
+ * the M4, measured), Relu and Clip a compare. A band's Slice copies its rows (about one
+ * multiply-add's time per 4 bytes), and every kernel a band adds has a fixed cost (its
+ * call, loop set-up and border tiles). */
+enum { COST_QUANT = 12, COST_ELEM = 1, COST_SLICE_BYTES = 4, COST_KERNEL = 256 };
+
 typedef struct link {
     kn_node *n;
     bool conv;
-    int64_t k, s, d, pt, pb; /* along H: kernel, stride, dilation, pads */
-    int64_t hin, hout;       /* rows of the input and output */
-    int64_t in_row, out_row; /* bytes of one row of input / output (all of N, C, W) */
-    int64_t macs_row;        /* multiply-adds per output row (0 for elementwise) */
+    int64_t k, s, d, pt, pb;     /* along H: kernel, stride, dilation, pads */
+    int64_t hin, hout;           /* rows of the input and output */
+    int64_t in_row, out_row;     /* bytes of one row of input / output (all of N, C, W) */
+    int64_t macs_row;            /* multiply-adds per output row (0 for elementwise) */
+    int64_t cost_row;            /* estimated cost per output row, in multiply-adds (see COST_*) */
+    int64_t copy_row, copy_pads; /* word_copy: its scratch's bytes a row, its pad rows */
+    int in_place;                /* 0, or in_place()'s kind: writes over its input */
 } link;
 
 static int64_t value_bytes(const kn_value *v) {
@@ -63,6 +84,67 @@ static bool nchw(const kn_value *v) {
 
 static bool is_const(const kn_value *v) {
     return !v || v->constant;
+}
+
+/* Bytes per input row of the scratch copy of its input that the kernel of n holds, 0 for
+ * none (*pads: the copy's pad rows). An 8-bit convolution of input channels a multiple
+ * of 4, not grouped, stride 1, reads its input as words of 4 channels that the tile pass
+ * copies it into, with the pads around it (passes/tile.c, conv_words; the M55's reduction
+ * tiles take a channels-last copy of the same size): one byte per padded input value.
+ * The graph's liveness does not see that scratch, but the arena holds it: it set int8
+ * MobileNetV1's peak outside the stem. */
+static int64_t word_copy(kn_ctx *cx, const kn_node *n, int64_t *pads) {
+    *pads = 0;
+    if (n->op != KN_OP_QLINEARCONV || n->nin < 4 || !nchw(n->in[0]) || !n->in[3] ||
+        n->in[3]->type.rank != 4 || kn_dtype_get(n->in[0]->type.dtype)->size != 1)
+        return 0;
+    const kn_type *x = &n->in[0]->type;
+    const kn_attr *st = kn_node_attr(n, "strides"), *pa = kn_node_attr(n, "pads");
+    if (st && (st->kind != KN_ATTR_INTS || st->n != 2 || st->ints[0] != 1 || st->ints[1] != 1))
+        return 0;
+    if (x->dims[1] % 4 || kn_attr_int(cx, n, "group", 1) != 1) return 0;
+    int64_t lr = 0;
+    if (pa && pa->kind == KN_ATTR_INTS && pa->n == 4) {
+        *pads = pa->ints[0] + pa->ints[2];
+        lr = pa->ints[1] + pa->ints[3];
+    }
+    return x->dims[0] * x->dims[1] * (x->dims[3] + lr);
+}
+
+/* Whether the kernel of n writes its output over its input on a microcontroller
+ * (docs/firmware.md, "Layers written over their input"): a float depthwise convolution
+ * with stride 1 whose output has its input's size (passes/depthwise.c, dw_plane_suits:
+ * one channel's plane copied to a scratch), or a float 1x1 convolution with stride 1, as
+ * many output as input channels, batch 1 (passes/tile.c, conv_bands: a band of at most
+ * a quarter of the input copied). 1 for the depthwise kind, 2 for the 1x1 kind, 0 for
+ * neither. The plan decides it (the input must have no later reader); this is the
+ * estimate's view of it. */
+static int in_place(kn_ctx *cx, const kn_node *n) {
+    if (n->op != KN_OP_CONV || n->nin < 2 || !nchw(n->in[0]) || !nchw(n->out[0]) ||
+        n->in[0]->type.dtype != KN_F32 || n->out[0]->type.dtype != KN_F32 || !n->in[1] ||
+        n->in[1]->type.rank != 4)
+        return 0;
+    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[1]->type;
+    if (kn_type_numel(x) != kn_type_numel(y)) return 0;
+    const kn_attr *ep = kn_node_attr(n, KN_ATTR_EPILOGUE);
+    if (ep && ep->kind == KN_ATTR_STRINGS)
+        for (int i = 0; i < ep->n; i++)
+            if (strchr(ep->strings[i], '@')) return 0;
+    const kn_attr *st = kn_node_attr(n, "strides");
+    if (st && (st->kind != KN_ATTR_INTS || st->n != 2 || st->ints[0] != 1 || st->ints[1] != 1))
+        return 0;
+    int64_t group = kn_attr_int(cx, n, "group", 1);
+    if (group == x->dims[1] && group == y->dims[1]) return 1;
+    if (group == 1 && w->dims[2] == 1 && w->dims[3] == 1 && x->dims[0] == 1 &&
+        x->dims[1] == y->dims[1])
+        return 2;
+    return 0;
+}
+
+/* The scratch of an in-place kernel (in_place kind k) over an input of c channels and
+ * bytes bytes (batch 1): a channel's plane, or a quarter of the input. */
+static int64_t in_place_scratch(int k, int64_t c, int64_t bytes) {
+    return k == 1 ? bytes / c : bytes / 4;
 }
 
 /* Reads an INTS attribute of n with `want` entries into out; false if absent or not. */
@@ -114,14 +196,20 @@ static bool make_link(kn_ctx *cx, kn_node *n, link *l) {
             return false;
         l->macs_row = y->type.dims[0] * y->type.dims[1] * y->type.dims[3] * w->type.dims[1] *
                       w->type.dims[2] * w->type.dims[3];
+        l->cost_row = l->macs_row;
+        l->copy_row = word_copy(cx, n, &l->copy_pads);
+        l->in_place = in_place(cx, n);
         return true;
     }
     case KN_OP_QUANTIZELINEAR:
     case KN_OP_DEQUANTIZELINEAR:
         if (n->nin < 2 || kn_type_numel(&n->in[1]->type) != 1) return false;
-        /* fallthrough */
+        l->cost_row = COST_QUANT * (kn_type_numel(&y->type) / l->hout);
+        return l->hin == l->hout && !kn_failed(cx);
     case KN_OP_RELU:
-    case KN_OP_CLIP: return l->hin == l->hout && !kn_failed(cx);
+    case KN_OP_CLIP:
+        l->cost_row = COST_ELEM * (kn_type_numel(&y->type) / l->hout);
+        return l->hin == l->hout && !kn_failed(cx);
     default: return false;
     }
 }
@@ -140,24 +228,33 @@ static void band(int64_t h, int S, int s, int64_t *a, int64_t *b) {
     *b = h * (s + 1) / S;
 }
 
-/* The estimate of a plan patched at chain[0..e] in S bands (see the file comment):
- * peak bytes and multiply-adds of the chain. */
-static void estimate(const link *ch, int e, int S, int64_t across, int64_t *peak, int64_t *macs) {
-    int64_t top = 0, m = 0, fin = value_bytes(ch[e].n->out[0]);
+/* The estimate of a plan patched at chain[b..e] in S bands (see the file comment): peak
+ * bytes, and the cost of the bands in multiply-adds (COST_*), their Slices and kernels
+ * included. S = 1 is the chain unpatched (its cost, no peak). */
+static void estimate(const link *ch, int b, int e, int S, int64_t across, int64_t *peak,
+                     int64_t *cost) {
+    int64_t top = 0, c = 0, fin = value_bytes(ch[e].n->out[0]);
     for (int s = 0; s < S; s++) {
-        int64_t a, b;
-        band(ch[e].hout, S, s, &a, &b);
-        for (int i = e; i >= 0; i--) {
-            int64_t oa = a, ob = b;
-            rows_in(&ch[i], &a, &b);
-            int64_t live = (b - a) * ch[i].in_row + (ob - oa) * ch[i].out_row + fin + across;
+        int64_t ra, rb;
+        band(ch[e].hout, S, s, &ra, &rb);
+        for (int i = e; i >= b; i--) {
+            int64_t oa = ra, ob = rb;
+            rows_in(&ch[i], &ra, &rb);
+            int64_t in = (rb - ra) * ch[i].in_row, out = (ob - oa) * ch[i].out_row;
+            int64_t live = in + out + fin + across;
+            if (ch[i].copy_row) live += (rb - ra + ch[i].copy_pads) * ch[i].copy_row;
+            if (ch[i].in_place && in == out) /* over its input, as the plan places it */
+                live = in + in_place_scratch(ch[i].in_place, ch[i].n->in[0]->type.dims[1], in) +
+                       fin + across;
             if (live > top) top = live;
-            m += (ob - oa) * ch[i].macs_row;
+            c += (ob - oa) * ch[i].cost_row + (S > 1 ? COST_KERNEL : 0);
         }
+        if (S > 1 && (ra > 0 || rb < ch[b].hin)) /* the band's Slice */
+            c += (rb - ra) * ch[b].in_row / COST_SLICE_BYTES + COST_KERNEL;
     }
     if (2 * fin + across > top) top = 2 * fin + across;
     *peak = top;
-    *macs = m;
+    *cost = c;
 }
 
 typedef struct live_info {
@@ -167,7 +264,7 @@ typedef struct live_info {
     int64_t *size; /* per value id: bytes (0 for values the plan does not place) */
 } live_info;
 
-static void liveness(const kn_graph *g, live_info *L) {
+static void liveness(kn_ctx *cx, const kn_graph *g, live_info *L) {
     int nv = kn_graph_value_count(g), n = g->nnodes;
     L->at = calloc((size_t)n + 1, sizeof *L->at);
     L->first = malloc(((size_t)nv + 1) * sizeof *L->first);
@@ -191,6 +288,16 @@ static void liveness(const kn_graph *g, live_info *L) {
     }
     for (int i = 0; i < nv; i++)
         for (int p = L->first[i]; p >= 0 && p <= L->last[i]; p++) L->at[p] += L->size[i];
+    for (int p = 0; p < n; p++) { /* the kernels' copies of their inputs, in place */
+        const kn_node *nd = g->nodes[p];
+        int64_t pads, row = word_copy(cx, nd, &pads);
+        if (row) L->at[p] += (nd->in[0]->type.dims[2] + pads) * row;
+        int k = in_place(cx, nd);
+        const kn_value *x = k ? nd->in[0] : NULL, *y = k ? nd->out[0] : NULL;
+        if (k && x->id < nv && y->id < nv && L->first[x->id] >= 0 && L->last[x->id] == p &&
+            L->size[y->id] > 0)
+            L->at[p] += in_place_scratch(k, x->type.dims[1], L->size[x->id]) - L->size[y->id];
+    }
 }
 
 static void liveness_free(live_info *L) {
@@ -260,31 +367,31 @@ static kn_value *i64_const(kn_rw *rw, const char *like, const char *suffix, int6
     return kn_rw_const(rw, like, suffix, t);
 }
 
-/* Rewrites chain[0..e] into S bands joined by a Concat writing the chain's output. */
-static void rewrite(kn_rw *rw, link *ch, int e, int S) {
+/* Rewrites chain[b..e] into S bands joined by a Concat writing the chain's output. */
+static void rewrite(kn_rw *rw, link *ch, int b, int e, int S) {
     kn_graph *g = rw->g;
-    int at = ch[0].n->id;
-    kn_value *x = ch[0].n->in[0], *y = ch[e].n->out[0];
+    int at = ch[b].n->id;
+    kn_value *x = ch[b].n->in[0], *y = ch[e].n->out[0];
     kn_value *outs[BANDS_MAX];
-    for (int i = 0; i <= e; i++) kn_rw_kill(rw, ch[i].n);
+    for (int i = b; i <= e; i++) kn_rw_kill(rw, ch[i].n);
     for (int s = 0; s < S; s++) {
         int64_t ra[CHAIN_MAX + 1], rb[CHAIN_MAX + 1]; /* ra[i]: link i's output rows */
         band(ch[e].hout, S, s, &ra[e], &rb[e]);
-        for (int i = e; i >= 0; i--) {
-            int64_t a = ra[i], b = rb[i];
-            rows_in(&ch[i], &a, &b);
-            if (i) {
-                ra[i - 1] = a;
-                rb[i - 1] = b;
+        for (int i = e; i >= b; i--) {
+            int64_t lo = ra[i], hi = rb[i];
+            rows_in(&ch[i], &lo, &hi);
+            if (i > b) {
+                ra[i - 1] = lo;
+                rb[i - 1] = hi;
             } else {
-                ra[CHAIN_MAX] = a;
-                rb[CHAIN_MAX] = b;
+                ra[CHAIN_MAX] = lo;
+                rb[CHAIN_MAX] = hi;
             }
         }
         char sfx[32];
         kn_value *cur = x;
         int64_t xa = ra[CHAIN_MAX], xb = rb[CHAIN_MAX];
-        if (xa > 0 || xb < ch[0].hin) { /* the band's rows of the chain's input */
+        if (xa > 0 || xb < ch[b].hin) { /* the band's rows of the chain's input */
             kn_type t = x->type;
             t.dims[2] = xb - xa;
             snprintf(sfx, sizeof sfx, "band%d", s);
@@ -296,9 +403,9 @@ static void rewrite(kn_rw *rw, link *ch, int e, int S) {
             sl->opset = g->opset;
             cur = o;
         }
-        for (int i = 0; i <= e; i++) {
+        for (int i = b; i <= e; i++) {
             const kn_node *n = ch[i].n;
-            int64_t ia = i ? ra[i - 1] : xa, ib = i ? rb[i - 1] : xb;
+            int64_t ia = i > b ? ra[i - 1] : xa, ib = i > b ? rb[i - 1] : xb;
             kn_type t = n->out[0]->type;
             t.dims[2] = rb[i] - ra[i];
             snprintf(sfx, sizeof sfx, "band%d", s);
@@ -337,6 +444,26 @@ static void rewrite(kn_rw *rw, link *ch, int e, int S) {
     cat->opset = g->opset;
 }
 
+/* The estimated peak and extra cost of patching chain[b..e] in S bands; false if the
+ * candidate is not one (its end no convolution, or fewer rows than bands). */
+static bool candidate(const kn_graph *g, const live_info *L, const link *ch, int b, int e, int S,
+                      int64_t *peak, int64_t *extra) {
+    if (!ch[e].conv || S > ch[e].hout) return false;
+    int pb = ch[b].n->id, pe = ch[e].n->id;
+    int64_t rest = 0, across = 0;
+    for (int p = 0; p < g->nnodes; p++)
+        if ((p < pb || p > pe) && L->at[p] > rest) rest = L->at[p];
+    for (int i = 0; i < kn_graph_value_count(g); i++) /* live through the chain */
+        if (L->first[i] >= 0 && L->first[i] < pb && L->last[i] > pe) across += L->size[i];
+    if (ch[b].n->in[0]->producer) across += value_bytes(ch[b].n->in[0]);
+    int64_t whole, banded, unused;
+    estimate(ch, b, e, 1, across, &unused, &whole);
+    estimate(ch, b, e, S, across, peak, &banded);
+    if (rest > *peak) *peak = rest;
+    *extra = banded - whole;
+    return true;
+}
+
 kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
     if (!t || t->kind != KN_TARGET_MCU || g->opset < 13) return KN_OK;
     kn_rw rw;
@@ -347,38 +474,11 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
     link ch[CHAIN_MAX];
     int len = find_chain(cx, &rw, ch);
     live_info L;
-    liveness(g, &L);
+    liveness(cx, g, &L);
     int64_t base = 0;
     for (int p = 0; p < g->nnodes; p++)
         if (L.at[p] > base) base = L.at[p];
-    int p0 = len ? ch[0].n->id : 0;
-    int64_t best = base, best_macs = 0;
-    int best_e = -1, best_s = 0;
-    /* (peak, macs) of every candidate, then the cheapest within 3% of the least peak */
-    int64_t pk[CHAIN_MAX][BANDS_MAX + 1], mc[CHAIN_MAX][BANDS_MAX + 1];
-    int64_t least = base;
-    for (int e = 0; e < len; e++) {
-        int pe = ch[e].n->id;
-        int64_t rest = 0, across = 0;
-        for (int p = 0; p < g->nnodes; p++)
-            if ((p < p0 || p > pe) && L.at[p] > rest) rest = L.at[p];
-        for (int i = 0; i < kn_graph_value_count(g); i++) /* live through the chain */
-            if (L.first[i] >= 0 && L.first[i] < p0 && L.last[i] > pe) across += L.size[i];
-        if (ch[0].n->in[0]->producer) across += value_bytes(ch[0].n->in[0]);
-        int64_t whole = 0; /* multiply-adds of chain[0..e] unpatched */
-        for (int i = 0; i <= e; i++) whole += ch[i].hout * ch[i].macs_row;
-        for (int S = 2; S <= BANDS_MAX; S++) {
-            pk[e][S] = -1;
-            if (!ch[e].conv || S > ch[e].hout) continue;
-            int64_t peak, macs;
-            estimate(ch, e, S, across, &peak, &macs);
-            if (rest > peak) peak = rest;
-            pk[e][S] = peak;
-            mc[e][S] = macs - whole; /* the recomputed halo rows */
-            if (peak < least) least = peak;
-        }
-    }
-    /* the model's convolution multiply-adds: the recomputed rows may add RECOMPUTE_PCT */
+    /* the model's convolution multiply-adds: the bands may add RECOMPUTE_PCT of them */
     int64_t total = 0;
     for (int p = 0; p < g->nnodes; p++) {
         link l;
@@ -386,25 +486,33 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
             make_link(cx, g->nodes[p], &l))
             total += l.hout * l.macs_row;
     }
-    least = base;
-    for (int e = 0; e < len; e++)
-        for (int S = 2; S <= BANDS_MAX; S++)
-            if (pk[e][S] >= 0 && mc[e][S] * 100 > total * RECOMPUTE_PCT)
-                pk[e][S] = -1;
-            else if (pk[e][S] >= 0 && pk[e][S] < least)
-                least = pk[e][S];
-    for (int e = 0; e < len; e++)
-        for (int S = 2; S <= BANDS_MAX; S++) {
-            if (pk[e][S] < 0 || pk[e][S] > least + least * 3 / 100) continue;
-            if (best_e < 0 || mc[e][S] < best_macs) {
-                best_e = e;
-                best_s = S;
-                best = pk[e][S];
-                best_macs = mc[e][S];
+    /* the least peak of the candidates within the cost bound, then the cheapest candidate
+     * within 3% of it */
+    int64_t least = base, peak, extra;
+    for (int b = 0; b < len; b++)
+        for (int e = b; e < len; e++)
+            for (int S = 2; S <= BANDS_MAX; S++)
+                if (candidate(g, &L, ch, b, e, S, &peak, &extra) &&
+                    extra * 100 <= total * RECOMPUTE_PCT && peak < least)
+                    least = peak;
+    int64_t best = base, best_cost = 0;
+    int best_b = -1, best_e = -1, best_s = 0;
+    for (int b = 0; b < len; b++)
+        for (int e = b; e < len; e++)
+            for (int S = 2; S <= BANDS_MAX; S++) {
+                if (!candidate(g, &L, ch, b, e, S, &peak, &extra) ||
+                    extra * 100 > total * RECOMPUTE_PCT || peak > least + least * 3 / 100)
+                    continue;
+                if (best_e < 0 || extra < best_cost) {
+                    best_b = b;
+                    best_e = e;
+                    best_s = S;
+                    best = peak;
+                    best_cost = extra;
+                }
             }
-        }
     liveness_free(&L);
-    if (best_e >= 0 && best * 10 < base * 9) rewrite(&rw, ch, best_e, best_s);
+    if (best_e >= 0 && best * 10 < base * 9) rewrite(&rw, ch, best_b, best_e, best_s);
     kn_rw_end(&rw);
     return cx->status;
 }
