@@ -118,7 +118,7 @@ static int64_t word_copy(kn_ctx *cx, const kn_node *n, int64_t *pads) {
  * many output as input channels, batch 1 (passes/tile.c, conv_bands: a band of at most
  * a quarter of the input copied). 1 for the depthwise kind, 2 for the 1x1 kind, 0 for
  * neither. The plan decides it (the input must have no later reader); this is the
- * estimate's view of it. */
+ * estimate's view of it, on targets whose float tiles are scalar. */
 static int in_place(kn_ctx *cx, const kn_node *n) {
     if (n->op != KN_OP_CONV || n->nin < 2 || !nchw(n->in[0]) || !nchw(n->out[0]) ||
         n->in[0]->type.dtype != KN_F32 || n->out[0]->type.dtype != KN_F32 || !n->in[1] ||
@@ -264,7 +264,7 @@ typedef struct live_info {
     int64_t *size; /* per value id: bytes (0 for values the plan does not place) */
 } live_info;
 
-static void liveness(kn_ctx *cx, const kn_graph *g, live_info *L) {
+static void liveness(kn_ctx *cx, const kn_graph *g, bool inplace, live_info *L) {
     int nv = kn_graph_value_count(g), n = g->nnodes;
     L->at = calloc((size_t)n + 1, sizeof *L->at);
     L->first = malloc(((size_t)nv + 1) * sizeof *L->first);
@@ -292,7 +292,7 @@ static void liveness(kn_ctx *cx, const kn_graph *g, live_info *L) {
         const kn_node *nd = g->nodes[p];
         int64_t pads, row = word_copy(cx, nd, &pads);
         if (row) L->at[p] += (nd->in[0]->type.dims[2] + pads) * row;
-        int k = in_place(cx, nd);
+        int k = inplace ? in_place(cx, nd) : 0;
         const kn_value *x = k ? nd->in[0] : NULL, *y = k ? nd->out[0] : NULL;
         if (k && x->id < nv && y->id < nv && L->first[x->id] >= 0 && L->last[x->id] == p &&
             L->size[y->id] > 0)
@@ -473,8 +473,12 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
     }
     link ch[CHAIN_MAX];
     int len = find_chain(cx, &rw, ch);
+    /* float layers are written over their inputs where the target's float tiles are
+     * scalar (the M4; the M55's vector tiles read several channels at once and keep both) */
+    bool inplace = t->vector_bits < 128;
+    for (int i = 0; i < len && !inplace; i++) ch[i].in_place = 0;
     live_info L;
-    liveness(cx, g, &L);
+    liveness(cx, g, inplace, &L);
     int64_t base = 0;
     for (int p = 0; p < g->nnodes; p++)
         if (L.at[p] > base) base = L.at[p];
