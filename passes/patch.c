@@ -8,7 +8,12 @@
  * of the chain's input by copies of the chain's nodes on just the rows it needs (the
  * receptive field, halo rows recomputed), and the bands joined by a Concat along H.
  * Only one band's intermediates exist at a time, so the plan's peak over the chain
- * falls by about S; the cost is the halo rows computed twice.
+ * falls by about S; the cost is the halo rows computed twice. Or the bands carry them
+ * (a rolling buffer of rows, as TinyEngine's and MCUNetV2's patch inference discuss):
+ * each link computes in a band only the rows no band before it computed, and its
+ * successor reads the halo rows the band before kept (a Slice of that band's input of
+ * the successor) joined to the new rows by a Concat along H. Nothing is computed twice;
+ * the cost is the copies (each link's band input once, its halo rows once more).
  *
  * The chain starts at the first node reading a graph input (the stem) and continues
  * while each link is a 2-D Conv or QLinearConv (NCHW, explicit pads, every input but
@@ -35,7 +40,11 @@
  * multiply-adds), each band's Slice and each kernel's fixed cost. The pass takes the
  * smallest peak among the candidates whose extra cost is at most RECOMPUTE_PCT (5%) of
  * the model's convolution multiply-adds, and among those within 3% of it the cheapest,
- * and rewrites the graph only when that peak is below 0.9x the unpatched one. So an
+ * and rewrites the graph only when that peak is below 0.9x the unpatched one. The least
+ * peak is taken over the recomputing candidates, the cheapest over both kinds: carrying
+ * makes the same peak cheaper, and could band deeper for less RAM, but that measured 1%
+ * more instructions on the M4 and 6% on the M55 (MobileNetV1), so it is not what the pass
+ * seeks. Float bands are not carried on targets with vector float tiles. So an
  * expensive elementwise head (the input's quantization) runs once on the whole input
  * when its output fits, and the bands start after it. Only targets of kind mcu are
  * patched (RAM is their constraint; elsewhere the recomputed rows cost time for
@@ -228,33 +237,89 @@ static void band(int64_t h, int S, int s, int64_t *a, int64_t *b) {
     *b = h * (s + 1) / S;
 }
 
-/* The estimate of a plan patched at chain[b..e] in S bands (see the file comment): peak
- * bytes, and the cost of the bands in multiply-adds (COST_*), their Slices and kernels
- * included. S = 1 is the chain unpatched (its cost, no peak). */
-static void estimate(const link *ch, int b, int e, int S, int64_t across, int64_t *peak,
-                     int64_t *cost) {
-    int64_t top = 0, c = 0, fin = value_bytes(ch[e].n->out[0]);
+/* The rows of a banded chain[b..e]: in band s, link i computes its output rows
+ * [na, nb) from its input rows [qa, qb). Recomputing (carry false), each band computes
+ * every row its successor needs, halo rows again; carrying, only rows no band before
+ * computed, and its successor's input is the halo rows kept from the band before
+ * (a Slice of that band's input of the successor) joined to the new rows by a Concat. */
+typedef struct rows_plan {
+    int64_t na[BANDS_MAX][CHAIN_MAX], nb[BANDS_MAX][CHAIN_MAX];
+    int64_t qa[BANDS_MAX][CHAIN_MAX], qb[BANDS_MAX][CHAIN_MAX];
+} rows_plan;
+
+/* Fills P; false where carrying leaves a link with no new row in some band. */
+static bool plan_rows(const link *ch, int b, int e, int S, bool carry, rows_plan *P) {
+    int64_t done[CHAIN_MAX];
+    for (int i = b; i <= e; i++) done[i] = -1;
     for (int s = 0; s < S; s++) {
-        int64_t ra, rb;
-        band(ch[e].hout, S, s, &ra, &rb);
+        int64_t lo, hi;
+        band(ch[e].hout, S, s, &lo, &hi);
         for (int i = e; i >= b; i--) {
-            int64_t oa = ra, ob = rb;
-            rows_in(&ch[i], &ra, &rb);
+            int64_t na = carry && done[i] > lo ? done[i] : lo, nb = hi;
+            if (na >= nb) return false;
+            P->na[s][i] = na;
+            P->nb[s][i] = nb;
+            done[i] = nb;
+            lo = na;
+            hi = nb;
+            rows_in(&ch[i], &lo, &hi);
+            P->qa[s][i] = lo;
+            P->qb[s][i] = hi;
+        }
+    }
+    return true;
+}
+
+/* Rows of link i's input (i > b) that band s takes from band s - 1: [qa, *to). */
+static int64_t carried_to(const rows_plan *P, int s, int i) {
+    return P->na[s][i - 1];
+}
+
+/* The estimate of a plan patched at chain[b..e] in S bands (see the file comment): peak
+ * bytes, and the cost of the bands in multiply-adds (COST_*), their Slices, Concats and
+ * kernels included. S = 1 is the chain unpatched (its cost, no peak). False if the plan
+ * cannot carry. */
+static bool estimate(const link *ch, int b, int e, int S, bool carry, int64_t across, int64_t *peak,
+                     int64_t *cost) {
+    rows_plan *P = malloc(sizeof *P);
+    KN_ASSERT(P);
+    if (!plan_rows(ch, b, e, S, carry, P)) {
+        free(P);
+        return false;
+    }
+    int64_t top = 0, c = 0, fin = value_bytes(ch[e].n->out[0]);
+    int64_t kept[BANDS_MAX + 1] = {0}; /* halo bytes band s keeps for band s + 1 */
+    for (int s = 1; carry && s < S; s++)
+        for (int i = b + 1; i <= e; i++)
+            if (carried_to(P, s, i) > P->qa[s][i])
+                kept[s - 1] += (carried_to(P, s, i) - P->qa[s][i]) * ch[i].in_row;
+    for (int s = 0; s < S; s++) {
+        int64_t halos = kept[s] + (s ? kept[s - 1] : 0);
+        for (int i = e; i >= b; i--) {
+            int64_t ra = P->qa[s][i], rb = P->qb[s][i], oa = P->na[s][i], ob = P->nb[s][i];
             int64_t in = (rb - ra) * ch[i].in_row, out = (ob - oa) * ch[i].out_row;
-            int64_t live = in + out + fin + across;
+            int64_t live = in + out + fin + across + halos;
             if (ch[i].copy_row) live += (rb - ra + ch[i].copy_pads) * ch[i].copy_row;
             if (ch[i].in_place && in == out) /* over its input, as the plan places it */
                 live = in + in_place_scratch(ch[i].in_place, ch[i].n->in[0]->type.dims[1], in) +
-                       fin + across;
+                       fin + across + halos;
             if (live > top) top = live;
             c += (ob - oa) * ch[i].cost_row + (S > 1 ? COST_KERNEL : 0);
+            if (s && i > b && carried_to(P, s, i) > ra) { /* the halo's Slice and the Concat */
+                c += ((carried_to(P, s, i) - ra) * ch[i].in_row + in) / COST_SLICE_BYTES +
+                     2 * COST_KERNEL;
+                /* the Concat holds its parts (the halo and the new rows) and its output */
+                if (2 * in + fin + across + halos > top) top = 2 * in + fin + across + halos;
+            }
         }
-        if (S > 1 && (ra > 0 || rb < ch[b].hin)) /* the band's Slice */
-            c += (rb - ra) * ch[b].in_row / COST_SLICE_BYTES + COST_KERNEL;
+        if (S > 1 && (P->qa[s][b] > 0 || P->qb[s][b] < ch[b].hin)) /* the band's Slice */
+            c += (P->qb[s][b] - P->qa[s][b]) * ch[b].in_row / COST_SLICE_BYTES + COST_KERNEL;
     }
+    free(P);
     if (2 * fin + across > top) top = 2 * fin + across;
     *peak = top;
     *cost = c;
+    return true;
 }
 
 typedef struct live_info {
@@ -367,48 +432,73 @@ static kn_value *i64_const(kn_rw *rw, const char *like, const char *suffix, int6
     return kn_rw_const(rw, like, suffix, t);
 }
 
-/* Rewrites chain[b..e] into S bands joined by a Concat writing the chain's output. */
-static void rewrite(kn_rw *rw, link *ch, int b, int e, int S) {
+/* A Slice of rows [a, b) of v (axis 2) anchored before position at. */
+static kn_value *slice_rows(kn_rw *rw, int at, kn_value *v, int64_t a, int64_t b, const char *sfx) {
+    kn_type t = v->type;
+    t.dims[2] = b - a;
+    kn_value *in[4] = {v, i64_const(rw, v->name, "/band_start", a),
+                       i64_const(rw, v->name, "/band_end", b),
+                       i64_const(rw, v->name, "/band_axis", 2)};
+    kn_value *o = kn_rw_value(rw, v->name, sfx, &t);
+    kn_node *sl = kn_rw_node(rw, at, KN_OP_SLICE, "", 4, in, 1, &o);
+    sl->opset = rw->g->opset;
+    return o;
+}
+
+/* A Concat of n values along H into a new value like `like` with rows rows. */
+static kn_value *concat_rows(kn_rw *rw, int at, kn_value **parts, int n, const kn_value *like,
+                             int64_t rows, const char *sfx, kn_value *into) {
+    kn_graph *g = rw->g;
+    kn_value *o = into;
+    if (!o) {
+        kn_type t = like->type;
+        t.dims[2] = rows;
+        o = kn_rw_value(rw, like->name, sfx, &t);
+    }
+    kn_node *cat = kn_rw_node(rw, at, KN_OP_CONCAT, "", n, parts, 1, &o);
+    kn_attr *a = kn_arena_array(g->arena, 1, sizeof *a);
+    KN_ASSERT(a);
+    *a = (kn_attr){.name = "axis", .kind = KN_ATTR_INT, .i = 2};
+    cat->attrs = a;
+    cat->nattr = 1;
+    cat->opset = g->opset;
+    return o;
+}
+
+/* Rewrites chain[b..e] into S bands (carrying halo rows or not) joined by a Concat
+ * writing the chain's output. */
+static void rewrite(kn_rw *rw, link *ch, int b, int e, int S, bool carry) {
     kn_graph *g = rw->g;
     int at = ch[b].n->id;
     kn_value *x = ch[b].n->in[0], *y = ch[e].n->out[0];
-    kn_value *outs[BANDS_MAX];
+    kn_value *outs[BANDS_MAX], *halo[CHAIN_MAX] = {0}, *in_i[CHAIN_MAX] = {0};
+    rows_plan *P = malloc(sizeof *P);
+    KN_ASSERT(P && plan_rows(ch, b, e, S, carry, P));
     for (int i = b; i <= e; i++) kn_rw_kill(rw, ch[i].n);
     for (int s = 0; s < S; s++) {
-        int64_t ra[CHAIN_MAX + 1], rb[CHAIN_MAX + 1]; /* ra[i]: link i's output rows */
-        band(ch[e].hout, S, s, &ra[e], &rb[e]);
-        for (int i = e; i >= b; i--) {
-            int64_t lo = ra[i], hi = rb[i];
-            rows_in(&ch[i], &lo, &hi);
-            if (i > b) {
-                ra[i - 1] = lo;
-                rb[i - 1] = hi;
-            } else {
-                ra[CHAIN_MAX] = lo;
-                rb[CHAIN_MAX] = hi;
-            }
-        }
         char sfx[32];
+        snprintf(sfx, sizeof sfx, "band%d", s);
         kn_value *cur = x;
-        int64_t xa = ra[CHAIN_MAX], xb = rb[CHAIN_MAX];
-        if (xa > 0 || xb < ch[b].hin) { /* the band's rows of the chain's input */
-            kn_type t = x->type;
-            t.dims[2] = xb - xa;
-            snprintf(sfx, sizeof sfx, "band%d", s);
-            kn_value *in[4] = {x, i64_const(rw, x->name, "/band_start", xa),
-                               i64_const(rw, x->name, "/band_end", xb),
-                               i64_const(rw, x->name, "/band_axis", 2)};
-            kn_value *o = kn_rw_value(rw, x->name, sfx, &t);
-            kn_node *sl = kn_rw_node(rw, at, KN_OP_SLICE, "", 4, in, 1, &o);
-            sl->opset = g->opset;
-            cur = o;
-        }
+        if (P->qa[s][b] > 0 || P->qb[s][b] < ch[b].hin) /* the band's rows of the input */
+            cur = slice_rows(rw, at, x, P->qa[s][b], P->qb[s][b], sfx);
         for (int i = b; i <= e; i++) {
             const kn_node *n = ch[i].n;
-            int64_t ia = i > b ? ra[i - 1] : xa, ib = i > b ? rb[i - 1] : xb;
+            int64_t ia = P->qa[s][i], ib = P->qb[s][i], ra = P->na[s][i], rb = P->nb[s][i];
+            if (i > b && s && carry && carried_to(P, s, i) > ia) { /* halo rows + new rows */
+                kn_value *parts[2] = {halo[i], cur};
+                char hs[40];
+                snprintf(hs, sizeof hs, "band%d/in", s);
+                cur = concat_rows(rw, at, parts, 2, n->in[0], ib - ia, hs, NULL);
+            }
+            in_i[i] = cur;
+            if (carry && s + 1 < S && i > b && carried_to(P, s + 1, i) > P->qa[s + 1][i]) {
+                char hs[40]; /* the rows band s + 1 takes from this band's input of link i */
+                snprintf(hs, sizeof hs, "band%d/halo", s);
+                halo[i] =
+                    slice_rows(rw, at, cur, P->qa[s + 1][i] - ia, carried_to(P, s + 1, i) - ia, hs);
+            }
             kn_type t = n->out[0]->type;
-            t.dims[2] = rb[i] - ra[i];
-            snprintf(sfx, sizeof sfx, "band%d", s);
+            t.dims[2] = rb - ra;
             kn_value *o = kn_rw_value(rw, n->out[0]->name, sfx, &t);
             kn_value **in = kn_arena_array(g->arena, (size_t)n->nin, sizeof *in);
             KN_ASSERT(in);
@@ -424,30 +514,26 @@ static void rewrite(kn_rw *rw, link *ch, int b, int e, int S) {
             if (ch[i].conv) {
                 const link *l = &ch[i];
                 int64_t K = (l->k - 1) * l->d + 1;
-                pt = ia - (ra[i] * l->s - l->pt);
-                pb = (rb[i] - ra[i] - 1) * l->s + K - pt - (ib - ia);
+                pt = ia - (ra * l->s - l->pt);
+                pb = (rb - ra - 1) * l->s + K - pt - (ib - ia);
                 if (pb < 0) pb = 0;
                 KN_ASSERT(pt >= 0 && pt <= l->pt && pb <= l->pb);
-                KN_ASSERT((ib - ia + pt + pb - K) / l->s + 1 == rb[i] - ra[i]);
+                KN_ASSERT((ib - ia + pt + pb - K) / l->s + 1 == rb - ra);
             }
             set_attrs(g, c, n, ch[i].conv, pt, pb);
             cur = o;
         }
         outs[s] = cur;
     }
-    kn_node *cat = kn_rw_node(rw, at, KN_OP_CONCAT, "", S, outs, 1, &y);
-    kn_attr *a = kn_arena_array(g->arena, 1, sizeof *a);
-    KN_ASSERT(a);
-    *a = (kn_attr){.name = "axis", .kind = KN_ATTR_INT, .i = 2};
-    cat->attrs = a;
-    cat->nattr = 1;
-    cat->opset = g->opset;
+    (void)in_i;
+    free(P);
+    concat_rows(rw, at, outs, S, y, 0, "", y);
 }
 
 /* The estimated peak and extra cost of patching chain[b..e] in S bands; false if the
  * candidate is not one (its end no convolution, or fewer rows than bands). */
 static bool candidate(const kn_graph *g, const live_info *L, const link *ch, int b, int e, int S,
-                      int64_t *peak, int64_t *extra) {
+                      bool carry, int64_t *peak, int64_t *extra) {
     if (!ch[e].conv || S > ch[e].hout) return false;
     int pb = ch[b].n->id, pe = ch[e].n->id;
     int64_t rest = 0, across = 0;
@@ -457,8 +543,8 @@ static bool candidate(const kn_graph *g, const live_info *L, const link *ch, int
         if (L->first[i] >= 0 && L->first[i] < pb && L->last[i] > pe) across += L->size[i];
     if (ch[b].n->in[0]->producer) across += value_bytes(ch[b].n->in[0]);
     int64_t whole, banded, unused;
-    estimate(ch, b, e, 1, across, &unused, &whole);
-    estimate(ch, b, e, S, across, peak, &banded);
+    estimate(ch, b, e, 1, false, across, &unused, &whole);
+    if (!estimate(ch, b, e, S, carry, across, peak, &banded)) return false;
     if (rest > *peak) *peak = rest;
     *extra = banded - whole;
     return true;
@@ -490,33 +576,44 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
             make_link(cx, g->nodes[p], &l))
             total += l.hout * l.macs_row;
     }
-    /* the least peak of the candidates within the cost bound, then the cheapest candidate
-     * within 3% of it */
+    /* the least peak of the candidates within the cost bound that recompute their halo
+     * rows, then the cheapest candidate within 3% of it, carrying or recomputing: carrying
+     * makes deep chains cheap enough to band, down to half of MobileNetV1's arena, but
+     * for about 1% more instructions on the M4 and 6% on the M55 (its float Concats and
+     * short bands); it is used where it makes the same peak cheaper */
     int64_t least = base, peak, extra;
     for (int b = 0; b < len; b++)
         for (int e = b; e < len; e++)
             for (int S = 2; S <= BANDS_MAX; S++)
-                if (candidate(g, &L, ch, b, e, S, &peak, &extra) &&
+                if (candidate(g, &L, ch, b, e, S, false, &peak, &extra) &&
                     extra * 100 <= total * RECOMPUTE_PCT && peak < least)
                     least = peak;
+    /* carrying float bands on vector float tiles (the M55) measured 7% more instructions
+     * on MobileNetV2 for the same arena (short bands of vector tiles, float Concats) */
+    bool carry_ok = inplace;
+    for (int i = 0; i < len && !carry_ok; i++)
+        carry_ok = ch[i].conv && ch[i].n->op == KN_OP_QLINEARCONV;
     int64_t best = base, best_cost = 0;
     int best_b = -1, best_e = -1, best_s = 0;
+    bool best_carry = false;
     for (int b = 0; b < len; b++)
         for (int e = b; e < len; e++)
-            for (int S = 2; S <= BANDS_MAX; S++) {
-                if (!candidate(g, &L, ch, b, e, S, &peak, &extra) ||
-                    extra * 100 > total * RECOMPUTE_PCT || peak > least + least * 3 / 100)
-                    continue;
-                if (best_e < 0 || extra < best_cost) {
-                    best_b = b;
-                    best_e = e;
-                    best_s = S;
-                    best = peak;
-                    best_cost = extra;
+            for (int S = 2; S <= BANDS_MAX; S++)
+                for (int cr = 0; cr < 1 + carry_ok; cr++) {
+                    if (!candidate(g, &L, ch, b, e, S, cr, &peak, &extra) ||
+                        extra * 100 > total * RECOMPUTE_PCT || peak > least + least * 3 / 100)
+                        continue;
+                    if (best_e < 0 || extra < best_cost) {
+                        best_b = b;
+                        best_e = e;
+                        best_s = S;
+                        best_carry = cr;
+                        best = peak;
+                        best_cost = extra;
+                    }
                 }
-            }
     liveness_free(&L);
-    if (best_e >= 0 && best * 10 < base * 9) rewrite(&rw, ch, best_b, best_e, best_s);
+    if (best_e >= 0 && best * 10 < base * 9) rewrite(&rw, ch, best_b, best_e, best_s, best_carry);
     kn_rw_end(&rw);
     return cx->status;
 }
