@@ -471,9 +471,11 @@ static void rewrite(kn_rw *rw, link *ch, int b, int e, int S, bool carry) {
     kn_graph *g = rw->g;
     int at = ch[b].n->id;
     kn_value *x = ch[b].n->in[0], *y = ch[e].n->out[0];
-    kn_value *outs[BANDS_MAX], *halo[CHAIN_MAX] = {0}, *in_i[CHAIN_MAX] = {0};
+    kn_value *outs[BANDS_MAX], *halo[CHAIN_MAX] = {0};
     rows_plan *P = malloc(sizeof *P);
-    KN_ASSERT(P && plan_rows(ch, b, e, S, carry, P));
+    KN_ASSERT(P);
+    bool planned = plan_rows(ch, b, e, S, carry, P); /* as the estimate made it */
+    KN_ASSERT(planned);
     for (int i = b; i <= e; i++) kn_rw_kill(rw, ch[i].n);
     for (int s = 0; s < S; s++) {
         char sfx[32];
@@ -490,7 +492,6 @@ static void rewrite(kn_rw *rw, link *ch, int b, int e, int S, bool carry) {
                 snprintf(hs, sizeof hs, "band%d/in", s);
                 cur = concat_rows(rw, at, parts, 2, n->in[0], ib - ia, hs, NULL);
             }
-            in_i[i] = cur;
             if (carry && s + 1 < S && i > b && carried_to(P, s + 1, i) > P->qa[s + 1][i]) {
                 char hs[40]; /* the rows band s + 1 takes from this band's input of link i */
                 snprintf(hs, sizeof hs, "band%d/halo", s);
@@ -525,7 +526,6 @@ static void rewrite(kn_rw *rw, link *ch, int b, int e, int S, bool carry) {
         }
         outs[s] = cur;
     }
-    (void)in_i;
     free(P);
     concat_rows(rw, at, outs, S, y, 0, "", y);
 }
