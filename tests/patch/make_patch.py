@@ -11,8 +11,14 @@ stem's output resolution, holding most of the multiply-adds, and a residual Add)
   odd   x: 2x4x37x29 -> Conv 5x3 s2 pads (t2 l1 b1 r1) (6) Relu -> DW 3x3 dilation 2
         pads 2 -> 1x1 (36) Relu -> DW 3x3 s2 pads (t1 l1 b0 r1) -> 1x1 (5): s 2x5x9x8
         (batch 2, odd heights, asymmetric pads, a dilated window, no bias on the last)
+  deep  x: 1x3x64x64 -> Conv 3x3 s2 pad 1 (8) Relu -> DW 3x3 pad 1 Relu -> 1x1 (16) Relu
+        -> DW 3x3 s2 Relu -> 1x1 (32) Relu -> DW 3x3 Relu -> 1x1 (32) Relu -> DW 3x3 s2
+        Relu -> 1x1 (32): s 1x32x8x8 (MobileNetV1's first blocks: deep enough that the
+        bands carry their halo rows from one band to the next instead of recomputing them)
   both  y1 = Conv5x5 pad 2 (Relu(Conv5x5 pad 2 (s), c -> w c), w c -> c) + s,
         w = 4 (stem), 16 (odd)
+
+(all three) y1 as above, w = 4 (stem), 16 (odd), 2 (deep)
 
 usage: /usr/bin/python3 tests/patch/make_patch.py"""
 import os
@@ -105,3 +111,14 @@ case("odd", gc.uniform(3)(2, 4, 37, 29), [
     (36, (3, 3), 2, [1, 1, 0, 1], 1, "dw", None, True),
     (5, (1, 1), 1, [0, 0, 0, 0], 1, 1, None, False),
 ], 4, 16)
+case("deep", gc.uniform(5)(1, 3, 64, 64), [
+    (8, (3, 3), 2, [1, 1, 1, 1], 1, 1, "relu", True),
+    (8, (3, 3), 1, [1, 1, 1, 1], 1, "dw", "relu", True),
+    (16, (1, 1), 1, [0, 0, 0, 0], 1, 1, "relu", True),
+    (16, (3, 3), 2, [1, 1, 1, 1], 1, "dw", "relu", True),
+    (32, (1, 1), 1, [0, 0, 0, 0], 1, 1, "relu", True),
+    (32, (3, 3), 1, [1, 1, 1, 1], 1, "dw", "relu", True),
+    (32, (1, 1), 1, [0, 0, 0, 0], 1, 1, "relu", True),
+    (32, (3, 3), 2, [1, 1, 1, 1], 1, "dw", "relu", True),
+    (32, (1, 1), 1, [0, 0, 0, 0], 1, 1, None, True),
+], 6, 2)
