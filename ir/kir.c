@@ -451,6 +451,13 @@ kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a) {
     return x;
 }
 
+kn_kx *kx_cast_inrange(kn_lower *L, kn_dtype t, kn_kx *a) {
+    kn_kx *x = kx_cast(L, t, a);
+    if (x->op == KX_CAST && kn_dtype_get(a->dtype)->is_float && kn_dtype_get(x->dtype)->is_int)
+        x->i = 1;
+    return x;
+}
+
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a) {
     kn_dtype t = a->dtype;
     if (op == KX_ISNAN || op == KX_ISINF || op == KX_NOT) t = KN_BOOL;
@@ -750,7 +757,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         fputc(']', f);
         return;
     case KX_CAST:
-        fprintf(f, "%s(", kn_dtype_name(x->dtype));
+        fprintf(f, "%s%s(", kn_dtype_name(x->dtype), x->i == 1 ? "!" : "");
         print_x(f, x->a[0]);
         fputc(')', f);
         return;

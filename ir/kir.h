@@ -73,7 +73,8 @@ typedef enum kn_kx_op {
     KN_KX_UNARY(X) KN_KX_BINARY(X)
 #undef X
         KX_SELECT, /* a[0] ? a[1] : a[2] */
-    KX_CAST,       /* a[0] converted to dtype (float->int truncates, as C) */
+    KX_CAST,       /* a[0] converted to dtype (float->int truncates, as C); i = 1: a float
+                      known to lie in the integer dtype's range (kx_cast_inrange) */
     KX_FMA,        /* a[0] * a[1] + a[2] */
     KX_LANE,       /* lane i of vector variable a[0] (a KX_VAR) */
     KX_BYTE,       /* byte a[1] of string a[0], as u8 (see "Strings" below) */
@@ -669,6 +670,13 @@ kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
+/* A float a converted to integer dtype t where the lowering has proved a finite, not NaN
+ * and inside t's range (a value it clamped itself, a bounded sum of small integers):
+ * KX_CAST with i = 1, printed `t!(a)`. C and OpenCL print the plain C conversion (as
+ * for every cast); LLVM then builds a bare fpto[su]i instead of the saturating
+ * compares and selects it adds to other float casts (whose operand it cannot bound).
+ * Where a is not a float or t not an integer, the plain kx_cast. */
+kn_kx *kx_cast_inrange(kn_lower *L, kn_dtype t, kn_kx *a);
 kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index);      /* KX_BYTE: u8 */
 kn_kx *kx_str(kn_lower *L, kn_kbuf *chars, kn_kx *index); /* KX_STR: a string value */

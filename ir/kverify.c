@@ -64,6 +64,11 @@ static kn_status expr(vctx *V, const kn_kx *x) {
                           (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8)))
             return bad(V, "word load is not a scalar i32 of an 8-bit buffer", 0, 0);
         return in_bounds(V, x->buf, x->a[0], kx_load_elems(x));
+    case KX_CAST:
+        if (x->i != 0 && (x->i != 1 || !kn_dtype_get(x->a[0]->dtype)->is_float ||
+                          !kn_dtype_get(x->dtype)->is_int))
+            return bad(V, "in-range cast is not from a float to an integer", (long)x->i, 0);
+        return KN_OK;
     case KX_STR:
         if (!own(V, x->buf)) return bad(V, "string of another program's buffer", 0, 0);
         return KN_OK;

@@ -863,7 +863,7 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     for (int r = 0; r < n; r++) {
         kn_kx *oxr = kt_plus(L, ox, r), *val = var(L, acc[r]);
         if (G->integer) /* exact: the sum is an integer below 2^24 */
-            val = kt_int_store_vec(L, d, &G->rq, kx_cast(L, KN_I32, val), c0, width);
+            val = kt_int_store_vec(L, d, &G->rq, kx_cast_inrange(L, KN_I32, val), c0, width);
         if (d->epi) {
             kn_kx *opnd[KN_EPI_MAX] = {0};
             for (int k = 0; k < d->epi->n; k++) {

@@ -765,7 +765,14 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
         LLVMValueRef idx = expr(E, x->a[0]);
         return LLVMBuildGEP2(E->b, LLVMInt8TypeInContext(E->ctx), E->bufs[x->buf->id], &idx, 1, "");
     }
-    case KX_CAST: return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
+    case KX_CAST:
+        if (x->i == 1) { /* kx_cast_inrange: the lowering bounded the operand */
+            LLVMValueRef v = operand(E, x, 0);
+            LLVMTypeRef tt = ty_like(E, x->dtype, v);
+            return sgn(x->dtype) ? LLVMBuildFPToSI(E->b, v, tt, "")
+                                 : LLVMBuildFPToUI(E->b, v, tt, "");
+        }
+        return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
     case KX_SELECT: {
         LLVMValueRef c = truth(E, operand(E, x, 0), x->a[0]->dtype);
         return LLVMBuildSelect(E->b, c, operand(E, x, 1), operand(E, x, 2), "");

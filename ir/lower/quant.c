@@ -47,7 +47,9 @@ kn_kx *kl_requant(kn_lower *L, kn_kx *v, kn_kx *zp, kn_dtype t) {
     kn_kx *x = kx_var(L, rv), *klo = kx_const(L, ft, lo), *khi = kx_const(L, ft, hi);
     kn_kx *c =
         kx_select(L, kx_bin(L, KX_LT, x, klo), klo, kx_select(L, kx_bin(L, KX_GT, x, khi), khi, x));
-    return kx_cast(L, t, kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, ft, 0), c));
+    c = kx_select(L, kx_un(L, KX_ISNAN, x), kx_const(L, ft, 0), c);
+    /* in [lo, hi] and not NaN by the selects (the bounds are exact in ft up to 32 bits) */
+    return kn_dtype_get(t)->size <= 4 ? kx_cast_inrange(L, t, c) : kx_cast(L, t, c);
 }
 
 kn_kx *kl_requant_fixed(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *shift, kn_kx *zp, kn_dtype t) {
@@ -634,17 +636,93 @@ static kn_status lower_qlinearconv(kn_lower *L, const kn_node *n, kn_kbuf *const
 
 /* ---- QLinearAdd (kiln's own: a QDQ residual add, ir/ops/quant.c) ---- */
 
+/* The constant per-tensor parameters of a QLinearAdd, when all are constants. */
+typedef struct qadd_consts {
+    float as, bs, cs;
+    int64_t az, bz, alo, ahi, blo, bhi;
+    float cz;
+} qadd_consts;
+
+static bool const_scalar(const kn_kbuf *b) {
+    return b && b->kind == KB_CONST && b->data && b->numel == 1;
+}
+
+static bool qadd_get_consts(kn_kbuf *const *in, int nin, qadd_consts *k) {
+    for (int i = 0; i < 7; i++)
+        if (i != 0 && i != 3 && !const_scalar(in[i])) return false;
+    if (nin > 7 && !const_scalar(in[7])) return false;
+    double lo, hi;
+    k->as = (float)const_at(in[1], 0), k->bs = (float)const_at(in[4], 0);
+    k->cs = (float)const_at(in[6], 0);
+    k->az = (int64_t)const_at(in[2], 0), k->bz = (int64_t)const_at(in[5], 0);
+    k->cz = nin > 7 ? (float)const_at(in[7], 0) : 0.0f;
+    int_range(in[0]->dtype, &lo, &hi);
+    k->alo = (int64_t)lo, k->ahi = (int64_t)hi;
+    int_range(in[3]->dtype, &lo, &hi);
+    k->blo = (int64_t)lo, k->bhi = (int64_t)hi;
+    return true;
+}
+
+/* The quotient's rounded value plus cz, as the kernel computes it: by / cs (r 0) or by * r. */
+static float qadd_round(const qadd_consts *k, float sum, float r) {
+    float q = r != 0.0f ? sum * r : sum / k->cs;
+    return nearbyintf(q) + k->cz;
+}
+
+/* Whether every pair of 8-bit inputs gives a finite, non-NaN rounded value (then the clamp
+ * bounds it and the conversion needs no saturation), and the multiplier, if any, that gives
+ * the division's result for every pair after the clamp to [lo, hi]: 1/cs rounded to float, or
+ * its float neighbours. Exhaustive over the 2^16 input pairs (the inputs are 8-bit), so the
+ * multiplication is chosen only where it is identical, as ONNX's definition needs. */
+static void qadd_check(const qadd_consts *k, int64_t lo, int64_t hi, bool *finite, float *mult) {
+    float cand[3] = {1.0f / k->cs, 0, 0};
+    cand[1] = nextafterf(cand[0], 0.0f), cand[2] = nextafterf(cand[0], 2.0f * cand[0]);
+    bool ok[3] = {true, true, true};
+    *finite = true;
+    *mult = 0;
+    for (int64_t a = k->alo; a <= k->ahi; a++)
+        for (int64_t b = k->blo; b <= k->bhi; b++) {
+            float sum = (float)(a - k->az) * k->as + (float)(b - k->bz) * k->bs;
+            float ref = qadd_round(k, sum, 0.0f);
+            if (!isfinite(ref)) {
+                *finite = false;
+                return;
+            }
+            ref = ref < (float)lo ? (float)lo : ref > (float)hi ? (float)hi : ref;
+            for (int c = 0; c < 3; c++) {
+                if (!ok[c]) continue;
+                float v = qadd_round(k, sum, cand[c]);
+                v = v < (float)lo ? (float)lo : v > (float)hi ? (float)hi : v;
+                ok[c] = isfinite(cand[c]) && cand[c] != 0.0f && v == ref;
+            }
+        }
+    for (int c = 0; c < 3; c++)
+        if (ok[c]) {
+            *mult = cand[c];
+            return;
+        }
+}
+
 /* y = clamp(sat(round((float)((f32)(a - az) * as + (f32)(b - bz) * bs) / cs) + cz)), all in
  * float32 as the interpreter and the float graph it replaces compute it (no multiply-add
- * is fused: the kernel IR says where one is). One pass over the two 8-bit inputs. */
+ * is fused: the kernel IR says where one is). One pass over the two 8-bit inputs. With
+ * constant parameters (the qdq pass's), the division is a multiplication where that gives
+ * the same bytes for every input pair (qadd_check), and the conversion to y's type is
+ * unsaturated (kx_cast_inrange) where no pair gives NaN or infinity. */
 static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_kbuf *y = out[0], *cz = n->nin > 7 ? in[7] : NULL;
     int64_t lo, hi;
     fixed_range(n, y->dtype, &lo, &hi);
+    qadd_consts k;
+    bool finite = false;
+    float mult = 0;
+    if (qadd_get_consts(in, n->nin, &k)) qadd_check(&k, lo, hi, &finite, &mult);
     int vas = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[1], kx_int(L, 0))));
     int vbs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[4], kx_int(L, 0))));
-    int vcs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[6], kx_int(L, 0))));
+    int vcs = kl_decl(L, KN_F32,
+                      mult != 0.0f ? kx_const(L, KN_F32, mult)
+                                   : kx_cast(L, KN_F32, kx_load(L, in[6], kx_int(L, 0))));
     int vaz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[2], kx_int(L, 0))));
     int vbz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[5], kx_int(L, 0))));
     int vcz = kl_decl(
@@ -664,12 +742,12 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     /* each product rounded to f32 before the sum (OpenCL: the emitter's FP_CONTRACT OFF) */
     kn_kx *sum = kx_add(L, kx_mul(L, kx_cast(L, KN_F32, da), kx_var(L, vas)),
                         kx_mul(L, kx_cast(L, KN_F32, db), kx_var(L, vbs)));
-    kn_kx *q = kx_bin(L, KX_DIV, sum, kx_var(L, vcs));
+    kn_kx *q = kx_bin(L, mult != 0.0f ? KX_MUL : KX_DIV, sum, kx_var(L, vcs));
     int r = kl_decl(L, KN_F32, kx_add(L, kx_un(L, KX_ROUND, q), kx_var(L, vcz)));
     kn_kx *klo = kx_const(L, KN_F32, (double)lo), *khi = kx_const(L, KN_F32, (double)hi);
     kn_kx *c = kx_select(L, kx_bin(L, KX_LT, kx_var(L, r), klo), klo,
                          kx_select(L, kx_bin(L, KX_GT, kx_var(L, r), khi), khi, kx_var(L, r)));
-    kl_store(L, y, yi, kx_cast(L, y->dtype, c));
+    kl_store(L, y, yi, finite ? kx_cast_inrange(L, y->dtype, c) : kx_cast(L, y->dtype, c));
     kl_end_n(L, nloops);
     return KN_OK;
 }
