@@ -49,6 +49,10 @@
 /* KT_MAX_ROWS bounds a schedule file's tile_rows; the pass itself chooses at most
  * KT_AUTO_ROWS (tile_conv: conv_tile_rows) */
 enum { KT_MAX_ROWS = 16, KT_MAX_NV = 4, KT_AUTO_ROWS = 8, KT_MAX_EDGE = 4 };
+/* KT_MAX_VNV bounds the vectors of a tile with lanes (KT_MAX_NV: the columns of a scalar
+ * one, and of a schedule file's integer tiles); float matrix-vector tiles on
+ * microcontrollers take up to vector_registers - 1 (kt_choose) */
+enum { KT_MAX_VNV = 8 };
 
 typedef struct kt_tile {
     kn_dtype t, wt;    /* accumulators (f32, or i32 for integer contractions), packed weights */
@@ -57,7 +61,7 @@ typedef struct kt_tile {
                           or as many whole vectors as its columns need (mm_lower) */
     int maxrows;       /* rows of a full tile */
     int rows;          /* rows of the tile being built */
-    int acc[KT_MAX_ROWS][KT_MAX_NV];
+    int acc[KT_MAX_ROWS][KT_MAX_VNV];
     /* integer tiles with a dot product (int_dot): the weights are packed `parts` to an
      * i32 word along the reduction, the input likewise when it is read */
     int dot;   /* the KX_DOT kind (kn_dot), 0: multiply and add */
@@ -131,7 +135,25 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
         T->nv = cols >= 2 * T->lanes ? 2 : 1;
     else
         T->nv = cols >= KT_MAX_NV ? KT_MAX_NV : (int)cols;
-    if (ov && ov->tile_vecs) T->nv = ov->tile_vecs < KT_MAX_NV ? ov->tile_vecs : KT_MAX_NV;
+    /* a matrix-vector product (one row) of floats on a microcontroller's vectors whose
+     * multiply-add reads the input from a general register (Helium's VFMA Qd, Qn, Rm):
+     * each weight vector is used once, right after its load, so one register takes them
+     * in turn and the others accumulate. On the M55 (8 Q registers) 7 vectors, 28
+     * columns: a step is 7 VLDRW, one LDR, 7 VFMA and the LE, 16 instructions for 28
+     * multiply-adds where 2 vectors took 6 for 8 (the FC autoencoder: 203 K -> 157 K
+     * instructions, docs/firmware.md). The columns past the last whole tile are an edge
+     * tile of fewer vectors (mm_lower). */
+    if (T->lanes > 1 && !integer && nrows == 1 && L->target && L->target->kind == KN_TARGET_MCU &&
+        kl_fma_scalar(L)) {
+        int64_t nv = kl_vector_registers(L) - 1, fit = cols / T->lanes;
+        nv = nv < fit ? nv : fit;
+        nv = nv < KT_MAX_VNV ? nv : KT_MAX_VNV;
+        if (nv > T->nv) T->nv = (int)nv;
+    }
+    if (ov && ov->tile_vecs) {
+        int cap = T->lanes > 1 && !integer ? KT_MAX_VNV : KT_MAX_NV;
+        T->nv = ov->tile_vecs < cap ? ov->tile_vecs : cap;
+    }
     T->kb = T->kbl = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
     /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
@@ -174,7 +196,7 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
 /* One reduction step: acc[r][v] += a[r] * bp[bidx + v*lanes ..]; rows whose a[r] is
  * NULL (a padding tap of an edge tile) are left alone. */
 static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx *bidx) {
-    int w[KT_MAX_NV];
+    int w[KT_MAX_VNV];
     for (int v = 0; v < T->nv; v++)
         w[v] = kl_decl_vec(
             L, T->t, T->lanes,
@@ -191,7 +213,7 @@ static void kt_step(kn_lower *L, kt_tile *T, kn_kx *const *a, kn_kbuf *bp, kn_kx
 /* One reduction step of a dot tile: acc[r][v] = dot(acc[r][v], word[r], bp[bidx + v*lanes ..])
  * (words[r]: row r's input values packed as the weights are). */
 static void kt_step_dot(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf *bp, kn_kx *bidx) {
-    int w[KT_MAX_NV];
+    int w[KT_MAX_VNV];
     if (T->wide) { /* reduction words: vectors of `wide` words, scalar accumulators */
         for (int v = 0; v < T->nv; v++)
             w[v] = kl_decl_vec(L, KN_I32, T->wide,
@@ -2752,13 +2774,13 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
                 int vt = kl_for(L, nt);
                 m0 = kx_mul(L, kx_var(L, vt), kx_int(L, T.maxrows));
             }
-            int acc[KT_MAX_ROWS][KT_MAX_NV];
+            int acc[KT_MAX_ROWS][KT_MAX_VNV];
             for (int r = 0; r < rows; r++)
                 for (int v = 0; v < nv; v++)
                     acc[r][v] =
                         kl_decl_vec(L, KN_I32, T.lanes, kx_load(L, init, kt_plus(L, m0, r)));
             int vg = kl_for(L, ng);
-            int xv[KT_MAX_NV];
+            int xv[KT_MAX_VNV];
             for (int v = 0; v < nv; v++)
                 xv[v] = kl_decl_vec(L, KN_I32, T.lanes,
                                     kx_vload(L, xw,

@@ -30,4 +30,9 @@ echo "kernel 0 'fc' Gemm fblock=1" >"$T/off.sched"
   --schedule "$T/off.sched" --dump-schedule "$T/g13off.sched" >"$T/g13off.log" 2>&1 ||
   bad "gemm13 fblock=1: compile: $(cat "$T/g13off.log")"
 grep -q "KN_LDM" "$T/g13off/m.c" && bad "gemm13 fblock=1: still register blocks" || ok
+# a float matrix-vector product on cortex-m55 (8 Q registers, VFMA by a general register):
+# tiles of 7 vectors, one register left for the weights (passes/tile.c, kt_choose)
+"$KILN" compile "$D/gemv45/model.onnx" -o "$T/g45" --name m --target cortex-m55 --emit c \
+  --dump-schedule "$T/g45.sched" >"$T/g45.log" 2>&1 || bad "gemv45: compile: $(cat "$T/g45.log")"
+grep -q "tile_vecs=7 " "$T/g45.sched" && ok || bad "gemv45: no tile_vecs=7 in $(cat "$T/g45.sched")"
 finish

@@ -10,6 +10,8 @@ narrower (passes/tile.c, mm_lower):
   gemm13/    float Gemm 3 x 24 -> 13 (bias) then Relu: on cortex-m4 the register-block
              tiles (passes/tile.c, mm_fblock: 8 columns x 8 inputs a step), one full block
              of 8 columns and a partial one of 5 computed as 6
+  gemv45/    float Gemm 1 x 40 -> 45 (transB, bias) then Relu: on cortex-m55 the
+             matrix-vector tiles of 7 vectors (28 columns) and an edge tile of 17
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -81,3 +83,18 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 13])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("gemm13", g, [("x", x)], [("y", y)])
+
+# gemv45: y = relu(x W^T + b) at batch 1, a matrix-vector product: on cortex-m55 the float
+# tiles of 7 vectors (28 columns, passes/tile.c, kt_choose), then an edge tile of 17
+# columns (4 whole vectors and one column)
+x = rng.standard_normal((1, 40)).astype(np.float32)
+w = (rng.standard_normal((45, 40)) * 0.2).astype(np.float32)
+b = (rng.standard_normal(45) * 0.5).astype(np.float32)
+y = np.maximum(x.astype(np.float64) @ w.astype(np.float64).T + b, 0).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Gemm", ["x", "w", "b"], ["p"], transB=1, name="fc"),
+     helper.make_node("Relu", ["p"], ["y"], name="relu")], "gemv45",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 40])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 45])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("gemv45", g, [("x", x)], [("y", y)])
