@@ -559,6 +559,32 @@ static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
     return (double)(int32_t)w;
 }
 
+/* conv_wsplit's two words of each column and step as one i64, the even word low
+ * (kt_tile.wpair on pointwise split tiles): [group][block][step][kb], zero past the
+ * group's last output channel, so a column's step is one LDRD */
+typedef struct conv_pair_args {
+    const conv_geom *G;
+    int64_t group, steps;
+} conv_pair_args;
+
+static void conv_wsplit_pair(const void *ctx, void *data) {
+    const conv_pair_args *A = ctx;
+    const conv_geom *G = A->G;
+    int64_t kb = G->T->kb, blocks = (G->kg + kb - 1) / kb, *o = data;
+    for (int64_t g = 0; g < A->group; g++) {
+        conv_src s = {G, g};
+        for (int64_t blk = 0; blk < blocks; blk++)
+            for (int64_t q = 0; q < A->steps; q++)
+                for (int64_t j = 0; j < kb; j++) {
+                    int64_t col = blk * kb + j;
+                    uint32_t lo = col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q, col) : 0;
+                    uint32_t hi =
+                        col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q + 1, col) : 0;
+                    *o++ = (int64_t)((uint64_t)hi << 32 | lo);
+                }
+    }
+}
+
 /* packed words of a column-pair tile (kt_tile.cpair): reduction group rg = (ci*kh + i)*kwp
  * + q (kwp = ceil(kw / 2)) holds taps (i, 2q) and (i, 2q + 1) of input channel ci in its
  * low and high 16 bits, 0 for a tap past kw */
@@ -699,7 +725,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         kn_kx *jx = unroll ? kx_int(L, jc) : kx_var(L, vj);
         /* packed words: [group block gb][cgrp][i][j][kb] */
         /* split: two words a step; reduction words: wide words a column */
-        int64_t wstride = T->split ? 2 * T->kb : T->wide ? T->wide * T->kb : T->kb;
+        int64_t wstride = T->wpair   ? T->kb /* i64 pairs */
+                          : T->split ? 2 * T->kb
+                          : T->wide  ? T->wide * T->kb
+                                     : T->kb;
         kn_kx *widx =
             kx_mul(L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, jx)),
                    kx_int(L, wstride));
@@ -740,7 +769,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     }
     if (!unroll) kl_end(L); /* j */
     if (crow && !kt_zp_nil(T)) {
-        int64_t wstride = T->split ? 2 * T->kb : T->kb;
+        int64_t wstride = T->wpair ? T->kb : T->split ? 2 * T->kb : T->kb;
         kl_else(L);
         int vj2 = kl_for(L, kwn);
         kn_kx *w2 = kx_mul(
@@ -762,6 +791,19 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     (void)rows;
     int64_t per = T->cpair ? 1 : T->parts; /* channels a group of the packed words */
     int64_t full = G->cg / per, tail = G->cg % per;
+    if (T->xpre && full >= 2) {
+        /* pointwise pairs: two groups a trip (the loop's add, compare and branch once per 32
+         * multiply-adds of a 2 x 2 tile, not 16), then the odd last one */
+        int vc = kl_for(L, full / 2);
+        for (int u = 0; u < 2; u++)
+            conv_dot_taps(L, G, T, vb, vg, gb,
+                          kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, 2)), u), T->parts, oy, ow0,
+                          crow, ccol);
+        kl_end(L);
+        if (full % 2)
+            conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, full - 1), T->parts, oy, ow0, crow, ccol);
+        full = 0;
+    }
     if (full) {
         int vc = kl_for(L, full);
         conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
@@ -1188,6 +1230,16 @@ static kn_kx *wide_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals) {
     return kx_cast(L, KN_I32, w);
 }
 
+/* Word w (4 input bytes) as KX_UNPACK16's two halves in one i64, the even half low
+ * (kt_tile.xpre): lo & 0xffffffff | hi * 2^32, no shift of a negative value (undefined in
+ * C). */
+static kn_kx *kt_split_pair(kn_lower *L, const kt_tile *T, kn_kx *w) {
+    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, w, false, T->xunsigned));
+    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, w, true, T->xunsigned));
+    return kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
+                  kx_mul(L, hi, kx_int(L, 4294967296LL)));
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
     /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
      * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
@@ -1197,7 +1249,10 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     /* words a position: the reduction tiles' 16-channel groups are whole (channels past
      * cg: zero-point words, whose packed weights are 0) */
     int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
-    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * nw * G->hp * G->wp);
+    /* pre-split words (kt_tile.xpre): each word stored as its two KX_UNPACK16 halves, one
+     * i64 (even half low); only unpadded (tile_conv) */
+    KN_ASSERT(!T->xpre || (G->hp == G->h && G->wp == G->w && nw == ng && !T->wide));
+    kn_kbuf *xw = kl_scratch(L, T->xpre ? KN_I64 : KN_I32, G->n * G->group * nw * G->hp * G->wp);
     if (G->hp != G->h || G->wp != G->w || nw != ng) {
         int vi = kl_for(L, xw->numel);
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
@@ -1245,7 +1300,13 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
             }
             kn_kx *wi = kx_add(L, kx_var(L, vd), j);
             if (vq >= 0) wi = mad(L, wi, T->wide, kx_var(L, vq));
-            kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
+            if (T->xpre) {
+                KN_ASSERT(lanes == 1);
+                int vw = kl_decl(L, KN_I32, kt_word(L, T, vals, nch));
+                kl_store(L, xw, wi, kt_split_pair(L, T, kx_var(L, vw)));
+            } else {
+                kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
+            }
             if (!pass) kl_end(L);
         }
         kl_end_n(L, part ? 3 : 4 + (vq >= 0) + guard);
@@ -1565,6 +1626,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
         conv_split_window(&G, ov, &T);
+        if (flat && pad == 0 && G.kh * G.kw == 1 && !(ov && ov->split == 1)) {
+            /* pointwise pairs (schedule split=4): the input pre-split once per run and
+             * the weights widened at pack time, 2 pixels x 2 output channels */
+            T.xpre = T.wpair = true;
+            if (!(ov && ov->tile_vecs) && T.nv > 2) T.nv = 2;
+            T.kb = T.kbl = T.nv * T.lanes;
+        }
     }
     /* unrolled kernel columns: 2 rows (ResNet-8 int8 on the M4, 3x3 convolutions: 2 x 4
      * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */
@@ -1586,14 +1654,18 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     kt_tile T4 = T; /* reduction words: packed as 4 * kb columns of single words */
     T4.kb *= 4, T4.kbl *= 4;
+    conv_pair_args PA = {&G, group, red / 2};
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
-            : T.wide                   ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
-                                       : kt_pack(L, &T, T.wt, group, red, G.kg,
+            : T.wpair
+                ? kl_table_fill(L, KN_I64, group * ((G.kg + T.kb - 1) / T.kb) * T.kb * PA.steps,
+                                conv_wsplit_pair, &PA)
+            : T.wide ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
+                     : kt_pack(L, &T, T.wt, group, red, G.kg,
                                T.split   ? conv_wsplit
-                                                 : T.cpair ? conv_wcpair
-                                                 : T.dot   ? conv_wdot
-                                                           : conv_w,
-                                                 wp);
+                               : T.cpair ? conv_wcpair
+                               : T.dot   ? conv_wdot
+                                         : conv_w,
+                               wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
@@ -2068,12 +2140,7 @@ static void mm_xsplit(kn_lower *L, mm_geom *G, const kt_tile *T) {
     int vi = kl_for(L, nw);
     kn_kx *i = kx_var(L, vi);
     int vw = kl_decl(L, KN_I32, kx_load_word(L, G->a, kx_mul(L, i, kx_int(L, 4))));
-    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), false, T->xunsigned));
-    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), true, T->xunsigned));
-    /* lo & 0xffffffff | hi * 2^32: no shift of a negative value (undefined in C) */
-    kl_store(L, G->xs, i,
-             kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
-                    kx_mul(L, hi, kx_int(L, 4294967296LL))));
+    kl_store(L, G->xs, i, kt_split_pair(L, T, kx_var(L, vw)));
     kl_end(L);
 }
 
@@ -3140,7 +3207,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
-            kern->sched.split = T.split                                             ? 1
+            kern->sched.split = T.split && T.xpre && d->kind == KN_CONTRACT_CONV    ? 4
+                                : T.split                                           ? 1
                                 : T.cpair                                           ? 3
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;
