@@ -1180,9 +1180,20 @@ static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, in
         kn_kx *vals[4];
         for (int k = 0; k < 4; k++)
             vals[k] = kx_load(L, G->x, kt_plus(L, kx_var(L, vx), k * G->xs[1] + r * G->xs[3]));
+        kn_kx *at = kt_plus(L, kx_mul(L, kx_var(L, vq), kx_int(L, T->maxrows)), r);
+        if (T->xunsigned && !T->xoff) { /* u8: the halves straight from the bytes */
+            kn_kx *h[2];
+            for (int o = 0; o < 2; o++)
+                h[o] = kx_cast(L, KN_I64,
+                               kx_bin(L, KX_OR, kx_cast(L, KN_U32, vals[o]),
+                                      kx_bin(L, KX_SHL, kx_cast(L, KN_U32, vals[o + 2]),
+                                             kx_const(L, KN_U32, 16.0))));
+            kl_store(L, G->xw, at,
+                     kx_bin(L, KX_OR, h[0], kx_mul(L, h[1], kx_int(L, 4294967296LL))));
+            continue;
+        }
         int vw = kl_decl(L, KN_I32, kt_word(L, T, vals, 4));
-        kl_store(L, G->xw, kt_plus(L, kx_mul(L, kx_var(L, vq), kx_int(L, T->maxrows)), r),
-                 kt_split_pair(L, T, kx_var(L, vw)));
+        kl_store(L, G->xw, at, kt_split_pair(L, T, kx_var(L, vw)));
     }
     kl_end(L);
 }
@@ -1199,17 +1210,16 @@ static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, 
         if (part ? !rem : !nt) continue;
         int vt = part ? -1 : kl_for(L, nt);
         kn_kx *ow0 = part ? kx_int(L, nt * R) : kx_mul(L, kx_var(L, vt), kx_int(L, R));
-        int v0 = kl_decl(L, KN_I64, ow0);
-        pw_pairs_widen(L, G, T, vb, vg, kx_var(L, v0), rows);
+        pw_pairs_widen(L, G, T, vb, vg, ow0, rows);
         if (full) {
             int vk = kl_for(L, full);
-            conv_tile(L, G, T, rows, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0), kx_var(L, v0),
-                      false, false, -1);
+            conv_tile(L, G, T, rows, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0), ow0, false, false,
+                      -1);
             kl_end(L);
         }
         if (tail)
-            conv_tile(L, G, T, rows, vb, vg, kx_int(L, full), (int)tail, kx_int(L, 0),
-                      kx_var(L, v0), false, false, -1);
+            conv_tile(L, G, T, rows, vb, vg, kx_int(L, full), (int)tail, kx_int(L, 0), ow0, false,
+                      false, -1);
         if (!part) kl_end(L);
     }
 }
