@@ -1690,10 +1690,17 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
         conv_split_window(&G, ov, &T);
         if (flat && pad == 0 && G.kh * G.kw == 1 && !(ov && ov->split == 1)) {
-            /* pointwise pairs (schedule split=4): the input pre-split once per run and
-             * the weights widened at pack time, 2 pixels x 2 output channels */
+            /* pointwise pairs (schedule split=4): the input widened per tile of pixels
+             * (pw_pairs_widen) and the weights at pack time, both read as i64 pairs;
+             * 2 pixels x 3 output channels (6 accumulators, 4 input halves, a weight
+             * pair and 2 pointers: the loop's end spilled), 2 x 2 for 8 channels or
+             * fewer. MobileNetV1 int8 on the M4 (bench/fw_profile.sh, QEMU
+             * instructions, all 20 such kernels by --schedule): 2 x 3 12.09 M, 2 x 2
+             * 12.55 M, 2 x 4 13.09 M, 3 x 2 13.01 M, 1 x 4 13.40 M, 4 x 2 14.05 M, 3 x 3
+             * 14.51 M, 1 x 2 15.37 M; its 8-channel layers 2.6% faster in 2 x 2. */
             T.xpre = T.wpair = true;
-            if (!(ov && ov->tile_vecs) && T.nv > 2) T.nv = 2;
+            int nv = G.cg >= 16 ? 3 : 2;
+            if (!(ov && ov->tile_vecs) && T.nv > nv) T.nv = nv;
             T.kb = T.kbl = T.nv * T.lanes;
         }
     }

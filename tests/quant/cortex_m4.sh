@@ -43,7 +43,8 @@ carray() { # name, file, bytes
 }
 # pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
 # uint8, then SMLAD; tests/quant/make_pw_split.py; on the M4 the stride-1 ones split once
-# into i64 pairs and 2 x 2 tiles with weight pairs, split=4 in the schedule); cpair_*: one- and three-channel convolutions in
+# into i64 pairs per tile of pixels, 2 x 2 or 2 x 3 tiles with weight pairs, split=4 in
+# the schedule); cpair_*: one- and three-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py; on the M4 the words split once
@@ -67,9 +68,9 @@ for m in $MODELS; do
   case $m in
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
-  pw_split_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 tiles over pre-split input)
+  pw_split_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
     [ "$TARGET" = cortex-m55 ] || {
-      grep -q "'pw1\{0,1\}\(band0\)\{0,1\}' QLinearConv .* tile_vecs=2 .* split=4" "$T/$m.sched" && ok ||
+      grep -q "'pw1\{0,1\}\(band0\)\{0,1\}' QLinearConv .* tile_vecs=[23] .* split=4" "$T/$m.sched" && ok ||
         bad "$m: no pointwise-pair tile: $(cat "$T/$m.sched")"
     } ;;
   mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
