@@ -77,15 +77,16 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
-    /* split matrix tiles (mm_lower): a column's two words of a step, (k0, k2) and
-     * (k1, k3), packed as one i64 (the even word low; [block][step][column] i64, read
-     * at a step's index in i64 elements), so the C compiler loads both with one LDRD,
-     * where the pointwise tiles' two i32 words [block][step][2][column] take two LDRs */
+    /* split matrix tiles (mm_lower) and pointwise pairs (tile_conv, conv_wsplit_pair): a
+     * column's two words of a step, (k0, k2) and (k1, k3), packed as one i64 (the even
+     * word low; [block][step][column] i64, read at a step's index in i64 elements), so the
+     * C compiler loads both with one LDRD, where the split tiles' two i32 words
+     * [block][step][2][column] take two LDRs */
     bool wpair;
-    /* wpair tiles: the input split once per run into i64 pairs of its two halves (mm_xsplit:
-     * [rows][k / 4], even half low), so a step reads a row's two SMLAD operands with one
-     * LDRD instead of a word load and two unpacks per column tile; words[r] of
-     * kt_step_words is then that i64 */
+    /* wpair tiles: the input split into i64 pairs of its two halves (mm_xsplit: once per
+     * run, [rows][k / 4]; pointwise pairs: per tile of pixels, pw_pairs_widen; even half
+     * low), so a step reads a row's two SMLAD operands with one LDRD instead of a word
+     * load and two unpacks per column tile; words[r] of kt_step_words is then that i64 */
     bool xpre;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
@@ -1172,9 +1173,10 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
 }
 
 /* Pointwise pairs (G->xblk): the `rows` pixels from ow0 of every input channel, split
- * into i64 halves (kt_split_pair) in the tile scratch G->xw, [c / 4][maxrows]: 4 byte
- * loads, the word, two unpacks and one 8-byte store a pixel and 4 channels, once per tile
- * of pixels for all its blocks of output channels. */
+ * into i64 halves in the tile scratch G->xw, [c / 4][maxrows], once per tile of pixels
+ * for all its blocks of output channels: a pixel's 4 channels are 4 byte loads, then for
+ * u8 input the halves x0 | x2 << 16 and x1 | x3 << 16 (two ORRs with a shift), else the
+ * word and its two unpacks (kt_split_pair, SXTB16), and one 8-byte store. */
 static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, int vb, int vg,
                            kn_kx *ow0, int rows) {
     int vq = kl_for(L, G->cg / 4);
@@ -1316,10 +1318,7 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     /* words a position: the reduction tiles' 16-channel groups are whole (channels past
      * cg: zero-point words, whose packed weights are 0) */
     int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
-    /* pre-split words (kt_tile.xpre): each word stored as its two KX_UNPACK16 halves, one
-     * i64 (even half low); only unpadded (tile_conv) */
-    KN_ASSERT(!T->xpre || (G->hp == G->h && G->wp == G->w && nw == ng && !T->wide));
-    kn_kbuf *xw = kl_scratch(L, T->xpre ? KN_I64 : KN_I32, G->n * G->group * nw * G->hp * G->wp);
+    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * nw * G->hp * G->wp);
     if (G->hp != G->h || G->wp != G->w || nw != ng) {
         int vi = kl_for(L, xw->numel);
         kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
@@ -1367,13 +1366,7 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
             }
             kn_kx *wi = kx_add(L, kx_var(L, vd), j);
             if (vq >= 0) wi = mad(L, wi, T->wide, kx_var(L, vq));
-            if (T->xpre) {
-                KN_ASSERT(lanes == 1);
-                int vw = kl_decl(L, KN_I32, kt_word(L, T, vals, nch));
-                kl_store(L, xw, wi, kt_split_pair(L, T, kx_var(L, vw)));
-            } else {
-                kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
-            }
+            kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
             if (!pass) kl_end(L);
         }
         kl_end_n(L, part ? 3 : 4 + (vq >= 0) + guard);
