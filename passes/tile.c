@@ -81,15 +81,16 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
-    /* split matrix tiles (mm_lower): a column's two words of a step, (k0, k2) and
-     * (k1, k3), packed as one i64 (the even word low; [block][step][column] i64, read
-     * at a step's index in i64 elements), so the C compiler loads both with one LDRD,
-     * where the pointwise tiles' two i32 words [block][step][2][column] take two LDRs */
+    /* split matrix tiles (mm_lower) and pointwise pairs (tile_conv, conv_wsplit_pair): a
+     * column's two words of a step, (k0, k2) and (k1, k3), packed as one i64 (the even
+     * word low; [block][step][column] i64, read at a step's index in i64 elements), so the
+     * C compiler loads both with one LDRD, where the split tiles' two i32 words
+     * [block][step][2][column] take two LDRs */
     bool wpair;
-    /* wpair tiles: the input split once per run into i64 pairs of its two halves (mm_xsplit:
-     * [rows][k / 4], even half low), so a step reads a row's two SMLAD operands with one
-     * LDRD instead of a word load and two unpacks per column tile; words[r] of
-     * kt_step_words is then that i64 */
+    /* wpair tiles: the input split into i64 pairs of its two halves (mm_xsplit: once per
+     * run, [rows][k / 4]; pointwise pairs: per tile of pixels, pw_pairs_widen; even half
+     * low), so a step reads a row's two SMLAD operands with one LDRD instead of a word
+     * load and two unpacks per column tile; words[r] of kt_step_words is then that i64 */
     bool xpre;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
@@ -290,6 +291,16 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
  * vals[g] + xoff in its low `bits` bits; parts past n are 0 (their weights are 0). */
 static kn_kx *kt_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals, int n) {
     return kt_dot_word(L, T->bits, T->xoff, vals, n);
+}
+
+/* Word w (4 input bytes) as KX_UNPACK16's two halves in one i64, the even half low
+ * (kt_tile.xpre): lo & 0xffffffff | hi * 2^32, no shift of a negative value (undefined in
+ * C). */
+static kn_kx *kt_split_pair(kn_lower *L, const kt_tile *T, kn_kx *w) {
+    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, w, false, T->xunsigned));
+    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, w, true, T->xunsigned));
+    return kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
+                  kx_mul(L, hi, kx_int(L, 4294967296LL)));
 }
 
 /* The word of `parts` copies of the input's zero point (plus xoff): a padding tap. */
@@ -520,6 +531,9 @@ typedef struct conv_geom {
     int64_t xs[4], ys[4];       /* element strides of x (or the copy) and y along (n, c, h, w) */
     kn_kbuf *x, *y, *wpk, *bpk; /* input (or its padded copy), output, packed */
     kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
+    bool xblk;      /* pointwise pairs (kt_tile.xpre on a 1x1 convolution): xw is one tile's
+                       pixels pre-split, [c / 4][maxrows] i64, refilled per tile of pixels
+                       (pw_pairs_widen) instead of a copy of the whole input */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
     bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
@@ -579,6 +593,32 @@ static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
         w |= ((uint32_t)v & 0xffffu) << (16 * h);
     }
     return (double)(int32_t)w;
+}
+
+/* conv_wsplit's two words of each column and step as one i64, the even word low
+ * (kt_tile.wpair on pointwise split tiles): [group][block][step][kb], zero past the
+ * group's last output channel, so a column's step is one LDRD */
+typedef struct conv_pair_args {
+    const conv_geom *G;
+    int64_t group, steps;
+} conv_pair_args;
+
+static void conv_wsplit_pair(const void *ctx, void *data) {
+    const conv_pair_args *A = ctx;
+    const conv_geom *G = A->G;
+    int64_t kb = G->T->kb, blocks = (G->kg + kb - 1) / kb, *o = data;
+    for (int64_t g = 0; g < A->group; g++) {
+        conv_src s = {G, g};
+        for (int64_t blk = 0; blk < blocks; blk++)
+            for (int64_t q = 0; q < A->steps; q++)
+                for (int64_t j = 0; j < kb; j++) {
+                    int64_t col = blk * kb + j;
+                    uint32_t lo = col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q, col) : 0;
+                    uint32_t hi =
+                        col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q + 1, col) : 0;
+                    *o++ = (int64_t)((uint64_t)hi << 32 | lo);
+                }
+    }
 }
 
 /* packed words of a column-pair tile (kt_tile.cpair): reduction group rg = (ci*kh + i)*kwp
@@ -721,7 +761,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         kn_kx *jx = unroll ? kx_int(L, jc) : kx_var(L, vj);
         /* packed words: [group block gb][cgrp][i][j][kb] */
         /* split: two words a step; reduction words: wide words a column */
-        int64_t wstride = T->split ? 2 * T->kb : T->wide ? T->wide * T->kb : T->kb;
+        int64_t wstride = T->wpair   ? T->kb /* i64 pairs */
+                          : T->split ? 2 * T->kb
+                          : T->wide  ? T->wide * T->kb
+                                     : T->kb;
         kn_kx *widx =
             kx_mul(L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, jx)),
                    kx_int(L, wstride));
@@ -729,7 +772,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, jx, kx_int(L, jstep))), -G->opw);
         if (ccol) kl_if(L, kt_inside(L, ix, G->w));
         kn_kx *words[KT_MAX_ROWS] = {0};
-        if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
+        if (G->xblk) { /* the tile's pixels: [cgrp][row] */
+            for (int r = 0; r < T->rows; r++)
+                words[r] = kx_load(L, G->xw, kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r));
+        } else if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
             kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
             int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
             for (int r = 0; r < T->rows; r++)
@@ -762,7 +808,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     }
     if (!unroll) kl_end(L); /* j */
     if (crow && !kt_zp_nil(T)) {
-        int64_t wstride = T->split ? 2 * T->kb : T->kb;
+        int64_t wstride = T->wpair ? T->kb : T->split ? 2 * T->kb : T->kb;
         kl_else(L);
         int vj2 = kl_for(L, kwn);
         kn_kx *w2 = kx_mul(
@@ -784,6 +830,23 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
     (void)rows;
     int64_t per = T->cpair ? 1 : T->parts; /* channels a group of the packed words */
     int64_t full = G->cg / per, tail = G->cg % per;
+    if (T->xpre && full >= 2) {
+        /* pointwise pairs: 2, 4, 8 or 16 groups a trip (the loop's adds, compare, branch
+         * and its end reloaded from the stack once per trip), then the rest. MobileNetV1
+         * int8 on the M4 (bench/fw_profile.sh, QEMU instructions): 2 a trip 12.06 M; 4 from
+         * 32 channels 11.80 M; 4 from 32, 8 from 128 11.65 M; 16 from 256 as well 11.64 M;
+         * but 16 channels as 4 a trip (no loop) took its 16 -> 32 layer 0.476 -> 0.531 M. */
+        int un = full >= 64 ? 16 : full >= 32 ? 8 : full >= 8 ? 4 : 2;
+        int vc = kl_for(L, full / un);
+        for (int u = 0; u < un; u++)
+            conv_dot_taps(L, G, T, vb, vg, gb,
+                          kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, un)), u), T->parts, oy, ow0,
+                          crow, ccol);
+        kl_end(L);
+        for (int64_t q = full / un * un; q < full; q++)
+            conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, q), T->parts, oy, ow0, crow, ccol);
+        full = 0;
+    }
     if (full) {
         int vc = kl_for(L, full);
         conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
@@ -1129,6 +1192,64 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
     conv_rows(L, G, T, vb, vg, blk, valid, 0, G->ylo, true);
     conv_rows(L, G, T, vb, vg, blk, valid, G->ylo, G->yhi, false);
     conv_rows(L, G, T, vb, vg, blk, valid, G->yhi, G->oh, true);
+}
+
+/* Pointwise pairs (G->xblk): the `rows` pixels from ow0 of every input channel, split
+ * into i64 halves in the tile scratch G->xw, [c / 4][maxrows], once per tile of pixels
+ * for all its blocks of output channels: a pixel's 4 channels are 4 byte loads, then for
+ * u8 input the halves x0 | x2 << 16 and x1 | x3 << 16 (two ORRs with a shift), else the
+ * word and its two unpacks (kt_split_pair, SXTB16), and one 8-byte store. */
+static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, int vb, int vg,
+                           kn_kx *ow0, int rows) {
+    int vq = kl_for(L, G->cg / 4);
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vq), kx_int(L, 4)));
+    int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_int(L, 0), ow0));
+    for (int r = 0; r < rows; r++) {
+        kn_kx *vals[4];
+        for (int k = 0; k < 4; k++)
+            vals[k] = kx_load(L, G->x, kt_plus(L, kx_var(L, vx), k * G->xs[1] + r * G->xs[3]));
+        kn_kx *at = kt_plus(L, kx_mul(L, kx_var(L, vq), kx_int(L, T->maxrows)), r);
+        if (T->xunsigned && !T->xoff) { /* u8: the halves straight from the bytes */
+            kn_kx *h[2];
+            for (int o = 0; o < 2; o++)
+                h[o] = kx_cast(L, KN_I64,
+                               kx_bin(L, KX_OR, kx_cast(L, KN_U32, vals[o]),
+                                      kx_bin(L, KX_SHL, kx_cast(L, KN_U32, vals[o + 2]),
+                                             kx_const(L, KN_U32, 16.0))));
+            kl_store(L, G->xw, at,
+                     kx_bin(L, KX_OR, h[0], kx_mul(L, h[1], kx_int(L, 4294967296LL))));
+            continue;
+        }
+        int vw = kl_decl(L, KN_I32, kt_word(L, T, vals, 4));
+        kl_store(L, G->xw, at, kt_split_pair(L, T, kx_var(L, vw)));
+    }
+    kl_end(L);
+}
+
+/* Pointwise pairs (G->xblk): tiles of pixels outside, each widened once (pw_pairs_widen),
+ * then every block of output channels over it. A block of 4 tiles widened at once, each
+ * block of channels then over its 4 tiles (a column's tables read once for them), took
+ * 2.5% more instructions on MobileNetV1 (GCC 12 kept a pointer per unrolled group). */
+static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg) {
+    int64_t R = T->maxrows, nt = G->ow / R, rem = G->ow % R;
+    int64_t full = G->kg / T->kb, tail = G->kg % T->kb;
+    for (int part = 0; part < 2; part++) { /* whole tiles of pixels, then the last one */
+        int rows = part ? (int)rem : (int)R;
+        if (part ? !rem : !nt) continue;
+        int vt = part ? -1 : kl_for(L, nt);
+        kn_kx *ow0 = part ? kx_int(L, nt * R) : kx_mul(L, kx_var(L, vt), kx_int(L, R));
+        pw_pairs_widen(L, G, T, vb, vg, ow0, rows);
+        if (full) {
+            int vk = kl_for(L, full);
+            conv_tile(L, G, T, rows, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0), ow0, false, false,
+                      -1);
+            kl_end(L);
+        }
+        if (tail)
+            conv_tile(L, G, T, rows, vb, vg, kx_int(L, full), (int)tail, kx_int(L, 0), ow0, false,
+                      false, -1);
+        if (!part) kl_end(L);
+    }
 }
 
 /* Whether each output row gets its own tile scratch. The transposing store goes through
@@ -1587,6 +1708,20 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
         conv_split_window(&G, ov, &T);
+        if (flat && pad == 0 && G.kh * G.kw == 1 && !(ov && ov->split == 1)) {
+            /* pointwise pairs (schedule split=4): the input widened per tile of pixels
+             * (pw_pairs_widen) and the weights at pack time, both read as i64 pairs;
+             * 2 pixels x 3 output channels (6 accumulators, 4 input halves, a weight
+             * pair and 2 pointers: the loop's end spilled), 2 x 2 for 8 channels or
+             * fewer. MobileNetV1 int8 on the M4 (bench/fw_profile.sh, QEMU
+             * instructions, all 20 such kernels by --schedule): 2 x 3 12.09 M, 2 x 2
+             * 12.55 M, 2 x 4 13.09 M, 3 x 2 13.01 M, 1 x 4 13.40 M, 4 x 2 14.05 M, 3 x 3
+             * 14.51 M, 1 x 2 15.37 M; its 8-channel layers 2.6% faster in 2 x 2. */
+            T.xpre = T.wpair = true;
+            int nv = G.cg >= 16 ? 3 : 2;
+            if (!(ov && ov->tile_vecs) && T.nv > nv) T.nv = nv;
+            T.kb = T.kbl = T.nv * T.lanes;
+        }
     }
     /* unrolled kernel columns: 2 rows (ResNet-8 int8 on the M4, 3x3 convolutions: 2 x 4
      * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */
@@ -1608,14 +1743,18 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     kt_tile T4 = T; /* reduction words: packed as 4 * kb columns of single words */
     T4.kb *= 4, T4.kbl *= 4;
+    conv_pair_args PA = {&G, group, red / 2};
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
-            : T.wide                   ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
-                                       : kt_pack(L, &T, T.wt, group, red, G.kg,
+            : T.wpair
+                ? kl_table_fill(L, KN_I64, group * ((G.kg + T.kb - 1) / T.kb) * T.kb * PA.steps,
+                                conv_wsplit_pair, &PA)
+            : T.wide ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
+                     : kt_pack(L, &T, T.wt, group, red, G.kg,
                                T.split   ? conv_wsplit
-                                                 : T.cpair ? conv_wcpair
-                                                 : T.dot   ? conv_wdot
-                                                           : conv_w,
-                                                 wp);
+                               : T.cpair ? conv_wcpair
+                               : T.dot   ? conv_wdot
+                                         : conv_w,
+                               wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
@@ -1646,6 +1785,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.x = x;
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (T.xpre) { /* pointwise pairs: one tile's pixels pre-split at a time */
+        G.x = x;
+        G.xblk = true;
+        G.xw = kl_scratch(L, KN_I64, G.cg / 4 * T.maxrows);
+        G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else if (T.dot &&
                (T.wide || (T.parts == 4 && (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))))) {
         /* words, padded */
@@ -1673,6 +1818,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);
     if (brows) {
         conv_bands(L, &G, &T, vb, vg, brows);
+    } else if (G.xblk) {
+        pw_pairs_tiles(L, &G, &T, vb, vg);
     } else {
         if (full) {
             int vk = kl_for(L, full);
@@ -2090,12 +2237,7 @@ static void mm_xsplit(kn_lower *L, mm_geom *G, const kt_tile *T) {
     int vi = kl_for(L, nw);
     kn_kx *i = kx_var(L, vi);
     int vw = kl_decl(L, KN_I32, kx_load_word(L, G->a, kx_mul(L, i, kx_int(L, 4))));
-    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), false, T->xunsigned));
-    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, kx_var(L, vw), true, T->xunsigned));
-    /* lo & 0xffffffff | hi * 2^32: no shift of a negative value (undefined in C) */
-    kl_store(L, G->xs, i,
-             kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
-                    kx_mul(L, hi, kx_int(L, 4294967296LL))));
+    kl_store(L, G->xs, i, kt_split_pair(L, T, kx_var(L, vw)));
     kl_end(L);
 }
 
@@ -3162,7 +3304,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
-            kern->sched.split = T.split                                             ? 1
+            kern->sched.split = T.split && T.xpre && d->kind == KN_CONTRACT_CONV    ? 4
+                                : T.split                                           ? 1
                                 : T.cpair                                           ? 3
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;

@@ -16,7 +16,8 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 cpair_s8 cpair_u8 cpair_c3
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 cpair_s8 cpair_u8
+  cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
@@ -41,8 +42,10 @@ carray() { # name, file, bytes
   tail -c "$3" "$2" | od -An -v -tu1 | tr -s ' \n' '\n\n' | grep . | paste -sd, -
   printf '};\n'
 }
-# pw_split_*: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
-# uint8, then SMLAD; tests/quant/make_pw_split.py); cpair_*: one- and three-channel convolutions in
+# pw_split_*, pw_pairs_s8: 1x1 convolutions in split-word tiles (SXTB16 for int8 input, UXTB16 for
+# uint8, then SMLAD; tests/quant/make_pw_split.py; on the M4 the stride-1 ones split once
+# into i64 pairs per tile of pixels, 2 x 2 or 2 x 3 tiles with weight pairs, split=4 in
+# the schedule); cpair_*: one- and three-channel convolutions in
 # column-pair tiles (split=3 in the schedule; tests/quant/make_cpair.py); mm_split_*:
 # QLinearMatMul in split-word tiles, each row's 4 inputs one (unaligned) word load, then
 # SXTB16/UXTB16 (split=1; tests/quant/make_mm_split.py; on the M4 the words split once
@@ -66,6 +69,11 @@ for m in $MODELS; do
   case $m in
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
+  pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
+    [ "$TARGET" = cortex-m55 ] || {
+      grep -q "'pw1\{0,1\}\(band0\)\{0,1\}' QLinearConv .* tile_vecs=[23] .* split=4" "$T/$m.sched" && ok ||
+        bad "$m: no pointwise-pair tile: $(cat "$T/$m.sched")"
+    } ;;
   mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
   dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
@@ -133,7 +141,9 @@ for m in $MODELS; do
   fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
-  pw_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
+  pw_split_u8) # on the M4 the pairs' u8 halves come straight from the bytes (no UXTB16),
+    # pairs read by LDRD (generated C)
+    [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   mm_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
   mm_split_u8) grep -q "uxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no uxtb16 ror #8 in the image" ;;
   dw_words_s*) [ $EMIT = obj ] || { grep -q "sxtb16.*ror #8" "$D/app.dis" && ok ||

@@ -11,6 +11,10 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
   pw_split_u8/  uint8 x (1 x 16 x 3 x 9, zero point 131) -> 1x1 QLinearConv, uint8
                 weights with zero point 120 (differences up to 135: 16-bit parts of
                 both signs), per-tensor scale -> 5 uint8 channels
+  pw_pairs_s8/  int8 x (1 x 40 x 3 x 5, zero point 7) -> 1x1 QLinearConv to 136 int8
+                channels -> 1x1 QLinearConv to 7 channels: the M4's pointwise pairs
+                (split=4) with 10 and 34 channel groups, 4 and 8 a trip and 2 left
+                over, 15 pixels (a last tile of one) and a partial block of 2 x 3 tiles
 
 Expected outputs from the ONNX operator definitions with numpy: zero points
 subtracted, products summed in int64, bias added, then
@@ -110,5 +114,36 @@ def pw_split_u8():
     save("pw_split_u8", g, [x], [y])
 
 
+def pw_pairs_s8():
+    x = rng.integers(-128, 128, (1, 40, 3, 5), dtype=np.int8)
+    xs, xz = np.float32(0.04), np.int8(7)
+    w1 = rng.integers(-128, 128, (136, 40, 1, 1), dtype=np.int8)
+    w1s = (rng.random(136) * 0.004 + 0.002).astype(np.float32)
+    b1 = rng.integers(-3000, 3000, 136).astype(np.int32)
+    y1s, y1z = np.float32(0.25), np.int8(-2)
+    w2 = rng.integers(-128, 128, (7, 136, 1, 1), dtype=np.int8)
+    w2s = (rng.random(7) * 0.002 + 0.001).astype(np.float32)
+    b2 = rng.integers(-4000, 4000, 7).astype(np.int32)
+    y2s, y2z = np.float32(0.5), np.int8(4)
+    y1 = requant(conv1x1(x, xz, w1, 0, b1, 1), xs, w1s, y1s, y1z, np.int8)
+    y2 = requant(conv1x1(y1, y1z, w2, 0, b2, 1), y1s, w2s, y2s, y2z, np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
+             init("w1z", np.zeros(136, np.int8)), init("b1", b1), init("y1s", y1s),
+             init("y1z", y1z), init("w2", w2), init("w2s", w2s), init("w2z", np.zeros(7, np.int8)),
+             init("b2", b2), init("y2s", y2s), init("y2z", y2z)]
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["y1"], name="pw1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["y"], name="pw2"),
+    ]
+    g = helper.make_graph(nodes, "pw_pairs_s8",
+                          [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 40, 3, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
+                          inits)
+    save("pw_pairs_s8", g, [x], [y2])
+
+
 pw_split_s8()
 pw_split_u8()
+pw_pairs_s8()
