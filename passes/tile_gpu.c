@@ -77,13 +77,14 @@ typedef struct conv_taps {
  * clamped into the row and selected to 0 outside it. A select, not a branch around
  * the load: the step stays one basic block and the device compiler interleaves the
  * loads with the multiply-adds (with a branch per pixel, PoCL's LLVM kept every row's
- * value live at once and spilled accumulators). */
-static int conv_x(conv_taps *t, kn_kx *col) {
+ * value live at once and spilled accumulators). inside: col is within the row for
+ * every tile (known at compile time), so neither clamp nor select. */
+static int conv_x(conv_taps *t, kn_kx *col, bool inside) {
     kn_lower *L = t->L;
     const kn_contract *d = t->d;
     int64_t w = d->w_, xs[4], ys[4];
     kn_contract_strides(d, xs, ys);
-    bool wpad = d->pw || d->pew;
+    bool wpad = (d->pw || d->pew) && !inside;
     int vcol = kl_decl(L, KN_I64, col);
     kn_kx *cw = kx_var(L, vcol);
     if (wpad) cw = kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, cw, kx_int(L, w - 1)), kx_int(L, 0));
@@ -109,7 +110,7 @@ static void conv_tap(conv_taps *t, kn_kx *red, kn_kx **col, int acc[][GPU_MAX_CO
             kl_decl_vec(L, KN_F32, t->VL,
                         kx_vload(L, t->wpk, kx_add(L, kx_var(L, vw), kx_int(L, v * t->VL)), t->VL));
     for (int r = 0; r < t->rows; r++) {
-        int xv = conv_x(t, col[r]);
+        int xv = conv_x(t, col[r], false);
         for (int v = 0; v < t->nv; v++)
             kl_set(L, acc[r][v], kx_fma(L, kx_var(L, xv), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
     }
@@ -119,8 +120,11 @@ static void conv_tap(conv_taps *t, kn_kx *red, kn_kx **col, int acc[][GPU_MAX_CO
  * columns from vcol0 on: row r at tap j reads column vcol0 + r*sw + j*dw, so each of
  * the span's columns is read once (where it is first used) and kept for the taps that
  * share it (a 3x3 stride-1 tile of 8 pixels reads 10 values, not 24). red0: the
- * reduction step of tap 0. */
-static void conv_row_reuse(conv_taps *t, int vcol0, kn_kx *red0, int acc[][GPU_MAX_COLS]) {
+ * reduction step of tap 0. vcol0 runs over [lo, hi] (the first and the last tile):
+ * a column offset that stays inside the row for both reads without the padding's
+ * clamp and select (3x3, pad 1, 8-pixel tiles: 8 of the 10 columns). */
+static void conv_row_reuse(conv_taps *t, int vcol0, int64_t lo, int64_t hi, kn_kx *red0,
+                           int acc[][GPU_MAX_COLS]) {
     kn_lower *L = t->L;
     const kn_contract *d = t->d;
     int xo[GPU_MAX_SPAN];
@@ -135,7 +139,9 @@ static void conv_row_reuse(conv_taps *t, int vcol0, kn_kx *red0, int acc[][GPU_M
                                          t->VL));
         for (int r = 0; r < t->rows; r++) {
             int64_t o = r * d->sw + j * d->dw;
-            if (xo[o] < 0) xo[o] = conv_x(t, kx_add(L, kx_var(L, vcol0), kx_int(L, o)));
+            if (xo[o] < 0)
+                xo[o] = conv_x(t, kx_add(L, kx_var(L, vcol0), kx_int(L, o)),
+                               lo + o >= 0 && hi + o < d->w_);
             for (int v = 0; v < t->nv; v++)
                 kl_set(L, acc[r][v],
                        kx_fma(L, kx_var(L, xo[o]), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
@@ -225,7 +231,7 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
     conv_taps t = {L, d, wpk, xdense, vrow, rows, nv, VL, cb};
     if (reuse) {
         conv_row_reuse(
-            &t, vcol0,
+            &t, vcol0, -d->pw, (nt - 1) * rows * d->sw - d->pw,
             mad(L, gb, red, mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_int(L, 0))),
             acc);
     } else {
