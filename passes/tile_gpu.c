@@ -320,10 +320,16 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
  * compilers vectorize across work-items whose body has a loop (the reduction), so a
  * CPU device only gets SIMD code from vectors inside the work-item. The schedule
  * records tile_rows = R, tile_vecs = nv, lanes = VL. N must be a multiple of VL (a
- * vector is stored whole or not at all). */
+ * vector is stored whole or not at all).
+ *
+ * A run-time B (rt: attention's products, batched or not) that is not transposed is
+ * read in place the same way, its rows being contiguous: nv vectors of row k at the
+ * block's columns, the batch (if any) the outermost NDRange dimension as in the scalar
+ * work-items. */
 static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out,
-                           int VL) {
+                           int VL, bool rt) {
     int64_t M = d->M, K = d->K, N = d->N;
+    bool batched = d->batch > 1;
     int nv = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_VEC_VECS, GPU_MAX_COLS / VL);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_VEC_ROWS, GPU_MAX_ROWS);
     if (N / VL < nv) nv = (int)(N / VL);
@@ -331,24 +337,34 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
      * parallel analysis that blocks of columns write disjoint elements */
     while (!(ov && ov->tile_vecs) && (N / VL) % nv) nv--;
     if (M < rows) rows = (int)M;
+    while (!(ov && ov->tile_rows) && M % rows) rows--; /* the same for row tiles */
     int cb = nv * VL;
     int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows;
 
     /* B packed [block][K][cb] with alpha applied, zero past N; beta * C packed [block][cb] */
-    const float *bd = d->w->data->data, *cd = d->bias ? d->bias->data->data : NULL;
-    float *bp = calloc((size_t)(nb * K * cb), sizeof *bp), *cp = calloc((size_t)(nb * cb), 4);
+    const float *bd = rt ? NULL : d->w->data->data, *cd = d->bias ? d->bias->data->data : NULL;
+    float *bp = calloc((size_t)(rt ? 1 : nb * K * cb), sizeof *bp),
+          *cp = calloc((size_t)(nb * cb), 4);
     KN_ASSERT(bp && cp);
-    for (int64_t k = 0; k < K; k++)
+    for (int64_t k = 0; bd && k < K; k++)
         for (int64_t j = 0; j < N; j++)
             bp[((j / cb) * K + k) * cb + j % cb] =
                 (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
     for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
-    kn_kbuf *bpk = kl_table(L, KN_F32, nb * K * cb, bp);
+    kn_kbuf *bpk = rt ? NULL : kl_table(L, KN_F32, nb * K * cb, bp);
     kn_kbuf *init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
     free(bp);
     free(cp);
 
+    int vbt = batched ? kl_for(L, d->batch) : -1;
     int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    kn_kx *xoff = NULL, *woff = NULL, *yoff = NULL;
+    if (batched) { /* inside the innermost loop: the three stay perfectly nested */
+        kn_kx *bi = kx_var(L, vbt);
+        xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
+        woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
+        yoff = kx_mul(L, bi, kx_int(L, M * N));
+    }
     int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
@@ -365,12 +381,16 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
     for (int r = 0; r < rows; r++) {
         kn_kx *ai = d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
                           : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr));
-        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, ai));
+        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, xoff ? kx_add(L, ai, xoff) : ai));
     }
-    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)));
+    /* the block's first element of step k: packed [block][K][cb], or B's row k in place */
+    kn_kx *w0 = rt ? mad(L, kx_var(L, vr), N, kx_mul(L, kx_var(L, vk), kx_int(L, cb)))
+                   : kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb));
+    int vw = kl_decl(L, KN_I64, woff ? kx_add(L, w0, woff) : w0);
     for (int v = 0; v < nv; v++) {
-        int wv = kl_decl_vec(L, KN_F32, VL,
-                             kx_vload(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
+        int wv = kl_decl_vec(
+            L, KN_F32, VL,
+            kx_vload(L, rt ? d->w : bpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
         for (int r = 0; r < rows; r++)
             kl_set(L, acc[r][v], kx_fma(L, kx_var(L, av[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
     }
@@ -378,7 +398,8 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
-        int vy = kl_decl(L, KN_I64, mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb))));
+        kn_kx *y0 = mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
+        int vy = kl_decl(L, KN_I64, yoff ? kx_add(L, y0, yoff) : y0);
         for (int v = 0; v < nv; v++) {
             kn_kx *col = mad(L, kx_var(L, vk), cb, kx_int(L, v * VL));
             bool guard = N % cb && v * VL >= N % cb; /* only the last block reaches past N */
@@ -389,7 +410,7 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
         }
         if (M % rows && r) kl_end(L);
     }
-    kl_end_n(L, 2);
+    kl_end_n(L, batched ? 3 : 2);
     memset(out, 0, sizeof *out);
     out->tile_rows = rows;
     out->tile_vecs = nv;
@@ -405,8 +426,9 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
     bool batched = d->batch > 1, rt = batched || !kt_f32_const(b); /* rt: B read in place */
     if (!batched && b->numel != d->K * d->N) return false;
     int VL = kl_lanes(L, KN_F32);
-    if (!rt && (!c || kt_f32_const(c)) && VL > 1 && d->N % VL == 0 && (!ov || ov->lanes != 1))
-        return gpu_matmul_vec(L, d, ov, out, VL);
+    if ((!c || kt_f32_const(c)) && VL > 1 && d->N % VL == 0 && (!ov || ov->lanes != 1) &&
+        (!rt || (!d->tb && d->alpha == 1)))
+        return gpu_matmul_vec(L, d, ov, out, VL, rt);
     int64_t M = d->M, K = d->K, N = d->N;
     int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_MM_CB, GPU_MAX_COLS);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_MM_ROWS, GPU_MAX_ROWS);
