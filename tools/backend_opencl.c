@@ -29,6 +29,12 @@ struct backend_ocl {
     void *lib;                    /* the host kernels, or NULL */
     void (**hostfn)(void *, const void *, void *const *); /* per kernel: model_hK or NULL */
     void *host_arena; /* the arena's host copy (host kernels), or NULL */
+    /* the graph inputs' and outputs' device buffers, then the status word's: kept from
+     * call to call while the caller passes the same arrays (a new device allocation per
+     * call cost page faults on the host thread before the first launch) */
+    kn_opencl_buffer *io;
+    int nio;        /* graph inputs and outputs: io[nio] is the status word */
+    int32_t status; /* the status word's host side */
 };
 
 typedef void (*host_kernel_fn)(void *, const void *, void *const *);
@@ -135,12 +141,16 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, const kn_profile
 kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, const void *const *in,
                               void *const *out, int *run_status) {
     int n = p->nin + p->nout, rc = KN_OPENCL_OK;
-    int32_t status = 0;
-    kn_opencl_buffer *io = calloc((size_t)n + 1, sizeof *io);
-    KN_ASSERT(io);
+    if (!b->io) {
+        b->io = calloc((size_t)n + 1, sizeof *b->io);
+        KN_ASSERT(b->io);
+        b->nio = n;
+    }
+    kn_opencl_buffer *io = b->io;
     *run_status = 0;
+    b->status = 0;
     if (p->status) { /* the status word: io[n], zeroed here, read back below */
-        rc = kn_opencl_buffer_create(NULL, &io[n], &status, 4, 1);
+        if (!io[n].hb.device) rc = kn_opencl_buffer_create(NULL, &io[n], &b->status, 4, 1);
         if (!rc) rc = kn_opencl_upload(NULL, &io[n]);
     }
     for (int i = 0; i < n && !rc; i++) {
@@ -149,13 +159,15 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         size_t es = kn_dtype_get(buf->dtype)->size, count = (size_t)buf->numel;
         /* an empty tensor: a 1-element scratch allocation; strings never reach the device */
         bool dev = count && buf->dtype != KN_STRING;
+        if (io[i].hb.device && io[i].hb.host == (dev ? host : NULL)) continue; /* as last call */
+        kn_opencl_buffer_destroy(NULL, &io[i]);
         rc = kn_opencl_buffer_create(NULL, &io[i], dev ? host : NULL, es, dev ? count : 1);
     }
     /* the host kernels' view: io[] as kn_emit_c_host_kernels takes it */
     void **hio = calloc((size_t)n + 1, sizeof *hio);
     KN_ASSERT(hio);
     for (int i = 0; i < n; i++) hio[i] = i < p->nin ? (void *)in[i] : out[i - p->nin];
-    hio[n] = &status;
+    hio[n] = &b->status;
     char name[160];
     for (int si = 0; si < b->nsteps && !rc; si++) {
         const kn_opencl_step *sp = &b->steps[si];
@@ -189,14 +201,16 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         }
     }
     free(hio);
-    *run_status = status;
-    for (int i = 0; i <= n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
-    free(io);
+    *run_status = b->status;
+    if (rc) /* a failed call keeps nothing it may have left half made */
+        for (int i = 0; i <= n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
     return rc ? ocl_error(cx, rc, "running the OpenCL kernels failed") : KN_OK;
 }
 
 void backend_opencl_release(backend_ocl *b) {
     if (!b) return;
+    for (int i = 0; b->io && i <= b->nio; i++) kn_opencl_buffer_destroy(NULL, &b->io[i]);
+    free(b->io);
     kn_opencl_buffer_destroy(NULL, &b->weights);
     kn_opencl_buffer_destroy(NULL, &b->arena);
     kn_opencl_state_destroy(NULL, b->st);
