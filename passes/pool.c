@@ -17,6 +17,9 @@
  *       right border columns: as the left
  *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
  *
+ * On OpenCL devices the same kernels become one output a work-item with the taps
+ * unrolled and no branch (pool_items).
+ *
  * The max is taken in the lowering's order (max(x, acc), acc starting at -inf, or the
  * 8-bit type's minimum in its compute type), so NaNs and out-of-window -inf results are
  * those of the plain nest and of the interpreter. */
@@ -147,9 +150,52 @@ static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     return true;
 }
 
+/* i clamped into [0, n) */
+static kn_kx *clamp_into(kn_lower *L, kn_kx *i, int64_t n) {
+    return kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, i, kx_int(L, n - 1)), kx_int(L, 0));
+}
+
+/* On an OpenCL device: one output a work-item (the plain nest's three parallel loops),
+ * the taps unrolled, each read at its index clamped into the input and kept by a select
+ * where it may fall outside (static: the first and last output row or column's range),
+ * so the work-item has neither loop nor branch and the device compiler may vectorize
+ * across work-items (PoCL does not across a body with a loop). */
+static void pool_items(kn_lower *L, const pool_geom *G) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    double lowest = G->x->dtype == KN_F32 ? -INFINITY : G->x->dtype == KN_I8 ? -128 : 0;
+    int vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]), voy = kl_for(L, G->oh),
+        vox = kl_for(L, G->ow);
+    int acc = kl_decl(L, t, kx_const(L, t, lowest));
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        int64_t ylo = ky * G->dh - G->ph, yhi = (G->oh - 1) * G->sh + ylo;
+        bool yin = ylo >= 0 && yhi < G->h;
+        int viy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, voy), G->sh, kx_int(L, ylo)));
+        kn_kx *iy = yin ? kx_var(L, viy) : clamp_into(L, kx_var(L, viy), G->h);
+        int vrow =
+            kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, vbc), G->h, iy), G->w, kx_int(L, 0)));
+        for (int64_t kx = 0; kx < G->kw; kx++) {
+            int64_t xlo = kx * G->dw - G->pw, xhi = (G->ow - 1) * G->sw + xlo;
+            bool xin = xlo >= 0 && xhi < G->w;
+            int vix = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vox), G->sw, kx_int(L, xlo)));
+            kn_kx *ix = xin ? kx_var(L, vix) : clamp_into(L, kx_var(L, vix), G->w);
+            kn_kx *v = kx_cast(L, t, kx_load(L, G->x, kx_add(L, kx_var(L, vrow), ix)));
+            kn_kx *m = kx_bin(L, KX_MAX, v, kx_var(L, acc));
+            kn_kx *in = yin ? NULL : kt_inside(L, kx_var(L, viy), G->h);
+            if (!xin) {
+                kn_kx *cin = kt_inside(L, kx_var(L, vix), G->w);
+                in = in ? kx_bin(L, KX_LAND, in, cin) : cin;
+            }
+            kl_set(L, acc, in ? kx_select(L, in, m, kx_var(L, acc)) : m);
+        }
+    }
+    kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, vbc), G->oh, kx_var(L, voy)), G->ow, kx_var(L, vox));
+    kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
+    kl_end_n(L, 3);
+}
+
 kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
-    if (!t || t->kind == KN_TARGET_GPU) return KN_OK; /* work-items, not row walks */
+    if (!t) return KN_OK;
     for (int k = 0; k < p->nkernels; k++) {
         pool_geom G;
         if (!pool_suits(cx, p, k, &G)) {
@@ -157,6 +203,11 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
             continue;
         }
         kn_lower *L = kl_builder_rewrite(cx, p, k);
+        if (t->kind == KN_TARGET_GPU) { /* work-items, not row walks */
+            pool_items(L, &G);
+            kl_builder_destroy(L);
+            continue;
+        }
         int lanes = kl_lanes(L, KN_F32);
         G.lanes = lanes > 1 && G.sw == 1 ? lanes : 1;
         while (G.lanes > 4 && G.lanes > G.xhi - G.xlo) G.lanes /= 2;

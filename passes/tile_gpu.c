@@ -77,13 +77,14 @@ typedef struct conv_taps {
  * clamped into the row and selected to 0 outside it. A select, not a branch around
  * the load: the step stays one basic block and the device compiler interleaves the
  * loads with the multiply-adds (with a branch per pixel, PoCL's LLVM kept every row's
- * value live at once and spilled accumulators). */
-static int conv_x(conv_taps *t, kn_kx *col) {
+ * value live at once and spilled accumulators). inside: col is within the row for
+ * every tile (known at compile time), so neither clamp nor select. */
+static int conv_x(conv_taps *t, kn_kx *col, bool inside) {
     kn_lower *L = t->L;
     const kn_contract *d = t->d;
     int64_t w = d->w_, xs[4], ys[4];
     kn_contract_strides(d, xs, ys);
-    bool wpad = d->pw || d->pew;
+    bool wpad = (d->pw || d->pew) && !inside;
     int vcol = kl_decl(L, KN_I64, col);
     kn_kx *cw = kx_var(L, vcol);
     if (wpad) cw = kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, cw, kx_int(L, w - 1)), kx_int(L, 0));
@@ -109,7 +110,7 @@ static void conv_tap(conv_taps *t, kn_kx *red, kn_kx **col, int acc[][GPU_MAX_CO
             kl_decl_vec(L, KN_F32, t->VL,
                         kx_vload(L, t->wpk, kx_add(L, kx_var(L, vw), kx_int(L, v * t->VL)), t->VL));
     for (int r = 0; r < t->rows; r++) {
-        int xv = conv_x(t, col[r]);
+        int xv = conv_x(t, col[r], false);
         for (int v = 0; v < t->nv; v++)
             kl_set(L, acc[r][v], kx_fma(L, kx_var(L, xv), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
     }
@@ -119,8 +120,11 @@ static void conv_tap(conv_taps *t, kn_kx *red, kn_kx **col, int acc[][GPU_MAX_CO
  * columns from vcol0 on: row r at tap j reads column vcol0 + r*sw + j*dw, so each of
  * the span's columns is read once (where it is first used) and kept for the taps that
  * share it (a 3x3 stride-1 tile of 8 pixels reads 10 values, not 24). red0: the
- * reduction step of tap 0. */
-static void conv_row_reuse(conv_taps *t, int vcol0, kn_kx *red0, int acc[][GPU_MAX_COLS]) {
+ * reduction step of tap 0. vcol0 runs over [lo, hi] (the first and the last tile):
+ * a column offset that stays inside the row for both reads without the padding's
+ * clamp and select (3x3, pad 1, 8-pixel tiles: 8 of the 10 columns). */
+static void conv_row_reuse(conv_taps *t, int vcol0, int64_t lo, int64_t hi, kn_kx *red0,
+                           int acc[][GPU_MAX_COLS]) {
     kn_lower *L = t->L;
     const kn_contract *d = t->d;
     int xo[GPU_MAX_SPAN];
@@ -135,7 +139,9 @@ static void conv_row_reuse(conv_taps *t, int vcol0, kn_kx *red0, int acc[][GPU_M
                                          t->VL));
         for (int r = 0; r < t->rows; r++) {
             int64_t o = r * d->sw + j * d->dw;
-            if (xo[o] < 0) xo[o] = conv_x(t, kx_add(L, kx_var(L, vcol0), kx_int(L, o)));
+            if (xo[o] < 0)
+                xo[o] = conv_x(t, kx_add(L, kx_var(L, vcol0), kx_int(L, o)),
+                               lo + o >= 0 && hi + o < d->w_);
             for (int v = 0; v < t->nv; v++)
                 kl_set(L, acc[r][v],
                        kx_fma(L, kx_var(L, xo[o]), kx_var(L, wv[v]), kx_var(L, acc[r][v])));
@@ -225,7 +231,7 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
     conv_taps t = {L, d, wpk, xdense, vrow, rows, nv, VL, cb};
     if (reuse) {
         conv_row_reuse(
-            &t, vcol0,
+            &t, vcol0, -d->pw, (nt - 1) * rows * d->sw - d->pw,
             mad(L, gb, red, mad(L, mad(L, kx_var(L, vc), kh, kx_var(L, vi)), kw, kx_int(L, 0))),
             acc);
     } else {
@@ -314,10 +320,16 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
  * compilers vectorize across work-items whose body has a loop (the reduction), so a
  * CPU device only gets SIMD code from vectors inside the work-item. The schedule
  * records tile_rows = R, tile_vecs = nv, lanes = VL. N must be a multiple of VL (a
- * vector is stored whole or not at all). */
+ * vector is stored whole or not at all).
+ *
+ * A run-time B (rt: attention's products, batched or not) that is not transposed is
+ * read in place the same way, its rows being contiguous: nv vectors of row k at the
+ * block's columns, the batch (if any) the outermost NDRange dimension as in the scalar
+ * work-items. */
 static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched *out,
-                           int VL) {
+                           int VL, bool rt) {
     int64_t M = d->M, K = d->K, N = d->N;
+    bool batched = d->batch > 1;
     int nv = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_VEC_VECS, GPU_MAX_COLS / VL);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_VEC_ROWS, GPU_MAX_ROWS);
     if (N / VL < nv) nv = (int)(N / VL);
@@ -325,24 +337,34 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
      * parallel analysis that blocks of columns write disjoint elements */
     while (!(ov && ov->tile_vecs) && (N / VL) % nv) nv--;
     if (M < rows) rows = (int)M;
+    while (!(ov && ov->tile_rows) && M % rows) rows--; /* the same for row tiles */
     int cb = nv * VL;
     int64_t nb = (N + cb - 1) / cb, mb = (M + rows - 1) / rows;
 
     /* B packed [block][K][cb] with alpha applied, zero past N; beta * C packed [block][cb] */
-    const float *bd = d->w->data->data, *cd = d->bias ? d->bias->data->data : NULL;
-    float *bp = calloc((size_t)(nb * K * cb), sizeof *bp), *cp = calloc((size_t)(nb * cb), 4);
+    const float *bd = rt ? NULL : d->w->data->data, *cd = d->bias ? d->bias->data->data : NULL;
+    float *bp = calloc((size_t)(rt ? 1 : nb * K * cb), sizeof *bp),
+          *cp = calloc((size_t)(nb * cb), 4);
     KN_ASSERT(bp && cp);
-    for (int64_t k = 0; k < K; k++)
+    for (int64_t k = 0; bd && k < K; k++)
         for (int64_t j = 0; j < N; j++)
             bp[((j / cb) * K + k) * cb + j % cb] =
                 (float)(d->alpha * (d->tb ? bd[j * K + k] : bd[k * N + j]));
     for (int64_t j = 0; cd && j < N; j++) cp[j] = (float)(d->beta * cd[j]);
-    kn_kbuf *bpk = kl_table(L, KN_F32, nb * K * cb, bp);
+    kn_kbuf *bpk = rt ? NULL : kl_table(L, KN_F32, nb * K * cb, bp);
     kn_kbuf *init = cd ? kl_table(L, KN_F32, nb * cb, cp) : NULL;
     free(bp);
     free(cp);
 
+    int vbt = batched ? kl_for(L, d->batch) : -1;
     int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    kn_kx *xoff = NULL, *woff = NULL, *yoff = NULL;
+    if (batched) { /* inside the innermost loop: the three stay perfectly nested */
+        kn_kx *bi = kx_var(L, vbt);
+        xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
+        woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
+        yoff = kx_mul(L, bi, kx_int(L, M * N));
+    }
     int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
@@ -359,12 +381,16 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
     for (int r = 0; r < rows; r++) {
         kn_kx *ai = d->ta ? mad(L, kx_var(L, vr), M, kx_var(L, arow[r]))
                           : mad(L, kx_var(L, arow[r]), K, kx_var(L, vr));
-        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, ai));
+        av[r] = kl_decl(L, KN_F32, kx_load(L, d->x, xoff ? kx_add(L, ai, xoff) : ai));
     }
-    int vw = kl_decl(L, KN_I64, kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb)));
+    /* the block's first element of step k: packed [block][K][cb], or B's row k in place */
+    kn_kx *w0 = rt ? mad(L, kx_var(L, vr), N, kx_mul(L, kx_var(L, vk), kx_int(L, cb)))
+                   : kx_mul(L, mad(L, kx_var(L, vk), K, kx_var(L, vr)), kx_int(L, cb));
+    int vw = kl_decl(L, KN_I64, woff ? kx_add(L, w0, woff) : w0);
     for (int v = 0; v < nv; v++) {
-        int wv = kl_decl_vec(L, KN_F32, VL,
-                             kx_vload(L, bpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
+        int wv = kl_decl_vec(
+            L, KN_F32, VL,
+            kx_vload(L, rt ? d->w : bpk, kx_add(L, kx_var(L, vw), kx_int(L, v * VL)), VL));
         for (int r = 0; r < rows; r++)
             kl_set(L, acc[r][v], kx_fma(L, kx_var(L, av[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
     }
@@ -372,7 +398,8 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
-        int vy = kl_decl(L, KN_I64, mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb))));
+        kn_kx *y0 = mad(L, row, N, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
+        int vy = kl_decl(L, KN_I64, yoff ? kx_add(L, y0, yoff) : y0);
         for (int v = 0; v < nv; v++) {
             kn_kx *col = mad(L, kx_var(L, vk), cb, kx_int(L, v * VL));
             bool guard = N % cb && v * VL >= N % cb; /* only the last block reaches past N */
@@ -383,7 +410,7 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
         }
         if (M % rows && r) kl_end(L);
     }
-    kl_end_n(L, 2);
+    kl_end_n(L, batched ? 3 : 2);
     memset(out, 0, sizeof *out);
     out->tile_rows = rows;
     out->tile_vecs = nv;
@@ -399,8 +426,9 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
     bool batched = d->batch > 1, rt = batched || !kt_f32_const(b); /* rt: B read in place */
     if (!batched && b->numel != d->K * d->N) return false;
     int VL = kl_lanes(L, KN_F32);
-    if (!rt && (!c || kt_f32_const(c)) && VL > 1 && d->N % VL == 0 && (!ov || ov->lanes != 1))
-        return gpu_matmul_vec(L, d, ov, out, VL);
+    if ((!c || kt_f32_const(c)) && VL > 1 && d->N % VL == 0 && (!ov || ov->lanes != 1) &&
+        (!rt || (!d->tb && d->alpha == 1)))
+        return gpu_matmul_vec(L, d, ov, out, VL, rt);
     int64_t M = d->M, K = d->K, N = d->N;
     int cb = clamp_tile(ov && ov->tile_vecs ? ov->tile_vecs : GPU_MM_CB, GPU_MAX_COLS);
     int rows = clamp_tile(ov && ov->tile_rows ? ov->tile_rows : GPU_MM_ROWS, GPU_MAX_ROWS);

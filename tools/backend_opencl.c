@@ -24,9 +24,17 @@ struct backend_ocl {
     kn_profile prof;       /* hook NULL: no per-kernel timing */
     kn_opencl_step *steps; /* kn_opencl_schedule */
     int nsteps;
-    void *lib;                                            /* the host kernels, or NULL */
+    kn_opencl_kernel_plan *plans; /* per kernel, made once: a plan walks the kernel's body,
+                                     which cost the encoder ~7% of its CPU time per call */
+    void *lib;                    /* the host kernels, or NULL */
     void (**hostfn)(void *, const void *, void *const *); /* per kernel: model_hK or NULL */
     void *host_arena; /* the arena's host copy (host kernels), or NULL */
+    /* the graph inputs' and outputs' device buffers, then the status word's: kept from
+     * call to call while the caller passes the same arrays (a new device allocation per
+     * call cost page faults on the host thread before the first launch) */
+    kn_opencl_buffer *io;
+    int nio;        /* graph inputs and outputs: io[nio] is the status word */
+    int32_t status; /* the status word's host side */
 };
 
 typedef void (*host_kernel_fn)(void *, const void *, void *const *);
@@ -86,6 +94,11 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, const kn_profile
     KN_ASSERT(b);
     if (prof) b->prof = *prof;
     b->steps = kn_opencl_schedule(p, &b->nsteps);
+    b->plans = calloc((size_t)p->nkernels + 1, sizeof *b->plans);
+    KN_ASSERT(b->plans);
+    for (int si = 0; si < b->nsteps; si++)
+        if (b->steps[si].kind == KN_OCL_DEVICE)
+            kn_opencl_plan(p, b->steps[si].arg, &b->plans[b->steps[si].arg]);
     if (load_host_kernels(cx, b, p)) {
         free(src);
         backend_opencl_release(b);
@@ -128,12 +141,16 @@ kn_status backend_opencl_prepare(kn_ctx *cx, const kn_kprog *p, const kn_profile
 kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, const void *const *in,
                               void *const *out, int *run_status) {
     int n = p->nin + p->nout, rc = KN_OPENCL_OK;
-    int32_t status = 0;
-    kn_opencl_buffer *io = calloc((size_t)n + 1, sizeof *io);
-    KN_ASSERT(io);
+    if (!b->io) {
+        b->io = calloc((size_t)n + 1, sizeof *b->io);
+        KN_ASSERT(b->io);
+        b->nio = n;
+    }
+    kn_opencl_buffer *io = b->io;
     *run_status = 0;
+    b->status = 0;
     if (p->status) { /* the status word: io[n], zeroed here, read back below */
-        rc = kn_opencl_buffer_create(NULL, &io[n], &status, 4, 1);
+        if (!io[n].hb.device) rc = kn_opencl_buffer_create(NULL, &io[n], &b->status, 4, 1);
         if (!rc) rc = kn_opencl_upload(NULL, &io[n]);
     }
     for (int i = 0; i < n && !rc; i++) {
@@ -142,13 +159,15 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         size_t es = kn_dtype_get(buf->dtype)->size, count = (size_t)buf->numel;
         /* an empty tensor: a 1-element scratch allocation; strings never reach the device */
         bool dev = count && buf->dtype != KN_STRING;
+        if (io[i].hb.device && io[i].hb.host == (dev ? host : NULL)) continue; /* as last call */
+        kn_opencl_buffer_destroy(NULL, &io[i]);
         rc = kn_opencl_buffer_create(NULL, &io[i], dev ? host : NULL, es, dev ? count : 1);
     }
     /* the host kernels' view: io[] as kn_emit_c_host_kernels takes it */
     void **hio = calloc((size_t)n + 1, sizeof *hio);
     KN_ASSERT(hio);
     for (int i = 0; i < n; i++) hio[i] = i < p->nin ? (void *)in[i] : out[i - p->nin];
-    hio[n] = &status;
+    hio[n] = &b->status;
     char name[160];
     for (int si = 0; si < b->nsteps && !rc; si++) {
         const kn_opencl_step *sp = &b->steps[si];
@@ -163,19 +182,18 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         if (sp->kind == KN_OCL_HOST) {
             b->hostfn[k](b->host_arena, b->wdata, hio);
         } else {
-            kn_opencl_kernel_plan plan;
-            kn_opencl_plan(p, k, &plan);
+            const kn_opencl_kernel_plan *plan = &b->plans[k];
             kn_opencl_arg args[KN_OPENCL_MAX_ARGS];
             int na = 0;
             args[na++] = kn_opencl_arg_buffer(&b->arena);
             args[na++] = kn_opencl_arg_buffer(&b->weights);
-            for (int j = 0; j < plan.nio; j++) {
-                const kn_kbuf *buf = plan.io[j];
+            for (int j = 0; j < plan->nio; j++) {
+                const kn_kbuf *buf = plan->io[j];
                 int idx = buf == p->status ? n : buf->kind == KB_INPUT ? buf->io : p->nin + buf->io;
                 args[na++] = kn_opencl_arg_buffer(&io[idx]);
             }
             snprintf(name, sizeof name, "%s_k%d", p->name, k);
-            rc = kn_opencl_launch(NULL, b->st, name, plan.global, plan.local, 0, args, na);
+            rc = kn_opencl_launch(NULL, b->st, name, plan->global, plan->local, 0, args, na);
         }
         if (b->prof.hook) {
             if (!rc) rc = kn_opencl_finish(NULL);
@@ -183,14 +201,16 @@ kn_status backend_opencl_call(kn_ctx *cx, backend_ocl *b, const kn_kprog *p, con
         }
     }
     free(hio);
-    *run_status = status;
-    for (int i = 0; i <= n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
-    free(io);
+    *run_status = b->status;
+    if (rc) /* a failed call keeps nothing it may have left half made */
+        for (int i = 0; i <= n; i++) kn_opencl_buffer_destroy(NULL, &io[i]);
     return rc ? ocl_error(cx, rc, "running the OpenCL kernels failed") : KN_OK;
 }
 
 void backend_opencl_release(backend_ocl *b) {
     if (!b) return;
+    for (int i = 0; b->io && i <= b->nio; i++) kn_opencl_buffer_destroy(NULL, &b->io[i]);
+    free(b->io);
     kn_opencl_buffer_destroy(NULL, &b->weights);
     kn_opencl_buffer_destroy(NULL, &b->arena);
     kn_opencl_state_destroy(NULL, b->st);
@@ -198,6 +218,7 @@ void backend_opencl_release(backend_ocl *b) {
     free(b->hostfn);
     free(b->host_arena);
     free(b->steps);
+    free(b->plans);
     free(b->wdata);
     free(b->woff);
     free(b);

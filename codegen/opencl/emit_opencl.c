@@ -58,6 +58,19 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan) {
     free(use);
 }
 
+/* A statement that does nothing: a block of such statements, or a loop around one. */
+static bool stmt_empty(const kn_ks *s) {
+    if (s->kind == KS_FOR) return stmt_empty(s->body[0]);
+    if (s->kind != KS_BLOCK) return false;
+    for (int i = 0; i < s->n; i++)
+        if (!stmt_empty(s->body[i])) return false;
+    return true;
+}
+
+bool kn_opencl_empty(const kn_kprog *p, int k) {
+    return stmt_empty(p->kernels[k]->body);
+}
+
 bool kn_opencl_on_host(const kn_kprog *p, int k) {
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(use);
@@ -111,6 +124,7 @@ kn_opencl_step *kn_opencl_schedule(const kn_kprog *p, int *n) {
         }
     }
     for (int k = 0; k < p->nkernels; k++) {
+        if (kn_opencl_empty(p, k)) continue; /* a Reshape the plan aliased: no launch */
         bool host = kn_opencl_on_host(p, k);
         unsigned char side = host ? ON_HOST : ON_DEV;
         memset(use, 0, (size_t)p->nbufs);
@@ -157,6 +171,7 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
         if (kn_opencl_on_host(p, ki)) continue; /* the host code runs it */
+        if (kn_opencl_empty(p, ki)) continue;   /* never launched (kn_opencl_schedule) */
         kn_opencl_kernel_plan plan;
         kn_opencl_plan(p, ki, &plan);
         if (plan.nio == KN_OPENCL_MAX_IO) {

@@ -30,6 +30,10 @@ void kn_opencl_plan(const kn_kprog *p, int k, kn_opencl_kernel_plan *plan);
  * called from the host code between the device launches, as ONNX Runtime falls back
  * to its CPU provider for the ops a device provider lacks. */
 bool kn_opencl_on_host(const kn_kprog *p, int k);
+/* Whether kernel k does nothing (a Reshape or Flatten whose output the memory plan put
+ * over its input): it is neither emitted nor launched, since every launch costs a
+ * hand-off to the device's threads (a PoCL round trip is 10-50 us on 2 cores). */
+bool kn_opencl_empty(const kn_kprog *p, int k);
 
 /* One step of a run, in order: launch device kernel `arg`, call host kernel `arg`, or
  * copy unit `arg` to the device (UPLOAD) or back to the host (DOWNLOAD). The units
@@ -50,7 +54,8 @@ typedef struct kn_opencl_step {
 /* The steps of one run: the uploads of the inputs device kernels read, then the
  * kernels in order, each preceded by the copies that make every unit it reads or
  * writes current on its side (a copy only where the other side holds the newest
- * contents: the inputs start on the host, the zeroed status word on both), and at the
+ * contents: the inputs start on the host, the zeroed status word on both; empty kernels
+ * are left out, kn_opencl_empty), and at the
  * end the downloads that bring every output and the status word the device holds
  * back. Without host kernels: uploads, launches, downloads. *n gets the count; the array is
  * malloc'd (caller frees). */

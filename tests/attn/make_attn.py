@@ -22,6 +22,10 @@ the same inputs, so `kiln check-onnx tests/attn/models --backend B` compares eve
   bcast_epi        Relu([2,3,9,16] x [2,3,16,24] + R[3,1,24] + S[2,1,9,1])  operands
                    broadcast over batch dims, rows and columns
   const_b_col      [10,20] x constant [20,40] + C[10,1]  constant B, a column operand
+  vec_batched      [2,3,6,20] x [2,3,20,32]          columns a multiple of 16: vector
+                                                     work-items on OpenCL (partial row tile)
+  vec_bcast_b      [2,3,5,7] x [3,7,48]              the same, B broadcast over A's leading dim
+  vec_shared_b     [4,7,24] x [24,32] (B an input)   the same, one run-time B for every batch
 
 usage: /usr/bin/python3 tests/attn/make_attn.py"""
 import os
@@ -167,6 +171,16 @@ def main():
     attention_mask()
     bcast_epi()
     const_b_col()
+    vec_cases()
+
+
+def vec_cases():
+    """Appended last, with a generator of their own: the earlier models stay as they were."""
+    global rng
+    rng = np.random.default_rng(1616)
+    matmul_case("vec_batched", (2, 3, 6, 20), (2, 3, 20, 32))
+    matmul_case("vec_bcast_b", (2, 3, 5, 7), (3, 7, 48))
+    matmul_case("vec_shared_b", (4, 7, 24), (24, 32))
 
 
 if __name__ == "__main__":

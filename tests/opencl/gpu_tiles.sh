@@ -33,4 +33,12 @@ check "$S/examples/transformer" transformer 3 5
 # work-items of 16 lanes
 grep -Eq "^kernel [0-9]+ '[^']*' (Gemm|MatMul) tile_rows=[0-9]+ tile_vecs=[0-9]+ lanes=16" \
   "$T/transformer.txt" && ok || bad "transformer: no vector work-item tile: $(cat "$T/transformer.txt")"
+# the memory plan aliases 10 of the transformer's 46 kernels (Reshapes over their input):
+# their bodies are empty, and they are neither emitted nor launched (kn_opencl_empty)
+n=$(grep -c "^kernel " "$T/transformer.txt")
+[ "$n" = 46 ] && ok || bad "transformer: $n kernels, expected 46"
+n=$(grep -c "__kernel void" "$T/transformer/model.cl")
+[ "$n" = 36 ] && ok || bad "transformer: $n kernels emitted, expected 36"
+n=$(grep -c "kn_opencl_launch(uc" "$T/transformer/model.c")
+[ "$n" = 36 ] && ok || bad "transformer: $n launches, expected 36"
 finish
