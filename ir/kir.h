@@ -324,7 +324,8 @@ typedef struct kn_sched {
     int dot;    /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
     int split;  /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
                    (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
-                   of kernel columns (kt_tile.cpair) */
+                   of kernel columns (kt_tile.cpair), 4 a windowed convolution's input
+                   words split once per run into i64 pairs of halves (kt_tile.xpre) */
     int fblock; /* float matrix-vector tiles in FPU register blocks (passes/tile.c,
                    mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
     int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/

@@ -77,15 +77,17 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
-    /* split matrix tiles (mm_lower): a column's two words of a step, (k0, k2) and
-     * (k1, k3), packed as one i64 (the even word low; [block][step][column] i64, read
-     * at a step's index in i64 elements), so the C compiler loads both with one LDRD,
-     * where the pointwise tiles' two i32 words [block][step][2][column] take two LDRs */
+    /* split matrix tiles (mm_lower) and split convolutions over a window (tile_conv,
+     * conv_pack_wpair): a column's two words of a step, (k0, k2) and (k1, k3), packed as
+     * one i64 (the even word low; [block][step][column] i64, read at a step's index in
+     * i64 elements), so the C compiler loads both with one LDRD, where the pointwise
+     * tiles' two i32 words [block][step][2][column] take two LDRs */
     bool wpair;
     /* wpair tiles: the input split once per run into i64 pairs of its two halves (mm_xsplit:
-     * [rows][k / 4], even half low), so a step reads a row's two SMLAD operands with one
-     * LDRD instead of a word load and two unpacks per column tile; words[r] of
-     * kt_step_words is then that i64 */
+     * [rows][k / 4], even half low; convolutions at stride 1: conv_words' padded copy in
+     * such pairs), so a step reads a row's two SMLAD operands with one LDRD instead of a
+     * word load and two unpacks per column tile; words[r] of kt_step_words is then that
+     * i64 */
     bool xpre;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
@@ -559,6 +561,42 @@ static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
     return (double)(int32_t)w;
 }
 
+/* conv_wsplit's two words of each column and step as one i64, the even word (step 2q)
+ * low (kt_tile.wpair): [group][block][q][kb], q = (cgrp*kh + i)*kw + j; 0 past the
+ * group's columns. As kt_pack lays out the i32 words, a step's two rows made one. */
+typedef struct conv_pair_args {
+    const kt_tile *T;
+    int64_t groups, nq, ncols;
+    const void *const *ctx;
+} conv_pair_args;
+
+static void conv_wpair_fill(const void *ctx, void *data) {
+    const conv_pair_args *A = ctx;
+    int64_t kb = A->T->kb, blocks = (A->ncols + kb - 1) / kb, *o = data;
+    for (int64_t g = 0; g < A->groups; g++)
+        for (int64_t blk = 0; blk < blocks; blk++)
+            for (int64_t q = 0; q < A->nq; q++)
+                for (int64_t j = 0; j < kb; j++) {
+                    int64_t col = blk * kb + j;
+                    uint32_t lo =
+                        col < A->ncols ? (uint32_t)(int32_t)conv_wsplit(A->ctx[g], 2 * q, col) : 0;
+                    uint32_t hi = col < A->ncols
+                                      ? (uint32_t)(int32_t)conv_wsplit(A->ctx[g], 2 * q + 1, col)
+                                      : 0;
+                    *o++ = (int64_t)((uint64_t)hi << 32 | lo);
+                }
+}
+
+/* The i64 weight pairs of a split tile (conv_wpair_fill) of nred i32 steps (two a pair)
+ * over ncols columns a group. */
+static kn_kbuf *conv_pack_wpair(kn_lower *L, const kt_tile *T, int64_t groups, int64_t nred,
+                                int64_t ncols, const void *const *ctx) {
+    KN_ASSERT(nred % 2 == 0 && T->kbl == T->kb);
+    int64_t blocks = (ncols + T->kb - 1) / T->kb;
+    conv_pair_args A = {T, groups, nred / 2, ncols, ctx};
+    return kl_table_fill(L, KN_I64, groups * blocks * (nred / 2) * T->kb, conv_wpair_fill, &A);
+}
+
 /* packed words of a column-pair tile (kt_tile.cpair): reduction group rg = (ci*kh + i)*kwp
  * + q (kwp = ceil(kw / 2)) holds taps (i, 2q) and (i, 2q + 1) of input channel ci in its
  * low and high 16 bits, 0 for a tap past kw */
@@ -698,8 +736,8 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     for (int64_t jc = 0; jc < (unroll ? kwn : 1); jc++) {
         kn_kx *jx = unroll ? kx_int(L, jc) : kx_var(L, vj);
         /* packed words: [group block gb][cgrp][i][j][kb] */
-        /* split: two words a step; reduction words: wide words a column */
-        int64_t wstride = T->split ? 2 * T->kb : T->wide ? T->wide * T->kb : T->kb;
+        /* split: two words a step (wpair: as one i64); reduction words: wide words a column */
+        int64_t wstride = T->split && !T->wpair ? 2 * T->kb : T->wide ? T->wide * T->kb : T->kb;
         kn_kx *widx =
             kx_mul(L, mad(L, gb, ng * khw, mad(L, mad(L, cgrp, G->kh, kx_var(L, vi)), kwn, jx)),
                    kx_int(L, wstride));
@@ -740,7 +778,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     }
     if (!unroll) kl_end(L); /* j */
     if (crow && !kt_zp_nil(T)) {
-        int64_t wstride = T->split ? 2 * T->kb : T->kb;
+        int64_t wstride = T->split && !T->wpair ? 2 * T->kb : T->kb;
         kl_else(L);
         int vj2 = kl_for(L, kwn);
         kn_kx *w2 = kx_mul(
@@ -1188,6 +1226,16 @@ static kn_kx *wide_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals) {
     return kx_cast(L, KN_I32, w);
 }
 
+/* The split word w (kt_tile.split) as kt_tile.xpre holds it: an i64 of its even half
+ * (KX_UNPACK16 of the even bytes) low and its odd half high, as mm_xsplit builds them. */
+static kn_kx *kt_split_pair(kn_lower *L, const kt_tile *T, kn_kx *w) {
+    kn_kx *lo = kx_cast(L, KN_I64, kx_unpack16(L, w, false, T->xunsigned));
+    kn_kx *hi = kx_cast(L, KN_I64, kx_unpack16(L, w, true, T->xunsigned));
+    /* lo & 0xffffffff | hi * 2^32: no shift of a negative value (undefined in C) */
+    return kx_bin(L, KX_OR, kx_bin(L, KX_AND, lo, kx_int(L, 0xffffffffLL)),
+                  kx_mul(L, hi, kx_int(L, 4294967296LL)));
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
     /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
      * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
@@ -1197,10 +1245,11 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     /* words a position: the reduction tiles' 16-channel groups are whole (channels past
      * cg: zero-point words, whose packed weights are 0) */
     int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
-    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * nw * G->hp * G->wp);
+    kn_kbuf *xw = kl_scratch(L, T->xpre ? KN_I64 : KN_I32, G->n * G->group * nw * G->hp * G->wp);
     if (G->hp != G->h || G->wp != G->w || nw != ng) {
         int vi = kl_for(L, xw->numel);
-        kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
+        kl_store(L, xw, kx_var(L, vi),
+                 T->xpre ? kt_split_pair(L, T, kt_zp_word(L, T)) : kt_zp_word(L, T));
         kl_end(L);
     }
     /* the input rows in vectors of words where their columns are contiguous (NCHW): of
@@ -1245,7 +1294,10 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
             }
             kn_kx *wi = kx_add(L, kx_var(L, vd), j);
             if (vq >= 0) wi = mad(L, wi, T->wide, kx_var(L, vq));
-            kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
+            kn_kx *word = T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch);
+            if (T->xpre) /* split once here, not at every tap that reads it */
+                word = kt_split_pair(L, T, kx_var(L, kl_decl(L, KN_I32, word)));
+            kl_store(L, xw, wi, word);
             if (!pass) kl_end(L);
         }
         kl_end_n(L, part ? 3 : 4 + (vq >= 0) + guard);
@@ -1565,6 +1617,17 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
         conv_split_window(&G, ov, &T);
+        /* a window's weight words in i64 pairs (kt_tile.wpair): one LDRD for the two
+           words of a column and step, where two LDRs loaded them (conv_pack_wpair); at
+           stride 1 its input words pre-split too (kt_tile.xpre: each word is read by
+           3 taps of a kernel row and 2 rows of a tile, so one split per run replaces
+           up to 6; at stride 2 the tile's rows share fewer words and the wider copy did
+           not pay). ResNet-8 int8 on the M4 (QEMU instructions): 16.62 M, 15.55 M with
+           the weight pairs, 14.65 M with the pre-split input at stride 1 (14.67 M at
+           both strides), its word copies' arena 67,648 -> 86,144 B. A schedule file's
+           split=1 keeps the words, split=4 pre-splits them. */
+        T.wpair = G.kh * G.kw > 1 && T.kbl == T.kb;
+        T.xpre = T.wpair && (ov && ov->split ? ov->split == 4 : G.sw == 1);
     }
     /* unrolled kernel columns: 2 rows (ResNet-8 int8 on the M4, 3x3 convolutions: 2 x 4
      * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */
@@ -1587,6 +1650,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     kt_tile T4 = T; /* reduction words: packed as 4 * kb columns of single words */
     T4.kb *= 4, T4.kbl *= 4;
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
+            : T.wpair                  ? conv_pack_wpair(L, &T, group, red, G.kg, wp)
             : T.wide                   ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
                                        : kt_pack(L, &T, T.wt, group, red, G.kg,
                                T.split   ? conv_wsplit
@@ -3140,7 +3204,8 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         if (done) {
             kern->sched.pad = pad;
             kern->sched.dot = T.dot;
-            kern->sched.split = T.split                                             ? 1
+            kern->sched.split = T.xpre && d->kind == KN_CONTRACT_CONV               ? 4
+                                : T.split                                           ? 1
                                 : T.cpair                                           ? 3
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;
