@@ -3,10 +3,11 @@
 Conv 8->8, plus the first Relu's output (the residual Add) -> Relu -> Conv 8->8 (16
 channels' worth of a ResNet block at 8x8), then an Add of two convolutions' outputs
 without an activation, GlobalAveragePool -> Flatten -> Gemm 8->4; random weights (seed 0)
-and 16 calibration inputs ([16,1,3,8,8]).
+and 16 calibration inputs ([16,1,3,8,8]), the first also as test_data_set_0/input_0.pb
+(tests/quant/cortex_m4.sh runs it on the M4 against the host's interpreter).
 
     /usr/bin/python3 tests/quant/make_ptq_add.py
-writes tests/quant/ptq_add/{model.onnx, calib.npy}."""
+writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}."""
 import os
 
 import numpy as np
@@ -51,7 +52,12 @@ def main():
     onnx.checker.check_model(m)
     os.makedirs(OUT, exist_ok=True)
     onnx.save(m, os.path.join(OUT, "model.onnx"))
-    np.save(os.path.join(OUT, "calib.npy"), (rng.randn(16, 1, 3, 8, 8) * 2).astype(f))
+    calib = (rng.randn(16, 1, 3, 8, 8) * 2).astype(f)
+    np.save(os.path.join(OUT, "calib.npy"), calib)
+    d = os.path.join(OUT, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as fp:
+        fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
 
 
 if __name__ == "__main__":
