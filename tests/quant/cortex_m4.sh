@@ -75,6 +75,9 @@ for m in $MODELS; do
     REF=$(ls "$D"/ref/*.npy)
   fi
   case $m in
+  cpair_c3) # 3 channels over a window: split words of 3 channels and a 0, pre-split
+    grep -q "'stem' QLinearConv .* split=4" "$T/$m.sched" && ok ||
+      bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
