@@ -1616,6 +1616,14 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     if (integer && !red16) int_dot(tg, d, ov, &T);
     T.cpair = T.dot == KN_DOT_S16X2 && T.lanes == 1 && !T.xzrt && cpair_suits(tg, d, ov);
+    /* column pairs (one-channel first layers since RGB stems take the split words): 3
+     * columns, as the split words over a window. DS-CNN int8 on the M4, its 10x4 first
+     * convolution (bench/fw_profile.sh, schedule files, rows x columns): 3 x 3 0.471 M,
+     * 3 x 4 0.502 M (spills), 2 x 4 0.543 M, 2 x 3 0.527 M, 4 x 2 0.553 M, 2 x 2 0.608 M */
+    if (T.cpair && !(ov && ov->tile_vecs) && T.nv > 3) {
+        T.nv = 3;
+        T.kb = T.kbl = T.nv * T.lanes;
+    }
     if (conv_split_suits(&G, &T, tg, ov)) { /* split words (kt_tile.split) */
         T.split = true;
         T.cpair = false;
