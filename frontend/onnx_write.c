@@ -9,6 +9,7 @@
  * written by its fusion passes), sequences and optionals. All protobuf structures
  * live in one scratch arena. */
 #include "frontend/onnx.h"
+#include "ir/requant.h"
 #include "onnx.pb-c.h"
 
 #include <stdio.h>
@@ -161,10 +162,15 @@ static kn_status graph(writer *w, const kn_graph *g, Onnx__GraphProto *gp) {
         np->n_output = (size_t)n->nout;
         np->output = alloc(w, np->n_output * sizeof *np->output);
         for (int k = 0; k < n->nout; k++) np->output[k] = str(w, n->out[k] ? n->out[k]->name : "");
-        np->n_attribute = (size_t)n->nattr;
-        np->attribute = alloc(w, np->n_attribute * sizeof *np->attribute);
-        for (int k = 0; k < n->nattr; k++)
-            if (attribute(w, n, &n->attrs[k], &np->attribute[k])) return w->cx->status;
+        np->attribute = alloc(w, (size_t)n->nattr * sizeof *np->attribute);
+        np->n_attribute = 0;
+        for (int k = 0; k < n->nattr; k++) {
+            /* --quantize's mark on its QuantizeLinear nodes (ir/requant.h) stays out of
+               the file: ONNX does not know it (the file's adds compile in float32) */
+            if (!strcmp(n->attrs[k].name, KN_PTQ_ATTR)) continue;
+            if (attribute(w, n, &n->attrs[k], &np->attribute[np->n_attribute++]))
+                return w->cx->status;
+        }
         gp->node[i] = np;
     }
     for (int i = 0; i < g->nout; i++) read[g->outputs[i]->id] = true;

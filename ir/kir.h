@@ -325,8 +325,9 @@ typedef struct kn_sched {
     int dot;    /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
     int split;  /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16
                    (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
-                   of kernel columns (kt_tile.cpair), 4 pointwise split words pre-split
-                   into i64 pairs with widened weight pairs (kt_tile.xpre, wpair) */
+                   of kernel columns (kt_tile.cpair), 4 input words pre-split into i64
+                   pairs of halves with i64 weight pairs (kt_tile.xpre, wpair): pointwise per
+                   tile of pixels, a windowed convolution's once per run */
     int fblock; /* float matrix-vector tiles in FPU register blocks (passes/tile.c,
                    mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
     int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/

@@ -32,6 +32,12 @@
 /* The node attribute (INT, 1) that selects fixed-point requantization. */
 #define KN_FIXED_POINT_ATTR "kiln_fixed_point"
 
+/* The node attribute (INT, 1) of the QuantizeLinear nodes `--quantize` inserts
+ * (passes/ptq.c): a residual add the qdq pass rewrites into a QLinearAdd ending at one is
+ * kiln's own, and computed in fixed point (kn_qadd below); one of an imported QDQ graph
+ * keeps the graph's float32 arithmetic. */
+#define KN_PTQ_ATTR "kiln_ptq"
+
 /* The node attribute (INTS, [lo, hi]) of a fixed-point node whose outputs are clamped
  * to [lo, hi] after requantization: a Relu or Clip the qdq pass folded into it
  * (max(sat(v), lo) and min(., hi) are the clamp; lo and hi lie in y's type). */
@@ -156,6 +162,54 @@ static inline bool kn_qmul_hi32(kn_qmul q, int64_t bound, int32_t zp, int32_t *t
 static inline int32_t kn_qmul_apply_hi32(int32_t acc, int32_t mult, int32_t round, int32_t t) {
     int32_t hi = (int32_t)(((int64_t)acc * mult) >> 32);
     return (hi + round) >> t;
+}
+
+/* kiln's own residual adds (QLinearAdd with KN_FIXED_POINT_ATTR: the adds of
+ * `--quantize`'s graphs, passes/ptq.c and passes/qdq.c; a QDQ add of an imported model
+ * keeps the float32 arithmetic of the graph it replaces, ir/ops/quant.c) in 32-bit
+ * integers: with Ma = as / cs and Mb = bs / cs (double, from the float32 scales),
+ *
+ *     y = clamp(sat(((a * ma + b * mb + round) >> shift) + cz))
+ *     ma = llround(Ma * 2^shift), mb = llround(Mb * 2^shift)
+ *     round = 2^(shift-1) - az * ma - bz * mb
+ *
+ * so y = floor(((a - az) * ma + (b - bz) * mb) / 2^shift + 1/2) + cz: the fixed-point sum
+ * rounded half up (TFLite's integer add rounds its own fixed-point sum too, differently).
+ * shift is the largest in [1, 30] that keeps max(ma, mb) below 2^20, so for 8-bit a, b
+ * and zero points every term and every partial sum stays below 2^31 in magnitude (on a
+ * Cortex-M4: two loads, a MUL and an MLA, an add, a shift, an add and a USAT an element,
+ * where the float32 form divided). Each multiplier is within 1/2 of its exact value, so
+ * the result is the exact value rounded half up except where that lies within
+ * (|a - az| + |b - bz|) / 2^(shift+1) of a rounding boundary (at most 2^-10 for scales
+ * whose ratios are below 1: a residual add's); the float32 graph's differs there too,
+ * by its own roundings. A scale that is not positive and finite gives ma = mb = 0
+ * (y = cz). */
+typedef struct kn_qadd {
+    int32_t ma, mb; /* in [0, 2^20) */
+    int32_t shift;  /* in [1, 30] */
+    int32_t round;  /* 2^(shift-1) - az * ma - bz * mb */
+} kn_qadd;
+
+static inline kn_qadd kn_qadd_make(double as, double bs, double cs, int64_t az, int64_t bz) {
+    double ma = as / cs, mb = bs / cs, m = ma > mb ? ma : mb;
+    kn_qadd q = {0, 0, 1, 1};
+    if (!(m > 0) || !isfinite(m) || !(ma >= 0) || !(mb >= 0)) return q;
+    int s = 30;
+    while (s > 1 && llround(ldexp(m, s)) >= (1 << 20)) s--;
+    int64_t a = llround(ldexp(ma, s)), b = llround(ldexp(mb, s));
+    q.ma = (int32_t)(a < (1 << 20) ? a : (1 << 20) - 1);
+    q.mb = (int32_t)(b < (1 << 20) ? b : (1 << 20) - 1);
+    q.shift = s;
+    q.round = (int32_t)((INT64_C(1) << (s - 1)) - az * q.ma - bz * q.mb);
+    return q;
+}
+
+/* floor((a * ma + b * mb + round) / 2^shift) + cz, before the saturation and clamp;
+ * a, b and the zero points 8-bit. */
+static inline int64_t kn_qadd_apply(kn_qadd q, int64_t a, int64_t b, int64_t cz) {
+    int64_t v = a * q.ma + b * q.mb + q.round;
+    int64_t fl = v >= 0 ? v >> q.shift : -((-v - 1) >> q.shift) - 1;
+    return fl + cz;
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include "ir/epilogue.h"
 #include "ir/interp.h"
 #include "ir/ops.h"
+#include "ir/requant.h"
 #include "passes/rewrite.h"
 
 #include <math.h>
@@ -348,7 +349,11 @@ static kn_value *qdq_act(kn_rw *rw, kn_value *v, const kn_ptq_value *s, kn_dtype
         vd->name = nm;
     }
     kn_value *qin[3] = {v, sc, zp}, *din[3] = {vq, sc, zp};
-    kn_rw_node(rw, before, KN_OP_QUANTIZELINEAR, vq->name, 3, qin, 1, &vq);
+    kn_node *qn = kn_rw_node(rw, before, KN_OP_QUANTIZELINEAR, vq->name, 3, qin, 1, &vq);
+    qn->attrs = kn_arena_alloc(rw->g->arena, sizeof *qn->attrs);
+    KN_ASSERT(qn->attrs);
+    qn->attrs[0] = (kn_attr){.name = KN_PTQ_ATTR, .kind = KN_ATTR_INT, .i = 1};
+    qn->nattr = 1;
     kn_rw_node(rw, before, KN_OP_DEQUANTIZELINEAR, vd->name, 3, din, 1, &vd);
     return vd;
 }

@@ -253,6 +253,9 @@ static bool rewrite_add(kn_rw *rw, kn_node *q) {
     kn_value *out = q->out[0];
     kn_node *n = kn_rw_node(rw, q->id, KN_OP_QLINEARADD, op->name, 8, in, 1, &out);
     copy_attrs(rw, n, op, NULL);
+    /* --quantize's own add (its QuantizeLinear carries KN_PTQ_ATTR): fixed point */
+    if (kn_node_attr(q, KN_PTQ_ATTR))
+        n->attrs[n->nattr++] = (kn_attr){.name = KN_FIXED_POINT_ATTR, .kind = KN_ATTR_INT, .i = 1};
     kn_rw_kill(rw, q);
     kn_rw_kill(rw, op);
     if (relu) {

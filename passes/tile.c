@@ -81,15 +81,16 @@ typedef struct kt_tile {
      * a mask and an OR */
     bool split;
     bool xunsigned; /* split: the input is u8 (UXTB16) */
-    /* split matrix tiles (mm_lower) and pointwise pairs (tile_conv, conv_wsplit_pair): a
-     * column's two words of a step, (k0, k2) and (k1, k3), packed as one i64 (the even
-     * word low; [block][step][column] i64, read at a step's index in i64 elements), so the
-     * C compiler loads both with one LDRD, where the split tiles' two i32 words
-     * [block][step][2][column] take two LDRs */
+    /* split matrix tiles (mm_lower) and split convolutions (tile_conv, conv_pack_wpair:
+     * pointwise pairs and windows): a column's two words of a step, (k0, k2) and (k1, k3),
+     * packed as one i64 (the even word low; [block][step][column] i64, read at a step's
+     * index in i64 elements), so the C compiler loads both with one LDRD, where the split
+     * tiles' two i32 words [block][step][2][column] take two LDRs */
     bool wpair;
-    /* wpair tiles: the input split into i64 pairs of its two halves (mm_xsplit: once per
-     * run, [rows][k / 4]; pointwise pairs: per tile of pixels, pw_pairs_widen; even half
-     * low), so a step reads a row's two SMLAD operands with one LDRD instead of a word
+    /* wpair tiles: the input split into i64 pairs of its two halves, even half low
+     * (mm_xsplit: once per run, [rows][k / 4]; pointwise pairs: per tile of pixels,
+     * pw_pairs_widen; windows at stride 1: conv_words' padded copy in such pairs, once
+     * per run), so a step reads a row's two SMLAD operands with one LDRD instead of a word
      * load and two unpacks per column tile; words[r] of kt_step_words is then that i64 */
     bool xpre;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
@@ -595,30 +596,40 @@ static double conv_wsplit(const void *ctx, int64_t r, int64_t col) {
     return (double)(int32_t)w;
 }
 
-/* conv_wsplit's two words of each column and step as one i64, the even word low
- * (kt_tile.wpair on pointwise split tiles): [group][block][step][kb], zero past the
- * group's last output channel, so a column's step is one LDRD */
+/* conv_wsplit's two words of each column and step as one i64, the even word (step 2q)
+ * low (kt_tile.wpair): [group][block][q][kb], q = (cgrp*kh + i)*kw + j; 0 past the
+ * group's columns. As kt_pack lays out the i32 words, a step's two rows made one. */
 typedef struct conv_pair_args {
-    const conv_geom *G;
-    int64_t group, steps;
+    const kt_tile *T;
+    int64_t groups, nq, ncols;
+    const void *const *ctx;
 } conv_pair_args;
 
-static void conv_wsplit_pair(const void *ctx, void *data) {
+static void conv_wpair_fill(const void *ctx, void *data) {
     const conv_pair_args *A = ctx;
-    const conv_geom *G = A->G;
-    int64_t kb = G->T->kb, blocks = (G->kg + kb - 1) / kb, *o = data;
-    for (int64_t g = 0; g < A->group; g++) {
-        conv_src s = {G, g};
+    int64_t kb = A->T->kb, blocks = (A->ncols + kb - 1) / kb, *o = data;
+    for (int64_t g = 0; g < A->groups; g++)
         for (int64_t blk = 0; blk < blocks; blk++)
-            for (int64_t q = 0; q < A->steps; q++)
+            for (int64_t q = 0; q < A->nq; q++)
                 for (int64_t j = 0; j < kb; j++) {
                     int64_t col = blk * kb + j;
-                    uint32_t lo = col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q, col) : 0;
-                    uint32_t hi =
-                        col < G->kg ? (uint32_t)(int32_t)conv_wsplit(&s, 2 * q + 1, col) : 0;
+                    uint32_t lo =
+                        col < A->ncols ? (uint32_t)(int32_t)conv_wsplit(A->ctx[g], 2 * q, col) : 0;
+                    uint32_t hi = col < A->ncols
+                                      ? (uint32_t)(int32_t)conv_wsplit(A->ctx[g], 2 * q + 1, col)
+                                      : 0;
                     *o++ = (int64_t)((uint64_t)hi << 32 | lo);
                 }
-    }
+}
+
+/* The i64 weight pairs of a split tile (conv_wpair_fill) of nred i32 steps (two a pair)
+ * over ncols columns a group. */
+static kn_kbuf *conv_pack_wpair(kn_lower *L, const kt_tile *T, int64_t groups, int64_t nred,
+                                int64_t ncols, const void *const *ctx) {
+    KN_ASSERT(nred % 2 == 0 && T->kbl == T->kb);
+    int64_t blocks = (ncols + T->kb - 1) / T->kb;
+    conv_pair_args A = {T, groups, nred / 2, ncols, ctx};
+    return kl_table_fill(L, KN_I64, groups * blocks * (nred / 2) * T->kb, conv_wpair_fill, &A);
 }
 
 /* packed words of a column-pair tile (kt_tile.cpair): reduction group rg = (ci*kh + i)*kwp
@@ -1340,10 +1351,11 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     /* words a position: the reduction tiles' 16-channel groups are whole (channels past
      * cg: zero-point words, whose packed weights are 0) */
     int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
-    kn_kbuf *xw = kl_scratch(L, KN_I32, G->n * G->group * nw * G->hp * G->wp);
+    kn_kbuf *xw = kl_scratch(L, T->xpre ? KN_I64 : KN_I32, G->n * G->group * nw * G->hp * G->wp);
     if (G->hp != G->h || G->wp != G->w || nw != ng) {
         int vi = kl_for(L, xw->numel);
-        kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, T));
+        kl_store(L, xw, kx_var(L, vi),
+                 T->xpre ? kt_split_pair(L, T, kt_zp_word(L, T)) : kt_zp_word(L, T));
         kl_end(L);
     }
     /* the input rows in vectors of words where their columns are contiguous (NCHW): of
@@ -1388,7 +1400,10 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
             }
             kn_kx *wi = kx_add(L, kx_var(L, vd), j);
             if (vq >= 0) wi = mad(L, wi, T->wide, kx_var(L, vq));
-            kl_store(L, xw, wi, T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch));
+            kn_kx *word = T->wide ? wide_word(L, T, vals) : kt_word(L, T, vals, nch);
+            if (T->xpre) /* split once here, not at every tap that reads it */
+                word = kt_split_pair(L, T, kx_var(L, kl_decl(L, KN_I32, word)));
+            kl_store(L, xw, wi, word);
             if (!pass) kl_end(L);
         }
         kl_end_n(L, part ? 3 : 4 + (vq >= 0) + guard);
@@ -1526,10 +1541,16 @@ static kn_kbuf *conv_pack_f32(kn_lower *L, const kt_tile *T, const conv_geom *G,
  * 1x1 convolutions and, since they cost a copy of their padded input in the arena (ResNet-8
  * int8: 3x3 convolutions), the regular ones of any window. A schedule file's split=2
  * keeps the channel pairs. */
+/* Three input channels over a window (an RGB stem) take them too, as words of 3 channels
+ * and a 0 (whose weights are 0): the same quarter of the multiply-adds wasted as the
+ * column pairs' missing fourth tap of a 3-wide window, but the split words' LDRD pairs
+ * and unrolled taps (ResNet-8's stem on the M4 0.93 -> 0.68 M, MobileNetV1 int8 14.00 ->
+ * 13.77 M, MobileNetV2 21.47 -> 21.01 M; a one-channel first layer keeps its column
+ * pairs, which waste less there). */
 static bool conv_split_suits(const conv_geom *G, const kt_tile *T, const kn_target *tg,
                              const kn_sched *ov) {
     return T->dot == KN_DOT_S16X2 && tg && tg->kind == KN_TARGET_MCU && T->lanes == 1 && !T->xzrt &&
-           G->cg % 4 == 0 && !(ov && ov->split == 2);
+           (G->cg % 4 == 0 || (G->cg == 3 && G->kh * G->kw > 1)) && !(ov && ov->split == 2);
 }
 
 /* The columns of a split-word tile over a window (kh x kw > 1): 3, so that with its 2
@@ -1701,13 +1722,33 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     if (integer && !red16) int_dot(tg, d, ov, &T);
     T.cpair = T.dot == KN_DOT_S16X2 && T.lanes == 1 && !T.xzrt && cpair_suits(tg, d, ov);
+    /* column pairs (one-channel first layers since RGB stems take the split words): 3
+     * columns, as the split words over a window. DS-CNN int8 on the M4, its 10x4 first
+     * convolution (bench/fw_profile.sh, schedule files, rows x columns): 3 x 3 0.471 M,
+     * 3 x 4 0.502 M (spills), 2 x 4 0.543 M, 2 x 3 0.527 M, 4 x 2 0.553 M, 2 x 2 0.608 M */
+    if (T.cpair && !(ov && ov->tile_vecs) && T.nv > 3) {
+        T.nv = 3;
+        T.kb = T.kbl = T.nv * T.lanes;
+    }
     if (conv_split_suits(&G, &T, tg, ov)) { /* split words (kt_tile.split) */
         T.split = true;
+        T.cpair = false;
         T.xunsigned = x->dtype == KN_U8;
         T.parts = 4, T.bits = 8;
         /* 2 rows (2 x 4 accumulators, 4 halves, a weight word: 13 registers) */
         if (!(ov && ov->tile_rows) && T.maxrows > 2) T.maxrows = 2;
         conv_split_window(&G, ov, &T);
+        /* a window's weight words in i64 pairs (kt_tile.wpair): one LDRD for the two
+           words of a column and step, where two LDRs loaded them (conv_pack_wpair); at
+           stride 1 its input words pre-split too (kt_tile.xpre: each word is read by
+           3 taps of a kernel row and 2 rows of a tile, so one split per run replaces
+           up to 6; at stride 2 the tile's rows share fewer words and the wider copy did
+           not pay). ResNet-8 int8 on the M4 (QEMU instructions): 16.62 M, 15.55 M with
+           the weight pairs, 14.65 M with the pre-split input at stride 1 (14.67 M at
+           both strides), its word copies' arena 67,648 -> 86,144 B. A schedule file's
+           split=1 keeps the words, split=4 pre-splits them. */
+        T.wpair = G.kh * G.kw > 1 && T.kbl == T.kb;
+        T.xpre = T.wpair && (ov && ov->split ? ov->split == 4 : G.sw == 1);
         if (flat && pad == 0 && G.kh * G.kw == 1 && !(ov && ov->split == 1)) {
             /* pointwise pairs (schedule split=4): the input widened per tile of pixels
              * (pw_pairs_widen) and the weights at pack time, both read as i64 pairs;
@@ -1743,18 +1784,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     }
     kt_tile T4 = T; /* reduction words: packed as 4 * kb columns of single words */
     T4.kb *= 4, T4.kbl *= 4;
-    conv_pair_args PA = {&G, group, red / 2};
     G.wpk = !integer && T.wt == KN_F32 ? conv_pack_f32(L, &T, &G, group)
-            : T.wpair
-                ? kl_table_fill(L, KN_I64, group * ((G.kg + T.kb - 1) / T.kb) * T.kb * PA.steps,
-                                conv_wsplit_pair, &PA)
-            : T.wide ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
-                     : kt_pack(L, &T, T.wt, group, red, G.kg,
+            : T.wpair                  ? conv_pack_wpair(L, &T, group, red, G.kg, wp)
+            : T.wide                   ? kt_pack(L, &T4, KN_I32, group, red, 4 * G.kg, conv_w16, wp)
+                                       : kt_pack(L, &T, T.wt, group, red, G.kg,
                                T.split   ? conv_wsplit
-                               : T.cpair ? conv_wcpair
-                               : T.dot   ? conv_wdot
-                                         : conv_w,
-                               wp);
+                                                 : T.cpair ? conv_wcpair
+                                                 : T.dot   ? conv_wdot
+                                                           : conv_w,
+                                                 wp);
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
@@ -1785,14 +1823,14 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.x = x;
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
-    } else if (T.xpre) { /* pointwise pairs: one tile's pixels pre-split at a time */
+    } else if (T.xpre && G.kh * G.kw == 1) { /* pointwise pairs: one tile's pixels at a time */
         G.x = x;
         G.xblk = true;
         G.xw = kl_scratch(L, KN_I64, G.cg / 4 * T.maxrows);
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
-    } else if (T.dot &&
-               (T.wide || (T.parts == 4 && (G.cg % 4 == 0 || (tg && tg->kind == KN_TARGET_CPU))))) {
+    } else if (T.dot && (T.wide || (T.parts == 4 && (G.cg % 4 == 0 || T.split ||
+                                                     (tg && tg->kind == KN_TARGET_CPU))))) {
         /* words, padded */
         G.x = x;
         G.xw = conv_words(L, &G, &T, x);

@@ -368,6 +368,15 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         return;
     case KX_SAT: {
         int k = (int)((x->i & 31) / 8 - 1) | (x->i & 32 ? 2 : 0);
+        if (E->dialect == KN_OPENCL) { /* OpenCL C's built-in clamp of an int */
+            int bits = (int)(x->i & 31);
+            long lo = x->i & 32 ? 0 : -(1L << (bits - 1));
+            long hi = x->i & 32 ? (1L << bits) - 1 : (1L << (bits - 1)) - 1;
+            fputs("clamp(", f);
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", %ld, %ld)", lo, hi);
+            return;
+        }
         E->helpers |= (unsigned)H_SAT << k;
         fprintf(f, "kn_sat_%d(", k);
         kn_cprint_expr(E, x->a[0]);

@@ -703,6 +703,50 @@ static void qadd_check(const qadd_consts *k, int64_t lo, int64_t hi, bool *finit
         }
 }
 
+/* The fixed-point form (--quantize's own adds, ir/requant.h kn_qadd): its multipliers and
+ * rounding constant from the constant scales and zero points at compile time, then per
+ * element ((a * ma + b * mb + round) >> shift) + cz in i32, saturated (USAT/SSAT on the
+ * M4) and clamped. */
+static kn_status lower_qlinearadd_fixed(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
+                                        kn_kbuf *y, int64_t lo, int64_t hi) {
+    kn_kbuf *cz = n->nin > 7 ? in[7] : NULL;
+    for (int i = 1; i < 8; i++)
+        if (i != 3 && (i < 7 || cz) && (!in[i]->data || !in[i]->data->data))
+            return kn_diag(kl_ctx(L), n, KN_EUNSUPPORTED,
+                           "fixed-point QLinearAdd needs constant scales and zero points");
+    kn_qadd q = kn_qadd_make((float)const_at(in[1], 0), (float)const_at(in[4], 0),
+                             (float)const_at(in[6], 0), (int64_t)const_at(in[2], 0),
+                             (int64_t)const_at(in[5], 0));
+    int64_t z = cz ? (int64_t)const_at(cz, 0) : 0;
+    bool flat = in[0]->numel == y->numel && in[3]->numel == y->numel;
+    int v[KN_MAX_RANK], nloops = flat ? 1 : y->rank;
+    kn_kx *yi, *ai, *bi;
+    if (flat) {
+        yi = ai = bi = kx_var(L, kl_for(L, y->numel));
+    } else {
+        yi = open_loops(L, y, v);
+        ai = kx_bcast_offset(L, in[0], y->rank, y->dims, v);
+        bi = kx_bcast_offset(L, in[3], y->rank, y->dims, v);
+    }
+    kn_kx *pa = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_const(L, KN_I32, q.ma));
+    kn_kx *pb = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_const(L, KN_I32, q.mb));
+    kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, kx_add(L, pa, pb), kx_const(L, KN_I32, q.round)),
+                      kx_const(L, KN_I32, q.shift));
+    r = kx_add(L, r, kx_const(L, KN_I32, (double)z));
+    bool u = y->dtype == KN_U8 || y->dtype == KN_U16;
+    int bits = 8 * (int)kn_dtype_get(y->dtype)->size;
+    double tlo, thi;
+    int_range(y->dtype, &tlo, &thi);
+    r = bits <= 16 ? kx_sat(L, r, bits, u)
+                   : kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, tlo)),
+                            kx_const(L, KN_I32, thi));
+    if (lo > (int64_t)tlo) r = kx_bin(L, KX_MAX, r, kx_const(L, KN_I32, (double)lo));
+    if (hi < (int64_t)thi) r = kx_bin(L, KX_MIN, r, kx_const(L, KN_I32, (double)hi));
+    kl_store(L, y, yi, kx_cast(L, y->dtype, r));
+    kl_end_n(L, nloops);
+    return KN_OK;
+}
+
 /* y = clamp(sat(round((float)((f32)(a - az) * as + (f32)(b - bz) * bs) / cs) + cz)), all in
  * float32 as the interpreter and the float graph it replaces compute it (no multiply-add
  * is fused: the kernel IR says where one is). One pass over the two 8-bit inputs. With
@@ -714,6 +758,7 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     kn_kbuf *y = out[0], *cz = n->nin > 7 ? in[7] : NULL;
     int64_t lo, hi;
     fixed_range(n, y->dtype, &lo, &hi);
+    if (kn_fixed_point(n)) return lower_qlinearadd_fixed(L, n, in, y, lo, hi);
     qadd_consts k;
     bool finite = false;
     float mult = 0;

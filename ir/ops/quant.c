@@ -806,7 +806,9 @@ static kn_status qlinearconv_compute(kn_exec *ex, const kn_node *n, kn_tensor *c
  * (exact in double: 9 bits times 24), a float32 sum, a float32 division by cs, rounded
  * half to even, plus cz, saturated (and clamped). So it gives the bits of the graph it
  * replaces, run by the ONNX reference or by kiln's own kernels. Per-tensor parameters,
- * numpy broadcasting of a and b. */
+ * numpy broadcasting of a and b. With KN_FIXED_POINT_ATTR (the adds of `--quantize`'s
+ * own graphs, passes/ptq.c) it is computed in 32-bit integers instead, as ir/requant.h's
+ * kn_qadd defines. */
 static kn_status infer_qlinearadd(kn_ctx *cx, const kn_node *n, kn_tensor *const *in,
                                   kn_type *out) {
     kn_status st;
@@ -844,11 +846,18 @@ static kn_status eval_qlinearadd(kn_exec *ex, const kn_node *n, kn_tensor *const
     int64_t sa[KN_MAX_RANK], sb[KN_MAX_RANK];
     kn_bcast_strides(&in[0]->type, yt.rank, yt.dims, sa);
     kn_bcast_strides(&in[3]->type, yt.rank, yt.dims, sb);
+    bool fixed = kn_fixed_point(n); /* --quantize's own adds: ir/requant.h kn_qadd */
+    kn_qadd qa = kn_qadd_make(as, bs, cs, az, bz);
     for (int64_t i = 0; i < kn_tensor_numel(y); i++) {
         int64_t a = kn_load_i64(in[0]->data, in[0]->type.dtype,
                                 (size_t)kn_bcast_offset(i, yt.rank, yt.dims, sa));
         int64_t b = kn_load_i64(in[3]->data, in[3]->type.dtype,
                                 (size_t)kn_bcast_offset(i, yt.rank, yt.dims, sb));
+        if (fixed) {
+            kn_store_f64(y->data, yt.dtype, (size_t)i,
+                         clamp((double)kn_qadd_apply(qa, a, b, (int64_t)zp), lo, hi));
+            continue;
+        }
         float v = (float)(a - az) * as + (float)(b - bz) * bs;
         kn_store_f64(y->data, yt.dtype, (size_t)i, clamp(requant(v / cs, zp, yt.dtype), lo, hi));
     }

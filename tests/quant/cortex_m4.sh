@@ -9,7 +9,9 @@
 # Helium's reduction tiles (VMLADAVA.S8, tests/quant/make_red16.py; kt_tile.wide in
 # passes/tile.c) and two with 1x1 convolutions of 16 and 32 channels, for
 # --target cortex-m55 on QEMU's mps3-an547 (the same startup, its memory map: code at
-# 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8.
+# 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8. ptq_add
+# (tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
+# residual adds) and compared with the host interpreter's output for it.
 # usage: cortex_m4.sh KILN SOURCE_DIR [c|obj] [cortex-m4|cortex-m55]
 KILN=$1
 S=$2
@@ -20,12 +22,12 @@ MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 
   cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
-  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part"
+  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
-    dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1"
+    dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 ptq/ptq_add"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -61,12 +63,24 @@ carray() { # name, file, bytes
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
 for m in $MODELS; do
   M=$S/tests/quant/models/$m
-  case $m in fixed/*) M=$S/tests/quant/$m ;; esac
-  m=${m#fixed/}
+  # ptq/*: a float model quantized by --quantize (its fixed-point adds, ir/requant.h
+  # kn_qadd), the reference the host interpreter's output for the same quantization
+  Q= REF=
+  case $m in fixed/*) M=$S/tests/quant/$m ;; ptq/*) M=$S/tests/quant/${m#ptq/} ;; esac
+  case $m in ptq/*) Q="--quantize int8 --calibrate $M/calib.npy" ;; esac
+  m=${m#fixed/} m=${m#ptq/}
   D=$T/$m
-  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target $TARGET \
-    --dump-schedule "$T/$m.sched" >/dev/null || { bad "$m: compile"; continue; }
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target $TARGET $Q \
+    --dump-schedule "$T/$m.sched" >/dev/null 2>"$T/$m.log" || { bad "$m: compile"; continue; }
+  if [ -n "$Q" ]; then
+    "$KILN" run "$M/model.onnx" $Q --input "x=$M/test_data_set_0/input_0.pb" --backend interp \
+      --output-dir "$D/ref" -q || { bad "$m: reference"; continue; }
+    REF=$(ls "$D"/ref/*.npy)
+  fi
   case $m in
+  cpair_c3) # 3 channels over a window: split words of 3 channels and a 0, pre-split
+    grep -q "'stem' QLinearConv .* split=4" "$T/$m.sched" && ok ||
+      bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
@@ -83,9 +97,12 @@ for m in $MODELS; do
     grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||
       bad "$m: no $want tile: $(cat "$T/$m.sched")" ;;
   qlinear_cnn | integer_ops)
+    # over a window: the grouped, strided 3x3 of qlinear_cnn reads the words (split=1),
+    # the stride-1 3x3 of integer_ops their pre-split pairs (split=4, kt_tile.xpre)
+    want=split=1; [ $m = integer_ops ] && want=split=4
     [ "$TARGET" = cortex-m55 ] || {
-      grep -q "'conv2\{0,1\}' .*Conv.* tile_vecs=3 .* split=1" "$T/$m.sched" && ok ||
-        bad "$m: no split-word tile over a window: $(cat "$T/$m.sched")"
+      grep -q "'conv2\{0,1\}' .*Conv.* tile_vecs=3 .* $want" "$T/$m.sched" && ok ||
+        bad "$m: no split-word tile over a window ($want): $(cat "$T/$m.sched")"
     } ;;
   esac
   H=$D/m.h
@@ -103,7 +120,7 @@ for m in $MODELS; do
     k=0
     while [ $k -lt "$nout" ]; do
       b=$(($(macro OUTPUT_${k}_SIZE "$H") * $(esize "$(macro OUTPUT_${k}_DTYPE "$H")")))
-      carray want$k "$M/test_data_set_0/output_$k.pb" $b
+      carray want$k "${REF:-$M/test_data_set_0/output_$k.pb}" $b
       wants="$wants want$k," sizes="$sizes $b,"
       [ $b -gt $max ] && max=$b
       k=$((k + 1))
@@ -131,7 +148,9 @@ for m in $MODELS; do
   fi
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*)
-  if [ "$TARGET" = cortex-m55 ] && [ "${m#dw_words}" = "$m" ]; then
+  if [ "$TARGET" = cortex-m55 ] && [ $m = ptq_add ]; then
+    : # 8 channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD
+  elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_words}" = "$m" ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'

@@ -102,6 +102,24 @@ for b in interp c llvm; do
   [ $b = interp ] || { cmp -s "$T/clipinterp/y.npy" "$T/clip$b/y.npy" && ok || bad "clip: $b differs from interp"; }
 done
 
+# residual adds (tests/quant/make_ptq_add.py): --quantize's own QLinearAdds, with and
+# without a Relu, compute in fixed point (kiln_fixed_point; ir/requant.h kn_qadd) and
+# every backend gives the interpreter's bytes; kiln quantize's file leaves out the mark
+# on its QuantizeLinear nodes (kiln_ptq), which ONNX does not know
+A=$2/tests/quant/ptq_add
+"$KILN" compile $A/model.onnx --quantize int8 --calibrate $A/calib.npy -o "$T/add" --dump-after qdq >"$T/add.txt" 2>&1 || bad "add compile"
+[ "$(grep -c '= QLinearAdd(.*kiln_fixed_point=1' "$T/add.txt")" = 2 ] &&
+  [ "$(grep -c '= QLinearAdd(.*kiln_clamp=' "$T/add.txt")" = 1 ] && ok || bad "add: $(grep ' = ' "$T/add.txt")"
+for b in interp c llvm opencl; do
+  "$KILN" run $A/model.onnx --quantize int8 --calibrate $A/calib.npy --random 5 --backend $b --output-dir "$T/add$b" -q ||
+    bad "add on $b"
+  [ $b = interp ] || { cmp -s "$T/addinterp/y.npy" "$T/add$b/y.npy" && ok || bad "add: $b differs from interp"; }
+done
+"$KILN" quantize $A/model.onnx --calibrate $A/calib.npy -o "$T/qa.onnx" >/dev/null 2>&1 && ! grep -q kiln_ptq "$T/qa.onnx" &&
+  "$KILN" compile "$T/qa.onnx" -o "$T/qa" --dump-after qdq >"$T/qa.txt" 2>&1 &&
+  [ "$(grep -c '= QLinearAdd(' "$T/qa.txt")" = 2 ] &&
+  [ "$(grep -c '= QLinearAdd(.*kiln_fixed_point' "$T/qa.txt")" = 0 ] && ok || bad "kiln quantize's adds: $(grep QLinearAdd "$T/qa.txt")"
+
 # errors: exit 1 naming the file or node, exit 2 for usage
 err() { # expected-code pattern args...
   code=$1 pat=$2

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef struct {
     double m;
@@ -113,7 +114,91 @@ static const acase acases[] = {
     {0x1.7b382e45ce3dfp-41, 44236, 0},
 };
 
+/* kn_qadd (the fixed-point QLinearAdd of --quantize): the multipliers and shift derived
+ * by hand from the definition (the largest shift in [1, 30] keeping both below 2^20),
+ * and y = floor(((a - az) ma + (b - bz) mb) / 2^shift + 1/2) + cz for chosen a, b. */
+typedef struct {
+    double as, bs, cs;
+    int64_t az, bz, cz, a, b;
+    int32_t ma, mb, shift;
+    int64_t want;
+} qacase;
+
+static const qacase qacases[] = {
+    /* 0.5 a + 0.25 b: shift 20 (0.5 * 2^21 = 2^20 is too big) */
+    {0.5, 0.25, 1, 0, 0, 0, 3, 2, 1 << 19, 1 << 18, 20, 2},        /* 2.0 */
+    {0.5, 0.25, 1, 0, 0, 0, 1, 0, 1 << 19, 1 << 18, 20, 1},        /* 0.5: half up */
+    {0.5, 0.25, 1, 0, 0, 0, -1, 0, 1 << 19, 1 << 18, 20, 0},       /* -0.5: half up */
+    {0.5, 0.25, 1, 0, 0, 0, -3, 0, 1 << 19, 1 << 18, 20, -1},      /* -1.5 */
+    {0.5, 0.25, 1, 0, 0, 0, 0, 1, 1 << 19, 1 << 18, 20, 0},        /* 0.25 */
+    {0.5, 0.25, 1, 0, 0, 0, 0, 3, 1 << 19, 1 << 18, 20, 1},        /* 0.75 */
+    {0.5, 0.25, 1, 10, -5, 7, 13, -3, 1 << 19, 1 << 18, 20, 9},    /* zero points: 2 + 7 */
+    {1.0, 1.0, 4.0, 0, 0, 0, 255, 255, 1 << 19, 1 << 19, 21, 128}, /* 127.5: half up */
+    /* 255 a + b: 255 * 2^12 = 1044480 < 2^20, 255 * 2^13 is not */
+    {255, 1, 1, 0, 0, 0, 1, 0, 1044480, 4096, 12, 255},
+    {255, 1, 1, 0, 0, 0, 0, 3, 1044480, 4096, 12, 3},
+    /* a multiplier of 2^25: shift 1, kept below 2^20 */
+    {0x1p25, 1, 1, 0, 0, 0, 0, 1, (1 << 20) - 1, 2, 1, 1},
+    /* 2^-40: 2^-10 at shift 30 rounds to 0, so y = cz */
+    {0x1p-40, 0x1p-40, 1, 0, 0, 5, 255, 255, 0, 0, 30, 5},
+    /* cs = 0: not finite, y = cz */
+    {1, 1, 0, 0, 0, 3, 100, 100, 0, 0, 1, 3},
+};
+
 int main(void) {
+    for (size_t i = 0; i < sizeof qacases / sizeof *qacases; i++) {
+        const qacase *c = &qacases[i];
+        kn_qadd q = kn_qadd_make(c->as, c->bs, c->cs, c->az, c->bz);
+        int64_t y = kn_qadd_apply(q, c->a, c->b, c->cz);
+        if (q.ma != c->ma || q.mb != c->mb || q.shift != c->shift || y != c->want)
+            fprintf(stderr, "  qadd case %zu: ma %d mb %d shift %d y %lld\n", i, q.ma, q.mb,
+                    q.shift, (long long)y);
+        CHECK(q.ma == c->ma && q.mb == c->mb && q.shift == c->shift && y == c->want);
+    }
+    /* random float32 scales and 8-bit zero points: every partial sum of the i32 form
+     * (a * ma + b * mb + round, the lowering's) below 2^31 for all 8-bit a and b, and y
+     * the real value (a - az) as / cs + (b - bz) bs / cs rounded half up, away from
+     * rounding boundaries (each multiplier off by at most 1/2: x by at most
+     * (|a - az| + |b - bz|) / 2^(shift + 1)) */
+    uint64_t qs = 12345;
+    int qbad = 0, near = 0, total = 0;
+    for (int it = 0; it < 2000; it++) {
+        double sc[3];
+        for (int k = 0; k < 3; k++) {
+            qs = qs * 6364136223846793005u + 1442695040888963407u;
+            sc[k] = (float)ldexp(1.0 + (double)(qs >> 40) / 16777216.0, (int)((qs >> 8) % 12) - 8);
+        }
+        qs = qs * 6364136223846793005u + 1442695040888963407u;
+        int64_t az = (int64_t)(qs >> 16) % 256, bz = (int64_t)(qs >> 32) % 256 - 128;
+        kn_qadd q = kn_qadd_make(sc[0], sc[1], sc[2], az, bz);
+        for (int64_t a = 0; a < 256; a += 5)
+            for (int64_t b = -128; b < 128; b += 3) {
+                int64_t v = a * q.ma + b * q.mb + q.round;
+                if (v >= INT64_C(1) << 31 || v < -(INT64_C(1) << 31)) qbad++;
+                double x = ((double)(a - az) * sc[0] + (double)(b - bz) * sc[1]) / sc[2];
+                double f = x - floor(x);
+                total++;
+                if (fabs(x) > 600) continue; /* saturated in 8 bits anyway */
+                /* each multiplier within 1/2 of its exact value */
+                double tol = (double)(llabs(a - az) + llabs(b - bz)) / ldexp(1, q.shift + 1);
+                if (fabs(f - 0.5) <= tol + 1e-9) {
+                    near++;
+                    continue;
+                }
+                if (kn_qadd_apply(q, a, b, 0) != (int64_t)floor(x + 0.5) && qbad++ < 5)
+                    fprintf(stderr, "  qadd: scales %g %g %g a %lld b %lld: %lld, want %g\n", sc[0],
+                            sc[1], sc[2], (long long)a, (long long)b,
+                            (long long)kn_qadd_apply(q, a, b, 0), floor(x + 0.5));
+            }
+        for (int64_t a = -128; a < 256; a += 383) /* the corners of u8 and i8 */
+            for (int64_t b = -128; b < 256; b += 383) {
+                int64_t v = a * q.ma + b * q.mb + q.round;
+                if (v >= INT64_C(1) << 31 || v < -(INT64_C(1) << 31)) qbad++;
+            }
+    }
+    CHECK(qbad == 0);
+    CHECK(near < total / 100);
+
     for (size_t i = 0; i < sizeof mcases / sizeof *mcases; i++) {
         kn_qmul q = kn_qmul_make(mcases[i].m);
         CHECK(q.mult == mcases[i].mult);

@@ -1,0 +1,64 @@
+"""A small residual CNN for the fixed-point adds of post-training quantization
+(tests/quant/ptq.sh, ir/requant.h kn_qadd): Conv 3->8 -> Relu -> Conv 8->8 -> Relu ->
+Conv 8->8, plus the first Relu's output (the residual Add) -> Relu -> Conv 8->8 (16
+channels' worth of a ResNet block at 8x8), then an Add of two convolutions' outputs
+without an activation, GlobalAveragePool -> Flatten -> Gemm 8->4; random weights (seed 0)
+and 16 calibration inputs ([16,1,3,8,8]), the first also as test_data_set_0/input_0.pb
+(tests/quant/cortex_m4.sh runs it on the M4 against the host's interpreter).
+
+    /usr/bin/python3 tests/quant/make_ptq_add.py
+writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}."""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq_add")
+
+
+def main():
+    rng = np.random.RandomState(0)
+    f = np.float32
+    inits = [numpy_helper.from_array((rng.randn(8, 3, 3, 3) * 0.5).astype(f), "w1"),
+             numpy_helper.from_array((rng.randn(8) * 0.1).astype(f), "b1")]
+    for k in (2, 3, 4, 5):
+        inits += [numpy_helper.from_array((rng.randn(8, 8, 3, 3) * 0.2).astype(f), "w%d" % k),
+                  numpy_helper.from_array((rng.randn(8) * 0.1).astype(f), "b%d" % k)]
+    inits += [numpy_helper.from_array((rng.randn(4, 8) * 0.5).astype(f), "w6"),
+              numpy_helper.from_array((rng.randn(4) * 0.1).astype(f), "b6")]
+    pad = dict(pads=[1, 1, 1, 1])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", **pad),
+        helper.make_node("Relu", ["c1"], ["r1"], "relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "conv2", **pad),
+        helper.make_node("Relu", ["c2"], ["r2"], "relu2"),
+        helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], "conv3", **pad),
+        helper.make_node("Add", ["c3", "r1"], ["s1"], "add1"),
+        helper.make_node("Relu", ["s1"], ["r3"], "relu3"),
+        helper.make_node("Conv", ["r3", "w4", "b4"], ["c4"], "conv4", **pad),
+        helper.make_node("Conv", ["r3", "w5", "b5"], ["c5"], "conv5", **pad),
+        helper.make_node("Add", ["c4", "c5"], ["s2"], "add2"),
+        helper.make_node("Conv", ["s2", "w2", "b2"], ["c6"], "conv6", **pad),
+        helper.make_node("GlobalAveragePool", ["c6"], ["p"], "pool"),
+        helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
+        helper.make_node("Gemm", ["fl", "w6", "b6"], ["y"], "fc", transB=1),
+    ]
+    g = helper.make_graph(nodes, "ptq_add",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln-tests")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    os.makedirs(OUT, exist_ok=True)
+    onnx.save(m, os.path.join(OUT, "model.onnx"))
+    calib = (rng.randn(16, 1, 3, 8, 8) * 2).astype(f)
+    np.save(os.path.join(OUT, "calib.npy"), calib)
+    d = os.path.join(OUT, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as fp:
+        fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
