@@ -1605,7 +1605,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
      * instructions an output fewer on the M4 than kt_int_tables' 32-bit form with its
      * parity test, same bits), else in that 32-bit form */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
-    if (G.vq)
+    /* Helium's 4-lane tiles (kt_mve): requantized as vectors too where every column takes
+     * the high-word form (VMULH.S32, VADD, VSHL, VMAX/VMIN and a narrowing VSTRB of 4
+     * channels: codegen/c/cprint.c KN_RQ4BV), so the transposing loop only moves bytes */
+    if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
+        !T.dot && kt_int_tables_hi32(L, d, T.kb, &G.rq))
+        G.vq = true;
+    else if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale && (T.wide || (tg && tg->kind == KN_TARGET_MCU)))
         kt_int_tables_red(L, d, &G.rq);
