@@ -890,6 +890,31 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
     }
 }
 
+/* Helium's 4-lane tiles (kt_mve) with an 8-bit NCHW output (vq, no epilogue): each
+ * accumulator vector (4 channels of one pixel) requantized as a vector of i32 (the
+ * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then each lane stored to
+ * its channel's plane (VMOV and STRB), where the tile scratch and its transposing loop
+ * took a byte store, a byte load, a byte store and the loop's 3 an output. */
+static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
+                             kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
+    const kn_contract *d = G->d;
+    int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
+    kn_kx *y0 = mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0);
+    int vy = kl_decl(L, KN_I64, y0);
+    for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
+        int nc = valid - v * T->lanes < T->lanes ? valid - v * T->lanes : T->lanes;
+        kn_kx *col = kt_plus(L, mo, v * T->lanes);
+        for (int r = 0; r < rows; r++) {
+            kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]), col, T->lanes);
+            KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
+            int vq = kl_decl_vec(L, KN_I32, T->lanes, q->a[0]);
+            for (int c = 0; c < nc; c++)
+                kl_store(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
+                         kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));
+        }
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -995,6 +1020,11 @@ store:;
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     if (G->vq && !d->epi && dense && rows >= 4) {
         conv_store_words(L, G, T, rows, vb, mo, valid, oy, ow0);
+        return;
+    }
+    if (G->vq && !d->epi && dense && T->t == KN_I32 && T->lanes == 4 && L->target &&
+        L->target->kind == KN_TARGET_MCU) {
+        conv_store_lanes(L, G, T, rows, vb, mo, valid, oy, ow0);
         return;
     }
     kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;

@@ -560,17 +560,21 @@ static void rq_print(emitter *E, const kn_kx *x, bool vec) {
  * channels, the 1x1 tiles), as Helium's VMULH.S32, VADD, VSHL by -t, VMAX, VMIN and a
  * narrowing VSTRB.32: the same bits as the scalar form, lane by lane (t is in [1, 30],
  * kn_qmul_hi32); false otherwise. */
-static bool mve_rq_store(emitter *E, const kn_ks *s, int ind) {
-    const kn_kx *x = s->value, *mn, *mx, *sh, *ad, *h, *p, *tm, *acc, *mul;
-    int64_t lo, hi, c32, m31;
+typedef struct rq_form {
+    const kn_kx *acc, *mult, *round, *t;
+    int64_t lo, hi;
+    bool vec; /* round and t vectors (KN_RQ4*V) */
+} rq_form;
+
+/* x = min(max(((i32)((i64)acc * (i64)mult >> 32) + round) >> (t & 31), lo), hi), the i32
+ * clamp of kl_requant_hi32's vector form, in *q. */
+static bool rq_match(const emitter *E, const kn_kx *x, rq_form *q) {
+    const kn_kx *mx, *sh, *ad, *h, *p, *tm, *acc, *mul;
+    int64_t c32, m31;
     bool mv, rv, tv;
-    if (kx_lanes(x) != 4 || (s->buf->dtype != KN_U8 && s->buf->dtype != KN_I8) ||
-        x->op != KX_CAST || x->dtype != s->buf->dtype)
-        return false;
-    mn = x->a[0];
-    if (mn->op != KX_MIN || !const_i(mn->a[1], &hi)) return false;
-    mx = mn->a[0];
-    if (mx->op != KX_MAX || !const_i(mx->a[1], &lo)) return false;
+    if (kx_lanes(x) != 4 || x->op != KX_MIN || !const_i(x->a[1], &q->hi)) return false;
+    mx = x->a[0];
+    if (mx->op != KX_MAX || !const_i(mx->a[1], &q->lo)) return false;
     sh = mx->a[0];
     if (sh->op != KX_SHR || sh->dtype != KN_I32) return false;
     ad = sh->a[0], tm = sh->a[1];
@@ -587,17 +591,50 @@ static bool mve_rq_store(emitter *E, const kn_ks *s, int ind) {
         !ivvar(E, acc->a[0]->var) || h->op != KX_CAST || h->dtype != KN_I64 ||
         !rq_operand(E, h->a[0], &mv) || !mv)
         return false;
-    bool vec = rv || tv;
+    q->acc = acc->a[0], q->mult = h->a[0], q->round = ad->a[1], q->t = tm->a[0];
+    q->vec = rv || tv;
+    return true;
+}
+
+/* The arguments of KN_RQ4B(V) / KN_RQ4I(V) after the first: acc, mult, round, t, lo, hi. */
+static void rq_args(emitter *E, const rq_form *q) {
+    fprintf(E->f, "v%d, ", q->acc->var);
+    rq_print(E, q->mult, true);
+    fprintf(E->f, ", ");
+    rq_print(E, q->round, q->vec);
+    fprintf(E->f, ", ");
+    rq_print(E, q->t, q->vec);
+    fprintf(E->f, ", %lld, %lld)", (long long)q->lo, (long long)q->hi);
+}
+
+static bool mve_rq_store(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value;
+    rq_form q;
+    if (kx_lanes(x) != 4 || (s->buf->dtype != KN_U8 && s->buf->dtype != KN_I8) ||
+        x->op != KX_CAST || x->dtype != s->buf->dtype || !rq_match(E, x->a[0], &q))
+        return false;
     FILE *f = E->f;
-    fprintf(f, "%*sKN_RQ4B%s(%s + ", ind, "", vec ? "V" : "", s->buf->name);
+    fprintf(f, "%*sKN_RQ4B%s(%s + ", ind, "", q.vec ? "V" : "", s->buf->name);
     kn_cprint_expr(E, s->index);
-    fprintf(f, ", v%d, ", acc->a[0]->var);
-    rq_print(E, h->a[0], true);
     fprintf(f, ", ");
-    rq_print(E, ad->a[1], vec);
-    fprintf(f, ", ");
-    rq_print(E, tm->a[0], vec);
-    fprintf(f, ", %lld, %lld);\n", (long long)lo, (long long)hi);
+    rq_args(E, &q);
+    fprintf(f, ";\n");
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
+/* mve_int: an ivvar set to the clamped i32 values of the same form (the lanes then
+ * stored one at a time): KN_RQ4I / KN_RQ4IV. */
+static bool mve_rq_decl(emitter *E, const kn_ks *s, int ind) {
+    rq_form q;
+    if ((s->kind != KS_DECL && s->kind != KS_SET) || !ivvar(E, s->var) ||
+        !rq_match(E, s->value, &q))
+        return false;
+    fprintf(E->f, "%*s%sv%d = KN_RQ4I%s(", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var,
+            q.vec ? "V" : "");
+    rq_args(E, &q);
+    fprintf(E->f, ";\n");
     E->mve_used = true;
     E->vec_widths |= 1u << 2;
     return true;
@@ -662,6 +699,7 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
         }
     }
     if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
+    if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
         if (m->op != KX_MUL) m = x->a[1], acc = x->a[0];
@@ -1612,7 +1650,7 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_MIN4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpltq_f32(a, b))\n"
                 "#define KN_MAX4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpgtq_f32(a, b))\n"
                 "#endif\n");
-        if (L == 4 && ((V && V->mve_used) || E->mve_used))
+        if (L == 4 && ((V && V->mve_used) || E->mve_used)) {
             /* Helium's integer tiles (mve_int): GCC 12 builds the i32 lanes' loops one
              * lane at a time; the intrinsics are single instructions. Elsewhere the same
              * sums in vector extensions, wrapping as the lane loops' uint32 sums */
@@ -1635,6 +1673,17 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_LD4BS(p) ((kn_v4i)vldrbq_s32((const int8_t *)(const void *)(p)))\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BU(p), z))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BS(p), z))\n"
+                "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
+                "    "
+                "((kn_v4i)vminq_s32(vmaxq_s32(vshlq_r_s32(vaddq_n_s32(vmulhq_s32((int32x4_t)(acc), "
+                "\\\n"
+                "        (int32x4_t)(m)), r), -(t)), vdupq_n_s32(lo)), vdupq_n_s32(hi)))\n"
+                "#define KN_RQ4IV(acc, m, r, t, lo, hi) \\\n"
+                "    ((kn_v4i)vminq_s32(vmaxq_s32(vshlq_s32(vaddq_s32(vmulhq_s32((int32x4_t)(acc), "
+                "\\\n"
+                "        (int32x4_t)(m)), (int32x4_t)(r)), vnegq_s32((int32x4_t)(t))), "
+                "vdupq_n_s32(lo)), \\\n"
+                "        vdupq_n_s32(hi)))\n"
                 "#define KN_RQ4B(p, acc, m, r, t, lo, hi) \\\n"
                 "    do { \\\n"
                 "        int32x4_t kn_h = vmulhq_s32((int32x4_t)(acc), (int32x4_t)(m)); \\\n"
@@ -1650,7 +1699,9 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
-                "#else\n"
+                "#else\n");
+            fprintf(
+                f,
                 "__attribute__((unused)) static inline int32_t kn_dot16(int32_t acc, kn_v4i x, "
                 "kn_v4i w) {\n"
                 "    unsigned char a[16], b[16];\n"
@@ -1676,6 +1727,20 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "    __builtin_convertvector(*(const kn_v4bs *)(const void *)(p), kn_v4i)\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BU(p) - (unsigned)(z)))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BS(p) - (unsigned)(z)))\n"
+                "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
+                "r, "
+                "kn_v4i t, int lo,\n"
+                "                                                    int hi) {\n"
+                "    kn_v4i q;\n"
+                "    for (int l = 0; l < 4; l++) {\n"
+                "        int32_t h = (int32_t)(((int64_t)acc[l] * m[l]) >> 32);\n"
+                "        h = (int32_t)((uint32_t)h + (uint32_t)r[l]) >> (t[l] & 31);\n"
+                "        q[l] = h < lo ? lo : h > hi ? hi : h;\n"
+                "    }\n"
+                "    return q;\n}\n"
+                "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
+                "    kn_rq4i(acc, m, KN_DUP4I(r), KN_DUP4I(t), lo, hi)\n"
+                "#define KN_RQ4IV(acc, m, r, t, lo, hi) kn_rq4i(acc, m, r, t, lo, hi)\n"
                 "#define KN_RQ4B(p, acc, m, r, t, lo, hi) \\\n"
                 "    do { \\\n"
                 "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"
@@ -1698,6 +1763,7 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        } \\\n"
                 "    } while (0)\n"
                 "#endif\n");
+        }
         for (const char *c = vmath_macros; *c; c++) /* '@': the lanes */
             if (*c == '@')
                 fprintf(f, "%d", L);

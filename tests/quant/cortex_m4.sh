@@ -148,9 +148,10 @@ for m in $MODELS; do
         bad "$m: no vldrb.s32/u32 in the image"; } ;; esac
     case $m in qdq_*) [ $EMIT = obj ] || { grep -q "vmulh\.s32" "$D/app.dis" &&
       grep -q "vstrb\.32" "$D/app.dis" && ok || bad "$m: no vmulh.s32 and vstrb.32 in the image"; } ;; esac
-    # qdq_block's 1x1 projection in the 4-lane tiles: 4 channels requantized a vector
-    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "KN_RQ4BV(" "$D/m.c" && ok ||
-      bad "$m: no vector requantization of 4 channels (KN_RQ4BV)"; }
+    # qdq_block's 1x1 convolutions in the 4-lane tiles: 4 channels requantized a vector,
+    # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
+    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
+      bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
   elif [ "$TARGET" = cortex-m55 ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
