@@ -384,13 +384,15 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * input zero point, and a word copy (4 bytes an input position, padded) no larger than
  * the output, so the arena grows by less than the output's size where it grows at all
  * (DS-CNN's first convolution: 2,832 bytes of words for an 8,000-byte output). A
- * schedule file's split other than 3 turns it off. */
+ * schedule file's split other than 3 turns it off. Not with Helium, whose 4-lane tiles
+ * (kt_mve) take one-channel convolutions too since they requantize as vectors (DS-CNN's
+ * first convolution on the M55: 508 K instructions in column pairs, 295 K). */
 static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
-        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 ||
-        (d->c != 1 && (d->c > 3 || tg->vector_bits >= 128)) ||
-        (ov && ov->split && ov->split != 3) || (d->xz && !is_const(d->xz)) ||
-        kn_dtype_get(d->x->dtype)->size != 1 || !kn_contract_is_int(d))
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 || d->c > 3 ||
+        tg->vector_bits >= 128 || (ov && ov->split && ov->split != 3) ||
+        (d->xz && !is_const(d->xz)) || kn_dtype_get(d->x->dtype)->size != 1 ||
+        !kn_contract_is_int(d))
         return false;
     double words = (double)d->n * (d->h + d->ph + d->peh) * (d->w_ + d->pw + d->pew);
     return 4 * words <= (double)d->y->numel * kn_dtype_get(d->y->dtype)->size;
@@ -398,14 +400,13 @@ static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sche
 
 /* Whether integer contraction d takes 4-lane tiles on Helium (the M55: a microcontroller
  * with 128-bit vectors and the s16x2 dot), a multiply-add per value (int_dot), which the
- * C emitter prints as MVE VLDRH.S32 and VMLA.S32 (KN_LD4S16, KN_MLA4I): where it has more
- * than one input channel a group (the first layer keeps its scalar column pairs, the
- * depthwise pass has its own tiles), no schedule file's dot or lanes. */
+ * C emitter prints as MVE VLDRH.S32 and VMLA.S32 (KN_LD4S16, KN_MLA4I): any input
+ * channels a group (the depthwise pass has its own tiles), no schedule file's dot or
+ * lanes. */
 static bool kt_mve(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     return tg && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
            tg->int8_dot == KN_DOT_S16X2 && !(ov && (ov->dot || ov->lanes)) &&
-           kn_contract_is_int(d) && (d->kind != KN_CONTRACT_CONV || d->c / d->group > 1) &&
-           !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
+           kn_contract_is_int(d) && !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
 }
 
 /* Whether integer convolution d takes reduction tiles (kt_tile.wide) on a target with
