@@ -501,6 +501,8 @@ typedef struct conv_geom {
     kn_kbuf *xw;    /* four-part dot tiles: the padded input as words of 4 channels, or NULL */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool xzfold;    /* Helium's 4-lane tiles with no padding: x read as it is, the init
+                       bias - xz * sum (w - wz) (conv_b), where x - xz took a SUB a value */
     bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
                        itself, no tile scratch (its store and the transposing loop that
                        re-read it cost about 10 instructions an output on the M4) */
@@ -515,6 +517,11 @@ typedef struct conv_geom {
     int vband;
     bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
 } conv_geom;
+
+/* An input value of a tile: x - xz (int_operand), or x with xzfold. */
+static kn_kx *conv_operand(kn_lower *L, const conv_geom *G, kn_kx *x) {
+    return G->xzfold ? kx_cast(L, KN_I32, x) : int_operand(L, G->d, x);
+}
 
 /* One group's weights or bias for kt_pack. */
 typedef struct conv_src {
@@ -602,9 +609,9 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const conv_src *s = ctx;
     double b = cval(s->G->d->bias, s->g * s->G->kg + col), sum = 0;
-    if (s->G->T->dot)
+    if (s->G->T->dot || s->G->xzfold)
         for (int64_t i = 0; i < s->G->cg * s->G->kh * s->G->kw; i++) sum += conv_w(ctx, i, col);
-    return b - (double)s->G->T->xzc * sum;
+    return b - (s->G->xzfold ? cval(s->G->d->xz, 0) : (double)s->G->T->xzc) * sum;
 }
 
 /* The weight-word table [m][n] (conv_wdot of word g for output channel m) and each output
@@ -820,7 +827,7 @@ static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb
         for (int r = 0; r < T->rows; r++) {
             int64_t ix = (eow0 + r) * G->sw + j * G->dw - G->opw;
             if (ix < 0 || ix >= G->w) continue;
-            a[r] = int_operand(L, G->d, kx_load(L, G->x, kt_plus(L, kx_var(L, vx), ix * G->xs[3])));
+            a[r] = conv_operand(L, G, kx_load(L, G->x, kt_plus(L, kx_var(L, vx), ix * G->xs[3])));
             any = true;
         }
         if (!any) continue;
@@ -949,8 +956,8 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] = int_operand(
-            L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
+        a[r] = conv_operand(
+            L, G, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
@@ -1625,6 +1632,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
                                                  : T.dot   ? conv_wdot
                                                            : conv_w,
                                                  wp);
+    G.xzfold = integer && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
+               !T.dot && d->xz && is_const(d->xz) && d->xz->numel == 1 && !d->ph && !d->pw &&
+               !d->peh && !d->pew;
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
