@@ -143,6 +143,17 @@ typedef struct dw_geom {
      * row's left or right end is the row's first or last 4 bytes shifted, zero-point
      * bytes shifted in, and a kernel row outside x is the word of 4 zero points */
     bool words, wrows, wedge;
+    /* Helium vectors (dw_mvec_suits): the tiles in i32 (at = KN_I32) on 4-lane vectors of
+     * the input less its zero point (VLDRB.U32/S32 widening 4 bytes, VSUB), a VMLA by the
+     * scalar weight w - wz per tap, and the high-word requantization of the whole vector
+     * in the store (codegen/c/cprint.c mve_int) */
+    bool mvec;
+    /* with mvec: each channel copied into pad ([phs][prs] of x's dtype, every row and
+     * column the outputs read, the padding filled with the zero point once a run), so
+     * every output is a vector tile with no test and the inputs are not less xz (the
+     * accumulators start at bias - xz * sum (w - wz)) */
+    kn_kbuf *pad;
+    int64_t phs, prs;
     int nu;
     kn_kbuf *pkw;
     int vpkw, winit;
@@ -157,7 +168,12 @@ static kn_kx *var(kn_lower *L, int v) {
  * for integer convolutions. */
 static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int lanes) {
     kn_kx *v = lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at);
-    if (!G->integer || src == G->xs) return v; /* staged: converted in the copy */
+    if (!G->integer || src == G->xs) return v;                  /* staged: converted in the copy */
+    if (G->mvec && src == G->pad) return kx_cast(L, KN_I32, v); /* xz is in the init */
+    if (G->mvec) {                                              /* exact in i32: x - xz */
+        v = kx_cast(L, KN_I32, v);
+        return G->xz ? kx_sub(L, v, kx_const(L, KN_I32, G->xz)) : v;
+    }
     v = kx_cast(L, KN_F32, v);
     return G->xz ? kx_sub(L, v, kx_const(L, KN_F32, G->xz)) : v;
 }
@@ -166,6 +182,11 @@ static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int 
 static kn_kx *packed(kn_lower *L, const dw_geom *G, int k) {
     if (G->hold || k == 0) return var(L, G->wv[k]);
     return kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k)));
+}
+
+/* a + x * w: an fma in f32, a multiply and an add in i32 (MVE VMLA by a scalar). */
+static kn_kx *dw_mac(kn_lower *L, const dw_geom *G, kn_kx *x, kn_kx *w, kn_kx *a) {
+    return G->at == KN_I32 && !G->dot ? kx_add(L, a, kx_mul(L, x, w)) : kx_fma(L, x, w, a);
 }
 
 /* Offset of tap kx of group r (of `lanes` outputs) from the tile's first tap. */
@@ -188,7 +209,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     /* dot: kernel "rows" are the groups of parts rows, all in the staged words */
     int64_t nky = G->dot ? G->ngr : G->kh;
     KN_ASSERT(!G->dot || (!crow && !ccol));
-    int np = ccol ? 1 : DW_MAX_PARTS / rows;
+    int np = ccol || G->mvec ? 1 : DW_MAX_PARTS / rows; /* i32: no latency chain to cut */
     if (np > nky) np = (int)nky;
     if (np < 1) np = 1;
     for (int r = 0; r < rows; r++) {
@@ -196,7 +217,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
         for (int q = 1; q < np; q++)
             part[r][q] = kl_decl_vec(L, G->at, lanes, kx_const(L, G->at, 0.0));
     }
-    kn_kbuf *src = G->stage ? G->xs : G->plane ? G->plane : G->d->x;
+    kn_kbuf *src = G->stage ? G->xs : G->plane ? G->plane : G->pad ? G->pad : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
     for (int64_t ky = 0; ky < nky; ky++) {
         for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
@@ -215,6 +236,9 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             vx = kl_decl(
                 L, KN_I64,
                 kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
+        else if (G->pad)
+            vx = kl_decl(L, KN_I64,
+                         kt_mad(L, kt_plus(L, iy, G->ph), G->prs, kt_plus(L, col0, G->pw)));
         else
             vx =
                 kl_decl(L, KN_I64,
@@ -225,7 +249,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                 kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
                 kn_kx *xv = dw_in(L, G, src, kx_add(L, var(L, vx), kx_int(L, kx * G->dw)), 1);
                 kl_set(L, acc[0],
-                       kx_fma(L, xv, packed(L, G, (int)(1 + ky * G->kw + kx)), var(L, acc[0])));
+                       dw_mac(L, G, xv, packed(L, G, (int)(1 + ky * G->kw + kx)), var(L, acc[0])));
                 kl_end(L);
             }
         } else {
@@ -250,7 +274,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                     kn_kx *a = var(L, acc[r]);
                     kl_set(L, acc[r],
                            G->dot ? kx_dot(L, G->dot, a, var(L, xin[i]), wk)
-                                  : kx_fma(L, var(L, xin[i]), wk, a));
+                                  : dw_mac(L, G, var(L, xin[i]), wk, a));
                 }
             }
         }
@@ -287,7 +311,8 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             kl_set(L, G->sumv[i], kx_add(L, var(L, G->sumv[i]), val));
         }
         if (G->integer) /* f64 requantization reads the f32 sum (exact) as it is */
-            val = kt_int_store(L, d, &G->rq, G->rq.shift ? kx_cast(L, KN_I32, val) : val, c);
+            val = kt_int_store(L, d, &G->rq,
+                               G->rq.shift && G->at != KN_I32 ? kx_cast(L, KN_I32, val) : val, c);
         kl_store(L, d->y, yi, val);
     }
 }
@@ -1156,6 +1181,18 @@ static bool dw_words_suits(const dw_geom *G, const kn_target *tg, const kn_sched
     return true;
 }
 
+/* Whether integer convolution G takes Helium's i32 vector tiles (dw_geom.mvec): on
+ * microcontrollers with 128-bit vectors (MVE), unstaged, 8-bit input, stride 1 (a tap of
+ * 4 neighbouring outputs is 4 consecutive bytes), no epilogue and at least one vector of
+ * interior outputs a row; `split=2` in a schedule file keeps the f32 tiles, `split=1`
+ * the row words. */
+static bool dw_mvec_suits(kn_lower *L, const dw_geom *G, const kn_target *tg, const kn_sched *ov) {
+    const kn_contract *d = G->d;
+    return G->integer && !G->stage && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
+           kl_lanes(L, KN_I32) == 4 && !(ov && ov->split) && G->sw == 1 &&
+           (d->x->dtype == KN_I8 || d->x->dtype == KN_U8) && !d->epi && G->lanes == 4 && G->ow >= 4;
+}
+
 /* The end of the interior outputs from xlo whose words (4 bytes from ox*sw - pw, whole
  * pairs of outputs at stride 1) stay inside the row. */
 static int64_t dw_words_end(const dw_geom *G) {
@@ -1242,7 +1279,31 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->xs = kl_scratch(L, G->at, d->n * G->c * (G->dot ? G->hq : G->hs) * G->rs);
     }
     dw_choose(L, G, ov);
-    G->words = dw_words_suits(G, tg, ov);
+    G->mvec = dw_mvec_suits(L, G, tg, ov);
+    if (G->mvec) {
+        G->at = KN_I32;
+        /* one vector a tile: 4 accumulators of 4 outputs and their 12 input vectors
+         * spill from the 8 Q registers (MobileNetV1's 24 x 24 x 32 layer on the M55:
+         * 290 K instructions with 4 vectors a tile, 269 K with 3, 272 K with 2, 227 K
+         * with 1) */
+        if (!(ov && ov->tile_rows)) G->rows = 1;
+        /* the weights are scalars (VMLA's general-register operand): held in locals for
+         * the channel, where the f32 tiles count them against the vector registers */
+        G->hold = G->kh * G->kw <= 25;
+        /* the padded plane: every output interior, where the in-place tiles' interior
+         * is narrower than a vector or needs as many vectors as the whole row (the
+         * borders then cost the scalar tiles and the plane nothing more): 24 x 24 x 32
+         * on the M55 227 -> 208 K, 12 x 12 x 64 140 -> 114 K, DS-CNN's rows of 5 191 ->
+         * 142 K (row words before); not 6 x 6 x 128 (67 K in place, 80 K) */
+        int64_t in = G->xhi - G->xlo;
+        if (in < 4 || (G->ow + 3) / 4 <= (in + 3) / 4) {
+            G->phs = (G->oh - 1) * G->sh + (G->kh - 1) * G->dh + 1;
+            G->prs = G->ow + (G->kw - 1) * G->dw;
+            G->pad = kl_scratch(L, d->x->dtype, G->phs * G->prs);
+            G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
+        }
+    }
+    G->words = !G->mvec && dw_words_suits(G, tg, ov);
     if (G->words) {
         G->xw = dw_words_end(G);
         G->words = G->xw > G->xlo;
@@ -1283,6 +1344,17 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         dw_pack_words(G, pk, wk);
         G->pk = kl_table(L, KN_I32, G->c * per, wk);
         free(wk);
+    } else if (G->mvec) { /* bias and w - wz: exact integers */
+        int32_t *wk = malloc((size_t)(G->c * per) * sizeof *wk);
+        KN_ASSERT(wk);
+        for (int64_t k = 0; k < G->c * per; k++) wk[k] = (int32_t)pk[k];
+        for (int64_t ch = 0; ch < G->c && G->pad; ch++) { /* the plane holds x, not x - xz */
+            int64_t sum = 0;
+            for (int64_t t = 1; t < per; t++) sum += wk[ch * per + t];
+            wk[ch * per] = (int32_t)((int64_t)wk[ch * per] - (int64_t)G->xz * sum);
+        }
+        G->pk = kl_table(L, KN_I32, G->c * per, wk);
+        free(wk);
     } else if (!G->wedge) {
         G->pk = kl_table(L, KN_F32, G->c * per, pk);
     }
@@ -1295,6 +1367,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         free(wk);
     }
     free(pk);
+    if (G->pad) { /* the padding: the zero point, once a run */
+        int vf = kl_for(L, G->phs * G->prs);
+        kl_store(L, G->pad, var(L, vf), kx_const(L, d->x->dtype, G->xz));
+        kl_end(L);
+    }
     G->vbc = kl_for(L, d->n * G->c);
     if (G->pk) {
         G->vpk =
@@ -1309,6 +1386,20 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
                           kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)),
                                  kx_int(L, 1 + 3 * G->kh)));
         G->winit = kl_decl(L, KN_I32, kx_load(L, G->pkw, var(L, G->vpkw)));
+    }
+    if (G->pad) { /* the channel's rows and columns the outputs read, into the plane */
+        int64_t r0 = G->ph < 0 ? -G->ph : 0, r1 = G->phs - G->ph < G->h ? G->phs - G->ph : G->h;
+        int64_t c0 = G->pw < 0 ? -G->pw : 0, c1 = G->prs - G->pw < G->w ? G->prs - G->pw : G->w;
+        if (r1 > r0 && c1 > c0) {
+            int vr = kl_for(L, r1 - r0);
+            kn_kx *iy = kt_plus(L, var(L, vr), r0);
+            kl_copy(L, G->pad,
+                    kt_plus(L, kx_mul(L, kt_plus(L, iy, G->ph), kx_int(L, G->prs)), c0 + G->pw),
+                    d->x,
+                    kt_plus(L, kx_mul(L, kt_mad(L, var(L, G->vbc), G->h, iy), kx_int(L, G->w)), c0),
+                    kx_int(L, c1 - c0));
+            kl_end(L);
+        }
     }
     if (G->dot)
         dw_stage_words(L, G);

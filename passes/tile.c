@@ -418,13 +418,15 @@ static bool int_ok(const kn_contract *d, int64_t red) {
  * input zero point, and a word copy (4 bytes an input position, padded) no larger than
  * the output, so the arena grows by less than the output's size where it grows at all
  * (DS-CNN's first convolution: 2,832 bytes of words for an 8,000-byte output). A
- * schedule file's split other than 3 turns it off. */
+ * schedule file's split other than 3 turns it off. Not with Helium, whose 4-lane tiles
+ * (kt_mve) take one-channel convolutions too since they requantize as vectors (DS-CNN's
+ * first convolution on the M55: 508 K instructions in column pairs, 295 K). */
 static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
-        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 ||
-        (d->c != 1 && (d->c > 3 || tg->vector_bits >= 128)) ||
-        (ov && ov->split && ov->split != 3) || (d->xz && !is_const(d->xz)) ||
-        kn_dtype_get(d->x->dtype)->size != 1 || !kn_contract_is_int(d))
+        d->kind != KN_CONTRACT_CONV || d->group != 1 || d->kw < 2 || d->c > 3 ||
+        tg->vector_bits >= 128 || (ov && ov->split && ov->split != 3) ||
+        (d->xz && !is_const(d->xz)) || kn_dtype_get(d->x->dtype)->size != 1 ||
+        !kn_contract_is_int(d))
         return false;
     double words = (double)d->n * (d->h + d->ph + d->peh) * (d->w_ + d->pw + d->pew);
     return 4 * words <= (double)d->y->numel * kn_dtype_get(d->y->dtype)->size;
@@ -432,14 +434,13 @@ static bool cpair_suits(const kn_target *tg, const kn_contract *d, const kn_sche
 
 /* Whether integer contraction d takes 4-lane tiles on Helium (the M55: a microcontroller
  * with 128-bit vectors and the s16x2 dot), a multiply-add per value (int_dot), which the
- * C emitter prints as MVE VLDRH.S32 and VMLA.S32 (KN_LD4S16, KN_MLA4I): where it has more
- * than one input channel a group (the first layer keeps its scalar column pairs, the
- * depthwise pass has its own tiles), no schedule file's dot or lanes. */
+ * C emitter prints as MVE VLDRH.S32 and VMLA.S32 (KN_LD4S16, KN_MLA4I): any input
+ * channels a group (the depthwise pass has its own tiles), no schedule file's dot or
+ * lanes. */
 static bool kt_mve(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
     return tg && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
            tg->int8_dot == KN_DOT_S16X2 && !(ov && (ov->dot || ov->lanes)) &&
-           kn_contract_is_int(d) && (d->kind != KN_CONTRACT_CONV || d->c / d->group > 1) &&
-           !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
+           kn_contract_is_int(d) && !cpair_suits(tg, d, ov) && (!d->xz || is_const(d->xz));
 }
 
 /* Whether integer convolution d takes reduction tiles (kt_tile.wide) on a target with
@@ -537,6 +538,8 @@ typedef struct conv_geom {
                        (pw_pairs_widen) instead of a copy of the whole input */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool xzfold;    /* Helium's 4-lane tiles with no padding: x read as it is, the init
+                       bias - xz * sum (w - wz) (conv_b), where x - xz took a SUB a value */
     bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
                        itself, no tile scratch (its store and the transposing loop that
                        re-read it cost about 10 instructions an output on the M4) */
@@ -551,6 +554,11 @@ typedef struct conv_geom {
     int vband;
     bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
 } conv_geom;
+
+/* An input value of a tile: x - xz (int_operand), or x with xzfold. */
+static kn_kx *conv_operand(kn_lower *L, const conv_geom *G, kn_kx *x) {
+    return G->xzfold ? kx_cast(L, KN_I32, x) : int_operand(L, G->d, x);
+}
 
 /* One group's weights or bias for kt_pack. */
 typedef struct conv_src {
@@ -674,9 +682,9 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     (void)r;
     const conv_src *s = ctx;
     double b = cval(s->G->d->bias, s->g * s->G->kg + col), sum = 0;
-    if (s->G->T->dot)
+    if (s->G->T->dot || s->G->xzfold)
         for (int64_t i = 0; i < s->G->cg * s->G->kh * s->G->kw; i++) sum += conv_w(ctx, i, col);
-    return b - (double)s->G->T->xzc * sum;
+    return b - (s->G->xzfold ? cval(s->G->d->xz, 0) : (double)s->G->T->xzc) * sum;
 }
 
 /* The weight-word table [m][n] (conv_wdot of word g for output channel m) and each output
@@ -915,7 +923,7 @@ static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb
         for (int r = 0; r < T->rows; r++) {
             int64_t ix = (eow0 + r) * G->sw + j * G->dw - G->opw;
             if (ix < 0 || ix >= G->w) continue;
-            a[r] = int_operand(L, G->d, kx_load(L, G->x, kt_plus(L, kx_var(L, vx), ix * G->xs[3])));
+            a[r] = conv_operand(L, G, kx_load(L, G->x, kt_plus(L, kx_var(L, vx), ix * G->xs[3])));
             any = true;
         }
         if (!any) continue;
@@ -986,6 +994,31 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
     }
 }
 
+/* Helium's 4-lane tiles (kt_mve) with an 8-bit NCHW output (vq, no epilogue): each
+ * accumulator vector (4 channels of one pixel) requantized as a vector of i32 (the
+ * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then each lane stored to
+ * its channel's plane (VMOV and STRB), where the tile scratch and its transposing loop
+ * took a byte store, a byte load, a byte store and the loop's 3 an output. */
+static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
+                             kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
+    const kn_contract *d = G->d;
+    int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
+    kn_kx *y0 = mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0);
+    int vy = kl_decl(L, KN_I64, y0);
+    for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
+        int nc = valid - v * T->lanes < T->lanes ? valid - v * T->lanes : T->lanes;
+        kn_kx *col = kt_plus(L, mo, v * T->lanes);
+        for (int r = 0; r < rows; r++) {
+            kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]), col, T->lanes);
+            KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
+            int vq = kl_decl_vec(L, KN_I32, T->lanes, q->a[0]);
+            for (int c = 0; c < nc; c++)
+                kl_store(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
+                         kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));
+        }
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -1019,8 +1052,8 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++)
-        a[r] = int_operand(
-            L, G->d, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
+        a[r] = conv_operand(
+            L, G, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
 store:;
@@ -1091,6 +1124,11 @@ store:;
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
     if (G->vq && !d->epi && dense && rows >= 4) {
         conv_store_words(L, G, T, rows, vb, mo, valid, oy, ow0);
+        return;
+    }
+    if (G->vq && !d->epi && dense && T->t == KN_I32 && T->lanes == 4 && L->target &&
+        L->target->kind == KN_TARGET_MCU) {
+        conv_store_lanes(L, G, T, rows, vb, mo, valid, oy, ow0);
         return;
     }
     kn_kx *slot = G->row_tiles ? mad(L, blk, G->oh, oy) : blk;
@@ -1793,6 +1831,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
                                                  : T.dot   ? conv_wdot
                                                            : conv_w,
                                                  wp);
+    G.xzfold = integer && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
+               !T.dot && d->xz && is_const(d->xz) && d->xz->numel == 1 && !d->ph && !d->pw &&
+               !d->peh && !d->pew;
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);
@@ -1804,7 +1845,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
      * instructions an output fewer on the M4 than kt_int_tables' 32-bit form with its
      * parity test, same bits), else in that 32-bit form */
     G.vq = integer && d->yscale && !(tg && tg->kind == KN_TARGET_MCU);
-    if (G.vq)
+    /* Helium's 4-lane tiles (kt_mve): requantized as vectors too where every column takes
+     * the high-word form (VMULH.S32, VADD, VSHL, VMAX/VMIN and a narrowing VSTRB of 4
+     * channels: codegen/c/cprint.c KN_RQ4BV), so the transposing loop only moves bytes */
+    if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
+        !T.dot && kt_int_tables_hi32(L, d, T.kb, &G.rq))
+        G.vq = true;
+    else if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale && (T.wide || (tg && tg->kind == KN_TARGET_MCU)))
         kt_int_tables_red(L, d, &G.rq);

@@ -164,7 +164,10 @@ static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
 
 bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
     *q = (kt_rq){0};
-    return L->target && L->target->kind == KN_TARGET_CPU && hi32_tables(L, d, pad, q);
+    return L->target &&
+           (L->target->kind == KN_TARGET_CPU ||
+            (L->target->kind == KN_TARGET_MCU && L->target->vector_bits >= 128)) &&
+           hi32_tables(L, d, pad, q);
 }
 
 void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q) {

@@ -53,7 +53,8 @@ void kt_int_tables(kn_lower *L, const kn_contract *d, kt_rq *q);
  * the int64 form's instructions per vector. */
 void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
 /* The high-word form's tables (kn_qmul_hi32) of a fixed-point d's columns and `pad` more
- * (mult 0) on CPU targets; false (q cleared) where a column does not allow it. */
+ * (mult 0) on CPU targets and microcontrollers with 128-bit vectors (Helium's 4-lane
+ * tiles, passes/tile.c); false (q cleared) where a column does not allow it. */
 bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q);
 /* The tables of Helium's reduction tiles (passes/tile.c, kt_tile.wide: one scalar
  * accumulator an output, requantized and stored one at a time): the high-word form

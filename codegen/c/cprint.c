@@ -530,6 +530,125 @@ static bool ivvar(const emitter *E, int v) {
     return E->vec_ext && E->mve_int && E->p->var_dtype[v] == KN_I32 && E->p->var_lanes[v] == 4;
 }
 
+/* The constant c (a KX_CONST, scalar) in *v. */
+static bool const_i(const kn_kx *c, int64_t *v) {
+    if (c->op != KX_CONST || kx_lanes(c) != 1) return false;
+    *v = kn_dtype_get(c->dtype)->is_float ? (int64_t)c->f : c->i;
+    return true;
+}
+
+/* An operand of KN_RQ4B / KN_RQ4BV: an ivvar, a 4-lane load of i32 (a table read at 4
+ * columns) or a scalar i32 (cast to i32 allowed around the last two). */
+static bool rq_operand(const emitter *E, const kn_kx *x, bool *vec) {
+    if (x->op == KX_CAST && x->dtype == KN_I32 && x->a[0]->dtype == KN_I32) x = x->a[0];
+    *vec = kx_lanes(x) == 4;
+    if (x->op == KX_VAR && ivvar(E, x->var)) return true;
+    if (x->op == KX_LOAD && x->buf->dtype == KN_I32 && kx_lanes(x) == 4) return true;
+    return kx_lanes(x) == 1 && x->dtype == KN_I32;
+}
+
+static void rq_print(emitter *E, const kn_kx *x, bool vec) {
+    if (x->op == KX_CAST && x->dtype == KN_I32 && x->a[0]->dtype == KN_I32) x = x->a[0];
+    if (x->op == KX_VAR && kx_lanes(x) == 4) {
+        fprintf(E->f, "v%d", x->var);
+    } else if (x->op == KX_LOAD && kx_lanes(x) == 4) {
+        fprintf(E->f, "KN_LD4I(%s + ", x->buf->name);
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', E->f);
+    } else {
+        fprintf(E->f, vec ? "KN_DUP4I(" : "(");
+        kn_cprint_expr(E, x);
+        fputc(')', E->f);
+    }
+}
+
+/* mve_int: a 4-lane store to 8-bit y of kl_requant_hi32's vector form,
+ * (y)min(max(((i32)((i64)acc * (i64)mult >> 32) + round) >> (t & 31), lo), hi) with acc
+ * an ivvar, mult an ivvar or 4 columns of its table, round and t scalars (KN_RQ4B: one
+ * output channel, the depthwise tiles) or 4 columns of their tables (KN_RQ4BV: 4 output
+ * channels, the 1x1 tiles), as Helium's VMULH.S32, VADD, VSHL by -t, VMAX, VMIN and a
+ * narrowing VSTRB.32: the same bits as the scalar form, lane by lane (t is in [1, 30],
+ * kn_qmul_hi32); false otherwise. */
+typedef struct rq_form {
+    const kn_kx *acc, *mult, *round, *t;
+    int64_t lo, hi;
+    bool vec; /* round and t vectors (KN_RQ4*V) */
+} rq_form;
+
+/* x = min(max(((i32)((i64)acc * (i64)mult >> 32) + round) >> (t & 31), lo), hi), the i32
+ * clamp of kl_requant_hi32's vector form, in *q. */
+static bool rq_match(const emitter *E, const kn_kx *x, rq_form *q) {
+    const kn_kx *mx, *sh, *ad, *h, *p, *tm, *acc, *mul;
+    int64_t c32, m31;
+    bool mv, rv, tv;
+    if (kx_lanes(x) != 4 || x->op != KX_MIN || !const_i(x->a[1], &q->hi)) return false;
+    mx = x->a[0];
+    if (mx->op != KX_MAX || !const_i(mx->a[1], &q->lo)) return false;
+    sh = mx->a[0];
+    if (sh->op != KX_SHR || sh->dtype != KN_I32) return false;
+    ad = sh->a[0], tm = sh->a[1];
+    if (tm->op != KX_AND || !const_i(tm->a[1], &m31) || m31 != 31 || !rq_operand(E, tm->a[0], &tv))
+        return false;
+    if (ad->op != KX_ADD || ad->dtype != KN_I32 || !rq_operand(E, ad->a[1], &rv)) return false;
+    h = ad->a[0];
+    if (h->op != KX_CAST || h->dtype != KN_I32 || h->a[0]->op != KX_SHR) return false;
+    p = h->a[0];
+    if (!const_i(p->a[1], &c32) || c32 != 32 || p->a[0]->op != KX_MUL) return false;
+    mul = p->a[0];
+    acc = mul->a[0], h = mul->a[1];
+    if (acc->op != KX_CAST || acc->dtype != KN_I64 || acc->a[0]->op != KX_VAR ||
+        !ivvar(E, acc->a[0]->var) || h->op != KX_CAST || h->dtype != KN_I64 ||
+        !rq_operand(E, h->a[0], &mv) || !mv)
+        return false;
+    q->acc = acc->a[0], q->mult = h->a[0], q->round = ad->a[1], q->t = tm->a[0];
+    q->vec = rv || tv;
+    return true;
+}
+
+/* The arguments of KN_RQ4B(V) / KN_RQ4I(V) after the first: acc, mult, round, t, lo, hi. */
+static void rq_args(emitter *E, const rq_form *q) {
+    fprintf(E->f, "v%d, ", q->acc->var);
+    rq_print(E, q->mult, true);
+    fprintf(E->f, ", ");
+    rq_print(E, q->round, q->vec);
+    fprintf(E->f, ", ");
+    rq_print(E, q->t, q->vec);
+    fprintf(E->f, ", %lld, %lld)", (long long)q->lo, (long long)q->hi);
+}
+
+static bool mve_rq_store(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value;
+    rq_form q;
+    if (kx_lanes(x) != 4 || (s->buf->dtype != KN_U8 && s->buf->dtype != KN_I8) ||
+        x->op != KX_CAST || x->dtype != s->buf->dtype || !rq_match(E, x->a[0], &q))
+        return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sKN_RQ4B%s(%s + ", ind, "", q.vec ? "V" : "", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    fprintf(f, ", ");
+    rq_args(E, &q);
+    fprintf(f, ";\n");
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
+/* mve_int: an ivvar set to the clamped i32 values of the same form (the lanes then
+ * stored one at a time): KN_RQ4I / KN_RQ4IV. */
+static bool mve_rq_decl(emitter *E, const kn_ks *s, int ind) {
+    rq_form q;
+    if ((s->kind != KS_DECL && s->kind != KS_SET) || !ivvar(E, s->var) ||
+        !rq_match(E, s->value, &q))
+        return false;
+    fprintf(E->f, "%*s%sv%d = KN_RQ4I%s(", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var,
+            q.vec ? "V" : "");
+    rq_args(E, &q);
+    fprintf(E->f, ";\n");
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
 /* mve_int: statement s of an ivvar as one vector statement where its value is a 4-lane
  * load of i32 (KN_LD4I) or of i16 widened to i32 (KN_LD4S16), or acc + x * w of itself,
  * an ivvar w and a scalar i32 x (KN_MLA4I: MVE VMLA.S32 Qd, Qn, Rm); false otherwise. */
@@ -557,6 +676,39 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
         E->vec_widths |= 1u << 2;
         return true;
     }
+    if ((s->kind == KS_SET || s->kind == KS_DECL) && ivvar(E, s->var) && kx_lanes(x) == 1 &&
+        x->dtype == KN_I32) { /* a scalar in every lane: one VDUP */
+        fprintf(f, "%*s%sv%d = KN_DUP4I(", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var);
+        kn_cprint_expr(E, x);
+        fprintf(f, ");\n");
+        E->mve_used = true;
+        E->vec_widths |= 1u << 2;
+        return true;
+    }
+    if ((s->kind == KS_SET || s->kind == KS_DECL) && ivvar(E, s->var)) {
+        /* 8-bit input widened (VLDRB.U32 / VLDRB.S32), less a constant (VSUB) */
+        const kn_kx *l = x, *z = NULL;
+        if (l->op == KX_SUB && l->a[1]->op == KX_CONST && kx_lanes(l->a[1]) == 1)
+            z = l->a[1], l = l->a[0];
+        if (l->op == KX_CAST && l->dtype == KN_I32 && l->a[0]->op == KX_LOAD &&
+            (l->a[0]->buf->dtype == KN_U8 || l->a[0]->buf->dtype == KN_I8) &&
+            kx_lanes(l->a[0]) == 4) {
+            fprintf(f, "%*s%sv%d = KN_LD4B%s%s(%s + ", ind, "", s->kind == KS_DECL ? "kn_v4i " : "",
+                    s->var, l->a[0]->buf->dtype == KN_U8 ? "U" : "S", z ? "Z" : "",
+                    l->a[0]->buf->name);
+            kn_cprint_expr(E, l->a[0]->a[0]);
+            if (z) {
+                fprintf(f, ", ");
+                kn_cprint_expr(E, z);
+            }
+            fprintf(f, ");\n");
+            E->mve_used = true;
+            E->vec_widths |= 1u << 2;
+            return true;
+        }
+    }
+    if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
+    if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
         if (m->op != KX_MUL) m = x->a[1], acc = x->a[0];
@@ -1507,39 +1659,120 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_MIN4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpltq_f32(a, b))\n"
                 "#define KN_MAX4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpgtq_f32(a, b))\n"
                 "#endif\n");
-        if (L == 4 && ((V && V->mve_used) || E->mve_used))
+        if (L == 4 && ((V && V->mve_used) || E->mve_used)) {
             /* Helium's integer tiles (mve_int): GCC 12 builds the i32 lanes' loops one
              * lane at a time; the intrinsics are single instructions. Elsewhere the same
              * sums in vector extensions, wrapping as the lane loops' uint32 sums */
             fprintf(
-                f, "typedef int kn_v4iu __attribute__((vector_size(16), aligned(4), may_alias));\n"
-                   "#define KN_LD4I(p) ((kn_v4i)(*(const kn_v4iu *)(const void *)(p)))\n"
-                   "typedef short kn_v4hu __attribute__((vector_size(8), aligned(2), may_alias));\n"
-                   "typedef unsigned kn_v4u __attribute__((vector_size(16)));\n"
-                   "#if defined(__ARM_FEATURE_MVE) && !defined(__clang__)\n"
-                   "#include <arm_mve.h>\n"
-                   "#define KN_LD4S16(p) ((kn_v4i)vldrhq_s32((const int16_t *)(const void *)(p)))\n"
-                   "#define KN_MLA4I(a, w, x) ((kn_v4i)vmlaq_n_s32((int32x4_t)(a), (int32x4_t)(w), "
-                   "x))\n"
-                   "#define KN_DOT16(acc, x, w) \\\n"
-                   "    vmladavaq_s8(acc, vreinterpretq_s8_s32((int32x4_t)(x)), "
-                   "vreinterpretq_s8_s32((int32x4_t)(w)))\n"
-                   "#else\n"
-                   "__attribute__((unused)) static inline int32_t kn_dot16(int32_t acc, kn_v4i x, "
-                   "kn_v4i w) {\n"
-                   "    unsigned char a[16], b[16];\n"
-                   "    uint32_t s = (uint32_t)acc;\n"
-                   "    memcpy(a, &x, 16);\n    memcpy(b, &w, 16);\n"
-                   "    for (int k = 0; k < 16; k++)\n"
-                   "        s += (uint32_t)(((int32_t)a[k] - ((a[k] & 0x80) << 1)) *\n"
-                   "                        ((int32_t)b[k] - ((b[k] & 0x80) << 1)));\n"
-                   "    return (int32_t)s;\n}\n"
-                   "#define KN_DOT16(acc, x, w) kn_dot16(acc, x, w)\n"
-                   "#define KN_LD4S16(p) \\\n"
-                   "    __builtin_convertvector(*(const kn_v4hu *)(const void *)(p), kn_v4i)\n"
-                   "#define KN_MLA4I(a, w, x) \\\n"
-                   "    ((kn_v4i)((kn_v4u)(a) + (kn_v4u)(w) * (unsigned)(x)))\n"
-                   "#endif\n");
+                f,
+                "typedef int kn_v4iu __attribute__((vector_size(16), aligned(4), may_alias));\n"
+                "#define KN_LD4I(p) ((kn_v4i)(*(const kn_v4iu *)(const void *)(p)))\n"
+                "typedef short kn_v4hu __attribute__((vector_size(8), aligned(2), may_alias));\n"
+                "typedef unsigned kn_v4u __attribute__((vector_size(16)));\n"
+                "#if defined(__ARM_FEATURE_MVE) && !defined(__clang__)\n"
+                "#include <arm_mve.h>\n"
+                "#define KN_LD4S16(p) ((kn_v4i)vldrhq_s32((const int16_t *)(const void *)(p)))\n"
+                "#define KN_MLA4I(a, w, x) ((kn_v4i)vmlaq_n_s32((int32x4_t)(a), (int32x4_t)(w), "
+                "x))\n"
+                "#define KN_DOT16(acc, x, w) \\\n"
+                "    vmladavaq_s8(acc, vreinterpretq_s8_s32((int32x4_t)(x)), "
+                "vreinterpretq_s8_s32((int32x4_t)(w)))\n"
+                "#define KN_DUP4I(x) ((kn_v4i)vdupq_n_s32(x))\n"
+                "#define KN_LD4BU(p) ((kn_v4i)vldrbq_u32((const uint8_t *)(const void *)(p)))\n"
+                "#define KN_LD4BS(p) ((kn_v4i)vldrbq_s32((const int8_t *)(const void *)(p)))\n"
+                "#define KN_LD4BUZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BU(p), z))\n"
+                "#define KN_LD4BSZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BS(p), z))\n"
+                "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
+                "    "
+                "((kn_v4i)vminq_s32(vmaxq_s32(vshlq_r_s32(vaddq_n_s32(vmulhq_s32((int32x4_t)(acc), "
+                "\\\n"
+                "        (int32x4_t)(m)), r), -(t)), vdupq_n_s32(lo)), vdupq_n_s32(hi)))\n"
+                "#define KN_RQ4IV(acc, m, r, t, lo, hi) \\\n"
+                "    ((kn_v4i)vminq_s32(vmaxq_s32(vshlq_s32(vaddq_s32(vmulhq_s32((int32x4_t)(acc), "
+                "\\\n"
+                "        (int32x4_t)(m)), (int32x4_t)(r)), vnegq_s32((int32x4_t)(t))), "
+                "vdupq_n_s32(lo)), \\\n"
+                "        vdupq_n_s32(hi)))\n"
+                "#define KN_RQ4B(p, acc, m, r, t, lo, hi) \\\n"
+                "    do { \\\n"
+                "        int32x4_t kn_h = vmulhq_s32((int32x4_t)(acc), (int32x4_t)(m)); \\\n"
+                "        kn_h = vshlq_r_s32(vaddq_n_s32(kn_h, r), -(t)); \\\n"
+                "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
+                "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
+                "    } while (0)\n"
+                "#define KN_RQ4BV(p, acc, m, r, t, lo, hi) \\\n"
+                "    do { \\\n"
+                "        int32x4_t kn_h = vmulhq_s32((int32x4_t)(acc), (int32x4_t)(m)); \\\n"
+                "        kn_h = vshlq_s32(vaddq_s32(kn_h, (int32x4_t)(r)), "
+                "vnegq_s32((int32x4_t)(t))); \\\n"
+                "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
+                "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
+                "    } while (0)\n"
+                "#else\n");
+            fprintf(
+                f,
+                "__attribute__((unused)) static inline int32_t kn_dot16(int32_t acc, kn_v4i x, "
+                "kn_v4i w) {\n"
+                "    unsigned char a[16], b[16];\n"
+                "    uint32_t s = (uint32_t)acc;\n"
+                "    memcpy(a, &x, 16);\n    memcpy(b, &w, 16);\n"
+                "    for (int k = 0; k < 16; k++)\n"
+                "        s += (uint32_t)(((int32_t)a[k] - ((a[k] & 0x80) << 1)) *\n"
+                "                        ((int32_t)b[k] - ((b[k] & 0x80) << 1)));\n"
+                "    return (int32_t)s;\n}\n"
+                "#define KN_DOT16(acc, x, w) kn_dot16(acc, x, w)\n"
+                "#define KN_LD4S16(p) \\\n"
+                "    __builtin_convertvector(*(const kn_v4hu *)(const void *)(p), kn_v4i)\n"
+                "#define KN_MLA4I(a, w, x) \\\n"
+                "    ((kn_v4i)((kn_v4u)(a) + (kn_v4u)(w) * (unsigned)(x)))\n"
+                "#define KN_DUP4I(x) ((kn_v4i){0, 0, 0, 0} + (int)(x))\n"
+                "typedef unsigned char kn_v4bu __attribute__((vector_size(4), aligned(1), "
+                "may_alias));\n"
+                "typedef signed char kn_v4bs __attribute__((vector_size(4), aligned(1), "
+                "may_alias));\n"
+                "#define KN_LD4BU(p) \\\n"
+                "    __builtin_convertvector(*(const kn_v4bu *)(const void *)(p), kn_v4i)\n"
+                "#define KN_LD4BS(p) \\\n"
+                "    __builtin_convertvector(*(const kn_v4bs *)(const void *)(p), kn_v4i)\n"
+                "#define KN_LD4BUZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BU(p) - (unsigned)(z)))\n"
+                "#define KN_LD4BSZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BS(p) - (unsigned)(z)))\n"
+                "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
+                "r, "
+                "kn_v4i t, int lo,\n"
+                "                                                    int hi) {\n"
+                "    kn_v4i q;\n"
+                "    for (int l = 0; l < 4; l++) {\n"
+                "        int32_t h = (int32_t)(((int64_t)acc[l] * m[l]) >> 32);\n"
+                "        h = (int32_t)((uint32_t)h + (uint32_t)r[l]) >> (t[l] & 31);\n"
+                "        q[l] = h < lo ? lo : h > hi ? hi : h;\n"
+                "    }\n"
+                "    return q;\n}\n"
+                "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
+                "    kn_rq4i(acc, m, KN_DUP4I(r), KN_DUP4I(t), lo, hi)\n"
+                "#define KN_RQ4IV(acc, m, r, t, lo, hi) kn_rq4i(acc, m, r, t, lo, hi)\n"
+                "#define KN_RQ4B(p, acc, m, r, t, lo, hi) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"
+                "            int32_t kn_h = (int32_t)(((int64_t)(acc)[kn_l] * (m)[kn_l]) >> 32); "
+                "\\\n"
+                "            kn_h = (int32_t)((uint32_t)kn_h + (uint32_t)(r)) >> ((t) & 31); \\\n"
+                "            kn_h = kn_h < (lo) ? (lo) : kn_h > (hi) ? (hi) : kn_h; \\\n"
+                "            ((unsigned char *)(void *)(p))[kn_l] = (unsigned char)kn_h; \\\n"
+                "        } \\\n"
+                "    } while (0)\n"
+                "#define KN_RQ4BV(p, acc, m, r, t, lo, hi) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"
+                "            int32_t kn_h = (int32_t)(((int64_t)(acc)[kn_l] * (m)[kn_l]) >> 32); "
+                "\\\n"
+                "            kn_h = (int32_t)((uint32_t)kn_h + (uint32_t)(r)[kn_l]) >> ((t)[kn_l] "
+                "& 31); \\\n"
+                "            kn_h = kn_h < (lo) ? (lo) : kn_h > (hi) ? (hi) : kn_h; \\\n"
+                "            ((unsigned char *)(void *)(p))[kn_l] = (unsigned char)kn_h; \\\n"
+                "        } \\\n"
+                "    } while (0)\n"
+                "#endif\n");
+        }
         for (const char *c = vmath_macros; *c; c++) /* '@': the lanes */
             if (*c == '@')
                 fprintf(f, "%d", L);
