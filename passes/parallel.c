@@ -747,7 +747,9 @@ static void split(kn_kprog *p, int k) {
              * reads all the weights; split by blocks it read half the weights and every
              * row of its input, half of which the other core wrote. */
             kn_ks *in = o->body[0]->n == 1 ? o->body[0]->body[0] : NULL;
-            bool outer_major = !in || in->kind != KS_FOR || const_bytes(o) >= stored_bytes(o) ||
+            bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !in || in->kind != KS_FOR ||
+                               !(in->annot & KN_LOOP_PARALLEL) ||
+                               const_bytes(o) >= stored_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o, outer_major)) {
