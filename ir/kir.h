@@ -171,6 +171,9 @@ enum {
     KN_LOOP_PARALLEL = 1 << 0,  /* iterations are independent */
     KN_LOOP_VECTORIZE = 1 << 1, /* `width` lanes */
     KN_LOOP_UNROLL = 1 << 2,    /* by `width` */
+    KN_LOOP_WHOLE = 1 << 3,     /* parallel: split across threads as it stands, no loop inside
+                                   it collapsed into it (the lowering chose which iterations,
+                                   and so which data, each thread gets) */
 };
 
 typedef struct kn_ks kn_ks;

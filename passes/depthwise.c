@@ -83,9 +83,11 @@ enum {
     DW_MAX_TAPS = 64,
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
     DW_MIN_LANES = 4,
-    DW_MAX_STRIDE = 4, /* column phases a staged channel may be split into */
-    DW_MAX_PARTS = 5,  /* accumulators of a tile: partial sums of its kernel rows */
-    DW_WORDS_NU = 2    /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
+    DW_MAX_STRIDE = 4,    /* column phases a staged channel may be split into */
+    DW_MAX_PARTS = 5,     /* accumulators of a tile: partial sums of its kernel rows */
+    DW_WORDS_NU = 2,      /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
+    DW_BAND_PIXELS = 784, /* channels-last inputs split in bands of rows: 28x28 and up */
+    DW_BAND_ROWS = 8      /* at most, a band */
 };
 
 typedef struct dw_geom {
@@ -767,7 +769,22 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  * packed at compile time per block, bias first: [c0 * (1 + taps) + k * width + l].
  * A GlobalAveragePool of y alone (squeeze-and-excite's squeeze, kn.layout [1, 0]) is
  * computed here: each tile's outputs summed pairwise into the block's running vector,
- * stored divided by oh*ow after the block's last row, and the pool's kernel emptied. */
+ * stored divided by oh*ow after the block's last row, and the pool's kernel emptied.
+ *
+ * Band form (dwc_by_bands), on CPUs for inputs of 28x28 and up with no squeeze here: the
+ * parallel loop runs over bands of rb output rows instead of channel blocks,
+ *
+ *   for (b, band):                               parallel, split as it stands
+ *     for channel block cb:
+ *       wv[k] = packed[cb][k][0..lanes)
+ *       for oy in band*rb + [0, rb): the row's tiles as above (a border row: row tests)
+ *
+ * so that each thread reads the rows of x that it wrote: the expansions before these
+ * kernels split by pixel rows (passes/tile.c, passes/parallel.c), as do the projections
+ * after them, while split by channel blocks each thread read half of its input from the
+ * other core and left half of its output there (MobileNetV2's 56x56 kernel took twice
+ * its 1-thread CPU time at 2 threads in the VM's slow state, docs/benchmarks.md). Each
+ * output is computed by the same operations in the same order: the same bits. */
 
 typedef struct dwc_geom {
     const kn_contract *d;
@@ -914,14 +931,11 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     }
 }
 
-/* Output rows [oy0, oy1) of one channel block: each row in tiles of R outputs from
- * column 0; those reaching outside [xlo, xhi) are edge tiles at constant columns, the
- * others one loop with no test. */
-static void dwc_rows(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width, int64_t oy0,
-                     int64_t oy1, bool crow) {
-    if (oy1 <= oy0) return;
-    int v = kl_for(L, oy1 - oy0);
-    kn_kx *oy = kt_plus(L, var(L, v), oy0);
+/* The tiles of output row oy of one channel block, from column 0; those reaching
+ * outside [xlo, xhi) are edge tiles at constant columns, the others one loop with no
+ * test. */
+static void dwc_row(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width, kn_kx *oy,
+                    bool crow) {
     int64_t R = G->R, ntl = (G->ow + R - 1) / R;
     /* tiles [ta, tb) are whole and inside */
     int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi / R;
@@ -940,6 +954,14 @@ static void dwc_rows(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
         }
         dwc_tile(L, G, b, c0, width, oy, kx_int(L, t * R), (int)n, t * R, crow);
     }
+}
+
+/* Output rows [oy0, oy1) of one channel block (dwc_row). */
+static void dwc_rows(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width, int64_t oy0,
+                     int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int v = kl_for(L, oy1 - oy0);
+    dwc_row(L, G, b, c0, width, kt_plus(L, var(L, v), oy0), crow);
     kl_end(L);
 }
 
@@ -953,8 +975,9 @@ static bool dwc_tap_used(int64_t o, int64_t n, int64_t st, int64_t dl, int64_t p
     return false;
 }
 
-/* Every output of the channel block [c0, c0 + width) of batch b. */
-static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) {
+/* The bias and weights of the channel block [c0, c0 + width) declared as vector locals
+ * (dwc_geom.wv), when they fit beside a tile's accumulators. */
+static void dwc_hold(kn_lower *L, dwc_geom *G, kn_kx *c0, int width) {
     int64_t taps = G->kh * G->kw;
     bool hold = G->R + taps + 2 <= kl_vector_registers(L);
     G->hold = false; /* dwc_w reads the table while the locals are declared */
@@ -965,6 +988,11 @@ static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) 
         else
             G->wv[k] = -1; /* its taps (under a row test that never holds) load it */
     G->hold = hold;
+}
+
+/* Every output of the channel block [c0, c0 + width) of batch b. */
+static void dwc_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *c0, int width) {
+    dwc_hold(L, G, c0, width);
     if (G->plane) { /* plane[p] = x[b, p, c0], a row's columns unrolled when few */
         KN_ASSERT(width == 1);
         int64_t un = G->w <= DW_MAX_ROWS ? G->w : 1;
@@ -1002,6 +1030,75 @@ static bool dwc_plane_suits(kn_lower *L, const kn_contract *d) {
     for (int k = 0; d->epi && k < d->epi->n; k++)
         if (d->operand[k] == d->x) return false;
     return true;
+}
+
+/* Output row oy of batch b in the channel block [c0, c0 + width): a row inside x's rows
+ * with no row test, the others with one. */
+static void dwc_band_row(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int width,
+                         kn_kx *oy) {
+    if (G->yhi > G->ylo) {
+        kl_if(L, kx_bin(L, KX_LAND, kx_bin(L, KX_GE, oy, kx_int(L, G->ylo)),
+                        kx_bin(L, KX_LT, oy, kx_int(L, G->yhi))));
+        dwc_row(L, G, b, c0, width, oy, false);
+        kl_else(L);
+    }
+    dwc_row(L, G, b, c0, width, oy, true);
+    if (G->yhi > G->ylo) kl_end(L);
+}
+
+/* The rows [band * rb, band * rb + rb) of batch b in the channel block [c0, c0 + width),
+ * its weights held. */
+static void dwc_band_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int64_t rb, kn_kx *c0,
+                           int width) {
+    dwc_hold(L, G, c0, width);
+    int vr = kl_for(L, rb);
+    dwc_band_row(L, G, b, c0, width, kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr)));
+    kl_end(L);
+}
+
+/* The band form: one parallel loop over (batch, band of rb output rows), each iteration
+ * every channel block of its band. */
+static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int lanes,
+                         const int *wid, int nw, int64_t ones) {
+    const kn_contract *d = G->d;
+    int64_t nb = G->oh / rb;
+    int v = kl_for(L, d->n * nb);
+    /* each iteration writes its rows; split as it stands (a task gets whole bands) */
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, v), kx_int(L, nb)) : kx_int(L, 0);
+    kn_kx *band = d->n > 1 ? kx_bin(L, KX_MOD, var(L, v), kx_int(L, nb)) : var(L, v);
+    if (full) {
+        int vc = kl_for(L, full);
+        dwc_band_block(L, G, b, band, rb, kx_mul(L, var(L, vc), kx_int(L, lanes)), lanes);
+        kl_end(L);
+    }
+    int64_t at = full * lanes;
+    for (int j = 0; j < nw; j++) {
+        dwc_band_block(L, G, b, band, rb, kx_int(L, at), wid[j]);
+        at += wid[j];
+    }
+    if (ones) {
+        int vc = kl_for(L, ones);
+        dwc_band_block(L, G, b, band, rb, kt_plus(L, var(L, vc), at), 1);
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
+/* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
+ * channel blocks: f32 on CPUs, inputs of DW_BAND_PIXELS or more (the expansions before
+ * them split by pixel rows, passes/tile.c pw_channels_last, and the parallel pass's
+ * collapse), no squeeze computed here (its per-block sum runs over every row), up to
+ * DW_BAND_ROWS rows a band (the input rows a band reads stay in L1 between its rows:
+ * with bands of one row MobileNetV2's 56x56 kernel took 1.5x as long on one thread),
+ * the bands an even number or 8 or more (two threads get equal work). */
+static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
+    if (!L->target || L->target->kind != KN_TARGET_CPU || G->pool || G->plane || G->integer ||
+        G->h * G->w < DW_BAND_PIXELS)
+        return 0;
+    for (int64_t rb = DW_BAND_ROWS; rb >= 2; rb--)
+        if (G->oh % rb == 0 && ((G->oh / rb) % 2 == 0 || G->oh / rb >= 8)) return rb;
+    return 0;
 }
 
 static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_kbuf *pool,
@@ -1059,6 +1156,11 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_
     free(ipk);
     G->pk = kl_table(L, KN_F32, G->c * per, pk);
     free(pk);
+    int64_t rb = dwc_band_rows(L, G);
+    if (rb) {
+        dwc_by_bands(L, G, rb, full, lanes, wid, nw, ones);
+        return;
+    }
     if (full) { /* (batch, block) in one loop, whose iterations write disjoint channel
                    blocks: marked parallel here, as the parallel pass cannot see through
                    the division and remainder of y's index */

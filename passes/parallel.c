@@ -618,22 +618,65 @@ static int outer_parallel(kn_ks *body, kn_ks **out, int n, int cap) {
     return n;
 }
 
-/* Collapses loop o and the single parallel loop inside it into one loop over both:
- * o's index becomes t / ei and the inner index t % ei, declared at the top of the
- * inner body. */
-static bool collapse(kn_kprog *p, kn_ks *o) {
+/* Whether the weights (constant buffers) nest s loads are addressed through loop
+ * variable v: v, or a local declared from an expression that mentions one such, in a
+ * constant load's index. */
+typedef struct dep_walk {
+    kn_kwalker w;
+    unsigned char *dep; /* per variable: depends on v */
+    bool hit;
+} dep_walk;
+
+static bool mentions(const kn_kx *x, const unsigned char *dep) {
+    if (!x) return false;
+    if (x->op == KX_VAR && dep[x->var]) return true;
+    for (int i = 0; i < 3; i++)
+        if (mentions(x->a[i], dep)) return true;
+    return false;
+}
+
+static bool dep_enter(kn_kwalker *w, kn_ks *s) {
+    dep_walk *W = (dep_walk *)w;
+    if (s->kind == KS_DECL && mentions(s->value, W->dep)) W->dep[s->var] = 1;
+    return !W->hit;
+}
+
+static void dep_expr(kn_kwalker *w, kn_kx *x) {
+    dep_walk *W = (dep_walk *)w;
+    if (x->op == KX_LOAD && x->buf->kind == KB_CONST && mentions(x->a[0], W->dep)) W->hit = true;
+}
+
+static bool indexes_weights(const kn_kprog *p, kn_ks *s, int v) {
+    dep_walk W = {.w = {.enter = dep_enter, .expr = dep_expr},
+                  .dep = calloc((size_t)p->nvars + 1, 1)};
+    KN_ASSERT(W.dep);
+    W.dep[v] = 1;
+    kn_kwalk(&W.w, s);
+    free(W.dep);
+    return W.hit;
+}
+
+/* Collapses loop o and the single parallel loop inside it into one loop over both.
+ * outer_major: o's index becomes t / ei and the inner index t % ei, so consecutive
+ * iterations (one task's) share o's index; else the inner index is t / eo and o's
+ * t % eo, so a task takes consecutive iterations of the inner loop with every index of
+ * o. The indices are declared at the top of the inner body. */
+static bool collapse(kn_kprog *p, kn_ks *o, bool outer_major) {
     kn_ks *ob = o->body[0];
-    if (ob->n != 1) return false;
+    if (ob->n != 1 || (o->annot & KN_LOOP_WHOLE)) return false;
     kn_ks *in = ob->body[0];
     if (in->kind != KS_FOR || in->ext || !(in->annot & KN_LOOP_PARALLEL) || in->extent < 1)
         return false;
-    int64_t ei = in->extent;
+    int64_t ei = in->extent, eo = o->extent;
     kn_lower *L = kl_builder(NULL, p);
     int t = kn_kprog_new_var(p, KN_I64, 1);
     kn_kx *tv = kx_var(L, t);
-    kn_block_insert(p, in->body[0], 0,
-                    kn_ks_decl(p, in->var, kx_bin(L, KX_MOD, tv, kx_int(L, ei))));
-    kn_block_insert(p, in->body[0], 0, kn_ks_decl(p, o->var, kx_bin(L, KX_DIV, tv, kx_int(L, ei))));
+    kn_kx *iv =
+        outer_major ? kx_bin(L, KX_MOD, tv, kx_int(L, ei)) : kx_bin(L, KX_DIV, tv, kx_int(L, eo));
+    kn_kx *ov =
+        outer_major ? kx_bin(L, KX_DIV, tv, kx_int(L, ei)) : kx_bin(L, KX_MOD, tv, kx_int(L, eo));
+    kn_block_insert(p, in->body[0], 0, kn_ks_decl(p, in->var, iv));
+    kn_block_insert(p, in->body[0], 0, kn_ks_decl(p, o->var, ov));
     kl_builder_destroy(L);
     o->var = t;
     o->extent *= ei;
@@ -695,8 +738,21 @@ static void split(kn_kprog *p, int k) {
             if ((moves || spread) && w > MOVE_TASKS) w = MOVE_TASKS;
             if (spread && w < 2) w = 2;
             int64_t outer = o->extent;
+            /* which loop a task takes consecutive iterations of when the two are
+             * collapsed: the outer one, unless it runs over blocks of weights (the output
+             * channel blocks of a convolution) and the inner one does not (pixel rows),
+             * and the nest stores more bytes than it reads of weights. Then each thread
+             * writes its rows of every channel, the rows the kernels around it split by
+             * (MobileNetV2's 112x112 expansion: 3 blocks x 196 rows of 64 pixels), and
+             * reads all the weights; split by blocks it read half the weights and every
+             * row of its input, half of which the other core wrote. */
+            kn_ks *in = o->body[0]->n == 1 ? o->body[0]->body[0] : NULL;
+            bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !in || in->kind != KS_FOR ||
+                               !(in->annot & KN_LOOP_PARALLEL) ||
+                               const_bytes(o) >= stored_bytes(o) ||
+                               !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             if (w >= 2) /* worth splitting: give the split enough iterations */
-                while (o->extent < COLLAPSE_BELOW && collapse(p, o)) {
+                while (o->extent < COLLAPSE_BELOW && collapse(p, o, outer_major)) {
                 }
             tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
             if (o->extent != outer && tasks > outer * COLLAPSED_TASKS)

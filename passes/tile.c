@@ -3258,11 +3258,19 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
               o->dims[3] == d->ow))
             whole = true;
     }
+    /* On CPUs, rows that two threads can share evenly: an even number of them or 8 and
+     * more, else the widest W of 16 pixels or more that makes an even number (14x14:
+     * 2 rows of 98, where one row of 196 left the projections' 3 channel blocks to 3
+     * tasks, 2 on one thread; 28x28: 2 rows of 392 instead of 7 of 112; docs/
+     * benchmarks.md, "Two threads: bands and even rows") */
+    bool even = tg && tg->kind == KN_TARGET_CPU;
     for (int64_t c = 64; c < P && !whole; c += 8)
-        if (P % c == 0) {
+        if (P % c == 0 && (!even || (P / c) % 2 == 0 || P / c >= 8)) {
             W = c;
             break;
         }
+    for (int64_t c = P / 2; W == P && even && !whole && c >= 16; c--)
+        if (P % c == 0 && (P / c) % 2 == 0) W = c;
     f.h = f.oh = P / W;
     f.w_ = f.ow = W;
     f.epi_flat = true;

@@ -14,6 +14,10 @@ the projection reads it), with outputs computed by torch from the same weights:
   y5 = P(DW3x3 no pad, pads t0 l1 b2 r0 (E(e)))  e: 1x16x10x10, 16 -> 20 -> 12
   y6 = P(Clip(DW3x3 stride 2 pad 1 (Clip(E(f)))))  f: 1x32x7x7, 32 -> 192 -> 64: 4x4
                                                  outputs, MobileNetV2's 7x7 downsampling
+  y7 = P(Clip(DW3x3 pad 1 (Clip(E(g))))) + g     g: 2x6x28x30, batch 2, 6 -> 21 -> 6: the
+                                                 depthwise kernel in bands of output rows
+                                                 (28x28 inputs and up), 21 = 16 + 4 + 1
+                                                 channels (full, quarter, single blocks)
 
 E and P are 1x1 convolutions with bias. Every width leaves tiles of several sizes and
 edge tiles on both sides.
@@ -101,6 +105,7 @@ block(3, rnd(1, 5, 7, 7), 30, 7, 3, 1, [2, 2, 2, 2], dil=2, rchan=True, relu=Tru
 block(4, rnd(2, 8, 9, 11), 48, 8, 5, 1, [2, 2, 2, 2], residual=True)
 block(5, rnd(1, 16, 10, 10), 20, 12, 3, 1, [0, 1, 2, 0])
 block(6, rnd(1, 32, 7, 7), 192, 64, 3, 2, [1, 1, 1, 1], clip=True)
+block(7, rnd(2, 6, 28, 30), 21, 6, 3, 1, [1, 1, 1, 1], clip=True, residual=True)
 
 g = gc.float_graph(nodes, "invres", ins, outs, gc.initializers(inits_pairs))
 gc.write_case(here, gc.model(g), [a for _, a in ins], outs)
