@@ -156,6 +156,10 @@ typedef struct dw_geom {
      * accumulators start at bias - xz * sum (w - wz)) */
     kn_kbuf *pad;
     int64_t phs, prs;
+    /* with pad at stride 2: each padded row held as its two phases of columns (column
+     * 2j + p at poff[p] + j, kt_phases), so the 4 outputs of a tap read 4 consecutive
+     * bytes; the copy into them is a de-interleaving loop (VLD20/VLD21 on MVE) */
+    bool pph;
     int nu;
     kn_kbuf *pkw;
     int vpkw, winit;
@@ -193,7 +197,7 @@ static kn_kx *dw_mac(kn_lower *L, const dw_geom *G, kn_kx *x, kn_kx *w, kn_kx *a
 
 /* Offset of tap kx of group r (of `lanes` outputs) from the tile's first tap. */
 static int64_t tap_off(const dw_geom *G, int r, int lanes, int64_t kx) {
-    if (G->stage) return (int64_t)r * lanes + G->poff[kx % G->sw] + kx / G->sw;
+    if (G->stage || G->pph) return (int64_t)r * lanes + G->poff[kx % G->sw] + kx / G->sw;
     return (int64_t)r * lanes * G->sw + kx * G->dw;
 }
 
@@ -239,8 +243,9 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                 L, KN_I64,
                 kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
         else if (G->pad)
-            vx = kl_decl(L, KN_I64,
-                         kt_mad(L, kt_plus(L, iy, G->ph), G->prs, kt_plus(L, col0, G->pw)));
+            vx = kl_decl(
+                L, KN_I64,
+                kt_mad(L, kt_plus(L, iy, G->ph), G->prs, G->pph ? ox : kt_plus(L, col0, G->pw)));
         else
             vx =
                 kl_decl(L, KN_I64,
@@ -1285,14 +1290,16 @@ static bool dw_words_suits(const dw_geom *G, const kn_target *tg, const kn_sched
 
 /* Whether integer convolution G takes Helium's i32 vector tiles (dw_geom.mvec): on
  * microcontrollers with 128-bit vectors (MVE), unstaged, 8-bit input, stride 1 (a tap of
- * 4 neighbouring outputs is 4 consecutive bytes), no epilogue and at least one vector of
- * interior outputs a row; `split=2` in a schedule file keeps the f32 tiles, `split=1`
- * the row words. */
+ * 4 neighbouring outputs is 4 consecutive bytes) or 2 undilated (through the padded
+ * plane's two phases, dw_geom.pph), no epilogue and at least one vector of outputs a row;
+ * `split=2` in a schedule file keeps the f32 tiles, `split=1` the row words. */
 static bool dw_mvec_suits(kn_lower *L, const dw_geom *G, const kn_target *tg, const kn_sched *ov) {
     const kn_contract *d = G->d;
     return G->integer && !G->stage && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
-           kl_lanes(L, KN_I32) == 4 && !(ov && ov->split) && G->sw == 1 &&
-           (d->x->dtype == KN_I8 || d->x->dtype == KN_U8) && !d->epi && G->lanes == 4 && G->ow >= 4;
+           kl_lanes(L, KN_I32) == 4 && !(ov && ov->split) &&
+           (G->sw == 1 || (G->sw == 2 && G->dw == 1)) &&
+           (d->x->dtype == KN_I8 || d->x->dtype == KN_U8) && !d->epi &&
+           (G->lanes == 4 || (G->sw == 2 && kl_lanes(L, KN_F32) == 4)) && G->ow >= 4;
 }
 
 /* The end of the interior outputs from xlo whose words (4 bytes from ox*sw - pw, whole
@@ -1344,6 +1351,61 @@ static bool dw_plane_suits(const dw_geom *G, const kn_contract *d, const kn_targ
     for (int k = 0; d->epi && k < d->epi->n; k++)
         if (d->operand[k] == d->x) return false;
     return true;
+}
+
+/* x[b, c, iy, j*2 + p - pw] into phase p of the padded plane's row iy + ph (dw_geom.pph),
+ * for the rows and columns inside x: where both phases hold an input column, pairs in
+ * chunks of 16 (a constant trip count that GCC builds as VLD20/VLD21 and two VSTRB.8), the
+ * last chunk overlapping the one before (the same values stored again), the rest one byte
+ * at a time. */
+static void dw_pad_phases(kn_lower *L, const dw_geom *G) {
+    enum { CH = 16 };
+    int64_t r0 = G->ph < 0 ? -G->ph : 0, r1 = G->phs - G->ph < G->h ? G->phs - G->ph : G->h;
+    int64_t lo[2], hi[2];
+    for (int p = 0; p < 2; p++) kt_phase_inside(p, 2, G->pw, G->w, G->pwid[p], &lo[p], &hi[p]);
+    int64_t plo = lo[0] > lo[1] ? lo[0] : lo[1], phi = hi[0] < hi[1] ? hi[0] : hi[1];
+    if (phi < plo) phi = plo;
+    if (r1 <= r0) return;
+    int vr = kl_for(L, r1 - r0);
+    kn_kx *iy = kt_plus(L, var(L, vr), r0);
+    int prow = kl_decl(L, KN_I64, kx_mul(L, kt_plus(L, iy, G->ph), kx_int(L, G->prs)));
+    int xrow =
+        kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w, kx_int(L, 0)));
+    /* phase p's column j */
+#define DW_PH_COPY(p, j)                                                                           \
+    kl_store(                                                                                      \
+        L, G->pad, kx_add(L, kt_plus(L, var(L, prow), G->poff[p]), (j)),                           \
+        kx_load(L, G->d->x,                                                                        \
+                kx_add(L, kt_plus(L, var(L, xrow), (p)-G->pw), kx_mul(L, (j), kx_int(L, 2)))))
+    int64_t np = phi - plo;
+    if (np >= CH) {
+        int vc = kl_for(L, np / CH); /* chunk k at plo + CH*k */
+        int vu = kl_for(L, CH);
+        kn_kx *j = kx_add(L, kt_plus(L, kx_mul(L, var(L, vc), kx_int(L, CH)), plo), var(L, vu));
+        DW_PH_COPY(0, j);
+        DW_PH_COPY(1, j);
+        kl_end(L);
+        kl_end(L);
+        if (np % CH) { /* the last chunk ends at phi */
+            vu = kl_for(L, CH);
+            j = kt_plus(L, var(L, vu), phi - CH);
+            DW_PH_COPY(0, j);
+            DW_PH_COPY(1, j);
+            kl_end(L);
+        }
+    } else if (np > 0) {
+        int vu = kl_for(L, np);
+        kn_kx *j = kt_plus(L, var(L, vu), plo);
+        DW_PH_COPY(0, j);
+        DW_PH_COPY(1, j);
+        kl_end(L);
+    }
+    for (int p = 0; p < 2; p++) { /* the single columns at the two ends */
+        for (int64_t j = lo[p]; j < hi[p] && j < plo; j++) DW_PH_COPY(p, kx_int(L, j));
+        for (int64_t j = phi > lo[p] ? phi : lo[p]; j < hi[p]; j++) DW_PH_COPY(p, kx_int(L, j));
+    }
+#undef DW_PH_COPY
+    kl_end(L);
 }
 
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
@@ -1398,9 +1460,12 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
          * on the M55 227 -> 208 K, 12 x 12 x 64 140 -> 114 K, DS-CNN's rows of 5 191 ->
          * 142 K (row words before); not 6 x 6 x 128 (67 K in place, 80 K) */
         int64_t in = G->xhi - G->xlo;
-        if (in < 4 || (G->ow + 3) / 4 <= (in + 3) / 4) {
+        if (in < 4 || (G->ow + 3) / 4 <= (in + 3) / 4 || G->sw == 2) {
             G->phs = (G->oh - 1) * G->sh + (G->kh - 1) * G->dh + 1;
-            G->prs = G->ow + (G->kw - 1) * G->dw;
+            G->prs = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw + 1;
+            G->pph = G->sw == 2;
+            G->lanes = 4; /* dw_choose: 1 at stride 2, which the row words take */
+            if (G->pph) G->prs = kt_phases(G->prs, 2, G->pwid, G->poff);
             G->pad = kl_scratch(L, d->x->dtype, G->phs * G->prs);
             G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
         }
@@ -1489,7 +1554,9 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
                                  kx_int(L, 1 + 3 * G->kh)));
         G->winit = kl_decl(L, KN_I32, kx_load(L, G->pkw, var(L, G->vpkw)));
     }
-    if (G->pad) { /* the channel's rows and columns the outputs read, into the plane */
+    if (G->pph) {
+        dw_pad_phases(L, G);
+    } else if (G->pad) { /* the channel's rows and columns the outputs read, into the plane */
         int64_t r0 = G->ph < 0 ? -G->ph : 0, r1 = G->phs - G->ph < G->h ? G->phs - G->ph : G->h;
         int64_t c0 = G->pw < 0 ? -G->pw : 0, c1 = G->prs - G->pw < G->w ? G->prs - G->pw : G->w;
         if (r1 > r0 && c1 > c0) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes two depthwise QLinearConv test models into tests/quant/models for Helium's i32
+"""Writes depthwise QLinearConv test models into tests/quant/models for Helium's i32
 vector tiles (passes/depthwise.c, dw_geom.mvec: 4 outputs of a row a vector, each tap a
 widening byte load less the input zero point and a VMLA by the scalar weight, the
 high-word requantization of the whole vector in the store):
@@ -21,6 +21,12 @@ high-word requantization of the whole vector in the store):
               int8 weights, int32 bias -> int8 (zero point -20): DS-CNN's rows of 5 (3
               interior outputs, narrower than a vector), in the padded plane, a vector and
               one overlapping the row's end, batch 2
+  dw_mve_s2/  uint8 x (2 x 3 x 5 x 41, zero point 90) -> 3x3 depthwise, strides (1, 2),
+              pads (1, 1, 0, 2), uint8 weights (zero point 128), int32 bias -> uint8
+              (zero point 3): stride 2 along the row through the padded plane's two phases
+              (dw_geom.pph): 20 column pairs a row copied as a chunk of 16 and one
+              overlapping it, a single odd column before them, 21 outputs a row (5
+              vectors, the last overlapping), batch 2
 
 Expected outputs from the ONNX operator definitions with integer numpy: the input padded
 with its zero point, zero points subtracted, products summed in int64 tap by tap, bias
@@ -153,7 +159,26 @@ def dw_mve_n5():
     save("dw_mve_n5", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
 
 
+def dw_mve_s2():
+    c = 3
+    x = rng.integers(0, 256, (2, c, 5, 41), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(90)
+    w = rng.integers(0, 256, (c, 1, 3, 3), dtype=np.uint8)
+    ws, wz = (rng.random(c) * 0.003 + 0.001).astype(np.float32), np.uint8(128)
+    b = rng.integers(-5000, 5000, c).astype(np.int32)
+    ys, yz = np.float32(0.2), np.uint8(3)
+    pads = (1, 1, 0, 2)
+    y = requant(dwconv(x, xz, w, wz, b, (1, 2), pads), xs, ws, ys, yz, np.uint8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
+             init("ys", ys), init("yz", yz), init("b", b)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 0, 2],
+                            group=c, name="dw")
+    save("dw_mve_s2", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+
+
 dw_mve_u8()
 dw_mve_k5()
 dw_mve_pad()
 dw_mve_n5()
+dw_mve_s2()
