@@ -1291,15 +1291,19 @@ static bool dw_words_suits(const dw_geom *G, const kn_target *tg, const kn_sched
 /* Whether integer convolution G takes Helium's i32 vector tiles (dw_geom.mvec): on
  * microcontrollers with 128-bit vectors (MVE), unstaged, 8-bit input, stride 1 (a tap of
  * 4 neighbouring outputs is 4 consecutive bytes) or 2 undilated (through the padded
- * plane's two phases, dw_geom.pph), no epilogue and at least one vector of outputs a row;
- * `split=2` in a schedule file keeps the f32 tiles, `split=1` the row words. */
+ * plane's two phases, dw_geom.pph), no epilogue and at least one vector of outputs a row
+ * (two at stride 2: rows of 6 outputs cost more in the plane's byte-by-byte copy than
+ * in row words, MobileNetV2's 12 x 12 -> 6 x 6 layer on the M55 95 K in words, 104 K in
+ * the plane; 24 x 24 -> 12 x 12 185 -> 159 K); `split=2` in a schedule file keeps the
+ * f32 tiles, `split=1` the row words. */
 static bool dw_mvec_suits(kn_lower *L, const dw_geom *G, const kn_target *tg, const kn_sched *ov) {
     const kn_contract *d = G->d;
     return G->integer && !G->stage && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
            kl_lanes(L, KN_I32) == 4 && !(ov && ov->split) &&
            (G->sw == 1 || (G->sw == 2 && G->dw == 1)) &&
            (d->x->dtype == KN_I8 || d->x->dtype == KN_U8) && !d->epi &&
-           (G->lanes == 4 || (G->sw == 2 && kl_lanes(L, KN_F32) == 4)) && G->ow >= 4;
+           (G->lanes == 4 || (G->sw == 2 && kl_lanes(L, KN_F32) == 4)) &&
+           G->ow >= (G->sw == 2 ? 8 : 4);
 }
 
 /* The end of the interior outputs from xlo whose words (4 bytes from ox*sw - pw, whole

@@ -92,8 +92,9 @@ for m in $MODELS; do
     } ;;
   mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
-  dw_words_* | dw_mve_*) # Helium's i32 vector tiles on the M55 (stride 2 along the row:
-    # through the padded plane's two phases)
+  dw_words_s8 | dw_words_z1 | dw_words_s2 | dw_mve_*) # Helium's i32 vector tiles on the
+    # M55 (stride 2 along the row, rows of 8 outputs or more: through the padded plane's
+    # two phases)
     if [ "$TARGET" = cortex-m55 ]; then
       grep -q "'dw' QLinearConv tile_rows=1 tile_vecs=1 lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
         ok || bad "$m: no Helium vector tile: $(cat "$T/$m.sched")"
@@ -101,6 +102,8 @@ for m in $MODELS; do
       case $m in dw_mve_*) ;; *) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
         bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; esac
     fi ;;
+  dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
+    bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; # dw_words_u8: stride 2, rows of 5
   qdq_depthwise | qdq_dw_dot) # the M55: dw1 (stride 1) in Helium's vector tiles
     [ "$TARGET" = cortex-m55 ] && {
       grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=1 lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
@@ -169,8 +172,10 @@ for m in $MODELS; do
     # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's): the i32 vector
     # tiles' widening byte loads (generated C: VLDRB.U32 / VLDRB.S32)
     # and their vector requantization (VMULH.S32, VSTRB.32) where it is fixed point
-    [ $EMIT = obj ] || { grep -q "vldrb\.[su]32" "$D/app.dis" && ok ||
-      bad "$m: no vldrb.s32/u32 in the image"; }
+    case $m in dw_words_u8) grep -q "smlad" "$D/app.dis" && ok ||
+      bad "$m: no smlad in the image" ;; *)
+      [ $EMIT = obj ] || { grep -q "vldrb\.[su]32" "$D/app.dis" && ok ||
+        bad "$m: no vldrb.s32/u32 in the image"; } ;; esac
     # dw_mve_s2's 16 column pairs a chunk into the plane's two phases: VLD20/VLD21
     [ $m = dw_mve_s2 ] && [ $EMIT = c ] && { grep -q "vld21\.8" "$D/app.dis" && ok ||
       bad "$m: no vld21.8 in the image"; }
@@ -199,7 +204,7 @@ for m in $MODELS; do
     bad "$m: no sxtb16 ror #8 in the image"; } ;;
   dw_words_s8) [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
     grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image"; } ;;
-  dw_words_u8) [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
+  dw_words_u8) [ $EMIT = obj ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
     bad "$m: no uxtb16 ror #8 in the image"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
