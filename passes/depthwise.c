@@ -160,6 +160,9 @@ typedef struct dw_geom {
      * 2j + p at poff[p] + j, kt_phases), so the 4 outputs of a tap read 4 consecutive
      * bytes; the copy into them is a de-interleaving loop (VLD20/VLD21 on MVE) */
     bool pph;
+    /* with mvec: the outputs of tile group r start at ox + r * gstep (0: r * lanes); a row
+     * of 5-7 outputs is one tile of two overlapping groups (dw_cols), which share loads */
+    int64_t gstep;
     int nu;
     kn_kbuf *pkw;
     int vpkw, winit;
@@ -198,7 +201,7 @@ static kn_kx *dw_mac(kn_lower *L, const dw_geom *G, kn_kx *x, kn_kx *w, kn_kx *a
 /* Offset of tap kx of group r (of `lanes` outputs) from the tile's first tap. */
 static int64_t tap_off(const dw_geom *G, int r, int lanes, int64_t kx) {
     if (G->stage || G->pph) return (int64_t)r * lanes + G->poff[kx % G->sw] + kx / G->sw;
-    return (int64_t)r * lanes * G->sw + kx * G->dw;
+    return (int64_t)r * (G->gstep ? G->gstep : lanes) * G->sw + kx * G->dw;
 }
 
 /* One tile of output row oy: `rows` groups of `lanes` outputs from column ox on (group
@@ -298,7 +301,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     kn_kx *bc = var(L, G->vbc);
     kn_kx *b = kx_bin(L, KX_DIV, bc, kx_int(L, G->c)), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
     for (int r = 0; r < rows; r++) {
-        kn_kx *oxr = kx_add(L, ox, kx_int(L, (int64_t)r * lanes));
+        kn_kx *oxr = kx_add(L, ox, kx_int(L, (int64_t)r * (G->gstep ? G->gstep : lanes)));
         kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, oxr), *val = var(L, acc[r]);
         if (d->epi) {
             kn_kx *coord[4] = {b, c, oy, oxr}, *opnd[KN_EPI_MAX] = {0};
@@ -333,6 +336,15 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
 static void dw_cols(kn_lower *L, const dw_geom *G, kn_kx *oy, int64_t ox0, int64_t n, int lanes,
                     int rows, bool crow) {
     int64_t per = (int64_t)rows * lanes, nt = n / per, rem = n % per, at = ox0 + nt * per;
+    if (G->mvec && !G->pool && lanes > 1 && n > lanes && n < 2 * lanes) {
+        /* one tile of two groups, the second overlapping the first and ending at the row's
+         * end: the taps both read are loaded once (DS-CNN's rows of 5 on the M55: 4 of
+         * the 6 input vectors a kernel row) */
+        dw_geom g2 = *G;
+        g2.gstep = n - lanes;
+        dw_tile(L, &g2, oy, kx_int(L, ox0), 2, lanes, crow, false, 0);
+        return;
+    }
     if (nt) {
         int vt = kl_for(L, nt);
         dw_tile(L, G, oy, kt_mad(L, var(L, vt), per, kx_int(L, ox0)), rows, lanes, crow, false, 0);
