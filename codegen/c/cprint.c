@@ -287,7 +287,10 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         fprintf(f, "%s[", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
-        fprintf(f, kx_lanes(x) > 1 ? " + kn_l]" : "]");
+        if (x->stride > 1) /* a strided load (kx_vload_strided), lane by lane */
+            fprintf(f, " + kn_l * %d]", x->stride);
+        else
+            fprintf(f, kx_lanes(x) > 1 ? " + kn_l]" : "]");
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) fputc(')', f);
         return;
     case KX_CAST:
@@ -757,7 +760,9 @@ static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
     if (kx_lanes(x) != L || x->dtype != KN_F32) return false;
     switch (x->op) {
     case KX_VAR: return vvar(E, x->var);
-    case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN) */
+    case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN); strided loads go
+                     lane by lane */
+        if (x->stride > 1) return false;
         return x->buf->dtype == KN_F32 || (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL);
     case KX_NEG:
     case KX_ABS: return vx_ok(E, x->a[0], L, temps);
