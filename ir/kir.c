@@ -474,6 +474,12 @@ kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a) {
     return x;
 }
 
+kn_kx *kx_round_small(kn_lower *L, kn_kx *a) {
+    kn_kx *x = kx_un(L, KX_ROUND, a);
+    x->i = 1;
+    return x;
+}
+
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b) {
     bool cmp = op >= KX_LT && op <= KX_LOR;
     kn_dtype t = op == KX_SHL || op == KX_SHR ? a->dtype : common(a->dtype, b->dtype);
@@ -803,6 +809,11 @@ static void print_x(FILE *f, const kn_kx *x) {
                                              : "%c",
                     (unsigned char)*c);
         fprintf(f, "\")");
+        return;
+    case KX_ROUND:
+        fprintf(f, "round%s(", x->i ? ".small" : "");
+        print_x(f, x->a[0]);
+        fputc(')', f);
         return;
     case KX_SAT:
         fprintf(f, "sat.%s%d(", x->i & 32 ? "u" : "s", (int)(x->i & 31));

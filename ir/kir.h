@@ -679,6 +679,11 @@ kn_kx *kx_vload_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes, int st
 kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_lane(kn_lower *L, int var, int lane); /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
+/* KX_ROUND of a whose value is known to be NaN or within [-2^22, 2^22] (i = 1): an
+ * emitter may round an f32 by adding and subtracting 1.5 * 2^23 (exact there: the sum
+ * lies in [2^23, 2^24), where float32's ulp is 1, and rounds half to even since 1.5 * 2^23
+ * is even; the subtraction is exact). The value is the same as KX_ROUND's. */
+kn_kx *kx_round_small(kn_lower *L, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
