@@ -41,19 +41,16 @@ r=$("$KILN" check-onnx "$A" --backend interp --passes shape,qdq,fold,shape 2>&1 
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_add, interp after qdq: $r"
 # Every 8-bit input pair (tests/quant/make_qdq_add_all.py): the adds whose division by
 # y_scale a multiplication reproduces for all 65,536 pairs multiply (add_m, add_mi), the
-# others keep the division (add_t: exact ties; add_r: 1 to 4 pairs differ); each rounds in
-# the int32 path (ir/lower/quant.c requant_f32) with its float-to-i32 conversion unsaturated
-# (`i32!`, kx_cast_inrange). The backends check the bytes (quant_models_*).
+# others keep the division (add_t: exact ties; add_r: 1 to 4 pairs differ); all convert to
+# 8 bits unsaturated (`u8!`, kx_cast_inrange). The backends check the bytes (quant_models_*).
 AA=$2/tests/quant/models/qdq_add_all
 "$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target x86-64-vnni --dump-kir >"$T/aa.txt" 2>&1 ||
   bad "compile qdq_add_all"
-# the quotient: the loop's f32 local computed from the two inputs
-kq() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /^ *f32 v/ && /in0\[/' "$T/aa.txt"; }
-for k in m:'\* v[0-9]*)$' t:'/ v[0-9]*)$' r:'/ v[0-9]*)$' mi:'\* v[0-9]*)$'; do
+kq() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /round\(/' "$T/aa.txt"; }
+for k in m:'\* v[0-9]*))' t:'/ v[0-9]*))' r:'/ v[0-9]*))' mi:'\* v[0-9]*))'; do
   kq "${k%%:*}" | grep -q "${k#*:}" && ok || bad "qdq_add_all add_${k%%:*}: want ${k#*:}: $(kq "${k%%:*}")"
 done
-[ "$(grep -c 'i32!(round.small(' "$T/aa.txt")" = 4 ] && ok ||
-  bad "qdq_add_all: in-range conversions: $(grep -c 'i32!(' "$T/aa.txt"), want 4"
+[ "$(grep -c '[ui]8!(select' "$T/aa.txt")" = 4 ] && ok || bad "qdq_add_all: in-range conversions: $(grep -c '[ui]8!(' "$T/aa.txt"), want 4"
 # A QDQ Gemm with a float bias has no integer form here: it stays in float, and kiln
 # says so once, naming the node (tests/quant/make_qdq_kept.py); the model still runs.
 K=$2/tests/quant/models/qdq_gemm_bias
