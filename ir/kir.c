@@ -388,6 +388,13 @@ kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes) {
     return x;
 }
 
+kn_kx *kx_vload_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes, int stride) {
+    KN_ASSERT(lanes >= 2 && stride >= 2);
+    kn_kx *x = kx_vload(L, b, index, lanes);
+    x->stride = stride;
+    return x;
+}
+
 /* The lanes of an operation on a and b: a scalar operand broadcasts. */
 static int lanes2(const kn_kx *a, const kn_kx *b) {
     int la = kx_lanes(a), lb = b ? kx_lanes(b) : 1;
@@ -464,6 +471,12 @@ kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a) {
     kn_kx *x = new_x(L, op, t);
     x->a[0] = a;
     x->lanes = a->lanes;
+    return x;
+}
+
+kn_kx *kx_round_small(kn_lower *L, kn_kx *a) {
+    kn_kx *x = kx_un(L, KX_ROUND, a);
+    x->i = 1;
     return x;
 }
 
@@ -661,7 +674,8 @@ static bool same_buf(const kmatch *M, const kn_kbuf *a, const kn_kbuf *b) {
 static bool same_x(kmatch *M, const kn_kx *a, const kn_kx *b) {
     if (!a || !b) return a == b;
     if (a->op != b->op || a->dtype != b->dtype || kx_lanes(a) != kx_lanes(b) || a->i != b->i ||
-        memcmp(&a->f, &b->f, sizeof a->f) || !same_buf(M, a->buf, b->buf) ||
+        a->stride != b->stride || memcmp(&a->f, &b->f, sizeof a->f) ||
+        !same_buf(M, a->buf, b->buf) ||
         (a->text != b->text && (!a->text || !b->text || strcmp(a->text, b->text))))
         return false;
     if (a->op == KX_VAR && !same_var(M, a->var, b->var)) return false;
@@ -753,6 +767,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         fprintf(f, "%s[", x->buf->name);
         print_x(f, x->a[0]);
         if (kx_lanes(x) > 1) fprintf(f, " x%d", x->lanes);
+        if (x->stride > 1) fprintf(f, " step %d", x->stride);
         if (x->i == 4) fprintf(f, " word");
         fputc(']', f);
         return;
@@ -794,6 +809,11 @@ static void print_x(FILE *f, const kn_kx *x) {
                                              : "%c",
                     (unsigned char)*c);
         fprintf(f, "\")");
+        return;
+    case KX_ROUND:
+        fprintf(f, "round%s(", x->i ? ".small" : "");
+        print_x(f, x->a[0]);
+        fputc(')', f);
         return;
     case KX_SAT:
         fprintf(f, "sat.%s%d(", x->i & 32 ? "u" : "s", (int)(x->i & 31));

@@ -93,6 +93,8 @@ typedef struct kn_kx {
                        float8 load is its u8 code, a 4-bit one an i8/u8: see
                        kx_compute_dtype and ir/lower/narrow.c) */
     int lanes;      /* > 1: a vector of that many lanes (see "Vectors" below), else scalar */
+    int stride;     /* KX_LOAD of lanes > 1: > 1 for a strided (deinterleaving) load of
+                       buf[a[0] + k * stride], k in [0, lanes) (kx_vload_strided); else 0 */
     struct kn_kx *a[3];
     int64_t i;
     double f;
@@ -663,6 +665,11 @@ kn_kx *kx_const(kn_lower *L, kn_dtype t, double v); /* of dtype t (float8: v's c
 kn_kx *kx_var(kn_lower *L, int var);
 kn_kx *kx_load(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes); /* b[index .. +lanes) */
+/* A strided (deinterleaving) vector load: lane k is b[index + k * stride], stride >= 2,
+ * lanes >= 2. It reads only inside [index, index + (lanes - 1) * stride] (kx_load_elems).
+ * LLVM builds it from full-width loads inside that span and shufflevectors; C and OpenCL
+ * print it lane by lane. A stride-2 pool's interior (passes/pool.c). */
+kn_kx *kx_vload_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes, int stride);
 /* A word load: the 4 elements b[index .. index + 4) of an 8-bit buffer b (u8 or i8) as one
  * i32, b[index] in its low byte (little-endian), at any alignment. A KX_LOAD with i = 4
  * (an element load has i = 0), so every walker that follows a buffer's loads sees it;
@@ -672,6 +679,11 @@ kn_kx *kx_vload(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes); /* b[index ..
 kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_lane(kn_lower *L, int var, int lane); /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
+/* KX_ROUND of a whose value is known to be NaN or within [-2^22, 2^22] (i = 1): an
+ * emitter may round an f32 by adding and subtracting 1.5 * 2^23 (exact there: the sum
+ * lies in [2^23, 2^24), where float32's ulp is 1, and rounds half to even since 1.5 * 2^23
+ * is even; the subtraction is exact). The value is the same as KX_ROUND's. */
+kn_kx *kx_round_small(kn_lower *L, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
@@ -712,8 +724,11 @@ static inline int kx_lanes(const kn_kx *x) {
 static inline int kn_ks_store_elems(const kn_ks *s) {
     return s->word ? 4 : kx_lanes(s->value);
 }
-/* The elements of its buffer load x reads: its lanes, or 4 for a word load. */
+/* The elements of its buffer load x reads, from its index on: its lanes, 4 for a word
+ * load, the span (lanes - 1) * stride + 1 for a strided load (a range that holds every
+ * element read, not all of them read). */
 static inline int kx_load_elems(const kn_kx *x) {
+    if (x->op == KX_LOAD && x->stride > 1) return (kx_lanes(x) - 1) * x->stride + 1;
     return x->op == KX_LOAD && x->i == 4 ? 4 : kx_lanes(x);
 }
 

@@ -63,6 +63,8 @@ static kn_status expr(vctx *V, const kn_kx *x) {
         if (x->i == 4 && (kx_lanes(x) != 1 || x->dtype != KN_I32 ||
                           (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8)))
             return bad(V, "word load is not a scalar i32 of an 8-bit buffer", 0, 0);
+        if (x->stride != 0 && (x->stride < 2 || kx_lanes(x) < 2 || x->i != 0))
+            return bad(V, "strided load is not a vector with a step of at least 2", x->stride, 0);
         return in_bounds(V, x->buf, x->a[0], kx_load_elems(x));
     case KX_CAST:
         if (x->i != 0 && (x->i != 1 || !kn_dtype_get(x->a[0]->dtype)->is_float ||

@@ -54,7 +54,8 @@ kn_kx *kn_kx_map(kn_kprog *p, kn_kx *x, kn_kx *(*fn)(void *user, kn_kx *x), void
 bool kn_kx_equal(const kn_kx *a, const kn_kx *b) {
     if (a == b) return true;
     if (!a || !b || a->op != b->op || a->dtype != b->dtype || kx_lanes(a) != kx_lanes(b) ||
-        a->i != b->i || memcmp(&a->f, &b->f, sizeof a->f) || a->var != b->var || a->buf != b->buf ||
+        a->i != b->i || a->stride != b->stride || memcmp(&a->f, &b->f, sizeof a->f) ||
+        a->var != b->var || a->buf != b->buf ||
         (a->text != b->text && (!a->text || !b->text || strcmp(a->text, b->text))))
         return false;
     for (int i = 0; i < 3; i++)

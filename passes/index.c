@@ -46,7 +46,8 @@ static bool range(ictx *c, const kn_kx *x, int64_t *lo, int64_t *hi) {
     for (int i = 0; i < 3; i++)
         if (x->a[i]) n[i] = range(c, x->a[i], &l[i], &h[i]);
     /* a vector load or store reads buf[index + kn_l] for kn_l in [0, lanes) */
-    if (x->op == KX_LOAD && n[0]) lanes_fit(c, h[0], kx_lanes(x));
+    if (x->op == KX_LOAD && n[0])
+        lanes_fit(c, h[0], x->stride > 1 ? kx_load_elems(x) : kx_lanes(x));
     /* vector i64 expressions are printed lane by lane with the scalar C operators, so
      * they are checked as scalars: their only 64-bit leaves are vector locals
      * (int64_t arrays, not loop indices) and the 64-bit operations below */

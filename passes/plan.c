@@ -179,7 +179,8 @@ static bool injective(const kn_kx *index, int lanes, const int64_t *ext, int nva
 static bool loads_match(const kn_kx *x, const kn_kbuf *buf, const kn_ks *store) {
     if (!x) return true;
     if (x->op == KX_LOAD && x->buf == buf &&
-        (x->i == 4 || !kn_kx_equal(x->a[0], store->index) || kx_lanes(x) != kx_lanes(store->value)))
+        (x->i == 4 || x->stride > 1 || !kn_kx_equal(x->a[0], store->index) ||
+         kx_lanes(x) != kx_lanes(store->value)))
         return false;
     if ((x->op == KX_STR || x->op == KX_REGEX) && x->buf == buf) return false;
     for (int i = 0; i < 3; i++)

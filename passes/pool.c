@@ -11,6 +11,11 @@
  *     for oy in each of top border, interior, bottom border rows:
  *       left border columns:  one output at a time, each tap's column tested
  *       interior columns:     stride 1: vectors of `lanes` outputs, each tap one vector load
+ *                             8-bit, stride 2-4, CPU targets: vectors of `lanes` outputs
+ *                             (the target's byte lanes, halved to fit the interior), each
+ *                             tap one strided load (kx_vload_strided); a remainder is one
+ *                             more vector ending at the interior's end, which recomputes
+ *                             (and stores again, the same values) a few outputs
  *                             otherwise: one output at a time, taps unrolled, no test
  *                             (consecutive outputs read interleaved inputs, which LLVM's
  *                             loop vectorizer turns into vector code)
@@ -38,7 +43,8 @@ typedef struct pool_geom {
     kn_kbuf *x, *y;
     int64_t h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
     int64_t ylo, yhi, xlo, xhi; /* interior rows and columns (kt_interior) */
-    int lanes;                  /* interior vector width (stride 1), else 1 */
+    int lanes;                  /* interior vector width (stride 1, or strided), else 1 */
+    bool strided;               /* the vectors' taps are strided loads (step sw) */
     int vbc;                    /* the (batch, channel) loop */
 } pool_geom;
 
@@ -82,7 +88,9 @@ static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int
         for (int64_t kx = 0; kx < G->kw; kx++) {
             if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
             kn_kx *at = kt_plus(L, kx_var(L, vx), kx * G->dw);
-            kn_kx *v = lanes > 1 ? kx_vload(L, G->x, at, lanes) : kx_load(L, G->x, at);
+            kn_kx *v = lanes == 1   ? kx_load(L, G->x, at)
+                       : G->strided ? kx_vload_strided(L, G->x, at, lanes, (int)G->sw)
+                                    : kx_vload(L, G->x, at, lanes);
             kl_set(L, acc, kx_bin(L, KX_MAX, kx_cast(L, t, v), kx_var(L, acc)));
             if (ccol) kl_end(L);
         }
@@ -114,6 +122,10 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
                   false);
         kl_end(L);
         at += n / G->lanes * G->lanes;
+        if (G->strided && at < G->xhi) { /* the remainder: one vector ending at xhi */
+            pool_tile(L, G, oy, kx_int(L, G->xhi - G->lanes), G->lanes, crow, false);
+            at = G->xhi;
+        }
     }
     pool_scalar_cols(L, G, oy, at, G->xhi, crow, false);
     pool_scalar_cols(L, G, oy, G->xhi > G->xlo ? G->xhi : G->xlo, G->ow, crow, true);
@@ -210,6 +222,9 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         }
         int lanes = kl_lanes(L, KN_F32);
         G.lanes = lanes > 1 && G.sw == 1 ? lanes : 1;
+        if (G.x->dtype != KN_F32 && G.sw >= 2 && G.sw <= 4 && t->kind == KN_TARGET_CPU &&
+            kl_lanes(L, G.x->dtype) >= 8) /* bytes: strided loads of the target's lanes */
+            G.lanes = kl_lanes(L, G.x->dtype), G.strided = true;
         while (G.lanes > 4 && G.lanes > G.xhi - G.xlo) G.lanes /= 2;
         if (G.lanes < 4) G.lanes = 1;
         G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);

@@ -30,6 +30,8 @@ enum { H_LDW = 1 << 21 };
 enum { H_STW = 1 << 23 };
 /* H_RINTF: kn_rintf, KX_ROUND of a scalar f32 in C99 */
 enum { H_RINTF = 1 << 22 };
+/* H_RINTS: kn_rintf_small, kx_round_small of a scalar f32 in C99 */
+enum { H_RINTS = 1 << 24 };
 
 typedef kn_cprint emitter;
 
@@ -287,7 +289,10 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         fprintf(f, "%s[", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
-        fprintf(f, kx_lanes(x) > 1 ? " + kn_l]" : "]");
+        if (x->stride > 1) /* a strided load (kx_vload_strided), lane by lane */
+            fprintf(f, " + kn_l * %d]", x->stride);
+        else
+            fprintf(f, kx_lanes(x) > 1 ? " + kn_l]" : "]");
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) fputc(')', f);
         return;
     case KX_CAST:
@@ -465,8 +470,8 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     default: break;
     }
     if (x->op == KX_ROUND && t == KN_F32 && E->dialect == KN_C99) { /* no libm call */
-        E->helpers |= H_RINTF;
-        fprintf(f, "kn_rintf(");
+        E->helpers |= x->i ? H_RINTS : H_RINTF;
+        fprintf(f, x->i ? "kn_rintf_small(" : "kn_rintf(");
         kn_cprint_expr(E, x->a[0]);
         fputc(')', f);
         return;
@@ -757,7 +762,9 @@ static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
     if (kx_lanes(x) != L || x->dtype != KN_F32) return false;
     switch (x->op) {
     case KX_VAR: return vvar(E, x->var);
-    case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN) */
+    case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN); strided loads go
+                     lane by lane */
+        if (x->stride > 1) return false;
         return x->buf->dtype == KN_F32 || (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL);
     case KX_NEG:
     case KX_ABS: return vx_ok(E, x->a[0], L, temps);
@@ -1294,22 +1301,23 @@ static void unpack_helper(FILE *f, int i) {
 }
 
 /* The KX_SAT helper of kind k (k & 1: 16 bits, else 8; k & 2: unsigned): SSAT/USAT where
- * the compiler targets an Arm core that has them, else two compares. */
-static void sat_helper(FILE *f, int k) {
+ * the compiler targets an Arm core that has them, else two compares (OpenCL C: on int). */
+static void sat_helper(FILE *f, int k, bool ocl) {
     int bits = k & 1 ? 16 : 8;
     bool u = k & 2;
     long lo = u ? 0 : -(1L << (bits - 1)), hi = u ? (1L << bits) - 1 : (1L << (bits - 1)) - 1;
+    const char *i32 = ocl ? "int" : "int32_t";
     fprintf(f,
-            "static int32_t kn_sat_%d(int32_t a) {\n"
+            "static %s kn_sat_%d(%s a) {\n"
             "#if defined(__ARM_FEATURE_SAT) && defined(__GNUC__)\n"
-            "    int32_t r;\n"
+            "    %s r;\n"
             "    __asm__(\"%s %%0, #%d, %%1\" : \"=r\"(r) : \"r\"(a));\n"
             "    return r;\n"
             "#else\n"
             "    return a < %ld ? %ld : a > %ld ? %ld : a;\n"
             "#endif\n"
             "}\n",
-            k, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
+            i32, k, i32, i32, u ? "usat" : "ssat", bits, lo, lo, hi, hi);
 }
 
 /* KX_REGEX (ir/kir.h): regcomp/regexec/regfree of the C library on a regex_t kept in the
@@ -1414,6 +1422,18 @@ static const char rintf_helper[] =
     "#endif\n"
     "}\n";
 
+/* kx_round_small of an f32 (ir/kir.h: NaN or |x| <= 2^22): one addition and one
+ * subtraction of 1.5 * 2^23, where float arithmetic is IEEE single as written. */
+static const char rints_helper[] =
+    "#include <float.h>\n"
+    "static float kn_rintf_small(float x) {\n"
+    "#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0 && !defined(__FAST_MATH__)\n"
+    "    return (x + 12582912.0f) - 12582912.0f;\n"
+    "#else\n"
+    "    return nearbyintf(x);\n"
+    "#endif\n"
+    "}\n";
+
 bool kn_cprint_uses_regex(const kn_cprint *E) {
     return (E->helpers & H_REGEX) != 0;
 }
@@ -1427,6 +1447,7 @@ void kn_cprint_posix_prelude(FILE *f) {
 void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);
     if (E->helpers & H_RINTF) fputs(rintf_helper, f);
+    if (E->helpers & H_RINTS) fputs(rints_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
@@ -1435,7 +1456,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
     for (int k = 0; k < 4; k++)
-        if (E->helpers & ((unsigned)H_SAT << k)) sat_helper(f, k);
+        if (E->helpers & ((unsigned)H_SAT << k)) sat_helper(f, k, E->dialect == KN_OPENCL);
     if (E->helpers & (H_F16 | H_F16_ST)) fputs(f16_have, f);
     if (E->helpers & H_F16) fputs(f16_helpers[0], f);
     if (E->helpers & H_F16_ST) fputs(f16_helpers[1], f);

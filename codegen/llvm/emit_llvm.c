@@ -251,6 +251,37 @@ static LLVMValueRef f32_to_bf16(emit *E, LLVMValueRef v) {
     return LLVMBuildTrunc(B, r, vec(ty(E, KN_BF16), n), "");
 }
 
+/* A strided load (kx_vload_strided) of n lanes with step s: ceil(span / n) loads of n
+ * consecutive elements covering the span (n - 1) * s + 1, the last one ending at the
+ * span's end (so nothing past it is read), merged lane by lane with shufflevectors
+ * (x86 AVX-512 VBMI: vpermt2b for bytes). */
+static LLVMValueRef load_strided(emit *E, const kn_kx *x) {
+    const kn_kbuf *buf = x->buf;
+    int n = kx_lanes(x), s = x->stride, span = (n - 1) * s + 1;
+    LLVMTypeRef V = vec(ty(E, buf->dtype), n), I32 = LLVMInt32TypeInContext(E->ctx);
+    LLVMValueRef base = expr(E, x->a[0]), r = NULL;
+    int got = 0; /* lanes of r filled: 0 .. got - 1 */
+    LLVMValueRef mask[256];
+    KN_ASSERT(n <= 128);
+    for (int at = 0; got < n; at += n) {
+        int from = at + n > span ? span - n : at; /* the chunk's first element */
+        LLVMValueRef a = base;
+        if (from) a = LLVMBuildAdd(E->b, base, LLVMConstInt(LLVMTypeOf(base), from, 1), "");
+        LLVMValueRef c = LLVMBuildLoad2(E->b, V, address(E, buf, a), "");
+        LLVMSetAlignment(c, elem_align(buf->dtype));
+        int last = got; /* lanes whose element lies in [from, from + n) */
+        while (last < n && (int64_t)last * s < from + n) last++;
+        for (int k = 0; k < n; k++) {
+            int m = k < got ? k : k < last ? n + k * s - from : -1;
+            mask[k] = m < 0 ? LLVMGetUndef(I32) : LLVMConstInt(I32, (unsigned)m, 0);
+        }
+        LLVMValueRef sel = LLVMConstVector(mask, (unsigned)n);
+        r = LLVMBuildShuffleVector(E->b, r ? r : LLVMGetUndef(V), c, sel, "");
+        got = last;
+    }
+    return r;
+}
+
 static LLVMValueRef load(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
     int n = kx_lanes(x);
@@ -260,9 +291,10 @@ static LLVMValueRef load(emit *E, const kn_kx *x) {
         LLVMSetAlignment(w, 1);
         return w;
     }
-    LLVMValueRef v =
-        LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n), address(E, buf, expr(E, x->a[0])), "");
-    LLVMSetAlignment(v, elem_align(buf->dtype)); /* elements, not vectors */
+    LLVMValueRef v = x->stride > 1 ? load_strided(E, x)
+                                   : LLVMBuildLoad2(E->b, vec(ty(E, buf->dtype), n),
+                                                    address(E, buf, expr(E, x->a[0])), "");
+    if (x->stride <= 1) LLVMSetAlignment(v, elem_align(buf->dtype)); /* elements, not vectors */
     if (buf->dtype == KN_F16)
         v = LLVMBuildFPExt(E->b,
                            LLVMBuildBitCast(E->b, v, vec(LLVMHalfTypeInContext(E->ctx), n), ""),

@@ -22,7 +22,8 @@ MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 
   cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
-  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add"
+  fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
+  quantize_ties qdq_add"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
@@ -191,7 +192,9 @@ for m in $MODELS; do
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
     grep -q "$v" "$D/app.dis" && ok || bad "$m: no $v in the image"
   else
-    [ $m = qdq_depthwise ] || { grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image"; }
+    # (quantize_ties and qdq_add have no contraction)
+    case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
+    *) grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image" ;; esac
   fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
@@ -206,6 +209,10 @@ for m in $MODELS; do
     grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image"; } ;;
   dw_words_u8) [ $EMIT = obj ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
     bad "$m: no uxtb16 ror #8 in the image"; } ;;
+  quantize_ties) # generated C: the int32 path of the float input's quantization
+    # (ir/lower/quant.c requant_f32): USAT/SSAT, no libm rounding call
+    [ $EMIT = obj ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" &&
+      ! grep -q "<nearbyintf>:" "$D/app.dis" && ok || bad "$m: no usat/ssat, or nearbyintf"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;

@@ -77,6 +77,14 @@ grep -q '%m3: f32.* = MaxPool(%a_f)' "$T/p.txt" && ok || bad "qdq_pool: p3 (anot
   bad "qdq_pool: pool pass schedules: $(grep MaxPool "$T/pool.sched")"
 r=$("$KILN" check-onnx "$P" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_pool, interp after qdq: $r"
+# Stride 2 and 3 (tests/quant/make_qdq_pool_strided.py): on x86-64 the pool pass builds
+# their interiors from strided loads of 64 (32) byte lanes (the backends: quant_models_*).
+P=$2/tests/quant/models/qdq_pool_strided
+"$KILN" compile "$P/model.onnx" -o "$T/pools" --target x86-64-avx512 --dump-kir \
+  --dump-schedule "$T/pools.sched" >"$T/pools.kir" 2>&1 || bad "compile qdq_pool_strided"
+grep -q 'x64 step 2\]' "$T/pools.kir" && grep -q 'x32 step 3\]' "$T/pools.kir" &&
+  grep -q "'pool_p4' MaxPool lanes=64" "$T/pools.sched" && ok ||
+  bad "qdq_pool_strided: no strided loads: $(grep MaxPool "$T/pools.sched")"
 # Inverted residual blocks (tests/quant/make_qdq_block.py): the layout pass keeps the
 # expanded 8-bit tensors channels-last (kn.layout [0,1], [1,1], [1,0] on expansion,
 # depthwise, projection); the interpreter runs that graph to the reference; on x86-64 with

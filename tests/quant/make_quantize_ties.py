@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Writes tests/quant/models/quantize_ties: QuantizeLinear from float32 into uint8 and int8
+at the values where a rounding or saturation shortcut would go wrong, with the expected
+bytes computed here with numpy from the ONNX definition, y = saturate(round_half_even(x /
+scale) + zero_point), the quotient in float32 (NaN gives 0, kiln's choice: ir/lower/quant.c):
+
+  - ties k + 0.5 for every k that lands in or next to the output range (scale 1 and 0.5,
+    so the quotient is exact), on both sides of every bound, and their neighbours one
+    float32 ulp away (0.49999997, 0.50000006, 2.4999998, ...);
+  - magnitudes around 2^22 and 2^23 (where the 1.5 * 2^23 addition of kx_round_small
+    stops being exact, and the range test of the int32 path sits), 1e30, +-inf, NaN,
+    -0.0, subnormals;
+  - random values with an inexact scale (0.0137) and per-axis scales and zero points.
+
+    /usr/bin/python3 tests/quant/make_quantize_ties.py
+"""
+import os
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from make_quant_models import init, save
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(22)
+
+
+def qref(x, scale, zp, dtype):
+    """The ONNX QuantizeLinear definition: float32 quotient, half-to-even, saturate."""
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        q = (x.astype(np.float32) / np.asarray(scale, np.float32)).astype(np.float64)
+        y = np.clip(np.rint(q) + np.asarray(zp, np.float64), info.min, info.max)
+    y = np.where(np.isnan(q), 0, y)
+    return y.astype(dtype)
+
+
+def edge_values():
+    f = np.float32
+    ties = np.arange(-400, 400, dtype=np.float64) + 0.5
+    v = [ties, ties / 2]  # exact quotients k + 0.5 with scale 1 and 0.5
+    up = np.nextafter(ties.astype(f), f(np.inf))
+    dn = np.nextafter(ties.astype(f), f(-np.inf))
+    v += [up, dn]
+    big = []
+    for e in (21, 22, 23, 24, 31, 32):
+        b = f(2.0**e)
+        big += [b, np.nextafter(b, f(0)), np.nextafter(b, f(np.inf)), b + f(0.5), b - f(0.5),
+                b * f(1.5)]
+    big = np.array(big, f)
+    v += [big, -big]
+    v.append(np.array([0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, 0.49999997, -0.49999997,
+                       0.50000006, -0.50000006, 1e30, -1e30, 3.4028235e38, -3.4028235e38,
+                       np.inf, -np.inf, np.nan, -np.nan], f))
+    x = np.concatenate([np.asarray(a, f).reshape(-1) for a in v])
+    return x
+
+
+def main():
+    x = edge_values()
+    n = x.size
+    xr = (rng.standard_normal((4, 257)) * 2.0).astype(np.float32)
+    cases = [  # (name, scale, zero point, dtype)
+        ("u8_s1_z128", np.float32(1.0), np.uint8(128), np.uint8),
+        ("u8_s05_z0", np.float32(0.5), np.uint8(0), np.uint8),
+        ("u8_s1_z255", np.float32(1.0), np.uint8(255), np.uint8),
+        ("s8_s1_z0", np.float32(1.0), np.int8(0), np.int8),
+        ("s8_s05_zm3", np.float32(0.5), np.int8(-3), np.int8),
+        ("s8_s1_z127", np.float32(1.0), np.int8(127), np.int8),
+        ("s8_s1_zm128", np.float32(1.0), np.int8(-128), np.int8),
+    ]
+    N = helper.make_node
+    nodes, inits, outs, expect = [], [], [], []
+    for name, s, z, dt in cases:
+        nodes.append(N("QuantizeLinear", ["x", "s_" + name, "z_" + name], ["y_" + name],
+                       name="q_" + name))
+        inits += [init("s_" + name, s), init("z_" + name, z)]
+        tp = TensorProto.UINT8 if dt == np.uint8 else TensorProto.INT8
+        outs.append(helper.make_tensor_value_info("y_" + name, tp, [n]))
+        expect.append(qref(x, s, z, dt))
+    # random values, an inexact scale; per-axis scales and zero points (axis 0 of 4 rows)
+    nodes.append(N("QuantizeLinear", ["xr", "s_r", "z_r"], ["y_r"], name="q_r"))
+    inits += [init("s_r", np.float32(0.0137)), init("z_r", np.int8(-5))]
+    outs.append(helper.make_tensor_value_info("y_r", TensorProto.INT8, list(xr.shape)))
+    expect.append(qref(xr, np.float32(0.0137), np.int8(-5), np.int8))
+    sa = np.array([0.0137, 0.5, 1.0, 0.031], np.float32)
+    za = np.array([3, 0, 250, 128], np.uint8)
+    nodes.append(N("QuantizeLinear", ["xr", "s_a", "z_a"], ["y_a"], axis=0, name="q_a"))
+    inits += [init("s_a", sa), init("z_a", za)]
+    outs.append(helper.make_tensor_value_info("y_a", TensorProto.UINT8, list(xr.shape)))
+    expect.append(qref(xr, sa.reshape(4, 1), za.reshape(4, 1), np.uint8))
+    g = helper.make_graph(nodes, "quantize_ties",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n]),
+                           helper.make_tensor_value_info("xr", TensorProto.FLOAT, list(xr.shape))],
+                          outs, inits)
+    save("quantize_ties", g, [x, xr], expect)
+
+
+if __name__ == "__main__":
+    main()
