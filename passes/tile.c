@@ -962,6 +962,14 @@ static bool conv_same_layout(const kn_kbuf *o, const kn_kbuf *y) {
     return true;
 }
 
+/* The offset in an NCHW y of output channel mo of batch vb at row oy, column ow0, as a
+ * local (the 8-bit tile stores' base: conv_store_words, conv_store_lanes). */
+static int conv_nchw_base(kn_lower *L, const conv_geom *G, int vb, kn_kx *mo, kn_kx *oy,
+                          kn_kx *ow0) {
+    return kl_decl(L, KN_I64,
+                   mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0));
+}
+
 /* The requantized tile of an 8-bit NCHW output (vq, no epilogue) stored without the tile
  * scratch: y holds an output channel's pixels of a row contiguously, a tile's vector
  * holds one pixel's channels, so 4 rows' requantized vectors are combined into one vector
@@ -974,8 +982,7 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
                              kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
     const kn_contract *d = G->d;
     int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
-    kn_kx *y0 = mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0);
-    int vy = kl_decl(L, KN_I64, y0);
+    int vy = conv_nchw_base(L, G, vb, mo, oy, ow0);
     for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
         int nc = valid - v * T->lanes < T->lanes ? valid - v * T->lanes : T->lanes;
         kn_kx *col = kt_plus(L, mo, v * T->lanes);
@@ -1003,8 +1010,7 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
                              kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
     const kn_contract *d = G->d;
     int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
-    kn_kx *y0 = mad(L, mad(L, mad(L, kx_var(L, vb), G->m, mo), G->oh, oy), G->ow, ow0);
-    int vy = kl_decl(L, KN_I64, y0);
+    int vy = conv_nchw_base(L, G, vb, mo, oy, ow0);
     for (int v = 0; v < T->nv && v * T->lanes < valid; v++) {
         int nc = valid - v * T->lanes < T->lanes ? valid - v * T->lanes : T->lanes;
         kn_kx *col = kt_plus(L, mo, v * T->lanes);

@@ -786,6 +786,22 @@ static void qadd_check(const qadd_consts *k, int64_t lo, int64_t hi, float *mult
         }
 }
 
+/* Opens QLinearAdd's loops over y (one flat loop where a and b have y's size, else one a
+ * dimension with a and b broadcast) and sets y's, a's and b's indices; returns how many
+ * loops to close. */
+static int qadd_loops(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, kn_kx **yi, kn_kx **ai,
+                      kn_kx **bi) {
+    if (in[0]->numel == y->numel && in[3]->numel == y->numel) {
+        *yi = *ai = *bi = kx_var(L, kl_for(L, y->numel));
+        return 1;
+    }
+    int v[KN_MAX_RANK];
+    *yi = open_loops(L, y, v);
+    *ai = kx_bcast_offset(L, in[0], y->rank, y->dims, v);
+    *bi = kx_bcast_offset(L, in[3], y->rank, y->dims, v);
+    return y->rank;
+}
+
 /* The fixed-point form (--quantize's own adds, ir/requant.h kn_qadd): its multipliers and
  * rounding constant from the constant scales and zero points at compile time, then per
  * element ((a * ma + b * mb + round) >> shift) + cz in i32, saturated (USAT/SSAT on the
@@ -801,16 +817,8 @@ static kn_status lower_qlinearadd_fixed(kn_lower *L, const kn_node *n, kn_kbuf *
                              (float)const_at(in[6], 0), (int64_t)const_at(in[2], 0),
                              (int64_t)const_at(in[5], 0));
     int64_t z = cz ? (int64_t)const_at(cz, 0) : 0;
-    bool flat = in[0]->numel == y->numel && in[3]->numel == y->numel;
-    int v[KN_MAX_RANK], nloops = flat ? 1 : y->rank;
     kn_kx *yi, *ai, *bi;
-    if (flat) {
-        yi = ai = bi = kx_var(L, kl_for(L, y->numel));
-    } else {
-        yi = open_loops(L, y, v);
-        ai = kx_bcast_offset(L, in[0], y->rank, y->dims, v);
-        bi = kx_bcast_offset(L, in[3], y->rank, y->dims, v);
-    }
+    int nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
     kn_kx *pa = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_const(L, KN_I32, q.ma));
     kn_kx *pb = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_const(L, KN_I32, q.mb));
     kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, kx_add(L, pa, pb), kx_const(L, KN_I32, q.round)),
@@ -854,16 +862,8 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     int vbz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[5], kx_int(L, 0))));
     int vcz = kl_decl(
         L, KN_I32, cz ? kx_cast(L, KN_I32, kx_load(L, cz, kx_int(L, 0))) : kx_const(L, KN_I32, 0));
-    bool flat = in[0]->numel == y->numel && in[3]->numel == y->numel;
-    int v[KN_MAX_RANK], nloops = flat ? 1 : y->rank;
     kn_kx *yi, *ai, *bi;
-    if (flat) {
-        yi = ai = bi = kx_var(L, kl_for(L, y->numel));
-    } else {
-        yi = open_loops(L, y, v);
-        ai = kx_bcast_offset(L, in[0], y->rank, y->dims, v);
-        bi = kx_bcast_offset(L, in[3], y->rank, y->dims, v);
-    }
+    int nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
     kn_kx *da = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_var(L, vaz));
     kn_kx *db = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_var(L, vbz));
     /* each product rounded to f32 before the sum (OpenCL: the emitter's FP_CONTRACT OFF) */
