@@ -16,7 +16,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qref import conv_ref, init, requant, save  # noqa: E402,F401 (also imported from here)
+from qref import conv_ref, dq, init, requant, save  # noqa: E402,F401 (also imported from here)
 
 rng = np.random.default_rng(12)
 
@@ -165,16 +165,6 @@ def qlinear_odd():
                            helper.make_tensor_value_info("y2", TensorProto.INT8, y2.shape),
                            helper.make_tensor_value_info("y4", TensorProto.UINT8, y4.shape)], inits)
     save("qlinear_odd", g, [x, a], [y3, y2, y4])
-
-
-def dq(q, scale, zp, axis_shape=None):
-    """DequantizeLinear as ONNX defines it: (q - zp) * scale in float32."""
-    s = np.asarray(scale, np.float32)
-    z = np.asarray(zp, np.int64)
-    if axis_shape is not None:
-        s = s.reshape(axis_shape)
-        z = np.broadcast_to(z.reshape(-1), s.size).reshape(axis_shape)
-    return ((q.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
 
 
 def qz(y, scale, zp, dtype):

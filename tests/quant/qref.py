@@ -67,6 +67,27 @@ def requant(acc, xs, ws, ys, yz, dtype, axis_shape=None):
     return np.clip(v, info.min, info.max).astype(dtype)
 
 
+def dq(q, scale, zp, axis_shape=None):
+    """DequantizeLinear as ONNX defines it: (q - zp) * scale in float32, scale and zp
+    reshaped to axis_shape for one a channel."""
+    s = np.asarray(scale, np.float32)
+    z = np.asarray(zp, np.int64)
+    if axis_shape is not None:
+        s = s.reshape(axis_shape)
+        z = np.broadcast_to(z.reshape(-1), s.size).reshape(axis_shape)
+    return ((q.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
+
+
+def q(v, s, z, t, r=None):
+    """QuantizeLinear in float32: saturate(round_half_even(v / s) + z) of type t; with
+    r, the division replaced by a multiplication by r (to show which cases a multiplier
+    can take)."""
+    info = np.iinfo(t)
+    v = np.asarray(v).astype(np.float32)
+    r = np.rint(v / np.float32(s) if r is None else v * np.float32(r)).astype(np.float64) + float(z)
+    return np.clip(r, info.min, info.max).astype(t)
+
+
 def init(name, a):
     """An initializer named name holding a."""
     return numpy_helper.from_array(np.asarray(a), name)
