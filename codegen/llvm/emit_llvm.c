@@ -783,13 +783,15 @@ static LLVMValueRef regex(emit *E, const kn_kx *x) {
  * where both sign extensions sit in the multiply's block; a loop-invariant operand (a
  * channel's multiplier) is hoisted out of the loop and the widened form then costs 10-12
  * (two halves extended, multiplied, shifted, narrowed, joined). CodeGenPrepare sinks the
- * in-place extension (shl, ashr) next to its multiply. NULL where x is not that form. */
+ * in-place extension (shl, ashr) next to its multiply. x86 only: Arm's vector high
+ * multiplies (MVE vmulh, NEON smull) are matched from the widened form and were not
+ * measured with this one. NULL where x is not that form. */
 static LLVMValueRef mulhi32(emit *E, const kn_kx *x) {
     const kn_kx *s = x->a[0], *m = s->a[0];
     int n = kx_lanes(x);
-    if (x->i == 1 || x->dtype != KN_I32 || n < 2 || n % 2 || s->op != KX_SHR ||
-        s->dtype != KN_I64 || s->a[1]->op != KX_CONST || s->a[1]->i != 32 || m->op != KX_MUL ||
-        m->dtype != KN_I64)
+    if (target_arch(E->jit ? NULL : E->p->target) != ARCH_X86 || x->i == 1 || x->dtype != KN_I32 ||
+        n < 2 || n % 2 || s->op != KX_SHR || s->dtype != KN_I64 || s->a[1]->op != KX_CONST ||
+        s->a[1]->i != 32 || m->op != KX_MUL || m->dtype != KN_I64)
         return NULL;
     for (int k = 0; k < 2; k++)
         if (m->a[k]->op != KX_CAST || m->a[k]->i == 1 || m->a[k]->a[0]->dtype != KN_I32)
