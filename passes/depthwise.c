@@ -669,7 +669,9 @@ static void dw_fill_pad(kn_lower *L, const dw_geom *G, kn_kx *at, int64_t n) {
 /* Word row q of channel bc (row: its first element in xs), its parts k whose padded row
  * q*rstep + k is an input row marked in `inside` (bit k; iy0: the input row of part 0),
  * the others padding: each phase's padding columns, then its input columns, in vectors
- * of the target's lanes where the columns are contiguous (stride 1). */
+ * of the target's lanes: contiguous loads at stride 1, strided (deinterleaving) loads of
+ * every sw-th byte at strides 2-4 (kx_vload_strided: LLVM loads the span in whole vectors
+ * and shuffles, where one word at a time took sw byte loads per word and part). */
 static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, unsigned inside) {
     if (!inside) { /* every part padding */
         dw_fill_pad(L, G, row, G->rs);
@@ -683,10 +685,10 @@ static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, u
         kn_kx *at = kt_plus(L, row, G->poff[p]);
         dw_fill_pad(L, G, at, jlo);
         int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
-        /* stride 1: vectors of the target's lanes, or fewer (down to DW_MIN_LANES) on
-         * narrow rows, the last one ending at the row's end (overlapping the one before:
-         * it stores the same words again); strided: one word at a time */
-        int64_t cols = jhi - jlo, lanes = G->sw == 1 ? kl_lanes(L, KN_I32) : 1;
+        /* vectors of the target's lanes, or fewer (down to DW_MIN_LANES) on narrow rows,
+         * the last one ending at the row's end (overlapping the one before: it stores the
+         * same words again); a strided vector reads only the columns it converts */
+        int64_t cols = jhi - jlo, lanes = kl_lanes(L, KN_I32);
         while (lanes > DW_MIN_LANES && lanes > cols) lanes /= 2;
         if (lanes < DW_MIN_LANES || lanes > cols) lanes = 1;
         int64_t nv = cols / lanes;
@@ -701,8 +703,9 @@ static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, u
                     continue;
                 }
                 kn_kx *xi = kt_mad(L, jj, G->sw, kt_plus(L, var(L, xr), k * G->w + from));
-                vals[k] =
-                    lanes > 1 ? kx_vload(L, G->d->x, xi, (int)lanes) : kx_load(L, G->d->x, xi);
+                vals[k] = lanes == 1   ? kx_load(L, G->d->x, xi)
+                          : G->sw == 1 ? kx_vload(L, G->d->x, xi, (int)lanes)
+                                       : kx_vload_strided(L, G->d->x, xi, (int)lanes, (int)G->sw);
             }
             kl_store(L, G->xs, kx_add(L, kt_plus(L, at, jlo), jj),
                      kt_dot_word(L, G->bits, G->xoff, vals, G->parts));
@@ -1443,9 +1446,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->dot = kt_int_dot_kind(tg, d, ov);
         /* stride 2 where the target has vpdpbusd: pairs of rows (pmaddwd, which x86 has
          * with it), so each input row is in one word row (rstep = parts = 2) where four
-         * rows stepping by 2 copy each twice, and the strided copy is one word at a time
-         * (MobileNetV2 int8, thread CPU: 112x112 -> 56x56 0.171-0.173 -> 0.153-0.156 ms,
-         * 28x28 -> 14x14 0.061 -> 0.032, 14x14 -> 7x7 0.041 -> 0.035) */
+         * rows stepping by 2 copy each twice (MobileNetV2 int8, thread CPU, when the
+         * strided copy went one word at a time: 112x112 -> 56x56 0.171-0.173 -> 0.153-0.156
+         * ms, 28x28 -> 14x14 0.061 -> 0.032, 14x14 -> 7x7 0.041 -> 0.035; with strided
+         * vector loads, its two NCHW stride-2 layers 0.136-0.147 with four rows against
+         * 0.124-0.137 with pairs) */
         if (G->dot == KN_DOT_U8S8X4 && G->sh == 2 && !(ov && ov->dot)) G->dot = KN_DOT_S16X2;
     }
     if (G->stage) {
