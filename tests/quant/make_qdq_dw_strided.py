@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_qdq_fixed import requant_fixed  # noqa: E402
-from make_quant_models import conv_ref, init, save  # noqa: E402
+from qref import conv_ref, init, save  # noqa: E402
 
 N = helper.make_node
 
