@@ -32,6 +32,10 @@ enum { H_STW = 1 << 23 };
 enum { H_RINTF = 1 << 22 };
 /* H_RINTS: kn_rintf_small, kx_round_small of a scalar f32 in C99 */
 enum { H_RINTS = 1 << 24 };
+/* H_DOTX: the KX_DOT helper of KN_DOT_S16X2X (kn_dot5: SMLADX) */
+enum { H_DOTX = 1 << 25 };
+/* H_KEEP: kn_keep, the pointer of a kept load (kx_load_kept) */
+enum { H_KEEP = 1 << 26 };
 
 typedef kn_cprint emitter;
 
@@ -287,6 +291,17 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
             E->helpers |= x->buf->dtype == KN_F16 ? H_F16 : H_BF16;
             fprintf(f, "%s(", x->buf->dtype == KN_F16 ? "kn_h2f" : "kn_b2f");
         }
+        if (x->i == KX_LOAD_KEPT && E->dialect != KN_OPENCL) {
+            /* kx_load_kept: (buf + base) through kn_keep, the constant part of the index
+             * as the offset, so that the loads of one tile share the kept pointer */
+            const kn_kx *ix = x->a[0];
+            bool off = ix->op == KX_ADD && ix->a[1]->op == KX_CONST;
+            E->helpers |= H_KEEP;
+            fprintf(f, "((const %s *)kn_keep(%s + ", CT(x->buf->dtype), x->buf->name);
+            kn_cprint_expr(E, off ? ix->a[0] : ix);
+            fprintf(f, "))[%lld]", off ? (long long)ix->a[1]->i : 0LL);
+            return;
+        }
         fprintf(f, "%s[", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
         if (x->stride > 1) /* a strided load (kx_vload_strided), lane by lane */
@@ -339,7 +354,7 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
             fprintf(f, ", v%d, v%d)", x->a[1]->var, x->a[2]->var);
             return;
         }
-        E->helpers |= (unsigned)H_DOT << x->i;
+        E->helpers |= x->i == KN_DOT_S16X2X ? (unsigned)H_DOTX : (unsigned)H_DOT << x->i;
         char dot[16];
         snprintf(dot, sizeof dot, "kn_dot%d", (int)x->i);
         print_call3(E, dot, x);
@@ -1278,6 +1293,32 @@ static const char *dot_helpers[5] = {
     "}\n",
 };
 
+/* KN_DOT_S16X2X: kn_dot1 with b's halves exchanged (SMLADX). */
+static const char dotx_helper[] =
+    "static int32_t kn_dot5(int32_t acc, int32_t a, int32_t b) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smladx %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(acc));\n"
+    "    return r;\n"
+    "#else\n"
+    "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b;\n"
+    "    int32_t a0 = (int32_t)(ua & 0xffffu) - (int32_t)((ua & 0x8000u) << 1);\n"
+    "    int32_t b0 = (int32_t)(ub & 0xffffu) - (int32_t)((ub & 0x8000u) << 1);\n"
+    "    int32_t a1 = (int32_t)(ua >> 16) - (int32_t)((ua >> 15) & 0x10000u);\n"
+    "    int32_t b1 = (int32_t)(ub >> 16) - (int32_t)((ub >> 15) & 0x10000u);\n"
+    "    return (int32_t)((uint32_t)acc + (uint32_t)(a0 * b1) + (uint32_t)(a1 * b0));\n"
+    "#endif\n"
+    "}\n";
+
+/* kx_load_kept: the buffer's pointer through an empty asm, which the compiler cannot see
+ * through, so the load stays in its loop instead of being hoisted out (and spilled). */
+static const char keep_helper[] = "static const void *kn_keep(const void *p) {\n"
+                                  "#if defined(__GNUC__)\n"
+                                  "    __asm__(\"\" : \"+r\"(p));\n"
+                                  "#endif\n"
+                                  "    return p;\n"
+                                  "}\n";
+
 /* The KX_UNPACK16 helper of kind i (ir/kir.h): SXTB16/UXTB16 (ROR #8 for the odd
  * bytes) where the compiler targets an Arm DSP extension, else the two bytes extended
  * by shifts and masks through uint32. */
@@ -1453,6 +1494,8 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
+    if (E->helpers & H_DOTX) fputs(dotx_helper, f);
+    if (E->helpers & H_KEEP) fputs(keep_helper, f);
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
     for (int k = 0; k < 4; k++)
