@@ -36,6 +36,8 @@ enum { H_RINTS = 1 << 24 };
 enum { H_DOTX = 1 << 25 };
 /* H_KEEP: kn_keep, the pointer of a kept load (kx_load_kept) */
 enum { H_KEEP = 1 << 26 };
+/* H_MMLA: kn_mmla, an i32 plus the high word of a 32 x 32-bit signed product (SMMLA) */
+enum { H_MMLA = 1 << 27 };
 
 typedef kn_cprint emitter;
 
@@ -251,7 +253,43 @@ static void helper_call(emitter *E, const char *fn, const kn_kx *x, unsigned bit
     fputc(')', E->f);
 }
 
+/* Whether h is (i32)(((i64)a * (i64)b) >> 32) of i32 a and b, the signed high multiply
+ * of the high-word requantization (ir/lower/requant32.c, kl_requant_hi32): *a and *b. */
+static bool hi32_mul(const kn_kx *h, const kn_kx **a, const kn_kx **b) {
+    if (h->op != KX_CAST || h->dtype != KN_I32 || h->i != 0 || kx_lanes(h) != 1) return false;
+    const kn_kx *s = h->a[0], *m = s->a[0];
+    if (s->op != KX_SHR || s->dtype != KN_I64 || s->a[1]->op != KX_CONST || s->a[1]->i != 32 ||
+        m->op != KX_MUL || m->dtype != KN_I64)
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (m->a[k]->op != KX_CAST || m->a[k]->a[0]->dtype != KN_I32 ||
+            kx_lanes(m->a[k]->a[0]) != 1)
+            return false;
+    *a = m->a[0]->a[0], *b = m->a[1]->a[0];
+    return true;
+}
+
+/* An i32 c + (i32)(((i64)a * (i64)b) >> 32), wrapping, as kn_mmla (SMMLA where the
+ * compiler targets an Arm DSP extension: GCC 12 builds SMULL and an ADD), in C99. */
+static bool print_mmla(emitter *E, const kn_kx *x) {
+    const kn_kx *a, *b;
+    if (x->op != KX_ADD || x->dtype != KN_I32 || kx_lanes(x) != 1 || E->dialect != KN_C99)
+        return false;
+    int k = hi32_mul(x->a[0], &a, &b) ? 0 : hi32_mul(x->a[1], &a, &b) ? 1 : -1;
+    if (k < 0 || x->a[1 - k]->dtype != KN_I32 || kx_lanes(x->a[1 - k]) != 1) return false;
+    E->helpers |= H_MMLA;
+    fprintf(E->f, "kn_mmla(");
+    kn_cprint_expr(E, a);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, b);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, x->a[1 - k]);
+    fputc(')', E->f);
+    return true;
+}
+
 void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
+    if (print_mmla(E, x)) return;
     FILE *f = E->f;
     kn_dtype t = x->dtype;
     switch (x->op) {
@@ -1319,6 +1357,20 @@ static const char keep_helper[] = "static const void *kn_keep(const void *p) {\n
                                   "    return p;\n"
                                   "}\n";
 
+/* print_mmla: c + the high word of a * b (signed), wrapping. SMMLA's exact sum (it
+ * truncates: no R suffix), where the compiler targets an Arm DSP extension. */
+static const char mmla_helper[] =
+    "static int32_t kn_mmla(int32_t a, int32_t b, int32_t c) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smmla %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c));\n"
+    "    return r;\n"
+    "#else\n"
+    "    int64_t p = (int64_t)a * (int64_t)b;\n"
+    "    return (int32_t)((uint32_t)(int32_t)(p >> 32) + (uint32_t)c);\n"
+    "#endif\n"
+    "}\n";
+
 /* The KX_UNPACK16 helper of kind i (ir/kir.h): SXTB16/UXTB16 (ROR #8 for the odd
  * bytes) where the compiler targets an Arm DSP extension, else the two bytes extended
  * by shifts and masks through uint32. */
@@ -1496,6 +1548,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
     if (E->helpers & H_DOTX) fputs(dotx_helper, f);
     if (E->helpers & H_KEEP) fputs(keep_helper, f);
+    if (E->helpers & H_MMLA) fputs(mmla_helper, f);
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
     for (int k = 0; k < 4; k++)
