@@ -595,6 +595,15 @@ static LLVMValueRef dot(emit *E, const kn_kx *x) {
                  b = splat(E, expr(E, x->a[2]), lanes);
     arch ar = target_arch(E->jit ? NULL : E->p->target);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    if (kind == KN_DOT_S16X2X) { /* SMLADX; elsewhere b's halves exchanged, then s16x2 */
+        if (ar == ARCH_ARM && lanes == 1) {
+            LLVMValueRef args[3] = {a, b, acc};
+            return call_fn(E, "llvm.arm.smladx", i32, args, 3);
+        }
+        LLVMValueRef s16 = splat(E, LLVMConstInt(i32, 16, 0), lanes);
+        b = LLVMBuildOr(E->b, LLVMBuildLShr(E->b, b, s16, ""), LLVMBuildShl(E->b, b, s16, ""), "");
+        kind = KN_DOT_S16X2;
+    }
     if (ar == ARCH_X86 && kind == KN_DOT_S16X2 && (lanes == 4 || lanes == 8 || lanes == 16) &&
         x86_has(E, lanes == 4   ? NULL
                    : lanes == 8 ? "avx2"
