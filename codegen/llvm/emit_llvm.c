@@ -963,6 +963,13 @@ static void stmt(emit *E, const kn_ks *s) {
                          address(E, s->src, expr(E, s->src_index)), 1, n);
         return;
     }
+    case KS_PREFETCH: { /* llvm.prefetch(p, read, locality 2 (the L2 on x86), data) */
+        LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+        LLVMValueRef args[4] = {address(E, s->buf, expr(E, s->index)), LLVMConstInt(i32, 0, 0),
+                                LLVMConstInt(i32, 2, 0), LLVMConstInt(i32, 1, 0)};
+        call_fn(E, "llvm.prefetch.p0", LLVMVoidTypeInContext(E->ctx), args, 4);
+        return;
+    }
     }
 }
 
