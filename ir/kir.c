@@ -327,6 +327,14 @@ void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *s
     append(L, s);
 }
 
+void kl_prefetch(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    kn_ks *s = new_stmt(L, KS_PREFETCH);
+    s->buf = b;
+    s->index = kx_cast(L, KN_I64, index);
+    use(L, b);
+    append(L, s);
+}
+
 void kl_for_shape(kn_lower *L, int rank, const int64_t *dims, int *vars) {
     for (int d = 0; d < rank; d++) vars[d] = kl_for(L, dims[d]);
 }
@@ -901,6 +909,11 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
         fprintf(f, "...] x ");
         print_x(f, s->count);
         fputc('\n', f);
+        return;
+    case KS_PREFETCH:
+        fprintf(f, "%*sprefetch %s[", ind, "", s->buf->name);
+        print_x(f, s->index);
+        fprintf(f, "]\n");
         return;
     }
 }

@@ -159,14 +159,15 @@ kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix,
 /* ---- statements ---- */
 
 typedef enum kn_ks_kind {
-    KS_BLOCK, /* body[0..n) in order */
-    KS_FOR,   /* for var in [0, extent): body */
-    KS_STORE, /* buf[index] = value */
-    KS_DECL,  /* dtype var = value (a scalar local, visible to the rest of the block) */
-    KS_SET,   /* var = value */
-    KS_IF,    /* if (cond) body[0] else body[1] (body[1] may be NULL) */
-    KS_WHILE, /* while (cond) body[0] */
-    KS_COPY,  /* memcpy(buf + index, src + src_index, count elements) */
+    KS_BLOCK,    /* body[0..n) in order */
+    KS_FOR,      /* for var in [0, extent): body */
+    KS_STORE,    /* buf[index] = value */
+    KS_DECL,     /* dtype var = value (a scalar local, visible to the rest of the block) */
+    KS_SET,      /* var = value */
+    KS_IF,       /* if (cond) body[0] else body[1] (body[1] may be NULL) */
+    KS_WHILE,    /* while (cond) body[0] */
+    KS_COPY,     /* memcpy(buf + index, src + src_index, count elements) */
+    KS_PREFETCH, /* a hint: buf[index] (one element) is read soon; no effect on any value */
 } kn_ks_kind;
 
 /* Loop annotations, set by schedule passes and read by emitters. */
@@ -338,6 +339,8 @@ typedef struct kn_sched {
                    mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
     int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
                    winograd.c), or 1 in a schedule file: the direct convolution */
+    int pf;     /* dot tiles over a padded copy: 1 the next block of output channels' packed
+                   weights prefetched (passes/tile.c, conv_pf), or 2 in a schedule file: not */
 } kn_sched;
 
 typedef struct kn_kernel {
@@ -653,6 +656,12 @@ int kl_decl_block(kn_lower *L, int lanes, kn_kx *init, int reg);
 void kl_set(kn_lower *L, int var, kn_kx *value);
 void kl_copy(kn_lower *L, kn_kbuf *dst, kn_kx *dst_index, kn_kbuf *src, kn_kx *src_index,
              kn_kx *count);
+/* A prefetch hint (KS_PREFETCH): the cache line holding b[index] will be read soon, so
+ * start moving it towards the core (the second-level cache: a line a few thousand
+ * instructions ahead). It reads no value and writes nothing; index must lie inside b
+ * (the verifier checks it as a load's). C prints kn_prefetch (GCC/Clang's
+ * __builtin_prefetch, nothing elsewhere and in OpenCL C), LLVM llvm.prefetch. */
+void kl_prefetch(kn_lower *L, kn_kbuf *b, kn_kx *index);
 /* Opens `rank` nested loops over dims; vars[d] receives each index var. */
 void kl_for_shape(kn_lower *L, int rank, const int64_t *dims, int *vars);
 /* Closes n loops. */

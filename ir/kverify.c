@@ -187,6 +187,11 @@ static kn_status stmt(vctx *V, const kn_ks *s) {
                                          in_bounds(V, s->src, s->src_index, s->count->i)))
             return V->cx->status;
         return KN_OK;
+    case KS_PREFETCH:
+        if (!own(V, s->buf)) return bad(V, "prefetch of a buffer of another program", 0, 0);
+        if (expr(V, s->index)) return V->cx->status;
+        if (!is_int(s->index->dtype)) return bad(V, "prefetch index is not an integer", 0, 0);
+        return in_bounds(V, s->buf, s->index, 1);
     }
     return bad(V, "unknown statement kind", (long)s->kind, 0);
 }

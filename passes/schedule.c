@@ -46,6 +46,7 @@ static const struct {
     {"split", offsetof(kn_sched, split)},
     {"wino", offsetof(kn_sched, wino)},
     {"fblock", offsetof(kn_sched, fblock)},
+    {"pf", offsetof(kn_sched, pf)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -134,7 +135,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock)",
+                     "dot, split, wino, fblock, pf)",
                      tok);
             return false;
         }

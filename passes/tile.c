@@ -111,6 +111,7 @@ typedef struct kt_tile {
     int wide;
     /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
     int fblock;
+    bool pf; /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
 } kt_tile;
 
 /* Values in one i32 word of T's packed operands (parts, or parts / wide). */
@@ -553,6 +554,7 @@ typedef struct conv_geom {
     bool band;
     int vband;
     bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
+    bool pf;    /* prefetch the next block's packed weights while this one runs (conv_pf) */
 } conv_geom;
 
 /* An input value of a tile: x - xz (int_operand), or x with xzfold. */
@@ -758,6 +760,43 @@ static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, 
            T->lanes == 1 && kwn > 1 && kwn <= 3;
 }
 
+/* Whether a dot tile's packed weights are prefetched (conv_geom.pf): on CPU targets, for
+ * the plain four-part words over a padded copy (the channel tiles of ResNet's 3x3
+ * layers), where the weights are more than half the second-level cache. Each block of
+ * output channels reads its weights once per tile, so every block after the first
+ * starts by streaming them from the third level or memory (ResNet-18's layer4: 147 KB a
+ * block of 32 channels, 2.4 MB a layer, gone from the caches since the last run);
+ * that first pass ran at the memory's pace, the other tiles at the dot product's. */
+static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile *T,
+                          const kn_sched *ov) {
+    if (!tg || tg->kind != KN_TARGET_CPU || !T->dot || T->parts != 4 || !G->xw || G->xblk ||
+        G->band || T->cpair || T->wide || T->split || T->wpair || T->xpre ||
+        G->wpk->numel < 2 * ((G->cg + 3) / 4) * G->kh * G->kw * T->kb || (ov && ov->pf == 2))
+        return false;
+    if (ov && ov->pf == 1) return true; /* a schedule file's pf=1: whatever their size */
+    int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    int64_t bytes = G->wpk->numel * (int64_t)kn_dtype_get(G->wpk->dtype)->size;
+    return bytes > l2 / 2;
+}
+
+/* The prefetch of conv_geom.pf, once per channel group and kernel row of a tile: the
+ * next block's weights (the last block its own), spread evenly over this block's tiles
+ * so the third level serves them at a steady rate: at the tile of pixels [P, P + rows)
+ * of the oh * ow and its step q of K, the line at offset (P * K + q * rows) / (oh * ow * K)
+ * of the block (always inside it). ResNet-18 layer4's 147 KB over 7 tiles of 7 pixels:
+ * a prefetch every 55 bytes; its 14x14 layers' 74 KB over 28 tiles: every 14. */
+static void conv_pf(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kx *gb, kn_kx *cgrp,
+                    int vi, kn_kx *oy, kn_kx *ow0) {
+    int64_t ng = (G->cg + 3) / 4, K = ng * G->kh, bw = ng * G->kh * G->kw * T->kb;
+    int64_t nblk = G->wpk->numel / bw;
+    kn_kx *q = mad(L, cgrp, G->kh, kx_var(L, vi));
+    kn_kx *u = kx_add(L, kx_mul(L, mad(L, oy, G->ow, ow0), kx_int(L, K)),
+                      kx_mul(L, q, kx_int(L, T->rows)));
+    kn_kx *off = kx_bin(L, KX_DIV, kx_mul(L, u, kx_int(L, bw)), kx_int(L, G->oh * G->ow * K));
+    kn_kx *next = kx_bin(L, KX_MIN, kt_plus(L, gb, 1), kx_int(L, nblk - 1));
+    kl_prefetch(L, G->wpk, mad(L, next, bw, off));
+}
+
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
  * tile: each tap packs the rows' inputs of those channels into words. A padding tap
  * (crow, ccol: tested) steps with the zero-point word, which the init's correction
@@ -770,6 +809,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int64_t khw = G->kh * kwn, ng = T->cpair ? G->cg : (G->cg + T->parts - 1) / T->parts;
     KN_ASSERT(!T->wide || (G->xw && !crow && !ccol)); /* the padded blocks: no tests */
     int vi = kl_for(L, G->kh);
+    if (G->pf) conv_pf(L, G, T, gb, cgrp, vi, oy, ow0);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     /* the kernel columns unrolled (conv_unroll_cols): each tap's column a constant */
@@ -1904,6 +1944,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (!G.direct)
         G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
+    G.pf = Tp->pf = conv_pf_suits(tg, &G, &T, ov);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);
@@ -3412,6 +3453,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.tile_vecs = T.nv;
             kern->sched.lanes = T.lanes;
             kern->sched.fblock = T.fblock;
+            kern->sched.pf = T.pf;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */

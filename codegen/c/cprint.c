@@ -38,6 +38,8 @@ enum { H_DOTX = 1 << 25 };
 enum { H_KEEP = 1 << 26 };
 /* H_MMLA: kn_mmla, an i32 plus the high word of a 32 x 32-bit signed product (SMMLA) */
 enum { H_MMLA = 1 << 27 };
+/* H_PF: the prefetch hint kn_prefetch (kl_prefetch) */
+enum { H_PF = 1 << 28 };
 
 typedef kn_cprint emitter;
 
@@ -1175,6 +1177,13 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         }
         fprintf(f, "%*s}\n", ind, "");
         return;
+    case KS_PREFETCH: /* a hint: nothing in OpenCL C (the tile pass makes none there) */
+        if (E->dialect == KN_OPENCL) return;
+        E->helpers |= H_PF;
+        fprintf(f, "%*skn_prefetch(%s + ", ind, "", s->buf->name);
+        kn_cprint_expr(E, s->index);
+        fprintf(f, ");\n");
+        return;
     case KS_COPY:
         if (E->dialect == KN_OPENCL) { /* no memmove: forward element copy (in-place
                                           aliases copy a region onto itself) */
@@ -1479,6 +1488,14 @@ static const char ldw_helper[] =
     "#endif\n"
     "}\n";
 
+/* The prefetch hint (kl_prefetch): GCC and Clang's builtin (read, moderate locality: the
+ * second-level cache on x86), nothing for other compilers. */
+static const char pf_helper[] = "#if defined(__GNUC__)\n"
+                                "#define kn_prefetch(p) __builtin_prefetch((p), 0, 2)\n"
+                                "#else\n"
+                                "#define kn_prefetch(p) ((void)(p))\n"
+                                "#endif\n";
+
 /* The word store (kl_store_word): 4 bytes at any alignment, the low byte first. A memcpy
  * where that is the byte order (one STR on Armv7-M, one MOV on x86-64), else the bytes
  * shifted out one at a time. */
@@ -1543,6 +1560,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_RINTS) fputs(rints_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);
+    if (E->helpers & H_PF) fputs(pf_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

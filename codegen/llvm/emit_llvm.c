@@ -644,6 +644,46 @@ static LLVMValueRef dot(emit *E, const kn_kx *x) {
     return dot_generic(E, kind, acc, a, b, lanes);
 }
 
+/* A signed high multiply, (i32)(((i64)a * (i64)b) >> 32) on vectors of 4, 8 or 16 i32 lanes
+ * (kl_requant_hi32's form), on x86 as two products of 64-bit lanes, each of 32-bit
+ * operands sign-extended within their lane (the even lanes, then the odd ones shifted
+ * down), whose high halves one shuffle interleaves: `vpmuldq` twice and a `vpermt2d`
+ * with AVX-512. LLVM's own match of the wide form (MULHS) needs the extensions in the
+ * multiply's block; once loop-invariant code motion has hoisted the multiplier's, it
+ * widens the whole vector instead (two halves extended, multiplied, shifted, narrowed
+ * and joined: about 10 instructions against 5). The same bits: both take bits 32..63
+ * of the exact product. NULL where x is not that form. */
+static LLVMValueRef mulhi_x86(emit *E, const kn_kx *x) {
+    int lanes = kx_lanes(x);
+    if (x->op != KX_CAST || x->i == 1 || x->dtype != KN_I32 ||
+        (lanes != 4 && lanes != 8 && lanes != 16) ||
+        target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
+        return NULL;
+    const kn_kx *sh = x->a[0];
+    if (sh->op != KX_SHR || sh->dtype != KN_I64 || sh->a[1]->op != KX_CONST || sh->a[1]->i != 32)
+        return NULL;
+    const kn_kx *m = sh->a[0];
+    if (m->op != KX_MUL || m->dtype != KN_I64) return NULL;
+    for (int i = 0; i < 2; i++)
+        if (m->a[i]->op != KX_CAST || m->a[i]->a[0]->dtype != KN_I32) return NULL;
+    LLVMBuilderRef B = E->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i64 = LLVMInt64TypeInContext(E->ctx);
+    LLVMTypeRef wt = vec(i64, lanes / 2), nt = vec(i32, lanes);
+    LLVMValueRef c32 = splat(E, LLVMConstInt(i64, 32, 0), lanes / 2);
+    LLVMValueRef even[2], odd[2];
+    for (int i = 0; i < 2; i++) {
+        LLVMValueRef v = LLVMBuildBitCast(B, splat(E, expr(E, m->a[i]->a[0]), lanes), wt, "");
+        even[i] = LLVMBuildAShr(B, LLVMBuildShl(B, v, c32, ""), c32, "");
+        odd[i] = LLVMBuildAShr(B, v, c32, "");
+    }
+    LLVMValueRef pe = LLVMBuildBitCast(B, LLVMBuildMul(B, even[0], even[1], ""), nt, "");
+    LLVMValueRef po = LLVMBuildBitCast(B, LLVMBuildMul(B, odd[0], odd[1], ""), nt, "");
+    LLVMValueRef idx[16];
+    for (int l = 0; l < lanes; l++) /* lane l: the high half of product l / 2 of its parity */
+        idx[l] = LLVMConstInt(i32, (unsigned long long)((l & 1 ? lanes : 0) + (l | 1)), 0);
+    return LLVMBuildShuffleVector(B, pe, po, LLVMConstVector(idx, (unsigned)lanes), "");
+}
+
 /* KX_UNPACK16 (ir/kir.h): SXTB16/UXTB16 on Arm (the odd bytes rotated into place
  * first, which the backend folds into the instruction's ROR #8), elsewhere shifts:
  * each byte moved to the top and shifted back down arithmetically (signed) or masked
@@ -784,42 +824,6 @@ static LLVMValueRef regex(emit *E, const kn_kx *x) {
     return zero;
 }
 
-/* (i32)(((i64)a * (i64)b) >> 32) on vectors of i32 a, b (kl_requant_hi32's high word):
- * built as two 64-bit multiplies of the even lanes (sign-extended in place) and of the odd
- * lanes (shifted down), their high words merged back into the i32 lanes (little-endian: an
- * even lane is the low half of its i64). The same value as the widened form, which LLVM
- * lowers on x86 as vpmuldq on the even and odd lanes (4-6 instructions for 16 lanes) only
- * where both sign extensions sit in the multiply's block; a loop-invariant operand (a
- * channel's multiplier) is hoisted out of the loop and the widened form then costs 10-12
- * (two halves extended, multiplied, shifted, narrowed, joined). CodeGenPrepare sinks the
- * in-place extension (shl, ashr) next to its multiply. x86 only: Arm's vector high
- * multiplies (MVE vmulh, NEON smull) are matched from the widened form and were not
- * measured with this one. NULL where x is not that form. */
-static LLVMValueRef mulhi32(emit *E, const kn_kx *x) {
-    const kn_kx *s = x->a[0], *m = s->a[0];
-    int n = kx_lanes(x);
-    if (target_arch(E->jit ? NULL : E->p->target) != ARCH_X86 || x->i == 1 || x->dtype != KN_I32 ||
-        n < 2 || n % 2 || s->op != KX_SHR || s->dtype != KN_I64 || s->a[1]->op != KX_CONST ||
-        s->a[1]->i != 32 || m->op != KX_MUL || m->dtype != KN_I64)
-        return NULL;
-    for (int k = 0; k < 2; k++)
-        if (m->a[k]->op != KX_CAST || m->a[k]->i == 1 || m->a[k]->a[0]->dtype != KN_I32)
-            return NULL;
-    LLVMBuilderRef B = E->b;
-    LLVMTypeRef W = vec(ty(E, KN_I64), n / 2);
-    LLVMValueRef c32 = splat(E, LLVMConstInt(ty(E, KN_I64), 32, 0), n / 2), even[2], odd[2];
-    for (int k = 0; k < 2; k++) {
-        LLVMValueRef v = LLVMBuildBitCast(B, splat(E, expr(E, m->a[k]->a[0]), n), W, "");
-        even[k] = LLVMBuildAShr(B, LLVMBuildShl(B, v, c32, ""), c32, "");
-        odd[k] = LLVMBuildAShr(B, v, c32, "");
-    }
-    LLVMValueRef pe = LLVMBuildMul(B, even[0], even[1], ""),
-                 po = LLVMBuildMul(B, odd[0], odd[1], "");
-    LLVMValueRef hi = splat(E, LLVMConstInt(ty(E, KN_I64), 0xffffffff00000000ull, 0), n / 2);
-    LLVMValueRef r = LLVMBuildOr(B, LLVMBuildLShr(B, pe, c32, ""), LLVMBuildAnd(B, po, hi, ""), "");
-    return LLVMBuildBitCast(B, r, vec(ty(E, KN_I32), n), "");
-}
-
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_REGEX: return regex(E, x);
@@ -842,18 +846,17 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
         LLVMValueRef idx = expr(E, x->a[0]);
         return LLVMBuildGEP2(E->b, LLVMInt8TypeInContext(E->ctx), E->bufs[x->buf->id], &idx, 1, "");
     }
-    case KX_CAST:
+    case KX_CAST: {
+        LLVMValueRef hi = mulhi_x86(E, x);
+        if (hi) return hi;
         if (x->i == 1) { /* kx_cast_inrange: the lowering bounded the operand */
             LLVMValueRef v = operand(E, x, 0);
             LLVMTypeRef tt = ty_like(E, x->dtype, v);
             return sgn(x->dtype) ? LLVMBuildFPToSI(E->b, v, tt, "")
                                  : LLVMBuildFPToUI(E->b, v, tt, "");
         }
-        if (x->a[0]->op == KX_SHR) {
-            LLVMValueRef h = mulhi32(E, x);
-            if (h) return h;
-        }
         return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
+    }
     case KX_SELECT: {
         LLVMValueRef c = truth(E, operand(E, x, 0), x->a[0]->dtype);
         return LLVMBuildSelect(E->b, c, operand(E, x, 1), operand(E, x, 2), "");
@@ -967,6 +970,13 @@ static void stmt(emit *E, const kn_ks *s) {
         LLVMValueRef n = LLVMBuildMul(B, expr(E, s->count), esv, "");
         LLVMBuildMemMove(B, address(E, s->buf, expr(E, s->index)), 1,
                          address(E, s->src, expr(E, s->src_index)), 1, n);
+        return;
+    }
+    case KS_PREFETCH: { /* llvm.prefetch(p, read, locality 2 (the L2 on x86), data) */
+        LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+        LLVMValueRef args[4] = {address(E, s->buf, expr(E, s->index)), LLVMConstInt(i32, 0, 0),
+                                LLVMConstInt(i32, 2, 0), LLVMConstInt(i32, 1, 0)};
+        call_fn(E, "llvm.prefetch.p0", LLVMVoidTypeInContext(E->ctx), args, 4);
         return;
     }
     }

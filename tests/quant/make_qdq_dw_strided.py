@@ -3,7 +3,7 @@
 point (the qdq pass's QLinearConv), whose staged words are built from strided vector loads
 on CPUs (passes/depthwise.c, dw_word_row) and whose accumulators are requantized in the
 high-word form (kl_requant_hi32), which the LLVM emitter builds from 64-bit multiplies of
-the even and odd i32 lanes (codegen/llvm/emit_llvm.c, mulhi32):
+the even and odd i32 lanes (codegen/llvm/emit_llvm.c, mulhi_x86):
 
   xq u8 [1, 24, 13, 71] (zero point 131) -> depthwise Conv 3x3 stride 2 pad 1 (int8
   per-channel weights, int32 bias) -> QuantizeLinear i8 (zero point 3, no clamp: negative
