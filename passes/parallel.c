@@ -578,17 +578,19 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
     return ok;
 }
 
-/* The distinct constant buffers (weights) a nest loads. */
+/* The distinct constant buffers (weights) a nest loads, or (data) the distinct arena
+ * tensors and graph inputs. */
 typedef struct const_walk {
     kn_kwalker w;
     const kn_kbuf *buf[64];
     int n;
+    bool data;
     double bytes; /* of every distinct buffer, each counted once in full */
 } const_walk;
 
 static void const_expr(kn_kwalker *w, kn_kx *x) {
     const_walk *W = (const_walk *)w;
-    if (x->op != KX_LOAD || x->buf->kind != KB_CONST) return;
+    if (x->op != KX_LOAD || (x->buf->kind == KB_CONST) == W->data) return;
     for (int i = 0; i < W->n; i++)
         if (W->buf[i] == x->buf) return;
     if (W->n < (int)(sizeof W->buf / sizeof *W->buf)) W->buf[W->n++] = x->buf;
@@ -598,6 +600,14 @@ static void const_expr(kn_kwalker *w, kn_kx *x) {
 /* Bytes of constant data nest s reads (each weight buffer it loads, in full). */
 static double const_bytes(kn_ks *s) {
     const_walk W = {.w = {.expr = const_expr}};
+    kn_kwalk(&W.w, s);
+    return W.bytes;
+}
+
+/* Bytes of the tensors nest s reads (each buffer it loads that is not a weight, in
+ * full, not per load). */
+static double data_bytes(kn_ks *s) {
+    const_walk W = {.w = {.expr = const_expr}, .data = true};
     kn_kwalk(&W.w, s);
     return W.bytes;
 }
@@ -741,15 +751,22 @@ static void split(kn_kprog *p, int k) {
             /* which loop a task takes consecutive iterations of when the two are
              * collapsed: the outer one, unless it runs over blocks of weights (the output
              * channel blocks of a convolution) and the inner one does not (pixel rows),
-             * and the nest stores more bytes than it reads of weights. Then each thread
-             * writes its rows of every channel, the rows the kernels around it split by
+             * and the nest moves more bytes of tensors (stores, and the tensors it reads,
+             * each counted once) than it reads of weights. Then each thread writes its
+             * rows of every channel, the rows the kernels around it split by
              * (MobileNetV2's 112x112 expansion: 3 blocks x 196 rows of 64 pixels), and
              * reads all the weights; split by blocks it read half the weights and every
-             * row of its input, half of which the other core wrote. */
+             * row of its input, half of which the other core wrote. The tensors read
+             * count too: a projection whose weights outweigh its output (EfficientNet-B0's
+             * 14x14 and 28x28 ones, 144-672 -> 40-112 channels; MobileNetV2's 14x14
+             * 576 -> 96) reads every channel of its input and writes the rows that the
+             * expansion after it, split by rows, reads; split by rows, EfficientNet-B0's
+             * took 63-120 us of task CPU time at 2 threads against 75-130 us by blocks
+             * (KILN_POOL_TRACE, docs/benchmarks.md "14x14 bands"). */
             kn_ks *in = o->body[0]->n == 1 ? o->body[0]->body[0] : NULL;
             bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !in || in->kind != KS_FOR ||
                                !(in->annot & KN_LOOP_PARALLEL) ||
-                               const_bytes(o) >= stored_bytes(o) ||
+                               const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o, outer_major)) {
