@@ -123,16 +123,21 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
 }
 
 /* Index form relative to loop variable v: stride c and [lo, hi] of the rest, using the
- * extents of inner loops. False if not analyzable. */
-static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, int64_t *hi) {
+ * extents of inner loops; *k its constant term. mod: the period (below), 0 for
+ * c * extent(v), else at least that. False if not analyzable. */
+static bool region(pctx *P, const kn_kx *index, int v, int64_t mod, int64_t *c, int64_t *lo,
+                   int64_t *hi, int64_t *k) {
     affine a;
     aff_init(&a);
     aff_add(P, &a, index, 1);
     bool ok = a.ok;
     *c = aff_coef(P, &a, v);
-    /* terms that are multiples of the period c * extent(v) move whole periods: they
-     * cannot make two iterations meet (see loop_parallel), so they are left out */
+    *k = a.k;
+    /* terms that are multiples of the period (c * extent(v), or a larger one) move whole
+     * periods: they cannot make two iterations meet (see loop_parallel), so they are
+     * left out */
     int64_t period = *c > 0 && P->extent[v] > 0 ? *c * P->extent[v] : 0;
+    if (period && mod > period) period = mod;
     *lo = *hi = period ? (a.k % period + period) % period : a.k;
     for (int t = 0; ok && t < a.n; t++) {
         int i = a.var[t];
@@ -231,8 +236,9 @@ static void walk_s(pctx *P, accesses *A, kn_ks *s) {
 
 /* The elements access a reaches relative to loop variable v: stride c and [lo, hi],
  * counting vector lanes and copy lengths. False if not analyzable. */
-static bool access_span(pctx *P, const access *a, int v, int64_t *c, int64_t *lo, int64_t *hi) {
-    if (!region(P, a->index, v, c, lo, hi)) return false;
+static bool access_span(pctx *P, const access *a, int v, int64_t mod, int64_t *c, int64_t *lo,
+                        int64_t *hi, int64_t *k) {
+    if (!region(P, a->index, v, mod, c, lo, hi, k)) return false;
     *hi += a->lanes - 1;
     if (a->count) {
         if (a->count->op != KX_CONST) return false;
@@ -248,8 +254,48 @@ typedef struct span {
     int tag;
     const kn_kbuf *key;
     bool ok, write;
-    int64_t c, lo, hi;
+    int64_t c, lo, hi, k;
+    int at; /* the access's index */
 } span;
+
+/* The spans S[i, j) (one storage) keep iterations apart: one stride c, and together
+ * less than c wide. */
+static bool spans_apart(const span *S, int i, int j) {
+    int64_t lo = S[i].lo, hi = S[i].hi;
+    for (int m = i; m < j; m++) {
+        if (!S[m].ok || S[m].c != S[i].c) return false;
+        lo = S[m].lo < lo ? S[m].lo : lo;
+        hi = S[m].hi > hi ? S[m].hi : hi;
+    }
+    return hi - lo < S[i].c;
+}
+
+/* spans_apart with a longer period M: the accesses' constant terms (one of them, for
+ * the row of a register tile stored one image row on: a channels-last tensor's channel
+ * count) as M, where every other term is a multiple of M and c * extent(v) <= M. A
+ * convolution of 144 channels in 4 blocks of 32 and a partial block of 16 (MobileNetV2's
+ * and EfficientNet-B0's 56x56 expansions) stores block b's tile rows at b*32 + 144*r:
+ * with the period 4 * 32 = 128 the rows looked like they met the next block, and the 4
+ * blocks ran on one thread. */
+static bool spans_apart_mod(pctx *P, const access *A, span *S, int i, int j, int v) {
+    int64_t ext = P->extent[v];
+    if (ext < 1 || !S[i].ok || S[i].c <= 0) return false;
+    for (int t = i; t < j && t < i + 16; t++) {
+        int64_t M = S[t].k < 0 ? -S[t].k : S[t].k;
+        if (M < S[i].c * ext || M == S[i].c * ext) continue;
+        span *T = malloc((size_t)(j - i) * sizeof *T);
+        KN_ASSERT(T);
+        for (int m = i; m < j; m++) {
+            T[m - i] = S[m];
+            T[m - i].ok = access_span(P, &A[S[m].at], v, M, &T[m - i].c, &T[m - i].lo, &T[m - i].hi,
+                                      &T[m - i].k);
+        }
+        bool fit = spans_apart(T, 0, j - i);
+        free(T);
+        if (fit) return true;
+    }
+    return false;
+}
 
 static int cmp_span(const void *x, const void *y) {
     const span *a = x, *b = y;
@@ -286,21 +332,16 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
     for (int i = 0; ok && i < A.n; i++) {
         const kn_kbuf *b = A.v[i].buf;
         bool temp = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
-        S[i] = (span){.tag = temp, .key = temp ? kn_kbuf_storage(b) : b, .write = A.v[i].write};
-        S[i].ok = access_span(P, &A.v[i], v, &S[i].c, &S[i].lo, &S[i].hi);
+        S[i] = (span){
+            .tag = temp, .key = temp ? kn_kbuf_storage(b) : b, .write = A.v[i].write, .at = i};
+        S[i].ok = access_span(P, &A.v[i], v, 0, &S[i].c, &S[i].lo, &S[i].hi, &S[i].k);
     }
     if (ok && A.n) qsort(S, (size_t)A.n, sizeof *S, cmp_span);
     for (int i = 0, j; ok && i < A.n; i = j) {
         bool written = false;
         for (j = i; j < A.n && !cmp_span(&S[i], &S[j]); j++) written |= S[j].write;
         if (!written) continue;
-        int64_t lo = S[i].lo, hi = S[i].hi;
-        for (int m = i; ok && m < j; m++) {
-            ok = S[m].ok && S[m].c == S[i].c;
-            lo = S[m].lo < lo ? S[m].lo : lo;
-            hi = S[m].hi > hi ? S[m].hi : hi;
-        }
-        ok = ok && hi - lo < S[i].c;
+        ok = spans_apart(S, i, j) || spans_apart_mod(P, A.v, S, i, j, v);
     }
     free(S);
     free(A.v);
