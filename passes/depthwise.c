@@ -86,7 +86,7 @@ enum {
     DW_MAX_STRIDE = 4,    /* column phases a staged channel may be split into */
     DW_MAX_PARTS = 5,     /* accumulators of a tile: partial sums of its kernel rows */
     DW_WORDS_NU = 2,      /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
-    DW_BAND_PIXELS = 784, /* channels-last inputs split in bands of rows: 28x28 and up */
+    DW_BAND_PIXELS = 196, /* channels-last inputs split in bands of rows: 14x14 and up */
     DW_BAND_ROWS = 8      /* at most, a band */
 };
 
@@ -808,7 +808,7 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  * computed here: each tile's outputs summed pairwise into the block's running vector,
  * stored divided by oh*ow after the block's last row, and the pool's kernel emptied.
  *
- * Band form (dwc_by_bands), on CPUs for inputs of 28x28 and up with no squeeze here: the
+ * Band form (dwc_by_bands), on CPUs for inputs of 14x14 and up with no squeeze here: the
  * parallel loop runs over bands of rb output rows instead of channel blocks,
  *
  *   for (b, band):                               parallel, split as it stands
@@ -1128,7 +1128,11 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
  * collapse), no squeeze computed here (its per-block sum runs over every row), up to
  * DW_BAND_ROWS rows a band (the input rows a band reads stay in L1 between its rows:
  * with bands of one row MobileNetV2's 56x56 kernel took 1.5x as long on one thread),
- * the bands an even number or 8 or more (two threads get equal work). */
+ * the bands an even number or 8 or more (two threads get equal work). At 14x14 (two
+ * bands of 7 rows, the two rows of 98 pixels that the 1x1 convolutions around them split
+ * by) MobileNetV2's stride-1 kernels took 15 us of task CPU time and 9 us wall at 2
+ * threads against 18.5 and 12 us split by channel blocks (docs/benchmarks.md, "14x14
+ * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands. */
 static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
     if (!L->target || L->target->kind != KN_TARGET_CPU || G->pool || G->plane || G->integer ||
         G->h * G->w < DW_BAND_PIXELS)

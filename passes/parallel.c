@@ -123,16 +123,21 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
 }
 
 /* Index form relative to loop variable v: stride c and [lo, hi] of the rest, using the
- * extents of inner loops. False if not analyzable. */
-static bool region(pctx *P, const kn_kx *index, int v, int64_t *c, int64_t *lo, int64_t *hi) {
+ * extents of inner loops; *k its constant term. mod: the period (below), 0 for
+ * c * extent(v), else at least that. False if not analyzable. */
+static bool region(pctx *P, const kn_kx *index, int v, int64_t mod, int64_t *c, int64_t *lo,
+                   int64_t *hi, int64_t *k) {
     affine a;
     aff_init(&a);
     aff_add(P, &a, index, 1);
     bool ok = a.ok;
     *c = aff_coef(P, &a, v);
-    /* terms that are multiples of the period c * extent(v) move whole periods: they
-     * cannot make two iterations meet (see loop_parallel), so they are left out */
+    *k = a.k;
+    /* terms that are multiples of the period (c * extent(v), or a larger one) move whole
+     * periods: they cannot make two iterations meet (see loop_parallel), so they are
+     * left out */
     int64_t period = *c > 0 && P->extent[v] > 0 ? *c * P->extent[v] : 0;
+    if (period && mod > period) period = mod;
     *lo = *hi = period ? (a.k % period + period) % period : a.k;
     for (int t = 0; ok && t < a.n; t++) {
         int i = a.var[t];
@@ -231,8 +236,9 @@ static void walk_s(pctx *P, accesses *A, kn_ks *s) {
 
 /* The elements access a reaches relative to loop variable v: stride c and [lo, hi],
  * counting vector lanes and copy lengths. False if not analyzable. */
-static bool access_span(pctx *P, const access *a, int v, int64_t *c, int64_t *lo, int64_t *hi) {
-    if (!region(P, a->index, v, c, lo, hi)) return false;
+static bool access_span(pctx *P, const access *a, int v, int64_t mod, int64_t *c, int64_t *lo,
+                        int64_t *hi, int64_t *k) {
+    if (!region(P, a->index, v, mod, c, lo, hi, k)) return false;
     *hi += a->lanes - 1;
     if (a->count) {
         if (a->count->op != KX_CONST) return false;
@@ -248,8 +254,48 @@ typedef struct span {
     int tag;
     const kn_kbuf *key;
     bool ok, write;
-    int64_t c, lo, hi;
+    int64_t c, lo, hi, k;
+    int at; /* the access's index */
 } span;
+
+/* The spans S[i, j) (one storage) keep iterations apart: one stride c, and together
+ * less than c wide. */
+static bool spans_apart(const span *S, int i, int j) {
+    int64_t lo = S[i].lo, hi = S[i].hi;
+    for (int m = i; m < j; m++) {
+        if (!S[m].ok || S[m].c != S[i].c) return false;
+        lo = S[m].lo < lo ? S[m].lo : lo;
+        hi = S[m].hi > hi ? S[m].hi : hi;
+    }
+    return hi - lo < S[i].c;
+}
+
+/* spans_apart with a longer period M: the accesses' constant terms (one of them, for
+ * the row of a register tile stored one image row on: a channels-last tensor's channel
+ * count) as M, where every other term is a multiple of M and c * extent(v) <= M. A
+ * convolution of 144 channels in 4 blocks of 32 and a partial block of 16 (MobileNetV2's
+ * and EfficientNet-B0's 56x56 expansions) stores block b's tile rows at b*32 + 144*r:
+ * with the period 4 * 32 = 128 the rows looked like they met the next block, and the 4
+ * blocks ran on one thread. */
+static bool spans_apart_mod(pctx *P, const access *A, span *S, int i, int j, int v) {
+    int64_t ext = P->extent[v];
+    if (ext < 1 || !S[i].ok || S[i].c <= 0) return false;
+    for (int t = i; t < j && t < i + 16; t++) {
+        int64_t M = S[t].k < 0 ? -S[t].k : S[t].k;
+        if (M < S[i].c * ext || M == S[i].c * ext) continue;
+        span *T = malloc((size_t)(j - i) * sizeof *T);
+        KN_ASSERT(T);
+        for (int m = i; m < j; m++) {
+            T[m - i] = S[m];
+            T[m - i].ok = access_span(P, &A[S[m].at], v, M, &T[m - i].c, &T[m - i].lo, &T[m - i].hi,
+                                      &T[m - i].k);
+        }
+        bool fit = spans_apart(T, 0, j - i);
+        free(T);
+        if (fit) return true;
+    }
+    return false;
+}
 
 static int cmp_span(const void *x, const void *y) {
     const span *a = x, *b = y;
@@ -286,21 +332,16 @@ static bool loop_parallel(pctx *P, const kn_ks *loop, kn_ks *const *outer, int n
     for (int i = 0; ok && i < A.n; i++) {
         const kn_kbuf *b = A.v[i].buf;
         bool temp = b->kind == KB_TEMP || b->kind == KB_SCRATCH;
-        S[i] = (span){.tag = temp, .key = temp ? kn_kbuf_storage(b) : b, .write = A.v[i].write};
-        S[i].ok = access_span(P, &A.v[i], v, &S[i].c, &S[i].lo, &S[i].hi);
+        S[i] = (span){
+            .tag = temp, .key = temp ? kn_kbuf_storage(b) : b, .write = A.v[i].write, .at = i};
+        S[i].ok = access_span(P, &A.v[i], v, 0, &S[i].c, &S[i].lo, &S[i].hi, &S[i].k);
     }
     if (ok && A.n) qsort(S, (size_t)A.n, sizeof *S, cmp_span);
     for (int i = 0, j; ok && i < A.n; i = j) {
         bool written = false;
         for (j = i; j < A.n && !cmp_span(&S[i], &S[j]); j++) written |= S[j].write;
         if (!written) continue;
-        int64_t lo = S[i].lo, hi = S[i].hi;
-        for (int m = i; ok && m < j; m++) {
-            ok = S[m].ok && S[m].c == S[i].c;
-            lo = S[m].lo < lo ? S[m].lo : lo;
-            hi = S[m].hi > hi ? S[m].hi : hi;
-        }
-        ok = ok && hi - lo < S[i].c;
+        ok = spans_apart(S, i, j) || spans_apart_mod(P, A.v, S, i, j, v);
     }
     free(S);
     free(A.v);
@@ -578,17 +619,19 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
     return ok;
 }
 
-/* The distinct constant buffers (weights) a nest loads. */
+/* The distinct constant buffers (weights) a nest loads, or (data) the distinct arena
+ * tensors and graph inputs. */
 typedef struct const_walk {
     kn_kwalker w;
     const kn_kbuf *buf[64];
     int n;
+    bool data;
     double bytes; /* of every distinct buffer, each counted once in full */
 } const_walk;
 
 static void const_expr(kn_kwalker *w, kn_kx *x) {
     const_walk *W = (const_walk *)w;
-    if (x->op != KX_LOAD || x->buf->kind != KB_CONST) return;
+    if (x->op != KX_LOAD || (x->buf->kind == KB_CONST) == W->data) return;
     for (int i = 0; i < W->n; i++)
         if (W->buf[i] == x->buf) return;
     if (W->n < (int)(sizeof W->buf / sizeof *W->buf)) W->buf[W->n++] = x->buf;
@@ -598,6 +641,14 @@ static void const_expr(kn_kwalker *w, kn_kx *x) {
 /* Bytes of constant data nest s reads (each weight buffer it loads, in full). */
 static double const_bytes(kn_ks *s) {
     const_walk W = {.w = {.expr = const_expr}};
+    kn_kwalk(&W.w, s);
+    return W.bytes;
+}
+
+/* Bytes of the tensors nest s reads (each buffer it loads that is not a weight, in
+ * full, not per load). */
+static double data_bytes(kn_ks *s) {
+    const_walk W = {.w = {.expr = const_expr}, .data = true};
     kn_kwalk(&W.w, s);
     return W.bytes;
 }
@@ -741,15 +792,22 @@ static void split(kn_kprog *p, int k) {
             /* which loop a task takes consecutive iterations of when the two are
              * collapsed: the outer one, unless it runs over blocks of weights (the output
              * channel blocks of a convolution) and the inner one does not (pixel rows),
-             * and the nest stores more bytes than it reads of weights. Then each thread
-             * writes its rows of every channel, the rows the kernels around it split by
+             * and the nest moves more bytes of tensors (stores, and the tensors it reads,
+             * each counted once) than it reads of weights. Then each thread writes its
+             * rows of every channel, the rows the kernels around it split by
              * (MobileNetV2's 112x112 expansion: 3 blocks x 196 rows of 64 pixels), and
              * reads all the weights; split by blocks it read half the weights and every
-             * row of its input, half of which the other core wrote. */
+             * row of its input, half of which the other core wrote. The tensors read
+             * count too: a projection whose weights outweigh its output (EfficientNet-B0's
+             * 14x14 and 28x28 ones, 144-672 -> 40-112 channels; MobileNetV2's 14x14
+             * 576 -> 96) reads every channel of its input and writes the rows that the
+             * expansion after it, split by rows, reads; split by rows, EfficientNet-B0's
+             * took 63-120 us of task CPU time at 2 threads against 75-130 us by blocks
+             * (KILN_POOL_TRACE, docs/benchmarks.md "14x14 bands"). */
             kn_ks *in = o->body[0]->n == 1 ? o->body[0]->body[0] : NULL;
             bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !in || in->kind != KS_FOR ||
                                !(in->annot & KN_LOOP_PARALLEL) ||
-                               const_bytes(o) >= stored_bytes(o) ||
+                               const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             if (w >= 2) /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o, outer_major)) {

@@ -5,7 +5,9 @@ passes/layout.c keeps channels-last (the expansion writes NHWC, the depthwise
 convolution reads and writes it with vectors along the channels in passes/depthwise.c,
 the projection reads it), with outputs computed by torch from the same weights:
 
-  y1 = P(Clip(DW3x3 pad 1 (Clip(E(a)))) + a      a: 1x16x14x14, 16 -> 96 -> 16, residual
+  y1 = P(Clip(DW3x3 pad 1 (Clip(E(a)))) + a      a: 1x16x14x14, 16 -> 96 -> 16, residual;
+                                                 the depthwise kernel in two bands of 7
+                                                 output rows on CPUs (14x14 and up)
   y2 = P(Clip(DW3x3 stride 2 pad 1 (Clip(E(b)))))  b: 1x24x15x15, 24 -> 72 -> 40: 72 is
                                                  4 x 16 + 8 channels (a half block)
   y3 = Relu(P(DW3x3 dilation 2 pad 2 (E(c)) + r))  c: 1x5x7x7, 5 -> 30 -> 7: 30 = 16 + 8
@@ -16,7 +18,7 @@ the projection reads it), with outputs computed by torch from the same weights:
                                                  outputs, MobileNetV2's 7x7 downsampling
   y7 = P(Clip(DW3x3 pad 1 (Clip(E(g))))) + g     g: 2x6x28x30, batch 2, 6 -> 21 -> 6: the
                                                  depthwise kernel in bands of output rows
-                                                 (28x28 inputs and up), 21 = 16 + 4 + 1
+                                                 (bands of 7, batch 2), 21 = 16 + 4 + 1
                                                  channels (full, quarter, single blocks)
 
 E and P are 1x1 convolutions with bias. Every width leaves tiles of several sizes and
