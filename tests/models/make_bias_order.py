@@ -11,8 +11,9 @@ exact (Sterbenz) and shows the difference at full scale: fl(S + b) - b, a few un
 where a bias-first sum gives 0, far outside check-onnx's tolerance. The shapes pick
 kiln's paths: a 3x3 convolution (the tile pass's convolution tiles), a 1x1 one
 (pointwise tiles), a 3x3 depthwise one (depthwise row tiles), a 3-channel stride-2 one
-(the stem pass) and a Gemm with C (matrix tiles); OpenCL takes its GPU tiles and -O0
-the plain nests. Expected outputs: numpy, S summed in float64 (exact here), then
+(the stem pass), a Gemm with C (matrix tiles) and an NHWC depthwise one between
+Transposes (channels-last depthwise tiles); OpenCL takes its GPU tiles, -O0 the plain
+nests, KILN_TEST_TARGET=cortex-m4 the microcontroller tiles. Expected outputs: numpy, S summed in float64 (exact here), then
 float32 additions in the reference order.
 
     /usr/bin/python3 tests/models/make_bias_order.py
@@ -98,6 +99,20 @@ nodes.append(helper.make_node("Add", ["gemm_y", "gemm_nc"], ["y%d" % (len(outs) 
                               name="gemm_sub"))
 inits += gc.initializers([(gb, "gemm_b"), (gcst, "gemm_c"), (-gcst, "gemm_nc")])
 outs.append(after(a.astype(np.float64) @ gb.astype(np.float64), gcst, (1, -1)))
+# a tf2onnx-style NHWC depthwise Conv between the converter's Transposes: the layout
+# pass folds both (channels-last depthwise tiles; OpenCL and -O0: lower_dw_cl's nest)
+xn = quarters(1, 10, 10, 8)
+feeds["xn"] = xn
+wn, bn = weights(8, 1, 3, 3), biases(8)
+nodes += [helper.make_node("Transpose", ["xn"], ["xn_t"], name="to_nchw", perm=[0, 3, 1, 2]),
+          helper.make_node("Conv", ["xn_t", "nhwc_w", "nhwc_b"], ["nhwc_y"], name="nhwc_dw",
+                           kernel_shape=[3, 3], pads=[1] * 4, group=8),
+          helper.make_node("Transpose", ["nhwc_y"], ["nhwc_yt"], name="to_nhwc", perm=[0, 2, 3, 1]),
+          helper.make_node("Add", ["nhwc_yt", "nhwc_nb"], ["y%d" % (len(outs) + 1)],
+                           name="nhwc_sub")]
+inits += gc.initializers([(wn, "nhwc_w"), (bn, "nhwc_b"), (-bn, "nhwc_nb")])
+s6 = conv_sum(xn.transpose(0, 3, 1, 2), wn, 1, 1, 8)
+outs.append(after(s6, bn, (1, -1, 1, 1)).transpose(0, 2, 3, 1).copy())
 
 # the test must tell the orders apart: a bias-first float32 sum gives 0 almost everywhere
 for y in outs:
