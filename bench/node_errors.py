@@ -14,8 +14,9 @@ block count); for the elementwise and data-movement ops |got - ref| / (eps32 * |
 |w*x|. It also runs the whole graph in float64 and prints each runner's error in the
 outputs against it. Two more runners are plain float32 loops in numpy (every op
 rounded to float32 once; a Conv as a loop of multiply-adds with the accumulator
-starting at the bias, as kiln's lowering does, or at 0 with the bias added after, as
-ONNX Runtime's MLAS does): float32 evaluations that differ only in summation order.
+starting at the bias, as kiln's lowering did until 2026-12-06, or at 0 with the bias
+added after, as ONNX Runtime's MLAS and kiln now do): float32 evaluations that differ
+only in summation order.
 Only the ops of M-LSD are known (run_node); others raise NotImplementedError.
 
 usage: /usr/bin/python3 bench/node_errors.py MODEL INPUT.npy KILN WORKDIR [BACKEND...]
@@ -79,7 +80,8 @@ def resize_linear(x, sizes, absolute=False):
 def conv32(x, w, b, a, bias_first):
     """Conv in float32 as a loop of multiply-adds, one rounding each (the product, then
     the sum), over input channels and taps in order; the accumulator starts at the bias
-    (bias_first) or at 0 with the bias added after the sum. Groups: 1 or depthwise."""
+    (bias_first: kiln's order until 2026-12-06) or at 0 with the bias added after the sum
+    (ONNX Runtime's and kiln's order). Groups: 1 or depthwise."""
     x, w, b = x.astype(np.float32), w.astype(np.float32), b.astype(np.float32)
     pads, st, dl = a.get('pads', [0, 0, 0, 0]), a.get('strides', [1, 1]), a.get('dilations', [1, 1])
     g = a.get('group', 1)

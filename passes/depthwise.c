@@ -12,12 +12,12 @@
  *     for oy in each of top border, interior, bottom border rows:
  *       left border columns: one output at a time, each tap tested against the input
  *       interior columns:    tiles of `rows` x `lanes` outputs with no test
- *         acc[r] = bias
+ *         acc[r] = 0
  *         for ky (unrolled), if the row is a border row: if 0 <= iy < H
  *           xin[o] = x[row iy, first column + o]  each distinct offset o of the tile's
  *                                                 taps loaded once (vectors of lanes)
  *           acc[r] = fma(xin[r*step + kx*dw], w[ky*kw + kx], acc[r])   kx unrolled
- *         y[.., ox + r*lanes ..] = epilogue(acc[r])
+ *         y[.., ox + r*lanes ..] = epilogue(acc[r] + bias)   the bias after the sum
  *       right border columns: as the left
  *
  * The tile is vectorized along the output row (stride 1: consecutive outputs read
@@ -221,8 +221,12 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     int np = ccol || G->mvec ? 1 : DW_MAX_PARTS / rows; /* i32: no latency chain to cut */
     if (np > nky) np = (int)nky;
     if (np < 1) np = 1;
+    /* float: from 0, the bias added after the sum (ONNX's and ONNX Runtime's order,
+     * lower_conv); integer: from the init (exact) */
+    bool after = !G->integer;
     for (int r = 0; r < rows; r++) {
-        part[r][0] = kl_decl_vec(L, G->at, lanes, packed(L, G, 0));
+        part[r][0] =
+            kl_decl_vec(L, G->at, lanes, after ? kx_const(L, G->at, 0.0) : packed(L, G, 0));
         for (int q = 1; q < np; q++)
             part[r][q] = kl_decl_vec(L, G->at, lanes, kx_const(L, G->at, 0.0));
     }
@@ -295,6 +299,7 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             for (int q = 0; q + w < np; q += 2 * w)
                 kl_set(L, part[r][q], kx_add(L, var(L, part[r][q]), var(L, part[r][q + w])));
         acc[r] = part[r][0];
+        if (after) kl_set(L, acc[r], kx_add(L, var(L, acc[r]), packed(L, G, 0)));
     }
     /* y[b, c, oy, ox + r*lanes ..] = epilogue(acc[r]) */
     const kn_contract *d = G->d;
@@ -794,11 +799,11 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  *     wv[k] = packed[cb][k][0..lanes)            bias and kh*kw weight vectors, held
  *     for oy in each of top border, interior, bottom border rows:
  *       for tiles of R outputs along the row (edge tiles at constant columns):
- *         acc[r] = wv[0]
+ *         acc[r] = 0
  *         for ky (a border row: if 0 <= iy < h), kx (unrolled):
  *           acc[r] = fma(x[b, iy, (ox + r)*sw + kx*dw - pw, cb*lanes ..], wv[1 + ky*kw + kx],
  *                        acc[r])           an edge tile leaves out the taps outside x
- *         y[b, oy, ox + r, cb*lanes ..] = epilogue(acc[r])
+ *         y[b, oy, ox + r, cb*lanes ..] = epilogue(acc[r] + wv[0])   the bias after the sum
  *
  * Every output row fills every lane (7x7 and 14x14 rows lost lanes or went scalar in
  * NCHW) and no copy is staged for a stride. Channels past the last full block run in
@@ -889,7 +894,10 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
                      kn_kx *ox, int n, int64_t edge, bool crow) {
     const kn_contract *d = G->d;
     int acc[DW_MAX_ROWS * 2];
-    for (int r = 0; r < n; r++) acc[r] = kl_decl_vec(L, KN_F32, width, dwc_w(L, G, c0, width, 0));
+    /* float: from 0, the bias added after the sum (lower_conv); integer: from the init */
+    for (int r = 0; r < n; r++)
+        acc[r] = kl_decl_vec(L, KN_F32, width,
+                             G->integer ? dwc_w(L, G, c0, width, 0) : kx_const(L, KN_F32, 0.0));
     /* integer: the init holds bias - xz * sum (w - wz) over every tap, so a tap inside x
      * adds x * (w - wz) and one outside adds xz * (w - wz) back (a padding tap
      * contributes nothing): exact, every partial sum bounded by kt_dw_int_exact's bound */
@@ -941,6 +949,7 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     kn_kx *out[DW_MAX_ROWS * 2];
     for (int r = 0; r < n; r++) {
         kn_kx *oxr = kt_plus(L, ox, r), *val = var(L, acc[r]);
+        if (!G->integer) val = kx_add(L, val, dwc_w(L, G, c0, width, 0));
         if (G->integer) /* exact: the sum is an integer below 2^24 */
             val = kt_int_store_vec(L, d, &G->rq, kx_cast_inrange(L, KN_I32, val), c0, width);
         if (d->epi) {

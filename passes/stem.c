@@ -15,12 +15,12 @@
  *   for oy (parallel; in a batch loop when n > 1):
  *     for block of mt output channels (then a partial block):
  *       for tiles of nv vectors along the row (then a last tile, then the tail):
- *         acc[m][v] = bias[mo + m]                             vector locals
+ *         acc[m][v] = 0                                        vector locals
  *         for ci, ky:
  *           for kx (unrolled): in[v] = xs[.., oy*sh + ky*dh, phase (kx*dw) % sw,
  *                                         ox + (kx*dw)/sw + v*lanes ..]   vector loads
  *                              acc[m][v] = fma(in[v], wpk[mblk, ci, ky, kx, m], acc[m][v])
- *         y[b, mo + m, oy, ox + v*lanes ..] = epilogue(acc[m][v])  vector stores
+ *         y[b, mo + m, oy, ox + v*lanes ..] = epilogue(acc[m][v] + bias[mo + m])
  *
  * The input is copied once per run into a zero-padded scratch whose rows are split into
  * their sw column phases (padded column j*sw + p at phase p's start + j), so that the
@@ -92,12 +92,9 @@ static void st_tile(kn_lower *L, const st_geom *G, kn_kx *mblk, int mt, kn_kx *o
     const kn_contract *d = G->d;
     int acc[ST_MAX_MT][ST_MAX_NV];
     int vmo = kl_decl(L, KN_I64, kx_mul(L, mblk, kx_int(L, G->mt)));
-    for (int m = 0; m < mt; m++) {
-        kn_kx *bias =
-            d->bias ? kx_load(L, d->bias, kt_plus(L, var(L, vmo), m)) : kx_const(L, KN_F32, 0.0);
-        int vb = kl_decl(L, KN_F32, bias);
-        for (int v = 0; v < nv; v++) acc[m][v] = kl_decl_vec(L, KN_F32, lanes, var(L, vb));
-    }
+    for (int m = 0; m < mt; m++) /* from 0: the bias is added after the sum */
+        for (int v = 0; v < nv; v++)
+            acc[m][v] = kl_decl_vec(L, KN_F32, lanes, kx_const(L, KN_F32, 0.0));
     int vc = kl_for(L, G->c), vky = kl_for(L, G->kh);
     /* xs[b, ci, oy*sh + ky*dh, ox]: the staged row's element of output column ox */
     kn_kx *plane = kt_mad(L, G->b, G->c, var(L, vc));
@@ -121,13 +118,16 @@ static void st_tile(kn_lower *L, const st_geom *G, kn_kx *mblk, int mt, kn_kx *o
         }
     }
     kl_end_n(L, 2);
-    /* y[b, mo + m, oy, ox + v*lanes ..] = epilogue(acc[m][v]) */
+    /* y[b, mo + m, oy, ox + v*lanes ..] = epilogue(acc[m][v] + bias[mo + m]): the bias after
+     * the sum, as ONNX's reference and ONNX Runtime's MLAS order it (lower_conv) */
     for (int m = 0; m < mt; m++) {
         kn_kx *mo = kt_plus(L, var(L, vmo), m);
+        kn_kx *bias = d->bias ? var(L, kl_decl(L, KN_F32, kx_load(L, d->bias, mo))) : NULL;
         int vy = kl_decl(L, KN_I64,
                          kt_mad(L, kt_mad(L, kt_mad(L, G->b, G->m, mo), G->oh, G->oy), G->ow, ox));
         for (int v = 0; v < nv; v++) {
             kn_kx *oxv = kt_plus(L, ox, (int64_t)v * lanes), *val = var(L, acc[m][v]);
+            if (bias) val = kx_add(L, val, bias);
             if (d->epi) {
                 kn_kx *coord[4] = {G->b, mo, G->oy, oxv}, *opnd[KN_EPI_MAX] = {0};
                 if (d->nsp == 1) coord[2] = oxv;

@@ -19,10 +19,11 @@
  *
  *   for block:                      (full blocks; a last partial block after them)
  *     for tile of rows:             (full tiles; a last partial tile after them)
- *       acc[r][v] = init[block, v]                     vector locals
+ *       acc[r][v] = 0 (integer: init[block, v])       vector locals
  *       for red...:                                    reduction loops
  *         w[v] = b_packed[block, red, v*lanes ..]      vector loads
  *         a_r = a[row r, red]; acc[r][v] = fma(a_r, w[v], acc[r][v])
+ *       acc[r][v] += init[block, v]                    float: the bias after the sum
  *       out[row r, col] = acc[r][v].lane               (vector stores where contiguous)
  *
  * For Conv the rows are output pixels along the innermost spatial axis, the columns
@@ -112,6 +113,12 @@ typedef struct kt_tile {
     /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
     int fblock;
     bool pf; /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
+    /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
+     * at binit[bidx + v*lanes ..], or one value a row at binit[bidx + r] (brow); NULL:
+     * none, or an integer tile, which starts at its init (exact) */
+    kn_kbuf *binit;
+    kn_kx *bidx;
+    bool brow;
 } kt_tile;
 
 /* Values in one i32 word of T's packed operands (parts, or parts / wide). */
@@ -180,13 +187,17 @@ static kn_kx *mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b) {
 }
 
 /* Declares the accumulators of a tile of `rows` rows: init[idx + v*lanes ..] (a packed
- * constant) or zero. */
+ * constant) or zero; a float tile starts at zero and adds its init after the reduction
+ * (kt_add_init). */
 static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *idx) {
     T->rows = rows;
+    bool after = T->t == KN_F32;
+    T->binit = after ? init : NULL, T->bidx = idx, T->brow = false;
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < T->nv; v++) {
-            kn_kx *i0 = init ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
-                             : kx_const(L, T->t, 0);
+            kn_kx *i0 = init && !after
+                            ? kx_vload(L, init, kx_add(L, idx, kx_int(L, v * T->lanes)), T->lanes)
+                            : kx_const(L, T->t, 0);
             if (T->xzrt) /* - xz * sum of the column's weights, xz read at run time */
                 i0 = kx_sub(L, i0,
                             kx_mul(L, kx_cast(L, KN_I32, kx_load(L, T->xzrt, kx_int(L, 0))),
@@ -194,6 +205,22 @@ static void kt_begin(kn_lower *L, kt_tile *T, int rows, kn_kbuf *init, kn_kx *id
                                             T->lanes)));
             T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes, i0);
         }
+}
+
+/* A float tile's init (a Conv's bias, a Gemm's beta * C) added to its accumulators
+ * after the reduction and before the epilogue: the order of ONNX's reference and of
+ * ONNX Runtime's MLAS, whose float32 rounding differs from a sum started at the bias
+ * (docs/decisions.md, "Conv and Gemm add the bias after the sum"). */
+static void kt_add_init(kn_lower *L, kt_tile *T) {
+    for (int r = 0; T->binit && r < T->rows; r++) {
+        kn_kx *rb = T->brow ? kx_load(L, T->binit, kt_plus(L, T->bidx, r)) : NULL;
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *b =
+                rb ? rb
+                   : kx_vload(L, T->binit, kx_add(L, T->bidx, kx_int(L, v * T->lanes)), T->lanes);
+            kl_set(L, T->acc[r][v], kx_add(L, kx_var(L, T->acc[r][v]), b));
+        }
+    }
 }
 
 /* One reduction step: acc[r][v] += a[r] * bp[bidx + v*lanes ..]; rows whose a[r] is
@@ -1102,7 +1129,8 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
             L, G, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
-store:;
+store:
+    kt_add_init(L, T);
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
      * tile goes through a [rows][kb] scratch in vector stores, then a loop transposes;
      * each block has its own, so blocks stay independent (parallel).
@@ -2225,12 +2253,15 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
         Tt.nv = (valid + T->lanes - 1) / T->lanes;
         T = &Tt;
     }
-    if (G->rinit) { /* acc[r][v] = rinit[m0 + r] in every lane */
+    if (G->rinit) { /* acc[r][v] = rinit[m0 + r] in every lane (float: after the sum) */
         T->rows = rows;
+        bool after = T->t == KN_F32;
+        T->binit = after ? G->rinit : NULL, T->bidx = m0, T->brow = true;
         for (int r = 0; r < rows; r++)
             for (int v = 0; v < T->nv; v++)
                 T->acc[r][v] = kl_decl_vec(L, T->t, T->lanes,
-                                           kx_load(L, G->rinit, kx_add(L, m0, kx_int(L, r))));
+                                           after ? kx_const(L, T->t, 0)
+                                                 : kx_load(L, G->rinit, kt_plus(L, m0, r)));
     } else {
         kt_begin(L, T, rows, G->init, kx_mul(L, blk, kx_int(L, T->kb)));
     }
@@ -2288,7 +2319,8 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     else
         kt_step(L, T, a, G->bpk, plus(L, mm_bidx(L, T, blk, G->k, k), G->boff));
     kl_end(L);
-store:;
+store:
+    kt_add_init(L, T);
     int vy =
         kl_decl(L, KN_I64, plus(L, mad(L, m0, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff));
     for (int r = 0; r < rows; r++) {
@@ -2596,13 +2628,13 @@ static bool tile_matmul_rt(kn_lower *L, const kn_contract *d, const kn_sched *ov
  * the tile is instead R output columns x K inputs:
  *
  *   for row m, block blk of R columns:
- *     acc[c] = bias[blk*R + c]                         R scalar accumulators
+ *     acc[c] = 0                                       R scalar accumulators
  *     for q over k / K:
  *       xb = a[m, q*K .. q*K + K)                      one block load (K registers)
  *       for each pair p of columns:                     fp_block / K columns a load
  *         wb = packed[blk][q][p*2 .. p*2 + 2][K]        one block load (fp_block registers)
  *         acc[c] = fma(xb[i], wb[c', i], acc[c])       K multiply-adds per column
- *     y[m, blk*R + c] = epilogue(acc[c])
+ *     y[m, blk*R + c] = epilogue(acc[c] + bias[blk*R + c])
  *
  * K = fp_block / 2 (8), two columns of K weights a load, and R = the registers left,
  * vector_registers - fp_block - K (8 on the M4's 32): one input block, one weight
@@ -2650,9 +2682,8 @@ static void mb_fill(const void *ctx, void *data) {
 static void mb_block(kn_lower *L, const mb_geom *B, kn_kx *m, kn_kx *blk, int nc, int valid) {
     int acc[KT_MAX_ROWS];
     kn_kx *c0 = kx_mul(L, blk, kx_int(L, B->R));
-    for (int c = 0; c < nc; c++)
-        acc[c] = kl_decl(L, KN_F32,
-                         B->init ? kx_load(L, B->init, kt_plus(L, c0, c)) : kx_const(L, KN_F32, 0));
+    for (int c = 0; c < nc; c++) /* from 0: the bias after the sum (kt_add_init) */
+        acc[c] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
     int vq = kl_for(L, B->nq);
     kn_kx *q = kx_var(L, vq);
     int xb = kl_decl_block(
@@ -2676,6 +2707,8 @@ static void mb_block(kn_lower *L, const mb_geom *B, kn_kx *m, kn_kx *blk, int nc
             }
     }
     kl_end(L);
+    for (int c = 0; B->init && c < nc; c++)
+        kl_set(L, acc[c], kx_add(L, kx_var(L, acc[c]), kx_load(L, B->init, kt_plus(L, c0, c))));
     int vy = kl_decl(L, KN_I64, mad(L, m, B->n, c0));
     for (int c = 0; c < valid; c++) {
         kn_kx *yi = kt_plus(L, kx_var(L, vy), c);
@@ -2792,22 +2825,20 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
  *
  * A 1x1 convolution with no padding and one group (f32, constant weights) is
  * a matrix product per batch over the P = oh*ow pixels (strided: x subsampled as it
- * is packed, pw_pack_strided): y[m, p] = bias[m] + sum_c
- * w[m, c] x[c, p]. The convolution tiles above put output channels in the vector lanes,
- * which NCHW stores P apart, so each of their tiles goes through a scratch and a scalar
- * transposing store (with the epilogue one value at a time); for a 1x1 convolution
- * with few input channels that store costs more than the multiply-adds. Here the tile's
- * rows are output channels (A = the weights where they are, one broadcast scalar per
- * row and step) and its columns kb consecutive pixels (B = x, packed by the kernel into
- * blocks [blk][c][kb] as a run-time B is, so a block is one contiguous stream that stays
- * in L1 across the tiles of output channels; read in place, x's rows P apart defeat the
- * prefetchers once x leaves L2), so the tile is stored as vectors straight into y with
- * the epilogue applied to vectors:
+ * is packed, pw_pack_strided): y[m, p] = (sum_c w[m, c] x[c, p]) + bias[m]. The convolution tiles
+ * above put output channels in the vector lanes, which NCHW stores P apart, so each of their tiles
+ * goes through a scratch and a scalar transposing store (with the epilogue one value at a time);
+ * for a 1x1 convolution with few input channels that store costs more than the multiply-adds. Here
+ * the tile's rows are output channels (A = the weights where they are, one broadcast scalar per row
+ * and step) and its columns kb consecutive pixels (B = x, packed by the kernel into blocks
+ * [blk][c][kb] as a run-time B is, so a block is one contiguous stream that stays in L1 across the
+ * tiles of output channels; read in place, x's rows P apart defeat the prefetchers once x leaves
+ * L2), so the tile is stored as vectors straight into y with the epilogue applied to vectors:
  *
  *   x packed into [blk][c][kb], zero past P
  *   for blk in full blocks of kb pixels:           parallel (few channels, many pixels)
- *     for tile of rows output channels: acc = bias; for c: acc[r][v] += w[m0+r, c] * xp[blk, c,
- * v*lanes ..] the partial block, in as many vectors as it needs
+ *     for tile of rows output channels: acc = 0; for c: acc[r][v] += w[m0+r, c] * xp[blk, c,
+ * v*lanes ..]; acc[r][v] += bias[m0+r]; the partial block, in as many vectors as it needs
  *
  * With few blocks of pixels (late layers: 7x7, 14x14) the loops go the other way
  * round, tiles of output channels outermost, so the parallel loop still has work to

@@ -203,10 +203,8 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
         kn_kx *p = mad(L, kx_var(L, vt), rows, kx_int(L, r));
         if (ow % rows) p = kx_bin(L, KX_MIN, p, kx_int(L, ow - 1));
         px[r] = kl_decl(L, KN_I64, p);
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = kl_decl_vec(L, KN_F32, VL,
-                                    bpk ? kx_vload(L, bpk, mad(L, gb, cb, kx_int(L, v * VL)), VL)
-                                        : kx_const(L, KN_F32, 0));
+        for (int v = 0; v < nv; v++) /* from 0: the bias is added after the sum */
+            acc[r][v] = kl_decl_vec(L, KN_F32, VL, kx_const(L, KN_F32, 0));
     }
     /* the tile's pixels read contiguous input columns (no clamped last tile): each
      * column of the window is read once per (ci, kh) and used by every tap that needs
@@ -246,6 +244,13 @@ static bool gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_s
     }
     if (hpad) kl_end(L);
     kl_end_n(L, 2); /* kh, ci */
+    /* the bias after the sum, before the epilogue: ONNX's reference order and ONNX
+     * Runtime's (the CPU tiles: passes/tile.c kt_add_init) */
+    for (int r = 0; bpk && r < rows; r++)
+        for (int v = 0; v < nv; v++)
+            kl_set(L, acc[r][v],
+                   kx_add(L, kx_var(L, acc[r][v]),
+                          kx_vload(L, bpk, mad(L, gb, cb, kx_int(L, v * VL)), VL)));
 
     /* y[b, g*kg + blk*cb + j, oh, t*rows + r], lane by lane */
     kn_kx *mo = mad(L, kx_var(L, vg), kg, kx_mul(L, kx_var(L, vk), kx_int(L, cb)));
@@ -370,11 +375,8 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows) row = kx_bin(L, KX_MIN, row, kx_int(L, M - 1));
         arow[r] = kl_decl(L, KN_I64, row);
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = kl_decl_vec(
-                L, KN_F32, VL,
-                init ? kx_vload(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, v * VL)), VL)
-                     : kx_const(L, KN_F32, 0));
+        for (int v = 0; v < nv; v++) /* from 0: beta * C is added after the sum */
+            acc[r][v] = kl_decl_vec(L, KN_F32, VL, kx_const(L, KN_F32, 0));
     }
     int vr = kl_for(L, K);
     int av[GPU_MAX_ROWS];
@@ -395,6 +397,11 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
             kl_set(L, acc[r][v], kx_fma(L, kx_var(L, av[r]), kx_var(L, wv), kx_var(L, acc[r][v])));
     }
     kl_end(L);
+    for (int r = 0; init && r < rows; r++)
+        for (int v = 0; v < nv; v++)
+            kl_set(L, acc[r][v],
+                   kx_add(L, kx_var(L, acc[r][v]),
+                          kx_vload(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, v * VL)), VL)));
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));
@@ -478,16 +485,8 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows) row = kx_bin(L, KX_MIN, row, kx_int(L, M - 1));
         arow[r] = kl_decl(L, KN_I64, row);
-        for (int j = 0; j < cb; j++) {
-            kn_kx *i0 = kx_const(L, KN_F32, 0);
-            if (init)
-                i0 = kx_load(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, j)));
-            else if (c) {
-                i0 = kx_load(L, d->bias, bcol[j]);
-                if (d->beta != 1) i0 = kx_mul(L, kx_const(L, KN_F32, d->beta), i0);
-            }
-            acc[r][j] = kl_decl(L, KN_F32, i0);
-        }
+        for (int j = 0; j < cb; j++) /* from 0: beta * C is added after the sum */
+            acc[r][j] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
     }
     int vr = kl_for(L, K);
     int av[GPU_MAX_ROWS];
@@ -514,6 +513,18 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
             kl_set(L, acc[r][j], kx_fma(L, kx_var(L, av[r]), kx_var(L, wj), kx_var(L, acc[r][j])));
     }
     kl_end(L);
+    for (int j = 0; (init || c) && j < cb; j++) {
+        kn_kx *i0;
+        if (init) {
+            i0 = kx_load(L, init, mad(L, kx_var(L, vk), cb, kx_int(L, j)));
+        } else {
+            i0 = kx_load(L, d->bias, bcol[j]);
+            if (d->beta != 1) i0 = kx_mul(L, kx_const(L, KN_F32, d->beta), i0);
+        }
+        int vi = kl_decl(L, KN_F32, i0);
+        for (int r = 0; r < rows; r++)
+            kl_set(L, acc[r][j], kx_add(L, kx_var(L, acc[r][j]), kx_var(L, vi)));
+    }
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
         if (M % rows && r) kl_if(L, kx_bin(L, KX_LT, row, kx_int(L, M)));

@@ -140,8 +140,9 @@ static bool dw_cl(const kn_node *n, kn_kbuf *const *in, kn_kbuf *y, bool xcl, bo
 }
 
 /* A depthwise Conv over channels-last x and/or y, as the pools do (pool_body_cl): a
- * channel row of accumulators (bias first), each tap of the window inside the input adds
- * x * w to the whole row, channels innermost, then the epilogue runs over the row. The
+ * channel row of accumulators (from 0), each tap of the window inside the input adds
+ * x * w to the whole row, channels innermost, then the bias and the epilogue run over the
+ * row (the bias after the sum, as in every float contraction: lower_conv). The
  * accumulators are y itself when y is channels-last; for a channels-first y (only x
  * folded) they are a row of f32 scratch per outermost output row (so that loop stays
  * parallel), and the finished row is stored H*W apart once per output position instead of
@@ -168,7 +169,7 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
 #define AI(vc)                                                                                     \
     (ycl ? YI(vc) : madd(L, var(L, vc), madd(L, var(L, ov[0]), var(L, vb), w->out[0]), c))
     int vc = kl_for(L, c);
-    kl_store(L, a, AI(vc), bias ? kx_load(L, bias, var(L, vc)) : kx_const(L, KN_F32, 0));
+    kl_store(L, a, AI(vc), kx_const(L, KN_F32, 0));
     kl_end(L);
     wpos q;
     win_open(L, w, ov, &q);
@@ -180,13 +181,14 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
     kl_end(L);
     if_close(L, q.inb);
     win_close(L, w);
-    if (epi->n || !ycl) {
+    if (epi->n || !ycl || bias) {
         vc = kl_for(L, c);
         kn_kx *coord[KN_MAX_RANK] = {var(L, vb), var(L, vc)}, *opnd[KN_EPI_MAX] = {0};
         for (int i = 0; i < w->nsp; i++) coord[2 + i] = var(L, ov[i]);
         for (int k = 0; k < epi->n; k++)
             if (epi->s[k].operand >= 0) opnd[k] = kl_bcast_load(L, in[epi->s[k].operand], y, coord);
         kn_kx *v = kx_load(L, a, AI(vc));
+        if (bias) v = kx_add(L, v, kx_load(L, bias, var(L, vc)));
         kl_store(L, y, YI(vc), epi->n ? kl_epilogue(L, epi, v, opnd) : v);
         kl_end(L);
     }
@@ -198,9 +200,12 @@ static kn_status lower_dw_cl(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const 
 
 /* ---- Conv, ConvTranspose ---- */
 
-/* y[b, g*mg+mi, o...] = bias + sum over ci < cg and the window of x[b, g*cg+ci, pos...] *
- * weight, where the weight is W[g*mg+mi, ci, k...] (Conv) or W[g*cg+ci, mi, k...]
- * (ConvTranspose). */
+/* y[b, g*mg+mi, o...] = (sum over ci < cg and the window of x[b, g*cg+ci, pos...] *
+ * weight) + bias, where the weight is W[g*mg+mi, ci, k...] (Conv) or W[g*cg+ci, mi, k...]
+ * (ConvTranspose). The bias is added after the sum, before the epilogue, on every path
+ * (the tile passes too): ONNX's reference order and ONNX Runtime's (MLAS), whose float32
+ * rounding differs from a sum started at the bias (docs/decisions.md, "Conv and Gemm
+ * add the bias after the sum"). */
 static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                             kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *wt = in[1], *bias = in[2], *y = out[0];
@@ -225,7 +230,7 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     int vb = kl_for(L, x->dims[0]), vg = kl_for(L, group), vm = kl_for(L, mg), ov[KN_MAX_RANK];
     kn_kx *mo = madd(L, var(L, vm), var(L, vg), mg);
     kl_for_shape(L, w.nsp, w.out, ov);
-    int acc = kl_decl(L, t, bias ? kx_load(L, bias, mo) : kx_const(L, t, 0));
+    int acc = kl_decl(L, t, kx_const(L, t, 0));
     int vc = kl_for(L, cg);
     kn_kx *ci = madd(L, var(L, vc), var(L, vg), cg); /* input channel */
     wpos p;
@@ -241,6 +246,8 @@ static kn_status lower_conv(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     if_close(L, p.inb);
     win_close(L, &w);
     kl_end(L);
+    if (bias) /* after the sum, as ONNX's reference and ONNX Runtime's MLAS add it */
+        kl_set(L, acc, kx_add(L, var(L, acc), kx_cast(L, t, kx_load(L, bias, mo))));
     kn_kx *yi = ycl ? madd(L, madd(L, mo, sp_offset(L, w.nsp, w.out, ov), m), var(L, vb), m * osz)
                     : kx_add(L, madd(L, kx_int(L, 0), madd(L, mo, var(L, vb), m), osz),
                              sp_offset(L, w.nsp, w.out, ov));

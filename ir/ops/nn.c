@@ -301,7 +301,7 @@ static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
             double bias = b ? kn_load_f64(b->data, b->type.dtype, (size_t)mo) : 0.0;
             for (int64_t o = 0; o < osz; o++) {
                 unflat(o, w.nsp, w.out, oc);
-                double acc = bias;
+                double acc = 0; /* the bias after the sum: ONNX's reference order */
                 for (int64_t ci = 0; ci < cg; ci++) {
                     int64_t xbase = (b0 * c + g * cg + ci) * isz, wbase = (mo * cg + ci) * nk;
                     for (int64_t j = 0; j < nk; j++) {
@@ -311,7 +311,7 @@ static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
                                kn_load_f64(wt->data, wt->type.dtype, (size_t)(wbase + j));
                     }
                 }
-                kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o), acc);
+                kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o), acc + bias);
             }
         }
     return KN_OK;
@@ -569,7 +569,7 @@ static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
         for (int64_t mo = 0; mo < m; mo++) {
             int64_t g = mo / mg, mi = mo % mg;
             double bias = b ? kn_load_f64(b->data, b->type.dtype, (size_t)mo) : 0.0;
-            for (int64_t o = 0; o < osz; o++) acc[o] = bias;
+            for (int64_t o = 0; o < osz; o++) acc[o] = 0;
             for (int64_t ci = 0; ci < cg; ci++) {
                 int64_t xbase = (b0 * c + g * cg + ci) * isz;
                 int64_t wbase = ((g * cg + ci) * mg + mi) * nk;
@@ -589,8 +589,9 @@ static kn_status eval_convt(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
                     }
                 }
             }
-            for (int64_t o = 0; o < osz; o++)
-                kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o), acc[o]);
+            for (int64_t o = 0; o < osz; o++) /* the bias after the sum, as Conv */
+                kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o),
+                             acc[o] + bias);
         }
     return KN_OK;
 }
