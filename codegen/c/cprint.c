@@ -32,6 +32,8 @@ enum { H_STW = 1 << 23 };
 enum { H_RINTF = 1 << 22 };
 /* H_RINTS: kn_rintf_small, kx_round_small of a scalar f32 in C99 */
 enum { H_RINTS = 1 << 24 };
+/* H_SMMLA: kn_smmla, the high word of a 32 x 32-bit product plus a word (smmla_match) */
+enum { H_SMMLA = 1 << 25 };
 
 typedef kn_cprint emitter;
 
@@ -221,6 +223,28 @@ static void print_call3(kn_cprint *E, const char *fn, const kn_kx *x) {
 
 void kn_cprint_expr(kn_cprint *E, const kn_kx *x);
 
+/* x = (i32)((i64)a * (i64)b >> 32) + c, a scalar i32 with a, b and c of i32 (the high-word
+ * requantization's first steps, kl_requant_hi32): *a, *b, *c. Printed as kn_smmla, one
+ * SMMLA where the target has the Arm DSP instructions, where GCC 12 builds SMULL and an
+ * ADD (the same bits: the exact product's high word, then a wrapping add). */
+static bool smmla_match(const kn_kx *x, const kn_kx **a, const kn_kx **b, const kn_kx **c) {
+    if (x->op != KX_ADD || x->dtype != KN_I32 || kx_lanes(x) != 1) return false;
+    const kn_kx *h = x->a[0], *p, *m;
+    if (h->op != KX_CAST || h->dtype != KN_I32 || h->a[0]->op != KX_SHR) return false;
+    p = h->a[0];
+    if (p->dtype != KN_I64 || p->a[1]->op != KX_CONST || kx_lanes(p->a[1]) != 1 ||
+        kn_dtype_get(p->a[1]->dtype)->is_float || p->a[1]->i != 32 || p->a[0]->op != KX_MUL)
+        return false;
+    m = p->a[0];
+    for (int i = 0; i < 2; i++)
+        if (m->a[i]->op != KX_CAST || m->a[i]->dtype != KN_I64 || m->a[i]->a[0]->dtype != KN_I32 ||
+            kx_lanes(m->a[i]) != 1)
+            return false;
+    if (x->a[1]->dtype != KN_I32 || kx_lanes(x->a[1]) != 1) return false;
+    *a = m->a[0]->a[0], *b = m->a[1]->a[0], *c = x->a[1];
+    return true;
+}
+
 static bool has_load(const kn_kx *x) {
     if (!x) return false;
     if (x->op == KX_LOAD) return true;
@@ -250,6 +274,18 @@ static void helper_call(emitter *E, const char *fn, const kn_kx *x, unsigned bit
 void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
     FILE *f = E->f;
     kn_dtype t = x->dtype;
+    const kn_kx *ma, *mb, *mc;
+    if (E->dialect == KN_C99 && smmla_match(x, &ma, &mb, &mc)) {
+        E->helpers |= H_SMMLA;
+        fprintf(f, "kn_smmla(");
+        kn_cprint_expr(E, ma);
+        fprintf(f, ", ");
+        kn_cprint_expr(E, mb);
+        fprintf(f, ", ");
+        kn_cprint_expr(E, mc);
+        fputc(')', f);
+        return;
+    }
     switch (x->op) {
     case KX_CONST: kn_cprint_const(E, t, x->f, x->i); return;
     case KX_VAR: fprintf(f, kx_lanes(x) > 1 ? "v%d[kn_l]" : "v%d", x->var); return;
@@ -1231,6 +1267,19 @@ static const char *bf16_helpers_ocl[2] = {
     "    return (ushort)(x >> 16);\n"
     "}\n"};
 
+/* kn_smmla (smmla_match): SMMLA where the compiler targets an Arm DSP extension, else the
+ * exact product's high word (>> as in kn_shr_i64) plus c, wrapping. */
+static const char *smmla_helper =
+    "static int32_t kn_smmla(int32_t a, int32_t b, int32_t c) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smmla %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c));\n"
+    "    return r;\n"
+    "#else\n"
+    "    return (int32_t)((uint32_t)(int32_t)(((int64_t)a * b) >> 32) + (uint32_t)c);\n"
+    "#endif\n"
+    "}\n";
+
 /* The KX_DOT helpers (ir/kir.h), by kind: the words' parts as signed or unsigned values
  * without implementation-defined conversions, products exact in int32, sums wrapping
  * through uint32. SMLAD where the compiler targets an Arm DSP extension (Cortex-M4/M7:
@@ -1450,6 +1499,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_RINTS) fputs(rints_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);
+    if (E->helpers & H_SMMLA) fputs(smmla_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
