@@ -921,8 +921,11 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * and its end reloaded from the stack once per trip), then the rest. MobileNetV1
          * int8 on the M4 (bench/fw_profile.sh, QEMU instructions): 2 a trip 12.06 M; 4 from
          * 32 channels 11.80 M; 4 from 32, 8 from 128 11.65 M; 16 from 256 as well 11.64 M;
-         * but 16 channels as 4 a trip (no loop) took its 16 -> 32 layer 0.476 -> 0.531 M. */
-        int un = full >= 64 ? 16 : full >= 32 ? 8 : full >= 8 ? 4 : 2;
+         * but 16 channels as 4 a trip (no loop) took its 16 -> 32 layer 0.476 -> 0.531 M.
+         * Since the requantization records (kt_int_tables_rec): 8 from 64 channels, its
+         * 32 -> 64 layer 0.554 -> 0.541 M, 64 -> 128 0.269 -> 0.263 M; 32 channels as 8
+         * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). */
+        int un = full >= 64 ? 16 : full >= 16 ? 8 : full >= 8 ? 4 : 2;
         int vc = kl_for(L, full / un);
         for (int u = 0; u < un; u++)
             conv_dot_taps(L, G, T, vb, vg, gb,
@@ -1101,7 +1104,16 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
                       int64_t eow0) {
     int64_t kbn = (G->kg + T->kb - 1) / T->kb;
     kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
-    kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
+    if (G->rq.rec == 4) { /* the init in the requantization's records (kt_int_tables_rec) */
+        T->rows = rows;
+        for (int r = 0; r < rows; r++)
+            for (int v = 0; v < T->nv; v++)
+                T->acc[r][v] = kl_decl(
+                    L, T->t,
+                    kt_int_rec_init(L, &G->rq, kt_plus(L, kx_mul(L, gb, kx_int(L, T->kb)), v)));
+    } else {
+        kt_begin(L, T, rows, G->bpk, kx_mul(L, gb, kx_int(L, T->kb)));
+    }
     if (T->dot) {
         conv_reduce_dot(L, G, T, rows, vb, vg, gb, oy, ow0, crow, ccol);
         goto store;
@@ -1927,6 +1939,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.vq = true;
     else if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
+    else if (integer && d->yscale && T.xpre && G.kh * G.kw == 1 && group == 1 && !T.xzrt &&
+             T.lanes == 1 && kt_int_tables_rec(L, d, G.bpk, &G.rq))
+        G.bpk = NULL; /* pointwise pairs: init and tables from one pointer (conv_tile) */
     else if (integer && d->yscale && (T.wide || (tg && tg->kind == KN_TARGET_MCU)))
         kt_int_tables_red(L, d, &G.rq);
     else if (integer && d->yscale)

@@ -133,8 +133,9 @@ static double acc_bound(const kn_contract *d) {
     return bound;
 }
 
-/* kt_int_tables_hi32 on any target */
-static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
+/* kt_int_tables_hi32 on any target; init: as one table of records with it (kt_rq.rec) */
+static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q,
+                        const kn_kbuf *init) {
     *q = (kt_rq){0};
     if (!d->yscale || !d->fixed || (d->yz && (!is_const(d->yz) || d->yz->numel != 1))) return false;
     int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N, n = ncols + pad;
@@ -153,7 +154,19 @@ static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
         ok =
             b >= 0 && b < 2147483648.0 && kn_qmul_hi32(m, (int64_t)b, zp, t + 2 * n + c, t + n + c);
     }
-    if (ok) {
+    if (ok && init) { /* records of init, mult, round, shift; past n (init's padding
+                         columns, never stored): mult 0, round 0, shift 1 */
+        int64_t nr = init->numel > n ? init->numel : n;
+        int32_t *r = calloc((size_t)(nr ? nr : 1) * 4, sizeof *r);
+        KN_ASSERT(r && is_const(init) && init->dtype == KN_I32);
+        for (int64_t c = 0; c < nr; c++) {
+            r[4 * c] = c < init->numel ? ((const int32_t *)init->data->data)[c] : 0;
+            for (int k = 0; k < 3; k++) r[4 * c + 1 + k] = c < n ? t[k * n + c] : k == 2;
+        }
+        q->mult = q->round = q->shift = kl_table(L, KN_I32, 4 * nr, r);
+        q->rec = 4;
+        free(r);
+    } else if (ok) {
         q->mult = kl_table(L, KN_I32, n, t);
         q->round = kl_table(L, KN_I32, n, t + n);
         q->shift = kl_table(L, KN_I32, n, t + 2 * n);
@@ -167,11 +180,20 @@ bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
     return L->target &&
            (L->target->kind == KN_TARGET_CPU ||
             (L->target->kind == KN_TARGET_MCU && L->target->vector_bits >= 128)) &&
-           hi32_tables(L, d, pad, q);
+           hi32_tables(L, d, pad, q, NULL);
 }
 
 void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q) {
-    if (!hi32_tables(L, d, 0, q)) kt_int_tables(L, d, q);
+    if (!hi32_tables(L, d, 0, q, NULL)) kt_int_tables(L, d, q);
+}
+
+bool kt_int_tables_rec(kn_lower *L, const kn_contract *d, const kn_kbuf *init, kt_rq *q) {
+    return hi32_tables(L, d, 0, q, init);
+}
+
+kn_kx *kt_int_rec_init(kn_lower *L, const kt_rq *q, kn_kx *col) {
+    KN_ASSERT(q->rec == 4);
+    return kx_load(L, q->mult, kx_mul(L, col, kx_int(L, 4)));
 }
 
 void kt_int_tables_padded(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
@@ -232,6 +254,11 @@ void kt_int_tables(kn_lower *L, const kn_contract *d, kt_rq *q) {
     kt_int_tables_padded(L, d, 0, q);
 }
 
+/* Field k after c3 in the records (kt_rq.rec). */
+static kn_kx *kt_rec_at(kn_lower *L, kn_kx *c3, int k) {
+    return kx_add(L, c3, kx_int(L, k));
+}
+
 static kn_kx *table_at(kn_lower *L, kn_kbuf *b, kn_kx *col, int lanes) {
     return lanes > 1 ? kx_vload(L, b, col, lanes) : kx_load(L, b, col);
 }
@@ -239,7 +266,10 @@ static kn_kx *table_at(kn_lower *L, kn_kbuf *b, kn_kx *col, int lanes) {
 kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col,
                         int lanes) {
     if (!q->mult) return acc;
-    kn_kx *m = table_at(L, q->mult, col, lanes);
+    if (q->rec) KN_ASSERT(lanes == 1);
+    kn_kx *c3 = q->rec ? kt_rec_at(L, kx_mul(L, col, kx_int(L, 4)), 1)
+                       : col; /* the column's record: its mult */
+    kn_kx *m = table_at(L, q->mult, c3, lanes);
     if (q->round) {
         double lo, hi;
         const kn_dtype_info *di = kn_dtype_get(d->y->dtype);
@@ -247,8 +277,9 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx
         lo = di->is_signed ? -hi / 2 : 0;
         hi = di->is_signed ? hi / 2 - 1 : hi - 1;
         int64_t l = d->clamp ? d->clo : (int64_t)lo, h = d->clamp ? d->chi : (int64_t)hi;
-        return kl_requant_hi32(L, acc, m, table_at(L, q->round, col, lanes),
-                               table_at(L, q->shift, col, lanes), l, h, d->y->dtype);
+        return kl_requant_hi32(
+            L, acc, m, table_at(L, q->round, q->rec ? kt_rec_at(L, c3, 1) : col, lanes),
+            table_at(L, q->shift, q->rec ? kt_rec_at(L, c3, 2) : col, lanes), l, h, d->y->dtype);
     }
     kn_kx *zp = d->yz ? kx_load(L, d->yz, kx_int(L, 0)) : NULL;
     if (q->shift) {

@@ -41,6 +41,11 @@ kn_kx *kt_dot_word(kn_lower *L, int bits, int64_t xoff, kn_kx *const *vals, int 
  *   else                     fixed point in int64 (kl_requant_fixed): mult, shift i32 */
 typedef struct kt_rq {
     kn_kbuf *mult, *shift, *round;
+    /* 0, or 4: the high-word form as one table of records of 4 i32 (kt_int_tables_rec;
+     * round and shift then point at the same table as mult): column c's accumulator
+     * init at [4c], its mult, round and shift at [4c + 1], [4c + 2], [4c + 3]. Scalar
+     * stores only. */
+    int rec;
 } kt_rq;
 
 /* The requantization tables of d's m columns into *q: fixed point (d->fixed,
@@ -62,6 +67,15 @@ bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
  * output on Arm, where kl_requant_fixed32 takes a 64-bit add and a parity test more);
  * else kt_int_tables. */
 void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q);
+/* The high-word form's three tables and init (a constant i32 table of the accumulators'
+ * init per column, at least m of them: the packed bias) as one table of records
+ * (kt_rq.rec): a tile's columns then read their init and tables from one pointer at
+ * constant offsets (the C compiler pairs them into LDRDs), where four tables kept four
+ * pointers, each stepped per tile of columns, and spilled some of them (the pointwise
+ * pairs, passes/tile.c). False (q cleared) where a column does not allow the form. */
+bool kt_int_tables_rec(kn_lower *L, const kn_contract *d, const kn_kbuf *init, kt_rq *q);
+/* The accumulators' init of column col from records of 4 (kt_int_tables_rec). */
+kn_kx *kt_int_rec_init(kn_lower *L, const kt_rq *q, kn_kx *col);
 /* Fixed-point requantization (d->fixed) in f64 where it is exact, on CPU targets with
  * f64 vectors: q->mult the table of M = mult * 2^-shift of each column (kn_qmul; `pad`
  * zeros past the last), for kt_int_store(_vec) with shift NULL, which computes

@@ -223,6 +223,10 @@ for m in $MODELS; do
       ! grep -q "<nearbyintf>:" "$D/app.dis" && ok || bad "$m: no usat/ssat, or nearbyintf"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
+  qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
+    # one SMMLA (codegen/c/cprint.c kn_mmla), its 1x1 convolutions in pointwise pairs
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "smmla" "$D/app.dis" && ok ||
+      bad "$m: no smmla in the image"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
     # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||
