@@ -47,6 +47,11 @@ typedef struct kn_target {
     bool fma_scalar;         /* its vector multiply-add takes the broadcast operand from a
                                 general register (MVE VFMA Qd, Qn, Rm): a register tile needs
                                 no vector register for it (generated C: KN_FMA4FS) */
+    bool byte_gather;        /* one instruction loads 4 bytes at a step of 2, 4 or 8 widened
+                                into i32 lanes (MVE's gather VLDRB.U32 Qd, [Rn, Qm] with an
+                                offset vector from VIDUP): kernel IR's strided 8-bit vector
+                                loads (kx_vload_strided) cost what a contiguous one costs
+                                (generated C: KN_LD4BUS / KN_LD4BSS) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */

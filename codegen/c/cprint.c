@@ -695,13 +695,18 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
         const kn_kx *l = x, *z = NULL;
         if (l->op == KX_SUB && l->a[1]->op == KX_CONST && kx_lanes(l->a[1]) == 1)
             z = l->a[1], l = l->a[0];
+        /* strided (kx_vload_strided, a step of 2, 4 or 8): a gather with offsets from
+         * VIDUP (KN_LD4BUS / KN_LD4BSS) */
+        int st = l->op == KX_CAST && l->a[0]->op == KX_LOAD ? l->a[0]->stride : 0;
         if (l->op == KX_CAST && l->dtype == KN_I32 && l->a[0]->op == KX_LOAD &&
             (l->a[0]->buf->dtype == KN_U8 || l->a[0]->buf->dtype == KN_I8) &&
-            kx_lanes(l->a[0]) == 4) {
-            fprintf(f, "%*s%sv%d = KN_LD4B%s%s(%s + ", ind, "", s->kind == KS_DECL ? "kn_v4i " : "",
-                    s->var, l->a[0]->buf->dtype == KN_U8 ? "U" : "S", z ? "Z" : "",
+            kx_lanes(l->a[0]) == 4 && (st <= 1 || st == 2 || st == 4 || st == 8)) {
+            fprintf(f, "%*s%sv%d = KN_LD4B%s%s%s(%s + ", ind, "",
+                    s->kind == KS_DECL ? "kn_v4i " : "", s->var,
+                    l->a[0]->buf->dtype == KN_U8 ? "U" : "S", st > 1 ? "S" : "", z ? "Z" : "",
                     l->a[0]->buf->name);
             kn_cprint_expr(E, l->a[0]->a[0]);
+            if (st > 1) fprintf(f, ", %d", st);
             if (z) {
                 fprintf(f, ", ");
                 kn_cprint_expr(E, z);
@@ -1703,6 +1708,14 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_LD4BS(p) ((kn_v4i)vldrbq_s32((const int8_t *)(const void *)(p)))\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BU(p), z))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BS(p), z))\n"
+                "#define KN_LD4BUS(p, s) \\\n"
+                "    ((kn_v4i)vldrbq_gather_offset_u32((const uint8_t *)(const void *)(p), "
+                "vidupq_n_u32(0, s)))\n"
+                "#define KN_LD4BSS(p, s) \\\n"
+                "    ((kn_v4i)vldrbq_gather_offset_s32((const int8_t *)(const void *)(p), "
+                "vidupq_n_u32(0, s)))\n"
+                "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BUS(p, s), z))\n"
+                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BSS(p, s), z))\n"
                 "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
                 "    "
                 "((kn_v4i)vminq_s32(vmaxq_s32(vshlq_r_s32(vaddq_n_s32(vmulhq_s32((int32x4_t)(acc), "
@@ -1757,6 +1770,18 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "    __builtin_convertvector(*(const kn_v4bs *)(const void *)(p), kn_v4i)\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BU(p) - (unsigned)(z)))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BS(p) - (unsigned)(z)))\n"
+                "#define KN_LD4BUS(p, s) \\\n"
+                "    ((kn_v4i){((const uint8_t *)(const void *)(p))[0], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[(s)], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[2 * (s)], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[3 * (s)]})\n"
+                "#define KN_LD4BSS(p, s) \\\n"
+                "    ((kn_v4i){((const int8_t *)(const void *)(p))[0], \\\n"
+                "              ((const int8_t *)(const void *)(p))[(s)], \\\n"
+                "              ((const int8_t *)(const void *)(p))[2 * (s)], \\\n"
+                "              ((const int8_t *)(const void *)(p))[3 * (s)]})\n"
+                "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BUS(p, s) - (unsigned)(z)))\n"
+                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BSS(p, s) - (unsigned)(z)))\n"
                 "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
                 "r, "
                 "kn_v4i t, int lo,\n"
