@@ -1003,9 +1003,11 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
 
 /* Helium's 4-lane tiles (kt_mve) with an 8-bit NCHW output (vq, no epilogue): each
  * accumulator vector (4 channels of one pixel) requantized as a vector of i32 (the
- * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then each lane stored to
- * its channel's plane (VMOV and STRB), where the tile scratch and its transposing loop
- * took a byte store, a byte load, a byte store and the loop's 3 an output. */
+ * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then its lanes stored to
+ * their channels' planes: one strided store (kl_store_strided: a VSTRB.32 scatter) where
+ * the target has byte scatters (kn_target.byte_gather), else each lane (VMOV and STRB),
+ * where the tile scratch and its transposing loop took a byte store, a byte load, a
+ * byte store and the loop's 3 an output. */
 static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
                              kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
     const kn_contract *d = G->d;
@@ -1018,6 +1020,13 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
             kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]), col, T->lanes);
             KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
             int vq = kl_decl_vec(L, KN_I32, T->lanes, q->a[0]);
+            if (nc == T->lanes && L->target && L->target->byte_gather && cs > 1) {
+                /* one strided store of the 4 lanes, their channels cs apart (Helium's
+                 * VSTRB.32 scatter, where the lane stores took a VMOV and a STRB each) */
+                kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), v * T->lanes * cs + r),
+                                 kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
+                continue;
+            }
             for (int c = 0; c < nc; c++)
                 kl_store(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
                          kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));

@@ -717,7 +717,22 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
             return true;
         }
     }
-    if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
+    if (s->kind == KS_STORE && s->stride > 1 && kx_lanes(x) == 4 &&
+        (s->buf->dtype == KN_U8 || s->buf->dtype == KN_I8)) {
+        /* a strided store of an ivvar's lanes narrowed to 8 bits: one scatter store
+         * (VSTRB.32 with an offset vector) */
+        const kn_kx *v = x;
+        while (v->op == KX_CAST && (v->dtype == KN_U8 || v->dtype == KN_I8)) v = v->a[0];
+        if (v->op == KX_VAR && ivvar(E, v->var)) {
+            fprintf(f, "%*sKN_ST4BSS(%s + ", ind, "", s->buf->name);
+            kn_cprint_expr(E, s->index);
+            fprintf(f, ", v%d, %d);\n", v->var, s->stride);
+            E->mve_used = true;
+            E->vec_widths |= 1u << 2;
+            return true;
+        }
+    }
+    if (s->kind == KS_STORE && s->stride <= 1 && mve_rq_store(E, s, ind)) return true;
     if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
@@ -955,7 +970,8 @@ static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
     int temps = 0;
     if (!E->vec_ext || !pow2_lanes(lanes) || (E->dialect == KN_OPENCL && lanes > 16)) return false;
     if (mve_stmt(E, s, ind)) return true;
-    if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
+    if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 || s->stride > 1 : !vvar(E, s->var))
+        return false;
     if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
     E->nmap = 0;
     vhoist(E, s->value, lanes, ind);
@@ -1093,7 +1109,10 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         }
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         kn_cprint_expr(E, s->index);
-        fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
+        if (E->in_lane && s->stride > 1) /* a strided store (kl_store_strided) */
+            fprintf(f, " + kn_l * %d] = ", s->stride);
+        else
+            fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
         if (bt == KN_F16 || bt == KN_BF16) {
             E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
             fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
@@ -1715,6 +1734,10 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "    ((kn_v4i)vldrbq_gather_offset_s32((const int8_t *)(const void *)(p), "
                 "vidupq_n_u32(0, s)))\n"
                 "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BUS(p, s), z))\n"
+                "#define KN_ST4BSS(p, v, s) \\\n"
+                "    vstrbq_scatter_offset_s32((int8_t *)(void *)(p), \\\n"
+                "                              vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)(s)), "
+                "(int32x4_t)(v))\n"
                 "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BSS(p, s), z))\n"
                 "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
                 "    "
@@ -1781,6 +1804,12 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "              ((const int8_t *)(const void *)(p))[2 * (s)], \\\n"
                 "              ((const int8_t *)(const void *)(p))[3 * (s)]})\n"
                 "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BUS(p, s) - (unsigned)(z)))\n"
+                "#define KN_ST4BSS(p, v, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((unsigned char *)(void *)(p))[kn_l * (s)] = (unsigned "
+                "char)(v)[kn_l]; \\\n"
+                "    } while (0)\n"
                 "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BSS(p, s) - (unsigned)(z)))\n"
                 "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
                 "r, "

@@ -179,7 +179,7 @@ for m in $MODELS; do
     # dw_words_u8's stride 2 along rows of 5: strided loads, a gather of 4 bytes (VLDRB.U32
     # with an offset vector) a tap
     [ $m = dw_words_u8 ] && [ $EMIT = c ] && {
-      grep -qE "vldrb\.u32[[:space:]]+q[0-7], \[r[0-9]+, q[0-7]\]" "$D/app.dis" && ok ||
+      grep -qE "vldrb\.u32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
         bad "$m: no vldrb.u32 gather in the image"; }
     # dw_mve_s2's 16 column pairs a chunk into the plane's two phases: VLD20/VLD21
     [ $m = dw_mve_s2 ] && [ $EMIT = c ] && { grep -q "vld21\.8" "$D/app.dis" && ok ||
@@ -190,6 +190,10 @@ for m in $MODELS; do
     # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
       bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
+    # ... its 4 lanes as one strided store (kl_store_strided): a VSTRB.32 scatter
+    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "KN_ST4BSS(" "$D/m.c" &&
+      grep -qE "vstrb\.32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
+      bad "$m: no strided store of 4 channels (KN_ST4BSS, a vstrb.32 scatter)"; }
   elif [ "$TARGET" = cortex-m55 ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
