@@ -1020,9 +1020,15 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
             kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]), col, T->lanes);
             KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
             int vq = kl_decl_vec(L, KN_I32, T->lanes, q->a[0]);
-            if (nc == T->lanes && L->target && L->target->byte_gather && cs > 1) {
+            if (nc == T->lanes && L->target && L->target->byte_gather && cs > 1 &&
+                G->kh * G->kw == 1) {
                 /* one strided store of the 4 lanes, their channels cs apart (Helium's
-                 * VSTRB.32 scatter, where the lane stores took a VMOV and a STRB each) */
+                 * VSTRB.32 scatter, where the lane stores took a VMOV and a STRB each):
+                 * MobileNetV2's 1x1 expansions on the M55 263 -> 247 K; not in tiles
+                 * with kernel windows, where GCC 12 holds the offset vector in a Q
+                 * register through the reduction loop and spills the tile's (ResNet-8's
+                 * first 3x3 convolution 481 -> 490 K, MobileNetV2's stem a band 210 ->
+                 * 218 K) */
                 kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), v * T->lanes * cs + r),
                                  kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
                 continue;
