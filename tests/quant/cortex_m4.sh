@@ -10,7 +10,7 @@
 # passes/tile.c) and two with 1x1 convolutions of 16 and 32 channels, for
 # --target cortex-m55 on QEMU's mps3-an547 (the same startup, its memory map: code at
 # 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8. ptq_add
-# (tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
+# (and on the M55 ptq_add_tail, tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
 # residual adds) and compared with the host interpreter's output for it.
 # usage: cortex_m4.sh KILN SOURCE_DIR [c|obj] [cortex-m4|cortex-m55]
 KILN=$1
@@ -30,7 +30,7 @@ if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
-    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add"
+    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -168,8 +168,12 @@ for m in $MODELS; do
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*;
   # on the M55 in i32 vector tiles)
-  if [ "$TARGET" = cortex-m55 ] && [ $m = ptq_add ]; then
-    : # 8 channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD
+  if [ "$TARGET" = cortex-m55 ] && [ "${m#ptq_add}" != "$m" ]; then
+    # 8 (5) channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD; the fixed-point
+    # adds in 4-lane vectors (ir/lower/quant.c qadd_fixed_vec: the high-word form with
+    # mult 2^30), ptq_add_tail's 245 elements with a scalar tail of one
+    [ $EMIT = c ] && { grep -q "KN_DUP4I(1073741824)" "$D/m.c" && ok ||
+      bad "$m: the residual add not in vectors"; }
   elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_}" != "$m" -o "${m#qdq_d}" != "$m" -o $m = qdq_block ]; then
     # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's): the i32 vector
     # tiles' widening byte loads (generated C: VLDRB.U32 / VLDRB.S32)
