@@ -110,6 +110,7 @@ typedef struct kn_kx {
  *   KN_DOT_S16X2:  a[0] + lo16s(a1)*lo16s(a2) + hi16s(a1)*hi16s(a2)    (pmaddwd, SMLAD)
  *   KN_DOT_U8S8X4: a[0] + sum_k byte_k(a1) as u8 * byte_k(a2) as s8     (vpdpbusd)
  *   KN_DOT_S8S8X4: a[0] + sum_k byte_k(a1) as s8 * byte_k(a2) as s8     (sdot)
+ *   KN_DOT_S16X2X: a[0] + lo16s(a1)*hi16s(a2) + hi16s(a1)*lo16s(a2)    (SMLADX)
  *   KN_DOT_S8X16:  a reduction, not lane by lane: a[0] (one i32) + the sum over the 16
  *                  bytes of a1 and a2, 4-lane i32 vectors, as s8 x s8; one lane
  *                                                                      (vmladava.s8)
@@ -685,6 +686,16 @@ kn_kx *kx_vload_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, int lanes, int st
  * read 4 bytes at once, then KX_UNPACK16); the C emitter prints a memcpy of 4 bytes
  * (one LDR on Armv7-M) on little-endian hosts, else the bytes shifted together. */
 kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index);
+/* A kept load: the scalar element b[index], a KX_LOAD with i = KX_LOAD_KEPT, to stay in the
+ * loop it is written in although its value does not change there. A register tile reads
+ * the few constants of its channel this way where holding them for the whole loop would
+ * take more registers than the target has (passes/depthwise.c, the row words): a compiler
+ * hoists invariant loads out of the loop and then spills them to the stack, a store and
+ * a load where this is one load. The C emitter reads b through an empty asm (kn_keep),
+ * which a compiler cannot see through; LLVM (which rematerializes loads itself) and
+ * OpenCL print an ordinary load. The same value either way. */
+enum { KX_LOAD_KEPT = 8 };
+kn_kx *kx_load_kept(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_lane(kn_lower *L, int var, int lane); /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
 /* KX_ROUND of a whose value is known to be NaN or within [-2^22, 2^22] (i = 1): an

@@ -59,7 +59,10 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_LOAD:
         if (!own(V, x->buf)) return bad(V, "load from a buffer of another program", 0, 0);
         if (!is_int(x->a[0]->dtype)) return bad(V, "load index is not an integer", 0, 0);
-        if (x->i != 0 && x->i != 4) return bad(V, "unknown load kind", (long)x->i, 0);
+        if (x->i != 0 && x->i != 4 && x->i != KX_LOAD_KEPT)
+            return bad(V, "unknown load kind", (long)x->i, 0);
+        if (x->i == KX_LOAD_KEPT && kx_lanes(x) != 1)
+            return bad(V, "kept load is not a scalar", 0, 0);
         if (x->i == 4 && (kx_lanes(x) != 1 || x->dtype != KN_I32 ||
                           (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8)))
             return bad(V, "word load is not a scalar i32 of an 8-bit buffer", 0, 0);
@@ -86,7 +89,9 @@ static kn_status expr(vctx *V, const kn_kx *x) {
             if (x->a[i]->dtype != KN_I32 ||
                 (kx_lanes(x->a[i]) != 1 && kx_lanes(x->a[i]) != kx_lanes(x)))
                 return bad(V, "dot operand is not an i32 word of the dot's lanes", i, 0);
-        return x->i >= 1 && x->i <= 3 ? KN_OK : bad(V, "unknown dot product", (long)x->i, 0);
+        return (x->i >= 1 && x->i <= 3) || x->i == KN_DOT_S16X2X
+                   ? KN_OK
+                   : bad(V, "unknown dot product", (long)x->i, 0);
     case KX_UNPACK16:
         if (x->a[0]->dtype != KN_I32) return bad(V, "unpack16 operand is not an i32 word", 0, 0);
         return x->i >= 0 && x->i <= 3 ? KN_OK : bad(V, "unknown unpack16", (long)x->i, 0);

@@ -98,6 +98,34 @@ static int utf8(long v, char *b) {
 }
 
 /* The control character of escape letter c (n t r f v a), or 0. */
+/* A character outside brackets (a byte below 0x80, else a code point): a non-ASCII one
+ * as its UTF-8 bytes in a group, so that a quantifier after it takes the whole
+ * character in the byte matcher too (C locale, for all-ASCII strings); under (?i) the
+ * Kelvin sign U+212A and k or K, the long s U+017F and s or S, as an alternation of the
+ * pair, since RE2 folds them and neither glibc matcher does (REG_ICASE then takes
+ * both ASCII cases). */
+static void literal_char(tr *t, long v) {
+    static const struct {
+        char ascii;
+        long u;
+        const char *posix;
+    } folds[] = {{'k', 0x212a, "(k|\xe2\x84\xaa)"}, {'s', 0x17f, "(s|\xc5\xbf)"}};
+    for (int f = 0; t->icase && f < 2; f++)
+        if (v == folds[f].u || v == folds[f].ascii || v == folds[f].ascii - 'a' + 'A') {
+            emits(t, folds[f].posix);
+            return;
+        }
+    if (v < 0x80) {
+        literal(t, (unsigned char)v);
+        return;
+    }
+    char b[4];
+    int nb = utf8(v, b);
+    emitc(t, '(');
+    emit(t, b, (size_t)nb);
+    emitc(t, ')');
+}
+
 static char control(char c) {
     switch (c) {
     case 'n': return '\n';
@@ -383,12 +411,7 @@ static void escape(tr *t) {
     case 'z': emitc(t, '$'); return;
     case 'x': {
         long v = hex_escape(t);
-        if (v < 0) return;
-        char b[4];
-        int nb = utf8(v, b);
-        if (nb > 1) emitc(t, '(');
-        for (int k = 0; k < nb; k++) literal(t, (unsigned char)b[k]);
-        if (nb > 1) emitc(t, ')');
+        if (v >= 0) literal_char(t, v);
         return;
     }
     case 'p':
@@ -501,7 +524,15 @@ int kn_regex_translate(const char *re2, char *out, size_t cap, int *flags, char 
             t.p++;
             literal(&t, (unsigned char)c);
             break;
-        default: /* ^ $ | and ordinary bytes */ t.p++; emitc(&t, c);
+        default: /* ^ $ | and ordinary characters */
+            t.p++;
+            if ((unsigned char)c >= 0x80) {
+                long v = utf8_decode(&t, (unsigned char)c);
+                if (v >= 0) literal_char(&t, v);
+            } else if (t.icase && strchr("kKsS", c))
+                literal_char(&t, c);
+            else
+                emitc(&t, c);
         }
     }
     if (!t.failed && depth) fail(&t, "missing ')'");

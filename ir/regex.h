@@ -12,6 +12,9 @@
  * implements them). What has no POSIX form is refused with a message naming it:
  * Unicode classes (\p, \pL), \C, \Q..\E, backreferences, (?m), flags after the start,
  * more than KN_REGEX_MAX_UNICODE non-ASCII characters in one bracket expression.
+ * A non-ASCII character outside brackets is a group of its UTF-8 bytes (one atom under a
+ * quantifier in either matcher); under (?i), k, K and the Kelvin sign U+212A, and s, S
+ * and the long s U+017F, are each an alternation of the pair, as RE2 folds them.
  * Non-ASCII characters in a bracket expression are code points, as in RE2 (with (?i)
  * also the Kelvin sign and long s pairs RE2 folds with k and s): each is
  * written out as its UTF-8 bytes, a range of them member by member (glibc's regcomp

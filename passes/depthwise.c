@@ -142,7 +142,7 @@ typedef struct dw_geom {
      * dw_words_suits): interior outputs in i32 tiles of `nu` words, each word 4 bytes of
      * an input row (kx_load_word) split into its even and odd bytes (kx_unpack16); pkw
      * holds per channel the init bias - xz * sum (w - wz), then per kernel row the weight
-     * words (w0, w2), (w1, 0), (0, w1); xw: the end of the outputs whose words stay in
+     * words (w0, w2), (w1, 0); xw: the end of the outputs whose words stay in
      * the row; wrows: kernel rows outside x may be left out (xz == 0); wedge: the
      * border columns in words too (rows of 4 bytes or more): a word reaching past the
      * row's left or right end is the row's first or last 4 bytes shifted, zero-point
@@ -177,7 +177,7 @@ typedef struct dw_geom {
     int yrows, yr;
     int nu;
     kn_kbuf *pkw;
-    int vpkw, winit;
+    int vpkw;
     int64_t xw;
 } dw_geom;
 
@@ -413,6 +413,22 @@ static int dw_wout(const dw_geom *G) {
     return G->sw == 1 ? 2 : 1;
 }
 
+/* Entries of a channel in the row words' table (dw_pack_wrows): the init, then the words
+ * A = (w0, w2) and B = (w1, 0) of each kernel row. */
+static int64_t dw_wper(const dw_geom *G) {
+    return 1 + 2 * G->kh;
+}
+
+/* Weight word k of the channel's row words, read in the tile (kx_load_kept): the
+ * channel's 6 weight words, the tile's 4 accumulators, its words, the init, 3
+ * requantization constants and the pointers do not fit in the M4's 14 registers for the
+ * whole row, and GCC 12 hoisting the loads out of the row's loop spills them (a store and
+ * a reload each); kept, they are 3 LDRD a tile. The init stays an ordinary load (kept too,
+ * it measured worse: MobileNetV1's 24 x 24 layer 363 K -> 436 K instructions). */
+static kn_kx *dw_wword(kn_lower *L, const dw_geom *G, int64_t k) {
+    return kx_load_kept(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, k)));
+}
+
 /* The word of 4 bytes of row `row` (its first element) from column c, a constant of an
  * edge tile: past the left end (c < 0) the first 4 bytes shifted up by -c bytes, past
  * the right end the last 4 shifted down, zero bytes shifted in (u32 shifts). */
@@ -432,9 +448,10 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
 /* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
  * word the bytes x[iy, ox*sw - pw + 2u .. + 4) of kernel row ky (u = 0 .. nu), lo =
  * (b0, b2) and hi = (b1, b3) its 16-bit halves, so with the row's weight words A = (w0,
- * w2), B = (w1, 0), C = (0, w1) (SMLAD: a.lo*b.lo + a.hi*b.hi):
- *   output 2u     += dot(lo, A) + dot(hi, B)   (b0 w0 + b2 w2 + b1 w1)
- *   output 2u + 1 += dot(hi, A) + dot(lo, C)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
+ * w2), B = (w1, 0) (SMLAD: a.lo*b.lo + a.hi*b.hi; SMLADX: a.lo*b.hi + a.hi*b.lo):
+ *   output 2u     += dot(lo, A) + dot(hi, B)    (b0 w0 + b2 w2 + b1 w1)
+ *   output 2u + 1 += dot(hi, A) + dotx(lo, B)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
+ * The weight words are read in the tile (dw_wword).
  * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
  * crow: a kernel row outside x is left out where xz == 0, else adds the word of zero
  * points (xz, xz) in both halves, so every tap outside x adds xz * (w - wz). cox >= 0:
@@ -444,19 +461,22 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
                      int64_t cox, int nst) {
     int per = dw_wout(G), n = nu * per, acc[2 * DW_MAX_ROWS];
     bool unsig = G->d->x->dtype == KN_U8;
-    for (int j = 0; j < n; j++) acc[j] = kl_decl(L, KN_I32, var(L, G->winit));
+    int init = kl_decl(L, KN_I32, kx_load(L, G->pkw, var(L, G->vpkw)));
+    for (int j = 0; j < n; j++) acc[j] = kl_decl(L, KN_I32, var(L, init));
+    /* the first kernel row's first byte (an edge tile: its row's first byte); kernel row ky
+     * at a constant distance from it, so GCC 12 keeps one pointer for the tile's rows (with
+     * an index of its own each, it kept three: MobileNetV1's 24 x 24 layer 350 K -> 339 K) */
+    kn_kx *iy0 = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), -G->ph);
+    int vx0 = kl_decl(L, KN_I64,
+                      cox >= 0 ? kx_mul(L, kt_mad(L, var(L, G->vbc), G->h, iy0), kx_int(L, G->w))
+                               : kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy0), G->w,
+                                        kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw)));
     for (int64_t ky = 0; ky < G->kh; ky++) {
         kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
         if (crow) kl_if(L, kt_inside(L, iy, G->h));
-        int vx = kl_decl(L, KN_I64,
-                         cox >= 0 ? kx_mul(L, kt_mad(L, var(L, G->vbc), G->h, iy), kx_int(L, G->w))
-                                  : kt_mad(L, kt_mad(L, var(L, G->vbc), G->h, iy), G->w,
-                                           kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw)));
-        int wk[3];
-        for (int k = 0; k < (per == 2 ? 3 : 2); k++)
-            wk[k] =
-                kl_decl(L, KN_I32,
-                        kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
+        int vx = kl_decl(L, KN_I64, kt_plus(L, var(L, vx0), ky * G->dh * G->w));
+        int wk[2];
+        for (int k = 0; k < 2; k++) wk[k] = kl_decl(L, KN_I32, dw_wword(L, G, 1 + 2 * ky + k));
         for (int u = 0; u < nu; u++) {
             int wd = kl_decl(
                 L, KN_I32,
@@ -470,22 +490,19 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
             if (per == 2) {
                 int a1 = acc[u * per + 1];
                 kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, hi), var(L, wk[0])));
-                kl_set(L, a1, kx_dot(L, KN_DOT_S16X2, var(L, a1), var(L, lo), var(L, wk[2])));
+                kl_set(L, a1, kx_dot(L, KN_DOT_S16X2X, var(L, a1), var(L, lo), var(L, wk[1])));
             }
         }
         if (crow && G->xz != 0) { /* a row of padding: every byte the zero point */
             kl_else(L);
             int64_t z16 = (int64_t)G->xz & 0xffff;
             kn_kx *zw = kx_const(L, KN_I32, (double)(int32_t)(uint32_t)(z16 | z16 << 16));
-            int wz[3];
-            for (int k = 0; k < (per == 2 ? 3 : 2); k++)
-                wz[k] = kl_decl(
-                    L, KN_I32,
-                    kx_load(L, G->pkw, kx_add(L, var(L, G->vpkw), kx_int(L, 1 + 3 * ky + k))));
+            int wz[2]; /* zw has xz in both halves: dot(zw, B) = xz w1 */
+            for (int k = 0; k < 2; k++) wz[k] = kl_decl(L, KN_I32, dw_wword(L, G, 1 + 2 * ky + k));
             for (int j = 0; j < n; j++) {
                 int a = acc[j];
                 kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[0])));
-                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[j % per ? 2 : 1])));
+                kl_set(L, a, kx_dot(L, KN_DOT_S16X2, var(L, a), zw, var(L, wz[1])));
             }
         }
         if (crow) kl_end(L);
@@ -719,7 +736,9 @@ static void dw_fill_pad(kn_lower *L, const dw_geom *G, kn_kx *at, int64_t n) {
 /* Word row q of channel bc (row: its first element in xs), its parts k whose padded row
  * q*rstep + k is an input row marked in `inside` (bit k; iy0: the input row of part 0),
  * the others padding: each phase's padding columns, then its input columns, in vectors
- * of the target's lanes where the columns are contiguous (stride 1). */
+ * of the target's lanes: contiguous loads at stride 1, strided (deinterleaving) loads of
+ * every sw-th byte at strides 2-4 (kx_vload_strided: LLVM loads the span in whole vectors
+ * and shuffles, where one word at a time took sw byte loads per word and part). */
 static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, unsigned inside) {
     if (!inside) { /* every part padding */
         dw_fill_pad(L, G, row, G->rs);
@@ -733,10 +752,10 @@ static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, u
         kn_kx *at = kt_plus(L, row, G->poff[p]);
         dw_fill_pad(L, G, at, jlo);
         int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
-        /* stride 1: vectors of the target's lanes, or fewer (down to DW_MIN_LANES) on
-         * narrow rows, the last one ending at the row's end (overlapping the one before:
-         * it stores the same words again); strided: one word at a time */
-        int64_t cols = jhi - jlo, lanes = G->sw == 1 ? kl_lanes(L, KN_I32) : 1;
+        /* vectors of the target's lanes, or fewer (down to DW_MIN_LANES) on narrow rows,
+         * the last one ending at the row's end (overlapping the one before: it stores the
+         * same words again); a strided vector reads only the columns it converts */
+        int64_t cols = jhi - jlo, lanes = kl_lanes(L, KN_I32);
         while (lanes > DW_MIN_LANES && lanes > cols) lanes /= 2;
         if (lanes < DW_MIN_LANES || lanes > cols) lanes = 1;
         int64_t nv = cols / lanes;
@@ -751,8 +770,9 @@ static void dw_word_row(kn_lower *L, const dw_geom *G, kn_kx *row, kn_kx *iy0, u
                     continue;
                 }
                 kn_kx *xi = kt_mad(L, jj, G->sw, kt_plus(L, var(L, xr), k * G->w + from));
-                vals[k] =
-                    lanes > 1 ? kx_vload(L, G->d->x, xi, (int)lanes) : kx_load(L, G->d->x, xi);
+                vals[k] = lanes == 1   ? kx_load(L, G->d->x, xi)
+                          : G->sw == 1 ? kx_vload(L, G->d->x, xi, (int)lanes)
+                                       : kx_vload_strided(L, G->d->x, xi, (int)lanes, (int)G->sw);
             }
             kl_store(L, G->xs, kx_add(L, kt_plus(L, at, jlo), jj),
                      kt_dot_word(L, G->bits, G->xoff, vals, G->parts));
@@ -1384,9 +1404,9 @@ static int64_t dw_words_end(const dw_geom *G) {
 
 /* The row words' packed constants from kt_dw_int_pack's pk ([c][1 + kh*3] f32: bias,
  * w - wz): per channel the init bias - xz * sum (w - wz), then per kernel row the words
- * (w0, w2), (w1, 0), (0, w1), 16-bit halves, the first in the low half. */
+ * (w0, w2), (w1, 0), 16-bit halves, the first in the low half (dw_wper entries). */
 static void dw_pack_wrows(const dw_geom *G, const float *pk, int32_t *wk) {
-    int64_t taps = G->kh * 3, per = 1 + 3 * G->kh;
+    int64_t taps = G->kh * 3, per = dw_wper(G);
     for (int64_t ch = 0; ch < G->c; ch++) {
         const float *src = pk + ch * (1 + taps);
         int64_t sum = 0;
@@ -1396,9 +1416,8 @@ static void dw_pack_wrows(const dw_geom *G, const float *pk, int32_t *wk) {
             uint32_t w0 = (uint32_t)(int32_t)src[1 + ky * 3] & 0xffffu;
             uint32_t w1 = (uint32_t)(int32_t)src[2 + ky * 3] & 0xffffu;
             uint32_t w2 = (uint32_t)(int32_t)src[3 + ky * 3] & 0xffffu;
-            wk[ch * per + 1 + 3 * ky] = (int32_t)(w0 | w2 << 16);
-            wk[ch * per + 2 + 3 * ky] = (int32_t)w1;
-            wk[ch * per + 3 + 3 * ky] = (int32_t)(w1 << 16);
+            wk[ch * per + 1 + 2 * ky] = (int32_t)(w0 | w2 << 16);
+            wk[ch * per + 2 + 2 * ky] = (int32_t)w1;
         }
     }
 }
@@ -1494,9 +1513,11 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->dot = kt_int_dot_kind(tg, d, ov);
         /* stride 2 where the target has vpdpbusd: pairs of rows (pmaddwd, which x86 has
          * with it), so each input row is in one word row (rstep = parts = 2) where four
-         * rows stepping by 2 copy each twice, and the strided copy is one word at a time
-         * (MobileNetV2 int8, thread CPU: 112x112 -> 56x56 0.171-0.173 -> 0.153-0.156 ms,
-         * 28x28 -> 14x14 0.061 -> 0.032, 14x14 -> 7x7 0.041 -> 0.035) */
+         * rows stepping by 2 copy each twice (MobileNetV2 int8, thread CPU, when the
+         * strided copy went one word at a time: 112x112 -> 56x56 0.171-0.173 -> 0.153-0.156
+         * ms, 28x28 -> 14x14 0.061 -> 0.032, 14x14 -> 7x7 0.041 -> 0.035; with strided
+         * vector loads, its two NCHW stride-2 layers 0.136-0.147 with four rows against
+         * 0.124-0.137 with pairs) */
         if (G->dot == KN_DOT_U8S8X4 && G->sh == 2 && !(ov && ov->dot)) G->dot = KN_DOT_S16X2;
     }
     if (G->stage) {
@@ -1609,7 +1630,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->pk = kl_table(L, KN_F32, G->c * per, pk);
     }
     if (G->words) {
-        int64_t wper = 1 + 3 * G->kh;
+        int64_t wper = dw_wper(G);
         int32_t *wk = malloc((size_t)(G->c * wper) * sizeof *wk);
         KN_ASSERT(wk);
         dw_pack_wrows(G, pk, wk);
@@ -1632,10 +1653,9 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
                 kl_decl(L, G->at, kx_load(L, G->pk, kx_add(L, var(L, G->vpk), kx_int(L, k))));
     }
     if (G->words) {
-        G->vpkw = kl_decl(L, KN_I64,
-                          kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)),
-                                 kx_int(L, 1 + 3 * G->kh)));
-        G->winit = kl_decl(L, KN_I32, kx_load(L, G->pkw, var(L, G->vpkw)));
+        G->vpkw = kl_decl(
+            L, KN_I64,
+            kx_mul(L, kx_bin(L, KX_MOD, var(L, G->vbc), kx_int(L, G->c)), kx_int(L, dw_wper(G))));
     }
     if (G->pph) {
         dw_pad_phases(L, G);

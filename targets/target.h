@@ -29,6 +29,9 @@ typedef enum kn_dot {
     KN_DOT_S8S8X4, /* four s8 x s8: AArch64 SDOT */
     KN_DOT_S8X16,  /* a reduction: sixteen s8 x s8 (two vectors of four words) summed into
                       one scalar i32 accumulator: Helium VMLADAVA.S8 */
+    KN_DOT_S16X2X, /* two i16 x i16, the second word's halves exchanged: Cortex-M DSP SMLADX
+                      (never a target's int8_dot: the depthwise row words use it beside
+                      KN_DOT_S16X2, passes/depthwise.c) */
 } kn_dot;
 
 typedef struct kn_target {

@@ -169,6 +169,7 @@ const char *kn_dot_name(kn_dot d) {
     case KN_DOT_U8S8X4: return "u8s8x4";
     case KN_DOT_S8S8X4: return "s8s8x4";
     case KN_DOT_S8X16: return "s8x16";
+    case KN_DOT_S16X2X: return "s16x2x";
     default: return "none";
     }
 }

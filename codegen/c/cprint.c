@@ -32,6 +32,12 @@ enum { H_STW = 1 << 23 };
 enum { H_RINTF = 1 << 22 };
 /* H_RINTS: kn_rintf_small, kx_round_small of a scalar f32 in C99 */
 enum { H_RINTS = 1 << 24 };
+/* H_DOTX: the KX_DOT helper of KN_DOT_S16X2X (kn_dot5: SMLADX) */
+enum { H_DOTX = 1 << 25 };
+/* H_KEEP: kn_keep, the pointer of a kept load (kx_load_kept) */
+enum { H_KEEP = 1 << 26 };
+/* H_MMLA: kn_mmla, an i32 plus the high word of a 32 x 32-bit signed product (SMMLA) */
+enum { H_MMLA = 1 << 27 };
 
 typedef kn_cprint emitter;
 
@@ -247,7 +253,43 @@ static void helper_call(emitter *E, const char *fn, const kn_kx *x, unsigned bit
     fputc(')', E->f);
 }
 
+/* Whether h is (i32)(((i64)a * (i64)b) >> 32) of i32 a and b, the signed high multiply
+ * of the high-word requantization (ir/lower/requant32.c, kl_requant_hi32): *a and *b. */
+static bool hi32_mul(const kn_kx *h, const kn_kx **a, const kn_kx **b) {
+    if (h->op != KX_CAST || h->dtype != KN_I32 || h->i != 0 || kx_lanes(h) != 1) return false;
+    const kn_kx *s = h->a[0], *m = s->a[0];
+    if (s->op != KX_SHR || s->dtype != KN_I64 || s->a[1]->op != KX_CONST || s->a[1]->i != 32 ||
+        m->op != KX_MUL || m->dtype != KN_I64)
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (m->a[k]->op != KX_CAST || m->a[k]->a[0]->dtype != KN_I32 ||
+            kx_lanes(m->a[k]->a[0]) != 1)
+            return false;
+    *a = m->a[0]->a[0], *b = m->a[1]->a[0];
+    return true;
+}
+
+/* An i32 c + (i32)(((i64)a * (i64)b) >> 32), wrapping, as kn_mmla (SMMLA where the
+ * compiler targets an Arm DSP extension: GCC 12 builds SMULL and an ADD), in C99. */
+static bool print_mmla(emitter *E, const kn_kx *x) {
+    const kn_kx *a, *b;
+    if (x->op != KX_ADD || x->dtype != KN_I32 || kx_lanes(x) != 1 || E->dialect != KN_C99)
+        return false;
+    int k = hi32_mul(x->a[0], &a, &b) ? 0 : hi32_mul(x->a[1], &a, &b) ? 1 : -1;
+    if (k < 0 || x->a[1 - k]->dtype != KN_I32 || kx_lanes(x->a[1 - k]) != 1) return false;
+    E->helpers |= H_MMLA;
+    fprintf(E->f, "kn_mmla(");
+    kn_cprint_expr(E, a);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, b);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, x->a[1 - k]);
+    fputc(')', E->f);
+    return true;
+}
+
 void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
+    if (print_mmla(E, x)) return;
     FILE *f = E->f;
     kn_dtype t = x->dtype;
     switch (x->op) {
@@ -286,6 +328,17 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) {
             E->helpers |= x->buf->dtype == KN_F16 ? H_F16 : H_BF16;
             fprintf(f, "%s(", x->buf->dtype == KN_F16 ? "kn_h2f" : "kn_b2f");
+        }
+        if (x->i == KX_LOAD_KEPT && E->dialect != KN_OPENCL) {
+            /* kx_load_kept: (buf + base) through kn_keep, the constant part of the index
+             * as the offset, so that the loads of one tile share the kept pointer */
+            const kn_kx *ix = x->a[0];
+            bool off = ix->op == KX_ADD && ix->a[1]->op == KX_CONST;
+            E->helpers |= H_KEEP;
+            fprintf(f, "((const %s *)kn_keep(%s + ", CT(x->buf->dtype), x->buf->name);
+            kn_cprint_expr(E, off ? ix->a[0] : ix);
+            fprintf(f, "))[%lld]", off ? (long long)ix->a[1]->i : 0LL);
+            return;
         }
         fprintf(f, "%s[", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
@@ -339,7 +392,7 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
             fprintf(f, ", v%d, v%d)", x->a[1]->var, x->a[2]->var);
             return;
         }
-        E->helpers |= (unsigned)H_DOT << x->i;
+        E->helpers |= x->i == KN_DOT_S16X2X ? (unsigned)H_DOTX : (unsigned)H_DOT << x->i;
         char dot[16];
         snprintf(dot, sizeof dot, "kn_dot%d", (int)x->i);
         print_call3(E, dot, x);
@@ -1302,6 +1355,46 @@ static const char *dot_helpers[5] = {
     "}\n",
 };
 
+/* KN_DOT_S16X2X: kn_dot1 with b's halves exchanged (SMLADX). */
+static const char dotx_helper[] =
+    "static int32_t kn_dot5(int32_t acc, int32_t a, int32_t b) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smladx %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(acc));\n"
+    "    return r;\n"
+    "#else\n"
+    "    uint32_t ua = (uint32_t)a, ub = (uint32_t)b;\n"
+    "    int32_t a0 = (int32_t)(ua & 0xffffu) - (int32_t)((ua & 0x8000u) << 1);\n"
+    "    int32_t b0 = (int32_t)(ub & 0xffffu) - (int32_t)((ub & 0x8000u) << 1);\n"
+    "    int32_t a1 = (int32_t)(ua >> 16) - (int32_t)((ua >> 15) & 0x10000u);\n"
+    "    int32_t b1 = (int32_t)(ub >> 16) - (int32_t)((ub >> 15) & 0x10000u);\n"
+    "    return (int32_t)((uint32_t)acc + (uint32_t)(a0 * b1) + (uint32_t)(a1 * b0));\n"
+    "#endif\n"
+    "}\n";
+
+/* kx_load_kept: the buffer's pointer through an empty asm, which the compiler cannot see
+ * through, so the load stays in its loop instead of being hoisted out (and spilled). */
+static const char keep_helper[] = "static const void *kn_keep(const void *p) {\n"
+                                  "#if defined(__GNUC__)\n"
+                                  "    __asm__(\"\" : \"+r\"(p));\n"
+                                  "#endif\n"
+                                  "    return p;\n"
+                                  "}\n";
+
+/* print_mmla: c + the high word of a * b (signed), wrapping. SMMLA's exact sum (it
+ * truncates: no R suffix), where the compiler targets an Arm DSP extension. */
+static const char mmla_helper[] =
+    "static int32_t kn_mmla(int32_t a, int32_t b, int32_t c) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"smmla %0, %1, %2, %3\" : \"=r\"(r) : \"r\"(a), \"r\"(b), \"r\"(c));\n"
+    "    return r;\n"
+    "#else\n"
+    "    int64_t p = (int64_t)a * (int64_t)b;\n"
+    "    return (int32_t)((uint32_t)(int32_t)(p >> 32) + (uint32_t)c);\n"
+    "#endif\n"
+    "}\n";
+
 /* The KX_UNPACK16 helper of kind i (ir/kir.h): SXTB16/UXTB16 (ROR #8 for the odd
  * bytes) where the compiler targets an Arm DSP extension, else the two bytes extended
  * by shifts and masks through uint32. */
@@ -1477,6 +1570,9 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);
+    if (E->helpers & H_DOTX) fputs(dotx_helper, f);
+    if (E->helpers & H_KEEP) fputs(keep_helper, f);
+    if (E->helpers & H_MMLA) fputs(mmla_helper, f);
     for (int k = 0; k < 4; k++)
         if (E->helpers & ((unsigned)H_UNPACK << k)) unpack_helper(f, k);
     for (int k = 0; k < 4; k++)

@@ -595,6 +595,15 @@ static LLVMValueRef dot(emit *E, const kn_kx *x) {
                  b = splat(E, expr(E, x->a[2]), lanes);
     arch ar = target_arch(E->jit ? NULL : E->p->target);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx);
+    if (kind == KN_DOT_S16X2X) { /* SMLADX; elsewhere b's halves exchanged, then s16x2 */
+        if (ar == ARCH_ARM && lanes == 1) {
+            LLVMValueRef args[3] = {a, b, acc};
+            return call_fn(E, "llvm.arm.smladx", i32, args, 3);
+        }
+        LLVMValueRef s16 = splat(E, LLVMConstInt(i32, 16, 0), lanes);
+        b = LLVMBuildOr(E->b, LLVMBuildLShr(E->b, b, s16, ""), LLVMBuildShl(E->b, b, s16, ""), "");
+        kind = KN_DOT_S16X2;
+    }
     if (ar == ARCH_X86 && kind == KN_DOT_S16X2 && (lanes == 4 || lanes == 8 || lanes == 16) &&
         x86_has(E, lanes == 4   ? NULL
                    : lanes == 8 ? "avx2"
@@ -775,6 +784,42 @@ static LLVMValueRef regex(emit *E, const kn_kx *x) {
     return zero;
 }
 
+/* (i32)(((i64)a * (i64)b) >> 32) on vectors of i32 a, b (kl_requant_hi32's high word):
+ * built as two 64-bit multiplies of the even lanes (sign-extended in place) and of the odd
+ * lanes (shifted down), their high words merged back into the i32 lanes (little-endian: an
+ * even lane is the low half of its i64). The same value as the widened form, which LLVM
+ * lowers on x86 as vpmuldq on the even and odd lanes (4-6 instructions for 16 lanes) only
+ * where both sign extensions sit in the multiply's block; a loop-invariant operand (a
+ * channel's multiplier) is hoisted out of the loop and the widened form then costs 10-12
+ * (two halves extended, multiplied, shifted, narrowed, joined). CodeGenPrepare sinks the
+ * in-place extension (shl, ashr) next to its multiply. x86 only: Arm's vector high
+ * multiplies (MVE vmulh, NEON smull) are matched from the widened form and were not
+ * measured with this one. NULL where x is not that form. */
+static LLVMValueRef mulhi32(emit *E, const kn_kx *x) {
+    const kn_kx *s = x->a[0], *m = s->a[0];
+    int n = kx_lanes(x);
+    if (target_arch(E->jit ? NULL : E->p->target) != ARCH_X86 || x->i == 1 || x->dtype != KN_I32 ||
+        n < 2 || n % 2 || s->op != KX_SHR || s->dtype != KN_I64 || s->a[1]->op != KX_CONST ||
+        s->a[1]->i != 32 || m->op != KX_MUL || m->dtype != KN_I64)
+        return NULL;
+    for (int k = 0; k < 2; k++)
+        if (m->a[k]->op != KX_CAST || m->a[k]->i == 1 || m->a[k]->a[0]->dtype != KN_I32)
+            return NULL;
+    LLVMBuilderRef B = E->b;
+    LLVMTypeRef W = vec(ty(E, KN_I64), n / 2);
+    LLVMValueRef c32 = splat(E, LLVMConstInt(ty(E, KN_I64), 32, 0), n / 2), even[2], odd[2];
+    for (int k = 0; k < 2; k++) {
+        LLVMValueRef v = LLVMBuildBitCast(B, splat(E, expr(E, m->a[k]->a[0]), n), W, "");
+        even[k] = LLVMBuildAShr(B, LLVMBuildShl(B, v, c32, ""), c32, "");
+        odd[k] = LLVMBuildAShr(B, v, c32, "");
+    }
+    LLVMValueRef pe = LLVMBuildMul(B, even[0], even[1], ""),
+                 po = LLVMBuildMul(B, odd[0], odd[1], "");
+    LLVMValueRef hi = splat(E, LLVMConstInt(ty(E, KN_I64), 0xffffffff00000000ull, 0), n / 2);
+    LLVMValueRef r = LLVMBuildOr(B, LLVMBuildLShr(B, pe, c32, ""), LLVMBuildAnd(B, po, hi, ""), "");
+    return LLVMBuildBitCast(B, r, vec(ty(E, KN_I32), n), "");
+}
+
 static LLVMValueRef expr(emit *E, const kn_kx *x) {
     switch (x->op) {
     case KX_REGEX: return regex(E, x);
@@ -803,6 +848,10 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
             LLVMTypeRef tt = ty_like(E, x->dtype, v);
             return sgn(x->dtype) ? LLVMBuildFPToSI(E->b, v, tt, "")
                                  : LLVMBuildFPToUI(E->b, v, tt, "");
+        }
+        if (x->a[0]->op == KX_SHR) {
+            LLVMValueRef h = mulhi32(E, x);
+            if (h) return h;
         }
         return convert(E, operand(E, x, 0), x->a[0]->dtype, x->dtype);
     case KX_SELECT: {

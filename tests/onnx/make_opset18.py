@@ -949,6 +949,19 @@ regex_case("test_regex_full_match_utf8_brackets_20",
            np.array([True, False, False, True, False, False, True, False, True, False, False]),
            flags=re.ASCII)
 
+# (?i) outside brackets: RE2 folds the Kelvin sign U+212A with k and K and the long s
+# U+017F with s and S (Unicode simple case folding), which neither glibc matcher does;
+# e-acute with E-acute; a non-ASCII character under ? is optional as a whole (the
+# all-ASCII strings go through the C-locale byte matcher). By hand from RE2's syntax,
+# checked against Python's re (Unicode mode, which folds the same pairs). Strings: k, K
+# and Kelvin under k+, long s for s, \x6b matching the Kelvin sign; E-acute for
+# e-acute; long s for S; t is no s; k+ needs one; e-acute at most once; \x6b missing;
+# all ASCII with the optional e-acute absent; the Kelvin sign and long s of the
+# pattern matching k and S, and themselves; t is no long s.
+regex_case("test_regex_full_match_icase_fold_20", "(?i)k+-s-\u00e9?x\\x6b|\u212a\u017f",
+           O(["kK\u212a-\u017f-x\u212a", "K-S-\u00c9xk", "\u212a-\u017f-xK", "k-t-xk",
+              "-s-xk", "k-s-\u00e9\u00e9xk", "k-s-x", "kk-s-xk", "kS", "\u212a\u017f", "kt"]),
+           np.array([True, True, True, False, False, False, False, True, True, True, False]))
 
 # ---- Equal on strings (19), with broadcasting: equal, different, prefixes, empty
 a = np.array([["ab", "abc", ""], ["x", "", "\u00e9"]], dtype=object)

@@ -207,6 +207,14 @@ for m in $MODELS; do
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
     *) grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image" ;; esac
+    # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c)
+    case $m in dw_words_s8 | dw_words_z1) grep -q "smladx" "$D/app.dis" && ok ||
+      bad "$m: no smladx in the image" ;; esac
+    # the fixed-point models' high-word requantization (multiply and add): kn_mmla in the
+    # generated C, SMMLA in the image
+    case $m in qdq_fixed | qdq_depthwise | qdq_pointwise | qdq_pointwise_part)
+      [ $EMIT = obj ] || { grep -q "kn_mmla(" "$D/m.c" && grep -q "smmla" "$D/app.dis" && ok ||
+        bad "$m: no kn_mmla in the C or no smmla in the image"; } ;; esac
   fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;

@@ -21,55 +21,23 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import gen_common as gc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
+from qref import init, requant  # noqa: E402
 
 rng = np.random.default_rng(47)
 
 
-def conv(x, xz, w, wz, bias, pads, strides):
-    """int64 sums of (x - xz) * (w - wz[m]) over channels and the window, plus bias."""
-    t, l, b, r = pads[0], pads[1], pads[2], pads[3]
-    xp = np.pad(x.astype(np.int64) - np.int64(xz), ((0, 0), (0, 0), (t, b), (l, r)))
-    m, c, kh, kw = w.shape
-    ws = w.astype(np.int64) - np.broadcast_to(np.asarray(wz, np.int64).reshape(-1),
-                                              (m,)).reshape(m, 1, 1, 1)
-    sh, sw = strides
-    oh = (xp.shape[2] - kh) // sh + 1
-    ow = (xp.shape[3] - kw) // sw + 1
-    acc = np.zeros((x.shape[0], m, oh, ow), np.int64)
-    for i in range(oh):
-        for j in range(ow):
-            win = xp[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
-            acc[:, :, i, j] = np.einsum("nchw,mchw->nm", win, ws)
-    if bias is not None:
-        acc += bias.astype(np.int64).reshape(1, m, 1, 1)
-    return acc
-
-
-def requant(acc, xs, ws, ys, yz, dtype):
-    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
-    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
-    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
 def case(name, x, xs, xz, w, ws, wz, b, ys, yz, pads, strides, onnx_type):
-    y = requant(conv(x, xz, w, wz, b, pads, strides), xs, ws, ys, yz, x.dtype.type)
+    y = requant(qr.conv_ref(x, xz, w, wz, b, strides, pads), xs, ws, ys, yz, x.dtype.type)
     names = ["xs", "xz", "w", "ws", "wz", "ys", "yz"] + (["b"] if b is not None else [])
     vals = [xs, xz, w, ws, wz, ys, yz] + ([b] if b is not None else [])
-    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in zip(names, vals)]
+    inits = [init(n, v) for n, v in zip(names, vals)]
     node = helper.make_node("QLinearConv", ["x"] + names, ["y"], name="conv",
                             pads=[pads[0], pads[1], pads[2], pads[3]], strides=list(strides))
-    g = helper.make_graph([node], name,
-                          [helper.make_tensor_value_info("x", onnx_type, list(x.shape))],
-                          [helper.make_tensor_value_info("y", onnx_type, list(y.shape))], inits)
-    gc.write_case(os.path.join(HERE, "models", name), gc.model(g, opset=13, ir_version=7),
-                  [("x", x)], [("y", y)])
+    qr.save_node(name, node, x, y, inits, onnx_type, onnx_type)
 
 
 case("conv_zp0_u8", rng.integers(0, 256, (1, 6, 7, 9), dtype=np.uint8), np.float32(0.02),

@@ -28,55 +28,13 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import gen_common as gc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
+from qref import init, requant  # noqa: E402
 
 rng = np.random.default_rng(43)
-
-
-def qconv(x, xz, w, wz, bias, strides, pads, dil):
-    """int64 accumulators of a 2-D convolution of one group: pads = (top, left, bottom,
-    right), the padding holding xz (it contributes nothing once xz is subtracted)."""
-    n, c, h, wd = x.shape
-    m, _, kh, kw = w.shape
-    sh, sw = strides
-    dh, dw = dil
-    xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), np.int64(xz))
-    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
-    xp -= np.int64(xz)
-    oh = (xp.shape[2] - (kh - 1) * dh - 1) // sh + 1
-    ow = (xp.shape[3] - (kw - 1) * dw - 1) // sw + 1
-    ws = w.astype(np.int64) - np.asarray(wz, np.int64).reshape(-1, 1, 1, 1)
-    acc = np.zeros((n, m, oh, ow), np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            win = xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
-            acc += np.einsum("nchw,mc->nmhw", win, ws[:, :, i, j])
-    if bias is not None:
-        acc += bias.astype(np.int64).reshape(1, m, 1, 1)
-    return acc
-
-
-def requant(acc, xs, ws, ys, yz, dtype):
-    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
-    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
-    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
-def init(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def save(name, node, x, y, inits, xt, yt):
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xt, list(x.shape))],
-                          [helper.make_tensor_value_info("y", yt, list(y.shape))], inits)
-    gc.write_case(os.path.join(HERE, "models", name), gc.model(g, opset=13, ir_version=7),
-                  [("x", x)], [("y", y)])
 
 
 def cpair_s8():
@@ -86,13 +44,13 @@ def cpair_s8():
     ws = (rng.random(18) * 0.004 + 0.002).astype(np.float32)
     b = rng.integers(-4000, 4000, 18).astype(np.int32)
     ys, yz = np.float32(0.5), np.int8(4)
-    y = requant(qconv(x, xz, w, 0, b, (2, 1), (2, 1, 1, 2), (1, 2)), xs, ws, ys, yz, np.int8)
+    y = requant(qr.conv_ref(x, xz, w, 0, b, (2, 1), (2, 1, 1, 2), (1, 2)), xs, ws, ys, yz, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
              init("wz", np.zeros(18, np.int8)), init("b", b), init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                             ["y"], kernel_shape=[5, 3], strides=[2, 1], dilations=[1, 2],
                             pads=[2, 1, 1, 2], name="stem")
-    save("cpair_s8", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+    qr.save_node("cpair_s8", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
 
 
 def cpair_u8():
@@ -101,12 +59,12 @@ def cpair_u8():
     w = rng.integers(0, 256, (32, 1, 4, 4), dtype=np.uint8)
     ws, wz = np.float32(0.003), np.uint8(120)
     ys, yz = np.float32(0.3), np.uint8(90)
-    y = requant(qconv(x, xz, w, wz, None, (2, 2), (1, 1, 1, 1), (1, 1)), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.conv_ref(x, xz, w, wz, None, (2, 2), (1, 1, 1, 1)), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"],
                             kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1], name="stem")
-    save("cpair_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+    qr.save_node("cpair_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
 
 
 def cpair_c3():
@@ -116,12 +74,12 @@ def cpair_c3():
     ws = (rng.random(24) * 0.002 + 0.001).astype(np.float32)
     b = rng.integers(-3000, 3000, 24).astype(np.int32)
     ys, yz = np.float32(0.4), np.int8(-7)
-    y = requant(qconv(x, xz, w, 0, b, (1, 1), (1, 1, 1, 1), (1, 1)), xs, ws, ys, yz, np.int8)
+    y = requant(qr.conv_ref(x, xz, w, 0, b, (1, 1), (1, 1, 1, 1), (1, 1)), xs, ws, ys, yz, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
              init("wz", np.zeros(24, np.int8)), init("b", b), init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                             ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="stem")
-    save("cpair_c3", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+    qr.save_node("cpair_c3", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
 
 
 cpair_s8()

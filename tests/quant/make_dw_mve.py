@@ -39,54 +39,13 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import gen_common as gc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
+from qref import init, requant  # noqa: E402
 
 rng = np.random.default_rng(53)
-
-
-def dwconv(x, xz, w, wz, bias, strides, pads):
-    """int64 accumulators of a depthwise 2-D convolution, pads = (top, left, bottom,
-    right), the padding holding xz."""
-    n, c, h, wd = x.shape
-    _, _, kh, kw = w.shape
-    sh, sw = strides
-    xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), np.int64(xz))
-    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
-    xp -= np.int64(xz)
-    oh = (xp.shape[2] - kh) // sh + 1
-    ow = (xp.shape[3] - kw) // sw + 1
-    ws = w.astype(np.int64) - np.asarray(wz, np.int64).reshape(-1, 1, 1, 1)
-    acc = np.zeros((n, c, oh, ow), np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            win = xp[:, :, i:i + (oh - 1) * sh + 1:sh, j:j + (ow - 1) * sw + 1:sw]
-            acc += win * ws[:, 0, i, j].reshape(1, c, 1, 1)
-    if bias is not None:
-        acc += bias.astype(np.int64).reshape(1, c, 1, 1)
-    return acc
-
-
-def requant(acc, xs, ws, ys, yz, dtype):
-    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
-    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
-    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
-def init(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def save(name, node, x, y, inits, xt, yt):
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xt, list(x.shape))],
-                          [helper.make_tensor_value_info("y", yt, list(y.shape))], inits)
-    gc.write_case(os.path.join(HERE, "models", name), gc.model(g, opset=13, ir_version=7),
-                  [("x", x)], [("y", y)])
 
 
 def dw_mve_u8():
@@ -98,13 +57,13 @@ def dw_mve_u8():
     b = rng.integers(-5000, 5000, c).astype(np.int32)
     ys, yz = np.float32(0.25), np.uint8(11)
     pads = (1, 1, 1, 1)
-    y = requant(dwconv(x, xz, w, wz, b, (1, 1), pads), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.dwconv(x, xz, w, wz, b, (1, 1), pads), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("ys", ys), init("yz", yz), init("b", b)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                             ["y"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
                             group=c, name="dw")
-    save("dw_mve_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+    qr.save_node("dw_mve_u8", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
 
 
 def dw_mve_k5():
@@ -115,13 +74,13 @@ def dw_mve_k5():
     ws = np.float32(0.002)
     ys, yz = np.float32(0.9), np.int8(-5)
     pads = (2, 2, 1, 2)
-    y = requant(dwconv(x, xz, w, 0, None, (2, 1), pads), xs, ws, ys, yz, np.int8)
+    y = requant(qr.dwconv(x, xz, w, 0, None, (2, 1), pads), xs, ws, ys, yz, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", np.int8(0)),
              init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"],
                             kernel_shape=[5, 5], strides=[2, 1], pads=[2, 2, 1, 2], group=c,
                             name="dw")
-    save("dw_mve_k5", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+    qr.save_node("dw_mve_k5", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
 
 
 def dw_mve_pad():
@@ -132,13 +91,13 @@ def dw_mve_pad():
     ws, wz = np.float32(0.002), np.uint8(128)
     ys, yz = np.float32(0.15), np.uint8(0)
     pads = (1, 1, 1, 1)
-    y = requant(dwconv(x, xz, w, wz, None, (1, 1), pads), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.dwconv(x, xz, w, wz, None, (1, 1), pads), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"],
                             kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], group=c,
                             name="dw")
-    save("dw_mve_pad", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+    qr.save_node("dw_mve_pad", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
 
 
 def dw_mve_n5():
@@ -150,13 +109,13 @@ def dw_mve_n5():
     b = rng.integers(-4000, 4000, c).astype(np.int32)
     ys, yz = np.float32(0.7), np.int8(-20)
     pads = (1, 1, 1, 1)
-    y = requant(dwconv(x, xz, w, 0, b, (1, 1), pads), xs, ws, ys, yz, np.int8)
+    y = requant(qr.dwconv(x, xz, w, 0, b, (1, 1), pads), xs, ws, ys, yz, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
              init("wz", np.zeros(c, np.int8)), init("ys", ys), init("yz", yz), init("b", b)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                             ["y"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
                             group=c, name="dw")
-    save("dw_mve_n5", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
+    qr.save_node("dw_mve_n5", node, x, y, inits, TensorProto.INT8, TensorProto.INT8)
 
 
 def dw_mve_s2():
@@ -168,13 +127,13 @@ def dw_mve_s2():
     b = rng.integers(-5000, 5000, c).astype(np.int32)
     ys, yz = np.float32(0.2), np.uint8(3)
     pads = (1, 1, 0, 2)
-    y = requant(dwconv(x, xz, w, wz, b, (1, 2), pads), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.dwconv(x, xz, w, wz, b, (1, 2), pads), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("ys", ys), init("yz", yz), init("b", b)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                             ["y"], kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 0, 2],
                             group=c, name="dw")
-    save("dw_mve_s2", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
+    qr.save_node("dw_mve_s2", node, x, y, inits, TensorProto.UINT8, TensorProto.UINT8)
 
 
 dw_mve_u8()

@@ -26,43 +26,13 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import gen_common as gc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
+from qref import init, requant  # noqa: E402
 
 rng = np.random.default_rng(41)
-
-
-def conv1x1(x, xz, w, wz, bias, stride):
-    """int64 sums of (x - xz) * (w - wz[m]) over the input channels, plus bias."""
-    xs = x.astype(np.int64)[:, :, ::stride, ::stride] - np.int64(xz)
-    m = w.shape[0]
-    ws = w.reshape(m, -1).astype(np.int64) - np.broadcast_to(
-        np.asarray(wz, np.int64).reshape(-1), (m,)).reshape(m, 1)
-    acc = np.einsum("nchw,mc->nmhw", xs, ws)
-    if bias is not None:
-        acc = acc + bias.astype(np.int64).reshape(1, m, 1, 1)
-    return acc
-
-
-def requant(acc, xs, ws, ys, yz, dtype):
-    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
-    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
-    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
-def init(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def save(name, graph, inputs, outputs):
-    gc.write_case(os.path.join(HERE, "models", name), gc.model(graph, opset=13, ir_version=7),
-                  [(graph.input[k].name, a) for k, a in enumerate(inputs)],
-                  [(graph.output[k].name, a) for k, a in enumerate(outputs)])
 
 
 def pw_split_s8():
@@ -76,8 +46,8 @@ def pw_split_s8():
     w2s = (rng.random(6) * 0.01 + 0.005).astype(np.float32)
     b2 = rng.integers(-2000, 2000, 6).astype(np.int32)
     y2s, y2z = np.float32(0.4), np.int8(-7)
-    y1 = requant(conv1x1(x, xz, w1, 0, b1, 1), xs, w1s, y1s, y1z, np.int8)
-    y2 = requant(conv1x1(y1, y1z, w2, 0, b2, 2), y1s, w2s, y2s, y2z, np.int8)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1)), xs, w1s, y1s, y1z, np.int8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (2, 2)), y1s, w2s, y2s, y2z, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
              init("w1z", np.zeros(8, np.int8)), init("b1", b1), init("y1s", y1s), init("y1z", y1z),
              init("w2", w2), init("w2s", w2s), init("w2z", np.zeros(6, np.int8)), init("b2", b2),
@@ -92,7 +62,7 @@ def pw_split_s8():
                           [helper.make_tensor_value_info("x", TensorProto.INT8, [2, 12, 5, 7])],
                           [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
                           inits)
-    save("pw_split_s8", g, [x], [y2])
+    qr.save("pw_split_s8", g, [x], [y2])
 
 
 def pw_split_u8():
@@ -102,7 +72,7 @@ def pw_split_u8():
     ws, wz = np.float32(0.003), np.uint8(120)
     b = rng.integers(-5000, 5000, 5).astype(np.int32)
     ys, yz = np.float32(0.06), np.uint8(100)
-    y = requant(conv1x1(x, xz, w, wz, b, 1), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.conv_ref(x, xz, w, wz, b, (1, 1)), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("b", b), init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
@@ -111,7 +81,7 @@ def pw_split_u8():
                           [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 16, 3, 9])],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, list(y.shape))],
                           inits)
-    save("pw_split_u8", g, [x], [y])
+    qr.save("pw_split_u8", g, [x], [y])
 
 
 def pw_pairs_s8():
@@ -125,8 +95,8 @@ def pw_pairs_s8():
     w2s = (rng.random(7) * 0.002 + 0.001).astype(np.float32)
     b2 = rng.integers(-4000, 4000, 7).astype(np.int32)
     y2s, y2z = np.float32(0.5), np.int8(4)
-    y1 = requant(conv1x1(x, xz, w1, 0, b1, 1), xs, w1s, y1s, y1z, np.int8)
-    y2 = requant(conv1x1(y1, y1z, w2, 0, b2, 1), y1s, w2s, y2s, y2z, np.int8)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1)), xs, w1s, y1s, y1z, np.int8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (1, 1)), y1s, w2s, y2s, y2z, np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
              init("w1z", np.zeros(136, np.int8)), init("b1", b1), init("y1s", y1s),
              init("y1z", y1z), init("w2", w2), init("w2s", w2s), init("w2z", np.zeros(7, np.int8)),
@@ -141,7 +111,7 @@ def pw_pairs_s8():
                           [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 40, 3, 5])],
                           [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
                           inits)
-    save("pw_pairs_s8", g, [x], [y2])
+    qr.save("pw_pairs_s8", g, [x], [y2])
 
 
 pw_split_s8()

@@ -23,21 +23,11 @@ import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_quant_models import init, save  # noqa: E402
+from qref import dq, init, q, save  # noqa: E402
 
 rng = np.random.default_rng(12)
 N = helper.make_node
 F = np.float32
-
-
-def dq(x, s, z):
-    return (x.astype(np.int32) - np.int32(z)).astype(F) * F(s)
-
-
-def q(v, s, z, t):
-    info = np.iinfo(t)
-    r = np.rint(v.astype(F) / F(s)).astype(np.float64) + float(z)
-    return np.clip(r, info.min, info.max).astype(t)
 
 
 def main():

@@ -25,23 +25,10 @@ import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_quant_models import init, save  # noqa: E402
+from qref import dq, init, q, save  # noqa: E402
 
 N = helper.make_node
 F = np.float32
-
-
-def dq(x, s, z):
-    return (x.astype(np.int32) - np.int32(z)).astype(F) * F(s)
-
-
-def q(v, s, z, t, r=None):
-    """QuantizeLinear; with r, the division replaced by a multiplication by r (to show
-    which cases a multiplier can take)."""
-    info = np.iinfo(t)
-    v = v.astype(F)
-    r = np.rint(v / F(s) if r is None else v * F(r)).astype(np.float64) + float(z)
-    return np.clip(r, info.min, info.max).astype(t)
 
 
 def mismatches(x, xp, y, yp, zp, t):

@@ -27,16 +27,11 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_qdq_block  # noqa: E402
-from make_quant_models import init, save  # noqa: E402
+from qref import dq, init, save  # noqa: E402
 
 make_qdq_block.rng = np.random.default_rng(1205)
 rng = make_qdq_block.rng
 N = helper.make_node
-
-
-def dq(x, s, z):
-    """DequantizeLinear in float32: (x - z) * s."""
-    return (x.astype(np.int32) - np.int32(z)).astype(np.float32) * np.float32(s)
 
 
 def add(nodes, inits, pre, an, a, as_, az, bn, b, bs, bz, ys, yz, relu):

@@ -23,7 +23,8 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_quant_models import init, save  # noqa: E402
-from make_qdq_pool import dq, maxpool, q  # noqa: E402
+from make_qdq_pool import maxpool  # noqa: E402
+from qref import dq, q  # noqa: E402
 
 rng = np.random.default_rng(33)
 N = helper.make_node

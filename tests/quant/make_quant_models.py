@@ -10,64 +10,15 @@ so `kiln check-onnx tests/quant/models --backend B` compares every backend exact
     /usr/bin/python3 tests/quant/make_quant_models.py
 """
 import os
+import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qref import conv_ref, dq, init, requant, save  # noqa: E402,F401 (also imported from here)
+
 rng = np.random.default_rng(12)
-
-
-def conv_ref(x, xz, w, wz, group=1, strides=(1, 1), pads=(0, 0, 0, 0), bias=None):
-    """int64 sum over the window of (x - xz) * (w - wz[m]); padded taps contribute 0."""
-    n, c, h, wd = x.shape
-    m, cg, kh, kw = w.shape
-    xs = x.astype(np.int64) - np.int64(xz)
-    xs = np.pad(xs, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    wz = np.broadcast_to(np.asarray(wz, np.int64).reshape(-1), (m,))
-    ws = w.astype(np.int64) - wz.reshape(m, 1, 1, 1)
-    oh = (xs.shape[2] - kh) // strides[0] + 1
-    ow = (xs.shape[3] - kw) // strides[1] + 1
-    y = np.zeros((n, m, oh, ow), np.int64)
-    mg = m // group
-    for b in range(n):
-        for o in range(m):
-            g = o // mg
-            for i in range(oh):
-                for j in range(ow):
-                    win = xs[b, g * cg:(g + 1) * cg, i * strides[0]:i * strides[0] + kh,
-                             j * strides[1]:j * strides[1] + kw]
-                    y[b, o, i, j] = np.sum(win * ws[o])
-    if bias is not None:
-        y += bias.astype(np.int64).reshape(1, m, 1, 1)
-    return y
-
-
-def requant(acc, xs, ws, ys, yz, dtype, axis_shape):
-    mult = (np.float64(xs) * np.asarray(ws, np.float64)) / np.float64(ys)
-    v = np.rint(acc.astype(np.float64) * mult.reshape(axis_shape)) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
-def init(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def save(name, graph, inputs, outputs, opset=13):
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    d = os.path.join(HERE, "models", name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for k, a in enumerate(inputs):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a, graph.input[k].name).SerializeToString())
-    for k, a in enumerate(outputs):
-        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a, graph.output[k].name).SerializeToString())
 
 
 def qlinear_cnn():
@@ -214,16 +165,6 @@ def qlinear_odd():
                            helper.make_tensor_value_info("y2", TensorProto.INT8, y2.shape),
                            helper.make_tensor_value_info("y4", TensorProto.UINT8, y4.shape)], inits)
     save("qlinear_odd", g, [x, a], [y3, y2, y4])
-
-
-def dq(q, scale, zp, axis_shape=None):
-    """DequantizeLinear as ONNX defines it: (q - zp) * scale in float32."""
-    s = np.asarray(scale, np.float32)
-    z = np.asarray(zp, np.int64)
-    if axis_shape is not None:
-        s = s.reshape(axis_shape)
-        z = np.broadcast_to(z.reshape(-1), s.size).reshape(axis_shape)
-    return ((q.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
 
 
 def qz(y, scale, zp, dtype):

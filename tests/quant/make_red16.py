@@ -23,54 +23,13 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import gen_common as gc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
+from qref import init, requant  # noqa: E402
 
 rng = np.random.default_rng(16)
-
-
-def conv(x, xz, w, wz, bias, stride, pad, group):
-    """int64 sums of (x - xz) * (w - wz[m]) over each group's channels and the window
-    (zero-point padding: a padded tap adds nothing), plus bias."""
-    n, c, h, wd = x.shape
-    m, cg, kh, kw = w.shape
-    xs = np.pad(x.astype(np.int64) - np.int64(xz), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    ws = w.astype(np.int64) - np.broadcast_to(np.asarray(wz, np.int64).reshape(-1), (m,)).reshape(
-        m, 1, 1, 1)
-    oh = (h + 2 * pad - kh) // stride + 1
-    ow = (wd + 2 * pad - kw) // stride + 1
-    acc = np.zeros((n, m, oh, ow), np.int64)
-    mg = m // group
-    for o in range(m):
-        g = o // mg
-        for i in range(kh):
-            for j in range(kw):
-                patch = xs[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride, j:j + stride * ow:stride]
-                acc[:, o] += np.einsum("nchw,c->nhw", patch, ws[o, :, i, j])
-    if bias is not None:
-        acc = acc + bias.astype(np.int64).reshape(1, m, 1, 1)
-    return acc
-
-
-def requant(acc, xs, ws, ys, yz, dtype):
-    mult = np.float64(xs) * np.asarray(ws, np.float64).reshape(-1) / np.float64(ys)
-    mult = np.broadcast_to(mult, (acc.shape[1],)).reshape(1, -1, 1, 1)
-    v = np.rint(acc.astype(np.float64) * mult) + np.float64(yz)
-    info = np.iinfo(dtype)
-    return np.clip(v, info.min, info.max).astype(dtype)
-
-
-def init(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def save(name, graph, inputs, outputs):
-    gc.write_case(os.path.join(HERE, "models", name), gc.model(graph, opset=13, ir_version=7),
-                  [(graph.input[k].name, a) for k, a in enumerate(inputs)],
-                  [(graph.output[k].name, a) for k, a in enumerate(outputs)])
 
 
 def red16_s8():
@@ -84,8 +43,9 @@ def red16_s8():
     w2s = (rng.random(10) * 0.001 + 0.0005).astype(np.float32)
     b2 = rng.integers(-2000, 2000, 10).astype(np.int32)
     y2s, y2z = np.float32(0.4), np.int8(-7)
-    y1 = requant(conv(x, xz, w1, 0, b1, 1, 1, 1), xs, w1s, y1s, y1z, np.int8)
-    y2 = requant(conv(y1, y1z, w2, 0, b2, 2, 1, 2), y1s, w2s, y2s, y2z, np.int8)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1), (1,) * 4), xs, w1s, y1s, y1z, np.int8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (2, 2), (1,) * 4, group=2), y1s, w2s, y2s, y2z,
+                 np.int8)
     inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
              init("w1z", np.zeros(32, np.int8)), init("b1", b1), init("y1s", y1s),
              init("y1z", y1z), init("w2", w2), init("w2s", w2s),
@@ -101,7 +61,7 @@ def red16_s8():
                           [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 32, 6, 7])],
                           [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
                           inits)
-    save("red16_s8", g, [x], [y2])
+    qr.save("red16_s8", g, [x], [y2])
 
 
 def red16_u8():
@@ -111,7 +71,7 @@ def red16_u8():
     ws, wz = np.float32(0.0005), np.uint8(128)
     b = rng.integers(-5000, 5000, 7).astype(np.int32)
     ys, yz = np.float32(0.06), np.uint8(100)
-    y = requant(conv(x, xz, w, wz, b, 1, 0, 1), xs, ws, ys, yz, np.uint8)
+    y = requant(qr.conv_ref(x, xz, w, wz, b, (1, 1), (0,) * 4), xs, ws, ys, yz, np.uint8)
     inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws), init("wz", wz),
              init("b", b), init("ys", ys), init("yz", yz)]
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
@@ -120,7 +80,7 @@ def red16_u8():
                           [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 40, 4, 5])],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, list(y.shape))],
                           inits)
-    save("red16_u8", g, [x], [y])
+    qr.save("red16_u8", g, [x], [y])
 
 
 red16_s8()

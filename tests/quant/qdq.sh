@@ -85,6 +85,15 @@ P=$2/tests/quant/models/qdq_pool_strided
 grep -q 'x64 step 2\]' "$T/pools.kir" && grep -q 'x32 step 3\]' "$T/pools.kir" &&
   grep -q "'pool_p4' MaxPool lanes=64" "$T/pools.sched" && ok ||
   bad "qdq_pool_strided: no strided loads: $(grep MaxPool "$T/pools.sched")"
+# Strided depthwise (tests/quant/make_dw_strided.py): on x86-64 with VNNI the staged
+# words of strides 2, 3 and 4 are built from strided loads of 16 byte lanes (the
+# backends: quant_models_*).
+for m in dw_strided_s2:2 dw_strided_u8:3 dw_strided_s4:4; do
+  P=$2/tests/quant/models/${m%:*}
+  "$KILN" compile "$P/model.onnx" -o "$T/dws" --target x86-64-vnni --dump-kir >"$T/dws.kir" 2>&1 ||
+    bad "compile ${m%:*}"
+  grep -q "x16 step ${m#*:}\]" "$T/dws.kir" && ok || bad "${m%:*}: no strided loads of step ${m#*:}"
+done
 # Inverted residual blocks (tests/quant/make_qdq_block.py): the layout pass keeps the
 # expanded 8-bit tensors channels-last (kn.layout [0,1], [1,1], [1,0] on expansion,
 # depthwise, projection); the interpreter runs that graph to the reference; on x86-64 with

@@ -2,10 +2,8 @@
  * C emitter declare loop indices int32_t (kn_kprog.index_bits 32), one case a line. The
  * expected widths are worked out by hand from the largest value C computes with 32 bits
  * once the indices are int32_t: a case is 32 only if every such value fits in int32. */
-#include "ir/kir.h"
-#include "ir/lower_impl.h"
+#include "kir_fixture.h"
 #include "passes/pass.h"
-#include "targets/target.h"
 #include "test.h"
 
 #include <stdio.h>
@@ -117,23 +115,12 @@ static void build(kn_lower *L, kn_kbuf *x, kn_kbuf *y, shape s) {
 static int bits_of(shape s, const char *target) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
-    kn_kprog p = {0};
-    p.arena = kn_arena_create();
-    p.name = "m";
-    p.target = kn_target_find(target);
-    KN_ASSERT(p.target);
+    kn_kprog p;
+    fx_prog(&p, target);
     int64_t n = 8000;
     kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
-    kn_kernel *k = kn_arena_alloc(p.arena, sizeof *k);
-    kn_kernel **v = kn_arena_array(p.arena, 1, sizeof *v);
-    KN_ASSERT(k && v);
-    memset(k, 0, sizeof *k);
-    k->name = "test";
-    v[0] = k;
-    p.kernels = v;
-    p.nkernels = p.cap_kernels = 1;
-    kn_lower *L = kl_builder_rewrite(&cx, &p, 0);
+    kn_lower *L = fx_kernel(&cx, &p);
     build(L, x, y, s);
     kl_builder_destroy(L);
     CHECK(kn_kpass_index(&cx, &p) == KN_OK);

@@ -5,8 +5,7 @@
  * accesses of a loop in pairs, so a program of many variables with a kernel of many
  * accesses (ResNet-50 through --emit opencl) took minutes; the padded run must give the
  * same marks, and CTest's timeout bounds its time. */
-#include "ir/kir.h"
-#include "ir/lower_impl.h"
+#include "kir_fixture.h"
 #include "passes/pass.h"
 #include "test.h"
 
@@ -42,19 +41,6 @@ static const struct {
 
 static kn_kx *I(kn_lower *L, int64_t v) {
     return kx_int(L, v);
-}
-
-/* A new kernel of p with its body built by a builder on it. */
-static kn_lower *new_kernel(kn_ctx *cx, kn_kprog *p) {
-    kn_kernel *k = kn_arena_alloc(p->arena, sizeof *k);
-    kn_kernel **v = kn_arena_array(p->arena, (size_t)p->nkernels + 1, sizeof *v);
-    KN_ASSERT(k && v);
-    if (p->nkernels) memcpy(v, p->kernels, (size_t)p->nkernels * sizeof *v);
-    k->name = "test";
-    v[p->nkernels] = k;
-    p->kernels = v;
-    p->cap_kernels = ++p->nkernels;
-    return kl_builder_rewrite(cx, p, p->nkernels - 1);
 }
 
 static void build(kn_lower *L, kn_kbuf *x, kn_kbuf *y, shape s) {
@@ -131,9 +117,8 @@ static void build(kn_lower *L, kn_kbuf *x, kn_kbuf *y, shape s) {
 static void run(int pad, bool *outer, bool *inner, double *secs) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
-    kn_kprog p = {0};
-    p.arena = kn_arena_create();
-    p.name = "m";
+    kn_kprog p;
+    fx_prog(&p, NULL);
     kn_lower *E = kl_builder(&cx, &p);
     for (int i = 0; i < pad; i++) kl_new_var(E, KN_I64);
     kl_builder_destroy(E);
@@ -142,7 +127,7 @@ static void run(int pad, bool *outer, bool *inner, double *secs) {
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
     int ncases = (int)(sizeof cases / sizeof *cases);
     for (int c = 0; c < ncases; c++) {
-        kn_lower *L = new_kernel(&cx, &p);
+        kn_lower *L = fx_kernel(&cx, &p);
         build(L, x, y, cases[c].s);
         kl_builder_destroy(L);
     }
@@ -194,14 +179,13 @@ static const split_case splits[] = {
 static int split_tasks(const split_case *c) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
-    kn_kprog p = {0};
-    p.arena = kn_arena_create();
-    p.name = "m";
+    kn_kprog p;
+    fx_prog(&p, NULL);
     int64_t wn = c->j * c->k, jn = c->j;
     kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &c->k, "x");
     kn_kbuf *w = kl_buffer(&p, c->wkind, KN_F32, 1, &wn, "w");
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &jn, "y");
-    kn_lower *L = new_kernel(&cx, &p);
+    kn_lower *L = fx_kernel(&cx, &p);
     if (c->wrapped) kl_for(L, 1);
     int vb = kl_for(L, c->j / 16);
     int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
@@ -236,14 +220,13 @@ static int split_tasks(const split_case *c) {
 static int move_tasks(int64_t rows, bool from_split) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
-    kn_kprog p = {0};
-    p.arena = kn_arena_create();
-    p.name = "m";
+    kn_kprog p;
+    fx_prog(&p, NULL);
     int64_t n = 4096 * 64;
     kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
     kn_kbuf *t = kl_buffer(&p, KB_TEMP, KN_F32, 1, &n, "t");
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
-    kn_lower *L = new_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x */
+    kn_lower *L = fx_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x */
     int i = kl_for(L, 4096), j = kl_for(L, 4);
     kn_kx *at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
     int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
@@ -253,7 +236,7 @@ static int move_tasks(int64_t rows, bool from_split) {
     kl_store(L, t, at, kx_var(L, acc));
     kl_end_n(L, 2);
     kl_builder_destroy(L);
-    L = new_kernel(&cx, &p); /* the move */
+    L = fx_kernel(&cx, &p); /* the move */
     i = kl_for(L, rows), j = kl_for(L, 4);
     at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
     kl_store(L, y, at, kx_vload(L, from_split ? t : x, at, 16));
@@ -286,14 +269,13 @@ enum { SPREAD_ROWS, SPREAD_IN_ONE, SPREAD_STORES };
 static int spread_tasks(int64_t rows, bool from_split, int mode) {
     kn_ctx cx;
     kn_ctx_init(&cx, NULL);
-    kn_kprog p = {0};
-    p.arena = kn_arena_create();
-    p.name = "m";
+    kn_kprog p;
+    fx_prog(&p, NULL);
     int64_t n = 4096 * 64;
     kn_kbuf *x = kl_buffer(&p, KB_INPUT, KN_F32, 1, &n, "x");
     kn_kbuf *t = kl_buffer(&p, KB_TEMP, KN_F32, 1, &n, "t");
     kn_kbuf *y = kl_buffer(&p, KB_OUTPUT, KN_F32, 1, &n, "y");
-    kn_lower *L = new_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x: split */
+    kn_lower *L = fx_kernel(&cx, &p); /* t[i*64 + 16j ..] = sum over r of x * x: split */
     int i = kl_for(L, 4096), j = kl_for(L, 4);
     kn_kx *at = kx_mul(L, kx_add(L, kx_mul(L, kx_var(L, i), I(L, 4)), kx_var(L, j)), I(L, 16));
     int acc = kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0));
@@ -303,7 +285,7 @@ static int spread_tasks(int64_t rows, bool from_split, int mode) {
     kl_store(L, t, at, kx_var(L, acc));
     kl_end_n(L, 2);
     kl_builder_destroy(L);
-    L = new_kernel(&cx, &p); /* the rows */
+    L = fx_kernel(&cx, &p); /* the rows */
     if (mode == SPREAD_IN_ONE) kl_for(L, 1);
     i = kl_for(L, rows);
     int zero = mode == SPREAD_STORES ? kl_decl_vec(L, KN_F32, 16, kx_const(L, KN_F32, 0)) : -1;

@@ -113,6 +113,24 @@ static const match_case matches[] = {
     {"(?i)[a-z]", "\xe2\x84\xaa", 1},
     {"(?i)[^k]", "\xe2\x84\xaa", 0},
     {"[k]", "\xe2\x84\xaa", 0},
+    /* outside brackets too: (?i) folds the pairs in both directions, \x escapes alike */
+    {"(?i)k", "\xe2\x84\xaa", 1},
+    {"(?i)K+", "k\xe2\x84\xaaK", 1},
+    {"(?i)\xe2\x84\xaa", "k", 1},
+    {"(?i)\xe2\x84\xaa", "K", 1},
+    {"(?i)\xe2\x84\xaa", "x", 0},
+    {"(?i)\\x{212a}s", "kS", 1},
+    {"(?i)\\x6b", "\xe2\x84\xaa", 1},
+    {"(?i)s", "\xc5\xbf", 1},
+    {"(?i)\xc5\xbf", "S", 1},
+    {"(?i)s", "t", 0},
+    {"k", "\xe2\x84\xaa", 0}, /* not without (?i) */
+    {"\xe2\x84\xaa", "k", 0},
+    /* a non-ASCII character under a quantifier is one atom in the byte matcher too
+     * (an all-ASCII string) */
+    {"a\xc3\xa9?", "a", 1},
+    {"a\xc3\xa9?b", "ab", 1},
+    {"a\xc3\xa9*", "a\xc3\xa9\xc3\xa9", 1},
 };
 
 typedef struct refuse_case {
@@ -128,6 +146,8 @@ static const refuse_case refusals[] = {
     {"a(?i)b", "group flags"},
     {"(?m)^a$", "group flags"},
     {"[\xc3]", "not UTF-8"},
+    {"a\xc3", "not UTF-8"},
+    {"a\xe2\x84", "not UTF-8"},
     {"[\xc3\xa9-a]", "bad range"},
     {"[\xed\xa0\x80]", "not UTF-8"},                            /* a surrogate */
     {"[\xe4\xb8\x80-\xe9\xbe\xa5]", "more than 512 non-ASCII"}, /* 20,902 members */

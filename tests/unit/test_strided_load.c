@@ -4,14 +4,10 @@
  * and its operand rules, and what the kernel-IR, C99 and OpenCL C printers write for it.
  * The emitted code (LLVM's shufflevectors too) is run by the quant tests on every backend
  * (tests/quant/models/qdq_pool_strided, the stride-2 and -3 8-bit pools of pool.c). */
-#include "codegen/c/cprint.h"
-#include "ir/kir.h"
-#include "ir/lower_impl.h"
-#include "targets/target.h"
+#include "kir_fixture.h"
 #include "test.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum { N = 10 };
@@ -24,73 +20,43 @@ static const struct {
     {0, 3, true}, {1, 3, false}, {0, 1, false}, /* a step of 1 is a plain vector load */
 };
 
-/* A program of one kernel: y[0 x4] = x[at x4 step s]; *store receives the store. */
-static kn_kprog *build(kn_ctx *cx, int c, kn_ks **store) {
-    kn_kprog *p = calloc(1, sizeof *p);
-    KN_ASSERT(p);
-    p->arena = kn_arena_create();
-    p->name = "m";
-    p->target = kn_target_find("generic");
+/* p as a program of one kernel: y[0 x4] = x[at x4 step s]; returns the store. */
+static kn_ks *build(kn_ctx *cx, kn_kprog *p, int c) {
+    fx_prog(p, "generic");
     int64_t n = N, four = 4;
     kn_kbuf *x = kl_buffer(p, KB_INPUT, KN_U8, 1, &n, "x");
     kn_kbuf *y = kl_buffer(p, KB_OUTPUT, KN_U8, 1, &four, "y");
-    kn_kernel *k = kn_arena_alloc(p->arena, sizeof *k);
-    kn_kernel **v = kn_arena_array(p->arena, 1, sizeof *v);
-    KN_ASSERT(k && v);
-    memset(k, 0, sizeof *k);
-    k->name = "test";
-    v[0] = k;
-    p->kernels = v;
-    p->nkernels = p->cap_kernels = 1;
-    kn_lower *L = kl_builder_rewrite(cx, p, 0);
+    kn_lower *L = fx_kernel(cx, p);
     kn_kx *ld = kx_vload_strided(L, x, kx_int(L, cases[c].at), 4, 2);
     ld->stride = cases[c].step; /* set after building: kx_vload_strided asserts step >= 2 */
     kl_store(L, y, kx_int(L, 0), ld);
     kl_builder_destroy(L);
-    kn_ks *b = k->body;
-    while (b->kind != KS_STORE) b = b->body[b->n - 1];
-    *store = b;
-    return p;
-}
-
-static void destroy(kn_kprog *p) {
-    kn_arena_destroy(p->arena);
-    free(p);
-}
-
-/* The text the printer of dialect d writes for statement s of p. */
-static void print(const kn_kprog *p, const kn_ks *s, kn_dialect d, char *out, size_t cap) {
-    FILE *f = fmemopen(out, cap, "w");
-    KN_ASSERT(f);
-    kn_cprint E;
-    kn_cprint_init(&E, p, f, d);
-    kn_cprint_stmt(&E, s, 0);
-    fclose(f);
+    return fx_last_store(p->kernels[0]);
 }
 
 int main(void) {
     for (int c = 0; c < (int)(sizeof cases / sizeof *cases); c++) {
         kn_ctx cx;
         kn_ctx_init(&cx, NULL);
-        kn_ks *s;
-        kn_kprog *p = build(&cx, c, &s);
-        bool ok = kn_kprog_verify(&cx, p) == KN_OK;
+        kn_kprog p;
+        kn_ks *s = build(&cx, &p, c);
+        bool ok = kn_kprog_verify(&cx, &p) == KN_OK;
         if (ok != cases[c].ok)
             fprintf(stderr, "case %d: verify %d, expected %d\n", c, ok, cases[c].ok);
         CHECK(ok == cases[c].ok);
         if (c == 1) { /* y[0 x4] = x[3 x4 step 2]: lanes x[3], x[5], x[7], x[9] */
             char text[4096];
             for (int d = 0; d < 2; d++) {
-                print(p, s, d ? KN_OPENCL : KN_C99, text, sizeof text);
+                fx_print(&p, s, d ? KN_OPENCL : KN_C99, false, text, sizeof text);
                 if (!strstr(text, "[3 + kn_l * 2]")) fprintf(stderr, "%s\n", text);
                 CHECK(strstr(text, "[3 + kn_l * 2]") != NULL);
             }
             FILE *f = fmemopen(text, sizeof text, "w");
-            kn_kprog_print(p, f);
+            kn_kprog_print(&p, f);
             fclose(f);
             CHECK(strstr(text, "[3 x4 step 2]") != NULL);
         }
-        destroy(p);
+        kn_arena_destroy(p.arena);
     }
     return TEST_DONE();
 }

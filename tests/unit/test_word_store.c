@@ -2,14 +2,10 @@
  * verifier's bounds of a constant index (a word store writes 4 bytes: the last one in
  * bounds starts at n - 4) and its operand rules, and what the C99 and OpenCL C printers write for
  * it. The emitted code is run by the quant tests (the 8-bit channel tiles' stores, tile.c). */
-#include "codegen/c/cprint.h"
-#include "ir/kir.h"
-#include "ir/lower_impl.h"
-#include "targets/target.h"
+#include "kir_fixture.h"
 #include "test.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum { N = 10 };
@@ -31,24 +27,12 @@ static const struct {
     {LOOP, 2, KN_U8, true}, {VALUE, 0, KN_U8, false},
 };
 
-/* A program of one kernel holding case c's store; *store receives it. */
-static kn_kprog *build(kn_ctx *cx, int c, kn_ks **store) {
-    kn_kprog *p = calloc(1, sizeof *p);
-    KN_ASSERT(p);
-    p->arena = kn_arena_create();
-    p->name = "m";
-    p->target = kn_target_find("generic");
+/* p as a program of one kernel holding case c's store; returns the store. */
+static kn_ks *build(kn_ctx *cx, kn_kprog *p, int c) {
+    fx_prog(p, "generic");
     int64_t n = N;
     kn_kbuf *y = kl_buffer(p, KB_OUTPUT, KN_U8, 1, &n, "y");
-    kn_kernel *k = kn_arena_alloc(p->arena, sizeof *k);
-    kn_kernel **v = kn_arena_array(p->arena, 1, sizeof *v);
-    KN_ASSERT(k && v);
-    memset(k, 0, sizeof *k);
-    k->name = "test";
-    v[0] = k;
-    p->kernels = v;
-    p->nkernels = p->cap_kernels = 1;
-    kn_lower *L = kl_builder_rewrite(cx, p, 0);
+    kn_lower *L = fx_kernel(cx, p);
     switch (cases[c].s) {
     case AT: kl_store_word(L, y, kx_int(L, cases[c].at), kx_const(L, KN_I32, 0x04030201)); break;
     case LOOP: {
@@ -63,57 +47,39 @@ static kn_kprog *build(kn_ctx *cx, int c, kn_ks **store) {
     }
     kn_kx *f32 = kx_const(L, KN_F32, 1);
     kl_builder_destroy(L);
-    kn_ks *b = k->body;
-    while (b->kind != KS_STORE) b = b->body[b->n - 1];
-    *store = b;
+    kn_ks *b = fx_last_store(p->kernels[0]);
     /* cases whose buffer or value breaks the rules: set after building (kl_store_word
      * asserts them) */
     if (cases[c].yt != KN_U8) y->dtype = cases[c].yt;
     if (cases[c].s == VALUE) b->value = f32;
-    return p;
-}
-
-static void destroy(kn_kprog *p) {
-    kn_arena_destroy(p->arena);
-    free(p);
-}
-
-/* The text the printer of dialect d writes for statement s of p. */
-static void print(const kn_kprog *p, const kn_ks *s, kn_dialect d, char *out, size_t cap) {
-    FILE *f = fmemopen(out, cap, "w");
-    KN_ASSERT(f);
-    kn_cprint E;
-    kn_cprint_init(&E, p, f, d);
-    kn_cprint_stmt(&E, s, 0);
-    kn_cprint_helpers(&E, f);
-    fclose(f);
+    return b;
 }
 
 int main(void) {
     for (int c = 0; c < (int)(sizeof cases / sizeof *cases); c++) {
         kn_ctx cx;
         kn_ctx_init(&cx, NULL);
-        kn_ks *s;
-        kn_kprog *p = build(&cx, c, &s);
-        bool ok = kn_kprog_verify(&cx, p) == KN_OK;
+        kn_kprog p;
+        kn_ks *s = build(&cx, &p, c);
+        bool ok = kn_kprog_verify(&cx, &p) == KN_OK;
         if (ok != cases[c].ok)
             fprintf(stderr, "case %d: verify %d, expected %d\n", c, ok, cases[c].ok);
         CHECK(ok == cases[c].ok);
         if (c == 1) { /* y0[6 word] = 0x04030201 */
             char text[4096];
-            print(p, s, KN_C99, text, sizeof text);
+            fx_print(&p, s, KN_C99, true, text, sizeof text);
             CHECK(strstr(text, "kn_stw(y0 + 6, 67305985);") != NULL);
             CHECK(strstr(text, "memcpy(p, &v, 4)") != NULL); /* the helper, little-endian */
-            print(p, s, KN_OPENCL, text, sizeof text);
+            fx_print(&p, s, KN_OPENCL, true, text, sizeof text);
             CHECK(strstr(text, "kn_stw") == NULL); /* no memcpy in OpenCL C: the bytes */
             CHECK(strstr(text, "y0[6 + 0] = (uchar)(kn_w >> 0);") != NULL);
             CHECK(strstr(text, "y0[6 + 3] = (uchar)(kn_w >> 24);") != NULL);
             FILE *f = fmemopen(text, sizeof text, "w");
-            kn_kprog_print(p, f);
+            kn_kprog_print(&p, f);
             fclose(f);
             CHECK(strstr(text, "y0[6 word] = 67305985") != NULL);
         }
-        destroy(p);
+        kn_arena_destroy(p.arena);
     }
     return TEST_DONE();
 }
