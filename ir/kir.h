@@ -195,6 +195,8 @@ struct kn_ks {
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
     bool word;      /* STORE: a word store (kl_store_word): value a scalar i32, buf 8-bit */
+    int stride;     /* STORE of a vector value: > 1 for a strided (scattering) store of lane k
+                       to buf[index + k * stride] (kl_store_strided); else 0 */
     kn_kx *index, *value, *cond, *src_index, *count;
     int n, cap; /* BLOCK, IF (2), WHILE (1) */
     kn_ks **body;
@@ -644,6 +646,12 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
  * C emitter prints a memcpy of 4 bytes on little-endian hosts (else the bytes shifted
  * out), LLVM an i32 store of alignment 1, OpenCL C the four bytes. */
 void kl_store_word(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *word);
+/* A strided store, the mirror of kx_vload_strided: lane k of the vector `value` into
+ * b[index + k * stride] (stride >= 2). A KS_STORE with `stride` set; kn_ks_store_elems
+ * gives its span. The C emitter prints it lane by lane, or as one scatter store where the
+ * target has one (Helium: VSTRB.32 with an offset vector, KN_ST4BSS); LLVM one store a
+ * lane. */
+void kl_store_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value, int stride);
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
 /* A new vector local of `lanes` lanes (init may be scalar: broadcast). */
 int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init);
@@ -739,10 +747,12 @@ kn_dtype kx_compute_dtype(kn_dtype t);
 static inline int kx_lanes(const kn_kx *x) {
     return x->lanes > 1 ? x->lanes : 1;
 }
-/* The elements of its buffer store s (KS_STORE) writes: its value's lanes, or 4 for a
- * word store. */
+/* The elements of its buffer store s (KS_STORE) writes, from its index on: its value's
+ * lanes, 4 for a word store, the span (lanes - 1) * stride + 1 for a strided store (a
+ * range that holds every element written, not all of them written). */
 static inline int kn_ks_store_elems(const kn_ks *s) {
-    return s->word ? 4 : kx_lanes(s->value);
+    if (s->word) return 4;
+    return s->stride > 1 ? (kx_lanes(s->value) - 1) * s->stride + 1 : kx_lanes(s->value);
 }
 /* The elements of its buffer load x reads, from its index on: its lanes, 4 for a word
  * load, the span (lanes - 1) * stride + 1 for a strided load (a range that holds every

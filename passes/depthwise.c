@@ -85,6 +85,9 @@ enum {
     DW_MIN_LANES = 4,
     DW_MAX_STRIDE = 4,    /* column phases a staged channel may be split into */
     DW_MAX_PARTS = 5,     /* accumulators of a tile: partial sums of its kernel rows */
+    DW_MAX_YR = 4,        /* output rows of a tile (dw_geom.yr) */
+    DW_YROWS_INPLACE = 3, /* output rows of Helium's in-place vector tiles (dw_geom.yrows) */
+    DW_PH_CHUNK = 16,     /* column pairs of the phases' copy a chunk (dw_pad_phases) */
     DW_WORDS_NU = 2,      /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
     DW_BAND_PIXELS = 196, /* channels-last inputs split in bands of rows: 14x14 and up */
     DW_BAND_ROWS = 8      /* at most, a band */
@@ -163,6 +166,15 @@ typedef struct dw_geom {
     /* with mvec: the outputs of tile group r start at ox + r * gstep (0: r * lanes); a row
      * of 5-7 outputs is one tile of two overlapping groups (dw_cols), which share loads */
     int64_t gstep;
+    /* with mvec at stride 2 on targets with byte gathers: the plane holds the padded rows
+     * as they are and a tap of 4 outputs is one strided load (kx_vload_strided, step sw:
+     * MVE's VLDRB.U32 gather), so any row of 4 outputs or more is in vectors */
+    bool sload;
+    /* with mvec: output rows a tile of the interior (yrows), sharing the loads of the
+     * input rows their kernel rows have in common (3 x 3 at stride 1: 4 input rows for 2
+     * output rows, not 6); yr: the rows of the tile being built (dw_rows sets it on a
+     * copy), 0 or 1 for one */
+    int yrows, yr;
     int nu;
     kn_kbuf *pkw;
     int vpkw;
@@ -176,7 +188,9 @@ static kn_kx *var(kn_lower *L, int v) {
 /* `lanes` inputs of the tile from x[at] (one: a scalar), as f32: x itself, or x - xz
  * for integer convolutions. */
 static kn_kx *dw_in(kn_lower *L, const dw_geom *G, kn_kbuf *src, kn_kx *at, int lanes) {
-    kn_kx *v = lanes > 1 ? kx_vload(L, src, at, lanes) : kx_load(L, src, at);
+    kn_kx *v = lanes > 1 && G->sload ? kx_vload_strided(L, src, at, lanes, (int)G->sw)
+               : lanes > 1           ? kx_vload(L, src, at, lanes)
+                                     : kx_load(L, src, at);
     if (!G->integer || src == G->xs) return v;                  /* staged: converted in the copy */
     if (G->mvec && src == G->pad) return kx_cast(L, KN_I32, v); /* xz is in the init */
     if (G->mvec) {                                              /* exact in i32: x - xz */
@@ -214,17 +228,19 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     /* kernel row ky adds into partial sum ky % np of each group: a tile of one or two
      * vectors (rows of 7-28 outputs) would otherwise be one chain of kh*kw dependent
      * multiply-adds, bound by their latency */
-    int acc[DW_MAX_ROWS], part[DW_MAX_ROWS][DW_MAX_PARTS];
+    int acc[DW_MAX_ROWS * DW_MAX_YR], part[DW_MAX_ROWS * DW_MAX_YR][DW_MAX_PARTS];
     /* dot: kernel "rows" are the groups of parts rows, all in the staged words */
     int64_t nky = G->dot ? G->ngr : G->kh;
+    int yr = G->yr > 1 ? G->yr : 1; /* output rows: accumulator t * rows + r */
     KN_ASSERT(!G->dot || (!crow && !ccol));
+    KN_ASSERT(yr == 1 || (G->mvec && !crow && !ccol && yr <= DW_MAX_YR && rows <= DW_MAX_ROWS));
     int np = ccol || G->mvec ? 1 : DW_MAX_PARTS / rows; /* i32: no latency chain to cut */
     if (np > nky) np = (int)nky;
     if (np < 1) np = 1;
     /* float: from 0, the bias added after the sum (ONNX's and ONNX Runtime's order,
      * lower_conv); integer: from the init (exact) */
     bool after = !G->integer;
-    for (int r = 0; r < rows; r++) {
+    for (int r = 0; r < rows * yr; r++) {
         part[r][0] =
             kl_decl_vec(L, G->at, lanes, after ? kx_const(L, G->at, 0.0) : packed(L, G, 0));
         for (int q = 1; q < np; q++)
@@ -232,9 +248,24 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     }
     kn_kbuf *src = G->stage ? G->xs : G->plane ? G->plane : G->pad ? G->pad : G->d->x;
     kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
-    for (int64_t ky = 0; ky < nky; ky++) {
-        for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
-        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+    for (int r = 0; r < rows * yr; r++) acc[r] = part[r][0];
+    /* input row q (from oy * sh - ph) of the tile: kernel row ky = q of one output row, or
+     * (yr > 1) q in [0, (yr - 1) * sh + (kh - 1) * dh], read by the output rows t whose
+     * kernel row ky has t * sh + ky * dh = q */
+    int64_t nq = yr == 1 ? nky : (int64_t)(yr - 1) * G->sh + (G->kh - 1) * G->dh + 1;
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t ky = q, roff = yr == 1 ? q * G->dh : q;
+        int pt[DW_MAX_YR], npair = 0;
+        int64_t pky[DW_MAX_YR];
+        for (int t = 0; t < yr; t++) {
+            int64_t dq = roff - (int64_t)t * G->sh;
+            if (yr == 1 || (dq >= 0 && dq % G->dh == 0 && dq / G->dh < G->kh))
+                pt[npair] = t, pky[npair++] = yr == 1 ? ky : dq / G->dh;
+        }
+        if (!npair) continue;
+        if (yr == 1)
+            for (int r = 0; r < rows; r++) acc[r] = part[r][ky % np];
+        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), roff - G->ph);
         /* x[bc, iy, col0] (staged: xs[bc, iy + ph, ox]; words: xs[bc, q, ox] with word row
          * q = (oy*sh + ky*parts) / rstep): the tile's first tap of this row */
         int vx;
@@ -280,21 +311,22 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
                     off[noff] = o;
                     xin[noff++] = kl_decl_vec(L, G->at, lanes, dw_in(L, G, src, at, lanes));
                 }
-            for (int64_t kx = 0; kx < G->kw; kx++) {
-                kn_kx *wk = packed(L, G, (int)(1 + ky * G->kw + kx));
-                for (int r = 0; r < rows; r++) {
-                    int i = 0;
-                    while (off[i] != tap_off(G, r, lanes, kx)) i++;
-                    kn_kx *a = var(L, acc[r]);
-                    kl_set(L, acc[r],
-                           G->dot ? kx_dot(L, G->dot, a, var(L, xin[i]), wk)
-                                  : dw_mac(L, G, var(L, xin[i]), wk, a));
+            for (int pi = 0; pi < npair; pi++)
+                for (int64_t kx = 0; kx < G->kw; kx++) {
+                    kn_kx *wk = packed(L, G, (int)(1 + pky[pi] * G->kw + kx));
+                    for (int r = 0; r < rows; r++) {
+                        int i = 0, ai = pt[pi] * rows + r;
+                        while (off[i] != tap_off(G, r, lanes, kx)) i++;
+                        kn_kx *a = var(L, acc[ai]);
+                        kl_set(L, acc[ai],
+                               G->dot ? kx_dot(L, G->dot, a, var(L, xin[i]), wk)
+                                      : dw_mac(L, G, var(L, xin[i]), wk, a));
+                    }
                 }
-            }
         }
         if (crow) kl_end(L);
     }
-    for (int r = 0; r < rows; r++) { /* pairwise: ((p0 + p1) + (p2 + p3)) + p4 */
+    for (int r = 0; r < rows * yr; r++) { /* pairwise: ((p0 + p1) + (p2 + p3)) + p4 */
         for (int w = 1; w < np; w *= 2)
             for (int q = 0; q + w < np; q += 2 * w)
                 kl_set(L, part[r][q], kx_add(L, var(L, part[r][q]), var(L, part[r][q + w])));
@@ -305,11 +337,13 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
     const kn_contract *d = G->d;
     kn_kx *bc = var(L, G->vbc);
     kn_kx *b = kx_bin(L, KX_DIV, bc, kx_int(L, G->c)), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
-    for (int r = 0; r < rows; r++) {
+    for (int ar = 0; ar < rows * yr; ar++) {
+        int r = ar % rows;
+        kn_kx *oyt = ar / rows ? kt_plus(L, oy, ar / rows) : oy;
         kn_kx *oxr = kx_add(L, ox, kx_int(L, (int64_t)r * (G->gstep ? G->gstep : lanes)));
-        kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, oxr), *val = var(L, acc[r]);
+        kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oyt), G->ow, oxr), *val = var(L, acc[ar]);
         if (d->epi) {
-            kn_kx *coord[4] = {b, c, oy, oxr}, *opnd[KN_EPI_MAX] = {0};
+            kn_kx *coord[4] = {b, c, oyt, oxr}, *opnd[KN_EPI_MAX] = {0};
             if (d->nsp == 1) coord[2] = oxr;
             kt_epi_operands(L, d, coord, lanes, opnd);
             val = kl_epilogue(L, d->epi, val, opnd);
@@ -545,6 +579,22 @@ static void dw_wrow(kn_lower *L, const dw_geom *G, kn_kx *oy, bool crow) {
 /* Output rows [oy0, oy1); crow: they read padding above or below. */
 static void dw_rows(kn_lower *L, const dw_geom *G, int64_t oy0, int64_t oy1, bool crow) {
     if (oy1 <= oy0) return;
+    if (G->mvec && !crow && G->yrows > 1 && oy1 - oy0 >= G->yrows) {
+        /* tiles of yrows output rows (dw_geom.yrows); the border columns row by row, the
+         * rows left over one at a time below */
+        int64_t nt = (oy1 - oy0) / G->yrows;
+        int vt = kl_for(L, nt);
+        kn_kx *oy = kt_mad(L, var(L, vt), G->yrows, kx_int(L, oy0));
+        dw_geom g = *G;
+        g.yr = G->yrows;
+        for (int t = 0; t < G->yrows; t++) dw_border_cols(L, G, kt_plus(L, oy, t), 0, G->xlo, crow);
+        if (G->xhi > G->xlo) dw_cols(L, &g, oy, G->xlo, G->xhi - G->xlo, G->lanes, G->rows, crow);
+        for (int t = 0; t < G->yrows; t++)
+            dw_border_cols(L, G, kt_plus(L, oy, t), G->xhi, G->ow, crow);
+        kl_end(L);
+        oy0 += nt * G->yrows;
+        if (oy1 <= oy0) return;
+    }
     int v = kl_for(L, oy1 - oy0);
     kn_kx *oy = kt_plus(L, var(L, v), oy0);
     if (G->wedge) {
@@ -1336,11 +1386,12 @@ static bool dw_words_suits(const dw_geom *G, const kn_target *tg, const kn_sched
 /* Whether integer convolution G takes Helium's i32 vector tiles (dw_geom.mvec): on
  * microcontrollers with 128-bit vectors (MVE), unstaged, 8-bit input, stride 1 (a tap of
  * 4 neighbouring outputs is 4 consecutive bytes) or 2 undilated (through the padded
- * plane's two phases, dw_geom.pph), no epilogue and at least one vector of outputs a row
- * (two at stride 2: rows of 6 outputs cost more in the plane's byte-by-byte copy than
- * in row words, MobileNetV2's 12 x 12 -> 6 x 6 layer on the M55 95 K in words, 104 K in
- * the plane; 24 x 24 -> 12 x 12 185 -> 159 K); `split=2` in a schedule file keeps the
- * f32 tiles, `split=1` the row words. */
+ * plane's two phases, dw_geom.pph, or its rows' strided loads, dw_geom.sload), no
+ * epilogue and at least one vector of outputs a row (two at stride 2 without byte
+ * gathers: rows of 6 outputs cost more in the plane's byte-by-byte copy than in row
+ * words, MobileNetV2's 12 x 12 -> 6 x 6 layer on the M55 95 K in words, 104 K in the
+ * plane; with gathers 62 K); `split=2` in a schedule file keeps the f32 tiles, `split=1`
+ * the row words. */
 static bool dw_mvec_suits(kn_lower *L, const dw_geom *G, const kn_target *tg, const kn_sched *ov) {
     const kn_contract *d = G->d;
     return G->integer && !G->stage && tg->kind == KN_TARGET_MCU && tg->vector_bits >= 128 &&
@@ -1348,7 +1399,7 @@ static bool dw_mvec_suits(kn_lower *L, const dw_geom *G, const kn_target *tg, co
            (G->sw == 1 || (G->sw == 2 && G->dw == 1)) &&
            (d->x->dtype == KN_I8 || d->x->dtype == KN_U8) && !d->epi &&
            (G->lanes == 4 || (G->sw == 2 && kl_lanes(L, KN_F32) == 4)) &&
-           G->ow >= (G->sw == 2 ? 8 : 4);
+           G->ow >= (G->sw == 2 && !tg->byte_gather ? 8 : 4);
 }
 
 /* The end of the interior outputs from xlo whose words (4 bytes from ox*sw - pw, whole
@@ -1407,7 +1458,7 @@ static bool dw_plane_suits(const dw_geom *G, const kn_contract *d, const kn_targ
  * last chunk overlapping the one before (the same values stored again), the rest one byte
  * at a time. */
 static void dw_pad_phases(kn_lower *L, const dw_geom *G) {
-    enum { CH = 16 };
+    enum { CH = DW_PH_CHUNK };
     int64_t r0 = G->ph < 0 ? -G->ph : 0, r1 = G->phs - G->ph < G->h ? G->phs - G->ph : G->h;
     int64_t lo[2], hi[2];
     for (int p = 0; p < 2; p++) kt_phase_inside(p, 2, G->pw, G->w, G->pwid[p], &lo[p], &hi[p]);
@@ -1513,12 +1564,28 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         if (in < 4 || (G->ow + 3) / 4 <= (in + 3) / 4 || G->sw == 2) {
             G->phs = (G->oh - 1) * G->sh + (G->kh - 1) * G->dh + 1;
             G->prs = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw + 1;
-            G->pph = G->sw == 2;
+            /* stride 2: strided loads from the rows as they are where the target has
+             * byte gathers and the rows are short (the phases' copy would go byte by
+             * byte: MobileNetV2's 24 x 24 -> 12 x 12 on the M55 159 -> 104 K, 12 x 12 ->
+             * 6 x 6 95 K in row words -> 62 K), else the two phases (rows of 16 column
+             * pairs or more: the 48 x 48 -> 24 x 24 bands 74 K, 94 K with gathers, each
+             * gather's base one more add) */
+            G->sload = G->sw == 2 && tg->byte_gather && G->ow < DW_PH_CHUNK;
+            G->pph = G->sw == 2 && !G->sload;
             G->lanes = 4; /* dw_choose: 1 at stride 2, which the row words take */
             if (G->pph) G->prs = kt_phases(G->prs, 2, G->pwid, G->poff);
             G->pad = kl_scratch(L, d->x->dtype, G->phs * G->prs);
             G->ylo = 0, G->yhi = G->oh, G->xlo = 0, G->xhi = G->ow;
         }
+        /* output rows a tile (dw_geom.yrows): 3 where the tiles read x in place (its
+         * interior rows share 5 input rows for 3 output rows: MobileNetV2's 6 x 6 x 144
+         * layers on the M55 76 -> 70 K, 6 x 6 x 192 101 -> 93 K), else 1 (GCC 12 then
+         * reloads the scalar weights at every use: 24 x 24 x 48 in the plane 312 K with
+         * 1 row, 327 K with 2, 307 K with 3; 12 x 12 x 96 171, 175, 173 K; the stride-2
+         * layers and the 48 x 48 bands up 4-15 K with 2 or 3); tile_vecs in a schedule
+         * file sets it */
+        G->yrows = ov && ov->tile_vecs ? ov->tile_vecs : G->pad ? 1 : DW_YROWS_INPLACE;
+        if (G->yrows > DW_MAX_YR) G->yrows = DW_MAX_YR;
     }
     G->words = !G->mvec && dw_words_suits(G, tg, ov);
     if (G->words) {
@@ -1665,7 +1732,7 @@ kn_status kn_kpass_depthwise(kn_ctx *cx, kn_kprog *p) {
         dw_geom G;
         dw_build(L, d, kn_schedule_for(p, k), t, pool, &G);
         kern->sched.tile_rows = G.lanes > 1 ? G.rows : G.srows;
-        kern->sched.tile_vecs = 1;
+        kern->sched.tile_vecs = G.mvec && G.yrows > 1 ? G.yrows : 1;
         kern->sched.lanes = G.lanes;
         kern->sched.pad = G.stage ? 2 : 1;
         kern->sched.dot = G.dot;

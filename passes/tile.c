@@ -568,6 +568,9 @@ typedef struct conv_geom {
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
     bool xzfold;    /* Helium's 4-lane tiles with no padding: x read as it is, the init
                        bias - xz * sum (w - wz) (conv_b), where x - xz took a SUB a value */
+    kn_kbuf *bpkf;  /* with padding: that init, for the interior tiles (no tap tested,
+                       conv_tile), which then read x as it is; the tiles that skip the
+                       padding's taps keep x - xz and the bias (bpk) */
     bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
                        itself, no tile scratch (its store and the transposing loop that
                        re-read it cost about 10 instructions an output on the M4) */
@@ -1073,9 +1076,11 @@ static void conv_store_words(kn_lower *L, const conv_geom *G, const kt_tile *T, 
 
 /* Helium's 4-lane tiles (kt_mve) with an 8-bit NCHW output (vq, no epilogue): each
  * accumulator vector (4 channels of one pixel) requantized as a vector of i32 (the
- * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then each lane stored to
- * its channel's plane (VMOV and STRB), where the tile scratch and its transposing loop
- * took a byte store, a byte load, a byte store and the loop's 3 an output. */
+ * clamped values: codegen/c/cprint.c KN_RQ4IV, VMULH ... VMIN), then its lanes stored to
+ * their channels' planes: one strided store (kl_store_strided: a VSTRB.32 scatter) where
+ * the target has byte scatters (kn_target.byte_gather), else each lane (VMOV and STRB),
+ * where the tile scratch and its transposing loop took a byte store, a byte load, a
+ * byte store and the loop's 3 an output. */
 static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
                              kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
     const kn_contract *d = G->d;
@@ -1088,6 +1093,19 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
             kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, T->acc[r][v]), col, T->lanes);
             KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
             int vq = kl_decl_vec(L, KN_I32, T->lanes, q->a[0]);
+            if (nc == T->lanes && L->target && L->target->byte_gather && cs > 1 &&
+                G->kh * G->kw == 1) {
+                /* one strided store of the 4 lanes, their channels cs apart (Helium's
+                 * VSTRB.32 scatter, where the lane stores took a VMOV and a STRB each):
+                 * MobileNetV2's 1x1 expansions on the M55 263 -> 247 K; not in tiles
+                 * with kernel windows, where GCC 12 holds the offset vector in a Q
+                 * register through the reduction loop and spills the tile's (ResNet-8's
+                 * first 3x3 convolution 481 -> 490 K, MobileNetV2's stem a band 210 ->
+                 * 218 K) */
+                kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), v * T->lanes * cs + r),
+                                 kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
+                continue;
+            }
             for (int c = 0; c < nc; c++)
                 kl_store(L, G->y, kt_plus(L, kx_var(L, vy), (v * T->lanes + c) * cs + r),
                          kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));
@@ -1104,6 +1122,13 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
                       int64_t eow0) {
     int64_t kbn = (G->kg + T->kb - 1) / T->kb;
     kn_kx *gb = mad(L, kx_var(L, vg), kbn, blk); /* block index over all groups */
+    conv_geom gi;
+    if (G->bpkf && !crow && !ccol && eow0 < 0 && G->rq.rec != 4) {
+        /* interior: the zero point in the init (not in the records' init) */
+        gi = *G;
+        gi.xzfold = true, gi.bpk = G->bpkf;
+        G = &gi;
+    }
     if (G->rq.rec == 4) { /* the init in the requantization's records (kt_int_tables_rec) */
         T->rows = rows;
         for (int r = 0; r < rows; r++)
@@ -1918,8 +1943,13 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
                                                            : conv_w,
                                                  wp);
     G.xzfold = integer && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
-               !T.dot && d->xz && is_const(d->xz) && d->xz->numel == 1 && !d->ph && !d->pw &&
-               !d->peh && !d->pew;
+               !T.dot && d->xz && is_const(d->xz) && d->xz->numel == 1;
+    if (G.xzfold && (d->ph || d->pw || d->peh || d->pew)) {
+        /* padded: the folded init for the interior tiles only (MobileNetV2's stem on the
+         * M55 a band 226 -> 196 K: 3 of the 19 instructions of a step of 3 channels) */
+        G.bpkf = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
+        G.xzfold = false;
+    }
     G.bpk = kt_pack(L, &T, T.t, group, 1, G.kg, conv_b, wp);
     if (T.xzrt) T.csum = kt_pack(L, &T, T.t, group, 1, G.kg, conv_csum, wp);
     free(ws);

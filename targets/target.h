@@ -50,6 +50,13 @@ typedef struct kn_target {
     bool fma_scalar;         /* its vector multiply-add takes the broadcast operand from a
                                 general register (MVE VFMA Qd, Qn, Rm): a register tile needs
                                 no vector register for it (generated C: KN_FMA4FS) */
+    bool byte_gather;        /* one instruction loads 4 bytes at a step of 2, 4 or 8 widened
+                                into i32 lanes, and one stores 4 i32 lanes narrowed to bytes
+                                at any step (MVE's gather VLDRB.U32 Qd, [Rn, Qm] and scatter
+                                VSTRB.32 Qd, [Rn, Qm], offset vectors from VIDUP): kernel
+                                IR's strided 8-bit vector loads and stores (kx_vload_strided,
+                                kl_store_strided) cost what contiguous ones cost (generated
+                                C: KN_LD4BUS / KN_LD4BSS, KN_ST4BSS) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */

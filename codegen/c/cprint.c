@@ -750,13 +750,18 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
         const kn_kx *l = x, *z = NULL;
         if (l->op == KX_SUB && l->a[1]->op == KX_CONST && kx_lanes(l->a[1]) == 1)
             z = l->a[1], l = l->a[0];
+        /* strided (kx_vload_strided, a step of 2, 4 or 8): a gather with offsets from
+         * VIDUP (KN_LD4BUS / KN_LD4BSS) */
+        int st = l->op == KX_CAST && l->a[0]->op == KX_LOAD ? l->a[0]->stride : 0;
         if (l->op == KX_CAST && l->dtype == KN_I32 && l->a[0]->op == KX_LOAD &&
             (l->a[0]->buf->dtype == KN_U8 || l->a[0]->buf->dtype == KN_I8) &&
-            kx_lanes(l->a[0]) == 4) {
-            fprintf(f, "%*s%sv%d = KN_LD4B%s%s(%s + ", ind, "", s->kind == KS_DECL ? "kn_v4i " : "",
-                    s->var, l->a[0]->buf->dtype == KN_U8 ? "U" : "S", z ? "Z" : "",
+            kx_lanes(l->a[0]) == 4 && (st <= 1 || st == 2 || st == 4 || st == 8)) {
+            fprintf(f, "%*s%sv%d = KN_LD4B%s%s%s(%s + ", ind, "",
+                    s->kind == KS_DECL ? "kn_v4i " : "", s->var,
+                    l->a[0]->buf->dtype == KN_U8 ? "U" : "S", st > 1 ? "S" : "", z ? "Z" : "",
                     l->a[0]->buf->name);
             kn_cprint_expr(E, l->a[0]->a[0]);
+            if (st > 1) fprintf(f, ", %d", st);
             if (z) {
                 fprintf(f, ", ");
                 kn_cprint_expr(E, z);
@@ -767,7 +772,22 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
             return true;
         }
     }
-    if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
+    if (s->kind == KS_STORE && s->stride > 1 && kx_lanes(x) == 4 &&
+        (s->buf->dtype == KN_U8 || s->buf->dtype == KN_I8)) {
+        /* a strided store of an ivvar's lanes narrowed to 8 bits: one scatter store
+         * (VSTRB.32 with an offset vector) */
+        const kn_kx *v = x;
+        while (v->op == KX_CAST && (v->dtype == KN_U8 || v->dtype == KN_I8)) v = v->a[0];
+        if (v->op == KX_VAR && ivvar(E, v->var)) {
+            fprintf(f, "%*sKN_ST4BSS(%s + ", ind, "", s->buf->name);
+            kn_cprint_expr(E, s->index);
+            fprintf(f, ", v%d, %d);\n", v->var, s->stride);
+            E->mve_used = true;
+            E->vec_widths |= 1u << 2;
+            return true;
+        }
+    }
+    if (s->kind == KS_STORE && s->stride <= 1 && mve_rq_store(E, s, ind)) return true;
     if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
@@ -1005,7 +1025,8 @@ static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
     int temps = 0;
     if (!E->vec_ext || !pow2_lanes(lanes) || (E->dialect == KN_OPENCL && lanes > 16)) return false;
     if (mve_stmt(E, s, ind)) return true;
-    if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
+    if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 || s->stride > 1 : !vvar(E, s->var))
+        return false;
     if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
     E->nmap = 0;
     vhoist(E, s->value, lanes, ind);
@@ -1143,7 +1164,10 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         }
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         kn_cprint_expr(E, s->index);
-        fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
+        if (E->in_lane && s->stride > 1) /* a strided store (kl_store_strided) */
+            fprintf(f, " + kn_l * %d] = ", s->stride);
+        else
+            fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
         if (bt == KN_F16 || bt == KN_BF16) {
             E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
             fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
@@ -1817,6 +1841,18 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_LD4BS(p) ((kn_v4i)vldrbq_s32((const int8_t *)(const void *)(p)))\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BU(p), z))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BS(p), z))\n"
+                "#define KN_LD4BUS(p, s) \\\n"
+                "    ((kn_v4i)vldrbq_gather_offset_u32((const uint8_t *)(const void *)(p), "
+                "vidupq_n_u32(0, s)))\n"
+                "#define KN_LD4BSS(p, s) \\\n"
+                "    ((kn_v4i)vldrbq_gather_offset_s32((const int8_t *)(const void *)(p), "
+                "vidupq_n_u32(0, s)))\n"
+                "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BUS(p, s), z))\n"
+                "#define KN_ST4BSS(p, v, s) \\\n"
+                "    vstrbq_scatter_offset_s32((int8_t *)(void *)(p), \\\n"
+                "                              vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)(s)), "
+                "(int32x4_t)(v))\n"
+                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)vsubq_n_s32((int32x4_t)KN_LD4BSS(p, s), z))\n"
                 "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
                 "    "
                 "((kn_v4i)vminq_s32(vmaxq_s32(vshlq_r_s32(vaddq_n_s32(vmulhq_s32((int32x4_t)(acc), "
@@ -1871,6 +1907,24 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "    __builtin_convertvector(*(const kn_v4bs *)(const void *)(p), kn_v4i)\n"
                 "#define KN_LD4BUZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BU(p) - (unsigned)(z)))\n"
                 "#define KN_LD4BSZ(p, z) ((kn_v4i)((kn_v4u)KN_LD4BS(p) - (unsigned)(z)))\n"
+                "#define KN_LD4BUS(p, s) \\\n"
+                "    ((kn_v4i){((const uint8_t *)(const void *)(p))[0], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[(s)], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[2 * (s)], \\\n"
+                "              ((const uint8_t *)(const void *)(p))[3 * (s)]})\n"
+                "#define KN_LD4BSS(p, s) \\\n"
+                "    ((kn_v4i){((const int8_t *)(const void *)(p))[0], \\\n"
+                "              ((const int8_t *)(const void *)(p))[(s)], \\\n"
+                "              ((const int8_t *)(const void *)(p))[2 * (s)], \\\n"
+                "              ((const int8_t *)(const void *)(p))[3 * (s)]})\n"
+                "#define KN_LD4BUSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BUS(p, s) - (unsigned)(z)))\n"
+                "#define KN_ST4BSS(p, v, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((unsigned char *)(void *)(p))[kn_l * (s)] = (unsigned "
+                "char)(v)[kn_l]; \\\n"
+                "    } while (0)\n"
+                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BSS(p, s) - (unsigned)(z)))\n"
                 "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
                 "r, "
                 "kn_v4i t, int lo,\n"

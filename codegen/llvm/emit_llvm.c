@@ -928,6 +928,16 @@ static void stmt(emit *E, const kn_ks *s) {
             LLVMSetAlignment(st, 1);
             return;
         }
+        if (s->stride > 1) { /* a strided store (kl_store_strided): one store a lane */
+            LLVMValueRef v = expr(E, s->value), at = expr(E, s->index);
+            for (int k = 0; k < kx_lanes(s->value); k++)
+                store(E, s->buf,
+                      LLVMBuildAdd(B, at, LLVMConstInt(LLVMTypeOf(at), (uint64_t)k * s->stride, 1),
+                                   ""),
+                      LLVMBuildExtractElement(
+                          B, v, LLVMConstInt(LLVMInt32TypeInContext(E->ctx), (unsigned)k, 0), ""));
+            return;
+        }
         store(E, s->buf, expr(E, s->index), expr(E, s->value));
         return;
     case KS_DECL:

@@ -802,6 +802,49 @@ static int qadd_loops(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, kn_kx **yi, k
     return y->rank;
 }
 
+/* The fixed-point form's vectors on microcontrollers with 4-lane i32 vectors (Helium):
+ * y[i .. i + 4) for i < numel rounded down to 4, where a, b and y have one size and are
+ * 8-bit: acc = round + a * ma + b * mb as one VDUP and two VMLA by the scalar
+ * multipliers, then kl_requant_hi32's form with mult 2^30 (the high word of acc * 2^30 is
+ * floor(acc / 4)), round z * 2^(shift - 2) and t = shift - 2: floor(floor(acc / 4) /
+ * 2^(shift - 2)) + z = floor(acc / 2^shift) + z, the scalar form's value, clamped to the
+ * type and [lo, hi] as its saturation and clamp do (codegen/c/cprint.c KN_RQ4B: VMULH,
+ * VADD, VSHL, VMAX, VMIN, VSTRB.32). Only where no sum can leave i32 (nor the scalar
+ * form's) and shift - 2 is in [1, 30]. Returns the elements done (0: none). */
+static int64_t qadd_fixed_vec(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_qadd *q,
+                              int64_t z, int64_t lo, int64_t hi) {
+    const kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_MCU || kl_lanes(L, KN_I32) != 4 || y->numel < 4 ||
+        in[0]->numel != y->numel || in[3]->numel != y->numel || q->shift < 3)
+        return 0;
+    for (int k = 0; k < 3; k++) {
+        kn_dtype t = (k == 0 ? in[0] : k == 1 ? in[3] : y)->dtype;
+        if (t != KN_U8 && t != KN_I8) return 0;
+    }
+    double tlo, thi, alo, ahi, blo, bhi;
+    int_range(y->dtype, &tlo, &thi);
+    int_range(in[0]->dtype, &alo, &ahi);
+    int_range(in[3]->dtype, &blo, &bhi);
+    double amax = fmax(fabs(alo), fabs(ahi)), bmax = fmax(fabs(blo), fabs(bhi));
+    double acc = fabs((double)q->round) + amax * q->ma + bmax * q->mb;
+    int t = q->shift - 2;
+    if (acc >= 2147483647.0 || acc / 4 + fabs((double)z) * ldexp(1.0, t) >= 2147483647.0) return 0;
+    int64_t nv = y->numel / 4;
+    kn_kx *i = kx_mul(L, kx_var(L, kl_for(L, nv)), kx_int(L, 4));
+    int va = kl_decl_vec(L, KN_I32, 4, kx_cast(L, KN_I32, kx_vload(L, in[0], i, 4)));
+    int vb = kl_decl_vec(L, KN_I32, 4, kx_cast(L, KN_I32, kx_vload(L, in[3], i, 4)));
+    int vs = kl_decl_vec(L, KN_I32, 4, kx_const(L, KN_I32, q->round));
+    kl_set(L, vs, kx_add(L, kx_var(L, vs), kx_mul(L, kx_var(L, va), kx_const(L, KN_I32, q->ma))));
+    kl_set(L, vs, kx_add(L, kx_var(L, vs), kx_mul(L, kx_var(L, vb), kx_const(L, KN_I32, q->mb))));
+    int64_t l = lo > (int64_t)tlo ? lo : (int64_t)tlo, h = hi < (int64_t)thi ? hi : (int64_t)thi;
+    kl_store(L, y, i,
+             kl_requant_hi32(L, kx_var(L, vs), kx_const(L, KN_I32, 1 << 30),
+                             kx_const(L, KN_I32, (double)(z * ((int64_t)1 << t))),
+                             kx_const(L, KN_I32, t), l, h, y->dtype));
+    kl_end(L);
+    return nv * 4;
+}
+
 /* The fixed-point form (--quantize's own adds, ir/requant.h kn_qadd): its multipliers and
  * rounding constant from the constant scales and zero points at compile time, then per
  * element ((a * ma + b * mb + round) >> shift) + cz in i32, saturated (USAT/SSAT on the
@@ -818,7 +861,15 @@ static kn_status lower_qlinearadd_fixed(kn_lower *L, const kn_node *n, kn_kbuf *
                              (int64_t)const_at(in[5], 0));
     int64_t z = cz ? (int64_t)const_at(cz, 0) : 0;
     kn_kx *yi, *ai, *bi;
-    int nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
+    int64_t done = qadd_fixed_vec(L, in, y, &q, z, lo, hi);
+    if (done == y->numel) return KN_OK;
+    int nloops;
+    if (done) { /* the elements the vectors left, one at a time */
+        yi = ai = bi = kx_add(L, kx_var(L, kl_for(L, y->numel - done)), kx_int(L, done));
+        nloops = 1;
+    } else {
+        nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
+    }
     kn_kx *pa = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_const(L, KN_I32, q.ma));
     kn_kx *pb = kx_mul(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_const(L, KN_I32, q.mb));
     kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, kx_add(L, pa, pb), kx_const(L, KN_I32, q.round)),

@@ -10,7 +10,7 @@
 # passes/tile.c) and two with 1x1 convolutions of 16 and 32 channels, for
 # --target cortex-m55 on QEMU's mps3-an547 (the same startup, its memory map: code at
 # 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8. ptq_add
-# (tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
+# (and on the M55 ptq_add_tail, tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
 # residual adds) and compared with the host interpreter's output for it.
 # usage: cortex_m4.sh KILN SOURCE_DIR [c|obj] [cortex-m4|cortex-m55]
 KILN=$1
@@ -30,7 +30,7 @@ if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
-    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add"
+    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -93,11 +93,12 @@ for m in $MODELS; do
     } ;;
   mm_split_* | mm_odd_s8) grep -q "'mm' QLinearMatMul .* split=1" "$T/$m.sched" && ok ||
     bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
-  dw_words_s8 | dw_words_z1 | dw_words_s2 | dw_mve_*) # Helium's i32 vector tiles on the
-    # M55 (stride 2 along the row, rows of 8 outputs or more: through the padded plane's
-    # two phases)
+  dw_words_s8 | dw_words_z1 | dw_words_s2 | dw_words_u8 | dw_mve_*) # Helium's i32 vector
+    # tiles on the M55 (stride 2 along the row: rows of 16 outputs or more through the
+    # padded plane's two phases, shorter ones as strided loads, dw_words_u8's rows of 5);
+    # 3 output rows a tile where they read x in place (tile_vecs=3), 1 in the plane
     if [ "$TARGET" = cortex-m55 ]; then
-      grep -q "'dw' QLinearConv tile_rows=1 tile_vecs=1 lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
+      grep -q "'dw' QLinearConv tile_rows=1 tile_vecs=[13] lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
         ok || bad "$m: no Helium vector tile: $(cat "$T/$m.sched")"
     else
       case $m in dw_mve_*) ;; *) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
@@ -107,7 +108,7 @@ for m in $MODELS; do
     bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; # dw_words_u8: stride 2, rows of 5
   qdq_depthwise | qdq_dw_dot) # the M55: dw1 (stride 1) in Helium's vector tiles
     [ "$TARGET" = cortex-m55 ] && {
-      grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=1 lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
+      grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=[13] lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
         ok || bad "$m: dw1 not in Helium's vector tiles: $(cat "$T/$m.sched")"
     } ;;
   mm_red16_*) # the M4: split words; Helium: reduction words (dot=4: s8x16)
@@ -167,16 +168,23 @@ for m in $MODELS; do
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*;
   # on the M55 in i32 vector tiles)
-  if [ "$TARGET" = cortex-m55 ] && [ $m = ptq_add ]; then
-    : # 8 channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD
+  if [ "$TARGET" = cortex-m55 ] && [ "${m#ptq_add}" != "$m" ]; then
+    # 8 (5) channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD; the fixed-point
+    # adds in 4-lane vectors (ir/lower/quant.c qadd_fixed_vec: the high-word form with
+    # mult 2^30), ptq_add_tail's 245 elements with a scalar tail of one
+    [ $EMIT = c ] && { grep -q "KN_DUP4I(1073741824)" "$D/m.c" && ok ||
+      bad "$m: the residual add not in vectors"; }
   elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_}" != "$m" -o "${m#qdq_d}" != "$m" -o $m = qdq_block ]; then
     # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's): the i32 vector
     # tiles' widening byte loads (generated C: VLDRB.U32 / VLDRB.S32)
     # and their vector requantization (VMULH.S32, VSTRB.32) where it is fixed point
-    case $m in dw_words_u8) grep -q "smlad" "$D/app.dis" && ok ||
-      bad "$m: no smlad in the image" ;; *)
-      [ $EMIT = obj ] || { grep -q "vldrb\.[su]32" "$D/app.dis" && ok ||
-        bad "$m: no vldrb.s32/u32 in the image"; } ;; esac
+    [ $EMIT = obj ] || { grep -q "vldrb\.[su]32" "$D/app.dis" && ok ||
+      bad "$m: no vldrb.s32/u32 in the image"; }
+    # dw_words_u8's stride 2 along rows of 5: strided loads, a gather of 4 bytes (VLDRB.U32
+    # with an offset vector) a tap
+    [ $m = dw_words_u8 ] && [ $EMIT = c ] && {
+      grep -qE "vldrb\.u32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
+        bad "$m: no vldrb.u32 gather in the image"; }
     # dw_mve_s2's 16 column pairs a chunk into the plane's two phases: VLD20/VLD21
     [ $m = dw_mve_s2 ] && [ $EMIT = c ] && { grep -q "vld21\.8" "$D/app.dis" && ok ||
       bad "$m: no vld21.8 in the image"; }
@@ -186,6 +194,10 @@ for m in $MODELS; do
     # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
       bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
+    # ... its 4 lanes as one strided store (kl_store_strided): a VSTRB.32 scatter
+    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "KN_ST4BSS(" "$D/m.c" &&
+      grep -qE "vstrb\.32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
+      bad "$m: no strided store of 4 channels (KN_ST4BSS, a vstrb.32 scatter)"; }
   elif [ "$TARGET" = cortex-m55 ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
@@ -215,7 +227,7 @@ for m in $MODELS; do
     bad "$m: no sxtb16 ror #8 in the image"; } ;;
   dw_words_s8) [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
     grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image"; } ;;
-  dw_words_u8) [ $EMIT = obj ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
+  dw_words_u8) [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "uxtb16.*ror #8" "$D/app.dis" && ok ||
     bad "$m: no uxtb16 ror #8 in the image"; } ;;
   quantize_ties) # generated C: the int32 path of the float input's quantization
     # (ir/lower/quant.c requant_f32): USAT/SSAT, no libm rounding call

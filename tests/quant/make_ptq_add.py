@@ -7,7 +7,8 @@ and 16 calibration inputs ([16,1,3,8,8]), the first also as test_data_set_0/inpu
 (tests/quant/cortex_m4.sh runs it on the M4 against the host's interpreter).
 
     /usr/bin/python3 tests/quant/make_ptq_add.py
-writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}."""
+writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}, and
+tests/quant/ptq_add_tail (see tail()) the same way."""
 import os
 
 import numpy as np
@@ -60,5 +61,51 @@ def main():
         fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
 
 
+def tail():
+    """tests/quant/ptq_add_tail: Conv 3->5 -> Relu -> Conv 5->5, plus the Relu's output
+    (a residual Add of 5 x 7 x 7 = 245 elements: Helium's 4-lane adds and a scalar tail of
+    one, ir/lower/quant.c qadd_fixed_vec) -> Relu -> Conv 5->5 -> GlobalAveragePool ->
+    Flatten -> Gemm 5->3; random weights (seed 1), 16 calibration inputs ([16,1,3,7,7]), the first also as
+    test_data_set_0/input_0.pb."""
+    rng = np.random.RandomState(1)
+    f = np.float32
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq_add_tail")
+    inits = [numpy_helper.from_array((rng.randn(5, 3, 3, 3) * 0.5).astype(f), "w1"),
+             numpy_helper.from_array((rng.randn(5) * 0.1).astype(f), "b1"),
+             numpy_helper.from_array((rng.randn(5, 5, 3, 3) * 0.3).astype(f), "w2"),
+             numpy_helper.from_array((rng.randn(5) * 0.1).astype(f), "b2"),
+             numpy_helper.from_array((rng.randn(3, 5) * 0.5).astype(f), "w3"),
+             numpy_helper.from_array((rng.randn(3) * 0.1).astype(f), "b3"),
+             numpy_helper.from_array((rng.randn(5, 5, 3, 3) * 0.3).astype(f), "w4"),
+             numpy_helper.from_array((rng.randn(5) * 0.1).astype(f), "b4")]
+    pad = dict(pads=[1, 1, 1, 1])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", **pad),
+        helper.make_node("Relu", ["c1"], ["r1"], "relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "conv2", **pad),
+        helper.make_node("Add", ["c2", "r1"], ["s1"], "add1"),
+        helper.make_node("Relu", ["s1"], ["r2"], "relu2"),
+        helper.make_node("Conv", ["r2", "w4", "b4"], ["c3"], "conv3", **pad),
+        helper.make_node("GlobalAveragePool", ["c3"], ["p"], "pool"),
+        helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
+        helper.make_node("Gemm", ["fl", "w3", "b3"], ["y"], "fc", transB=1),
+    ]
+    g = helper.make_graph(nodes, "ptq_add_tail",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 7, 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln-tests")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(m, os.path.join(out, "model.onnx"))
+    calib = (rng.randn(16, 1, 3, 7, 7) * 2).astype(f)
+    np.save(os.path.join(out, "calib.npy"), calib)
+    d = os.path.join(out, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as fp:
+        fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
+
+
 if __name__ == "__main__":
     main()
+    tail()
