@@ -538,6 +538,8 @@ typedef struct conv_geom {
                        (pw_pairs_widen) instead of a copy of the whole input */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool vqred;     /* reduction tiles (kt_tile.wide) requantized as vectors of their 4
+                       columns (conv_store_red): tile is then one tile's i32 [rows][kb] */
     bool xzfold;    /* Helium's 4-lane tiles with no padding: x read as it is, the init
                        bias - xz * sum (w - wz) (conv_b), where x - xz took a SUB a value */
     bool direct;    /* scalar integer tiles: each accumulator requantized and stored into y
@@ -1025,6 +1027,33 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
     }
 }
 
+/* The reduction tiles (kt_tile.wide, vqred) with an 8-bit NCHW output: VMLADAVA leaves
+ * each output in a general register, so a pixel's 4 columns go to the tile scratch (4
+ * STR), come back as one vector (VLDRW), are requantized as a vector (KN_RQ4IV: VMULH,
+ * VADD, VSHL, VMAX, VMIN) and each lane goes to its channel's plane (VMOV and STRB),
+ * where the scalar high-word form took a table load or two, SMULL, ADD, ASR and USAT an
+ * output (DS-CNN's 1x1 convolutions on the M55: about 85 of a 2 x 4 tile's 150
+ * instructions). The same bits: KN_RQ4IV is kl_requant_hi32's form lane by lane. */
+static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
+                           kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
+    const kn_contract *d = G->d;
+    int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
+    KN_ASSERT(T->lanes == 1 && T->nv <= 4);
+    int vy = conv_nchw_base(L, G, vb, mo, oy, ow0);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < T->nv; c++)
+            if (c < valid) kl_store(L, G->tile, kx_int(L, r * 4 + c), kx_var(L, T->acc[r][c]));
+    for (int r = 0; r < rows; r++) {
+        int va = kl_decl_vec(L, KN_I32, 4, kx_vload(L, G->tile, kx_int(L, r * 4), 4));
+        kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, va), mo, 4);
+        KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
+        int vq = kl_decl_vec(L, KN_I32, 4, q->a[0]);
+        for (int c = 0; c < valid; c++)
+            kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * cs + r),
+                     kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -1128,6 +1157,10 @@ store:;
         return;
     }
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    if (G->vqred) {
+        conv_store_red(L, G, T, rows, vb, mo, valid, oy, ow0);
+        return;
+    }
     if (G->vq && !d->epi && dense && rows >= 4) {
         conv_store_words(L, G, T, rows, vb, mo, valid, oy, ow0);
         return;
@@ -1857,6 +1890,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
         !T.dot && kt_int_tables_hi32(L, d, T.kb, &G.rq))
         G.vq = true;
+    /* and the reduction tiles' scalar outputs, 4 columns a vector (conv_store_red) */
+    else if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.wide && T.kb == 4 &&
+             !d->epi && G.ys[3] == 1 && G.ys[2] == G.ow && G.ys[1] == G.oh * G.ow &&
+             kt_int_tables_hi32(L, d, T.kb, &G.rq))
+        G.vq = G.vqred = true;
     else if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale && (T.wide || (tg && tg->kind == KN_TARGET_MCU)))
@@ -1901,7 +1939,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     G.y = y;
     G.row_tiles = conv_row_tiles(&G, &T, tg);
     G.direct = integer && T.lanes == 1 && !G.vq;
-    if (!G.direct)
+    if (G.vqred)
+        G.tile = kl_scratch(L, KN_I32, T.maxrows * 4);
+    else if (!G.direct)
         G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);

@@ -191,6 +191,11 @@ for m in $MODELS; do
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
     grep -q "$v" "$D/app.dis" && ok || bad "$m: no $v in the image"
+    # qdq_pointwise_part (fixed point): the reduction tiles' outputs requantized 4
+    # channels a vector (passes/tile.c conv_store_red: the tile scratch, KN_RQ4IV)
+    case $m in qdq_pointwise_part) [ $EMIT = obj ] || {
+      grep -q "KN_RQ4IV(v" "$D/m.c" && grep -q "vmulh\.s32" "$D/app.dis" && ok ||
+        bad "$m: no vector requantization (KN_RQ4IV)"; } ;; esac
   else
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
