@@ -1419,6 +1419,37 @@ static kn_kx *wide_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals) {
     return kx_cast(L, KN_I32, w);
 }
 
+/* conv_words' reduction words (T->wide) on a microcontroller with vectors of as many i32
+ * lanes, every 16-channel group whole: a position's 4 words of a group as one vector,
+ * lane q the word of channels 4q .. 4q + 3, each of its 4 bytes a strided load of 4 lanes
+ * (channels 4 apart: kx_vload_strided, the C emitter's KN_GW4 on Helium: 4 VLDRB.U32
+ * gathers, 3 VSLI, a VEOR and one VSTRW), where each word took 4 byte loads, 3 shifts
+ * and ORs, an XOR and a store (DS-CNN's 1x1 convolutions on the M55: about 13
+ * instructions a word). */
+static void conv_words_wide(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x,
+                            kn_kbuf *xw, int64_t nw, int64_t rows, int64_t cols) {
+    int wpp = word_parts(T), lanes = T->wide;
+    int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = kl_for(L, nw / lanes);
+    int vh = kl_for(L, rows);
+    kn_kx *bg = mad(L, kx_var(L, vb), G->group, kx_var(L, vg));
+    kn_kx *plane = mad(L, bg, nw / lanes, kx_var(L, vc));
+    int vd = kl_decl(
+        L, KN_I64,
+        mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp, kx_int(L, G->pw)));
+    /* the input's own strides: channel g * cg + 16 c (+ 4 q + k in the loads) */
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vc), kx_int(L, wpp * lanes)));
+    int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_int(L, 0)));
+    int vj = kl_for(L, cols);
+    kn_kx *at = kx_add(L, kx_var(L, vs), kx_mul(L, kx_var(L, vj), kx_int(L, G->xs[3])));
+    kn_kx *vals[4];
+    for (int k = 0; k < wpp; k++)
+        vals[k] =
+            kx_vload_strided(L, x, kt_plus(L, at, k * G->xs[1]), lanes, (int)(wpp * G->xs[1]));
+    kn_kx *wi = kx_mul(L, kx_add(L, kx_var(L, vd), kx_var(L, vj)), kx_int(L, lanes));
+    kl_store(L, xw, wi, wide_word(L, T, vals));
+    kl_end_n(L, 5);
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
     /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
      * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
@@ -1441,6 +1472,11 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
      * unpadded image with contiguous rows (1x1 convolutions) as one row of h*w */
     bool flat = G->hp == G->h && G->wp == G->w && G->xs[3] == 1 && G->xs[2] == G->w;
     int64_t rows = flat ? 1 : G->h, cols = flat ? G->h * G->w : G->w;
+    if (T->wide && nw == ng && kl_lanes(L, KN_I32) == T->wide && L->target &&
+        L->target->kind == KN_TARGET_MCU) {
+        conv_words_wide(L, G, T, x, xw, nw, rows, cols);
+        return xw;
+    }
     int64_t lanes = G->xs[3] == 1 && !T->wide ? T->lanes : 1;
     while (lanes > 4 && lanes > cols) lanes /= 2;
     if (lanes < 4 || lanes > cols) lanes = 1;

@@ -191,6 +191,10 @@ for m in $MODELS; do
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
     grep -q "$v" "$D/app.dis" && ok || bad "$m: no $v in the image"
+    # red16_s8 (whole 16-channel groups): the channels-last words built 4 a vector from
+    # byte gathers (passes/tile.c conv_words_wide: KN_GW4, VLDRB.U32 gathers and VSLI)
+    case $m in red16_s8) [ $EMIT = obj ] || { grep -q "KN_GW4(" "$D/m.c" &&
+      grep -q "vsli\.32" "$D/app.dis" && ok || bad "$m: no gathered words (KN_GW4)"; } ;; esac
     # qdq_pointwise_part (fixed point): the reduction tiles' outputs requantized 4
     # channels a vector (passes/tile.c conv_store_red: the tile scratch, KN_RQ4IV)
     case $m in qdq_pointwise_part) [ $EMIT = obj ] || {
