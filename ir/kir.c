@@ -270,6 +270,13 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value) {
     append(L, s);
 }
 
+void kl_store_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value, int stride) {
+    KN_ASSERT(kx_lanes(value) >= 2 && stride >= 2);
+    kl_store(L, b, index, value);
+    kn_ks *blk = L->stack[L->depth - 1]; /* kl_store appended it to the innermost block */
+    blk->body[blk->n - 1]->stride = stride;
+}
+
 void kl_store_word(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *word) {
     KN_ASSERT(b->dtype == KN_U8 || b->dtype == KN_I8);
     KN_ASSERT(kx_lanes(word) == 1);
@@ -861,6 +868,7 @@ static void print_s(FILE *f, const kn_ks *s, int ind) {
         print_x(f, s->index);
         if (kx_lanes(s->value) > 1) fprintf(f, " x%d", s->value->lanes);
         if (s->word) fprintf(f, " word");
+        if (s->stride > 1) fprintf(f, " stride %d", s->stride);
         fprintf(f, "] = ");
         print_x(f, s->value);
         fputc('\n', f);

@@ -193,6 +193,8 @@ struct kn_ks {
     kn_kbuf *buf;   /* STORE, COPY */
     kn_kbuf *src;   /* COPY */
     bool word;      /* STORE: a word store (kl_store_word): value a scalar i32, buf 8-bit */
+    int stride;     /* STORE of a vector: > 1 for a strided (scattering) store of lane k to
+                       buf[index + k * stride] (kl_store_strided); else 0 */
     kn_kx *index, *value, *cond, *src_index, *count;
     int n, cap; /* BLOCK, IF (2), WHILE (1) */
     kn_ks **body;
@@ -640,6 +642,13 @@ void kl_store(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value);
  * C emitter prints a memcpy of 4 bytes on little-endian hosts (else the bytes shifted
  * out), LLVM an i32 store of alignment 1, OpenCL C the four bytes. */
 void kl_store_word(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *word);
+/* A strided (scattering) vector store, the mirror of kx_vload_strided: lane k of value
+ * (lanes >= 2) into b[index + k * stride], stride >= 2. It writes only those elements of
+ * [index, index + (lanes - 1) * stride] (kn_ks_store_elems gives that span, which the
+ * plan never writes in place). C and OpenCL print it lane by lane, Helium's C a scatter
+ * store where the emitter knows the form (KN_SC4B: VSTRB.32 with a vector of offsets),
+ * LLVM one element store a lane. */
+void kl_store_strided(kn_lower *L, kn_kbuf *b, kn_kx *index, kn_kx *value, int stride);
 int kl_decl(kn_lower *L, kn_dtype t, kn_kx *init); /* new scalar local; returns its var */
 /* A new vector local of `lanes` lanes (init may be scalar: broadcast). */
 int kl_decl_vec(kn_lower *L, kn_dtype t, int lanes, kn_kx *init);
@@ -722,6 +731,7 @@ static inline int kx_lanes(const kn_kx *x) {
 /* The elements of its buffer store s (KS_STORE) writes: its value's lanes, or 4 for a
  * word store. */
 static inline int kn_ks_store_elems(const kn_ks *s) {
+    if (s->stride > 1) return (kx_lanes(s->value) - 1) * s->stride + 1;
     return s->word ? 4 : kx_lanes(s->value);
 }
 /* The elements of its buffer load x reads, from its index on: its lanes, 4 for a word

@@ -147,6 +147,8 @@ static kn_status stmt(vctx *V, const kn_ks *s) {
         if (s->word && (kx_lanes(s->value) != 1 || s->value->dtype != KN_I32 ||
                         (s->buf->dtype != KN_U8 && s->buf->dtype != KN_I8)))
             return bad(V, "word store is not a scalar i32 into an 8-bit buffer", 0, 0);
+        if (s->stride && (s->stride < 2 || s->word || kx_lanes(s->value) < 2))
+            return bad(V, "strided store is not a vector with a stride of 2 or more", 0, 0);
         return in_bounds(V, s->buf, s->index, kn_ks_store_elems(s));
     case KS_DECL:
         if (s->var < 0 || s->var >= V->p->nvars) return bad(V, "unknown local", s->var, 0);

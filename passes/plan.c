@@ -99,7 +99,7 @@ static bool ip_enter(kn_kwalker *w, kn_ks *s) {
         C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->in) C->bad = true;
     if (s->kind == KS_STORE && s->buf == C->out) {
-        if (s->word) C->bad = true; /* in place only element for element */
+        if (s->word || s->stride) C->bad = true; /* in place only element for element */
         C->store = s;
         C->block = C->depth ? C->stack[C->depth - 1] : NULL;
         if (C->nstores < IP_MAX_STORES) {

@@ -1048,6 +1048,11 @@ static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, in
         kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, va), mo, 4);
         KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
         int vq = kl_decl_vec(L, KN_I32, 4, q->a[0]);
+        if (valid == 4 && cs >= 2) { /* one scatter store (VSTRB.32, offsets c * cs) */
+            kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), r),
+                             kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
+            continue;
+        }
         for (int c = 0; c < valid; c++)
             kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * cs + r),
                      kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));

@@ -765,6 +765,17 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
     }
     if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
     if (mve_gather_words(E, s, ind)) return true;
+    if (s->kind == KS_STORE && s->stride > 1 && kx_lanes(x) == 4 &&
+        (s->buf->dtype == KN_U8 || s->buf->dtype == KN_I8) && x->op == KX_CAST &&
+        x->dtype == s->buf->dtype && x->a[0]->op == KX_VAR && ivvar(E, x->a[0]->var)) {
+        /* the low bytes of an ivvar's lanes, stride apart: one scatter store */
+        fprintf(f, "%*sKN_SC4B(%s + ", ind, "", s->buf->name);
+        kn_cprint_expr(E, s->index);
+        fprintf(f, ", v%d, %d);\n", x->a[0]->var, s->stride);
+        E->mve_used = true;
+        E->vec_widths |= 1u << 2;
+        return true;
+    }
     if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
@@ -1002,6 +1013,7 @@ static bool vstmt(emitter *E, const kn_ks *s, int lanes, int ind) {
     int temps = 0;
     if (!E->vec_ext || !pow2_lanes(lanes) || (E->dialect == KN_OPENCL && lanes > 16)) return false;
     if (mve_stmt(E, s, ind)) return true;
+    if (s->kind == KS_STORE && s->stride) return false; /* scattering: lane by lane */
     if (s->kind == KS_STORE ? s->buf->dtype != KN_F32 : !vvar(E, s->var)) return false;
     if (!vx_ok(E, s->value, lanes, &temps) || temps > MAX_TEMPS) return false;
     E->nmap = 0;
@@ -1135,12 +1147,16 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
             kn_cprint_expr(E, s->value);
             fprintf(f, ", ");
             kn_cprint_expr(E, s->index);
-            fprintf(f, "%s, %s);\n", E->in_lane ? " + kn_l" : "", s->buf->name);
+            if (E->in_lane && s->stride) fprintf(f, " + kn_l * %d", s->stride);
+            fprintf(f, "%s, %s);\n", E->in_lane && !s->stride ? " + kn_l" : "", s->buf->name);
             return;
         }
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
         kn_cprint_expr(E, s->index);
-        fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
+        if (E->in_lane && s->stride) /* a strided store (kl_store_strided), lane by lane */
+            fprintf(f, " + kn_l * %d] = ", s->stride);
+        else
+            fprintf(f, E->in_lane ? " + kn_l] = " : "] = ");
         if (bt == KN_F16 || bt == KN_BF16) {
             E->helpers |= bt == KN_F16 ? H_F16_ST : H_BF16_ST;
             fprintf(f, "%s(", bt == KN_F16 ? "kn_f2h" : "kn_f2b");
@@ -1781,6 +1797,12 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
+                "#define KN_SC4B(p, v, s) \\\n"
+                "    do { \\\n"
+                "        uint32x4_t kn_so = {0u, (s), 2u * (s), 3u * (s)}; \\\n"
+                "        vstrbq_scatter_offset_s32((int8_t *)(void *)(p), kn_so, (int32x4_t)(v)); "
+                "\\\n"
+                "    } while (0)\n"
                 "#define KN_GW4(d, p0, p1, p2, p3, s, c) \\\n"
                 "    do { \\\n"
                 "        uint32x4_t kn_o = {0u, (s), 2u * (s), 3u * (s)}; \\\n"
@@ -1861,6 +1883,12 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "            kn_h = kn_h < (lo) ? (lo) : kn_h > (hi) ? (hi) : kn_h; \\\n"
                 "            ((unsigned char *)(void *)(p))[kn_l] = (unsigned char)kn_h; \\\n"
                 "        } \\\n"
+                "    } while (0)\n"
+                "#define KN_SC4B(p, v, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((unsigned char *)(void *)(p))[kn_l * (s)] = (unsigned "
+                "char)(v)[kn_l]; \\\n"
                 "    } while (0)\n"
                 "#define KN_GW4(d, p0, p1, p2, p3, s, c) \\\n"
                 "    do { \\\n"

@@ -892,6 +892,19 @@ static void stmt(emit *E, const kn_ks *s) {
             LLVMSetAlignment(st, 1);
             return;
         }
+        if (s->stride > 1) { /* a strided store (kl_store_strided): one element a lane */
+            LLVMValueRef v = expr(E, s->value), i = expr(E, s->index);
+            LLVMTypeRef I32 = LLVMInt32TypeInContext(E->ctx);
+            for (int k = 0; k < kx_lanes(s->value); k++) {
+                LLVMValueRef at = LLVMBuildAdd(
+                    B, i,
+                    LLVMConstInt(LLVMTypeOf(i), (unsigned long long)k * (unsigned)s->stride, 1),
+                    "");
+                store(E, s->buf, at,
+                      LLVMBuildExtractElement(B, v, LLVMConstInt(I32, (unsigned)k, 0), ""));
+            }
+            return;
+        }
         store(E, s->buf, expr(E, s->index), expr(E, s->value));
         return;
     case KS_DECL:

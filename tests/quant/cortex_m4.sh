@@ -199,7 +199,10 @@ for m in $MODELS; do
     # channels a vector (passes/tile.c conv_store_red: the tile scratch, KN_RQ4IV)
     case $m in qdq_pointwise_part) [ $EMIT = obj ] || {
       grep -q "KN_RQ4IV(v" "$D/m.c" && grep -q "vmulh\.s32" "$D/app.dis" && ok ||
-        bad "$m: no vector requantization (KN_RQ4IV)"; } ;; esac
+        bad "$m: no vector requantization (KN_RQ4IV)"
+      # its 4 channels' bytes as one scatter store (kl_store_strided: VSTRB.32 [Rn, Qm])
+      grep -q "KN_SC4B(" "$D/m.c" && grep -q "vstrb\.32.*\[r[0-9]*, q[0-9]\]" "$D/app.dis" && ok ||
+        bad "$m: no scatter store (KN_SC4B)"; } ;; esac
   else
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
