@@ -705,6 +705,42 @@ static bool mve_gather_words(emitter *E, const kn_ks *s, int ind) {
     return true;
 }
 
+/* mve_int: a 4-lane store to f32 of (f32)(i32)x [- z] * s, x a 4-lane load of 8-bit values,
+ * z an i32 and s an f32 scalar (ir/lower/quant.c: DequantizeLinear on microcontrollers), as
+ * KN_DQ4F: VLDRB.U32/.S32, VSUB, VCVT.F32.S32, VMUL by a scalar and a VSTRW (the same
+ * operations lane by lane: the conversion of 9-bit integers is exact); false otherwise. */
+static bool mve_dequant(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value, *d, *z = NULL, *l;
+    if (!E->mve_int || s->kind != KS_STORE || s->stride || s->buf->dtype != KN_F32 ||
+        kx_lanes(x) != 4 || x->op != KX_MUL || kx_lanes(x->a[1]) != 1 || x->a[1]->dtype != KN_F32 ||
+        x->a[0]->op != KX_CAST || x->a[0]->dtype != KN_F32)
+        return false;
+    d = x->a[0]->a[0];
+    if (d->op == KX_SUB && kx_lanes(d->a[1]) == 1 && d->a[1]->dtype == KN_I32)
+        z = d->a[1], d = d->a[0];
+    if (d->op != KX_CAST || d->dtype != KN_I32) return false;
+    l = d->a[0];
+    if (l->op != KX_LOAD || kx_lanes(l) != 4 || l->stride || l->i == 4 ||
+        (l->buf->dtype != KN_U8 && l->buf->dtype != KN_I8))
+        return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sKN_DQ4F%s(%s + ", ind, "", l->buf->dtype == KN_U8 ? "U" : "S", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    fprintf(f, ", %s + ", l->buf->name);
+    kn_cprint_expr(E, l->a[0]);
+    fprintf(f, ", ");
+    if (z)
+        kn_cprint_expr(E, z);
+    else
+        fputc('0', f);
+    fprintf(f, ", ");
+    kn_cprint_expr(E, x->a[1]);
+    fprintf(f, ");\n");
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
 /* mve_int: statement s of an ivvar as one vector statement where its value is a 4-lane
  * load of i32 (KN_LD4I) or of i16 widened to i32 (KN_LD4S16), or acc + x * w of itself,
  * an ivvar w and a scalar i32 x (KN_MLA4I: MVE VMLA.S32 Qd, Qn, Rm); false otherwise. */
@@ -765,6 +801,7 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
     }
     if (s->kind == KS_STORE && mve_rq_store(E, s, ind)) return true;
     if (mve_gather_words(E, s, ind)) return true;
+    if (mve_dequant(E, s, ind)) return true;
     if (s->kind == KS_STORE && s->stride > 1 && kx_lanes(x) == 4 &&
         (s->buf->dtype == KN_U8 || s->buf->dtype == KN_I8) && x->op == KX_CAST &&
         x->dtype == s->buf->dtype && x->a[0]->op == KX_VAR && ivvar(E, x->a[0]->var)) {
@@ -1797,6 +1834,16 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
+                "#define KN_DQ4FU(d, p, z, s) \\\n"
+                "    vstrwq_f32((float *)(void *)(d), \\\n"
+                "               vmulq_n_f32(vcvtq_f32_s32(vsubq_n_s32(vreinterpretq_s32_u32( \\\n"
+                "                               vldrbq_u32((const uint8_t *)(const void *)(p))), "
+                "(z))), (s)))\n"
+                "#define KN_DQ4FS(d, p, z, s) \\\n"
+                "    vstrwq_f32((float *)(void *)(d), \\\n"
+                "               vmulq_n_f32(vcvtq_f32_s32(vsubq_n_s32( \\\n"
+                "                               vldrbq_s32((const int8_t *)(const void *)(p)), "
+                "(z))), (s)))\n"
                 "#define KN_SC4B(p, v, s) \\\n"
                 "    do { \\\n"
                 "        uint32x4_t kn_so = {0u, (s), 2u * (s), 3u * (s)}; \\\n"
@@ -1883,6 +1930,20 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "            kn_h = kn_h < (lo) ? (lo) : kn_h > (hi) ? (hi) : kn_h; \\\n"
                 "            ((unsigned char *)(void *)(p))[kn_l] = (unsigned char)kn_h; \\\n"
                 "        } \\\n"
+                "    } while (0)\n"
+                "#define KN_DQ4FU(d, p, z, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((float *)(void *)(d))[kn_l] = \\\n"
+                "                (float)((int32_t)((const uint8_t *)(const void *)(p))[kn_l] - "
+                "(z)) * (s); \\\n"
+                "    } while (0)\n"
+                "#define KN_DQ4FS(d, p, z, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((float *)(void *)(d))[kn_l] = \\\n"
+                "                (float)((int32_t)((const int8_t *)(const void *)(p))[kn_l] - (z)) "
+                "* (s); \\\n"
                 "    } while (0)\n"
                 "#define KN_SC4B(p, v, s) \\\n"
                 "    do { \\\n"

@@ -30,7 +30,7 @@ if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
-    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add"
+    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add dq_tail"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -167,7 +167,11 @@ for m in $MODELS; do
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*;
   # on the M55 in i32 vector tiles)
-  if [ "$TARGET" = cortex-m55 ] && [ $m = ptq_add ]; then
+  if [ "$TARGET" = cortex-m55 ] && [ $m = dq_tail ]; then
+    # DequantizeLinear 4 elements a step (ir/lower/quant.c: KN_DQ4FU / KN_DQ4FS, VCVT)
+    [ $EMIT = obj ] || { grep -q "KN_DQ4FU(o" "$D/m.c" && grep -q "KN_DQ4FS(o" "$D/m.c" &&
+      grep -q "vcvt\.f32\.s32\s*q" "$D/app.dis" && ok || bad "$m: no vector dequantization"; }
+  elif [ "$TARGET" = cortex-m55 ] && [ $m = ptq_add ]; then
     : # 8 channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD
   elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_}" != "$m" -o "${m#qdq_d}" != "$m" -o $m = qdq_block ]; then
     # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's): the i32 vector
