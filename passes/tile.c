@@ -1048,7 +1048,8 @@ static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, in
         kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, va), mo, 4);
         KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
         int vq = kl_decl_vec(L, KN_I32, 4, q->a[0]);
-        if (valid == 4 && cs >= 2) { /* one scatter store (VSTRB.32, offsets c * cs) */
+        /* one scatter store (VSTRB.32, offsets c * cs; the stride an int) */
+        if (valid == 4 && cs >= 2 && cs < INT32_MAX / 4) {
             kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), r),
                              kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
             continue;
@@ -1478,7 +1479,7 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
     bool flat = G->hp == G->h && G->wp == G->w && G->xs[3] == 1 && G->xs[2] == G->w;
     int64_t rows = flat ? 1 : G->h, cols = flat ? G->h * G->w : G->w;
     if (T->wide && nw == ng && kl_lanes(L, KN_I32) == T->wide && L->target &&
-        L->target->kind == KN_TARGET_MCU) {
+        L->target->kind == KN_TARGET_MCU && G->xs[1] < INT32_MAX / (4 * wpp)) {
         conv_words_wide(L, G, T, x, xw, nw, rows, cols);
         return xw;
     }
