@@ -566,6 +566,8 @@ typedef struct conv_geom {
                        (pw_pairs_widen) instead of a copy of the whole input */
     kt_rq rq;       /* integer contractions: requantization tables (mult NULL: none) */
     bool vq;        /* requantized as vectors into an 8-bit tile scratch */
+    bool vqred;     /* reduction tiles (kt_tile.wide) requantized as vectors of their 4
+                       columns (conv_store_red): tile is then one tile's i32 [rows][kb] */
     bool xzfold;    /* Helium's 4-lane tiles with no padding: x read as it is, the init
                        bias - xz * sum (w - wz) (conv_b), where x - xz took a SUB a value */
     kn_kbuf *bpkf;  /* with padding: that init, for the interior tiles (no tap tested,
@@ -1113,6 +1115,39 @@ static void conv_store_lanes(kn_lower *L, const conv_geom *G, const kt_tile *T, 
     }
 }
 
+/* The reduction tiles (kt_tile.wide, vqred) with an 8-bit NCHW output: VMLADAVA leaves
+ * each output in a general register, so a pixel's 4 columns go to the tile scratch (4
+ * STR), come back as one vector (VLDRW), are requantized as a vector (KN_RQ4IV: VMULH,
+ * VADD, VSHL, VMAX, VMIN) and each lane goes to its channel's plane (VMOV and STRB),
+ * where the scalar high-word form took a table load or two, SMULL, ADD, ASR and USAT an
+ * output (DS-CNN's 1x1 convolutions on the M55: about 85 of a 2 x 4 tile's 150
+ * instructions). The same bits: KN_RQ4IV is kl_requant_hi32's form lane by lane. */
+static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, int rows, int vb,
+                           kn_kx *mo, int valid, kn_kx *oy, kn_kx *ow0) {
+    const kn_contract *d = G->d;
+    int64_t cs = G->ys[1]; /* channel stride of y: oh * ow */
+    KN_ASSERT(T->lanes == 1 && T->nv <= 4);
+    int vy = conv_nchw_base(L, G, vb, mo, oy, ow0);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < T->nv; c++)
+            if (c < valid) kl_store(L, G->tile, kx_int(L, r * 4 + c), kx_var(L, T->acc[r][c]));
+    for (int r = 0; r < rows; r++) {
+        int va = kl_decl_vec(L, KN_I32, 4, kx_vload(L, G->tile, kx_int(L, r * 4), 4));
+        kn_kx *q = kt_int_store_vec(L, d, &G->rq, kx_var(L, va), mo, 4);
+        KN_ASSERT(q->op == KX_CAST && q->a[0]->dtype == KN_I32); /* (y) clamp(...) */
+        int vq = kl_decl_vec(L, KN_I32, 4, q->a[0]);
+        /* one scatter store (VSTRB.32, offsets c * cs; the stride an int) */
+        if (valid == 4 && cs >= 2 && cs < INT32_MAX / 4) {
+            kl_store_strided(L, G->y, kt_plus(L, kx_var(L, vy), r),
+                             kx_cast(L, G->y->dtype, kx_var(L, vq)), (int)cs);
+            continue;
+        }
+        for (int c = 0; c < valid; c++)
+            kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * cs + r),
+                     kx_cast(L, G->y->dtype, kx_lane(L, vq, c)));
+    }
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -1233,6 +1268,10 @@ store:
         return;
     }
     bool dense = ys[3] == 1 && ys[2] == G->ow && ys[1] == G->oh * G->ow; /* NCHW */
+    if (G->vqred) {
+        conv_store_red(L, G, T, rows, vb, mo, valid, oy, ow0);
+        return;
+    }
     if (G->vq && !d->epi && dense && rows >= 4) {
         conv_store_words(L, G, T, rows, vb, mo, valid, oy, ow0);
         return;
@@ -1491,6 +1530,37 @@ static kn_kx *wide_word(kn_lower *L, const kt_tile *T, kn_kx *const *vals) {
     return kx_cast(L, KN_I32, w);
 }
 
+/* conv_words' reduction words (T->wide) on a microcontroller with vectors of as many i32
+ * lanes, every 16-channel group whole: a position's 4 words of a group as one vector,
+ * lane q the word of channels 4q .. 4q + 3, each of its 4 bytes a strided load of 4 lanes
+ * (channels 4 apart: kx_vload_strided, the C emitter's KN_GW4 on Helium: 4 VLDRB.U32
+ * gathers, 3 VSLI, a VEOR and one VSTRW), where each word took 4 byte loads, 3 shifts
+ * and ORs, an XOR and a store (DS-CNN's 1x1 convolutions on the M55: about 13
+ * instructions a word). */
+static void conv_words_wide(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x,
+                            kn_kbuf *xw, int64_t nw, int64_t rows, int64_t cols) {
+    int wpp = word_parts(T), lanes = T->wide;
+    int vb = kl_for(L, G->n), vg = kl_for(L, G->group), vc = kl_for(L, nw / lanes);
+    int vh = kl_for(L, rows);
+    kn_kx *bg = mad(L, kx_var(L, vb), G->group, kx_var(L, vg));
+    kn_kx *plane = mad(L, bg, nw / lanes, kx_var(L, vc));
+    int vd = kl_decl(
+        L, KN_I64,
+        mad(L, mad(L, plane, G->hp, kt_plus(L, kx_var(L, vh), G->ph)), G->wp, kx_int(L, G->pw)));
+    /* the input's own strides: channel g * cg + 16 c (+ 4 q + k in the loads) */
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vc), kx_int(L, wpp * lanes)));
+    int vs = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_var(L, vh), kx_int(L, 0)));
+    int vj = kl_for(L, cols);
+    kn_kx *at = kx_add(L, kx_var(L, vs), kx_mul(L, kx_var(L, vj), kx_int(L, G->xs[3])));
+    kn_kx *vals[4];
+    for (int k = 0; k < wpp; k++)
+        vals[k] =
+            kx_vload_strided(L, x, kt_plus(L, at, k * G->xs[1]), lanes, (int)(wpp * G->xs[1]));
+    kn_kx *wi = kx_mul(L, kx_add(L, kx_var(L, vd), kx_var(L, vj)), kx_int(L, lanes));
+    kl_store(L, xw, wi, wide_word(L, T, vals));
+    kl_end_n(L, 5);
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
     /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
      * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
@@ -1513,6 +1583,11 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
      * unpadded image with contiguous rows (1x1 convolutions) as one row of h*w */
     bool flat = G->hp == G->h && G->wp == G->w && G->xs[3] == 1 && G->xs[2] == G->w;
     int64_t rows = flat ? 1 : G->h, cols = flat ? G->h * G->w : G->w;
+    if (T->wide && nw == ng && kl_lanes(L, KN_I32) == T->wide && L->target &&
+        L->target->kind == KN_TARGET_MCU && G->xs[1] < INT32_MAX / (4 * wpp)) {
+        conv_words_wide(L, G, T, x, xw, nw, rows, cols);
+        return xw;
+    }
     int64_t lanes = G->xs[3] == 1 && !T->wide ? T->lanes : 1;
     while (lanes > 4 && lanes > cols) lanes /= 2;
     if (lanes < 4 || lanes > cols) lanes = 1;
@@ -1967,6 +2042,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
         !T.dot && kt_int_tables_hi32(L, d, T.kb, &G.rq))
         G.vq = true;
+    /* and the reduction tiles' scalar outputs, 4 columns a vector (conv_store_red) */
+    else if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.wide && T.kb == 4 &&
+             !d->epi && G.ys[3] == 1 && G.ys[2] == G.ow && G.ys[1] == G.oh * G.ow &&
+             kt_int_tables_hi32(L, d, T.kb, &G.rq))
+        G.vq = G.vqred = true;
     else if (G.vq)
         kt_int_tables_padded(L, d, T.kb, &G.rq);
     else if (integer && d->yscale && T.xpre && G.kh * G.kw == 1 && group == 1 && !T.xzrt &&
@@ -2014,7 +2094,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     G.y = y;
     G.row_tiles = conv_row_tiles(&G, &T, tg);
     G.direct = integer && T.lanes == 1 && !G.vq;
-    if (!G.direct)
+    if (G.vqred)
+        G.tile = kl_scratch(L, KN_I32, T.maxrows * 4);
+    else if (!G.direct)
         G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
     G.pf = Tp->pf = conv_pf_suits(tg, &G, &T, ov);

@@ -709,6 +709,93 @@ static bool mve_rq_decl(emitter *E, const kn_ks *s, int ind) {
     return true;
 }
 
+/* One byte of a word of KN_GW4: (u32)(u8)x or (u32)x of a strided 4-lane load of 8-bit x
+ * (the gather reads the raw bytes, zero-extended: the same bits), in *ld. */
+static bool gw_byte(const kn_kx *x, const kn_kx **ld) {
+    if (x->op != KX_CAST || x->dtype != KN_U32) return false;
+    x = x->a[0];
+    if (x->op == KX_CAST && x->dtype == KN_U8) x = x->a[0];
+    if (x->op != KX_LOAD || x->stride < 2 || kx_lanes(x) != 4 || x->i == 4 ||
+        (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8))
+        return false;
+    *ld = x;
+    return true;
+}
+
+/* mve_int: a 4-lane store to i32 of words of 4 bytes gathered at one stride,
+ * (i32)((b0 | b1 << 8 | b2 << 16 | b3 << 24) [^ c]) with each bk a strided 4-lane load of
+ * 8-bit x (passes/tile.c conv_words_wide), as KN_GW4: on Helium 4 VLDRB.U32 gathers
+ * (offsets 0, s, 2s, 3s), 3 VSLI, a VEOR and a VSTRW; false otherwise. */
+static bool mve_gather_words(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value, *ld[4], *t;
+    int64_t c = 0, sh;
+    if (s->kind != KS_STORE || s->word || s->buf->dtype != KN_I32 || kx_lanes(x) != 4 ||
+        x->op != KX_CAST || x->a[0]->dtype != KN_U32)
+        return false;
+    x = x->a[0];
+    if (x->op == KX_XOR) {
+        if (!const_i(x->a[1], &c)) return false;
+        x = x->a[0];
+    }
+    for (int k = 3; k >= 1; k--) { /* ((b0 | b1 << 8) | b2 << 16) | b3 << 24 */
+        if (x->op != KX_OR) return false;
+        t = x->a[1];
+        if (t->op != KX_SHL || !const_i(t->a[1], &sh) || sh != 8 * k || !gw_byte(t->a[0], &ld[k]))
+            return false;
+        x = x->a[0];
+    }
+    if (!gw_byte(x, &ld[0])) return false;
+    for (int k = 1; k < 4; k++)
+        if (ld[k]->stride != ld[0]->stride || ld[k]->buf != ld[0]->buf) return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sKN_GW4(%s + ", ind, "", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    for (int k = 0; k < 4; k++) {
+        fprintf(f, ", %s + ", ld[k]->buf->name);
+        kn_cprint_expr(E, ld[k]->a[0]);
+    }
+    fprintf(f, ", %d, %lluu);\n", ld[0]->stride, (unsigned long long)(uint32_t)c);
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
+/* mve_int: a 4-lane store to f32 of (f32)(i32)x [- z] * s, x a 4-lane load of 8-bit values,
+ * z an i32 and s an f32 scalar (ir/lower/quant.c: DequantizeLinear on microcontrollers), as
+ * KN_DQ4F: VLDRB.U32/.S32, VSUB, VCVT.F32.S32, VMUL by a scalar and a VSTRW (the same
+ * operations lane by lane: the conversion of 9-bit integers is exact); false otherwise. */
+static bool mve_dequant(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value, *d, *z = NULL, *l;
+    if (!E->mve_int || s->kind != KS_STORE || s->stride || s->buf->dtype != KN_F32 ||
+        kx_lanes(x) != 4 || x->op != KX_MUL || kx_lanes(x->a[1]) != 1 || x->a[1]->dtype != KN_F32 ||
+        x->a[0]->op != KX_CAST || x->a[0]->dtype != KN_F32)
+        return false;
+    d = x->a[0]->a[0];
+    if (d->op == KX_SUB && kx_lanes(d->a[1]) == 1 && d->a[1]->dtype == KN_I32)
+        z = d->a[1], d = d->a[0];
+    if (d->op != KX_CAST || d->dtype != KN_I32) return false;
+    l = d->a[0];
+    if (l->op != KX_LOAD || kx_lanes(l) != 4 || l->stride || l->i == 4 ||
+        (l->buf->dtype != KN_U8 && l->buf->dtype != KN_I8))
+        return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sKN_DQ4F%s(%s + ", ind, "", l->buf->dtype == KN_U8 ? "U" : "S", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    fprintf(f, ", %s + ", l->buf->name);
+    kn_cprint_expr(E, l->a[0]);
+    fprintf(f, ", ");
+    if (z)
+        kn_cprint_expr(E, z);
+    else
+        fputc('0', f);
+    fprintf(f, ", ");
+    kn_cprint_expr(E, x->a[1]);
+    fprintf(f, ");\n");
+    E->mve_used = true;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
 /* mve_int: statement s of an ivvar as one vector statement where its value is a 4-lane
  * load of i32 (KN_LD4I) or of i16 widened to i32 (KN_LD4S16), or acc + x * w of itself,
  * an ivvar w and a scalar i32 x (KN_MLA4I: MVE VMLA.S32 Qd, Qn, Rm); false otherwise. */
@@ -788,6 +875,8 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
         }
     }
     if (s->kind == KS_STORE && s->stride <= 1 && mve_rq_store(E, s, ind)) return true;
+    if (mve_gather_words(E, s, ind)) return true;
+    if (mve_dequant(E, s, ind)) return true;
     if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
@@ -1159,7 +1248,8 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
             kn_cprint_expr(E, s->value);
             fprintf(f, ", ");
             kn_cprint_expr(E, s->index);
-            fprintf(f, "%s, %s);\n", E->in_lane ? " + kn_l" : "", s->buf->name);
+            if (E->in_lane && s->stride) fprintf(f, " + kn_l * %d", s->stride);
+            fprintf(f, "%s, %s);\n", E->in_lane && !s->stride ? " + kn_l" : "", s->buf->name);
             return;
         }
         fprintf(f, "%*s%s[", ind, "", s->buf->name);
@@ -1879,6 +1969,34 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
+                "#define KN_DQ4FU(d, p, z, s) \\\n"
+                "    vstrwq_f32((float *)(void *)(d), \\\n"
+                "               vmulq_n_f32(vcvtq_f32_s32(vsubq_n_s32(vreinterpretq_s32_u32( \\\n"
+                "                               vldrbq_u32((const uint8_t *)(const void *)(p))), "
+                "(z))), (s)))\n"
+                "#define KN_DQ4FS(d, p, z, s) \\\n"
+                "    vstrwq_f32((float *)(void *)(d), \\\n"
+                "               vmulq_n_f32(vcvtq_f32_s32(vsubq_n_s32( \\\n"
+                "                               vldrbq_s32((const int8_t *)(const void *)(p)), "
+                "(z))), (s)))\n"
+                "#define KN_GW4(d, p0, p1, p2, p3, s, c) \\\n"
+                "    do { \\\n"
+                "        uint32x4_t kn_o = {0u, (s), 2u * (s), 3u * (s)}; \\\n"
+                "        uint32x4_t kn_w = vldrbq_gather_offset_u32((const uint8_t *)(const void "
+                "*)(p3), "
+                "kn_o); \\\n"
+                "        kn_w = vsliq_n_u32( \\\n"
+                "            vldrbq_gather_offset_u32((const uint8_t *)(const void *)(p2), kn_o), "
+                "kn_w, 8); \\\n"
+                "        kn_w = vsliq_n_u32( \\\n"
+                "            vldrbq_gather_offset_u32((const uint8_t *)(const void *)(p1), kn_o), "
+                "kn_w, 8); \\\n"
+                "        kn_w = vsliq_n_u32( \\\n"
+                "            vldrbq_gather_offset_u32((const uint8_t *)(const void *)(p0), kn_o), "
+                "kn_w, 8); \\\n"
+                "        if (c) kn_w = veorq_u32(kn_w, vdupq_n_u32(c)); \\\n"
+                "        vstrwq_u32((uint32_t *)(void *)(d), kn_w); \\\n"
+                "    } while (0)\n"
                 "#else\n");
             fprintf(
                 f,
@@ -1924,7 +2042,9 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "            ((unsigned char *)(void *)(p))[kn_l * (s)] = (unsigned "
                 "char)(v)[kn_l]; \\\n"
                 "    } while (0)\n"
-                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BSS(p, s) - (unsigned)(z)))\n"
+                "#define KN_LD4BSSZ(p, s, z) ((kn_v4i)((kn_v4u)KN_LD4BSS(p, s) - "
+                "(unsigned)(z)))\n");
+            fputs(
                 "__attribute__((unused)) static inline kn_v4i kn_rq4i(kn_v4i acc, kn_v4i m, kn_v4i "
                 "r, "
                 "kn_v4i t, int lo,\n"
@@ -1960,7 +2080,37 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "            ((unsigned char *)(void *)(p))[kn_l] = (unsigned char)kn_h; \\\n"
                 "        } \\\n"
                 "    } while (0)\n"
-                "#endif\n");
+                "#define KN_DQ4FU(d, p, z, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((float *)(void *)(d))[kn_l] = \\\n"
+                "                (float)((int32_t)((const uint8_t *)(const void *)(p))[kn_l] - "
+                "(z)) * (s); \\\n"
+                "    } while (0)\n"
+                "#define KN_DQ4FS(d, p, z, s) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) \\\n"
+                "            ((float *)(void *)(d))[kn_l] = \\\n"
+                "                (float)((int32_t)((const int8_t *)(const void *)(p))[kn_l] - (z)) "
+                "* (s); \\\n"
+                "    } while (0)\n"
+                "#define KN_GW4(d, p0, p1, p2, p3, s, c) \\\n"
+                "    do { \\\n"
+                "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"
+                "            uint32_t kn_w = (uint32_t)((const uint8_t *)(const void *)(p0))[kn_l "
+                "* (s)] | \\\n"
+                "                (uint32_t)((const uint8_t *)(const void *)(p1))[kn_l * (s)] << 8 "
+                "| \\\n"
+                "                (uint32_t)((const uint8_t *)(const void *)(p2))[kn_l * (s)] << 16 "
+                "| \\\n"
+                "                (uint32_t)((const uint8_t *)(const void *)(p3))[kn_l * (s)] << "
+                "24; \\\n"
+                "            kn_w ^= (uint32_t)(c); \\\n"
+                "            memcpy((int32_t *)(void *)(d) + kn_l, &kn_w, 4); \\\n"
+                "        } \\\n"
+                "    } while (0)\n"
+                "#endif\n",
+                f);
         }
         for (const char *c = vmath_macros; *c; c++) /* '@': the lanes */
             if (*c == '@')

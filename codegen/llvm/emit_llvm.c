@@ -254,12 +254,28 @@ static LLVMValueRef f32_to_bf16(emit *E, LLVMValueRef v) {
 /* A strided load (kx_vload_strided) of n lanes with step s: ceil(span / n) loads of n
  * consecutive elements covering the span (n - 1) * s + 1, the last one ending at the
  * span's end (so nothing past it is read), merged lane by lane with shufflevectors
- * (x86 AVX-512 VBMI: vpermt2b for bytes). */
+ * (x86 AVX-512 VBMI: vpermt2b for bytes); from s >= n, where no chunk would hold two
+ * lanes, one element load a lane. */
 static LLVMValueRef load_strided(emit *E, const kn_kx *x) {
     const kn_kbuf *buf = x->buf;
     int n = kx_lanes(x), s = x->stride, span = (n - 1) * s + 1;
     LLVMTypeRef V = vec(ty(E, buf->dtype), n), I32 = LLVMInt32TypeInContext(E->ctx);
     LLVMValueRef base = expr(E, x->a[0]), r = NULL;
+    if (s >= n) { /* lanes far apart (a gather: passes/tile.c conv_words_wide): each lane
+                     its own element load, where the chunks would read the whole span */
+        r = LLVMGetUndef(V);
+        for (int k = 0; k < n; k++) {
+            LLVMValueRef a =
+                k ? LLVMBuildAdd(
+                        E->b, base,
+                        LLVMConstInt(LLVMTypeOf(base), (unsigned long long)k * (unsigned)s, 1), "")
+                  : base;
+            LLVMValueRef e = LLVMBuildLoad2(E->b, ty(E, buf->dtype), address(E, buf, a), "");
+            LLVMSetAlignment(e, elem_align(buf->dtype));
+            r = LLVMBuildInsertElement(E->b, r, e, LLVMConstInt(I32, (unsigned)k, 0), "");
+        }
+        return r;
+    }
     int got = 0; /* lanes of r filled: 0 .. got - 1 */
     LLVMValueRef mask[256];
     KN_ASSERT(n <= 128);

@@ -268,30 +268,56 @@ static kn_status lower_quantize(kn_lower *L, const kn_node *n, kn_kbuf *const *i
 static kn_status lower_dequantize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL;
-    int v[KN_MAX_RANK];
-    kn_kx *oi = open_loops(L, x, v), *pi;
-    kn_status st = qparam_index(L, n, in, v, &pi);
-    if (st) return st;
+    int v[KN_MAX_RANK], nl = x->rank;
+    kn_kx *oi, *pi;
+    kn_ctx *cx = kl_ctx(L);
+    bool flat = !kn_attr_int(cx, n, "block_size", 0) && s->numel == 1 && (!z || z->numel == 1);
+    /* 8-bit x and a float32 scale: (x - z) has 9 bits, so its product with the scale is
+     * exact in double and float32 gives the same once-rounded result, twice as wide */
+    kn_dtype ft = kn_dtype_get(x->dtype)->size == 1 && s->dtype == KN_F32 && out[0]->dtype == KN_F32
+                      ? KN_F32
+                      : KN_F64;
+    const struct kn_target *tg = L->target;
+    int64_t nv = flat && ft == KN_F32 && !kn_dtype_is_f8(x->dtype) && tg &&
+                         tg->kind == KN_TARGET_MCU && kl_lanes(L, KN_F32) == 4
+                     ? x->numel / 4
+                     : 0;
+    if (nv) { /* microcontrollers with vectors: 4 elements a step (Helium's C: KN_DQ4F,
+                 VLDRB.U32, VSUB, VCVT, VMUL, VSTRW), then the rest one at a time */
+        int vi = kl_for(L, nv);
+        kn_kx *vo = kx_mul(L, kx_var(L, vi), kx_int(L, 4));
+        kn_kx *vd = kx_cast(L, KN_I32, kx_vload(L, x, vo, 4));
+        if (z) vd = kx_bin(L, KX_SUB, vd, kx_cast(L, KN_I32, kx_load(L, z, kx_int(L, 0))));
+        kl_store(L, out[0], vo,
+                 kx_bin(L, KX_MUL, kx_cast(L, KN_F32, vd), kx_load(L, s, kx_int(L, 0))));
+        kl_end(L);
+        if (x->numel % 4 == 0) return KN_OK;
+    }
+    if (flat) { /* per tensor: one loop over the elements (rows of the innermost axis may
+                   be short: DS-CNN's 5) */
+        oi = kx_var(L, kl_for(L, x->numel - nv * 4));
+        if (nv) oi = kx_add(L, oi, kx_int(L, nv * 4));
+        pi = kx_int(L, 0), nl = 1;
+    } else {
+        oi = open_loops(L, x, v);
+        kn_status st = qparam_index(L, n, in, v, &pi);
+        if (st) return st;
+    }
     if (kn_dtype_is_f8(x->dtype)) { /* (value - zero point value) * scale, exact in f64 */
         kn_kx *d = kx_cast(L, KN_F64, kl_f8_decode(L, kx_load(L, x, oi), x->dtype));
         if (z)
             d = kx_bin(L, KX_SUB, d,
                        kx_cast(L, KN_F64, kl_f8_decode(L, kx_load(L, z, pi), z->dtype)));
         kl_store(L, out[0], oi, kx_bin(L, KX_MUL, d, kx_cast(L, KN_F64, kx_load(L, s, pi))));
-        kl_end_n(L, x->rank);
+        kl_end_n(L, nl);
         return KN_OK;
     }
     kn_kx *d = as_i64(L, x, oi);
     if (z) d = kx_bin(L, KX_SUB, d, as_i64(L, z, pi));
-    /* 8-bit x and a float32 scale: (x - z) has 9 bits, so its product with the scale is
-     * exact in double and float32 gives the same once-rounded result, twice as wide */
-    kn_dtype ft = kn_dtype_get(x->dtype)->size == 1 && s->dtype == KN_F32 && out[0]->dtype == KN_F32
-                      ? KN_F32
-                      : KN_F64;
     kl_store(L, out[0], oi,
              kx_bin(L, KX_MUL, kx_cast(L, ft, kx_cast(L, KN_I32, d)),
                     kx_cast(L, ft, kx_load(L, s, pi))));
-    kl_end_n(L, x->rank);
+    kl_end_n(L, nl);
     return KN_OK;
 }
 

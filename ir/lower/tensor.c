@@ -338,6 +338,14 @@ static kn_status lower_pad(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn
     if (st || !o->numel) return st;
     kn_strides(r, x->dims, xs);
     kn_strides(r, o->dims, os);
+    bool none = o->numel == x->numel; /* no pads (torch's AvgPool2d export): a copy of the
+                                         whole, which the plan turns into shared storage
+                                         (passes/plan.c copy_alias), as Identity's */
+    for (int d = 0; d < 2 * r; d++) none = none && pads[d] == 0;
+    if (none) {
+        kl_copy(L, out[0], kx_int(L, 0), in[0], kx_int(L, 0), kx_int(L, x->numel));
+        return KN_OK;
+    }
     kn_kx *fill = kx_const(L, x->dtype, 0);
     if (n->opset < 11)
         fill = kx_const(L, x->dtype, kn_attr_float(kl_ctx(L), n, "value", 0));

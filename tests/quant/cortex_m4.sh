@@ -30,7 +30,7 @@ if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
-    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail"
+    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail dq_tail"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -168,7 +168,11 @@ for m in $MODELS; do
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*;
   # on the M55 in i32 vector tiles)
-  if [ "$TARGET" = cortex-m55 ] && [ "${m#ptq_add}" != "$m" ]; then
+  if [ "$TARGET" = cortex-m55 ] && [ $m = dq_tail ]; then
+    # DequantizeLinear 4 elements a step (ir/lower/quant.c: KN_DQ4FU / KN_DQ4FS, VCVT)
+    [ $EMIT = obj ] || { grep -q "KN_DQ4FU(o" "$D/m.c" && grep -q "KN_DQ4FS(o" "$D/m.c" &&
+      grep -q "vcvt\.f32\.s32\s*q" "$D/app.dis" && ok || bad "$m: no vector dequantization"; }
+  elif [ "$TARGET" = cortex-m55 ] && [ "${m#ptq_add}" != "$m" ]; then
     # 8 (5) channels: the M55's 4-lane tiles, neither VMLADAVA nor SMLAD; the fixed-point
     # adds in 4-lane vectors (ir/lower/quant.c qadd_fixed_vec: the high-word form with
     # mult 2^30), ptq_add_tail's 245 elements with a scalar tail of one
@@ -203,6 +207,18 @@ for m in $MODELS; do
     # KN_DOT16 is .s8, LLVM picks its own element size where it keeps fewer live vectors
     v='vmlava\.s8'; [ $EMIT = obj ] && v='vmlava\.'
     grep -q "$v" "$D/app.dis" && ok || bad "$m: no $v in the image"
+    # red16_s8 (whole 16-channel groups): the channels-last words built 4 a vector from
+    # byte gathers (passes/tile.c conv_words_wide: KN_GW4, VLDRB.U32 gathers and VSLI)
+    case $m in red16_s8) [ $EMIT = obj ] || { grep -q "KN_GW4(" "$D/m.c" &&
+      grep -q "vsli\.32" "$D/app.dis" && ok || bad "$m: no gathered words (KN_GW4)"; } ;; esac
+    # qdq_pointwise_part (fixed point): the reduction tiles' outputs requantized 4
+    # channels a vector (passes/tile.c conv_store_red: the tile scratch, KN_RQ4IV)
+    case $m in qdq_pointwise_part) [ $EMIT = obj ] || {
+      grep -q "KN_RQ4IV(v" "$D/m.c" && grep -q "vmulh\.s32" "$D/app.dis" && ok ||
+        bad "$m: no vector requantization (KN_RQ4IV)"
+      # its 4 channels' bytes as one scatter store (kl_store_strided: VSTRB.32 [Rn, Qm])
+      grep -q "KN_ST4BSS(" "$D/m.c" && grep -q "vstrb\.32.*\[r[0-9]*, q[0-9]\]" "$D/app.dis" && ok ||
+        bad "$m: no scatter store (KN_ST4BSS)"; } ;; esac
   else
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
