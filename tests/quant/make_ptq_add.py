@@ -10,10 +10,13 @@ and 16 calibration inputs ([16,1,3,8,8]), the first also as test_data_set_0/inpu
 writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}, and
 tests/quant/ptq_add_tail (see tail()) the same way."""
 import os
+import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq_add")
 
@@ -45,20 +48,8 @@ def main():
         helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
         helper.make_node("Gemm", ["fl", "w6", "b6"], ["y"], "fc", transB=1),
     ]
-    g = helper.make_graph(nodes, "ptq_add",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln-tests")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    os.makedirs(OUT, exist_ok=True)
-    onnx.save(m, os.path.join(OUT, "model.onnx"))
     calib = (rng.randn(16, 1, 3, 8, 8) * 2).astype(f)
-    np.save(os.path.join(OUT, "calib.npy"), calib)
-    d = os.path.join(OUT, "test_data_set_0")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "input_0.pb"), "wb") as fp:
-        fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
+    qr.write_ptq(OUT, "ptq_add", nodes, inits, [1, 3, 8, 8], [1, 4], calib)
 
 
 def tail():
@@ -90,20 +81,8 @@ def tail():
         helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
         helper.make_node("Gemm", ["fl", "w3", "b3"], ["y"], "fc", transB=1),
     ]
-    g = helper.make_graph(nodes, "ptq_add_tail",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 7, 7])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln-tests")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    os.makedirs(out, exist_ok=True)
-    onnx.save(m, os.path.join(out, "model.onnx"))
     calib = (rng.randn(16, 1, 3, 7, 7) * 2).astype(f)
-    np.save(os.path.join(out, "calib.npy"), calib)
-    d = os.path.join(out, "test_data_set_0")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "input_0.pb"), "wb") as fp:
-        fp.write(numpy_helper.from_array(calib[0], "x").SerializeToString())
+    qr.write_ptq(out, "ptq_add_tail", nodes, inits, [1, 3, 7, 7], [1, 3], calib)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ also as test_data_set_0/1/input_0.pb.
     /usr/bin/python3 tests/quant/make_ptq_clip.py
 writes tests/quant/ptq_clip/{model.onnx, calib.npy, test_data_set_*/input_0.pb}."""
 import os
+import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qref as qr  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq_clip")
 
@@ -37,21 +40,8 @@ def main():
         helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
         helper.make_node("Gemm", ["fl", "w3", "b3"], ["y"], "fc", transB=1),
     ]
-    g = helper.make_graph(nodes, "ptq_clip",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="kiln-tests")
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    os.makedirs(OUT, exist_ok=True)
-    onnx.save(m, os.path.join(OUT, "model.onnx"))
     calib = (rng.randn(16, 1, 3, 8, 8) * 2).astype(f)
-    np.save(os.path.join(OUT, "calib.npy"), calib)
-    for k in range(2):  # the first two samples again, as ONNX test data folders
-        d = os.path.join(OUT, "test_data_set_%d" % k)
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "input_0.pb"), "wb") as fp:
-            fp.write(numpy_helper.from_array(calib[k], "x").SerializeToString())
+    qr.write_ptq(OUT, "ptq_clip", nodes, inits, [1, 3, 8, 8], [1, 4], calib, ndata=2)
 
 
 if __name__ == "__main__":

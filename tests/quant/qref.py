@@ -12,7 +12,8 @@ import os
 import sys
 
 import numpy as np
-from onnx import helper, numpy_helper
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -106,3 +107,26 @@ def save_node(name, node, x, y, inits, xt, yt):
     g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xt, list(x.shape))],
                           [helper.make_tensor_value_info("y", yt, list(y.shape))], inits)
     save(name, g, [x], [y])
+
+
+def write_ptq(out, name, nodes, inits, xshape, yshape, calib, ndata=1):
+    """A float model for --quantize (tests/quant/ptq.sh): the graph `name` of nodes from
+    float input x of xshape to float output y of yshape (opset 13, IR 7) as out/model.onnx,
+    the calibration samples calib (stacked on axis 0) as out/calib.npy, and the first
+    ndata of them as out/test_data_set_K/input_0.pb."""
+    g = helper.make_graph(nodes, name,
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xshape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(yshape))],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="kiln-tests")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(m, os.path.join(out, "model.onnx"))
+    np.save(os.path.join(out, "calib.npy"), calib)
+    for k in range(ndata):
+        d = os.path.join(out, "test_data_set_%d" % k)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "input_0.pb"), "wb") as fp:
+            fp.write(numpy_helper.from_array(calib[k], "x").SerializeToString())
