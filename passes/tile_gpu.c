@@ -318,6 +318,21 @@ bool kt_gpu_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sched
  * batch as the outermost NDRange dimension; each work-item finds its batch's A and B
  * from the batch index. */
 
+/* The loops of a GPU matrix tile: [batch,] column blocks (nb, *vk), row blocks (mb, *vm);
+ * batched, the batch's offsets into x, w (kt_batch_off) and y (mn a batch) declared inside
+ * the innermost loop, so the three stay perfectly nested. kl_end_n(L, batched ? 3 : 2)
+ * closes them. */
+static void gpu_mm_loops(kn_lower *L, const kn_contract *d, bool batched, int64_t nb, int64_t mb,
+                         int64_t mn, int *vk, int *vm, kn_kx **xoff, kn_kx **woff, kn_kx **yoff) {
+    int vbt = batched ? kl_for(L, d->batch) : -1;
+    *vk = kl_for(L, nb), *vm = kl_for(L, mb);
+    if (!batched) return;
+    kn_kx *bi = kx_var(L, vbt);
+    *xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
+    *woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
+    *yoff = kx_mul(L, bi, kx_int(L, mn));
+}
+
 /* A constant B on a device with vectors (the target's vector_bits): each work-item
  * computes R rows by nv vectors of VL columns, held in vector accumulators, with B
  * packed [block][K][nv*VL] so that one step k reads nv contiguous vectors of B and R
@@ -361,15 +376,9 @@ static bool gpu_matmul_vec(kn_lower *L, const kn_contract *d, const kn_sched *ov
     free(bp);
     free(cp);
 
-    int vbt = batched ? kl_for(L, d->batch) : -1;
-    int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    int vk, vm;
     kn_kx *xoff = NULL, *woff = NULL, *yoff = NULL;
-    if (batched) { /* inside the innermost loop: the three stay perfectly nested */
-        kn_kx *bi = kx_var(L, vbt);
-        xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
-        woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
-        yoff = kx_mul(L, bi, kx_int(L, M * N));
-    }
+    gpu_mm_loops(L, d, batched, nb, mb, M * N, &vk, &vm, &xoff, &woff, &yoff);
     int acc[GPU_MAX_ROWS][GPU_MAX_COLS], arow[GPU_MAX_ROWS];
     for (int r = 0; r < rows; r++) {
         kn_kx *row = mad(L, kx_var(L, vm), rows, kx_int(L, r));
@@ -463,15 +472,9 @@ bool kt_gpu_matmul(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_sch
         free(cp);
     }
 
-    int vbt = batched ? kl_for(L, d->batch) : -1;
-    int vk = kl_for(L, nb), vm = kl_for(L, mb);
+    int vk, vm;
     kn_kx *xoff = NULL, *woff = NULL, *yoff = NULL;
-    if (batched) { /* inside the innermost loop: the three stay perfectly nested */
-        kn_kx *bi = kx_var(L, vbt);
-        xoff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->xbs)));
-        woff = kx_var(L, kl_decl(L, KN_I64, kt_batch_off(L, d, bi, d->wbs)));
-        yoff = kx_mul(L, bi, kx_int(L, M * N));
-    }
+    gpu_mm_loops(L, d, batched, nb, mb, M * N, &vk, &vm, &xoff, &woff, &yoff);
     /* column j of the block, clamped to N-1 past N (rt reads of B and C stay in bounds;
      * those columns are not stored) */
     kn_kx *bcol[GPU_MAX_COLS];
