@@ -104,6 +104,10 @@ typedef struct kt_tile {
      * SMLAD per row and column, where the multiply-add tiles loaded, offset and
      * multiplied each tap alone */
     bool cpair;
+    /* merged words (integer stems on CPUs, tile_stem_int): a kernel row's (input channel,
+     * kernel column) values grouped `parts` to a word, not a word of channels a tap
+     * (stem_merged, conv_wckx) */
+    bool ckx;
     /* reduction words (KN_DOT_S8X16: Helium's VMLADAVA.S8, kt_red16): `wide` (4) i32
      * words of 4 channels make one 16-channel operand, read as a vector: the input from
      * conv_words' channels-last blocks ([c / 16][hp][wp][4 words]), the weights packed
@@ -702,6 +706,26 @@ static double conv_w16(const void *ctx, int64_t r, int64_t c4) {
     return kt_pack_word(G->T, v, 4);
 }
 
+/* Words of a kernel row's (input channel, kernel column) values merged (stem words,
+ * tile_stem_int): value t = kx * cg + c of row i, word q = t / parts of the row's
+ * ceil(kw * cg / parts), part t % parts. Reduction group rg = i * nq + q; 0 past the row's
+ * kw * cg values. */
+static int64_t conv_ckx_words(const conv_geom *G) {
+    return (G->kw * G->cg + G->T->parts - 1) / G->T->parts;
+}
+
+static double conv_wckx(const void *ctx, int64_t rg, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t nq = conv_ckx_words(G), i = rg / nq, q = rg % nq;
+    double v[4];
+    for (int k = 0; k < G->T->parts; k++) {
+        int64_t t = q * G->T->parts + k, kx = t / G->cg, c = t % G->cg;
+        v[k] = kx < G->kw ? conv_w(ctx, (c * G->kh + i) * G->kw + kx, col) : 0.0;
+    }
+    return kt_pack_word(G->T, v, G->T->parts);
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double conv_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -721,14 +745,16 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     return b - (s->G->xzfold ? cval(s->G->d->xz, 0) : (double)s->G->T->xzc) * sum;
 }
 
-/* The weight-word table [m][n] (conv_wdot of word g for output channel m) and each output
- * channel's init (conv_b) of an integer convolution's word tiles, as two constants. */
-static void conv_word_tables(kn_lower *L, const conv_src *src, int64_t M, int64_t n, kn_kbuf **wa,
+/* The weight-word table [m][n] (word g for output channel m: conv_wdot, or the stem's
+ * merged words conv_wckx) and each output channel's init (conv_b) of an integer
+ * convolution's word tiles, as two constants. */
+static void conv_word_tables(kn_lower *L, const conv_src *src, int64_t M, int64_t n,
+                             double (*word)(const void *, int64_t, int64_t), kn_kbuf **wa,
                              kn_kbuf **init) {
     int32_t *wt = malloc((size_t)(M * n + M) * sizeof *wt);
     KN_ASSERT(wt);
     for (int64_t m = 0; m < M; m++) {
-        for (int64_t g = 0; g < n; g++) wt[m * n + g] = (int32_t)conv_wdot(src, g, m);
+        for (int64_t g = 0; g < n; g++) wt[m * n + g] = (int32_t)word(src, g, m);
         wt[M * n + m] = (int32_t)conv_b(src, 0, m);
     }
     *wa = kl_table(L, KN_I32, M * n, wt);
@@ -3176,7 +3202,7 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     }
     /* weights [m][g] and each output channel's init (conv_b) */
     kn_kbuf *wa, *init;
-    conv_word_tables(L, &src, M, ng, &wa, &init);
+    conv_word_tables(L, &src, M, ng, conv_wdot, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.kb, &rq);
     kn_kbuf *xw =
@@ -3267,8 +3293,53 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
  * reads, hold the zero-point word, whose products the init's correction counted on
  * (conv_b). Outputs past ow in that last vector are not stored. CPUs with vectors only;
  * one batch; dilation 1. The same contraction and dot product as the channel tiles (a
- * schedule, not a second lowering): only the loop order and the operand layouts differ. */
+ * schedule, not a second lowering): only the loop order and the operand layouts differ.
+ * Where the channels leave parts of those words empty (3 of 4), a kernel row's (channel,
+ * column) values are grouped into words instead (kt_tile.ckx, stem_merged below). */
 enum { STEM_INT_MAX_C = 4, STEM_INT_MAX_NV = 8 };
+
+/* Merged words (kt_tile.ckx): the reduction of a kernel row grouped over its (input
+ * channel, kernel column) values, t = kx * c + ch, in words of 4 (conv_wckx), where a word
+ * of the channels a tap left a part empty: 3 channels x 7 columns are 6 words a row, not
+ * 7 (ResNet-18's stem: 42 dot steps an output, not 49). Each output column needs its own
+ * words (its window's columns), so they are built once per run from the phase-split
+ * channel words xw ([hp][sw][wph]) into [hp][nq][owp] (owp = the vectors' columns): part
+ * k of word q of output column ox is byte ch of the channel word of padded column
+ * ox * sw + kx, which sits at phase kx % sw, index ox + kx / sw: for a vector of columns
+ * a vector load, its bytes moved into place by a shift and a mask, runs of a word's parts
+ * from one column at once. Parts past the row's kw * c values are 0 (their weights are
+ * 0). The pads' bytes are the zero point's, as in the channel words. */
+static kn_kbuf *stem_merged(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *xw,
+                            int64_t wph, int64_t nq, int64_t owp) {
+    int lanes = T->lanes;
+    kn_kbuf *xm = kl_scratch(L, KN_I32, G->hp * nq * owp);
+    int vr = kl_for(L, G->hp), vv = kl_for(L, owp / lanes);
+    kn_kx *ox = kx_mul(L, kx_var(L, vv), kx_int(L, lanes));
+    for (int64_t q = 0; q < nq; q++) {
+        kn_kx *word = NULL;
+        for (int k = 0; k < 4;) {
+            int64_t t = q * 4 + k, kx = t / G->c, ch = t % G->c;
+            if (kx >= G->kw) break;
+            int run = 1; /* parts k .. k + run - 1: bytes ch .. of the same column's word */
+            while (k + run < 4 && (t + run) / G->c == kx) run++;
+            kn_kx *at = kx_add(L,
+                               mad(L, mad(L, kx_var(L, vr), G->sw, kx_int(L, kx % G->sw)), wph,
+                                   kx_int(L, kx / G->sw)),
+                               ox);
+            kn_kx *cw = kx_cast(L, KN_U32, kx_vload(L, xw, at, lanes));
+            if (ch) cw = kx_bin(L, KX_SHR, cw, kx_const(L, KN_U32, 8.0 * (double)ch));
+            if (ch + run < 4)
+                cw = kx_bin(L, KX_AND, cw, kx_const(L, KN_U32, (double)((1u << (8 * run)) - 1)));
+            if (k) cw = kx_bin(L, KX_SHL, cw, kx_const(L, KN_U32, 8.0 * k));
+            word = word ? kx_bin(L, KX_OR, word, cw) : cw;
+            k += run;
+        }
+        kn_kx *wi = mad(L, mad(L, kx_var(L, vr), nq, kx_int(L, q)), owp, ox);
+        kl_store(L, xm, wi, kx_cast(L, KN_I32, word));
+    }
+    kl_end_n(L, 2);
+    return xm;
+}
 
 static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                           const kn_target *tg, kt_tile *Tp) {
@@ -3303,12 +3374,16 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     R = R < 1 ? 1 : R > KT_MAX_ROWS ? KT_MAX_ROWS : R;
     R = R > G.m ? G.m : R;
     T.nv = (int)nv, T.kb = T.kbl = (int)nv * T.lanes, T.maxrows = (int)R;
+    /* merged words (stem_merged) where they are fewer than a word of channels a tap */
+    int64_t nq = conv_ckx_words(&G);
+    T.ckx = nq < G.kw * ((G.c + 3) / 4) && !(ov && ov->split && ov->split != 5);
     *Tp = T;
-    /* weights [m][tap] (one word of the channels a tap) and each channel's init */
+    /* weights [m][tap] (one word of the channels a tap), or merged [m][ky][q], and each
+     * channel's init */
     conv_src src = {&G, 0};
-    int64_t M = G.m, taps = G.kh * G.kw;
+    int64_t M = G.m, taps = G.kh * (T.ckx ? nq : G.kw);
     kn_kbuf *wa, *init;
-    conv_word_tables(L, &src, M, taps, &wa, &init);
+    conv_word_tables(L, &src, M, taps, T.ckx ? conv_wckx : conv_wdot, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.lanes, &rq);
     /* the phase-split words: [hp][sw][wph] */
@@ -3335,6 +3410,7 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
         kl_end(L);
     }
     kl_end(L);
+    kn_kbuf *xm = T.ckx ? stem_merged(L, &G, &T, xw, wph, nq, nvec * T.lanes) : NULL;
     /* the tiles: for each output row (parallel: rows of y are disjoint), channel tiles,
      * groups of vectors */
     int voy = kl_for(L, G.oh);
@@ -3357,19 +3433,25 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                 for (int v = 0; v < nvp; v++)
                     acc[r][v] =
                         kl_decl_vec(L, KN_I32, T.lanes, kx_load(L, init, kt_plus(L, m0, r)));
-            int vky = kl_for(L, G.kh), vkx = kl_for(L, G.kw);
+            int vky = kl_for(L, G.kh), vkx = kl_for(L, T.ckx ? nq : G.kw);
             kn_kx *kx = kx_var(L, vkx);
-            /* padded row oy*sh + ky, phase kx % sw, index ox + kx / sw */
-            kn_kx *row =
-                mad(L, mad(L, oy, G.sh, kx_var(L, vky)), sw, kx_bin(L, KX_MOD, kx, kx_int(L, sw)));
-            int vx = kl_decl(
-                L, KN_I64, kx_add(L, mad(L, row, wph, kx_bin(L, KX_DIV, kx, kx_int(L, sw))), ox0));
+            int vx;
+            if (T.ckx) { /* merged words [padded row oy*sh + ky][q][ox] */
+                kn_kx *row = mad(L, oy, G.sh, kx_var(L, vky));
+                vx = kl_decl(L, KN_I64, mad(L, mad(L, row, nq, kx), nvec * T.lanes, ox0));
+            } else { /* padded row oy*sh + ky, phase kx % sw, index ox + kx / sw */
+                kn_kx *row = mad(L, mad(L, oy, G.sh, kx_var(L, vky)), sw,
+                                 kx_bin(L, KX_MOD, kx, kx_int(L, sw)));
+                vx =
+                    kl_decl(L, KN_I64,
+                            kx_add(L, mad(L, row, wph, kx_bin(L, KX_DIV, kx, kx_int(L, sw))), ox0));
+            }
             int xv[STEM_INT_MAX_NV];
             for (int v = 0; v < nvp; v++)
-                xv[v] =
-                    kl_decl_vec(L, KN_I32, T.lanes,
-                                kx_vload(L, xw, kt_plus(L, kx_var(L, vx), v * T.lanes), T.lanes));
-            kn_kx *tap = mad(L, kx_var(L, vky), G.kw, kx);
+                xv[v] = kl_decl_vec(
+                    L, KN_I32, T.lanes,
+                    kx_vload(L, T.ckx ? xm : xw, kt_plus(L, kx_var(L, vx), v * T.lanes), T.lanes));
+            kn_kx *tap = mad(L, kx_var(L, vky), T.ckx ? nq : G.kw, kx);
             for (int r = 0; r < rows; r++) {
                 int wr = kl_decl(L, KN_I32, kx_load(L, wa, mad(L, kt_plus(L, m0, r), taps, tap)));
                 for (int v = 0; v < nvp; v++)
@@ -3605,6 +3687,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.split = T.split && T.xpre && d->kind == KN_CONTRACT_CONV    ? 4
                                 : T.split                                           ? 1
                                 : T.cpair                                           ? 3
+                                : T.ckx                                             ? 5
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;
             kern->sched.tile_rows = T.maxrows;

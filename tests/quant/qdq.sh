@@ -144,8 +144,8 @@ r=$("$KILN" check-onnx "$C" --backend interp --passes shape,qdq,fold,shape,layou
 S=$2/tests/quant/fixed/qdq_stem
 "$KILN" compile "$S/model.onnx" -o "$T/stem" --target x86-64-vnni --dump-schedule "$T/stem.sched" >/dev/null 2>&1 ||
   bad "compile qdq_stem"
-grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
-  grep -q "s2_conv' QLinearConv tile_rows=9 tile_vecs=3 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
+grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2 split=5$" "$T/stem.sched" &&
+  grep -q "s2_conv' QLinearConv tile_rows=9 tile_vecs=3 lanes=16 .*pad=2 dot=2 split=5$" "$T/stem.sched" &&
   grep -q "s3_conv' QLinearConv tasks=1$" "$T/stem.sched" &&
   grep -q "s4_conv' QLinearConv tile_rows=8 tile_vecs=2 lanes=16 tasks=1 dot=2$" "$T/stem.sched" && ok ||
   bad "qdq_stem: schedules: $(cat "$T/stem.sched")"
