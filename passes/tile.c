@@ -3484,6 +3484,223 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     return true;
 }
 
+/* ---- integer stems on SMLAD microcontrollers: merged pairs, rows built per output row ----
+ *
+ * The M4's stems take the split words of tile_conv (a word of 3 channels and a 0 a tap,
+ * split into (c0, c2) and (c1, 0): a quarter of the SMLADs multiply the 0). Here the
+ * reduction of a kernel row is grouped over its (input channel, kernel column) values
+ * instead, t = kx * C + c, two to a word (the merged words of tile_stem_int with the
+ * s16x2 dot's 16-bit parts): 3 channels x 3 columns are 5 SMLADs a row, not 6, and the
+ * words need no unpacking. With sw * C even those pairs are the padded input row itself
+ * laid out channels-last as 16-bit halves: word s holds values 2s and 2s + 1 of the row
+ * (padded column p / C, channel p % C), and output column ox's word q is word
+ * ox * sw * C / 2 + q. Only the kh padded rows of the output row being computed are
+ * held (a scratch of kh rows, rebuilt per output row, where the split words copied the
+ * whole padded input: MobileNetV1's stem 37,636 -> 1,752 bytes), each built from the
+ * input's bytes in periods of lcm(C, 2) values, the pads' values the zero point (whose
+ * products the init's correction counts, conv_b). Tiles of 2 output pixels x `mt`
+ * output channels (weights [mblk][ky][q][mt], conv_wckx, zero past m), each accumulator
+ * requantized and stored into y. */
+typedef struct sp_geom {
+    const conv_geom *G;
+    const kt_tile *T;
+    int64_t nq;        /* words a kernel row */
+    int64_t rw;        /* words a built row */
+    int64_t ostep;     /* words between consecutive output columns: sw * C / 2 */
+    int64_t P, Cp, Wp; /* a period: values, columns, words */
+    kn_kbuf *xr, *wt, *init;
+    kt_rq rq;
+    int mt;
+} sp_geom;
+
+/* Whether integer convolution d takes the merged pairs on target tg. */
+static bool sp_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
+        tg->vector_bits >= 128 || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
+        (d->c != 2 && d->c != 3) || d->kh * d->kw < 2 || d->dw != 1 || d->nsp != 2 ||
+        (d->c * d->sw) % 2 || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kn_contract_is_int(d) || !d->yscale || d->epi || !kn_contract_nchw(d) ||
+        kn_dtype_get(d->x->dtype)->size != 1 ||
+        (d->xz && (!is_const(d->xz) || d->xz->numel != 1)) ||
+        (ov && ((ov->split && ov->split != 5) || ov->dot || ov->lanes > 1)) ||
+        !int_ok(d, d->c * d->kh * d->kw))
+        return false;
+    /* fewer SMLADs a kernel row than the split words (3 channels: 2 a tap) or the column
+     * pairs (2 channels: ceil(kw / 2) a channel) */
+    int64_t nq = (d->kw * d->c + 1) / 2, now = d->c == 3 ? 2 * d->kw : d->c * ((d->kw + 1) / 2);
+    return nq < now;
+}
+
+/* Row ky of the scratch from padded row iy (inside the input): its words in periods of
+ * P values, the interior periods in a loop, the others (reading pads) one by one. */
+static void sp_row(kn_lower *L, const sp_geom *S, kn_kx *b, kn_kx *iy, kn_kx *ky) {
+    const conv_geom *G = S->G;
+    int64_t nper = S->rw / S->Wp;
+    int64_t jlo = (G->pw + S->Cp - 1) / S->Cp, jhi = (G->w + G->pw) / S->Cp;
+    jlo = jlo > nper ? nper : jlo;
+    jhi = jhi < jlo ? jlo : jhi > nper ? nper : jhi;
+    int vx = kl_decl(L, KN_I64,
+                     mad(L, b, G->xs[0], kx_mul(L, iy, kx_int(L, G->xs[2])))); /* x[b][0][iy][0] */
+    int vr = kl_decl(L, KN_I64, kx_mul(L, ky, kx_int(L, S->rw)));
+    for (int part = 0; part < 3; part++) { /* periods before, inside, after */
+        int64_t j0 = part == 0   ? 0
+                     : part == 1 ? jlo
+                                 : jhi,
+                j1 = part == 0   ? jlo
+                     : part == 1 ? jhi
+                                 : nper;
+        if (j1 <= j0) continue;
+        int vj = part == 1 ? kl_for(L, j1 - j0) : -1;
+        for (int64_t jj = 0; jj < (part == 1 ? 1 : j1 - j0); jj++) {
+            kn_kx *j = part == 1 ? kt_plus(L, kx_var(L, vj), j0) : kx_int(L, j0 + jj);
+            for (int64_t u = 0; u < S->Wp; u++) {
+                kn_kx *vals[2];
+                for (int k = 0; k < 2; k++) {
+                    int64_t o = u * 2 + k, dc = o / G->c, c = o % G->c;
+                    /* input column j * Cp + dc - pw */
+                    bool in = part == 1;
+                    if (!in) {
+                        int64_t col = (j0 + jj) * S->Cp + dc - G->pw;
+                        in = col >= 0 && col < G->w;
+                    }
+                    kn_kx *col = kt_plus(L, kx_mul(L, j, kx_int(L, S->Cp)), dc - G->pw);
+                    vals[k] = in ? kx_load(L, G->d->x,
+                                           kx_add(L, kx_var(L, vx),
+                                                  kt_plus(L, kx_mul(L, col, kx_int(L, G->xs[3])),
+                                                          c * G->xs[1])))
+                                 : kx_const(L, G->d->x->dtype, cval(G->d->xz, 0));
+                }
+                kn_kx *wi = kt_plus(L, mad(L, j, S->Wp, kx_var(L, vr)), u);
+                kl_store(L, S->xr, wi, kt_word(L, S->T, vals, 2));
+            }
+        }
+        if (part == 1) kl_end(L);
+    }
+}
+
+/* One tile: output pixels ox0 + [0, rows) of row oy, channels mblk * mt + [0, cols). */
+static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *mblk,
+                    int cols, kn_kx *ox0, int rows) {
+    const conv_geom *G = S->G;
+    const kn_contract *d = G->d;
+    int vm0 = kl_decl(L, KN_I64, kx_mul(L, mblk, kx_int(L, S->mt)));
+    for (int v = 0; v < cols; v++) {
+        int vi = kl_decl(L, KN_I32, kx_load(L, S->init, kt_plus(L, kx_var(L, vm0), v)));
+        for (int r = 0; r < rows; r++) T->acc[r][v] = kl_decl(L, KN_I32, kx_var(L, vi));
+    }
+    int vky = kl_for(L, G->kh);
+    int vxb =
+        kl_decl(L, KN_I64, mad(L, kx_var(L, vky), S->rw, kx_mul(L, ox0, kx_int(L, S->ostep))));
+    int vwb = kl_decl(L, KN_I64,
+                      kx_mul(L, mad(L, mblk, G->kh, kx_var(L, vky)), kx_int(L, S->nq * S->mt)));
+    for (int64_t q = 0; q < S->nq; q++) {
+        int in[KT_MAX_ROWS];
+        for (int r = 0; r < rows; r++)
+            in[r] =
+                kl_decl(L, KN_I32, kx_load(L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + q)));
+        for (int v = 0; v < cols; v++) {
+            int w =
+                kl_decl(L, KN_I32, kx_load(L, S->wt, kt_plus(L, kx_var(L, vwb), q * S->mt + v)));
+            for (int r = 0; r < rows; r++)
+                kl_set(L, T->acc[r][v],
+                       kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, in[r]), kx_var(L, w)));
+        }
+    }
+    kl_end(L); /* ky */
+    /* y[b][m0 + v][oy][ox0 + r] */
+    int vy =
+        kl_decl(L, KN_I64, mad(L, mad(L, mad(L, b, G->m, kx_var(L, vm0)), G->oh, oy), G->ow, ox0));
+    for (int v = 0; v < cols; v++)
+        for (int r = 0; r < rows; r++)
+            kl_store(
+                L, d->y, kt_plus(L, kx_var(L, vy), v * G->oh * G->ow + r),
+                kt_int_store(L, d, &S->rq, kx_var(L, T->acc[r][v]), kt_plus(L, kx_var(L, vm0), v)));
+}
+
+/* The pixel tiles of one block of channels along output row oy. */
+static void sp_cols(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *mblk,
+                    int cols) {
+    int64_t R = T->maxrows, full = S->G->ow / R, rem = S->G->ow % R;
+    if (full) {
+        int vt = kl_for(L, full);
+        sp_tile(L, S, T, b, oy, mblk, cols, kx_mul(L, kx_var(L, vt), kx_int(L, R)), (int)R);
+        kl_end(L);
+    }
+    if (rem) sp_tile(L, S, T, b, oy, mblk, cols, kx_int(L, full * R), (int)rem);
+}
+
+static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                            const kn_target *tg, kt_tile *Tp) {
+    if (!sp_suits(tg, d, ov)) return false;
+    conv_geom G;
+    conv_geometry(d, &G);
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.t = KN_I32, T.wt = KN_I32, T.lanes = 1;
+    T.dot = KN_DOT_S16X2, T.parts = 2, T.bits = 16;
+    T.xoff = 0, T.xzc = (int64_t)cval(d->xz, 0);
+    T.ckx = true;
+    /* 2 pixels x 4 channels where they divide the channels, else 3 (8 accumulators, 2
+     * input words, a weight word and 2 pointers of the M4's general registers) */
+    int mt = d->m % 4 == 0 ? 4 : 3;
+    if (ov && ov->tile_vecs) mt = ov->tile_vecs;
+    mt = mt < 1 ? 1 : mt > KT_MAX_NV ? KT_MAX_NV : mt;
+    mt = mt > d->m ? (int)d->m : mt;
+    int rows = ov && ov->tile_rows ? ov->tile_rows : 2;
+    rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
+    T.maxrows = rows, T.nv = mt, T.kb = T.kbl = mt;
+    G.T = &T;
+    sp_geom S = {.G = &G, .T = &T, .mt = mt};
+    S.nq = conv_ckx_words(&G);
+    S.ostep = G.sw * G.c / 2;
+    S.P = G.c % 2 ? 2 * G.c : G.c;
+    S.Cp = S.P / G.c, S.Wp = S.P / 2;
+    int64_t need = (G.ow - 1) * S.ostep + S.nq;
+    S.rw = (need + S.Wp - 1) / S.Wp * S.Wp;
+    /* weights [mblk][ky][q][mt] and the init of each channel (bias - xz * sum of weights) */
+    int64_t nblk = (G.m + mt - 1) / mt, nw = nblk * G.kh * S.nq * mt;
+    int32_t *wt = calloc((size_t)(nw + G.m), sizeof *wt);
+    KN_ASSERT(wt);
+    conv_src src = {&G, 0};
+    for (int64_t oc = 0; oc < G.m; oc++) {
+        for (int64_t i = 0; i < G.kh; i++)
+            for (int64_t q = 0; q < S.nq; q++)
+                wt[(((oc / mt) * G.kh + i) * S.nq + q) * mt + oc % mt] =
+                    (int32_t)conv_wckx(&src, i * S.nq + q, oc);
+        wt[nw + oc] = (int32_t)conv_b(&src, 0, oc);
+    }
+    S.wt = kl_table(L, KN_I32, nw, wt);
+    S.init = kl_table(L, KN_I32, G.m, wt + nw);
+    free(wt);
+    kt_int_tables_red(L, d, &S.rq);
+    S.xr = kl_scratch(L, KN_I32, G.kh * S.rw);
+    *Tp = T;
+    int vb = kl_for(L, G.n), voy = kl_for(L, G.oh);
+    kn_kx *b = kx_var(L, vb), *oy = kx_var(L, voy);
+    /* the kh padded rows of output row oy */
+    int vky = kl_for(L, G.kh);
+    int viy = kl_decl(
+        L, KN_I64, kt_plus(L, mad(L, oy, G.sh, kx_mul(L, kx_var(L, vky), kx_int(L, G.dh))), -G.ph));
+    kl_if(L, kt_inside(L, kx_var(L, viy), G.h));
+    sp_row(L, &S, b, kx_var(L, viy), kx_var(L, vky));
+    kl_else(L);
+    {
+        int vz = kl_for(L, S.rw);
+        kl_store(L, S.xr, mad(L, kx_var(L, vky), S.rw, kx_var(L, vz)), kt_zp_word(L, &T));
+        kl_end(L);
+    }
+    kl_end_n(L, 2); /* if, ky */
+    int64_t full = G.m / mt, tail = G.m % mt;
+    if (full) {
+        int vk = kl_for(L, full);
+        sp_cols(L, &S, &T, b, oy, kx_var(L, vk), mt);
+        kl_end(L);
+    }
+    if (tail) sp_cols(L, &S, &T, b, oy, kx_int(L, full), (int)tail);
+    kl_end_n(L, 2); /* oy, b */
+    return true;
+}
+
 /* ---- pointwise convolutions on few pixels: channel tiles ----
  *
  * The pixel tiles above fill their vectors only where the pixels do: 7x7 = 49 pixels are
@@ -3674,10 +3891,10 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_stem_int(L, d, ov, t, &T) || tile_pointwise_int(L, d, ov, t, &T) ||
-                   pw_int_channels_last(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
-                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
-                   tile_pointwise(L, d, ov, t, &T));
+                  (tile_stem_int(L, d, ov, t, &T) || tile_stem_pairs(L, d, ov, t, &T) ||
+                   tile_pointwise_int(L, d, ov, t, &T) || pw_int_channels_last(L, d, ov, t, &T) ||
+                   pw_channels_last(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
+                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
