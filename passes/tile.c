@@ -3501,6 +3501,8 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
  * products the init's correction counts, conv_b). Tiles of 2 output pixels x `mt`
  * output channels (weights [mblk][ky][q][mt], conv_wckx, zero past m), each accumulator
  * requantized and stored into y. */
+enum { SP_UNROLL_WORDS = 16 }; /* the kernel rows unrolled up to these words a tile */
+
 typedef struct sp_geom {
     const conv_geom *G;
     const kt_tile *T;
@@ -3588,25 +3590,40 @@ static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *
         int vi = kl_decl(L, KN_I32, kx_load(L, S->init, kt_plus(L, kx_var(L, vm0), v)));
         for (int r = 0; r < rows; r++) T->acc[r][v] = kl_decl(L, KN_I32, kx_var(L, vi));
     }
-    int vky = kl_for(L, G->kh);
-    int vxb =
-        kl_decl(L, KN_I64, mad(L, kx_var(L, vky), S->rw, kx_mul(L, ox0, kx_int(L, S->ostep))));
-    int vwb = kl_decl(L, KN_I64,
-                      kx_mul(L, mad(L, mblk, G->kh, kx_var(L, vky)), kx_int(L, S->nq * S->mt)));
-    for (int64_t q = 0; q < S->nq; q++) {
-        int in[KT_MAX_ROWS];
-        for (int r = 0; r < rows; r++)
-            in[r] =
-                kl_decl(L, KN_I32, kx_load(L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + q)));
-        for (int v = 0; v < cols; v++) {
-            int w =
-                kl_decl(L, KN_I32, kx_load(L, S->wt, kt_plus(L, kx_var(L, vwb), q * S->mt + v)));
-            for (int r = 0; r < rows; r++)
-                kl_set(L, T->acc[r][v],
-                       kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, in[r]), kx_var(L, w)));
+    /* the kernel rows unrolled where their words are few (each row's offsets then
+     * constants) */
+    bool unroll = G->kh * S->nq <= SP_UNROLL_WORDS;
+    int vky = unroll ? -1 : kl_for(L, G->kh);
+    for (int64_t i = 0; i < (unroll ? G->kh : 1); i++) {
+        kn_kx *ky = unroll ? kx_int(L, i) : kx_var(L, vky);
+        int vxb = kl_decl(L, KN_I64, mad(L, ky, S->rw, kx_mul(L, ox0, kx_int(L, S->ostep))));
+        int64_t nqp = (S->nq + 1) / 2;
+        int vwb = kl_decl(L, KN_I64, kx_mul(L, mad(L, mblk, G->kh, ky), kx_int(L, nqp * S->mt)));
+        for (int64_t qp = 0; qp < nqp; qp++) {
+            int in[2][KT_MAX_ROWS], nh = 2 * qp + 1 < S->nq ? 2 : 1;
+            for (int h = 0; h < nh; h++)
+                for (int r = 0; r < rows; r++)
+                    in[h][r] = kl_decl(
+                        L, KN_I32,
+                        kx_load(L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + 2 * qp + h)));
+            for (int v = 0; v < cols; v++) { /* words 2qp and 2qp + 1 of the column: one LDRD */
+                int wd = kl_decl(L, KN_I64,
+                                 kx_load(L, S->wt, kt_plus(L, kx_var(L, vwb), qp * S->mt + v)));
+                int w[2];
+                w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
+                if (nh > 1)
+                    w[1] = kl_decl(
+                        L, KN_I32,
+                        kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, wd), kx_int(L, 32))));
+                for (int h = 0; h < nh; h++)
+                    for (int r = 0; r < rows; r++)
+                        kl_set(L, T->acc[r][v],
+                               kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, in[h][r]),
+                                      kx_var(L, w[h])));
+            }
         }
     }
-    kl_end(L); /* ky */
+    if (!unroll) kl_end(L); /* ky */
     /* y[b][m0 + v][oy][ox0 + r] */
     int vy =
         kl_decl(L, KN_I64, mad(L, mad(L, mad(L, b, G->m, kx_var(L, vm0)), G->oh, oy), G->ow, ox0));
@@ -3640,9 +3657,11 @@ static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *o
     T.dot = KN_DOT_S16X2, T.parts = 2, T.bits = 16;
     T.xoff = 0, T.xzc = (int64_t)cval(d->xz, 0);
     T.ckx = true;
-    /* 2 pixels x 4 channels where they divide the channels, else 3 (8 accumulators, 2
-     * input words, a weight word and 2 pointers of the M4's general registers) */
-    int mt = d->m % 4 == 0 ? 4 : 3;
+    /* 2 pixels x 2 channels: MobileNetV1's stem (3x3, 5 words a kernel row, the rows
+     * unrolled) on the M4 (bench/fw_profile.sh, QEMU instructions, schedule files, pixels
+     * x channels) 2 x 2 0.768 M, 2 x 3 0.787 M (0.780 M with a loop over the rows), 3 x 2
+     * 0.842 M, 2 x 4 0.844 M (spills), 4 x 2 0.907 M, 3 x 3 0.908 M, 1 x 4 0.909 M */
+    int mt = 2;
     if (ov && ov->tile_vecs) mt = ov->tile_vecs;
     mt = mt < 1 ? 1 : mt > KT_MAX_NV ? KT_MAX_NV : mt;
     mt = mt > d->m ? (int)d->m : mt;
@@ -3657,21 +3676,25 @@ static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *o
     S.Cp = S.P / G.c, S.Wp = S.P / 2;
     int64_t need = (G.ow - 1) * S.ostep + S.nq;
     S.rw = (need + S.Wp - 1) / S.Wp * S.Wp;
-    /* weights [mblk][ky][q][mt] and the init of each channel (bias - xz * sum of weights) */
-    int64_t nblk = (G.m + mt - 1) / mt, nw = nblk * G.kh * S.nq * mt;
-    int32_t *wt = calloc((size_t)(nw + G.m), sizeof *wt);
-    KN_ASSERT(wt);
+    /* weights [mblk][ky][q / 2][mt] as i64 pairs of words q (low) and q + 1 (one LDRD),
+     * and the init of each channel (bias - xz * sum of its weights) */
+    int64_t nblk = (G.m + mt - 1) / mt, nqp = (S.nq + 1) / 2, nw = nblk * G.kh * nqp * mt;
+    uint64_t *wt = calloc((size_t)nw, sizeof *wt);
+    int32_t *bt = calloc((size_t)G.m, sizeof *bt);
+    KN_ASSERT(wt && bt);
     conv_src src = {&G, 0};
     for (int64_t oc = 0; oc < G.m; oc++) {
         for (int64_t i = 0; i < G.kh; i++)
-            for (int64_t q = 0; q < S.nq; q++)
-                wt[(((oc / mt) * G.kh + i) * S.nq + q) * mt + oc % mt] =
-                    (int32_t)conv_wckx(&src, i * S.nq + q, oc);
-        wt[nw + oc] = (int32_t)conv_b(&src, 0, oc);
+            for (int64_t q = 0; q < S.nq; q++) {
+                uint64_t v = (uint32_t)(int32_t)conv_wckx(&src, i * S.nq + q, oc);
+                wt[(((oc / mt) * G.kh + i) * nqp + q / 2) * mt + oc % mt] |= v << (32 * (q % 2));
+            }
+        bt[oc] = (int32_t)conv_b(&src, 0, oc);
     }
-    S.wt = kl_table(L, KN_I32, nw, wt);
-    S.init = kl_table(L, KN_I32, G.m, wt + nw);
+    S.wt = kl_table(L, KN_I64, nw, wt);
+    S.init = kl_table(L, KN_I32, G.m, bt);
     free(wt);
+    free(bt);
     kt_int_tables_red(L, d, &S.rq);
     S.xr = kl_scratch(L, KN_I32, G.kh * S.rw);
     *Tp = T;
