@@ -3496,7 +3496,7 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
  * (padded column p / C, channel p % C), and output column ox's word q is word
  * ox * sw * C / 2 + q. Only the kh padded rows of the output row being computed are
  * held (a scratch of kh rows, rebuilt per output row, where the split words copied the
- * whole padded input: MobileNetV1's stem 37,636 -> 1,752 bytes), each built from the
+ * whole padded input: MobileNetV1's stem 37,636 -> 1,764 bytes), each built from the
  * input's bytes in periods of lcm(C, 2) values, the pads' values the zero point (whose
  * products the init's correction counts, conv_b). Tiles of 2 output pixels x `mt`
  * output channels (weights [mblk][ky][q][mt], conv_wckx, zero past m), each accumulator
