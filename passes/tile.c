@@ -3625,8 +3625,8 @@ static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *
     }
     if (!unroll) kl_end(L); /* ky */
     /* y[b][m0 + v][oy][ox0 + r] */
-    int vy =
-        kl_decl(L, KN_I64, mad(L, mad(L, mad(L, b, G->m, kx_var(L, vm0)), G->oh, oy), G->ow, ox0));
+    int vy = kl_decl(L, KN_I64,
+                     mad(L, b, G->ys[0], mad(L, mad(L, kx_var(L, vm0), G->oh, oy), G->ow, ox0)));
     for (int v = 0; v < cols; v++)
         for (int r = 0; r < rows; r++)
             kl_store(

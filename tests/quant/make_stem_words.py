@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes four QLinearConv test models into tests/quant/models for the merged stem words
+"""Writes five QLinearConv test models into tests/quant/models for the merged stem words
 (passes/tile.c, tile_stem_int with kt_tile.ckx: on CPUs with a four-part dot, a kernel
 row's (input channel, kernel column) values t = kx * C + c grouped four to a word,
 built once per run from the phase-split channel words, where a word of the channels a
@@ -18,6 +18,10 @@ tap left parts empty):
                   channels (zero point 60): 7 kernel columns of one channel in 2 words
   stem_words_k5/  int8 x (1 x 3 x 10 x 19, zero point 0) -> 5x5 QLinearConv, stride 1,
                   pads 2 -> 20 int8 channels (zero point -5): 15 values in 4 words
+  stem_words_b2/  uint8 x (2 x 3 x 12 x 17, zero point 40) -> 3x3 QLinearConv, stride 2,
+                  pads 1 -> 5 uint8 channels (zero point 128): batch 2 and 9 outputs a row
+                  (an odd one: a last tile of one pixel) in the SMLAD microcontrollers'
+                  merged pairs (tile_stem_pairs: 9 values in 5 pairs a kernel row)
 
 Expected outputs from the ONNX operator definitions with integer numpy (tests/quant/
 qref.py: conv_ref's int64 sums over the zero-point-padded input, requant's
@@ -70,3 +74,5 @@ case("stem_words_c2", (1, 2, 11, 37), np.int8, -9, 7, (5, 5), (1, 2), (2, 0, 1, 
 case("stem_words_c1", (1, 1, 9, 50), np.uint8, 200, 5, (1, 7), (3, 3), (0, 3, 0, 3), np.uint8,
      60, wdt=np.uint8, wz=128, bias=False)
 case("stem_words_k5", (1, 3, 10, 19), np.int8, 0, 20, (5, 5), (1, 1), (2, 2, 2, 2), np.int8, -5)
+case("stem_words_b2", (2, 3, 12, 17), np.uint8, 40, 5, (3, 3), (2, 2), (1, 1, 1, 1), np.uint8,
+     128)
