@@ -3524,7 +3524,8 @@ static bool sp_suits(const kn_target *tg, const kn_contract *d, const kn_sched *
         !kn_contract_is_int(d) || !d->yscale || d->epi || !kn_contract_nchw(d) ||
         kn_dtype_get(d->x->dtype)->size != 1 ||
         (d->xz && (!is_const(d->xz) || d->xz->numel != 1)) ||
-        (ov && ((ov->split && ov->split != 5) || ov->dot || ov->lanes > 1)) ||
+        (ov && ((ov->split && ov->split != 5) || (ov->dot && ov->dot != KN_DOT_S16X2) ||
+                ov->lanes > 1)) ||
         !int_ok(d, d->c * d->kh * d->kw))
         return false;
     /* fewer SMLADs a kernel row than the split words (3 channels: 2 a tap) or the column

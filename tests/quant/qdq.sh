@@ -149,4 +149,13 @@ grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2 sp
   grep -q "s3_conv' QLinearConv tasks=1$" "$T/stem.sched" &&
   grep -q "s4_conv' QLinearConv tile_rows=8 tile_vecs=2 lanes=16 tasks=1 dot=2$" "$T/stem.sched" && ok ||
   bad "qdq_stem: schedules: $(cat "$T/stem.sched")"
+# The merged pairs of an RGB stem on the M4 (tile_stem_pairs, tests/quant/make_stem_words.py):
+# split=5, and the dumped schedule read back builds the same C.
+W=$2/tests/quant/models/stem_words_c3/model.onnx
+"$KILN" compile "$W" -o "$T/sw1" --target cortex-m4 --dump-schedule "$T/sw.sched" >/dev/null 2>&1 &&
+  "$KILN" compile "$W" -o "$T/sw2" --target cortex-m4 --schedule "$T/sw.sched" >/dev/null 2>&1 ||
+  bad "compile stem_words_c3"
+grep -q "'stem' QLinearConv tile_rows=2 tile_vecs=2 lanes=1 pad=1 dot=1 split=5$" "$T/sw.sched" &&
+  cmp -s "$T/sw1/model.c" "$T/sw2/model.c" && ok ||
+  bad "stem_words_c3 on cortex-m4: $(cat "$T/sw.sched")"
 finish
