@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* A thread's tasks of the open loop not yet claimed, lo | hi << 32, alone in its cache
@@ -64,28 +65,40 @@ typedef struct worker_arg {
     int self;
 } worker_arg;
 
+/* The fields are grouped in cache lines by who writes them and who polls them: a
+ * thread spinning on a line that another thread writes several times in a row pulls it
+ * back between the writes, each write then costing a transfer between the cores
+ * (350-410 ns in the VM's slow state, docs/benchmarks.md). Workers poll `post`, which
+ * the caller writes once per loop (open, then posted); the loop's fields are written
+ * before it; what workers write (done, joined, their task count) and what only callers
+ * write (busy, the counters) are on lines of their own. */
 struct kn_pool {
+    /* set by kn_pool_create */
     int nworkers;
     pthread_t *th;
     worker_arg *args;
+    kn_pool_range *range; /* per thread (0: the caller; w + 1: worker w) */
+    kn_pool_cpu *cpu;     /* per thread, as range */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_int stop;
-    atomic_int runs;     /* runs in progress: workers spin while > 0 */
-    atomic_int sleepers; /* workers waiting on cv (or about to) */
-    atomic_uint posted;  /* loops posted so far */
-    atomic_int busy;     /* a caller owns the loop slot */
-    atomic_int open;     /* the slot holds a loop whose tasks may be claimed */
-    atomic_int joined;   /* workers inside the slot */
     /* the loop in the slot: written while busy && !open */
-    kn_pool_task task;
+    _Alignas(64) kn_pool_task task;
     void *uc;
     unsigned char *closure;
     int min, size;
-    kn_pool_range *range; /* per thread (0: the caller; w + 1: worker w) */
-    kn_pool_cpu *cpu;     /* per thread, as range */
-    atomic_int done, rc;
-    atomic_long loops, serial_loops, tasks, worker_tasks;
+    /* what waiting workers poll */
+    _Alignas(64) atomic_uint posted; /* loops posted so far */
+    atomic_int open;                 /* the slot holds a loop whose tasks may be claimed */
+    atomic_int runs;                 /* runs in progress: workers spin while > 0 */
+    atomic_int stop;
+    /* written by the threads running a loop's tasks */
+    _Alignas(64) atomic_int done, rc;
+    atomic_int joined;   /* workers inside the slot */
+    atomic_int sleepers; /* workers waiting on cv (or about to) */
+    atomic_long worker_tasks;
+    /* written by callers */
+    _Alignas(64) atomic_int busy; /* a caller owns the loop slot */
+    atomic_long loops, serial_loops, tasks;
 };
 
 static _Thread_local kn_pool *run_pool;
@@ -209,8 +222,9 @@ static void *worker(void *arg) {
 
 kn_pool *kn_pool_create(int threads) {
     if (threads < 2) return NULL;
-    kn_pool *P = calloc(1, sizeof *P);
+    kn_pool *P = aligned_alloc(_Alignof(kn_pool), sizeof *P);
     if (!P) return NULL;
+    memset(P, 0, sizeof *P);
     P->th = calloc((size_t)threads - 1, sizeof *P->th);
     P->args = calloc((size_t)threads - 1, sizeof *P->args);
     P->range = aligned_alloc(_Alignof(kn_pool_range), (size_t)threads * sizeof *P->range);
