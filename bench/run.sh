@@ -27,6 +27,7 @@
 #        from bench/make_models.py, default all)
 # env:   RUNS (timed runs per measurement, default 20; 5 with --passes-effect),
 #        CHUNK (timed runs of kiln, then of ORT, per turn of the interleaving, default 2),
+#        ORT_SETTLE_MS (pause after ORT's turn, default 50: its threads spin ~30 ms),
 #        ROUNDS (default 3; 1 with --passes-effect), THREADS (default 2),
 #        PE_THREADS (thread counts of --passes-effect, default "1 THREADS"),
 #        NO_ORT=1 skips ONNX Runtime, NO_C=1 skips the C backend, CC (default gcc),
@@ -155,9 +156,10 @@ if [ $MODE = table ] && [ -z "${NO_ORT:-}" ]; then
 fi
 
 # One ORT session and one `kiln bench --paced` (argv after the shape) interleaved: turns
-# of one untimed and CHUNK timed runs each, kiln first on even turns, 1 ms apart (each
-# side's spinning threads settle); prints "kiln_median ort_median ort_version" and the
-# kiln JSON summary on a second line.
+# of one untimed and CHUNK timed runs each, kiln first on even turns; each side's
+# spinning threads settle before the other starts (1 ms after kiln's runs, ORT_SETTLE_MS,
+# default 50, after ORT's: its pool keeps a core busy for about 30 ms after a run);
+# prints "kiln_median ort_median ort_version" and the kiln JSON summary on a second line.
 cat >"$T/pair.js" <<'EOF'
 const ort = require(process.env.ORT);
 const { spawn } = require('child_process');
@@ -194,11 +196,12 @@ const readline = require('readline');
       to.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
   };
+  // after its runs ORT's pool keeps a core spinning for about 30 ms (kiln's: 0.2 ms)
+  const settle = +(process.env.ORT_SETTLE_MS || 50);
   for (let turn = 0, left = runs; left > 0; turn++, left -= chunk) {
     const n = Math.min(chunk, left);
-    if (turn % 2 === 0) { await kiln(n); await sleep(1); await onnx(n); }
-    else { await onnx(n); await sleep(1); await kiln(n); }
-    await sleep(1);
+    if (turn % 2 === 0) { await kiln(n); await sleep(1); await onnx(n); await sleep(settle); }
+    else { await onnx(n); await sleep(settle); await kiln(n); await sleep(1); }
   }
   k.stdin.end();
   let json = '';
