@@ -120,11 +120,19 @@ static int this_cpu(void) {
 #endif
 }
 
+/* Sets thread t's core to c, writing its line only when c changed: a store to a line
+ * the other thread has read costs a transfer, and the caller notes its core at every
+ * post. */
+static void note_cpu(kn_pool *P, int t, int c) {
+    if (atomic_load_explicit(&P->cpu[t].cpu, memory_order_relaxed) != c)
+        atomic_store_explicit(&P->cpu[t].cpu, c, memory_order_relaxed);
+}
+
 /* Notes thread t's core; true when another thread (any of them but t, or only `other`
  * when it is >= 0) was last seen on the same core. */
 static bool shares_cpu(kn_pool *P, int t, int other) {
     int c = this_cpu();
-    atomic_store_explicit(&P->cpu[t].cpu, c, memory_order_relaxed);
+    note_cpu(P, t, c);
     if (c < 0) return false;
     for (int u = 0; u <= P->nworkers; u++)
         if (u != t && (other < 0 || u == other) &&
@@ -315,7 +323,7 @@ int kn_pool_par_for(void *uc, kn_pool_task task, int min, int size, unsigned cha
         }
         return 0;
     }
-    atomic_store_explicit(&P->cpu[0].cpu, this_cpu(), memory_order_relaxed);
+    note_cpu(P, 0, this_cpu());
     P->task = task;
     P->uc = uc;
     P->closure = closure;
