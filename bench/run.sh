@@ -254,10 +254,10 @@ if [ $MODE = table ]; then
       echo "round $r/$ROUNDS: $m" >&2
       if [ -n "$ORT" ]; then
         pair_ms "$T/$m" "$m" 1
-        pair_ms "$T/$m" "$m" "$THREADS"
+        [ "$THREADS" = 1 ] || pair_ms "$T/$m" "$m" "$THREADS"
       else
         kiln_ms "$T/$m.jit1" "$m" llvm 1
-        kiln_ms "$T/$m.jit$THREADS" "$m" llvm "$THREADS"
+        [ "$THREADS" = 1 ] || kiln_ms "$T/$m.jit$THREADS" "$m" llvm "$THREADS"
       fi
       # the C backend is built by gcc each time: one round ($CC -O2 after bench's
       # -O3 -march=native: -O2 -march=native)
