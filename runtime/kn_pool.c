@@ -68,7 +68,7 @@ typedef struct worker_arg {
 /* The fields are grouped in cache lines by who writes them and who polls them: a
  * thread spinning on a line that another thread writes several times in a row pulls it
  * back between the writes, each write then costing a transfer between the cores
- * (350-410 ns in the VM's slow state, docs/benchmarks.md). Workers poll `post`, which
+ * (350-410 ns in the VM's slow state, docs/benchmarks.md). Workers poll `posted`, which
  * the caller writes once per loop (open, then posted); the loop's fields are written
  * before it; what workers write (done, joined, their task count) and what only callers
  * write (busy, the counters) are on lines of their own. */
