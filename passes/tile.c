@@ -2960,14 +2960,53 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
     int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
     batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
     G.bpk = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
-    int vb = kl_for(L, batch);
-    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
-    kn_kx *b = kx_var(L, vb);
-    G.aoff = kx_mul(L, b, kx_int(L, m * k));
-    G.yoff = kx_mul(L, b, kx_int(L, m * n));
-    G.boff = kx_mul(L, b, kx_int(L, per));
-    mm_blocks(L, &G, &T);
-    kl_end(L);
+    /* Rows outermost when every batch's B together fits in half the second-level cache
+     * (512 KB when the target does not say) and the rows make 8 chunks of 2 row tiles or more: the
+     * Winograd transforms around the product split by tile rows, and a product split by batch
+     * (transform position) made each thread read the rows of every tile the other one transformed
+     * and write rows the other one transforms back (SqueezeNet's 55x55 expand3x3: the
+     * product and the output transform took 2.4x their 1-thread CPU time at two threads
+     * on the VM's slow state, docs/benchmarks.md). By chunks of rows, each thread reads
+     * every B (from its own cache) and keeps to its rows. Each output is computed as
+     * before (the same sums in the same order). */
+    int64_t mc = 2 * (int64_t)T.maxrows;
+    const kn_target *tg = L->target;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    if (tg && tg->kind == KN_TARGET_CPU && (double)batch * (double)per * 4 <= l2 / 2.0 &&
+        m >= 8 * mc) {
+        int64_t nch = m / mc, rest = m % mc;
+        int vc = kl_for(L, nch);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* chunk c writes its rows only */
+        int vb = kl_for(L, batch);
+        kn_kx *b = kx_var(L, vb), *r0 = kx_mul(L, kx_var(L, vc), kx_int(L, mc));
+        G.m = mc;
+        G.aoff = kx_add(L, kx_mul(L, b, kx_int(L, m * k)), kx_mul(L, r0, kx_int(L, k)));
+        G.yoff = kx_add(L, kx_mul(L, b, kx_int(L, m * n)), kx_mul(L, r0, kx_int(L, n)));
+        G.boff = kx_mul(L, b, kx_int(L, per));
+        mm_blocks(L, &G, &T);
+        kl_end(L);
+        kl_end(L);
+        if (rest) { /* the last rows, by batch */
+            vb = kl_for(L, batch);
+            L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+            b = kx_var(L, vb);
+            G.m = rest;
+            G.aoff = kx_add(L, kx_mul(L, b, kx_int(L, m * k)), kx_int(L, nch * mc * k));
+            G.yoff = kx_add(L, kx_mul(L, b, kx_int(L, m * n)), kx_int(L, nch * mc * n));
+            G.boff = kx_mul(L, b, kx_int(L, per));
+            mm_blocks(L, &G, &T);
+            kl_end(L);
+        }
+    } else {
+        int vb = kl_for(L, batch);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
+        kn_kx *b = kx_var(L, vb);
+        G.aoff = kx_mul(L, b, kx_int(L, m * k));
+        G.yoff = kx_mul(L, b, kx_int(L, m * n));
+        G.boff = kx_mul(L, b, kx_int(L, per));
+        mm_blocks(L, &G, &T);
+        kl_end(L);
+    }
     out->tile_rows = T.maxrows;
     out->tile_vecs = T.nv;
     out->lanes = T.lanes;
