@@ -153,4 +153,16 @@ grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2$" 
   grep -q "s3_conv' QLinearConv tasks=1$" "$T/stem.sched" &&
   grep -q "s4_conv' QLinearConv tile_rows=8 tile_vecs=2 lanes=16 tasks=1 dot=2$" "$T/stem.sched" && ok ||
   bad "qdq_stem: schedules: $(cat "$T/stem.sched")"
+# s4's input words gathered at stride 2 in vectors (rows of 11 outputs: one vector of 8
+# words and the overlapping one ending the row, each channel's bytes a strided load) on
+# x86-64-vnni; one byte load a channel and word on generic (no vectors). The bytes:
+# quant_fixed_*.
+"$KILN" compile "$S/model.onnx" -o "$T/stem" --emit h --target x86-64-vnni --dump-kir >"$T/stem.kir" 2>&1 ||
+  bad "compile qdq_stem --dump-kir"
+w4() { awk '$1 == "kernel" { on = ($4 == "'"'s4_conv'"'") } on && / = i32\(/' "$1"; }
+[ "$(w4 "$T/stem.kir" | grep -o 'x8 step 2' | wc -l)" = 8 ] && ok ||
+  bad "qdq_stem s4: word gather not in strided vectors: $(w4 "$T/stem.kir")"
+"$KILN" compile "$S/model.onnx" -o "$T/stem" --emit h --target generic --dump-kir >"$T/stem_g.kir" 2>&1 ||
+  bad "compile qdq_stem --target generic --dump-kir"
+w4 "$T/stem_g.kir" | grep -q 'step' && bad "qdq_stem s4: strided loads on generic" || ok
 finish
