@@ -12,8 +12,13 @@ nothing; the graph has the form quantizers write (ONNX Runtime's quantize_static
   QuantizeLinear -> DequantizeLinear, and all its readers read the DequantizeLinear;
 - Clip(0, 6) after a Conv is dropped where its output is quantized with zero point 0
   and a range inside [0, 6] (QuantizeLinear saturates the same way), as ORT does;
-- the rest (pooling, Add, the classifier Gemm) stays float between DequantizeLinear and
-  QuantizeLinear. kiln's qdq pass turns each DQ -> Conv -> [Relu] -> Q into QLinearConv.
+- the classifier Gemm (constant B, transB) quantized as `kiln quantize` and ORT's
+  quantize_static do it: B symmetric int8 per output channel, its bias int32 at
+  x_scale * w_scale, its input and its output u8 per tensor (the graph output keeps its
+  name, on the last DequantizeLinear); kiln's qdq pass makes it a QLinearMatMul;
+- the rest (pooling, Add) stays float between DequantizeLinear and QuantizeLinear.
+  kiln's qdq pass turns each DQ -> Conv -> [Relu] -> Q into QLinearConv, each
+  DQ, DQ -> Add -> [Relu] -> Q into QLinearAdd.
 Activation ranges come from running the float model with kiln (`kiln run`, every
 calibrated tensor made a graph output)."""
 import os
@@ -24,6 +29,41 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+
+def gemm_ok(n, inits):
+    """A Gemm the quantizers make integer: constant 2-D B used transposed (a classifier),
+    no transA, alpha and beta 1, a constant bias or none."""
+    if n.op_type != "Gemm" or n.input[1] not in inits:
+        return False
+    a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+    if a.get("transA", 0) != 0 or a.get("transB", 0) != 1 or a.get("alpha", 1.0) != 1.0 or \
+            a.get("beta", 1.0) != 1.0:
+        return False
+    return len(n.input) < 3 or not n.input[2] or n.input[2] in inits
+
+
+def quantize_gemm(n, inits, qp, new_inits, out_nodes):
+    """B [M, K] symmetric int8 per output channel (axis 0), the bias int32 at x_scale *
+    w_scale (axis 0), as for Conv; the DequantizeLinear nodes go before n."""
+    N = helper.make_node
+    w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
+    ws = (np.abs(w).max(axis=1) / 127).astype(np.float32)
+    ws[ws == 0] = 1
+    wq = np.clip(np.rint(w / ws.reshape(-1, 1)), -127, 127).astype(np.int8)
+    base = n.name or n.output[0]
+    new_inits += [numpy_helper.from_array(wq, base + "_wq"), numpy_helper.from_array(ws, base + "_ws"),
+                  numpy_helper.from_array(np.zeros(w.shape[0], np.int8), base + "_wz")]
+    out_nodes.append(N("DequantizeLinear", [base + "_wq", base + "_ws", base + "_wz"], [base + "_wf"],
+                       axis=0))
+    n.input[1] = base + "_wf"
+    if len(n.input) > 2 and n.input[2]:
+        b = numpy_helper.to_array(inits[n.input[2]]).astype(np.float32)
+        bs = (qp[n.input[0]][0] * ws).astype(np.float32)
+        new_inits += [numpy_helper.from_array(np.rint(b / bs).astype(np.int32), base + "_bq"),
+                      numpy_helper.from_array(bs, base + "_bs")]
+        out_nodes.append(N("DequantizeLinear", [base + "_bq", base + "_bs"], [base + "_bf"], axis=0))
+        n.input[2] = base + "_bf"
 
 
 def main(kiln, src, dst):
@@ -52,10 +92,17 @@ def main(kiln, src, dst):
     # tensors to quantize: float activations that a Conv or an Add reads
     quant = []
     for n in nodes:
-        if n.op_type in ("Conv", "Add", "MaxPool", "GlobalAveragePool"):
+        if n.op_type in ("Conv", "Add", "MaxPool", "GlobalAveragePool") or gemm_ok(n, inits):
             for v in n.input[: 2 if n.op_type == "Add" else 1]:
                 if v not in inits and v not in quant:
                     quant.append(v)
+    # the classifier's output too (requantized by the integer Gemm), renamed below
+    outs = {o.name for o in g.output}
+    gemm_out = {}
+    for n in nodes:
+        if gemm_ok(n, inits) and n.output[0] in outs:
+            gemm_out[n.output[0]] = n.output[0] + "_f"
+            quant.append(n.output[0])
     # Clip(0, 6) producing a quantized tensor from a Conv: dropped, its range clamped
     clip_max = {}
     drop = set()
@@ -105,6 +152,8 @@ def main(kiln, src, dst):
     for n in nodes:
         if id(n) in drop:
             continue
+        if gemm_ok(n, inits):
+            quantize_gemm(n, inits, qp, new_inits, out_nodes)
         if n.op_type == "Conv":
             w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
             mo = w.shape[0]
@@ -132,8 +181,12 @@ def main(kiln, src, dst):
             if v in qp:
                 n.input[k] = v + "_dq"
         out_nodes.append(n)
-        for v in n.output:
-            if v in qp:
+        for k, v in enumerate(n.output):
+            if v in gemm_out:  # a graph output: the float Gemm writes v_f, DQ writes v
+                n.output[k] = gemm_out[v]
+                out_nodes.append(N("QuantizeLinear", [gemm_out[v], v + "_s", v + "_z"], [v + "_q"]))
+                out_nodes.append(N("DequantizeLinear", [v + "_q", v + "_s", v + "_z"], [v]))
+            elif v in qp:
                 out_nodes.append(N("QuantizeLinear", [v, v + "_s", v + "_z"], [v + "_q"]))
                 out_nodes.append(N("DequantizeLinear", [v + "_q", v + "_s", v + "_z"], [v + "_dq"]))
     # the graph input

@@ -3176,6 +3176,38 @@ static kn_kbuf *pw_words_strided(kn_lower *L, const conv_geom *G, const kt_tile 
         kl_store(L, xw, kt_plus(L, mad(L, kx_var(L, vg), Pp, kx_var(L, vj)), P), kt_zp_word(L, T));
         kl_end_n(L, 2);
     }
+    /* on CPUs, rows of NCHW input at strides 2-4 in vectors of words, each of the 4 channels'
+     * bytes one strided load (kx_vload_strided: LLVM loads the span and deinterleaves it,
+     * vpermt2b), where the word took 4 byte loads and the shifts (ResNet-18's 64 -> 128
+     * downsample: 12,544 words); the last vector of a row ends at its end, storing the words
+     * it shares with the one before again, as conv_words does */
+    int64_t lanes = T->lanes;
+    while (lanes > 4 && lanes > G->ow) lanes /= 2;
+    if (lanes >= 4 && lanes <= G->ow && G->sw >= 2 && G->sw <= 4 && G->xs[3] == 1 && L->target &&
+        L->target->kind == KN_TARGET_CPU && kl_lanes(L, G->d->x->dtype) >= lanes) {
+        int vg = kl_for(L, ng), vy = kl_for(L, G->oh);
+        kn_kx *iy = kx_mul(L, kx_var(L, vy), kx_int(L, G->sh));
+        int64_t nv = G->ow / lanes;
+        for (int pass = 0; pass < 2; pass++) { /* whole vectors, then the overlapping one */
+            if (pass && G->ow % lanes == 0) continue;
+            int vj = pass ? -1 : kl_for(L, nv);
+            kn_kx *ox =
+                pass ? kx_int(L, G->ow - lanes) : kx_mul(L, kx_var(L, vj), kx_int(L, lanes));
+            kn_kx *vals[4];
+            for (int k = 0; k < 4; k++)
+                vals[k] =
+                    kx_vload_strided(L, G->d->x,
+                                     conv_xat(L, G, kx_int(L, 0),
+                                              kt_plus(L, kx_mul(L, kx_var(L, vg), kx_int(L, 4)), k),
+                                              iy, kx_mul(L, ox, kx_int(L, G->sw))),
+                                     (int)lanes, (int)G->sw);
+            kl_store(L, xw, mad(L, kx_var(L, vg), Pp, mad(L, kx_var(L, vy), G->ow, ox)),
+                     kt_word(L, T, vals, 4));
+            if (!pass) kl_end(L);
+        }
+        kl_end_n(L, 2);
+        return xw;
+    }
     int vg = kl_for(L, ng), vy = kl_for(L, G->oh), vx = kl_for(L, G->ow);
     kn_kx *iy = kx_mul(L, kx_var(L, vy), kx_int(L, G->sh));
     kn_kx *ix = kx_mul(L, kx_var(L, vx), kx_int(L, G->sw));

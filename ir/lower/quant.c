@@ -929,7 +929,8 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     if (kn_fixed_point(n)) return lower_qlinearadd_fixed(L, n, in, y, lo, hi);
     qadd_consts k;
     float mult = 0;
-    if (qadd_get_consts(in, n->nin, &k)) qadd_check(&k, lo, hi, &mult);
+    bool k_ok = qadd_get_consts(in, n->nin, &k);
+    if (k_ok) qadd_check(&k, lo, hi, &mult);
     int vas = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[1], kx_int(L, 0))));
     int vbs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[4], kx_int(L, 0))));
     int vcs = kl_decl(L, KN_F32,
@@ -937,8 +938,14 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
                                    : kx_cast(L, KN_F32, kx_load(L, in[6], kx_int(L, 0))));
     int vaz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[2], kx_int(L, 0))));
     int vbz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[5], kx_int(L, 0))));
-    int vcz = kl_decl(
-        L, KN_I32, cz ? kx_cast(L, KN_I32, kx_load(L, cz, kx_int(L, 0))) : kx_const(L, KN_I32, 0));
+    /* a constant output zero point of 0 is not added on CPUs: round(q) + 0.0f differs from
+     * round(q) only in the sign of a zero, which the clamp and the conversion do not see
+     * (ResNet-18's 8 adds, all before a Relu: one vaddps fewer a vector) */
+    bool no_cz = k_ok && k.cz == 0.0f && !requant_int32_path(L);
+    int vcz = no_cz ? -1
+                    : kl_decl(L, KN_I32,
+                              cz ? kx_cast(L, KN_I32, kx_load(L, cz, kx_int(L, 0)))
+                                 : kx_const(L, KN_I32, 0));
     kn_kx *yi, *ai, *bi;
     int nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
     kn_kx *da = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_var(L, vaz));
@@ -950,7 +957,8 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     kl_store(L, y, yi,
              requant_int32_path(L)
                  ? requant_f32(L, q, kx_var(L, vcz), y->dtype, (double)lo, (double)hi)
-                 : requant_rounded(L, q, kx_var(L, vcz), y->dtype, KN_F32, (double)lo, (double)hi));
+                 : requant_rounded(L, q, no_cz ? NULL : kx_var(L, vcz), y->dtype, KN_F32,
+                                   (double)lo, (double)hi));
     kl_end_n(L, nloops);
     return KN_OK;
 }

@@ -15,6 +15,8 @@ input pair; this model holds one add of each kind, on the grid a[i, j] = i, b[i,
   r  = Q_u8(DQ(a) + DQ(b))   random scales where the multiplications differ from the
                              division on 1 to 4 pairs of the 65,536: divides
   mi = Q_i8(DQ(a) + DQ(c))   an int8 operand and output: multiplies
+  mz = Q_i8(DQ(a) + DQ(c))   the same into int8 with zero point 0, which the lowering does
+                             not add (146 pairs' quotients round to -0.0): multiplies
 
     /usr/bin/python3 tests/quant/make_qdq_add_all.py
 """
@@ -53,6 +55,7 @@ def main():
         "ra": (0.016785934567451477, np.uint8(70)), "rb": (0.04243315011262894, np.uint8(30)),
         "r": (0.08712523430585861, np.uint8(92)),
         "ia": (0.0371, np.uint8(121)), "ic": (0.043, np.int8(-5)), "mi": (0.0523, np.int8(7)),
+        "za": (0.029, np.uint8(121)), "zc": (0.037, np.int8(-5)), "mz": (0.0437, np.int8(0)),
     }
     inits, nodes, outs = [], [], []
     for k, (s, z) in p.items():
@@ -61,7 +64,8 @@ def main():
     for out, x, xk, y, yk, xv, yv, t in [("m", "a", "ma", "b", "mb", a, b, np.uint8),
                                          ("t", "a", "ta", "b", "tb", a, b, np.uint8),
                                          ("r", "a", "ra", "b", "rb", a, b, np.uint8),
-                                         ("mi", "a", "ia", "c", "ic", a, c, np.int8)]:
+                                         ("mi", "a", "ia", "c", "ic", a, c, np.int8),
+                                         ("mz", "a", "za", "c", "zc", a, c, np.int8)]:
         nodes += [N("DequantizeLinear", [x, xk + "_s", xk + "_z"], [xk + "_f"]),
                   N("DequantizeLinear", [y, yk + "_s", yk + "_z"], [yk + "_f"]),
                   N("Add", [xk + "_f", yk + "_f"], [out + "_sum"], name="add_" + out),
@@ -71,8 +75,8 @@ def main():
         assert (min(mm) == 0) == out.startswith("m"), (out, mm)
     ins = [T("a", TensorProto.UINT8, shp), T("b", TensorProto.UINT8, shp),
            T("c", TensorProto.INT8, shp)]
-    outv = [T(o, TensorProto.INT8 if o == "mi" else TensorProto.UINT8, shp)
-            for o in ("m", "t", "r", "mi")]
+    outv = [T(o, TensorProto.INT8 if o in ("mi", "mz") else TensorProto.UINT8, shp)
+            for o in ("m", "t", "r", "mi", "mz")]
     g = helper.make_graph(nodes, "qdq_add_all", ins, outv, inits)
     save("qdq_add_all", g, [a, b, c], outs)
 

@@ -47,10 +47,14 @@ AA=$2/tests/quant/models/qdq_add_all
 "$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target x86-64-vnni --dump-kir >"$T/aa.txt" 2>&1 ||
   bad "compile qdq_add_all"
 kq() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /round\(/' "$T/aa.txt"; }
-for k in m:'\* v[0-9]*))' t:'/ v[0-9]*))' r:'/ v[0-9]*))' mi:'\* v[0-9]*))'; do
+for k in m:'\* v[0-9]*))' t:'/ v[0-9]*))' r:'/ v[0-9]*))' mi:'\* v[0-9]*))' mz:'\* v[0-9]*))'; do
   kq "${k%%:*}" | grep -q "${k#*:}" && ok || bad "qdq_add_all add_${k%%:*}: want ${k#*:}: $(kq "${k%%:*}")"
 done
-[ "$(grep -c '[ui]8!(select' "$T/aa.txt")" = 4 ] && ok || bad "qdq_add_all: in-range conversions: $(grep -c '[ui]8!(' "$T/aa.txt"), want 4"
+[ "$(grep -c '[ui]8!(select' "$T/aa.txt")" = 5 ] && ok || bad "qdq_add_all: in-range conversions: $(grep -c '[ui]8!(' "$T/aa.txt"), want 5"
+# the output zero point is added after the rounding where it is not the constant 0 (add_mi),
+# and not where it is (add_mz: the same bytes, -0.0 and 0.0 convert alike)
+kq mi | grep -q 'round(.*)) + f32(v[0-9]*))' && ok || bad "qdq_add_all add_mi: zero point not added: $(kq mi)"
+kq mz | grep -q ' + f32(' && bad "qdq_add_all add_mz: zero point 0 added: $(kq mz)" || ok
 # A QDQ Gemm with a float bias has no integer form here: it stays in float, and kiln
 # says so once, naming the node (tests/quant/make_qdq_kept.py); the model still runs.
 K=$2/tests/quant/models/qdq_gemm_bias
@@ -158,4 +162,16 @@ W=$2/tests/quant/models/stem_words_c3/model.onnx
 grep -q "'stem' QLinearConv tile_rows=2 tile_vecs=2 lanes=1 pad=1 dot=1 split=5$" "$T/sw.sched" &&
   cmp -s "$T/sw1/model.c" "$T/sw2/model.c" && ok ||
   bad "stem_words_c3 on cortex-m4: $(cat "$T/sw.sched")"
+# s4's input words gathered at stride 2 in vectors (rows of 11 outputs: one vector of 8
+# words and the overlapping one ending the row, each channel's bytes a strided load) on
+# x86-64-vnni; one byte load a channel and word on generic (no vectors). The bytes:
+# quant_fixed_*.
+"$KILN" compile "$S/model.onnx" -o "$T/stem" --emit h --target x86-64-vnni --dump-kir >"$T/stem.kir" 2>&1 ||
+  bad "compile qdq_stem --dump-kir"
+w4() { awk '$1 == "kernel" { on = ($4 == "'"'s4_conv'"'") } on && / = i32\(/' "$1"; }
+[ "$(w4 "$T/stem.kir" | grep -o 'x8 step 2' | wc -l)" = 8 ] && ok ||
+  bad "qdq_stem s4: word gather not in strided vectors: $(w4 "$T/stem.kir")"
+"$KILN" compile "$S/model.onnx" -o "$T/stem" --emit h --target generic --dump-kir >"$T/stem_g.kir" 2>&1 ||
+  bad "compile qdq_stem --target generic --dump-kir"
+w4 "$T/stem_g.kir" | grep -q 'step' && bad "qdq_stem s4: strided loads on generic" || ok
 finish
