@@ -604,6 +604,14 @@ kn_kx *kx_cvtrn(kn_lower *L, kn_kx *a) {
     return x;
 }
 
+kn_kx *kx_qadd(kn_lower *L, kn_kx *a, kn_kx *b) {
+    KN_ASSERT(kx_lanes(a) == 1 && kx_lanes(b) == 1);
+    kn_kx *x = new_x(L, KX_QADD, KN_I32);
+    x->a[0] = kx_cast(L, KN_I32, a);
+    x->a[1] = kx_cast(L, KN_I32, b);
+    return x;
+}
+
 kn_kx *kx_regex(kn_lower *L, int kind, kn_kbuf *re, kn_kx *s, const char *posix, int flags) {
     KN_ASSERT(re->dtype == KN_U8 && re->numel >= KN_REGEX_T_BYTES);
     KN_ASSERT(kind != KN_RX_MATCH || (s && s->dtype == KN_STRING && kx_lanes(s) == 1));
@@ -785,6 +793,7 @@ static const char *op_name(kn_kx_op op) {
         [KX_UNPACK16] = "unpack16",
         [KX_SAT] = "sat",
         [KX_CVTRN] = "cvtrn",
+        [KX_QADD] = "qadd",
         [KX_REGEX] = "regex",
     };
     return names[op];

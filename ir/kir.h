@@ -83,6 +83,7 @@ typedef enum kn_kx_op {
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
     KX_CVTRN,      /* an f32 rounded half to even into a saturated i32, NaN 0 (below) */
+    KX_QADD,       /* the saturating sum of two i32 (below) */
     KX_REGEX,      /* a POSIX ERE compiled into, matched with or freed from buf (below) */
     KX_OP_COUNT
 } kn_kx_op;
@@ -143,6 +144,11 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
  * use where the target has them (kn_target.cvt_rne) and expand otherwise (a compare for
  * NaN and each bound around a rounding and a conversion). */
 kn_kx *kx_cvtrn(kn_lower *L, kn_kx *a);
+
+/* KX_QADD: the scalar i32 a + b saturated to int32's range (computed exactly, then clamped).
+ * Arm's QADD (the M4's DSP cores), which the emitters use where the target has it
+ * (__ARM_FEATURE_DSP in C, llvm.sadd.sat, OpenCL's add_sat) and expand otherwise. */
+kn_kx *kx_qadd(kn_lower *L, kn_kx *a, kn_kx *b);
 
 /* KX_REGEX: the C library's <regex.h> on a regex_t held in u8 buffer `re` (at least
  * KN_REGEX_T_BYTES bytes of arena; a hosted target: refused on microcontrollers), an

@@ -42,6 +42,8 @@ enum { H_MMLA = 1 << 27 };
 enum { H_PF = 1 << 28 };
 /* H_CVTRN: kn_cvtrn, KX_CVTRN of a scalar f32 (VCVTR on an Arm FPU) */
 enum { H_CVTRN = 1 << 29 };
+/* H_QADD: kn_qadd, KX_QADD (QADD on the Arm DSP) */
+enum { H_QADD = 8 };
 /* H_Q4F: the KN_Q4F macros (mve_quant) */
 enum { H_Q4F = 1 << 30 };
 
@@ -219,6 +221,15 @@ static const char *bin_sym(kn_kx_op op) {
 /* Narrow integer arithmetic happens in int in C: convert the result back. */
 static bool narrow(kn_dtype t) {
     return kn_dtype_get(t)->size < 4 && !is_float(t);
+}
+
+/* fn(a0, a1) for x's two operands. */
+static void print_call2(kn_cprint *E, const char *fn, const kn_kx *x) {
+    fprintf(E->f, "%s(", fn);
+    kn_cprint_expr(E, x->a[0]);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, x->a[1]);
+    fputc(')', E->f);
 }
 
 /* fn(a0, a1, a2) for x's three operands. */
@@ -447,6 +458,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fputc(')', f);
         return;
     }
+    case KX_QADD:
+        if (E->dialect == KN_OPENCL) {
+            print_call2(E, "add_sat", x);
+            return;
+        }
+        E->helpers |= H_QADD;
+        print_call2(E, "kn_qadd", x);
+        return;
     case KX_CVTRN:
         if (E->dialect == KN_OPENCL) { /* OpenCL C's conversion: NaN 0, saturated, rte */
             fputs("convert_int_sat_rte(", f);
@@ -1776,6 +1795,20 @@ static const char cvtrn_helper[] =
     "#endif\n"
     "}\n";
 
+/* KX_QADD (ir/kir.h): QADD where the compiler targets an Arm DSP extension, else the sum in
+ * 64 bits clamped. */
+static const char qadd_helper[] =
+    "static inline int32_t kn_qadd(int32_t a, int32_t b) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"qadd %0, %1, %2\" : \"=r\"(r) : \"r\"(a), \"r\"(b));\n"
+    "    return r;\n"
+    "#else\n"
+    "    int64_t s = (int64_t)a + b;\n"
+    "    return s > 2147483647 ? 2147483647 : s < -2147483647 - 1 ? -2147483647 - 1 : (int32_t)s;\n"
+    "#endif\n"
+    "}\n";
+
 /* KN_Q4FS / KN_Q4FU (mve_quant): 4 floats at x quantized into 4 bytes at y. Helium's
  * intrinsics where the compiler targets MVE with float (GCC), else the kernel IR's
  * arithmetic lane by lane (fmaf: fused, as kx_fma_exact says). */
@@ -1833,6 +1866,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_RINTF) fputs(rintf_helper, f);
     if (E->helpers & H_RINTS) fputs(rints_helper, f);
     if (E->helpers & H_CVTRN) fputs(cvtrn_helper, f);
+    if (E->helpers & H_QADD) fputs(qadd_helper, f);
     if (E->helpers & H_Q4F) fputs(q4f_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);

@@ -861,6 +861,10 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
     case KX_UNPACK16: return unpack16(E, x);
     case KX_SAT: return sat(E, x);
     case KX_CVTRN: return cvtrn(E, x);
+    case KX_QADD: { /* KX_QADD: the saturating add (QADD on Arm's DSP) */
+        LLVMValueRef args[2] = {operand(E, x, 0), operand(E, x, 1)};
+        return call_fn(E, "llvm.sadd.sat.i32", LLVMTypeOf(args[0]), args, 2);
+    }
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:

@@ -238,14 +238,15 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
  * (kn_target.cvt_rne): f32 x, a per-tensor scale and zero point, 8-bit y. One element:
  *
  *   n = cvtrn(x / s)                 VCVTR: rounded half to even, saturated, NaN 0
- *   q = sat8(sat16(n) + zp)          SSAT #16, ADD, SSAT/USAT #8
+ *   q = sat8(qadd(n, zp))            QADD, SSAT/USAT #8
  *   y = isnan(x / s) ? 0 : q         (the host's NaN; with zp 0, cvtrn's 0 is it already)
  *
- * sat16 keeps n + zp inside int32 (n may be INT32_MAX) and changes no result: beyond
- * +-2^15 the sum saturates either way (|zp| < 2^8). The scalar FPU (the M4) takes 4
- * elements a trip; with 4 f32 lanes (Helium) and a constant scale, 4 elements are one
- * vector expression, the division a multiply and two exact corrections
- * (kn_vmath_div_const, the argument in passes/vmath.c) of x clamped to +-2^22 s (the
+ * qadd, the saturating add, keeps n + zp inside int32 (n may be INT32_MAX) and changes no
+ * result: saturating to int32 and then to 8 bits is saturating to 8 bits. The scalar FPU
+ * (the M4) takes 4 elements a trip, their bytes one word (USAT for both types, the int8
+ * ones offset by 128 and flipped back by one XOR of the word); with 4 f32 lanes (Helium) and a
+ * constant scale, 4 elements are one vector expression, the division a multiply and two exact
+ * corrections (kn_vmath_div_const, the argument in passes/vmath.c) of x clamped to +-2^22 s (the
  * clamp keeps infinities and overflow out; beyond it the result saturates either way):
  * the C emitter prints it as KN_Q4F (VMUL, 4 VFMA/VFMS, VCVTN, VADD, VMAX, VMIN, VPSEL,
  * a narrowing VSTRB). The rest (numel % 4) in the scalar form. False (nothing built)
@@ -306,7 +307,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
             if (each == 4) { /* a byte of the word: 0..255 by USAT, int8 offset by 128 */
                 kn_kx *off =
                     u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
-                if (off) q = kx_add(L, kx_sat(L, q, 16, false), off);
+                if (off) q = kx_qadd(L, q, off);
                 q = kx_sat(L, q, 8, true);
                 if (zv)
                     q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, u ? 0 : 128), q);
@@ -316,7 +317,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
                 if (!k) at0 = at;
                 continue;
             }
-            if (zv) q = kx_add(L, kx_sat(L, q, 16, false), zv);
+            if (zv) q = kx_qadd(L, q, zv);
             q = kx_sat(L, q, 8, u);
             if (zv) q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, 0), q);
             kl_store(L, y, at, kx_cast(L, y->dtype, q));
