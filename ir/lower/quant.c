@@ -251,6 +251,26 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
  * the C emitter prints it as KN_Q4F (VMUL, 4 VFMA/VFMS, VCVTN, VADD, VMAX, VMIN, VPSEL,
  * a narrowing VSTRB). The rest (numel % 4) in the scalar form. False (nothing built)
  * where the general lowering must do it. */
+/* The word of quantize_mcu's 4 quotients xs (f32 locals) as bytes (y's type: u8, else i8),
+ * the first lowest: each usat8(qadd(cvtrn(x), zp)), int8 ones offset by 128 and the word
+ * flipped back by one XOR; with `nan`, a NaN quotient's byte 0 (zv: the zero point, or
+ * NULL for 0, where cvtrn's 0 already gives it). */
+static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool nan) {
+    kn_kx *word = NULL;
+    kn_kx *off = u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
+    for (int k = 0; k < 4; k++) {
+        kn_kx *q = kx_cvtrn(L, xs[k]);
+        if (off) q = kx_qadd(L, q, off);
+        q = kx_sat(L, q, 8, true);
+        if (nan) q = kx_select(L, kx_un(L, KX_ISNAN, xs[k]), kx_const(L, KN_I32, u ? 0 : 128), q);
+        q = kx_cast(L, KN_U32, q);
+        if (k) q = kx_bin(L, KX_SHL, q, kx_const(L, KN_U32, 8 * k));
+        word = word ? kx_bin(L, KX_OR, word, q) : q;
+    }
+    if (!u) word = kx_bin(L, KX_XOR, word, kx_const(L, KN_U32, 0x80808080u));
+    return kx_cast(L, KN_I32, word);
+}
+
 static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbuf *y) {
     const struct kn_target *tg = L->target;
     if (!tg || tg->kind != KN_TARGET_MCU || !tg->cvt_rne || x->dtype != KN_F32 ||
@@ -298,34 +318,31 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
         if (!trips) continue;
         if (!sv) sv = kx_var(L, kl_decl(L, KN_F32, kx_load(L, s, kx_int(L, 0))));
         int i = kl_for(L, trips);
-        int each = part ? 1 : (int)unroll;
-        kn_kx *word = NULL, *at0 = NULL;
-        for (int k = 0; k < each; k++) {
-            kn_kx *at = kx_add(L, kx_mul(L, kx_var(L, i), kx_int(L, each)), kx_int(L, k0 + k));
-            kn_kx *xq = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_load(L, x, at), sv)));
-            kn_kx *q = kx_cvtrn(L, xq);
-            if (each == 4) { /* a byte of the word: 0..255 by USAT, int8 offset by 128 */
-                kn_kx *off =
-                    u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
-                if (off) q = kx_qadd(L, q, off);
-                q = kx_sat(L, q, 8, true);
-                if (zv)
-                    q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, u ? 0 : 128), q);
-                q = kx_cast(L, KN_U32, q);
-                if (k) q = kx_bin(L, KX_SHL, q, kx_const(L, KN_U32, 8 * k));
-                word = word ? kx_bin(L, KX_OR, word, q) : q;
-                if (!k) at0 = at;
-                continue;
+        if (!part && unroll == 4) { /* 4 elements, one word */
+            kn_kx *xs[4], *at0 = kx_add(L, kx_mul(L, kx_var(L, i), kx_int(L, 4)), kx_int(L, k0));
+            for (int k = 0; k < 4; k++)
+                xs[k] = kx_var(
+                    L, kl_decl(L, KN_F32,
+                               kx_bin(L, KX_DIV, kx_load(L, x, kx_add(L, at0, kx_int(L, k))), sv)));
+            if (zv) { /* the NaN tests only where the sum of the 4 is NaN (a NaN among them,
+                         or +inf and -inf): one test for 4 elements */
+                kn_kx *sum = kx_add(L, kx_add(L, xs[0], xs[1]), kx_add(L, xs[2], xs[3]));
+                kl_if(L, kx_un(L, KX_ISNAN, sum));
+                kl_store_word(L, y, at0, quant_word(L, xs, zv, u, true));
+                kl_else(L);
             }
-            if (zv) q = kx_qadd(L, q, zv);
-            q = kx_sat(L, q, 8, u);
-            if (zv) q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, 0), q);
-            kl_store(L, y, at, kx_cast(L, y->dtype, q));
+            kl_store_word(L, y, at0, quant_word(L, xs, zv, u, false));
+            if (zv) kl_end(L);
+            kl_end(L);
+            continue;
         }
-        if (word) { /* the int8 bytes back from their offset: one EOR of the word */
-            if (!u) word = kx_bin(L, KX_XOR, word, kx_const(L, KN_U32, 0x80808080u));
-            kl_store_word(L, y, at0, kx_cast(L, KN_I32, word));
-        }
+        kn_kx *at = kx_add(L, kx_var(L, i), kx_int(L, k0));
+        kn_kx *xq = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_load(L, x, at), sv)));
+        kn_kx *q = kx_cvtrn(L, xq);
+        if (zv) q = kx_qadd(L, q, zv);
+        q = kx_sat(L, q, 8, u);
+        if (zv) q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, 0), q);
+        kl_store(L, y, at, kx_cast(L, y->dtype, q));
         kl_end(L);
     }
     return true;
