@@ -553,6 +553,13 @@ kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
     return x;
 }
 
+kn_kx *kx_fma_exact(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c) {
+    kn_kx *x = kx_fma(L, a, b, c);
+    KN_ASSERT(x->op == KX_FMA);
+    x->i = 1;
+    return x;
+}
+
 kn_kx *kx_dot(kn_lower *L, int kind, kn_kx *acc, kn_kx *a, kn_kx *b) {
     KN_ASSERT(kind > 0);
     kn_kx *x = new_x(L, KX_DOT, KN_I32);
@@ -586,6 +593,22 @@ kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig) {
     kn_kx *x = new_x(L, KX_SAT, KN_I32);
     x->i = bits | (unsig ? 32 : 0);
     x->a[0] = kx_cast(L, KN_I32, a);
+    return x;
+}
+
+kn_kx *kx_cvtrn(kn_lower *L, kn_kx *a) {
+    KN_ASSERT(a->dtype == KN_F32);
+    kn_kx *x = new_x(L, KX_CVTRN, KN_I32);
+    x->lanes = lanes2(a, NULL);
+    x->a[0] = a;
+    return x;
+}
+
+kn_kx *kx_qadd(kn_lower *L, kn_kx *a, kn_kx *b) {
+    KN_ASSERT(kx_lanes(a) == 1 && kx_lanes(b) == 1);
+    kn_kx *x = new_x(L, KX_QADD, KN_I32);
+    x->a[0] = kx_cast(L, KN_I32, a);
+    x->a[1] = kx_cast(L, KN_I32, b);
     return x;
 }
 
@@ -769,6 +792,8 @@ static const char *op_name(kn_kx_op op) {
         [KX_DOT] = "dot",
         [KX_UNPACK16] = "unpack16",
         [KX_SAT] = "sat",
+        [KX_CVTRN] = "cvtrn",
+        [KX_QADD] = "qadd",
         [KX_REGEX] = "regex",
     };
     return names[op];
@@ -835,6 +860,16 @@ static void print_x(FILE *f, const kn_kx *x) {
     case KX_ROUND:
         fprintf(f, "round%s(", x->i ? ".small" : "");
         print_x(f, x->a[0]);
+        fputc(')', f);
+        return;
+    case KX_FMA:
+        if (!x->i) break;
+        fprintf(f, "fma.exact(");
+        print_x(f, x->a[0]);
+        fprintf(f, ", ");
+        print_x(f, x->a[1]);
+        fprintf(f, ", ");
+        print_x(f, x->a[2]);
         fputc(')', f);
         return;
     case KX_SAT:

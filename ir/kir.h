@@ -82,6 +82,8 @@ typedef enum kn_kx_op {
     KX_DOT,        /* integer dot product of packed words (kn_dot i, below) */
     KX_UNPACK16,   /* two bytes of an i32 word widened into its 16-bit halves (below) */
     KX_SAT,        /* an i32 saturated to the range of a narrower integer (below) */
+    KX_CVTRN,      /* an f32 rounded half to even into a saturated i32, NaN 0 (below) */
+    KX_QADD,       /* the saturating sum of two i32 (below) */
     KX_REGEX,      /* a POSIX ERE compiled into, matched with or freed from buf (below) */
     KX_OP_COUNT
 } kn_kx_op;
@@ -134,6 +136,19 @@ kn_kx *kx_unpack16(kn_lower *L, kn_kx *a, bool odd, bool unsig);
  * for each bound); the clamp of min/max is 7 instructions on the M4, which GCC 12 does
  * not turn into SSAT itself. */
 kn_kx *kx_sat(kn_lower *L, kn_kx *a, int bits, bool unsig);
+
+/* KX_CVTRN: the f32 a (scalar or vector) rounded to the nearest integer, ties to even,
+ * as an i32 of a's lanes, saturated: INT32_MIN below the range, INT32_MAX above it (and
+ * for +inf), 0 for NaN. Exactly the conversion of the Arm FPU's VCVTR.S32.F32 under the
+ * default FPSCR (round to nearest even) and of Helium's VCVTN.S32.F32, which the emitters
+ * use where the target has them (kn_target.cvt_rne) and expand otherwise (a compare for
+ * NaN and each bound around a rounding and a conversion). */
+kn_kx *kx_cvtrn(kn_lower *L, kn_kx *a);
+
+/* KX_QADD: the scalar i32 a + b saturated to int32's range (computed exactly, then clamped).
+ * Arm's QADD (the M4's DSP cores), which the emitters use where the target has it
+ * (__ARM_FEATURE_DSP in C, llvm.sadd.sat, OpenCL's add_sat) and expand otherwise. */
+kn_kx *kx_qadd(kn_lower *L, kn_kx *a, kn_kx *b);
 
 /* KX_REGEX: the C library's <regex.h> on a regex_t held in u8 buffer `re` (at least
  * KN_REGEX_T_BYTES bytes of arena; a hosted target: refused on microcontrollers), an
@@ -726,6 +741,11 @@ kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
  * Where a is not a float or t not an integer, the plain kx_cast. */
 kn_kx *kx_cast_inrange(kn_lower *L, kn_dtype t, kn_kx *a);
 kn_kx *kx_fma(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
+/* A KX_FMA that every emitter computes fused, with one rounding (i = 1): C's fmaf/fma,
+ * LLVM's llvm.fma, OpenCL's fma. kx_fma's may be a multiply and an add where the target
+ * has no FMA; this one is for arithmetic whose exactness rests on the single rounding (an
+ * exact residual a - q * b, passes/vmath.c). */
+kn_kx *kx_fma_exact(kn_lower *L, kn_kx *a, kn_kx *b, kn_kx *c);
 kn_kx *kx_byte(kn_lower *L, kn_kx *s, kn_kx *index);      /* KX_BYTE: u8 */
 kn_kx *kx_str(kn_lower *L, kn_kbuf *chars, kn_kx *index); /* KX_STR: a string value */
 /* Shorthands for the index arithmetic lowerings write most. */

@@ -104,6 +104,14 @@ static kn_status expr(vctx *V, const kn_kx *x) {
         if ((x->i >> 1) == KN_RX_COMPILE && !x->text)
             return bad(V, "regex without a pattern", 0, 0);
         return (x->i >> 1) <= KN_RX_FREE ? KN_OK : bad(V, "unknown regex kind", (long)x->i, 0);
+    case KX_QADD:
+        if (x->a[0]->dtype != KN_I32 || x->a[1]->dtype != KN_I32 || kx_lanes(x) != 1)
+            return bad(V, "qadd operands are not scalar i32", 0, 0);
+        return KN_OK;
+    case KX_CVTRN:
+        if (x->a[0]->dtype != KN_F32 || kx_lanes(x->a[0]) != kx_lanes(x))
+            return bad(V, "cvtrn operand is not an f32 of its lanes", 0, 0);
+        return KN_OK;
     case KX_SAT:
         if (x->a[0]->dtype != KN_I32 || kx_lanes(x->a[0]) != 1)
             return bad(V, "sat operand is not a scalar i32", 0, 0);

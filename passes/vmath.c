@@ -244,6 +244,51 @@ static void rewrite_block(vctx *V, kn_ks *b) {
     }
 }
 
+/* ---- division by a constant (kn_vmath_div_const) ----
+ *
+ * Helium (MVE) has no vector divide, so QuantizeLinear's v / s (ONNX: the float32
+ * quotient, correctly rounded) is built from multiplies and fused multiply-adds, with
+ * r = RN(1/s) computed here by a float32 division:
+ *
+ *   q0 = v r,  e0 = fma(-q0, s, v),  q1 = fma(e0, r, q0),
+ *              e1 = fma(-q1, s, v),  q2 = fma(e1, r, q1) = RN(v / s).
+ *
+ * Why q2 is exact (z = v / s, u = 2^-24, no underflow or overflow: below):
+ *  1. q0 = RN(v r) with r = (1/s)(1 + d), |d| <= u, so |q0 - z| <= u|z| + ulp(z)/2 < 2 ulp(z).
+ *  2. The exact residual v - q0 s = s (z - q0); e0 is it rounded (relative error <= u),
+ *     so q0 + e0 r = z + (z - q0)(d + d' + d d'), within 2 ulp * 2^-23 = 2^-22 ulp(z) of z:
+ *     its rounding q1 is RD(z) or RU(z), a faithful quotient.
+ *  3. For a faithful q1 the residual v - q1 s is a float32 (Boldo and Daumas: the
+ *     remainder of a faithful quotient is representable), so e1 is exact, and by
+ *     Markstein's theorem (Handbook of Floating-Point Arithmetic, Muller et al., 2nd ed.,
+ *     Thm. 4.10 / Markstein 1990: q faithful, y within half an ulp of 1/b, r = a - bq exact
+ *     give RN(q + r y) = RN(a / b)) q2 = RN(z), ties included (a quotient of two float32
+ *     values is never a midpoint of float32, so the last rounding decides no tie).
+ * Ranges: the caller clamps |v| to 2^22 s, so |z| <= 2^22, q s stays finite and nothing
+ * overflows; an infinity never enters (it is clamped). With s >= 2^-64 and |z| >= 2^-2 (below
+ * that every q_i rounds to the integer 0 whatever its last bits, which is all
+ * QuantizeLinear uses) |v| >= 2^-66 and every nonzero exact residual is a multiple of
+ * ulp(q) ulp(s) >= 2^-112, a normal float: no subnormal residual, so flush-to-zero
+ * arithmetic (MVE's) gives the same bits. tests/quant/make_quantize_ties.py checks
+ * ties, their float32 neighbours and random values for inexact scales through every
+ * backend and on the M55 board. */
+bool kn_vmath_div_const_ok(double s) {
+    return s == (double)(float)s && s >= 0x1p-64 && s <= 0x1p64;
+}
+
+kn_kx *kn_vmath_div_const(kn_lower *L, kn_kx *v, double s) {
+    KN_ASSERT(kn_vmath_div_const_ok(s));
+    volatile float one = 1.0f, sf = (float)s; /* float32 arithmetic, not folded wider */
+    float r = one / sf;
+    kn_kx *kr = C(L, r), *ks = C(L, s);
+    kn_kx *q = kx_bin(L, KX_MUL, v, kr);
+    for (int i = 0; i < 2; i++) {
+        kn_kx *e = kx_fma_exact(L, kx_un(L, KX_NEG, q), ks, v);
+        q = kx_fma_exact(L, e, kr, q);
+    }
+    return q;
+}
+
 kn_status kn_kpass_vmath(kn_ctx *cx, kn_kprog *p) {
     vctx V = {p, kl_builder(cx, p), NULL, 0};
     for (int k = 0; k < p->nkernels; k++) rewrite_block(&V, p->kernels[k]->body);

@@ -57,6 +57,10 @@ typedef struct kn_target {
                                 IR's strided 8-bit vector loads and stores (kx_vload_strided,
                                 kl_store_strided) cost what contiguous ones cost (generated
                                 C: KN_LD4BUS / KN_LD4BSS, KN_ST4BSS) */
+    bool cvt_rne;            /* one instruction converts an f32 to i32 rounding to nearest, ties
+                                to even, saturating, NaN 0 (the Armv7-M/Armv8-M FPU's VCVTR
+                                under the default FPSCR, MVE's VCVTN): kernel IR's KX_CVTRN
+                                costs one instruction (QuantizeLinear, ir/lower/quant.c) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */

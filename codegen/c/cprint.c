@@ -40,6 +40,12 @@ enum { H_KEEP = 1 << 26 };
 enum { H_MMLA = 1 << 27 };
 /* H_PF: the prefetch hint kn_prefetch (kl_prefetch) */
 enum { H_PF = 1 << 28 };
+/* H_CVTRN: kn_cvtrn, KX_CVTRN of a scalar f32 (VCVTR on an Arm FPU) */
+enum { H_CVTRN = 1 << 29 };
+/* H_QADD: kn_qadd, KX_QADD (QADD on the Arm DSP) */
+enum { H_QADD = 8 };
+/* H_Q4F: the KN_Q4F macros (mve_quant) */
+enum { H_Q4F = 1 << 30 };
 
 typedef kn_cprint emitter;
 
@@ -215,6 +221,15 @@ static const char *bin_sym(kn_kx_op op) {
 /* Narrow integer arithmetic happens in int in C: convert the result back. */
 static bool narrow(kn_dtype t) {
     return kn_dtype_get(t)->size < 4 && !is_float(t);
+}
+
+/* fn(a0, a1) for x's two operands. */
+static void print_call2(kn_cprint *E, const char *fn, const kn_kx *x) {
+    fprintf(E->f, "%s(", fn);
+    kn_cprint_expr(E, x->a[0]);
+    fprintf(E->f, ", ");
+    kn_cprint_expr(E, x->a[1]);
+    fputc(')', E->f);
 }
 
 /* fn(a0, a1, a2) for x's three operands. */
@@ -443,8 +458,30 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         fputc(')', f);
         return;
     }
+    case KX_QADD:
+        if (E->dialect == KN_OPENCL) {
+            print_call2(E, "add_sat", x);
+            return;
+        }
+        E->helpers |= H_QADD;
+        print_call2(E, "kn_qadd", x);
+        return;
+    case KX_CVTRN:
+        if (E->dialect == KN_OPENCL) { /* OpenCL C's conversion: NaN 0, saturated, rte */
+            fputs("convert_int_sat_rte(", f);
+        } else {
+            E->helpers |= H_CVTRN;
+            fputs("kn_cvtrn(", f);
+        }
+        kn_cprint_expr(E, x->a[0]);
+        fputc(')', f);
+        return;
     case KX_FMA: /* f32/f64: KN_FMAF/KN_FMAD (fused where the target has FMA), OpenCL's
                     fma (fused, as the LLVM backend's on FMA hardware); else a*b + c */
+        if (E->dialect == KN_C99 && is_float(t) && x->i) { /* kx_fma_exact: always fused */
+            print_call3(E, t == KN_F32 ? "fmaf" : "fma", x);
+            return;
+        }
         if (E->dialect == KN_C99 && is_float(t)) {
             E->fma_used = true;
             print_call3(E, t == KN_F32 ? "KN_FMAF" : "KN_FMAD", x);
@@ -796,6 +833,76 @@ static bool mve_dequant(emitter *E, const kn_ks *s, int ind) {
     return true;
 }
 
+/* An exact fma (kx_fma_exact) of 4 lanes, or NULL. */
+static const kn_kx *fma_x(const kn_kx *x) {
+    return x && x->op == KX_FMA && x->i == 1 && kx_lanes(x) == 4 && x->dtype == KN_F32 ? x : NULL;
+}
+
+/* Whether x is select(a < b, a, b) or select(b < a, a, b) with a an f32 constant (lo: the
+ * second): the bound in *k, the other operand in *o. */
+static bool clamp_f(const kn_kx *x, bool lo, double *k, const kn_kx **o) {
+    if (!x || x->op != KX_SELECT || x->a[0]->op != KX_LT || x->a[1]->op != KX_CONST ||
+        x->a[1]->dtype != KN_F32)
+        return false;
+    const kn_kx *c = x->a[0];
+    *k = x->a[1]->f;
+    *o = x->a[2];
+    return lo ? kn_kx_equal(c->a[0], x->a[2]) && kn_kx_equal(c->a[1], x->a[1])
+              : kn_kx_equal(c->a[0], x->a[1]) && kn_kx_equal(c->a[1], x->a[2]);
+}
+
+/* mve_int: a 4-lane store to 8-bit y of ir/lower/quant.c's quantize_mcu vector form,
+ * (y)[select(nan, 0,] min(max(cvtrn(q2) [+ zp], lo), hi)[)] with q2 the
+ * kn_vmath_div_const expansion of c = clamp(v, -b, b), v a 4-lane f32 load, as KN_Q4F:
+ * VLDRW, VMAXNM and VMINNM (the clamp; a NaN becomes -b, which the VPSEL replaces), VMUL
+ * by r, VFMS and VFMA twice, VCVTN, VADD, VMAX, VMIN, VCMP, VPSEL and a narrowing VSTRB:
+ * the same values lane by lane as the kernel IR (NaN lanes 0, as cvtrn's 0 gives without
+ * a zero point); false otherwise. */
+static bool mve_quant(emitter *E, const kn_ks *s, int ind) {
+    const kn_kx *x = s->value, *zp = NULL, *q2, *e1, *c, *t, *v, *mn, *mx, *a;
+    double b, mb;
+    int64_t lo, hi;
+    if (!E->mve_int || s->kind != KS_STORE || s->word || s->stride > 1 || kx_lanes(x) != 4 ||
+        (s->buf->dtype != KN_I8 && s->buf->dtype != KN_U8) || x->op != KX_CAST)
+        return false;
+    x = x->a[0];
+    if (x->op == KX_SELECT && x->a[1]->op == KX_CONST) x = x->a[2]; /* the NaN lanes' 0 */
+    mn = x;
+    if (mn->op != KX_MIN || !const_i(mn->a[1], &hi)) return false;
+    mx = mn->a[0];
+    if (mx->op != KX_MAX || !const_i(mx->a[1], &lo)) return false;
+    a = mx->a[0];
+    if (a->op == KX_ADD && kx_lanes(a->a[1]) == 1 && a->a[1]->dtype == KN_I32)
+        zp = a->a[1], a = a->a[0];
+    if (a->op != KX_CVTRN || !(q2 = fma_x(a->a[0])) || !(e1 = fma_x(q2->a[0])) ||
+        q2->a[1]->op != KX_CONST || e1->a[1]->op != KX_CONST)
+        return false;
+    c = e1->a[2];
+    if (!clamp_f(c, true, &mb, &t) || !clamp_f(t, false, &b, &v) || mb != -b) return false;
+    if (v->op != KX_LOAD || kx_lanes(v) != 4 || v->stride || v->i || v->buf->dtype != KN_F32)
+        return false;
+    FILE *f = E->f;
+    fprintf(f, "%*sKN_Q4F%s(%s + ", ind, "", s->buf->dtype == KN_U8 ? "U" : "S", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    fprintf(f, ", %s + ", v->buf->name);
+    kn_cprint_expr(E, v->a[0]);
+    fprintf(f, ", ");
+    kn_cprint_expr(E, q2->a[1]);
+    fprintf(f, ", ");
+    kn_cprint_expr(E, e1->a[1]);
+    fprintf(f, ", ");
+    kn_cprint_expr(E, t->a[1]);
+    fprintf(f, ", ");
+    if (zp)
+        kn_cprint_expr(E, zp);
+    else
+        fputc('0', f);
+    fprintf(f, ", %lld, %lld);\n", (long long)lo, (long long)hi);
+    E->helpers |= H_Q4F | H_CVTRN;
+    E->vec_widths |= 1u << 2;
+    return true;
+}
+
 /* mve_int: statement s of an ivvar as one vector statement where its value is a 4-lane
  * load of i32 (KN_LD4I) or of i16 widened to i32 (KN_LD4S16), or acc + x * w of itself,
  * an ivvar w and a scalar i32 x (KN_MLA4I: MVE VMLA.S32 Qd, Qn, Rm); false otherwise. */
@@ -877,6 +984,7 @@ static bool mve_stmt(emitter *E, const kn_ks *s, int ind) {
     if (s->kind == KS_STORE && s->stride <= 1 && mve_rq_store(E, s, ind)) return true;
     if (mve_gather_words(E, s, ind)) return true;
     if (mve_dequant(E, s, ind)) return true;
+    if (mve_quant(E, s, ind)) return true;
     if (mve_rq_decl(E, s, ind)) return true;
     if (s->kind == KS_SET && ivvar(E, s->var) && x->op == KX_ADD) { /* acc + x * w */
         const kn_kx *m = x->a[0], *acc = x->a[1];
@@ -937,9 +1045,11 @@ static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
     case KX_SUB:
     case KX_MUL:
     case KX_DIV: return vx_ok(E, x->a[0], L, temps) && vx_ok(E, x->a[1], L, temps);
+    case KX_FMA:
+        if (x->i) return false; /* kx_fma_exact: lane by lane, fmaf */
+        /* fall through */
     case KX_MIN:
     case KX_MAX:
-    case KX_FMA:
     case KX_FLOOR: /* f32 lanes: KN_FLOOR, KN_LDEXP (the vmath exp) */
     case KX_LDEXP:
         for (int i = 0; i < 3 && x->a[i]; i++) {
@@ -1658,6 +1768,89 @@ static const char rints_helper[] =
     "#endif\n"
     "}\n";
 
+/* KX_CVTRN of a scalar f32 (ir/kir.h): VCVTR.S32.F32 where the compiler targets an Arm FPU
+ * with single precision (FPSCR's rounding mode is the default, to nearest even: the
+ * generated code never changes it), else NaN and the bounds tested around kn_rintf's
+ * rounding. */
+static const char cvtrn_helper[] =
+    "#include <float.h>\n"
+    "static inline int32_t kn_cvtrn(float x) {\n"
+    "#if defined(__GNUC__) && defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4)\n"
+    "    float r;\n"
+    "    int32_t i;\n"
+    "    __asm__(\"vcvtr.s32.f32 %0, %1\" : \"=t\"(r) : \"t\"(x));\n"
+    "    memcpy(&i, &r, 4);\n"
+    "    return i;\n"
+    "#else\n"
+    "    if (x != x) return 0;\n"
+    "    if (x >= 2147483648.0f) return 2147483647;\n"
+    "    if (x < -2147483648.0f) return -2147483647 - 1;\n"
+    "#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0 && !defined(__FAST_MATH__)\n"
+    "    if (fabsf(x) < 8388608.0f) /* as kn_rintf */\n"
+    "        x = copysignf((fabsf(x) + 8388608.0f) - 8388608.0f, x);\n"
+    "    return (int32_t)x;\n"
+    "#else\n"
+    "    return (int32_t)nearbyintf(x);\n"
+    "#endif\n"
+    "#endif\n"
+    "}\n";
+
+/* KX_QADD (ir/kir.h): QADD where the compiler targets an Arm DSP extension, else the sum in
+ * 64 bits clamped. */
+static const char qadd_helper[] =
+    "static inline int32_t kn_qadd(int32_t a, int32_t b) {\n"
+    "#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)\n"
+    "    int32_t r;\n"
+    "    __asm__(\"qadd %0, %1, %2\" : \"=r\"(r) : \"r\"(a), \"r\"(b));\n"
+    "    return r;\n"
+    "#else\n"
+    "    int64_t s = (int64_t)a + b;\n"
+    "    return s > 2147483647 ? 2147483647 : s < -2147483647 - 1 ? -2147483647 - 1 : (int32_t)s;\n"
+    "#endif\n"
+    "}\n";
+
+/* KN_Q4FS / KN_Q4FU (mve_quant): 4 floats at x quantized into 4 bytes at y. Helium's
+ * intrinsics where the compiler targets MVE with float (GCC), else the kernel IR's
+ * arithmetic lane by lane (fmaf: fused, as kx_fma_exact says). */
+static const char q4f_helper[] =
+    "#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(__clang__)\n"
+    "#include <arm_mve.h>\n"
+    "#define KN_Q4FS(y, x, r, s, b, z, lo, hi) \\\n"
+    "    do { \\\n"
+    "        float32x4_t kn_v = vld1q_f32(x), kn_s = vdupq_n_f32(s), kn_q, kn_e; \\\n"
+    "        mve_pred16_t kn_n = vcmpneq_f32(kn_v, kn_v); \\\n"
+    "        kn_v = vminnmq_f32(vmaxnmq_f32(kn_v, vdupq_n_f32(-(b))), vdupq_n_f32(b)); \\\n"
+    "        kn_q = vmulq_n_f32(kn_v, r); \\\n"
+    "        kn_e = vfmsq_f32(kn_v, kn_q, kn_s); \\\n"
+    "        kn_q = vfmaq_n_f32(kn_q, kn_e, r); \\\n"
+    "        kn_e = vfmsq_f32(kn_v, kn_q, kn_s); \\\n"
+    "        kn_q = vfmaq_n_f32(kn_q, kn_e, r); \\\n"
+    "        int32x4_t kn_i = vaddq_n_s32(vcvtnq_s32_f32(kn_q), z); \\\n"
+    "        kn_i = vminq_s32(vmaxq_s32(kn_i, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
+    "        kn_i = vpselq_s32(vdupq_n_s32(0), kn_i, kn_n); \\\n"
+    "        vstrbq_s32((int8_t *)(void *)(y), kn_i); \\\n"
+    "    } while (0)\n"
+    "#else\n"
+    "#define KN_Q4FS(y, x, r, s, b, z, lo, hi) \\\n"
+    "    do { \\\n"
+    "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"
+    "            float kn_v = (x)[kn_l], kn_c = (b) < kn_v ? (b) : kn_v, kn_q, kn_e; \\\n"
+    "            int32_t kn_i; \\\n"
+    "            kn_c = kn_c < -(b) ? -(b) : kn_c; \\\n"
+    "            kn_q = kn_c * (r); \\\n"
+    "            kn_e = fmaf(-kn_q, (s), kn_c); \\\n"
+    "            kn_q = fmaf(kn_e, (r), kn_q); \\\n"
+    "            kn_e = fmaf(-kn_q, (s), kn_c); \\\n"
+    "            kn_q = fmaf(kn_e, (r), kn_q); \\\n"
+    "            kn_i = kn_cvtrn(kn_q) + (z); \\\n"
+    "            kn_i = kn_i < (lo) ? (lo) : kn_i > (hi) ? (hi) : kn_i; \\\n"
+    "            ((unsigned char *)(void *)(y))[kn_l] = (unsigned char)(kn_v != kn_v ? 0 : kn_i); "
+    "\\\n"
+    "        } \\\n"
+    "    } while (0)\n"
+    "#endif\n"
+    "#define KN_Q4FU KN_Q4FS\n";
+
 bool kn_cprint_uses_regex(const kn_cprint *E) {
     return (E->helpers & H_REGEX) != 0;
 }
@@ -1672,6 +1865,9 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_REGEX) fputs(regex_helper, f);
     if (E->helpers & H_RINTF) fputs(rintf_helper, f);
     if (E->helpers & H_RINTS) fputs(rints_helper, f);
+    if (E->helpers & H_CVTRN) fputs(cvtrn_helper, f);
+    if (E->helpers & H_QADD) fputs(qadd_helper, f);
+    if (E->helpers & H_Q4F) fputs(q4f_helper, f);
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);
     if (E->helpers & H_PF) fputs(pf_helper, f);

@@ -744,6 +744,20 @@ static LLVMValueRef sat(emit *E, const kn_kx *x) {
     return LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSGT, a, h, ""), h, a, "");
 }
 
+/* KX_CVTRN (ir/kir.h): nearbyint (to nearest even in LLVM's default floating-point
+ * environment), then the saturating conversion llvm.fptosi.sat (NaN 0). */
+static LLVMValueRef cvtrn(emit *E, const kn_kx *x) {
+    LLVMValueRef a = operand(E, x, 0);
+    char name[96], sfx[32], rsfx[32];
+    type_suffix(a, sfx, sizeof sfx);
+    snprintf(name, sizeof name, "llvm.nearbyint.%s", sfx);
+    a = call_fn(E, name, LLVMTypeOf(a), &a, 1);
+    LLVMTypeRef rt = ty_like(E, KN_I32, a);
+    type_suffix(LLVMGetUndef(rt), rsfx, sizeof rsfx);
+    snprintf(name, sizeof name, "llvm.fptosi.sat.%s.%s", rsfx, sfx);
+    return call_fn(E, name, rt, &a, 1);
+}
+
 /* name(arg) (void) when cond: a branch around the call (freelocale(NULL) is undefined,
  * regfree of a regex_t that failed to compile too). */
 static void call_if(emit *E, LLVMValueRef cond, const char *name, LLVMValueRef arg) {
@@ -846,6 +860,11 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
     case KX_DOT: return dot(E, x);
     case KX_UNPACK16: return unpack16(E, x);
     case KX_SAT: return sat(E, x);
+    case KX_CVTRN: return cvtrn(E, x);
+    case KX_QADD: { /* KX_QADD: the saturating add (QADD on Arm's DSP) */
+        LLVMValueRef args[2] = {operand(E, x, 0), operand(E, x, 1)};
+        return call_fn(E, "llvm.sadd.sat.i32", LLVMTypeOf(args[0]), args, 2);
+    }
     case KX_CONST: return cnst(E, x->dtype, x->f, x->i);
     case KX_VAR: return LLVMBuildLoad2(E->b, var_type(E, x->var), E->vars[x->var], "");
     case KX_LANE:
@@ -881,7 +900,8 @@ static LLVMValueRef expr(emit *E, const kn_kx *x) {
         LLVMValueRef args[3] = {operand(E, x, 0), operand(E, x, 1), operand(E, x, 2)};
         char name[64], sfx[32];
         type_suffix(args[0], sfx, sizeof sfx);
-        snprintf(name, sizeof name, "llvm.fmuladd.%s", sfx);
+        /* kx_fma_exact: always fused */
+        snprintf(name, sizeof name, x->i ? "llvm.fma.%s" : "llvm.fmuladd.%s", sfx);
         return call_fn(E, name, LLVMTypeOf(args[0]), args, 3);
     }
     default: break;

@@ -19,6 +19,7 @@
 #include "ir/ops/nn_attrs.h"
 #include "ir/ops/quant_attrs.h"
 #include "ir/requant.h"
+#include "passes/vmath.h"
 #include "targets/target.h"
 
 #include <math.h>
@@ -233,9 +234,124 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
     return KN_OK;
 }
 
+/* QuantizeLinear on microcontrollers whose FPU converts with rounding to nearest even
+ * (kn_target.cvt_rne): f32 x, a per-tensor scale and zero point, 8-bit y. One element:
+ *
+ *   n = cvtrn(x / s)                 VCVTR: rounded half to even, saturated, NaN 0
+ *   q = sat8(qadd(n, zp))            QADD, SSAT/USAT #8
+ *   y = isnan(x / s) ? 0 : q         (the host's NaN; with zp 0, cvtrn's 0 is it already)
+ *
+ * qadd, the saturating add, keeps n + zp inside int32 (n may be INT32_MAX) and changes no
+ * result: saturating to int32 and then to 8 bits is saturating to 8 bits. The scalar FPU
+ * (the M4) takes 4 elements a trip, their bytes one word (USAT for both types, the int8
+ * ones offset by 128 and flipped back by one XOR of the word); with 4 f32 lanes (Helium) and a
+ * constant scale, 4 elements are one vector expression, the division a multiply and two exact
+ * corrections (kn_vmath_div_const, the argument in passes/vmath.c) of x clamped to +-2^22 s (the
+ * clamp keeps infinities and overflow out; beyond it the result saturates either way):
+ * the C emitter prints it as KN_Q4F (VMUL, 4 VFMA/VFMS, VCVTN, VADD, VMAX, VMIN, VPSEL,
+ * a narrowing VSTRB). The rest (numel % 4) in the scalar form. False (nothing built)
+ * where the general lowering must do it. */
+/* The word of quantize_mcu's 4 quotients xs (f32 locals) as bytes (y's type: u8, else i8),
+ * the first lowest: each usat8(qadd(cvtrn(x), zp)), int8 ones offset by 128 and the word
+ * flipped back by one XOR; with `nan`, a NaN quotient's byte 0 (zv: the zero point, or
+ * NULL for 0, where cvtrn's 0 already gives it). */
+static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool nan) {
+    kn_kx *word = NULL;
+    kn_kx *off = u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
+    for (int k = 0; k < 4; k++) {
+        kn_kx *q = kx_cvtrn(L, xs[k]);
+        if (off) q = kx_qadd(L, q, off);
+        q = kx_sat(L, q, 8, true);
+        if (nan) q = kx_select(L, kx_un(L, KX_ISNAN, xs[k]), kx_const(L, KN_I32, u ? 0 : 128), q);
+        q = kx_cast(L, KN_U32, q);
+        if (k) q = kx_bin(L, KX_SHL, q, kx_const(L, KN_U32, 8 * k));
+        word = word ? kx_bin(L, KX_OR, word, q) : q;
+    }
+    if (!u) word = kx_bin(L, KX_XOR, word, kx_const(L, KN_U32, 0x80808080u));
+    return kx_cast(L, KN_I32, word);
+}
+
+static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbuf *y) {
+    const struct kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_MCU || !tg->cvt_rne || x->dtype != KN_F32 ||
+        s->dtype != KN_F32 || s->numel != 1 || (z && z->numel != 1) ||
+        (y->dtype != KN_I8 && y->dtype != KN_U8) || (z && z->dtype != y->dtype))
+        return false;
+    bool zero = !z || (z->kind == KB_CONST && z->data && const_at(z, 0) == 0);
+    bool sc = s->kind == KB_CONST && s->data;
+    double sval = sc ? const_at(s, 0) : 0, lo, hi;
+    int_range(y->dtype, &lo, &hi);
+    bool u = y->dtype == KN_U8;
+    kn_kx *sv = NULL, *zv = NULL;
+    if (!zero) zv = kx_var(L, kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, z, kx_int(L, 0)))));
+    int64_t nv = 0;
+    if (kl_lanes(L, KN_F32) == 4 && sc && kn_vmath_div_const_ok(sval) && x->numel >= 4) {
+        nv = x->numel / 4;
+        int vi = kl_for(L, nv);
+        kn_kx *at = kx_mul(L, kx_var(L, vi), kx_int(L, 4));
+        double b = ldexp(sval, 22);
+        kn_kx *kb = kx_const(L, KN_F32, b), *kmb = kx_const(L, KN_F32, -b);
+        kn_kx *v = kx_vload(L, x, at, 4);
+        kn_kx *t = kx_select(L, kx_bin(L, KX_LT, kb, v), kb, v);
+        kn_kx *c = kx_select(L, kx_bin(L, KX_LT, t, kmb), kmb, t);
+        kn_kx *q2 = kn_vmath_div_const(L, c, sval), *q = kx_cvtrn(L, q2);
+        if (zv) q = kx_add(L, q, zv);
+        q = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, q, kx_const(L, KN_I32, lo)),
+                   kx_const(L, KN_I32, hi));
+        /* NaN lanes 0: q2 is NaN exactly where v is (the clamp's selects keep a NaN), and
+         * cvtrn(q2 + 1.5 * 2^23) is then 0 where every other q2 (|q2| <= 2^22) gives at
+         * least 2^23. An integer test, not a float isnan: LLVM 19 builds a vector isnan
+         * for MVE as a VPT block that QEMU's mps3-an547 runs as never true (the NaN lanes
+         * stored the zero point). KN_Q4F tests v with VCMP NE (the same lanes). */
+        if (zv) {
+            kn_kx *big = kx_cvtrn(L, kx_add(L, q2, kx_const(L, KN_F32, 12582912.0)));
+            q = kx_select(L, kx_bin(L, KX_EQ, big, kx_const(L, KN_I32, 0)), kx_const(L, KN_I32, 0),
+                          q);
+        }
+        kl_store(L, y, at, kx_cast(L, y->dtype, q));
+        kl_end(L);
+    }
+    int64_t left = x->numel - nv * 4, unroll = nv || left < 4 ? 1 : 4;
+    for (int part = 0; part < 2; part++) { /* 4 a trip, then the rest one at a time */
+        int64_t trips = part ? left % unroll : left / unroll,
+                k0 = nv * 4 + (part ? left / unroll * unroll : 0);
+        if (!trips) continue;
+        if (!sv) sv = kx_var(L, kl_decl(L, KN_F32, kx_load(L, s, kx_int(L, 0))));
+        int i = kl_for(L, trips);
+        if (!part && unroll == 4) { /* 4 elements, one word */
+            kn_kx *xs[4], *at0 = kx_add(L, kx_mul(L, kx_var(L, i), kx_int(L, 4)), kx_int(L, k0));
+            for (int k = 0; k < 4; k++)
+                xs[k] = kx_var(
+                    L, kl_decl(L, KN_F32,
+                               kx_bin(L, KX_DIV, kx_load(L, x, kx_add(L, at0, kx_int(L, k))), sv)));
+            if (zv) { /* the NaN tests only where the sum of the 4 is NaN (a NaN among them,
+                         or +inf and -inf): one test for 4 elements */
+                kn_kx *sum = kx_add(L, kx_add(L, xs[0], xs[1]), kx_add(L, xs[2], xs[3]));
+                kl_if(L, kx_un(L, KX_ISNAN, sum));
+                kl_store_word(L, y, at0, quant_word(L, xs, zv, u, true));
+                kl_else(L);
+            }
+            kl_store_word(L, y, at0, quant_word(L, xs, zv, u, false));
+            if (zv) kl_end(L);
+            kl_end(L);
+            continue;
+        }
+        kn_kx *at = kx_add(L, kx_var(L, i), kx_int(L, k0));
+        kn_kx *xq = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_load(L, x, at), sv)));
+        kn_kx *q = kx_cvtrn(L, xq);
+        if (zv) q = kx_qadd(L, q, zv);
+        q = kx_sat(L, q, 8, u);
+        if (zv) q = kx_select(L, kx_un(L, KX_ISNAN, xq), kx_const(L, KN_I32, 0), q);
+        kl_store(L, y, at, kx_cast(L, y->dtype, q));
+        kl_end(L);
+    }
+    return true;
+}
+
 static kn_status lower_quantize(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                 kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *s = in[1], *z = n->nin > 2 ? in[2] : NULL, *y = out[0];
+    if (!kn_attr_int(kl_ctx(L), n, "block_size", 0) && quantize_mcu(L, x, s, z, y)) return KN_OK;
     int in_float = x->dtype != KN_F64 && x->dtype != KN_I32 && s->dtype != KN_F64;
     kn_dtype qt = in_float ? KN_F32 : KN_F64;
     int v[KN_MAX_RANK];

@@ -10,7 +10,12 @@ scale) + zero_point), the quotient in float32 (NaN gives 0, kiln's choice: ir/lo
   - magnitudes around 2^22 and 2^23 (where the 1.5 * 2^23 addition of kx_round_small
     stops being exact, and the range test of the int32 path sits), 1e30, +-inf, NaN,
     -0.0, subnormals;
-  - random values with an inexact scale (0.0137) and per-axis scales and zero points.
+  - random values with an inexact scale (0.0137) and per-axis scales and zero points;
+  - for inexact scales (where the microcontrollers' vector form divides by a reciprocal
+    multiply and two exact corrections, passes/vmath.c kn_vmath_div_const): inputs whose
+    float32 quotient is exactly a tie k + 0.5, their neighbours 1 and 2 ulp away, values
+    around the clamp at 2^22 * scale, and the edge values above (x) through the same
+    scales: input xt, outputs y_t_*; a length that is not a multiple of 4 (the scalar rest).
 
     /usr/bin/python3 tests/quant/make_quantize_ties.py
 """
@@ -56,6 +61,35 @@ def edge_values():
     return x
 
 
+TSCALES = [np.float32(v) for v in (0.0137, 0.1, 1.0 / 3.0, 0.004296875, 3.7, 1.3 * 2.0**-60,
+                                    0.7 * 2.0**60)]
+
+
+def tie_inputs():
+    """Per scale s: v with float32(v / s) == k + 0.5 (searched around float32((k + .5) s)),
+    v's neighbours 1 and 2 ulp away, and values around 2^22 s and 2^15 s."""
+    f = np.float32
+    out = []
+    for s in TSCALES:
+        for k in range(-140, 141):
+            t = f(k + 0.5)
+            v = f(np.float64(t) * np.float64(s))
+            for _ in range(8):  # step v until its quotient is the tie, if one exists
+                q = v / s
+                if q == t:
+                    break
+                v = np.nextafter(v, f(np.inf) if q < t else f(-np.inf))
+            out += [v, np.nextafter(v, f(np.inf)), np.nextafter(v, f(-np.inf)),
+                    np.nextafter(np.nextafter(v, f(np.inf)), f(np.inf)),
+                    np.nextafter(np.nextafter(v, f(-np.inf)), f(-np.inf))]
+        for m in (2.0**22, 2.0**15, 127.5, 255.5):
+            b = f(m * np.float64(s))
+            out += [b, np.nextafter(b, f(0)), np.nextafter(b, f(np.inf)), -b,
+                    np.nextafter(-b, f(0)), np.nextafter(-b, f(-np.inf))]
+    x = np.array(out, f)
+    return x[: x.size - (x.size % 4) + 3] if x.size % 4 != 3 else x
+
+
 def main():
     x = edge_values()
     n = x.size
@@ -89,11 +123,24 @@ def main():
     inits += [init("s_a", sa), init("z_a", za)]
     outs.append(helper.make_tensor_value_info("y_a", TensorProto.UINT8, list(xr.shape)))
     expect.append(qref(xr, sa.reshape(4, 1), za.reshape(4, 1), np.uint8))
+    # inexact scales: the ties and their neighbours (xt), the edge values (x)
+    xt = tie_inputs()
+    for i, s in enumerate(TSCALES):
+        dt, tp, z = (np.uint8, TensorProto.UINT8, np.uint8(128)) if i % 2 else \
+            (np.int8, TensorProto.INT8, np.int8(-5 + i))
+        for inp, xin in (("xt", xt), ("x", x)):
+            name = "t%d_%s" % (i, inp)
+            nodes.append(N("QuantizeLinear", [inp, "s_" + name, "z_" + name], ["y_" + name],
+                           name="q_" + name))
+            inits += [init("s_" + name, s), init("z_" + name, z)]
+            outs.append(helper.make_tensor_value_info("y_" + name, tp, [xin.size]))
+            expect.append(qref(xin, s, z, dt))
     g = helper.make_graph(nodes, "quantize_ties",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n]),
-                           helper.make_tensor_value_info("xr", TensorProto.FLOAT, list(xr.shape))],
+                           helper.make_tensor_value_info("xr", TensorProto.FLOAT, list(xr.shape)),
+                           helper.make_tensor_value_info("xt", TensorProto.FLOAT, [xt.size])],
                           outs, inits)
-    save("quantize_ties", g, [x, xr], expect)
+    save("quantize_ties", g, [x, xr, xt], expect)
 
 
 if __name__ == "__main__":
