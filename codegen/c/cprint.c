@@ -520,6 +520,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         break;
     case KX_SHL:
     case KX_SHR:
+        if (x->op == KX_SHR && x->i == 1) { /* kx_shr_inrange: no guard */
+            fprintf(f, "((%s)(", CT(t));
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, " >> ");
+            kn_cprint_expr(E, x->a[1]);
+            fprintf(f, "))");
+            return;
+        }
         helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR);
         return;
     default: break;

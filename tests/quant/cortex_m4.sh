@@ -223,14 +223,19 @@ for m in $MODELS; do
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
     *) grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image" ;; esac
-    # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c)
-    case $m in dw_words_s8 | dw_words_z1) grep -q "smladx" "$D/app.dis" && ok ||
+    # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c);
+    # at stride 2 (dw_words_s2, dw_words_u8's rows) the odd words' b1 w1 from the even
+    # word's odd half, SMLADX too
+    case $m in dw_words_s8 | dw_words_z1 | dw_words_s2 | dw_words_u8) grep -q "smladx" "$D/app.dis" && ok ||
       bad "$m: no smladx in the image" ;; esac
     # the fixed-point models' high-word requantization (multiply and add): kn_mmla in the
-    # generated C, SMMLA in the image
+    # generated C, SMMLA in the image; its shift (in [1, 30]) a plain >>, not masked
+    # (kx_shr_inrange: no kn_shr_i32 guard, no & 31)
     case $m in qdq_fixed | qdq_depthwise | qdq_pointwise | qdq_pointwise_part)
       [ $EMIT = obj ] || { grep -q "kn_mmla(" "$D/m.c" && grep -q "smmla" "$D/app.dis" && ok ||
-        bad "$m: no kn_mmla in the C or no smmla in the image"; } ;; esac
+        bad "$m: no kn_mmla in the C or no smmla in the image"
+        grep -q "kn_mmla([^;]*) >> " "$D/m.c" && ! grep -q "kn_shr_i32(kn_mmla" "$D/m.c" && ok ||
+        bad "$m: the requantization's shift is guarded or masked"; } ;; esac
   fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
