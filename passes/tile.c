@@ -864,8 +864,16 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         if (ccol) kl_if(L, kt_inside(L, ix, G->w));
         kn_kx *words[KT_MAX_ROWS] = {0};
         if (G->xblk) { /* the tile's pixels: [cgrp][row] */
-            for (int r = 0; r < T->rows; r++)
-                words[r] = kx_load(L, G->xw, kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r));
+            /* at most 2 groups (8 input channels: one trip of conv_reduce_dot, no loop) the
+             * tile's widened words are kept loads (kx_load_kept), read again by every block
+             * of output channels: GCC 12 otherwise holds all of them in registers over the
+             * blocks and spills (MobileNetV1's banded 8 -> 16 layers 193.6 -> 176.3 K each;
+             * with 16 channels and more kept loads cost: its 16 -> 32 layer 0.419 -> 0.486 M) */
+            bool kept = G->cg / T->parts <= 2;
+            for (int r = 0; r < T->rows; r++) {
+                kn_kx *at = kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r);
+                words[r] = kept ? kx_load_kept(L, G->xw, at) : kx_load(L, G->xw, at);
+            }
         } else if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
             kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
             int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
@@ -931,17 +939,23 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * 32 -> 64 layer 0.554 -> 0.541 M, 64 -> 128 0.269 -> 0.263 M; 32 channels as 8
          * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). */
         int un = full >= 64 ? 16 : full >= 16 ? 8 : full >= 8 ? 4 : 2;
-        int vc = kl_for(L, full / un);
+        /* one trip (8 channels): the groups as constants, no loop, so that the kept loads
+         * of the widened words (conv_dot_taps) share one pointer */
+        bool one = full / un == 1;
+        int vc = one ? -1 : kl_for(L, full / un);
         for (int u = 0; u < un; u++)
             conv_dot_taps(L, G, T, vb, vg, gb,
-                          kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, un)), u), T->parts, oy, ow0,
-                          crow, ccol);
-        kl_end(L);
+                          one ? kx_int(L, u)
+                              : kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, un)), u),
+                          T->parts, oy, ow0, crow, ccol);
+        if (!one) kl_end(L);
         for (int64_t q = full / un * un; q < full; q++)
             conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, q), T->parts, oy, ow0, crow, ccol);
         full = 0;
     }
-    if (full) {
+    if (full == 1 && T->xpre) { /* pointwise pairs of 4 channels: as above */
+        conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, 0), T->parts, oy, ow0, crow, ccol);
+    } else if (full) {
         int vc = kl_for(L, full);
         conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
         kl_end(L);

@@ -18,8 +18,8 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 cpair_s8 cpair_u8
-  cpair_c3
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8
+  cpair_s8 cpair_u8 cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
@@ -254,6 +254,9 @@ for m in $MODELS; do
     # (ir/lower/quant.c requant_f32): USAT/SSAT, no libm rounding call
     [ $EMIT = obj ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" &&
       ! grep -q "<nearbyintf>:" "$D/app.dis" && ok || bad "$m: no usat/ssat, or nearbyintf"; } ;;
+  pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
+      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as

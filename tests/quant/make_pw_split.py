@@ -15,6 +15,11 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
                 channels -> 1x1 QLinearConv to 7 channels: the M4's pointwise pairs
                 (split=4) with 10 and 34 channel groups, 4 and 8 a trip and 2 left
                 over, 15 pixels (a last tile of one) and a partial block of 2 x 3 tiles
+  pw_pairs_c8/  uint8 x (1 x 4 x 7 x 9, zero point 0) -> 1x1 QLinearConv to 8 uint8
+                channels (zero point 0) -> 1x1 QLinearConv to 16 uint8 channels: the
+                pointwise pairs of 4 and 8 input channels (one and two groups, no loop:
+                the tile's widened words read as kept loads by every block of output
+                channels), 63 pixels (31 tiles of 2 and one of 1)
 
 Expected outputs from the ONNX operator definitions with numpy: zero points
 subtracted, products summed in int64, bias added, then
@@ -114,6 +119,38 @@ def pw_pairs_s8():
     qr.save("pw_pairs_s8", g, [x], [y2])
 
 
+def pw_pairs_c8():
+    x = rng.integers(0, 256, (1, 4, 7, 9), dtype=np.uint8)
+    xs, xz = np.float32(0.03), np.uint8(0)
+    w1 = rng.integers(-128, 128, (8, 4, 1, 1), dtype=np.int8)
+    w1s = (rng.random(8) * 0.01 + 0.01).astype(np.float32)
+    b1 = rng.integers(-3000, 3000, 8).astype(np.int32)
+    y1s, y1z = np.float32(0.08), np.uint8(0)
+    w2 = rng.integers(-128, 128, (16, 8, 1, 1), dtype=np.int8)
+    w2s = (rng.random(16) * 0.004 + 0.002).astype(np.float32)
+    b2 = rng.integers(-4000, 4000, 16).astype(np.int32)
+    y2s, y2z = np.float32(0.02), np.uint8(0)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1)), xs, w1s, y1s, y1z, np.uint8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (1, 1)), y1s, w2s, y2s, y2z, np.uint8)
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
+             init("w1z", np.zeros(8, np.int8)), init("b1", b1), init("y1s", y1s),
+             init("y1z", y1z), init("w2", w2), init("w2s", w2s),
+             init("w2z", np.zeros(16, np.int8)), init("b2", b2), init("y2s", y2s),
+             init("y2z", y2z)]
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["y1"], name="pw1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["y"], name="pw2"),
+    ]
+    g = helper.make_graph(nodes, "pw_pairs_c8",
+                          [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 4, 7, 9])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, list(y2.shape))],
+                          inits)
+    qr.save("pw_pairs_c8", g, [x], [y2])
+
+
 pw_split_s8()
 pw_split_u8()
 pw_pairs_s8()
+pw_pairs_c8()
