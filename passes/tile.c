@@ -864,12 +864,14 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         if (ccol) kl_if(L, kt_inside(L, ix, G->w));
         kn_kx *words[KT_MAX_ROWS] = {0};
         if (G->xblk) { /* the tile's pixels: [cgrp][row] */
-            /* at most 2 groups (8 input channels: one trip of conv_reduce_dot, no loop) the
-             * tile's widened words are kept loads (kx_load_kept), read again by every block
-             * of output channels: GCC 12 otherwise holds all of them in registers over the
-             * blocks and spills (MobileNetV1's banded 8 -> 16 layers 193.6 -> 176.3 K each;
-             * with 16 channels and more kept loads cost: its 16 -> 32 layer 0.419 -> 0.486 M) */
-            bool kept = G->cg / T->parts <= 2;
+            /* at most 4 groups (16 input channels: one trip of conv_reduce_dot, no loop)
+             * the tile's widened words are kept loads (kx_load_kept), read again by every
+             * block of output channels: GCC 12 otherwise holds all of them in registers
+             * over the blocks and spills (MobileNetV1's banded 8 -> 16 layers 193.6 ->
+             * 176.3 K each, its 16 -> 32 layer 0.419 -> 0.402 M with the 4 groups in one
+             * trip; kept with a loop it went to 0.486 M, and 32 channels as one kept trip
+             * took the 32 -> 32 layer 0.650 -> 0.683 M) */
+            bool kept = G->cg / T->parts <= 4;
             for (int r = 0; r < T->rows; r++) {
                 kn_kx *at = kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r);
                 words[r] = kept ? kx_load_kept(L, G->xw, at) : kx_load(L, G->xw, at);
@@ -937,10 +939,12 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * but 16 channels as 4 a trip (no loop) took its 16 -> 32 layer 0.476 -> 0.531 M.
          * Since the requantization records (kt_int_tables_rec): 8 from 64 channels, its
          * 32 -> 64 layer 0.554 -> 0.541 M, 64 -> 128 0.269 -> 0.263 M; 32 channels as 8
-         * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). */
-        int un = full >= 64 ? 16 : full >= 16 ? 8 : full >= 8 ? 4 : 2;
-        /* one trip (8 channels): the groups as constants, no loop, so that the kept loads
-         * of the widened words (conv_dot_taps) share one pointer */
+         * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). 16 channels
+         * as one trip again since their widened words are kept loads (conv_dot_taps):
+         * 0.419 -> 0.402 M. */
+        int un = full >= 64 ? 16 : full >= 16 ? 8 : full >= 8 ? 4 : full == 4 ? 4 : 2;
+        /* one trip (8 or 16 channels): the groups as constants, no loop, so that the kept
+         * loads of the widened words (conv_dot_taps) share one pointer */
         bool one = full / un == 1;
         int vc = one ? -1 : kl_for(L, full / un);
         for (int u = 0; u < un; u++)

@@ -20,6 +20,10 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
                 pointwise pairs of 4 and 8 input channels (one and two groups, no loop:
                 the tile's widened words read as kept loads by every block of output
                 channels), 63 pixels (31 tiles of 2 and one of 1)
+  cw_pairs_c16/ int8 x (1 x 16 x 6 x 7, zero point -3) -> 3x3 QLinearConv, pads 1, int8
+                per-channel weights, int32 bias -> 8 int8 channels (zero point 2): a
+                stride-1 window over the pre-split pairs with 4 channel groups, one trip
+                of the reduction (no loop), border rows and columns
 
 Expected outputs from the ONNX operator definitions with numpy: zero points
 subtracted, products summed in int64, bias added, then
@@ -152,5 +156,25 @@ def pw_pairs_c8():
 
 pw_split_s8()
 pw_split_u8()
+def cw_pairs_c16():
+    x = rng.integers(-128, 128, (1, 16, 6, 7), dtype=np.int8)
+    xs, xz = np.float32(0.05), np.int8(-3)
+    w = rng.integers(-128, 128, (8, 16, 3, 3), dtype=np.int8)
+    ws = (rng.random(8) * 0.002 + 0.001).astype(np.float32)
+    b = rng.integers(-3000, 3000, 8).astype(np.int32)
+    ys, yz = np.float32(0.6), np.int8(2)
+    y = requant(qr.conv_ref(x, xz, w, 0, b, (1, 1), (1, 1, 1, 1)), xs, ws, ys, yz, np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w", w), init("ws", ws),
+             init("wz", np.zeros(8, np.int8)), init("b", b), init("ys", ys), init("yz", yz)]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="cw")
+    g = helper.make_graph([node], "cw_pairs_c16",
+                          [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 16, 6, 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8, list(y.shape))],
+                          inits)
+    qr.save("cw_pairs_c16", g, [x], [y])
+
+
 pw_pairs_s8()
 pw_pairs_c8()
+cw_pairs_c16()
