@@ -19,7 +19,7 @@ EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8
-  cw_pairs_c16 cpair_s8 cpair_u8 cpair_c3
+  cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
@@ -84,7 +84,7 @@ for m in $MODELS; do
   cpair_c3) # 3 channels over a window: split words of 3 channels and a 0, pre-split
     grep -q "'stem' QLinearConv .* split=4" "$T/$m.sched" && ok ||
       bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
-  cw_pairs_c16) # the 3x3 window over pre-split pairs, its 4 channel groups in one trip
+  cw_pairs_*) # 3x3 windows over pre-split pairs, their 4, 8 and 16 channel groups in one trip
     [ "$TARGET" = cortex-m55 ] || { grep -q "'cw' QLinearConv .* split=4" "$T/$m.sched" && ok ||
       bad "$m: no pre-split pairs: $(cat "$T/$m.sched")"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||

@@ -24,6 +24,10 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
                 per-channel weights, int32 bias -> 8 int8 channels (zero point 2): a
                 stride-1 window over the pre-split pairs with 4 channel groups, one trip
                 of the reduction (no loop), border rows and columns
+  cw_pairs_c64/ uint8 x (1 x 32 x 5 x 6, zero point 9) -> 3x3 QLinearConv, pads 1 -> 64
+                uint8 channels (zero point 0) -> 3x3 QLinearConv, pads 1 -> 8 int8
+                channels: windows over the pre-split pairs with 8 and 16 channel groups,
+                each in one trip of the reduction
 
 Expected outputs from the ONNX operator definitions with numpy: zero points
 subtracted, products summed in int64, bias added, then
@@ -176,5 +180,38 @@ def cw_pairs_c16():
 
 
 pw_pairs_s8()
+def cw_pairs_c64():
+    x = rng.integers(0, 256, (1, 32, 5, 6), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(9)
+    w1 = rng.integers(-128, 128, (64, 32, 3, 3), dtype=np.int8)
+    w1s = (rng.random(64) * 0.0004 + 0.0002).astype(np.float32)
+    b1 = rng.integers(-3000, 3000, 64).astype(np.int32)
+    y1s, y1z = np.float32(0.05), np.uint8(0)
+    w2 = rng.integers(-128, 128, (8, 64, 3, 3), dtype=np.int8)
+    w2s = (rng.random(8) * 0.0004 + 0.0002).astype(np.float32)
+    b2 = rng.integers(-3000, 3000, 8).astype(np.int32)
+    y2s, y2z = np.float32(0.08), np.int8(-4)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1), (1, 1, 1, 1)), xs, w1s, y1s, y1z, np.uint8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (1, 1), (1, 1, 1, 1)), y1s, w2s, y2s, y2z,
+                 np.int8)
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
+             init("w1z", np.zeros(64, np.int8)), init("b1", b1), init("y1s", y1s),
+             init("y1z", y1z), init("w2", w2), init("w2s", w2s),
+             init("w2z", np.zeros(8, np.int8)), init("b2", b2), init("y2s", y2s),
+             init("y2z", y2z)]
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["y1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="cw"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="cw2"),
+    ]
+    g = helper.make_graph(nodes, "cw_pairs_c64",
+                          [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 32, 5, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8, list(y2.shape))],
+                          inits)
+    qr.save("cw_pairs_c64", g, [x], [y2])
+
+
 pw_pairs_c8()
 cw_pairs_c16()
+cw_pairs_c64()
