@@ -13,15 +13,21 @@
 # the default pipeline and with each of its passes left out by name (JIT, 1 and THREADS
 # threads, or PE_THREADS); a pass the pipeline cannot do without is reported as such.
 #
-# Each latency is the median of ROUNDS medians (the rounds interleave the
-# configurations, so a burst of load elsewhere hits all of them alike), each over RUNS
-# timed runs after warm-up. On a shared machine absolute times are noisy: compare the
-# ratios of one run. Benchmarks are not CTest tests.
+# Each latency is the median of ROUNDS medians, each over RUNS timed runs after warm-up.
+# kiln's JIT and ONNX Runtime are measured together, run by run: one node process holds
+# the ORT session and drives `kiln bench --paced` through a pipe, alternating CHUNK timed
+# runs of each (after one untimed run, and which goes first alternating too), so the
+# VM's state (another process on a vCPU, the two vCPUs sharing a cache or not), which
+# changes within minutes, falls on both alike; kiln/ORT is the median over the rounds of
+# the ratio of a round's two medians. On a shared machine absolute times are noisy:
+# compare the ratios of one run. Benchmarks are not CTest tests.
 #
 # usage: bench/run.sh BUILD_DIR [--passes-effect] [MODEL...]
 #        (BUILD_DIR holds a built kiln, a Release or RelWithDebInfo build; MODEL names
 #        from bench/make_models.py, default all)
 # env:   RUNS (timed runs per measurement, default 20; 5 with --passes-effect),
+#        CHUNK (timed runs of kiln, then of ORT, per turn of the interleaving, default 2),
+#        ORT_SETTLE_MS (pause after ORT's turn, default 50: its threads spin ~30 ms),
 #        ROUNDS (default 3; 1 with --passes-effect), THREADS (default 2),
 #        PE_THREADS (thread counts of --passes-effect, default "1 THREADS"),
 #        NO_ORT=1 skips ONNX Runtime, NO_C=1 skips the C backend, CC (default gcc),
@@ -51,7 +57,8 @@ else
   RUNS=${RUNS:-20} ROUNDS=${ROUNDS:-3}
 fi
 CC=${CC:-gcc}
-export CC
+CHUNK=${CHUNK:-2}
+export CC CHUNK
 [ -x "$KILN" ] || { echo "no kiln in $B: build it first" >&2; exit 1; }
 # RESULTS=DIR keeps the measurements there; REPORT_ONLY=1 prints the tables from such a
 # folder without measuring (the rest of an interrupted run)
@@ -147,30 +154,83 @@ if [ $MODE = table ] && [ -z "${NO_ORT:-}" ]; then
     echo "ONNX Runtime skipped: no npm/node"
   fi
 fi
-cat >"$T/ort.js" <<'EOF'
-// One session on `threads` intra-op threads, random input of the given shape;
-// prints "median_ms min_ms version".
+
+# One ORT session and one `kiln bench --paced` (argv after the shape) interleaved: turns
+# of one untimed and CHUNK timed runs each, kiln first on even turns; each side's
+# spinning threads settle before the other starts (1 ms after kiln's runs, ORT_SETTLE_MS,
+# default 50, after ORT's: its pool keeps a core busy for about 30 ms after a run);
+# prints "kiln_median ort_median ort_version" and the kiln JSON summary on a second line.
+cat >"$T/pair.js" <<'EOF'
 const ort = require(process.env.ORT);
+const { spawn } = require('child_process');
+const readline = require('readline');
 (async () => {
   const [model, runs, threads, shape] = [process.argv[2], +process.argv[3], +process.argv[4],
                                          process.argv[5].split(',').map(Number)];
+  const chunk = Math.max(1, +(process.env.CHUNK || 2));
+  const k = spawn(process.argv[6], process.argv.slice(7), { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: k.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const r = await lines.next();
+    if (r.done) throw new Error('kiln bench ended');
+    return r.value;
+  };
   const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads,
                                                        interOpNumThreads: 1,
                                                        executionMode: 'sequential' });
   const x = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() * 2 - 1);
   const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, shape) };
   for (let i = 0; i < 3; i++) await s.run(feeds);
-  const t = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
+  while ((await next()) !== 'ready');
+  const tk = [], to = [];
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const kiln = async n => { // the first of n + 1 runs untimed
+    k.stdin.write(`${n + 1}\n`);
+    tk.push(...(await next()).trim().split(' ').slice(1).map(Number));
+  };
+  const onnx = async n => {
     await s.run(feeds);
-    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    for (let i = 0; i < n; i++) {
+      const t0 = process.hrtime.bigint();
+      await s.run(feeds);
+      to.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  // after its runs ORT's pool keeps a core spinning for about 30 ms (kiln's: 0.2 ms)
+  const settle = +(process.env.ORT_SETTLE_MS || 50);
+  for (let turn = 0, left = runs; left > 0; turn++, left -= chunk) {
+    const n = Math.min(chunk, left);
+    if (turn % 2 === 0) { await kiln(n); await sleep(1); await onnx(n); await sleep(settle); }
+    else { await onnx(n); await sleep(settle); await kiln(n); await sleep(1); }
   }
-  t.sort((a, b) => a - b);
-  const med = runs % 2 ? t[runs >> 1] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
-  console.log(med.toFixed(4), t[0].toFixed(4), ort.env.versions ? ort.env.versions.common : '?');
+  k.stdin.end();
+  let json = '';
+  for (let r; !(r = await lines.next()).done;) json = r.value;
+  const med = t => { t.sort((a, b) => a - b); const n = t.length;
+                     return n % 2 ? t[n >> 1] : (t[n / 2 - 1] + t[n / 2]) / 2; };
+  console.log(med(tk).toFixed(4), med(to).toFixed(4), ort.env.versions ? ort.env.versions.common : '?');
+  console.log(json);
 })().catch(e => { console.error(String(e)); process.exit(1); });
 EOF
+
+# pair_ms FILE_PREFIX MODEL THREADS: kiln's JIT and ORT interleaved (pair.js); the
+# medians appended to PREFIX.jitTHREADS.ms and PREFIX.ortTHREADS.ms, their ratio to
+# PREFIX.rTHREADS, kiln's JSON to PREFIX.jitTHREADS.json; a failure to PREFIX.jitTHREADS.err
+pair_ms() {
+  _p=$1 _m=$2 _th=$3
+  if ORT=$ORT node "$T/pair.js" "$M/$_m.onnx" "$RUNS" "$_th" "$(shape "$_m")" "$KILN" bench \
+    "$M/$_m.onnx" --backend llvm --threads "$_th" --warmup 3 --paced --json >"$_p.pair$_th.out" \
+    2>"$_p.pair$_th.log"; then
+    _l=$(head -1 "$_p.pair$_th.out")
+    echo "$_l" | cut -d' ' -f1 >>"$_p.jit$_th.ms"
+    echo "$_l" | cut -d' ' -f2 >>"$_p.ort$_th.ms"
+    echo "$_l" | cut -d' ' -f3 >"$_p.ort$_th.version"
+    ratio "$(echo "$_l" | cut -d' ' -f1)" "$(echo "$_l" | cut -d' ' -f2)" >>"$_p.r$_th"
+    sed -n 2p "$_p.pair$_th.out" >>"$_p.jit$_th.json"
+  else
+    tail -1 "$_p.pair$_th.log" >"$_p.jit$_th.err"
+  fi
+}
 
 # kiln_ms FILE_PREFIX MODEL BACKEND THREADS [ARGS...]: one kiln bench, its median
 # appended to PREFIX.ms, the whole JSON to PREFIX.json; a failure to PREFIX.err
@@ -186,27 +246,18 @@ kiln_ms() {
     tail -1 "$_p.log" >"$_p.err"
   fi
 }
-ort_ms() {
-  _p=$1 _m=$2 _th=$3
-  if ORT=$ORT node "$T/ort.js" "$M/$_m.onnx" "$RUNS" "$_th" "$(shape "$_m")" >"$_p.out" \
-    2>"$_p.log"; then
-    cut -d' ' -f1 "$_p.out" >>"$_p.ms"
-    cut -d' ' -f3 "$_p.out" >"$_p.version"
-  else
-    tail -1 "$_p.log" >"$_p.err"
-  fi
-}
 
 if [ $MODE = table ]; then
   [ -z "${REPORT_ONLY:-}" ] || ROUNDS_RUN=0
   for r in $(seq "${ROUNDS_RUN:-$ROUNDS}"); do
     for m in $MODELS; do
       echo "round $r/$ROUNDS: $m" >&2
-      kiln_ms "$T/$m.jit1" "$m" llvm 1
-      kiln_ms "$T/$m.jit2" "$m" llvm "$THREADS"
       if [ -n "$ORT" ]; then
-        ort_ms "$T/$m.ort1" "$m" 1
-        ort_ms "$T/$m.ort2" "$m" "$THREADS"
+        pair_ms "$T/$m" "$m" 1
+        [ "$THREADS" = 1 ] || pair_ms "$T/$m" "$m" "$THREADS"
+      else
+        kiln_ms "$T/$m.jit1" "$m" llvm 1
+        [ "$THREADS" = 1 ] || kiln_ms "$T/$m.jit$THREADS" "$m" llvm "$THREADS"
       fi
       # the C backend is built by gcc each time: one round ($CC -O2 after bench's
       # -O3 -march=native: -O2 -march=native)
@@ -217,24 +268,28 @@ if [ $MODE = table ]; then
   done
   [ -z "$ORT" ] || echo "ONNX Runtime: onnxruntime-node $(cat "$T"/*.ort1.version 2>/dev/null | head -1), CPU provider"
   echo "kiln: LLVM JIT (llvm) and generated C ($CC -O2 -march=native, 1 thread); $THREADS-thread columns: T$THREADS"
-  echo "latency: median ms of $ROUNDS rounds x $RUNS runs (C: 1 round); kiln/ORT below 1: kiln is faster"
+  echo "latency: median ms of $ROUNDS rounds x $RUNS runs (C: 1 round), kiln JIT and ORT interleaved by $CHUNK runs;"
+  echo "kiln/ORT: median of the rounds' ratios, below 1: kiln is faster"
   echo "GFLOP/s: the JIT on 1 thread at its median; %peak: of the 1-thread peak above"
   echo
   printf '%-34s %7s %9s %9s %9s %9s %9s %8s %8s %6s %6s %8s %6s\n' model GFLOP "JIT 1T" "JIT T$THREADS" \
     "C 1T" "ORT 1T" "ORT T$THREADS" "k/ORT 1" "k/ORT $THREADS" "C/JIT" "JIT x" "GFLOP/s" "%peak"
   for m in $MODELS; do
-    j1=$(median "$T/$m.jit1.ms") j2=$(median "$T/$m.jit2.ms") c1=""
+    j1=$(median "$T/$m.jit1.ms") j2=$(median "$T/$m.jit$THREADS.ms") c1=""
     [ -f "$T/$m.c1.ms" ] && c1=$(median "$T/$m.c1.ms")
-    o1="" o2=""
+    o1="" o2="" r1="-" r2="-"
     [ -f "$T/$m.ort1.ms" ] && o1=$(median "$T/$m.ort1.ms")
-    [ -f "$T/$m.ort2.ms" ] && o2=$(median "$T/$m.ort2.ms")
+    [ -f "$T/$m.ort$THREADS.ms" ] && o2=$(median "$T/$m.ort$THREADS.ms")
+    # kiln/ORT: the median of the rounds' ratios (each of two interleaved medians)
+    [ -s "$T/$m.r1" ] && r1=$(median "$T/$m.r1" | xargs printf '%.2f')
+    [ -s "$T/$m.r$THREADS" ] && r2=$(median "$T/$m.r$THREADS" | xargs printf '%.2f')
     fl=$(head -1 "$T/$m.jit1.json" 2>/dev/null | field flops)
     gf=$(awk -v f="$fl" -v t="$j1" 'BEGIN { if (f == "" || t == "") print ""; else printf "%.1f\n", f / (t * 1e6) }')
     pk=$(awk -v g="$gf" -v p="$PEAK1" 'BEGIN { if (g == "" || p == "") print "-"; else printf "%.0f%%\n", 100 * g / p }')
     printf '%-34s %7s %9s %9s %9s %9s %9s %8s %8s %6s %6s %8s %6s\n' "$(label "$m")" \
       "$(awk -v f="$fl" 'BEGIN { if (f == "") print "-"; else printf "%.3f\n", f * 1e-9 }')" \
       "$(fmt "$j1")" "$(fmt "$j2")" "$(fmt "$c1")" "$(fmt "$o1")" "$(fmt "$o2")" \
-      "$(ratio "$j1" "$o1")" "$(ratio "$j2" "$o2")" "$(ratio "$c1" "$j1")" "$(ratio "$j1" "$j2")" \
+      "$r1" "$r2" "$(ratio "$c1" "$j1")" "$(ratio "$j1" "$j2")" \
       "${gf:--}" "$pk"
   done
   for f in "$T"/*.err; do

@@ -336,7 +336,10 @@ typedef struct kn_sched {
                    (passes/tile.c, kt_tile.split), 2 channel pairs built per step, 3 pairs
                    of kernel columns (kt_tile.cpair), 4 input words pre-split into i64
                    pairs of halves with i64 weight pairs (kt_tile.xpre, wpair): pointwise per
-                   tile of pixels, a windowed convolution's once per run */
+                   tile of pixels, a windowed convolution's once per run; an integer stem's
+                   pixel tiles on CPUs, or its pair tiles on SMLAD microcontrollers
+                   (tile_stem_pairs): 5 words of a kernel row's merged (channel, column)
+                   values (kt_tile.ckx), another value the words of channels a tap */
     int fblock; /* float matrix-vector tiles in FPU register blocks (passes/tile.c,
                    mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
     int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/

@@ -104,6 +104,10 @@ typedef struct kt_tile {
      * SMLAD per row and column, where the multiply-add tiles loaded, offset and
      * multiplied each tap alone */
     bool cpair;
+    /* merged words (integer stems on CPUs, tile_stem_int): a kernel row's (input channel,
+     * kernel column) values grouped `parts` to a word, not a word of channels a tap
+     * (stem_merged, conv_wckx) */
+    bool ckx;
     /* reduction words (KN_DOT_S8X16: Helium's VMLADAVA.S8, kt_red16): `wide` (4) i32
      * words of 4 channels make one 16-channel operand, read as a vector: the input from
      * conv_words' channels-last blocks ([c / 16][hp][wp][4 words]), the weights packed
@@ -702,6 +706,26 @@ static double conv_w16(const void *ctx, int64_t r, int64_t c4) {
     return kt_pack_word(G->T, v, 4);
 }
 
+/* Words of a kernel row's (input channel, kernel column) values merged (stem words,
+ * tile_stem_int): value t = kx * cg + c of row i, word q = t / parts of the row's
+ * ceil(kw * cg / parts), part t % parts. Reduction group rg = i * nq + q; 0 past the row's
+ * kw * cg values. */
+static int64_t conv_ckx_words(const conv_geom *G) {
+    return (G->kw * G->cg + G->T->parts - 1) / G->T->parts;
+}
+
+static double conv_wckx(const void *ctx, int64_t rg, int64_t col) {
+    const conv_src *s = ctx;
+    const conv_geom *G = s->G;
+    int64_t nq = conv_ckx_words(G), i = rg / nq, q = rg % nq;
+    double v[4];
+    for (int k = 0; k < G->T->parts; k++) {
+        int64_t t = q * G->T->parts + k, kx = t / G->cg, c = t % G->cg;
+        v[k] = kx < G->kw ? conv_w(ctx, (c * G->kh + i) * G->kw + kx, col) : 0.0;
+    }
+    return kt_pack_word(G->T, v, G->T->parts);
+}
+
 /* with a run-time input zero point: the column's sum of w - wz */
 static double conv_csum(const void *ctx, int64_t r, int64_t col) {
     (void)r;
@@ -721,14 +745,16 @@ static double conv_b(const void *ctx, int64_t r, int64_t col) {
     return b - (s->G->xzfold ? cval(s->G->d->xz, 0) : (double)s->G->T->xzc) * sum;
 }
 
-/* The weight-word table [m][n] (conv_wdot of word g for output channel m) and each output
- * channel's init (conv_b) of an integer convolution's word tiles, as two constants. */
-static void conv_word_tables(kn_lower *L, const conv_src *src, int64_t M, int64_t n, kn_kbuf **wa,
+/* The weight-word table [m][n] (word g for output channel m: conv_wdot, or the stem's
+ * merged words conv_wckx) and each output channel's init (conv_b) of an integer
+ * convolution's word tiles, as two constants. */
+static void conv_word_tables(kn_lower *L, const conv_src *src, int64_t M, int64_t n,
+                             double (*word)(const void *, int64_t, int64_t), kn_kbuf **wa,
                              kn_kbuf **init) {
     int32_t *wt = malloc((size_t)(M * n + M) * sizeof *wt);
     KN_ASSERT(wt);
     for (int64_t m = 0; m < M; m++) {
-        for (int64_t g = 0; g < n; g++) wt[m * n + g] = (int32_t)conv_wdot(src, g, m);
+        for (int64_t g = 0; g < n; g++) wt[m * n + g] = (int32_t)word(src, g, m);
         wt[M * n + m] = (int32_t)conv_b(src, 0, m);
     }
     *wa = kl_table(L, KN_I32, M * n, wt);
@@ -2974,14 +3000,53 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
     int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
     batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
     G.bpk = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
-    int vb = kl_for(L, batch);
-    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
-    kn_kx *b = kx_var(L, vb);
-    G.aoff = kx_mul(L, b, kx_int(L, m * k));
-    G.yoff = kx_mul(L, b, kx_int(L, m * n));
-    G.boff = kx_mul(L, b, kx_int(L, per));
-    mm_blocks(L, &G, &T);
-    kl_end(L);
+    /* Rows outermost when every batch's B together fits in half the second-level cache
+     * (512 KB when the target does not say) and the rows make 8 chunks of 2 row tiles or more: the
+     * Winograd transforms around the product split by tile rows, and a product split by batch
+     * (transform position) made each thread read the rows of every tile the other one transformed
+     * and write rows the other one transforms back (SqueezeNet's 55x55 expand3x3: the
+     * product and the output transform took 2.4x their 1-thread CPU time at two threads
+     * on the VM's slow state, docs/benchmarks.md). By chunks of rows, each thread reads
+     * every B (from its own cache) and keeps to its rows. Each output is computed as
+     * before (the same sums in the same order). */
+    int64_t mc = 2 * (int64_t)T.maxrows;
+    const kn_target *tg = L->target;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    if (tg && tg->kind == KN_TARGET_CPU && (double)batch * (double)per * 4 <= l2 / 2.0 &&
+        m >= 8 * mc) {
+        int64_t nch = m / mc, rest = m % mc;
+        int vc = kl_for(L, nch);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* chunk c writes its rows only */
+        int vb = kl_for(L, batch);
+        kn_kx *b = kx_var(L, vb), *r0 = kx_mul(L, kx_var(L, vc), kx_int(L, mc));
+        G.m = mc;
+        G.aoff = kx_add(L, kx_mul(L, b, kx_int(L, m * k)), kx_mul(L, r0, kx_int(L, k)));
+        G.yoff = kx_add(L, kx_mul(L, b, kx_int(L, m * n)), kx_mul(L, r0, kx_int(L, n)));
+        G.boff = kx_mul(L, b, kx_int(L, per));
+        mm_blocks(L, &G, &T);
+        kl_end(L);
+        kl_end(L);
+        if (rest) { /* the last rows, by batch */
+            vb = kl_for(L, batch);
+            L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+            b = kx_var(L, vb);
+            G.m = rest;
+            G.aoff = kx_add(L, kx_mul(L, b, kx_int(L, m * k)), kx_int(L, nch * mc * k));
+            G.yoff = kx_add(L, kx_mul(L, b, kx_int(L, m * n)), kx_int(L, nch * mc * n));
+            G.boff = kx_mul(L, b, kx_int(L, per));
+            mm_blocks(L, &G, &T);
+            kl_end(L);
+        }
+    } else {
+        int vb = kl_for(L, batch);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* batch b writes y[b] only */
+        kn_kx *b = kx_var(L, vb);
+        G.aoff = kx_mul(L, b, kx_int(L, m * k));
+        G.yoff = kx_mul(L, b, kx_int(L, m * n));
+        G.boff = kx_mul(L, b, kx_int(L, per));
+        mm_blocks(L, &G, &T);
+        kl_end(L);
+    }
     out->tile_rows = T.maxrows;
     out->tile_vecs = T.nv;
     out->lanes = T.lanes;
@@ -3216,7 +3281,7 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
     }
     /* weights [m][g] and each output channel's init (conv_b) */
     kn_kbuf *wa, *init;
-    conv_word_tables(L, &src, M, ng, &wa, &init);
+    conv_word_tables(L, &src, M, ng, conv_wdot, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.kb, &rq);
     kn_kbuf *xw =
@@ -3307,8 +3372,53 @@ static bool tile_pointwise_int(kn_lower *L, const kn_contract *d, const kn_sched
  * reads, hold the zero-point word, whose products the init's correction counted on
  * (conv_b). Outputs past ow in that last vector are not stored. CPUs with vectors only;
  * one batch; dilation 1. The same contraction and dot product as the channel tiles (a
- * schedule, not a second lowering): only the loop order and the operand layouts differ. */
+ * schedule, not a second lowering): only the loop order and the operand layouts differ.
+ * Where the channels leave parts of those words empty (3 of 4), a kernel row's (channel,
+ * column) values are grouped into words instead (kt_tile.ckx, stem_merged below). */
 enum { STEM_INT_MAX_C = 4, STEM_INT_MAX_NV = 8 };
+
+/* Merged words (kt_tile.ckx): the reduction of a kernel row grouped over its (input
+ * channel, kernel column) values, t = kx * c + ch, in words of 4 (conv_wckx), where a word
+ * of the channels a tap left a part empty: 3 channels x 7 columns are 6 words a row, not
+ * 7 (ResNet-18's stem: 42 dot steps an output, not 49). Each output column needs its own
+ * words (its window's columns), so they are built once per run from the phase-split
+ * channel words xw ([hp][sw][wph]) into [hp][nq][owp] (owp = the vectors' columns): part
+ * k of word q of output column ox is byte ch of the channel word of padded column
+ * ox * sw + kx, which sits at phase kx % sw, index ox + kx / sw: for a vector of columns
+ * a vector load, its bytes moved into place by a shift and a mask, runs of a word's parts
+ * from one column at once. Parts past the row's kw * c values are 0 (their weights are
+ * 0). The pads' bytes are the zero point's, as in the channel words. */
+static kn_kbuf *stem_merged(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *xw,
+                            int64_t wph, int64_t nq, int64_t owp) {
+    int lanes = T->lanes;
+    kn_kbuf *xm = kl_scratch(L, KN_I32, G->hp * nq * owp);
+    int vr = kl_for(L, G->hp), vv = kl_for(L, owp / lanes);
+    kn_kx *ox = kx_mul(L, kx_var(L, vv), kx_int(L, lanes));
+    for (int64_t q = 0; q < nq; q++) {
+        kn_kx *word = NULL;
+        for (int k = 0; k < 4;) {
+            int64_t t = q * 4 + k, kx = t / G->c, ch = t % G->c;
+            if (kx >= G->kw) break;
+            int run = 1; /* parts k .. k + run - 1: bytes ch .. of the same column's word */
+            while (k + run < 4 && (t + run) / G->c == kx) run++;
+            kn_kx *at = kx_add(L,
+                               mad(L, mad(L, kx_var(L, vr), G->sw, kx_int(L, kx % G->sw)), wph,
+                                   kx_int(L, kx / G->sw)),
+                               ox);
+            kn_kx *cw = kx_cast(L, KN_U32, kx_vload(L, xw, at, lanes));
+            if (ch) cw = kx_bin(L, KX_SHR, cw, kx_const(L, KN_U32, 8.0 * (double)ch));
+            if (ch + run < 4)
+                cw = kx_bin(L, KX_AND, cw, kx_const(L, KN_U32, (double)((1u << (8 * run)) - 1)));
+            if (k) cw = kx_bin(L, KX_SHL, cw, kx_const(L, KN_U32, 8.0 * k));
+            word = word ? kx_bin(L, KX_OR, word, cw) : cw;
+            k += run;
+        }
+        kn_kx *wi = mad(L, mad(L, kx_var(L, vr), nq, kx_int(L, q)), owp, ox);
+        kl_store(L, xm, wi, kx_cast(L, KN_I32, word));
+    }
+    kl_end_n(L, 2);
+    return xm;
+}
 
 static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                           const kn_target *tg, kt_tile *Tp) {
@@ -3343,12 +3453,16 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     R = R < 1 ? 1 : R > KT_MAX_ROWS ? KT_MAX_ROWS : R;
     R = R > G.m ? G.m : R;
     T.nv = (int)nv, T.kb = T.kbl = (int)nv * T.lanes, T.maxrows = (int)R;
+    /* merged words (stem_merged) where they are fewer than a word of channels a tap */
+    int64_t nq = conv_ckx_words(&G);
+    T.ckx = nq < G.kw * ((G.c + 3) / 4) && !(ov && ov->split && ov->split != 5);
     *Tp = T;
-    /* weights [m][tap] (one word of the channels a tap) and each channel's init */
+    /* weights [m][tap] (one word of the channels a tap), or merged [m][ky][q], and each
+     * channel's init */
     conv_src src = {&G, 0};
-    int64_t M = G.m, taps = G.kh * G.kw;
+    int64_t M = G.m, taps = G.kh * (T.ckx ? nq : G.kw);
     kn_kbuf *wa, *init;
-    conv_word_tables(L, &src, M, taps, &wa, &init);
+    conv_word_tables(L, &src, M, taps, T.ckx ? conv_wckx : conv_wdot, &wa, &init);
     kt_rq rq;
     kt_int_tables_padded(L, d, T.lanes, &rq);
     /* the phase-split words: [hp][sw][wph] */
@@ -3375,6 +3489,7 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
         kl_end(L);
     }
     kl_end(L);
+    kn_kbuf *xm = T.ckx ? stem_merged(L, &G, &T, xw, wph, nq, nvec * T.lanes) : NULL;
     /* the tiles: for each output row (parallel: rows of y are disjoint), channel tiles,
      * groups of vectors */
     int voy = kl_for(L, G.oh);
@@ -3397,19 +3512,25 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                 for (int v = 0; v < nvp; v++)
                     acc[r][v] =
                         kl_decl_vec(L, KN_I32, T.lanes, kx_load(L, init, kt_plus(L, m0, r)));
-            int vky = kl_for(L, G.kh), vkx = kl_for(L, G.kw);
+            int vky = kl_for(L, G.kh), vkx = kl_for(L, T.ckx ? nq : G.kw);
             kn_kx *kx = kx_var(L, vkx);
-            /* padded row oy*sh + ky, phase kx % sw, index ox + kx / sw */
-            kn_kx *row =
-                mad(L, mad(L, oy, G.sh, kx_var(L, vky)), sw, kx_bin(L, KX_MOD, kx, kx_int(L, sw)));
-            int vx = kl_decl(
-                L, KN_I64, kx_add(L, mad(L, row, wph, kx_bin(L, KX_DIV, kx, kx_int(L, sw))), ox0));
+            int vx;
+            if (T.ckx) { /* merged words [padded row oy*sh + ky][q][ox] */
+                kn_kx *row = mad(L, oy, G.sh, kx_var(L, vky));
+                vx = kl_decl(L, KN_I64, mad(L, mad(L, row, nq, kx), nvec * T.lanes, ox0));
+            } else { /* padded row oy*sh + ky, phase kx % sw, index ox + kx / sw */
+                kn_kx *row = mad(L, mad(L, oy, G.sh, kx_var(L, vky)), sw,
+                                 kx_bin(L, KX_MOD, kx, kx_int(L, sw)));
+                vx =
+                    kl_decl(L, KN_I64,
+                            kx_add(L, mad(L, row, wph, kx_bin(L, KX_DIV, kx, kx_int(L, sw))), ox0));
+            }
             int xv[STEM_INT_MAX_NV];
             for (int v = 0; v < nvp; v++)
-                xv[v] =
-                    kl_decl_vec(L, KN_I32, T.lanes,
-                                kx_vload(L, xw, kt_plus(L, kx_var(L, vx), v * T.lanes), T.lanes));
-            kn_kx *tap = mad(L, kx_var(L, vky), G.kw, kx);
+                xv[v] = kl_decl_vec(
+                    L, KN_I32, T.lanes,
+                    kx_vload(L, T.ckx ? xm : xw, kt_plus(L, kx_var(L, vx), v * T.lanes), T.lanes));
+            kn_kx *tap = mad(L, kx_var(L, vky), T.ckx ? nq : G.kw, kx);
             for (int r = 0; r < rows; r++) {
                 int wr = kl_decl(L, KN_I32, kx_load(L, wa, mad(L, kt_plus(L, m0, r), taps, tap)));
                 for (int v = 0; v < nvp; v++)
@@ -3439,6 +3560,247 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
         if (!rt) kl_end(L); /* channel tiles */
     }
     kl_end(L); /* oy */
+    return true;
+}
+
+/* ---- integer stems on SMLAD microcontrollers: merged pairs, rows built per output row ----
+ *
+ * The M4's stems take the split words of tile_conv (a word of 3 channels and a 0 a tap,
+ * split into (c0, c2) and (c1, 0): a quarter of the SMLADs multiply the 0). Here the
+ * reduction of a kernel row is grouped over its (input channel, kernel column) values
+ * instead, t = kx * C + c, two to a word (the merged words of tile_stem_int with the
+ * s16x2 dot's 16-bit parts): 3 channels x 3 columns are 5 SMLADs a row, not 6, and the
+ * words need no unpacking. With sw * C even those pairs are the padded input row itself
+ * laid out channels-last as 16-bit halves: word s holds values 2s and 2s + 1 of the row
+ * (padded column p / C, channel p % C), and output column ox's word q is word
+ * ox * sw * C / 2 + q. Only the kh padded rows of the output row being computed are
+ * held (a scratch of kh rows, rebuilt per output row, where the split words copied the
+ * whole padded input: MobileNetV1's stem 37,636 -> 1,764 bytes), each built from the
+ * input's bytes in periods of lcm(C, 2) values, the pads' values the zero point (whose
+ * products the init's correction counts, conv_b). Tiles of 2 output pixels x `mt`
+ * output channels (weights [mblk][ky][q][mt], conv_wckx, zero past m), each accumulator
+ * requantized and stored into y. */
+enum { SP_UNROLL_WORDS = 16 }; /* the kernel rows unrolled up to these words a tile */
+
+typedef struct sp_geom {
+    const conv_geom *G;
+    const kt_tile *T;
+    int64_t nq;        /* words a kernel row */
+    int64_t rw;        /* words a built row */
+    int64_t ostep;     /* words between consecutive output columns: sw * C / 2 */
+    int64_t P, Cp, Wp; /* a period: values, columns, words */
+    kn_kbuf *xr, *wt, *init;
+    kt_rq rq;
+    int mt;
+} sp_geom;
+
+/* Whether integer convolution d takes the merged pairs on target tg. */
+static bool sp_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
+    if (!tg || tg->kind != KN_TARGET_MCU || tg->int8_dot != KN_DOT_S16X2 ||
+        tg->vector_bits >= 128 || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
+        (d->c != 2 && d->c != 3) || d->kh * d->kw < 2 || d->dw != 1 || d->nsp != 2 ||
+        (d->c * d->sw) % 2 || d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 ||
+        !kn_contract_is_int(d) || !d->yscale || d->epi || !kn_contract_nchw(d) ||
+        kn_dtype_get(d->x->dtype)->size != 1 ||
+        (d->xz && (!is_const(d->xz) || d->xz->numel != 1)) ||
+        (ov && ((ov->split && ov->split != 5) || (ov->dot && ov->dot != KN_DOT_S16X2) ||
+                ov->lanes > 1)) ||
+        !int_ok(d, d->c * d->kh * d->kw))
+        return false;
+    /* fewer SMLADs a kernel row than the split words (3 channels: 2 a tap) or the column
+     * pairs (2 channels: ceil(kw / 2) a channel) */
+    int64_t nq = (d->kw * d->c + 1) / 2, now = d->c == 3 ? 2 * d->kw : d->c * ((d->kw + 1) / 2);
+    return nq < now;
+}
+
+/* Row ky of the scratch from padded row iy (inside the input): its words in periods of
+ * P values, the interior periods in a loop, the others (reading pads) one by one. */
+static void sp_row(kn_lower *L, const sp_geom *S, kn_kx *b, kn_kx *iy, kn_kx *ky) {
+    const conv_geom *G = S->G;
+    int64_t nper = S->rw / S->Wp;
+    int64_t jlo = (G->pw + S->Cp - 1) / S->Cp, jhi = (G->w + G->pw) / S->Cp;
+    jlo = jlo > nper ? nper : jlo;
+    jhi = jhi < jlo ? jlo : jhi > nper ? nper : jhi;
+    int vx = kl_decl(L, KN_I64,
+                     mad(L, b, G->xs[0], kx_mul(L, iy, kx_int(L, G->xs[2])))); /* x[b][0][iy][0] */
+    int vr = kl_decl(L, KN_I64, kx_mul(L, ky, kx_int(L, S->rw)));
+    for (int part = 0; part < 3; part++) { /* periods before, inside, after */
+        int64_t j0 = part == 0   ? 0
+                     : part == 1 ? jlo
+                                 : jhi,
+                j1 = part == 0   ? jlo
+                     : part == 1 ? jhi
+                                 : nper;
+        if (j1 <= j0) continue;
+        int vj = part == 1 ? kl_for(L, j1 - j0) : -1;
+        for (int64_t jj = 0; jj < (part == 1 ? 1 : j1 - j0); jj++) {
+            kn_kx *j = part == 1 ? kt_plus(L, kx_var(L, vj), j0) : kx_int(L, j0 + jj);
+            for (int64_t u = 0; u < S->Wp; u++) {
+                kn_kx *vals[2];
+                for (int k = 0; k < 2; k++) {
+                    int64_t o = u * 2 + k, dc = o / G->c, c = o % G->c;
+                    /* input column j * Cp + dc - pw */
+                    bool in = part == 1;
+                    if (!in) {
+                        int64_t col = (j0 + jj) * S->Cp + dc - G->pw;
+                        in = col >= 0 && col < G->w;
+                    }
+                    kn_kx *col = kt_plus(L, kx_mul(L, j, kx_int(L, S->Cp)), dc - G->pw);
+                    vals[k] = in ? kx_load(L, G->d->x,
+                                           kx_add(L, kx_var(L, vx),
+                                                  kt_plus(L, kx_mul(L, col, kx_int(L, G->xs[3])),
+                                                          c * G->xs[1])))
+                                 : kx_const(L, G->d->x->dtype, cval(G->d->xz, 0));
+                }
+                kn_kx *wi = kt_plus(L, mad(L, j, S->Wp, kx_var(L, vr)), u);
+                kl_store(L, S->xr, wi, kt_word(L, S->T, vals, 2));
+            }
+        }
+        if (part == 1) kl_end(L);
+    }
+}
+
+/* One tile: output pixels ox0 + [0, rows) of row oy, channels mblk * mt + [0, cols). */
+static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *mblk,
+                    int cols, kn_kx *ox0, int rows) {
+    const conv_geom *G = S->G;
+    const kn_contract *d = G->d;
+    int vm0 = kl_decl(L, KN_I64, kx_mul(L, mblk, kx_int(L, S->mt)));
+    for (int v = 0; v < cols; v++) {
+        int vi = kl_decl(L, KN_I32, kx_load(L, S->init, kt_plus(L, kx_var(L, vm0), v)));
+        for (int r = 0; r < rows; r++) T->acc[r][v] = kl_decl(L, KN_I32, kx_var(L, vi));
+    }
+    /* the kernel rows unrolled where their words are few (each row's offsets then
+     * constants) */
+    bool unroll = G->kh * S->nq <= SP_UNROLL_WORDS;
+    int vky = unroll ? -1 : kl_for(L, G->kh);
+    for (int64_t i = 0; i < (unroll ? G->kh : 1); i++) {
+        kn_kx *ky = unroll ? kx_int(L, i) : kx_var(L, vky);
+        int vxb = kl_decl(L, KN_I64, mad(L, ky, S->rw, kx_mul(L, ox0, kx_int(L, S->ostep))));
+        int64_t nqp = (S->nq + 1) / 2;
+        int vwb = kl_decl(L, KN_I64, kx_mul(L, mad(L, mblk, G->kh, ky), kx_int(L, nqp * S->mt)));
+        for (int64_t qp = 0; qp < nqp; qp++) {
+            int in[2][KT_MAX_ROWS], nh = 2 * qp + 1 < S->nq ? 2 : 1;
+            for (int h = 0; h < nh; h++)
+                for (int r = 0; r < rows; r++)
+                    in[h][r] = kl_decl(
+                        L, KN_I32,
+                        kx_load(L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + 2 * qp + h)));
+            for (int v = 0; v < cols; v++) { /* words 2qp and 2qp + 1 of the column: one LDRD */
+                int wd = kl_decl(L, KN_I64,
+                                 kx_load(L, S->wt, kt_plus(L, kx_var(L, vwb), qp * S->mt + v)));
+                int w[2];
+                w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
+                if (nh > 1)
+                    w[1] = kl_decl(
+                        L, KN_I32,
+                        kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, wd), kx_int(L, 32))));
+                for (int h = 0; h < nh; h++)
+                    for (int r = 0; r < rows; r++)
+                        kl_set(L, T->acc[r][v],
+                               kx_dot(L, T->dot, kx_var(L, T->acc[r][v]), kx_var(L, in[h][r]),
+                                      kx_var(L, w[h])));
+            }
+        }
+    }
+    if (!unroll) kl_end(L); /* ky */
+    /* y[b][m0 + v][oy][ox0 + r] */
+    int vy = kl_decl(L, KN_I64,
+                     mad(L, b, G->ys[0], mad(L, mad(L, kx_var(L, vm0), G->oh, oy), G->ow, ox0)));
+    for (int v = 0; v < cols; v++)
+        for (int r = 0; r < rows; r++)
+            kl_store(
+                L, d->y, kt_plus(L, kx_var(L, vy), v * G->oh * G->ow + r),
+                kt_int_store(L, d, &S->rq, kx_var(L, T->acc[r][v]), kt_plus(L, kx_var(L, vm0), v)));
+}
+
+/* The pixel tiles of one block of channels along output row oy. */
+static void sp_cols(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *mblk,
+                    int cols) {
+    int64_t R = T->maxrows, full = S->G->ow / R, rem = S->G->ow % R;
+    if (full) {
+        int vt = kl_for(L, full);
+        sp_tile(L, S, T, b, oy, mblk, cols, kx_mul(L, kx_var(L, vt), kx_int(L, R)), (int)R);
+        kl_end(L);
+    }
+    if (rem) sp_tile(L, S, T, b, oy, mblk, cols, kx_int(L, full * R), (int)rem);
+}
+
+static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *ov,
+                            const kn_target *tg, kt_tile *Tp) {
+    if (!sp_suits(tg, d, ov)) return false;
+    conv_geom G;
+    conv_geometry(d, &G);
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.t = KN_I32, T.wt = KN_I32, T.lanes = 1;
+    T.dot = KN_DOT_S16X2, T.parts = 2, T.bits = 16;
+    T.xoff = 0, T.xzc = (int64_t)cval(d->xz, 0);
+    T.ckx = true;
+    /* 2 pixels x 2 channels: MobileNetV1's stem (3x3, 5 words a kernel row, the rows
+     * unrolled) on the M4 (bench/fw_profile.sh, QEMU instructions, schedule files, pixels
+     * x channels) 2 x 2 0.768 M, 2 x 3 0.787 M (0.780 M with a loop over the rows), 3 x 2
+     * 0.842 M, 2 x 4 0.844 M (spills), 4 x 2 0.907 M, 3 x 3 0.908 M, 1 x 4 0.909 M */
+    int mt = 2;
+    if (ov && ov->tile_vecs) mt = ov->tile_vecs;
+    mt = mt < 1 ? 1 : mt > KT_MAX_NV ? KT_MAX_NV : mt;
+    mt = mt > d->m ? (int)d->m : mt;
+    int rows = ov && ov->tile_rows ? ov->tile_rows : 2;
+    rows = rows < 1 ? 1 : rows > KT_MAX_ROWS ? KT_MAX_ROWS : rows;
+    T.maxrows = rows, T.nv = mt, T.kb = T.kbl = mt;
+    G.T = &T;
+    sp_geom S = {.G = &G, .T = &T, .mt = mt};
+    S.nq = conv_ckx_words(&G);
+    S.ostep = G.sw * G.c / 2;
+    S.P = G.c % 2 ? 2 * G.c : G.c;
+    S.Cp = S.P / G.c, S.Wp = S.P / 2;
+    int64_t need = (G.ow - 1) * S.ostep + S.nq;
+    S.rw = (need + S.Wp - 1) / S.Wp * S.Wp;
+    /* weights [mblk][ky][q / 2][mt] as i64 pairs of words q (low) and q + 1 (one LDRD),
+     * and the init of each channel (bias - xz * sum of its weights) */
+    int64_t nblk = (G.m + mt - 1) / mt, nqp = (S.nq + 1) / 2, nw = nblk * G.kh * nqp * mt;
+    uint64_t *wt = calloc((size_t)nw, sizeof *wt);
+    int32_t *bt = calloc((size_t)G.m, sizeof *bt);
+    KN_ASSERT(wt && bt);
+    conv_src src = {&G, 0};
+    for (int64_t oc = 0; oc < G.m; oc++) {
+        for (int64_t i = 0; i < G.kh; i++)
+            for (int64_t q = 0; q < S.nq; q++) {
+                uint64_t v = (uint32_t)(int32_t)conv_wckx(&src, i * S.nq + q, oc);
+                wt[(((oc / mt) * G.kh + i) * nqp + q / 2) * mt + oc % mt] |= v << (32 * (q % 2));
+            }
+        bt[oc] = (int32_t)conv_b(&src, 0, oc);
+    }
+    S.wt = kl_table(L, KN_I64, nw, wt);
+    S.init = kl_table(L, KN_I32, G.m, bt);
+    free(wt);
+    free(bt);
+    kt_int_tables_red(L, d, &S.rq);
+    S.xr = kl_scratch(L, KN_I32, G.kh * S.rw);
+    *Tp = T;
+    int vb = kl_for(L, G.n), voy = kl_for(L, G.oh);
+    kn_kx *b = kx_var(L, vb), *oy = kx_var(L, voy);
+    /* the kh padded rows of output row oy */
+    int vky = kl_for(L, G.kh);
+    int viy = kl_decl(
+        L, KN_I64, kt_plus(L, mad(L, oy, G.sh, kx_mul(L, kx_var(L, vky), kx_int(L, G.dh))), -G.ph));
+    kl_if(L, kt_inside(L, kx_var(L, viy), G.h));
+    sp_row(L, &S, b, kx_var(L, viy), kx_var(L, vky));
+    kl_else(L);
+    {
+        int vz = kl_for(L, S.rw);
+        kl_store(L, S.xr, mad(L, kx_var(L, vky), S.rw, kx_var(L, vz)), kt_zp_word(L, &T));
+        kl_end(L);
+    }
+    kl_end_n(L, 2); /* if, ky */
+    int64_t full = G.m / mt, tail = G.m % mt;
+    if (full) {
+        int vk = kl_for(L, full);
+        sp_cols(L, &S, &T, b, oy, kx_var(L, vk), mt);
+        kl_end(L);
+    }
+    if (tail) sp_cols(L, &S, &T, b, oy, kx_int(L, full), (int)tail);
+    kl_end_n(L, 2); /* oy, b */
     return true;
 }
 
@@ -3632,10 +3994,10 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_stem_int(L, d, ov, t, &T) || tile_pointwise_int(L, d, ov, t, &T) ||
-                   pw_int_channels_last(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
-                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
-                   tile_pointwise(L, d, ov, t, &T));
+                  (tile_stem_int(L, d, ov, t, &T) || tile_stem_pairs(L, d, ov, t, &T) ||
+                   tile_pointwise_int(L, d, ov, t, &T) || pw_int_channels_last(L, d, ov, t, &T) ||
+                   pw_channels_last(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
+                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
@@ -3645,6 +4007,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.split = T.split && T.xpre && d->kind == KN_CONTRACT_CONV    ? 4
                                 : T.split                                           ? 1
                                 : T.cpair                                           ? 3
+                                : T.ckx                                             ? 5
                                 : T.dot == KN_DOT_S16X2 && t->kind == KN_TARGET_MCU ? 2
                                                                                     : 0;
             kern->sched.tile_rows = T.maxrows;

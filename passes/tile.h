@@ -84,8 +84,10 @@ typedef void (*kt_fill_b)(const void *ctx, const kt_packing *P, float *dst);
  * on in a), y[b] m x n (from b*m*n on), each B_b (k x n) a constant written at compile
  * time by fill straight into its packed place (the layout the tile pass packs a constant
  * B in): the tile pass's micro-kernels inside a loop over the batches, which is marked
- * parallel. Built at L's current position; the tile chosen goes to out (tile_rows,
- * tile_vecs, lanes). false (nothing built) when the columns are too few for a tile. */
+ * parallel; where every B together is small, inside a parallel loop over chunks of rows
+ * instead (the rows of every batch split alike: Winograd's tiles). Built at L's current position;
+ * the tile chosen goes to out (tile_rows, tile_vecs, lanes). false (nothing built) when the columns
+ * are too few for a tile. */
 bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
                       int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out);

@@ -22,14 +22,30 @@
  * the cores: with one shared counter every claim moved its line from the other core
  * (on the Zen 4 VM 50-350 ns a round trip, as long as a whole task of a small
  * depthwise convolution, docs/benchmarks.md). `done` is added to once per thread per
- * loop, not per task. */
-#define _POSIX_C_SOURCE 200809L
+ * loop, not per task.
+ *
+ * A worker and the caller on the same core (a loaded VM: the scheduler put both on one
+ * vCPU, another process holds the other) must not spin against each other: a spinning
+ * worker then holds the core for its whole time slice while the caller, which posts the
+ * loops, waits for it, and a caller waiting in a join holds it while the worker that
+ * has the last task waits. SqueezeNet took 3x its 1-thread time so (a microbenchmark of
+ * 16 tasks of 2.5 us: the worker ran 0.2% of them, entering 54 of 10,000 loops, each
+ * time on the caller's core). So each thread notes the core it runs on (`cpu`, the
+ * caller's when it posts, a worker's each time it looks at the clock), and a thread that
+ * finds the thread it waits for on its own core yields it (sched_yield) instead of
+ * spinning: the pool then runs about as fast as one thread, the caller taking over the
+ * tasks. Threads on different cores never yield for this, so the usual case costs a
+ * getcpu (vDSO, tens of ns) every 128 spins. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getcpu */
+#endif
 #include "runtime/kn_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* A thread's tasks of the open loop not yet claimed, lo | hi << 32, alone in its cache
@@ -38,33 +54,51 @@ typedef struct kn_pool_range {
     _Alignas(64) _Atomic unsigned long long r;
 } kn_pool_range;
 
+/* The core a thread last ran on, alone in its cache line (-1: unknown). */
+typedef struct kn_pool_cpu {
+    _Alignas(64) atomic_int cpu;
+} kn_pool_cpu;
+
 /* A worker's thread argument. */
 typedef struct worker_arg {
     kn_pool *P;
     int self;
 } worker_arg;
 
+/* The fields are grouped in cache lines by who writes them and who polls them: a
+ * thread spinning on a line that another thread writes several times in a row pulls it
+ * back between the writes, each write then costing a transfer between the cores
+ * (350-410 ns in the VM's slow state, docs/benchmarks.md). Workers poll `posted`, which
+ * the caller writes once per loop (open, then posted); the loop's fields are written
+ * before it; what workers write (done, joined, their task count) and what only callers
+ * write (busy, the counters) are on lines of their own. */
 struct kn_pool {
+    /* set by kn_pool_create */
     int nworkers;
     pthread_t *th;
     worker_arg *args;
+    kn_pool_range *range; /* per thread (0: the caller; w + 1: worker w) */
+    kn_pool_cpu *cpu;     /* per thread, as range */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_int stop;
-    atomic_int runs;     /* runs in progress: workers spin while > 0 */
-    atomic_int sleepers; /* workers waiting on cv (or about to) */
-    atomic_uint posted;  /* loops posted so far */
-    atomic_int busy;     /* a caller owns the loop slot */
-    atomic_int open;     /* the slot holds a loop whose tasks may be claimed */
-    atomic_int joined;   /* workers inside the slot */
     /* the loop in the slot: written while busy && !open */
-    kn_pool_task task;
+    _Alignas(64) kn_pool_task task;
     void *uc;
     unsigned char *closure;
     int min, size;
-    kn_pool_range *range; /* per thread (0: the caller; w + 1: worker w) */
-    atomic_int done, rc;
-    atomic_long loops, serial_loops, tasks, worker_tasks;
+    /* what waiting workers poll */
+    _Alignas(64) atomic_uint posted; /* loops posted so far */
+    atomic_int open;                 /* the slot holds a loop whose tasks may be claimed */
+    atomic_int runs;                 /* runs in progress: workers spin while > 0 */
+    atomic_int stop;
+    /* written by the threads running a loop's tasks */
+    _Alignas(64) atomic_int done, rc;
+    atomic_int joined;   /* workers inside the slot */
+    atomic_int sleepers; /* workers waiting on cv (or about to) */
+    atomic_long worker_tasks;
+    /* written by callers */
+    _Alignas(64) atomic_int busy; /* a caller owns the loop slot */
+    atomic_long loops, serial_loops, tasks;
 };
 
 static _Thread_local kn_pool *run_pool;
@@ -75,6 +109,36 @@ static void relax(void) {
 #elif defined(__GNUC__) && defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* The core the calling thread runs on, -1 where that is unknown. */
+static int this_cpu(void) {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
+
+/* Sets thread t's core to c, writing its line only when c changed: a store to a line
+ * the other thread has read costs a transfer, and the caller notes its core at every
+ * post. */
+static void note_cpu(kn_pool *P, int t, int c) {
+    if (atomic_load_explicit(&P->cpu[t].cpu, memory_order_relaxed) != c)
+        atomic_store_explicit(&P->cpu[t].cpu, c, memory_order_relaxed);
+}
+
+/* Notes thread t's core; true when another thread (any of them but t, or only `other`
+ * when it is >= 0) was last seen on the same core. */
+static bool shares_cpu(kn_pool *P, int t, int other) {
+    int c = this_cpu();
+    note_cpu(P, t, c);
+    if (c < 0) return false;
+    for (int u = 0; u <= P->nworkers; u++)
+        if (u != t && (other < 0 || u == other) &&
+            atomic_load_explicit(&P->cpu[u].cpu, memory_order_relaxed) == c)
+            return true;
+    return false;
 }
 
 static double now_us(void) {
@@ -144,11 +208,13 @@ static void *worker(void *arg) {
             continue;
         }
         relax();
-        if (++spins % 1024) continue; /* look at the clock now and then */
+        if (++spins % 128) continue;
         if (atomic_load(&P->runs) > 0) {
-            idle_since = now_us();
+            if (shares_cpu(P, self, 0)) sched_yield(); /* the caller posts the loops */
+            if (spins % 1024 == 0) idle_since = now_us();
             continue;
         }
+        if (spins % 1024) continue; /* look at the clock now and then */
         if (now_us() - idle_since < KN_POOL_IDLE_SPIN_US) continue;
         pthread_mutex_lock(&P->mu);
         atomic_fetch_add(&P->sleepers, 1);
@@ -164,15 +230,18 @@ static void *worker(void *arg) {
 
 kn_pool *kn_pool_create(int threads) {
     if (threads < 2) return NULL;
-    kn_pool *P = calloc(1, sizeof *P);
+    kn_pool *P = aligned_alloc(_Alignof(kn_pool), sizeof *P);
     if (!P) return NULL;
+    memset(P, 0, sizeof *P);
     P->th = calloc((size_t)threads - 1, sizeof *P->th);
     P->args = calloc((size_t)threads - 1, sizeof *P->args);
     P->range = aligned_alloc(_Alignof(kn_pool_range), (size_t)threads * sizeof *P->range);
-    if (!P->th || !P->args || !P->range || pthread_mutex_init(&P->mu, NULL)) {
+    P->cpu = aligned_alloc(_Alignof(kn_pool_cpu), (size_t)threads * sizeof *P->cpu);
+    if (!P->th || !P->args || !P->range || !P->cpu || pthread_mutex_init(&P->mu, NULL)) {
         free(P->th);
         free(P->args);
         free(P->range);
+        free(P->cpu);
         free(P);
         return NULL;
     }
@@ -181,10 +250,14 @@ kn_pool *kn_pool_create(int threads) {
         free(P->th);
         free(P->args);
         free(P->range);
+        free(P->cpu);
         free(P);
         return NULL;
     }
-    for (int i = 0; i < threads; i++) atomic_init(&P->range[i].r, 0);
+    for (int i = 0; i < threads; i++) {
+        atomic_init(&P->range[i].r, 0);
+        atomic_init(&P->cpu[i].cpu, -1);
+    }
     for (int i = 0; i < threads - 1; i++) {
         P->args[i] = (worker_arg){P, i + 1};
         if (pthread_create(&P->th[i], NULL, worker, &P->args[i])) break;
@@ -209,6 +282,7 @@ void kn_pool_destroy(kn_pool *P) {
     free(P->th);
     free(P->args);
     free(P->range);
+    free(P->cpu);
     free(P);
 }
 
@@ -228,6 +302,16 @@ void kn_pool_run_end(void) {
     run_pool = NULL;
 }
 
+/* One step of the caller's wait for the workers: spin, but yield the core when a worker
+ * was last seen on it (it cannot finish before this thread lets it run), or after 4096
+ * spins (it may have moved here since). */
+static void wait_step(kn_pool *P, unsigned spins) {
+    if (spins >= 4096 || (spins % 128 == 127 && shares_cpu(P, 0, -1)))
+        sched_yield();
+    else
+        relax();
+}
+
 int kn_pool_par_for(void *uc, kn_pool_task task, int min, int size, unsigned char *closure) {
     kn_pool *P = run_pool;
     int zero = 0;
@@ -239,6 +323,7 @@ int kn_pool_par_for(void *uc, kn_pool_task task, int min, int size, unsigned cha
         }
         return 0;
     }
+    note_cpu(P, 0, this_cpu());
     P->task = task;
     P->uc = uc;
     P->closure = closure;
@@ -259,17 +344,9 @@ int kn_pool_par_for(void *uc, kn_pool_task task, int min, int size, unsigned cha
     wake_sleepers(P);
     run_tasks(P, 0);
     /* the tasks workers still run; then no worker may be left inside the slot */
-    for (unsigned spins = 0; atomic_load(&P->done) < size; spins++)
-        if (spins < 4096)
-            relax();
-        else
-            sched_yield(); /* the worker may be waiting for this core */
+    for (unsigned spins = 0; atomic_load(&P->done) < size; spins++) wait_step(P, spins);
     atomic_store(&P->open, 0);
-    for (unsigned spins = 0; atomic_load(&P->joined); spins++)
-        if (spins < 4096)
-            relax();
-        else
-            sched_yield();
+    for (unsigned spins = 0; atomic_load(&P->joined); spins++) wait_step(P, spins);
     int rc = atomic_load(&P->rc);
     atomic_fetch_add_explicit(&P->loops, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&P->tasks, size, memory_order_relaxed);

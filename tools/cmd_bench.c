@@ -9,7 +9,12 @@
  * $CC (at -O3 -march=native here), for llvm the JIT. Each timed run is one call of
  * the compiled entry point. Compiled backends write every run's outputs into the same
  * tensors, allocated by the first run (backend_reuse_outputs): fresh output memory each
- * run made page faults a large part of models with multi-MB outputs. */
+ * run made page faults a large part of models with multi-MB outputs.
+ *
+ * --paced hands the timing to another program (bench/run.sh interleaves kiln and ONNX
+ * Runtime run by run with it, docs/benchmarks.md): after the warm-up kiln prints
+ * `ready`, then for each line N it reads on stdin it times N runs and prints their
+ * latencies in ms on one line; at the end of stdin the summary covers every timed run. */
 #include "ir/interp.h"
 #include "ir/kir.h"
 #include "ir/ops.h"
@@ -117,6 +122,52 @@ static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, i
     return KN_OK;
 }
 
+/* --paced: after time_runs' warm-up (lat: one entry), `ready`, then N timed runs per line
+ * N of stdin, their latencies printed on one line each. *lat (malloc'd, the caller frees)
+ * gets every timed latency, *runs their count, *cpu the CPU time per timed run. */
+static kn_status paced_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout,
+                            uint64_t seed, double **lat, int *runs, double *cpu) {
+    int cap = 64, n = 0;
+    double *l = malloc((size_t)cap * sizeof *l), busy = 0;
+    KN_ASSERT(l);
+    printf("ready\n");
+    fflush(stdout);
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        int want = atoi(line);
+        double c0 = cpu_ms();
+        for (int r = 0; r < want; r++) {
+            kn_arena *a = kn_arena_create();
+            kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
+            double t0 = now_ms();
+            kn_status st = backend_call(cx, bp, a, in, out, seed);
+            double t = now_ms() - t0;
+            kn_arena_destroy(a);
+            if (st) {
+                free(l);
+                return st;
+            }
+            if (n == cap) {
+                l = realloc(l, (size_t)(cap *= 2) * sizeof *l);
+                KN_ASSERT(l);
+            }
+            l[n++] = t;
+            printf(r ? " %.4f" : "%.4f", t);
+        }
+        busy += cpu_ms() - c0;
+        printf("\n");
+        fflush(stdout);
+    }
+    if (!n) {
+        free(l);
+        return kn_diag(cx, NULL, KN_EINVAL, "--paced: no timed run was asked for on stdin");
+    }
+    *lat = l;
+    *runs = n;
+    *cpu = busy / n;
+    return KN_OK;
+}
+
 static const double *sort_key;
 static int by_time(const void *a, const void *b) {
     double x = sort_key[*(const int *)a], y = sort_key[*(const int *)b];
@@ -204,7 +255,8 @@ file:;
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *backend = "llvm", *v, *inputs[256], *profile_file = NULL;
     int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1, profile = 0;
-    bool cpu_clock = false;
+    bool cpu_clock = false, paced = false;
+    double *paced_lat = NULL;
     uint64_t seed = 0;
     cli_shapes shapes = {0};
     cli_pipeline po = {0};
@@ -234,6 +286,8 @@ int cmd_bench(int argc, char **argv) {
         } else if (cli_pipeline_opt(argc, argv, &i, &po)) {
         } else if (cli_flag(argv[i], "--json")) {
             json = 1;
+        } else if (cli_flag(argv[i], "--paced")) {
+            paced = true;
         } else if (cli_flag(argv[i], "--profile")) {
             profile = 1;
         } else if (cli_opt(argc, argv, &i, "--profile-file", &v)) {
@@ -262,6 +316,8 @@ int cmd_bench(int argc, char **argv) {
     if (cpu_clock && (threads > 1 || !strcmp(backend, "opencl")))
         return cli_usage_error("bench", "--profile-clock cpu times the thread that calls the "
                                         "kernels: use it with --threads 1 and backend llvm or c");
+    if (paced && profile)
+        return cli_usage_error("bench", "--paced and --profile do not go together");
     if (!backend_known(backend))
         return cli_usage_error("bench", "unknown backend '%s' (available: " BACKEND_NAMES ")",
                                backend);
@@ -302,8 +358,14 @@ int cmd_bench(int argc, char **argv) {
     }
     if (!rc) backend_reuse_outputs(bp); /* outputs allocated by the first run only */
     if (!rc && profile) acc.nk = backend_kprog(bp)->nkernels;
-    if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, &cpu_run,
-                         profile ? &acc : NULL))
+    if (!rc && paced) { /* the warm-up, then the runs stdin asks for */
+        if (time_runs(&cx, bp, in, nout, warmup, 1, seed, &first_ms, lat, &cpu_run, NULL) ||
+            paced_runs(&cx, bp, in, nout, seed, &paced_lat, &runs, &cpu_run))
+            rc = cli_fail(&cx);
+        else
+            lat = paced_lat;
+    } else if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, &cpu_run,
+                                profile ? &acc : NULL))
         rc = cli_fail(&cx);
     cli_progress_end();
     if (!rc) {
@@ -346,6 +408,7 @@ int cmd_bench(int argc, char **argv) {
                                 !json);
     }
     backend_release(bp);
+    free(paced_lat);
     free(acc.start);
     free(acc.sum);
     kn_arena_destroy(a);

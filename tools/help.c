@@ -235,6 +235,11 @@ static const cli_option bench_options[] = {
       "copying inputs and outputs) or interp."),
     O("--runs", "N", "Timed runs (default 10)."),
     O("--warmup", "N", "Untimed runs first (default 2)."),
+    O("--paced", NULL,
+      "Let another program pace the timed runs (bench/run.sh interleaves kiln and ONNX Runtime "
+      "with it): after the warm-up, print `ready`, then for each line N read on stdin time N "
+      "runs and print their latencies in ms on one line; at the end of stdin print the summary "
+      "of every timed run (instead of --runs)."),
     O("--threads", "N",
       "llvm: run each kernel's parallel loop on N threads (kiln's pool, whose workers spin "
       "during a run; KILN_POOL_TRACE=1 prints how the tasks were shared); c and interp use "

@@ -17,6 +17,23 @@ for kv in '"runs": 3,' '"threads": 2,' "\"backend\": \"$B\"," '"flops": [1-9]'; 
 done
 [ "$(echo "$out" | wc -l)" = 1 ] || { echo "FAIL: not one line"; fail=1; }
 
+# --paced: `ready`, then one line of N latencies per line N read, then the summary of all
+# of them (2 + 3 runs); an empty stdin asks for no run and fails
+out=$(printf '2\n3\n' | "$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" \
+      --dim batch=1 --threads 2 --paced --json) || { echo "FAIL: --paced exited $?"; fail=1; }
+echo "$out"
+num='[0-9]+\.[0-9]+'
+echo "$out" | sed -n 1p | grep -qx ready || { echo "FAIL: --paced: no ready line"; fail=1; }
+echo "$out" | sed -n 2p | grep -Eqx "$num $num" || { echo "FAIL: --paced: line 2 not 2 times"; fail=1; }
+echo "$out" | sed -n 3p | grep -Eqx "$num $num $num" || { echo "FAIL: --paced: line 3 not 3 times"; fail=1; }
+echo "$out" | sed -n 4p | grep -q '"runs": 5,' || { echo "FAIL: --paced: summary not of 5 runs"; fail=1; }
+[ "$(echo "$out" | wc -l)" = 4 ] || { echo "FAIL: --paced: not 4 lines"; fail=1; }
+if "$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batch=1 --paced \
+  </dev/null >/dev/null 2>&1; then
+  echo "FAIL: --paced with no run asked for succeeded"
+  fail=1
+fi
+
 # FLOPs derived by hand (tests/cli/make_flops_models.py): a Gemm 784x512 with a bias
 # computed from constants (folded, so not counted), a padded Conv with bias and a Relu
 for case in "gemm 803328" "conv 14336"; do

@@ -144,9 +144,18 @@ r=$("$KILN" check-onnx "$C" --backend interp --passes shape,qdq,fold,shape,layou
 S=$2/tests/quant/fixed/qdq_stem
 "$KILN" compile "$S/model.onnx" -o "$T/stem" --target x86-64-vnni --dump-schedule "$T/stem.sched" >/dev/null 2>&1 ||
   bad "compile qdq_stem"
-grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
-  grep -q "s2_conv' QLinearConv tile_rows=9 tile_vecs=3 lanes=16 .*pad=2 dot=2$" "$T/stem.sched" &&
+grep -q "s1_conv' QLinearConv tile_rows=10 tile_vecs=2 lanes=16 .*pad=2 dot=2 split=5$" "$T/stem.sched" &&
+  grep -q "s2_conv' QLinearConv tile_rows=9 tile_vecs=3 lanes=16 .*pad=2 dot=2 split=5$" "$T/stem.sched" &&
   grep -q "s3_conv' QLinearConv tasks=1$" "$T/stem.sched" &&
   grep -q "s4_conv' QLinearConv tile_rows=8 tile_vecs=2 lanes=16 tasks=1 dot=2$" "$T/stem.sched" && ok ||
   bad "qdq_stem: schedules: $(cat "$T/stem.sched")"
+# The merged pairs of an RGB stem on the M4 (tile_stem_pairs, tests/quant/make_stem_words.py):
+# split=5, and the dumped schedule read back builds the same C.
+W=$2/tests/quant/models/stem_words_c3/model.onnx
+"$KILN" compile "$W" -o "$T/sw1" --target cortex-m4 --dump-schedule "$T/sw.sched" >/dev/null 2>&1 &&
+  "$KILN" compile "$W" -o "$T/sw2" --target cortex-m4 --schedule "$T/sw.sched" >/dev/null 2>&1 ||
+  bad "compile stem_words_c3"
+grep -q "'stem' QLinearConv tile_rows=2 tile_vecs=2 lanes=1 pad=1 dot=1 split=5$" "$T/sw.sched" &&
+  cmp -s "$T/sw1/model.c" "$T/sw2/model.c" && ok ||
+  bad "stem_words_c3 on cortex-m4: $(cat "$T/sw.sched")"
 finish

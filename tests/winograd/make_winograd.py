@@ -12,6 +12,10 @@ outputs computed by torch (float64, rounded to float32) from the same weights:
   y5 = Conv pads t1 l0 b0 r1 (x5) + b5    asymmetric pads, 20 -> 17, 10x6 -> 9x6
   y6 = Clip(Conv p1 (x6) + b6, 0, 6) + Relu(Conv p1 (x6))   two convs of one input,
                                           the residual an arena temporary, 24 -> 40, 6x5
+  y7 = Conv p1 (x7) + b7                  16 -> 24, 48x44: 132 tiles of 4x4, enough for
+                                          the product by chunks of tile rows (a tail of 4
+                                          rows on 8-row tiles; passes/tile.c,
+                                          kt_batched_const)
 
 Inputs are uniform in [-1, 1], weights scaled by 1/sqrt(9 cin) as a trained network's
 are, so outputs are of order one as in ResNet. usage: /usr/bin/python3
@@ -44,11 +48,12 @@ w3a, b3a, w3b, b3b = wts(32, 32), rnd(32), wts(32, 32), rnd(32)
 w4 = wts(18, 17)
 w5, b5 = wts(17, 20), rnd(17)
 w6, b6, w6r = wts(40, 24), rnd(40), wts(40, 24)
+x7, w7, b7 = rnd(1, 16, 48, 44), wts(24, 16), rnd(24)
 
 inits = [numpy_helper.from_array(a, n) for a, n in
          [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3a, "w3a"), (b3a, "b3a"),
           (w3b, "w3b"), (b3b, "b3b"), (w4, "w4"), (w5, "w5"), (b5, "b5"), (w6, "w6"),
-          (b6, "b6"), (w6r, "w6r"),
+          (b6, "b6"), (w6r, "w6r"), (w7, "w7"), (b7, "b7"),
           (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")]]
 
 
@@ -73,6 +78,7 @@ nodes = [
     conv("c6r", ["x6", "w6r"], "a6r"),
     helper.make_node("Relu", ["a6r"], ["r6"], name="relu6r"),
     helper.make_node("Add", ["k6", "r6"], ["y6"], name="res6"),
+    conv("c7", ["x7", "w7", "b7"], "y7"),
 ]
 
 t = lambda a: torch.from_numpy(a).double()
@@ -86,8 +92,9 @@ with torch.no_grad():
     y5 = F.conv2d(F.pad(t(x5), (0, 1, 1, 0)), t(w5), t(b5))
     y6 = torch.clamp(F.conv2d(t(x6), t(w6), t(b6), padding=1), 0, 6) + \
         F.relu(F.conv2d(t(x6), t(w6r), padding=1))
-outs = [y.float() for y in (y1, y2, y3, y4, y5, y6)]
-ins = [("x", x), ("x2", x2), ("x3", x3), ("x4", x4), ("x5", x5), ("x6", x6)]
+    y7 = F.conv2d(t(x7), t(w7), t(b7), padding=1)
+outs = [y.float() for y in (y1, y2, y3, y4, y5, y6, y7)]
+ins = [("x", x), ("x2", x2), ("x3", x3), ("x4", x4), ("x5", x5), ("x6", x6), ("x7", x7)]
 
 vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
 g = helper.make_graph(nodes, "winograd", [vi(n, a.shape) for n, a in ins],
