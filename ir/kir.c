@@ -530,6 +530,13 @@ kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b) {
     return x;
 }
 
+kn_kx *kx_shr_inrange(kn_lower *L, kn_kx *a, kn_kx *b) {
+    kn_kx *x = kx_bin(L, KX_SHR, a, b);
+    KN_ASSERT(x->op == KX_SHR && !kn_dtype_get(x->dtype)->is_float);
+    x->i = 1;
+    return x;
+}
+
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b) {
     kn_dtype t = common(a->dtype, b->dtype);
     kn_kx *x = new_x(L, KX_SELECT, t);
@@ -883,7 +890,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         x->op != KX_MIN && x->op != KX_MAX) {
         fputc('(', f);
         print_x(f, x->a[0]);
-        fprintf(f, " %s ", op_name(x->op));
+        fprintf(f, " %s%s ", op_name(x->op), x->op == KX_SHR && x->i == 1 ? "!" : "");
         print_x(f, x->a[1]);
         fputc(')', f);
         return;

@@ -731,6 +731,13 @@ kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
  * is even; the subtraction is exact). The value is the same as KX_ROUND's. */
 kn_kx *kx_round_small(kn_lower *L, kn_kx *a);
 kn_kx *kx_bin(kn_lower *L, kn_kx_op op, kn_kx *a, kn_kx *b);
+/* a >> b (KX_SHR) where the lowering has proved b within [0, bits of a's dtype) (a
+ * requantization's shift, kl_requant_hi32: [1, 30]): i = 1, printed `(a >>! b)`. KX_SHR
+ * gives 0 for a shift of the width or more, so the emitters guard it (C's kn_shr_<t>
+ * helper, LLVM's selects) and a caller that knows better masked it (b & 31, one AND on
+ * the M4 where its shift register ignores nothing); with i = 1 C prints a plain `>>` and
+ * LLVM a bare ashr/lshr. The same value where b is in range. */
+kn_kx *kx_shr_inrange(kn_lower *L, kn_kx *a, kn_kx *b);
 kn_kx *kx_select(kn_lower *L, kn_kx *c, kn_kx *a, kn_kx *b);
 kn_kx *kx_cast(kn_lower *L, kn_dtype t, kn_kx *a);
 /* A float a converted to integer dtype t where the lowering has proved a finite, not NaN

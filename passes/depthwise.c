@@ -456,6 +456,9 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
  * w2), B = (w1, 0) (SMLAD: a.lo*b.lo + a.hi*b.hi; SMLADX: a.lo*b.hi + a.hi*b.lo):
  *   output 2u     += dot(lo, A) + dot(hi, B)    (b0 w0 + b2 w2 + b1 w1)
  *   output 2u + 1 += dot(hi, A) + dotx(lo, B)   (b1 w0 + b3 w2 + b2 w1; stride 1 only)
+ * At stride 2 (one output a word, word u two bytes after word u - 1) an odd word's b1 is
+ * the even word's b3, so its output adds dot(lo, A) + dotx(hi', B) with hi' the word
+ * before's odd half: its own odd half is not built (4 outputs: 6 unpacks, not 8).
  * The weight words are read in the tile (dw_wword).
  * The accumulators start at bias - xz * sum (w - wz) and add x * (w - wz): exact in i32.
  * crow: a kernel row outside x is left out where xz == 0, else adds the word of zero
@@ -482,15 +485,23 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
         int vx = kl_decl(L, KN_I64, kt_plus(L, var(L, vx0), ky * G->dh * G->w));
         int wk[2];
         for (int k = 0; k < 2; k++) wk[k] = kl_decl(L, KN_I32, dw_wword(L, G, 1 + 2 * ky + k));
+        int hprev = -1; /* stride 2: the even word's odd half (dw_wtile) */
         for (int u = 0; u < nu; u++) {
             int wd = kl_decl(
                 L, KN_I32,
                 cox >= 0 ? dw_edge_word(L, G, var(L, vx), cox * G->sw - G->pw + 2 * u)
                          : kx_load_word(L, G->d->x, kx_add(L, var(L, vx), kx_int(L, 2 * u))));
             int lo = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), false, unsig));
-            int hi = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), true, unsig));
             int a0 = acc[u * per];
             kl_set(L, a0, kx_dot(L, KN_DOT_S16X2, var(L, a0), var(L, lo), var(L, wk[0])));
+            if (per == 1 && (u & 1)) {
+                /* b1 of this word is b3 of the word before (2 bytes back): hprev's high
+                 * half, so b1 w1 = dotx(hprev, B) and this word's odd half is not built */
+                kl_set(L, a0, kx_dot(L, KN_DOT_S16X2X, var(L, a0), var(L, hprev), var(L, wk[1])));
+                continue;
+            }
+            int hi = kl_decl(L, KN_I32, kx_unpack16(L, var(L, wd), true, unsig));
+            hprev = hi;
             kl_set(L, a0, kx_dot(L, KN_DOT_S16X2, var(L, a0), var(L, hi), var(L, wk[1])));
             if (per == 2) {
                 int a1 = acc[u * per + 1];

@@ -890,8 +890,18 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
         if (ccol) kl_if(L, kt_inside(L, ix, G->w));
         kn_kx *words[KT_MAX_ROWS] = {0};
         if (G->xblk) { /* the tile's pixels: [cgrp][row] */
-            for (int r = 0; r < T->rows; r++)
-                words[r] = kx_load(L, G->xw, kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r));
+            /* at most 4 groups (16 input channels: one trip of conv_reduce_dot, no loop)
+             * the tile's widened words are kept loads (kx_load_kept), read again by every
+             * block of output channels: GCC 12 otherwise holds all of them in registers
+             * over the blocks and spills (MobileNetV1's banded 8 -> 16 layers 193.6 ->
+             * 176.3 K each, its 16 -> 32 layer 0.419 -> 0.402 M with the 4 groups in one
+             * trip; kept with a loop it went to 0.486 M, and 32 channels as one kept trip
+             * took the 32 -> 32 layer 0.650 -> 0.683 M) */
+            bool kept = G->cg / T->parts <= 4;
+            for (int r = 0; r < T->rows; r++) {
+                kn_kx *at = kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r);
+                words[r] = kept ? kx_load_kept(L, G->xw, at) : kx_load(L, G->xw, at);
+            }
         } else if (G->xw) { /* one word a row: [b][g][cgrp][iy][ix] */
             kn_kx *plane = mad(L, mad(L, kx_var(L, vb), G->group, kx_var(L, vg)), ng, cgrp);
             int vxw = kl_decl(L, KN_I64, mad(L, mad(L, plane, G->hp, iy), G->wp, ix));
@@ -955,19 +965,34 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * but 16 channels as 4 a trip (no loop) took its 16 -> 32 layer 0.476 -> 0.531 M.
          * Since the requantization records (kt_int_tables_rec): 8 from 64 channels, its
          * 32 -> 64 layer 0.554 -> 0.541 M, 64 -> 128 0.269 -> 0.263 M; 32 channels as 8
-         * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). */
-        int un = full >= 64 ? 16 : full >= 16 ? 8 : full >= 8 ? 4 : 2;
-        int vc = kl_for(L, full / un);
+         * a trip (no loop) took the 32 -> 32 layer 0.663 -> 0.814 M (spills). 16 channels
+         * as one trip again since their widened words are kept loads (conv_dot_taps):
+         * 0.419 -> 0.402 M. The 3x3 windows over pre-split pairs (!xblk, whose words are
+         * loads at each tap's offset anyway) take 32 and 64 channels in one trip too:
+         * ResNet-8's 32-channel layer 2.197 -> 2.108 M, its 64-channel one 2.128 -> 2.078 M. */
+        int un = full >= 64               ? 16
+                 : full == 16 && !G->xblk ? 16
+                 : full >= 16             ? 8
+                 : full == 8 && !G->xblk  ? 8
+                 : full >= 8 || full == 4 ? 4
+                                          : 2;
+        /* one trip: the groups as constants, no loop, so that the kept loads of the
+         * widened words (conv_dot_taps) share one pointer */
+        bool one = full / un == 1;
+        int vc = one ? -1 : kl_for(L, full / un);
         for (int u = 0; u < un; u++)
             conv_dot_taps(L, G, T, vb, vg, gb,
-                          kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, un)), u), T->parts, oy, ow0,
-                          crow, ccol);
-        kl_end(L);
+                          one ? kx_int(L, u)
+                              : kt_plus(L, kx_mul(L, kx_var(L, vc), kx_int(L, un)), u),
+                          T->parts, oy, ow0, crow, ccol);
+        if (!one) kl_end(L);
         for (int64_t q = full / un * un; q < full; q++)
             conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, q), T->parts, oy, ow0, crow, ccol);
         full = 0;
     }
-    if (full) {
+    if (full == 1 && T->xpre) { /* pointwise pairs of 4 channels: as above */
+        conv_dot_taps(L, G, T, vb, vg, gb, kx_int(L, 0), T->parts, oy, ow0, crow, ccol);
+    } else if (full) {
         int vc = kl_for(L, full);
         conv_dot_taps(L, G, T, vb, vg, gb, kx_var(L, vc), T->parts, oy, ow0, crow, ccol);
         kl_end(L);
@@ -1424,16 +1449,16 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
  * for all its blocks of output channels: a pixel's 4 channels are 4 byte loads, then for
  * u8 input the halves x0 | x2 << 16 and x1 | x3 << 16 (two ORRs with a shift), else the
  * word and its two unpacks (kt_split_pair, SXTB16), and one 8-byte store. */
-static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, int vb, int vg,
-                           kn_kx *ow0, int rows) {
-    int vq = kl_for(L, G->cg / 4);
-    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, kx_var(L, vq), kx_int(L, 4)));
+/* One step q of pw_pairs_widen: input channels 4q .. 4q + 4 of the tile's rows pixels. */
+static void pw_pairs_widen_step(kn_lower *L, const conv_geom *G, const kt_tile *T, int vb, int vg,
+                                kn_kx *ow0, int rows, kn_kx *q) {
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_mul(L, q, kx_int(L, 4)));
     int vx = kl_decl(L, KN_I64, conv_xat(L, G, kx_var(L, vb), ch, kx_int(L, 0), ow0));
     for (int r = 0; r < rows; r++) {
         kn_kx *vals[4];
         for (int k = 0; k < 4; k++)
             vals[k] = kx_load(L, G->x, kt_plus(L, kx_var(L, vx), k * G->xs[1] + r * G->xs[3]));
-        kn_kx *at = kt_plus(L, kx_mul(L, kx_var(L, vq), kx_int(L, T->maxrows)), r);
+        kn_kx *at = kt_plus(L, kx_mul(L, q, kx_int(L, T->maxrows)), r);
         if (T->xunsigned && !T->xoff) { /* u8: the halves straight from the bytes */
             kn_kx *h[2];
             for (int o = 0; o < 2; o++)
@@ -1448,7 +1473,22 @@ static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, in
         int vw = kl_decl(L, KN_I32, kt_word(L, T, vals, 4));
         kl_store(L, G->xw, at, kt_split_pair(L, T, kx_var(L, vw)));
     }
-    kl_end(L);
+}
+
+/* The tile's pixels of every input channel widened into G->xw ([c / 4][maxrows] i64),
+ * two steps of 4 channels a trip (GCC 12's loop of one step: 14 instructions of loads,
+ * ORs and STRDs and 4 of loop control), the odd step left over after the loop. */
+static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, int vb, int vg,
+                           kn_kx *ow0, int rows) {
+    int64_t nq = G->cg / 4;
+    if (nq >= 2) {
+        int vq = kl_for(L, nq / 2);
+        for (int j = 0; j < 2; j++)
+            pw_pairs_widen_step(L, G, T, vb, vg, ow0, rows,
+                                kt_plus(L, kx_mul(L, kx_var(L, vq), kx_int(L, 2)), j));
+        kl_end(L);
+    }
+    if (nq % 2) pw_pairs_widen_step(L, G, T, vb, vg, ow0, rows, kx_int(L, nq - 1));
 }
 
 /* Pointwise pairs (G->xblk): tiles of pixels outside, each widened once (pw_pairs_widen),

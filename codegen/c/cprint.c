@@ -348,13 +348,18 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         }
         if (x->i == KX_LOAD_KEPT && E->dialect != KN_OPENCL) {
             /* kx_load_kept: (buf + base) through kn_keep, the constant part of the index
-             * as the offset, so that the loads of one tile share the kept pointer */
+             * as the offset (all of it where the index is a constant: buf itself kept), so
+             * that the loads of one tile share the kept pointer */
             const kn_kx *ix = x->a[0];
+            bool cst = ix->op == KX_CONST && !kn_dtype_get(ix->dtype)->is_float;
             bool off = ix->op == KX_ADD && ix->a[1]->op == KX_CONST;
             E->helpers |= H_KEEP;
-            fprintf(f, "((const %s *)kn_keep(%s + ", CT(x->buf->dtype), x->buf->name);
-            kn_cprint_expr(E, off ? ix->a[0] : ix);
-            fprintf(f, "))[%lld]", off ? (long long)ix->a[1]->i : 0LL);
+            fprintf(f, "((const %s *)kn_keep(%s", CT(x->buf->dtype), x->buf->name);
+            if (!cst) {
+                fprintf(f, " + ");
+                kn_cprint_expr(E, off ? ix->a[0] : ix);
+            }
+            fprintf(f, "))[%lld]", cst ? (long long)ix->i : off ? (long long)ix->a[1]->i : 0LL);
             return;
         }
         fprintf(f, "%s[", x->buf->name);
@@ -557,6 +562,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         break;
     case KX_SHL:
     case KX_SHR:
+        if (x->op == KX_SHR && x->i == 1) { /* kx_shr_inrange: no guard */
+            fprintf(f, "((%s)(", CT(t));
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, " >> ");
+            kn_cprint_expr(E, x->a[1]);
+            fprintf(f, "))");
+            return;
+        }
         helper_call(E, x->op == KX_SHL ? "shl" : "shr", x, x->op == KX_SHL ? F_SHL : F_SHR);
         return;
     default: break;

@@ -479,6 +479,8 @@ static LLVMValueRef binary(emit *E, const kn_kx *x) {
     case KX_XOR: return LLVMBuildXor(B, a, b, "");
     case KX_SHL:
     case KX_SHR: {
+        if (x->op == KX_SHR && x->i == 1) /* kx_shr_inrange: b < bits, no guard */
+            return s ? LLVMBuildAShr(B, a, b, "") : LLVMBuildLShr(B, a, b, "");
         unsigned bits = (unsigned)kn_dtype_get(t)->size * 8;
         LLVMValueRef big = LLVMBuildICmp(
             B, LLVMIntUGE, b, splat(E, LLVMConstInt(ty(E, t), bits, 0), kx_lanes(x)), "");

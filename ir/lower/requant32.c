@@ -63,10 +63,19 @@ kn_kx *kl_requant_hi32(kn_lower *L, kn_kx *acc, kn_kx *mult, kn_kx *round, kn_kx
         mult = kx_var(L, kl_decl_vec(L, KN_I32, kx_lanes(acc), kx_cast(L, KN_I32, mult)));
     kn_kx *p = kx_mul(L, kx_cast(L, KN_I64, acc), kx_cast(L, KN_I64, mult));
     kn_kx *h = kx_cast(L, KN_I32, kx_bin(L, KX_SHR, p, kx_int(L, 32)));
-    /* t is in [1, 30]: the mask says so, so the emitters' guard for shifts of 32 or more
-     * folds away */
-    kn_kx *tm = kx_bin(L, KX_AND, kx_cast(L, KN_I32, t), kx_const(L, KN_I32, 31));
-    kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, h, kx_cast(L, KN_I32, round)), tm);
+    /* t is in [1, 30] (kn_qmul_hi32; the tables' padding columns 1): on scalars a shift
+     * known in range (kx_shr_inrange: one ASR on the M4, where the mask cost an AND an
+     * output channel and tile); the vectors keep the mask, which says the same to the
+     * emitters' guard for shifts of 32 or more and which Helium's requantization matches
+     * (codegen/c/cprint.c, rq_match) */
+    kn_kx *r, *ht = kx_add(L, h, kx_cast(L, KN_I32, round));
+    if (kx_lanes(acc) == 1) {
+        KN_ASSERT(t->op != KX_CONST || (t->i >= 1 && t->i <= 30));
+        r = kx_shr_inrange(L, ht, kx_cast(L, KN_I32, t));
+    } else {
+        kn_kx *tm = kx_bin(L, KX_AND, kx_cast(L, KN_I32, t), kx_const(L, KN_I32, 31));
+        r = kx_bin(L, KX_SHR, ht, tm);
+    }
     /* scalars of 8 or 16 bits: one SSAT/USAT to the type's range (KX_SAT), then only the
      * bounds of a narrower clamp (a Relu folded above y's zero point); the same values
      * as the min/max clamp, which takes 7 instructions on the M4 */

@@ -19,8 +19,8 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 cpair_s8 cpair_u8
-  cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8
+  cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
@@ -91,6 +91,9 @@ for m in $MODELS; do
   cpair_c3) # 3 channels over a window: split words of 3 channels and a 0, pre-split
     grep -q "'stem' QLinearConv .* split=4" "$T/$m.sched" && ok ||
       bad "$m: no split-word tile: $(cat "$T/$m.sched")" ;;
+  cw_pairs_*) # 3x3 windows over pre-split pairs, their 4, 8 and 16 channel groups in one trip
+    [ "$TARGET" = cortex-m55 ] || { grep -q "'cw' QLinearConv .* split=4" "$T/$m.sched" && ok ||
+      bad "$m: no pre-split pairs: $(cat "$T/$m.sched")"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
@@ -232,14 +235,19 @@ for m in $MODELS; do
     # (quantize_ties and qdq_add have no contraction)
     case $m in qdq_depthwise | quantize_ties | qdq_add) ;;
     *) grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image" ;; esac
-    # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c)
-    case $m in dw_words_s8 | dw_words_z1) grep -q "smladx" "$D/app.dis" && ok ||
+    # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c);
+    # at stride 2 (dw_words_s2, dw_words_u8's rows) the odd words' b1 w1 from the even
+    # word's odd half, SMLADX too
+    case $m in dw_words_s8 | dw_words_z1 | dw_words_s2 | dw_words_u8) grep -q "smladx" "$D/app.dis" && ok ||
       bad "$m: no smladx in the image" ;; esac
     # the fixed-point models' high-word requantization (multiply and add): kn_mmla in the
-    # generated C, SMMLA in the image
+    # generated C, SMMLA in the image; its shift (in [1, 30]) a plain >>, not masked
+    # (kx_shr_inrange: no kn_shr_i32 guard, no & 31)
     case $m in qdq_fixed | qdq_depthwise | qdq_pointwise | qdq_pointwise_part)
       [ $EMIT = obj ] || { grep -q "kn_mmla(" "$D/m.c" && grep -q "smmla" "$D/app.dis" && ok ||
-        bad "$m: no kn_mmla in the C or no smmla in the image"; } ;; esac
+        bad "$m: no kn_mmla in the C or no smmla in the image"
+        grep -q "kn_mmla([^;]*) >> " "$D/m.c" && ! grep -q "kn_shr_i32(kn_mmla" "$D/m.c" && ok ||
+        bad "$m: the requantization's shift is guarded or masked"; } ;; esac
   fi
   case $m in
   pw_split_s8) grep -q "sxtb16.*ror #8" "$D/app.dis" && ok || bad "$m: no sxtb16 ror #8 in the image" ;;
@@ -263,6 +271,9 @@ for m in $MODELS; do
     [ $EMIT = obj ] || [ "$TARGET" != cortex-m55 ] || { grep -q "KN_Q4F[SU](" "$D/m.c" &&
       grep -q "vcvtn.s32.f32.*q" "$D/app.dis" && grep -q "vfms.f32.*q" "$D/app.dis" && ok ||
       bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; } ;;
+  pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
+      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
