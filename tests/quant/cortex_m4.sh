@@ -208,6 +208,15 @@ for m in $MODELS; do
     # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
       bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
+    # ... clamped to the whole u8 (i8) range by a saturating shift left by 24 and back
+    # (codegen/c/cprint.c KN_CLAMP4: VQSHLU.S32 / VQSHL.S32, then VSHR), to narrower
+    # ranges (the fused ReLUs' 0..194, 57..251) by VMAX and VMIN
+    [ $m = qdq_block ] && [ $EMIT = c ] && {
+      grep -q "KN_RQ4IV(.*, 0, 255)" "$D/m.c" && grep -q "KN_RQ4IV(.*, -128, 127)" "$D/m.c" &&
+        grep -q "vqshlu\.s32[[:space:]]*q[0-7], q[0-7], #24" "$D/app.dis" &&
+        grep -q "vqshl\.s32[[:space:]]*q[0-7], q[0-7], #24" "$D/app.dis" &&
+        grep -q "vmin\.s32" "$D/app.dis" && ok ||
+        bad "$m: no saturating-shift clamp (KN_CLAMP4) or no VMIN clamp"; }
     # ... its 4 lanes as one strided store (kl_store_strided): a VSTRB.32 scatter
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "KN_ST4BSS(" "$D/m.c" &&
       grep -qE "vstrb\.32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
