@@ -253,6 +253,11 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
      * (yr > 1) q in [0, (yr - 1) * sh + (kh - 1) * dh], read by the output rows t whose
      * kernel row ky has t * sh + ky * dh = q */
     int64_t nq = yr == 1 ? nky : (int64_t)(yr - 1) * G->sh + (G->kh - 1) * G->dh + 1;
+    /* the padded plane: the rows' first taps at constant distances from the first row's
+     * (one pointer a tile for GCC 12, its loads' immediate offsets; MobileNetV2's 24 x 24
+     * x 48 layer on the M55 40 -> 38 instructions a vector) */
+    int vx0 = -1;
+    int64_t roff0 = 0;
     for (int64_t q = 0; q < nq; q++) {
         int64_t ky = q, roff = yr == 1 ? q * G->dh : q;
         int pt[DW_MAX_YR], npair = 0;
@@ -280,11 +285,14 @@ static void dw_tile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int row
             vx = kl_decl(
                 L, KN_I64,
                 kt_mad(L, kt_mad(L, var(L, G->vbc), G->hs, kt_plus(L, iy, G->ph)), G->rs, ox));
-        else if (G->pad)
-            vx = kl_decl(
+        else if (G->pad && vx0 >= 0)
+            vx = kl_decl(L, KN_I64, kt_plus(L, var(L, vx0), (roff - roff0) * G->prs));
+        else if (G->pad) {
+            vx = vx0 = kl_decl(
                 L, KN_I64,
                 kt_mad(L, kt_plus(L, iy, G->ph), G->prs, G->pph ? ox : kt_plus(L, col0, G->pw)));
-        else
+            roff0 = roff;
+        } else
             vx =
                 kl_decl(L, KN_I64,
                         kt_mad(L, G->plane ? iy : kt_mad(L, var(L, G->vbc), G->h, iy), G->w, col0));

@@ -2157,8 +2157,9 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                  * and back (two instructions with immediates): VMAX/VMIN hold their
                  * bounds in two of the eight Q registers, which the 1x1 tiles' epilogues
                  * reloaded from the stack (MobileNetV2 int8 on the M55: 7.741 -> 7.622 M
-                 * instructions). KN_RQ4B (the depthwise tiles) keeps VMAX/VMIN: GCC 12
-                 * builds those loops 48 K instructions longer with the shifts */
+                 * instructions; KN_RQ4B, the depthwise tiles: 7.567 -> 7.516 M, though
+                 * the in-place tiles of 3 rows take 3-4 K more each: 68 -> 71 K at 6 x 6 x
+                 * 144, 90 -> 94 K at 6 x 6 x 192) */
                 "#define KN_CLAMP4(x, lo, hi) \\\n"
                 "    ((lo) == 0 && (hi) == 255 \\\n"
                 "         ? vreinterpretq_s32_u32(vshrq_n_u32(vqshluq_n_s32((x), 24), 24)) \\\n"
@@ -2179,7 +2180,7 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "    do { \\\n"
                 "        int32x4_t kn_h = vmulhq_s32((int32x4_t)(acc), (int32x4_t)(m)); \\\n"
                 "        kn_h = vshlq_r_s32(vaddq_n_s32(kn_h, r), -(t)); \\\n"
-                "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
+                "        kn_h = KN_CLAMP4(kn_h, lo, hi); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
                 "#define KN_RQ4BV(p, acc, m, r, t, lo, hi) \\\n"

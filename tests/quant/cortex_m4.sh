@@ -11,7 +11,7 @@
 # --target cortex-m55 on QEMU's mps3-an547 (the same startup, its memory map: code at
 # 0x10000000, RAM at 0x31000000), each image checked to contain vmlava.s8, and
 # quantize_ties (QuantizeLinear's edge values, tests/quant/make_quantize_ties.py). ptq_add
-# (and on the M55 ptq_add_tail, tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
+# (and on the M55 ptq_add_tail and ptq_dw, tests/quant/make_ptq_add.py) is quantized by --quantize here (its fixed-point
 # residual adds) and compared with the host interpreter's output for it.
 # usage: cortex_m4.sh KILN SOURCE_DIR [c|obj] [cortex-m4|cortex-m55]
 KILN=$1
@@ -31,7 +31,7 @@ if [ "$TARGET" = cortex-m55 ]; then
   MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
-    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail dq_tail quantize_ties"
+    fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail ptq/ptq_dw dq_tail quantize_ties"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -188,8 +188,8 @@ for m in $MODELS; do
     # mult 2^30), ptq_add_tail's 245 elements with a scalar tail of one
     [ $EMIT = c ] && { grep -q "KN_DUP4I(1073741824)" "$D/m.c" && ok ||
       bad "$m: the residual add not in vectors"; }
-  elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_}" != "$m" -o "${m#qdq_d}" != "$m" -o $m = qdq_block ]; then
-    # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's): the i32 vector
+  elif [ "$TARGET" = cortex-m55 ] && [ "${m#dw_}" != "$m" -o "${m#qdq_d}" != "$m" -o $m = qdq_block -o $m = ptq_dw ]; then
+    # depthwise on the M55 (dw_*, qdq_depthwise, qdq_dw_dot, qdq_block's, ptq_dw): the i32 vector
     # tiles' widening byte loads (generated C: VLDRB.U32 / VLDRB.S32)
     # and their vector requantization (VMULH.S32, VSTRB.32) where it is fixed point
     [ $EMIT = obj ] || { grep -q "vldrb\.[su]32" "$D/app.dis" && ok ||
@@ -199,6 +199,16 @@ for m in $MODELS; do
     [ $m = dw_words_u8 ] && [ $EMIT = c ] && {
       grep -qE "vldrb\.u32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
         bad "$m: no vldrb.u32 gather in the image"; }
+    # dw_mve_pad's plane (rows of 14): each kernel row's first tap at a constant distance
+    # from the first row's (passes/depthwise.c dw_tile: one pointer, immediate offsets)
+    [ $m = dw_mve_pad ] && [ $EMIT = c ] && {
+      grep -qE "int64_t v[0-9]+ = \(v[0-9]+ \+ 28\);" "$D/m.c" && ok ||
+        bad "$m: the plane's rows not at constant offsets"; }
+    # ptq_dw's depthwise outputs (no activation, u8) clamped by a saturating shift
+    # (KN_RQ4B: KN_CLAMP4), its test input 3 times its first calibration sample
+    [ $m = ptq_dw ] && [ $EMIT = c ] && {
+      grep -q "vqshlu\.s32[[:space:]]*q[0-7], q[0-7], #24" "$D/app.dis" && ok ||
+        bad "$m: no vqshlu.s32 clamp in the image"; }
     # dw_mve_s2's 16 column pairs a chunk into the plane's two phases: VLD20/VLD21
     [ $m = dw_mve_s2 ] && [ $EMIT = c ] && { grep -q "vld21\.8" "$D/app.dis" && ok ||
       bad "$m: no vld21.8 in the image"; }

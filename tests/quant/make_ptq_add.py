@@ -8,7 +8,7 @@ and 16 calibration inputs ([16,1,3,8,8]), the first also as test_data_set_0/inpu
 
     /usr/bin/python3 tests/quant/make_ptq_add.py
 writes tests/quant/ptq_add/{model.onnx, calib.npy, test_data_set_0/input_0.pb}, and
-tests/quant/ptq_add_tail (see tail()) the same way."""
+tests/quant/ptq_add_tail (see tail()) and tests/quant/ptq_dw (dw()) the same way."""
 import os
 import sys
 
@@ -85,6 +85,41 @@ def tail():
     qr.write_ptq(out, "ptq_add_tail", nodes, inits, [1, 3, 7, 7], [1, 3], calib)
 
 
+def dw():
+    """tests/quant/ptq_dw: Conv 3->8 -> Relu -> two depthwise 3x3 convolutions of 8
+    channels at 12x12 (no activation: their outputs clamped to the whole u8 range, on the
+    M55 in Helium's vector tiles over the padded plane, passes/depthwise.c) ->
+    GlobalAveragePool -> Flatten -> Gemm 8->4; random weights (seed 2), 16 calibration
+    inputs ([16,1,3,12,12]); test_data_set_0/input_0.pb is 3 times the first, so that
+    both ends of the clamps are reached."""
+    rng = np.random.RandomState(2)
+    f = np.float32
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq_dw")
+    inits = [numpy_helper.from_array((rng.randn(8, 3, 3, 3) * 0.5).astype(f), "w1"),
+             numpy_helper.from_array((rng.randn(8) * 0.1).astype(f), "b1"),
+             numpy_helper.from_array((rng.randn(8, 1, 3, 3) * 0.5).astype(f), "w2"),
+             numpy_helper.from_array((rng.randn(8) * 0.1).astype(f), "b2"),
+             numpy_helper.from_array((rng.randn(8, 1, 3, 3) * 0.5).astype(f), "w3"),
+             numpy_helper.from_array((rng.randn(8) * 0.1).astype(f), "b3"),
+             numpy_helper.from_array((rng.randn(4, 8) * 0.5).astype(f), "w4"),
+             numpy_helper.from_array((rng.randn(4) * 0.1).astype(f), "b4")]
+    pad = dict(pads=[1, 1, 1, 1])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", **pad),
+        helper.make_node("Relu", ["c1"], ["r1"], "relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "dw1", group=8, **pad),
+        helper.make_node("Conv", ["c2", "w3", "b3"], ["c3"], "dw2", group=8, **pad),
+        helper.make_node("GlobalAveragePool", ["c3"], ["p"], "pool"),
+        helper.make_node("Flatten", ["p"], ["fl"], "flatten"),
+        helper.make_node("Gemm", ["fl", "w4", "b4"], ["y"], "fc", transB=1),
+    ]
+    calib = (rng.randn(16, 1, 3, 12, 12) * 2).astype(f)
+    qr.write_ptq(out, "ptq_dw", nodes, inits, [1, 3, 12, 12], [1, 4], calib)
+    with open(os.path.join(out, "test_data_set_0", "input_0.pb"), "wb") as fp:
+        fp.write(numpy_helper.from_array(calib[0] * 3, "x").SerializeToString())
+
+
 if __name__ == "__main__":
     main()
     tail()
+    dw()
