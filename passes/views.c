@@ -39,6 +39,7 @@
 #include "passes/pass.h"
 #include "targets/target.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,13 +335,18 @@ static bool view_accesses(vctx *C, const view *vw, int skip, bool apply) {
 
 /* ---- the candidates ---- */
 
+/* The buffer holding value v: the one non-constant, non-scratch buffer of its name (NULL
+ * where there is none or several). */
 static kn_kbuf *buf_of(const kn_kprog *p, const kn_value *v) {
-    if (!v || !v->name) return NULL;
+    if (!v || !v->name || !v->name[0]) return NULL;
+    kn_kbuf *found = NULL;
     for (int i = 0; i < p->nbufs; i++)
         if (p->bufs[i]->onnx && !strcmp(p->bufs[i]->onnx, v->name) &&
-            p->bufs[i]->kind != KB_CONST && p->bufs[i]->kind != KB_SCRATCH)
-            return p->bufs[i];
-    return NULL;
+            p->bufs[i]->kind != KB_CONST && p->bufs[i]->kind != KB_SCRATCH) {
+            if (found) return NULL;
+            found = p->bufs[i];
+        }
+    return found;
 }
 
 /* The one axis along which v is cut out of p (all other dims equal), or -1. */
@@ -442,7 +448,8 @@ kn_status kn_plan_views(kn_ctx *cx, kn_kprog *p) {
     C.L = kl_builder(cx, p);
     undo U = {0};
     C.U = &U;
-    size_t arena = kn_plan_arena_dry(p); /* a view is kept where it does not raise it */
+    size_t arena = SIZE_MAX; /* the plan's arena so far (computed at the first candidate): a
+                                view is kept where it does not raise it */
     for (int k = 0; k < p->nkernels; k++) {
         kn_kernel *kern = p->kernels[k];
         const kn_node *n = kern->node;
@@ -450,6 +457,7 @@ kn_status kn_plan_views(kn_ctx *cx, kn_kprog *p) {
         if (n->op == KN_OP_SLICE) {
             view vw;
             if (!slice_view(p, k, &vw) || !view_accesses(&C, &vw, k, false)) continue;
+            if (arena == SIZE_MAX) arena = kn_plan_arena_dry(p);
             undo_reset(&U, kern->body);
             view_accesses(&C, &vw, k, true);
             kern->body->n = 0;
@@ -496,6 +504,7 @@ kn_status kn_plan_views(kn_ctx *cx, kn_kprog *p) {
                     other++;
             }
             if (!copies || other || !view_accesses(&C, &vw, k, false)) continue;
+            if (arena == SIZE_MAX) arena = kn_plan_arena_dry(p);
             undo_reset(&U, body);
             int kept = 0;
             for (int i = 0; i < body->n; i++)
