@@ -89,7 +89,7 @@ kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
 /* Loop indices narrowed to the target's index_bits where every index value fits
  * (passes/index.c). */
 kn_status kn_kpass_index(kn_ctx *cx, struct kn_kprog *p);
-/* Step 0b of the plan (passes/views.c): the band Slices and Concat parts that can be
+/* Step 0a of the plan (passes/views.c): the band Slices and Concat parts that can be
  * views of their parent are made so (their copies removed), on mcu targets. */
 kn_status kn_plan_views(kn_ctx *cx, struct kn_kprog *p);
 /* The arena the plan would give p now, its kernels unchanged (passes/plan.c). */

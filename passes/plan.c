@@ -1,6 +1,10 @@
 /* Static memory planning of a kernel IR program.
  * requires: lowered program; breaks: nothing.
  *
+ * 0a. Band views (microcontrollers, passes/views.c): a Slice's output or a Concat's part
+ *    cut along one axis becomes a strided view of its parent where the arena (steps 0-2,
+ *    run dry: kn_plan_arena_dry) does not grow; its kernels then address the parent and
+ *    the copy goes.
  * 0. Lifetimes: each buffer's first and last kernel, from the statements that touch
  *    it (kn_kprog_lifetimes), so passes that rewrite kernels need not keep them.
  * 1. In place: a temporary a kernel defines takes the storage of a temporary of the

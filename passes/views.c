@@ -1,5 +1,5 @@
 /* Band views: the patch pass's Slices and Concats without their copies (memory plan,
- * step 0b; passes/plan.c calls kn_plan_views before the lifetimes).
+ * step 0a; passes/plan.c calls kn_plan_views before the lifetimes).
  * requires: lowered program, kernel passes done; breaks: nothing.
  *
  * The patch pass (passes/patch.c) runs a CNN's first layers in bands of rows: a Slice
