@@ -246,7 +246,12 @@ struct kn_kbuf {
     bool whole_run;        /* KB_TEMP live from its first use to the end of the run (string
                               character storage, the status word): never reused */
     int first, last;       /* kernels that define and last use it (memory plan) */
-    int region;            /* memory region of the arena storage (kn_kprog.nregions; else 0) */
+    kn_kbuf *view;         /* a band view (passes/views.c): no kernel touches this buffer any
+                              more; its element i is view's element (i / view_plane) *
+                              view_stride + i % view_plane + view_base (a band of rows of
+                              every channel), where the kernels now address it */
+    int64_t view_plane, view_stride, view_base;
+    int region; /* memory region of the arena storage (kn_kprog.nregions; else 0) */
 };
 
 /* A contraction kernel, described by its lowering so that schedule passes can rebuild

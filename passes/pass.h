@@ -89,6 +89,11 @@ kn_status kn_kpass_parallel(kn_ctx *cx, struct kn_kprog *p);
 /* Loop indices narrowed to the target's index_bits where every index value fits
  * (passes/index.c). */
 kn_status kn_kpass_index(kn_ctx *cx, struct kn_kprog *p);
+/* Step 0a of the plan (passes/views.c): the band Slices and Concat parts that can be
+ * views of their parent are made so (their copies removed), on mcu targets. */
+kn_status kn_plan_views(kn_ctx *cx, struct kn_kprog *p);
+/* The arena the plan would give p now, its kernels unchanged (passes/plan.c). */
+size_t kn_plan_arena_dry(struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
 kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
 /* Float32 constants exactly representable in p->weights stored in it (passes/lowp.c). */

@@ -1,6 +1,10 @@
 /* Static memory planning of a kernel IR program.
  * requires: lowered program; breaks: nothing.
  *
+ * 0a. Band views (microcontrollers, passes/views.c): a Slice's output or a Concat's part
+ *    cut along one axis becomes a strided view of its parent where the arena (steps 0-2,
+ *    run dry: kn_plan_arena_dry) does not grow; its kernels then address the parent and
+ *    the copy goes.
  * 0. Lifetimes: each buffer's first and last kernel, from the statements that touch
  *    it (kn_kprog_lifetimes), so passes that rewrite kernels need not keep them.
  * 1. In place: a temporary a kernel defines takes the storage of a temporary of the
@@ -354,7 +358,7 @@ static bool staged_share(const kn_kernel *kern, const kn_kbuf *in, const kn_kbuf
  * its output takes the input's storage and the copy is removed. Each is written once, so
  * they may share it while it lives to the later of their last uses (extended here; a
  * kernel that would write in place into it checks that end). */
-static bool copy_alias(kn_kprog *p, int k) {
+static bool copy_alias(kn_kprog *p, int k, bool dry) {
     kn_ks *body = p->kernels[k]->body;
     if (body->n != 1 || body->body[0]->kind != KS_COPY) return false;
     const kn_ks *c = body->body[0];
@@ -370,7 +374,7 @@ static bool copy_alias(kn_kprog *p, int k) {
     out->alias = r;
     out->alias_at = kn_kbuf_view_at(in); /* in may be a Concat input placed in its output */
     if (out->last > r->last) r->last = out->last;
-    body->n = 0;
+    if (!dry) body->n = 0;
     return true;
 }
 
@@ -430,7 +434,7 @@ static bool shares_storage(const kn_kprog *p, const unsigned char *use, const kn
     return false;
 }
 
-static void in_place(kn_kprog *p) {
+static void in_place(kn_kprog *p, bool dry) {
     for (int i = 0; i < p->nbufs; i++) {
         p->bufs[i]->alias = NULL;
         p->bufs[i]->alias_at = 0;
@@ -439,7 +443,7 @@ static void in_place(kn_kprog *p) {
     unsigned char *use = malloc((size_t)p->nbufs + 1);
     KN_ASSERT(use);
     for (int k = 0; k < p->nkernels; k++) {
-        if (copy_alias(p, k)) continue;
+        if (copy_alias(p, k, dry)) continue;
         memset(use, 0, (size_t)p->nbufs + 1);
         kn_kernel_uses(p->kernels[k]->body, use);
         for (int o = 0; o < p->nbufs; o++) {
@@ -663,9 +667,7 @@ static kn_status place_regions(kn_ctx *cx, kn_kprog *p, kn_kbuf **v, int n, cons
     return st;
 }
 
-kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
-    kn_kprog_lifetimes(p);
-    in_place(p);
+static void io_lifetimes(kn_kprog *p) {
     if (p->io_in_arena) /* the caller writes inputs before the run, reads outputs after it */
         for (int i = 0; i < p->nbufs; i++) {
             kn_kbuf *b = p->bufs[i]; /* one no kernel touches keeps no range (offset 0) */
@@ -673,6 +675,36 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
             if (b->kind == KB_OUTPUT && b->first >= 0) b->last = p->nkernels - 1;
             if ((b->kind == KB_INPUT || b->kind == KB_OUTPUT) && b->first < 0) b->offset = 0;
         }
+}
+
+/* The arena steps 0-2 would give p as it stands, without changing its kernels (a
+ * whole-tensor copy keeps its kernel): for kn_plan_views's trials. Leaves lifetimes,
+ * aliases and offsets to be set again by kn_kpass_plan. */
+size_t kn_plan_arena_dry(kn_kprog *p) {
+    kn_kprog_lifetimes(p);
+    in_place(p, true);
+    io_lifetimes(p);
+    kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
+    KN_ASSERT(v);
+    int n = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
+    qsort(v, (size_t)n, sizeof *v, by_size);
+    size_t size = place_best(v, n);
+    free(v);
+    for (int i = 0; i < p->nbufs; i++) {
+        p->bufs[i]->alias = NULL;
+        p->bufs[i]->alias_at = 0;
+    }
+    return size;
+}
+
+kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
+    kn_status vs = kn_plan_views(cx, p);
+    if (vs) return vs;
+    kn_kprog_lifetimes(p);
+    in_place(p, false);
+    io_lifetimes(p);
     kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
     KN_ASSERT(v);
     int n = 0;

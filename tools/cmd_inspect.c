@@ -87,6 +87,15 @@ static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char 
         if (b->kind != KB_TEMP && b->kind != KB_SCRATCH) continue;
         char life[32];
         snprintf(life, sizeof life, "%d..%d", b->first, b->last);
+        if (b->view) { /* a band view: where its elements are (passes/views.c) */
+            size_t esz = kn_dtype_get(b->dtype)->size;
+            printf("%-8s %10s %10zu %9s  %s view of %s at +%lld, %lld of every %lld\n", b->name,
+                   "-", (size_t)b->numel * esz, "-", b->onnx ? b->onnx : "(scratch)", b->view->name,
+                   (long long)((size_t)b->view_base * esz),
+                   (long long)((size_t)b->view_plane * esz),
+                   (long long)((size_t)b->view_stride * esz));
+            continue;
+        }
         printf("%-8s %10zu %10zu %9s  %s%s%s\n", b->name, kn_kbuf_arena_offset(b),
                (size_t)b->numel * kn_dtype_get(b->dtype)->size, life,
                b->onnx ? b->onnx : "(scratch)", b->alias ? " in place of " : "",

@@ -292,22 +292,22 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
         double b = ldexp(sval, 22);
         kn_kx *kb = kx_const(L, KN_F32, b), *kmb = kx_const(L, KN_F32, -b);
         kn_kx *v = kx_vload(L, x, at, 4);
+        /* NaN lanes 0, found by integer arithmetic alone: v * v + 1 is NaN exactly where v
+         * is and otherwise at least 1 (+inf for |v| >= 2^64), so its cvtrn is 0 exactly in
+         * the NaN lanes. No float compare decides it: LLVM 19 lowers MVE's fcmp olt to
+         * VPT.F32 LT and fcmp ord/uno to a GE-then-LT VPT pair, which QEMU's mps3-an547
+         * (LT as "not GE") runs true, resp. never true, for a NaN lane, so a NaN once
+         * reached the clamp's bound or kept the zero point. The clamp may now do anything
+         * with a NaN; the last select replaces its lane. KN_Q4F tests v with VCMP NE. */
+        kn_kx *nan = kx_bin(L, KX_EQ, kx_cvtrn(L, kx_fma_exact(L, v, v, kx_const(L, KN_F32, 1.0))),
+                            kx_const(L, KN_I32, 0));
         kn_kx *t = kx_select(L, kx_bin(L, KX_LT, kb, v), kb, v);
         kn_kx *c = kx_select(L, kx_bin(L, KX_LT, t, kmb), kmb, t);
         kn_kx *q2 = kn_vmath_div_const(L, c, sval), *q = kx_cvtrn(L, q2);
         if (zv) q = kx_add(L, q, zv);
         q = kx_bin(L, KX_MIN, kx_bin(L, KX_MAX, q, kx_const(L, KN_I32, lo)),
                    kx_const(L, KN_I32, hi));
-        /* NaN lanes 0: q2 is NaN exactly where v is (the clamp's selects keep a NaN), and
-         * cvtrn(q2 + 1.5 * 2^23) is then 0 where every other q2 (|q2| <= 2^22) gives at
-         * least 2^23. An integer test, not a float isnan: LLVM 19 builds a vector isnan
-         * for MVE as a VPT block that QEMU's mps3-an547 runs as never true (the NaN lanes
-         * stored the zero point). KN_Q4F tests v with VCMP NE (the same lanes). */
-        if (zv) {
-            kn_kx *big = kx_cvtrn(L, kx_add(L, q2, kx_const(L, KN_F32, 12582912.0)));
-            q = kx_select(L, kx_bin(L, KX_EQ, big, kx_const(L, KN_I32, 0)), kx_const(L, KN_I32, 0),
-                          q);
-        }
+        q = kx_select(L, nan, kx_const(L, KN_I32, 0), q);
         kl_store(L, y, at, kx_cast(L, y->dtype, q));
         kl_end(L);
     }

@@ -66,12 +66,6 @@ carray() { # name, file, bytes
 # pass's fixed-point QLinear nodes (tests/quant/make_qdq_fixed.py), requantized in 32-bit
 # arithmetic and saturated by SSAT (int8 outputs) and USAT (uint8)
 for m in $MODELS; do
-  # LLVM 19's Helium object of quantize_ties gives a NaN lane of the vector form the type's
-  # lowest value, not 0, on QEMU's mps3-an547, where its LLVM IR selects 0 (and runs so on
-  # the host: quant_models_llvm_tiles_cortex-m55): the clamp's fcmp olt becomes VPT.F32 LT,
-  # which QEMU takes as true for NaN; the generated C is exact on the board (docs/
-  # firmware.md, "The input quantization in VCVTR and Helium vectors").
-  [ $m = quantize_ties ] && [ $EMIT = obj ] && [ "$TARGET" = cortex-m55 ] && continue
   M=$S/tests/quant/models/$m
   # ptq/*: a float model quantized by --quantize (its fixed-point adds, ir/requant.h
   # kn_qadd), the reference the host interpreter's output for the same quantization
