@@ -273,7 +273,10 @@ for m in $MODELS; do
       bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; } ;;
   pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
-      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"; } ;;
+      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"
+      # their reduction one trip: the blocks of output channels unrolled whole (passes/tile.c
+      # pw_pairs_unroll: GCC's unroll pragma)
+      grep -q "KN_UNROLL([48])" "$D/m.c" && ok || bad "$m: the blocks of output channels not unrolled"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
