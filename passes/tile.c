@@ -94,6 +94,11 @@ typedef struct kt_tile {
      * per run), so a step reads a row's two SMLAD operands with one LDRD instead of a word
      * load and two unpacks per column tile; words[r] of kt_step_words is then that i64 */
     bool xpre;
+    /* wpair tiles whose blocks of output channels are unrolled (pw_pairs_unroll): the
+     * weights read through their kept pointer (kx_load_kept_base), where GCC 12 would
+     * otherwise read each constant block's weights as literal-pool words, one LDR a word
+     * instead of one LDRD a pair */
+    bool wkept;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
      * kernel columns instead, taps (i, 2q) and (i, 2q + 1) in the 16-bit halves of one
@@ -297,7 +302,10 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
     }
     if (T->wpair) { /* a column's two words as one i64 (one LDRD), then its SMLADs */
         for (int v = 0; v < T->nv; v++) {
-            int wd = kl_decl(L, KN_I64, kx_load(L, bp, kt_plus(L, bidx, v))), w[2];
+            kn_kx *at = kt_plus(L, bidx, v);
+            int wd =
+                kl_decl(L, KN_I64, T->wkept ? kx_load_kept_base(L, bp, at) : kx_load(L, bp, at));
+            int w[2];
             w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
             w[1] = kl_decl(L, KN_I32,
                            kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, wd), kx_int(L, 32))));
@@ -1518,9 +1526,10 @@ static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, 
         int vt = part ? -1 : kl_for(L, nt);
         kn_kx *ow0 = part ? kx_int(L, nt * R) : kx_mul(L, kx_var(L, vt), kx_int(L, R));
         pw_pairs_widen(L, G, T, vb, vg, ow0, rows);
+        T->wkept = pw_pairs_unroll(G, T, full);
         if (full) {
             int vk = kl_for(L, full);
-            if (pw_pairs_unroll(G, T, full)) {
+            if (T->wkept) {
                 L->owner[L->depth - 1]->annot |= KN_LOOP_UNROLL;
                 L->owner[L->depth - 1]->width = (int)full;
             }
@@ -1531,6 +1540,7 @@ static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, 
         if (tail)
             conv_tile(L, G, T, rows, vb, vg, kx_int(L, full), (int)tail, kx_int(L, 0), ow0, false,
                       false, -1);
+        T->wkept = false;
         if (!part) kl_end(L);
     }
 }

@@ -348,6 +348,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
             E->helpers |= x->buf->dtype == KN_F16 ? H_F16 : H_BF16;
             fprintf(f, "%s(", x->buf->dtype == KN_F16 ? "kn_h2f" : "kn_b2f");
         }
+        if (x->i == KX_LOAD_KEPT_BASE && E->dialect != KN_OPENCL) {
+            /* kx_load_kept_base: buf through kn_keep, the whole index after it */
+            E->helpers |= H_KEEP;
+            fprintf(f, "((const %s *)kn_keep(%s))[", CT(x->buf->dtype), x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, "]");
+            return;
+        }
         if (x->i == KX_LOAD_KEPT && E->dialect != KN_OPENCL) {
             /* kx_load_kept: (buf + base) through kn_keep, the constant part of the index
              * as the offset (all of it where the index is a constant: buf itself kept), so

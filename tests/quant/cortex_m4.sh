@@ -276,7 +276,10 @@ for m in $MODELS; do
       grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"
       # their reduction one trip: the blocks of output channels unrolled whole (passes/tile.c
       # pw_pairs_unroll: GCC's unroll pragma)
-      grep -q "KN_UNROLL([48])" "$D/m.c" && ok || bad "$m: the blocks of output channels not unrolled"; } ;;
+      grep -q "KN_UNROLL([48])" "$D/m.c" && ok || bad "$m: the blocks of output channels not unrolled"
+      # and their weights read through the kept pointer (kx_load_kept_base), the index after it
+      grep -q "(const int64_t \*)kn_keep(c[0-9]*))\[v" "$D/m.c" && ok ||
+        bad "$m: the unrolled blocks' weights not through kn_keep"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
