@@ -905,7 +905,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
              * 176.3 K each, its 16 -> 32 layer 0.419 -> 0.402 M with the 4 groups in one
              * trip; kept with a loop it went to 0.486 M, and 32 channels as one kept trip
              * took the 32 -> 32 layer 0.650 -> 0.683 M) */
-            bool kept = G->cg / T->parts <= 4;
+            bool kept = G->cg / T->parts <= 8;
             for (int r = 0; r < T->rows; r++) {
                 kn_kx *at = kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r);
                 words[r] = kept ? kx_load_kept(L, G->xw, at) : kx_load(L, G->xw, at);
@@ -981,7 +981,7 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
         int un = full >= 64               ? 16
                  : full == 16 && !G->xblk ? 16
                  : full >= 16             ? 8
-                 : full == 8 && !G->xblk  ? 8
+                 : full == 8              ? 8
                  : full >= 8 || full == 4 ? 4
                                           : 2;
         /* one trip: the groups as constants, no loop, so that the kept loads of the
@@ -1512,7 +1512,7 @@ static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, in
 enum { PW_UNROLL_MAX = 24 };
 
 static bool pw_pairs_unroll(const conv_geom *G, const kt_tile *T, int64_t blocks) {
-    return G->cg / T->parts <= 4 && blocks <= PW_UNROLL_MAX;
+    return G->cg / T->parts <= 8 && blocks <= PW_UNROLL_MAX;
 }
 
 /* Pointwise pairs (G->xblk): tiles of pixels outside, each widened once (pw_pairs_widen),
@@ -2079,7 +2079,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
              * 12.55 M, 2 x 4 13.09 M, 3 x 2 13.01 M, 1 x 4 13.40 M, 4 x 2 14.05 M, 3 x 3
              * 14.51 M, 1 x 2 15.37 M; its 8-channel layers 2.6% faster in 2 x 2. */
             T.xpre = T.wpair = true;
-            int nv = G.cg >= 16 ? 3 : 2;
+            /* 32 channels: 2 x 2 as well, their 8 groups one trip (conv_reduce_dot),
+             * which 2 x 3 spills: MobileNetV1's 32 -> 32 layer 650.0 -> 644.8 K, 32 -> 64
+             * 314.7 -> 296.1 K (2 x 3 in one trip: 685.2 and 382.4 K) */
+            int nv = G.cg >= 16 && G.cg != 32 ? 3 : 2;
             if (!(ov && ov->tile_vecs) && T.nv > nv) T.nv = nv;
             T.kb = T.kbl = T.nv * T.lanes;
         }

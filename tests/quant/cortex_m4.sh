@@ -19,7 +19,7 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8 pw_pairs_c32
   cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
@@ -280,6 +280,11 @@ for m in $MODELS; do
       # and their weights read through the kept pointer (kx_load_kept_base), the index after it
       grep -q "(const int64_t \*)kn_keep(c[0-9]*))\[v" "$D/m.c" && ok ||
         bad "$m: the unrolled blocks' weights not through kn_keep"; } ;;
+  pw_pairs_c32) # 32 input channels: 2 x 2 tiles, the 8 groups one trip (kept widened words),
+    # the 16 blocks of output channels unrolled (generated C)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
+      grep -q "KN_UNROLL(16)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(s[0-9]*))\[7\]" "$D/m.c" &&
+        ok || bad "$m: the 32-channel pairs not one unrolled trip"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
