@@ -439,6 +439,12 @@ kn_kx *kx_load_kept(kn_lower *L, kn_kbuf *b, kn_kx *index) {
     return x;
 }
 
+kn_kx *kx_load_kept_base(kn_lower *L, kn_kbuf *b, kn_kx *index) {
+    kn_kx *x = kx_load(L, b, index);
+    x->i = KX_LOAD_KEPT_BASE;
+    return x;
+}
+
 static int rank_of(kn_dtype t) {
     switch (t) {
     case KN_BOOL: return 0;
@@ -823,6 +829,7 @@ static void print_x(FILE *f, const kn_kx *x) {
         if (x->stride > 1) fprintf(f, " step %d", x->stride);
         if (x->i == 4) fprintf(f, " word");
         if (x->i == KX_LOAD_KEPT) fprintf(f, " kept");
+        if (x->i == KX_LOAD_KEPT_BASE) fprintf(f, " kept_base");
         fputc(']', f);
         return;
     case KX_CAST:

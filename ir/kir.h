@@ -728,6 +728,13 @@ kn_kx *kx_load_word(kn_lower *L, kn_kbuf *b, kn_kx *index);
  * OpenCL print an ordinary load. The same value either way. */
 enum { KX_LOAD_KEPT = 8 };
 kn_kx *kx_load_kept(kn_lower *L, kn_kbuf *b, kn_kx *index);
+/* A kept load of b[index] whose buffer pointer alone is kept (the C emitter: kn_keep(b) then
+ * the whole index), so that the compiler, which cannot see b's contents through it, still
+ * folds constant indices into the offsets of one pointer: the weights of a loop the C
+ * compiler unrolls (passes/tile.c, kt_tile.wkept), whose constant values it would
+ * otherwise read as literals, one word a load. Other emitters: an ordinary load. */
+enum { KX_LOAD_KEPT_BASE = 16 };
+kn_kx *kx_load_kept_base(kn_lower *L, kn_kbuf *b, kn_kx *index);
 kn_kx *kx_lane(kn_lower *L, int var, int lane); /* one lane of a vector local */
 kn_kx *kx_un(kn_lower *L, kn_kx_op op, kn_kx *a);
 /* KX_ROUND of a whose value is known to be NaN or within [-2^22, 2^22] (i = 1): an

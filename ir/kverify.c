@@ -59,9 +59,9 @@ static kn_status expr(vctx *V, const kn_kx *x) {
     case KX_LOAD:
         if (!own(V, x->buf)) return bad(V, "load from a buffer of another program", 0, 0);
         if (!is_int(x->a[0]->dtype)) return bad(V, "load index is not an integer", 0, 0);
-        if (x->i != 0 && x->i != 4 && x->i != KX_LOAD_KEPT)
+        if (x->i != 0 && x->i != 4 && x->i != KX_LOAD_KEPT && x->i != KX_LOAD_KEPT_BASE)
             return bad(V, "unknown load kind", (long)x->i, 0);
-        if (x->i == KX_LOAD_KEPT && kx_lanes(x) != 1)
+        if ((x->i == KX_LOAD_KEPT || x->i == KX_LOAD_KEPT_BASE) && kx_lanes(x) != 1)
             return bad(V, "kept load is not a scalar", 0, 0);
         if (x->i == 4 && (kx_lanes(x) != 1 || x->dtype != KN_I32 ||
                           (x->buf->dtype != KN_U8 && x->buf->dtype != KN_I8)))

@@ -458,6 +458,14 @@ static kn_kx *dw_edge_word(kn_lower *L, const dw_geom *G, kn_kx *row, int64_t c)
     return kx_cast(L, KN_I32, w);
 }
 
+/* The i32 in [0, 255] under a u8 requantization's result (kl_requant_hi32: a cast of
+ * the saturated value, KX_SAT, to u8, maybe after the bounds of a narrower clamp, which
+ * stay within [0, 255]). */
+static kn_kx *dw_sat_u8(kn_kx *r) {
+    KN_ASSERT(r->op == KX_CAST && r->dtype == KN_U8 && r->a[0]->dtype == KN_I32);
+    return r->a[0];
+}
+
 /* A row-word tile (dw_geom.words): nu words from output column ox of row oy, each
  * word the bytes x[iy, ox*sw - pw + 2u .. + 4) of kernel row ky (u = 0 .. nu), lo =
  * (b0, b2) and hi = (b1, b3) its 16-bit halves, so with the row's weight words A = (w0,
@@ -532,7 +540,22 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
         if (crow) kl_end(L);
     }
     kn_kx *bc = var(L, G->vbc), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
-    for (int j = 0; j < nst; j++) {
+    /* u8 outputs 4 at a time as one word store (kl_store_word): the requantized values'
+     * saturation (KX_SAT, USAT) leaves each in [0, 255], so the word is 3 ORs of shifted
+     * values and one STR, where GCC 12 merged the 4 byte stores as a MOV, 4 BFI and an STR */
+    int nw = G->d->y->dtype == KN_U8 && G->rq.round ? nst / 4 : 0;
+    for (int q = 0; q < nw; q++) {
+        kn_kx *word = NULL;
+        for (int k = 0; k < 4; k++) {
+            kn_kx *r = dw_sat_u8(kt_int_store(L, G->d, &G->rq, var(L, acc[4 * q + k]), c));
+            r = kx_cast(L, KN_U32, r);
+            if (k) r = kx_bin(L, KX_SHL, r, kx_const(L, KN_U32, 8 * k));
+            word = word ? kx_bin(L, KX_OR, word, r) : r;
+        }
+        kl_store_word(L, G->d->y, kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, kt_plus(L, ox, 4 * q)),
+                      kx_cast(L, KN_I32, word));
+    }
+    for (int j = 4 * nw; j < nst; j++) {
         kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, kt_plus(L, ox, j));
         kn_kx *val = var(L, acc[j]);
         if (!G->rq.shift) val = kx_cast(L, KN_F32, val); /* exact: below 2^24 */

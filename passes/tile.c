@@ -94,6 +94,11 @@ typedef struct kt_tile {
      * per run), so a step reads a row's two SMLAD operands with one LDRD instead of a word
      * load and two unpacks per column tile; words[r] of kt_step_words is then that i64 */
     bool xpre;
+    /* wpair tiles whose blocks of output channels are unrolled (pw_pairs_unroll): the
+     * weights read through their kept pointer (kx_load_kept_base), where GCC 12 would
+     * otherwise read each constant block's weights as literal-pool words, one LDR a word
+     * instead of one LDRD a pair */
+    bool wkept;
     /* column pairs (KN_DOT_S16X2 on microcontrollers, one input channel: a first layer,
      * whose reduction over channels has nothing to pair): the reduction pairs adjacent
      * kernel columns instead, taps (i, 2q) and (i, 2q + 1) in the 16-bit halves of one
@@ -297,7 +302,10 @@ static void kt_step_words(kn_lower *L, kt_tile *T, kn_kx *const *words, kn_kbuf 
     }
     if (T->wpair) { /* a column's two words as one i64 (one LDRD), then its SMLADs */
         for (int v = 0; v < T->nv; v++) {
-            int wd = kl_decl(L, KN_I64, kx_load(L, bp, kt_plus(L, bidx, v))), w[2];
+            kn_kx *at = kt_plus(L, bidx, v);
+            int wd =
+                kl_decl(L, KN_I64, T->wkept ? kx_load_kept_base(L, bp, at) : kx_load(L, bp, at));
+            int w[2];
             w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
             w[1] = kl_decl(L, KN_I32,
                            kx_cast(L, KN_I32, kx_bin(L, KX_SHR, kx_var(L, wd), kx_int(L, 32))));
@@ -897,7 +905,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
              * 176.3 K each, its 16 -> 32 layer 0.419 -> 0.402 M with the 4 groups in one
              * trip; kept with a loop it went to 0.486 M, and 32 channels as one kept trip
              * took the 32 -> 32 layer 0.650 -> 0.683 M) */
-            bool kept = G->cg / T->parts <= 4;
+            bool kept = G->cg / T->parts <= 8;
             for (int r = 0; r < T->rows; r++) {
                 kn_kx *at = kt_plus(L, kx_mul(L, cgrp, kx_int(L, T->maxrows)), r);
                 words[r] = kept ? kx_load_kept(L, G->xw, at) : kx_load(L, G->xw, at);
@@ -973,7 +981,7 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
         int un = full >= 64               ? 16
                  : full == 16 && !G->xblk ? 16
                  : full >= 16             ? 8
-                 : full == 8 && !G->xblk  ? 8
+                 : full == 8              ? 8
                  : full >= 8 || full == 4 ? 4
                                           : 2;
         /* one trip: the groups as constants, no loop, so that the kept loads of the
@@ -1491,6 +1499,22 @@ static void pw_pairs_widen(kn_lower *L, const conv_geom *G, const kt_tile *T, in
     if (nq % 2) pw_pairs_widen_step(L, G, T, vb, vg, ow0, rows, kx_int(L, nq - 1));
 }
 
+/* Whether the blocks of output channels over a tile of pixels are unrolled whole
+ * (KN_LOOP_UNROLL: GCC's unroll pragma in C): where the reduction is one trip of at most 4
+ * groups (16 input channels, no loop: conv_reduce_dot) and there are at most
+ * PW_UNROLL_MAX blocks, each block's weights and records are then at constant offsets
+ * and the loop's compare, branch and pointer steps go. MobileNetV1 int8 on the M4
+ * (QEMU instructions, fw_profile.sh): its 8 -> 16 bands 176.3 -> 169.8 K each, 16 -> 32
+ * 401.5 -> 373.9 K; where the reduction is a loop (32 and 64 input channels) unrolled
+ * blocks took 650 -> 902 K and 315 -> 448 K. At most 24 blocks (MobileNetV2's 8 -> 48
+ * layers in 2 x 2 tiles), with the weights through their kept pointer (kt_tile.wkept):
+ * MobileNetV2 14.954 -> 14.681 M, its flash +13 KB; 32 blocks no faster, +29 KB. */
+enum { PW_UNROLL_MAX = 24 };
+
+static bool pw_pairs_unroll(const conv_geom *G, const kt_tile *T, int64_t blocks) {
+    return G->cg / T->parts <= 8 && blocks <= PW_UNROLL_MAX;
+}
+
 /* Pointwise pairs (G->xblk): tiles of pixels outside, each widened once (pw_pairs_widen),
  * then every block of output channels over it. A block of 4 tiles widened at once, each
  * block of channels then over its 4 tiles (a column's tables read once for them), took
@@ -1504,8 +1528,13 @@ static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, 
         int vt = part ? -1 : kl_for(L, nt);
         kn_kx *ow0 = part ? kx_int(L, nt * R) : kx_mul(L, kx_var(L, vt), kx_int(L, R));
         pw_pairs_widen(L, G, T, vb, vg, ow0, rows);
+        T->wkept = pw_pairs_unroll(G, T, full);
         if (full) {
             int vk = kl_for(L, full);
+            if (T->wkept) {
+                L->owner[L->depth - 1]->annot |= KN_LOOP_UNROLL;
+                L->owner[L->depth - 1]->width = (int)full;
+            }
             conv_tile(L, G, T, rows, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0), ow0, false, false,
                       -1);
             kl_end(L);
@@ -1513,6 +1542,7 @@ static void pw_pairs_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, 
         if (tail)
             conv_tile(L, G, T, rows, vb, vg, kx_int(L, full), (int)tail, kx_int(L, 0), ow0, false,
                       false, -1);
+        T->wkept = false;
         if (!part) kl_end(L);
     }
 }
@@ -2049,7 +2079,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
              * 12.55 M, 2 x 4 13.09 M, 3 x 2 13.01 M, 1 x 4 13.40 M, 4 x 2 14.05 M, 3 x 3
              * 14.51 M, 1 x 2 15.37 M; its 8-channel layers 2.6% faster in 2 x 2. */
             T.xpre = T.wpair = true;
-            int nv = G.cg >= 16 ? 3 : 2;
+            /* 32 channels: 2 x 2 as well, their 8 groups one trip (conv_reduce_dot),
+             * which 2 x 3 spills: MobileNetV1's 32 -> 32 layer 650.0 -> 644.8 K, 32 -> 64
+             * 314.7 -> 296.1 K (2 x 3 in one trip: 685.2 and 382.4 K) */
+            int nv = G.cg >= 16 && G.cg != 32 ? 3 : 2;
             if (!(ov && ov->tile_vecs) && T.nv > nv) T.nv = nv;
             T.kb = T.kbl = T.nv * T.lanes;
         }

@@ -46,6 +46,8 @@ enum { H_CVTRN = 1 << 29 };
 enum { H_QADD = 8 };
 /* H_Q4F: the KN_Q4F macros (mve_quant) */
 enum { H_Q4F = 1 << 30 };
+/* H_UNROLL: KN_UNROLL(n), GCC's `#pragma GCC unroll n` before a loop marked KN_LOOP_UNROLL */
+enum { H_UNROLL = 16 };
 
 typedef kn_cprint emitter;
 
@@ -345,6 +347,14 @@ void kn_cprint_expr(kn_cprint *E, const kn_kx *x) {
         if (x->buf->dtype == KN_F16 || x->buf->dtype == KN_BF16) {
             E->helpers |= x->buf->dtype == KN_F16 ? H_F16 : H_BF16;
             fprintf(f, "%s(", x->buf->dtype == KN_F16 ? "kn_h2f" : "kn_b2f");
+        }
+        if (x->i == KX_LOAD_KEPT_BASE && E->dialect != KN_OPENCL) {
+            /* kx_load_kept_base: buf through kn_keep, the whole index after it */
+            E->helpers |= H_KEEP;
+            fprintf(f, "((const %s *)kn_keep(%s))[", CT(x->buf->dtype), x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, "]");
+            return;
         }
         if (x->i == KX_LOAD_KEPT && E->dialect != KN_OPENCL) {
             /* kx_load_kept: (buf + base) through kn_keep, the constant part of the index
@@ -1334,6 +1344,10 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
             fprintf(f, "%*s}\n", ind, "");
             return;
         }
+        if ((s->annot & KN_LOOP_UNROLL) && s->width > 1 && E->dialect == KN_C99 && !s->ext) {
+            fprintf(f, "%*sKN_UNROLL(%d)\n", ind, "", s->width);
+            E->helpers |= H_UNROLL;
+        }
         fprintf(f, "%*sfor (%s v%d = 0; v%d < ", ind, "", IT, s->var, s->var);
         if (s->ext)
             kn_cprint_expr(E, s->ext);
@@ -1869,6 +1883,12 @@ bool kn_cprint_uses_regex(const kn_cprint *E) {
     return (E->helpers & H_REGEX) != 0;
 }
 
+/* KN_UNROLL(n): a loop the schedule unrolls whole (KN_LOOP_UNROLL, width n) as GCC's
+ * unroll pragma; other compilers choose for themselves */
+static const char *unroll_helper =
+    "#if defined(__GNUC__) && !defined(__clang__)\n#define KN_PRAGMA(x) _Pragma(#x)\n"
+    "#define KN_UNROLL(n) KN_PRAGMA(GCC unroll n)\n#else\n#define KN_UNROLL(n)\n#endif\n";
+
 void kn_cprint_posix_prelude(FILE *f) {
     fprintf(f, "/* newlocale/uselocale (RegexFullMatch matches in C.UTF-8) */\n"
                "#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L\n"
@@ -1885,6 +1905,7 @@ void kn_cprint_helpers(const kn_cprint *E, FILE *f) {
     if (E->helpers & H_LDW) fputs(ldw_helper, f);
     if (E->helpers & H_STW) fputs(stw_helper, f);
     if (E->helpers & H_PF) fputs(pf_helper, f);
+    if (E->helpers & H_UNROLL) fputs(unroll_helper, f);
     const char **bf = E->dialect == KN_OPENCL ? bf16_helpers_ocl : bf16_helpers;
     for (int k = 1; k < 5; k++)
         if (E->helpers & ((unsigned)H_DOT << k)) fputs(dot_helpers[k], f);

@@ -19,7 +19,7 @@ S=$2
 EMIT=${3:-c}
 TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
-MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8
+MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8 pw_pairs_c32
   cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
@@ -286,13 +286,28 @@ for m in $MODELS; do
       bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; } ;;
   pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
-      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"; } ;;
+      grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"
+      # their reduction one trip: the blocks of output channels unrolled whole (passes/tile.c
+      # pw_pairs_unroll: GCC's unroll pragma)
+      grep -q "KN_UNROLL([48])" "$D/m.c" && ok || bad "$m: the blocks of output channels not unrolled"
+      # and their weights read through the kept pointer (kx_load_kept_base), the index after it
+      grep -q "(const int64_t \*)kn_keep(c[0-9]*))\[v" "$D/m.c" && ok ||
+        bad "$m: the unrolled blocks' weights not through kn_keep"; } ;;
+  pw_pairs_c32) # 32 input channels: 2 x 2 tiles, the 8 groups one trip (kept widened words),
+    # the 16 blocks of output channels unrolled (generated C)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
+      grep -q "KN_UNROLL(16)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(s[0-9]*))\[7\]" "$D/m.c" &&
+        ok || bad "$m: the 32-channel pairs not one unrolled trip"; } ;;
   mm_odd_s8) # the pre-split pairs and the paired weights: LDRD (generated C)
     [ $EMIT = obj ] || { grep -q "ldrd" "$D/app.dis" && ok || bad "$m: no ldrd in the image"; } ;;
   qdq_pointwise) # generated C on the M4: the high-word requantization's product and add as
     # one SMMLA (codegen/c/cprint.c kn_mmla), its 1x1 convolutions in pointwise pairs
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "smmla" "$D/app.dis" && ok ||
       bad "$m: no smmla in the image"; } ;;
+  qdq_depthwise) # generated C on the M4: the row words' u8 outputs 4 at a time as one word
+    # store (passes/depthwise.c dw_wtile: kn_stw; ORRs of the USATs' results, one STR)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "kn_stw(" "$D/m.c" &&
+      grep -q "orr.*lsl #24" "$D/app.dis" && ok || bad "$m: no word store of the row words' outputs"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
     # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||

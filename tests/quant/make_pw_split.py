@@ -20,6 +20,11 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
                 pointwise pairs of 4 and 8 input channels (one and two groups, no loop:
                 the tile's widened words read as kept loads by every block of output
                 channels), 63 pixels (31 tiles of 2 and one of 1)
+  pw_pairs_c32/ uint8 x (1 x 32 x 5 x 7, zero point 0) -> 1x1 QLinearConv to 32 uint8
+                channels (zero point 0) -> 1x1 QLinearConv to 9 uint8 channels: the
+                pointwise pairs of 32 input channels in 2 x 2 tiles, the 8 groups one
+                trip with kept widened words, the blocks of output channels unrolled (16
+                blocks; 9 channels: 4 and a partial one), 35 pixels (a last tile of one)
   cw_pairs_c16/ int8 x (1 x 16 x 6 x 7, zero point -3) -> 3x3 QLinearConv, pads 1, int8
                 per-channel weights, int32 bias -> 8 int8 channels (zero point 2): a
                 stride-1 window over the pre-split pairs with 4 channel groups, one trip
@@ -212,6 +217,40 @@ def cw_pairs_c64():
     qr.save("cw_pairs_c64", g, [x], [y2])
 
 
+
+
+def pw_pairs_c32():
+    x = rng.integers(0, 256, (1, 32, 5, 7), dtype=np.uint8)
+    xs, xz = np.float32(0.02), np.uint8(0)
+    w1 = rng.integers(-128, 128, (32, 32, 1, 1), dtype=np.int8)
+    w1s = (rng.random(32) * 0.004 + 0.002).astype(np.float32)
+    b1 = rng.integers(-3000, 3000, 32).astype(np.int32)
+    y1s, y1z = np.float32(0.06), np.uint8(0)
+    w2 = rng.integers(-128, 128, (9, 32, 1, 1), dtype=np.int8)
+    w2s = (rng.random(9) * 0.004 + 0.002).astype(np.float32)
+    b2 = rng.integers(-4000, 4000, 9).astype(np.int32)
+    y2s, y2z = np.float32(0.05), np.uint8(0)
+    y1 = requant(qr.conv_ref(x, xz, w1, 0, b1, (1, 1)), xs, w1s, y1s, y1z, np.uint8)
+    y2 = requant(qr.conv_ref(y1, y1z, w2, 0, b2, (1, 1)), y1s, w2s, y2s, y2z, np.uint8)
+    inits = [init("xs", xs), init("xz", xz), init("w1", w1), init("w1s", w1s),
+             init("w1z", np.zeros(32, np.int8)), init("b1", b1), init("y1s", y1s),
+             init("y1z", y1z), init("w2", w2), init("w2s", w2s),
+             init("w2z", np.zeros(9, np.int8)), init("b2", b2), init("y2s", y2s),
+             init("y2z", y2z)]
+    nodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "w1s", "w1z", "y1s", "y1z", "b1"],
+                         ["y1"], name="pw1"),
+        helper.make_node("QLinearConv", ["y1", "y1s", "y1z", "w2", "w2s", "w2z", "y2s", "y2z", "b2"],
+                         ["y"], name="pw2"),
+    ]
+    g = helper.make_graph(nodes, "pw_pairs_c32",
+                          [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 32, 5, 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, list(y2.shape))],
+                          inits)
+    qr.save("pw_pairs_c32", g, [x], [y2])
+
+
 pw_pairs_c8()
 cw_pairs_c16()
 cw_pairs_c64()
+pw_pairs_c32()
