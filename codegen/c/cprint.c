@@ -672,6 +672,11 @@ static void rq_print(emitter *E, const kn_kx *x, bool vec) {
     if (x->op == KX_VAR && kx_lanes(x) == 4) {
         fprintf(E->f, "v%d", x->var);
     } else if (x->op == KX_LOAD && kx_lanes(x) == 4) {
+        for (int i = 0; i < E->nrq; i++)
+            if (kn_kx_equal(E->rq_x[i], x)) {
+                fprintf(E->f, "kn_rq%d", E->rq_id[i]);
+                return;
+            }
         fprintf(E->f, "KN_LD4I(%s + ", x->buf->name);
         kn_cprint_expr(E, x->a[0]);
         fputc(')', E->f);
@@ -761,6 +766,29 @@ static bool mve_rq_decl(emitter *E, const kn_ks *s, int ind) {
     if ((s->kind != KS_DECL && s->kind != KS_SET) || !ivvar(E, s->var) ||
         !rq_match(E, s->value, &q))
         return false;
+    /* The 1x1 tiles requantize 3 pixels x 2 vectors of channels, each vector from the
+     * same 3 table vectors as the pixels beside it; the byte stores between them may
+     * alias the tables for GCC, which reloaded them for every output vector (18 VLDRW a
+     * tile). A table vector of a weight table is loaded into a local the first time in
+     * a block (kn_cprint_stmt's KS_BLOCK) and read from it by the next statements of
+     * that block (the cache is dropped at any statement but a declaration or a store). */
+    if (q.vec && E->depth == E->rq_depth) {
+        const kn_kx *tab[3] = {q.mult, q.round, q.t};
+        for (int k = 0; k < 3; k++) {
+            const kn_kx *x = tab[k];
+            bool have = false;
+            if (x->op != KX_LOAD || kx_lanes(x) != 4 || !kn_kbuf_is_weight(x->buf) ||
+                x->buf->dtype != KN_I32 || E->nrq == 6)
+                continue;
+            for (int i = 0; i < E->nrq; i++) have |= kn_kx_equal(E->rq_x[i], x);
+            if (have) continue;
+            fprintf(E->f, "%*skn_v4i kn_rq%d = ", ind, "", E->rq_next);
+            rq_print(E, x, true);
+            fprintf(E->f, ";\n");
+            E->rq_x[E->nrq] = x, E->rq_id[E->nrq++] = E->rq_next++;
+        }
+    }
+    E->rq_printed = true;
     fprintf(E->f, "%*s%sv%d = KN_RQ4I%s(", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var,
             q.vec ? "V" : "");
     rq_args(E, &q);
@@ -1300,7 +1328,15 @@ static bool block_decl(emitter *E, const kn_ks *s, int ind) {
     return true;
 }
 
+static void cprint_stmt(kn_cprint *E, const kn_ks *s, int ind);
+
 void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
+    E->depth++;
+    cprint_stmt(E, s, ind);
+    E->depth--;
+}
+
+static void cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
     FILE *f = E->f;
     int lanes = stmt_lanes(E, s);
     if (lanes > 1 && !E->in_lane && block_decl(E, s, ind)) return;
@@ -1322,9 +1358,18 @@ void kn_cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
         return;
     }
     switch (s->kind) {
-    case KS_BLOCK:
-        for (int i = 0; i < s->n; i++) kn_cprint_stmt(E, s->body[i], ind);
+    case KS_BLOCK: {
+        int nrq = E->nrq, rq_depth = E->rq_depth; /* mve_rq_decl's table vectors */
+        E->nrq = 0, E->rq_depth = E->depth + 1;
+        for (int i = 0; i < s->n; i++) {
+            E->rq_printed = false;
+            kn_cprint_stmt(E, s->body[i], ind);
+            if (!E->rq_printed && s->body[i]->kind != KS_STORE && s->body[i]->kind != KS_DECL)
+                E->nrq = 0;
+        }
+        E->nrq = nrq, E->rq_depth = rq_depth;
         return;
+    }
     case KS_FOR: {
         /* loop indices: 32-bit where pass 'index' found every index value fits */
         const char *IT = E->p->index_bits == 32 ? CT(KN_I32) : CT(KN_I64);

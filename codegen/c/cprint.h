@@ -55,6 +55,12 @@ typedef struct kn_cprint {
     int nmap;               /* vector statement being printed: operands held */
     const kn_kx *map_x[32]; /* in temporaries map_x[i] -> kn_t<map_t[i]> */
     int map_t[32];
+    int depth;            /* kn_cprint_stmt calls in progress */
+    int rq_depth;         /* depth of the statements of the block whose cache rq_x is */
+    int nrq, rq_next;     /* mve_int: table vectors of KN_RQ4IV loaded once a block: */
+    const kn_kx *rq_x[6]; /* the load rq_x[i] is in local kn_rq<rq_id[i]> */
+    int rq_id[6];
+    bool rq_printed; /* the last statement was mve_rq_decl's */
 } kn_cprint;
 
 void kn_cprint_init(kn_cprint *P, const kn_kprog *p, FILE *f, kn_dialect d);

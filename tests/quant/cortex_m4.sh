@@ -212,6 +212,13 @@ for m in $MODELS; do
     # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
       bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
+    # ... from its 3 table vectors loaded once a tile and channel group into locals
+    # (codegen/c/cprint.c mve_rq_decl), not reloaded for each pixel after the byte stores
+    [ $m = qdq_block ] && [ $EMIT = c ] && {
+      grep -q "kn_v4i kn_rq[0-9]* = KN_LD4I(" "$D/m.c" &&
+        grep -q "= KN_RQ4IV(v[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*," "$D/m.c" &&
+        ! grep -q "KN_RQ4IV(v[0-9]*, KN_LD4I(" "$D/m.c" && ok ||
+        bad "$m: KN_RQ4IV's tables not loaded once into locals"; }
     # ... clamped to the whole u8 (i8) range by a saturating shift left by 24 and back
     # (codegen/c/cprint.c KN_CLAMP4: VQSHLU.S32 / VQSHL.S32, then VSHR), to narrower
     # ranges (the fused ReLUs' 0..194, 57..251) by VMAX and VMIN
