@@ -849,6 +849,25 @@ static bool mve_gather_words(emitter *E, const kn_ks *s, int ind) {
     return true;
 }
 
+/* The start of a KN_DQ4F/KN_Q4F call, "MACRO{U|S}(y + index, x + index, ": U or S by
+ * dt (the 8-bit side's type), y the store s's buffer, x the 4-lane load l's. */
+static void mve_conv_open(emitter *E, int ind, const char *macro, kn_dtype dt, const kn_ks *s,
+                          const kn_kx *l) {
+    fprintf(E->f, "%*s%s%s(%s + ", ind, "", macro, dt == KN_U8 ? "U" : "S", s->buf->name);
+    kn_cprint_expr(E, s->index);
+    fprintf(E->f, ", %s + ", l->buf->name);
+    kn_cprint_expr(E, l->a[0]);
+    fprintf(E->f, ", ");
+}
+
+/* x, or 0 where it is absent (a zero point the pattern did not find). */
+static void print_or0(emitter *E, const kn_kx *x) {
+    if (x)
+        kn_cprint_expr(E, x);
+    else
+        fputc('0', E->f);
+}
+
 /* mve_int: a 4-lane store to f32 of (f32)(i32)x [- z] * s, x a 4-lane load of 8-bit values,
  * z an i32 and s an f32 scalar (ir/lower/quant.c: DequantizeLinear on microcontrollers), as
  * KN_DQ4F: VLDRB.U32/.S32, VSUB, VCVT.F32.S32, VMUL by a scalar and a VSTRW (the same
@@ -868,15 +887,8 @@ static bool mve_dequant(emitter *E, const kn_ks *s, int ind) {
         (l->buf->dtype != KN_U8 && l->buf->dtype != KN_I8))
         return false;
     FILE *f = E->f;
-    fprintf(f, "%*sKN_DQ4F%s(%s + ", ind, "", l->buf->dtype == KN_U8 ? "U" : "S", s->buf->name);
-    kn_cprint_expr(E, s->index);
-    fprintf(f, ", %s + ", l->buf->name);
-    kn_cprint_expr(E, l->a[0]);
-    fprintf(f, ", ");
-    if (z)
-        kn_cprint_expr(E, z);
-    else
-        fputc('0', f);
+    mve_conv_open(E, ind, "KN_DQ4F", l->buf->dtype, s, l);
+    print_or0(E, z);
     fprintf(f, ", ");
     kn_cprint_expr(E, x->a[1]);
     fprintf(f, ");\n");
@@ -934,21 +946,14 @@ static bool mve_quant(emitter *E, const kn_ks *s, int ind) {
     if (v->op != KX_LOAD || kx_lanes(v) != 4 || v->stride || v->i || v->buf->dtype != KN_F32)
         return false;
     FILE *f = E->f;
-    fprintf(f, "%*sKN_Q4F%s(%s + ", ind, "", s->buf->dtype == KN_U8 ? "U" : "S", s->buf->name);
-    kn_cprint_expr(E, s->index);
-    fprintf(f, ", %s + ", v->buf->name);
-    kn_cprint_expr(E, v->a[0]);
-    fprintf(f, ", ");
+    mve_conv_open(E, ind, "KN_Q4F", s->buf->dtype, s, v);
     kn_cprint_expr(E, q2->a[1]);
     fprintf(f, ", ");
     kn_cprint_expr(E, e1->a[1]);
     fprintf(f, ", ");
     kn_cprint_expr(E, t->a[1]);
     fprintf(f, ", ");
-    if (zp)
-        kn_cprint_expr(E, zp);
-    else
-        fputc('0', f);
+    print_or0(E, zp);
     fprintf(f, ", %lld, %lld);\n", (long long)lo, (long long)hi);
     E->helpers |= H_Q4F | H_CVTRN;
     E->vec_widths |= 1u << 2;
