@@ -23,33 +23,6 @@ ORT=${ORT_NODE:-$B/bench-ort/node_modules/onnxruntime-node}
 MODELS="$*"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-# ONNX Runtime's timer: one session on `threads` intra-op threads, random input of the given
-# shape; prints "median_ms min_ms version cpu_ms_per_run" (its own copy: bench/run.sh's timer
-# is now the interleaved pair.js)
-cat >"$T/ort.js" <<'EOF'
-const ort = require(process.env.ORT);
-(async () => {
-  const [model, runs, threads, shape] = [process.argv[2], +process.argv[3], +process.argv[4],
-                                         process.argv[5].split(',').map(Number)];
-  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads,
-                                                       interOpNumThreads: 1,
-                                                       executionMode: 'sequential' });
-  const x = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() * 2 - 1);
-  const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, shape) };
-  for (let i = 0; i < 3; i++) await s.run(feeds);
-  const t = [], c0 = process.cpuUsage();
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    await s.run(feeds);
-    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  const c = process.cpuUsage(c0);
-  t.sort((a, b) => a - b);
-  const med = runs % 2 ? t[runs >> 1] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
-  console.log(med.toFixed(4), t[0].toFixed(4), ort.env.versions ? ort.env.versions.common : '?',
-              ((c.user + c.system) / 1000 / runs).toFixed(4));
-})().catch(e => { console.error(String(e)); process.exit(1); });
-EOF
 [ -d "$ORT" ] || { echo "no onnxruntime-node at $ORT (set ORT_NODE, or run bench/run.sh once)"; ORT=""; }
 kiln_run() { # MODEL OUTFILE: appends "median min cpu"
   "$K" bench "$1" --threads 1 --runs "$RUNS" --warmup 3 --json 2>/dev/null |
@@ -57,7 +30,7 @@ kiln_run() { # MODEL OUTFILE: appends "median min cpu"
 }
 ort_run() {
   [ -n "$ORT" ] || return 0
-  ORT=$ORT node "$T/ort.js" "$1" "$RUNS" 1 "$3" 2>/dev/null | cut -d' ' -f1,2,4 >>"$2"
+  ORT=$ORT node "$SRC/bench/ort_time.js" "$1" "$RUNS" 1 "$3" 2>/dev/null | cut -d' ' -f1,2,4 >>"$2"
 }
 stat() { # FILE: "median(of medians) min(of mins) median(of cpu)"
   [ -s "$1" ] || { echo "- - -"; return; }

@@ -159,66 +159,15 @@ fi
 # of one untimed and CHUNK timed runs each, kiln first on even turns; each side's
 # spinning threads settle before the other starts (1 ms after kiln's runs, ORT_SETTLE_MS,
 # default 50, after ORT's: its pool keeps a core busy for about 30 ms after a run);
-# prints "kiln_median ort_median ort_version" and the kiln JSON summary on a second line.
-cat >"$T/pair.js" <<'EOF'
-const ort = require(process.env.ORT);
-const { spawn } = require('child_process');
-const readline = require('readline');
-(async () => {
-  const [model, runs, threads, shape] = [process.argv[2], +process.argv[3], +process.argv[4],
-                                         process.argv[5].split(',').map(Number)];
-  const chunk = Math.max(1, +(process.env.CHUNK || 2));
-  const k = spawn(process.argv[6], process.argv.slice(7), { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = readline.createInterface({ input: k.stdout })[Symbol.asyncIterator]();
-  const next = async () => {
-    const r = await lines.next();
-    if (r.done) throw new Error('kiln bench ended');
-    return r.value;
-  };
-  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads,
-                                                       interOpNumThreads: 1,
-                                                       executionMode: 'sequential' });
-  const x = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() * 2 - 1);
-  const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, shape) };
-  for (let i = 0; i < 3; i++) await s.run(feeds);
-  while ((await next()) !== 'ready');
-  const tk = [], to = [];
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
-  const kiln = async n => { // the first of n + 1 runs untimed
-    k.stdin.write(`${n + 1}\n`);
-    tk.push(...(await next()).trim().split(' ').slice(1).map(Number));
-  };
-  const onnx = async n => {
-    await s.run(feeds);
-    for (let i = 0; i < n; i++) {
-      const t0 = process.hrtime.bigint();
-      await s.run(feeds);
-      to.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  // after its runs ORT's pool keeps a core spinning for about 30 ms (kiln's: 0.2 ms)
-  const settle = +(process.env.ORT_SETTLE_MS || 50);
-  for (let turn = 0, left = runs; left > 0; turn++, left -= chunk) {
-    const n = Math.min(chunk, left);
-    if (turn % 2 === 0) { await kiln(n); await sleep(1); await onnx(n); await sleep(settle); }
-    else { await onnx(n); await sleep(settle); await kiln(n); await sleep(1); }
-  }
-  k.stdin.end();
-  let json = '';
-  for (let r; !(r = await lines.next()).done;) json = r.value;
-  const med = t => { t.sort((a, b) => a - b); const n = t.length;
-                     return n % 2 ? t[n >> 1] : (t[n / 2 - 1] + t[n / 2]) / 2; };
-  console.log(med(tk).toFixed(4), med(to).toFixed(4), ort.env.versions ? ort.env.versions.common : '?');
-  console.log(json);
-})().catch(e => { console.error(String(e)); process.exit(1); });
-EOF
+# prints "kiln_median ort_median ort_version" and the kiln JSON summary on a second line
+# (bench/ort_pair.js).
 
-# pair_ms FILE_PREFIX MODEL THREADS: kiln's JIT and ORT interleaved (pair.js); the
+# pair_ms FILE_PREFIX MODEL THREADS: kiln's JIT and ORT interleaved (bench/ort_pair.js); the
 # medians appended to PREFIX.jitTHREADS.ms and PREFIX.ortTHREADS.ms, their ratio to
 # PREFIX.rTHREADS, kiln's JSON to PREFIX.jitTHREADS.json; a failure to PREFIX.jitTHREADS.err
 pair_ms() {
   _p=$1 _m=$2 _th=$3
-  if ORT=$ORT node "$T/pair.js" "$M/$_m.onnx" "$RUNS" "$_th" "$(shape "$_m")" "$KILN" bench \
+  if ORT=$ORT node "$SRC/bench/ort_pair.js" "$M/$_m.onnx" "$RUNS" "$_th" "$(shape "$_m")" "$KILN" bench \
     "$M/$_m.onnx" --backend llvm --threads "$_th" --warmup 3 --paced --json >"$_p.pair$_th.out" \
     2>"$_p.pair$_th.log"; then
     _l=$(head -1 "$_p.pair$_th.out")
