@@ -133,9 +133,10 @@ static double acc_bound(const kn_contract *d) {
     return bound;
 }
 
-/* kt_int_tables_hi32 on any target; init: as one table of records with it (kt_rq.rec) */
+/* kt_int_tables_hi32 on any target; init: as one table of records with it (kt_rq.rec);
+ * vlanes > 0: as one table of groups of vlanes columns (kt_rq.vrec) */
 static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q,
-                        const kn_kbuf *init) {
+                        const kn_kbuf *init, int vlanes) {
     *q = (kt_rq){0};
     if (!d->yscale || !d->fixed || (d->yz && (!is_const(d->yz) || d->yz->numel != 1))) return false;
     int64_t ncols = d->kind == KN_CONTRACT_CONV ? d->m : d->N, n = ncols + pad;
@@ -166,6 +167,19 @@ static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
         q->mult = q->round = q->shift = kl_table(L, KN_I32, 4 * nr, r);
         q->rec = 4;
         free(r);
+    } else if (ok && vlanes > 0) { /* groups of vlanes mults, rounds, shifts; the columns
+                                      past n (the last group's rest): mult 0, round 0,
+                                      shift 1, as the padding's */
+        int64_t ng = (n + vlanes - 1) / vlanes;
+        int32_t *r = calloc((size_t)(ng ? ng : 1) * 3 * (size_t)vlanes, sizeof *r);
+        KN_ASSERT(r);
+        for (int64_t c = 0; c < ng * vlanes; c++)
+            for (int k = 0; k < 3; k++)
+                r[(c / vlanes) * 3 * vlanes + k * vlanes + c % vlanes] =
+                    c < n ? t[k * n + c] : k == 2;
+        q->mult = q->round = q->shift = kl_table(L, KN_I32, ng * 3 * vlanes, r);
+        q->vrec = vlanes;
+        free(r);
     } else if (ok) {
         q->mult = kl_table(L, KN_I32, n, t);
         q->round = kl_table(L, KN_I32, n, t + n);
@@ -175,20 +189,28 @@ static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
     return ok;
 }
 
+/* kt_int_tables_hi32's targets */
+static bool hi32_target(const kn_lower *L) {
+    return L->target && (L->target->kind == KN_TARGET_CPU ||
+                         (L->target->kind == KN_TARGET_MCU && L->target->vector_bits >= 128));
+}
+
 bool kt_int_tables_hi32(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q) {
     *q = (kt_rq){0};
-    return L->target &&
-           (L->target->kind == KN_TARGET_CPU ||
-            (L->target->kind == KN_TARGET_MCU && L->target->vector_bits >= 128)) &&
-           hi32_tables(L, d, pad, q, NULL);
+    return hi32_target(L) && hi32_tables(L, d, pad, q, NULL, 0);
+}
+
+bool kt_int_tables_vrec(kn_lower *L, const kn_contract *d, int64_t pad, int lanes, kt_rq *q) {
+    *q = (kt_rq){0};
+    return hi32_target(L) && lanes > 0 && hi32_tables(L, d, pad, q, NULL, lanes);
 }
 
 void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q) {
-    if (!hi32_tables(L, d, 0, q, NULL)) kt_int_tables(L, d, q);
+    if (!hi32_tables(L, d, 0, q, NULL, 0)) kt_int_tables(L, d, q);
 }
 
 bool kt_int_tables_rec(kn_lower *L, const kn_contract *d, const kn_kbuf *init, kt_rq *q) {
-    return hi32_tables(L, d, 0, q, init);
+    return hi32_tables(L, d, 0, q, init, 0);
 }
 
 kn_kx *kt_int_rec_init(kn_lower *L, const kt_rq *q, kn_kx *col) {
@@ -259,6 +281,15 @@ static kn_kx *kt_rec_at(kn_lower *L, kn_kx *c3, int k) {
     return kx_add(L, c3, kx_int(L, k));
 }
 
+/* The high-word form's clamp: d's, else y's whole range. */
+static void y_range(const kn_contract *d, int64_t *l, int64_t *h) {
+    const kn_dtype_info *di = kn_dtype_get(d->y->dtype);
+    double hi = ldexp(1.0, (int)di->size * 8);
+    double lo = di->is_signed ? -hi / 2 : 0;
+    hi = di->is_signed ? hi / 2 - 1 : hi - 1;
+    *l = d->clamp ? d->clo : (int64_t)lo, *h = d->clamp ? d->chi : (int64_t)hi;
+}
+
 static kn_kx *table_at(kn_lower *L, kn_kbuf *b, kn_kx *col, int lanes) {
     return lanes > 1 ? kx_vload(L, b, col, lanes) : kx_load(L, b, col);
 }
@@ -267,16 +298,27 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx
                         int lanes) {
     if (!q->mult) return acc;
     if (q->rec) KN_ASSERT(lanes == 1);
+    if (q->vrec) { /* the group of col (a multiple of q->vrec): mult, round, shift */
+        KN_ASSERT((lanes == q->vrec || lanes == 1) && q->round);
+        kn_kx *g = kx_mul(L, col, kx_int(L, 3));
+        if (lanes == 1) { /* one column: its group's first entry, then its lane */
+            kn_kx *v = kx_int(L, q->vrec);
+            g = kx_add(L, kx_mul(L, kx_bin(L, KX_DIV, col, v), kx_int(L, 3 * q->vrec)),
+                       kx_bin(L, KX_MOD, col, v));
+        }
+        int64_t l, h;
+        y_range(d, &l, &h);
+        return kl_requant_hi32(L, acc, table_at(L, q->mult, g, lanes),
+                               table_at(L, q->round, kt_rec_at(L, g, lanes), lanes),
+                               table_at(L, q->shift, kt_rec_at(L, g, 2 * lanes), lanes), l, h,
+                               d->y->dtype);
+    }
     kn_kx *c3 = q->rec ? kt_rec_at(L, kx_mul(L, col, kx_int(L, 4)), 1)
                        : col; /* the column's record: its mult */
     kn_kx *m = table_at(L, q->mult, c3, lanes);
     if (q->round) {
-        double lo, hi;
-        const kn_dtype_info *di = kn_dtype_get(d->y->dtype);
-        hi = ldexp(1.0, (int)di->size * 8);
-        lo = di->is_signed ? -hi / 2 : 0;
-        hi = di->is_signed ? hi / 2 - 1 : hi - 1;
-        int64_t l = d->clamp ? d->clo : (int64_t)lo, h = d->clamp ? d->chi : (int64_t)hi;
+        int64_t l, h;
+        y_range(d, &l, &h);
         return kl_requant_hi32(
             L, acc, m, table_at(L, q->round, q->rec ? kt_rec_at(L, c3, 1) : col, lanes),
             table_at(L, q->shift, q->rec ? kt_rec_at(L, c3, 2) : col, lanes), l, h, d->y->dtype);

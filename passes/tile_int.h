@@ -46,6 +46,12 @@ typedef struct kt_rq {
      * init at [4c], its mult, round and shift at [4c + 1], [4c + 2], [4c + 3]. Scalar
      * stores only. */
     int rec;
+    /* 0, or the lanes L of the vector stores: the high-word form as one table of groups
+     * of L columns (kt_int_tables_vrec; round and shift point at mult's table): the group
+     * of columns c .. c + L - 1 (c a multiple of L) holds their L mults at [3c], their L
+     * rounds at [3c + L] and their L shifts at [3c + 2L]. Read as vectors of L lanes at
+     * multiples of L, or one column at a time. */
+    int vrec;
 } kt_rq;
 
 /* The requantization tables of d's m columns into *q: fixed point (d->fixed,
@@ -74,6 +80,13 @@ void kt_int_tables_red(kn_lower *L, const kn_contract *d, kt_rq *q);
  * pointers, each stepped per tile of columns, and spilled some of them (the pointwise
  * pairs, passes/tile.c). False (q cleared) where a column does not allow the form. */
 bool kt_int_tables_rec(kn_lower *L, const kn_contract *d, const kn_kbuf *init, kt_rq *q);
+/* kt_int_tables_hi32's three tables of d's columns and `pad` more (mult 0) as one
+ * table of groups of `lanes` columns (kt_rq.vrec): a vector's mult, round and shift
+ * are then at constant offsets from one pointer (Helium's VLDRW.32 takes an immediate
+ * offset, not a register one, so three tables took an address add each, and kept three
+ * pointers where the group's index changes). The same values, the same bits; false (q
+ * cleared) where kt_int_tables_hi32 is. */
+bool kt_int_tables_vrec(kn_lower *L, const kn_contract *d, int64_t pad, int lanes, kt_rq *q);
 /* The accumulators' init of column col from records of 4 (kt_int_tables_rec). */
 kn_kx *kt_int_rec_init(kn_lower *L, const kt_rq *q, kn_kx *col);
 /* Fixed-point requantization (d->fixed) in f64 where it is exact, on CPU targets with
