@@ -36,6 +36,7 @@
 #include "targets/target.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 enum { POOL_MAX_TAPS = 64 };
@@ -242,21 +243,53 @@ static bool gap_suits(kn_ctx *cx, const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf
     return true;
 }
 
-static void gap_rewrite(kn_lower *L, kn_kbuf *x, kn_kbuf *y) {
-    int64_t hw = x->dims[2] * x->dims[3];
-    int vbc = kl_for(L, x->dims[0] * x->dims[1]);
-    int acc = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+/* The loop over a channel's hw elements, unrolled by up to GAP_UNROLL; returns its var. */
+static int gap_loop(kn_lower *L, int64_t hw) {
     int vs = kl_for(L, hw);
     if (hw > 1) {
         L->owner[L->depth - 1]->annot |= KN_LOOP_UNROLL;
         L->owner[L->depth - 1]->width = hw < GAP_UNROLL ? (int)hw : GAP_UNROLL;
     }
-    kl_set(L, acc,
-           kx_add(L, kx_var(L, acc), kx_load(L, x, kt_mad(L, kx_var(L, vbc), hw, kx_var(L, vs)))));
+    return vs;
+}
+
+/* Channels [c0, c1) one at a time. */
+static void gap_scalar(kn_lower *L, kn_kbuf *x, kn_kbuf *y, int64_t c0, int64_t c1) {
+    int64_t hw = x->dims[2] * x->dims[3];
+    if (c1 <= c0) return;
+    int vc = kl_for(L, c1 - c0);
+    kn_kx *c = c0 ? kx_add(L, kx_var(L, vc), kx_int(L, c0)) : kx_var(L, vc);
+    int acc = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+    int vs = gap_loop(L, hw);
+    kl_set(L, acc, kx_add(L, kx_var(L, acc), kx_load(L, x, kt_mad(L, c, hw, kx_var(L, vs)))));
     kl_end(L);
-    kl_store(L, y, kx_var(L, vbc),
-             kx_bin(L, KX_DIV, kx_var(L, acc), kx_cast(L, KN_F32, kx_int(L, hw))));
+    kl_store(L, y, c, kx_bin(L, KX_DIV, kx_var(L, acc), kx_cast(L, KN_F32, kx_int(L, hw))));
     kl_end(L);
+}
+
+/* With a word gather (Helium) and 4 f32 lanes: 4 channels a vector, lane l the sum of
+ * channel c + l, each step one gather of their elements hw apart (KN_LD4FG), the 4
+ * quotients one vector store; each lane adds its channel's elements in the same order as
+ * the scalar loop, so the same bits. The last channels past a multiple of 4 one at a
+ * time. */
+static void gap_rewrite(kn_lower *L, kn_kbuf *x, kn_kbuf *y) {
+    int64_t hw = x->dims[2] * x->dims[3], nc = x->dims[0] * x->dims[1];
+    int64_t nv = L->target && L->target->word_gather && kl_lanes(L, KN_F32) == 4 && hw >= 2 &&
+                         hw < INT32_MAX / 4
+                     ? nc / 4
+                     : 0;
+    if (nv) {
+        int vv = kl_for(L, nv);
+        int acc = kl_decl_vec(L, KN_F32, 4, kx_const(L, KN_F32, 0));
+        int vs = gap_loop(L, hw);
+        kn_kx *xi = kt_mad(L, kx_var(L, vv), 4 * hw, kx_var(L, vs));
+        kl_set(L, acc, kx_add(L, kx_var(L, acc), kx_vload_strided(L, x, xi, 4, (int)hw)));
+        kl_end(L);
+        kl_store(L, y, kx_mul(L, kx_var(L, vv), kx_int(L, 4)),
+                 kx_bin(L, KX_DIV, kx_var(L, acc), kx_cast(L, KN_F32, kx_int(L, hw))));
+        kl_end(L);
+    }
+    gap_scalar(L, x, y, 4 * nv, nc);
 }
 
 kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {

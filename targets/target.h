@@ -57,6 +57,10 @@ typedef struct kn_target {
                                 IR's strided 8-bit vector loads and stores (kx_vload_strided,
                                 kl_store_strided) cost what contiguous ones cost (generated
                                 C: KN_LD4BUS / KN_LD4BSS, KN_ST4BSS) */
+    bool word_gather;        /* one instruction loads 4 f32 words at any step into the lanes
+                                (MVE's gather VLDRW.U32 Qd, [Rn, Qm, UXTW #2]): kernel IR's
+                                strided f32 vector loads cost what contiguous ones cost
+                                (generated C: KN_LD4FG) */
     bool cvt_rne;            /* one instruction converts an f32 to i32 rounding to nearest, ties
                                 to even, saturating, NaN 0 (the Armv7-M/Armv8-M FPU's VCVTR
                                 under the default FPSCR, MVE's VCVTN): kernel IR's KX_CVTRN

@@ -142,6 +142,7 @@ static const kn_target targets[] = {
      .vector_registers = 8,
      .fma_scalar = true,
      .byte_gather = true,
+     .word_gather = true,
      .int8_dot = KN_DOT_S16X2,
      .int8_red = KN_DOT_S8X16,
      .float_abi = KN_FLOAT_ABI_HARD,

@@ -1092,8 +1092,8 @@ static bool vx_ok(const emitter *E, const kn_kx *x, int L, int *temps) {
     switch (x->op) {
     case KX_VAR: return vvar(E, x->var);
     case KX_LOAD: /* OpenCL widens half vectors itself (vload_halfN); strided loads go
-                     lane by lane */
-        if (x->stride > 1) return false;
+                     lane by lane, but f32 ones of 4 lanes on Helium (one gather, KN_LD4FG) */
+        if (x->stride > 1) return E->mve_int && L == 4 && x->buf->dtype == KN_F32;
         return x->buf->dtype == KN_F32 || (x->buf->dtype == KN_F16 && E->dialect == KN_OPENCL);
     case KX_NEG:
     case KX_ABS: return vx_ok(E, x->a[0], L, temps);
@@ -1191,6 +1191,13 @@ static void vprint(emitter *E, const kn_kx *x, int L) {
             fprintf(f, "vload_half%d(0, %s + ", L, x->buf->name);
             kn_cprint_expr(E, x->a[0]);
             fputc(')', f);
+            return;
+        }
+        if (x->stride > 1) { /* vx_ok: mve_int, 4 lanes of f32 */
+            fprintf(f, "KN_LD4FG(%s + ", x->buf->name);
+            kn_cprint_expr(E, x->a[0]);
+            fprintf(f, ", %d)", x->stride);
+            E->gather4f = true;
             return;
         }
         fprintf(f, "KN_LD%dF(%s + ", L, x->buf->name);
@@ -2189,6 +2196,18 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_MIN4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpltq_f32(a, b))\n"
                 "#define KN_MAX4F(a, b) vpselq_f32(a, b, vcmpneq_f32(a, a) | vcmpgtq_f32(a, b))\n"
                 "#endif\n");
+        if (L == 4 && ((V && V->gather4f) || E->gather4f)) /* strided f32 loads (vprint):
+                       Helium's gather VLDRW.U32 with offsets 0, s, 2s, 3s words */
+            fprintf(f, "#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && "
+                       "!defined(__clang__)\n"
+                       "#include <arm_mve.h>\n"
+                       "#define KN_LD4FG(p, s) \\\n"
+                       "    ((kn_v4f)vldrwq_gather_shifted_offset_f32((const float *)(p), \\\n"
+                       "        vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)(s))))\n"
+                       "#else\n"
+                       "#define KN_LD4FG(p, s) ((kn_v4f){(p)[0], (p)[(s)], (p)[2 * (s)], (p)[3 * "
+                       "(s)]})\n"
+                       "#endif\n");
         if (L == 4 && ((V && V->mve_used) || E->mve_used)) {
             /* Helium's integer tiles (mve_int): GCC 12 builds the i32 lanes' loops one
              * lane at a time; the intrinsics are single instructions. Elsewhere the same

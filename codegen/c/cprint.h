@@ -46,6 +46,7 @@ typedef struct kn_cprint {
                                           multiply-adds as KN_LD4I, KN_LD4S16, KN_MLA4I (Helium
                                           intrinsics; vec_ext) */
     bool mve_used;                     /* one of those printed */
+    bool gather4f;                     /* KN_LD4FG printed (mve_int's strided f32 loads) */
     unsigned blk_widths;               /* bit k: a register block of 2^k floats printed
                                           (KN_LDM<2^k>F; C99, kl_decl_block) */
     int blk_var[64];                   /* the locals of the last 64 register blocks printed

@@ -119,7 +119,7 @@ for m in $MODELS; do
   dq_pool) # the whole-input average pools as one unrolled loop a channel (passes/pool.c
     # gap_rewrite): 35 elements by 16, 9 whole; every float output bit equal to numpy's
     [ $EMIT = c ] && { grep -q "KN_UNROLL(16)" "$D/m.c" && grep -q "KN_UNROLL(9)" "$D/m.c" &&
-      grep -q " / 35.0f);" "$D/m.c" && ok || bad "$m: the pools not unrolled sums a channel"; } ;;
+      grep -q " / 35.0f)" "$D/m.c" && ok || bad "$m: the pools not unrolled sums a channel"; } ;;
   mm_red16_*) # the M4: split words; Helium: reduction words (dot=4: s8x16)
     want=split=1; [ "$TARGET" = cortex-m55 ] && want=dot=4
     grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||
@@ -177,7 +177,14 @@ for m in $MODELS; do
   # (depthwise convolutions run in the depthwise pass's f32 tiles on exact integers,
   # their interior in row-word SMLAD tiles where the kernel rows have 3 taps: dw_words_*;
   # on the M55 in i32 vector tiles)
-  if [ "$TARGET" = cortex-m55 ] && [ $m = dq_tail ]; then
+  if [ "$TARGET" = cortex-m55 ] && [ $m = dq_pool ]; then
+    # dq_pool's pools 4 channels a vector, each step one gather of their elements h*w
+    # apart (KN_LD4FG: VLDRW.U32 Qd, [Rn, Qm, UXTW #2]); the last 1 and 2 channels alone
+    [ $EMIT = obj ] || { grep -q "KN_LD4FG(.*, 35)" "$D/m.c" &&
+      grep -q "KN_LD4FG(.*, 9)" "$D/m.c" &&
+      grep -qE "vldrw\.u32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7], uxtw #2\]" "$D/app.dis" &&
+      ok || bad "$m: no gathered pool sums (KN_LD4FG, vldrw.u32 gather)"; }
+  elif [ "$TARGET" = cortex-m55 ] && [ $m = dq_tail ]; then
     # DequantizeLinear 4 elements a step (ir/lower/quant.c: KN_DQ4FU / KN_DQ4FS, VCVT)
     [ $EMIT = obj ] || { grep -q "KN_DQ4FU(o" "$D/m.c" && grep -q "KN_DQ4FS(o" "$D/m.c" &&
       grep -q "vcvt\.f32\.s32\s*q" "$D/app.dis" && ok || bad "$m: no vector dequantization"; }

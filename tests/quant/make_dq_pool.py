@@ -4,7 +4,9 @@ DS-CNN's): a per-tensor DequantizeLinear of uint8 x [1, 13, 5, 7] (zero point 12
 GlobalAveragePool and into an AveragePool whose one window is the whole input
 (kernel_shape [5, 7], no padding), and of uint8 z [1, 6, 3, 3] into a GlobalAveragePool.
 On microcontrollers the pool pass sums each channel in one loop over its h * w elements,
-unrolled (passes/pool.c, gap_rewrite: 35 elements by 16, 9 whole). Expected outputs with
+unrolled (passes/pool.c, gap_rewrite: 35 elements by 16, 9 whole), on Helium 4 channels a
+vector (one gather of 4 elements h * w apart a step: 13 channels are 3 vectors and one
+channel alone, 6 are one vector and two alone). Expected outputs with
 numpy, in the order the lowering adds: each channel's float32 values summed one after the
 other from 0 in row-major order, then divided by the float32 count.
 
