@@ -2138,14 +2138,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     /* Helium's 4-lane tiles (kt_mve): requantized as vectors too where every column takes
      * the high-word form (VMULH.S32, VADD, VSHL, VMAX/VMIN and a narrowing VSTRB of 4
      * channels: codegen/c/cprint.c KN_RQ4BV), so the transposing loop only moves bytes */
-    /* Their three tables as one of groups of 4 columns (kt_int_tables_vrec) where every
-     * vector of columns starts at a multiple of 4 (a block's, a group's first column) and
-     * none is read one column at a time (the reduction tiles' channels-last y, conv_tile's
-     * direct stores); in the 1x1 tiles only: in tiles with kernel windows GCC 12 allocated
-     * the one pointer worse (MobileNetV2's stem bands on the M55 +1.2 K each, its last
-     * band +7.5 K; DS-CNN's 10 x 4 first convolution +7.7 K). */
-    bool vrec4 = G.kh * G.kw == 1 && T.kb % 4 == 0 && (group == 1 || G.kg % 4 == 0) &&
-                 (T.lanes == 4 || G.ys[1] != 1);
+    /* Their three tables as one of groups of 4 columns (kt_int_tables_vrec: one pointer,
+     * the shift stored negated for VSHL) where every vector of columns starts at a
+     * multiple of 4 (a block's, a group's first column) and none is read one column at a
+     * time (the reduction tiles' channels-last y, conv_tile's direct stores). */
+    bool vrec4 = T.kb % 4 == 0 && (group == 1 || G.kg % 4 == 0) && (T.lanes == 4 || G.ys[1] != 1);
     if (integer && d->yscale && tg && tg->kind == KN_TARGET_MCU && T.lanes == 4 && T.t == KN_I32 &&
         !T.dot &&
         (vrec4 ? kt_int_tables_vrec(L, d, T.kb, 4, &G.rq) : kt_int_tables_hi32(L, d, T.kb, &G.rq)))

@@ -174,9 +174,9 @@ static bool hi32_tables(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q
         int32_t *r = calloc((size_t)(ng ? ng : 1) * 3 * (size_t)vlanes, sizeof *r);
         KN_ASSERT(r);
         for (int64_t c = 0; c < ng * vlanes; c++)
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 3; k++) /* the shift negated: what VSHL by a vector takes */
                 r[(c / vlanes) * 3 * vlanes + k * vlanes + c % vlanes] =
-                    c < n ? t[k * n + c] : k == 2;
+                    (k == 2 ? -1 : 1) * (c < n ? t[k * n + c] : k == 2);
         q->mult = q->round = q->shift = kl_table(L, KN_I32, ng * 3 * vlanes, r);
         q->vrec = vlanes;
         free(r);
@@ -308,10 +308,10 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx
         }
         int64_t l, h;
         y_range(d, &l, &h);
+        kn_kx *tn = table_at(L, q->shift, kt_rec_at(L, g, 2 * lanes), lanes); /* -t */
         return kl_requant_hi32(L, acc, table_at(L, q->mult, g, lanes),
                                table_at(L, q->round, kt_rec_at(L, g, lanes), lanes),
-                               table_at(L, q->shift, kt_rec_at(L, g, 2 * lanes), lanes), l, h,
-                               d->y->dtype);
+                               kx_sub(L, kx_const(L, KN_I32, 0), tn), l, h, d->y->dtype);
     }
     kn_kx *c3 = q->rec ? kt_rec_at(L, kx_mul(L, col, kx_int(L, 4)), 1)
                        : col; /* the column's record: its mult */

@@ -49,8 +49,10 @@ typedef struct kt_rq {
     /* 0, or the lanes L of the vector stores: the high-word form as one table of groups
      * of L columns (kt_int_tables_vrec; round and shift point at mult's table): the group
      * of columns c .. c + L - 1 (c a multiple of L) holds their L mults at [3c], their L
-     * rounds at [3c + L] and their L shifts at [3c + 2L]. Read as vectors of L lanes at
-     * multiples of L, or one column at a time. */
+     * rounds at [3c + L] and their L shifts negated at [3c + 2L] (the requantization reads
+     * 0 - that: Helium's VSHL by a vector shifts right by a negative count, so the C
+     * takes the entry as it is, codegen/c/cprint.c KN_RQ4IVN). Read as vectors of L lanes
+     * at multiples of L, or one column at a time. */
     int vrec;
 } kt_rq;
 

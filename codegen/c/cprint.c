@@ -698,7 +698,9 @@ static void rq_print(emitter *E, const kn_kx *x, bool vec) {
 typedef struct rq_form {
     const kn_kx *acc, *mult, *round, *t;
     int64_t lo, hi;
-    bool vec; /* round and t vectors (KN_RQ4*V) */
+    bool vec;  /* round and t vectors (KN_RQ4*V) */
+    bool tneg; /* t is 0 - (*t), a 4-lane table load of the negated shift (kt_rq.vrec):
+                  KN_RQ4*VN, VSHL by it as it is */
 } rq_form;
 
 /* x = min(max(((i32)((i64)acc * (i64)mult >> 32) + round) >> (t & 31), lo), hi), the i32
@@ -713,8 +715,13 @@ static bool rq_match(const emitter *E, const kn_kx *x, rq_form *q) {
     sh = mx->a[0];
     if (sh->op != KX_SHR || sh->dtype != KN_I32) return false;
     ad = sh->a[0], tm = sh->a[1];
-    if (tm->op != KX_AND || !const_i(tm->a[1], &m31) || m31 != 31 || !rq_operand(E, tm->a[0], &tv))
-        return false;
+    if (tm->op != KX_AND || !const_i(tm->a[1], &m31) || m31 != 31) return false;
+    const kn_kx *tx = tm->a[0];
+    int64_t z0;
+    q->tneg = tx->op == KX_SUB && const_i(tx->a[0], &z0) && z0 == 0 && tx->a[1]->op == KX_LOAD &&
+              tx->a[1]->buf->dtype == KN_I32 && kx_lanes(tx->a[1]) == 4;
+    if (q->tneg) tx = tx->a[1];
+    if (!rq_operand(E, tx, &tv)) return false;
     if (ad->op != KX_ADD || ad->dtype != KN_I32 || !rq_operand(E, ad->a[1], &rv)) return false;
     h = ad->a[0];
     if (h->op != KX_CAST || h->dtype != KN_I32 || h->a[0]->op != KX_SHR) return false;
@@ -726,9 +733,9 @@ static bool rq_match(const emitter *E, const kn_kx *x, rq_form *q) {
         !ivvar(E, acc->a[0]->var) || h->op != KX_CAST || h->dtype != KN_I64 ||
         !rq_operand(E, h->a[0], &mv) || !mv)
         return false;
-    q->acc = acc->a[0], q->mult = h->a[0], q->round = ad->a[1], q->t = tm->a[0];
+    q->acc = acc->a[0], q->mult = h->a[0], q->round = ad->a[1], q->t = tx;
     q->vec = rv || tv;
-    return true;
+    return !q->tneg || q->vec;
 }
 
 /* The arguments of KN_RQ4B(V) / KN_RQ4I(V) after the first: acc, mult, round, t, lo, hi. */
@@ -749,7 +756,7 @@ static bool mve_rq_store(emitter *E, const kn_ks *s, int ind) {
         x->op != KX_CAST || x->dtype != s->buf->dtype || !rq_match(E, x->a[0], &q))
         return false;
     FILE *f = E->f;
-    fprintf(f, "%*sKN_RQ4B%s(%s + ", ind, "", q.vec ? "V" : "", s->buf->name);
+    fprintf(f, "%*sKN_RQ4B%s(%s + ", ind, "", q.vec ? q.tneg ? "VN" : "V" : "", s->buf->name);
     kn_cprint_expr(E, s->index);
     fprintf(f, ", ");
     rq_args(E, &q);
@@ -790,7 +797,7 @@ static bool mve_rq_decl(emitter *E, const kn_ks *s, int ind) {
     }
     E->rq_printed = true;
     fprintf(E->f, "%*s%sv%d = KN_RQ4I%s(", ind, "", s->kind == KS_DECL ? "kn_v4i " : "", s->var,
-            q.vec ? "V" : "");
+            q.vec ? q.tneg ? "VN" : "V" : "");
     rq_args(E, &q);
     fprintf(E->f, ";\n");
     E->mve_used = true;
@@ -2281,6 +2288,19 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "        kn_h = vminq_s32(vmaxq_s32(kn_h, vdupq_n_s32(lo)), vdupq_n_s32(hi)); \\\n"
                 "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
                 "    } while (0)\n"
+                /* the shift's table negated (kt_rq.vrec): VSHL takes it as it is, one VNEG
+                 * less an output vector */
+                "#define KN_RQ4BVN(p, acc, m, r, tn, lo, hi) \\\n"
+                "    do { \\\n"
+                "        int32x4_t kn_h = vmulhq_s32((int32x4_t)(acc), (int32x4_t)(m)); \\\n"
+                "        kn_h = vshlq_s32(vaddq_s32(kn_h, (int32x4_t)(r)), (int32x4_t)(tn)); \\\n"
+                "        kn_h = KN_CLAMP4(kn_h, lo, hi); \\\n"
+                "        vstrbq_s32((int8_t *)(void *)(p), kn_h); \\\n"
+                "    } while (0)\n"
+                "#define KN_RQ4IVN(acc, m, r, tn, lo, hi) \\\n"
+                "    ((kn_v4i)KN_CLAMP4(vshlq_s32(vaddq_s32(vmulhq_s32((int32x4_t)(acc), "
+                "\\\n"
+                "        (int32x4_t)(m)), (int32x4_t)(r)), (int32x4_t)(tn)), lo, hi))\n"
                 "#define KN_DQ4FU(d, p, z, s) \\\n"
                 "    vstrwq_f32((float *)(void *)(d), \\\n"
                 "               vmulq_n_f32(vcvtq_f32_s32(vsubq_n_s32(vreinterpretq_s32_u32( \\\n"
@@ -2371,6 +2391,9 @@ void kn_cprint_vector_prelude(const kn_cprint *E, const kn_cprint *V, bool targe
                 "#define KN_RQ4I(acc, m, r, t, lo, hi) \\\n"
                 "    kn_rq4i(acc, m, KN_DUP4I(r), KN_DUP4I(t), lo, hi)\n"
                 "#define KN_RQ4IV(acc, m, r, t, lo, hi) kn_rq4i(acc, m, r, t, lo, hi)\n"
+                "#define KN_RQ4IVN(acc, m, r, tn, lo, hi) kn_rq4i(acc, m, r, -(tn), lo, hi)\n"
+                "#define KN_RQ4BVN(p, acc, m, r, tn, lo, hi) KN_RQ4BV(p, acc, m, r, -(tn), lo, "
+                "hi)\n"
                 "#define KN_RQ4B(p, acc, m, r, t, lo, hi) \\\n"
                 "    do { \\\n"
                 "        for (int kn_l = 0; kn_l < 4; kn_l++) { \\\n"

@@ -222,20 +222,26 @@ for m in $MODELS; do
       grep -q "vstrb\.32" "$D/app.dis" && ok || bad "$m: no vmulh.s32 and vstrb.32 in the image"; } ;; esac
     # qdq_block's 1x1 convolutions in the 4-lane tiles: 4 channels requantized a vector,
     # its lanes stored to their channels' planes (passes/tile.c conv_store_lanes)
-    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IV(v" "$D/m.c" && ok ||
-      bad "$m: no vector requantization of 4 channels (KN_RQ4IV)"; }
+    [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "= KN_RQ4IVN(v" "$D/m.c" && ok ||
+      bad "$m: no vector requantization of 4 channels (KN_RQ4IVN)"; }
+    # ... its 3 table vectors from one table of groups of 4 channels, at +4 and +8 words
+    # from the multipliers (passes/tile_int.c kt_int_tables_vrec), the shift stored
+    # negated (KN_RQ4IVN: VSHL by it as it is, no VNEG)
+    [ $m = qdq_block ] && [ $EMIT = c ] && {
+      grep -qE "kn_rq[0-9]+ = KN_LD4I\(c[0-9]+ \+ \(\(.*\* 3\) \+ 8\)\);" "$D/m.c" && ok ||
+        bad "$m: the requantization tables not one table of groups"; }
     # ... from its 3 table vectors loaded once a tile and channel group into locals
     # (codegen/c/cprint.c mve_rq_decl), not reloaded for each pixel after the byte stores
     [ $m = qdq_block ] && [ $EMIT = c ] && {
       grep -q "kn_v4i kn_rq[0-9]* = KN_LD4I(" "$D/m.c" &&
-        grep -q "= KN_RQ4IV(v[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*," "$D/m.c" &&
-        ! grep -q "KN_RQ4IV(v[0-9]*, KN_LD4I(" "$D/m.c" && ok ||
+        grep -q "= KN_RQ4IVN(v[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*, kn_rq[0-9]*," "$D/m.c" &&
+        ! grep -q "KN_RQ4IVN*(v[0-9]*, KN_LD4I(" "$D/m.c" && ok ||
         bad "$m: KN_RQ4IV's tables not loaded once into locals"; }
     # ... clamped to the whole u8 (i8) range by a saturating shift left by 24 and back
     # (codegen/c/cprint.c KN_CLAMP4: VQSHLU.S32 / VQSHL.S32, then VSHR), to narrower
     # ranges (the fused ReLUs' 0..194, 57..251) by VMAX and VMIN
     [ $m = qdq_block ] && [ $EMIT = c ] && {
-      grep -q "KN_RQ4IV(.*, 0, 255)" "$D/m.c" && grep -q "KN_RQ4IV(.*, -128, 127)" "$D/m.c" &&
+      grep -q "KN_RQ4IVN(.*, 0, 255)" "$D/m.c" && grep -q "KN_RQ4IVN(.*, -128, 127)" "$D/m.c" &&
         grep -q "vqshlu\.s32[[:space:]]*q[0-7], q[0-7], #24" "$D/app.dis" &&
         grep -q "vqshl\.s32[[:space:]]*q[0-7], q[0-7], #24" "$D/app.dis" &&
         grep -q "vmin\.s32" "$D/app.dis" && ok ||
@@ -258,8 +264,8 @@ for m in $MODELS; do
     # qdq_pointwise_part (fixed point): the reduction tiles' outputs requantized 4
     # channels a vector (passes/tile.c conv_store_red: the tile scratch, KN_RQ4IV)
     case $m in qdq_pointwise_part) [ $EMIT = obj ] || {
-      grep -q "KN_RQ4IV(v" "$D/m.c" && grep -q "vmulh\.s32" "$D/app.dis" && ok ||
-        bad "$m: no vector requantization (KN_RQ4IV)"
+      grep -q "KN_RQ4IVN(v" "$D/m.c" && grep -q "vmulh\.s32" "$D/app.dis" && ok ||
+        bad "$m: no vector requantization (KN_RQ4IVN)"
       # its 4 channels' bytes as one scatter store (kl_store_strided: VSTRB.32 [Rn, Qm])
       grep -q "KN_ST4BSS(" "$D/m.c" && grep -q "vstrb\.32.*\[r[0-9]*, q[0-9]\]" "$D/app.dis" && ok ||
         bad "$m: no scatter store (KN_ST4BSS)"; } ;; esac
