@@ -271,6 +271,24 @@ static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool 
     return kx_cast(L, KN_I32, word);
 }
 
+/* Opens the loops over `trips` steps of 4 elements of x: one loop, or, where x's last two
+ * dims hold a multiple of 4 elements, one over the planes before them and one over a
+ * plane's steps, so that each access stays inside its plane (the band views, passes/
+ * views.c, place a band of an NCHW tensor's rows plane by plane: MobileNetV2's input
+ * bands quantized in place of a copy). The first element of the step in *at; returns
+ * the loops opened. */
+static int quant_steps(kn_lower *L, const kn_kbuf *x, int64_t trips, kn_kx **at) {
+    int64_t plane = x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
+    if (plane >= 4 && plane % 4 == 0 && trips == x->numel / 4 && x->numel > plane) {
+        int vo = kl_for(L, x->numel / plane), vi = kl_for(L, plane / 4);
+        *at = kx_add(L, kx_mul(L, kx_var(L, vo), kx_int(L, plane)),
+                     kx_mul(L, kx_var(L, vi), kx_int(L, 4)));
+        return 2;
+    }
+    *at = kx_mul(L, kx_var(L, kl_for(L, trips)), kx_int(L, 4));
+    return 1;
+}
+
 static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbuf *y) {
     const struct kn_target *tg = L->target;
     if (!tg || tg->kind != KN_TARGET_MCU || !tg->cvt_rne || x->dtype != KN_F32 ||
@@ -287,8 +305,8 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
     int64_t nv = 0;
     if (kl_lanes(L, KN_F32) == 4 && sc && kn_vmath_div_const_ok(sval) && x->numel >= 4) {
         nv = x->numel / 4;
-        int vi = kl_for(L, nv);
-        kn_kx *at = kx_mul(L, kx_var(L, vi), kx_int(L, 4));
+        kn_kx *at;
+        int nl = quant_steps(L, x, nv, &at);
         double b = ldexp(sval, 22);
         kn_kx *kb = kx_const(L, KN_F32, b), *kmb = kx_const(L, KN_F32, -b);
         kn_kx *v = kx_vload(L, x, at, 4);
@@ -309,7 +327,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
                    kx_const(L, KN_I32, hi));
         q = kx_select(L, nan, kx_const(L, KN_I32, 0), q);
         kl_store(L, y, at, kx_cast(L, y->dtype, q));
-        kl_end(L);
+        kl_end_n(L, nl);
     }
     int64_t left = x->numel - nv * 4, unroll = nv || left < 4 ? 1 : 4;
     for (int part = 0; part < 2; part++) { /* 4 a trip, then the rest one at a time */
@@ -317,9 +335,10 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
                 k0 = nv * 4 + (part ? left / unroll * unroll : 0);
         if (!trips) continue;
         if (!sv) sv = kx_var(L, kl_decl(L, KN_F32, kx_load(L, s, kx_int(L, 0))));
-        int i = kl_for(L, trips);
         if (!part && unroll == 4) { /* 4 elements, one word */
-            kn_kx *xs[4], *at0 = kx_add(L, kx_mul(L, kx_var(L, i), kx_int(L, 4)), kx_int(L, k0));
+            kn_kx *xs[4], *at0;
+            int nl = quant_steps(L, x, trips, &at0);
+            if (k0) at0 = kx_add(L, at0, kx_int(L, k0));
             for (int k = 0; k < 4; k++)
                 xs[k] = kx_var(
                     L, kl_decl(L, KN_F32,
@@ -333,9 +352,10 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
             }
             kl_store_word(L, y, at0, quant_word(L, xs, zv, u, false));
             if (zv) kl_end(L);
-            kl_end(L);
+            kl_end_n(L, nl);
             continue;
         }
+        int i = kl_for(L, trips);
         kn_kx *at = kx_add(L, kx_var(L, i), kx_int(L, k0));
         kn_kx *xq = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_load(L, x, at), sv)));
         kn_kx *q = kx_cvtrn(L, xq);

@@ -24,7 +24,7 @@ MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 
   mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
-  quantize_ties qdq_add dq_pool"
+  quantize_ties qdq_add dq_pool q_planes"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
@@ -32,7 +32,7 @@ if [ "$TARGET" = cortex-m55 ]; then
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
     fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail ptq/ptq_dw dq_tail quantize_ties
-    dq_pool"
+    dq_pool q_planes"
   CFLAGS="-mcpu=cortex-m55 -mthumb -mfloat-abi=hard"
   MACHINE=mps3-an547 LD=$T/an547.ld
   sed -e 's/ORIGIN = 0x00000000, LENGTH = 4M/ORIGIN = 0x10000000, LENGTH = 512K/' \
@@ -116,6 +116,10 @@ for m in $MODELS; do
       grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=[13] lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
         ok || bad "$m: dw1 not in Helium's vector tiles: $(cat "$T/$m.sched")"
     } ;;
+  q_planes) # QuantizeLinear's steps of 4 a loop over the 3 planes and one over a plane's 6
+    # (ir/lower/quant.c quant_steps: the accesses inside their plane, for the band views)
+    [ $EMIT = c ] && { grep -qE "for \(int32_t v[0-9]+ = 0; v[0-9]+ < 6; v[0-9]+\+\+\)" "$D/m.c" &&
+      ok || bad "$m: the quantization's steps not a plane's"; } ;;
   dq_pool) # the whole-input average pools as one unrolled loop a channel (passes/pool.c
     # gap_rewrite): 35 elements by 16, 9 whole; every float output bit equal to numpy's
     [ $EMIT = c ] && { grep -q "KN_UNROLL(16)" "$D/m.c" && grep -q "KN_UNROLL(9)" "$D/m.c" &&
@@ -250,7 +254,7 @@ for m in $MODELS; do
     [ $m = qdq_block ] && [ $EMIT = c ] && { grep -q "KN_ST4BSS(" "$D/m.c" &&
       grep -qE "vstrb\.32[[:space:]]+q[0-7], \[(r[0-9]+|ip|lr|fp|sl), q[0-7]\]" "$D/app.dis" && ok ||
       bad "$m: no strided store of 4 channels (KN_ST4BSS, a vstrb.32 scatter)"; }
-  elif [ "$TARGET" = cortex-m55 ] && { [ $m = quantize_ties ] || [ $m = dq_pool ]; }; then
+  elif [ "$TARGET" = cortex-m55 ] && { [ $m = quantize_ties ] || [ $m = dq_pool ] || [ $m = q_planes ]; }; then
     : # no contraction (its checks below)
   elif [ "$TARGET" = cortex-m55 ]; then
     # VMLADAVA without exchange disassembles as its alias VMLAVA; the generated C's
@@ -270,8 +274,8 @@ for m in $MODELS; do
       grep -q "KN_ST4BSS(" "$D/m.c" && grep -q "vstrb\.32.*\[r[0-9]*, q[0-9]\]" "$D/app.dis" && ok ||
         bad "$m: no scatter store (KN_ST4BSS)"; } ;; esac
   else
-    # (quantize_ties, qdq_add and dq_pool have no contraction)
-    case $m in qdq_depthwise | quantize_ties | qdq_add | dq_pool) ;;
+    # (quantize_ties, qdq_add, dq_pool and q_planes have no contraction)
+    case $m in qdq_depthwise | quantize_ties | qdq_add | dq_pool | q_planes) ;;
     *) grep -q "smlad" "$D/app.dis" && ok || bad "$m: no smlad in the image" ;; esac
     # the row words' odd outputs: SMLADX with the weight word (w1, 0) (passes/depthwise.c);
     # at stride 2 (dw_words_s2, dw_words_u8's rows) the odd words' b1 w1 from the even
