@@ -21,6 +21,10 @@
  *                             loop vectorizer turns into vector code)
  *       right border columns: as the left
  *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
+ *     8-bit strided interiors whose windows share a kernel row with the next output row
+ *     (3x3 at stride 2: ResNet's pool) keep that row's max of each vector column (at most
+ *     POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max a
+ *     vector, not 9 and 8 (pool_rows_kept).
  *
  * On OpenCL devices the same kernels become one output a work-item with the taps
  * unrolled and no branch (pool_items).
@@ -132,6 +136,77 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
     kl_end(L);
 }
 
+/* The max of kernel row iy's taps for `lanes` outputs from column ox, each tap one
+ * strided load; returns the local holding it. */
+static int pool_hrow(kn_lower *L, const pool_geom *G, kn_kx *iy, kn_kx *ox) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
+    int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->h, iy), G->w, col0));
+    int h = -1;
+    for (int64_t kx = 0; kx < G->kw; kx++) {
+        kn_kx *v = kx_cast(
+            L, t,
+            kx_vload_strided(L, G->x, kt_plus(L, kx_var(L, vx), kx * G->dw), G->lanes, (int)G->sw));
+        if (h < 0)
+            h = kl_decl_vec(L, t, G->lanes, v);
+        else
+            kl_set(L, h, kx_bin(L, KX_MAX, v, kx_var(L, h)));
+    }
+    return h;
+}
+
+enum { POOL_MAX_KEPT = 4 }; /* vector columns a row whose shared kernel row is kept */
+
+/* The vector columns of the interior rows: n / lanes from xlo, and one more ending at xhi
+ * when lanes does not divide n (it recomputes a few outputs, as pool_rows does). */
+static int pool_vcols(const pool_geom *G) {
+    int64_t n = G->xhi - G->xlo;
+    return (int)(n / G->lanes + (n % G->lanes != 0));
+}
+
+static kn_kx *pool_vcol_x(kn_lower *L, const pool_geom *G, int c) {
+    int64_t n = G->xhi - G->xlo;
+    return kx_int(L, c < n / G->lanes ? G->xlo + c * G->lanes : G->xhi - G->lanes);
+}
+
+/* Whether the interior rows share a kernel row with the next output row (the last kernel
+ * row of output oy is the first of oy + 1: 3x3 at stride 2) and are built by
+ * pool_rows_kept: 8-bit strided vectors only (their max is exact in any order), a few
+ * vectors a row (each one's kept row max is a register). */
+static bool pool_keeps_rows(const pool_geom *G) {
+    return G->strided && G->lanes > 1 && G->kh >= 2 && G->sh == (G->kh - 1) * G->dh &&
+           G->yhi - G->ylo >= 2 && G->xhi - G->xlo >= G->lanes && pool_vcols(G) <= POOL_MAX_KEPT;
+}
+
+/* Interior rows [oy0, oy1) as pool_rows builds them, but each vector column's row max
+ * (pool_hrow) of an output's last kernel row is kept in a local across the row loop and
+ * is the first kernel row of the next output: a 3x3 stride-2 window takes 6 strided
+ * loads and 6 max a vector, not 9 and 8. The rows stay in order (the input is read as
+ * pool_rows reads it, row after row). */
+static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    int nc = pool_vcols(G), kept[POOL_MAX_KEPT];
+    for (int c = 0; c < nc; c++)
+        kept[c] = pool_hrow(L, G, kx_int(L, oy0 * G->sh - G->ph), pool_vcol_x(L, G, c));
+    int v = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+    pool_scalar_cols(L, G, oy, 0, G->xlo, false, true);
+    for (int c = 0; c < nc; c++) {
+        kn_kx *ox = pool_vcol_x(L, G, c);
+        int acc = kl_decl_vec(L, t, G->lanes, kx_var(L, kept[c]));
+        for (int64_t ky = 1; ky < G->kh; ky++) {
+            kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+            int h = pool_hrow(L, G, iy, ox);
+            kl_set(L, acc, kx_bin(L, KX_MAX, kx_var(L, h), kx_var(L, acc)));
+            if (ky == G->kh - 1) kl_set(L, kept[c], kx_var(L, h));
+        }
+        kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox);
+        kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
+    }
+    pool_scalar_cols(L, G, oy, G->xhi, G->ow, false, true);
+    kl_end(L);
+}
+
 /* Whether kernel k is a MaxPool this pass rebuilds; fills G's geometry. */
 static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     const kn_kernel *kern = p->kernels[k];
@@ -229,7 +304,10 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         if (G.lanes < 4) G.lanes = 1;
         G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);
         pool_rows(L, &G, 0, G.ylo, true);
-        pool_rows(L, &G, G.ylo, G.yhi, false);
+        if (pool_keeps_rows(&G))
+            pool_rows_kept(L, &G, G.ylo, G.yhi);
+        else
+            pool_rows(L, &G, G.ylo, G.yhi, false);
         pool_rows(L, &G, G.yhi > G.ylo ? G.yhi : G.ylo, G.oh, true);
         kl_end(L);
         p->kernels[k]->sched.lanes = G.lanes;

@@ -89,6 +89,13 @@ P=$2/tests/quant/models/qdq_pool_strided
 grep -q 'x64 step 2\]' "$T/pools.kir" && grep -q 'x32 step 3\]' "$T/pools.kir" &&
   grep -q "'pool_p4' MaxPool lanes=64" "$T/pools.sched" && ok ||
   bad "qdq_pool_strided: no strided loads: $(grep MaxPool "$T/pools.sched")"
+# p1 (3x3, stride 2): each interior vector column keeps the row max of an output's last
+# kernel row for the next output row (a vector local assigned another, once a column:
+# two columns, 64 + a remainder); p3 (stride 3) shares no row and keeps none.
+kept() { awk -v k="'pool_$1'" '$0 ~ /^kernel / { on = index($0, k) > 0 } on' "$T/pools.kir" |
+  grep -cE '^ +v[0-9]+ = v[0-9]+$'; }
+[ "$(kept p1)" = 2 ] && [ "$(kept p3)" = 0 ] && ok ||
+  bad "qdq_pool_strided: kept row max: p1 $(kept p1), p3 $(kept p3) (expected 2, 0)"
 # Strided depthwise (tests/quant/make_dw_strided.py): on x86-64 with VNNI the staged
 # words of strides 2, 3 and 4 are built from strided loads of 16 byte lanes (the
 # backends: quant_models_*).
