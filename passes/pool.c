@@ -31,7 +31,11 @@
  *
  * The max is taken in the lowering's order (max(x, acc), acc starting at -inf, or the
  * 8-bit type's minimum in its compute type), so NaNs and out-of-window -inf results are
- * those of the plain nest and of the interpreter. */
+ * those of the plain nest and of the interpreter.
+ *
+ * On CPU targets a float32 NCHW GlobalAveragePool (a classifier's tail) is rebuilt too, as
+ * GAP_CHANNELS channels a step, each channel's sum its own chain in the plain nest's order
+ * (gap_rebuild): the same bits, the chains' adds overlapping. */
 #include "ir/kir.h"
 #include "ir/ops/nn_attrs.h"
 #include "passes/pass.h"
@@ -280,10 +284,68 @@ static void pool_items(kn_lower *L, const pool_geom *G) {
     kl_end_n(L, 3);
 }
 
+/* GlobalAveragePool over f32 NCHW on CPUs: the plain nest sums each channel's h*w values
+ * in one chain (an add's latency each), one channel after another. Rebuilt as GAP_CHANNELS
+ * channels a step, each its own chain in the same order (0, then + x[0], + x[1], ...,
+ * then / f32(h*w), the plain nest's count), so the adds of different channels overlap
+ * and every sum keeps its bits. */
+enum { GAP_CHANNELS = 16 };
+
+/* Whether kernel k is a GlobalAveragePool this pass rebuilds: x [n, c, h, w] -> y
+ * [n, c, 1, 1], both f32, channels-first. */
+static bool gap_suits(const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf **y) {
+    const kn_kernel *kern = p->kernels[k];
+    const kn_node *n = kern->node;
+    if (!n || n->op != KN_OP_GLOBALAVERAGEPOOL || kern->contract || kn_node_attr(n, KN_ATTR_LAYOUT))
+        return false;
+    io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
+    kn_kwalk(&W.w, kern->body);
+    if (W.bad || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
+        W.x->rank != 4 || W.y->rank != 4 || W.y->dims[0] != W.x->dims[0] ||
+        W.y->dims[1] != W.x->dims[1] || W.y->dims[2] != 1 || W.y->dims[3] != 1)
+        return false;
+    *x = W.x, *y = W.y;
+    return true;
+}
+
+/* Channels [c0, c0 + nch) of the pool, one sum each (nch <= GAP_CHANNELS). */
+static void gap_channels(kn_lower *L, kn_kbuf *x, kn_kbuf *y, kn_kx *c0, int nch) {
+    int64_t hw = x->dims[2] * x->dims[3];
+    int acc[GAP_CHANNELS];
+    for (int j = 0; j < nch; j++) acc[j] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+    int vk = kl_for(L, hw);
+    for (int j = 0; j < nch; j++) {
+        kn_kx *at = kx_add(L, kx_mul(L, kt_plus(L, c0, j), kx_int(L, hw)), kx_var(L, vk));
+        kl_set(L, acc[j], kx_add(L, kx_var(L, acc[j]), kx_load(L, x, at)));
+    }
+    kl_end(L);
+    for (int j = 0; j < nch; j++)
+        kl_store(L, y, kt_plus(L, c0, j),
+                 kx_bin(L, KX_DIV, kx_var(L, acc[j]), kx_const(L, KN_F32, (double)hw)));
+}
+
+static void gap_rebuild(kn_lower *L, kn_kbuf *x, kn_kbuf *y) {
+    int64_t nc = x->dims[0] * x->dims[1], full = nc / GAP_CHANNELS;
+    if (full) {
+        int vb = kl_for(L, full);
+        gap_channels(L, x, y, kx_mul(L, kx_var(L, vb), kx_int(L, GAP_CHANNELS)), GAP_CHANNELS);
+        kl_end(L);
+    }
+    if (nc % GAP_CHANNELS)
+        gap_channels(L, x, y, kx_int(L, full * GAP_CHANNELS), (int)(nc % GAP_CHANNELS));
+}
+
 kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
     if (!t) return KN_OK;
     for (int k = 0; k < p->nkernels; k++) {
+        kn_kbuf *gx, *gy;
+        if (t->kind == KN_TARGET_CPU && gap_suits(p, k, &gx, &gy)) {
+            kn_lower *L = kl_builder_rewrite(cx, p, k);
+            gap_rebuild(L, gx, gy);
+            kl_builder_destroy(L);
+            continue;
+        }
         pool_geom G;
         if (!pool_suits(cx, p, k, &G)) {
             if (kn_failed(cx)) return cx->status;
