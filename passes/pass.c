@@ -66,7 +66,9 @@ static const pass_info passes[] = {
     {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "depthwise convolutions as vector row tiles, padding tested inside the kernel", NULL},
     {"pool", LEVEL_KERNEL, NULL, kn_kpass_pool, KN_HAVE_KIR, 0, 0,
-     "2-D f32, uint8 and int8 MaxPool as row walks, vectors along rows, bounds tested at the borders only", NULL},
+     "2-D f32, uint8 and int8 MaxPool as row walks, vectors along rows, bounds tested at the borders "
+     "only; f32 GlobalAveragePool 16 channels a step (CPUs)",
+     NULL},
     {"stem", LEVEL_KERNEL, NULL, kn_kpass_stem, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "convolutions over few input channels as vector tiles along output rows (passes/stem.c)", NULL},
     {"winograd", LEVEL_KERNEL, NULL, kn_kpass_winograd, KN_HAVE_KIR, 0, KN_HAVE_PLAN,

@@ -21,13 +21,23 @@
  *                             loop vectorizer turns into vector code)
  *       right border columns: as the left
  *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
+ *     8-bit strided interiors whose windows share a kernel row with the next output row
+ *     (3x3 at stride 2: ResNet's pool) keep that row's max of each vector column (at most
+ *     POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max a
+ *     vector, not 9 and 8 (pool_rows_kept).
  *
  * On OpenCL devices the same kernels become one output a work-item with the taps
  * unrolled and no branch (pool_items).
  *
  * The max is taken in the lowering's order (max(x, acc), acc starting at -inf, or the
  * 8-bit type's minimum in its compute type), so NaNs and out-of-window -inf results are
- * those of the plain nest and of the interpreter. */
+ * those of the plain nest and of the interpreter.
+ *
+ * On CPU targets a float32 NCHW GlobalAveragePool (a classifier's tail) is rebuilt too, as
+ * GAP_CHANNELS channels a step, each channel's sum its own chain in the plain nest's order
+ * (gap_rebuild): the same bits, the chains' adds overlapping. On microcontrollers a float32
+ * GlobalAveragePool, or an AveragePool whose one window is the whole input, becomes one
+ * unrolled sum a channel, 4 channels a vector gather where the target has one (gap_rewrite). */
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
 #include "ir/ops/nn_attrs.h"
@@ -134,6 +144,77 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
     kl_end(L);
 }
 
+/* The max of kernel row iy's taps for `lanes` outputs from column ox, each tap one
+ * strided load; returns the local holding it. */
+static int pool_hrow(kn_lower *L, const pool_geom *G, kn_kx *iy, kn_kx *ox) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
+    int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->h, iy), G->w, col0));
+    int h = -1;
+    for (int64_t kx = 0; kx < G->kw; kx++) {
+        kn_kx *v = kx_cast(
+            L, t,
+            kx_vload_strided(L, G->x, kt_plus(L, kx_var(L, vx), kx * G->dw), G->lanes, (int)G->sw));
+        if (h < 0)
+            h = kl_decl_vec(L, t, G->lanes, v);
+        else
+            kl_set(L, h, kx_bin(L, KX_MAX, v, kx_var(L, h)));
+    }
+    return h;
+}
+
+enum { POOL_MAX_KEPT = 4 }; /* vector columns a row whose shared kernel row is kept */
+
+/* The vector columns of the interior rows: n / lanes from xlo, and one more ending at xhi
+ * when lanes does not divide n (it recomputes a few outputs, as pool_rows does). */
+static int pool_vcols(const pool_geom *G) {
+    int64_t n = G->xhi - G->xlo;
+    return (int)(n / G->lanes + (n % G->lanes != 0));
+}
+
+static kn_kx *pool_vcol_x(kn_lower *L, const pool_geom *G, int c) {
+    int64_t n = G->xhi - G->xlo;
+    return kx_int(L, c < n / G->lanes ? G->xlo + c * G->lanes : G->xhi - G->lanes);
+}
+
+/* Whether the interior rows share a kernel row with the next output row (the last kernel
+ * row of output oy is the first of oy + 1: 3x3 at stride 2) and are built by
+ * pool_rows_kept: 8-bit strided vectors only (their max is exact in any order), a few
+ * vectors a row (each one's kept row max is a register). */
+static bool pool_keeps_rows(const pool_geom *G) {
+    return G->strided && G->lanes > 1 && G->kh >= 2 && G->sh == (G->kh - 1) * G->dh &&
+           G->yhi - G->ylo >= 2 && G->xhi - G->xlo >= G->lanes && pool_vcols(G) <= POOL_MAX_KEPT;
+}
+
+/* Interior rows [oy0, oy1) as pool_rows builds them, but each vector column's row max
+ * (pool_hrow) of an output's last kernel row is kept in a local across the row loop and
+ * is the first kernel row of the next output: a 3x3 stride-2 window takes 6 strided
+ * loads and 6 max a vector, not 9 and 8. The rows stay in order (the input is read as
+ * pool_rows reads it, row after row). */
+static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    int nc = pool_vcols(G), kept[POOL_MAX_KEPT];
+    for (int c = 0; c < nc; c++)
+        kept[c] = pool_hrow(L, G, kx_int(L, oy0 * G->sh - G->ph), pool_vcol_x(L, G, c));
+    int v = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+    pool_scalar_cols(L, G, oy, 0, G->xlo, false, true);
+    for (int c = 0; c < nc; c++) {
+        kn_kx *ox = pool_vcol_x(L, G, c);
+        int acc = kl_decl_vec(L, t, G->lanes, kx_var(L, kept[c]));
+        for (int64_t ky = 1; ky < G->kh; ky++) {
+            kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+            int h = pool_hrow(L, G, iy, ox);
+            kl_set(L, acc, kx_bin(L, KX_MAX, kx_var(L, h), kx_var(L, acc)));
+            if (ky == G->kh - 1) kl_set(L, kept[c], kx_var(L, h));
+        }
+        kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox);
+        kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
+    }
+    pool_scalar_cols(L, G, oy, G->xhi, G->ow, false, true);
+    kl_end(L);
+}
+
 /* Whether kernel k is a MaxPool this pass rebuilds; fills G's geometry. */
 static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     const kn_kernel *kern = p->kernels[k];
@@ -215,11 +296,22 @@ static void pool_items(kn_lower *L, const pool_geom *G) {
  * channels) took 6 instructions an element and 60 a channel on the M55. */
 enum { GAP_UNROLL = 16 };
 
+/* GlobalAveragePool over f32 NCHW on CPUs: the plain nest sums each channel's h*w values
+ * in one chain (an add's latency each), one channel after another. Rebuilt as GAP_CHANNELS
+ * channels a step, each its own chain in the same order (0, then + x[0], + x[1], ...,
+ * then / f32(h*w), the plain nest's count), so the adds of different channels overlap
+ * and every sum keeps its bits. */
+enum { GAP_CHANNELS = 16 };
+
+/* Whether kernel k is a pool this pass rebuilds as sums: x [n, c, h, w] -> y [n, c, 1, 1],
+ * both f32, channels-first; a whole-window AveragePool on microcontrollers only. */
 static bool gap_suits(kn_ctx *cx, const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf **y) {
     const kn_kernel *kern = p->kernels[k];
     const kn_node *n = kern->node;
     if (!n || (n->op != KN_OP_GLOBALAVERAGEPOOL && n->op != KN_OP_AVERAGEPOOL) || kern->contract ||
-        kn_node_attr(n, KN_ATTR_LAYOUT) || !p->target || p->target->kind != KN_TARGET_MCU)
+        kn_node_attr(n, KN_ATTR_LAYOUT) || !p->target ||
+        (p->target->kind != KN_TARGET_MCU &&
+         (p->target->kind != KN_TARGET_CPU || n->op != KN_OP_GLOBALAVERAGEPOOL)))
         return false;
     io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
     kn_kwalk(&W.w, kern->body);
@@ -292,18 +384,48 @@ static void gap_rewrite(kn_lower *L, kn_kbuf *x, kn_kbuf *y) {
     gap_scalar(L, x, y, 4 * nv, nc);
 }
 
+/* Channels [c0, c0 + nch) of the pool, one sum each (nch <= GAP_CHANNELS). */
+static void gap_channels(kn_lower *L, kn_kbuf *x, kn_kbuf *y, kn_kx *c0, int nch) {
+    int64_t hw = x->dims[2] * x->dims[3];
+    int acc[GAP_CHANNELS];
+    for (int j = 0; j < nch; j++) acc[j] = kl_decl(L, KN_F32, kx_const(L, KN_F32, 0));
+    int vk = kl_for(L, hw);
+    for (int j = 0; j < nch; j++) {
+        kn_kx *at = kx_add(L, kx_mul(L, kt_plus(L, c0, j), kx_int(L, hw)), kx_var(L, vk));
+        kl_set(L, acc[j], kx_add(L, kx_var(L, acc[j]), kx_load(L, x, at)));
+    }
+    kl_end(L);
+    for (int j = 0; j < nch; j++)
+        kl_store(L, y, kt_plus(L, c0, j),
+                 kx_bin(L, KX_DIV, kx_var(L, acc[j]), kx_const(L, KN_F32, (double)hw)));
+}
+
+static void gap_rebuild(kn_lower *L, kn_kbuf *x, kn_kbuf *y) {
+    int64_t nc = x->dims[0] * x->dims[1], full = nc / GAP_CHANNELS;
+    if (full) {
+        int vb = kl_for(L, full);
+        gap_channels(L, x, y, kx_mul(L, kx_var(L, vb), kx_int(L, GAP_CHANNELS)), GAP_CHANNELS);
+        kl_end(L);
+    }
+    if (nc % GAP_CHANNELS)
+        gap_channels(L, x, y, kx_int(L, full * GAP_CHANNELS), (int)(nc % GAP_CHANNELS));
+}
+
 kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
     const kn_target *t = p->target;
     if (!t) return KN_OK;
     for (int k = 0; k < p->nkernels; k++) {
-        pool_geom G;
         kn_kbuf *gx, *gy;
         if (gap_suits(cx, p, k, &gx, &gy)) {
             kn_lower *L = kl_builder_rewrite(cx, p, k);
-            gap_rewrite(L, gx, gy);
+            if (t->kind == KN_TARGET_CPU)
+                gap_rebuild(L, gx, gy);
+            else
+                gap_rewrite(L, gx, gy);
             kl_builder_destroy(L);
             continue;
         }
+        pool_geom G;
         if (!pool_suits(cx, p, k, &G)) {
             if (kn_failed(cx)) return cx->status;
             continue;
@@ -323,7 +445,10 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         if (G.lanes < 4) G.lanes = 1;
         G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);
         pool_rows(L, &G, 0, G.ylo, true);
-        pool_rows(L, &G, G.ylo, G.yhi, false);
+        if (pool_keeps_rows(&G))
+            pool_rows_kept(L, &G, G.ylo, G.yhi);
+        else
+            pool_rows(L, &G, G.ylo, G.yhi, false);
         pool_rows(L, &G, G.yhi > G.ylo ? G.yhi : G.ylo, G.oh, true);
         kl_end(L);
         p->kernels[k]->sched.lanes = G.lanes;

@@ -1657,6 +1657,44 @@ static void conv_words_wide(kn_lower *L, const conv_geom *G, const kt_tile *T, k
     kl_end_n(L, 5);
 }
 
+/* The word conv_words stores in the pads: the zero-point word (split into its pair for
+ * xpre tiles). */
+static kn_kx *conv_words_pad(kn_lower *L, const kt_tile *T) {
+    return T->xpre ? kt_split_pair(L, T, kt_zp_word(L, T)) : kt_zp_word(L, T);
+}
+
+/* The pads of conv_words' planes [planes][hp][wp] of one word a position (not the
+ * reduction words, T->wide), each plane's interior rows [ph, ph + h)
+ * x columns [pw, pw + w) being written by the copy after it: per plane the rows above and
+ * the first row's left pad (one run), each row's right pad with the next one's left pad
+ * (one run of pr + pw words a row), the last row's right pad and the rows below (one
+ * run). The interior is not stored twice: ResNet-18's 56x56 3x3 layers stored 215 KB of
+ * zero-point words each run where 15 KB are pads. */
+static void conv_words_border(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *xw,
+                              int64_t planes) {
+    int64_t plane = G->hp * G->wp, right = G->wp - G->pw - G->w;
+    int64_t head = G->ph * G->wp + G->pw, tail0 = (G->ph + G->h - 1) * G->wp + G->pw + G->w;
+    int vp = kl_for(L, planes);
+    kn_kx *base = kx_mul(L, kx_var(L, vp), kx_int(L, plane));
+    if (head > 0) {
+        int v = kl_for(L, head);
+        kl_store(L, xw, kx_add(L, base, kx_var(L, v)), conv_words_pad(L, T));
+        kl_end(L);
+    }
+    if (G->h > 1 && right + G->pw > 0) {
+        int vr = kl_for(L, G->h - 1), vk = kl_for(L, right + G->pw);
+        kn_kx *at = mad(L, kt_plus(L, kx_var(L, vr), G->ph), G->wp, kx_var(L, vk));
+        kl_store(L, xw, kx_add(L, base, kt_plus(L, at, G->pw + G->w)), conv_words_pad(L, T));
+        kl_end_n(L, 2);
+    }
+    if (plane > tail0) {
+        int v = kl_for(L, plane - tail0);
+        kl_store(L, xw, kx_add(L, base, kt_plus(L, kx_var(L, v), tail0)), conv_words_pad(L, T));
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
 static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *x) {
     /* reduction words (T->wide, channels a multiple of 4): each position's 4 words of a
      * 16-channel group consecutive, [n][group][ceil(cg / 16)][hp][wp][4] */
@@ -1667,11 +1705,13 @@ static kn_kbuf *conv_words(kn_lower *L, const conv_geom *G, const kt_tile *T, kn
      * cg: zero-point words, whose packed weights are 0) */
     int64_t nw = T->wide ? (ng + T->wide - 1) / T->wide * T->wide : ng;
     kn_kbuf *xw = kl_scratch(L, T->xpre ? KN_I64 : KN_I32, G->n * G->group * nw * G->hp * G->wp);
-    if (G->hp != G->h || G->wp != G->w || nw != ng) {
+    bool padded = G->hp != G->h || G->wp != G->w;
+    if (nw != ng || (T->wide && padded)) { /* the whole copy (T->wide words a position) */
         int vi = kl_for(L, xw->numel);
-        kl_store(L, xw, kx_var(L, vi),
-                 T->xpre ? kt_split_pair(L, T, kt_zp_word(L, T)) : kt_zp_word(L, T));
+        kl_store(L, xw, kx_var(L, vi), conv_words_pad(L, T));
         kl_end(L);
+    } else if (padded) {
+        conv_words_border(L, G, T, xw, G->n * G->group * nw);
     }
     /* the input rows in vectors of words where their columns are contiguous (NCHW): of
      * the tile's lanes, or fewer (down to 4) on narrow rows, the last one ending at the
@@ -3492,6 +3532,55 @@ static kn_kbuf *stem_merged(kn_lower *L, const conv_geom *G, const kt_tile *T, k
     return xm;
 }
 
+/* One run of pad words of the stem's phase-split copy: [at, at + n). */
+static void stem_pad_run(kn_lower *L, const kt_tile *T, kn_kbuf *xw, kn_kx *at, int64_t n) {
+    if (n <= 0) return;
+    int v = kl_for(L, n);
+    kl_store(L, xw, kx_add(L, at, kx_var(L, v)), kt_zp_word(L, T));
+    kl_end(L);
+}
+
+/* The pads of tile_stem_int's phase-split words [hp][sw][wph]: input row vh's phase p is
+ * written at sub-row (vh + ph) * sw + p, columns [jlo_p, jhi_p) (kt_phase_inside), by the
+ * copy after this; every other word is a zero-point word, stored here as the runs
+ * between those interiors (the rows above, the pads between one phase's columns and the
+ * next one's, the rows below), not as a fill of the whole copy that the copy then
+ * overwrites (ResNet-18's conv1: 210 KB a run, 12 KB of them pads). */
+static void stem_words_border(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kbuf *xw,
+                              int64_t wph) {
+    enum { MAX_PHASES = 16 };
+    int64_t sw = G->sw, lo[MAX_PHASES], hi[MAX_PHASES], pp[MAX_PHASES], np = 0;
+    for (int64_t p = 0; p < sw && sw <= MAX_PHASES; p++) {
+        int64_t jlo, jhi;
+        kt_phase_inside(p, sw, G->pw, G->w, wph, &jlo, &jhi);
+        if (jhi > jlo) pp[np] = p, lo[np] = jlo, hi[np] = jhi, np++;
+    }
+    /* the i-th nonempty phase's interior in padded row `row` */
+#define B(row, i) (((row)*sw + pp[i]) * wph + lo[i])
+#define E(row, i) (((row)*sw + pp[i]) * wph + hi[i])
+    if (!np) { /* (or more phases than kept here) the whole copy */
+        stem_pad_run(L, T, xw, kx_int(L, 0), xw->numel);
+        return;
+    }
+    stem_pad_run(L, T, xw, kx_int(L, 0), B(G->ph, 0));
+    if (G->h > 1) { /* rows 0 .. h - 2: each phase's run to the next interior */
+        int vh = kl_for(L, G->h - 1);
+        kn_kx *row = kt_plus(L, kx_var(L, vh), G->ph);
+        for (int64_t i = 0; i < np; i++) {
+            int64_t e = E(0, i), b = i + 1 < np ? B(0, i + 1) : B(1, 0);
+            stem_pad_run(L, T, xw, kt_plus(L, kx_mul(L, row, kx_int(L, sw * wph)), e), b - e);
+        }
+        kl_end(L);
+    }
+    int64_t last = G->ph + G->h - 1; /* the last input row: its runs, then the rows below */
+    for (int64_t i = 0; i < np; i++) {
+        int64_t e = E(last, i), b = i + 1 < np ? B(last, i + 1) : xw->numel;
+        stem_pad_run(L, T, xw, kx_int(L, e), b - e);
+    }
+#undef B
+#undef E
+}
+
 static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                           const kn_target *tg, kt_tile *Tp) {
     if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
@@ -3541,9 +3630,7 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     int64_t sw = G.sw, wph = nvec * T.lanes + (G.kw - 1) / sw, need = (G.wp - 1) / sw + 1;
     wph = wph > need ? wph : need;
     kn_kbuf *xw = kl_scratch(L, KN_I32, G.hp * sw * wph);
-    int vi = kl_for(L, xw->numel);
-    kl_store(L, xw, kx_var(L, vi), kt_zp_word(L, &T));
-    kl_end(L);
+    stem_words_border(L, &G, &T, xw, wph);
     int vh = kl_for(L, G.h);
     for (int64_t p = 0; p < sw; p++) {
         int64_t jlo, jhi;

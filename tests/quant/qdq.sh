@@ -89,6 +89,13 @@ P=$2/tests/quant/models/qdq_pool_strided
 grep -q 'x64 step 2\]' "$T/pools.kir" && grep -q 'x32 step 3\]' "$T/pools.kir" &&
   grep -q "'pool_p4' MaxPool lanes=64" "$T/pools.sched" && ok ||
   bad "qdq_pool_strided: no strided loads: $(grep MaxPool "$T/pools.sched")"
+# p1 (3x3, stride 2): each interior vector column keeps the row max of an output's last
+# kernel row for the next output row (a vector local assigned another, once a column:
+# two columns, 64 + a remainder); p3 (stride 3) shares no row and keeps none.
+kept() { awk -v k="'pool_$1'" '$0 ~ /^kernel / { on = index($0, k) > 0 } on' "$T/pools.kir" |
+  grep -cE '^ +v[0-9]+ = v[0-9]+$'; }
+[ "$(kept p1)" = 2 ] && [ "$(kept p3)" = 0 ] && ok ||
+  bad "qdq_pool_strided: kept row max: p1 $(kept p1), p3 $(kept p3) (expected 2, 0)"
 # Strided depthwise (tests/quant/make_dw_strided.py): on x86-64 with VNNI the staged
 # words of strides 2, 3 and 4 are built from strided loads of 16 byte lanes (the
 # backends: quant_models_*).
@@ -174,4 +181,23 @@ w4() { awk '$1 == "kernel" { on = ($4 == "'"'s4_conv'"'") } on && / = i32\(/' "$
 "$KILN" compile "$S/model.onnx" -o "$T/stem" --emit h --target generic --dump-kir >"$T/stem_g.kir" 2>&1 ||
   bad "compile qdq_stem --target generic --dump-kir"
 w4 "$T/stem_g.kir" | grep -q 'step' && bad "qdq_stem s4: strided loads on generic" || ok
+# The padded word copies of qdq_prefetch's two 3x3 convolutions (tests/quant/
+# make_qdq_prefetch.py: 11 x 13 planes each) store their zero-point words in the pads only
+# (conv_words_border), not in the whole copy (a store indexed by one loop variable) that
+# the words then overwrite: y1 (9 x 11, pads 1) the rows above with the first left pad,
+# each right pad with the next left pad, the last right pad with the rows below; y2 (10 x
+# 13 at stride 2, of whose pads only the top row is read) the top row. Bytes: quant_fixed_*.
+"$KILN" compile "$2/tests/quant/fixed/qdq_prefetch/model.onnx" -o "$T/pf" --emit h \
+  --target x86-64-vnni --dump-kir >"$T/pf.kir" 2>&1 || bad "compile qdq_prefetch --dump-kir"
+grep -qE '^ +s[0-9]+\[v[0-9]+\] = ' "$T/pf.kir" && bad "qdq_prefetch: the whole word copy filled" || ok
+[ "$(grep -cE '^ +s[0-9]+\[\(\(v[0-9]+ \* 143\) \+ .*\] = -?[0-9]+$' "$T/pf.kir")" = 4 ] && ok ||
+  bad "qdq_prefetch: pad stores: $(grep -E '^ +s[0-9]+\[.*\] = -?[0-9]+$' "$T/pf.kir")"
+# The stems' phase-split words (tile_stem_int) likewise (stem_words_border): s1 (7x7
+# stride 2, pads 3, two phases) the rows above, the runs from phase 0's columns to phase
+# 1's and from phase 1's to the next row's phase 0, the last row's two, the rows below
+# with them (5 runs of the zero-point word 0x77777777); s2 (3x3 stride 1, pads 1 0 2 1)
+# the rows above, each right pad, the last one with the rows below (3 of 0x7d7d7d7d).
+[ "$(grep -cE '^ +s[0-9]+\[.*\] = 2004318071$' "$T/stem.kir")" = 5 ] &&
+  [ "$(grep -cE '^ +s[0-9]+\[.*\] = 2105376125$' "$T/stem.kir")" = 3 ] && ok ||
+  bad "qdq_stem: pad stores: $(grep -E '^ +s[0-9]+\[.*\] = -?[0-9]+$' "$T/stem.kir")"
 finish
