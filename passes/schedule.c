@@ -58,6 +58,30 @@ static void node_label(const kn_kernel *k, char *buf, size_t cap) {
         snprintf(buf, cap, "'' -");
 }
 
+/* The cross-core bytes of each kernel at 2 threads (kn_xcore_bytes), as comment lines
+ * after the schedules: a load-independent figure of what the splits make the cores
+ * exchange. Kernels with none are left out. */
+static void write_xcore(FILE *f, const kn_kprog *p) {
+    double *rd = malloc(((size_t)p->nkernels + 1) * sizeof *rd);
+    double *wr = malloc(((size_t)p->nkernels + 1) * sizeof *wr);
+    KN_ASSERT(rd && wr);
+    double total = kn_xcore_bytes(p, 2, rd, wr), wtotal = 0;
+    for (int k = 0; k < p->nkernels; k++) wtotal += wr[k];
+    fprintf(f,
+            "# cross-core bytes at 2 threads (read: lines a thread loads that the other wrote; "
+            "write: lines it stores that the other holds): read %.0f write %.0f\n",
+            total, wtotal);
+    for (int k = 0; k < p->nkernels; k++) {
+        if (!rd[k] && !wr[k]) continue;
+        char label[600];
+        node_label(p->kernels[k], label, sizeof label);
+        fprintf(f, "#   kernel %d %s in %d: read %.0f write %.0f\n", k, label,
+                p->kernels[k]->sched.tasks, rd[k], wr[k]);
+    }
+    free(rd);
+    free(wr);
+}
+
 kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -76,6 +100,7 @@ kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
         }
         fputc('\n', f);
     }
+    write_xcore(f, p);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         remove(tmp);
         return kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
