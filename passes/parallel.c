@@ -467,7 +467,8 @@ enum {
     MIN_SPREAD_EFFORT = 100000,
     SPREAD_TASK_EFFORT = 2048,
     MIN_BAND = 2,
-    MIN_BAND_ROWS = 16
+    MIN_BAND_ROWS = 16,
+    SMALL_SOURCE = 64
 };
 
 /* The sum over nest s of own(t) for each execution of each statement t in it: loops
@@ -594,8 +595,15 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
     KN_ASSERT(use && own);
     kn_kernel_uses(nests[i], own);
     bool ok = true;
+    double all = 0;
+    for (int b = 0; b < W.n; b++) all += (double)kn_kbuf_bytes(W.buf[b]);
     for (int b = 0; b < W.n && ok; b++) {
         const kn_kbuf *st = kn_kbuf_storage(W.buf[b]);
+        /* a small operand (a squeeze-and-excite's scale beside the tensor it scales) says
+         * little of where the data lies: the calling thread computed EfficientNet-B0's
+         * 16-144 scales alone, so its 0.6-1.8 MB Muls of split tensors ran on one thread,
+         * which first read the other core's half (passes/xcore.c) */
+        if (W.n > 1 && (double)kn_kbuf_bytes(W.buf[b]) * SMALL_SOURCE < all) continue;
         bool self = false; /* what the nest reads back of its own stores (Softmax's exps) */
         for (int id = 0; id < p->nbufs && !self; id++)
             self = (own[id] & 2) && kn_kbuf_storage(p->bufs[id]) == st;
