@@ -58,14 +58,16 @@ static void node_label(const kn_kernel *k, char *buf, size_t cap) {
         snprintf(buf, cap, "'' -");
 }
 
-/* The cross-core bytes of each kernel at 2 threads (kn_xcore_bytes), as comment lines
- * after the schedules: a load-independent figure of what the splits make the cores
- * exchange. Kernels with none are left out. */
-static void write_xcore(FILE *f, const kn_kprog *p) {
+/* With KILN_XCORE set (to a thread count, 2 if it is not one of 2 or more): the
+ * cross-core bytes of each kernel (kn_xcore_bytes), as comment lines after the
+ * schedules: a load-independent figure of what the splits make the cores exchange.
+ * Kernels with none are left out. Off by default: it runs the model abstractly, which
+ * takes seconds on the larger benchmark models (30 s on ResNet-50). */
+static void write_xcore(FILE *f, const kn_kprog *p, int threads) {
     double *rd = malloc(((size_t)p->nkernels + 1) * sizeof *rd);
     double *wr = malloc(((size_t)p->nkernels + 1) * sizeof *wr);
     KN_ASSERT(rd && wr);
-    double total = kn_xcore_bytes(p, 2, rd, wr), wtotal = 0;
+    double total = kn_xcore_bytes(p, threads, rd, wr), wtotal = 0;
     for (int k = 0; k < p->nkernels; k++) wtotal += wr[k];
     fprintf(f,
             "# cross-core bytes at 2 threads (read: lines a thread loads that the other wrote; "
@@ -100,7 +102,8 @@ kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
         }
         fputc('\n', f);
     }
-    write_xcore(f, p);
+    const char *xc = getenv("KILN_XCORE"); /* a run of the model: seconds on big ones */
+    if (xc && *xc) write_xcore(f, p, atoi(xc) >= 2 ? atoi(xc) : 2);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         remove(tmp);
         return kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);
