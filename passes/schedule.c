@@ -70,9 +70,9 @@ static void write_xcore(FILE *f, const kn_kprog *p, int threads) {
     double total = kn_xcore_bytes(p, threads, rd, wr), wtotal = 0;
     for (int k = 0; k < p->nkernels; k++) wtotal += wr[k];
     fprintf(f,
-            "# cross-core bytes at 2 threads (read: lines a thread loads that the other wrote; "
-            "write: lines it stores that the other holds): read %.0f write %.0f\n",
-            total, wtotal);
+            "# cross-core bytes at %d threads (read: lines a thread loads that another wrote; "
+            "write: lines it stores that another holds): read %.0f write %.0f\n",
+            threads, total, wtotal);
     for (int k = 0; k < p->nkernels; k++) {
         if (!rd[k] && !wr[k]) continue;
         char label[600];
