@@ -18,6 +18,7 @@
  * written buffer's index) keeps the loop sequential, which is always correct. The
  * OpenCL emitter maps parallel loops to the NDRange; CPU threading can use them too. */
 #include "ir/kir.h"
+#include "ir/lower_impl.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "targets/target.h"
@@ -464,7 +465,10 @@ enum {
     COLLAPSED_TASKS = 4,
     MOVE_TASKS = 8,
     MIN_SPREAD_EFFORT = 100000,
-    SPREAD_TASK_EFFORT = 2048
+    SPREAD_TASK_EFFORT = 2048,
+    MIN_BAND = 2,
+    MIN_BAND_ROWS = 16,
+    SMALL_SOURCE = 64
 };
 
 /* The sum over nest s of own(t) for each execution of each statement t in it: loops
@@ -591,8 +595,15 @@ static bool sources_split(kn_kprog *p, int k, kn_ks *const *nests, int i) {
     KN_ASSERT(use && own);
     kn_kernel_uses(nests[i], own);
     bool ok = true;
+    double all = 0;
+    for (int b = 0; b < W.n; b++) all += (double)kn_kbuf_bytes(W.buf[b]);
     for (int b = 0; b < W.n && ok; b++) {
         const kn_kbuf *st = kn_kbuf_storage(W.buf[b]);
+        /* a small operand (a squeeze-and-excite's scale beside the tensor it scales) says
+         * little of where the data lies: the calling thread computed EfficientNet-B0's
+         * 16-144 scales alone, so its 0.6-1.8 MB Muls of split tensors ran on one thread,
+         * which first read the other core's half (passes/xcore.c) */
+        if (W.n > 1 && (double)kn_kbuf_bytes(W.buf[b]) * SMALL_SOURCE < all) continue;
         bool self = false; /* what the nest reads back of its own stores (Softmax's exps) */
         for (int id = 0; id < p->nbufs && !self; id++)
             self = (own[id] & 2) && kn_kbuf_storage(p->bufs[id]) == st;
@@ -735,6 +746,62 @@ static bool collapse(kn_kprog *p, kn_ks *o, bool outer_major) {
     return true;
 }
 
+/* Splits nest o (outer loop over c, one parallel loop over r inside it) into `bands`
+ * bands of consecutive iterations of the inner loop, the new outer loop of o:
+ *
+ *   for b in [0, bands):              o, parallel (its tasks take consecutive bands)
+ *     for c in [0, C):
+ *       for rr in [0, B):             B = ceil(R / bands)
+ *         r = b*B + rr
+ *         if (r < R) { body }         (only when B does not divide R)
+ *
+ * so a task runs its band of rows for every index of the outer loop, each of them in
+ * order (a plane's rows one after another, as before the split: collapsing the two
+ * loops with the inner index major instead took SqueezeNet's second MaxPool 24% more
+ * CPU time, jumping between channel planes at every row). Returns the bands made. */
+static int64_t band(kn_kprog *p, kn_ks *o, int64_t bands) {
+    kn_ks *ob = o->body[0], *in = ob->body[0];
+    int64_t R = in->extent, B = (R + bands - 1) / bands;
+    bands = (R + B - 1) / B;
+    kn_lower *L = kl_builder(NULL, p);
+    int b = kn_kprog_new_var(p, KN_I64, 1), rr = kn_kprog_new_var(p, KN_I64, 1), r = in->var;
+    kn_ks *ib = in->body[0];
+    kn_ks *nb = kl_block_new(L);
+    kl_block_append(
+        L, nb,
+        kn_ks_decl(
+            p, r, kx_bin(L, KX_ADD, kx_bin(L, KX_MUL, kx_var(L, b), kx_int(L, B)), kx_var(L, rr))));
+    if (R % B) {
+        kn_ks *g = kn_arena_alloc(p->arena, sizeof *g);
+        KN_ASSERT(g);
+        *g = (kn_ks){.kind = KS_IF, .cond = kx_bin(L, KX_LT, kx_var(L, r), kx_int(L, R)), .n = 2};
+        g->body = kn_arena_array(p->arena, 2, sizeof *g->body);
+        KN_ASSERT(g->body);
+        g->body[0] = ib;
+        g->body[1] = NULL;
+        kl_block_append(L, nb, g);
+    } else {
+        for (int i = 0; i < ib->n; i++) kl_block_append(L, nb, ib->body[i]);
+    }
+    in->var = rr;
+    in->extent = B;
+    in->annot &= ~(unsigned)KN_LOOP_PARALLEL;
+    in->body[0] = nb;
+    kn_ks *cf = kn_arena_alloc(p->arena, sizeof *cf);
+    KN_ASSERT(cf);
+    *cf = (kn_ks){.kind = KS_FOR, .var = o->var, .extent = o->extent, .n = 1};
+    cf->body = kn_arena_alloc(p->arena, sizeof *cf->body);
+    KN_ASSERT(cf->body);
+    cf->body[0] = ob;
+    kn_ks *top = kl_block_new(L);
+    kl_block_append(L, top, cf);
+    o->var = b;
+    o->extent = bands;
+    o->body[0] = top;
+    kl_builder_destroy(L);
+    return bands;
+}
+
 /* The work-group size along the innermost NDRange dimension of nest o: its extent up to
  * the target's largest work-group max, a divisor of the extent where one of at least
  * max/4 exists (no idle work-items in the last group). */
@@ -750,12 +817,194 @@ static int workgroup(const kn_ks *o, int max) {
     return wg;
 }
 
-static void split(kn_kprog *p, int k) {
+/* ---- splitting like the producer ----
+ *
+ * Which way a nest of two parallel loops (a pooling's channels x rows) is split decides
+ * which elements of its input each thread reads; the kernel that wrote the input split
+ * it one way too. Each tensor (by storage) records the dimension along which its last
+ * writer's split loop advanced, counted from the innermost dimension of the buffer
+ * (0: columns, 1: rows of an NCHW tensor, 2: channels), or WRITTEN_SERIAL when the
+ * calling thread wrote it alone. A nest without weights whose inner parallel loop
+ * advances its reads along the dimension the producer split, and whose outer loop does
+ * not, is collapsed so that each task takes consecutive iterations of the inner loop
+ * with every index of the outer one: SqueezeNet's first MaxPool, split by its 64
+ * channels after a convolution split by its 111 output rows, read half of the
+ * convolution's output from the other core (1.6 MB a run, passes/xcore.c); split by its
+ * rows, each thread reads the rows it wrote. */
+enum { WRITTEN_UNKNOWN = -1, WRITTEN_SERIAL = -2 };
+
+/* Whether x depends on variable v (through integer locals assigned once). */
+static bool depends(const pctx *P, const kn_kx *x, int v) {
+    if (!x) return false;
+    if (x->op == KX_VAR) return x->var == v || (P->let[x->var] && depends(P, P->let[x->var], v));
+    for (int i = 0; i < 3; i++)
+        if (depends(P, x->a[i], v)) return true;
+    return false;
+}
+
+/* The coefficient of v in index x when x is affine in v (other variables held fixed). */
+static bool coef_of(const pctx *P, const kn_kx *x, int v, int64_t *c) {
+    int64_t a, b;
+    switch (x->op) {
+    case KX_CONST: *c = 0; return true;
+    case KX_VAR:
+        if (x->var == v) {
+            *c = 1;
+            return true;
+        }
+        if (P->let[x->var]) return coef_of(P, P->let[x->var], v, c);
+        *c = 0;
+        return true;
+    case KX_ADD:
+    case KX_SUB:
+        if (!coef_of(P, x->a[0], v, &a) || !coef_of(P, x->a[1], v, &b)) return false;
+        *c = x->op == KX_ADD ? a + b : a - b;
+        return true;
+    case KX_MUL:
+        if (x->a[1]->op == KX_CONST && coef_of(P, x->a[0], v, &a)) {
+            *c = a * x->a[1]->i;
+            return true;
+        }
+        if (x->a[0]->op == KX_CONST && coef_of(P, x->a[1], v, &a)) {
+            *c = a * x->a[0]->i;
+            return true;
+        }
+        break;
+    case KX_CAST:
+        if (kn_dtype_get(x->dtype)->is_int && kn_dtype_get(x->a[0]->dtype)->is_int)
+            return coef_of(P, x->a[0], v, c);
+        break;
+    default: break;
+    }
+    *c = 0;
+    return !depends(P, x, v);
+}
+
+/* The dimension of b, counted from its innermost, that a step of c elements advances
+ * along (-1: none, c < 1). */
+static int dim_of(const kn_kbuf *b, int64_t c) {
+    if (c < 1) return -1;
+    int64_t stride = 1;
+    int d = b->rank - 1;
+    while (d > 0 && stride * b->dims[d] <= c) stride *= b->dims[d--];
+    return b->rank - 1 - d;
+}
+
+typedef struct dim_walk {
+    kn_kwalker w;
+    const pctx *P;
+    const kn_kprog *p;
+    int *written; /* per storage buffer id (see above) */
+    int v, in;    /* the outer and inner loop variables (record: v only) */
+    int outer_hit, inner_hit;
+    bool record;
+} dim_walk;
+
+static bool is_temp(const kn_kbuf *b) {
+    return b->kind == KB_TEMP || b->kind == KB_SCRATCH || b->kind == KB_OUTPUT;
+}
+
+static bool dim_enter(kn_kwalker *w, kn_ks *s) {
+    dim_walk *W = (dim_walk *)w;
+    int64_t c;
+    if (W->record && s->kind == KS_STORE && is_temp(s->buf) && coef_of(W->P, s->index, W->v, &c)) {
+        int id = kn_kbuf_storage(s->buf)->id;
+        if (W->written[id] == WRITTEN_UNKNOWN) W->written[id] = dim_of(s->buf, c);
+    }
+    return true;
+}
+
+static void dim_expr(kn_kwalker *w, kn_kx *x) {
+    dim_walk *W = (dim_walk *)w;
+    if (W->record || x->op != KX_LOAD || !is_temp(x->buf)) return;
+    int d = W->written[kn_kbuf_storage(x->buf)->id];
+    if (d < 0) return;
+    int64_t co, ci;
+    if (!coef_of(W->P, x->a[0], W->v, &co) || !coef_of(W->P, x->a[0], W->in, &ci)) return;
+    W->outer_hit += dim_of(x->buf, co) == d;
+    W->inner_hit += dim_of(x->buf, ci) == d;
+}
+
+/* Records, for each tensor nest s writes, the dimension its split loop v advances along
+ * (v < 0: s runs on the calling thread). Only the first store of each storage counts;
+ * the entries of the storages s writes must be reset first (reset_written). */
+static void record_written(const pctx *P, const kn_kprog *p, int *written, kn_ks *s, int v) {
+    if (v < 0) {
+        unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+        KN_ASSERT(use);
+        kn_kernel_uses(s, use);
+        for (int id = 0; id < p->nbufs; id++)
+            if ((use[id] & 2) && is_temp(p->bufs[id]))
+                written[kn_kbuf_storage(p->bufs[id])->id] = WRITTEN_SERIAL;
+        free(use);
+        return;
+    }
+    dim_walk W = {
+        .w = {.enter = dim_enter}, .P = P, .p = p, .written = written, .v = v, .record = true};
+    kn_kwalk(&W.w, s);
+}
+
+static void reset_written(const kn_kprog *p, int *written, kn_ks *s) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(s, use);
+    for (int id = 0; id < p->nbufs; id++)
+        if ((use[id] & 2) && is_temp(p->bufs[id]))
+            written[kn_kbuf_storage(p->bufs[id])->id] = WRITTEN_UNKNOWN;
+    free(use);
+}
+
+/* Whether nest s writes a kernel's private scratch buffer (a 1x1 convolution's packed
+ * input): the nests after it in its kernel read that as they split, not as the producer
+ * of s's input did. */
+static bool writes_scratch(const kn_kprog *p, kn_ks *s) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(s, use);
+    bool hit = false;
+    for (int id = 0; id < p->nbufs && !hit; id++)
+        hit = (use[id] & 2) && p->bufs[id]->kind == KB_SCRATCH;
+    free(use);
+    return hit;
+}
+
+/* Whether nest o (outer loop o, one parallel loop `in` inside) reads its producers'
+ * splits along in's dimension and not along o's (see above). */
+static bool inner_like_producer(const pctx *P, const kn_kprog *p, int *written, kn_ks *o,
+                                kn_ks *in) {
+    dim_walk W = {
+        .w = {.expr = dim_expr}, .P = P, .p = p, .written = written, .v = o->var, .in = in->var};
+    kn_kwalk(&W.w, o);
+    return W.inner_hit > 0 && W.outer_hit == 0;
+}
+
+/* How many bands band() makes of R rows: bands of at least MIN_BAND rows, at most
+ * MAX_TASKS of them, whose first half (what the first of two threads runs) ends as near
+ * the middle row as it can, where the producer's split between two threads fell too (a
+ * split of 19 bands of 3 rows gave SqueezeNet's first MaxPool 10 bands, 30 of its 55
+ * rows, on the first thread: 150 KB a run read across instead of 36 KB); ties go to
+ * more bands (a slowed thread's tasks are taken over in smaller pieces). */
+static int64_t band_count(int64_t R) {
+    int64_t best = 2, err = -1;
+    for (int64_t B = MIN_BAND; B <= R / 2; B++) {
+        int64_t n = (R + B - 1) / B, first = (n + 1) / 2 * B;
+        if (n > MAX_TASKS) continue;
+        int64_t e = 2 * first > R ? 2 * first - R : R - 2 * first;
+        if (err < 0 || e < err) {
+            err = e;
+            best = n;
+        }
+    }
+    return best;
+}
+
+static void split(const pctx *P, int *written, kn_kprog *p, int k) {
     kn_kernel *kern = p->kernels[k];
     const kn_target *t = p->target;
     const kn_sched *ov = kn_schedule_for(p, k);
     kn_ks *nests[64];
     int n = outer_parallel(kern->body, nests, 0, 64);
+    record_written(P, p, written, kern->body, -1); /* below: what split nests write */
     if (!n) return;
     if (t && t->kind == KN_TARGET_GPU) { /* the emitter maps a single nest to the NDRange */
         kern->sched.wg = ov && ov->wg
@@ -765,7 +1014,7 @@ static void split(kn_kprog *p, int k) {
     }
     for (int i = 0; i < n; i++) {
         kn_ks *o = nests[i];
-        int tasks = 1;
+        int tasks = 1, split_var = o->var;
         if (!t || t->kind == KN_TARGET_CPU) {
             /* a nest shorter than a few wake-ups and joins of the pool runs on the caller */
             double e = effort(o) + const_bytes(o) / BYTES_PER_EFFORT;
@@ -809,9 +1058,19 @@ static void split(kn_kprog *p, int k) {
                                !(in->annot & KN_LOOP_PARALLEL) ||
                                const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
-            if (w >= 2) /* worth splitting: give the split enough iterations */
+            /* a nest without weights reading its input along the producer's split (see
+             * "splitting like the producer") */
+            bool like = w >= 2 && in && in->kind == KS_FOR && !in->ext &&
+                        (in->annot & KN_LOOP_PARALLEL) && in->extent >= MIN_BAND_ROWS &&
+                        !(o->annot & KN_LOOP_WHOLE) && !const_bytes(o) && !writes_scratch(p, o) &&
+                        inner_like_producer(P, p, written, o, in);
+            split_var = like ? in->var : o->var;
+            if (like) {
+                band(p, o, band_count(in->extent));
+            } else if (w >= 2) { /* worth splitting: give the split enough iterations */
                 while (o->extent < COLLAPSE_BELOW && collapse(p, o, outer_major)) {
                 }
+            }
             tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
             if (o->extent != outer && tasks > outer * COLLAPSED_TASKS)
                 tasks = (int)(outer * COLLAPSED_TASKS);
@@ -824,6 +1083,10 @@ static void split(kn_kprog *p, int k) {
         }
         o->tasks = tasks;
         if (tasks > kern->sched.tasks) kern->sched.tasks = tasks;
+        if (tasks > 1) {
+            reset_written(p, written, o);
+            record_written(P, p, written, o, split_var);
+        }
     }
 }
 
@@ -847,7 +1110,11 @@ kn_status kn_kpass_parallel(kn_ctx *cx, kn_kprog *p) {
         find_lets(&P, body, set);
         for (int i = 0; i < body->n; i++) mark(&P, body->body[i], outer, 0, 0);
     }
-    for (int k = 0; k < p->nkernels; k++) split(p, k);
+    int *written = malloc(((size_t)p->nbufs + 1) * sizeof *written);
+    KN_ASSERT(written);
+    for (int i = 0; i <= p->nbufs; i++) written[i] = WRITTEN_UNKNOWN;
+    for (int k = 0; k < p->nkernels; k++) split(&P, written, p, k);
+    free(written);
     free(P.extent);
     free(P.inside);
     free(P.fixed);

@@ -58,6 +58,32 @@ static void node_label(const kn_kernel *k, char *buf, size_t cap) {
         snprintf(buf, cap, "'' -");
 }
 
+/* With KILN_XCORE set (to a thread count, 2 if it is not one of 2 or more): the
+ * cross-core bytes of each kernel (kn_xcore_bytes), as comment lines after the
+ * schedules: a load-independent figure of what the splits make the cores exchange.
+ * Kernels with none are left out. Off by default: it runs the model abstractly, which
+ * takes seconds on the larger benchmark models (30 s on ResNet-50). */
+static void write_xcore(FILE *f, const kn_kprog *p, int threads) {
+    double *rd = malloc(((size_t)p->nkernels + 1) * sizeof *rd);
+    double *wr = malloc(((size_t)p->nkernels + 1) * sizeof *wr);
+    KN_ASSERT(rd && wr);
+    double total = kn_xcore_bytes(p, threads, rd, wr), wtotal = 0;
+    for (int k = 0; k < p->nkernels; k++) wtotal += wr[k];
+    fprintf(f,
+            "# cross-core bytes at %d threads (read: lines a thread loads that another wrote; "
+            "write: lines it stores that another holds): read %.0f write %.0f\n",
+            threads, total, wtotal);
+    for (int k = 0; k < p->nkernels; k++) {
+        if (!rd[k] && !wr[k]) continue;
+        char label[600];
+        node_label(p->kernels[k], label, sizeof label);
+        fprintf(f, "#   kernel %d %s in %d: read %.0f write %.0f\n", k, label,
+                p->kernels[k]->sched.tasks, rd[k], wr[k]);
+    }
+    free(rd);
+    free(wr);
+}
+
 kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -76,6 +102,8 @@ kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
         }
         fputc('\n', f);
     }
+    const char *xc = getenv("KILN_XCORE"); /* a run of the model: seconds on big ones */
+    if (xc && *xc) write_xcore(f, p, atoi(xc) >= 2 ? atoi(xc) : 2);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         remove(tmp);
         return kn_diag(cx, NULL, KN_EIO, "cannot write '%s'", path);

@@ -22,4 +22,10 @@ const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
 /* Writes p's kernel schedules to path (through a temporary name). */
 kn_status kn_schedule_write(kn_ctx *cx, const struct kn_kprog *p, const char *path);
 
+/* Cross-core bytes of p's parallel splits at `threads` threads (passes/xcore.c): per
+ * kernel, read[k] the bytes (64-byte lines) its threads load that another thread wrote
+ * and write[k] those they store into lines another thread holds, in the steady state of
+ * repeated runs; each array p->nkernels long. Returns the sum of read. */
+double kn_xcore_bytes(const struct kn_kprog *p, int threads, double *read, double *write);
+
 #endif

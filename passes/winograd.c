@@ -18,7 +18,7 @@
  *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][ty*m ..][cb][tx*m ..]
  *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
  *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout); or, where
- *            the Us are small, for chunk of tiles (parallel), ij (kt_batched_const)
+ *            the Us fit in L2, for chunk of tiles (parallel), ij (kt_batched_const)
  *            with U = G g G^T computed at compile time (in double) and packed as the tile
  *            pass packs a constant B: its micro-kernel (kt_batched_const), not a second GEMM
  *   output:  for ty (parallel), tx, block of L output channels:

@@ -42,7 +42,9 @@
           "list of passes, or all)."),                                                             \
         O("--dump-schedule", "FILE",                                                               \
           "Write each kernel's schedule (register tile, parallel tasks, work-group, padding) to "  \
-          "FILE, one line per kernel (docs/internals.md, schedule files)."),                       \
+          "FILE, one line per kernel (docs/internals.md, schedule files). With KILN_XCORE=N "      \
+          "set, also each kernel's cross-core bytes at N threads, as comments (slow: it runs "     \
+          "the model abstractly)."),                                                               \
         O("--schedule", "FILE",                                                                    \
           "Use the schedules in FILE (as --dump-schedule writes them) where they set a value; "    \
           "the passes choose the rest. Refused if FILE names kernels this model does not have."),  \

@@ -1,0 +1,303 @@
+/* Cross-core bytes: how much data each kernel's threads read that another thread wrote,
+ * from the parallel splits alone (no clock, so the figure does not move with the load
+ * of the machine). Written into --dump-schedule files (passes/schedule.c).
+ *
+ * The program is run abstractly: every loop is iterated and every integer local and
+ * index evaluated, but no float is computed; each load and store of the arena, a graph
+ * input or an output marks the 64-byte lines it touches. A parallel loop split into
+ * tasks (passes/parallel.c; what codegen/llvm runs on the pool) gives its iterations to
+ * threads as runtime/kn_pool.c deals them out: task t runs iterations [t*chunk,
+ * (t+1)*chunk), and with T threads thread h first runs tasks [ceil(h*n/T),
+ * ceil((h+1)*n/T)), the ranges it keeps from run to run when no thread is late. Any
+ * other statement runs on the calling thread (thread 0).
+ *
+ * Each line has the set of threads whose caches hold it (infinite caches, the MESI
+ * picture): a store by thread h leaves it with h alone, a load by h adds h. A load by a
+ * thread not in the set of a line some thread wrote counts its 64 bytes against the
+ * kernel (`read`: the line crossed cores to be read); a store by h into a line another
+ * thread holds counts too (`write`: it takes the line over). The program runs twice
+ * and the second run is counted, the steady state of a benchmark's repeated runs (the
+ * graph inputs, written once by the caller, are then in both caches).
+ *
+ * What the evaluation cannot see (an index loaded from data, a while loop whose
+ * condition is data) is left out: such an access is not counted, such a loop body is
+ * not run. A select with a known condition looks only at its taken operand, so padded
+ * reads that a select skips are not counted; a branch on data runs both arms. */
+#include "ir/kir.h"
+#include "passes/schedule.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LINE = 64, MAX_THREADS = 8, MAX_WHILE = 1 << 20 };
+
+typedef struct xc {
+    const kn_kprog *p;
+    int threads;
+    int64_t *val;
+    unsigned char *known;
+    size_t *base; /* per buffer id: byte address of element 0 (SIZE_MAX: not tracked) */
+    size_t nlines;
+    unsigned char *hold; /* per line: bit h set when thread h's cache holds it */
+    int thread;          /* the thread running the current statement */
+    bool in_task;
+    bool count;
+    double *read, *write; /* per kernel */
+    int k;
+} xc;
+
+static bool is_intlike(kn_dtype t) {
+    return kn_dtype_get(t)->is_int || t == KN_BOOL;
+}
+
+/* The value of integer expression x; *ok false if it is not known (a float, a load). */
+static int64_t eval(xc *X, const kn_kx *x, bool *ok) {
+    if (!*ok) return 0;
+    switch (x->op) {
+    case KX_CONST:
+        if (!is_intlike(x->dtype)) break;
+        return x->i;
+    case KX_VAR:
+        if (!X->known[x->var]) break;
+        return X->val[x->var];
+    case KX_SELECT: {
+        int64_t c = eval(X, x->a[0], ok);
+        return eval(X, x->a[c ? 1 : 2], ok);
+    }
+    case KX_CAST:
+        if (!is_intlike(x->dtype) || !is_intlike(x->a[0]->dtype)) break;
+        return eval(X, x->a[0], ok);
+    case KX_NEG: return -eval(X, x->a[0], ok);
+    case KX_ABS: {
+        int64_t a = eval(X, x->a[0], ok);
+        return a < 0 ? -a : a;
+    }
+    case KX_NOT: return !eval(X, x->a[0], ok);
+    case KX_BNOT: return ~eval(X, x->a[0], ok);
+    default: {
+        if (x->op < KX_ADD || x->op > KX_LOR || x->op == KX_FMOD || x->op == KX_POW) break;
+        if (!is_intlike(x->a[0]->dtype) || !is_intlike(x->a[1]->dtype)) break;
+        int64_t a = eval(X, x->a[0], ok), b = eval(X, x->a[1], ok);
+        if (!*ok) return 0;
+        switch (x->op) {
+        case KX_ADD: return a + b;
+        case KX_SUB: return a - b;
+        case KX_MUL: return a * b;
+        case KX_DIV:
+            if (!b) break;
+            return a / b;
+        case KX_MOD:
+            if (!b) break;
+            return a % b;
+        case KX_MIN: return a < b ? a : b;
+        case KX_MAX: return a > b ? a : b;
+        case KX_AND: return a & b;
+        case KX_OR: return a | b;
+        case KX_XOR: return a ^ b;
+        case KX_SHL: return b >= 0 && b < 63 ? a << b : 0;
+        case KX_SHR: return b >= 0 && b < 63 ? a >> b : 0;
+        case KX_LT: return a < b;
+        case KX_LE: return a <= b;
+        case KX_GT: return a > b;
+        case KX_GE: return a >= b;
+        case KX_EQ: return a == b;
+        case KX_NE: return a != b;
+        case KX_LAND: return a && b;
+        case KX_LOR: return a || b;
+        default: break;
+        }
+    }
+    }
+    *ok = false;
+    return 0;
+}
+
+/* Elements [index, index + n) of buffer b touched by the current thread. */
+static void touch(xc *X, const kn_kbuf *b, int64_t index, int64_t n, bool write) {
+    if (b->kind == KB_CONST || X->base[b->id] == SIZE_MAX) return;
+    int64_t size = (int64_t)kn_dtype_get(b->dtype)->size;
+    if (size < 1) size = 1;
+    if (index < 0) {
+        n += index;
+        index = 0;
+    }
+    if (index + n > b->numel) n = b->numel - index;
+    if (n <= 0) return;
+    size_t lo = (X->base[b->id] + (size_t)(index * size)) / LINE;
+    size_t hi = (X->base[b->id] + (size_t)((index + n) * size) - 1) / LINE;
+    unsigned char me = (unsigned char)(1u << X->thread);
+    for (size_t l = lo; l <= hi && l < X->nlines; l++) {
+        unsigned char h = X->hold[l];
+        if (write) {
+            if (X->count && (h & ~me)) X->write[X->k] += LINE;
+            X->hold[l] = me;
+        } else if (!(h & me)) {
+            if (X->count && h) X->read[X->k] += LINE;
+            X->hold[l] = h | me;
+        }
+    }
+}
+
+/* The loads in x (those a known select does not skip). */
+static void scan(xc *X, const kn_kx *x) {
+    if (!x) return;
+    if (x->op == KX_SELECT) {
+        bool ok = true;
+        int64_t c = eval(X, x->a[0], &ok);
+        scan(X, x->a[0]);
+        if (ok) {
+            scan(X, x->a[c ? 1 : 2]);
+            return;
+        }
+    }
+    for (int i = 0; i < 3; i++) scan(X, x->a[i]);
+    if (x->op == KX_LOAD) {
+        bool ok = true;
+        int64_t at = eval(X, x->a[0], &ok);
+        if (ok) touch(X, x->buf, at, kx_load_elems(x), false);
+    }
+}
+
+static void run(xc *X, const kn_ks *s);
+
+static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
+    bool split =
+        !X->in_task && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext && s->extent > 1;
+    if (!split) {
+        for (int64_t i = 0; i < extent; i++) {
+            X->val[s->var] = i;
+            X->known[s->var] = 1;
+            run(X, s->body[0]);
+        }
+        return;
+    }
+    /* as codegen/llvm's par_loop and runtime/kn_pool.c's ranges */
+    int64_t n = s->extent < s->tasks ? s->extent : s->tasks;
+    int64_t chunk = (s->extent + n - 1) / n;
+    n = (s->extent + chunk - 1) / chunk;
+    int T = X->threads;
+    X->in_task = true;
+    for (int64_t i = 0; i < extent; i++) {
+        int64_t t = i / chunk;
+        int h = 0;
+        while (h + 1 < T && t >= ((h + 1) * n + T - 1) / T) h++;
+        X->thread = h;
+        X->val[s->var] = i;
+        X->known[s->var] = 1;
+        run(X, s->body[0]);
+    }
+    X->thread = 0;
+    X->in_task = false;
+}
+
+static void run(xc *X, const kn_ks *s) {
+    if (!s) return;
+    bool ok = true;
+    switch (s->kind) {
+    case KS_BLOCK:
+        for (int i = 0; i < s->n; i++) run(X, s->body[i]);
+        return;
+    case KS_FOR: {
+        int64_t e = s->ext ? eval(X, s->ext, &ok) : s->extent;
+        if (s->ext) scan(X, s->ext);
+        if (ok) run_loop(X, s, e);
+        return;
+    }
+    case KS_DECL:
+    case KS_SET: {
+        scan(X, s->value);
+        int64_t v = s->value && is_intlike(s->value->dtype) && kx_lanes(s->value) == 1
+                        ? eval(X, s->value, &ok)
+                        : (ok = false, 0);
+        X->val[s->var] = v;
+        X->known[s->var] = ok;
+        return;
+    }
+    case KS_STORE: {
+        scan(X, s->value);
+        scan(X, s->index);
+        int64_t at = eval(X, s->index, &ok);
+        if (ok) touch(X, s->buf, at, kn_ks_store_elems(s), true);
+        return;
+    }
+    case KS_COPY: {
+        scan(X, s->index);
+        scan(X, s->src_index);
+        scan(X, s->count);
+        int64_t n = eval(X, s->count, &ok);
+        bool ok2 = ok;
+        int64_t src = eval(X, s->src_index, &ok2);
+        if (ok2) touch(X, s->src, src, n, false);
+        int64_t dst = eval(X, s->index, &ok);
+        if (ok) touch(X, s->buf, dst, n, true);
+        return;
+    }
+    case KS_IF: {
+        scan(X, s->cond);
+        int64_t c = eval(X, s->cond, &ok);
+        if (!ok || c) run(X, s->body[0]);
+        if ((!ok || !c) && s->n > 1) run(X, s->body[1]);
+        return;
+    }
+    case KS_WHILE:
+        for (int i = 0; i < MAX_WHILE; i++) {
+            ok = true;
+            scan(X, s->cond);
+            if (!eval(X, s->cond, &ok) || !ok) break;
+            run(X, s->body[0]);
+        }
+        return;
+    default: return;
+    }
+}
+
+double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *write) {
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    xc X = {.p = p, .threads = threads, .read = read, .write = write};
+    X.val = calloc((size_t)p->nvars + 1, sizeof *X.val);
+    X.known = calloc((size_t)p->nvars + 1, 1);
+    X.base = malloc(((size_t)p->nbufs + 1) * sizeof *X.base);
+    KN_ASSERT(X.val && X.known && X.base);
+    /* the arena's regions one after another, then each input and output */
+    size_t region_at[KN_MAX_REGIONS + 1] = {0}, end = 0;
+    for (int r = 0; r < p->nregions; r++) region_at[r + 1] = region_at[r] + p->region_size[r];
+    end = p->nregions ? region_at[p->nregions] : p->arena_size;
+    end = (end + LINE - 1) / LINE * LINE;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        X.base[i] = SIZE_MAX;
+        if (b->kind == KB_CONST || b->view) continue;
+        size_t bytes = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+        if (b->kind == KB_TEMP || b->kind == KB_SCRATCH || p->io_in_arena) {
+            X.base[i] = (p->nregions ? region_at[b->region] : 0) + kn_kbuf_arena_offset(b);
+        } else {
+            X.base[i] = end;
+            end += (bytes + LINE - 1) / LINE * LINE;
+        }
+    }
+    X.nlines = end / LINE + 1;
+    X.hold = calloc(X.nlines, 1);
+    KN_ASSERT(X.hold);
+    for (int k = 0; k < p->nkernels; k++) read[k] = write[k] = 0;
+    for (int i = 0; i < p->nin; i++) { /* written by the caller */
+        const kn_kbuf *b = p->inputs[i];
+        if (b && X.base[b->id] != SIZE_MAX) touch(&X, b, 0, b->numel, true);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        X.count = pass == 1;
+        for (int k = 0; k < p->nkernels; k++) {
+            X.k = k;
+            memset(X.known, 0, (size_t)p->nvars + 1);
+            run(&X, p->kernels[k]->body);
+        }
+    }
+    double total = 0;
+    for (int k = 0; k < p->nkernels; k++) total += read[k];
+    free(X.val);
+    free(X.known);
+    free(X.base);
+    free(X.hold);
+    return total;
+}
