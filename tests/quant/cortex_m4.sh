@@ -290,7 +290,10 @@ for m in $MODELS; do
       ! grep -q "<nearbyintf>:" "$D/app.dis" && ok || bad "$m: no usat/ssat/vcvtr, or nearbyintf"; }
     [ $EMIT = obj ] || [ "$TARGET" != cortex-m55 ] || { grep -q "KN_Q4F[SU](" "$D/m.c" &&
       grep -q "vcvtn.s32.f32.*q" "$D/app.dis" && grep -q "vfms.f32.*q" "$D/app.dis" && ok ||
-      bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; } ;;
+      bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; }
+    # on the M4, 16 elements a trip from one register block (QUANT_BLOCK: VLDM into s16-s31)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "KN_LDM16F(in0 + " "$D/m.c" &&
+      grep -q "vldmia.*{s16-s31}" "$D/app.dis" && ok || bad "$m: no register block (KN_LDM16F)"; } ;;
   pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
       grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"
