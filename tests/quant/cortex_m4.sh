@@ -21,7 +21,7 @@ TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8 pw_pairs_c32
   cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
-  mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
+  stem_words_s4 mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
   quantize_ties qdq_add"
@@ -88,6 +88,12 @@ for m in $MODELS; do
   cw_pairs_*) # 3x3 windows over pre-split pairs, their 4, 8 and 16 channel groups in one trip
     [ "$TARGET" = cortex-m55 ] || { grep -q "'cw' QLinearConv .* split=4" "$T/$m.sched" && ok ||
       bad "$m: no pre-split pairs: $(cat "$T/$m.sched")"; } ;;
+  stem_words_s4) # the merged pairs, the kept kernel rows moved by one copy (passes/tile.c,
+    # sp_keeps)
+    grep -q "'stem' QLinearConv .* split=5" "$T/$m.sched" && ok ||
+      bad "$m: no merged pairs: $(cat "$T/$m.sched")"
+    [ $EMIT = obj ] || { grep -q "memmove(s[0-9]* + 0, s" "$D/m.c" && ok ||
+      bad "$m: the kept kernel rows not moved"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
