@@ -93,7 +93,11 @@ for m in $MODELS; do
     grep -q "'stem' QLinearConv .* split=5" "$T/$m.sched" && ok ||
       bad "$m: no merged pairs: $(cat "$T/$m.sched")"
     [ $EMIT = obj ] || { grep -q "memmove(s[0-9]* + 0, s" "$D/m.c" && ok ||
-      bad "$m: the kept kernel rows not moved"; } ;;
+      bad "$m: the kept kernel rows not moved"
+      # its 3 blocks of 2 channels unrolled inside the tiles of pixels, the weights through
+      # the kept pointer (sp_blocks_inside)
+      grep -q "KN_UNROLL(3)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(c" "$D/m.c" && ok ||
+        bad "$m: the blocks of channels not unrolled over the tiles"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
