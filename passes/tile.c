@@ -959,6 +959,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     kl_end(L); /* i */
 }
 
+/* Pointwise pairs whose reduction is two trips (conv_reduce_dot): an even number of
+ * groups of 4 channels in [PW_TWO_TRIPS_MIN, PW_TWO_TRIPS_MAX]. */
+enum { PW_TWO_TRIPS_MIN = 12, PW_TWO_TRIPS_MAX = 64 };
+
 /* The reduction of a dot tile: full channel groups in a loop, then the last partial one. */
 static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
                             kn_kx *gb, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
@@ -977,8 +981,18 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * as one trip again since their widened words are kept loads (conv_dot_taps):
          * 0.419 -> 0.402 M. The 3x3 windows over pre-split pairs (!xblk, whose words are
          * loads at each tap's offset anyway) take 32 and 64 channels in one trip too:
-         * ResNet-8's 32-channel layer 2.197 -> 2.108 M, its 64-channel one 2.128 -> 2.078 M. */
-        int un = full >= 64               ? 16
+         * ResNet-8's 32-channel layer 2.197 -> 2.108 M, its 64-channel one 2.128 -> 2.078 M.
+         * Pointwise pairs of an even number of groups from 12 to 64 (48 to 256 channels):
+         * two trips of half of them (PW_TWO_TRIPS), where 4 to 8 trips of 4, 8 or 16 took
+         * the loop's steps and end more often: MobileNetV1 int8 on the M4 (fw_profile.sh)
+         * 128 -> 128 480.96 -> 473.16 K each (5 layers), 128 -> 256 247.0 -> 241.8 K, 256 ->
+         * 256 463.2 -> 457.9 K, 8.421 -> 8.372 M; MobileNetV2 14.517 -> 14.376 M (its 96,
+         * 144 and 192-channel layers, 20 to 60 groups: 14.417 M; with 48 and 56 channels
+         * too, 12 and 14 groups: 14.376 M); 128 channels in one trip of 32: 798 K
+         * (spills). */
+        int un = G->xblk && full % 2 == 0 && full >= PW_TWO_TRIPS_MIN && full <= PW_TWO_TRIPS_MAX
+                     ? (int)full / 2
+                 : full >= 64             ? 16
                  : full == 16 && !G->xblk ? 16
                  : full >= 16             ? 8
                  : full == 8              ? 8
