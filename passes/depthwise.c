@@ -83,14 +83,16 @@ enum {
     DW_MAX_TAPS = 64,
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
     DW_MIN_LANES = 4,
-    DW_MAX_STRIDE = 4,    /* column phases a staged channel may be split into */
-    DW_MAX_PARTS = 5,     /* accumulators of a tile: partial sums of its kernel rows */
-    DW_MAX_YR = 4,        /* output rows of a tile (dw_geom.yr) */
-    DW_YROWS_INPLACE = 3, /* output rows of Helium's in-place vector tiles (dw_geom.yrows) */
-    DW_PH_CHUNK = 16,     /* column pairs of the phases' copy a chunk (dw_pad_phases) */
-    DW_WORDS_NU = 2,      /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
-    DW_BAND_PIXELS = 196, /* channels-last inputs split in bands of rows: 14x14 and up */
-    DW_BAND_ROWS = 8      /* at most, a band */
+    DW_MAX_STRIDE = 4,     /* column phases a staged channel may be split into */
+    DW_MAX_PARTS = 5,      /* accumulators of a tile: partial sums of its kernel rows */
+    DW_MAX_YR = 4,         /* output rows of a tile (dw_geom.yr) */
+    DW_YROWS_INPLACE = 3,  /* output rows of Helium's in-place vector tiles (dw_geom.yrows) */
+    DW_PH_CHUNK = 16,      /* column pairs of the phases' copy a chunk (dw_pad_phases) */
+    DW_WORDS_NU = 2,       /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
+    DW_WORDS_NU8_MIN = 8,  /* stride-2 rows of more than this and fewer than ... */
+    DW_WORDS_NU8_MAX = 16, /* ... outputs: tiles of DW_MAX_ROWS words (dw_geom.nu) */
+    DW_BAND_PIXELS = 196,  /* channels-last inputs split in bands of rows: 14x14 and up */
+    DW_BAND_ROWS = 8       /* at most, a band */
 };
 
 typedef struct dw_geom {
@@ -1635,7 +1637,14 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->words = G->xw > G->xlo;
         G->nu = ov && ov->tile_rows ? (ov->tile_rows < DW_MAX_ROWS ? ov->tile_rows : DW_MAX_ROWS)
                                     : DW_WORDS_NU;
-        if (G->sw == 2 && !(ov && ov->tile_rows)) G->nu = 2 * DW_WORDS_NU;
+        /* at stride 2, 4 words (4 outputs); 8 on rows of 9 to 15 outputs (one tile of 8
+         * and the rest where tiles of 4 took three or more): MobileNetV1 int8 on the M4
+         * (fw_profile.sh) 24 -> 12 x 32 109.4 -> 96.4 K, MobileNetV2's 24 -> 12 x 48 164.1
+         * -> 144.5 K; but 48 -> 24 rows 66.8 -> 73.9 K a band (6 tiles of 4 against 3 of
+         * 8), 12 -> 6 rows 49.8 -> 52.3 K */
+        if (G->sw == 2 && !(ov && ov->tile_rows))
+            G->nu = G->ow > DW_WORDS_NU8_MIN && G->ow < DW_WORDS_NU8_MAX ? DW_MAX_ROWS
+                                                                         : 2 * DW_WORDS_NU;
     }
     if (dw_plane_suits(G, d, tg)) G->plane = kl_scratch(L, d->x->dtype, G->h * G->w);
     /* packed per channel: bias, then the kh*kw weights (dot: the init, then the words) */

@@ -22,7 +22,7 @@ TARGET=${4:-cortex-m4}
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8 pw_pairs_c32
   cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
   stem_words_s4 mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
-  dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
+  dw_words_s8 dw_words_u8 dw_words_s2 dw_words_s2w dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
   quantize_ties qdq_add"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
@@ -119,7 +119,11 @@ for m in $MODELS; do
         bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; esac
     fi ;;
   dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
-    bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; # dw_words_u8: stride 2, rows of 5
+    bad "$m: no row-word tile: $(cat "$T/$m.sched")" # dw_words_u8: stride 2, rows of 5
+    # stride 2, rows of 13 outputs: tiles of 8 words (passes/depthwise.c DW_WORDS_NU8_MIN)
+    [ $m != dw_words_s2w ] || [ "$TARGET" = cortex-m55 ] ||
+      { grep -q "'dw' QLinearConv tile_rows=8 " "$T/$m.sched" && ok ||
+        bad "$m: not in tiles of 8 words: $(cat "$T/$m.sched")"; } ;;
   qdq_depthwise | qdq_dw_dot) # the M55: dw1 (stride 1) in Helium's vector tiles
     [ "$TARGET" = cortex-m55 ] && {
       grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=[13] lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
