@@ -259,14 +259,13 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool nan) {
     kn_kx *word = NULL;
     kn_kx *off = u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
-    for (int k = 0; k < 4; k++) {
+    for (int k = 3; k >= 0; k--) { /* the last byte first: (word << 8) | q, one ORR each */
         kn_kx *q = kx_cvtrn(L, xs[k]);
         if (off) q = kx_qadd(L, q, off);
         q = kx_sat(L, q, 8, true);
         if (nan) q = kx_select(L, kx_un(L, KX_ISNAN, xs[k]), kx_const(L, KN_I32, u ? 0 : 128), q);
         q = kx_cast(L, KN_U32, q);
-        if (k) q = kx_bin(L, KX_SHL, q, kx_const(L, KN_U32, 8 * k));
-        word = word ? kx_bin(L, KX_OR, word, q) : q;
+        word = word ? kx_bin(L, KX_OR, kx_bin(L, KX_SHL, word, kx_const(L, KN_U32, 8)), q) : q;
     }
     if (!u) word = kx_bin(L, KX_XOR, word, kx_const(L, KN_U32, 0x80808080u));
     return kx_cast(L, KN_I32, word);
