@@ -95,8 +95,9 @@ for m in $MODELS; do
     [ $EMIT = obj ] || { grep -q "memmove(s[0-9]* + 0, s" "$D/m.c" && ok ||
       bad "$m: the kept kernel rows not moved"
       # its 3 blocks of 2 channels unrolled inside the tiles of pixels, the weights through
-      # the kept pointer (sp_blocks_inside)
-      grep -q "KN_UNROLL(3)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(c" "$D/m.c" && ok ||
+      # the kept pointer and the scratch's words as kept loads (sp_blocks_inside)
+      grep -q "KN_UNROLL(3)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(c" "$D/m.c" &&
+        grep -q "(const int32_t \*)kn_keep(s[0-9]* + v" "$D/m.c" && ok ||
         bad "$m: the blocks of channels not unrolled over the tiles"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
