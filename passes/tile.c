@@ -3662,18 +3662,19 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
 enum { SP_UNROLL_WORDS = 16 }; /* the kernel rows unrolled up to these words a tile */
 
 /* Whether every block of output channels is unrolled inside the tiles of pixels
- * (sp_blocks: their weights at constant offsets of one kept pointer, each tile's words
- * read once for all of them) rather than each block over all the tiles (whose weights,
- * invariant in the loop over the tiles, GCC 12 hoists and spills to the stack: one LDR
- * a word from there where the table is read by LDRD): at most SP_BLOCKS blocks, all of
- * the channels. MobileNetV1's stem (8 channels, 4 blocks of 2) on the M4 (fw_profile.sh):
- * 798.3 -> 771.3 K instructions (not unrolled: 854.6 K; 2 x 3 tiles 786.0 K, 3 x 2
- * 796.6 K, 4 x 2 814.7 K, 1 x 4 831.2 K, 2 x 4 893.8 K); MobileNetV2's (16 channels, 8
- * blocks) each band 281.2 -> 294.7 K unrolled, 345.6 K in groups of 4: kept as it was.
- * There the tile's input words are kept loads too (kx_load_kept: read from the scratch at
- * each block's use, where GCC loaded them once for the 4 blocks and spilled them to the
- * stack, a store more a word): 771.3 -> 716.5 K (kx_load_kept_base: 827.0 K). */
-enum { SP_BLOCKS = 4 };
+ * (sp_blocks: their weights at constant offsets of one kept pointer, their input words
+ * kept loads of the scratch, each tile's words read for each block) rather than each
+ * block over all the tiles (whose weights, invariant in the loop over the tiles, GCC 12
+ * hoists and spills to the stack: one LDR a word from there where the table is read by
+ * LDRD): at most SP_BLOCKS blocks, all of the channels. The stems on the M4
+ * (fw_profile.sh): MobileNetV1's (8 channels, 4 blocks of 2) 798.3 -> 771.3 K with the
+ * blocks inside and kept weights (not unrolled: 854.6 K; 2 x 3 tiles 786.0 K, 3 x 2
+ * 796.6 K, 4 x 2 814.7 K, 1 x 4 831.2 K, 2 x 4 893.8 K), 716.5 K with the input words
+ * kept too (kx_load_kept: GCC otherwise loaded the tile's words once for the blocks and
+ * spilled them, a store more a word; through a kept pointer, kx_load_kept_base: 827.0
+ * K); MobileNetV2's (16 channels, 8 blocks) 281.2 -> 251.3 K for its first band, 312.4
+ * -> 279.2 K for the others (with the weights kept but not the input words: 294.7 K). */
+enum { SP_BLOCKS = 8 };
 
 static bool sp_blocks_inside(const conv_geom *G, int mt) {
     return (G->m + mt - 1) / mt <= SP_BLOCKS;
