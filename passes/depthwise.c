@@ -83,14 +83,16 @@ enum {
     DW_MAX_TAPS = 64,
     DW_MAX_OFFS = DW_MAX_ROWS * DW_MAX_TAPS,
     DW_MIN_LANES = 4,
-    DW_MAX_STRIDE = 4,    /* column phases a staged channel may be split into */
-    DW_MAX_PARTS = 5,     /* accumulators of a tile: partial sums of its kernel rows */
-    DW_MAX_YR = 4,        /* output rows of a tile (dw_geom.yr) */
-    DW_YROWS_INPLACE = 3, /* output rows of Helium's in-place vector tiles (dw_geom.yrows) */
-    DW_PH_CHUNK = 16,     /* column pairs of the phases' copy a chunk (dw_pad_phases) */
-    DW_WORDS_NU = 2,      /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
-    DW_BAND_PIXELS = 196, /* channels-last inputs split in bands of rows: 14x14 and up */
-    DW_BAND_ROWS = 8      /* at most, a band */
+    DW_MAX_STRIDE = 4,     /* column phases a staged channel may be split into */
+    DW_MAX_PARTS = 5,      /* accumulators of a tile: partial sums of its kernel rows */
+    DW_MAX_YR = 4,         /* output rows of a tile (dw_geom.yr) */
+    DW_YROWS_INPLACE = 3,  /* output rows of Helium's in-place vector tiles (dw_geom.yrows) */
+    DW_PH_CHUNK = 16,      /* column pairs of the phases' copy a chunk (dw_pad_phases) */
+    DW_WORDS_NU = 2,       /* words of a row-word tile at stride 1 (4 outputs; 4 at stride 2) */
+    DW_WORDS_NU8_MIN = 8,  /* stride-2 rows of more than this and fewer than ... */
+    DW_WORDS_NU8_MAX = 16, /* ... outputs: tiles of DW_MAX_ROWS words (dw_geom.nu) */
+    DW_BAND_PIXELS = 196,  /* channels-last inputs split in bands of rows: 14x14 and up */
+    DW_BAND_ROWS = 8       /* at most, a band */
 };
 
 typedef struct dw_geom {
@@ -542,15 +544,16 @@ static void dw_wtile(kn_lower *L, const dw_geom *G, kn_kx *oy, kn_kx *ox, int nu
     kn_kx *bc = var(L, G->vbc), *c = kx_bin(L, KX_MOD, bc, kx_int(L, G->c));
     /* u8 outputs 4 at a time as one word store (kl_store_word): the requantized values'
      * saturation (KX_SAT, USAT) leaves each in [0, 255], so the word is 3 ORs of shifted
-     * values and one STR, where GCC 12 merged the 4 byte stores as a MOV, 4 BFI and an STR */
+     * values and one STR, where GCC 12 merged the 4 byte stores as a MOV, 4 BFI and an STR;
+     * joined last first, (word << 8) | r, where r0 | r1 << 8 | r2 << 16 | r3 << 24 took GCC
+     * an LSL more (MobileNetV1 int8 on the M4, its 14 row-word kernels 1.633 -> 1.614 M) */
     int nw = G->d->y->dtype == KN_U8 && G->rq.round ? nst / 4 : 0;
     for (int q = 0; q < nw; q++) {
         kn_kx *word = NULL;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 3; k >= 0; k--) { /* the last first: (word << 8) | r, one ORR each */
             kn_kx *r = dw_sat_u8(kt_int_store(L, G->d, &G->rq, var(L, acc[4 * q + k]), c));
             r = kx_cast(L, KN_U32, r);
-            if (k) r = kx_bin(L, KX_SHL, r, kx_const(L, KN_U32, 8 * k));
-            word = word ? kx_bin(L, KX_OR, word, r) : r;
+            word = word ? kx_bin(L, KX_OR, kx_bin(L, KX_SHL, word, kx_const(L, KN_U32, 8)), r) : r;
         }
         kl_store_word(L, G->d->y, kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, kt_plus(L, ox, 4 * q)),
                       kx_cast(L, KN_I32, word));
@@ -1635,7 +1638,14 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         G->words = G->xw > G->xlo;
         G->nu = ov && ov->tile_rows ? (ov->tile_rows < DW_MAX_ROWS ? ov->tile_rows : DW_MAX_ROWS)
                                     : DW_WORDS_NU;
-        if (G->sw == 2 && !(ov && ov->tile_rows)) G->nu = 2 * DW_WORDS_NU;
+        /* at stride 2, 4 words (4 outputs); 8 on rows of 9 to 15 outputs (one tile of 8
+         * and the rest where tiles of 4 took three or more): MobileNetV1 int8 on the M4
+         * (fw_profile.sh) 24 -> 12 x 32 109.4 -> 96.4 K, MobileNetV2's 24 -> 12 x 48 164.1
+         * -> 144.5 K; but 48 -> 24 rows 66.8 -> 73.9 K a band (6 tiles of 4 against 3 of
+         * 8), 12 -> 6 rows 49.8 -> 52.3 K */
+        if (G->sw == 2 && !(ov && ov->tile_rows))
+            G->nu = G->ow > DW_WORDS_NU8_MIN && G->ow < DW_WORDS_NU8_MAX ? DW_MAX_ROWS
+                                                                         : 2 * DW_WORDS_NU;
     }
     if (dw_plane_suits(G, d, tg)) G->plane = kl_scratch(L, d->x->dtype, G->h * G->w);
     /* packed per channel: bias, then the kh*kw weights (dot: the init, then the words) */

@@ -959,6 +959,10 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     kl_end(L); /* i */
 }
 
+/* Pointwise pairs whose reduction is two trips (conv_reduce_dot): an even number of
+ * groups of 4 channels in [PW_TWO_TRIPS_MIN, PW_TWO_TRIPS_MAX]. */
+enum { PW_TWO_TRIPS_MIN = 12, PW_TWO_TRIPS_MAX = 64 };
+
 /* The reduction of a dot tile: full channel groups in a loop, then the last partial one. */
 static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
                             kn_kx *gb, kn_kx *oy, kn_kx *ow0, bool crow, bool ccol) {
@@ -977,8 +981,18 @@ static void conv_reduce_dot(kn_lower *L, const conv_geom *G, kt_tile *T, int row
          * as one trip again since their widened words are kept loads (conv_dot_taps):
          * 0.419 -> 0.402 M. The 3x3 windows over pre-split pairs (!xblk, whose words are
          * loads at each tap's offset anyway) take 32 and 64 channels in one trip too:
-         * ResNet-8's 32-channel layer 2.197 -> 2.108 M, its 64-channel one 2.128 -> 2.078 M. */
-        int un = full >= 64               ? 16
+         * ResNet-8's 32-channel layer 2.197 -> 2.108 M, its 64-channel one 2.128 -> 2.078 M.
+         * Pointwise pairs of an even number of groups from 12 to 64 (48 to 256 channels):
+         * two trips of half of them (PW_TWO_TRIPS), where 4 to 8 trips of 4, 8 or 16 took
+         * the loop's steps and end more often: MobileNetV1 int8 on the M4 (fw_profile.sh)
+         * 128 -> 128 480.96 -> 473.16 K each (5 layers), 128 -> 256 247.0 -> 241.8 K, 256 ->
+         * 256 463.2 -> 457.9 K, 8.421 -> 8.372 M; MobileNetV2 14.517 -> 14.376 M (its 96,
+         * 144 and 192-channel layers, 20 to 60 groups: 14.417 M; with 48 and 56 channels
+         * too, 12 and 14 groups: 14.376 M); 128 channels in one trip of 32: 798 K
+         * (spills). */
+        int un = G->xblk && full % 2 == 0 && full >= PW_TWO_TRIPS_MIN && full <= PW_TWO_TRIPS_MAX
+                     ? (int)full / 2
+                 : full >= 64             ? 16
                  : full == 16 && !G->xblk ? 16
                  : full >= 16             ? 8
                  : full == 8              ? 8
@@ -3758,6 +3772,25 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
  * requantized and stored into y. */
 enum { SP_UNROLL_WORDS = 16 }; /* the kernel rows unrolled up to these words a tile */
 
+/* Whether every block of output channels is unrolled inside the tiles of pixels
+ * (sp_blocks: their weights at constant offsets of one kept pointer, their input words
+ * kept loads of the scratch, each tile's words read for each block) rather than each
+ * block over all the tiles (whose weights, invariant in the loop over the tiles, GCC 12
+ * hoists and spills to the stack: one LDR a word from there where the table is read by
+ * LDRD): at most SP_BLOCKS blocks, all of the channels. The stems on the M4
+ * (fw_profile.sh): MobileNetV1's (8 channels, 4 blocks of 2) 798.3 -> 771.3 K with the
+ * blocks inside and kept weights (not unrolled: 854.6 K; 2 x 3 tiles 786.0 K, 3 x 2
+ * 796.6 K, 4 x 2 814.7 K, 1 x 4 831.2 K, 2 x 4 893.8 K), 716.5 K with the input words
+ * kept too (kx_load_kept: GCC otherwise loaded the tile's words once for the blocks and
+ * spilled them, a store more a word; through a kept pointer, kx_load_kept_base: 827.0
+ * K); MobileNetV2's (16 channels, 8 blocks) 281.2 -> 251.3 K for its first band, 312.4
+ * -> 279.2 K for the others (with the weights kept but not the input words: 294.7 K). */
+enum { SP_BLOCKS = 8 };
+
+static bool sp_blocks_inside(const conv_geom *G, int mt) {
+    return (G->m + mt - 1) / mt <= SP_BLOCKS;
+}
+
 typedef struct sp_geom {
     const conv_geom *G;
     const kt_tile *T;
@@ -3768,7 +3801,15 @@ typedef struct sp_geom {
     kn_kbuf *xr, *wt, *init;
     kt_rq rq;
     int mt;
+    bool wkept; /* the blocks unrolled over the tiles of pixels (sp_blocks_inside) */
 } sp_geom;
+
+/* Whether consecutive output rows share kernel rows that the scratch keeps:
+ * dilation 1 and a stride below kh but at least half of it, so that the rows kept and
+ * the rows they move to do not overlap (one memcpy). */
+static bool sp_keeps(const conv_geom *G) {
+    return G->dh == 1 && G->sh < G->kh && 2 * G->sh >= G->kh;
+}
 
 /* Whether integer convolution d takes the merged pairs on target tg. */
 static bool sp_suits(const kn_target *tg, const kn_contract *d, const kn_sched *ov) {
@@ -3789,9 +3830,10 @@ static bool sp_suits(const kn_target *tg, const kn_contract *d, const kn_sched *
     return nq < now;
 }
 
-/* Row ky of the scratch from padded row iy (inside the input): its words in periods of
- * P values, the interior periods in a loop, the others (reading pads) one by one. */
-static void sp_row(kn_lower *L, const sp_geom *S, kn_kx *b, kn_kx *iy, kn_kx *ky) {
+/* The scratch row starting at word `at` from padded row iy (inside the input): its words
+ * in periods of P values, the interior periods in a loop, the others (reading pads) one
+ * by one. */
+static void sp_row(kn_lower *L, const sp_geom *S, kn_kx *b, kn_kx *iy, kn_kx *at) {
     const conv_geom *G = S->G;
     int64_t nper = S->rw / S->Wp;
     int64_t jlo = (G->pw + S->Cp - 1) / S->Cp, jhi = (G->w + G->pw) / S->Cp;
@@ -3799,7 +3841,7 @@ static void sp_row(kn_lower *L, const sp_geom *S, kn_kx *b, kn_kx *iy, kn_kx *ky
     jhi = jhi < jlo ? jlo : jhi > nper ? nper : jhi;
     int vx = kl_decl(L, KN_I64,
                      mad(L, b, G->xs[0], kx_mul(L, iy, kx_int(L, G->xs[2])))); /* x[b][0][iy][0] */
-    int vr = kl_decl(L, KN_I64, kx_mul(L, ky, kx_int(L, S->rw)));
+    int vr = kl_decl(L, KN_I64, at);
     for (int part = 0; part < 3; part++) { /* periods before, inside, after */
         int64_t j0 = part == 0   ? 0
                      : part == 1 ? jlo
@@ -3861,10 +3903,12 @@ static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *
                 for (int r = 0; r < rows; r++)
                     in[h][r] = kl_decl(
                         L, KN_I32,
-                        kx_load(L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + 2 * qp + h)));
+                        (S->wkept ? kx_load_kept : kx_load)(
+                            L, S->xr, kt_plus(L, kx_var(L, vxb), r * S->ostep + 2 * qp + h)));
             for (int v = 0; v < cols; v++) { /* words 2qp and 2qp + 1 of the column: one LDRD */
                 int wd = kl_decl(L, KN_I64,
-                                 kx_load(L, S->wt, kt_plus(L, kx_var(L, vwb), qp * S->mt + v)));
+                                 (S->wkept ? kx_load_kept_base : kx_load)(
+                                     L, S->wt, kt_plus(L, kx_var(L, vwb), qp * S->mt + v)));
                 int w[2];
                 w[0] = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_var(L, wd)));
                 if (nh > 1)
@@ -3890,16 +3934,33 @@ static void sp_tile(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *
                 kt_int_store(L, d, &S->rq, kx_var(L, T->acc[r][v]), kt_plus(L, kx_var(L, vm0), v)));
 }
 
-/* The pixel tiles of one block of channels along output row oy. */
-static void sp_cols(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *mblk,
-                    int cols) {
+/* Blocks blk0 + [0, nb) of mt channels (and, with tailcols, a block of that many after
+ * them) over one tile of pixels, the nb blocks unrolled (KN_LOOP_UNROLL; with S->wkept
+ * their weights read through the kept pointer, kx_load_kept_base: at constant offsets of
+ * one pointer, where GCC would read constant-index weights as literals). */
+static void sp_blocks(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *blk0,
+                      int64_t nb, int tailcols, kn_kx *ox0, int rows) {
+    if (nb) {
+        int vk = kl_for(L, nb);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_UNROLL;
+        L->owner[L->depth - 1]->width = (int)nb;
+        sp_tile(L, S, T, b, oy, kx_add(L, blk0, kx_var(L, vk)), S->mt, ox0, rows);
+        kl_end(L);
+    }
+    if (tailcols) sp_tile(L, S, T, b, oy, kt_plus(L, blk0, nb), tailcols, ox0, rows);
+}
+
+/* The tiles of pixels along output row oy, each over blocks blk0 + [0, nb) (sp_blocks). */
+static void sp_pixels(kn_lower *L, const sp_geom *S, kt_tile *T, kn_kx *b, kn_kx *oy, kn_kx *blk0,
+                      int64_t nb, int tailcols) {
     int64_t R = T->maxrows, full = S->G->ow / R, rem = S->G->ow % R;
     if (full) {
         int vt = kl_for(L, full);
-        sp_tile(L, S, T, b, oy, mblk, cols, kx_mul(L, kx_var(L, vt), kx_int(L, R)), (int)R);
+        sp_blocks(L, S, T, b, oy, blk0, nb, tailcols, kx_mul(L, kx_var(L, vt), kx_int(L, R)),
+                  (int)R);
         kl_end(L);
     }
-    if (rem) sp_tile(L, S, T, b, oy, mblk, cols, kx_int(L, full * R), (int)rem);
+    if (rem) sp_blocks(L, S, T, b, oy, blk0, nb, tailcols, kx_int(L, full * R), (int)rem);
 }
 
 static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *ov,
@@ -3953,29 +4014,51 @@ static bool tile_stem_pairs(kn_lower *L, const kn_contract *d, const kn_sched *o
     free(bt);
     kt_int_tables_red(L, d, &S.rq);
     S.xr = kl_scratch(L, KN_I32, G.kh * S.rw);
+    S.wkept = sp_blocks_inside(&G, mt);
     *Tp = T;
     int vb = kl_for(L, G.n), voy = kl_for(L, G.oh);
     kn_kx *b = kx_var(L, vb), *oy = kx_var(L, voy);
-    /* the kh padded rows of output row oy */
+    /* the kh padded rows of output row oy: past the first output row, where they overlap
+     * the previous row's, its last kh - sh rows moved to the front (one memcpy: rows built
+     * once, not kh / sh times) and only the last sh built. MobileNetV1's 3 x 3 stride-2
+     * stem on the M4 (fw_profile.sh): 818.0 -> 798.3 K instructions (the rows read at
+     * (oy * sh + ky) % kh instead, a ring with nothing moved: 800.0 K, the tiles' three row
+     * pointers costing GCC registers). */
+    bool keep = sp_keeps(&G);
+    if (keep) {
+        kl_if(L, kx_bin(L, KX_GT, oy, kx_int(L, 0)));
+        kl_copy(L, S.xr, kx_int(L, 0), S.xr, kx_int(L, G.sh * S.rw),
+                kx_int(L, (G.kh - G.sh) * S.rw));
+        kl_end(L);
+    }
     int vky = kl_for(L, G.kh);
-    int viy = kl_decl(
-        L, KN_I64, kt_plus(L, mad(L, oy, G.sh, kx_mul(L, kx_var(L, vky), kx_int(L, G.dh))), -G.ph));
+    kn_kx *ky = kx_var(L, vky);
+    if (keep)
+        kl_if(L, kx_bin(L, KX_LOR, kx_bin(L, KX_EQ, oy, kx_int(L, 0)),
+                        kx_bin(L, KX_GE, ky, kx_int(L, G.kh - G.sh))));
+    int vat = kl_decl(L, KN_I64, kx_mul(L, ky, kx_int(L, S.rw)));
+    int viy =
+        kl_decl(L, KN_I64, kt_plus(L, mad(L, oy, G.sh, kx_mul(L, ky, kx_int(L, G.dh))), -G.ph));
     kl_if(L, kt_inside(L, kx_var(L, viy), G.h));
-    sp_row(L, &S, b, kx_var(L, viy), kx_var(L, vky));
+    sp_row(L, &S, b, kx_var(L, viy), kx_var(L, vat));
     kl_else(L);
     {
         int vz = kl_for(L, S.rw);
-        kl_store(L, S.xr, mad(L, kx_var(L, vky), S.rw, kx_var(L, vz)), kt_zp_word(L, &T));
+        kl_store(L, S.xr, kx_add(L, kx_var(L, vat), kx_var(L, vz)), kt_zp_word(L, &T));
         kl_end(L);
     }
-    kl_end_n(L, 2); /* if, ky */
+    kl_end_n(L, keep ? 3 : 2); /* if, (the rows to build), ky */
     int64_t full = G.m / mt, tail = G.m % mt;
-    if (full) {
-        int vk = kl_for(L, full);
-        sp_cols(L, &S, &T, b, oy, kx_var(L, vk), mt);
-        kl_end(L);
+    if (S.wkept) {
+        sp_pixels(L, &S, &T, b, oy, kx_int(L, 0), full, (int)tail);
+    } else { /* each block of channels over the tiles of pixels */
+        if (full) {
+            int vk = kl_for(L, full);
+            sp_pixels(L, &S, &T, b, oy, kx_var(L, vk), 0, mt);
+            kl_end(L);
+        }
+        if (tail) sp_pixels(L, &S, &T, b, oy, kx_int(L, full), 0, (int)tail);
     }
-    if (tail) sp_cols(L, &S, &T, b, oy, kx_int(L, full), (int)tail);
     kl_end_n(L, 2); /* oy, b */
     return true;
 }

@@ -243,7 +243,8 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
  *
  * qadd, the saturating add, keeps n + zp inside int32 (n may be INT32_MAX) and changes no
  * result: saturating to int32 and then to 8 bits is saturating to 8 bits. The scalar FPU
- * (the M4) takes 4 elements a trip, their bytes one word (USAT for both types, the int8
+ * (the M4) takes 16 elements a trip from one register block (QUANT_BLOCK, where the
+ * target has them), then 4, their bytes one word each (USAT for both types, the int8
  * ones offset by 128 and flipped back by one XOR of the word); with 4 f32 lanes (Helium) and a
  * constant scale, 4 elements are one vector expression, the division a multiply and two exact
  * corrections (kn_vmath_div_const, the argument in passes/vmath.c) of x clamped to +-2^22 s (the
@@ -258,36 +259,45 @@ static kn_status qparam_index(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool nan) {
     kn_kx *word = NULL;
     kn_kx *off = u ? zv : kx_add(L, zv ? zv : kx_const(L, KN_I32, 0), kx_const(L, KN_I32, 128));
-    for (int k = 0; k < 4; k++) {
+    for (int k = 3; k >= 0; k--) { /* the last byte first: (word << 8) | q, one ORR each */
         kn_kx *q = kx_cvtrn(L, xs[k]);
         if (off) q = kx_qadd(L, q, off);
         q = kx_sat(L, q, 8, true);
         if (nan) q = kx_select(L, kx_un(L, KX_ISNAN, xs[k]), kx_const(L, KN_I32, u ? 0 : 128), q);
         q = kx_cast(L, KN_U32, q);
-        if (k) q = kx_bin(L, KX_SHL, q, kx_const(L, KN_U32, 8 * k));
-        word = word ? kx_bin(L, KX_OR, word, q) : q;
+        word = word ? kx_bin(L, KX_OR, kx_bin(L, KX_SHL, word, kx_const(L, KN_U32, 8)), q) : q;
     }
     if (!u) word = kx_bin(L, KX_XOR, word, kx_const(L, KN_U32, 0x80808080u));
     return kx_cast(L, KN_I32, word);
 }
 
-/* Opens the loops over `trips` steps of 4 elements of x: one loop, or, where x's last two
- * dims hold a multiple of 4 elements, one over the planes before them and one over a
- * plane's steps, so that each access stays inside its plane (the band views, passes/
- * views.c, place a band of an NCHW tensor's rows plane by plane: MobileNetV2's input
- * bands quantized in place of a copy). The first element of the step in *at; returns
- * the loops opened. */
-static int quant_steps(kn_lower *L, const kn_kbuf *x, int64_t trips, kn_kx **at) {
+/* Opens the loops over `trips` steps of `per` elements of x from element base: one loop,
+ * or, where the steps cover x from its start and x's last two dims hold a multiple of
+ * `per` elements, one over the planes before them and one over a plane's steps, so that
+ * each access stays inside its plane (the band views, passes/views.c, place a band of an
+ * NCHW tensor's rows plane by plane: MobileNetV2's input bands quantized in place of a
+ * copy). The first element of the step in *at; returns the loops opened. */
+static int quant_steps(kn_lower *L, const kn_kbuf *x, int64_t trips, int64_t per, int64_t base,
+                       kn_kx **at) {
     int64_t plane = x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
-    if (plane >= 4 && plane % 4 == 0 && trips == x->numel / 4 && x->numel > plane) {
-        int vo = kl_for(L, x->numel / plane), vi = kl_for(L, plane / 4);
+    if (!base && plane >= per && plane % per == 0 && trips == x->numel / per && x->numel > plane) {
+        int vo = kl_for(L, x->numel / plane), vi = kl_for(L, plane / per);
         *at = kx_add(L, kx_mul(L, kx_var(L, vo), kx_int(L, plane)),
-                     kx_mul(L, kx_var(L, vi), kx_int(L, 4)));
+                     kx_mul(L, kx_var(L, vi), kx_int(L, per)));
         return 2;
     }
-    *at = kx_mul(L, kx_var(L, kl_for(L, trips)), kx_int(L, 4));
+    *at = kx_mul(L, kx_var(L, kl_for(L, trips)), kx_int(L, per));
+    if (base) *at = kx_add(L, *at, kx_int(L, base));
     return 1;
 }
+
+/* quantize_mcu's trips on a scalar FPU with register blocks (kn_target.fp_block >= 16): 16
+ * elements loaded by one VLDM into s16-s31 (GCC saves them once a call), 4 words stored,
+ * one NaN test (the sum of the 16 quotients) for the 16. MobileNetV1 0.25 int8's input on
+ * the M4 (27,648 elements, fw_profile.sh): 269.6 K instructions in trips of 4 (4 VLDR,
+ * the loop's 5 and the NaN test's 6 a trip), 228.1 K in blocks of 8 (s8-s15), 217.8 K in
+ * blocks of 16 (7.9 an element). */
+enum { QUANT_BLOCK = 16, QUANT_BLOCK_REG = 16 };
 
 static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbuf *y) {
     const struct kn_target *tg = L->target;
@@ -306,7 +316,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
     if (kl_lanes(L, KN_F32) == 4 && sc && kn_vmath_div_const_ok(sval) && x->numel >= 4) {
         nv = x->numel / 4;
         kn_kx *at;
-        int nl = quant_steps(L, x, nv, &at);
+        int nl = quant_steps(L, x, nv, 4, 0, &at);
         double b = ldexp(sval, 22);
         kn_kx *kb = kx_const(L, KN_F32, b), *kmb = kx_const(L, KN_F32, -b);
         kn_kx *v = kx_vload(L, x, at, 4);
@@ -329,16 +339,44 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
         kl_store(L, y, at, kx_cast(L, y->dtype, q));
         kl_end_n(L, nl);
     }
-    int64_t left = x->numel - nv * 4, unroll = nv || left < 4 ? 1 : 4;
-    for (int part = 0; part < 2; part++) { /* 4 a trip, then the rest one at a time */
-        int64_t trips = part ? left % unroll : left / unroll,
-                k0 = nv * 4 + (part ? left / unroll * unroll : 0);
+    int64_t left = x->numel - nv * 4, k0 = nv * 4;
+    /* QUANT_BLOCK elements a trip from one register block (kn_target.fp_block: one VLDM),
+     * then 4, then the rest one at a time */
+    int64_t widths[3] = {nv || tg->fp_block < QUANT_BLOCK ? 0 : QUANT_BLOCK, nv ? 0 : 4, 1};
+    for (int part = 0; part < 3; part++) {
+        int64_t unroll = widths[part], trips = unroll ? left / unroll : 0, base = k0;
         if (!trips) continue;
+        left -= trips * unroll;
+        k0 += trips * unroll;
         if (!sv) sv = kx_var(L, kl_decl(L, KN_F32, kx_load(L, s, kx_int(L, 0))));
-        if (!part && unroll == 4) { /* 4 elements, one word */
+        if (unroll == QUANT_BLOCK) { /* a block, 4 words; one NaN test for the block */
+            kn_kx *xs[QUANT_BLOCK], *at0;
+            int nl = quant_steps(L, x, trips, unroll, base, &at0);
+            int blk =
+                kl_decl_block(L, QUANT_BLOCK, kx_vload(L, x, at0, QUANT_BLOCK), QUANT_BLOCK_REG);
+            for (int k = 0; k < unroll; k++)
+                xs[k] = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_lane(L, blk, k), sv)));
+            if (zv) {
+                kn_kx *sum[QUANT_BLOCK]; /* a tree of sums: NaN where one of them is */
+                for (int k = 0; k < unroll; k++) sum[k] = xs[k];
+                for (int w = (int)unroll; w > 1; w /= 2)
+                    for (int k = 0; k < w / 2; k++) sum[k] = kx_add(L, sum[2 * k], sum[2 * k + 1]);
+                kl_if(L, kx_un(L, KX_ISNAN, sum[0]));
+                for (int w = 0; w < unroll / 4; w++)
+                    kl_store_word(L, y, kx_add(L, at0, kx_int(L, 4 * w)),
+                                  quant_word(L, xs + 4 * w, zv, u, true));
+                kl_else(L);
+            }
+            for (int w = 0; w < unroll / 4; w++)
+                kl_store_word(L, y, kx_add(L, at0, kx_int(L, 4 * w)),
+                              quant_word(L, xs + 4 * w, zv, u, false));
+            if (zv) kl_end(L);
+            kl_end_n(L, nl);
+            continue;
+        }
+        if (unroll == 4) { /* 4 elements, one word */
             kn_kx *xs[4], *at0;
-            int nl = quant_steps(L, x, trips, &at0);
-            if (k0) at0 = kx_add(L, at0, kx_int(L, k0));
+            int nl = quant_steps(L, x, trips, 4, base, &at0);
             for (int k = 0; k < 4; k++)
                 xs[k] = kx_var(
                     L, kl_decl(L, KN_F32,
@@ -355,8 +393,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
             kl_end_n(L, nl);
             continue;
         }
-        int i = kl_for(L, trips);
-        kn_kx *at = kx_add(L, kx_var(L, i), kx_int(L, k0));
+        kn_kx *at = kx_add(L, kx_var(L, kl_for(L, trips)), kx_int(L, base));
         kn_kx *xq = kx_var(L, kl_decl(L, KN_F32, kx_bin(L, KX_DIV, kx_load(L, x, at), sv)));
         kn_kx *q = kx_cvtrn(L, xq);
         if (zv) q = kx_qadd(L, q, zv);

@@ -21,8 +21,8 @@ TARGET=${4:-cortex-m4}
 . "$2/tests/lib.sh"
 MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 pw_pairs_c8 pw_pairs_c32
   cw_pairs_c16 cw_pairs_c64 cpair_s8 cpair_u8 cpair_c3 stem_words_c3 stem_words_c2 stem_words_b2
-  mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
-  dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1
+  stem_words_s4 mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
+  dw_words_s8 dw_words_u8 dw_words_s2 dw_words_s2w dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
   quantize_ties qdq_add dq_pool q_planes"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
@@ -89,6 +89,17 @@ for m in $MODELS; do
   cw_pairs_*) # 3x3 windows over pre-split pairs, their 4, 8 and 16 channel groups in one trip
     [ "$TARGET" = cortex-m55 ] || { grep -q "'cw' QLinearConv .* split=4" "$T/$m.sched" && ok ||
       bad "$m: no pre-split pairs: $(cat "$T/$m.sched")"; } ;;
+  stem_words_s4) # the merged pairs, the kept kernel rows moved by one copy (passes/tile.c,
+    # sp_keeps)
+    grep -q "'stem' QLinearConv .* split=5" "$T/$m.sched" && ok ||
+      bad "$m: no merged pairs: $(cat "$T/$m.sched")"
+    [ $EMIT = obj ] || { grep -q "memmove(s[0-9]* + 0, s" "$D/m.c" && ok ||
+      bad "$m: the kept kernel rows not moved"
+      # its 3 blocks of 2 channels unrolled inside the tiles of pixels, the weights through
+      # the kept pointer and the scratch's words as kept loads (sp_blocks_inside)
+      grep -q "KN_UNROLL(3)" "$D/m.c" && grep -q "(const int64_t \*)kn_keep(c" "$D/m.c" &&
+        grep -q "(const int32_t \*)kn_keep(s[0-9]* + v" "$D/m.c" && ok ||
+        bad "$m: the blocks of channels not unrolled over the tiles"; } ;;
   cpair_*) grep -q "'stem' QLinearConv .* split=3" "$T/$m.sched" && ok ||
     bad "$m: no column-pair tile: $(cat "$T/$m.sched")" ;;
   pw_split_* | pw_pairs_*) # the M4: stride-1 1x1 in pointwise pairs (2 x 2 or 2 x 3 tiles over widened pairs)
@@ -110,7 +121,11 @@ for m in $MODELS; do
         bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; esac
     fi ;;
   dw_words_*) grep -q "'dw' QLinearConv .* split=1" "$T/$m.sched" && ok ||
-    bad "$m: no row-word tile: $(cat "$T/$m.sched")" ;; # dw_words_u8: stride 2, rows of 5
+    bad "$m: no row-word tile: $(cat "$T/$m.sched")" # dw_words_u8: stride 2, rows of 5
+    # stride 2, rows of 13 outputs: tiles of 8 words (passes/depthwise.c DW_WORDS_NU8_MIN)
+    [ $m != dw_words_s2w ] || [ "$TARGET" = cortex-m55 ] ||
+      { grep -q "'dw' QLinearConv tile_rows=8 " "$T/$m.sched" && ok ||
+        bad "$m: not in tiles of 8 words: $(cat "$T/$m.sched")"; } ;;
   qdq_depthwise | qdq_dw_dot) # the M55: dw1 (stride 1) in Helium's vector tiles
     [ "$TARGET" = cortex-m55 ] && {
       grep -q "'dw1' QLinearConv tile_rows=1 tile_vecs=[13] lanes=4 tasks=1 pad=1$" "$T/$m.sched" &&
@@ -312,7 +327,10 @@ for m in $MODELS; do
       ! grep -q "<nearbyintf>:" "$D/app.dis" && ok || bad "$m: no usat/ssat/vcvtr, or nearbyintf"; }
     [ $EMIT = obj ] || [ "$TARGET" != cortex-m55 ] || { grep -q "KN_Q4F[SU](" "$D/m.c" &&
       grep -q "vcvtn.s32.f32.*q" "$D/app.dis" && grep -q "vfms.f32.*q" "$D/app.dis" && ok ||
-      bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; } ;;
+      bad "$m: no vector quantization (KN_Q4F, vcvtn, vfms)"; }
+    # on the M4, 16 elements a trip from one register block (QUANT_BLOCK: VLDM into s16-s31)
+    [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "KN_LDM16F(in0 + " "$D/m.c" &&
+      grep -q "vldmia.*{s16-s31}" "$D/app.dis" && ok || bad "$m: no register block (KN_LDM16F)"; } ;;
   pw_pairs_c8) # 4 and 8 input channels: the tile's widened words as kept loads (generated C)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || {
       grep -q "(const int64_t \*)kn_keep(s" "$D/m.c" && ok || bad "$m: no kept loads of the widened words"
@@ -334,9 +352,10 @@ for m in $MODELS; do
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "smmla" "$D/app.dis" && ok ||
       bad "$m: no smmla in the image"; } ;;
   qdq_depthwise) # generated C on the M4: the row words' u8 outputs 4 at a time as one word
-    # store (passes/depthwise.c dw_wtile: kn_stw; ORRs of the USATs' results, one STR)
+    # store (passes/depthwise.c dw_wtile: kn_stw; ORRs of the USATs' results joined last
+    # first, (word << 8) | r, one STR)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "kn_stw(" "$D/m.c" &&
-      grep -q "orr.*lsl #24" "$D/app.dis" && ok || bad "$m: no word store of the row words' outputs"; } ;;
+      grep -q "orr.*lsl #8" "$D/app.dis" && ok || bad "$m: no word store of the row words' outputs"; } ;;
   qdq_fixed | qdq_pointwise_part) # generated C: both kinds (LLVM picks its own instructions;
     # on cortex-m55 the high-word requantization's clamp, kt_int_tables_red)
     [ $EMIT = obj ] || [ "$TARGET" = cortex-m55 ] || { grep -q "usat.*#8" "$D/app.dis" && grep -q "ssat.*#8" "$D/app.dis" && ok ||

@@ -19,6 +19,9 @@ kernel row's weights packed as 16-bit pairs):
                 (1, 2, 1, 0) -> int8 (zero point 3): zero point 0, so the border columns
                 take words too, the first word two bytes past the row's left end, 9
                 outputs a row (the last pair's second output not stored)
+  dw_words_s2w/ int8 x (1 x 4 x 7 x 26, zero point -2) -> 3x3 depthwise, stride 2, pads 1
+                -> int8 (zero point 6): 13 outputs a row, in tiles of 8 words (stride-2
+                rows of 9 to 15 outputs, passes/depthwise.c DW_WORDS_NU8_MIN)
 
 Expected outputs from the ONNX operator definitions with integer numpy: the input padded
 with its zero point, zero points subtracted, products summed in int64 tap by tap, bias
@@ -81,3 +84,4 @@ case_s8("dw_words_s8", (2, 6, 11, 13), -3, (1, 1), (1, 1, 1, 1), 4)
 dw_words_u8()
 case_s8("dw_words_s2", (1, 7, 9, 15), 5, (2, 2), (0, 1, 1, 1), -7, bias=False)
 case_s8("dw_words_z1", (1, 4, 7, 9), 0, (1, 1), (1, 2, 1, 0), 3)
+case_s8("dw_words_s2w", (1, 4, 7, 26), -2, (2, 2), (1, 1, 1, 1), 6)

@@ -13,8 +13,9 @@ SMLAD, the weights packed as 16-bit pairs (c0, c2), (c1, c3)):
                 both signs), per-tensor scale -> 5 uint8 channels
   pw_pairs_s8/  int8 x (1 x 40 x 3 x 5, zero point 7) -> 1x1 QLinearConv to 136 int8
                 channels -> 1x1 QLinearConv to 7 channels: the M4's pointwise pairs
-                (split=4) with 10 and 34 channel groups, 4 and 8 a trip and 2 left
-                over, 15 pixels (a last tile of one) and a partial block of 2 x 3 tiles
+                (split=4) with 10 and 34 channel groups (4 a trip and 2 left over; two
+                trips of 17, passes/tile.c PW_TWO_TRIPS_MIN), 15 pixels (a last tile of
+                one) and a partial block of 2 x 3 tiles
   pw_pairs_c8/  uint8 x (1 x 4 x 7 x 9, zero point 0) -> 1x1 QLinearConv to 8 uint8
                 channels (zero point 0) -> 1x1 QLinearConv to 16 uint8 channels: the
                 pointwise pairs of 4 and 8 input channels (one and two groups, no loop:

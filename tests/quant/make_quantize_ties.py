@@ -15,7 +15,9 @@ scale) + zero_point), the quotient in float32 (NaN gives 0, kiln's choice: ir/lo
     multiply and two exact corrections, passes/vmath.c kn_vmath_div_const): inputs whose
     float32 quotient is exactly a tie k + 0.5, their neighbours 1 and 2 ulp away, values
     around the clamp at 2^22 * scale, and the edge values above (x) through the same
-    scales: input xt, outputs y_t_*; a length that is not a multiple of 4 (the scalar rest).
+    scales: input xt, outputs y_t_*; a length that is not a multiple of 4 (the scalar rest);
+  - NaN and infinities at several places of the blocks of 16 that the microcontrollers
+    quantize with one NaN test (xn, outputs y_n_*).
 
     /usr/bin/python3 tests/quant/make_quantize_ties.py
 """
@@ -135,12 +137,41 @@ def main():
             inits += [init("s_" + name, s), init("z_" + name, z)]
             outs.append(helper.make_tensor_value_info("y_" + name, tp, [xin.size]))
             expect.append(qref(xin, s, z, dt))
+    # NaN and infinities inside the microcontrollers' blocks of 16 (ir/lower/quant.c
+    # QUANT_BLOCK: one NaN test for a block, then each element tested): xn
+    xn = nan_blocks()
+    for name, s, z, dt, tp in (("n_u8", 0.05, np.uint8(128), np.uint8, TensorProto.UINT8),
+                               ("n_s8", 0.05, np.int8(-3), np.int8, TensorProto.INT8),
+                               ("n_z0", 0.05, np.int8(0), np.int8, TensorProto.INT8)):
+        nodes.append(N("QuantizeLinear", ["xn", "s_" + name, "z_" + name], ["y_" + name],
+                       name="q_" + name))
+        inits += [init("s_" + name, np.float32(s)), init("z_" + name, z)]
+        outs.append(helper.make_tensor_value_info("y_" + name, tp, [xn.size]))
+        expect.append(qref(xn, np.float32(s), z, dt))
     g = helper.make_graph(nodes, "quantize_ties",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n]),
                            helper.make_tensor_value_info("xr", TensorProto.FLOAT, list(xr.shape)),
-                           helper.make_tensor_value_info("xt", TensorProto.FLOAT, [xt.size])],
+                           helper.make_tensor_value_info("xt", TensorProto.FLOAT, [xt.size]),
+                           helper.make_tensor_value_info("xn", TensorProto.FLOAT, [xn.size])],
                           outs, inits)
-    save("quantize_ties", g, [x, xr, xt], expect)
+    save("quantize_ties", g, [x, xr, xt, xn], expect)
+
+
+def nan_blocks():
+    """11 blocks of 16 and 3 more: random values, and in block b the specials of case b --
+    a NaN first, last or in the middle, -NaN, two NaNs, +inf and -inf together (their sum
+    is NaN with no NaN among them), +inf alone, NaN next to an infinity, none."""
+    f = np.float32
+    r = np.random.default_rng(7)
+    xn = (r.standard_normal(11 * 16 + 3) * 4).astype(f)
+    nan, inf = f(np.nan), f(np.inf)
+    cases = [{}, {0: nan}, {15: nan}, {7: -nan}, {3: nan, 12: nan}, {5: inf, 9: -inf},
+             {2: inf}, {4: -inf}, {8: nan, 9: inf}, {1: -inf, 14: nan}, {}]
+    for b, c in enumerate(cases):
+        for k, v in c.items():
+            xn[16 * b + k] = v
+    xn[-2] = nan
+    return xn
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes five QLinearConv test models into tests/quant/models for the merged stem words
+"""Writes six QLinearConv test models into tests/quant/models for the merged stem words
 (passes/tile.c, tile_stem_int with kt_tile.ckx: on CPUs with a four-part dot, a kernel
 row's (input channel, kernel column) values t = kx * C + c grouped four to a word,
 built once per run from the phase-split channel words, where a word of the channels a
@@ -22,6 +22,11 @@ tap left parts empty):
                   pads 1 -> 5 uint8 channels (zero point 128): batch 2 and 9 outputs a row
                   (an odd one: a last tile of one pixel) in the SMLAD microcontrollers'
                   merged pairs (tile_stem_pairs: 9 values in 5 pairs a kernel row)
+  stem_words_s4/  uint8 x (1 x 3 x 21 x 18, zero point 77) -> 7x7 QLinearConv, strides
+                  (4, 2), pads 3 -> 6 uint8 channels (zero point 9): in the merged pairs,
+                  each output row keeps the previous one's last 3 kernel rows (moved to
+                  the front of the scratch) and builds 4, the last output row's 3 of them
+                  past the input (the zero point)
 
 Expected outputs from the ONNX operator definitions with integer numpy (tests/quant/
 qref.py: conv_ref's int64 sums over the zero-point-padded input, requant's
@@ -76,3 +81,4 @@ case("stem_words_c1", (1, 1, 9, 50), np.uint8, 200, 5, (1, 7), (3, 3), (0, 3, 0,
 case("stem_words_k5", (1, 3, 10, 19), np.int8, 0, 20, (5, 5), (1, 1), (2, 2, 2, 2), np.int8, -5)
 case("stem_words_b2", (2, 3, 12, 17), np.uint8, 40, 5, (3, 3), (2, 2), (1, 1, 1, 1), np.uint8,
      128)
+case("stem_words_s4", (1, 3, 21, 18), np.uint8, 77, 6, (7, 7), (4, 2), (3, 3, 3, 3), np.uint8, 9)
