@@ -341,8 +341,12 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
     }
     int64_t left = x->numel - nv * 4, k0 = nv * 4;
     /* QUANT_BLOCK elements a trip from one register block (kn_target.fp_block: one VLDM),
-     * then 4, then the rest one at a time */
-    int64_t widths[3] = {nv || tg->fp_block < QUANT_BLOCK ? 0 : QUANT_BLOCK, nv ? 0 : 4, 1};
+     * then 4, then the rest one at a time; steps of 4 where only they keep to the planes
+     * (quant_steps) */
+    int64_t plane = x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
+    bool planes4 = plane % 4 == 0 && plane % QUANT_BLOCK && x->numel > plane; /* keep planes */
+    int64_t widths[3] = {nv || planes4 || tg->fp_block < QUANT_BLOCK ? 0 : QUANT_BLOCK, nv ? 0 : 4,
+                         1};
     for (int part = 0; part < 3; part++) {
         int64_t unroll = widths[part], trips = unroll ? left / unroll : 0, base = k0;
         if (!trips) continue;
