@@ -925,18 +925,22 @@ static void dim_expr(kn_kwalker *w, kn_kx *x) {
     W->inner_hit += dim_of(x->buf, ci) == d;
 }
 
+/* Sets the entry of each temporary storage nest s writes to `how`. */
+static void mark_written(const kn_kprog *p, int *written, kn_ks *s, int how) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(s, use);
+    for (int id = 0; id < p->nbufs; id++)
+        if ((use[id] & 2) && is_temp(p->bufs[id])) written[kn_kbuf_storage(p->bufs[id])->id] = how;
+    free(use);
+}
+
 /* Records, for each tensor nest s writes, the dimension its split loop v advances along
  * (v < 0: s runs on the calling thread). Only the first store of each storage counts;
  * the entries of the storages s writes must be reset first (reset_written). */
 static void record_written(const pctx *P, const kn_kprog *p, int *written, kn_ks *s, int v) {
     if (v < 0) {
-        unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-        KN_ASSERT(use);
-        kn_kernel_uses(s, use);
-        for (int id = 0; id < p->nbufs; id++)
-            if ((use[id] & 2) && is_temp(p->bufs[id]))
-                written[kn_kbuf_storage(p->bufs[id])->id] = WRITTEN_SERIAL;
-        free(use);
+        mark_written(p, written, s, WRITTEN_SERIAL);
         return;
     }
     dim_walk W = {
@@ -945,13 +949,7 @@ static void record_written(const pctx *P, const kn_kprog *p, int *written, kn_ks
 }
 
 static void reset_written(const kn_kprog *p, int *written, kn_ks *s) {
-    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-    KN_ASSERT(use);
-    kn_kernel_uses(s, use);
-    for (int id = 0; id < p->nbufs; id++)
-        if ((use[id] & 2) && is_temp(p->bufs[id]))
-            written[kn_kbuf_storage(p->bufs[id])->id] = WRITTEN_UNKNOWN;
-    free(use);
+    mark_written(p, written, s, WRITTEN_UNKNOWN);
 }
 
 /* Whether nest s writes a kernel's private scratch buffer (a 1x1 convolution's packed
