@@ -610,14 +610,15 @@ typedef struct conv_geom {
  * (8 or 16) the 3-column blocks leave a tail as wide as a block. MobileNetV2 0.35 int8 on
  * the M55 (bench/fw_profile.sh, schedule files, QEMU instructions; docs/firmware.md): its
  * 6 x 6 96/144/192 -> 24/32 projections 25.4-52.0 K -> 22.5-46.9 K each, the
- * 336 -> 112 projection 69.2 -> 59.2 K; its expands, 16/32/56 -> 96/192/336, 1.1-54.6 K
+ * 336 -> 112 projection 69.2 -> 59.2 K; its expands, 16/32/56 -> 96/192/336, 4.3-54.3 K
  * longer with 2 x 3 tiles. Where such a reduction expands the channels 4 times or more
  * (MobileNetV2's last 112 -> 1280 layer, 3 x 3 pixels: 333.1 K), tiles of one row and 4
  * columns (4 accumulators): 292.8 K (2 x 3: 350.0 K). A schedule file's tile_rows or
  * tile_vecs keeps the 2 x 4. Reductions of one trip (16 input channels, no loop): 1 x 4
  * tiles for 8 output channels (the 48 x 48 16 -> 8 projections of MobileNetV2's bands,
- * 28.9-36.1 K -> 27.0-33.7 K each), 3 x 2 for 4 times as many or more (its 12 x 12
- * 16 -> 96 expands 110.0 -> 103.7 K each). */
+ * 28.9-36.1 K -> 27.0-33.7 K each); of one or two trips expanding 4 times or more,
+ * 1 x 2 (its 12 x 12 16 -> 96 expands 110.0 -> 101.5 K each, 3 x 2 103.7 K; its 6 x 6
+ * 32 -> 192 expands 87.0 -> 83.7 K). */
 static void red16_narrow(const conv_geom *G, const kn_sched *ov, kt_tile *T) {
     if ((ov && (ov->tile_rows || ov->tile_vecs)) || G->kh * G->kw != 1 || T->nv != KT_MAX_NV)
         return;
@@ -625,10 +626,10 @@ static void red16_narrow(const conv_geom *G, const kn_sched *ov, kt_tile *T) {
         T->maxrows = 1;
         return;
     }
-    if (G->cg == 16 && G->kg >= 4 * G->cg) { /* one trip, a wide expand: 3 x 2 */
+    if (G->cg <= 32 && G->kg >= 4 * G->cg) { /* 1 or 2 trips, a wide expand: 1 x 2 */
         T->nv = 2;
         T->kb = T->kbl = T->nv * T->lanes;
-        T->maxrows = G->ow < 3 ? (int)G->ow : 3;
+        T->maxrows = 1;
         return;
     }
     if (G->cg < 6 * 16) return;

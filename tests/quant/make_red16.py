@@ -14,7 +14,7 @@ weights packed 16 channels a column):
              padded (zero-point words, zero weights)
   red16_tiles/ int8 x (1 x 16 x 5 x 7) -> four 1x1 QLinearConvs, four outputs, one of
              each of the reduction tiles' shapes (passes/tile.c red16_narrow): 16 -> 8
-             (one trip, 1 x 4), 16 -> 112 (one trip, a wide expand: 3 x 2), then from
+             (one trip, 1 x 4), 16 -> 112 (one trip, a wide expand: 1 x 2), then from
              those 112 channels 112 -> 28 (a long projection: 2 x 3, a last block of 1
              column) and 112 -> 448 (a long, wide expand: 1 x 4)
 
