@@ -601,6 +601,48 @@ typedef struct conv_geom {
     bool pf;    /* prefetch the next block's packed weights while this one runs (conv_pf) */
 } conv_geom;
 
+/* The 1x1 reduction tiles of the long reductions that narrow their output channels
+ * (projections): 2 rows x 3 columns. The 2 x 4 tile's 8 scalar accumulators need 8
+ * even registers (VMLADAVA's RdaLo is even: r0 .. r12, lr the loop's counter), so GCC 12
+ * moves some through odd ones, or spills one, on every trip of the reduction loop; 6
+ * accumulators fit. Where the loop is short (fewer than 6 trips of 16 channels) the 2 x 4
+ * tile's input vectors, read by 4 columns, pay more; with fewer than 24 output channels
+ * (8 or 16) the 3-column blocks leave a tail as wide as a block. MobileNetV2 0.35 int8 on
+ * the M55 (bench/fw_profile.sh, schedule files, QEMU instructions; docs/firmware.md): its
+ * 6 x 6 96/144/192 -> 24/32 projections 25.4-52.0 K -> 22.5-46.9 K each, the
+ * 336 -> 112 projection 69.2 -> 59.2 K; its expands, 16/32/56 -> 96/192/336, 4.3-54.3 K
+ * longer with 2 x 3 tiles. Where such a reduction expands the channels 4 times or more
+ * (MobileNetV2's last 112 -> 1280 layer, 3 x 3 pixels: 333.1 K), tiles of one row and 4
+ * columns (4 accumulators): 292.8 K (2 x 3: 350.0 K). A schedule file's tile_rows or
+ * tile_vecs keeps the 2 x 4. Reductions of one trip (16 input channels, no loop): 1 x 4
+ * tiles for 8 output channels (the 48 x 48 16 -> 8 projections of MobileNetV2's bands,
+ * 28.9-36.1 K -> 27.0-33.7 K each); of one or two trips expanding 4 times or more,
+ * 1 x 2 (its 12 x 12 16 -> 96 expands 110.0 -> 101.5 K each, 3 x 2 103.7 K; its 6 x 6
+ * 32 -> 192 expands 87.0 -> 83.7 K). */
+static void red16_narrow(const conv_geom *G, const kn_sched *ov, kt_tile *T) {
+    if ((ov && (ov->tile_rows || ov->tile_vecs)) || G->kh * G->kw != 1 || T->nv != KT_MAX_NV)
+        return;
+    if (G->cg == 16 && G->kg <= 8) { /* one trip, 2 blocks of columns: 1 x 4 */
+        T->maxrows = 1;
+        return;
+    }
+    if (G->cg <= 32 && G->kg >= 4 * G->cg) { /* 1 or 2 trips, a wide expand: 1 x 2 */
+        T->nv = 2;
+        T->kb = T->kbl = T->nv * T->lanes;
+        T->maxrows = 1;
+        return;
+    }
+    if (G->cg < 6 * 16) return;
+    if (G->kg >= 4 * G->cg) { /* a wide expand: 1 x 4 */
+        T->maxrows = 1;
+        return;
+    }
+    if (G->kg >= G->cg || G->kg < 24) return;
+    T->nv = 3;
+    T->kb = T->kbl = T->nv * T->lanes;
+    if (T->maxrows > 2) T->maxrows = 2;
+}
+
 /* An input value of a tile: x - xz (int_operand), or x with xzfold. */
 static kn_kx *conv_operand(kn_lower *L, const conv_geom *G, kn_kx *x) {
     return G->xzfold ? kx_cast(L, KN_I32, x) : int_operand(L, G->d, x);
@@ -2089,7 +2131,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     bool red16 = integer && kt_red16(tg, d, ov); /* Helium's VMLADAVA.S8 (kt_tile.wide) */
     if (!kt_choose(L, G.kg, G.ow, ov, integer, integer && !red16 && kt_mve(tg, d, ov), &T))
         return false;
-    if (red16) red16_tile(d, ov, &T);
+    if (red16) {
+        red16_tile(d, ov, &T);
+        red16_narrow(&G, ov, &T);
+    }
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
         int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);

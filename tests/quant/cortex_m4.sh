@@ -28,7 +28,7 @@ MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
-  MODELS="red16_s8 red16_u8 mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
+  MODELS="red16_s8 red16_u8 red16_tiles mm_red16_u8 mm_red16_s8 qlinear_pointwise fixed/qdq_pointwise_part
     dw_words_s8 dw_words_u8 dw_words_s2 dw_words_z1 dw_mve_u8 dw_mve_k5 dw_mve_pad dw_mve_n5 dw_mve_s2
     fixed/qdq_depthwise
     fixed/qdq_dw_dot fixed/qdq_block ptq/ptq_add ptq/ptq_add_tail ptq/ptq_dw dq_tail quantize_ties
@@ -75,7 +75,15 @@ for m in $MODELS; do
   case $m in ptq/*) Q="--quantize int8 --calibrate $M/calib.npy" ;; esac
   m=${m#fixed/} m=${m#ptq/}
   D=$T/$m
-  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target $TARGET $Q \
+  # qdq_block's 96 -> 24 projection (int8 out) kept in the 2 x 4 reduction tile whose
+  # 4-channel vector requantization and int8 clamp the checks below look for (by default
+  # a 2 x 3 tile since passes/tile.c red16_narrow; red16_tiles checks those shapes)
+  SC=
+  [ $m = qdq_block ] && [ "$TARGET" = cortex-m55 ] && {
+    printf "kernel 5 'b2p_conv' QLinearConv tile_rows=2 tile_vecs=4\n" >"$T/$m.in.sched"
+    SC="--schedule $T/$m.in.sched"
+  }
+  "$KILN" compile "$M/model.onnx" -o "$D" --name m --emit $EMIT --target $TARGET $Q $SC \
     --dump-schedule "$T/$m.sched" >/dev/null 2>"$T/$m.log" || { bad "$m: compile"; continue; }
   if [ -n "$Q" ]; then
     "$KILN" run "$M/model.onnx" $Q --input "x=$M/test_data_set_0/input_0.pb" --backend interp \
@@ -139,6 +147,12 @@ for m in $MODELS; do
     # gap_rewrite): 35 elements by 16, 9 whole; every float output bit equal to numpy's
     [ $EMIT = c ] && { grep -q "KN_UNROLL(16)" "$D/m.c" && grep -q "KN_UNROLL(9)" "$D/m.c" &&
       grep -q " / 35.0f)" "$D/m.c" && ok || bad "$m: the pools not unrolled sums a channel"; } ;;
+  red16_tiles) # the reduction tiles' shapes (passes/tile.c red16_narrow): rows x columns
+    for t in c1:1:4 c2:1:2 c3:2:3 c4:1:4; do
+      n=${t%%:*} rv=${t#*:}
+      grep -q "'$n' QLinearConv tile_rows=${rv%:*} tile_vecs=${rv#*:} .*dot=4" "$T/$m.sched" &&
+        ok || bad "$m: $n not a ${rv%:*} x ${rv#*:} reduction tile: $(cat "$T/$m.sched")"
+    done ;;
   mm_red16_*) # the M4: split words; Helium: reduction words (dot=4: s8x16)
     want=split=1; [ "$TARGET" = cortex-m55 ] && want=dot=4
     grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||

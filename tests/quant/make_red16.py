@@ -12,6 +12,11 @@ weights packed 16 channels a column):
              with zero point 128 (w - wz in [-128, 127]), per-tensor scale -> 7 uint8
              channels (zero point 100); 40 channels: the last 16-channel group half
              padded (zero-point words, zero weights)
+  red16_tiles/ int8 x (1 x 16 x 5 x 7) -> four 1x1 QLinearConvs, four outputs, one of
+             each of the reduction tiles' shapes (passes/tile.c red16_narrow): 16 -> 8
+             (one trip, 1 x 4), 16 -> 112 (one trip, a wide expand: 1 x 2), then from
+             those 112 channels 112 -> 28 (a long projection: 2 x 3, a last block of 1
+             column) and 112 -> 448 (a long, wide expand: 1 x 4)
 
 Expected outputs from the ONNX operator definitions with numpy: zero points
 subtracted, products summed in int64, bias added, then
@@ -83,5 +88,41 @@ def red16_u8():
     qr.save("red16_u8", g, [x], [y])
 
 
+def red16_tiles():
+    x = rng.integers(-128, 128, (1, 16, 5, 7), dtype=np.int8)
+    xs, xz = np.float32(0.05), np.int8(4)
+    inits = [init("xs", xs), init("xz", xz)]
+    nodes, outs, names = [], [], []
+
+    def conv(name, src, srcq, cin, cout):
+        a, sa, za = srcq
+        w = rng.integers(-127, 128, (cout, cin, 1, 1), dtype=np.int8)
+        ws = (rng.random(cout) * 0.0006 / np.sqrt(cin / 16) + 0.0002).astype(np.float32)
+        b = rng.integers(-3000, 3000, cout).astype(np.int32)
+        ys, yz = np.float32(0.25), np.int8(rng.integers(-10, 10))
+        y = requant(qr.conv_ref(a, za, w, 0, b, (1, 1), (0,) * 4), sa, ws, ys, yz, np.int8)
+        inits.extend([init(name + "w", w), init(name + "ws", ws),
+                      init(name + "wz", np.zeros(cout, np.int8)), init(name + "b", b),
+                      init(name + "ys", ys), init(name + "yz", yz)])
+        sq = {"x": ("xs", "xz")}.get(src, (src + "_s", src + "_z"))
+        nodes.append(helper.make_node(
+            "QLinearConv", [src, sq[0], sq[1], name + "w", name + "ws", name + "wz",
+                            name + "ys", name + "yz", name + "b"], [name], name=name))
+        return y, ys, yz
+
+    y1 = conv("c1", "x", (x, xs, xz), 16, 8)
+    y2, y2s, y2z = conv("c2", "x", (x, xs, xz), 16, 112)
+    inits.extend([init("c2_s", y2s), init("c2_z", y2z)])
+    y3 = conv("c3", "c2", (y2, y2s, y2z), 112, 28)
+    y4 = conv("c4", "c2", (y2, y2s, y2z), 112, 448)
+    outs = [("c1", y1[0]), ("c2", y2), ("c3", y3[0]), ("c4", y4[0])]
+    g = helper.make_graph(nodes, "red16_tiles",
+                          [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 16, 5, 7])],
+                          [helper.make_tensor_value_info(n, TensorProto.INT8, list(a.shape))
+                           for n, a in outs], inits)
+    qr.save("red16_tiles", g, [x], [a for _, a in outs])
+
+
 red16_s8()
 red16_u8()
+red16_tiles()
