@@ -271,6 +271,11 @@ static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool 
     return kx_cast(L, KN_I32, word);
 }
 
+/* The elements of one plane of x (its last two dims; 0 below rank 3). */
+static int64_t quant_plane(const kn_kbuf *x) {
+    return x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
+}
+
 /* Opens the loops over `trips` steps of `per` elements of x from element base: one loop,
  * or, where the steps cover x from its start and x's last two dims hold a multiple of
  * `per` elements, one over the planes before them and one over a plane's steps, so that
@@ -279,7 +284,7 @@ static kn_kx *quant_word(kn_lower *L, kn_kx *const *xs, kn_kx *zv, bool u, bool 
  * copy). The first element of the step in *at; returns the loops opened. */
 static int quant_steps(kn_lower *L, const kn_kbuf *x, int64_t trips, int64_t per, int64_t base,
                        kn_kx **at) {
-    int64_t plane = x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
+    int64_t plane = quant_plane(x);
     if (!base && plane >= per && plane % per == 0 && trips == x->numel / per && x->numel > plane) {
         int vo = kl_for(L, x->numel / plane), vi = kl_for(L, plane / per);
         *at = kx_add(L, kx_mul(L, kx_var(L, vo), kx_int(L, plane)),
@@ -343,7 +348,7 @@ static bool quantize_mcu(kn_lower *L, kn_kbuf *x, kn_kbuf *s, kn_kbuf *z, kn_kbu
     /* QUANT_BLOCK elements a trip from one register block (kn_target.fp_block: one VLDM),
      * then 4, then the rest one at a time; steps of 4 where only they keep to the planes
      * (quant_steps) */
-    int64_t plane = x->rank >= 3 ? x->dims[x->rank - 2] * x->dims[x->rank - 1] : 0;
+    int64_t plane = quant_plane(x);
     bool planes4 = plane % 4 == 0 && plane % QUANT_BLOCK && x->numel > plane; /* keep planes */
     int64_t widths[3] = {nv || planes4 || tg->fp_block < QUANT_BLOCK ? 0 : QUANT_BLOCK, nv ? 0 : 4,
                          1};
