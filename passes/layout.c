@@ -26,7 +26,8 @@
  * f32 with constant weights: their lowering then vectorizes over the channels as the
  * pools' does (lower_dw_cl). The expanded tensors of inverted residual blocks are kept
  * channels-last too (expanded_channels_last; in 8 bits, expanded_channels_last_int for
- * the qdq pass's fixed-point QLinearConvs). On microcontrollers a depthwise-separable
+ * the qdq pass's fixed-point QLinearConvs; on x86 VNNI ResNet's residual blocks too,
+ * res_channels_last). On microcontrollers a depthwise-separable
  * network of equal widths (DS-CNN) goes channels-last from its first convolution to its
  * average pool (a zero Pad before it dropped), so every layer reads and writes one layout
  * and can write over its input (pool_tail_channels_last). Runs after fuse and chain
@@ -492,6 +493,109 @@ static void block_outputs_channels_last(kn_rw *rw, kn_graph *g) {
     free(on);
 }
 
+/* Whether n is a fixed-point QLinearConv of one group over static 4-D 8-bit tensors with
+ * constant weights and a kernel window or a stride (ResNet's 3x3 layers, its stem and its
+ * strided 1x1 downsamples; not a 1x1 of stride 1, whose NHWC forms
+ * block_outputs_channels_last chooses) whose output is not laid out yet. */
+static bool res_conv(const kn_node *n) {
+    if (n->op != KN_OP_QLINEARCONV || n->nout != 1 || !n->out[0] || n->nin < 8 || !n->in[0] ||
+        !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n))
+        return false;
+    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[3]->type;
+    if (!kn_type_static(x) || !kn_type_static(y) || x->rank != 4 || y->rank != 4 || w->rank != 4 ||
+        (x->dtype != KN_U8 && x->dtype != KN_I8) || (y->dtype != KN_U8 && y->dtype != KN_I8))
+        return false;
+    const kn_attr *ga = kn_node_attr(n, "group");
+    if (ga && ga->kind == KN_ATTR_INT && ga->i != 1) return false;
+    bool xcl, ycl;
+    kn_conv_layout(n, &xcl, &ycl);
+    if (ycl) return false;
+    if (w->dims[2] * w->dims[3] > 1) return true;
+    const kn_attr *st = kn_node_attr(n, "strides");
+    for (int i = 0; st && st->kind == KN_ATTR_INTS && i < st->n; i++)
+        if (st->ints[i] != 1) return true;
+    return false;
+}
+
+/* Whether n is an 8-bit MaxPool (one output, static 4-D) not laid out yet. */
+static bool res_pool(const kn_node *n) {
+    bool xcl, ycl;
+    return n->op == KN_OP_MAXPOOL && n->nout == 1 && foldable(n) && n->in[0]->type.rank == 4 &&
+           !kn_conv_layout(n, &xcl, &ycl);
+}
+
+/* ResNet's residual blocks channels-last on x86 VNNI: the values made by res_conv
+ * convolutions, 8-bit MaxPools and flat QLinearAdds go NHWC where every reader takes NHWC:
+ * a res_conv reading it as its input, or a MaxPool or QLinearAdd whose operands and result
+ * all go NHWC (a pool's channels-last kernel walks the channels innermost, so it writes
+ * NHWC only from NHWC). The set is the largest such (candidates dropped until none breaks
+ * the rule), as in block_outputs_channels_last: on ResNet-18 it runs from the stem's output
+ * to the last block's input, whose add feeds the float head. The dot tiles then store each
+ * requantized vector of 16 output channels straight into y (passes/tile.c, conv_tile's
+ * direct store) instead of transposing 4 pixels of a channel into a word; the 3x3 layers
+ * read their input words from a padded NHWC copy (4 consecutive channels at a pixel are 4
+ * consecutive bytes), the strided 1x1s from x in place. */
+static void res_channels_last(kn_rw *rw, kn_graph *g) {
+    bool *on = calloc((size_t)rw->n0 + 1, sizeof *on);
+    KN_ASSERT(on);
+    for (int i = 0; i < rw->n0; i++) {
+        kn_node *n = g->nodes[i];
+        on[i] = !kn_rw_dead(rw, n) && n->id == i && (res_conv(n) || res_pool(n) || qadd_flat(n)) &&
+                n->out[0]->type.rank == 4 && kn_type_static(&n->out[0]->type) &&
+                (n->out[0]->type.dtype == KN_U8 || n->out[0]->type.dtype == KN_I8) &&
+                !kn_graph_is_output(g->root, n->out[0]);
+    }
+    for (bool again = true; again;) {
+        again = false;
+        for (int i = 0; i < rw->n0; i++) {
+            if (!on[i]) continue;
+            kn_node *n = g->nodes[i];
+            kn_value *y = n->out[0];
+            bool ok = n->op == KN_OP_QLINEARADD
+                          ? made_on(rw, g, on, n->in[0]) && made_on(rw, g, on, n->in[3])
+                      : n->op == KN_OP_MAXPOOL ? made_on(rw, g, on, n->in[0])
+                                               : true;
+            for (int j = 0; j < rw->n0 && ok; j++) {
+                kn_node *r = g->nodes[j];
+                if (kn_rw_dead(rw, r)) continue;
+                for (int k = 0; k < r->nin && ok; k++) {
+                    if (r->in[k] != y) continue;
+                    if (r->op == KN_OP_QLINEARCONV)
+                        ok = k == 0 && res_conv(r);
+                    else
+                        ok = (r->op == KN_OP_QLINEARADD ? k == 0 || k == 3
+                              : r->op == KN_OP_MAXPOOL  ? k == 0
+                                                        : false) &&
+                             r->id < rw->n0 && on[r->id];
+                }
+            }
+            if (!ok) on[i] = false, again = true;
+        }
+    }
+    for (int i = 0; i < rw->n0; i++) {
+        if (!on[i]) continue;
+        kn_node *n = g->nodes[i];
+        kn_value *y = n->out[0];
+        bool xcl, ycl;
+        y->type = kn_type_channels(&y->type, true);
+        if (n->op == KN_OP_QLINEARCONV) {
+            kn_conv_layout(n, &xcl, &ycl);
+            set_layout(g, n, xcl, true);
+        } else if (n->op == KN_OP_MAXPOOL) {
+            set_layout(g, n, true, true);
+        }
+        for (int j = 0; j < rw->n0; j++) {
+            kn_node *r = g->nodes[j];
+            if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
+                kn_conv_layout(r, &xcl, &ycl);
+                set_layout(g, r, true, ycl);
+            }
+        }
+        rw->changed = true;
+    }
+    free(on);
+}
+
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
     kn_rw rw;
     if (!kn_rw_begin(&rw, cx, g)) {
@@ -542,6 +646,7 @@ kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
         expanded_channels_last_int(&rw, g);
         block_outputs_channels_last(&rw, g);
     }
+    if (tg && tg->kind == KN_TARGET_CPU && tg->int8_dot == KN_DOT_U8S8X4) res_channels_last(&rw, g);
     kn_rw_end(&rw);
     return KN_OK;
 }

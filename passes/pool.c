@@ -26,6 +26,10 @@
  *     POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max a
  *     vector, not 9 and 8 (pool_rows_kept).
  *
+ * An 8-bit MaxPool channels-last on both sides (kn.layout [1, 1]: ResNet's on x86 VNNI,
+ * passes/layout.c res_channels_last) is rebuilt on CPUs as vectors of channels, each
+ * output position's window max in registers, the same border split (pool_cl_rows).
+ *
  * On OpenCL devices the same kernels become one output a work-item with the taps
  * unrolled and no branch (pool_items).
  *
@@ -58,6 +62,8 @@ typedef struct pool_geom {
     int lanes;                  /* interior vector width (stride 1, or strided), else 1 */
     bool strided;               /* the vectors' taps are strided loads (step sw) */
     int vbc;                    /* the (batch, channel) loop */
+    bool cl;                    /* 8-bit, channels-last x and y (pool_cl_rows) */
+    int64_t c;                  /* channels */
 } pool_geom;
 
 /* The input and output buffers of a plain pool kernel: the one buffer it loads and the
@@ -65,6 +71,7 @@ typedef struct pool_geom {
 typedef struct io_walk {
     kn_kwalker w;
     kn_kbuf *x, *y;
+    kn_kbuf *x2; /* a second buffer loaded (a channels-last pool's: y itself), or NULL */
     bool bad;
 } io_walk;
 
@@ -81,7 +88,11 @@ static bool io_enter(kn_kwalker *w, kn_ks *s) {
 static void io_expr(kn_kwalker *w, kn_kx *x) {
     io_walk *W = (io_walk *)w;
     if (x->op != KX_LOAD) return;
-    if (W->x && W->x != x->buf) W->bad = true;
+    if (W->x && W->x != x->buf) {
+        if (W->x2 && W->x2 != x->buf) W->bad = true;
+        W->x2 = x->buf;
+        return;
+    }
     W->x = x->buf;
 }
 
@@ -215,28 +226,99 @@ static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t
     kl_end(L);
 }
 
+/* An 8-bit channels-last MaxPool (ResNet's, passes/layout.c res_channels_last): for each
+ * output position and each vector of `lanes` channels, the max over the window's taps,
+ * each tap one vector load of consecutive channels, in registers, then one store. Rows
+ * and columns whose windows stay inside the input test nothing (kt_interior); the others
+ * test each kernel row, and each tap's column. The lowering's nest read and wrote y at
+ * every tap. Exact in any order (8-bit values, no NaN). */
+static void pool_cl_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, kn_kx *c0,
+                         bool crow, bool ccol) {
+    kn_dtype t = kx_compute_dtype(G->x->dtype);
+    double lowest = G->x->dtype == KN_I8 ? -128 : 0;
+    int acc = kl_decl_vec(L, t, G->lanes, kx_const(L, t, lowest));
+    kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
+        if (crow) kl_if(L, kt_inside(L, iy, G->h));
+        int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->h, iy), G->w, col0));
+        for (int64_t kx = 0; kx < G->kw; kx++) {
+            if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
+            kn_kx *at =
+                kx_add(L, kx_mul(L, kt_plus(L, kx_var(L, vx), kx * G->dw), kx_int(L, G->c)), c0);
+            kn_kx *v = G->lanes > 1 ? kx_vload(L, G->x, at, G->lanes) : kx_load(L, G->x, at);
+            kl_set(L, acc, kx_bin(L, KX_MAX, kx_cast(L, t, v), kx_var(L, acc)));
+            if (ccol) kl_end(L);
+        }
+        if (crow) kl_end(L);
+    }
+    kn_kx *yi = kx_add(
+        L,
+        kx_mul(L, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox), kx_int(L, G->c)),
+        c0);
+    kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
+}
+
+/* Columns [ox0, ox1) of row oy, every channel vector; ccol: they read padding. */
+static void pool_cl_cols(kn_lower *L, const pool_geom *G, kn_kx *oy, int64_t ox0, int64_t ox1,
+                         bool crow, bool ccol) {
+    if (ox1 <= ox0) return;
+    int v = kl_for(L, ox1 - ox0), vc = kl_for(L, G->c / G->lanes);
+    pool_cl_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0),
+                 kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), crow, ccol);
+    kl_end_n(L, 2);
+}
+
+/* Output rows [oy0, oy1) of a channels-last pool; crow: they read padding. */
+static void pool_cl_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int v = kl_for(L, oy1 - oy0);
+    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+    pool_cl_cols(L, G, oy, 0, G->xlo, crow, true);
+    pool_cl_cols(L, G, oy, G->xlo, G->xhi, crow, false);
+    pool_cl_cols(L, G, oy, G->xhi > G->xlo ? G->xhi : G->xlo, G->ow, crow, true);
+    kl_end(L);
+}
+
 /* Whether kernel k is a MaxPool this pass rebuilds; fills G's geometry. */
 static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     const kn_kernel *kern = p->kernels[k];
     const kn_node *n = kern->node;
-    if (!n || n->op != KN_OP_MAXPOOL || kern->contract || kn_node_attr(n, KN_ATTR_LAYOUT))
-        return false; /* a channels-last pool (kn.layout) keeps the lowering's channel loops */
+    bool xcl = false, ycl = false;
+    if (!n || n->op != KN_OP_MAXPOOL || kern->contract) return false;
+    /* a channels-last pool (kn.layout) keeps the lowering's channel loops, but for an
+     * 8-bit one channels-last on both sides on CPUs (pool_cl_rows) */
+    if (kn_node_attr(n, KN_ATTR_LAYOUT) && (!kn_conv_layout(n, &xcl, &ycl) || !xcl || !ycl ||
+                                            !p->target || p->target->kind != KN_TARGET_CPU))
+        return false;
     io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
     kn_kwalk(&W.w, kern->body);
+    if (xcl && W.x == W.y) /* the lowering's channel rows accumulate in y */
+        W.x = W.x2, W.x2 = NULL;
+    else if (xcl && W.x2 != W.y)
+        W.bad = true;
+    if (W.x2 && !xcl) W.bad = true;
     if (W.bad || !W.x || !W.y || W.x == W.y || W.y->dtype != W.x->dtype ||
         (W.x->dtype != KN_F32 && W.x->dtype != KN_U8 && W.x->dtype != KN_I8) || W.x->rank != 4 ||
         W.y->rank != 4)
         return false;
-    kn_type xt = kn_type_make(W.x->dtype, W.x->rank, W.x->dims);
+    if (xcl && W.x->dtype == KN_F32) return false;
+    int64_t xd[4] = {W.x->dims[0], W.x->dims[1], W.x->dims[2], W.x->dims[3]};
+    int64_t yd[4] = {W.y->dims[0], W.y->dims[1], W.y->dims[2], W.y->dims[3]};
+    if (xcl) { /* N H W C: the window over H and W */
+        xd[1] = W.x->dims[3], xd[2] = W.x->dims[1], xd[3] = W.x->dims[2];
+        yd[1] = W.y->dims[3], yd[2] = W.y->dims[1], yd[3] = W.y->dims[2];
+    }
+    kn_type xt = kn_type_make(W.x->dtype, W.x->rank, xd);
     int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
     kn_window w;
     if (kn_failed(cx) || kn_window_make(cx, n, &xt, NULL, (int)ceil_mode, &w)) return false;
     if (w.nsp != 2 || w.transposed || w.k[0] * w.k[1] > POOL_MAX_TAPS || w.pb[0] < 0 ||
-        w.pb[1] < 0 || w.out[0] != W.y->dims[2] || w.out[1] != W.y->dims[3] ||
-        W.y->dims[0] != W.x->dims[0] || W.y->dims[1] != W.x->dims[1])
+        w.pb[1] < 0 || w.out[0] != yd[2] || w.out[1] != yd[3] || yd[0] != xd[0] || yd[1] != xd[1])
         return false;
     memset(G, 0, sizeof *G);
     G->x = W.x, G->y = W.y;
+    G->cl = xcl, G->c = xd[1];
     G->h = w.in[0], G->w = w.in[1], G->oh = w.out[0], G->ow = w.out[1];
     G->kh = w.k[0], G->kw = w.k[1], G->sh = w.s[0], G->sw = w.s[1];
     G->dh = w.d[0], G->dw = w.d[1], G->ph = w.pb[0], G->pw = w.pb[1];
@@ -433,6 +515,19 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         if (t->kind == KN_TARGET_GPU) { /* work-items, not row walks */
             pool_items(L, &G);
+            kl_builder_destroy(L);
+            continue;
+        }
+        if (G.cl) { /* 8-bit channels-last: vectors of channels */
+            int lanes = kl_lanes(L, G.x->dtype);
+            while (lanes > 1 && G.c % lanes) lanes /= 2;
+            G.lanes = lanes;
+            G.vbc = kl_for(L, G.x->dims[0]);
+            pool_cl_rows(L, &G, 0, G.ylo, true);
+            pool_cl_rows(L, &G, G.ylo, G.yhi, false);
+            pool_cl_rows(L, &G, G.yhi > G.ylo ? G.yhi : G.ylo, G.oh, true);
+            kl_end(L);
+            p->kernels[k]->sched.lanes = G.lanes;
             kl_builder_destroy(L);
             continue;
         }

@@ -599,6 +599,8 @@ typedef struct conv_geom {
     int vband;
     bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
     bool pf;    /* prefetch the next block's packed weights while this one runs (conv_pf) */
+    bool xcl;   /* four-part dot tiles reading the padded channels-last copy of x
+                   (conv_pad_cl): a word is 4 consecutive bytes of it */
 } conv_geom;
 
 /* The 1x1 reduction tiles of the long reductions that narrow their output channels
@@ -877,8 +879,8 @@ static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, 
  * that first pass ran at the memory's pace, the other tiles at the dot product's. */
 static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile *T,
                           const kn_sched *ov) {
-    if (!tg || tg->kind != KN_TARGET_CPU || !T->dot || T->parts != 4 || !G->xw || G->xblk ||
-        G->band || T->cpair || T->wide || T->split || T->wpair || T->xpre ||
+    if (!tg || tg->kind != KN_TARGET_CPU || !T->dot || T->parts != 4 || (!G->xw && !G->xcl) ||
+        G->xblk || G->band || T->cpair || T->wide || T->split || T->wpair || T->xpre ||
         G->wpk->numel < 2 * ((G->cg + 3) / 4) * G->kh * G->kw * T->kb || (ov && ov->pf == 2))
         return false;
     if (ov && ov->pf == 1) return true; /* a schedule file's pf=1: whatever their size */
@@ -1658,6 +1660,50 @@ static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
     return xp;
 }
 
+/* A channels-last 8-bit input copied into a scratch [n][hp][wp][c] with the pads around
+ * it (the input's zero point: a tap there adds nothing), for the four-part dot tiles,
+ * which then read 4 consecutive channels at a position as one word where they are (the
+ * channels-last x in place: tile_conv). Only the pads are filled, as conv_words_border
+ * does (per image the rows above with the first row's left pad, one run of right + left
+ * pad between rows, the last row's right pad with the rows below), and each input row is
+ * one copy of w * c bytes: a byte copy of the input, where a word copy of NCHW
+ * ([c / 4][hp][wp] i32) would transpose it. */
+static kn_kbuf *conv_pad_cl(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
+    int64_t c = G->c, row = G->wp * c, img = G->hp * row, right = G->wp - G->pw - G->w;
+    int64_t head = (G->ph * G->wp + G->pw) * c, mid = (right + G->pw) * c;
+    int64_t tail0 = ((G->ph + G->h - 1) * G->wp + G->pw + G->w) * c;
+    kn_kbuf *xp = kl_scratch(L, x->dtype, G->n * img), *xz = G->d->xz;
+    int vb = kl_for(L, G->n);
+    int vbase = kl_decl(L, KN_I64, kx_mul(L, kx_var(L, vb), kx_int(L, img)));
+    int vz = kl_decl(L, x->dtype, kx_load(L, xz, kx_int(L, 0)));
+    if (head > 0) {
+        int v = kl_for(L, head);
+        kl_store(L, xp, kx_add(L, kx_var(L, vbase), kx_var(L, v)), kx_var(L, vz));
+        kl_end(L);
+    }
+    if (G->h > 1 && mid > 0) {
+        int vr = kl_for(L, G->h - 1), vk = kl_for(L, mid);
+        kn_kx *at = mad(L, kt_plus(L, kx_var(L, vr), G->ph), row, kx_var(L, vk));
+        kl_store(L, xp, kx_add(L, kx_var(L, vbase), kt_plus(L, at, (G->pw + G->w) * c)),
+                 kx_var(L, vz));
+        kl_end_n(L, 2);
+    }
+    if (img > tail0) {
+        int v = kl_for(L, img - tail0);
+        kl_store(L, xp, kx_add(L, kx_var(L, vbase), kt_plus(L, kx_var(L, v), tail0)),
+                 kx_var(L, vz));
+        kl_end(L);
+    }
+    int vh = kl_for(L, G->h);
+    kn_kx *dst = kx_add(L, kx_var(L, vbase),
+                        mad(L, kt_plus(L, kx_var(L, vh), G->ph), row, kx_int(L, G->pw * c)));
+    kl_copy(L, xp, dst, x,
+            mad(L, kx_var(L, vb), G->xs[0], kx_mul(L, kx_var(L, vh), kx_int(L, G->xs[2]))),
+            kx_int(L, G->w * c));
+    kl_end_n(L, 2);
+    return xp;
+}
+
 /* The input of a four-part dot tile as the dot reads it, built once per run: words
  * [n][group][cg / 4][hp][wp] (i32), each holding four consecutive channels of the group
  * at one position of the zero-padded input (kt_word: low channel first, + xoff), the
@@ -2273,6 +2319,16 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
          * read x in place where a word copy would transpose it */
         G.x = x;
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
+        G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
+    } else if (T.dot && T.parts == 4 && pad == 2 && group == 1 && G.c % 4 == 0 && G.xs[1] == 1 &&
+               G.xs[3] == G.c && G.xs[2] == G.w * G.c && !T.xoff && !T.wide && !T.split &&
+               !T.xpre && d->xz && kn_dtype_get(x->dtype)->size == 1 && tg &&
+               tg->kind == KN_TARGET_CPU) {
+        /* channels-last x with padding (ResNet's 3x3 layers, res_channels_last in
+         * passes/layout.c): a padded channels-last copy read in place as above */
+        G.x = conv_pad_cl(L, &G, x);
+        memcpy(G.xs, (int64_t[4]){G.hp * G.wp * G.c, 1, G.wp * G.c, G.c}, sizeof G.xs);
+        G.xcl = true;
         G.ylo = 0, G.yhi = G.oh, G.xlo = 0, G.xhi = G.ow;
     } else if (T.xpre && G.kh * G.kw == 1) { /* pointwise pairs: one tile's pixels at a time */
         G.x = x;

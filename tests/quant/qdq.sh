@@ -147,6 +147,36 @@ r=$("$KILN" check-onnx "$C" --backend interp --passes shape,qdq,fold,shape,layou
 [ "$(grep -c "d_conv' QLinearConv tile_rows=[0-9]* tile_vecs=1 lanes=16 tasks=[0-9]* pad=1$" "$T/blk.sched")" = 2 ] &&
   [ "$(grep -c "[ep]_conv' QLinearConv .* dot=2$" "$T/blk.sched")" = 4 ] && ok ||
   bad "qdq_block: schedules: $(cat "$T/blk.sched")"
+# A small ResNet (tests/quant/make_qdq_res.py): on x86-64 with VNNI the layout pass keeps
+# the residual blocks channels-last from the stem's output (res_channels_last) up to the
+# last block's input: its add is the graph's output, so that block's second convolution
+# and the add before it (read by that add) stay NCHW; not without VNNI, not on
+# microcontrollers. The interpreter runs the laid-out graph to the reference; the 3x3
+# layers take the dot tiles over the padded copy, the pool vectors of 16 channels
+# (passes/pool.c, pool_cl_rows; the bytes: quant_fixed_*).
+R=$2/tests/quant/fixed/qdq_res
+"$KILN" inspect "$R/model.onnx" --target x86-64-vnni --passes shape,qdq,fold,shape,layout >"$T/r.txt" 2>&1 ||
+  bad "inspect qdq_res"
+for l in "st_conv:0,1" "mp_pool:1,1" "a1_conv:1,1" "a2_conv:1,1" "b1_conv:1,1" "b2_conv:1,0" \
+  "bd_conv:1,0" "c1_conv:0,1" "c2_conv:1,0"; do
+  grep -q "kn.layout=\[${l#*:}\]}  # ${l%%:*}\$" "$T/r.txt" && ok || bad "qdq_res: ${l%%:*} not kn.layout=[${l#*:}]"
+done
+grep -q "%r1_y: u8\[1,7,8,16\] = QLinearAdd" "$T/r.txt" && grep -q "%r2_y: u8\[1,32,4,4\] = QLinearAdd" "$T/r.txt" &&
+  ok || bad "qdq_res: r1_y not NHWC or r2_y not NCHW"
+for t in x86-64-avx2 cortex-m4; do
+  "$KILN" inspect "$R/model.onnx" --passes shape,qdq,fold,shape,layout --target $t >"$T/r_$t.txt" 2>&1 ||
+    bad "inspect qdq_res --target $t"
+  ! grep -q "kn.layout" "$T/r_$t.txt" && grep -q "r1_add" "$T/r_$t.txt" && ok ||
+    bad "qdq_res: a channels-last layout on $t"
+done
+r=$(KILN_TEST_TARGET=x86-64-vnni "$KILN" check-onnx "$R" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_res, interp after layout: $r"
+"$KILN" compile "$R/model.onnx" -o "$T/res" --target x86-64-vnni --dump-schedule "$T/res.sched" >/dev/null 2>&1 ||
+  bad "compile qdq_res"
+[ "$(grep -c "[abc][12]_conv' QLinearConv tile_rows=[0-9]* tile_vecs=[0-9]* lanes=16 .*pad=2 dot=2$" "$T/res.sched")" = 6 ] &&
+  grep -q "bd_conv' QLinearConv .* dot=2$" "$T/res.sched" &&
+  grep -q "mp_pool' MaxPool lanes=16 " "$T/res.sched" && ok ||
+  bad "qdq_res: schedules: $(cat "$T/res.sched")"
 # Stem convolutions (tests/quant/make_qdq_stem.py): on x86-64-vnni the pixel tiles of
 # tile_stem_int (channels x vectors of 16 output pixels: 10 x 2 and 9 x 3), not the
 # channel tiles; the 13-wide rows of s3 (less than a vector) keep the plain nest; the
