@@ -147,10 +147,31 @@ static kn_node *node(ex *e, kn_op op, int opset, int nin, kn_value **in, kn_valu
     return m;
 }
 
-/* Copies the node's attribute `name` to m, if the node has it. */
+/* Copies the node's attribute `name` to m, if the node has it, after checking its type
+ * (a mismatch is reported through cx: kn_contrib_expand returns it). */
 static void copy_attr(ex *e, kn_node *m, const char *name) {
+    static const struct {
+        const char *name;
+        kn_attr_kind kind;
+    } kinds[] = {
+        {"alpha", KN_ATTR_FLOAT},   {"auto_pad", KN_ATTR_STRING},       {"axis", KN_ATTR_INT},
+        {"ceil_mode", KN_ATTR_INT}, {"count_include_pad", KN_ATTR_INT}, {"dilations", KN_ATTR_INTS},
+        {"group", KN_ATTR_INT},     {"kernel_shape", KN_ATTR_INTS},     {"pads", KN_ATTR_INTS},
+        {"strides", KN_ATTR_INTS}};
     const kn_attr *a = kn_node_attr(e->n, name);
-    if (a) m->attrs[m->nattr++] = *a;
+    if (!a) return;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kinds[i].name, name) && a->kind != kinds[i].kind) {
+            const int64_t *v;
+            switch (kinds[i].kind) { /* the accessor reports the mismatch */
+            case KN_ATTR_FLOAT: kn_attr_float(e->cx, e->n, name, 0); break;
+            case KN_ATTR_STRING: kn_attr_str(e->cx, e->n, name, ""); break;
+            case KN_ATTR_INTS: kn_attr_ints(e->cx, e->n, name, &v); break;
+            default: kn_attr_int(e->cx, e->n, name, 0); break;
+            }
+            return;
+        }
+    m->attrs[m->nattr++] = *a;
 }
 
 static void set_int(kn_node *m, const char *name, int64_t v) {
@@ -430,7 +451,7 @@ static kn_status qgemm(ex *e) {
     return KN_OK;
 }
 
-kn_status kn_contrib_expand(kn_ctx *cx, kn_graph *g, const kn_node *n) {
+static kn_status expand(kn_ctx *cx, kn_graph *g, const kn_node *n) {
     ex e = {.cx = cx, .g = g, .n = n};
     const char *op = n->op_type;
     if (n->nout != 1 || !n->out[0])
@@ -470,4 +491,9 @@ kn_status kn_contrib_expand(kn_ctx *cx, kn_graph *g, const kn_node *n) {
     }
     return kn_diag(cx, n, KN_EUNSUPPORTED, "operator '%s' (domain '%s') is not supported", op,
                    KN_MS_DOMAIN);
+}
+
+kn_status kn_contrib_expand(kn_ctx *cx, kn_graph *g, const kn_node *n) {
+    kn_status st = expand(cx, g, n);
+    return st ? st : cx->status; /* an attribute of the wrong type (kn_attr_int, ...) */
 }

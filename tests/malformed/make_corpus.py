@@ -203,6 +203,12 @@ case("ms_softmax_opset",
            [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
            [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
      "node 'n0' (QLinearSoftmax): attribute 'opset' (the Softmax opset whose axis semantics")
+case("ms_attr_type",
+     model([helper.make_node("QLinearLeakyRelu", ["x", "s", "z", "s", "z"], ["y"], name="n0",
+                             alpha=1, domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearLeakyRelu): attribute 'alpha' has type")
 case("opset_future", relu_model(opset=99), 1, "opset 99 is newer than the newest supported")
 case("opset_huge", relu_model(opset=1 << 40), 1, "opset 1099511627776 is newer than")
 case("opset_zero", relu_model(opset=0), 1, "opset import for domain '' has invalid version 0")

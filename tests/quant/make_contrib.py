@@ -304,9 +304,64 @@ def case_chain(rng):
     save("ms_chain", nodes, inits, [("x", x), ("w", w)], [("y", y)])
 
 
+def qconv(x, xs, xz, w, ws, ys, yz, t):
+    """The ONNX QLinearConv (3x3, pads 1, per-channel ws, wz 0) in float64."""
+    acc = conv_ref(x, xz, w, 0, None, pads=(1, 1, 1, 1)).astype(np.float64)
+    m = np.float64(F(xs)) * ws.astype(np.float64).reshape(1, -1, 1, 1)
+    return quant(acc * m, ys, yz, t)
+
+
+def case_cnn(rng):
+    """A small CNN as ONNX Runtime's QOperator quantizer writes one: QuantizeLinear,
+    QLinearConv x2, a residual QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool,
+    Flatten, QGemm, DequantizeLinear."""
+    x = rng.uniform(-2, 2, (1, 3, 8, 8)).astype(F)
+    w1 = rand(rng, np.int8, (4, 3, 3, 3))
+    w2 = rand(rng, np.int8, (4, 4, 3, 3))
+    w3 = rand(rng, np.int8, (10, 4))
+    ws1 = (0.002 + 0.003 * rng.random(4)).astype(F)
+    ws2 = (0.002 + 0.003 * rng.random(4)).astype(F)
+    b3 = rng.integers(-2000, 2000, 10).astype(np.int32)
+    xq = quant(x.astype(np.float64), 0.0213, 128, np.uint8)
+    c1 = qconv(xq, 0.0213, 128, w1, ws1, 0.0517, 60, np.uint8)
+    c2 = qconv(c1, 0.0517, 60, w2, ws2, 0.0613, 100, np.uint8)
+    a = quant(deq(c1, 0.0517, 60) + deq(c2, 0.0613, 100), 0.0813, 90, np.uint8)
+    p = quant(avgpool(deq(a, 0.0813, 90), (2, 2), (2, 2), (0, 0, 0, 0), False), 0.0719, 90,
+              np.uint8)
+    g = quant(deq(p, 0.0719, 90).mean(axis=(2, 3), keepdims=True), 0.0531, 100, np.uint8)
+    f = g.reshape(1, 4)
+    acc = (f.astype(np.int64) - 100) @ w3.T.astype(np.int64) + b3
+    yq = quant(acc * np.float64(F(0.0531)) * np.float64(F(0.004)), 0.1093, 128, np.uint8)
+    y = ((yq.astype(np.float32) - 128) * F(0.1093)).astype(F)
+    c = ["x_s", "x_z"]
+    nodes = [N("QuantizeLinear", ["x"] + c, ["xq"], name="quant"),
+             N("QLinearConv", ["xq"] + c + ["w1", "w1_s", "w1_z", "c1_s", "c1_z"], ["c1"],
+               name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             N("QLinearConv", ["c1", "c1_s", "c1_z", "w2", "w2_s", "w2_z", "c2_s", "c2_z"],
+               ["c2"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             N("QLinearAdd", ["c1", "c1_s", "c1_z", "c2", "c2_s", "c2_z", "a_s", "a_z"], ["a"],
+               name="add", domain=MS),
+             N("QLinearAveragePool", ["a", "a_s", "a_z", "p_s", "p_z"], ["p"], name="pool",
+               kernel_shape=[2, 2], strides=[2, 2], domain=MS),
+             N("QLinearGlobalAveragePool", ["p", "p_s", "p_z", "g_s", "g_z"], ["g"], name="gap",
+               domain=MS),
+             N("Flatten", ["g"], ["f"], name="flatten"),
+             N("QGemm", ["f", "g_s", "g_z", "w3", "w3_s", "w3_z", "b3", "y_s", "y_z"], ["yq"],
+               name="fc", transB=1, domain=MS),
+             N("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"], name="dequant")]
+    inits = (qp("x", 0.0213, np.uint8(128)) + qp("c1", 0.0517, np.uint8(60)) +
+             qp("c2", 0.0613, np.uint8(100)) + qp("a", 0.0813, np.uint8(90)) +
+             qp("p", 0.0719, np.uint8(90)) + qp("g", 0.0531, np.uint8(100)) +
+             qp("y", 0.1093, np.uint8(128)) +
+             [init("w1", w1), init("w1_s", ws1), init("w1_z", np.zeros(4, np.int8)),
+              init("w2", w2), init("w2_s", ws2), init("w2_z", np.zeros(4, np.int8)),
+              init("w3", w3), init("w3_s", F(0.004)), init("w3_z", np.int8(0)), init("b3", b3)])
+    save("ms_cnn", nodes, inits, [("x", x)], [("y", y)])
+
+
 def main():
     for fn in (case_add, case_mul, case_concat, case_unary, case_softmax, case_pool, case_gemm,
-               case_conv, case_chain):
+               case_conv, case_chain, case_cnn):
         drawn(fn)
 
 
