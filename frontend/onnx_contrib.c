@@ -38,6 +38,7 @@
 #include "frontend/onnx_contrib.h"
 
 #include "ir/ops.h"
+#include "ir/requant.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -303,7 +304,8 @@ static kn_status qlinear_add(ex *e) {
                        zero_point(e, input(e, 5), b),
                        input(e, 6),
                        zero_point(e, input(e, 7), a)};
-    node(e, KN_OP_QLINEARADD, e->g->opset, 8, in, e->n->out[0], "c");
+    kn_node *m = node(e, KN_OP_QLINEARADD, e->g->opset, 8, in, e->n->out[0], "c");
+    set_int(m, KN_QADD_F64_ATTR, 1); /* the documented formula, not float32 steps */
     return KN_OK;
 }
 

@@ -23,6 +23,7 @@ to the same integer as the exact value: the reference does not depend on the ord
 float operations.
 
     /usr/bin/python3 tests/quant/make_contrib.py
+    MARGIN=0 OUT=DIR /usr/bin/python3 tests/quant/make_contrib.py    (no margin, elsewhere)
 """
 import os
 import sys
@@ -38,7 +39,8 @@ import gen_common as gc  # noqa: E402
 from qref import conv_ref  # noqa: E402
 
 MS = "com.microsoft"
-MARGIN = 1e-3
+MARGIN = float(os.environ.get("MARGIN", "1e-3"))
+OUT = os.environ.get("OUT", os.path.join(HERE, "contrib"))  # bench/ort_contrib.py's runs
 F = np.float32
 N = helper.make_node
 TT = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8, np.float32: TensorProto.FLOAT,
@@ -56,7 +58,7 @@ def quant(v, s, z, t):
     f = np.abs(r - np.floor(r) - 0.5)
     y = np.rint(r) + float(z)
     live = (y >= info.min) & (y <= info.max)
-    if np.any(f[live] < MARGIN):
+    if MARGIN > 0 and np.any(f[live] < MARGIN):
         raise NearTie()
     return np.clip(y, info.min, info.max).astype(t)
 
@@ -91,7 +93,7 @@ def save(name, nodes, inits, inputs, outputs, opset=13):
                           producer_name="kiln-tests")
     m.ir_version = 7
     onnx.checker.check_model(m)
-    gc.write_case(os.path.join(HERE, "contrib", name), m, inputs, outputs)
+    gc.write_case(os.path.join(OUT, name), m, inputs, outputs)
 
 
 def drawn(fn):
@@ -120,6 +122,27 @@ def case_add(rng):
              qp("d", 0.061, np.int8(0)) + qp("y2", 0.0817, np.int8(0)))
     save("ms_add", nodes, inits, [("a", a), ("b", b), ("c", c), ("d", d)],
          [("y1", y1), ("y2", y2)])
+
+
+def case_add_grid(rng):
+    """Every pair of u8 operands (65,536) at scales whose float32 sums fall on exact
+    ties where the real-number formula does not (0.05 + 0.05 -> 0.1: float32 steps
+    round 6,444 of them the other way) and at power-of-two ratios (exact ties in both,
+    rounded half to even). No margin: the formula in float64 is exact here."""
+    global MARGIN
+    a = np.repeat(np.arange(256, dtype=np.uint8), 256)
+    b = np.tile(np.arange(256, dtype=np.uint8), 256)
+    saved, MARGIN = MARGIN, 0
+    y1 = quant(deq(a, 0.05, 128) + deq(b, 0.05, 128), 0.1, 128, np.uint8)
+    y2 = quant(deq(a, 0.5, 128) + deq(b, 0.25, 100), 0.75, 128, np.uint8)
+    MARGIN = saved
+    nodes = [N("QLinearAdd", ["a", "t_s", "t_z", "b", "t_s", "t_z", "y1_s", "t_z"], ["y1"],
+               name="add_ties", domain=MS),
+             N("QLinearAdd", ["a", "p_s", "t_z", "b", "q_s", "q_z", "y2_s", "t_z"], ["y2"],
+               name="add_pow2", domain=MS)]
+    inits = (qp("t", 0.05, np.uint8(128)) + [init("y1_s", F(0.1)), init("p_s", F(0.5))] +
+             qp("q", 0.25, np.uint8(100)) + [init("y2_s", F(0.75))])
+    save("ms_add_grid", nodes, inits, [("a", a), ("b", b)], [("y1", y1), ("y2", y2)])
 
 
 def case_mul(rng):
@@ -360,7 +383,7 @@ def case_cnn(rng):
 
 
 def main():
-    for fn in (case_add, case_mul, case_concat, case_unary, case_softmax, case_pool, case_gemm,
+    for fn in (case_add, case_add_grid, case_mul, case_concat, case_unary, case_softmax, case_pool, case_gemm,
                case_conv, case_chain, case_cnn):
         drawn(fn)
 
