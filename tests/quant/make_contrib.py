@@ -382,9 +382,39 @@ def case_cnn(rng):
     save("ms_cnn", nodes, inits, [("x", x)], [("y", y)])
 
 
+def case_qdq(rng):
+    """A QDQ convolution written with com.microsoft QuantizeLinear/DequantizeLinear (as ORT's
+    quantizer writes them for 16-bit types or with its contrib-op option): they become the
+    ONNX operators, and the qdq pass then makes the convolution a fixed-point QLinearConv
+    (its rounding within a relative 2^-31 of the formula's, inside the margin)."""
+    x = rng.uniform(-2, 2, (1, 4, 6, 6)).astype(F)
+    w = rand(rng, np.int8, (5, 4, 3, 3))
+    ws = (0.002 + 0.003 * rng.random(5)).astype(F)
+    xs = F(0.0213)
+    bs = (xs * ws).astype(F)  # the bias scale x_scale * w_scale[c], in float32
+    b = rng.integers(-500, 500, 5).astype(np.int32)
+    xq = quant(x.astype(np.float64), xs, 128, np.uint8)
+    acc = conv_ref(xq, 128, w, 0, b, pads=(1, 1, 1, 1)).astype(np.float64)
+    yq = quant(acc * np.float64(xs) * ws.astype(np.float64).reshape(1, -1, 1, 1), 0.0617, 120,
+               np.uint8)
+    y = ((yq.astype(np.float32) - 120) * F(0.0617)).astype(F)
+    nodes = [N("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"], name="qx", domain=MS),
+             N("DequantizeLinear", ["xq", "x_s", "x_z"], ["xf"], name="dqx", domain=MS),
+             N("DequantizeLinear", ["w", "w_s", "w_z"], ["wf"], name="dqw", axis=0, domain=MS),
+             N("DequantizeLinear", ["b", "b_s", "b_z"], ["bf"], name="dqb", axis=0, domain=MS),
+             N("Conv", ["xf", "wf", "bf"], ["c"], name="conv", kernel_shape=[3, 3],
+               pads=[1, 1, 1, 1]),
+             N("QuantizeLinear", ["c", "y_s", "y_z"], ["yq"], name="qy", domain=MS),
+             N("DequantizeLinear", ["yq", "y_s", "y_z"], ["y"], name="dqy", domain=MS)]
+    inits = (qp("x", xs, np.uint8(128)) + qp("y", 0.0617, np.uint8(120)) +
+             [init("w", w), init("w_s", ws), init("w_z", np.zeros(5, np.int8)), init("b", b),
+              init("b_s", bs), init("b_z", np.zeros(5, np.int32))])
+    save("ms_qdq", nodes, inits, [("x", x)], [("y", y)])
+
+
 def main():
     for fn in (case_add, case_add_grid, case_mul, case_concat, case_unary, case_softmax, case_pool, case_gemm,
-               case_conv, case_chain, case_cnn):
+               case_conv, case_chain, case_cnn, case_qdq):
         drawn(fn)
 
 
