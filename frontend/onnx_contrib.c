@@ -371,20 +371,6 @@ static kn_status qlinear_conv(ex *e) {
     return KN_OK;
 }
 
-/* B (a constant of rank 2) transposed, as a new constant. */
-static kn_value *transposed_const(ex *e, const kn_value *b) {
-    const kn_tensor *t = b->constant;
-    int64_t d[2] = {t->type.dims[1], t->type.dims[0]};
-    kn_tensor *u = kn_tensor_make(e->g->arena, t->type.dtype, 2, d);
-    KN_ASSERT(u && u->data);
-    size_t es = kn_dtype_get(t->type.dtype)->size;
-    for (int64_t i = 0; i < d[0]; i++)
-        for (int64_t j = 0; j < d[1]; j++)
-            memcpy((char *)u->data + (size_t)(i * d[1] + j) * es,
-                   (const char *)t->data + (size_t)(j * d[0] + i) * es, es);
-    return constant(e, "bt", u);
-}
-
 static kn_status qgemm(ex *e) {
     kn_ctx *cx = e->cx;
     kn_value *a = input(e, 0), *as = input(e, 1), *az = input(e, 2);
@@ -396,9 +382,11 @@ static kn_status qgemm(ex *e) {
     bool tb = kn_attr_int(cx, e->n, "transB", 0) != 0;
     static const int64_t swap[2] = {1, 0};
     if (ta) a = transpose(e, a, 2, swap, NULL);
+    /* a constant B stays one constant (no unused initializer); the fold pass folds its
+     * Transpose before the QLinearMatMul is lowered */
     bool bconst = b->constant && b->constant->data && b->type.rank == 2;
-    if (tb) b = bconst ? transposed_const(e, b) : transpose(e, b, 2, swap, NULL);
-    int64_t ncol = bconst ? b->constant->type.dims[1] : -1;
+    int64_t ncol = bconst ? b->constant->type.dims[tb ? 0 : 1] : -1;
+    if (tb) b = transpose(e, b, 2, swap, NULL);
     bool col_bias =
         !c || (c->constant && c->constant->data && c->type.dtype == KN_I32 && ncol > 0 &&
                kn_tensor_numel(c->constant) == ncol && c->type.dims[c->type.rank - 1] == ncol);
