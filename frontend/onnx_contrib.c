@@ -226,19 +226,19 @@ static void perm_cl(int r, bool to_first, int64_t *p) {
         p[i] = to_first ? (i == 1 ? r - 1 : i - 1) : (i == r - 1 ? 1 : i + 1);
 }
 
-/* Whether scalar constants a and b hold the same value (b NULL: the default 0). */
+/* Whether scalar constants a and b hold the same value in the same type (both NULL:
+ * the default zero point; one NULL: no, its type being the operand's). */
 static bool same_scalar(const kn_value *a, const kn_value *b) {
     if (a == b) return true;
+    if (!a || !b) return false;
     const kn_value *c[2] = {a, b};
     double x[2] = {0, 0};
     for (int i = 0; i < 2; i++) {
-        if (!c[i]) continue;
         if (!c[i]->constant || !c[i]->constant->data || kn_tensor_numel(c[i]->constant) != 1)
             return false;
         x[i] = kn_tensor_get_f64(c[i]->constant, 0);
     }
-    if (a && b && a->type.dtype != b->type.dtype) return false;
-    return x[0] == x[1];
+    return a->type.dtype == b->type.dtype && x[0] == x[1];
 }
 
 /* DQ -> op -> Q for the elementwise and pooling operators: x, xs, xz at inputs 0-2,
