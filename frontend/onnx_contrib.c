@@ -190,12 +190,42 @@ static bool type_known(const kn_value *v) {
     return v && (v->constant || (v->flags & KN_VALUE_INPUT)) && v->type.dtype != KN_UNDEF;
 }
 
+/* The element type of v where it follows, before shape inference, from v's declared
+ * type or from the quantizing node that makes it (its zero point's type), through
+ * type-preserving data movement; KN_UNDEF otherwise. */
+static kn_dtype known_dtype(const kn_value *v, int depth) {
+    if (!v || depth > 32) return KN_UNDEF;
+    if (type_known(v)) return v->type.dtype;
+    const kn_node *p = v->producer;
+    if (!p) return KN_UNDEF;
+    switch (p->op) {
+    case KN_OP_QUANTIZELINEAR:
+        return p->nin > 2 && p->in[2]            ? known_dtype(p->in[2], depth + 1)
+               : kn_node_attr(p, "output_dtype") ? KN_UNDEF
+                                                 : KN_U8;
+    case KN_OP_QLINEARADD:
+    case KN_OP_QLINEARCONV:
+    case KN_OP_QLINEARMATMUL:
+        return p->nin > 7 && p->in[7] ? known_dtype(p->in[7], depth + 1) : KN_U8;
+    case KN_OP_CASTLIKE: return known_dtype(p->in[1], depth + 1);
+    case KN_OP_CONCAT:
+    case KN_OP_FLATTEN:
+    case KN_OP_IDENTITY:
+    case KN_OP_MAXPOOL:
+    case KN_OP_RESHAPE:
+    case KN_OP_SQUEEZE:
+    case KN_OP_TRANSPOSE:
+    case KN_OP_UNSQUEEZE: return known_dtype(p->in[0], depth + 1);
+    default: return KN_UNDEF;
+    }
+}
+
 /* Zero point z, or where it is omitted a 0 of `like`'s element type (the contrib
  * operators' default: their zero points have their operand's type). */
 static kn_value *zero_point(ex *e, kn_value *z, kn_value *like) {
     if (z) return z;
-    if (type_known(like))
-        return constant(e, "zp", kn_tensor_scalar_i64(e->g->arena, like->type.dtype, 0));
+    kn_dtype t = known_dtype(like, 0);
+    if (t != KN_UNDEF) return constant(e, "zp", kn_tensor_scalar_i64(e->g->arena, t, 0));
     kn_value *in[2] = {constant(e, "zero", kn_tensor_scalar_i64(e->g->arena, KN_I32, 0)), like};
     return node(e, KN_OP_CASTLIKE, OPSET_Q, 2, in, NULL, "zp")->out[0];
 }

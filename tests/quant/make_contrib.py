@@ -308,8 +308,9 @@ def case_conv(rng):
 
 def case_chain(rng):
     """float -> com.microsoft QuantizeLinear -> QLinearSigmoid with its zero points omitted
-    on a value whose type is known only after shape inference -> QLinearAdd with the
-    graph input w (int8, zero point omitted) -> com.microsoft DequantizeLinear -> float.
+    on the output of a com.microsoft QuantizeLinear (its type that of the zero point) ->
+    QLinearAdd with Max(w, w) (int8, its type known only after shape inference: the
+    zero point a CastLike) -> com.microsoft DequantizeLinear -> float.
     (ONNX Runtime 1.2x refuses the omitted middle zero points its docs call optional.)"""
     x = rng.uniform(-4, 4, (3, 29)).astype(F)
     xq = quant(x.astype(np.float64), 0.04, 0, np.int8)
@@ -319,7 +320,8 @@ def case_chain(rng):
     y = deq(t, 0.05, 0).astype(F)
     nodes = [N("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"], name="q", domain=MS),
              N("QLinearSigmoid", ["xq", "x_s", "", "s_s"], ["s"], name="sig", domain=MS),
-             N("QLinearAdd", ["s", "s_s", "", "w", "w_s", "", "t_s"], ["t"], name="add",
+             N("Max", ["w", "w"], ["wm"], name="max"),
+             N("QLinearAdd", ["s", "s_s", "", "wm", "w_s", "", "t_s"], ["t"], name="add",
                domain=MS),
              N("DequantizeLinear", ["t", "t_s"], ["y"], name="dq", domain=MS)]
     inits = [init("x_s", F(0.04)), init("x_z", np.int8(0)), init("s_s", F(1 / 128)),
