@@ -4,7 +4,7 @@
 // (base64 of the raw little-endian elements)}}) and writes its outputs in the same form.
 const fs = require('fs');
 const ort = require(require('path').resolve(process.env.ORT));
-const arrays = { uint8: Uint8Array, int8: Int8Array, float32: Float32Array, int32: Int32Array };
+const arrays = { bool: Uint8Array, uint8: Uint8Array, int8: Int8Array, float32: Float32Array, int32: Int32Array };
 (async () => {
   const [model, inp, out] = process.argv.slice(2);
   const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1,

@@ -18,7 +18,7 @@ import onnx
 from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TYPES = {np.uint8: "uint8", np.int8: "int8", np.float32: "float32", np.int32: "int32"}
+TYPES = {np.bool_: "bool", np.uint8: "uint8", np.int8: "int8", np.float32: "float32", np.int32: "int32"}
 
 
 def load(d, kind):

@@ -22,6 +22,8 @@
  *   QLinearSigmoid, QLinearLeakyRelu   DQ -> Sigmoid | LeakyRelu(alpha) -> QuantizeLinear
  *   QLinearSoftmax                     DQ -> Softmax (the node's `opset` attribute chooses
  *                                      the axis semantics) -> QuantizeLinear
+ *   QLinearReduceMean                  DQ -> ReduceMean (axes, keepdims) -> QuantizeLinear
+ *   QLinearWhere                       Where(condition, DQ(X), DQ(Y)) -> QuantizeLinear
  *   QGemm                              with y_scale, alpha 1 and a bias of one value per
  *                                      column (or none): QLinearMatMul with kiln's int32
  *                                      bias input (requantized in double from the float32
@@ -60,8 +62,10 @@ static const kn_contrib_op contrib_ops[] = {
      "DequantizeLinear, GlobalAveragePool (channels_last: ReduceMean), QuantizeLinear"},
     {"QLinearLeakyRelu", 4, 5, 0xb, "DequantizeLinear, LeakyRelu, QuantizeLinear"},
     {"QLinearMul", 7, 8, 0x5b, "DequantizeLinear, Mul, QuantizeLinear"},
+    {"QLinearReduceMean", 4, 5, 0xb, "DequantizeLinear, ReduceMean, QuantizeLinear"},
     {"QLinearSigmoid", 4, 5, 0xb, "DequantizeLinear, Sigmoid, QuantizeLinear"},
     {"QLinearSoftmax", 4, 5, 0xb, "DequantizeLinear, Softmax, QuantizeLinear"},
+    {"QLinearWhere", 9, 9, 0xb7, "DequantizeLinear x2, Where, QuantizeLinear"},
     {"QuantizeLinear", 2, 3, 0x3, "QuantizeLinear"},
 };
 #define NCONTRIB (int)(sizeof contrib_ops / sizeof contrib_ops[0])
@@ -154,11 +158,18 @@ static void copy_attr(ex *e, kn_node *m, const char *name) {
     static const struct {
         const char *name;
         kn_attr_kind kind;
-    } kinds[] = {
-        {"alpha", KN_ATTR_FLOAT},   {"auto_pad", KN_ATTR_STRING},       {"axis", KN_ATTR_INT},
-        {"ceil_mode", KN_ATTR_INT}, {"count_include_pad", KN_ATTR_INT}, {"dilations", KN_ATTR_INTS},
-        {"group", KN_ATTR_INT},     {"kernel_shape", KN_ATTR_INTS},     {"pads", KN_ATTR_INTS},
-        {"strides", KN_ATTR_INTS}};
+    } kinds[] = {{"alpha", KN_ATTR_FLOAT},
+                 {"auto_pad", KN_ATTR_STRING},
+                 {"axis", KN_ATTR_INT},
+                 {"axes", KN_ATTR_INTS},
+                 {"keepdims", KN_ATTR_INT},
+                 {"ceil_mode", KN_ATTR_INT},
+                 {"count_include_pad", KN_ATTR_INT},
+                 {"dilations", KN_ATTR_INTS},
+                 {"group", KN_ATTR_INT},
+                 {"kernel_shape", KN_ATTR_INTS},
+                 {"pads", KN_ATTR_INTS},
+                 {"strides", KN_ATTR_INTS}};
     const kn_attr *a = kn_node_attr(e->n, name);
     if (!a) return;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -347,6 +358,15 @@ static kn_status qlinear_mul(ex *e) {
     return KN_OK;
 }
 
+/* Z = quantize(where(condition, dequantize(X), dequantize(Y))) at (z_scale, z_zp). */
+static kn_status qlinear_where(ex *e) {
+    kn_value *in[3] = {input(e, 0), dq(e, input(e, 1), input(e, 2), input(e, 3)),
+                       dq(e, input(e, 4), input(e, 5), input(e, 6))};
+    kn_node *m = node(e, KN_OP_WHERE, 16, 3, in, NULL, "f");
+    q(e, m->out[0], input(e, 7), input(e, 8), input(e, 1), e->n->out[0]);
+    return KN_OK;
+}
+
 static kn_status qlinear_concat(ex *e) {
     int nin = e->n->nin;
     if ((nin - 2) % 3)
@@ -495,6 +515,14 @@ static kn_status expand(kn_ctx *cx, kn_graph *g, const kn_node *n) {
     if (!strcmp(op, "QLinearGlobalAveragePool")) return global_average_pool(&e);
     if (!strcmp(op, "QLinearAveragePool")) return average_pool(&e);
     if (!strcmp(op, "QLinearSigmoid")) return unary(&e, KN_OP_SIGMOID, OPSET_OPS, NULL);
+    if (!strcmp(op, "QLinearReduceMean")) {
+        static const char *const red[] = {"axes", "keepdims", NULL};
+        const int64_t *ax;
+        if (kn_attr_ints(cx, n, "axes", &ax) < 0 || !kn_node_attr(n, "keepdims"))
+            return kn_diag(cx, n, KN_EINVAL, "attributes 'axes' and 'keepdims' are required");
+        return unary(&e, KN_OP_REDUCEMEAN, OPSET_OPS, red);
+    }
+    if (!strcmp(op, "QLinearWhere")) return qlinear_where(&e);
     if (!strcmp(op, "QLinearLeakyRelu")) {
         static const char *const alpha[] = {"alpha", NULL};
         return unary(&e, KN_OP_LEAKYRELU, 16, alpha);

@@ -9,9 +9,10 @@ docs/ContribOperators.md (real arithmetic on the float32 scales), not from kiln:
   QLinearMul      C = (A - Az)(B - Bz) As Bs / Cs + Cz
   QLinearConcat   Y = concat(quantize(dequantize(X_i)))
   QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearAveragePool,
-  QLinearGlobalAveragePool
+  QLinearGlobalAveragePool, QLinearReduceMean
                   quantize(op(dequantize(X))) ("Output = Dequantize(Input) -> op on fp32
                   data -> Quantize(output)")
+  QLinearWhere    Z = quantize(where(condition, dequantize(X), dequantize(Y)))
   QGemm           Y = alpha As Bs (sum (A - Az)(B - Bz) + C), quantized when y_scale is given
   QLinearConv     the ONNX QLinearConv (qref.conv_ref), channels_last: NHWC in and out
   QuantizeLinear, DequantizeLinear   the ONNX definitions
@@ -43,7 +44,7 @@ MARGIN = float(os.environ.get("MARGIN", "1e-3"))
 OUT = os.environ.get("OUT", os.path.join(HERE, "contrib"))  # bench/ort_contrib.py's runs
 F = np.float32
 N = helper.make_node
-TT = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8, np.float32: TensorProto.FLOAT,
+TT = {np.bool_: TensorProto.BOOL, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8, np.float32: TensorProto.FLOAT,
       np.int32: TensorProto.INT32}
 
 
@@ -260,6 +261,30 @@ def case_pool(rng):
          [("p1", p1), ("p2", p2), ("g1", g1), ("g2", g2)])
 
 
+def case_reduce_where(rng):
+    x = rand(rng, np.uint8, (2, 5, 7))
+    y = rand(rng, np.uint8, (5, 7))
+    cond = rng.random((2, 1, 7)) < 0.5
+    fx = deq(x, 0.043, 117)
+    r1 = quant(fx.mean(axis=1), 0.0191, 121, np.uint8)
+    r2 = quant(fx.mean(axis=-1, keepdims=True), 0.0173, 125, np.uint8)
+    w = quant(np.where(cond, fx, deq(y, 0.031, 90)), 0.047, 110, np.uint8)
+    nodes = [N("QLinearReduceMean", ["x", "x_s", "x_z", "r1_s", "r1_z"], ["r1"], name="mean1",
+               axes=[1], keepdims=0, domain=MS),
+             N("QLinearReduceMean", ["x", "x_s", "x_z", "r2_s", "r2_z"], ["r2"], name="mean2",
+               axes=[-1], keepdims=1, domain=MS),
+             ]
+    inits = (qp("x", 0.043, np.uint8(117)) + qp("r1", 0.0191, np.uint8(121)) +
+             qp("r2", 0.0173, np.uint8(125)))
+    # ONNX Runtime 1.30 has the schema of QLinearReduceMean but no CPU kernel
+    save("ms_reduce", nodes, inits, [("x", x)], [("r1", r1), ("r2", r2)])
+    nodes = [N("QLinearWhere", ["c", "x", "x_s", "x_z", "y", "y_s", "y_z", "w_s", "w_z"], ["w"],
+               name="where", domain=MS)]
+    inits = (qp("x", 0.043, np.uint8(117)) + qp("y", 0.031, np.uint8(90)) +
+             qp("w", 0.047, np.uint8(110)))
+    save("ms_where", nodes, inits, [("x", x), ("y", y), ("c", cond)], [("w", w)])
+
+
 def case_gemm(rng):
     m, k, n = 5, 23, 13
     a = rand(rng, np.uint8, (m, k))
@@ -416,7 +441,7 @@ def case_qdq(rng):
 
 def main():
     for fn in (case_add, case_add_grid, case_mul, case_concat, case_unary, case_softmax, case_pool, case_gemm,
-               case_conv, case_chain, case_cnn, case_qdq):
+               case_conv, case_chain, case_cnn, case_qdq, case_reduce_where):
         drawn(fn)
 
 
