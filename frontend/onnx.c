@@ -751,11 +751,12 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
             return kn_diag(cx, &tmp, KN_EINVAL, "the model imports no opset for domain '%s'",
                            domain);
         contrib = kn_contrib_find(op_type);
+        char names[512];
         if (!contrib)
             return kn_diag(cx, &tmp, KN_EUNSUPPORTED,
                            "operator '%s' (domain '%s') is not supported; kiln imports only %s "
                            "from that domain",
-                           op_type, domain, kn_contrib_names());
+                           op_type, domain, kn_contrib_names(names, sizeof names));
         opset = 1;
     }
     if (!opset) {

@@ -84,13 +84,12 @@ const kn_contrib_op *kn_contrib_find(const char *op_type) {
     return NULL;
 }
 
-const char *kn_contrib_names(void) {
-    static char buf[400];
-    if (!buf[0])
-        for (int i = 0; i < NCONTRIB; i++) {
-            size_t k = strlen(buf);
-            snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", contrib_ops[i].name);
-        }
+const char *kn_contrib_names(char *buf, size_t size) {
+    buf[0] = 0;
+    for (int i = 0; i < NCONTRIB; i++) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, size - k, "%s%s", i ? ", " : "", contrib_ops[i].name);
+    }
     return buf;
 }
 

@@ -22,8 +22,9 @@ typedef struct kn_contrib_op {
 const kn_contrib_op *kn_contrib_ops(int *n);
 /* The operator op_type of domain com.microsoft, or NULL when kiln does not import it. */
 const kn_contrib_op *kn_contrib_find(const char *op_type);
-/* The names kiln imports, comma-separated, for messages. Static storage. */
-const char *kn_contrib_names(void);
+/* The names kiln imports, comma-separated, for messages: written to buf (size bytes,
+ * cut if short), which it returns. */
+const char *kn_contrib_names(char *buf, size_t size);
 /* A node of g's arena that is not in g's node list, holding a contrib operator's
  * inputs, outputs and (filled by the caller) attributes. */
 kn_node *kn_contrib_node(kn_graph *g, const char *name, const char *op_type, int nin, kn_value **in,
