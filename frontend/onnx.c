@@ -6,6 +6,7 @@
  * duplicate names, opsets, attribute kinds and external-data paths. The unpacked
  * protobuf is freed before returning; the graph owns copies in its arena. */
 #include "frontend/onnx.h"
+#include "frontend/onnx_contrib.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 
@@ -611,6 +612,18 @@ static bool domain_known(const char *domain) {
            !strcmp(domain, "ai.onnx.preview.training");
 }
 
+/* Whether the model (or an enclosing function) imports an opset of `domain`. */
+static bool model_imports(const loader *L, const char *domain) {
+    for (const fn_scope *f = L->fn; f; f = f->up)
+        for (size_t i = 0; i < f->fp->n_opset_import; i++)
+            if (f->fp->opset_import[i]->domain && !strcmp(f->fp->opset_import[i]->domain, domain))
+                return true;
+    for (size_t i = 0; L->mp && i < L->mp->n_opset_import; i++)
+        if (L->mp->opset_import[i]->domain && !strcmp(L->mp->opset_import[i]->domain, domain))
+            return true;
+    return false;
+}
+
 /* Opset version of `domain` for a node: the inlined function's own import when it
  * has one, else the model's. */
 static int node_opset(const loader *L, const kn_graph *g, const char *domain) {
@@ -729,25 +742,44 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
     tmp.op_type = op_type;
     const Onnx__FunctionProto *fp = find_function(L, domain, op_type);
     if (fp) return inline_call(L, g, np, fp);
+    /* ONNX Runtime's quantized contrib operators: rewritten into kiln's by
+     * frontend/onnx_contrib.c once the node's values and attributes are read */
+    const kn_contrib_op *contrib = NULL;
     int opset = node_opset(L, g, domain);
+    if (!strcmp(domain, KN_MS_DOMAIN)) {
+        if (!model_imports(L, domain))
+            return kn_diag(cx, &tmp, KN_EINVAL, "the model imports no opset for domain '%s'",
+                           domain);
+        contrib = kn_contrib_find(op_type);
+        char names[512];
+        if (!contrib)
+            return kn_diag(cx, &tmp, KN_EUNSUPPORTED,
+                           "operator '%s' (domain '%s') is not supported; kiln imports only %s "
+                           "from that domain",
+                           op_type, domain, kn_contrib_names(names, sizeof names));
+        opset = 1;
+    }
     if (!opset) {
         if (!domain_known(domain))
             return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "domain '%s' is not supported", domain);
         return kn_diag(cx, &tmp, KN_EINVAL, "the model imports no opset for domain '%s'", domain);
     }
-    kn_op op = kn_op_lookup(domain, op_type);
-    if (op == KN_OP_COUNT || !kn_op_desc(op)->infer)
+    kn_op op = contrib ? KN_OP_COUNT : kn_op_lookup(domain, op_type);
+    if (!contrib && (op == KN_OP_COUNT || !kn_op_desc(op)->infer))
         return kn_diag(cx, &tmp, KN_EUNSUPPORTED, "operator '%s'%s%s%s is not supported", op_type,
                        domain[0] ? " (domain '" : "", domain, domain[0] ? "')" : "");
-    const kn_opdesc *d = kn_op_desc(op);
+    int min_in = contrib ? contrib->min_in : kn_op_desc(op)->min_in;
+    int max_in = contrib ? contrib->max_in : kn_op_desc(op)->max_in;
+    int min_out = contrib ? 1 : kn_op_desc(op)->min_out;
+    int max_out = contrib ? 1 : kn_op_desc(op)->max_out;
     int nin = (int)np->n_input, nout = (int)np->n_output;
     while (nin > 0 && !nm(L, np->input[nin - 1])[0]) nin--; /* trailing omitted inputs */
-    if (nin < d->min_in || nin > d->max_in)
-        return kn_diag(cx, &tmp, KN_EINVAL, "has %d inputs, expected %d to %d", nin, d->min_in,
-                       d->max_in);
-    if (nout < d->min_out || nout > d->max_out)
-        return kn_diag(cx, &tmp, KN_EINVAL, "has %d outputs, expected %d to %d", nout, d->min_out,
-                       d->max_out);
+    if (nin < min_in || nin > max_in)
+        return kn_diag(cx, &tmp, KN_EINVAL, "has %d inputs, expected %d to %d", nin, min_in,
+                       max_in);
+    if (nout < min_out || nout > max_out)
+        return kn_diag(cx, &tmp, KN_EINVAL, "has %d outputs, expected %d to %d", nout, min_out,
+                       max_out);
     kn_value **in = kn_arena_array(g->arena, (size_t)nin + 1, sizeof *in);
     kn_value **out = kn_arena_array(g->arena, (size_t)nout + 1, sizeof *out);
     for (int i = 0; i < nin; i++) {
@@ -767,7 +799,8 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
             return kn_diag(cx, &tmp, KN_EINVAL, "output '%s' is already defined", name);
         out[i] = kn_graph_add_value(g, name, NULL);
     }
-    kn_node *n = kn_graph_add_node(g, op, tmp.name, nin, in, nout, out);
+    kn_node *n = contrib ? kn_contrib_node(g, tmp.name, op_type, nin, in, nout, out)
+                         : kn_graph_add_node(g, op, tmp.name, nin, in, nout, out);
     n->op_type = kn_arena_strdup(g->arena, op_type);
     n->opset = opset;
     if (np->n_attribute > MAX_NODE_ATTRS)
@@ -790,7 +823,7 @@ static kn_status load_node(loader *L, kn_graph *g, const Onnx__NodeProto *np) {
         if (n->attrs[n->nattr].name) n->nattr++; /* else a function attribute not given */
     }
     L->depth--;
-    return KN_OK;
+    return contrib ? kn_contrib_expand(cx, g, n) : KN_OK;
 }
 
 /* ---- node order ----

@@ -32,6 +32,21 @@
 /* The node attribute (INT, 1) that selects fixed-point requantization. */
 #define KN_FIXED_POINT_ATTR "kiln_fixed_point"
 
+/* The node attribute (INT, 1) of a QLinearAdd that computes in double instead of
+ * float32: (double(a - az) as + double(b - bz) bs) / cs, rounded half to even (the two
+ * products exact, so within 2^-52 of the real-number value). The loader gives it to
+ * ONNX Runtime's contrib QLinearAdd (frontend/onnx_contrib.c), whose documented formula
+ * is that real-number value; a QDQ graph's add keeps the graph's float32 arithmetic. */
+#define KN_QADD_F64_ATTR "kiln_f64"
+
+/* Whether node n carries the INT attribute `name` = 1. */
+static inline bool kn_attr_flag(const kn_node *n, const char *name) {
+    for (int i = 0; i < n->nattr; i++)
+        if (!strcmp(n->attrs[i].name, name))
+            return n->attrs[i].kind == KN_ATTR_INT && n->attrs[i].i == 1;
+    return false;
+}
+
 /* The node attribute (INT, 1) of the QuantizeLinear nodes `--quantize` inserts
  * (passes/ptq.c): a residual add the qdq pass rewrites into a QLinearAdd ending at one is
  * kiln's own, and computed in fixed point (kn_qadd below); one of an imported QDQ graph

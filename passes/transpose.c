@@ -171,6 +171,18 @@ static kn_value *untranspose_const(tp *T, kn_graph *g, const kn_value *c, const 
     return v;
 }
 
+/* Constant operand c of elementwise node u for u moved across a Transpose: a
+ * QuantizeLinear's or DequantizeLinear's per-tensor scale or zero point stays as it is
+ * (those must stay scalars; one element broadcasts alike in any order); any other
+ * constant as untranspose_const makes it. */
+static kn_value *operand_const(tp *T, kn_graph *g, const kn_node *u, const kn_value *c,
+                               const int64_t *p, int r) {
+    if ((u->op == KN_OP_QUANTIZELINEAR || u->op == KN_OP_DEQUANTIZELINEAR) &&
+        c->constant->type.rank <= 1 && kn_tensor_numel(c->constant) == 1)
+        return (kn_value *)c;
+    return untranspose_const(T, g, c, p, r);
+}
+
 static kn_value *permute_param(kn_graph *g, const kn_value *c, const int64_t *p, int r);
 static int reader(const kn_graph *g, const kn_value *v, int from);
 
@@ -234,7 +246,7 @@ static bool sink(tp *T, kn_graph *g, int ti, int ui, const int64_t *p, int r) {
             src[k] = v->producer->in[0];
         } else if (v->constant && kn_type_static(&v->type) && v->type.rank <= r &&
                    (!concat || v->type.rank == r)) {
-            if (!(src[k] = untranspose_const(T, g, v, p, r))) return false;
+            if (!(src[k] = operand_const(T, g, u, v, p, r))) return false;
         } else {
             return false;
         }
@@ -530,7 +542,7 @@ static bool hoist(tp *T, kn_graph *g, int ti, const int64_t *p, int r) {
         for (int j = 0; j < u->nin; j++) {
             if (j == slot[c] || !u->in[j]) continue;
             nv[c][j] = u->op == KN_OP_RESIZE ? permute_param(g, u->in[j], p, r)
-                                             : untranspose_const(T, g, u->in[j], inv, r);
+                                             : operand_const(T, g, u, u->in[j], inv, r);
             if (!nv[c][j]) return false;
         }
     }

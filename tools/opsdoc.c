@@ -3,6 +3,7 @@
  * in passing tests. Subgraph nodes count for their test too. */
 #include "tools/opsdoc.h"
 #include "frontend/onnx.h"
+#include "frontend/onnx_contrib.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
 
@@ -110,4 +111,14 @@ void opsdoc_write(const opsdoc *d, FILE *f, const char *backend) {
             "\n%d of %d operators in the op table are implemented by the interpreter, %d lowered "
             "for code generation.\n",
             impl, KN_OP_COUNT, lowered);
+    int nc;
+    const kn_contrib_op *c = kn_contrib_ops(&nc);
+    fprintf(f,
+            "\n## ONNX Runtime's quantized contrib operators (domain %s)\n\n"
+            "The loader rewrites these into the operators above (`frontend/onnx_contrib.c`, "
+            "docs/quantization.md);\nevery other operator of the domain is refused. Tests: "
+            "`tests/quant/contrib`.\n\n"
+            "| op | becomes |\n| --- | --- |\n",
+            KN_MS_DOMAIN);
+    for (int i = 0; i < nc; i++) fprintf(f, "| %s | %s |\n", c[i].name, c[i].as);
 }

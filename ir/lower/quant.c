@@ -1103,12 +1103,41 @@ static kn_status lower_qlinearadd_fixed(kn_lower *L, const kn_node *n, kn_kbuf *
  * kl_requant's (requant_f32's int32 path on microcontrollers; a NaN sum gives 0). One pass over the
  * two 8-bit inputs. With constant parameters (the qdq pass's), the division is a multiplication
  * where that gives the same bytes for every input pair (qadd_check). */
+/* QLinearAdd with KN_QADD_F64_ATTR (ONNX Runtime's contrib QLinearAdd): the formula in
+ * double, (double(a - az) as + double(b - bz) bs) / cs rounded half to even; each product
+ * is exact in double (a 9-bit integer times a float32), so a fused multiply-add gives the
+ * same sum. */
+static kn_status lower_qlinearadd_f64(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *y,
+                                      int64_t lo, int64_t hi) {
+    kn_kbuf *cz = n->nin > 7 ? in[7] : NULL;
+    static const int scale_at[3] = {1, 4, 6}; /* as, bs, cs */
+    int vs[3];
+    for (int i = 0; i < 3; i++)
+        vs[i] = kl_decl(L, KN_F64, kx_cast(L, KN_F64, kx_load(L, in[scale_at[i]], kx_int(L, 0))));
+    int vaz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[2], kx_int(L, 0))));
+    int vbz = kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, in[5], kx_int(L, 0))));
+    int vcz = kl_decl(
+        L, KN_I32, cz ? kx_cast(L, KN_I32, kx_load(L, cz, kx_int(L, 0))) : kx_const(L, KN_I32, 0));
+    kn_kx *yi, *ai, *bi;
+    int nloops = qadd_loops(L, in, y, &yi, &ai, &bi);
+    kn_kx *da = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[0], ai)), kx_var(L, vaz));
+    kn_kx *db = kx_sub(L, kx_cast(L, KN_I32, kx_load(L, in[3], bi)), kx_var(L, vbz));
+    kn_kx *sum = kx_add(L, kx_mul(L, kx_cast(L, KN_F64, da), kx_var(L, vs[0])),
+                        kx_mul(L, kx_cast(L, KN_F64, db), kx_var(L, vs[1])));
+    kn_kx *q = kx_bin(L, KX_DIV, sum, kx_var(L, vs[2]));
+    kl_store(L, y, yi,
+             requant_rounded(L, q, kx_var(L, vcz), y->dtype, KN_F64, (double)lo, (double)hi));
+    kl_end_n(L, nloops);
+    return KN_OK;
+}
+
 static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_kbuf *y = out[0], *cz = n->nin > 7 ? in[7] : NULL;
     int64_t lo, hi;
     fixed_range(n, y->dtype, &lo, &hi);
     if (kn_fixed_point(n)) return lower_qlinearadd_fixed(L, n, in, y, lo, hi);
+    if (kn_attr_flag(n, KN_QADD_F64_ATTR)) return lower_qlinearadd_f64(L, n, in, y, lo, hi);
     qadd_consts k;
     float mult = 0;
     bool k_ok = qadd_get_consts(in, n->nin, &k);

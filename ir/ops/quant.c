@@ -847,6 +847,7 @@ static kn_status eval_qlinearadd(kn_exec *ex, const kn_node *n, kn_tensor *const
     kn_bcast_strides(&in[0]->type, yt.rank, yt.dims, sa);
     kn_bcast_strides(&in[3]->type, yt.rank, yt.dims, sb);
     bool fixed = kn_fixed_point(n); /* --quantize's own adds: ir/requant.h kn_qadd */
+    bool f64 = kn_attr_flag(n, KN_QADD_F64_ATTR);
     kn_qadd qa = kn_qadd_make(as, bs, cs, az, bz);
     for (int64_t i = 0; i < kn_tensor_numel(y); i++) {
         int64_t a = kn_load_i64(in[0]->data, in[0]->type.dtype,
@@ -856,6 +857,11 @@ static kn_status eval_qlinearadd(kn_exec *ex, const kn_node *n, kn_tensor *const
         if (fixed) {
             kn_store_f64(y->data, yt.dtype, (size_t)i,
                          clamp((double)kn_qadd_apply(qa, a, b, (int64_t)zp), lo, hi));
+            continue;
+        }
+        if (f64) { /* ONNX Runtime's contrib QLinearAdd: the formula in double */
+            double v = ((double)(a - az) * as + (double)(b - bz) * bs) / cs;
+            kn_store_f64(y->data, yt.dtype, (size_t)i, clamp(requant(v, zp, yt.dtype), lo, hi));
             continue;
         }
         float v = (float)(a - az) * as + (float)(b - bz) * bs;

@@ -166,6 +166,49 @@ case("ml_op_unsupported",
            [vi("x", [1, 2])], [vi("y", None)], extra_opsets=[("ai.onnx.ml", 3)]), 1,
      "node 'n0' (LinearRegressor): operator 'LinearRegressor' (domain 'ai.onnx.ml') is not "
      "supported")
+# com.microsoft: only the quantized contrib operators (frontend/onnx_contrib.c)
+MS = [("com.microsoft", 1)]
+case("ms_op_unsupported",
+     model([helper.make_node("FusedGemm", ["x", "x"], ["y"], name="n0", domain="com.microsoft")],
+           [vi("x", [2, 2])], [vi("y", [2, 2])], extra_opsets=MS), 1,
+     "node 'n0' (FusedGemm): operator 'FusedGemm' (domain 'com.microsoft') is not supported; "
+     "kiln imports only DequantizeLinear, QGemm, QLinearAdd")
+case("ms_not_imported",
+     model([helper.make_node("QLinearSigmoid", ["x", "s", "z", "s", "z"], ["y"], name="n0",
+                             domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)]), 1,
+     "node 'n0' (QLinearSigmoid): the model imports no opset for domain 'com.microsoft'")
+case("ms_arity",
+     model([helper.make_node("QLinearAdd", ["x", "s", "z", "x", "s"], ["y"], name="n0",
+                             domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearAdd): has 5 inputs, expected 7 to 8")
+case("ms_concat_triples",
+     model([helper.make_node("QLinearConcat", ["s", "z", "x", "s", "z", "x"], ["y"], name="n0",
+                             axis=0, domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [4], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearConcat): has 6 inputs; expected Y_scale, Y_zero_point and then")
+case("ms_scale_omitted",
+     model([helper.make_node("QLinearMul", ["x", "", "z", "x", "s", "z", "s", "z"], ["y"],
+                             name="n0", domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearMul): input 1 is required (it is omitted)")
+case("ms_softmax_opset",
+     model([helper.make_node("QLinearSoftmax", ["x", "s", "z", "s", "z"], ["y"], name="n0",
+                             domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearSoftmax): attribute 'opset' (the Softmax opset whose axis semantics")
+case("ms_attr_type",
+     model([helper.make_node("QLinearLeakyRelu", ["x", "s", "z", "s", "z"], ["y"], name="n0",
+                             alpha=1, domain="com.microsoft")],
+           [vi("x", [2], TensorProto.UINT8), vi("s", []), vi("z", [], TensorProto.UINT8)],
+           [vi("y", [2], TensorProto.UINT8)], extra_opsets=MS), 1,
+     "node 'n0' (QLinearLeakyRelu): attribute 'alpha' has type")
 case("opset_future", relu_model(opset=99), 1, "opset 99 is newer than the newest supported")
 case("opset_huge", relu_model(opset=1 << 40), 1, "opset 1099511627776 is newer than")
 case("opset_zero", relu_model(opset=0), 1, "opset import for domain '' has invalid version 0")
