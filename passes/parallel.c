@@ -431,6 +431,9 @@ static void find_lets(pctx *P, kn_ks *s, unsigned char *set) {
  * (BYTES_PER_EFFORT) and gets at most MOVE_TASKS tasks, but only when the tensors it
  * reads were written by split nests (sources_split): data that one thread wrote is in
  * that core's cache, and moving half of it to the other core cost more than the copy.
+ * A copy into a kernel's scratch that its lowering split to match the kernel's own
+ * split (KN_LOOP_WHOLE: the stem's staged input by rows, stages_for_split) is split
+ * whatever wrote its sources: its reader would otherwise take half of it across.
  * A short nest over data split nests left spread over both cores (the encoder's Softmax,
  * LayerNorms and Slices after its split matrix products: 2-30 us each on one thread) is
  * split likewise, into 2 to MOVE_TASKS tasks, when its effort plus the bytes it loads and
@@ -966,6 +969,14 @@ static bool writes_scratch(const kn_kprog *p, kn_ks *s) {
     return hit;
 }
 
+/* Whether nest o stages a kernel's scratch in the pieces the kernel's own split reads:
+ * its lowering marked its loop KN_LOOP_WHOLE (the stem's staged input, split by input
+ * rows as the convolution after it is by output rows, passes/stem.c). Split, each
+ * thread writes the rows it reads next, whatever thread wrote the nest's sources. */
+static bool stages_for_split(const kn_kprog *p, kn_ks *o) {
+    return (o->annot & KN_LOOP_WHOLE) && writes_scratch(p, o);
+}
+
 /* Whether nest o (outer loop o, one parallel loop `in` inside) reads its producers'
  * splits along in's dimension and not along o's (see above). */
 static bool inner_like_producer(const pctx *P, const kn_kprog *p, int *written, kn_ks *o,
@@ -1020,7 +1031,7 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
              * input transform): split coarsely by the bytes it writes */
             bool moves = e < MIN_SPLIT_EFFORT &&
                          effort(o) + stored_bytes(o) / BYTES_PER_EFFORT >= MIN_SPLIT_EFFORT &&
-                         sources_split(p, k, nests, i);
+                         (sources_split(p, k, nests, i) || stages_for_split(p, o));
             /* a short nest over data the threads left spread over both cores (a Softmax,
              * LayerNorm or Slice after a split matrix product): on the caller alone it
              * would pull the worker's half across first; split, each core mostly reads

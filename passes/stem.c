@@ -59,6 +59,7 @@ enum {
     ST_MAX_KW = 16,    /* window columns (unrolled) */
     ST_MAX_STRIDE = 4, /* column phases */
     ST_MIN_LANES = 4,
+    ST_BANDS = 8, /* bands of the staged input's rows (the parallel pass's MOVE_TASKS) */
 };
 
 typedef struct st_geom {
@@ -179,10 +180,34 @@ static void st_row(kn_lower *L, const st_geom *G) {
     if (tail) st_cols(L, G, kx_int(L, full), (int)tail, 0, G->ow, G->lanes);
 }
 
-/* The staged input: for each (batch, channel) plane, the rows above and below the
- * input zero, and in each input row each phase's left padding, its input columns
- * (x[.., j*sw + p - pw]) and right padding. */
-static void st_stage(kn_lower *L, const st_geom *G) {
+/* One staged row: at `row` (its first element in xst), from the input row starting at
+ * element `xr` of x: each phase's left padding, its input columns (x[.., j*sw + p - pw])
+ * and right padding. */
+static void st_stage_row(kn_lower *L, const st_geom *G, int row, int xr) {
+    for (int64_t p = 0; p < G->sw; p++) {
+        int64_t nc = G->pwid[p], jlo, jhi;
+        kt_phase_inside(p, G->sw, G->pw, G->w, nc, &jlo, &jhi);
+        kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
+        kt_zero(L, G->xst, at, jlo);
+        int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
+        if (jhi > jlo && G->sw == 1 && G->xs[3] == 1) {
+            kl_copy(L, G->xst, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
+                    kx_int(L, jhi - jlo));
+        } else if (jhi > jlo) {
+            int j = kl_for(L, jhi - jlo);
+            kn_kx *src =
+                kt_mad(L, var(L, j), G->sw * G->xs[3], kt_plus(L, var(L, xr), from * G->xs[3]));
+            kl_store(L, G->xst, kx_add(L, kt_plus(L, at, jlo), var(L, j)),
+                     kx_load(L, G->d->x, src));
+            kl_end(L);
+        }
+        kt_zero(L, G->xst, kt_plus(L, at, jhi), nc - jhi);
+    }
+}
+
+/* The staged input of a batch of several images: for each (batch, channel) plane, the
+ * rows above and below the input zero, and the input rows between them. */
+static void st_stage_planes(kn_lower *L, const st_geom *G) {
     int vp = kl_for(L, G->n * G->c);
     kn_kx *b = kx_bin(L, KX_DIV, var(L, vp), kx_int(L, G->c));
     kn_kx *ci = kx_bin(L, KX_MOD, var(L, vp), kx_int(L, G->c));
@@ -194,31 +219,56 @@ static void st_stage(kn_lower *L, const st_geom *G) {
         int row = kl_decl(L, KN_I64, kt_mad(L, kt_plus(L, var(L, vr), top), G->rs, var(L, vbase)));
         kn_kx *xrow = kx_add(L, kx_mul(L, b, kx_int(L, G->xs[0])),
                              kt_mad(L, ci, G->xs[1], kx_mul(L, var(L, vr), kx_int(L, G->xs[2]))));
-        int xr = kl_decl(L, KN_I64, xrow);
-        for (int64_t p = 0; p < G->sw; p++) {
-            int64_t nc = G->pwid[p], jlo, jhi;
-            kt_phase_inside(p, G->sw, G->pw, G->w, nc, &jlo, &jhi);
-            kn_kx *at = kt_plus(L, var(L, row), G->poff[p]);
-            kt_zero(L, G->xst, at, jlo);
-            int64_t from = p + jlo * G->sw - G->pw; /* input column of the first copied */
-            if (jhi > jlo && G->sw == 1 && G->xs[3] == 1) {
-                kl_copy(L, G->xst, kt_plus(L, at, jlo), G->d->x, kt_plus(L, var(L, xr), from),
-                        kx_int(L, jhi - jlo));
-            } else if (jhi > jlo) {
-                int j = kl_for(L, jhi - jlo);
-                kn_kx *src =
-                    kt_mad(L, var(L, j), G->sw * G->xs[3], kt_plus(L, var(L, xr), from * G->xs[3]));
-                kl_store(L, G->xst, kx_add(L, kt_plus(L, at, jlo), var(L, j)),
-                         kx_load(L, G->d->x, src));
-                kl_end(L);
-            }
-            kt_zero(L, G->xst, kt_plus(L, at, jhi), nc - jhi);
-        }
+        st_stage_row(L, G, row, kl_decl(L, KN_I64, xrow));
         kl_end(L);
     }
     kt_zero(L, G->xst, kt_plus(L, var(L, vbase), (top + rows) * G->rs),
             (G->hs - top - rows) * G->rs);
     kl_end(L);
+}
+
+/* The staged input of one image, in bands of input rows: the zero rows above the input
+ * (each channel), then
+ *
+ *   for band (parallel, split as it stands): for channel: for row of the band: the row
+ *
+ * then the zero rows below. The bands are the copy's split, so each thread stages the
+ * rows its own output rows read (the convolution's loop over output rows is split into
+ * consecutive chunks too); by channel planes, as one nest on the calling thread, the
+ * other thread read its half of the staged input from the caller's core and the caller
+ * rewrote lines the other core held (passes/xcore.c; docs/benchmarks.md, "The VM's slow
+ * state: what crosses"). Within a band each channel's rows follow one another, as in
+ * the plane-by-plane copy: rows outermost (every channel at each row) took the 1-thread
+ * stem 3-7% longer. */
+static void st_stage_rows(kn_lower *L, const st_geom *G) {
+    int64_t top = kt_clamp(G->ph, 0, G->hs), rows = kt_clamp(G->hs - top, 0, G->h);
+    int64_t bottom = G->hs - top - rows;
+    if (top) {
+        int vp = kl_for(L, G->c);
+        kt_zero(L, G->xst, kx_mul(L, var(L, vp), kx_int(L, G->hs * G->rs)), top * G->rs);
+        kl_end(L);
+    }
+    if (rows) {
+        int64_t band = (rows + ST_BANDS - 1) / ST_BANDS, bands = (rows + band - 1) / band;
+        int vb = kl_for(L, bands);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+        int vp = kl_for(L, G->c);
+        int vi = kl_for(L, band);
+        int vr = kl_decl(L, KN_I64, kt_mad(L, var(L, vb), band, var(L, vi)));
+        if (rows % band) kl_if(L, kx_bin(L, KX_LT, var(L, vr), kx_int(L, rows)));
+        int row = kl_decl(L, KN_I64,
+                          kt_mad(L, var(L, vp), G->hs * G->rs,
+                                 kx_mul(L, kt_plus(L, var(L, vr), top), kx_int(L, G->rs))));
+        kn_kx *xrow = kt_mad(L, var(L, vp), G->xs[1], kx_mul(L, var(L, vr), kx_int(L, G->xs[2])));
+        st_stage_row(L, G, row, kl_decl(L, KN_I64, xrow));
+        kl_end_n(L, rows % band ? 4 : 3);
+    }
+    if (bottom) {
+        int vp = kl_for(L, G->c);
+        kt_zero(L, G->xst, kt_mad(L, var(L, vp), G->hs * G->rs, kx_int(L, (top + rows) * G->rs)),
+                bottom * G->rs);
+        kl_end(L);
+    }
 }
 
 /* Whether convolution d is a stem this pass rebuilds. */
@@ -292,7 +342,10 @@ static void st_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, st_g
     st_choose(L, G, ov);
     G->wpk = st_pack(L, G);
     G->xst = kl_scratch(L, KN_F32, G->n * G->c * G->hs * G->rs);
-    st_stage(L, G);
+    if (G->n > 1)
+        st_stage_planes(L, G);
+    else
+        st_stage_rows(L, G);
     /* rows are independent (each writes its own outputs, reading the staged input): the
      * parallel pass cannot see it through y's channel stride, so they are marked here */
     if (G->n > 1) {
