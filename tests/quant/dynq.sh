@@ -7,7 +7,7 @@
 # kernels give the bits of the ONNX reference (numpy, op by op in float32, ref_*.npy) on
 # the interpreter (the unfused graph, and the fused nodes with --passes), C, LLVM,
 # OpenCL, the plain loop nests (-O0) and the integer tiles of x86-64-avx2 and cortex-m4
-# (the M4 firmware on QEMU: quant_cortex_m4_qemu). dynq_attn's last output follows a float
+# through LLVM (the M4's C and object on QEMU: quant_cortex_m4_qemu, _obj_qemu). dynq_attn's last output follows a float
 # Softmax, whose bits differ between backends: there the fused run is compared with the
 # same backend's unfused run (the pipeline without dynq).
 # usage: dynq.sh KILN SOURCE_DIR
@@ -62,8 +62,7 @@ run() { # name backend [options]: runs model $1 on $2 into $T/$1.$2$tag
     --output-dir "$T/o" -q "$@" 2>"$T/err" || { bad "$m $b $*: $(cat "$T/err")"; return 1; }
 }
 for m in dynq_mlp dynq_attn dynq_cnn; do
-  for cfg in interp "interp --passes $FUSED" c llvm opencl "llvm -O0" "llvm x86-64-avx2" \
-    "c cortex-m4" "llvm cortex-m4"; do
+  for cfg in interp "interp --passes $FUSED" c llvm opencl "llvm -O0" "llvm x86-64-avx2" "llvm cortex-m4"; do
     set -- $cfg
     b=$1
     shift
