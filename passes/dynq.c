@@ -28,8 +28,8 @@
  * residual Add of the result's shape stays its own node); an activation must have an exact
  * float32 form (Relu, Clip with constant bounds, LeakyRelu). The fused node takes the
  * place of the tail's last node, so every operand (the scale product, computed after the
- * contraction in ORT's node order) is produced before it runs. Graphs with subgraphs are
- * left alone. */
+ * contraction in ORT's node order) is produced before it runs. A grouped ConvInteger
+ * (depthwise) keeps its tail, and graphs with subgraphs are left alone. */
 #include "ir/epilogue.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
@@ -103,6 +103,12 @@ static bool fold_tail(kn_ctx *cx, kn_graph *g, kn_node *h, bool *dead, int *at) 
     if (h->nout != 1 || !h->out[0] || h->out[0]->type.dtype != KN_I32 ||
         kn_node_attr(h, KN_ATTR_EPILOGUE) || !kn_type_static(&h->out[0]->type))
         return false;
+    /* a grouped ConvInteger keeps its tail: the depthwise pass's integer tiles take no
+     * epilogue (passes/tile_int.c kt_dw_int_exact), and with one it would run as the
+     * plain nest */
+    kn_ctx scratch;
+    kn_ctx_init(&scratch, cx ? cx->file : NULL);
+    if (h->op == KN_OP_CONVINTEGER && kn_attr_int(&scratch, h, "group", 1) != 1) return false;
     kn_node *c = only_reader(g, h->out[0]);
     if (!c || c->op != KN_OP_CAST || c->nout != 1 || !is_f32(c->out[0]) ||
         kn_node_attr(c, KN_ATTR_EPILOGUE))

@@ -43,6 +43,9 @@ grep -q "f32\[1,8,32\] = MatMulInteger" "$T/attn.txt" && ok || bad "dynq_attn: q
   bad "compile dynq_cnn"
 grep -q "' \(Cast\|Add\|Relu\|Clip\)" "$T/cnn.sched" && bad "dynq_cnn: a tail kernel: $(cat "$T/cnn.sched")" || ok
 [ "$(grep -c "' ConvInteger tile_rows=" "$T/cnn.sched")" = 3 ] && ok || bad "dynq_cnn: not tiled: $(cat "$T/cnn.sched")"
+# a depthwise ConvInteger keeps its tail (the depthwise tiles take no epilogue)
+"$KILN" inspect "$D/dynq_dw/model.onnx" >"$T/dw.txt" 2>&1
+[ "$(n Cast dw)" = 1 ] && ok || bad "dynq_dw: $(n Cast dw) Cast, want 1 (not fused)"
 # an int32 result with another reader (a graph output) keeps its tail
 "$KILN" inspect "$2/tests/quant/models/dynamic_quant/model.onnx" >"$T/dq.txt" 2>&1
 [ "$(n Cast dq)" = 2 ] && ok || bad "dynamic_quant: $(n Cast dq) Cast, want 2 (its int32 results are outputs)"
@@ -61,7 +64,7 @@ run() { # name backend [options]: runs model $1 on $2 into $T/$1.$2$tag
   "$KILN" run "$D/$m/model.onnx" --input "x=$D/$m/test_data_set_0/input_0.pb" --backend $b \
     --output-dir "$T/o" -q "$@" 2>"$T/err" || { bad "$m $b $*: $(cat "$T/err")"; return 1; }
 }
-for m in dynq_mlp dynq_attn dynq_cnn; do
+for m in dynq_mlp dynq_attn dynq_cnn dynq_dw; do
   for cfg in interp "interp --passes $FUSED" c llvm opencl "llvm -O0" "llvm x86-64-avx2" "llvm cortex-m4"; do
     set -- $cfg
     b=$1

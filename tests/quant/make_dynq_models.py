@@ -14,6 +14,7 @@ column / output channel weight scales, Relu, Clip(0, 6), no bias.
              the two-Mul tail
   dynq_cnn   ConvInteger 3x3 + bias (Reshape, as ORT adds it) + Relu, a strided 3x3
              with per-channel scales, a 1x1 with Clip(0, 6) and no bias
+  dynq_dw    a depthwise ConvInteger, whose tail the pass leaves alone
 
 References: numpy in float32, op by op as the ONNX operator definitions say (each op
 rounds to float32), written to test_data_set_0 and as ref_<output>.npy; checked bit for
@@ -43,8 +44,12 @@ def dyn_quant(x):
     return q, s, z
 
 
-def conv_i32(x, xz, w, wz, stride=1, pad=0):
-    """ConvInteger (NCHW, group 1) in int64, as int32."""
+def conv_i32(x, xz, w, wz, stride=1, pad=0, group=1):
+    """ConvInteger (NCHW) in int64, as int32."""
+    if group > 1:  # each group on its own channels
+        cg, mg = x.shape[1] // group, w.shape[0] // group
+        return np.concatenate([conv_i32(x[:, i * cg:(i + 1) * cg], xz, w[i * mg:(i + 1) * mg], wz,
+                                        stride, pad) for i in range(group)], axis=1)
     xi = x.astype(np.int64) - np.int64(xz)
     wi = w.astype(np.int64) - np.int64(wz)
     n, c, h, wd = xi.shape
@@ -228,7 +233,24 @@ def cnn():
     g.save("dynq_cnn", ["x"], [y])
 
 
+def dw():
+    """A depthwise ConvInteger (group 8): its tail is not fused (the depthwise pass's
+    integer tiles take no epilogue), the outputs the same."""
+    g = G()
+    g.v["x"] = rng.standard_normal((1, 8, 10, 10)).astype(F)
+    xq, xs, xz = g.dql("x")
+    w = g.init("dw", rng.integers(-127, 128, (8, 1, 3, 3), dtype=np.int8))
+    wz = g.init("dwz", np.int8(0))
+    ws = g.init("dws", F(0.011))
+    b = g.init("db", (rng.random((1, 8, 1, 1)) - 0.5).astype(F))
+    acc = g.node("ConvInteger", [xq, w, xz, wz], ["d_acc"],
+                 [conv_i32(g.v[xq], g.v[xz], g.v[w], g.v[wz], 1, 1, 8)], pads=[1, 1, 1, 1], group=8)
+    y = g.tail(acc, xs, ws, "d", bias=b)
+    g.save("dynq_dw", ["x"], [y])
+
+
 if __name__ == "__main__":
     mlp()
     attn()
     cnn()
+    dw()
