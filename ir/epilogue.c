@@ -4,7 +4,9 @@
  * The reference computes each step in double from the stored value and rounds to the
  * output dtype once at the end, which is what the fused kernels do in f32 (the
  * unfused ops would round after every step; the differences stay far inside the
- * tolerances the tests compare with). */
+ * tolerances the tests compare with). An integer contraction's fused float tail
+ * (passes/dynq.c) rounds to float32 after every step instead: its bits are the unfused
+ * graph's. */
 #include "ir/epilogue.h"
 #include "ir/ops/nn_attrs.h"
 #include "ir/ops.h"
@@ -264,6 +266,10 @@ kn_status kn_epilogue_eval(kn_ctx *cx, const kn_node *n, const kn_epilogue *e, k
             ost[k][d] = ext == 1 ? 0 : xs[xd];
         }
     }
+    /* an integer contraction's fused float tail (passes/dynq.c): every step rounded to
+     * float32, as the unfused float32 ops round (+, -, *, / of two float32 values in
+     * double, then rounded to float32, is the float32 operation's result) */
+    bool f32_steps = y->type.dtype == KN_F32 && in[0] && !kn_dtype_get(in[0]->type.dtype)->is_float;
     for (int64_t i = 0; i < numel; i++) {
         double v = kn_load_f64(y->data, y->type.dtype, (size_t)i);
         for (int k = 0; k < e->n; k++) {
@@ -278,6 +284,7 @@ kn_status kn_epilogue_eval(kn_ctx *cx, const kn_node *n, const kn_epilogue *e, k
                 x = kn_load_f64(in[op]->data, in[op]->type.dtype, (size_t)off);
             }
             v = apply(&e->s[k], v, x);
+            if (f32_steps) v = (float)v;
         }
         kn_store_f64(y->data, y->type.dtype, (size_t)i, v);
     }

@@ -24,7 +24,10 @@
  *
  * Operands are extra node inputs after the op's own (the attribute names their index),
  * so use-def chains, liveness and the memory plan see them. passes/fuse.c adds activations
- * and residual Adds; passes/chain.c the arithmetic and unary-math steps. The interpreter applies
+ * and residual Adds; passes/chain.c the arithmetic and unary-math steps; passes/dynq.c a
+ * dynamically quantized layer's float tail on MatMulInteger / ConvInteger, whose output is
+ * then float32: v starts as float32(int32 accumulator) and every step rounds to float32
+ * (the unfused ops' bits). The interpreter applies
  * the steps after the op (kn_epilogue_eval); lowerings and the tile pass apply them
  * to each value they store (kl_epilogue). */
 #ifndef KN_EPILOGUE_H

@@ -52,6 +52,9 @@ static const pass_info passes[] = {
      "GELU (Erf, Tanh), SiLU and HardSwish written as arithmetic into one activation", NULL},
     {"norm", LEVEL_GRAPH, kn_pass_norm, NULL, KN_HAVE_SHAPES, 0, 0,
      "LayerNorm and Softmax written as reductions and arithmetic into the single op", NULL},
+    {"dynq", LEVEL_GRAPH, kn_pass_dynq, NULL, KN_HAVE_SHAPES, 0, 0,
+     "a dynamically quantized layer's float tail (Cast, Mul, Add, Relu) into its "
+     "MatMulInteger/ConvInteger", NULL},
     {"fuse", LEVEL_GRAPH, kn_pass_fuse, NULL, KN_HAVE_SHAPES, 0, 0,
      "fold elementwise consumers into the epilogue of the node producing their input", NULL},
     {"weights", LEVEL_GRAPH, kn_pass_weights, NULL, KN_HAVE_SHAPES, 0, 0,
@@ -125,7 +128,8 @@ const char *kn_pipeline_default(int opt_level) {
     /* deseq may add nodes: shape and fold run again after it */
     if (opt_level <= 0)
         return "shape,fold,shape,deseq,shape,fold,shape,weights,lower,lowp,plan,parallel,index";
-    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,fuse,"
+    return "shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,dynq,"
+           "fuse,"
            "chain,"
            "patch,"
            "layout,"

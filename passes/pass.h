@@ -31,6 +31,7 @@ struct kn_schedule;
 kn_status kn_pass_shape(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fold(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_fuse(kn_ctx *cx, kn_graph *g);
+kn_status kn_pass_dynq(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_transpose(kn_ctx *cx, kn_graph *g);
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const struct kn_target *t);
 /* graph passes of the optimization layer (passes/bnfold.c ...) */
@@ -148,7 +149,7 @@ void kn_pass_list(FILE *f);
 bool kn_pass_known(const char *name);
 
 /* Default graph passes, for inspect. */
-#define KN_GRAPH_PASSES "shape,qdq,fold,shape,transpose,bnfold,act,norm,fuse,chain,layout"
+#define KN_GRAPH_PASSES "shape,qdq,fold,shape,transpose,bnfold,act,norm,dynq,fuse,chain,layout"
 #define KN_DEFAULT_PASSES KN_GRAPH_PASSES
 /* The whole pipeline at optimization level 0..3 (-O): what compile, run and bench use
  * unless --passes is given. */

@@ -422,13 +422,16 @@ static bool is_const(const kn_kbuf *b) {
  * the largest |w - wz| of the weights, over `red` steps, plus the bias); and y i32
  * (no requantization) or 8-bit (QLinear). */
 static bool int_ok(const kn_contract *d, int64_t red) {
-    if (!kn_contract_is_int(d) || d->epi || !is_const(d->w) ||
+    /* an epilogue only as a fused float tail (passes/dynq.c: f32 y, no requantization)
+     * whose operands are scalars or vary along the columns / output channels alone */
+    if (d->epi && (d->yscale || d->y->dtype != KN_F32 || !kt_int_epi_ok(d))) return false;
+    if (!kn_contract_is_int(d) || !is_const(d->w) ||
         (d->w->dtype != KN_U8 && d->w->dtype != KN_I8) || (d->wz && !is_const(d->wz)) ||
         (d->bias && !is_const(d->bias)))
         return false;
     if (d->yscale ? !is_const(d->xscale) || !is_const(d->wscale) || !is_const(d->yscale) ||
                         (d->y->dtype != KN_U8 && d->y->dtype != KN_I8)
-                  : d->y->dtype != KN_I32)
+                  : d->y->dtype != (d->epi ? KN_F32 : KN_I32))
         return false;
     int64_t per = d->kind == KN_CONTRACT_CONV ? d->w->numel / d->m : 0;
     double wmax = 0, bmax = 0;
@@ -1341,7 +1344,10 @@ store:
         for (int c = 0; c < valid; c++) /* a column's tables read once for its rows */
             for (int r = 0; r < rows; r++)
                 kl_store(L, G->y, kt_plus(L, kx_var(L, vy), c * ys[1] + r * ys[3]),
-                         kt_int_store(L, d, &G->rq, kx_var(L, T->acc[r][c]), kt_plus(L, mo, c)));
+                         kt_int_epi(
+                             L, d,
+                             kt_int_store(L, d, &G->rq, kx_var(L, T->acc[r][c]), kt_plus(L, mo, c)),
+                             kt_plus(L, mo, c)));
         return;
     }
     int pre = 0;
@@ -1423,7 +1429,9 @@ store:
         kx_load(L, G->tile, kx_add(L, kx_var(L, vt), mad(L, kx_var(L, vr), T->kb, kx_var(L, vc2))));
     if (kn_contract_is_int(d) && !G->vq)
         val = kt_int_store(L, d, &G->rq, val, kx_add(L, mo, kx_var(L, vc2)));
-    if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
+    if (kn_contract_is_int(d) && d->epi) /* a fused float tail: on the float accumulator */
+        val = kt_int_epi(L, d, val, kx_add(L, mo, kx_var(L, vc2)));
+    else if (d->epi && pre < d->epi->n) { /* y[b, mo + c, oh, ow0 + r] */
         kn_kx *coord[4] = {kx_var(L, vb), kx_add(L, mo, kx_var(L, vc2)), oy, NULL};
         kn_kx *opnd[KN_EPI_MAX] = {0};
         coord[d->nsp == 2 ? 3 : 2] = kx_add(L, ow0, kx_var(L, vr));
@@ -2472,6 +2480,8 @@ static kn_kx *mm_epi(kn_lower *L, const mm_geom *G, kn_kx *val, kn_kx *yidx, kn_
 kn_kx *kt_mm_epi(kn_lower *L, const kn_contract *d, const kn_kbuf *y, kn_kx *val, kn_kx *yidx,
                  kn_kx *col) {
     if (!d->epi) return val;
+    if (kn_contract_is_int(d)) /* a fused float tail (passes/dynq.c) */
+        return kt_int_epi(L, d, val, col);
     kn_kx *opnd[KN_EPI_MAX] = {0};
     int lanes = kx_lanes(val);
     for (int k = 0; k < d->epi->n; k++) {

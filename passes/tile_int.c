@@ -13,6 +13,7 @@
  * dot product, the depthwise pass packs kernel rows instead (passes/depthwise.c: staged
  * words of vertically adjacent rows, kt_int_dot_kind, kt_dot_word) and the tiles
  * accumulate in i32. */
+#include "ir/epilogue.h"
 #include "passes/tile_int.h"
 
 #include "ir/lower_impl.h"
@@ -352,4 +353,33 @@ kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx
 
 kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col) {
     return kt_int_store_vec(L, d, q, acc, col, 1);
+}
+
+bool kt_int_epi_ok(const kn_contract *d) {
+    int64_t cols = d->kind == KN_CONTRACT_CONV ? d->m : d->N;
+    /* the axis of the columns in y, counted from its last: MatMul's last, NCHW's channel */
+    int from_end = d->kind == KN_CONTRACT_CONV ? d->nsp : 0;
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        if (o->dtype != KN_F32) return false;
+        if (o->numel == 1) continue;
+        if (o->numel != cols || o->rank > d->y->rank) return false;
+        int ca = o->rank - 1 - from_end; /* the columns' axis in o */
+        if (ca < 0 || o->dims[ca] != cols) return false;
+    }
+    return true;
+}
+
+kn_kx *kt_int_epi(kn_lower *L, const kn_contract *d, kn_kx *acc, kn_kx *col) {
+    if (!d->epi) return acc;
+    int lanes = kx_lanes(acc);
+    kn_kx *opnd[KN_EPI_MAX] = {0};
+    for (int k = 0; k < d->epi->n; k++) {
+        kn_kbuf *o = d->operand[k];
+        if (!o) continue;
+        opnd[k] = o->numel == 1 ? kx_load(L, o, kx_int(L, 0))
+                                : table_at(L, o, col, lanes); /* column col's, or lanes of them */
+    }
+    return kl_epilogue(L, d->epi, kx_cast(L, KN_F32, acc), opnd);
 }

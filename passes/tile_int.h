@@ -104,6 +104,15 @@ bool kt_int_tables_f64(kn_lower *L, const kn_contract *d, int64_t pad, kt_rq *q)
  * reading vectors of the tables (padded past the last column, kt_int_tables_padded). */
 kn_kx *kt_int_store_vec(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col,
                         int lanes);
+/* Whether integer contraction d's epilogue (a fused float tail, passes/dynq.c) suits
+ * kt_int_epi: every operand float32 and one value, or one per column (MatMul: numel N,
+ * varying along its last axis) or per output channel (Conv: numel m, varying along the
+ * channel axis of NCHW y alone). */
+bool kt_int_epi_ok(const kn_contract *d);
+/* The fused float tail of d on accumulator acc (i32, scalar or vector of lanes columns
+ * from col): float32(acc), then d's epilogue steps in order, each operand read at the
+ * column (a vector of them) or as its one value. acc itself where d has no epilogue. */
+kn_kx *kt_int_epi(kn_lower *L, const kn_contract *d, kn_kx *acc, kn_kx *col);
 /* The value stored at y for integer accumulator acc (i32, scalar or vector) of column
  * col: acc itself, or requantized through the tables of kt_int_tables. */
 kn_kx *kt_int_store(kn_lower *L, const kn_contract *d, const kt_rq *q, kn_kx *acc, kn_kx *col);

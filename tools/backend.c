@@ -361,8 +361,8 @@ int backend_shape_inputs(kn_ctx *cx, kn_graph *g, kn_tensor *const *in, unsigned
     /* fold too: Shape of a static input is a constant, not a reason to bind the input.
      * Not 'layout': the compilation runs it after the passes that need the target
      * ('patch' rewrites only convolutions still in ONNX's NCHW). */
-    kn_pass_run_pipeline(&scratch, g, "shape,qdq,fold,shape,transpose,bnfold,act,norm,fuse,chain",
-                         NULL, NULL);
+    kn_pass_run_pipeline(
+        &scratch, g, "shape,qdq,fold,shape,transpose,bnfold,act,norm,dynq,fuse,chain", NULL, NULL);
     int n = kn_graph_value_count(g), count = 0;
     unsigned char *seen = calloc((size_t)n + 1, 1);
     KN_ASSERT(seen);

@@ -14,6 +14,7 @@
  * read at run time, so they need not be constants. Padded convolution taps are
  * skipped (they contribute zero after zero-point subtraction); the bounds tests are
  * emitted only on dims where padding can make a tap fall outside. */
+#include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
 #include "ir/ops/nn_attrs.h"
@@ -595,9 +596,8 @@ static void mm_operand(const kn_kbuf *x, const int *yv, int nb, int nmat, int ow
     if (own >= 0) vars[own] = yv[yown];
 }
 
-/* Opens loops over y's shape; returns y's flat index. */
-static kn_kx *mm_open(kn_lower *L, kn_kbuf *a, kn_kbuf *b, kn_kbuf *y, mm_nest *g) {
-    int yv[KN_MAX_RANK];
+/* Opens loops over y's shape (their variables into yv); returns y's flat index. */
+static kn_kx *mm_open(kn_lower *L, kn_kbuf *a, kn_kbuf *b, kn_kbuf *y, mm_nest *g, int *yv) {
     kn_kx *oi = open_loops(L, y, yv);
     int ma = a->rank >= 2, mb = b->rank >= 2;
     int nb = y->rank - ma - mb;
@@ -651,26 +651,51 @@ static void mm_describe(kn_lower *L, kn_kbuf *a, kn_kbuf *b, kn_kbuf *y, const k
     kl_contract(L, &d);
 }
 
+/* The value an integer contraction stores for its int64 accumulator acc: acc as the
+ * op's int32, or with a fused float tail (passes/dynq.c, n's kn.epilogue e) float32(int32
+ * acc) and then e's steps in float32, in order, operands broadcast to y at coord. The
+ * descriptor q takes e and its operand buffers for the tile pass. */
+static kn_kx *int_result(kn_lower *L, const kn_epilogue *e, kn_kbuf *const *in, kn_kbuf *y,
+                         kn_kx *const *coord, kn_kx *acc, kn_contract *q) {
+    if (!e->n) return acc;
+    kn_kx *opnd[KN_EPI_MAX] = {0};
+    for (int k = 0; k < e->n; k++)
+        if (e->s[k].operand >= 0) {
+            q->operand[k] = in[e->s[k].operand];
+            opnd[k] = kl_bcast_load(L, in[e->s[k].operand], y, coord);
+        }
+    q->epi = e;
+    return kl_epilogue(L, e, kx_cast(L, KN_F32, kx_cast(L, KN_I32, acc)), opnd);
+}
+
 static kn_status lower_matmulint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                  kn_kbuf *const *out) {
-    kn_kbuf *az = n->nin > 2 ? in[2] : NULL, *bz = n->nin > 3 ? in[3] : NULL;
+    kn_epilogue e;
+    if (kn_epilogue_of(kl_ctx(L), n, &e)) return kl_ctx(L)->status;
+    int nin = kn_node_op_inputs(n); /* a fused tail's operands follow */
+    kn_kbuf *az = nin > 2 ? in[2] : NULL, *bz = nin > 3 ? in[3] : NULL;
     if (in[1]->rank == 1 && bz && bz->numel != 1)
         return kn_diag(kl_ctx(L), n, KN_EINVAL, "b_zero_point must be a scalar for 1-D B");
     mm_nest g;
-    kn_kx *oi = mm_open(L, in[0], in[1], out[0], &g);
+    int yv[KN_MAX_RANK];
+    kn_kx *oi = mm_open(L, in[0], in[1], out[0], &g, yv);
     int acc;
     kn_status st = mm_dot(L, n, &g, az, 2, bz, 3, &acc);
     if (st) return st;
-    kl_store(L, out[0], oi, kx_var(L, acc));
+    kn_kx *coord[KN_MAX_RANK];
+    for (int d = 0; d < out[0]->rank; d++) coord[d] = kx_var(L, yv[d]);
+    kn_contract q = {.xz = az, .wz = bz};
+    kl_store(L, out[0], oi, int_result(L, &e, in, out[0], coord, kx_var(L, acc), &q));
     kl_end_n(L, out[0]->rank);
-    mm_describe(L, in[0], in[1], out[0], &(kn_contract){.xz = az, .wz = bz});
+    mm_describe(L, in[0], in[1], out[0], &q);
     return KN_OK;
 }
 
 static kn_status lower_qlinearmatmul(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                      kn_kbuf *const *out) {
     mm_nest g;
-    kn_kx *oi = mm_open(L, in[0], in[3], out[0], &g);
+    int yv[KN_MAX_RANK];
+    kn_kx *oi = mm_open(L, in[0], in[3], out[0], &g, yv);
     int acc;
     kn_status st = mm_dot(L, n, &g, in[2], 2, in[5], 5, &acc);
     if (st) return st;
@@ -862,19 +887,27 @@ static void conv_describe(kn_lower *L, const conv_nest *g, kn_kbuf *x, kn_kbuf *
 
 static kn_status lower_convint(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                kn_kbuf *const *out) {
+    kn_epilogue e;
+    if (kn_epilogue_of(kl_ctx(L), n, &e)) return kl_ctx(L)->status;
     conv_nest g;
     kn_status st = conv_make(L, n, in[0], in[1], &g);
     if (st) return st;
-    kn_kbuf *xz = n->nin > 2 ? in[2] : NULL, *wz = n->nin > 3 ? in[3] : NULL;
+    int nin = kn_node_op_inputs(n); /* a fused tail's operands follow */
+    kn_kbuf *xz = nin > 2 ? in[2] : NULL, *wz = nin > 3 ? in[3] : NULL;
     if (wz && wz->numel != 1 && wz->numel != g.geo.M)
         return kn_diag(kl_ctx(L), n, KN_EINVAL, "w_zero_point must have 1 or %lld elements",
                        (long long)g.geo.M);
+    if (e.n && (g.xcl || g.ycl))
+        return kn_diag(kl_ctx(L), n, KN_EINTERNAL, "a fused tail needs NCHW tensors");
     int vb, vg, vo[KN_MAX_RANK];
     kn_kx *oi = conv_open(L, out[0], &g, &vb, &vg, vo);
     int acc = conv_dot(L, &g, in[0], xz, in[1], wz, vb, vg, vo);
-    kl_store(L, out[0], oi, kx_var(L, acc));
+    kn_kx *coord[KN_MAX_RANK] = {kx_var(L, vb), g.m};
+    for (int d = 0; d < g.geo.s; d++) coord[2 + d] = kx_var(L, vo[d]);
+    kn_contract q = {.xz = xz, .wz = wz};
+    kl_store(L, out[0], oi, int_result(L, &e, in, out[0], coord, kx_var(L, acc), &q));
     conv_close(L, &g, vg);
-    conv_describe(L, &g, in[0], in[1], NULL, out[0], &(kn_contract){.xz = xz, .wz = wz});
+    conv_describe(L, &g, in[0], in[1], NULL, out[0], &q);
     return KN_OK;
 }
 

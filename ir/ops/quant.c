@@ -13,6 +13,7 @@
  * expanded into an int64 array with its zero point subtracted, so the kernels below see plain
  * integer tensors. Padding in the convolutions contributes 0 after zero-point
  * subtraction (the padded value is the zero point). */
+#include "ir/epilogue.h"
 #include "ir/ops/nn_attrs.h"
 #include "ir/ops/quant_attrs.h"
 #include "ir/requant.h"
@@ -422,15 +423,36 @@ static void matmul_i64(const mm_geom *g, const int64_t *a, const int64_t *b, int
 
 /* ---- MatMulInteger ---- */
 
+/* The output dtype of MatMulInteger and ConvInteger: int32, or float32 where the dynq
+ * pass (passes/dynq.c) fused the float tail of a dynamically quantized layer into the
+ * node's epilogue (kn.epilogue): y = the steps on float32(int32 accumulator), each step
+ * rounded to float32 as the unfused Cast, Mul, Add and Relu are (ir/epilogue.c). */
+static kn_dtype int_out(const kn_node *n) {
+    return kn_node_attr(n, KN_ATTR_EPILOGUE) ? KN_F32 : KN_I32;
+}
+
+/* acc (int64, exact) into y: wrapped to int32 as the operator's output, then converted to
+ * y's dtype (float32 for a fused tail: the Cast's rounding to nearest even). */
+static void store_acc(kn_tensor *y, const int64_t *acc) {
+    int64_t n = kn_tensor_numel(y);
+    for (int64_t i = 0; i < n; i++) {
+        int32_t v = (int32_t)(uint32_t)(uint64_t)acc[i];
+        if (y->type.dtype == KN_F32)
+            ((float *)y->data)[i] = (float)v;
+        else
+            kn_store_i64(y->data, y->type.dtype, (size_t)i, v);
+    }
+}
+
 static kn_status infer_matmulint(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_type *out) {
     kn_status st = kn_check_dtype(cx, n, in[0], 0, KN_DT_Q8);
     if (st || (st = kn_check_dtype(cx, n, in[1], 1, KN_DT_Q8))) return st;
-    for (int i = 2; i < n->nin; i++) {
+    for (int i = 2; i < kn_node_op_inputs(n) && i < 4; i++) {
         if (!in[i]) continue;
         /* a_zero_point has A's type, b_zero_point B's */
         if ((st = kn_check_dtype(cx, n, in[i], i, 1u << in[i - 2]->type.dtype))) return st;
     }
-    return matmul_type(cx, n, &in[0]->type, &in[1]->type, KN_I32, out);
+    return matmul_type(cx, n, &in[0]->type, &in[1]->type, int_out(n), out);
 }
 
 static kn_status eval_matmulint(kn_exec *ex, const kn_node *n, kn_tensor *const *in,
@@ -452,7 +474,7 @@ static kn_status eval_matmulint(kn_exec *ex, const kn_node *n, kn_tensor *const 
     int64_t *acc = kn_arena_array(kn_exec_arena(ex), (size_t)kn_tensor_numel(y) + 1, sizeof *acc);
     if (!acc) return kn_diag(cx, n, KN_ELIMIT, "output too large");
     matmul_i64(&g, a, b, acc, NULL, NULL);
-    kn_tensor_store_i64s(y, acc);
+    store_acc(y, acc);
     return KN_OK;
 }
 
@@ -668,7 +690,7 @@ static kn_status infer_convint(kn_ctx *cx, const kn_node *n, kn_tensor *const *i
     kn_conv_geom g;
     int known;
     if ((st = kn_conv_geom_make(cx, n, &in[0]->type, &in[1]->type, &g, &known))) return st;
-    out[0] = known ? conv_type(&g, KN_I32) : kn_type_unknown(KN_I32);
+    out[0] = known ? conv_type(&g, int_out(n)) : kn_type_unknown(int_out(n));
     return KN_OK;
 }
 
@@ -693,7 +715,7 @@ static kn_status eval_convint(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     if (!w) return cx->status;
     if (!acc) return kn_diag(cx, n, KN_ELIMIT, "output too large");
     conv_i64(&g, x, w, acc);
-    kn_tensor_store_i64s(y, acc);
+    store_acc(y, acc);
     return KN_OK;
 }
 

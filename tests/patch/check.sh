@@ -13,7 +13,7 @@
 KILN=$1
 S=$2
 . "$2/tests/lib.sh"
-NOPATCH=shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,fuse,chain,layout,lower,depthwise,pool,stem,winograd,tile,vmath,lowp,sescale,plan,parallel,index
+NOPATCH=shape,qdq,fold,shape,deseq,shape,fold,shape,transpose,bnfold,weights,act,norm,dynq,fuse,chain,layout,lower,depthwise,pool,stem,winograd,tile,vmath,lowp,sescale,plan,parallel,index
 arena() { sed -n 's/.*"arena_bytes": \([0-9]*\).*/\1/p' "$1"; }
 for m in stem odd deep; do
   d=$S/tests/patch/$m

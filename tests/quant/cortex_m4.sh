@@ -24,7 +24,7 @@ MODELS="qlinear_cnn qlinear_odd integer_ops pw_split_s8 pw_split_u8 pw_pairs_s8 
   stem_words_s4 mm_split_s8 mm_split_u8 mm_odd_s8 mm_red16_u8 mm_red16_s8 conv_zp0_u8 conv_zp0_s8
   dw_words_s8 dw_words_u8 dw_words_s2 dw_words_s2w dw_words_z1
   fixed/qdq_fixed fixed/qdq_depthwise fixed/qdq_pointwise fixed/qdq_pointwise_part ptq/ptq_add
-  quantize_ties qdq_add dq_pool q_planes"
+  quantize_ties qdq_add dq_pool q_planes dynq/dynq_mlp dynq/dynq_cnn"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 MACHINE=mps2-an386 LD=$S/tests/quant/m4/link.ld
 if [ "$TARGET" = cortex-m55 ]; then
@@ -71,9 +71,9 @@ for m in $MODELS; do
   # ptq/*: a float model quantized by --quantize (its fixed-point adds, ir/requant.h
   # kn_qadd), the reference the host interpreter's output for the same quantization
   Q= REF=
-  case $m in fixed/*) M=$S/tests/quant/$m ;; ptq/*) M=$S/tests/quant/${m#ptq/} ;; esac
+  case $m in fixed/* | dynq/*) M=$S/tests/quant/$m ;; ptq/*) M=$S/tests/quant/${m#ptq/} ;; esac
   case $m in ptq/*) Q="--quantize int8 --calibrate $M/calib.npy" ;; esac
-  m=${m#fixed/} m=${m#ptq/}
+  m=${m#fixed/} m=${m#ptq/} m=${m#dynq/}
   D=$T/$m
   # qdq_block's 96 -> 24 projection (int8 out) kept in the 2 x 4 reduction tile whose
   # 4-channel vector requantization and int8 clamp the checks below look for (by default
@@ -157,6 +157,10 @@ for m in $MODELS; do
     want=split=1; [ "$TARGET" = cortex-m55 ] && want=dot=4
     grep -q "'mm' QLinearMatMul .* $want" "$T/$m.sched" && ok ||
       bad "$m: no $want tile: $(cat "$T/$m.sched")" ;;
+  dynq_*) # dynamically quantized layers (tests/quant/make_dynq_models.py): the float tail
+    # fused (passes/dynq.c) into the integer contractions, which run in split-word tiles
+    [ "$(grep -c "Integer tile_rows=.* split=" "$T/$m.sched")" = "$(grep -c Integer "$T/$m.sched")" ] &&
+      ok || bad "$m: an integer contraction not in split-word tiles: $(cat "$T/$m.sched")" ;;
   qlinear_cnn | integer_ops)
     # over a window: the grouped, strided 3x3 of qlinear_cnn reads the words (split=1),
     # the stride-1 3x3 of integer_ops their pre-split pairs (split=4, kt_tile.xpre)
