@@ -3917,6 +3917,8 @@ static bool tile_stem_cl(kn_lower *L, const kn_contract *d, const kn_sched *ov, 
     int64_t hp = d->h + d->ph + d->peh, wp = d->w_ + d->pw + d->pew, img = hp * wp * c;
     /* the copy: pads (the zero point) around the transposed input, and slack for the
      * last window's word past the image */
+    kt_tile Tc; /* what tile_conv would refuse, before any statement is built */
+    if (!kt_choose(L, d->m, d->ow, ov, true, false, &Tc)) return false;
     kn_kbuf *xp = kl_scratch(L, KN_U8, img + ckw - d->kw * c);
     stem_cl_w A = {d, ckw};
     kn_contract vd = *d;
@@ -3927,8 +3929,7 @@ static bool tile_stem_cl(kn_lower *L, const kn_contract *d, const kn_sched *ov, 
     vd.ph = vd.pw = vd.peh = vd.pew = 0;
     memcpy(vd.xs, (int64_t[4]){img, 1, wp * c, c}, sizeof vd.xs);
     memcpy(vd.ys, ys, sizeof vd.ys);
-    kt_tile Tc; /* what tile_conv would refuse, before any statement is built */
-    if (!int_ok(&vd, ckw * d->kh) || !kt_choose(L, d->m, d->ow, ov, true, false, &Tc)) return false;
+    if (!int_ok(&vd, ckw * d->kh)) return false; /* (the bound of more steps, all 0 past kw * c) */
     int vz = kl_decl(L, KN_U8, kx_load(L, d->xz, kx_int(L, 0)));
     int64_t head = (d->ph * wp + d->pw) * c, mid = (wp - d->w_) * c;
     int64_t tail0 = ((d->ph + d->h - 1) * wp + d->pw + d->w_) * c;
