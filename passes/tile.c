@@ -3864,6 +3864,117 @@ static bool tile_stem_int(kn_lower *L, const kn_contract *d, const kn_sched *ov,
     return true;
 }
 
+/* ---- integer stems writing channels-last: a kernel row's bytes as channels ----
+ *
+ * tile_stem_int's pixel tiles store rows of one channel (NCHW y only). A stem whose
+ * output goes channels-last (ResNet's, res_channels_last in passes/layout.c) takes the
+ * channel tiles of tile_conv with their direct stores; over its input's words of c < 4
+ * channels a tap they spend kh * kw dot steps an output (ResNet-18's conv1: 49), a
+ * quarter of each word empty. Here the input is first copied, transposed, into a padded
+ * channels-last byte image [hp][wp][c] (+ slack), where one kernel row of a window is
+ * kw * c consecutive bytes: so the convolution is run as another one over that copy,
+ * whose "channels" are those bytes rounded up to words, ckw = ceil(kw * c / 4) * 4 (24),
+ * with a kh x 1 kernel, no padding, the same strides, and a column stride of c bytes
+ * (adjacent columns' channels overlap in memory, which a read does not mind): ResNet-18's
+ * conv1 then takes 7 x 6 = 42 dot steps an output, each word one unaligned load (the
+ * channel tiles' channels-last x read in place). Its packed weights are the original
+ * ones reordered, t = kx * c + ch, and past kw * c the weight zero point (a product of
+ * 0, so the init and its zero-point correction are unchanged). The bytes past the last
+ * row's end that the last window reads are the slack's, times weight 0. Every value is
+ * the same integer dot as the channel tiles', so the outputs are bit-identical. A
+ * schedule's split other than 5 (merged words) keeps the channel tiles' words. */
+enum { STEM_CL_MAX_C = 3 };
+
+typedef struct stem_cl_w {
+    const kn_contract *d;
+    int64_t ckw;
+} stem_cl_w;
+
+static void stem_cl_wfill(const void *ctx, void *data) {
+    const stem_cl_w *A = ctx;
+    const kn_contract *d = A->d;
+    for (int64_t oc = 0; oc < d->m; oc++)
+        for (int64_t t = 0; t < A->ckw; t++)
+            for (int64_t ky = 0; ky < d->kh; ky++) {
+                int64_t kx = t / d->c, ch = t % d->c, at = (oc * A->ckw + t) * d->kh + ky;
+                double v = kx < d->kw ? cval(d->w, ((oc * d->c + ch) * d->kh + ky) * d->kw + kx)
+                                      : cval(d->wz, oc);
+                kn_store_f64(data, d->w->dtype, (size_t)at, v);
+            }
+}
+
+static bool tile_stem_cl(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
+                         kt_tile *Tp) {
+    int64_t xs[4], ys[4];
+    if (!tg || tg->kind != KN_TARGET_CPU || d->kind != KN_CONTRACT_CONV || d->group != 1 ||
+        d->nsp != 2 || d->n != 1 || d->c > STEM_CL_MAX_C || d->kw < 2 || d->dh != 1 || d->dw != 1 ||
+        d->ph < 0 || d->pw < 0 || d->peh < 0 || d->pew < 0 || !kn_contract_is_int(d) ||
+        d->x->dtype != KN_U8 || !d->yscale || !d->xz || !is_const(d->xz) || d->xz->numel != 1 ||
+        !is_const(d->w) || (ov && ov->split && ov->split != 5) ||
+        kn_dtype_get(d->w->dtype)->size != 1 || !int_ok(d, d->c * d->kh * d->kw))
+        return false;
+    kn_contract_strides(d, xs, ys);
+    if (xs[3] != 1 || xs[2] != d->w_ || xs[1] != d->h * d->w_ || ys[1] != 1 || ys[3] != d->m ||
+        ys[2] != d->ow * d->m)
+        return false; /* NCHW x, channels-last y */
+    kt_tile T;
+    memset(&T, 0, sizeof T);
+    T.lanes = 4;
+    int_dot(tg, d, ov, &T);
+    if (!T.dot || T.parts != 4 || T.xoff || T.xzrt) return false;
+    int64_t c = d->c, ckw = (d->kw * c + 3) / 4 * 4;
+    if (ckw >= d->kw * 4) return false; /* no word saved */
+    int64_t hp = d->h + d->ph + d->peh, wp = d->w_ + d->pw + d->pew, img = hp * wp * c;
+    /* the copy: pads (the zero point) around the transposed input, and slack for the
+     * last window's word past the image */
+    kt_tile Tc; /* what tile_conv would refuse, before any statement is built */
+    if (!kt_choose(L, d->m, d->ow, ov, true, false, &Tc)) return false;
+    kn_kbuf *xp = kl_scratch(L, KN_U8, img + ckw - d->kw * c);
+    stem_cl_w A = {d, ckw};
+    kn_contract vd = *d;
+    vd.x = xp;
+    vd.w = kl_table_fill(L, d->w->dtype, d->m * ckw * d->kh, stem_cl_wfill, &A);
+    vd.c = ckw, vd.kw = 1, vd.dw = 1;
+    vd.h = hp, vd.w_ = wp - d->kw + 1;
+    vd.ph = vd.pw = vd.peh = vd.pew = 0;
+    memcpy(vd.xs, (int64_t[4]){img, 1, wp * c, c}, sizeof vd.xs);
+    memcpy(vd.ys, ys, sizeof vd.ys);
+    if (!int_ok(&vd, ckw * d->kh)) return false; /* (the bound of more steps, all 0 past kw * c) */
+    int vz = kl_decl(L, KN_U8, kx_load(L, d->xz, kx_int(L, 0)));
+    int64_t head = (d->ph * wp + d->pw) * c, mid = (wp - d->w_) * c;
+    int64_t tail0 = ((d->ph + d->h - 1) * wp + d->pw + d->w_) * c;
+    if (head > 0) {
+        int v = kl_for(L, head);
+        kl_store(L, xp, kx_var(L, v), kx_var(L, vz));
+        kl_end(L);
+    }
+    if (d->h > 1 && mid > 0) {
+        int vr = kl_for(L, d->h - 1), vk = kl_for(L, mid);
+        kn_kx *at = mad(L, kt_plus(L, kx_var(L, vr), d->ph), wp * c, kx_var(L, vk));
+        kl_store(L, xp, kt_plus(L, at, (d->pw + d->w_) * c), kx_var(L, vz));
+        kl_end_n(L, 2);
+    }
+    if (xp->numel > tail0) {
+        int v = kl_for(L, xp->numel - tail0);
+        kl_store(L, xp, kt_plus(L, kx_var(L, v), tail0), kx_var(L, vz));
+        kl_end(L);
+    }
+    int vh = kl_for(L, d->h), vw = kl_for(L, d->w_);
+    kn_kx *dst =
+        mad(L, mad(L, kt_plus(L, kx_var(L, vh), d->ph), wp, kt_plus(L, kx_var(L, vw), d->pw)), c,
+            kx_int(L, 0));
+    for (int64_t ch = 0; ch < c; ch++)
+        kl_store(L, xp, kt_plus(L, dst, ch),
+                 kx_load(L, d->x,
+                         mad(L, mad(L, kx_int(L, ch), d->h, kx_var(L, vh)), d->w_, kx_var(L, vw))));
+    kl_end_n(L, 2);
+    /* (what it could refuse was checked above: statements are built) */
+    bool ok = tile_conv(L, &vd, ov, 0, tg, false, Tp);
+    KN_ASSERT(ok);
+    Tp->ckx = true; /* merged words: the schedule's split=5, as tile_stem_int's */
+    return true;
+}
+
 /* ---- integer stems on SMLAD microcontrollers: merged pairs, rows built per output row ----
  *
  * The M4's stems take the split words of tile_conv (a word of 3 channels and a 0 a tap,
@@ -4364,10 +4475,11 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         }
         int pad = d->kind == KN_CONTRACT_CONV ? conv_pad_choice(d, t, ov) : 0;
         bool pw = d->kind == KN_CONTRACT_CONV &&
-                  (tile_stem_int(L, d, ov, t, &T) || tile_stem_pairs(L, d, ov, t, &T) ||
-                   tile_pointwise_int(L, d, ov, t, &T) || pw_int_channels_last(L, d, ov, t, &T) ||
-                   pw_channels_last(L, d, ov, t, &T) || pw_channel_tiles(L, d, ov, t, &T) ||
-                   pw_int_rows(L, d, ov, t, &T) || tile_pointwise(L, d, ov, t, &T));
+                  (tile_stem_int(L, d, ov, t, &T) || tile_stem_cl(L, d, ov, t, &T) ||
+                   tile_stem_pairs(L, d, ov, t, &T) || tile_pointwise_int(L, d, ov, t, &T) ||
+                   pw_int_channels_last(L, d, ov, t, &T) || pw_channels_last(L, d, ov, t, &T) ||
+                   pw_channel_tiles(L, d, ov, t, &T) || pw_int_rows(L, d, ov, t, &T) ||
+                   tile_pointwise(L, d, ov, t, &T));
         bool done = pw || d->kind == KN_CONTRACT_CONV
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);

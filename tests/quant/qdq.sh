@@ -177,6 +177,17 @@ r=$(KILN_TEST_TARGET=x86-64-vnni "$KILN" check-onnx "$R" --backend interp --pass
   grep -q "bd_conv' QLinearConv .* dot=2$" "$T/res.sched" &&
   grep -q "mp_pool' MaxPool lanes=16 " "$T/res.sched" && ok ||
   bad "qdq_res: schedules: $(cat "$T/res.sched")"
+# The stem writes channels-last: the channel tiles over its input's kernel rows as bytes
+# (tile_stem_cl: 3 x 7 values in 6 words a row, split=5), and the dumped schedule read
+# back builds the same C; a schedule's split=1 gives the words of 3 channels a tap back.
+grep -q "st_conv' QLinearConv tile_rows=[0-9]* tile_vecs=[0-9]* lanes=16 .*pad=2 dot=2 split=5$" "$T/res.sched" &&
+  "$KILN" compile "$R/model.onnx" -o "$T/res2" --target x86-64-vnni --schedule "$T/res.sched" >/dev/null 2>&1 &&
+  cmp -s "$T/res/model.c" "$T/res2/model.c" && ok || bad "qdq_res: the stem's schedule: $(grep st_conv "$T/res.sched")"
+sed "/st_conv'/s/ split=5\$/ split=1/" "$T/res.sched" >"$T/res1.sched"
+"$KILN" compile "$R/model.onnx" -o "$T/res3" --target x86-64-vnni --schedule "$T/res1.sched" \
+  --dump-schedule "$T/res3.sched" >/dev/null 2>&1 && ! cmp -s "$T/res/model.c" "$T/res3/model.c" &&
+  grep -q "st_conv' QLinearConv .* dot=2$" "$T/res3.sched" && ok ||
+  bad "qdq_res: the stem's split=1: $(grep st_conv "$T/res3.sched")"
 # Stem convolutions (tests/quant/make_qdq_stem.py): on x86-64-vnni the pixel tiles of
 # tile_stem_int (channels x vectors of 16 output pixels: 10 x 2 and 9 x 3), not the
 # channel tiles; the 13-wide rows of s3 (less than a vector) keep the plain nest; the
