@@ -405,6 +405,14 @@ static bool qadd_flat(const kn_node *n) {
     return true;
 }
 
+/* Whether n's one result may go NHWC as far as its type goes: a 4-D static 8-bit
+ * tensor that is not a graph output. */
+static bool nhwc_result(const kn_graph *g, const kn_node *n) {
+    const kn_type *y = &n->out[0]->type;
+    return y->rank == 4 && kn_type_static(y) && (y->dtype == KN_U8 || y->dtype == KN_I8) &&
+           !kn_graph_is_output(g->root, n->out[0]);
+}
+
 /* Whether the value n writes may be NHWC on the evidence of n alone: a 4-D static 8-bit
  * result, not a graph output, of a block's projection laid out [1, 0] by
  * expanded_channels_last_int or of a QLinearAdd of the same shape. */
@@ -415,9 +423,7 @@ static bool block_out_candidate(const kn_graph *g, const kn_node *n) {
     } else if (!qadd_flat(n)) {
         return false;
     }
-    const kn_type *y = &n->out[0]->type;
-    return y->rank == 4 && kn_type_static(y) && (y->dtype == KN_U8 || y->dtype == KN_I8) &&
-           !kn_graph_is_output(g->root, n->out[0]);
+    return nhwc_result(g, n);
 }
 
 /* Whether v's producer is a node of g marked in on (by its id, the rewrite's start
@@ -425,6 +431,75 @@ static bool block_out_candidate(const kn_graph *g, const kn_node *n) {
 static bool made_on(const kn_rw *rw, const kn_graph *g, const bool *on, const kn_value *v) {
     const kn_node *p = v->producer;
     return p && p->graph == g && p->id < rw->n0 && on[p->id];
+}
+
+/* The largest subset of the candidates marked in on (indexed by node id, the rewrite's
+ * start positions) whose results can all go NHWC, laid out, and on freed: candidates are
+ * dropped until none breaks the rule. A QLinearAdd's operands and a MaxPool's input must be
+ * made by nodes of the set; each reader of a result must be a QLinearConv reading it as its
+ * input that conv_reader accepts, or a QLinearAdd (either operand) or MaxPool in the set.
+ * Then each result's type goes NHWC, a convolution of the set writes NHWC, a MaxPool of the
+ * set reads and writes NHWC, and every QLinearConv reading a result reads NHWC. Used by
+ * block_outputs_channels_last and res_channels_last, which differ in their candidates and
+ * the convolutions that may read them. */
+static void grow_channels_last(kn_rw *rw, kn_graph *g, bool *on,
+                               bool (*conv_reader)(const kn_node *)) {
+    for (bool again = true; again;) {
+        again = false;
+        for (int i = 0; i < rw->n0; i++) {
+            if (!on[i]) continue;
+            kn_node *n = g->nodes[i];
+            kn_value *y = n->out[0];
+            bool ok = n->op == KN_OP_QLINEARADD
+                          ? made_on(rw, g, on, n->in[0]) && made_on(rw, g, on, n->in[3])
+                      : n->op == KN_OP_MAXPOOL ? made_on(rw, g, on, n->in[0])
+                                               : true;
+            for (int j = 0; j < rw->n0 && ok; j++) {
+                kn_node *r = g->nodes[j];
+                if (kn_rw_dead(rw, r)) continue;
+                for (int k = 0; k < r->nin && ok; k++) {
+                    if (r->in[k] != y) continue;
+                    if (r->op == KN_OP_QLINEARCONV)
+                        ok = k == 0 && conv_reader(r);
+                    else
+                        ok = (r->op == KN_OP_QLINEARADD ? k == 0 || k == 3
+                              : r->op == KN_OP_MAXPOOL  ? k == 0
+                                                        : false) &&
+                             r->id < rw->n0 && on[r->id];
+                }
+            }
+            if (!ok) on[i] = false, again = true;
+        }
+    }
+    for (int i = 0; i < rw->n0; i++) {
+        if (!on[i]) continue;
+        kn_node *n = g->nodes[i];
+        kn_value *y = n->out[0];
+        bool xcl, ycl;
+        y->type = kn_type_channels(&y->type, true);
+        if (n->op == KN_OP_QLINEARCONV) {
+            kn_conv_layout(n, &xcl, &ycl);
+            set_layout(g, n, xcl, true);
+        } else if (n->op == KN_OP_MAXPOOL) {
+            set_layout(g, n, true, true);
+        }
+        for (int j = 0; j < rw->n0; j++) {
+            kn_node *r = g->nodes[j];
+            if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
+                kn_conv_layout(r, &xcl, &ycl);
+                set_layout(g, r, true, ycl);
+            }
+        }
+        rw->changed = true;
+    }
+    free(on);
+}
+
+/* Whether r is a next block's expansion that may read a block output NHWC: a 1x1
+ * fixed-point QLinearConv laid out [0, 1] by expanded_channels_last_int. */
+static bool expansion_reader(const kn_node *r) {
+    bool xcl, ycl;
+    return qconv_any(r, false) && kn_conv_layout(r, &xcl, &ycl) && !xcl && ycl;
 }
 
 /* The inverted residual blocks' outputs kept NHWC between the blocks laid out by
@@ -446,51 +521,7 @@ static void block_outputs_channels_last(kn_rw *rw, kn_graph *g) {
         kn_node *n = g->nodes[i];
         on[i] = !kn_rw_dead(rw, n) && n->id == i && block_out_candidate(g, n);
     }
-    for (bool again = true; again;) {
-        again = false;
-        for (int i = 0; i < rw->n0; i++) {
-            if (!on[i]) continue;
-            kn_node *n = g->nodes[i];
-            kn_value *y = n->out[0];
-            bool ok = n->op != KN_OP_QLINEARADD ||
-                      (made_on(rw, g, on, n->in[0]) && made_on(rw, g, on, n->in[3]));
-            for (int j = 0; j < rw->n0 && ok; j++) {
-                kn_node *r = g->nodes[j];
-                if (kn_rw_dead(rw, r)) continue;
-                for (int k = 0; k < r->nin && ok; k++) {
-                    if (r->in[k] != y) continue;
-                    bool xcl, ycl;
-                    if (r->op == KN_OP_QLINEARCONV)
-                        ok = k == 0 && qconv_any(r, false) && kn_conv_layout(r, &xcl, &ycl) &&
-                             !xcl && ycl;
-                    else
-                        ok = r->op == KN_OP_QLINEARADD && (k == 0 || k == 3) && r->id < rw->n0 &&
-                             on[r->id];
-                }
-            }
-            if (!ok) on[i] = false, again = true;
-        }
-    }
-    for (int i = 0; i < rw->n0; i++) {
-        if (!on[i]) continue;
-        kn_node *n = g->nodes[i];
-        kn_value *y = n->out[0];
-        bool xcl, ycl;
-        y->type = kn_type_channels(&y->type, true);
-        if (n->op == KN_OP_QLINEARCONV) {
-            kn_conv_layout(n, &xcl, &ycl);
-            set_layout(g, n, xcl, true);
-        }
-        for (int j = 0; j < rw->n0; j++) {
-            kn_node *r = g->nodes[j];
-            if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
-                kn_conv_layout(r, &xcl, &ycl);
-                set_layout(g, r, true, ycl);
-            }
-        }
-        rw->changed = true;
-    }
-    free(on);
+    grow_channels_last(rw, g, on, expansion_reader);
 }
 
 /* Whether n is a fixed-point QLinearConv of one group over static 4-D 8-bit tensors with
@@ -541,59 +572,9 @@ static void res_channels_last(kn_rw *rw, kn_graph *g) {
     for (int i = 0; i < rw->n0; i++) {
         kn_node *n = g->nodes[i];
         on[i] = !kn_rw_dead(rw, n) && n->id == i && (res_conv(n) || res_pool(n) || qadd_flat(n)) &&
-                n->out[0]->type.rank == 4 && kn_type_static(&n->out[0]->type) &&
-                (n->out[0]->type.dtype == KN_U8 || n->out[0]->type.dtype == KN_I8) &&
-                !kn_graph_is_output(g->root, n->out[0]);
+                nhwc_result(g, n);
     }
-    for (bool again = true; again;) {
-        again = false;
-        for (int i = 0; i < rw->n0; i++) {
-            if (!on[i]) continue;
-            kn_node *n = g->nodes[i];
-            kn_value *y = n->out[0];
-            bool ok = n->op == KN_OP_QLINEARADD
-                          ? made_on(rw, g, on, n->in[0]) && made_on(rw, g, on, n->in[3])
-                      : n->op == KN_OP_MAXPOOL ? made_on(rw, g, on, n->in[0])
-                                               : true;
-            for (int j = 0; j < rw->n0 && ok; j++) {
-                kn_node *r = g->nodes[j];
-                if (kn_rw_dead(rw, r)) continue;
-                for (int k = 0; k < r->nin && ok; k++) {
-                    if (r->in[k] != y) continue;
-                    if (r->op == KN_OP_QLINEARCONV)
-                        ok = k == 0 && res_conv(r);
-                    else
-                        ok = (r->op == KN_OP_QLINEARADD ? k == 0 || k == 3
-                              : r->op == KN_OP_MAXPOOL  ? k == 0
-                                                        : false) &&
-                             r->id < rw->n0 && on[r->id];
-                }
-            }
-            if (!ok) on[i] = false, again = true;
-        }
-    }
-    for (int i = 0; i < rw->n0; i++) {
-        if (!on[i]) continue;
-        kn_node *n = g->nodes[i];
-        kn_value *y = n->out[0];
-        bool xcl, ycl;
-        y->type = kn_type_channels(&y->type, true);
-        if (n->op == KN_OP_QLINEARCONV) {
-            kn_conv_layout(n, &xcl, &ycl);
-            set_layout(g, n, xcl, true);
-        } else if (n->op == KN_OP_MAXPOOL) {
-            set_layout(g, n, true, true);
-        }
-        for (int j = 0; j < rw->n0; j++) {
-            kn_node *r = g->nodes[j];
-            if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
-                kn_conv_layout(r, &xcl, &ycl);
-                set_layout(g, r, true, ycl);
-            }
-        }
-        rw->changed = true;
-    }
-    free(on);
+    grow_channels_last(rw, g, on, res_conv);
 }
 
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {
