@@ -124,6 +124,14 @@ static bool is_output_in(const kn_graph *g, const kn_value *v) {
     return false;
 }
 
+int kn_graph_reads(const kn_graph *g, const kn_value *v) {
+    int n = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        for (int j = 0; j < g->nodes[i]->nin; j++) n += g->nodes[i]->in[j] == v;
+    for (int i = 0; i < g->nout; i++) n += g->outputs[i] == v;
+    return n;
+}
+
 bool kn_graph_is_output(const kn_graph *g, const kn_value *v) {
     return is_output_in(g->root, v);
 }

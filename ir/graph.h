@@ -160,6 +160,8 @@ kn_node *kn_graph_add_node(kn_graph *g, kn_op op, const char *name, int nin, kn_
 /* Makes every node of g's model (all graphs) that reads `from` read `to` instead, and
  * every graph output that is `from` be `to`. */
 void kn_graph_replace_uses(kn_graph *g, const kn_value *from, kn_value *to);
+/* How many times v is read in g itself: its nodes' inputs and g's own outputs. */
+int kn_graph_reads(const kn_graph *g, const kn_value *v);
 /* Whether some graph of g's model lists v among its outputs. */
 bool kn_graph_is_output(const kn_graph *g, const kn_value *v);
 /* Total values created in the model (size for id-indexed arrays). */

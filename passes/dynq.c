@@ -37,18 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How many times v is read: node inputs and graph outputs. */
-static int uses(const kn_graph *g, const kn_value *v) {
-    int n = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        for (int j = 0; j < g->nodes[i]->nin; j++) n += g->nodes[i]->in[j] == v;
-    for (int i = 0; i < g->nout; i++) n += g->outputs[i] == v;
-    return n;
-}
-
 /* The one node reading v, if v has exactly one reader and is no graph output. */
 static kn_node *only_reader(const kn_graph *g, const kn_value *v) {
-    if (!v || uses(g, v) != 1) return NULL;
+    if (!v || kn_graph_reads(g, v) != 1) return NULL;
     for (int i = 0; i < g->nout; i++)
         if (g->outputs[i] == v) return NULL;
     for (int i = 0; i < g->nnodes; i++)

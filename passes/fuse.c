@@ -23,15 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How many times v is read: node inputs and graph outputs. */
-static int uses(const kn_graph *g, const kn_value *v) {
-    int n = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        for (int j = 0; j < g->nodes[i]->nin; j++) n += g->nodes[i]->in[j] == v;
-    for (int i = 0; i < g->nout; i++) n += g->outputs[i] == v;
-    return n;
-}
-
 static bool has_subgraphs(const kn_graph *g) {
     for (int i = 0; i < g->nnodes; i++)
         if (kn_op_desc(g->nodes[i]->op)->flags & OPF_SUBGRAPH) return true;
@@ -47,7 +38,7 @@ static bool is_float(const kn_value *v) {
 static kn_node *head_of(const kn_graph *g, const kn_value *x) {
     kn_node *h = x ? x->producer : NULL;
     if (!h || h->nout != 1 || !(kn_op_desc(h->op)->flags & OPF_FUSE_HEAD) || !kn_epilogue_room(h) ||
-        uses(g, x) != 1 || !is_float(x))
+        kn_graph_reads(g, x) != 1 || !is_float(x))
         return NULL;
     return h;
 }
