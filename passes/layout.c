@@ -328,17 +328,23 @@ static void expanded_channels_last(kn_rw *rw, kn_graph *g, bool mcu) {
     }
 }
 
-/* Whether n is a QLinearConv with fixed-point requantization (the qdq pass's), 2-D, of
- * static 8-bit tensors, constant weights; depthwise (one input and one output channel a
- * group) or 1x1 of one group with no padding and stride 1. */
-static bool qconv_any(const kn_node *n, bool depthwise) {
+/* Whether n is a QLinearConv with fixed-point requantization (the qdq pass's) over static
+ * 4-D 8-bit tensors with constant 4-D weights: what qconv_any and res_conv both require. */
+static bool qconv_fixed4(const kn_node *n) {
     if (n->op != KN_OP_QLINEARCONV || n->nout != 1 || !n->out[0] || n->nin < 8 || !n->in[0] ||
         !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n))
         return false;
     const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[3]->type;
-    if (!kn_type_static(x) || !kn_type_static(y) || x->rank != 4 || y->rank != 4 || w->rank != 4 ||
-        (x->dtype != KN_U8 && x->dtype != KN_I8) || (y->dtype != KN_U8 && y->dtype != KN_I8))
-        return false;
+    return kn_type_static(x) && kn_type_static(y) && x->rank == 4 && y->rank == 4 && w->rank == 4 &&
+           (x->dtype == KN_U8 || x->dtype == KN_I8) && (y->dtype == KN_U8 || y->dtype == KN_I8);
+}
+
+/* Whether n is a QLinearConv with fixed-point requantization (the qdq pass's), 2-D, of
+ * static 8-bit tensors, constant weights; depthwise (one input and one output channel a
+ * group) or 1x1 of one group with no padding and stride 1. */
+static bool qconv_any(const kn_node *n, bool depthwise) {
+    if (!qconv_fixed4(n)) return false;
+    const kn_type *x = &n->in[0]->type, *w = &n->in[3]->type;
     const kn_attr *ga = kn_node_attr(n, "group");
     int64_t group = ga && ga->kind == KN_ATTR_INT ? ga->i : 1, c = x->dims[1];
     if (depthwise) return group == c && group > 1 && w->dims[0] == c;
@@ -529,13 +535,8 @@ static void block_outputs_channels_last(kn_rw *rw, kn_graph *g) {
  * strided 1x1 downsamples; not a 1x1 of stride 1, whose NHWC forms
  * block_outputs_channels_last chooses) whose output is not laid out yet. */
 static bool res_conv(const kn_node *n) {
-    if (n->op != KN_OP_QLINEARCONV || n->nout != 1 || !n->out[0] || n->nin < 8 || !n->in[0] ||
-        !n->in[3] || !n->in[3]->constant || !kn_fixed_point(n))
-        return false;
-    const kn_type *x = &n->in[0]->type, *y = &n->out[0]->type, *w = &n->in[3]->type;
-    if (!kn_type_static(x) || !kn_type_static(y) || x->rank != 4 || y->rank != 4 || w->rank != 4 ||
-        (x->dtype != KN_U8 && x->dtype != KN_I8) || (y->dtype != KN_U8 && y->dtype != KN_I8))
-        return false;
+    if (!qconv_fixed4(n)) return false;
+    const kn_type *w = &n->in[3]->type;
     const kn_attr *ga = kn_node_attr(n, "group");
     if (ga && ga->kind == KN_ATTR_INT && ga->i != 1) return false;
     bool xcl, ycl;
