@@ -3903,6 +3903,69 @@ static void stem_cl_wfill(const void *ctx, void *data) {
             }
 }
 
+/* The model-input QuantizeLinear computed in the stem's copy (#12, r18in). Where the stem's
+ * 8-bit x is made by a per-tensor QuantizeLinear (x = saturate(rint(xf / s) + z), f32 xf and
+ * s, u8 z, the lowering's generic nest: lower_quantize in ir/lower/quant.c) of the same
+ * shape, and nothing else reads x, the transposing copy quantizes xf itself with the same
+ * expression (the float input read once, x neither written nor read: one pass over memory
+ * less) and the QuantizeLinear's kernel is emptied, as the sescale pass empties the Mul it
+ * folds. Its kernel index and buffers in *Q (Q->k = -1: none). xf must not be written by the
+ * kernels between (a graph input never is). */
+typedef struct stem_qin {
+    int k;
+    kn_kbuf *xf, *s, *z;
+} stem_qin;
+
+static bool stem_cl_qin(const kn_lower *L, const kn_contract *d, stem_qin *Q) {
+    kn_kprog *p = L->p;
+    Q->k = -1;
+    if (!p || d->x->kind != KB_TEMP || d->x->rank != 4) return false;
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    int k = -1;
+    bool ok = true;
+    for (int j = 0; j < p->nkernels && ok; j++) { /* one writer before the stem, no reader */
+        if (j == L->kidx) continue;
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[j]->body, use);
+        if (!use[d->x->id]) continue;
+        ok = use[d->x->id] == 2 && k < 0 && j < L->kidx;
+        k = j;
+    }
+    const kn_node *n = ok && k >= 0 ? p->kernels[k]->node : NULL;
+    ok = n && n->op == KN_OP_QUANTIZELINEAR && n->nin == 3 && n->nout == 1 &&
+         !kn_node_attr(n, "block_size");
+    Q->xf = Q->s = Q->z = NULL;
+    if (ok) { /* its buffers: reads xf, s and z, writes x only */
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[k]->body, use);
+        for (int b = 0; b < p->nbufs && ok; b++) {
+            kn_kbuf *B = p->bufs[b];
+            if (!use[b] || B == d->x) continue;
+            if (use[b] != 1)
+                ok = false;
+            else if (B->dtype == KN_F32 && B->rank == 4 && !Q->xf &&
+                     !memcmp(B->dims, d->x->dims, sizeof(int64_t) * 4))
+                Q->xf = B;
+            else if (B->dtype == KN_F32 && B->numel == 1 && is_const(B) && !Q->s)
+                Q->s = B;
+            else if (B->dtype == KN_U8 && B->numel == 1 && is_const(B) && !Q->z)
+                Q->z = B;
+            else
+                ok = false;
+        }
+        ok = ok && Q->xf && Q->s && Q->z;
+    }
+    for (int j = k + 1; ok && j < L->kidx; j++) { /* xf not written in between */
+        memset(use, 0, (size_t)p->nbufs);
+        kn_kernel_uses(p->kernels[j]->body, use);
+        ok = !(use[Q->xf->id] & 2);
+    }
+    free(use);
+    if (ok) Q->k = k;
+    return ok;
+}
+
 static bool tile_stem_cl(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                          kt_tile *Tp) {
     int64_t xs[4], ys[4];
@@ -3959,15 +4022,26 @@ static bool tile_stem_cl(kn_lower *L, const kn_contract *d, const kn_sched *ov, 
         kl_store(L, xp, kt_plus(L, kx_var(L, v), tail0), kx_var(L, vz));
         kl_end(L);
     }
+    stem_qin Q;
+    kn_kx *sv = NULL, *zv = NULL;
+    if (stem_cl_qin(L, d, &Q)) { /* as lower_quantize reads them: once, before the loops */
+        sv = kx_var(L, kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, Q.s, kx_int(L, 0)))));
+        zv = kx_var(L, kl_decl(L, KN_I32, kx_cast(L, KN_I32, kx_load(L, Q.z, kx_int(L, 0)))));
+    }
     int vh = kl_for(L, d->h), vw = kl_for(L, d->w_);
     kn_kx *dst =
         mad(L, mad(L, kt_plus(L, kx_var(L, vh), d->ph), wp, kt_plus(L, kx_var(L, vw), d->pw)), c,
             kx_int(L, 0));
-    for (int64_t ch = 0; ch < c; ch++)
-        kl_store(L, xp, kt_plus(L, dst, ch),
-                 kx_load(L, d->x,
-                         mad(L, mad(L, kx_int(L, ch), d->h, kx_var(L, vh)), d->w_, kx_var(L, vw))));
+    for (int64_t ch = 0; ch < c; ch++) {
+        kn_kx *at = mad(L, mad(L, kx_int(L, ch), d->h, kx_var(L, vh)), d->w_, kx_var(L, vw));
+        kn_kx *v =
+            Q.k < 0 ? kx_load(L, d->x, at)
+                    : kl_requant(L, kx_bin(L, KX_DIV, kx_cast(L, KN_F32, kx_load(L, Q.xf, at)), sv),
+                                 zv, d->x->dtype);
+        kl_store(L, xp, kt_plus(L, dst, ch), v);
+    }
     kl_end_n(L, 2);
+    if (Q.k >= 0) kl_builder_destroy(kl_builder_rewrite(L->cx, L->p, Q.k)); /* nothing left */
     /* (what it could refuse was checked above: statements are built) */
     bool ok = tile_conv(L, &vd, ov, 0, tg, false, Tp);
     KN_ASSERT(ok);

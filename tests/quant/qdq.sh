@@ -188,6 +188,25 @@ sed "/st_conv'/s/ split=5\$/ split=1/" "$T/res.sched" >"$T/res1.sched"
   --dump-schedule "$T/res3.sched" >/dev/null 2>&1 && ! cmp -s "$T/res/model.c" "$T/res3/model.c" &&
   grep -q "st_conv' QLinearConv .* dot=2$" "$T/res3.sched" && ok ||
   bad "qdq_res: the stem's split=1: $(grep st_conv "$T/res3.sched")"
+# The model-input QuantizeLinear of a channels-last stem (tests/quant/make_qdq_qin.py): on
+# x86-64-vnni the stem's transposing copy quantizes the float input (tile_stem_cl,
+# stem_cl_qin) and the QuantizeLinear's kernel is empty; with the schedule's split=1 (the
+# words of 3 channels a tap) and on x86-64-avx2 it stays a kernel of its own. The bytes:
+# quant_fixed_*.
+Q=$2/tests/quant/fixed/qdq_qin
+"$KILN" compile "$Q/model.onnx" -o "$T/qin" --target x86-64-vnni --dump-schedule "$T/qin.sched" >/dev/null 2>&1 ||
+  bad "compile qdq_qin"
+grep -q "st_conv' QLinearConv .* split=5$" "$T/qin.sched" &&
+  grep -A1 "(QuantizeLinear) \*/" "$T/qin/model.c" | grep -q "^static void model_k0(void) {$" &&
+  grep -A2 "'st_conv' (QLinearConv) \*/" "$T/qin/model.c" | grep -q "const float \*restrict in0" &&
+  grep -q "kn_rintf(" "$T/qin/model.c" && ok || bad "qdq_qin: the stem does not quantize its input"
+sed "/st_conv'/s/ split=5\$/ split=1/" "$T/qin.sched" >"$T/qin1.sched"
+"$KILN" compile "$Q/model.onnx" -o "$T/qin1" --target x86-64-vnni --schedule "$T/qin1.sched" >/dev/null 2>&1 &&
+  "$KILN" compile "$Q/model.onnx" -o "$T/qin2" --target x86-64-avx2 >/dev/null 2>&1 || bad "compile qdq_qin (split=1, avx2)"
+for d in qin1 qin2; do
+  grep -A1 "(QuantizeLinear) \*/" "$T/$d/model.c" | grep -q "model_k0(const float \*restrict in0" && ok ||
+    bad "qdq_qin ($d): the QuantizeLinear is not a kernel of its own"
+done
 # Stem convolutions (tests/quant/make_qdq_stem.py): on x86-64-vnni the pixel tiles of
 # tile_stem_int (channels x vectors of 16 output pixels: 10 x 2 and 9 x 3), not the
 # channel tiles; the 13-wide rows of s3 (less than a vector) keep the plain nest; the
