@@ -439,17 +439,46 @@ static bool made_on(const kn_rw *rw, const kn_graph *g, const bool *on, const kn
     return p && p->graph == g && p->id < rw->n0 && on[p->id];
 }
 
+/* Whether r is a per-tensor DequantizeLinear to float32 whose every reader is a float32
+ * GlobalAveragePool not laid out yet (ResNet's head after its last residual add): it is
+ * elementwise in either layout, and the pool reads its result channels-last (ir/lower/nn.c,
+ * pool_body_cl: each channel's taps in the plain nest's order, so the same sums) and
+ * writes [n][c][1][1], which is the same memory as [n][1][1][c]. */
+static bool dq_gap_reader(const kn_rw *rw, const kn_graph *g, const kn_node *r) {
+    if (r->op != KN_OP_DEQUANTIZELINEAR || r->nin < 2 || r->nout != 1 || !r->out[0] ||
+        r->out[0]->type.dtype != KN_F32 || kn_type_numel(&r->in[1]->type) != 1 ||
+        (r->nin > 2 && r->in[2] && kn_type_numel(&r->in[2]->type) != 1) ||
+        kn_graph_is_output(g->root, r->out[0]))
+        return false;
+    int n = 0;
+    for (int j = 0; j < rw->n0; j++) {
+        const kn_node *u = g->nodes[j];
+        if (kn_rw_dead(rw, u)) continue;
+        bool xcl, ycl;
+        for (int k = 0; k < u->nin; k++) {
+            if (u->in[k] != r->out[0]) continue;
+            if (k || u->op != KN_OP_GLOBALAVERAGEPOOL || u->out[0]->type.dtype != KN_F32 ||
+                !foldable(u) || kn_conv_layout(u, &xcl, &ycl))
+                return false;
+            n++;
+        }
+    }
+    return n > 0;
+}
+
 /* The largest subset of the candidates marked in on (indexed by node id, the rewrite's
  * start positions) whose results can all go NHWC, laid out, and on freed: candidates are
  * dropped until none breaks the rule. A QLinearAdd's operands and a MaxPool's input must be
  * made by nodes of the set; each reader of a result must be a QLinearConv reading it as its
  * input that conv_reader accepts, or a QLinearAdd (either operand) or MaxPool in the set.
  * Then each result's type goes NHWC, a convolution of the set writes NHWC, a MaxPool of the
- * set reads and writes NHWC, and every QLinearConv reading a result reads NHWC. Used by
- * block_outputs_channels_last and res_channels_last, which differ in their candidates and
- * the convolutions that may read them. */
+ * set reads and writes NHWC, and every QLinearConv reading a result reads NHWC. With head,
+ * a reader may also be a DequantizeLinear into global average pools (dq_gap_reader), whose
+ * result then goes NHWC and whose pools read it so. Used by block_outputs_channels_last
+ * and res_channels_last (head), which differ in their candidates and the convolutions that
+ * may read them. */
 static void grow_channels_last(kn_rw *rw, kn_graph *g, bool *on,
-                               bool (*conv_reader)(const kn_node *)) {
+                               bool (*conv_reader)(const kn_node *), bool head) {
     for (bool again = true; again;) {
         again = false;
         for (int i = 0; i < rw->n0; i++) {
@@ -467,6 +496,8 @@ static void grow_channels_last(kn_rw *rw, kn_graph *g, bool *on,
                     if (r->in[k] != y) continue;
                     if (r->op == KN_OP_QLINEARCONV)
                         ok = k == 0 && conv_reader(r);
+                    else if (head && r->op == KN_OP_DEQUANTIZELINEAR)
+                        ok = k == 0 && dq_gap_reader(rw, g, r);
                     else
                         ok = (r->op == KN_OP_QLINEARADD ? k == 0 || k == 3
                               : r->op == KN_OP_MAXPOOL  ? k == 0
@@ -494,6 +525,13 @@ static void grow_channels_last(kn_rw *rw, kn_graph *g, bool *on,
             if (!kn_rw_dead(rw, r) && r->op == KN_OP_QLINEARCONV && r->in[0] == y) {
                 kn_conv_layout(r, &xcl, &ycl);
                 set_layout(g, r, true, ycl);
+            } else if (head && !kn_rw_dead(rw, r) && r->op == KN_OP_DEQUANTIZELINEAR &&
+                       r->in[0] == y) { /* dq_gap_reader: its result and its pools' input */
+                r->out[0]->type = kn_type_channels(&r->out[0]->type, true);
+                for (int u = 0; u < rw->n0; u++)
+                    if (!kn_rw_dead(rw, g->nodes[u]) && g->nodes[u]->nin &&
+                        g->nodes[u]->in[0] == r->out[0])
+                        set_layout(g, g->nodes[u], true, false);
             }
         }
         rw->changed = true;
@@ -527,7 +565,7 @@ static void block_outputs_channels_last(kn_rw *rw, kn_graph *g) {
         kn_node *n = g->nodes[i];
         on[i] = !kn_rw_dead(rw, n) && n->id == i && block_out_candidate(g, n);
     }
-    grow_channels_last(rw, g, on, expansion_reader);
+    grow_channels_last(rw, g, on, expansion_reader, false);
 }
 
 /* Whether n is a fixed-point QLinearConv of one group over static 4-D 8-bit tensors with
@@ -561,8 +599,11 @@ static bool res_pool(const kn_node *n) {
  * a res_conv reading it as its input, or a MaxPool or QLinearAdd whose operands and result
  * all go NHWC (a pool's channels-last kernel walks the channels innermost, so it writes
  * NHWC only from NHWC). The set is the largest such (candidates dropped until none breaks
- * the rule), as in block_outputs_channels_last: on ResNet-18 it runs from the stem's output
- * to the last block's input, whose add feeds the float head. The dot tiles then store each
+ * the rule), as in block_outputs_channels_last, and a DequantizeLinear feeding global average
+ * pools takes it too (dq_gap_reader): on ResNet-18 it runs from the stem's output to the last
+ * add, whose DequantizeLinear and GlobalAveragePool read NHWC (the pool's channels then
+ * consecutive: vectors of channels a pixel, where the NCHW pool gathered 16 channels 49
+ * floats apart; docs/quantization.md, r18in). The dot tiles then store each
  * requantized vector of 16 output channels straight into y (passes/tile.c, conv_tile's
  * direct store) instead of transposing 4 pixels of a channel into a word; the 3x3 layers
  * read their input words from a padded NHWC copy (4 consecutive channels at a pixel are 4
@@ -575,7 +616,7 @@ static void res_channels_last(kn_rw *rw, kn_graph *g) {
         on[i] = !kn_rw_dead(rw, n) && n->id == i && (res_conv(n) || res_pool(n) || qadd_flat(n)) &&
                 nhwc_result(g, n);
     }
-    grow_channels_last(rw, g, on, res_conv);
+    grow_channels_last(rw, g, on, res_conv, true);
 }
 
 kn_status kn_pass_layout(kn_ctx *cx, kn_graph *g, const kn_target *tg) {

@@ -188,6 +188,19 @@ sed "/st_conv'/s/ split=5\$/ split=1/" "$T/res.sched" >"$T/res1.sched"
   --dump-schedule "$T/res3.sched" >/dev/null 2>&1 && ! cmp -s "$T/res/model.c" "$T/res3/model.c" &&
   grep -q "st_conv' QLinearConv .* dot=2$" "$T/res3.sched" && ok ||
   bad "qdq_res: the stem's split=1: $(grep st_conv "$T/res3.sched")"
+# A block whose add feeds the float head (tests/quant/make_qdq_head.py): on x86-64-vnni the
+# add goes NHWC too, its DequantizeLinear writes NHWC and the GlobalAveragePool reads it so
+# (res_channels_last, dq_gap_reader); not on x86-64-avx2. The bytes on every backend:
+# quant_fixed_* (the LLVM and C tiles of x86-64-vnni run the laid-out graph; the
+# interpreter's graph passes get no target, so the check below of qdq_res runs it NCHW).
+H=$2/tests/quant/fixed/qdq_head
+"$KILN" inspect "$H/model.onnx" --target x86-64-vnni --passes shape,qdq,fold,shape,layout >"$T/h.txt" 2>&1 ||
+  bad "inspect qdq_head"
+grep -q "%r_y: u8\[1,5,6,40\] = QLinearAdd" "$T/h.txt" && grep -q "%h_f: f32\[1,5,6,40\] = DequantizeLinear" "$T/h.txt" &&
+  grep -q "kn.layout=\[1,0\]}  # head_pool\$" "$T/h.txt" && ok || bad "qdq_head: the head not channels-last: $(cat "$T/h.txt")"
+"$KILN" inspect "$H/model.onnx" --target x86-64-avx2 --passes shape,qdq,fold,shape,layout >"$T/h2.txt" 2>&1 ||
+  bad "inspect qdq_head avx2"
+! grep -q "kn.layout" "$T/h2.txt" && ok || bad "qdq_head: a channels-last layout on x86-64-avx2"
 # The model-input QuantizeLinear of a channels-last stem (tests/quant/make_qdq_qin.py): on
 # x86-64-vnni the stem's transposing copy quantizes the float input (tile_stem_cl,
 # stem_cl_qin) and the QuantizeLinear's kernel is empty; with the schedule's split=1 (the
