@@ -136,6 +136,14 @@ static void write_record(FILE *f, int k, const char *label, const kn_sched *s) {
     fputc('\n', f);
 }
 
+/* A candidate beats the baseline when it takes at least MIN_GAIN less time: a kernel's
+ * median moves by about 1% between rounds on an idle machine, so smaller "gains" would be
+ * kept by chance as often as not. */
+#define MIN_GAIN 0.01
+static bool beats(double us, double base_us) {
+    return us < base_us * (1 - MIN_GAIN);
+}
+
 static bool same(const kn_sched *a, const kn_sched *b) {
     return !memcmp(a, b, sizeof *a);
 }
@@ -410,7 +418,8 @@ static kn_status tune(tuner *T, double budget_s) {
             ktune *t = &T->k[k];
             if (j >= t->ncand) continue;
             t->cand_us[j] = us[k];
-            if (us[k] < t->base_us && (t->best < 0 || us[k] < t->cand_us[t->best])) t->best = j;
+            if (beats(us[k], t->base_us) && (t->best < 0 || us[k] < t->cand_us[t->best]))
+                t->best = j;
         }
     }
     /* confirmation: the winners together, against a fresh baseline */
@@ -428,7 +437,7 @@ static kn_status tune(tuner *T, double budget_s) {
             ktune *t = &T->k[k];
             t->conf_base_us = cb[k];
             t->conf_us = us[k];
-            t->kept = t->best >= 0 && us[k] < cb[k];
+            t->kept = t->best >= 0 && beats(us[k], cb[k]);
         }
         free(cb);
     }
@@ -454,21 +463,23 @@ static kn_status tune(tuner *T, double budget_s) {
                "rounds in %.1f s\n",
                T->model, T->backend, T->threads, T->threads == 1 ? "" : "s", T->runs,
                T->threads == 1 ? "thread CPU" : "wall", done, rounds, (wall_ms() - t0) * 1e-3);
-        printf("  %6s %-40s %11s %9s  %s\n", "kernel", "node", "baseline us", "best us",
-               "fields changed");
+        printf("  %6s %-36s %9s %9s %17s  %s\n", "kernel", "node", "base us", "best us",
+               "confirm base/best", "fields changed");
         int kept = 0;
         for (int k = 0; k < nk; k++) {
             ktune *t = &T->k[k];
             if (!t->ncand) continue;
-            char what[200];
-            double best = t->kept ? t->conf_us : t->base_us;
-            if (t->kept) {
+            char what[200], conf[64] = "";
+            if (t->best >= 0) {
                 describe(&t->base, &t->cand[t->best], what, sizeof what);
-                kept++;
-            } else {
-                snprintf(what, sizeof what, "-");
+                snprintf(conf, sizeof conf, "%.1f/%.1f", t->conf_base_us, t->conf_us);
             }
-            printf("  %6d %-40.40s %11.1f %9.1f  %s\n", k, t->label, t->base_us, best, what);
+            if (t->kept)
+                kept++;
+            else
+                snprintf(what, sizeof what, t->best >= 0 ? "- (not confirmed)" : "-");
+            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->base_us,
+                   t->best >= 0 ? t->cand_us[t->best] : t->base_us, conf, what);
         }
         int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
         printf("%d of %d kernels changed; whole model (median of %d runs each, interleaved, %s "
@@ -533,8 +544,8 @@ int cmd_tune(int argc, char **argv) {
         if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native")))
             return cli_usage_error("tune",
                                    "--target %s: tune measures on this machine, so it "
-                                   "tunes for native (%s) only",
-                                   target, kn_target_resolve(kn_target_find("native"))->name);
+                                   "tunes for --target native only",
+                                   target);
     }
     if (strlen(out) > 4000) return cli_usage_error("tune", "-o: path too long");
 
