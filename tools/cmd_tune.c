@@ -7,12 +7,14 @@
  * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
  * one, the other padding or prefetch choice where it has one. Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
- * others keep the passes' choice), runs it with a timing hook around each kernel and
- * takes each kernel's median over --runs runs (the calling thread's CPU time at one
- * thread, wall time with more). Per kernel the fastest candidate faster than the baseline
- * wins; a confirmation round then measures the winners together against a fresh baseline
- * compile, and a change is kept only if it beat the baseline in both. The kept changes
- * are compiled once more and that compile's schedule (every field the passes used) is
+ * others keep the passes' choice) and runs it beside the baseline, compiled once at the
+ * start, run by run interleaved (so that drift in the machine's speed falls on both),
+ * with a timing hook around each kernel; each kernel's time is its median over --runs
+ * runs (the calling thread's CPU time at one thread, wall time with more). Per kernel the
+ * candidate with the best ratio to the baseline, if at least 1% faster, wins; a
+ * confirmation round then measures the winners together beside the baseline again, and
+ * a change is kept only if it was 1% faster in both. The kept changes are compiled once
+ * more and that compile's schedule (every field the passes used) is
  * written to -o; the whole model is then timed with the written file against the default,
  * run by run interleaved. A candidate file is written next to -o (FILE.cand.tmp) and
  * removed at the end; -o itself is written through a temporary name, so a failure leaves
@@ -62,9 +64,9 @@ typedef struct ktune {
     kn_sched base;
     kn_sched cand[MAX_CAND];
     int ncand;
-    double base_us, cand_us[MAX_CAND]; /* medians of the candidate rounds; <0: not measured */
-    int best;                          /* index in cand of the fastest beating base, or -1 */
-    double conf_base_us, conf_us;      /* the confirmation round */
+    double cand_us[MAX_CAND], cand_base_us[MAX_CAND]; /* medians in round j: cand j, base */
+    int best;                     /* index in cand of the fastest beating base, or -1 */
+    double conf_base_us, conf_us; /* the confirmation round */
     bool kept;
 } ktune;
 
@@ -290,17 +292,34 @@ static kn_status run_once(tuner *T, tprog *p) {
     return st;
 }
 
-/* One profiled round: compiles with sched (NULL: baseline), runs once untimed and --runs
- * times timed, and sets us[k] to kernel k's median in microseconds. With base (round 0)
- * also records each kernel's schedule and label and sets T->nk. */
-static kn_status round_measure(tuner *T, const char *sched, bool base, double **usp) {
-    tune_prof acc = {.cpu = T->threads == 1};
-    kn_profile prof = {tune_hook, &acc};
+/* A program compiled with a timing hook around each kernel, and each kernel's time in
+ * every timed run. */
+typedef struct meas {
     tprog p;
-    if (tprog_build(T, sched, NULL, &prof, &p)) return T->cx->status;
-    const kn_kprog *kp = backend_kprog(p.bp);
+    tune_prof acc;
+    kn_profile prof;
+    double *t; /* ms: kernel k's time in timed run r at t[k * runs + r] */
+} meas;
+
+static void meas_release(meas *m) {
+    tprog_release(&m->p);
+    free(m->acc.start);
+    free(m->acc.cur);
+    free(m->t);
+    memset(m, 0, sizeof *m);
+}
+
+/* Compiles with schedule file sched (NULL: the passes' own). m must not move while it
+ * lives (the hook points into it). With T->nk still 0 (the baseline), records each
+ * kernel's label and schedule and sets T->nk. */
+static kn_status meas_build(tuner *T, const char *sched, meas *m) {
+    memset(m, 0, sizeof *m);
+    m->acc.cpu = T->threads == 1;
+    m->prof = (kn_profile){tune_hook, &m->acc};
+    if (tprog_build(T, sched, NULL, &m->prof, &m->p)) return T->cx->status;
+    const kn_kprog *kp = backend_kprog(m->p.bp);
     int nk = kp->nkernels;
-    if (base) {
+    if (!T->nk) {
         T->nk = nk;
         T->k = calloc((size_t)nk + 1, sizeof *T->k);
         KN_ASSERT(T->k);
@@ -313,29 +332,42 @@ static kn_status round_measure(tuner *T, const char *sched, bool base, double **
             T->k[k].base = kern->sched;
             T->k[k].best = -1;
         }
-        *usp = calloc((size_t)nk + 1, sizeof **usp);
-        KN_ASSERT(*usp);
     }
-    double *us = *usp;
     KN_ASSERT(nk == T->nk); /* the kernels are fixed at lowering (kn_schedule_check) */
-    acc.nk = nk;
-    acc.start = calloc((size_t)nk + 1, sizeof *acc.start);
-    acc.cur = calloc((size_t)nk + 1, sizeof *acc.cur);
-    double *t = calloc((size_t)nk * (size_t)T->runs + 1, sizeof *t);
-    KN_ASSERT(acc.start && acc.cur && t);
+    m->acc.start = calloc((size_t)nk + 1, sizeof *m->acc.start);
+    m->acc.cur = calloc((size_t)nk + 1, sizeof *m->acc.cur);
+    m->t = calloc((size_t)nk * (size_t)T->runs + 1, sizeof *m->t);
+    KN_ASSERT(m->acc.start && m->acc.cur && m->t);
+    m->acc.nk = nk;
+    return KN_OK;
+}
+
+/* Run r (< 0: untimed) of m. */
+static kn_status meas_run(tuner *T, meas *m, int r) {
+    memset(m->acc.cur, 0, (size_t)T->nk * sizeof *m->acc.cur);
+    kn_status st = run_once(T, &m->p);
+    for (int k = 0; !st && r >= 0 && k < T->nk; k++)
+        m->t[(size_t)k * (size_t)T->runs + (size_t)r] = m->acc.cur[k];
+    return st;
+}
+
+/* Times the baseline b and the program built from sched side by side: one untimed run
+ * each, then --runs timed runs each, interleaved (b c, c b, ...), so that drift in the
+ * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. */
+static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us) {
+    meas c;
+    if (meas_build(T, sched, &c)) return T->cx->status;
     kn_status st = KN_OK;
-    for (int r = -1; r < T->runs && !st; r++) { /* r = -1: the warm-up */
-        memset(acc.cur, 0, (size_t)nk * sizeof *acc.cur);
-        st = run_once(T, &p);
-        for (int k = 0; r >= 0 && k < nk; k++)
-            t[(size_t)k * (size_t)T->runs + (size_t)r] = acc.cur[k];
+    for (int r = -1; r < T->runs && !st; r++) {
+        bool b_first = r % 2 == 0;
+        st = meas_run(T, b_first ? b : &c, r);
+        if (!st) st = meas_run(T, b_first ? &c : b, r);
     }
-    for (int k = 0; !st && k < nk; k++)
-        us[k] = 1e3 * median(t + (size_t)k * (size_t)T->runs, T->runs);
-    free(t);
-    free(acc.start);
-    free(acc.cur);
-    tprog_release(&p);
+    for (int k = 0; !st && k < T->nk; k++) {
+        base_us[k] = 1e3 * median(b->t + (size_t)k * (size_t)T->runs, T->runs);
+        us[k] = 1e3 * median(c.t + (size_t)k * (size_t)T->runs, T->runs);
+    }
+    meas_release(&c);
     return st;
 }
 
@@ -389,58 +421,53 @@ static kn_status tune(tuner *T, double budget_s) {
     double t0 = wall_ms();
     double *us = NULL;
     int *pick = NULL;
-    /* round 0: the baseline, which also gives the kernels and their schedules */
-    double *base_us = NULL;
-    if (round_measure(T, NULL, true, &base_us)) {
-        free(base_us);
-        return cx->status;
-    }
+    /* the baseline, which also gives the kernels and their schedules; it stays compiled
+     * and runs beside every round */
+    meas base;
+    if (meas_build(T, NULL, &base)) return cx->status;
     int nk = T->nk, rounds = 0;
     us = calloc((size_t)nk + 1, sizeof *us);
+    double *bus = calloc((size_t)nk + 1, sizeof *bus);
     pick = calloc((size_t)nk + 1, sizeof *pick);
-    KN_ASSERT(us && pick);
+    KN_ASSERT(us && bus && pick);
     for (int k = 0; k < nk; k++) {
-        T->k[k].base_us = base_us[k];
         candidates(&T->k[k], T->threads);
         if (T->k[k].ncand > rounds) rounds = T->k[k].ncand;
     }
-    free(base_us);
     kn_status st = KN_OK;
     int done = 0;
     for (int j = 0; j < rounds && !st; j++) {
         if (budget_s > 0 && (wall_ms() - t0) * 1e-3 > budget_s) break;
         for (int k = 0; k < nk; k++) pick[k] = j < T->k[k].ncand ? j : -1;
         if ((st = write_cand(T, pick))) break;
-        st = round_measure(T, T->cand_path, false, &us);
-        if (st) break;
+        if ((st = round_measure(T, &base, T->cand_path, bus, us))) break;
         done++;
         for (int k = 0; k < nk; k++) {
             ktune *t = &T->k[k];
             if (j >= t->ncand) continue;
             t->cand_us[j] = us[k];
-            if (beats(us[k], t->base_us) && (t->best < 0 || us[k] < t->cand_us[t->best]))
+            t->cand_base_us[j] = bus[k];
+            if (beats(us[k], bus[k]) &&
+                (t->best < 0 || us[k] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
                 t->best = j;
         }
     }
-    /* confirmation: the winners together, against a fresh baseline */
+    /* confirmation: the winners together, beside the baseline again */
     bool any = false;
     for (int k = 0; !st && k < nk; k++) {
         pick[k] = T->k[k].best;
         any |= pick[k] >= 0;
     }
-    if (!st && any) {
-        double *cb = calloc((size_t)nk + 1, sizeof *cb);
-        KN_ASSERT(cb);
-        if (!(st = round_measure(T, NULL, false, &cb)) && !(st = write_cand(T, pick)))
-            st = round_measure(T, T->cand_path, false, &us);
-        for (int k = 0; !st && k < nk; k++) {
-            ktune *t = &T->k[k];
-            t->conf_base_us = cb[k];
-            t->conf_us = us[k];
-            t->kept = t->best >= 0 && beats(us[k], cb[k]);
-        }
-        free(cb);
+    if (!st && any && !(st = write_cand(T, pick)))
+        st = round_measure(T, &base, T->cand_path, bus, us);
+    for (int k = 0; !st && any && k < nk; k++) {
+        ktune *t = &T->k[k];
+        t->conf_base_us = bus[k];
+        t->conf_us = us[k];
+        t->kept = t->best >= 0 && beats(us[k], bus[k]);
     }
+    meas_release(&base);
+    free(bus);
     /* the result: kept changes, every other kernel as the passes choose */
     for (int k = 0; !st && k < nk; k++) pick[k] = T->k[k].kept ? T->k[k].best : -1;
     if (!st) st = write_cand(T, pick);
@@ -478,8 +505,9 @@ static kn_status tune(tuner *T, double budget_s) {
                 kept++;
             else
                 snprintf(what, sizeof what, t->best >= 0 ? "- (not confirmed)" : "-");
-            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->base_us,
-                   t->best >= 0 ? t->cand_us[t->best] : t->base_us, conf, what);
+            int j = t->best >= 0 ? t->best : 0; /* the winner's round, else the first */
+            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->cand_base_us[j],
+                   t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j], conf, what);
         }
         int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
         printf("%d of %d kernels changed; whole model (median of %d runs each, interleaved, %s "
