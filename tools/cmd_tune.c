@@ -93,6 +93,7 @@ typedef struct tuner {
     char cand_path[4200];
     const cli_shapes *shapes;
     int threads, runs;
+    int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
     int nk;
     ktune *k;
 } tuner;
@@ -201,17 +202,14 @@ static void candidates(ktune *t, int threads) {
     }
 }
 
-/* Writes the candidate file: for each kernel pick[k] >= 0 its candidate pick[k], -2 its
- * baseline record, -1 nothing (the passes choose). */
+/* Writes the candidate file: for each kernel pick[k] >= 0 its candidate pick[k], -1
+ * nothing (the passes choose, as for the baseline). */
 static kn_status write_cand(tuner *T, const int *pick) {
     FILE *f = fopen(T->cand_path, "w");
     if (!f) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
     fprintf(f, "# kiln tune candidate of '%s'\n", T->model);
     for (int k = 0; k < T->nk; k++) {
-        if (pick[k] >= 0)
-            write_record(f, k, T->k[k].label, &T->k[k].cand[pick[k]]);
-        else if (pick[k] == -2)
-            write_record(f, k, T->k[k].label, &T->k[k].base);
+        if (pick[k] >= 0) write_record(f, k, T->k[k].label, &T->k[k].cand[pick[k]]);
     }
     if (fclose(f) != 0) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
     return KN_OK;
@@ -257,24 +255,22 @@ static void tprog_release(tprog *p) {
     memset(p, 0, sizeof *p);
 }
 
-/* Loads and compiles the model with schedule file sched (NULL: the passes' own), writing
- * the final schedules to dump (may be NULL); prof (may be NULL) times each kernel. */
-static kn_status tprog_build(tuner *T, const char *sched, const char *dump, const kn_profile *prof,
-                             tprog *p) {
+/* Loads and compiles the model with schedule file sched (NULL: the passes' own); prof (may
+ * be NULL) times each kernel. */
+static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof, tprog *p) {
     memset(p, 0, sizeof *p);
     kn_ctx *cx = T->cx;
     if (cli_load(cx, T->model, T->shapes, &p->g)) return cx->status;
     p->a = kn_arena_create();
     p->in = kn_arena_array(p->a, (size_t)p->g->nin + 1, sizeof *p->in);
-    if (cli_inputs("tune", T->model, p->g, p->a, NULL, 0, true, 0, p->in)) {
-        tprog_release(p);
-        return kn_diag(cx, NULL, KN_EINVAL, "%s: no inputs to tune with", T->model);
+    if ((T->inputs_rc = cli_inputs("tune", T->model, p->g, p->a, NULL, 0, true, 0, p->in))) {
+        tprog_release(p); /* cli_inputs printed why (a symbolic dimension: --dim) */
+        return KN_EINVAL;
     }
     cli_pipeline po = {0};
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
     copts.schedule_file = sched;
-    copts.dump_schedule = dump;
     if (backend_prepare_profiled(cx, T->backend, p->g, p->in, "-O3 -march=native", T->threads,
                                  &copts, prof, &p->bp)) {
         tprog_release(p);
@@ -316,7 +312,8 @@ static kn_status meas_build(tuner *T, const char *sched, meas *m) {
     memset(m, 0, sizeof *m);
     m->acc.cpu = T->threads == 1;
     m->prof = (kn_profile){tune_hook, &m->acc};
-    if (tprog_build(T, sched, NULL, &m->prof, &m->p)) return T->cx->status;
+    kn_status st = tprog_build(T, sched, &m->prof, &m->p);
+    if (st) return st;
     const kn_kprog *kp = backend_kprog(m->p.bp);
     int nk = kp->nkernels;
     if (!T->nk) {
@@ -356,8 +353,11 @@ static kn_status meas_run(tuner *T, meas *m, int r) {
  * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. */
 static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us) {
     meas c;
-    if (meas_build(T, sched, &c)) return T->cx->status;
-    kn_status st = KN_OK;
+    kn_status st = meas_build(T, sched, &c);
+    if (st) {
+        meas_release(&c);
+        return st;
+    }
     for (int r = -1; r < T->runs && !st; r++) {
         bool b_first = r % 2 == 0;
         st = meas_run(T, b_first ? b : &c, r);
@@ -377,16 +377,17 @@ static kn_status round_measure(tuner *T, meas *b, const char *sched, double *bas
  * time with more. */
 static kn_status whole_model(tuner *T, const char *path, double *before, double *after) {
     tprog a, b;
-    if (tprog_build(T, NULL, NULL, NULL, &a)) return T->cx->status;
-    if (tprog_build(T, path, NULL, NULL, &b)) {
+    kn_status st = tprog_build(T, NULL, NULL, &a);
+    if (st) return st;
+    if ((st = tprog_build(T, path, NULL, &b))) {
         tprog_release(&a);
-        return T->cx->status;
+        return st;
     }
     double (*now)(void) = T->threads == 1 ? thread_cpu_ms : wall_ms;
     int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
     double *ta = calloc((size_t)n, sizeof *ta), *tb = calloc((size_t)n, sizeof *tb);
     KN_ASSERT(ta && tb);
-    kn_status st = run_once(T, &a);
+    st = run_once(T, &a);
     if (!st) st = run_once(T, &b);
     for (int r = 0; r < n && !st; r++) {
         for (int h = 0; h < 2 && !st; h++) { /* even r: a then b; odd r: b then a */
@@ -417,14 +418,17 @@ static bool parse_count(const char *s, int lo, int *out) {
 
 /* The search; on success the file is at T->out. */
 static kn_status tune(tuner *T, double budget_s) {
-    kn_ctx *cx = T->cx;
     double t0 = wall_ms();
     double *us = NULL;
     int *pick = NULL;
     /* the baseline, which also gives the kernels and their schedules; it stays compiled
      * and runs beside every round */
     meas base;
-    if (meas_build(T, NULL, &base)) return cx->status;
+    kn_status st = meas_build(T, NULL, &base);
+    if (st) {
+        meas_release(&base);
+        return st;
+    }
     int nk = T->nk, rounds = 0;
     us = calloc((size_t)nk + 1, sizeof *us);
     double *bus = calloc((size_t)nk + 1, sizeof *bus);
@@ -434,7 +438,6 @@ static kn_status tune(tuner *T, double budget_s) {
         candidates(&T->k[k], T->threads);
         if (T->k[k].ncand > rounds) rounds = T->k[k].ncand;
     }
-    kn_status st = KN_OK;
     int done = 0;
     for (int j = 0; j < rounds && !st; j++) {
         if (budget_s > 0 && (wall_ms() - t0) * 1e-3 > budget_s) break;
@@ -472,7 +475,7 @@ static kn_status tune(tuner *T, double budget_s) {
     for (int k = 0; !st && k < nk; k++) pick[k] = T->k[k].kept ? T->k[k].best : -1;
     if (!st) st = write_cand(T, pick);
     tprog fin;
-    if (!st && !(st = tprog_build(T, T->cand_path, NULL, NULL, &fin))) {
+    if (!st && !(st = tprog_build(T, T->cand_path, NULL, &fin))) {
         st = write_result(T, backend_kprog(fin.bp), pick);
         tprog_release(&fin);
     }
@@ -598,6 +601,6 @@ int cmd_tune(int argc, char **argv) {
     kn_status st = tune(&T, budget);
     remove(T.cand_path);
     free(T.k);
-    if (st) return cli_fail(&cx);
+    if (st) return T.inputs_rc ? T.inputs_rc : cli_fail(&cx);
     return EXIT_OK;
 }

@@ -42,6 +42,10 @@ diff "$T/want.txt" "$T/got.txt" >/dev/null && ok || bad "schedule not applied: $
 "$KILN" tune "$W/model.onnx" -o "$T/nodir/x.sched" 2>"$T/err2.txt" >/dev/null
 [ $? = 1 ] && grep -q "cannot write '$T/nodir/x.sched'" "$T/err2.txt" && [ ! -e "$T/nodir" ] && ok ||
   bad "unwritable -o: $(cat "$T/err2.txt")"
+# a symbolic dimension: cli_inputs' one line, exit 1, no file
+"$KILN" tune "$S/examples/digits/digits.onnx" -o "$T/s.sched" 2>"$T/err3.txt" >/dev/null
+[ $? = 1 ] && [ "$(wc -l <"$T/err3.txt")" = 1 ] && grep -q "symbolic dimension 'batch'" "$T/err3.txt" &&
+  [ "$(ls "$T" | grep -c "^s.sched")" = 0 ] && ok || bad "symbolic input: $(cat "$T/err3.txt")"
 "$KILN" tune "$W/model.onnx" 2>/dev/null >/dev/null
 [ $? = 2 ] && ok || bad "no -o: not a usage error"
 finish
