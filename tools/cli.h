@@ -102,6 +102,7 @@ int cmd_check_onnx(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* "1000", "64K", "2M", "1G" (binary units) -> bytes; false if malformed or too big. */
 bool cli_parse_bytes(const char *s, size_t *out);

@@ -230,6 +230,25 @@ static const cli_option inspect_options[] = {
     {0},
 };
 
+static const cli_option tune_options[] = {
+    O("-o", "FILE", "The schedule file to write (required); read back by --schedule."),
+    O("--backend", "B",
+      "llvm (JIT; default) or c (the generated C built with $CC -O3 "
+      "-march=native; one thread)."),
+    O("--threads", "N",
+      "llvm: tune for N threads (default 1); with more than one, the parallel split (tasks) "
+      "is a candidate too and kernels are timed in wall time instead of the calling thread's "
+      "CPU time."),
+    O("--runs", "N", "Timed runs of each round; each kernel's time is their median (default 5)."),
+    O("--target", "T", "The target, which must be this machine's (native): tune measures here."),
+    O("--budget", "SECONDS",
+      "Start no candidate round after SECONDS (default 0: no limit); the confirmation round "
+      "and the result still follow."),
+    TALK_OPTIONS,
+    LOAD_OPTIONS,
+    {0},
+};
+
 static const cli_option bench_options[] = {
     O("--backend", "B",
       "llvm (JIT; default), c (the generated C built with $CC -O3 -march=native into a shared "
@@ -365,6 +384,25 @@ const cli_command cli_commands[] = {
      "emitting and $CC; for llvm, optimization and the JIT. bench/run.sh compares kiln with "
      "ONNX Runtime (not part of CTest).",
      bench_options, cmd_bench},
+    {"tune", "measure candidate schedules per kernel and write the fastest as a schedule file",
+     "kiln tune MODEL -o FILE.sched [options]",
+     "Takes the passes' own schedule of each kernel as the baseline (as --dump-schedule writes "
+     "it) and builds a few candidates per kernel: the register tile one row or one vector "
+     "smaller or larger, the other Winograd tiles (1, 2, 4) where the kernel has one, the "
+     "other padding or prefetch choice where it has one, and with --threads above 1 the "
+     "parallel split halved and doubled. Round j compiles the model once with candidate j of "
+     "every kernel and runs it beside the baseline (compiled once), run by run interleaved, "
+     "timing each kernel over --runs runs (a hook around each kernel, as bench --profile); "
+     "per kernel the candidate with the best ratio to its round's baseline wins if it is at "
+     "least 1% faster. A confirmation round runs the winners together beside the baseline "
+     "and keeps a change only if it is 1% faster there too. The result is compiled once more "
+     "and its schedule written to FILE (through a temporary name: a failure leaves no file). "
+     "Prints a table (kernel, node, the baseline's and the best candidate's time in us in "
+     "the winner's round and in the confirmation, the fields changed) and the whole model's "
+     "median time with the default and with FILE, run by run interleaved. Compiling with "
+     "--schedule FILE gives the same code every time; docs/tuning.md describes the search and "
+     "a measured example.",
+     tune_options, cmd_tune},
     {"check-onnx", "run ONNX backend test folders and compare outputs",
      "kiln check-onnx DIR... [options]",
      "Runs ONNX backend tests: each DIR is a test folder (model.onnx and "

@@ -1,0 +1,606 @@
+/* kiln tune: measures candidate schedules per kernel on this machine and writes the best
+ * as a schedule file (passes/schedule.c) that --schedule reads back.
+ *
+ * As TVM's and Halide's autotuners, in small. The passes' own schedule is the baseline.
+ * For each kernel a short list of candidates is built from its baseline record: the
+ * register tile one row or one vector smaller or larger, the parallel split halved or
+ * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
+ * one, the other padding or prefetch choice where it has one. Kernels are independent, so
+ * round j compiles the model once with candidate j of every kernel that has one (the
+ * others keep the passes' choice) and runs it beside the baseline, compiled once at the
+ * start, run by run interleaved (so that drift in the machine's speed falls on both),
+ * with a timing hook around each kernel; each kernel's time is its median over --runs
+ * runs (the calling thread's CPU time at one thread, wall time with more). Per kernel the
+ * candidate with the best ratio to the baseline, if at least 1% faster, wins; a
+ * confirmation round then measures the winners together beside the baseline again, and
+ * a change is kept only if it was 1% faster in both. The kept changes are compiled once
+ * more and that compile's schedule (every field the passes used) is
+ * written to -o; the whole model is then timed with the written file against the default,
+ * run by run interleaved. A candidate file is written next to -o (FILE.cand.tmp) and
+ * removed at the end; -o itself is written through a temporary name, so a failure leaves
+ * no partial file. */
+#include "ir/kir.h"
+#include "passes/pass.h"
+#include "passes/schedule.h"
+#include "targets/target.h"
+#include "tools/backend.h"
+#include "tools/cli.h"
+#include "tools/help.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_CAND = 8, NAME_CAP = 300 };
+
+static double wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static double thread_cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One kernel's tuning state. A candidate is a full record written to the file for that
+ * kernel; a record with only wino set (a change of Winograd tile) leaves the tile to the
+ * passes, since the baseline's tile belongs to the other algorithm. */
+typedef struct ktune {
+    char label[NAME_CAP]; /* "'name' Op", as schedule files write it */
+    kn_sched base;
+    kn_sched cand[MAX_CAND];
+    int ncand;
+    double cand_us[MAX_CAND], cand_base_us[MAX_CAND]; /* medians in round j: cand j, base */
+    int best;                     /* index in cand of the fastest beating base, or -1 */
+    double conf_base_us, conf_us; /* the confirmation round */
+    bool kept;
+} ktune;
+
+/* The per-kernel hook: the run's time of each kernel, in ms. */
+typedef struct tune_prof {
+    int nk;
+    bool cpu;
+    double *start, *cur;
+} tune_prof;
+
+static void tune_hook(void *user, int k, int phase) {
+    tune_prof *a = user;
+    double t = a->cpu ? thread_cpu_ms() : wall_ms();
+    if (k < 0 || k >= a->nk) return;
+    if (phase == 0)
+        a->start[k] = t;
+    else
+        a->cur[k] += t - a->start[k];
+}
+
+typedef struct tuner {
+    kn_ctx *cx;
+    const char *model, *backend, *out;
+    char cand_path[4200];
+    const cli_shapes *shapes;
+    int threads, runs;
+    int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
+    int nk;
+    ktune *k;
+} tuner;
+
+/* A field-by-field description of how c differs from b ("tile_rows 4->5"), or "-". */
+static const struct {
+    const char *key;
+    size_t off;
+} fields[] = {
+    {"tile_rows", offsetof(kn_sched, tile_rows)},
+    {"tile_vecs", offsetof(kn_sched, tile_vecs)},
+    {"lanes", offsetof(kn_sched, lanes)},
+    {"tasks", offsetof(kn_sched, tasks)},
+    {"wg", offsetof(kn_sched, wg)},
+    {"pad", offsetof(kn_sched, pad)},
+    {"dot", offsetof(kn_sched, dot)},
+    {"split", offsetof(kn_sched, split)},
+    {"wino", offsetof(kn_sched, wino)},
+    {"fblock", offsetof(kn_sched, fblock)},
+    {"pf", offsetof(kn_sched, pf)},
+};
+enum { NFIELDS = sizeof fields / sizeof *fields };
+
+static int field(const kn_sched *s, int i) {
+    return *(const int *)((const char *)s + fields[i].off);
+}
+
+static void describe(const kn_sched *b, const kn_sched *c, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < NFIELDS && n < cap; i++) {
+        int x = field(b, i), y = field(c, i);
+        if (x == y || (!y && c->wino && c->wino != b->wino)) continue; /* left to the passes */
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s %d->%d", n ? ", " : "", fields[i].key, x, y);
+    }
+    if (!buf[0]) snprintf(buf, cap, "-");
+}
+
+static void write_record(FILE *f, int k, const char *label, const kn_sched *s) {
+    fprintf(f, "kernel %d %s", k, label);
+    for (int i = 0; i < NFIELDS; i++)
+        if (field(s, i)) fprintf(f, " %s=%d", fields[i].key, field(s, i));
+    fputc('\n', f);
+}
+
+/* A candidate beats the baseline when it takes at least MIN_GAIN less time: a kernel's
+ * median moves by about 1% between rounds on an idle machine, so smaller "gains" would be
+ * kept by chance as often as not. */
+#define MIN_GAIN 0.01
+static bool beats(double us, double base_us) {
+    return us < base_us * (1 - MIN_GAIN);
+}
+
+static bool same(const kn_sched *a, const kn_sched *b) {
+    return !memcmp(a, b, sizeof *a);
+}
+
+static void add_cand(ktune *t, kn_sched c) {
+    if (t->ncand == MAX_CAND || same(&c, &t->base)) return;
+    for (int i = 0; i < t->ncand; i++)
+        if (same(&c, &t->cand[i])) return;
+    t->cand[t->ncand++] = c;
+}
+
+/* The candidates of kernel t from its baseline record: only values the schedule reader
+ * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
+ * 8 vectors, integer and scalar ones by 4). */
+static void candidates(ktune *t, int threads) {
+    kn_sched b = t->base, c;
+    if (b.tile_rows && !b.wino) {
+        c = b, c.tile_rows = b.tile_rows - 1;
+        if (c.tile_rows >= 1) add_cand(t, c);
+        c = b, c.tile_rows = b.tile_rows + 1;
+        if (c.tile_rows <= 16) add_cand(t, c);
+    }
+    if (b.tile_vecs && !b.wino) {
+        int cap = b.lanes > 1 && !b.dot ? 8 : 4;
+        c = b, c.tile_vecs = b.tile_vecs - 1;
+        if (c.tile_vecs >= 1) add_cand(t, c);
+        c = b, c.tile_vecs = b.tile_vecs + 1;
+        if (c.tile_vecs <= cap) add_cand(t, c);
+    }
+    if (threads > 1 && b.tasks) {
+        c = b, c.tasks = b.tasks / 2 > 1 ? b.tasks / 2 : 1;
+        add_cand(t, c);
+        c = b, c.tasks = b.tasks * 2 <= 64 ? b.tasks * 2 : 64;
+        add_cand(t, c);
+    }
+    if (b.wino) {
+        static const int w[] = {1, 2, 4};
+        for (int i = 0; i < 3; i++) {
+            if (w[i] == b.wino) continue;
+            memset(&c, 0, sizeof c);
+            c.wino = w[i];
+            c.tasks = threads > 1 ? 0 : b.tasks;
+            add_cand(t, c);
+        }
+    }
+    if (b.pad == 1 || b.pad == 2) {
+        c = b, c.pad = 3 - b.pad;
+        add_cand(t, c);
+    }
+    if (b.pf == 1 || b.pf == 2) {
+        c = b, c.pf = 3 - b.pf;
+        add_cand(t, c);
+    }
+}
+
+/* Writes the candidate file: for each kernel pick[k] >= 0 its candidate pick[k], -1
+ * nothing (the passes choose, as for the baseline). */
+static kn_status write_cand(tuner *T, const int *pick) {
+    FILE *f = fopen(T->cand_path, "w");
+    if (!f) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
+    fprintf(f, "# kiln tune candidate of '%s'\n", T->model);
+    for (int k = 0; k < T->nk; k++) {
+        if (pick[k] >= 0) write_record(f, k, T->k[k].label, &T->k[k].cand[pick[k]]);
+    }
+    if (fclose(f) != 0) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
+    return KN_OK;
+}
+
+/* Writes the result to T->out through a temporary name: each kernel's schedule as the
+ * final compile used it (as --dump-schedule writes it), and wino=1 where the kept change
+ * is the direct convolution: the compiled record has no Winograd tile then, and without
+ * wino=1 a reader of the file would let the winograd pass choose again. */
+static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", T->out);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
+    fprintf(f, "# kiln schedule of '%s' for target %s: kernel INDEX 'NODE' OP field=value...\n",
+            p->name, p->target ? p->target->name : "generic");
+    fprintf(f, "# kiln tune: %s, backend %s, %d thread%s\n", T->model, T->backend, T->threads,
+            T->threads == 1 ? "" : "s");
+    for (int k = 0; k < p->nkernels && k < T->nk; k++) {
+        kn_sched s = p->kernels[k]->sched;
+        if (pick[k] >= 0 && T->k[k].cand[pick[k]].wino == 1 && !s.wino) s.wino = 1;
+        write_record(f, k, T->k[k].label, &s);
+    }
+    if (fclose(f) != 0 || rename(tmp, T->out) != 0) {
+        remove(tmp);
+        return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
+    }
+    return KN_OK;
+}
+
+/* A compiled model with its graph and inputs. */
+typedef struct tprog {
+    kn_graph *g;
+    kn_arena *a;
+    kn_tensor **in;
+    backend_prog *bp;
+} tprog;
+
+static void tprog_release(tprog *p) {
+    backend_release(p->bp);
+    if (p->a) kn_arena_destroy(p->a);
+    if (p->g) kn_graph_destroy(p->g);
+    memset(p, 0, sizeof *p);
+}
+
+/* Loads and compiles the model with schedule file sched (NULL: the passes' own); prof (may
+ * be NULL) times each kernel. */
+static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof, tprog *p) {
+    memset(p, 0, sizeof *p);
+    kn_ctx *cx = T->cx;
+    if (cli_load(cx, T->model, T->shapes, &p->g)) return cx->status;
+    p->a = kn_arena_create();
+    p->in = kn_arena_array(p->a, (size_t)p->g->nin + 1, sizeof *p->in);
+    if ((T->inputs_rc = cli_inputs("tune", T->model, p->g, p->a, NULL, 0, true, 0, p->in))) {
+        tprog_release(p); /* cli_inputs printed why (a symbolic dimension: --dim) */
+        return KN_EINVAL;
+    }
+    cli_pipeline po = {0};
+    kn_compile_opts copts;
+    cli_compile_opts(&po, &copts);
+    copts.schedule_file = sched;
+    if (backend_prepare_profiled(cx, T->backend, p->g, p->in, "-O3 -march=native", T->threads,
+                                 &copts, prof, &p->bp)) {
+        tprog_release(p);
+        return cx->status;
+    }
+    backend_reuse_outputs(p->bp);
+    return KN_OK;
+}
+
+static kn_status run_once(tuner *T, tprog *p) {
+    kn_arena *a = kn_arena_create();
+    kn_tensor **out = kn_arena_array(a, (size_t)p->g->nout + 1, sizeof *out);
+    kn_status st = backend_call(T->cx, p->bp, a, p->in, out, 0);
+    kn_arena_destroy(a);
+    return st;
+}
+
+/* A program compiled with a timing hook around each kernel, and each kernel's time in
+ * every timed run. */
+typedef struct meas {
+    tprog p;
+    tune_prof acc;
+    kn_profile prof;
+    double *t; /* ms: kernel k's time in timed run r at t[k * runs + r] */
+} meas;
+
+static void meas_release(meas *m) {
+    tprog_release(&m->p);
+    free(m->acc.start);
+    free(m->acc.cur);
+    free(m->t);
+    memset(m, 0, sizeof *m);
+}
+
+/* Compiles with schedule file sched (NULL: the passes' own). m must not move while it
+ * lives (the hook points into it). With T->nk still 0 (the baseline), records each
+ * kernel's label and schedule and sets T->nk. */
+static kn_status meas_build(tuner *T, const char *sched, meas *m) {
+    memset(m, 0, sizeof *m);
+    m->acc.cpu = T->threads == 1;
+    m->prof = (kn_profile){tune_hook, &m->acc};
+    kn_status st = tprog_build(T, sched, &m->prof, &m->p);
+    if (st) return st;
+    const kn_kprog *kp = backend_kprog(m->p.bp);
+    int nk = kp->nkernels;
+    if (!T->nk) {
+        T->nk = nk;
+        T->k = calloc((size_t)nk + 1, sizeof *T->k);
+        KN_ASSERT(T->k);
+        for (int k = 0; k < nk; k++) {
+            const kn_kernel *kern = kp->kernels[k];
+            if (kern->node)
+                snprintf(T->k[k].label, NAME_CAP, "'%s' %s", kern->node->name, kern->node->op_type);
+            else
+                snprintf(T->k[k].label, NAME_CAP, "'' -");
+            T->k[k].base = kern->sched;
+            T->k[k].best = -1;
+        }
+    }
+    KN_ASSERT(nk == T->nk); /* the kernels are fixed at lowering (kn_schedule_check) */
+    m->acc.start = calloc((size_t)nk + 1, sizeof *m->acc.start);
+    m->acc.cur = calloc((size_t)nk + 1, sizeof *m->acc.cur);
+    m->t = calloc((size_t)nk * (size_t)T->runs + 1, sizeof *m->t);
+    KN_ASSERT(m->acc.start && m->acc.cur && m->t);
+    m->acc.nk = nk;
+    return KN_OK;
+}
+
+/* Run r (< 0: untimed) of m. */
+static kn_status meas_run(tuner *T, meas *m, int r) {
+    memset(m->acc.cur, 0, (size_t)T->nk * sizeof *m->acc.cur);
+    kn_status st = run_once(T, &m->p);
+    for (int k = 0; !st && r >= 0 && k < T->nk; k++)
+        m->t[(size_t)k * (size_t)T->runs + (size_t)r] = m->acc.cur[k];
+    return st;
+}
+
+/* Times the baseline b and the program built from sched side by side: one untimed run
+ * each, then --runs timed runs each, interleaved (b c, c b, ...), so that drift in the
+ * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. */
+static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us) {
+    meas c;
+    kn_status st = meas_build(T, sched, &c);
+    if (st) {
+        meas_release(&c);
+        return st;
+    }
+    for (int r = -1; r < T->runs && !st; r++) {
+        bool b_first = r % 2 == 0;
+        st = meas_run(T, b_first ? b : &c, r);
+        if (!st) st = meas_run(T, b_first ? &c : b, r);
+    }
+    for (int k = 0; !st && k < T->nk; k++) {
+        base_us[k] = 1e3 * median(b->t + (size_t)k * (size_t)T->runs, T->runs);
+        us[k] = 1e3 * median(c.t + (size_t)k * (size_t)T->runs, T->runs);
+    }
+    meas_release(&c);
+    return st;
+}
+
+/* The whole model, default against the file at path, interleaved run by run (the order
+ * alternating: AB, BA, ...): medians of 2 x --runs (at least 10) runs each, in ms of the calling
+ * thread's CPU time at one thread (what other load on the machine does not change), wall
+ * time with more. */
+static kn_status whole_model(tuner *T, const char *path, double *before, double *after) {
+    tprog a, b;
+    kn_status st = tprog_build(T, NULL, NULL, &a);
+    if (st) return st;
+    if ((st = tprog_build(T, path, NULL, &b))) {
+        tprog_release(&a);
+        return st;
+    }
+    double (*now)(void) = T->threads == 1 ? thread_cpu_ms : wall_ms;
+    int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
+    double *ta = calloc((size_t)n, sizeof *ta), *tb = calloc((size_t)n, sizeof *tb);
+    KN_ASSERT(ta && tb);
+    st = run_once(T, &a);
+    if (!st) st = run_once(T, &b);
+    for (int r = 0; r < n && !st; r++) {
+        for (int h = 0; h < 2 && !st; h++) { /* even r: a then b; odd r: b then a */
+            bool is_a = (r % 2 == 0) == (h == 0);
+            double t0 = now();
+            st = run_once(T, is_a ? &a : &b);
+            (is_a ? ta : tb)[r] = now() - t0;
+        }
+    }
+    if (!st) {
+        *before = median(ta, n);
+        *after = median(tb, n);
+    }
+    free(ta);
+    free(tb);
+    tprog_release(&a);
+    tprog_release(&b);
+    return st;
+}
+
+static bool parse_count(const char *s, int lo, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || !*s || v < lo || v > 1000000) return false;
+    *out = (int)v;
+    return true;
+}
+
+/* The search; on success the file is at T->out. */
+static kn_status tune(tuner *T, double budget_s) {
+    double t0 = wall_ms();
+    double *us = NULL;
+    int *pick = NULL;
+    /* the baseline, which also gives the kernels and their schedules; it stays compiled
+     * and runs beside every round */
+    meas base;
+    kn_status st = meas_build(T, NULL, &base);
+    if (st) {
+        meas_release(&base);
+        return st;
+    }
+    int nk = T->nk, rounds = 0;
+    us = calloc((size_t)nk + 1, sizeof *us);
+    double *bus = calloc((size_t)nk + 1, sizeof *bus);
+    pick = calloc((size_t)nk + 1, sizeof *pick);
+    KN_ASSERT(us && bus && pick);
+    for (int k = 0; k < nk; k++) {
+        candidates(&T->k[k], T->threads);
+        if (T->k[k].ncand > rounds) rounds = T->k[k].ncand;
+    }
+    int done = 0;
+    for (int j = 0; j < rounds && !st; j++) {
+        if (budget_s > 0 && (wall_ms() - t0) * 1e-3 > budget_s) break;
+        for (int k = 0; k < nk; k++) pick[k] = j < T->k[k].ncand ? j : -1;
+        if ((st = write_cand(T, pick))) break;
+        if ((st = round_measure(T, &base, T->cand_path, bus, us))) break;
+        done++;
+        for (int k = 0; k < nk; k++) {
+            ktune *t = &T->k[k];
+            if (j >= t->ncand) continue;
+            t->cand_us[j] = us[k];
+            t->cand_base_us[j] = bus[k];
+            if (beats(us[k], bus[k]) &&
+                (t->best < 0 || us[k] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
+                t->best = j;
+        }
+    }
+    /* confirmation: the winners together, beside the baseline again */
+    bool any = false;
+    for (int k = 0; !st && k < nk; k++) {
+        pick[k] = T->k[k].best;
+        any |= pick[k] >= 0;
+    }
+    if (!st && any && !(st = write_cand(T, pick)))
+        st = round_measure(T, &base, T->cand_path, bus, us);
+    for (int k = 0; !st && any && k < nk; k++) {
+        ktune *t = &T->k[k];
+        t->conf_base_us = bus[k];
+        t->conf_us = us[k];
+        t->kept = t->best >= 0 && beats(us[k], bus[k]);
+    }
+    meas_release(&base);
+    free(bus);
+    /* the result: kept changes, every other kernel as the passes choose */
+    for (int k = 0; !st && k < nk; k++) pick[k] = T->k[k].kept ? T->k[k].best : -1;
+    if (!st) st = write_cand(T, pick);
+    tprog fin;
+    if (!st && !(st = tprog_build(T, T->cand_path, NULL, &fin))) {
+        st = write_result(T, backend_kprog(fin.bp), pick);
+        tprog_release(&fin);
+    }
+    remove(T->cand_path);
+    if (st) {
+        free(us);
+        free(pick);
+        return st;
+    }
+    double before = 0, after = 0;
+    st = whole_model(T, T->out, &before, &after);
+    cli_progress_end();
+    if (!st) {
+        printf("%s: backend %s, %d thread%s, %d runs a round (%s time), %d of %d candidate "
+               "rounds in %.1f s\n",
+               T->model, T->backend, T->threads, T->threads == 1 ? "" : "s", T->runs,
+               T->threads == 1 ? "thread CPU" : "wall", done, rounds, (wall_ms() - t0) * 1e-3);
+        printf("  %6s %-36s %9s %9s %17s  %s\n", "kernel", "node", "base us", "best us",
+               "confirm base/best", "fields changed");
+        int kept = 0;
+        for (int k = 0; k < nk; k++) {
+            ktune *t = &T->k[k];
+            if (!t->ncand) continue;
+            char what[200], conf[64] = "";
+            if (t->best >= 0) {
+                describe(&t->base, &t->cand[t->best], what, sizeof what);
+                snprintf(conf, sizeof conf, "%.1f/%.1f", t->conf_base_us, t->conf_us);
+            }
+            if (t->kept)
+                kept++;
+            else
+                snprintf(what, sizeof what, t->best >= 0 ? "- (not confirmed)" : "-");
+            int j = t->best >= 0 ? t->best : 0; /* the winner's round, else the first */
+            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->cand_base_us[j],
+                   t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j], conf, what);
+        }
+        int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
+        printf("%d of %d kernels changed; whole model (median of %d runs each, interleaved, %s "
+               "time): default %.3f ms, tuned %.3f ms (%.3fx)\n",
+               kept, nk, n, T->threads == 1 ? "thread CPU" : "wall", before, after,
+               after > 0 ? before / after : 0);
+        printf("wrote %s\n", T->out);
+    } else {
+        remove(T->out);
+    }
+    free(us);
+    free(pick);
+    return st;
+}
+
+int cmd_tune(int argc, char **argv) {
+    const char *model = NULL, *backend = "llvm", *out = NULL, *target = NULL, *v;
+    int threads = 1, runs = 5, budget = 0, err = 0;
+    cli_shapes shapes = {0};
+    cli_talk talk = {0};
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            cli_help_command(stdout, cli_command_find("tune"));
+            return EXIT_OK;
+        } else if (cli_opt(argc, argv, &i, "-o", &v)) {
+            out = v;
+        } else if (cli_opt(argc, argv, &i, "--backend", &v)) {
+            backend = v;
+        } else if (cli_opt(argc, argv, &i, "--target", &v)) {
+            target = v;
+        } else if (cli_opt(argc, argv, &i, "--runs", &v)) {
+            if (!parse_count(v, 1, &runs)) return cli_usage_error("tune", "--runs takes N >= 1");
+        } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
+            if (!parse_count(v, 1, &threads))
+                return cli_usage_error("tune", "--threads takes N >= 1");
+        } else if (cli_opt(argc, argv, &i, "--budget", &v)) {
+            if (!parse_count(v, 0, &budget))
+                return cli_usage_error("tune", "--budget takes SECONDS >= 0");
+        } else if (cli_talk_opt(argv[i], &talk, false)) {
+        } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
+            if (err) return EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return cli_unknown_option("tune", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return cli_usage_error("tune", "more than one model given");
+        }
+    }
+    if (!model) return cli_usage_error("tune", "no model given");
+    if (!out) return cli_usage_error("tune", "no output file given (-o FILE.sched)");
+    if (strcmp(backend, "llvm") && strcmp(backend, "c"))
+        return cli_usage_error("tune",
+                               "--backend takes llvm or c, the backends that run "
+                               "kernels timed on this machine, not '%s'",
+                               backend);
+    if (!strcmp(backend, "c")) threads = 1;
+    if (target) { /* the measurements are of this machine: its target only */
+        const kn_target *t = kn_target_find(target);
+        if (!t)
+            return cli_usage_error("tune", "unknown target '%s' (%s)", target, cli_target_names());
+        if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native")))
+            return cli_usage_error("tune",
+                                   "--target %s: tune measures on this machine, so it "
+                                   "tunes for --target native only",
+                                   target);
+    }
+    if (strlen(out) > 4000) return cli_usage_error("tune", "-o: path too long");
+
+    kn_ctx cx;
+    cli_ctx_init(&cx, model, &talk);
+    tuner T = {.cx = &cx,
+               .model = model,
+               .backend = backend,
+               .out = out,
+               .shapes = &shapes,
+               .threads = threads,
+               .runs = runs};
+    snprintf(T.cand_path, sizeof T.cand_path, "%s.cand.tmp", out);
+    /* -o writable before any work (a candidate file goes beside it) */
+    FILE *f = fopen(T.cand_path, "w");
+    if (!f) {
+        fprintf(stderr, "kiln: cannot write '%s'\n", out);
+        return EXIT_BAD_INPUT;
+    }
+    fclose(f);
+    remove(T.cand_path);
+    kn_status st = tune(&T, budget);
+    remove(T.cand_path);
+    free(T.k);
+    if (st) return T.inputs_rc ? T.inputs_rc : cli_fail(&cx);
+    return EXIT_OK;
+}
