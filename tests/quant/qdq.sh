@@ -258,4 +258,19 @@ grep -qE '^ +s[0-9]+\[v[0-9]+\] = ' "$T/pf.kir" && bad "qdq_prefetch: the whole 
 [ "$(grep -cE '^ +s[0-9]+\[.*\] = 2004318071$' "$T/stem.kir")" = 5 ] &&
   [ "$(grep -cE '^ +s[0-9]+\[.*\] = 2105376125$' "$T/stem.kir")" = 3 ] && ok ||
   bad "qdq_stem: pad stores: $(grep -E '^ +s[0-9]+\[.*\] = -?[0-9]+$' "$T/stem.kir")"
+# The channels-last channel tiles' 8-bit stores in groups of four as one saturating pack
+# chain on x86 with AVX-512 (codegen/llvm/emit_llvm.c, store_packs_x86): qdq_packs's int8
+# values (signed packs, the clamp [-37, 125] as byte maxima and minima), qdq_res's u8 ones
+# (unsigned packs; Relu6 over zero point 3: umax/umin); none for x86-64-avx2 (8 lanes).
+# Their bytes: the quant_fixed_* tests.
+for m in qdq_packs:packsswb:smax qdq_res:packuswb:umin; do
+  d=${m%%:*} r=${m#*:}
+  "$KILN" compile "$2/tests/quant/fixed/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-vnni \
+    --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-vnni"
+  grep -q "call <64 x i8> @llvm.x86.avx512.${r%%:*}.512(" "$T/pk/pk.ll" &&
+    grep -q "@llvm.${r#*:}.v64i8(" "$T/pk/pk.ll" && ok || bad "$d: no ${r%%:*} chain with ${r#*:}"
+  "$KILN" compile "$2/tests/quant/fixed/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-avx2 \
+    --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-avx2"
+  grep -q "llvm.x86.avx512.pack" "$T/pk/pk.ll" && bad "$d: packs for x86-64-avx2" || ok
+done
 finish
