@@ -953,17 +953,20 @@ static int64_t index_step(const kn_kx *a, const kn_kx *b) {
     return cb - ca;
 }
 
-/* Whether expression x loads from buffer b. */
-static bool reads_buf(const kn_kx *x, const kn_kbuf *b) {
+/* Whether expression x loads from a buffer that is not constant (one that a store may
+ * change, under its own name or another sharing its arena storage). */
+static bool reads_mutable(const kn_kx *x) {
     if (!x) return false;
-    if (x->op == KX_LOAD && x->buf == b) return true;
+    if (x->op == KX_LOAD && x->buf->kind != KB_CONST) return true;
     for (int i = 0; i < 3; i++)
-        if (reads_buf(x->a[i], b)) return true;
+        if (reads_mutable(x->a[i])) return true;
     return false;
 }
 
 /* Four consecutive 8-bit stores of clamped i32 vectors of 16 lanes (store_clamp8, the same
- * buffer, type and bounds; no later one reading the buffer) on x86 with AVX-512BW, as one
+ * buffer, type and bounds; the last three computed from registers and constant tables
+ * only, so computing all four before the first store changes nothing: the channel tiles'
+ * accumulators and requantization tables) on x86 with AVX-512BW, as one
  * saturating pack chain: vpackssdw of the first two and of the last two (i32 to i16,
  * saturated), vpackuswb / vpacksswb of those (i16 to 8 bits, saturated), one vpermd putting
  * the 64 bytes back in order (the packs interleave 4-lane groups per 128-bit lane), then
@@ -984,8 +987,7 @@ static int store_packs_x86(emit *E, const kn_ks *const *ss, int n) {
         if (k && (ss[k]->buf != ss[0]->buf || ss[k]->value->dtype != ss[0]->value->dtype ||
                   l != lo || h != hi))
             return 0;
-        if (k && reads_buf(ss[k]->value, ss[0]->buf)) return 0;
-        if (k && reads_buf(ss[k]->index, ss[0]->buf)) return 0;
+        if (k && (reads_mutable(ss[k]->value) || reads_mutable(ss[k]->index))) return 0;
         lo = l, hi = h;
     }
     if (!x86_has(E, "avx512bw") || (!E->jit && (!E->p->target || E->p->target->vector_bits < 512)))

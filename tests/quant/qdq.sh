@@ -61,13 +61,17 @@ kq mi | grep -q 'round(.*)) + f32(v[0-9]*))' && ok || bad "qdq_add_all add_mi: z
 kq mz | grep -q ' + f32(' && bad "qdq_add_all add_mz: zero point 0 added: $(kq mz)" || ok
 "$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target x86-64-vnni --dump-kir >"$T/ax.txt" 2>&1 ||
   bad "compile qdq_add_all for x86-64-vnni"
-kx() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /out[0-9]*\[/' "$T/ax.txt"; }
+kx() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /(out[0-9]*\[|i32x16 )/' "$T/ax.txt"; }
 for k in m mi mz l1 l2; do
-  kx $k | grep -q '(i32(in0\[v[0-9]*\]) \* [0-9]*) + (i32(in[12]\[v[0-9]*\]) \* [0-9]*)) + -*[0-9]*) >> 2[0-9])' &&
+  kx $k | grep -q '(i32(in0\[[^]]*\]) \* [0-9]*) + (i32(in[12]\[[^]]*\]) \* [0-9]*)) + -*[0-9]*) >> 2[0-9])' &&
     ok || bad "qdq_add_all add_$k on x86: want the integer form: $(kx $k)"
+  # in vectors of 16, four declared, then four clamped 8-bit stores (qadd_int_vec)
+  [ "$(kx $k | grep -c '^ *i32x16 v[0-9]* = ')" = 4 ] &&
+    [ "$(kx $k | grep -c '^ *out[0-9]*\[.*x16\] = [ui]8(min(max(v[0-9]*, -*[0-9]*), [0-9]*))$')" = 4 ] && ok ||
+    bad "qdq_add_all add_$k on x86: want 4 vectors, then 4 stores: $(kx $k)"
 done
 # l1's rounding constant: 2^20 - 128 * ma moved by -16 units of 2^(21 - 20)
-kx l1 | grep -q '\* 3212354) + (i32(in1\[v[0-9]*\]) \* 1071963)) + -410132768) >> 21)' && ok ||
+kx l1 | grep -q '\* 3212354) + (i32(in1\[[^]]*\]) \* 1071963)) + -410132768) >> 21)' && ok ||
   bad "qdq_add_all add_l1: want the moved rounding constant: $(kx l1)"
 for k in t r; do
   kx $k | grep -q ' >> ' && bad "qdq_add_all add_$k on x86: want the float32 steps: $(kx $k)" || ok
@@ -261,15 +265,17 @@ grep -qE '^ +s[0-9]+\[v[0-9]+\] = ' "$T/pf.kir" && bad "qdq_prefetch: the whole 
 # The channels-last channel tiles' 8-bit stores in groups of four as one saturating pack
 # chain on x86 with AVX-512 (codegen/llvm/emit_llvm.c, store_packs_x86): qdq_packs's int8
 # values (signed packs, the clamp [-37, 125] as byte maxima and minima), qdq_res's u8 ones
-# (unsigned packs; Relu6 over zero point 3: umax/umin); none for x86-64-avx2 (8 lanes).
-# Their bytes: the quant_fixed_* tests.
-for m in qdq_packs:packsswb:smax qdq_res:packuswb:umin; do
+# (unsigned packs; Relu6 over zero point 3: umax/umin), qdq_add_all's integer adds (add_mi
+# and add_mz into int8, the whole range); none for x86-64-avx2 (8 lanes). Their bytes: the quant_fixed_* and
+# quant_models_* tests.
+for m in fixed/qdq_packs:packsswb:smax fixed/qdq_res:packuswb:umin models/qdq_add_all:packsswb:-; do
   d=${m%%:*} r=${m#*:}
-  "$KILN" compile "$2/tests/quant/fixed/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-vnni \
+  "$KILN" compile "$2/tests/quant/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-vnni \
     --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-vnni"
   grep -q "call <64 x i8> @llvm.x86.avx512.${r%%:*}.512(" "$T/pk/pk.ll" &&
-    grep -q "@llvm.${r#*:}.v64i8(" "$T/pk/pk.ll" && ok || bad "$d: no ${r%%:*} chain with ${r#*:}"
-  "$KILN" compile "$2/tests/quant/fixed/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-avx2 \
+    { [ "${r#*:}" = - ] || grep -q "@llvm.${r#*:}.v64i8(" "$T/pk/pk.ll"; } && ok ||
+    bad "$d: no ${r%%:*} chain with ${r#*:}"
+  "$KILN" compile "$2/tests/quant/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-avx2 \
     --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-avx2"
   grep -q "llvm.x86.avx512.pack" "$T/pk/pk.ll" && bad "$d: packs for x86-64-avx2" || ok
 done
