@@ -924,6 +924,116 @@ static void store(emit *E, const kn_kbuf *buf, LLVMValueRef index, LLVMValueRef 
     LLVMSetAlignment(st, elem_align(buf->dtype));
 }
 
+/* The clamped i32 vector X of an 8-bit store `buf[i] = t8(min(max(X, lo), hi))` of 16 lanes
+ * (kl_requant_hi32's vector form: the requantized outputs of a channel tile, stored
+ * channels-last), with its bounds in *lo and *hi; NULL where s is not one. */
+static const kn_kx *store_clamp8(const kn_ks *s, int64_t *lo, int64_t *hi) {
+    if (s->kind != KS_STORE || s->word || s->stride > 1) return NULL;
+    const kn_kx *v = s->value;
+    if (v->op != KX_CAST || v->i == 1 || kx_lanes(v) != 16 || s->buf->dtype != v->dtype ||
+        (v->dtype != KN_U8 && v->dtype != KN_I8))
+        return NULL;
+    const kn_kx *mn = v->a[0];
+    if (mn->op != KX_MIN || mn->dtype != KN_I32 || mn->a[1]->op != KX_CONST) return NULL;
+    const kn_kx *mx = mn->a[0];
+    if (mx->op != KX_MAX || mx->a[1]->op != KX_CONST || kx_lanes(mx->a[0]) != 16) return NULL;
+    *lo = mx->a[1]->i, *hi = mn->a[1]->i;
+    bool u = v->dtype == KN_U8;
+    if (*lo < (u ? 0 : -128) || *hi > (u ? 255 : 127) || *lo > *hi) return NULL;
+    return mx->a[0];
+}
+
+/* b - a where index b is index a plus a constant (both var + constant, or the var alone),
+ * else 0. */
+static int64_t index_step(const kn_kx *a, const kn_kx *b) {
+    int64_t ca = 0, cb = 0;
+    if (a->op == KX_ADD && a->a[1]->op == KX_CONST) ca = a->a[1]->i, a = a->a[0];
+    if (b->op == KX_ADD && b->a[1]->op == KX_CONST) cb = b->a[1]->i, b = b->a[0];
+    if (a->op != KX_VAR || b->op != KX_VAR || a->var != b->var) return 0;
+    return cb - ca;
+}
+
+/* Whether expression x loads from a buffer that is not constant (one that a store may
+ * change, under its own name or another sharing its arena storage). */
+static bool reads_mutable(const kn_kx *x) {
+    if (!x) return false;
+    if (x->op == KX_LOAD && x->buf->kind != KB_CONST) return true;
+    for (int i = 0; i < 3; i++)
+        if (reads_mutable(x->a[i])) return true;
+    return false;
+}
+
+/* Four consecutive 8-bit stores of clamped i32 vectors of 16 lanes (store_clamp8, the same
+ * buffer, type and bounds; the last three computed from registers and constant tables
+ * only, so computing all four before the first store changes nothing: the channel tiles'
+ * accumulators and requantization tables) on x86 with AVX-512BW, as one
+ * saturating pack chain: vpackssdw of the first two and of the last two (i32 to i16,
+ * saturated), vpackuswb / vpacksswb of those (i16 to 8 bits, saturated), one vpermd putting
+ * the 64 bytes back in order (the packs interleave 4-lane groups per 128-bit lane), then
+ * the bounds as byte maxima and minima (64 lanes an instruction; none where they are the
+ * type's), and the four 16-byte quarters stored. The same bytes as clamping each vector
+ * and truncating: the saturations are monotonic and the bounds inside the 8-bit range, so
+ * clamp(sat(X)) = clamp(X). Where each vector took a vpmaxsd (the lower bound) and a
+ * saturating vpmovusdb / vpmovsdb store, four take 3 packs, a permute and the stores
+ * (docs/quantization.md, r18ep). Returns how many statements it emitted (4), else 0. */
+static int store_packs_x86(emit *E, const kn_ks *const *ss, int n) {
+    if (n < 4 || target_arch(E->jit ? NULL : E->p->target) != ARCH_X86) return 0;
+    const kn_kx *X[4];
+    int64_t lo = 0, hi = 0;
+    for (int k = 0; k < 4; k++) {
+        int64_t l, h;
+        X[k] = store_clamp8(ss[k], &l, &h);
+        if (!X[k]) return 0;
+        if (k && (ss[k]->buf != ss[0]->buf || ss[k]->value->dtype != ss[0]->value->dtype ||
+                  l != lo || h != hi))
+            return 0;
+        if (k && (reads_mutable(ss[k]->value) || reads_mutable(ss[k]->index))) return 0;
+        lo = l, hi = h;
+    }
+    if (!x86_has(E, "avx512bw") || (!E->jit && (!E->p->target || E->p->target->vector_bits < 512)))
+        return 0;
+    LLVMBuilderRef B = E->b;
+    bool u = ss[0]->value->dtype == KN_U8;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(E->ctx), i16 = LLVMInt16TypeInContext(E->ctx),
+                i8 = LLVMInt8TypeInContext(E->ctx);
+    LLVMValueRef v[4], idx[16];
+    for (int k = 0; k < 4; k++) v[k] = splat(E, expr(E, X[k]), 16);
+    LLVMValueRef w[2];
+    for (int k = 0; k < 2; k++)
+        w[k] = call_fn(E, "llvm.x86.avx512.packssdw.512", vec(i16, 32), v + 2 * k, 2);
+    LLVMValueRef b = call_fn(E, u ? "llvm.x86.avx512.packuswb.512" : "llvm.x86.avx512.packsswb.512",
+                             vec(i8, 64), w, 2);
+    /* dword 4j + g of the result: group g (lanes 4g..4g+3) of vector j, which the packs
+     * left in dword 4g + j */
+    for (int j = 0; j < 4; j++)
+        for (int g = 0; g < 4; g++) idx[4 * j + g] = LLVMConstInt(i32, (unsigned)(4 * g + j), 0);
+    b = LLVMBuildBitCast(B, b, vec(i32, 16), "");
+    b = LLVMBuildShuffleVector(B, b, LLVMGetUndef(vec(i32, 16)), LLVMConstVector(idx, 16), "");
+    b = LLVMBuildBitCast(B, b, vec(i8, 64), "");
+    if (lo > (u ? 0 : -128)) {
+        LLVMValueRef c = splat(E, LLVMConstInt(i8, (unsigned long long)lo, 1), 64);
+        b = LLVMBuildSelect(B, LLVMBuildICmp(B, u ? LLVMIntULT : LLVMIntSLT, b, c, ""), c, b, "");
+    }
+    if (hi < (u ? 255 : 127)) {
+        LLVMValueRef c = splat(E, LLVMConstInt(i8, (unsigned long long)hi, 1), 64);
+        b = LLVMBuildSelect(B, LLVMBuildICmp(B, u ? LLVMIntUGT : LLVMIntSGT, b, c, ""), c, b, "");
+    }
+    for (int k = 0; k < 4;) { /* quarters at consecutive indices stored as one */
+        int m = 1;
+        while (k + m < 4 && index_step(ss[k + m - 1]->index, ss[k + m]->index) == 16) m++;
+        if (m == 3) m = 2; /* 32 bytes and 16, not 48 */
+        LLVMValueRef sel[64];
+        for (int l = 0; l < 16 * m; l++) sel[l] = LLVMConstInt(i32, (unsigned)(16 * k + l), 0);
+        LLVMValueRef q = m == 4
+                             ? b
+                             : LLVMBuildShuffleVector(B, b, LLVMGetUndef(vec(i8, 64)),
+                                                      LLVMConstVector(sel, (unsigned)(16 * m)), "");
+        store(E, ss[k]->buf, expr(E, ss[k]->index), q);
+        k += m;
+    }
+    return 4;
+}
+
 static void par_loop(emit *E, const kn_ks *s);
 
 static void stmt(emit *E, const kn_ks *s) {
@@ -935,7 +1045,13 @@ static void stmt(emit *E, const kn_ks *s) {
     }
     switch (s->kind) {
     case KS_BLOCK:
-        for (int i = 0; i < s->n; i++) stmt(E, s->body[i]);
+        for (int i = 0; i < s->n; i++) {
+            int k = store_packs_x86(E, (const kn_ks *const *)s->body + i, s->n - i);
+            if (k)
+                i += k - 1;
+            else
+                stmt(E, s->body[i]);
+        }
         return;
     case KS_FOR: {
         LLVMTypeRef i64 = ty(E, KN_I64);

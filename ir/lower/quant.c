@@ -1027,6 +1027,85 @@ static void qadd_check(const qadd_consts *k, int64_t lo, int64_t hi, float *mult
         }
 }
 
+/* The float32 form's clamped result for every pair of 8-bit inputs (the division by cs, as
+ * the interpreter computes it), into ref[(a - alo) * 256 + (b - blo)]; false where some pair's
+ * rounded quotient is not finite. */
+static bool qadd_ref_table(const qadd_consts *k, int64_t lo, int64_t hi, int16_t *ref) {
+    for (int64_t a = k->alo; a <= k->ahi; a++)
+        for (int64_t b = k->blo; b <= k->bhi; b++) {
+            float sum = (float)(a - k->az) * k->as + (float)(b - k->bz) * k->bs;
+            float r = qadd_round(k, sum, 0.0f);
+            if (!isfinite(r)) return false;
+            r = r < (float)lo ? (float)lo : r > (float)hi ? (float)hi : r;
+            ref[(a - k->alo) * 256 + (b - k->blo)] = (int16_t)r;
+        }
+    return true;
+}
+
+/* Whether every partial sum of a * q->ma + b * q->mb + q->round lies inside int32 for 8-bit
+ * a, b: the sums are linear in a and b, so their extremes are at the corners. */
+static bool qadd_int_fits(const qadd_consts *k, const kn_qadd *q) {
+    const int64_t lim = INT64_C(1) << 31;
+    int64_t as[2] = {k->alo, k->ahi}, bs[2] = {k->blo, k->bhi};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            int64_t pa = as[i] * q->ma, pab = pa + bs[j] * q->mb, v = pab + q->round;
+            if (pa <= -lim || pa >= lim || pab <= -lim || pab >= lim || v <= -lim || v >= lim)
+                return false;
+        }
+    return true;
+}
+
+/* Whether ((a * q->ma + b * q->mb + q->round) >> q->shift) + cz, saturated to [lo, hi], is
+ * ref's value for every pair. */
+static bool qadd_int_matches(const qadd_consts *k, const kn_qadd *q, int64_t cz, int64_t lo,
+                             int64_t hi, const int16_t *ref) {
+    for (int64_t a = k->alo; a <= k->ahi; a++)
+        for (int64_t b = k->blo; b <= k->bhi; b++) {
+            int64_t v = a * q->ma + b * q->mb + q->round;
+            int64_t y = (v >> q->shift) + cz; /* an arithmetic shift: floor */
+            y = y < lo ? lo : y > hi ? hi : y;
+            if (y != ref[(a - k->alo) * 256 + (b - k->blo)]) return false;
+        }
+    return true;
+}
+
+/* An exact integer form of a float32 QLinearAdd of 8-bit operands with constant parameters
+ * (qadd_consts): y = clamp(((a * ma + b * mb + round) >> shift) + cz) in int32 giving the
+ * float32 form's byte for every one of the 2^16 input pairs, checked exhaustively here, so
+ * ONNX's definition holds (as qadd_check does for the multiplier). Candidates: the ratios
+ * as / cs and bs / cs rounded at each shift from 30 down to 12 (the highest first, as far as
+ * every partial sum stays inside int32), each with its rounding constant 2^(shift-1) - az ma - bz
+ * mb moved by 0, +-1, +-2, ..., +-64 units of 2^(shift-20) (the float32 form's own roundings put a
+ * few pairs on the other side of a boundary than the exact sum; ResNet-18's layer1 adds need such a
+ * move). False (q untouched) where none matches: the float32 form stays. About 150 candidates at
+ * most, most rejected within a few pairs. */
+static bool qadd_int_form(const qadd_consts *k, int64_t lo, int64_t hi, kn_qadd *q) {
+    if (k->ahi - k->alo != 255 || k->bhi - k->blo != 255 || !(k->cz == floorf(k->cz))) return false;
+    int16_t *ref = malloc(65536 * sizeof *ref);
+    KN_ASSERT(ref);
+    bool found = false;
+    if (qadd_ref_table(k, lo, hi, ref)) {
+        static const int moves[] = {0, 1, -1, 2, -2, 4, -4, 8, -8, 16, -16, 32, -32, 64, -64};
+        for (int s = 30; s >= 12 && !found; s--) {
+            double ma = llround(ldexp((double)k->as / (double)k->cs, s));
+            double mb = llround(ldexp((double)k->bs / (double)k->cs, s));
+            if (!(ma > 0 && mb > 0 && ma < 2147483648.0 && mb < 2147483648.0)) continue;
+            kn_qadd c = {(int32_t)ma, (int32_t)mb, s, 0};
+            int64_t r0 = (INT64_C(1) << (s - 1)) - k->az * (int64_t)c.ma - k->bz * (int64_t)c.mb;
+            for (size_t m = 0; m < sizeof moves / sizeof *moves && !found; m++) {
+                int64_t r = r0 + moves[m] * (s > 20 ? INT64_C(1) << (s - 20) : 1);
+                if (r <= INT32_MIN || r >= INT32_MAX) continue;
+                c.round = (int32_t)r;
+                if (!qadd_int_fits(k, &c)) continue;
+                if (qadd_int_matches(k, &c, (int64_t)k->cz, lo, hi, ref)) *q = c, found = true;
+            }
+        }
+    }
+    free(ref);
+    return found;
+}
+
 /* Opens QLinearAdd's loops over y (one flat loop where a and b have y's size, else one a
  * dimension with a and b broadcast) and sets y's, a's and b's indices; returns how many
  * loops to close. */
@@ -1086,6 +1165,9 @@ static int64_t qadd_fixed_vec(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const
     return nv * 4;
 }
 
+static kn_status qadd_int(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_qadd *q, int64_t z,
+                          int64_t lo, int64_t hi);
+
 /* The fixed-point form (--quantize's own adds, ir/requant.h kn_qadd): its multipliers and
  * rounding constant from the constant scales and zero points at compile time, then per
  * element ((a * ma + b * mb + round) >> shift) + cz in i32, saturated (USAT/SSAT on the
@@ -1101,8 +1183,64 @@ static kn_status lower_qlinearadd_fixed(kn_lower *L, const kn_node *n, kn_kbuf *
                              (float)const_at(in[6], 0), (int64_t)const_at(in[2], 0),
                              (int64_t)const_at(in[5], 0));
     int64_t z = cz ? (int64_t)const_at(cz, 0) : 0;
+    return qadd_int(L, in, y, &q, z, lo, hi);
+}
+
+/* The integer form's vectors on CPUs with 8 or more i32 lanes (x86): y[i .. i + 4 lanes) for
+ * i < numel rounded down to 4 lanes, where a, b and y have one size and are 8-bit, as four
+ * vectors of the form's i32 values declared first, then four stores of each clamped to
+ * [max(lo, type's), min(hi, type's)] and narrowed: the statement shape the LLVM emitter
+ * writes as one saturating pack chain on x86 with AVX-512 (store_packs_x86: ResNet-18's
+ * adds, one 64-byte store a group, where LLVM's own vectorization of the scalar loop took a
+ * vpmaxsd, a vpmovusdb and inserts per 16 outputs). All loads come before the stores, so an
+ * add running in place reads what it would read one element at a time. Returns the
+ * elements done (0: none). */
+static int64_t qadd_int_vec(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_qadd *q,
+                            int64_t z, int64_t lo, int64_t hi) {
+    int lanes = kl_lanes(L, KN_I32);
+    const kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_CPU || lanes < 8 || in[0]->numel != y->numel ||
+        in[3]->numel != y->numel || y->numel < 4 * lanes)
+        return 0;
+    for (int k = 0; k < 3; k++) {
+        kn_dtype t = (k == 0 ? in[0] : k == 1 ? in[3] : y)->dtype;
+        if (t != KN_U8 && t != KN_I8) return 0;
+    }
+    double tlo, thi;
+    int_range(y->dtype, &tlo, &thi);
+    int64_t l = lo > (int64_t)tlo ? lo : (int64_t)tlo, h = hi < (int64_t)thi ? hi : (int64_t)thi;
+    int64_t n = y->numel / (4 * lanes);
+    int iv = kl_decl(L, KN_I64, kx_mul(L, kx_var(L, kl_for(L, n)), kx_int(L, 4 * lanes)));
+    int v[4];
+    for (int k = 0; k < 4; k++) {
+        kn_kx *i = kx_add(L, kx_var(L, iv), kx_int(L, k * lanes));
+        kn_kx *pa =
+            kx_mul(L, kx_cast(L, KN_I32, kx_vload(L, in[0], i, lanes)), kx_const(L, KN_I32, q->ma));
+        kn_kx *pb =
+            kx_mul(L, kx_cast(L, KN_I32, kx_vload(L, in[3], i, lanes)), kx_const(L, KN_I32, q->mb));
+        kn_kx *r = kx_bin(L, KX_SHR, kx_add(L, kx_add(L, pa, pb), kx_const(L, KN_I32, q->round)),
+                          kx_const(L, KN_I32, q->shift));
+        if (z) r = kx_add(L, r, kx_const(L, KN_I32, (double)z));
+        v[k] = kl_decl_vec(L, KN_I32, lanes, r);
+    }
+    for (int k = 0; k < 4; k++)
+        kl_store(L, y, kx_add(L, kx_var(L, iv), kx_int(L, k * lanes)),
+                 kx_cast(L, y->dtype,
+                         kx_bin(L, KX_MIN,
+                                kx_bin(L, KX_MAX, kx_var(L, v[k]), kx_const(L, KN_I32, (double)l)),
+                                kx_const(L, KN_I32, (double)h))));
+    kl_end(L);
+    return n * 4 * lanes;
+}
+
+/* y = clamp(sat(((a * q->ma + b * q->mb + q->round) >> q->shift) + z)) in int32, per element
+ * (Helium's vectors where qadd_fixed_vec applies, x86's where qadd_int_vec does). */
+static kn_status qadd_int(kn_lower *L, kn_kbuf *const *in, kn_kbuf *y, const kn_qadd *qp, int64_t z,
+                          int64_t lo, int64_t hi) {
+    kn_qadd q = *qp;
     kn_kx *yi, *ai, *bi;
     int64_t done = qadd_fixed_vec(L, in, y, &q, z, lo, hi);
+    if (!done) done = qadd_int_vec(L, in, y, &q, z, lo, hi);
     if (done == y->numel) return KN_OK;
     int nloops;
     if (done) { /* the elements the vectors left, one at a time */
@@ -1164,6 +1302,19 @@ static kn_status lower_qlinearadd_f64(kn_lower *L, const kn_node *n, kn_kbuf *co
     return KN_OK;
 }
 
+/* Whether a float32 QLinearAdd may take its exact integer form (qadd_int_form) here: 8-bit
+ * a, b and y, on CPUs with at least 8 lanes of i32 (x86: ResNet-18 int8's 8 adds
+ * vectorize in about 10 instructions a vector of 16 outputs where the float32 steps took
+ * about 15, docs/quantization.md "r18ep"). Microcontrollers keep requant_f32's form
+ * (firmware bytes unchanged), OpenCL and 4-lane CPUs the float32 steps. */
+static bool qadd_int_suits(kn_lower *L, kn_kbuf *const *in, const kn_kbuf *y) {
+    for (int i = 0; i < 3; i++) {
+        kn_dtype t = (i == 0 ? in[0] : i == 1 ? in[3] : y)->dtype;
+        if (t != KN_U8 && t != KN_I8) return false;
+    }
+    return L->target && L->target->kind == KN_TARGET_CPU && kl_lanes(L, KN_I32) >= 8;
+}
+
 static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                   kn_kbuf *const *out) {
     kn_kbuf *y = out[0], *cz = n->nin > 7 ? in[7] : NULL;
@@ -1174,6 +1325,9 @@ static kn_status lower_qlinearadd(kn_lower *L, const kn_node *n, kn_kbuf *const 
     qadd_consts k;
     float mult = 0;
     bool k_ok = qadd_get_consts(in, n->nin, &k);
+    kn_qadd qi;
+    if (k_ok && qadd_int_suits(L, in, y) && qadd_int_form(&k, lo, hi, &qi))
+        return qadd_int(L, in, y, &qi, (int64_t)k.cz, lo, hi);
     if (k_ok) qadd_check(&k, lo, hi, &mult);
     int vas = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[1], kx_int(L, 0))));
     int vbs = kl_decl(L, KN_F32, kx_cast(L, KN_F32, kx_load(L, in[4], kx_int(L, 0))));

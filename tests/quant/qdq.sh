@@ -39,22 +39,43 @@ grep -q 'QLinearAdd(%s2, .*kiln_clamp=\[-128,113\]}  # add3' "$T/a.txt" && ok ||
   bad "add3's Clip(0, 6) as kiln_clamp=[-128,113]: $(grep add3 "$T/a.txt")"
 r=$("$KILN" check-onnx "$A" --backend interp --passes shape,qdq,fold,shape 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_add, interp after qdq: $r"
-# Every 8-bit input pair (tests/quant/make_qdq_add_all.py): the adds whose division by
-# y_scale a multiplication reproduces for all 65,536 pairs multiply (add_m, add_mi), the
-# others keep the division (add_t: exact ties; add_r: 1 to 4 pairs differ); all convert to
-# 8 bits unsaturated (`u8!`, kx_cast_inrange). The backends check the bytes (quant_models_*).
+# Every 8-bit input pair (tests/quant/make_qdq_add_all.py). On a CPU of 4 i32 lanes
+# (aarch64) the adds keep the float32 steps: those whose division by y_scale a
+# multiplication reproduces for all 65,536 pairs multiply (add_m, add_mi), the others keep
+# the division (add_t: exact ties; add_r: 1 to 4 pairs differ); all convert to 8 bits
+# unsaturated (`u8!`, kx_cast_inrange). On x86 (8 or more lanes) the adds whose float32
+# steps an integer form reproduces for all pairs take it (qadd_int_form: add_m, add_mi,
+# add_mz and ResNet-18's add_l1 and add_l2, l1 with its rounding constant moved), the
+# others (add_t, add_r) the float32 steps. The backends check the bytes (quant_models_*).
 AA=$2/tests/quant/models/qdq_add_all
-"$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target x86-64-vnni --dump-kir >"$T/aa.txt" 2>&1 ||
+"$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target aarch64 --dump-kir >"$T/aa.txt" 2>&1 ||
   bad "compile qdq_add_all"
 kq() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /round\(/' "$T/aa.txt"; }
 for k in m:'\* v[0-9]*))' t:'/ v[0-9]*))' r:'/ v[0-9]*))' mi:'\* v[0-9]*))' mz:'\* v[0-9]*))'; do
   kq "${k%%:*}" | grep -q "${k#*:}" && ok || bad "qdq_add_all add_${k%%:*}: want ${k#*:}: $(kq "${k%%:*}")"
 done
-[ "$(grep -c '[ui]8!(select' "$T/aa.txt")" = 5 ] && ok || bad "qdq_add_all: in-range conversions: $(grep -c '[ui]8!(' "$T/aa.txt"), want 5"
+[ "$(grep -c '[ui]8!(select' "$T/aa.txt")" = 7 ] && ok || bad "qdq_add_all: in-range conversions: $(grep -c '[ui]8!(' "$T/aa.txt"), want 7"
 # the output zero point is added after the rounding where it is not the constant 0 (add_mi),
 # and not where it is (add_mz: the same bytes, -0.0 and 0.0 convert alike)
 kq mi | grep -q 'round(.*)) + f32(v[0-9]*))' && ok || bad "qdq_add_all add_mi: zero point not added: $(kq mi)"
 kq mz | grep -q ' + f32(' && bad "qdq_add_all add_mz: zero point 0 added: $(kq mz)" || ok
+"$KILN" compile "$AA/model.onnx" -o "$T/aa" --emit h --target x86-64-vnni --dump-kir >"$T/ax.txt" 2>&1 ||
+  bad "compile qdq_add_all for x86-64-vnni"
+kx() { awk -v k="'add_$1'" '$1 == "kernel" { on = ($4 == k) } on && /(out[0-9]*\[|i32x16 )/' "$T/ax.txt"; }
+for k in m mi mz l1 l2; do
+  kx $k | grep -q '(i32(in0\[[^]]*\]) \* [0-9]*) + (i32(in[12]\[[^]]*\]) \* [0-9]*)) + -*[0-9]*) >> 2[0-9])' &&
+    ok || bad "qdq_add_all add_$k on x86: want the integer form: $(kx $k)"
+  # in vectors of 16, four declared, then four clamped 8-bit stores (qadd_int_vec)
+  [ "$(kx $k | grep -c '^ *i32x16 v[0-9]* = ')" = 4 ] &&
+    [ "$(kx $k | grep -c '^ *out[0-9]*\[.*x16\] = [ui]8(min(max(v[0-9]*, -*[0-9]*), [0-9]*))$')" = 4 ] && ok ||
+    bad "qdq_add_all add_$k on x86: want 4 vectors, then 4 stores: $(kx $k)"
+done
+# l1's rounding constant: 2^20 - 128 * ma moved by -16 units of 2^(21 - 20)
+kx l1 | grep -q '\* 3212354) + (i32(in1\[[^]]*\]) \* 1071963)) + -410132768) >> 21)' && ok ||
+  bad "qdq_add_all add_l1: want the moved rounding constant: $(kx l1)"
+for k in t r; do
+  kx $k | grep -q ' >> ' && bad "qdq_add_all add_$k on x86: want the float32 steps: $(kx $k)" || ok
+done
 # A QDQ Gemm with a float bias has no integer form here: it stays in float, and kiln
 # says so once, naming the node (tests/quant/make_qdq_kept.py); the model still runs.
 K=$2/tests/quant/models/qdq_gemm_bias
@@ -273,4 +294,21 @@ grep -qE '^ +s[0-9]+\[v[0-9]+\] = ' "$T/pf.kir" && bad "qdq_prefetch: the whole 
 [ "$(grep -cE '^ +s[0-9]+\[.*\] = 2004318071$' "$T/stem.kir")" = 5 ] &&
   [ "$(grep -cE '^ +s[0-9]+\[.*\] = 2105376125$' "$T/stem.kir")" = 3 ] && ok ||
   bad "qdq_stem: pad stores: $(grep -E '^ +s[0-9]+\[.*\] = -?[0-9]+$' "$T/stem.kir")"
+# The channels-last channel tiles' 8-bit stores in groups of four as one saturating pack
+# chain on x86 with AVX-512 (codegen/llvm/emit_llvm.c, store_packs_x86): qdq_packs's int8
+# values (signed packs, the clamp [-37, 125] as byte maxima and minima), qdq_res's u8 ones
+# (unsigned packs; Relu6 over zero point 3: umax/umin), qdq_add_all's integer adds (add_mi
+# and add_mz into int8, the whole range); none for x86-64-avx2 (8 lanes). Their bytes: the quant_fixed_* and
+# quant_models_* tests.
+for m in fixed/qdq_packs:packsswb:smax fixed/qdq_res:packuswb:umin models/qdq_add_all:packsswb:-; do
+  d=${m%%:*} r=${m#*:}
+  "$KILN" compile "$2/tests/quant/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-vnni \
+    --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-vnni"
+  grep -q "call <64 x i8> @llvm.x86.avx512.${r%%:*}.512(" "$T/pk/pk.ll" &&
+    { [ "${r#*:}" = - ] || grep -q "@llvm.${r#*:}.v64i8(" "$T/pk/pk.ll"; } && ok ||
+    bad "$d: no ${r%%:*} chain with ${r#*:}"
+  "$KILN" compile "$2/tests/quant/$d/model.onnx" -o "$T/pk" --emit llvm --target x86-64-avx2 \
+    --name pk >/dev/null 2>&1 || bad "compile $d for x86-64-avx2"
+  grep -q "llvm.x86.avx512.pack" "$T/pk/pk.ll" && bad "$d: packs for x86-64-avx2" || ok
+done
 finish
