@@ -50,6 +50,23 @@ static const struct {
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
+int kn_sched_nfields(void) {
+    return NFIELDS;
+}
+
+const char *kn_sched_key(int i) {
+    return fields[i].key;
+}
+
+int kn_sched_get(const kn_sched *s, int i) {
+    return *(const int *)((const char *)s + fields[i].off);
+}
+
+void kn_sched_print(FILE *f, const kn_sched *s) {
+    for (int i = 0; i < NFIELDS; i++)
+        if (kn_sched_get(s, i)) fprintf(f, " %s=%d", fields[i].key, kn_sched_get(s, i));
+}
+
 /* "'name' Op" of kernel k, as the file writes it. */
 static void node_label(const kn_kernel *k, char *buf, size_t cap) {
     if (k->node)
@@ -95,11 +112,7 @@ kn_status kn_schedule_write(kn_ctx *cx, const kn_kprog *p, const char *path) {
         char label[600];
         node_label(p->kernels[k], label, sizeof label);
         fprintf(f, "kernel %d %s", k, label);
-        const kn_sched *s = &p->kernels[k]->sched;
-        for (int i = 0; i < NFIELDS; i++) {
-            int v = *(const int *)((const char *)s + fields[i].off);
-            if (v) fprintf(f, " %s=%d", fields[i].key, v);
-        }
+        kn_sched_print(f, &p->kernels[k]->sched);
         fputc('\n', f);
     }
     const char *xc = getenv("KILN_XCORE"); /* a run of the model: seconds on big ones */

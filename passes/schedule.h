@@ -6,6 +6,7 @@
 #include "ir/diag.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct kn_kprog;
 struct kn_sched;
@@ -21,6 +22,14 @@ kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const struct kn_kp
 const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
 /* Writes p's kernel schedules to path (through a temporary name). */
 kn_status kn_schedule_write(kn_ctx *cx, const struct kn_kprog *p, const char *path);
+
+/* The kn_sched fields a schedule file names, in the order it writes them: how many, the
+ * key of field i, and its value in s (0: left to the passes). kn_sched_print writes
+ * " key=value" for each field s sets, as a line of the file does. */
+int kn_sched_nfields(void);
+const char *kn_sched_key(int i);
+int kn_sched_get(const struct kn_sched *s, int i);
+void kn_sched_print(FILE *f, const struct kn_sched *s);
 
 /* Cross-core bytes of p's parallel splits at `threads` threads (passes/xcore.c): per
  * kernel, read[k] the bytes (64-byte lines) its threads load that another thread wrote

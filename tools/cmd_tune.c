@@ -99,43 +99,21 @@ typedef struct tuner {
 } tuner;
 
 /* A field-by-field description of how c differs from b ("tile_rows 4->5"), or "-". */
-static const struct {
-    const char *key;
-    size_t off;
-} fields[] = {
-    {"tile_rows", offsetof(kn_sched, tile_rows)},
-    {"tile_vecs", offsetof(kn_sched, tile_vecs)},
-    {"lanes", offsetof(kn_sched, lanes)},
-    {"tasks", offsetof(kn_sched, tasks)},
-    {"wg", offsetof(kn_sched, wg)},
-    {"pad", offsetof(kn_sched, pad)},
-    {"dot", offsetof(kn_sched, dot)},
-    {"split", offsetof(kn_sched, split)},
-    {"wino", offsetof(kn_sched, wino)},
-    {"fblock", offsetof(kn_sched, fblock)},
-    {"pf", offsetof(kn_sched, pf)},
-};
-enum { NFIELDS = sizeof fields / sizeof *fields };
-
-static int field(const kn_sched *s, int i) {
-    return *(const int *)((const char *)s + fields[i].off);
-}
-
 static void describe(const kn_sched *b, const kn_sched *c, char *buf, size_t cap) {
     size_t n = 0;
     buf[0] = 0;
-    for (int i = 0; i < NFIELDS && n < cap; i++) {
-        int x = field(b, i), y = field(c, i);
+    for (int i = 0; i < kn_sched_nfields() && n < cap; i++) {
+        int x = kn_sched_get(b, i), y = kn_sched_get(c, i);
         if (x == y || (!y && c->wino && c->wino != b->wino)) continue; /* left to the passes */
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s %d->%d", n ? ", " : "", fields[i].key, x, y);
+        n +=
+            (size_t)snprintf(buf + n, cap - n, "%s%s %d->%d", n ? ", " : "", kn_sched_key(i), x, y);
     }
     if (!buf[0]) snprintf(buf, cap, "-");
 }
 
 static void write_record(FILE *f, int k, const char *label, const kn_sched *s) {
     fprintf(f, "kernel %d %s", k, label);
-    for (int i = 0; i < NFIELDS; i++)
-        if (field(s, i)) fprintf(f, " %s=%d", fields[i].key, field(s, i));
+    kn_sched_print(f, s);
     fputc('\n', f);
 }
 
