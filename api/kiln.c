@@ -462,7 +462,8 @@ static kn_status compile(kn_ctx *cx, const kiln_model *m, const kiln_options *o,
     }
     /* g and p are dropped once the JIT holds the weights: each constant is freed as soon
      * as nothing needs it, so the weights are held about once (docs/robustness.md) */
-    kn_compile_opts copts = {.release_constants = true, .weights = o->weights};
+    kn_compile_opts copts = {
+        .release_constants = true, .weights = o->weights, .threads = c->threads};
     if (!cx->status && !kn_compile_program_opts(cx, g, "model", o->target, &copts, &p) &&
         !refuse_workspace(cx, p, o->max_memory) &&
         !kn_llvm_jit_releasing(cx, p, o->target, o->opt_level,

@@ -151,6 +151,13 @@ kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel) {
     return b;
 }
 
+kn_kbuf *kl_scratch_thread(kn_lower *L, kn_dtype t, int64_t numel) {
+    kn_kbuf *b = kl_scratch(L, t, numel);
+    b->per_thread = true;
+    b->copies = L->p->threads > 1 ? L->p->threads : 1;
+    return b;
+}
+
 kn_kbuf *kl_string_storage(kn_lower *L, int64_t bytes) {
     kn_kbuf *b = kl_buffer(L->p, KB_TEMP, KN_U8, 1, &bytes, "c");
     b->whole_run = true;
@@ -773,7 +780,11 @@ bool kn_kernel_same(const kn_kprog *p, const kn_kernel *a, const kn_kernel *b) {
         M.buf[i] = -1;
         if (!ua[i]) continue;
         while (j < p->nbufs && !ub[j]) j++;
-        ok = j < p->nbufs && ua[i] == ub[j] && p->bufs[i]->dtype == p->bufs[j]->dtype;
+        ok = j < p->nbufs && ua[i] == ub[j] && p->bufs[i]->dtype == p->bufs[j]->dtype &&
+             p->bufs[i]->per_thread == p->bufs[j]->per_thread &&
+             (!p->bufs[i]->per_thread ||
+              (kn_kbuf_thread_stride(p->bufs[i]) == kn_kbuf_thread_stride(p->bufs[j]) &&
+               p->bufs[i]->copies == p->bufs[j]->copies));
         M.buf[i] = j++;
     }
     while (ok && j < p->nbufs && !ub[j]) j++;
@@ -997,6 +1008,7 @@ void kn_kprog_print(const kn_kprog *p, void *file) {
                 fprintf(f, " @%zu", b->offset);
             if (p->nregions) fprintf(f, " in %s", p->region_name[b->region]);
             fprintf(f, " live %d..%d", b->first, b->last);
+            if (b->per_thread) fprintf(f, " per thread x%d", b->copies);
         }
         if (b->onnx) fprintf(f, "  # %s", b->onnx);
         fputc('\n', f);

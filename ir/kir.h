@@ -224,7 +224,8 @@ typedef enum kn_kbuf_kind {
     KB_OUTPUT,  /* graph output: a parameter of the entry point */
     KB_CONST,   /* weights: static const data */
     KB_TEMP,    /* intermediate tensor in the arena, at `offset` */
-    KB_SCRATCH, /* a kernel's private temporary in the arena, live only in that kernel */
+    KB_SCRATCH, /* a kernel's private temporary in the arena, live only in that kernel;
+                   per_thread: one copy per thread (below) */
 } kn_kbuf_kind;
 
 struct kn_kbuf {
@@ -252,6 +253,18 @@ struct kn_kbuf {
                               every channel), where the kernels now address it */
     int64_t view_plane, view_stride, view_base;
     int region; /* memory region of the arena storage (kn_kprog.nregions; else 0) */
+    /* KB_SCRATCH only: task-private storage, one copy per thread of the program (kn_kprog.
+     * threads), each kn_kbuf_thread_stride(b) bytes after the previous. Inside the task
+     * of a split parallel loop the buffer's element i is element i of the copy of the
+     * thread running the task (the pool's thread index, runtime/kn_pool.h); elsewhere
+     * (serial code, the C backend, firmware) of copy 0. Whatever a task writes into it is
+     * dead when the task ends: a task may read only what it wrote itself (kverify cannot
+     * check this; the pass that builds it states it). copies: how many the plan holds,
+     * kn_kprog.threads (at least 1) when the buffer was made (kl_scratch_thread). */
+    bool per_thread;
+    int copies;
+    size_t thread_stride; /* per_thread: bytes from one thread's copy to the next's, set by
+                             the plan (0: the copy's bytes, rounded up; passes/plan.c) */
 };
 
 /* A contraction kernel, described by its lowering so that schedule passes can rebuild
@@ -364,6 +377,10 @@ typedef struct kn_sched {
                    mm_fblock): inputs a block load; 1 in a schedule file: the scalar tiles */
     int wino;   /* 3x3 convolutions: Winograd output tile m (2, 4: F(m x m, 3 x 3), passes/
                    winograd.c), or 1 in a schedule file: the direct convolution */
+    int wchunk; /* Winograd: tiles in a chunk of the one-loop form over per-thread scratch
+                   (passes/winograd.c, its biggest chunk), or 1 in a schedule file: the
+                   three-pass form over arena scratch; another value there: at most that
+                   many tiles a chunk */
     int pf;     /* dot tiles over a padded copy: 1 the next block of output channels' packed
                    weights prefetched (passes/tile.c, conv_pf), or 2 in a schedule file: not */
 } kn_sched;
@@ -385,6 +402,11 @@ typedef struct kn_kernel {
      *   channel), so staged_out may be written over staged_in's storage. */
     bool disjoint;
     kn_kbuf *staged_in, *staged_out;
+    /* rows_out: a tensor the kernel's KN_LOOP_WHOLE loop writes in order of its rows (the
+     * first task the first rows), through indices the parallel pass cannot follow (tile t's
+     * row t / TW: Winograd's chunks of tiles); passes/parallel.c records that its split
+     * advanced along y's rows, so a pooling after it is split into bands of rows. Or NULL. */
+    kn_kbuf *rows_out;
 } kn_kernel;
 
 typedef struct kn_kprog {
@@ -425,6 +447,8 @@ typedef struct kn_kprog {
     kn_dtype weights;         /* kn_graph.weights: the format pass 'lowp' stores float32
                                  constants in (KN_F16, KN_BF16), or KN_UNDEF */
     const kn_iogroup *groups;
+    int threads;    /* threads the program runs on (kn_compile_opts.threads; 0 or 1: one): the
+                       copies of each per-thread scratch (kn_kbuf.per_thread) in the plan */
     int index_bits; /* 32: every loop index and every index expression built from loop
                        indices and int-sized constants stays within int32 (pass 'index',
                        for targets whose index_bits is 32): emitters may declare loop
@@ -449,6 +473,18 @@ static inline bool kn_kbuf_is_weight(const kn_kbuf *b) {
 /* Bytes of b's elements. */
 static inline size_t kn_kbuf_bytes(const kn_kbuf *b) {
     return (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+}
+/* A per-thread scratch's distance in bytes between the copies of two threads: the plan's
+ * thread_stride, else its bytes rounded up to KN_ARENA_ALIGN (each copy on cache lines of
+ * its own). */
+static inline size_t kn_kbuf_thread_stride(const kn_kbuf *b) {
+    if (b->thread_stride) return b->thread_stride;
+    return (kn_kbuf_bytes(b) + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
+}
+/* Bytes of arena storage b takes in the plan: all its copies for a per-thread scratch. */
+static inline size_t kn_kbuf_plan_bytes(const kn_kbuf *b) {
+    return b->per_thread ? kn_kbuf_thread_stride(b) * (size_t)(b->copies > 1 ? b->copies : 1)
+                         : kn_kbuf_bytes(b);
 }
 /* Bytes of the weights p's code carries (kn_kbuf_is_weight), without padding. */
 size_t kn_kprog_weight_bytes(const kn_kprog *p);
@@ -548,6 +584,10 @@ bool kl_fma_scalar(kn_lower *L);
 bool kl_register_tiles(kn_lower *L);
 /* A kernel-private temporary of numel elements (planned in the arena). */
 kn_kbuf *kl_scratch(kn_lower *L, kn_dtype t, int64_t numel);
+/* A per-thread scratch of numel elements (kn_kbuf.per_thread): each thread running a task
+ * of one of the kernel's split parallel loops has a copy of its own, so tasks on different
+ * threads never share its lines. For staging that a task fills and consumes itself. */
+kn_kbuf *kl_scratch_thread(kn_lower *L, kn_dtype t, int64_t numel);
 /* A constant table computed at lowering time (emitted as static const data): numel
  * elements of dtype t copied from data. A table with the same dtype and bytes as an
  * earlier one of the program is that one (weights shared by several nodes, packed the

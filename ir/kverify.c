@@ -214,6 +214,12 @@ kn_status kn_kprog_verify(kn_ctx *cx, const kn_kprog *p) {
         if (p->bufs[i]->id != i)
             st = kn_diag(cx, NULL, KN_EINTERNAL, "kernel IR: buffer %d has id %d", i,
                          p->bufs[i]->id);
+        else if (p->bufs[i]->per_thread &&
+                 (p->bufs[i]->kind != KB_SCRATCH || p->bufs[i]->alias || p->bufs[i]->copies < 1))
+            st = kn_diag(cx, NULL, KN_EINTERNAL,
+                         "kernel IR: per-thread buffer %s is not a scratch of its own with "
+                         "copies (%d)",
+                         p->bufs[i]->name, p->bufs[i]->copies);
     for (int k = 0; k < p->nkernels && !st; k++) {
         V.k = p->kernels[k];
         memset(V.scope, 0, (size_t)p->nvars + 1);

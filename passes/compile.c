@@ -61,6 +61,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
         pl.schedule = opts->schedule;
         pl.release_constants = opts->release_constants;
         pl.io_in_arena = opts->io_in_arena;
+        pl.threads = opts->threads;
         pl.nregions = opts->nregions;
         for (int r = 0; r < opts->nregions; r++) {
             pl.region_name[r] = opts->region_name[r];

@@ -1102,6 +1102,14 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
         if (tasks > 1) {
             reset_written(p, written, o);
             record_written(P, p, written, o, split_var);
+            int ro = kern->rows_out ? kn_kbuf_storage(kern->rows_out)->id : -1;
+            if (ro >= 0 && (o->annot & KN_LOOP_WHOLE) && written[ro] == WRITTEN_UNKNOWN) {
+                unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+                KN_ASSERT(use);
+                kn_kernel_uses(o, use);
+                if (use[kern->rows_out->id] & 2) written[ro] = 1; /* rows: see kn_kernel */
+                free(use);
+            }
         }
     }
 }

@@ -168,6 +168,7 @@ static kn_status pass_lower(kn_pipeline *pl) {
     pl->p->schedule = pl->schedule;
     pl->p->release_constants = pl->release_constants;
     pl->p->io_in_arena = pl->io_in_arena;
+    pl->p->threads = pl->threads;
     KN_ASSERT(pl->nregions <= KN_MAX_REGIONS);
     pl->p->nregions = pl->nregions;
     for (int r = 0; r < pl->nregions; r++) {

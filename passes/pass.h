@@ -123,6 +123,7 @@ typedef struct kn_pipeline {
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
     bool release_constants;             /* kn_compile_opts.release_constants, for the program */
     bool io_in_arena;                   /* kn_compile_opts.io_in_arena, for the program */
+    int threads;                        /* kn_compile_opts.threads, for the program */
     int nregions;                       /* kn_compile_opts' regions, for the program */
     const char *region_name[KN_MAX_REGIONS];
     size_t region_cap[KN_MAX_REGIONS];
@@ -169,6 +170,9 @@ typedef struct kn_compile_opts {
                                            (weights it repacked): the graph keeps its shapes only */
     kn_dtype weights; /* --weights: KN_F16 or KN_BF16 (kn_weights_prepare first), or KN_UNDEF */
     bool io_in_arena; /* --arena-in-place-io: inputs and outputs planned inside the arena */
+    int threads;      /* threads the program will run on (the JIT's pool, the caller included;
+                         0: one): the plan holds that many copies of each per-thread scratch,
+                         and the program must not run on more */
     int nregions;     /* --memory NAME=SIZE,...: arena regions, fastest first (at most 4) */
     const char *region_name[KN_MAX_REGIONS]; /* C identifiers, distinct */
     size_t region_cap[KN_MAX_REGIONS];       /* bytes each may take */

@@ -51,8 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The arena bytes b takes: every copy of a per-thread scratch (kn_kbuf_plan_bytes). */
 static size_t buf_bytes(const kn_kbuf *b) {
-    return (size_t)b->numel * kn_dtype_get(b->dtype)->size;
+    return kn_kbuf_plan_bytes(b);
 }
 
 /* Every buffer starts on a KN_ARENA_ALIGN boundary, so it occupies its size rounded up. */
@@ -699,6 +700,38 @@ size_t kn_plan_arena_dry(kn_kprog *p) {
     return size;
 }
 
+/* The thread area (p->threads > 1, one region): every per-thread scratch above the rest
+ * of the arena (which ends at `end`), thread h's copies of all of them in a part of its
+ * own, [end + h*S, end + (h+1)*S), S being the most bytes the per-thread scratches of one
+ * kernel take together; within it, each kernel's packed from the start. So a thread's
+ * copies take the same lines in every kernel that has them, lines no other thread and no
+ * tensor ever uses (a tensor reusing them would make the thread take each line over from
+ * the core that wrote it: docs/benchmarks.md, "Per-thread Winograd scratch"). Returns the
+ * arena's new end. */
+static size_t thread_area(kn_kprog *p, size_t end) {
+    size_t S = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        size_t at = 0;
+        for (int i = 0; i < p->nbufs; i++) {
+            kn_kbuf *b = p->bufs[i];
+            if (!b->per_thread || b->first != k) continue;
+            KN_ASSERT(b->last == k); /* a scratch lives in its kernel */
+            b->offset = end + at;
+            at += aligned(kn_kbuf_bytes(b));
+        }
+        if (at > S) S = at;
+    }
+    if (!S) return end;
+    int copies = 1;
+    for (int i = 0; i < p->nbufs; i++) {
+        kn_kbuf *b = p->bufs[i];
+        if (!b->per_thread || b->first < 0) continue;
+        b->thread_stride = S;
+        if (b->copies > copies) copies = b->copies;
+    }
+    return end + S * (size_t)copies;
+}
+
 kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     kn_status vs = kn_plan_views(cx, p);
     if (vs) return vs;
@@ -708,9 +741,13 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
     KN_ASSERT(v);
     int n = 0;
+    /* several threads and one region: per-thread scratch in a thread area of its own */
+    bool area = p->threads > 1 && p->nregions == 0;
     for (int i = 0; i < p->nbufs; i++) {
-        p->bufs[i]->region = 0;
-        if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0) v[n++] = p->bufs[i];
+        kn_kbuf *b = p->bufs[i];
+        b->region = 0;
+        b->thread_stride = 0;
+        if (planned(p, b) && b->first >= 0 && !(area && b->per_thread)) v[n++] = b;
     }
     qsort(v, (size_t)n, sizeof *v, by_size);
     double *tb = calloc((size_t)p->nbufs + 1, sizeof *tb);
@@ -723,6 +760,7 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
         st = place_regions(cx, p, v, n, tb);
     else
         p->arena_size = place_best(v, n);
+    if (area) p->arena_size = thread_area(p, p->arena_size);
     for (int i = 0; i < p->nbufs; i++) /* in-place aliases live in their storage's region */
         p->bufs[i]->region = kn_kbuf_storage(p->bufs[i])->region;
     /* each region's share of the arena's traffic */
@@ -742,6 +780,11 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
                 live += aligned(buf_bytes(v[i]));
                 rlive[v[i]->region] += aligned(buf_bytes(v[i]));
             }
+        for (int i = 0; area && i < p->nbufs; i++) { /* each copy, rounded up */
+            const kn_kbuf *b = p->bufs[i];
+            if (b->per_thread && b->first <= k && k <= b->last && b->first >= 0)
+                live += aligned(kn_kbuf_bytes(b)) * (size_t)(b->copies > 1 ? b->copies : 1);
+        }
         if (live > bound) bound = live;
         for (int r = 0; r < p->nregions; r++)
             if (rlive[r] > p->region_lower_bound[r]) p->region_lower_bound[r] = rlive[r];

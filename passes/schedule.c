@@ -47,6 +47,7 @@ static const struct {
     {"wino", offsetof(kn_sched, wino)},
     {"fblock", offsetof(kn_sched, fblock)},
     {"pf", offsetof(kn_sched, pf)},
+    {"wchunk", offsetof(kn_sched, wchunk)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -176,7 +177,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf)",
+                     "dot, split, wino, fblock, pf, wchunk)",
                      tok);
             return false;
         }

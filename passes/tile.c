@@ -3275,6 +3275,37 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
     return true;
 }
 
+bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t ms,
+                     int64_t k, int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
+                     kn_kbuf **packed, kn_sched *out) {
+    kt_tile T;
+    KN_ASSERT(m >= 1 && m <= ms);
+    if (!kt_choose(L, n, m, ov, false, false, &T)) return false;
+    if (n % T.kb) T.kbl = (int)((n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
+    kn_contract d = {
+        .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
+    mm_geom G = {.a = a, .y = y, .m = m, .k = k, .n = n, .d = &d};
+    int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
+    if (!*packed) {
+        batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
+        *packed = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
+    }
+    /* the packing depends on the columns and the tile's width only, not on m */
+    KN_ASSERT((*packed)->numel == batch * per);
+    G.bpk = *packed;
+    int vb = kl_for(L, batch);
+    kn_kx *b = kx_var(L, vb);
+    G.aoff = kx_mul(L, b, kx_int(L, ms * k));
+    G.yoff = kx_mul(L, b, kx_int(L, ms * n));
+    G.boff = kx_mul(L, b, kx_int(L, per));
+    mm_blocks(L, &G, &T);
+    kl_end(L);
+    out->tile_rows = T.maxrows;
+    out->tile_vecs = T.nv;
+    out->lanes = T.lanes;
+    return true;
+}
+
 /* ---- pointwise convolutions ----
  *
  * A 1x1 convolution with no padding and one group (f32, constant weights) is

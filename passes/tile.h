@@ -92,6 +92,17 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
                       int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out);
 
+/* kt_batched_const's products for a caller that runs them inside a loop of its own
+ * (passes/winograd.c: per chunk of tiles, in a per-thread scratch): built at L's position,
+ * no loop marked parallel: for b < batch, rows r < m, y[(b*ms + r)*n + j] = sum_i
+ * a[(b*ms + r)*k + i] * B_b[i][j], ms >= m the rows between two batches' first rows. Each
+ * element is the same sum in the same order as kt_batched_const's. B is packed into a new
+ * constant on the first call (*packed NULL, then set) and shared by later calls with the
+ * same batch, k, n and ov (instances for other m). false when the columns are too few. */
+bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t ms,
+                     int64_t k, int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
+                     kn_kbuf **packed, kn_sched *out);
+
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a
  * kl_builder_rewrite builder), its choices recorded in *out; false when d does not
  * suit them (the plain nest stays). ov: the schedule file's overrides, or NULL. */

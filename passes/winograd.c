@@ -97,6 +97,12 @@ typedef struct wg_geom {
     kn_kbuf *P, *V, *M, *S;
 } wg_geom;
 
+/* The one-loop form's chunks (see "one parallel loop over chunks of tiles" below). */
+typedef struct wg_chunks {
+    int64_t nch, T, r, tc; /* chunks, tiles in the small ones, how many have T + 1, T + !!r */
+    kn_kbuf *Vt, *Mt, *St, *U;
+} wg_chunks;
+
 /* sum_k c[k] * v[k] over the nonzero coefficients (vector or scalar values) */
 static kn_kx *wg_lin(kn_lower *L, const double *c, kn_kx *const *v, int n) {
     kn_kx *s = NULL;
@@ -236,19 +242,22 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
  * bias, stored as vectors into row ty of the scratch S ([TH][m*m][L]), then into y one
  * element at a time through the epilogue (a loop, so the code stays one store). */
 static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *co0,
-                        int lanes) {
+                        int lanes, kn_kx *tl, const wg_chunks *C) {
     const wg_mats *W = &G->W;
     const kn_contract *d = G->d;
     int a = W->a, m = W->m;
-    kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
+    /* M[ij][t][co] of the three passes, or Mt[ij][tl][co] of the chunk (C) */
+    kn_kx *t = C ? tl : kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
+    kn_kbuf *M = C ? C->Mt : G->M, *S = C ? C->St : G->S;
+    int64_t rows = C ? C->tc : G->nt;
     int vm = kl_decl(L, KN_I64, kt_mad(L, t, G->co, co0));
     kn_kx *in[WG_MAXA][WG_MAXA];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
-            kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * G->nt * G->co);
-            in[i][j] = kx_var(
-                L, kl_decl_vec(L, KN_F32, lanes,
-                               lanes > 1 ? kx_vload(L, G->M, idx, lanes) : kx_load(L, G->M, idx)));
+            kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * rows * G->co);
+            in[i][j] =
+                kx_var(L, kl_decl_vec(L, KN_F32, lanes,
+                                      lanes > 1 ? kx_vload(L, M, idx, lanes) : kx_load(L, M, idx)));
         }
     int y[WG_MAXA][WG_MAXA];
     wg_sandwich(L, m, a, W->at, lanes, in, y);
@@ -257,11 +266,11 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
         bias = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
                                      lanes > 1 ? kx_vload(L, d->bias, co0, lanes)
                                                : kx_load(L, d->bias, co0)));
-    int vs = kl_decl(L, KN_I64, kx_mul(L, ty, kx_int(L, m * m * G->lanes)));
+    int vs = kl_decl(L, KN_I64, C ? kx_int(L, 0) : kx_mul(L, ty, kx_int(L, m * m * G->lanes)));
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++) {
             kn_kx *v = kx_var(L, y[i][j]);
-            kl_store(L, G->S, kt_plus(L, kx_var(L, vs), (i * m + j) * lanes),
+            kl_store(L, S, kt_plus(L, kx_var(L, vs), (i * m + j) * lanes),
                      bias ? kx_add(L, v, bias) : v);
         }
     /* lanes innermost: LLVM unrolls them and stores rows of m outputs as vectors; with
@@ -277,7 +286,7 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
     }
     if (cond) kl_if(L, cond);
     kn_kx *val = kx_load(
-        L, G->S,
+        L, S,
         kx_add(L, kx_var(L, vs),
                kt_mad(L, kt_mad(L, kx_var(L, vi), m, kx_var(L, vj)), lanes, kx_var(L, vl))));
     kn_kx *co = kx_add(L, co0, kx_var(L, vl));
@@ -299,15 +308,158 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
     kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
     if (full) {
         int vc = kl_for(L, full);
-        wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), G->lanes);
+        wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), G->lanes, NULL,
+                    NULL);
         kl_end(L);
     }
     if (tail) {
         int vc = kl_for(L, tail);
-        wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vc), full * G->lanes), 1);
+        wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vc), full * G->lanes), 1, NULL, NULL);
         kl_end(L);
     }
     kl_end_n(L, 2);
+}
+
+/* ---- one parallel loop over chunks of tiles, in per-thread scratch ----
+ *
+ * Where every U fits in the L2 (kt_batched_const's test), the input transform, the
+ * products and the output transform run in one parallel loop over chunks of consecutive
+ * tiles (row-major: a chunk is a run of tile rows or part of one), each chunk through
+ * the per-thread scratches Vt ([a*a][TC][Kp]), Mt ([a*a][TC][Co]) and St ([m*m][L]) of
+ * the thread running it (kl_scratch_thread): nothing a task writes is read by another
+ * thread, and a thread reuses the same lines for every chunk. TC = the biggest chunk's
+ * tiles; chunks hold T or T + 1 tiles (the first r of them T + 1), sized so that a
+ * chunk's V and M take at most a quarter of the L2 (WG_CHUNK_L2) and their count is
+ * even. Each tile's arithmetic is the three-pass
+ * form's (below), so the outputs are the same bits. */
+enum { WG_CHUNK_L2 = 4 };
+
+static void wg_fill(const void *ctx, const kt_packing *P, float *dst);
+
+static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg_chunks *C) {
+    int a = G->W.a;
+    int64_t ntb = G->th * G->tw;
+    const kn_target *tg = L->target;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t pt = (int64_t)a * a * (G->kp + G->co) * 4; /* V and M bytes of a tile */
+    int64_t tmax = l2 / WG_CHUNK_L2 / pt;
+    if (ov && ov->wchunk > 1) tmax = ov->wchunk;
+    if (tmax < 1) tmax = 1;
+    int64_t nch = (ntb + tmax - 1) / tmax;
+    /* an even count: at two threads each takes as many chunks, the first half of the tiles
+     * (of the rows, where a pooling after it splits into bands) */
+    if (nch % 2 && nch < ntb) nch++;
+    C->nch = nch;
+    C->T = ntb / nch;
+    C->r = ntb % nch;
+    C->tc = C->T + (C->r ? 1 : 0);
+}
+
+/* Whether the chunked form applies: every U together in the L2 (1 MB when the target
+ * does not say), as kt_batched_const's rows-outermost products; bigger Us keep the
+ * three passes (split by transform position, each U read once). */
+static bool wg_chunked(kn_lower *L, const wg_geom *G) {
+    const kn_target *tg = L->target;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
+    return tg && tg->kind == KN_TARGET_CPU && ub <= (double)l2;
+}
+
+/* The input transform of tile (ty, tx) of batch n into row tl of the chunk scratch Vt:
+ * Vt[(ij*TC + tl)*Kp + cb*L] = (BT d B)[i][j] for every channel block cb. */
+static void wg_input_tile(kn_lower *L, const wg_geom *G, const wg_chunks *C, int64_t n, kn_kx *ty,
+                          kn_kx *tx, kn_kx *tl) {
+    const wg_mats *W = &G->W;
+    int a = W->a, m = W->m, lanes = G->lanes;
+    int vcb = kl_for(L, G->cb);
+    kn_kx *cb = kx_var(L, vcb);
+    kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
+    int vp = kl_decl(L, KN_I64,
+                     kx_mul(L,
+                            kx_add(L,
+                                   kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
+                                          G->wp, kx_int(L, 0)),
+                                   col),
+                            kx_int(L, lanes)));
+    kn_kx *d[WG_MAXA][WG_MAXA];
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            d[i][j] = kx_var(
+                L, kl_decl_vec(L, KN_F32, lanes,
+                               kx_vload(L, G->P,
+                                        kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
+                                        lanes)));
+    int v[WG_MAXA][WG_MAXA];
+    wg_sandwich(L, a, a, W->bt, lanes, d, v);
+    int vv = kl_decl(L, KN_I64, kt_mad(L, tl, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
+    for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+            kl_store(L, C->Vt, kt_plus(L, kx_var(L, vv), (i * a + j) * C->tc * G->kp),
+                     kx_var(L, v[i][j]));
+    kl_end(L);
+}
+
+/* One chunk's products: Mt[ij] (m x Co) = Vt[ij] (m x Kp) * U[ij], for the m tiles of a
+ * chunk (T or T + 1). */
+static bool wg_chunk_products(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_t m,
+                              const kn_sched *ov, kn_sched *out) {
+    int a = G->W.a;
+    return kt_batched_rows(L, C->Vt, C->Mt, a * a, m, C->tc, G->kp, G->co, wg_fill, G, ov, &C->U,
+                           out);
+}
+
+/* Batch n's tiles, chunk by chunk (the parallel loop), after its padded copy. */
+static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_t n,
+                             const kn_sched *ov, kn_sched *out) {
+    int vc = kl_for(L, C->nch);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    kn_kx *c = kx_var(L, vc);
+    /* the chunk's first tile and its tiles: c*T + min(c, r), T + (c < r) */
+    kn_kx *big = kx_bin(L, KX_LT, c, kx_int(L, C->r));
+    int vs = kl_decl(
+        L, KN_I64, kx_add(L, kx_mul(L, c, kx_int(L, C->T)), kx_bin(L, KX_MIN, c, kx_int(L, C->r))));
+    int vn = kl_decl(L, KN_I64,
+                     C->r ? kx_add(L, kx_int(L, C->T), kx_cast(L, KN_I64, big)) : kx_int(L, C->T));
+    /* input transforms */
+    {
+        int vt = kl_for_x(L, kx_var(L, vn));
+        kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
+        int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
+        int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
+        wg_input_tile(L, G, C, n, kx_var(L, vty), kx_var(L, vtx), tl);
+        kl_end(L);
+    }
+    /* products: one instance per chunk size */
+    if (C->r) {
+        kl_if(L, big);
+        if (!wg_chunk_products(L, G, C, C->T + 1, ov, out)) return false;
+        kl_else(L);
+    }
+    if (!wg_chunk_products(L, G, C, C->T, ov, out)) return false;
+    if (C->r) kl_end(L);
+    /* output transforms */
+    {
+        int64_t full = G->co / G->lanes, tail = G->co % G->lanes;
+        int vt = kl_for_x(L, kx_var(L, vn));
+        kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
+        int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
+        int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
+        kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
+        if (full) {
+            int vco = kl_for(L, full);
+            wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes)), G->lanes,
+                        tl, C);
+            kl_end(L);
+        }
+        if (tail) {
+            int vco = kl_for(L, tail);
+            wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vco), full * G->lanes), 1, tl, C);
+            kl_end(L);
+        }
+        kl_end(L);
+    }
+    kl_end(L);
+    return true;
 }
 
 /* U[ij][ci][co] = (G w[co][ci] G^T)[i][j], computed in double and rounded once to f32,
@@ -377,6 +529,21 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.hp = G.th * m + 2, G.wp = G.tw * m + 2;
     int a = G.W.a;
     G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
+    if (wg_chunked(L, &G) && !(ov && ov->wchunk == 1)) {
+        wg_chunks C = {0};
+        wg_plan_chunks(L, &G, ov, &C);
+        C.Vt = kl_scratch_thread(L, KN_F32, a * a * C.tc * G.kp);
+        C.Mt = kl_scratch_thread(L, KN_F32, a * a * C.tc * G.co);
+        C.St = kl_scratch_thread(L, KN_F32, m * m * G.lanes);
+        for (int64_t n = 0; n < G.n; n++) {
+            wg_pad(L, &G, n);
+            if (!wg_chunked_batch(L, &G, &C, n, ov, out)) return false;
+        }
+        L->p->kernels[L->kidx]->rows_out = d->y;
+        out->wino = m;
+        out->wchunk = (int)C.tc > 1 ? (int)C.tc : 2; /* 1 would mean the three passes */
+        return true;
+    }
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
     G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
     G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);

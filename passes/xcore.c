@@ -38,6 +38,9 @@ typedef struct xc {
     int64_t *val;
     unsigned char *known;
     size_t *base; /* per buffer id: byte address of element 0 (SIZE_MAX: not tracked) */
+    size_t *more; /* per buffer id: a per-thread scratch's copies for the threads past those
+                     the plan holds (kn_kbuf.copies; when counting more threads than the
+                     program was compiled for), past the arena, one after another */
     size_t nlines;
     unsigned char *hold; /* per line: bit h set when thread h's cache holds it */
     int thread;          /* the thread running the current statement */
@@ -124,8 +127,14 @@ static void touch(xc *X, const kn_kbuf *b, int64_t index, int64_t n, bool write)
     }
     if (index + n > b->numel) n = b->numel - index;
     if (n <= 0) return;
-    size_t lo = (X->base[b->id] + (size_t)(index * size)) / LINE;
-    size_t hi = (X->base[b->id] + (size_t)((index + n) * size) - 1) / LINE;
+    size_t base = X->base[b->id];
+    if (b->per_thread && X->in_task && X->thread > 0) { /* the running thread's copy */
+        int c = b->copies > 1 ? b->copies : 1;
+        base = X->thread < c ? base + (size_t)X->thread * kn_kbuf_thread_stride(b)
+                             : X->more[b->id] + (size_t)(X->thread - c) * kn_kbuf_thread_stride(b);
+    }
+    size_t lo = (base + (size_t)(index * size)) / LINE;
+    size_t hi = (base + (size_t)((index + n) * size) - 1) / LINE;
     unsigned char me = (unsigned char)(1u << X->thread);
     for (size_t l = lo; l <= hi && l < X->nlines; l++) {
         unsigned char h = X->hold[l];
@@ -259,7 +268,8 @@ double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *writ
     X.val = calloc((size_t)p->nvars + 1, sizeof *X.val);
     X.known = calloc((size_t)p->nvars + 1, 1);
     X.base = malloc(((size_t)p->nbufs + 1) * sizeof *X.base);
-    KN_ASSERT(X.val && X.known && X.base);
+    X.more = calloc((size_t)p->nbufs + 1, sizeof *X.more);
+    KN_ASSERT(X.val && X.known && X.base && X.more);
     /* the arena's regions one after another, then each input and output */
     size_t region_at[KN_MAX_REGIONS + 1] = {0}, end = 0;
     for (int r = 0; r < p->nregions; r++) region_at[r + 1] = region_at[r] + p->region_size[r];
@@ -276,6 +286,13 @@ double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *writ
             X.base[i] = end;
             end += (bytes + LINE - 1) / LINE * LINE;
         }
+    }
+    for (int i = 0; i < p->nbufs; i++) { /* per-thread copies the plan does not hold */
+        const kn_kbuf *b = p->bufs[i];
+        int c = b->copies > 1 ? b->copies : 1;
+        if (!b->per_thread || X.base[i] == SIZE_MAX || threads <= c) continue;
+        X.more[i] = end;
+        end += kn_kbuf_thread_stride(b) * (size_t)(threads - c);
     }
     X.nlines = end / LINE + 1;
     X.hold = calloc(X.nlines, 1);
@@ -298,6 +315,7 @@ double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *writ
     free(X.val);
     free(X.known);
     free(X.base);
+    free(X.more);
     free(X.hold);
     return total;
 }

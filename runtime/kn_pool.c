@@ -103,6 +103,13 @@ struct kn_pool {
 
 static _Thread_local kn_pool *run_pool;
 
+/* kn_pool_thread_index: 0 on every thread but a pool's workers, which set theirs once. */
+static _Thread_local int thread_index;
+
+int kn_pool_thread_index(void) {
+    return thread_index;
+}
+
 static void relax(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_ia32_pause();
@@ -190,6 +197,7 @@ static void wake_sleepers(kn_pool *P) {
 static void *worker(void *arg) {
     kn_pool *P = ((worker_arg *)arg)->P;
     int self = ((worker_arg *)arg)->self;
+    thread_index = self;
     unsigned seen = 0; /* not the count when this thread starts: a loop may be posted first */
     double idle_since = now_us();
     unsigned spins = 0;

@@ -51,6 +51,14 @@ void kn_pool_run_end(void);
 int kn_pool_par_for(void *user_context, kn_pool_task task, int min, int size,
                     unsigned char *closure);
 
+/* The calling thread's index among the threads of the pool whose tasks it runs: 1 ..
+ * threads - 1 on a pool's workers, 0 on any other thread (the caller of a loop, which
+ * runs tasks too, and every thread outside a pool). Two tasks running at once are on
+ * different threads and so have different indices: compiled tasks address their
+ * per-thread scratch by it (kn_kbuf.per_thread, ir/kir.h). A program compiled for T
+ * threads (kn_compile_opts.threads) holds T copies, so its pool must have at most T. */
+int kn_pool_thread_index(void);
+
 /* Counters of the loops a pool ran since it was created (diagnostics and tests). */
 typedef struct kn_pool_stats {
     long loops;        /* par_for calls that used the pool */

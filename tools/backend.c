@@ -150,9 +150,18 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
     return st;
 }
 
+/* Whether p has a per-thread scratch of several copies (kn_kbuf.per_thread), whose tasks
+ * need the thread index only kiln's pool gives (kn_pool_thread_index). */
+static bool per_thread_copies(const kn_kprog *p) {
+    for (int i = 0; p && i < p->nbufs; i++)
+        if (p->bufs[i]->per_thread && p->bufs[i]->copies > 1) return true;
+    return false;
+}
+
 /* The par_for the JIT's parallel loops call for `threads` threads (NULL: one thread):
  * kiln's pool (runtime/kn_pool.h), created into bp->pool; KILN_POOL=halide (for
- * comparisons) the Halide runtime's pool where it is linked in. */
+ * comparisons) the Halide runtime's pool where it is linked in, unless the program has
+ * per-thread scratch. */
 static kn_par_for thread_pool(backend_prog *bp, int threads) {
     if (threads <= 1 && getenv("KILN_POOL_TRACE")) /* the split loops, on the caller */
         return pool_trace_wrap(kn_pool_par_for);
@@ -160,7 +169,7 @@ static kn_par_for thread_pool(backend_prog *bp, int threads) {
     kn_par_for pf = NULL;
     const char *which = getenv("KILN_POOL");
 #ifdef KILN_HAVE_OPENCL /* the Halide runtime is linked in */
-    if (which && !strcmp(which, "halide")) {
+    if (which && !strcmp(which, "halide") && !per_thread_copies(bp->p)) {
         halide_set_num_threads(threads);
         pf = (kn_par_for)halide_do_par_for;
     }
@@ -208,6 +217,8 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         kn_compile_opts jopts = {0};
         if (opts) jopts = *opts;
         jopts.release_constants = !strcmp(backend, "llvm");
+        /* the JIT's pool: as many copies of each per-thread scratch as it has threads */
+        jopts.threads = !strcmp(backend, "llvm") && threads > 1 ? threads : 1;
         st = prepare_kprog(cx, backend, g, in, &jopts, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL

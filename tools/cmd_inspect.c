@@ -60,9 +60,10 @@ static kn_status write_picture(kn_ctx *cx, const char *path, bool through_dot, F
 
 /* The memory plan of the lowered model, one temporary a line; with svg, also drawn. */
 static int print_memory(kn_ctx *cx, kn_graph *g, const kn_target *t, const char *model,
-                        const char *svg) {
+                        const char *svg, int threads) {
     kn_kprog *p;
-    if (cli_require_static_inputs(cx, g) || backend_compile_c(cx, g, "model", t, NULL, &p)) {
+    kn_compile_opts opts = {.threads = threads}; /* per-thread scratch: one copy a thread */
+    if (cli_require_static_inputs(cx, g) || backend_compile_c(cx, g, "model", t, &opts, &p)) {
         kn_graph_destroy(g);
         return cli_fail(cx);
     }
@@ -154,7 +155,7 @@ static int print_flops(const kn_graph *g, int64_t total) {
 int cmd_inspect(int argc, char **argv) {
     const char *model = NULL, *passes = KN_GRAPH_PASSES, *dump = NULL, *dot = NULL, *svg = NULL,
                *profile = NULL, *v, *target = "generic";
-    int json = 0, err = 0, memory = 0;
+    int json = 0, err = 0, memory = 0, threads = 1;
     cli_shapes shapes = {0};
     cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
@@ -173,6 +174,10 @@ int cmd_inspect(int argc, char **argv) {
             dump = v;
         } else if (cli_opt(argc, argv, &i, "--target", &v)) {
             target = v;
+        } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
+            threads = atoi(v);
+            if (threads < 1 || threads > 256)
+                return cli_usage_error("inspect", "--threads must be 1 to 256, not '%s'", v);
         } else if (cli_opt(argc, argv, &i, "--dot", &v)) {
             dot = v;
         } else if (cli_opt(argc, argv, &i, "--svg", &v)) {
@@ -206,7 +211,7 @@ int cmd_inspect(int argc, char **argv) {
         return cli_usage_error("inspect", "--memory draws with --svg only (not --dot, --profile)");
     pic_profile prof = {0};
     if (profile && pic_profile_read(&cx, profile, &prof)) return cli_fail(&cx);
-    if (memory) return print_memory(&cx, g, tgt, model, svg);
+    if (memory) return print_memory(&cx, g, tgt, model, svg, threads);
     kn_kprog *prog = NULL;
     if (run_passes(&cx, g, tgt, passes, dump, &prog)) {
         kn_graph_destroy(g);

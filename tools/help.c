@@ -225,6 +225,10 @@ static const cli_option inspect_options[] = {
     O("--target", "T",
       "Lower and plan for target T (default generic, as kiln compile's C): with --memory, or "
       "a --passes list that lowers."),
+    O("--threads", "N",
+      "With --memory: plan for N threads (default 1), as kiln bench --threads N does: each "
+      "per-thread scratch (docs/internals.md) holds N copies, in a thread area above the rest "
+      "of the arena."),
     TALK_OPTIONS,
     LOAD_OPTIONS,
     {0},

@@ -10,6 +10,7 @@
  * as bits and computed in f32. */
 #include "codegen/llvm/llvm_impl.h"
 #include "ir/regex.h"
+#include "runtime/kn_pool.h"
 #include "targets/target.h"
 
 #include <locale.h>
@@ -1362,6 +1363,27 @@ static void par_loop(emit *E, const kn_ks *s) {
     LLVMValueRef tcl = LLVMGetParam(task, 2);
     for (unsigned i = 0; i < nbp; i++)
         bargs[i] = LLVMBuildLoad2(B, E->ptr, LLVMBuildStructGEP2(B, ct, tcl, i, ""), "");
+    /* per-thread scratch (kn_kbuf.per_thread): the running thread's copy, the pool's thread
+     * index (runtime/kn_pool.h) times the copies' stride past the first */
+    LLVMValueRef tidx = NULL;
+    for (int i = 0, j = 0; i < p->nbufs; i++) {
+        if (!use[i]) continue;
+        const kn_kbuf *b = p->bufs[i];
+        if (b->per_thread && b->copies > 1) {
+            if (!tidx) {
+                LLVMTypeRef it = LLVMFunctionType(i32, NULL, 0, 0);
+                LLVMValueRef fi = LLVMConstIntToPtr(
+                    LLVMConstInt(i64, (unsigned long long)(uintptr_t)kn_pool_thread_index, 0),
+                    E->ptr);
+                tidx = LLVMBuildSExt(B, LLVMBuildCall2(B, it, fi, NULL, 0, "thread"), i64, "");
+            }
+            LLVMValueRef off = LLVMBuildMul(
+                B, tidx, LLVMConstInt(i64, (unsigned long long)kn_kbuf_thread_stride(b), 0), "");
+            LLVMTypeRef i8 = LLVMInt8TypeInContext(E->ctx);
+            bargs[j] = LLVMBuildGEP2(B, i8, bargs[j], &off, 1, "");
+        }
+        j++;
+    }
     bargs[nbp] = lo, bargs[nbp + 1] = hi, bargs[nbp + 2] = tcl;
     LLVMBuildCall2(B, bt, bfn, bargs, nbp + 3, "");
     LLVMBuildRet(B, LLVMConstInt(i32, 0, 0));

@@ -187,6 +187,17 @@ kn_status kn_emit_opencl(kn_ctx *cx, const kn_kprog *p, char **src, size_t *len)
         for (int d = 0; d < P.ngid; d++) P.gid[d] = g[d];
         memset(use, 0, (size_t)p->nbufs);
         kn_kernel_uses(kr->body, use);
+        for (int i = 0; i < p->nbufs; i++) /* work-items have no thread index */
+            if (use[i] && p->bufs[i]->per_thread) {
+                fclose(k);
+                free(kbuf);
+                free(woff);
+                free(use);
+                return kn_diag(cx, kr->node, KN_EUNSUPPORTED,
+                               "per-thread scratch %s in a device kernel: OpenCL keeps shared "
+                               "scratch (passes build per-thread scratch for CPU targets only)",
+                               p->bufs[i]->name);
+            }
         fprintf(k,
                 "\n/* %s */\n__kernel void %s_k%d(__global uchar *kn_arena, "
                 "__global const uchar *kn_weights",
