@@ -201,15 +201,12 @@ static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
     kl_end_n(L, 2);
 }
 
-/* V[ij][t][cb*L ..] = (BT d B)[i][j] for every tile t of batch n */
-static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
+/* (BT d B) for the a x a vectors d = P[n][ty*m ..][cb][tx*m ..] of tile (ty, tx), channel
+ * block cb: the transformed vectors' variables in v. */
+static void wg_tile_in(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *cb,
+                       int v[WG_MAXA][WG_MAXA]) {
     const wg_mats *W = &G->W;
     int a = W->a, m = W->m, lanes = G->lanes;
-    int vty = kl_for(L, G->th);
-    mark_parallel(L);
-    int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
-    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
-    /* P[n][ty*m][cb][tx*m][0] */
     kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
     int vp = kl_decl(L, KN_I64,
                      kx_mul(L,
@@ -226,8 +223,18 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
                                kx_vload(L, G->P,
                                         kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
                                         lanes)));
-    int v[WG_MAXA][WG_MAXA];
     wg_sandwich(L, a, a, W->bt, lanes, d, v);
+}
+
+/* V[ij][t][cb*L ..] = (BT d B)[i][j] for every tile t of batch n */
+static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
+    int a = G->W.a, lanes = G->lanes;
+    int vty = kl_for(L, G->th);
+    mark_parallel(L);
+    int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
+    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
+    int v[WG_MAXA][WG_MAXA];
+    wg_tile_in(L, G, n, ty, tx, cb, v);
     /* t = (n*TH + ty)*TW + tx; V[(ij*NT + t)*Kp + cb*L] */
     kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
     int vv = kl_decl(L, KN_I64, kt_mad(L, t, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
@@ -369,28 +376,11 @@ static bool wg_chunked(kn_lower *L, const wg_geom *G) {
  * Vt[(ij*TC + tl)*Kp + cb*L] = (BT d B)[i][j] for every channel block cb. */
 static void wg_input_tile(kn_lower *L, const wg_geom *G, const wg_chunks *C, int64_t n, kn_kx *ty,
                           kn_kx *tx, kn_kx *tl) {
-    const wg_mats *W = &G->W;
-    int a = W->a, m = W->m, lanes = G->lanes;
+    int a = G->W.a, lanes = G->lanes;
     int vcb = kl_for(L, G->cb);
     kn_kx *cb = kx_var(L, vcb);
-    kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
-    int vp = kl_decl(L, KN_I64,
-                     kx_mul(L,
-                            kx_add(L,
-                                   kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
-                                          G->wp, kx_int(L, 0)),
-                                   col),
-                            kx_int(L, lanes)));
-    kn_kx *d[WG_MAXA][WG_MAXA];
-    for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++)
-            d[i][j] = kx_var(
-                L, kl_decl_vec(L, KN_F32, lanes,
-                               kx_vload(L, G->P,
-                                        kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
-                                        lanes)));
     int v[WG_MAXA][WG_MAXA];
-    wg_sandwich(L, a, a, W->bt, lanes, d, v);
+    wg_tile_in(L, G, n, ty, tx, cb, v);
     int vv = kl_decl(L, KN_I64, kt_mad(L, tl, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++)
