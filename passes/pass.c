@@ -305,8 +305,14 @@ kn_status kn_pipeline_run(kn_pipeline *pl, const char *pipeline) {
 
 kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
                                const char *dump_after, FILE *dump) {
+    return kn_pass_run_pipeline_for(cx, g, pipeline, NULL, dump_after, dump);
+}
+
+kn_status kn_pass_run_pipeline_for(kn_ctx *cx, kn_graph *g, const char *pipeline,
+                                   const struct kn_target *target, const char *dump_after,
+                                   FILE *dump) {
     kn_pipeline pl;
-    kn_pipeline_init(&pl, cx, g, NULL, NULL);
+    kn_pipeline_init(&pl, cx, g, NULL, target);
     pl.dump_after = dump_after;
     pl.dump = dump;
     for (const char *p = pipeline; p && *p;) {

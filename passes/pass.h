@@ -144,6 +144,11 @@ void kn_pipeline_finish(kn_pipeline *pl);
  * target; kernel passes in the list are an error. */
 kn_status kn_pass_run_pipeline(kn_ctx *cx, kn_graph *g, const char *pipeline,
                                const char *dump_after, FILE *dump);
+/* The same with the target the graph passes that depend on one read (layout, fusion
+ * rules): what a compilation for it would run before lowering. */
+kn_status kn_pass_run_pipeline_for(kn_ctx *cx, kn_graph *g, const char *pipeline,
+                                   const struct kn_target *target, const char *dump_after,
+                                   FILE *dump);
 /* Prints the registered passes, one per line: name, level, description. */
 void kn_pass_list(FILE *f);
 /* Whether name is a registered pass. */

@@ -209,7 +209,14 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         snprintf(graph_passes, sizeof graph_passes, "%s", opts->passes);
         char *lower = strstr(graph_passes, "lower");
         if (lower) *lower = 0;
-        st = kn_pass_run_pipeline(cx, g, graph_passes, opts->dump_after, opts->dump);
+        /* with KILN_TEST_TARGET=T, T's graph passes (its layouts), as the compiled
+         * backends run them */
+        const char *tt = getenv("KILN_TEST_TARGET");
+        const kn_target *t = tt && tt[0] ? kn_target_find(tt) : NULL;
+        if (tt && tt[0] && !t)
+            st = kn_diag(cx, NULL, KN_EINVAL, "KILN_TEST_TARGET: unknown target '%s'", tt);
+        else
+            st = kn_pass_run_pipeline_for(cx, g, graph_passes, t, opts->dump_after, opts->dump);
     } else if (strcmp(backend, "interp")) {
         /* the JIT owns the weights: it takes the graph's and the program's big ones over
          * and copies the small ones (kn_llvm_jit_releasing), and the graph's constants nothing

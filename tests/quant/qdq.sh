@@ -192,6 +192,10 @@ for t in x86-64-avx2 cortex-m4; do
 done
 r=$(KILN_TEST_TARGET=x86-64-vnni "$KILN" check-onnx "$R" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
 [ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_res, interp after layout: $r"
+# (KILN_TEST_TARGET gives the interpreter's graph passes the target: the laid-out graph)
+KILN_TEST_TARGET=x86-64-vnni "$KILN" run "$R/model.onnx" --random 1 --backend interp \
+  --passes shape,qdq,fold,shape,layout --dump-after layout --output-dir "$T/ri" 2>&1 |
+  grep -q "kn.layout" && ok || bad "qdq_res: the interpreter's layout pass without the target"
 "$KILN" compile "$R/model.onnx" -o "$T/res" --target x86-64-vnni --dump-schedule "$T/res.sched" >/dev/null 2>&1 ||
   bad "compile qdq_res"
 [ "$(grep -c "[abc][12]_conv' QLinearConv tile_rows=[0-9]* tile_vecs=[0-9]* lanes=16 .*pad=2 dot=2$" "$T/res.sched")" = 6 ] &&
@@ -212,8 +216,8 @@ sed "/st_conv'/s/ split=5\$/ split=1/" "$T/res.sched" >"$T/res1.sched"
 # A block whose add feeds the float head (tests/quant/make_qdq_head.py): on x86-64-vnni the
 # add goes NHWC too, its DequantizeLinear writes NHWC and the GlobalAveragePool reads it so
 # (res_channels_last, dq_gap_reader); not on x86-64-avx2. The bytes on every backend:
-# quant_fixed_* (the LLVM and C tiles of x86-64-vnni run the laid-out graph; the
-# interpreter's graph passes get no target, so the check below of qdq_res runs it NCHW).
+# quant_fixed_* (the LLVM and C tiles of x86-64-vnni run the laid-out graph), and the
+# interpreter on the laid-out graph below.
 H=$2/tests/quant/fixed/qdq_head
 "$KILN" inspect "$H/model.onnx" --target x86-64-vnni --passes shape,qdq,fold,shape,layout >"$T/h.txt" 2>&1 ||
   bad "inspect qdq_head"
@@ -222,6 +226,8 @@ grep -q "%r_y: u8\[1,5,6,40\] = QLinearAdd" "$T/h.txt" && grep -q "%h_f: f32\[1,
 "$KILN" inspect "$H/model.onnx" --target x86-64-avx2 --passes shape,qdq,fold,shape,layout >"$T/h2.txt" 2>&1 ||
   bad "inspect qdq_head avx2"
 ! grep -q "kn.layout" "$T/h2.txt" && ok || bad "qdq_head: a channels-last layout on x86-64-avx2"
+r=$(KILN_TEST_TARGET=x86-64-vnni "$KILN" check-onnx "$H" --backend interp --passes shape,qdq,fold,shape,layout 2>&1 | tail -1)
+[ "$r" = "1 passed, 0 failed" ] && ok || bad "qdq_head, interp after layout: $r"
 # The model-input QuantizeLinear of a channels-last stem (tests/quant/make_qdq_qin.py): on
 # x86-64-vnni the stem's transposing copy quantizes the float input (tile_stem_cl,
 # stem_cl_qin) and the QuantizeLinear's kernel is empty; with the schedule's split=1 (the
