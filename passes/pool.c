@@ -96,10 +96,12 @@ static void io_expr(kn_kwalker *w, kn_kx *x) {
     W->x = x->buf;
 }
 
-/* One output tile: `lanes` consecutive outputs of row oy from column ox. crow: test
- * each kernel row against the input's rows; ccol (lanes 1): test each tap's column. */
-static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int lanes, bool crow,
-                      bool ccol) {
+/* One output tile: `lanes` consecutive outputs of row oy from column ox, or (c0, a
+ * channels-last pool) the `lanes` channels from c0 of pixel (oy, ox), each tap one vector
+ * load of consecutive channels. crow: test each kernel row against the input's rows; ccol
+ * (lanes 1, or channels-last): test each tap's column. */
+static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, kn_kx *c0, int lanes,
+                      bool crow, bool ccol) {
     kn_dtype t = kx_compute_dtype(G->x->dtype);
     double lowest = G->x->dtype == KN_F32 ? -INFINITY : G->x->dtype == KN_I8 ? -128 : 0;
     int acc = kl_decl_vec(L, t, lanes, kx_const(L, t, lowest));
@@ -111,15 +113,17 @@ static void pool_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, int
         for (int64_t kx = 0; kx < G->kw; kx++) {
             if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
             kn_kx *at = kt_plus(L, kx_var(L, vx), kx * G->dw);
-            kn_kx *v = lanes == 1   ? kx_load(L, G->x, at)
-                       : G->strided ? kx_vload_strided(L, G->x, at, lanes, (int)G->sw)
-                                    : kx_vload(L, G->x, at, lanes);
+            if (c0) at = kx_add(L, kx_mul(L, at, kx_int(L, G->c)), c0);
+            kn_kx *v = lanes == 1          ? kx_load(L, G->x, at)
+                       : !c0 && G->strided ? kx_vload_strided(L, G->x, at, lanes, (int)G->sw)
+                                           : kx_vload(L, G->x, at, lanes);
             kl_set(L, acc, kx_bin(L, KX_MAX, kx_cast(L, t, v), kx_var(L, acc)));
             if (ccol) kl_end(L);
         }
         if (crow) kl_end(L);
     }
     kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox);
+    if (c0) yi = kx_add(L, kx_mul(L, yi, kx_int(L, G->c)), c0);
     kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
 }
 
@@ -128,7 +132,7 @@ static void pool_scalar_cols(kn_lower *L, const pool_geom *G, kn_kx *oy, int64_t
                              bool crow, bool ccol) {
     if (ox1 <= ox0) return;
     int v = kl_for(L, ox1 - ox0);
-    pool_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0), 1, crow, ccol);
+    pool_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0), NULL, 1, crow, ccol);
     kl_end(L);
 }
 
@@ -141,12 +145,12 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
     int64_t n = G->xhi - G->xlo, at = G->xlo;
     if (G->lanes > 1 && n / G->lanes) {
         int vt = kl_for(L, n / G->lanes);
-        pool_tile(L, G, oy, kt_mad(L, kx_var(L, vt), G->lanes, kx_int(L, G->xlo)), G->lanes, crow,
-                  false);
+        pool_tile(L, G, oy, kt_mad(L, kx_var(L, vt), G->lanes, kx_int(L, G->xlo)), NULL, G->lanes,
+                  crow, false);
         kl_end(L);
         at += n / G->lanes * G->lanes;
         if (G->strided && at < G->xhi) { /* the remainder: one vector ending at xhi */
-            pool_tile(L, G, oy, kx_int(L, G->xhi - G->lanes), G->lanes, crow, false);
+            pool_tile(L, G, oy, kx_int(L, G->xhi - G->lanes), NULL, G->lanes, crow, false);
             at = G->xhi;
         }
     }
@@ -228,44 +232,18 @@ static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t
 
 /* An 8-bit channels-last MaxPool (ResNet's, passes/layout.c res_channels_last): for each
  * output position and each vector of `lanes` channels, the max over the window's taps,
- * each tap one vector load of consecutive channels, in registers, then one store. Rows
- * and columns whose windows stay inside the input test nothing (kt_interior); the others
- * test each kernel row, and each tap's column. The lowering's nest read and wrote y at
- * every tap. Exact in any order (8-bit values, no NaN). */
-static void pool_cl_tile(kn_lower *L, const pool_geom *G, kn_kx *oy, kn_kx *ox, kn_kx *c0,
-                         bool crow, bool ccol) {
-    kn_dtype t = kx_compute_dtype(G->x->dtype);
-    double lowest = G->x->dtype == KN_I8 ? -128 : 0;
-    int acc = kl_decl_vec(L, t, G->lanes, kx_const(L, t, lowest));
-    kn_kx *col0 = kt_plus(L, kx_mul(L, ox, kx_int(L, G->sw)), -G->pw);
-    for (int64_t ky = 0; ky < G->kh; ky++) {
-        kn_kx *iy = kt_plus(L, kx_mul(L, oy, kx_int(L, G->sh)), ky * G->dh - G->ph);
-        if (crow) kl_if(L, kt_inside(L, iy, G->h));
-        int vx = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->h, iy), G->w, col0));
-        for (int64_t kx = 0; kx < G->kw; kx++) {
-            if (ccol) kl_if(L, kt_inside(L, kt_plus(L, col0, kx * G->dw), G->w));
-            kn_kx *at =
-                kx_add(L, kx_mul(L, kt_plus(L, kx_var(L, vx), kx * G->dw), kx_int(L, G->c)), c0);
-            kn_kx *v = G->lanes > 1 ? kx_vload(L, G->x, at, G->lanes) : kx_load(L, G->x, at);
-            kl_set(L, acc, kx_bin(L, KX_MAX, kx_cast(L, t, v), kx_var(L, acc)));
-            if (ccol) kl_end(L);
-        }
-        if (crow) kl_end(L);
-    }
-    kn_kx *yi = kx_add(
-        L,
-        kx_mul(L, kt_mad(L, kt_mad(L, kx_var(L, G->vbc), G->oh, oy), G->ow, ox), kx_int(L, G->c)),
-        c0);
-    kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
-}
+ * each tap one vector load of consecutive channels (pool_tile with c0), in registers, then
+ * one store. Rows and columns whose windows stay inside the input test nothing
+ * (kt_interior); the others test each kernel row, and each tap's column. The lowering's
+ * nest read and wrote y at every tap. Exact in any order (8-bit values, no NaN). */
 
 /* Columns [ox0, ox1) of row oy, every channel vector; ccol: they read padding. */
 static void pool_cl_cols(kn_lower *L, const pool_geom *G, kn_kx *oy, int64_t ox0, int64_t ox1,
                          bool crow, bool ccol) {
     if (ox1 <= ox0) return;
     int v = kl_for(L, ox1 - ox0), vc = kl_for(L, G->c / G->lanes);
-    pool_cl_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0),
-                 kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), crow, ccol);
+    pool_tile(L, G, oy, kt_plus(L, kx_var(L, v), ox0),
+              kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), G->lanes, crow, ccol);
     kl_end_n(L, 2);
 }
 
