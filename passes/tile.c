@@ -3192,17 +3192,28 @@ static void batched_fill_fn(const void *ctx, void *data) {
     F->fill(F->ctx, &F->P, data);
 }
 
+/* The register tile of m x k by k x n products (B packed for it: *per floats a batch) and
+ * the geometry mm_blocks reads; d is what mm_tile reads of a description (x's dtype,
+ * float, and no epilogue), the caller's, which G points to. */
+static bool batched_tile(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t m, int64_t k, int64_t n,
+                         const kn_sched *ov, kt_tile *T, kn_contract *d, mm_geom *G, int64_t *per) {
+    if (!kt_choose(L, n, m, ov, false, false, T)) return false;
+    if (n % T->kb) T->kbl = (int)((n % T->kb + T->lanes - 1) / T->lanes * T->lanes);
+    *d = (kn_contract){
+        .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
+    *G = (mm_geom){.a = a, .y = y, .m = m, .k = k, .n = n, .d = d};
+    *per = n / T->kb * k * T->kb + (n % T->kb ? k * T->kbl : 0);
+    return true;
+}
+
 bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
                       int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out) {
     kt_tile T;
-    if (!kt_choose(L, n, m, ov, false, false, &T)) return false;
-    if (n % T.kb) T.kbl = (int)((n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
-    /* what mm_tile reads of the description: x's dtype (float) and no epilogue */
-    kn_contract d = {
-        .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
-    mm_geom G = {.a = a, .y = y, .m = m, .k = k, .n = n, .d = &d};
-    int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
+    kn_contract d;
+    mm_geom G;
+    int64_t per;
+    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
     batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
     G.bpk = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
     /* Rows outermost when every batch's B together fits in half the second-level cache
@@ -3279,13 +3290,11 @@ bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
                      int64_t k, int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                      kn_kbuf **packed, kn_sched *out) {
     kt_tile T;
+    kn_contract d;
+    mm_geom G;
+    int64_t per;
     KN_ASSERT(m >= 1 && m <= ms);
-    if (!kt_choose(L, n, m, ov, false, false, &T)) return false;
-    if (n % T.kb) T.kbl = (int)((n % T.kb + T.lanes - 1) / T.lanes * T.lanes);
-    kn_contract d = {
-        .kind = KN_CONTRACT_MATMUL, .x = a, .y = y, .M = m, .K = k, .N = n, .alpha = 1, .beta = 1};
-    mm_geom G = {.a = a, .y = y, .m = m, .k = k, .n = n, .d = &d};
-    int64_t per = n / T.kb * k * T.kb + (n % T.kb ? k * T.kbl : 0);
+    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
     if (!*packed) {
         batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
         *packed = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
