@@ -48,6 +48,7 @@ static const struct {
     {"fblock", offsetof(kn_sched, fblock)},
     {"pf", offsetof(kn_sched, pf)},
     {"wchunk", offsetof(kn_sched, wchunk)},
+    {"wcob", offsetof(kn_sched, wcob)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -177,7 +178,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob)",
                      tok);
             return false;
         }

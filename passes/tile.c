@@ -3315,6 +3315,52 @@ bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
     return true;
 }
 
+int64_t kt_batched_kb(kn_lower *L, int64_t m, int64_t k, int64_t n, const kn_sched *ov) {
+    kt_tile T;
+    kn_contract d;
+    mm_geom G;
+    int64_t per;
+    return batched_tile(L, NULL, NULL, m, k, n, ov, &T, &d, &G, &per) ? T.kb : 0;
+}
+
+bool kt_batched_cols(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t ms,
+                     int64_t k, int64_t n, kn_kx *blk0, int64_t nc, int64_t ys, kt_fill_b fill,
+                     const void *ctx, const kn_sched *ov, kn_kbuf **packed, kn_sched *out) {
+    kt_tile T;
+    kn_contract d;
+    mm_geom G;
+    int64_t per;
+    KN_ASSERT(m >= 1 && m <= ms && nc >= 1 && nc <= n && nc <= ys);
+    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
+    if (!*packed) {
+        batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
+        *packed = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
+    }
+    KN_ASSERT((*packed)->numel == batch * per);
+    G.bpk = *packed;
+    /* the block's nc columns as mm_blocks' columns over rows ys wide (mm_tile's row
+     * stride G.n), B's blocks from blk0 on (whole blocks of kb packed k*kb apart; a
+     * partial block only at n's end) */
+    G.n = d.N = ys;
+    int vb = kl_for(L, batch);
+    kn_kx *b = kx_var(L, vb);
+    G.aoff = kx_mul(L, b, kx_int(L, ms * k));
+    G.yoff = kx_mul(L, b, kx_int(L, ms * ys));
+    G.boff = kx_add(L, kx_mul(L, b, kx_int(L, per)), kx_mul(L, blk0, kx_int(L, k * T.kb)));
+    int64_t full = nc / T.kb, tail = nc % T.kb;
+    if (full) {
+        int vk = kl_for(L, full);
+        mm_block(L, &G, &T, kx_var(L, vk), T.kb);
+        kl_end(L);
+    }
+    if (tail) mm_block(L, &G, &T, kx_int(L, full), (int)tail);
+    kl_end(L);
+    out->tile_rows = T.maxrows;
+    out->tile_vecs = T.nv;
+    out->lanes = T.lanes;
+    return true;
+}
+
 /* ---- pointwise convolutions ----
  *
  * A 1x1 convolution with no padding and one group (f32, constant weights) is

@@ -103,6 +103,18 @@ bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
                      int64_t k, int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                      kn_kbuf **packed, kn_sched *out);
 
+/* The block of columns (kb) of kt_batched_rows' tile for these products, 0 when the
+ * columns are too few for a tile. */
+int64_t kt_batched_kb(kn_lower *L, int64_t m, int64_t k, int64_t n, const kn_sched *ov);
+/* kt_batched_rows for the columns [blk0*kb, blk0*kb + nc) of every product (kb:
+ * kt_batched_kb; blk0 an index expression): y's rows ys >= nc wide, y[(b*ms + r)*ys + j]
+ * the product's column blk0*kb + j. nc is a multiple of kb, or blk0*kb + nc = n. B is packed
+ * whole as kt_batched_rows packs it (shared through *packed with its instances); each
+ * element is the same sum in the same order. */
+bool kt_batched_cols(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t ms,
+                     int64_t k, int64_t n, kn_kx *blk0, int64_t nc, int64_t ys, kt_fill_b fill,
+                     const void *ctx, const kn_sched *ov, kn_kbuf **packed, kn_sched *out);
+
 /* The work-item schedules of passes/tile_gpu.c: d rebuilt into kernel L (a
  * kl_builder_rewrite builder), its choices recorded in *out; false when d does not
  * suit them (the plain nest stays). ov: the schedule file's overrides, or NULL. */

@@ -18,7 +18,9 @@
  *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][ty*m ..][cb][tx*m ..]
  *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
  *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout); or, where
- *            the Us fit in L2, for chunk of tiles (parallel), ij (kt_batched_const)
+ *            the Us take at most 8 L2s, for chunk of tiles (parallel), ij (kt_batched_rows,
+ *            the transforms in the same loop over per-thread scratch, wchunk; in blocks
+ *            of output channels where a schedule file's wcob says)
  *            with U = G g G^T computed at compile time (in double) and packed as the tile
  *            pass packs a constant B: its micro-kernel (kt_batched_const), not a second GEMM
  *   output:  for ty (parallel), tx, block of L output channels:
@@ -100,6 +102,7 @@ typedef struct wg_geom {
 /* The one-loop form's chunks (see "one parallel loop over chunks of tiles" below). */
 typedef struct wg_chunks {
     int64_t nch, T, r, tc; /* chunks, tiles in the small ones, how many have T + 1, T + !!r */
+    int64_t cob;           /* output channels in a block (Mt's width): Co, or fewer (big Us) */
     kn_kbuf *Vt, *Mt, *St, *U;
 } wg_chunks;
 
@@ -249,19 +252,20 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
  * bias, stored as vectors into row ty of the scratch S ([TH][m*m][L]), then into y one
  * element at a time through the epilogue (a loop, so the code stays one store). */
 static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *co0,
-                        int lanes, kn_kx *tl, const wg_chunks *C) {
+                        int lanes, kn_kx *tl, const wg_chunks *C, kn_kx *mco) {
     const wg_mats *W = &G->W;
     const kn_contract *d = G->d;
     int a = W->a, m = W->m;
-    /* M[ij][t][co] of the three passes, or Mt[ij][tl][co] of the chunk (C) */
+    /* M[ij][t][co] of the three passes, or Mt[ij][tl][co - block's first] of the chunk
+     * (C; mco: the column in Mt, co0 where Mt holds every channel) */
     kn_kx *t = C ? tl : kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
     kn_kbuf *M = C ? C->Mt : G->M, *S = C ? C->St : G->S;
-    int64_t rows = C ? C->tc : G->nt;
-    int vm = kl_decl(L, KN_I64, kt_mad(L, t, G->co, co0));
+    int64_t rows = C ? C->tc : G->nt, width = C ? C->cob : G->co;
+    int vm = kl_decl(L, KN_I64, kt_mad(L, t, width, mco ? mco : co0));
     kn_kx *in[WG_MAXA][WG_MAXA];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
-            kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * rows * G->co);
+            kn_kx *idx = kt_plus(L, kx_var(L, vm), (i * a + j) * rows * width);
             in[i][j] =
                 kx_var(L, kl_decl_vec(L, KN_F32, lanes,
                                       lanes > 1 ? kx_vload(L, M, idx, lanes) : kx_load(L, M, idx)));
@@ -316,12 +320,13 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
     if (full) {
         int vc = kl_for(L, full);
         wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vc), kx_int(L, G->lanes)), G->lanes, NULL,
-                    NULL);
+                    NULL, NULL);
         kl_end(L);
     }
     if (tail) {
         int vc = kl_for(L, tail);
-        wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vc), full * G->lanes), 1, NULL, NULL);
+        wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vc), full * G->lanes), 1, NULL, NULL,
+                    NULL);
         kl_end(L);
     }
     kl_end_n(L, 2);
@@ -329,7 +334,8 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
 
 /* ---- one parallel loop over chunks of tiles, in per-thread scratch ----
  *
- * Where every U fits in the L2 (kt_batched_const's test), the input transform, the
+ * Where the Us together take at most WG_BIG_U times the L2 (every U of ResNet's 56x56,
+ * 28x28 and 14x14 layers, of SqueezeNet's), the input transform, the
  * products and the output transform run in one parallel loop over chunks of consecutive
  * tiles (row-major: a chunk is a run of tile rows or part of one), each chunk through
  * the per-thread scratches Vt ([a*a][TC][Kp]), Mt ([a*a][TC][Co]) and St ([m*m][L]) of
@@ -338,10 +344,25 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
  * tiles; chunks hold T or T + 1 tiles (the first r of them T + 1), sized so that a
  * chunk's V and M take at most a quarter of the L2 (WG_CHUNK_L2) and their count is
  * even. Each tile's arithmetic is the three-pass
- * form's (below), so the outputs are the same bits. */
-enum { WG_CHUNK_L2 = 4 };
+ * form's (below), so the outputs are the same bits.
+ *
+ * Us bigger than the L2 (ResNet's 28x28 and 14x14: 2.4-4.2 MB) are read once per chunk,
+ * each panel of a U (Kp x the tile's columns) from the L2 or the L3 for the chunk's rows
+ * of tiles: with ResNet-18's small chunks (7 tiles, V + M a quarter of the L2) that took
+ * 2-4% less CPU time at one thread than the three passes, which read each U once but
+ * write V and M (0.9 MB each at 28x28) to the arena and read them back (docs/
+ * benchmarks.md "Chunked Winograd over big Us"). Past WG_BIG_U times the L2 (the 7x7
+ * layers' 16 MB of 512 -> 512) the chunks' repeated reads of U cost 13-60% more and the
+ * three passes stay. A schedule file's wcob splits each chunk's products and output
+ * transforms into blocks of wcob output channels (Mt [a*a][TC][wcob]), the chunk's V
+ * kept for all of them, so that more tiles fit a chunk (V a quarter of the L2, M an
+ * eighth: WG_BIG_V, WG_BIG_M, where wchunk does not say): every U still read once per
+ * chunk. Measured on ResNet-18 it was slower than whole chunks (10-23% at 28x28 and
+ * 14x14 against the three passes), so the default leaves it off. */
+enum { WG_CHUNK_L2 = 4, WG_BIG_U = 8, WG_BIG_V = 4, WG_BIG_M = 8 };
 
 static void wg_fill(const void *ctx, const kt_packing *P, float *dst);
+static bool wg_chunked(kn_lower *L, const wg_geom *G);
 
 static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg_chunks *C) {
     int a = G->W.a;
@@ -350,6 +371,17 @@ static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg
     int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
     int64_t pt = (int64_t)a * a * (G->kp + G->co) * 4; /* V and M bytes of a tile */
     int64_t tmax = l2 / WG_CHUNK_L2 / pt;
+    C->cob = G->co;
+    if (ov && ov->wcob > 0) { /* blocks of output channels: V in the budget, M a block */
+        int64_t kb = kt_batched_kb(L, 1, G->kp, G->co, ov);
+        tmax = l2 / WG_BIG_V / ((int64_t)a * a * G->kp * 4);
+        if (ov && ov->wchunk > 1) tmax = ov->wchunk;
+        if (tmax < 1) tmax = 1;
+        int64_t t = tmax < ntb ? tmax : ntb;
+        int64_t cob = ov->wcob > 1 ? ov->wcob : l2 / WG_BIG_M / ((int64_t)a * a * t * 4);
+        cob = kb > 0 ? cob / kb * kb : G->co;
+        C->cob = cob < kb ? kb : cob > G->co ? G->co : cob;
+    }
     if (ov && ov->wchunk > 1) tmax = ov->wchunk;
     if (tmax < 1) tmax = 1;
     int64_t nch = (ntb + tmax - 1) / tmax;
@@ -362,14 +394,26 @@ static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg
     C->tc = C->T + (C->r ? 1 : 0);
 }
 
-/* Whether the chunked form applies: every U together in the L2 (1 MB when the target
- * does not say), as kt_batched_const's rows-outermost products; bigger Us keep the
- * three passes (split by transform position, each U read once). */
+/* Whether every U together fits in the L2 (1 MB when the target does not say), as
+ * kt_batched_const's rows-outermost products. */
 static bool wg_chunked(kn_lower *L, const wg_geom *G) {
     const kn_target *tg = L->target;
     int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
     double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
     return tg && tg->kind == KN_TARGET_CPU && ub <= (double)l2;
+}
+
+/* Whether the chunked form applies: where the Us fit in WG_BIG_U times the L2, or a
+ * schedule file asks for blocks of output channels (wcob); bigger Us keep the three
+ * passes (split by transform position, each U read once). */
+static bool wg_big_chunked(kn_lower *L, const wg_geom *G, const kn_sched *ov) {
+    const kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_CPU) return false;
+    if (wg_chunked(L, G)) return true;
+    if (ov && ov->wcob > 0) return kt_batched_kb(L, 1, G->kp, G->co, ov) > 0;
+    int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
+    return ub <= (double)WG_BIG_U * (double)l2;
 }
 
 /* The input transform of tile (ty, tx) of batch n into row tl of the chunk scratch Vt:
@@ -398,6 +442,43 @@ static bool wg_chunk_products(kn_lower *L, const wg_geom *G, wg_chunks *C, int64
                            out);
 }
 
+/* One block of nc output channels from co0 (Mt's columns 0 .. nc) of a chunk whose tiles
+ * are vn from vs: the products for those columns (instances for T + 1 and T tiles where
+ * big), then their output transforms. blk0: co0 in the product tile's column blocks. */
+static bool wg_chunk_block(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_t n, int vs, int vn,
+                           kn_kx *big, kn_kx *co0, kn_kx *blk0, int64_t nc, const kn_sched *ov,
+                           kn_sched *out) {
+    int a = G->W.a;
+    for (int part = C->r ? 0 : 1; part < 2; part++) {
+        if (C->r && part == 0) kl_if(L, big);
+        if (C->r && part == 1) kl_else(L);
+        if (!kt_batched_cols(L, C->Vt, C->Mt, a * a, C->T + (part == 0), C->tc, G->kp, G->co, blk0,
+                             nc, C->cob, wg_fill, G, ov, &C->U, out))
+            return false;
+    }
+    if (C->r) kl_end(L);
+    int64_t full = nc / G->lanes, tail = nc % G->lanes;
+    int vt = kl_for_x(L, kx_var(L, vn));
+    kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
+    int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
+    int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
+    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
+    if (full) {
+        int vco = kl_for(L, full);
+        kn_kx *mco = kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes));
+        wg_out_tile(L, G, n, ty, tx, kx_add(L, co0, mco), G->lanes, tl, C, mco);
+        kl_end(L);
+    }
+    if (tail) {
+        int vco = kl_for(L, tail);
+        kn_kx *mco = kt_plus(L, kx_var(L, vco), full * G->lanes);
+        wg_out_tile(L, G, n, ty, tx, kx_add(L, co0, mco), 1, tl, C, mco);
+        kl_end(L);
+    }
+    kl_end(L);
+    return true;
+}
+
 /* Batch n's tiles, chunk by chunk (the parallel loop), after its padded copy. */
 static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_t n,
                              const kn_sched *ov, kn_sched *out) {
@@ -419,6 +500,24 @@ static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_
         wg_input_tile(L, G, C, n, kx_var(L, vty), kx_var(L, vtx), tl);
         kl_end(L);
     }
+    if (C->cob < G->co) { /* big Us: block by block of output channels */
+        int64_t kb = kt_batched_kb(L, C->T, G->kp, G->co, ov), nfull = G->co / C->cob;
+        int64_t rest = G->co % C->cob;
+        KN_ASSERT(kb > 0 && C->cob % kb == 0);
+        if (nfull) {
+            int vk = kl_for(L, nfull);
+            kn_kx *k = kx_var(L, vk);
+            if (!wg_chunk_block(L, G, C, n, vs, vn, big, kx_mul(L, k, kx_int(L, C->cob)),
+                                kx_mul(L, k, kx_int(L, C->cob / kb)), C->cob, ov, out))
+                return false;
+            kl_end(L);
+        }
+        if (rest && !wg_chunk_block(L, G, C, n, vs, vn, big, kx_int(L, nfull * C->cob),
+                                    kx_int(L, nfull * C->cob / kb), rest, ov, out))
+            return false;
+        kl_end(L);
+        return true;
+    }
     /* products: one instance per chunk size */
     if (C->r) {
         kl_if(L, big);
@@ -438,12 +537,13 @@ static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_
         if (full) {
             int vco = kl_for(L, full);
             wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes)), G->lanes,
-                        tl, C);
+                        tl, C, NULL);
             kl_end(L);
         }
         if (tail) {
             int vco = kl_for(L, tail);
-            wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vco), full * G->lanes), 1, tl, C);
+            wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vco), full * G->lanes), 1, tl, C,
+                        NULL);
             kl_end(L);
         }
         kl_end(L);
@@ -519,11 +619,11 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.hp = G.th * m + 2, G.wp = G.tw * m + 2;
     int a = G.W.a;
     G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
-    if (wg_chunked(L, &G) && !(ov && ov->wchunk == 1)) {
+    if (wg_big_chunked(L, &G, ov) && !(ov && ov->wchunk == 1)) {
         wg_chunks C = {0};
         wg_plan_chunks(L, &G, ov, &C);
         C.Vt = kl_scratch_thread(L, KN_F32, a * a * C.tc * G.kp);
-        C.Mt = kl_scratch_thread(L, KN_F32, a * a * C.tc * G.co);
+        C.Mt = kl_scratch_thread(L, KN_F32, a * a * C.tc * C.cob);
         C.St = kl_scratch_thread(L, KN_F32, m * m * G.lanes);
         for (int64_t n = 0; n < G.n; n++) {
             wg_pad(L, &G, n);
@@ -532,6 +632,7 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
         L->p->kernels[L->kidx]->rows_out = d->y;
         out->wino = m;
         out->wchunk = (int)C.tc > 1 ? (int)C.tc : 2; /* 1 would mean the three passes */
+        if (C.cob < G.co) out->wcob = (int)C.cob;
         return true;
     }
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
