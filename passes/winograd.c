@@ -34,11 +34,12 @@
  * constant weights, on CPU targets with vectors of 4 lanes or more (not microcontrollers,
  * not OpenCL devices, which keep the direct convolution), with at least WG_MIN_CIN input
  * and output channels: F(4x4) where 4x4 tiles make WG_F4_TILES or more per image (28x28
- * outputs and up), else F(2x2) where 2x2 tiles make WG_MIN_TILES (7x7 and up), else the
- * direct convolution (wg_tile; measured on ResNet-18, docs/benchmarks.md "Winograd"). A
- * schedule file's wino=2|4 picks the tile, wino=1 the direct convolution. The
- * transformed weights are a*a/9 times the 3x3 weights (16/9, 4): ResNet-18's compiled
- * weights grow from 47 to 81 MB, ResNet-50's from 102 to 133 MB. */
+ * outputs and up), else F(2x2) where 2x2 tiles make WG_MIN_TILES (7x7 and up) and Cin *
+ * Cout is WG_MIN_CC or more, else the direct convolution (wg_tile; measured on ResNet-18,
+ * docs/benchmarks.md "Winograd", and again at small sizes). A schedule file's wino=2|4
+ * picks the tile, wino=1 the direct convolution. The transformed weights are a*a/9
+ * times the 3x3 weights (16/9, 4): ResNet-18's compiled weights grow from 47 to 81 MB,
+ * ResNet-50's from 102 to 133 MB. */
 #include "ir/epilogue.h"
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
@@ -53,7 +54,14 @@
 enum { WG_MAXA = 6 };
 
 /* Which convolutions (see above); set from measurement. */
-enum { WG_MIN_CIN = 16, WG_MIN_COUT = 16, WG_MIN_TILES = 16, WG_F4_TILES = 49, WG_MAX_BATCH = 4 };
+enum {
+    WG_MIN_CIN = 16,
+    WG_MIN_COUT = 16,
+    WG_MIN_CC = 512,
+    WG_MIN_TILES = 16,
+    WG_F4_TILES = 49,
+    WG_MAX_BATCH = 4
+};
 
 typedef struct wg_mats {
     int m, a;
@@ -598,7 +606,16 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
 }
 
 /* The tile size m for d: the schedule file's (2 or 4), else F(4x4) where it makes
- * WG_F4_TILES tiles or more, else F(2x2) where that makes WG_MIN_TILES, else 0. Per conv
+ * WG_F4_TILES tiles or more, else F(2x2) where that makes WG_MIN_TILES and Cin * Cout is
+ * WG_MIN_CC or more, else 0. Measured again at small sizes (CPU time a kernel, one
+ * thread, docs/benchmarks.md "Chunked Winograd over big Us"): on tests/winograd the
+ * direct convolution took 4-7% less than F(2x2) where Cin * Cout is 306-399 (17 -> 18,
+ * 16 -> 24, 19 -> 21; 20-42 tiles), F(2x2) 10-18% less at 1,024 (32 -> 32, 35 tiles),
+ * so the channels' product sets F(2x2)'s threshold; F(4x4) over 132 tiles of 16 -> 24
+ * (384) took 34% less than the direct convolution, F(2x2) 20%; at 7x7 (ResNet's
+ * 512 -> 512, 16 tiles) F(2x2) took 15-19% less than the direct convolution and F(4x4)
+ * (4 tiles) about as much as it; at 13x13 (SqueezeNet's 64 -> 256, 48 -> 192) F(2x2)
+ * 5-13% less than F(4x4) and 30-35% less than the direct one. Earlier, per conv
  * of ResNet-18 (CPU time against the direct conv): F(4x4) 0.42-0.53 at 56x56 and
  * 0.35-0.41 at 28x28 against F(2x2)'s 0.66-0.77 and 0.60-0.63; at 14x14 and 7x7 the two
  * are within noise (0.48-0.58 / 0.54-0.58, 0.69-0.84 / 0.68-0.75), and F(2x2) keeps the
@@ -606,7 +623,8 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
  * 36-vector transforms). */
 static int wg_tile(const kn_contract *d, const kn_sched *ov) {
     if (ov && (ov->wino == 2 || ov->wino == 4)) return ov->wino;
-    return wg_tiles(d, 4) >= WG_F4_TILES ? 4 : wg_tiles(d, 2) >= WG_MIN_TILES ? 2 : 0;
+    if (wg_tiles(d, 4) >= WG_F4_TILES) return 4;
+    return wg_tiles(d, 2) >= WG_MIN_TILES && d->c * d->m >= WG_MIN_CC ? 2 : 0;
 }
 
 static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *ov, kn_sched *out) {
