@@ -111,7 +111,9 @@ typedef struct wg_geom {
 typedef struct wg_chunks {
     int64_t nch, T, r, tc; /* chunks, tiles in the small ones, how many have T + 1, T + !!r */
     int64_t cob;           /* output channels in a block (Mt's width): Co, or fewer (big Us) */
-    kn_kbuf *Vt, *Mt, *St, *U;
+    int64_t prows;         /* padded rows a chunk reads at most (Pt's rows) */
+    kn_kbuf *Vt, *Mt, *St, *U, *Pt;
+    kn_kx *prow0; /* inside a chunk: its first padded row (a variable) */
 } wg_chunks;
 
 /* sum_k c[k] * v[k] over the nonzero coefficients (vector or scalar values) */
@@ -151,18 +153,11 @@ static void mark_parallel(kn_lower *L) {
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
 }
 
-/* The zero-padded, channel-blocked copy of batch n of x, one padded row at a time: the
- * rows are the parallel loop, so the copy splits as the convolution before it and the
- * input transform after it do (by rows: each thread mostly reads rows it wrote). */
-static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
+/* Padded row `row` (a variable) of batch n into P from element q on ([cb][Wp][L]). */
+static void wg_pad_row(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *row, kn_kbuf *P, kn_kx *q) {
     int64_t lanes = G->lanes, full = G->c / lanes, tail = G->c % lanes;
-    int vr = kl_for(L, G->hp);
-    mark_parallel(L);
-    kn_kx *row = kx_var(L, vr);
     kn_kx *zero = kx_var(L, kl_decl_vec(L, KN_F32, (int)lanes, kx_const(L, KN_F32, 0)));
-    /* P[n][row][0][0][0] */
-    int vq = kl_decl(L, KN_I64,
-                     kt_mad(L, kt_plus(L, row, n * G->hp), G->cb * G->wp * lanes, kx_int(L, 0)));
+    int vq = kl_decl(L, KN_I64, q);
     kl_if(L, kt_inside(L, kt_plus(L, row, -G->ph), G->h));
     {
         /* zeros: the border columns of the full blocks, every pixel of a partial block */
@@ -171,18 +166,17 @@ static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
         kl_if(L, kx_bin(L, KX_LT, kx_var(L, vb), kx_int(L, full)));
         if (G->pw) {
             int vc = kl_for(L, G->pw);
-            kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
+            kl_store(L, P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
             kl_end(L);
         }
         if (G->wp > G->pw + G->w) {
             int vc = kl_for(L, G->wp - G->pw - G->w);
-            kl_store(L, G->P, kt_mad(L, kt_plus(L, kx_var(L, vc), G->pw + G->w), lanes, base),
-                     zero);
+            kl_store(L, P, kt_mad(L, kt_plus(L, kx_var(L, vc), G->pw + G->w), lanes, base), zero);
             kl_end(L);
         }
         kl_else(L);
         int vc = kl_for(L, G->wp);
-        kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
+        kl_store(L, P, kt_mad(L, kx_var(L, vc), lanes, base), zero);
         kl_end_n(L, 3);
         /* the copy: P's vectors filled lane by lane */
         for (int part = 0; part < 2; part++) {
@@ -199,39 +193,52 @@ static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
                        kx_var(L, vx));
             kn_kx *dst = kt_mad(L, kt_mad(L, cb, G->wp, kt_plus(L, kx_var(L, vx), G->pw)), lanes,
                                 kx_add(L, kx_var(L, vq), kx_var(L, vl)));
-            kl_store(L, G->P, dst, kx_load(L, G->d->x, src));
+            kl_store(L, P, dst, kx_load(L, G->d->x, src));
             kl_end_n(L, 3);
         }
     }
     kl_else(L);
     {
         int vc = kl_for(L, G->cb * G->wp);
-        kl_store(L, G->P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
+        kl_store(L, P, kt_mad(L, kx_var(L, vc), lanes, kx_var(L, vq)), zero);
         kl_end(L);
     }
-    kl_end_n(L, 2);
+    kl_end(L);
+}
+
+/* The zero-padded, channel-blocked copy of batch n of x, one padded row at a time: the
+ * rows are the parallel loop, so the copy splits as the convolution before it and the
+ * input transform after it do (by rows: each thread mostly reads rows it wrote). */
+static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
+    int vr = kl_for(L, G->hp);
+    mark_parallel(L);
+    kn_kx *row = kx_var(L, vr);
+    /* P[n][row][0][0][0] */
+    wg_pad_row(L, G, n, row, G->P,
+               kt_mad(L, kt_plus(L, row, n * G->hp), G->cb * G->wp * G->lanes, kx_int(L, 0)));
+    kl_end(L);
 }
 
 /* (BT d B) for the a x a vectors d = P[n][ty*m ..][cb][tx*m ..] of tile (ty, tx), channel
- * block cb: the transformed vectors' variables in v. */
+ * block cb: the transformed vectors' variables in v. Pt (not NULL): d read from the
+ * chunk's own padded rows instead, Pt[ty*m - prow0 ..][cb][tx*m ..] (prow0: its first). */
 static void wg_tile_in(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *cb,
-                       int v[WG_MAXA][WG_MAXA]) {
+                       int v[WG_MAXA][WG_MAXA], kn_kbuf *Pt, kn_kx *prow0) {
     const wg_mats *W = &G->W;
     int a = W->a, m = W->m, lanes = G->lanes;
     kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
-    int vp = kl_decl(L, KN_I64,
-                     kx_mul(L,
-                            kx_add(L,
-                                   kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
-                                          G->wp, kx_int(L, 0)),
-                                   col),
-                            kx_int(L, lanes)));
+    kn_kx *prow = Pt ? kx_sub(L, row, prow0) : kt_plus(L, row, n * G->hp);
+    kn_kbuf *P = Pt ? Pt : G->P;
+    int vp = kl_decl(
+        L, KN_I64,
+        kx_mul(L, kx_add(L, kt_mad(L, kt_mad(L, prow, G->cb, cb), G->wp, kx_int(L, 0)), col),
+               kx_int(L, lanes)));
     kn_kx *d[WG_MAXA][WG_MAXA];
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++)
             d[i][j] = kx_var(
                 L, kl_decl_vec(L, KN_F32, lanes,
-                               kx_vload(L, G->P,
+                               kx_vload(L, P,
                                         kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
                                         lanes)));
     wg_sandwich(L, a, a, W->bt, lanes, d, v);
@@ -245,7 +252,7 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
     int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
     kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
     int v[WG_MAXA][WG_MAXA];
-    wg_tile_in(L, G, n, ty, tx, cb, v);
+    wg_tile_in(L, G, n, ty, tx, cb, v, NULL, NULL);
     /* t = (n*TH + ty)*TW + tx; V[(ij*NT + t)*Kp + cb*L] */
     kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
     int vv = kl_decl(L, KN_I64, kt_mad(L, t, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
@@ -357,11 +364,18 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
  * Us bigger than the L2 (ResNet's 28x28 and 14x14: 2.4-4.2 MB) are read once per chunk,
  * each panel of a U (Kp x the tile's columns) from the L2 or the L3 for the chunk's rows
  * of tiles: with ResNet-18's small chunks (7 tiles, V + M a quarter of the L2) that took
- * 2-4% less CPU time at one thread than the three passes, which read each U once but
+ * 4-14% less CPU time at one thread than the three passes, which read each U once but
  * write V and M (0.9 MB each at 28x28) to the arena and read them back (docs/
  * benchmarks.md "Chunked Winograd over big Us"). Past WG_BIG_U times the L2 (the 7x7
  * layers' 16 MB of 512 -> 512) the chunks' repeated reads of U cost 13-60% more and the
- * three passes stay. A schedule file's wcob splits each chunk's products and output
+ * three passes stay. A schedule file's pad=1 moves the padded copy into the chunk
+ * loop: each chunk pads the rows its tiles read (rows ty0*m .. ty1*m + a) into a
+ * per-thread Pt and transforms from there, and the arena's P goes. Measured on ResNet-18
+ * at one thread it took 5-12% more CPU time a Winograd kernel (a chunk of one or two
+ * tile rows pads (m + 2) / m of them, and the pad loop runs per chunk) for 0.4-2.4 MB
+ * less written across cores a run at two threads, and the two threads' Pt made the
+ * arena 0.3 MB bigger than the P they replace: kept for schedule files, not the
+ * default. A schedule file's wcob splits each chunk's products and output
  * transforms into blocks of wcob output channels (Mt [a*a][TC][wcob]), the chunk's V
  * kept for all of them, so that more tiles fit a chunk (V a quarter of the L2, M an
  * eighth: WG_BIG_V, WG_BIG_M, where wchunk does not say): every U still read once per
@@ -432,7 +446,7 @@ static void wg_input_tile(kn_lower *L, const wg_geom *G, const wg_chunks *C, int
     int vcb = kl_for(L, G->cb);
     kn_kx *cb = kx_var(L, vcb);
     int v[WG_MAXA][WG_MAXA];
-    wg_tile_in(L, G, n, ty, tx, cb, v);
+    wg_tile_in(L, G, n, ty, tx, cb, v, C->Pt, C->prow0);
     int vv = kl_decl(L, KN_I64, kt_mad(L, tl, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++)
@@ -499,6 +513,25 @@ static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_
         L, KN_I64, kx_add(L, kx_mul(L, c, kx_int(L, C->T)), kx_bin(L, KX_MIN, c, kx_int(L, C->r))));
     int vn = kl_decl(L, KN_I64,
                      C->r ? kx_add(L, kx_int(L, C->T), kx_cast(L, KN_I64, big)) : kx_int(L, C->T));
+    /* pad=1: the padded rows the chunk's tiles read, from the first one's top, into Pt:
+     * rows ty0*m .. ty1*m + a of P (ty0, ty1: its first and last tile's rows) */
+    if (C->Pt) {
+        int m = G->W.m, a = G->W.a;
+        kn_kx *ty0 = kx_bin(L, KX_DIV, kx_var(L, vs), kx_int(L, G->tw));
+        kn_kx *ty1 = kx_bin(L, KX_DIV, kt_plus(L, kx_add(L, kx_var(L, vs), kx_var(L, vn)), -1),
+                            kx_int(L, G->tw));
+        int vr0 = kl_decl(L, KN_I64, kx_mul(L, ty0, kx_int(L, m)));
+        int vnr =
+            kl_decl(L, KN_I64,
+                    kt_mad(L, kx_sub(L, ty1, kx_bin(L, KX_DIV, kx_var(L, vs), kx_int(L, G->tw))), m,
+                           kx_int(L, a)));
+        int vr = kl_for_x(L, kx_var(L, vnr));
+        int vrow = kl_decl(L, KN_I64, kx_add(L, kx_var(L, vr0), kx_var(L, vr)));
+        wg_pad_row(L, G, n, kx_var(L, vrow), C->Pt,
+                   kx_mul(L, kx_var(L, vr), kx_int(L, G->cb * G->wp * G->lanes)));
+        kl_end(L);
+        C->prow0 = kx_var(L, vr0);
+    }
     /* input transforms */
     {
         int vt = kl_for_x(L, kx_var(L, vn));
@@ -636,23 +669,31 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.cb = (G.c + G.lanes - 1) / G.lanes, G.kp = G.cb * G.lanes;
     G.hp = G.th * m + 2, G.wp = G.tw * m + 2;
     int a = G.W.a;
-    G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
     if (wg_big_chunked(L, &G, ov) && !(ov && ov->wchunk == 1)) {
         wg_chunks C = {0};
         wg_plan_chunks(L, &G, ov, &C);
+        bool rows = ov && ov->pad == 1; /* each chunk pads its rows (see above) */
+        if (rows) {
+            C.prows = ((C.tc - 1) / G.tw + 1) * m + a;
+            C.Pt = kl_scratch_thread(L, KN_F32, C.prows * G.cb * G.wp * G.lanes);
+        } else {
+            G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
+        }
         C.Vt = kl_scratch_thread(L, KN_F32, a * a * C.tc * G.kp);
         C.Mt = kl_scratch_thread(L, KN_F32, a * a * C.tc * C.cob);
         C.St = kl_scratch_thread(L, KN_F32, m * m * G.lanes);
         for (int64_t n = 0; n < G.n; n++) {
-            wg_pad(L, &G, n);
+            if (!rows) wg_pad(L, &G, n);
             if (!wg_chunked_batch(L, &G, &C, n, ov, out)) return false;
         }
+        if (rows) out->pad = 1;
         L->p->kernels[L->kidx]->rows_out = d->y;
         out->wino = m;
         out->wchunk = (int)C.tc > 1 ? (int)C.tc : 2; /* 1 would mean the three passes */
         if (C.cob < G.co) out->wcob = (int)C.cob;
         return true;
     }
+    G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
     G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
     G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
