@@ -382,9 +382,10 @@ typedef struct kn_sched {
                    (passes/winograd.c, its biggest chunk), or 1 in a schedule file: the
                    three-pass form over arena scratch; another value there: at most that
                    many tiles a chunk */
-    int wcob;   /* Winograd's chunked form over Us bigger than the L2: output channels in a
-                   block of a chunk's products and output transforms (passes/winograd.c; a
-                   multiple of the product tile's columns); 0: every channel in one block */
+    int wcob;   /* Winograd's chunked form: output channels in a block of a chunk's
+                   products and output transforms (passes/winograd.c; rounded down to a
+                   multiple of the product tile's columns), 1 in a schedule file: blocks
+                   sized from the L2; 0: every channel in one block (the default) */
     int pf;     /* dot tiles over a padded copy: 1 the next block of output channels' packed
                    weights prefetched (passes/tile.c, conv_pf), or 2 in a schedule file: not */
 } kn_sched;
