@@ -25,29 +25,25 @@
  * reads that a select skips are not counted; a branch on data runs both arms. */
 #include "ir/kir.h"
 #include "passes/schedule.h"
+#include "passes/xcore.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { LINE = 64, MAX_THREADS = 8, MAX_WHILE = 1 << 20 };
+enum { LINE = 64, MAX_WHILE = 1 << 20 };
 
+/* The abstract run: which thread runs each statement, the values of integer locals. */
 typedef struct xc {
     const kn_kprog *p;
     int threads;
     int64_t *val;
     unsigned char *known;
-    size_t *base; /* per buffer id: byte address of element 0 (SIZE_MAX: not tracked) */
-    size_t *more; /* per buffer id: a per-thread scratch's copies for the threads past those
-                     the plan holds (kn_kbuf.copies; when counting more threads than the
-                     program was compiled for), past the arena, one after another */
-    size_t nlines;
-    unsigned char *hold; /* per line: bit h set when thread h's cache holds it */
-    int thread;          /* the thread running the current statement */
-    bool in_task;
-    bool count;
-    double *read, *write; /* per kernel */
-    int k;
+    kn_xrun_touch fn; /* told of every access to a buffer that is not a constant */
+    void *user;
+    int64_t budget; /* statements still allowed (below 0: no limit) */
+    bool over;      /* the budget ran out: the run stopped */
+    kn_xrun_at at;  /* what fn is told besides the access */
 } xc;
 
 static bool is_intlike(kn_dtype t) {
@@ -118,34 +114,14 @@ static int64_t eval(xc *X, const kn_kx *x, bool *ok) {
 
 /* Elements [index, index + n) of buffer b touched by the current thread. */
 static void touch(xc *X, const kn_kbuf *b, int64_t index, int64_t n, bool write) {
-    if (b->kind == KB_CONST || X->base[b->id] == SIZE_MAX) return;
-    int64_t size = (int64_t)kn_dtype_get(b->dtype)->size;
-    if (size < 1) size = 1;
+    if (b->kind == KB_CONST) return;
     if (index < 0) {
         n += index;
         index = 0;
     }
     if (index + n > b->numel) n = b->numel - index;
     if (n <= 0) return;
-    size_t base = X->base[b->id];
-    if (b->per_thread && X->in_task && X->thread > 0) { /* the running thread's copy */
-        int c = b->copies > 1 ? b->copies : 1;
-        base = X->thread < c ? base + (size_t)X->thread * kn_kbuf_thread_stride(b)
-                             : X->more[b->id] + (size_t)(X->thread - c) * kn_kbuf_thread_stride(b);
-    }
-    size_t lo = (base + (size_t)(index * size)) / LINE;
-    size_t hi = (base + (size_t)((index + n) * size) - 1) / LINE;
-    unsigned char me = (unsigned char)(1u << X->thread);
-    for (size_t l = lo; l <= hi && l < X->nlines; l++) {
-        unsigned char h = X->hold[l];
-        if (write) {
-            if (X->count && (h & ~me)) X->write[X->k] += LINE;
-            X->hold[l] = me;
-        } else if (!(h & me)) {
-            if (X->count && h) X->read[X->k] += LINE;
-            X->hold[l] = h | me;
-        }
-    }
+    X->fn(X->user, &X->at, b, index, n, write);
 }
 
 /* The loads in x (those a known select does not skip). */
@@ -161,7 +137,7 @@ static void scan(xc *X, const kn_kx *x) {
         }
     }
     for (int i = 0; i < 3; i++) scan(X, x->a[i]);
-    if (x->op == KX_LOAD) {
+    if (x->op == KX_LOAD && x->buf->kind != KB_CONST) {
         bool ok = true;
         int64_t at = eval(X, x->a[0], &ok);
         if (ok) touch(X, x->buf, at, kx_load_elems(x), false);
@@ -172,9 +148,9 @@ static void run(xc *X, const kn_ks *s);
 
 static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
     bool split =
-        !X->in_task && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext && s->extent > 1;
+        !X->at.in_task && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext && s->extent > 1;
     if (!split) {
-        for (int64_t i = 0; i < extent; i++) {
+        for (int64_t i = 0; i < extent && !X->over; i++) {
             X->val[s->var] = i;
             X->known[s->var] = 1;
             run(X, s->body[0]);
@@ -186,22 +162,26 @@ static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
     int64_t chunk = (s->extent + n - 1) / n;
     n = (s->extent + chunk - 1) / chunk;
     int T = X->threads;
-    X->in_task = true;
-    for (int64_t i = 0; i < extent; i++) {
+    X->at.in_task = true;
+    for (int64_t i = 0; i < extent && !X->over; i++) {
         int64_t t = i / chunk;
         int h = 0;
         while (h + 1 < T && t >= ((h + 1) * n + T - 1) / T) h++;
-        X->thread = h;
+        X->at.thread = h;
         X->val[s->var] = i;
         X->known[s->var] = 1;
         run(X, s->body[0]);
     }
-    X->thread = 0;
-    X->in_task = false;
+    X->at.thread = 0;
+    X->at.in_task = false;
 }
 
 static void run(xc *X, const kn_ks *s) {
-    if (!s) return;
+    if (!s || X->over) return;
+    if (X->budget >= 0 && --X->budget < 0) {
+        X->over = true;
+        return;
+    }
     bool ok = true;
     switch (s->kind) {
     case KS_BLOCK:
@@ -250,7 +230,7 @@ static void run(xc *X, const kn_ks *s) {
         return;
     }
     case KS_WHILE:
-        for (int i = 0; i < MAX_WHILE; i++) {
+        for (int i = 0; i < MAX_WHILE && !X->over; i++) {
             ok = true;
             scan(X, s->cond);
             if (!eval(X, s->cond, &ok) || !ok) break;
@@ -261,15 +241,75 @@ static void run(xc *X, const kn_ks *s) {
     }
 }
 
-double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *write) {
+bool kn_xrun(const kn_kprog *p, int threads, int passes, int64_t budget, kn_xrun_touch fn,
+             void *user) {
     if (threads < 1) threads = 1;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
-    xc X = {.p = p, .threads = threads, .read = read, .write = write};
+    if (threads > KN_XRUN_MAX_THREADS) threads = KN_XRUN_MAX_THREADS;
+    xc X = {.p = p, .threads = threads, .fn = fn, .user = user, .budget = budget};
     X.val = calloc((size_t)p->nvars + 1, sizeof *X.val);
     X.known = calloc((size_t)p->nvars + 1, 1);
-    X.base = malloc(((size_t)p->nbufs + 1) * sizeof *X.base);
-    X.more = calloc((size_t)p->nbufs + 1, sizeof *X.more);
-    KN_ASSERT(X.val && X.known && X.base && X.more);
+    KN_ASSERT(X.val && X.known);
+    for (int pass = 0; pass < passes && !X.over; pass++) {
+        X.at.pass = pass;
+        for (int k = 0; k < p->nkernels && !X.over; k++) {
+            X.at.kernel = k;
+            memset(X.known, 0, (size_t)p->nvars + 1);
+            run(&X, p->kernels[k]->body);
+        }
+    }
+    free(X.val);
+    free(X.known);
+    return !X.over;
+}
+
+/* ---- cross-core bytes: kn_xrun's accesses on the arena's lines ---- */
+
+typedef struct xb {
+    size_t *base; /* per buffer id: byte address of element 0 (SIZE_MAX: not tracked) */
+    size_t *more; /* per buffer id: a per-thread scratch's copies for the threads past those
+                     the plan holds (kn_kbuf.copies; when counting more threads than the
+                     program was compiled for), past the arena, one after another */
+    size_t nlines;
+    unsigned char *hold;  /* per line: bit h set when thread h's cache holds it */
+    double *read, *write; /* per kernel */
+} xb;
+
+static void xb_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t index, int64_t n,
+                     bool write) {
+    xb *B = user;
+    if (B->base[b->id] == SIZE_MAX) return;
+    int64_t size = (int64_t)kn_dtype_get(b->dtype)->size;
+    if (size < 1) size = 1;
+    size_t base = B->base[b->id];
+    if (b->per_thread && at->in_task && at->thread > 0) { /* the running thread's copy */
+        int c = b->copies > 1 ? b->copies : 1;
+        base = at->thread < c
+                   ? base + (size_t)at->thread * kn_kbuf_thread_stride(b)
+                   : B->more[b->id] + (size_t)(at->thread - c) * kn_kbuf_thread_stride(b);
+    }
+    size_t lo = (base + (size_t)(index * size)) / LINE;
+    size_t hi = (base + (size_t)((index + n) * size) - 1) / LINE;
+    unsigned char me = (unsigned char)(1u << at->thread);
+    bool count = at->pass == 1;
+    for (size_t l = lo; l <= hi && l < B->nlines; l++) {
+        unsigned char h = B->hold[l];
+        if (write) {
+            if (count && (h & ~me)) B->write[at->kernel] += LINE;
+            B->hold[l] = me;
+        } else if (!(h & me)) {
+            if (count && h) B->read[at->kernel] += LINE;
+            B->hold[l] = h | me;
+        }
+    }
+}
+
+double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *write) {
+    if (threads < 1) threads = 1;
+    if (threads > KN_XRUN_MAX_THREADS) threads = KN_XRUN_MAX_THREADS;
+    xb B = {.read = read, .write = write};
+    B.base = malloc(((size_t)p->nbufs + 1) * sizeof *B.base);
+    B.more = calloc((size_t)p->nbufs + 1, sizeof *B.more);
+    KN_ASSERT(B.base && B.more);
     /* the arena's regions one after another, then each input and output */
     size_t region_at[KN_MAX_REGIONS + 1] = {0}, end = 0;
     for (int r = 0; r < p->nregions; r++) region_at[r + 1] = region_at[r] + p->region_size[r];
@@ -277,45 +317,38 @@ double kn_xcore_bytes(const kn_kprog *p, int threads, double *read, double *writ
     end = (end + LINE - 1) / LINE * LINE;
     for (int i = 0; i < p->nbufs; i++) {
         const kn_kbuf *b = p->bufs[i];
-        X.base[i] = SIZE_MAX;
+        B.base[i] = SIZE_MAX;
         if (b->kind == KB_CONST || b->view) continue;
         size_t bytes = (size_t)b->numel * kn_dtype_get(b->dtype)->size;
         if (b->kind == KB_TEMP || b->kind == KB_SCRATCH || p->io_in_arena) {
-            X.base[i] = (p->nregions ? region_at[b->region] : 0) + kn_kbuf_arena_offset(b);
+            B.base[i] = (p->nregions ? region_at[b->region] : 0) + kn_kbuf_arena_offset(b);
         } else {
-            X.base[i] = end;
+            B.base[i] = end;
             end += (bytes + LINE - 1) / LINE * LINE;
         }
     }
     for (int i = 0; i < p->nbufs; i++) { /* per-thread copies the plan does not hold */
         const kn_kbuf *b = p->bufs[i];
         int c = b->copies > 1 ? b->copies : 1;
-        if (!b->per_thread || X.base[i] == SIZE_MAX || threads <= c) continue;
-        X.more[i] = end;
+        if (!b->per_thread || B.base[i] == SIZE_MAX || threads <= c) continue;
+        B.more[i] = end;
         end += kn_kbuf_thread_stride(b) * (size_t)(threads - c);
     }
-    X.nlines = end / LINE + 1;
-    X.hold = calloc(X.nlines, 1);
-    KN_ASSERT(X.hold);
+    B.nlines = end / LINE + 1;
+    B.hold = calloc(B.nlines, 1);
+    KN_ASSERT(B.hold);
     for (int k = 0; k < p->nkernels; k++) read[k] = write[k] = 0;
-    for (int i = 0; i < p->nin; i++) { /* written by the caller */
+    kn_xrun_at caller = {.pass = -1}; /* the graph inputs, written by the caller */
+    for (int i = 0; i < p->nin; i++) {
         const kn_kbuf *b = p->inputs[i];
-        if (b && X.base[b->id] != SIZE_MAX) touch(&X, b, 0, b->numel, true);
+        if (b && B.base[b->id] != SIZE_MAX && b->numel > 0)
+            xb_touch(&B, &caller, b, 0, b->numel, true);
     }
-    for (int pass = 0; pass < 2; pass++) {
-        X.count = pass == 1;
-        for (int k = 0; k < p->nkernels; k++) {
-            X.k = k;
-            memset(X.known, 0, (size_t)p->nvars + 1);
-            run(&X, p->kernels[k]->body);
-        }
-    }
+    kn_xrun(p, threads, 2, -1, xb_touch, &B); /* the second run is counted */
     double total = 0;
     for (int k = 0; k < p->nkernels; k++) total += read[k];
-    free(X.val);
-    free(X.known);
-    free(X.base);
-    free(X.more);
-    free(X.hold);
+    free(B.base);
+    free(B.more);
+    free(B.hold);
     return total;
 }
