@@ -46,6 +46,7 @@
 #include "ir/diag.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "passes/xcore.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -700,6 +701,245 @@ size_t kn_plan_arena_dry(kn_kprog *p) {
     return size;
 }
 
+/* ---- the thread-aware placement (p->threads > 1 on a CPU, one region) ----
+ *
+ * The VM's slow state makes a store into a line the other core holds cost 375-415 ns
+ * (docs/benchmarks.md, "An arena plan that knows which thread wrote what"), and which
+ * thread holds a line depends on where the plan put the buffers that used it before.
+ * One abstract run of the program (kn_xrun, passes/xcore.c) gives, per planned storage
+ * and per 64-byte line of it (relative to its start, so independent of the offsets):
+ * the threads of the first kernel that writes the line (wm: who brings it in) and the
+ * threads of the last kernel that touches it (lm: who holds it when the storage dies).
+ * On one arena line the buffers living there follow each other in run order, cyclically
+ * (the last one's lines are the first one's in the next run); a buffer b arriving after
+ * o takes `mis(o, b)` = 1 line over when o's holders include a thread that is not among
+ * b's writers. Placing b at an offset inserts it between its predecessor and successor
+ * on each of its lines: the cost is mis(prev, b) + mis(b, next) - mis(prev, next), a
+ * line with no other buffer costing mis(b, b). */
+
+typedef struct tmap {
+    unsigned char *wm, *lm; /* per line of the storage: thread bits (bit h: thread h) */
+    int *wk, *lk;           /* per line: the kernel of the first write, of the last touch */
+    int nl;
+} tmap;
+
+typedef struct tp_ctx {
+    tmap *m;   /* per buffer id (nl 0: not a planned storage) */
+} tp_ctx;
+
+static void tp_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t index, int64_t n,
+                     bool write) {
+    tp_ctx *T = user;
+    const kn_kbuf *r = kn_kbuf_storage(b);
+    tmap *m = &T->m[r->id];
+    if (!m->nl || b->per_thread) return;
+    size_t size = kn_dtype_get(b->dtype)->size ? kn_dtype_get(b->dtype)->size : 1;
+    size_t at0 = kn_kbuf_view_at(b) + (size_t)index * size;
+    int lo = (int)(at0 / KN_ARENA_ALIGN), hi = (int)((at0 + (size_t)n * size - 1) / KN_ARENA_ALIGN);
+    unsigned char me = (unsigned char)(1u << at->thread);
+    for (int l = lo; l <= hi && l < m->nl; l++) {
+        if (write && m->wk[l] < 0) m->wk[l] = at->kernel;
+        if (write && m->wk[l] == at->kernel) m->wm[l] |= me;
+        if (m->lk[l] != at->kernel) {
+            m->lk[l] = at->kernel;
+            m->lm[l] = 0;
+        }
+        m->lm[l] |= me;
+    }
+}
+
+/* Whether the storage b's line lb, arriving after o's line lo, takes it over. */
+static int mis(const tmap *o, int lo, const tmap *b, int lb) {
+    unsigned char w = b->wm[lb];
+    return w && (o->lm[lo] & ~w);
+}
+
+static bool lives_overlap(const kn_kbuf *a, const kn_kbuf *b) {
+    return !(a->last < b->first || b->last < a->first);
+}
+
+/* The cost of placing v[i] at off, among v[0..i) as placed (see above). on[] holds the
+ * placed buffers that share none of v[i]'s lifetime and overlap [off, off + size). */
+static long tp_cost(kn_kbuf **v, int i, size_t off, const tmap *M, kn_kbuf **on, int non) {
+    const kn_kbuf *b = v[i];
+    const tmap *mb = &M[b->id];
+    size_t size = buf_bytes(b);
+    int nl = (int)((size + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+    if (nl > mb->nl) nl = mb->nl;
+    long cost = 0;
+    for (int l = 0; l < nl; l++) {
+        size_t a = off + (size_t)l * KN_ARENA_ALIGN; /* the line's arena byte */
+        const kn_kbuf *prev = NULL, *next = NULL, *lo = NULL, *hi = NULL;
+        for (int j = 0; j < non; j++) {
+            const kn_kbuf *o = on[j];
+            if (a < o->offset || a >= o->offset + buf_bytes(o)) continue;
+            if ((o->first < b->first) && (!prev || o->first > prev->first)) prev = o;
+            if ((o->first > b->first) && (!next || o->first < next->first)) next = o;
+            if (!lo || o->first < lo->first) lo = o;
+            if (!hi || o->first > hi->first) hi = o;
+        }
+        if (!lo) {
+            cost += mis(mb, l, mb, l);
+            continue;
+        }
+        if (!prev) prev = hi; /* cyclic: the run's last occupant of the line */
+        if (!next) next = lo;
+        int lp = (int)((a - prev->offset) / KN_ARENA_ALIGN);
+        int ln = (int)((a - next->offset) / KN_ARENA_ALIGN);
+        const tmap *mp = &M[prev->id], *mn = &M[next->id];
+        if (lp >= mp->nl || ln >= mn->nl) continue;
+        cost += mis(mp, lp, mb, l) + mis(mb, l, mn, ln) - mis(mp, lp, mn, ln);
+    }
+    return cost;
+}
+
+static int cmp_size_t(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { TP_CANDIDATES = 48 };
+
+/* Places v[0..n) in their order, each at the cheapest of its candidate offsets that
+ * keeps the arena within `bound` (the lowest offset clear of every lifetime-overlapping
+ * buffer where none does): the starts and ends of the free gaps, and the starts and
+ * ends of the buffers of other lifetimes lying in them. Returns the arena's end. */
+static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
+    size_t end = 0;
+    size_t *iv = malloc(2 * ((size_t)n + 1) * sizeof *iv);
+    size_t *cand = malloc(((size_t)TP_CANDIDATES + 1) * sizeof *cand);
+    kn_kbuf **on = malloc(((size_t)n + 1) * sizeof *on);
+    KN_ASSERT(iv && cand && on);
+    for (int i = 0; i < n; i++) {
+        kn_kbuf *b = v[i];
+        size_t size = buf_bytes(b);
+        /* the lowest feasible offset, as place() */
+        size_t low = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int j = 0; j < i; j++) {
+                kn_kbuf *o = v[j];
+                if (!lives_overlap(o, b)) continue;
+                if (low < o->offset + buf_bytes(o) && o->offset < low + size) {
+                    low = aligned(o->offset + buf_bytes(o));
+                    moved = true;
+                }
+            }
+        }
+        size_t best = low;
+        if (M[b->id].nl && low + size <= bound) {
+            /* the gaps among the lifetime-overlapping buffers, below bound */
+            int ni = 0;
+            for (int j = 0; j < i; j++)
+                if (lives_overlap(v[j], b)) {
+                    iv[2 * ni] = v[j]->offset;
+                    iv[2 * ni + 1] = v[j]->offset + buf_bytes(v[j]);
+                    ni++;
+                }
+            qsort(iv, (size_t)ni, 2 * sizeof *iv, cmp_size_t);
+            int nc = 0;
+            size_t g0 = 0;
+            for (int j = 0; j <= ni && nc < TP_CANDIDATES; j++) {
+                size_t g1 = j < ni ? iv[2 * j] : bound;
+                if (g1 > bound) g1 = bound;
+                if (g1 >= g0 + size) {
+                    size_t top = (g1 - size) & ~(size_t)(KN_ARENA_ALIGN - 1);
+                    cand[nc++] = g0;
+                    if (top != g0 && nc < TP_CANDIDATES) cand[nc++] = top;
+                    for (int q = 0; q < i && nc < TP_CANDIDATES; q++) {
+                        kn_kbuf *o = v[q];
+                        if (lives_overlap(o, b)) continue;
+                        size_t s0 = o->offset;
+                        size_t s1 = (o->offset + buf_bytes(o) >= size)
+                                        ? (o->offset + buf_bytes(o) - size) &
+                                              ~(size_t)(KN_ARENA_ALIGN - 1)
+                                        : 0;
+                        if (s0 > g0 && s0 < top) cand[nc++] = s0;
+                        if (s1 > g0 && s1 < top && nc < TP_CANDIDATES) cand[nc++] = s1;
+                    }
+                }
+                if (j < ni) {
+                    size_t e = aligned(iv[2 * j + 1]);
+                    if (e > g0) g0 = e;
+                }
+            }
+            long best_cost = -1;
+            for (int c = 0; c < nc; c++) {
+                size_t off = cand[c];
+                int non = 0;
+                for (int q = 0; q < i; q++) {
+                    kn_kbuf *o = v[q];
+                    if (!lives_overlap(o, b) && off < o->offset + buf_bytes(o) &&
+                        o->offset < off + size)
+                        on[non++] = o;
+                }
+                long cost = tp_cost(v, i, off, M, on, non);
+                if (best_cost < 0 || cost < best_cost || (cost == best_cost && off < best)) {
+                    best_cost = cost;
+                    best = off;
+                }
+            }
+        }
+        b->offset = best;
+        if (best + size > end) end = best + size;
+    }
+    free(iv);
+    free(cand);
+    free(on);
+    return aligned(end);
+}
+
+/* Statements the abstract run may take before the plan gives up and stays thread-blind
+ * (KILN_THREAD_PLAN_BUDGET overrides it). */
+enum { TP_BUDGET = 40000000 };
+
+/* Whether the thread-aware placement applies: more than one thread, a CPU target, one
+ * region, not switched off (KILN_THREAD_PLAN=0). */
+static bool thread_plan_on(const kn_kprog *p) {
+    const char *e = getenv("KILN_THREAD_PLAN");
+    if (e && !strcmp(e, "0")) return false;
+    return p->threads > 1 && p->nregions == 0 && !p->io_in_arena && p->target &&
+           p->target->kind == KN_TARGET_CPU;
+}
+
+/* Re-places v[0..n) (placed thread-blind in its order, arena `blind`) thread-aware, the
+ * arena within blind + blind / 10; keeps the blind plan when the run is over budget or
+ * the arena would not stay within that. Returns the arena size. */
+static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
+    tmap *M = calloc((size_t)p->nbufs + 1, sizeof *M);
+    KN_ASSERT(M);
+    size_t lines = 0;
+    for (int i = 0; i < n; i++) lines += (buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN;
+    unsigned char *bits = calloc(2 * lines + 1, 1);
+    int *ks = malloc((2 * lines + 1) * sizeof *ks);
+    KN_ASSERT(bits && ks);
+    for (size_t l = 0; l < 2 * lines; l++) ks[l] = -1;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        tmap *m = &M[v[i]->id];
+        m->nl = (int)((buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+        m->wm = bits + 2 * at;
+        m->lm = m->wm + m->nl;
+        m->wk = ks + 2 * at;
+        m->lk = m->wk + m->nl;
+        at += (size_t)m->nl;
+    }
+    const char *be = getenv("KILN_THREAD_PLAN_BUDGET");
+    int64_t budget = be && *be ? atoll(be) : TP_BUDGET;
+    tp_ctx T = {.m = M};
+    int threads = p->threads < KN_XRUN_MAX_THREADS ? p->threads : KN_XRUN_MAX_THREADS;
+    size_t size = blind;
+    if (kn_xrun(p, threads, 1, budget, tp_touch, &T)) {
+        size_t bound = aligned(blind + blind / 10);
+        size = place_threads(v, n, M, bound);
+        if (size > bound) size = place(v, n); /* the blind plan again */
+    }
+    free(bits);
+    free(ks);
+    free(M);
+    return size;
+}
+
 /* The thread area (p->threads > 1, one region): every per-thread scratch above the rest
  * of the arena (which ends at `end`), thread h's copies of all of them in a part of its
  * own, [end + h*S, end + (h+1)*S), S being the most bytes the per-thread scratches of one
@@ -792,4 +1032,24 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     free(v);
     p->arena_lower_bound = bound;
     return st;
+}
+
+/* Pass threadplan (after parallel, whose splits it reads): the thread-aware placement
+ * above, over the plan's storage with the lifetimes and in-place choices the plan made;
+ * the thread area is laid out again above the new end. */
+kn_status kn_kpass_threadplan(kn_ctx *cx, kn_kprog *p) {
+    (void)cx;
+    if (!thread_plan_on(p)) return KN_OK;
+    kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
+    KN_ASSERT(v);
+    int n = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        kn_kbuf *b = p->bufs[i];
+        if (planned(p, b) && b->first >= 0 && !b->per_thread) v[n++] = b;
+    }
+    qsort(v, (size_t)n, sizeof *v, by_size);
+    size_t blind = place_best(v, n); /* the plan's offsets, as kn_kpass_plan set them */
+    p->arena_size = thread_area(p, plan_threads(p, v, n, blind));
+    free(v);
+    return KN_OK;
 }
