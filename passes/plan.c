@@ -724,7 +724,7 @@ typedef struct tmap {
 } tmap;
 
 typedef struct tp_ctx {
-    tmap *m;   /* per buffer id (nl 0: not a planned storage) */
+    tmap *m; /* per buffer id (nl 0: not a planned storage) */
 } tp_ctx;
 
 static void tp_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t index, int64_t n,
@@ -850,10 +850,10 @@ static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
                         kn_kbuf *o = v[q];
                         if (lives_overlap(o, b)) continue;
                         size_t s0 = o->offset;
-                        size_t s1 = (o->offset + buf_bytes(o) >= size)
-                                        ? (o->offset + buf_bytes(o) - size) &
-                                              ~(size_t)(KN_ARENA_ALIGN - 1)
-                                        : 0;
+                        size_t s1 =
+                            (o->offset + buf_bytes(o) >= size)
+                                ? (o->offset + buf_bytes(o) - size) & ~(size_t)(KN_ARENA_ALIGN - 1)
+                                : 0;
                         if (s0 > g0 && s0 < top) cand[nc++] = s0;
                         if (s1 > g0 && s1 < top && nc < TP_CANDIDATES) cand[nc++] = s1;
                     }
@@ -889,9 +889,45 @@ static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
     return aligned(end);
 }
 
-/* Statements the abstract run may take before the plan gives up and stays thread-blind
- * (KILN_THREAD_PLAN_BUDGET overrides it). */
-enum { TP_BUDGET = 40000000 };
+/* Statements the abstract run may take, estimated from the loops' trip counts before it
+ * starts (SqueezeNet and MobileNetV2 43 M, 0.5 s on the EPYC VM); a program over it
+ * stays thread-blind (ResNet-18 108 M, ResNet-50 386 M: 1.4 and 4 s; EfficientNet-B0 56 M,
+ * the BERT-style encoder 51 M). KILN_THREAD_PLAN_BUDGET overrides it (below 0: none). */
+enum { TP_BUDGET = 45000000 };
+
+typedef struct st_ctx {
+    kn_kwalker w;
+    double mult[66];
+    int depth;
+    double n; /* statements the run takes */
+} st_ctx;
+
+static bool st_enter(kn_kwalker *w, kn_ks *s) {
+    st_ctx *S = (st_ctx *)w;
+    double m = S->mult[S->depth];
+    S->n += m;
+    if (S->depth == 64) return false;
+    S->mult[++S->depth] =
+        m * (s->kind == KS_FOR && !s->ext && s->extent > 0 ? (double)s->extent : 1);
+    return true;
+}
+
+static void st_leave(kn_kwalker *w, kn_ks *s) {
+    (void)s;
+    ((st_ctx *)w)->depth--;
+}
+
+/* The statements one abstract run of p takes (a loop with a computed trip count once). */
+static double run_statements(const kn_kprog *p) {
+    double n = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        st_ctx S = {.w = {.enter = st_enter, .leave = st_leave}};
+        S.mult[0] = 1;
+        kn_kwalk(&S.w, p->kernels[k]->body);
+        n += S.n;
+    }
+    return n;
+}
 
 /* Whether the thread-aware placement applies: more than one thread, a CPU target, one
  * region, not switched off (KILN_THREAD_PLAN=0). */
@@ -906,6 +942,9 @@ static bool thread_plan_on(const kn_kprog *p) {
  * arena within blind + blind / 10; keeps the blind plan when the run is over budget or
  * the arena would not stay within that. Returns the arena size. */
 static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
+    const char *be = getenv("KILN_THREAD_PLAN_BUDGET");
+    int64_t budget = be && *be ? atoll(be) : TP_BUDGET;
+    if (budget >= 0 && run_statements(p) > (double)budget) return blind;
     tmap *M = calloc((size_t)p->nbufs + 1, sizeof *M);
     KN_ASSERT(M);
     size_t lines = 0;
@@ -924,8 +963,6 @@ static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
         m->lk = m->wk + m->nl;
         at += (size_t)m->nl;
     }
-    const char *be = getenv("KILN_THREAD_PLAN_BUDGET");
-    int64_t budget = be && *be ? atoll(be) : TP_BUDGET;
     tp_ctx T = {.m = M};
     int threads = p->threads < KN_XRUN_MAX_THREADS ? p->threads : KN_XRUN_MAX_THREADS;
     size_t size = blind;

@@ -44,10 +44,23 @@ typedef struct xc {
     int64_t budget; /* statements still allowed (below 0: no limit) */
     bool over;      /* the budget ran out: the run stopped */
     kn_xrun_at at;  /* what fn is told besides the access */
+    /* memo of `loads`: open addressing on the node's address (cap a power of 2) */
+    const kn_kx **key;
+    unsigned char *has;
+    size_t cap, used;
 } xc;
 
+static bool intlike_tab[KN_DTYPE_MAX + 1], intlike_set;
+
 static bool is_intlike(kn_dtype t) {
-    return kn_dtype_get(t)->is_int || t == KN_BOOL;
+    return (unsigned)t <= KN_DTYPE_MAX ? intlike_tab[t] : kn_dtype_get(t)->is_int;
+}
+
+static void intlike_init(void) {
+    if (intlike_set) return;
+    for (int t = 0; t <= KN_DTYPE_MAX; t++)
+        intlike_tab[t] = t == KN_BOOL || (t != KN_UNDEF && kn_dtype_get((kn_dtype)t)->is_int);
+    intlike_set = true;
 }
 
 /* The value of integer expression x; *ok false if it is not known (a float, a load). */
@@ -124,9 +137,51 @@ static void touch(xc *X, const kn_kbuf *b, int64_t index, int64_t n, bool write)
     X->fn(X->user, &X->at, b, index, n, write);
 }
 
+static size_t slot_of(const xc *X, const kn_kx *x) {
+    size_t h = ((uintptr_t)x >> 4) * (size_t)0x9E3779B97F4A7C15ull;
+    return (h ^ (h >> 29)) & (X->cap - 1);
+}
+
+/* Whether x loads a buffer that is not a constant anywhere in it (memoized: the
+ * expression trees of unrolled micro-kernels are walked at every iteration). */
+static bool loads(xc *X, const kn_kx *x) {
+    if (!x) return false;
+    size_t i = slot_of(X, x);
+    while (X->key[i]) {
+        if (X->key[i] == x) return X->has[i];
+        i = (i + 1) & (X->cap - 1);
+    }
+    bool r = (x->op == KX_LOAD && x->buf->kind != KB_CONST) || loads(X, x->a[0]) ||
+             loads(X, x->a[1]) || loads(X, x->a[2]);
+    if (2 * (X->used + 1) > X->cap) { /* grow, then insert */
+        size_t oc = X->cap;
+        const kn_kx **ok = X->key;
+        unsigned char *oh = X->has;
+        X->cap *= 2;
+        X->key = calloc(X->cap, sizeof *X->key);
+        X->has = calloc(X->cap, 1);
+        KN_ASSERT(X->key && X->has);
+        for (size_t j = 0; j < oc; j++)
+            if (ok[j]) {
+                size_t q = slot_of(X, ok[j]);
+                while (X->key[q]) q = (q + 1) & (X->cap - 1);
+                X->key[q] = ok[j];
+                X->has[q] = oh[j];
+            }
+        free(ok);
+        free(oh);
+    }
+    i = slot_of(X, x);
+    while (X->key[i]) i = (i + 1) & (X->cap - 1);
+    X->key[i] = x;
+    X->has[i] = r;
+    X->used++;
+    return r;
+}
+
 /* The loads in x (those a known select does not skip). */
 static void scan(xc *X, const kn_kx *x) {
-    if (!x) return;
+    if (!x || !loads(X, x)) return;
     if (x->op == KX_SELECT) {
         bool ok = true;
         int64_t c = eval(X, x->a[0], &ok);
@@ -246,9 +301,13 @@ bool kn_xrun(const kn_kprog *p, int threads, int passes, int64_t budget, kn_xrun
     if (threads < 1) threads = 1;
     if (threads > KN_XRUN_MAX_THREADS) threads = KN_XRUN_MAX_THREADS;
     xc X = {.p = p, .threads = threads, .fn = fn, .user = user, .budget = budget};
+    intlike_init();
     X.val = calloc((size_t)p->nvars + 1, sizeof *X.val);
     X.known = calloc((size_t)p->nvars + 1, 1);
-    KN_ASSERT(X.val && X.known);
+    X.cap = 1 << 12;
+    X.key = calloc(X.cap, sizeof *X.key);
+    X.has = calloc(X.cap, 1);
+    KN_ASSERT(X.val && X.known && X.key && X.has);
     for (int pass = 0; pass < passes && !X.over; pass++) {
         X.at.pass = pass;
         for (int k = 0; k < p->nkernels && !X.over; k++) {
@@ -259,6 +318,8 @@ bool kn_xrun(const kn_kprog *p, int threads, int passes, int64_t budget, kn_xrun
     }
     free(X.val);
     free(X.known);
+    free(X.key);
+    free(X.has);
     return !X.over;
 }
 
