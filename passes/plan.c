@@ -719,7 +719,7 @@ size_t kn_plan_arena_dry(kn_kprog *p) {
 
 typedef struct tmap {
     unsigned char *wm, *lm; /* per line of the storage: thread bits (bit h: thread h) */
-    int *wk, *lk;           /* per line: the kernel of the first write, of the last touch */
+    int *wk;                /* per line: the kernel of the first write (-1: none yet) */
     int nl;
 } tmap;
 
@@ -740,11 +740,7 @@ static void tp_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t
     for (int l = lo; l <= hi && l < m->nl; l++) {
         if (write && m->wk[l] < 0) m->wk[l] = at->kernel;
         if (write && m->wk[l] == at->kernel) m->wm[l] |= me;
-        if (m->lk[l] != at->kernel) {
-            m->lk[l] = at->kernel;
-            m->lm[l] = 0;
-        }
-        m->lm[l] |= me;
+        m->lm[l] = write ? me : m->lm[l] | me; /* the caches holding it, as xcore's */
     }
 }
 
@@ -758,10 +754,11 @@ static bool lives_overlap(const kn_kbuf *a, const kn_kbuf *b) {
     return !(a->last < b->first || b->last < a->first);
 }
 
-/* The cost of placing v[i] at off, among v[0..i) as placed (see above). on[] holds the
- * placed buffers that share none of v[i]'s lifetime and overlap [off, off + size). */
-static long tp_cost(kn_kbuf **v, int i, size_t off, const tmap *M, kn_kbuf **on, int non) {
-    const kn_kbuf *b = v[i];
+/* The cost of placing b at off (see above; delta false: only the lines b takes over on
+ * arriving, b's share of the plan's total). on[] holds the placed buffers that share
+ * none of b's lifetime and overlap [off, off + size). */
+static long tp_cost(const kn_kbuf *b, size_t off, const tmap *M, kn_kbuf **on, int non,
+                    bool delta) {
     const tmap *mb = &M[b->id];
     size_t size = buf_bytes(b);
     int nl = (int)((size + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
@@ -788,7 +785,7 @@ static long tp_cost(kn_kbuf **v, int i, size_t off, const tmap *M, kn_kbuf **on,
         int ln = (int)((a - next->offset) / KN_ARENA_ALIGN);
         const tmap *mp = &M[prev->id], *mn = &M[next->id];
         if (lp >= mp->nl || ln >= mn->nl) continue;
-        cost += mis(mp, lp, mb, l) + mis(mb, l, mn, ln) - mis(mp, lp, mn, ln);
+        cost += mis(mp, lp, mb, l) + (delta ? mis(mb, l, mn, ln) - mis(mp, lp, mn, ln) : 0);
     }
     return cost;
 }
@@ -798,95 +795,155 @@ static int cmp_size_t(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-enum { TP_CANDIDATES = 48 };
+enum { TP_CANDIDATES = 48, TP_SWEEPS = 2 };
 
-/* Places v[0..n) in their order, each at the cheapest of its candidate offsets that
- * keeps the arena within `bound` (the lowest offset clear of every lifetime-overlapping
- * buffer where none does): the starts and ends of the free gaps, and the starts and
- * ends of the buffers of other lifetimes lying in them. Returns the arena's end. */
-static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
-    size_t end = 0;
-    size_t *iv = malloc(2 * ((size_t)n + 1) * sizeof *iv);
-    size_t *cand = malloc(((size_t)TP_CANDIDATES + 1) * sizeof *cand);
-    kn_kbuf **on = malloc(((size_t)n + 1) * sizeof *on);
-    KN_ASSERT(iv && cand && on);
-    for (int i = 0; i < n; i++) {
-        kn_kbuf *b = v[i];
-        size_t size = buf_bytes(b);
-        /* the lowest feasible offset, as place() */
-        size_t low = 0;
-        for (bool moved = true; moved;) {
-            moved = false;
-            for (int j = 0; j < i; j++) {
-                kn_kbuf *o = v[j];
-                if (!lives_overlap(o, b)) continue;
-                if (low < o->offset + buf_bytes(o) && o->offset < low + size) {
-                    low = aligned(o->offset + buf_bytes(o));
-                    moved = true;
-                }
+typedef struct tp_work {
+    size_t *iv, *cand;
+    kn_kbuf **on;
+} tp_work;
+
+/* Whether v[j] counts as placed when v[i] is placed: the ones before it in the greedy
+ * pass (all false), every other one in a sweep. */
+static bool other(int i, int j, bool all) {
+    return all ? j != i : j < i;
+}
+
+/* The cheapest offset for v[i] among its candidates that keep the arena within bound:
+ * the starts and ends of the gaps among the placed buffers of overlapping lifetimes, and
+ * the starts and ends of the placed buffers of other lifetimes lying in them (where the
+ * lines were last held in the pattern v[i] brings); `keep` (a sweep: its offset now) is
+ * a candidate too. The lowest offset clear of every lifetime-overlapping buffer where no
+ * candidate fits; ties go to the lower offset. */
+static size_t best_offset(kn_kbuf **v, int n, int i, bool all, const tmap *M, size_t bound,
+                          tp_work *W) {
+    kn_kbuf *b = v[i];
+    size_t size = buf_bytes(b);
+    size_t low = 0; /* as place() */
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int j = 0; j < n; j++) {
+            kn_kbuf *o = v[j];
+            if (!other(i, j, all) || !lives_overlap(o, b)) continue;
+            if (low < o->offset + buf_bytes(o) && o->offset < low + size) {
+                low = aligned(o->offset + buf_bytes(o));
+                moved = true;
             }
         }
-        size_t best = low;
-        if (M[b->id].nl && low + size <= bound) {
-            /* the gaps among the lifetime-overlapping buffers, below bound */
-            int ni = 0;
-            for (int j = 0; j < i; j++)
-                if (lives_overlap(v[j], b)) {
-                    iv[2 * ni] = v[j]->offset;
-                    iv[2 * ni + 1] = v[j]->offset + buf_bytes(v[j]);
-                    ni++;
-                }
-            qsort(iv, (size_t)ni, 2 * sizeof *iv, cmp_size_t);
-            int nc = 0;
-            size_t g0 = 0;
-            for (int j = 0; j <= ni && nc < TP_CANDIDATES; j++) {
-                size_t g1 = j < ni ? iv[2 * j] : bound;
-                if (g1 > bound) g1 = bound;
-                if (g1 >= g0 + size) {
-                    size_t top = (g1 - size) & ~(size_t)(KN_ARENA_ALIGN - 1);
-                    cand[nc++] = g0;
-                    if (top != g0 && nc < TP_CANDIDATES) cand[nc++] = top;
-                    for (int q = 0; q < i && nc < TP_CANDIDATES; q++) {
-                        kn_kbuf *o = v[q];
-                        if (lives_overlap(o, b)) continue;
-                        size_t s0 = o->offset;
-                        size_t s1 =
-                            (o->offset + buf_bytes(o) >= size)
-                                ? (o->offset + buf_bytes(o) - size) & ~(size_t)(KN_ARENA_ALIGN - 1)
-                                : 0;
-                        if (s0 > g0 && s0 < top) cand[nc++] = s0;
-                        if (s1 > g0 && s1 < top && nc < TP_CANDIDATES) cand[nc++] = s1;
-                    }
-                }
-                if (j < ni) {
-                    size_t e = aligned(iv[2 * j + 1]);
-                    if (e > g0) g0 = e;
-                }
-            }
-            long best_cost = -1;
-            for (int c = 0; c < nc; c++) {
-                size_t off = cand[c];
-                int non = 0;
-                for (int q = 0; q < i; q++) {
-                    kn_kbuf *o = v[q];
-                    if (!lives_overlap(o, b) && off < o->offset + buf_bytes(o) &&
-                        o->offset < off + size)
-                        on[non++] = o;
-                }
-                long cost = tp_cost(v, i, off, M, on, non);
-                if (best_cost < 0 || cost < best_cost || (cost == best_cost && off < best)) {
-                    best_cost = cost;
-                    best = off;
-                }
-            }
-        }
-        b->offset = best;
-        if (best + size > end) end = best + size;
     }
-    free(iv);
-    free(cand);
-    free(on);
+    if (!M[b->id].nl || low + size > bound) return low;
+    int ni = 0;
+    for (int j = 0; j < n; j++)
+        if (other(i, j, all) && lives_overlap(v[j], b)) {
+            W->iv[2 * ni] = v[j]->offset;
+            W->iv[2 * ni + 1] = v[j]->offset + buf_bytes(v[j]);
+            ni++;
+        }
+    qsort(W->iv, (size_t)ni, 2 * sizeof *W->iv, cmp_size_t);
+    int nc = 0;
+    if (all) W->cand[nc++] = b->offset;
+    size_t g0 = 0;
+    for (int j = 0; j <= ni && nc < TP_CANDIDATES; j++) {
+        size_t g1 = j < ni ? W->iv[2 * j] : bound;
+        if (g1 > bound) g1 = bound;
+        if (g1 >= g0 + size) {
+            size_t top = (g1 - size) & ~(size_t)(KN_ARENA_ALIGN - 1);
+            W->cand[nc++] = g0;
+            if (top != g0 && nc < TP_CANDIDATES) W->cand[nc++] = top;
+            for (int q = 0; q < n && nc < TP_CANDIDATES; q++) {
+                kn_kbuf *o = v[q];
+                if (!other(i, q, all) || lives_overlap(o, b)) continue;
+                size_t e = o->offset + buf_bytes(o);
+                size_t s0 = o->offset,
+                       s1 = e >= size ? (e - size) & ~(size_t)(KN_ARENA_ALIGN - 1) : 0;
+                if (s0 > g0 && s0 < top) W->cand[nc++] = s0;
+                if (s1 > g0 && s1 < top && nc < TP_CANDIDATES) W->cand[nc++] = s1;
+            }
+        }
+        if (j < ni) {
+            size_t e = aligned(W->iv[2 * j + 1]);
+            if (e > g0) g0 = e;
+        }
+    }
+    long best_cost = -1;
+    size_t best = low;
+    for (int c = 0; c < nc; c++) {
+        size_t off = W->cand[c];
+        if (off + size > bound) continue;
+        int non = 0;
+        for (int q = 0; q < n; q++) {
+            kn_kbuf *o = v[q];
+            if (other(i, q, all) && !lives_overlap(o, b) && off < o->offset + buf_bytes(o) &&
+                o->offset < off + size)
+                W->on[non++] = o;
+        }
+        long cost = tp_cost(b, off, M, W->on, non, true);
+        if (best_cost < 0 || cost < best_cost || (cost == best_cost && off < best)) {
+            best_cost = cost;
+            best = off;
+        }
+    }
+    return best;
+}
+
+/* The lines the buffers take over on arriving, over the whole plan: what the placement
+ * lowers. */
+static long tp_total(kn_kbuf **v, int n, const tmap *M, tp_work *W) {
+    long t = 0;
+    for (int i = 0; i < n; i++) {
+        int non = 0;
+        for (int q = 0; q < n; q++)
+            if (q != i && !lives_overlap(v[q], v[i]) &&
+                v[i]->offset < v[q]->offset + buf_bytes(v[q]) &&
+                v[q]->offset < v[i]->offset + buf_bytes(v[i]))
+                W->on[non++] = v[q];
+        t += tp_cost(v[i], v[i]->offset, M, W->on, non, false);
+    }
+    return t;
+}
+
+static size_t arena_end(kn_kbuf **v, int n) {
+    size_t end = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i]->offset + buf_bytes(v[i]) > end) end = v[i]->offset + buf_bytes(v[i]);
     return aligned(end);
+}
+
+/* Places v[0..n) (placed thread-blind in their order) so that the total above is low
+ * with the arena within bound: from two starts, (a) each buffer in order at best_offset
+ * among those before it, (b) the thread-blind offsets, each then improved TP_SWEEPS times
+ * by moving every buffer to its best offset among all the others (a move never raises the
+ * total nor leaves the bound); keeps the lower total ((b) on a tie, or where (a) left the
+ * bound). Returns the arena's end. */
+static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
+    tp_work W;
+    W.iv = malloc(2 * ((size_t)n + 1) * sizeof *W.iv);
+    W.cand = malloc(((size_t)TP_CANDIDATES + 1) * sizeof *W.cand);
+    W.on = malloc(((size_t)n + 1) * sizeof *W.on);
+    size_t *blind = malloc(((size_t)n + 1) * sizeof *blind);
+    KN_ASSERT(W.iv && W.cand && W.on && blind);
+    for (int i = 0; i < n; i++) blind[i] = v[i]->offset;
+    long cost[2] = {-1, -1};
+    size_t *at[2];
+    for (int start = 0; start < 2; start++) {
+        at[start] = malloc(((size_t)n + 1) * sizeof *at[start]);
+        KN_ASSERT(at[start]);
+        for (int i = 0; i < n; i++)
+            v[i]->offset = start ? blind[i] : best_offset(v, n, i, false, M, bound, &W);
+        if (arena_end(v, n) > bound) continue;
+        for (int sweep = 0; sweep < TP_SWEEPS; sweep++)
+            for (int i = 0; i < n; i++) v[i]->offset = best_offset(v, n, i, true, M, bound, &W);
+        cost[start] = tp_total(v, n, M, &W);
+        for (int i = 0; i < n; i++) at[start][i] = v[i]->offset;
+    }
+    int pick = cost[0] >= 0 && cost[0] < cost[1] ? 0 : 1;
+    for (int i = 0; i < n; i++) v[i]->offset = at[pick][i];
+    free(at[0]);
+    free(at[1]);
+    free(blind);
+    free(W.iv);
+    free(W.cand);
+    free(W.on);
+    return arena_end(v, n);
 }
 
 /* Statements the abstract run may take, estimated from the loops' trip counts before it
@@ -950,17 +1007,16 @@ static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
     size_t lines = 0;
     for (int i = 0; i < n; i++) lines += (buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN;
     unsigned char *bits = calloc(2 * lines + 1, 1);
-    int *ks = malloc((2 * lines + 1) * sizeof *ks);
+    int *ks = malloc((lines + 1) * sizeof *ks);
     KN_ASSERT(bits && ks);
-    for (size_t l = 0; l < 2 * lines; l++) ks[l] = -1;
+    for (size_t l = 0; l < lines; l++) ks[l] = -1;
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         tmap *m = &M[v[i]->id];
         m->nl = (int)((buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
         m->wm = bits + 2 * at;
         m->lm = m->wm + m->nl;
-        m->wk = ks + 2 * at;
-        m->lk = m->wk + m->nl;
+        m->wk = ks + at;
         at += (size_t)m->nl;
     }
     tp_ctx T = {.m = M};
@@ -969,7 +1025,7 @@ static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
     if (kn_xrun(p, threads, 1, budget, tp_touch, &T)) {
         size_t bound = aligned(blind + blind / 10);
         size = place_threads(v, n, M, bound);
-        if (size > bound) size = place(v, n); /* the blind plan again */
+        KN_ASSERT(size <= bound);
     }
     free(bits);
     free(ks);
