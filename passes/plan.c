@@ -733,7 +733,8 @@ static void tp_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t
     const kn_kbuf *r = kn_kbuf_storage(b);
     tmap *m = &T->m[r->id];
     if (!m->nl || b->per_thread) return;
-    size_t size = kn_dtype_get(b->dtype)->size ? kn_dtype_get(b->dtype)->size : 1;
+    size_t size = kn_dtype_get(b->dtype)->size;
+    if (!size) size = 1;
     size_t at0 = kn_kbuf_view_at(b) + (size_t)index * size;
     int lo = (int)(at0 / KN_ARENA_ALIGN), hi = (int)((at0 + (size_t)n * size - 1) / KN_ARENA_ALIGN);
     unsigned char me = (unsigned char)(1u << at->thread);
@@ -764,28 +765,41 @@ static long tp_cost(const kn_kbuf *b, size_t off, const tmap *M, kn_kbuf **on, i
     int nl = (int)((size + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
     if (nl > mb->nl) nl = mb->nl;
     long cost = 0;
-    for (int l = 0; l < nl; l++) {
+    /* by segments of lines over which the same buffers lie */
+    for (int l = 0; l < nl;) {
         size_t a = off + (size_t)l * KN_ARENA_ALIGN; /* the line's arena byte */
+        size_t stop = off + (size_t)nl * KN_ARENA_ALIGN;
         const kn_kbuf *prev = NULL, *next = NULL, *lo = NULL, *hi = NULL;
         for (int j = 0; j < non; j++) {
             const kn_kbuf *o = on[j];
-            if (a < o->offset || a >= o->offset + buf_bytes(o)) continue;
+            size_t oe = o->offset + buf_bytes(o);
+            if (a < o->offset) {
+                if (o->offset < stop) stop = o->offset;
+                continue;
+            }
+            if (a >= oe) continue;
+            if (oe < stop) stop = oe;
             if ((o->first < b->first) && (!prev || o->first > prev->first)) prev = o;
             if ((o->first > b->first) && (!next || o->first < next->first)) next = o;
             if (!lo || o->first < lo->first) lo = o;
             if (!hi || o->first > hi->first) hi = o;
         }
+        int le = (int)((stop - off + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+        if (le <= l) le = l + 1;
         if (!lo) {
-            cost += mis(mb, l, mb, l);
+            for (; l < le; l++) cost += mis(mb, l, mb, l);
             continue;
         }
         if (!prev) prev = hi; /* cyclic: the run's last occupant of the line */
         if (!next) next = lo;
-        int lp = (int)((a - prev->offset) / KN_ARENA_ALIGN);
-        int ln = (int)((a - next->offset) / KN_ARENA_ALIGN);
         const tmap *mp = &M[prev->id], *mn = &M[next->id];
-        if (lp >= mp->nl || ln >= mn->nl) continue;
-        cost += mis(mp, lp, mb, l) + (delta ? mis(mb, l, mn, ln) - mis(mp, lp, mn, ln) : 0);
+        for (; l < le; l++) {
+            a = off + (size_t)l * KN_ARENA_ALIGN;
+            int lp = (int)((a - prev->offset) / KN_ARENA_ALIGN);
+            int ln = (int)((a - next->offset) / KN_ARENA_ALIGN);
+            if (lp >= mp->nl || ln >= mn->nl) continue;
+            cost += mis(mp, lp, mb, l) + (delta ? mis(mb, l, mn, ln) - mis(mp, lp, mn, ln) : 0);
+        }
     }
     return cost;
 }
