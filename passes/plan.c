@@ -42,7 +42,18 @@
  *    plan (step 2 over its buffers) still fits with them; the rest fall through to the
  *    slower regions. An in-place alias lives in the region of its storage and adds its
  *    traffic to it. Each region gets its size, its own lower bound and its share of
- *    the arena's traffic. */
+ *    the arena's traffic.
+ * 4. Threads (pass threadplan, kn_kpass_threadplan; after parallel, whose splits it reads):
+ *    at more than one thread on a CPU (never a microcontroller), one region, and while one
+ *    abstract run of the program (kn_xrun, passes/xcore.c) stays within a budget of
+ *    statements, the offsets of step 2 are chosen again so that each line a thread writes
+ *    was held last by that thread: per storage and line, the threads first writing it and
+ *    the threads holding it when the storage dies; a buffer costs the lines on which the
+ *    previous occupant's holders include a thread that is not among its writers. Two
+ *    starts (greedy in step 2's order, and step 2's offsets) are each improved by moving
+ *    single buffers to cheaper offsets; the lower total wins. Every offset keeps the arena
+ *    within step 2's + 10%. Lifetimes and in-place choices do not change. KILN_THREAD_PLAN=0
+ *    turns it off (docs/internals.md, "The thread-aware arena plan"). */
 #include "ir/diag.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
