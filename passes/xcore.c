@@ -48,7 +48,25 @@ typedef struct xc {
     const kn_kx **key;
     unsigned char *has;
     size_t cap, used;
+    /* pure-read loops (rl_*): per loop, its free variables; the executions seen */
+    struct rloop *rl;
+    size_t rl_cap, rl_used;
+    uint64_t *seen; /* fingerprints of (loop, stint, free values); 0: empty */
+    size_t seen_cap, seen_used;
+    uint64_t stint; /* changes whenever the thread running may change */
 } xc;
+
+/* A loop whose body stores and copies nothing and assigns no integer variable declared
+ * outside it: run again by the same thread with the same values of the variables its
+ * loads' indices, conditions and trip counts depend on, it touches the same lines, all of
+ * which that thread already holds, so it changes nothing (xcore's counts, the plan's
+ * maps): the run skips it. free: those variables declared outside it (-1 ends). */
+typedef struct rloop {
+    const kn_ks *loop;
+    bool pure;
+    int nfree;
+    int *free;
+} rloop;
 
 static bool intlike_tab[KN_DTYPE_MAX + 1], intlike_set;
 
@@ -199,12 +217,180 @@ static void scan(xc *X, const kn_kx *x) {
     }
 }
 
+/* ---- pure-read loops ---- */
+
+typedef struct rl_scan {
+    const kn_kprog *p;
+    unsigned char *inside; /* per variable: declared in the loop */
+    unsigned char *need;   /* per variable: an index, condition or trip count uses it */
+    const kn_kx **def;     /* per variable: a value assigned to it in the loop (first) */
+    bool pure;
+} rl_scan;
+
+static void rl_vars(rl_scan *R, const kn_kx *x) {
+    if (!x) return;
+    if (x->op == KX_VAR) R->need[x->var] = 1;
+    for (int i = 0; i < 3; i++) rl_vars(R, x->a[i]);
+}
+
+/* The variables the arena loads of x depend on: indices, and select conditions. */
+static void rl_expr(rl_scan *R, const kn_kx *x) {
+    if (!x) return;
+    if (x->op == KX_LOAD && x->buf->kind != KB_CONST) rl_vars(R, x->a[0]);
+    if (x->op == KX_SELECT) rl_vars(R, x->a[0]);
+    if (x->op == KX_STR || x->op == KX_REGEX) R->pure = false;
+    for (int i = 0; i < 3; i++) rl_expr(R, x->a[i]);
+}
+
+static void rl_stmt(rl_scan *R, const kn_ks *s) {
+    if (!s || !R->pure) return;
+    switch (s->kind) {
+    case KS_BLOCK:
+        for (int i = 0; i < s->n; i++) rl_stmt(R, s->body[i]);
+        return;
+    case KS_FOR:
+        R->inside[s->var] = 1;
+        rl_vars(R, s->ext);
+        rl_expr(R, s->ext);
+        rl_stmt(R, s->body[0]);
+        return;
+    case KS_DECL:
+    case KS_SET:
+        if (s->kind == KS_DECL)
+            R->inside[s->var] = 1;
+        else if (!R->inside[s->var] && is_intlike(R->p->var_dtype[s->var]))
+            R->pure = false; /* an integer the code after the loop may use */
+        if (!R->def[s->var])
+            R->def[s->var] = s->value;
+        else if (R->def[s->var] != s->value)
+            R->pure = R->pure && !is_intlike(R->p->var_dtype[s->var]); /* keep it simple */
+        rl_expr(R, s->value);
+        return;
+    case KS_IF:
+        rl_vars(R, s->cond);
+        rl_expr(R, s->cond);
+        rl_stmt(R, s->body[0]);
+        if (s->n > 1) rl_stmt(R, s->body[1]);
+        return;
+    case KS_PREFETCH: return;
+    default: R->pure = false; return; /* stores, copies, while loops */
+    }
+}
+
+static size_t rl_slot(const xc *X, const kn_ks *s) {
+    size_t h = ((uintptr_t)s >> 4) * (size_t)0x9E3779B97F4A7C15ull;
+    return (h ^ (h >> 29)) & (X->rl_cap - 1);
+}
+
+/* What the run knows of loop s (analysed the first time). */
+static const rloop *rl_get(xc *X, const kn_ks *s) {
+    size_t i = rl_slot(X, s);
+    while (X->rl[i].loop) {
+        if (X->rl[i].loop == s) return &X->rl[i];
+        i = (i + 1) & (X->rl_cap - 1);
+    }
+    const kn_kprog *p = X->p;
+    size_t nv = (size_t)p->nvars + 1;
+    rl_scan R = {.p = p, .pure = true};
+    R.inside = calloc(nv, 1);
+    R.need = calloc(nv, 1);
+    R.def = calloc(nv, sizeof *R.def);
+    KN_ASSERT(R.inside && R.need && R.def);
+    R.inside[s->var] = 1;
+    rl_stmt(&R, s->body[0]);
+    rloop r = {.loop = s, .pure = R.pure};
+    if (r.pure) {
+        /* what the needed locals of the loop are computed from, to a fixed point */
+        for (bool more = true; more;) {
+            more = false;
+            for (int v = 0; v < p->nvars; v++)
+                if (R.need[v] == 1 && R.def[v]) {
+                    R.need[v] = 2;
+                    unsigned char *before = malloc(nv);
+                    KN_ASSERT(before);
+                    memcpy(before, R.need, nv);
+                    rl_vars(&R, R.def[v]);
+                    for (int u = 0; u < p->nvars; u++)
+                        if (R.need[u] && !before[u]) more = true;
+                    free(before);
+                }
+        }
+        for (int v = 0; v < p->nvars; v++) r.nfree += R.need[v] && !R.inside[v];
+        r.free = malloc(((size_t)r.nfree + 1) * sizeof *r.free);
+        KN_ASSERT(r.free);
+        int k = 0;
+        for (int v = 0; v < p->nvars; v++)
+            if (R.need[v] && !R.inside[v]) r.free[k++] = v;
+    }
+    free(R.inside);
+    free(R.need);
+    free(R.def);
+    if (2 * (X->rl_used + 1) > X->rl_cap) { /* grow, then insert */
+        size_t oc = X->rl_cap;
+        rloop *old = X->rl;
+        X->rl_cap *= 2;
+        X->rl = calloc(X->rl_cap, sizeof *X->rl);
+        KN_ASSERT(X->rl);
+        for (size_t j = 0; j < oc; j++)
+            if (old[j].loop) {
+                size_t q = rl_slot(X, old[j].loop);
+                while (X->rl[q].loop) q = (q + 1) & (X->rl_cap - 1);
+                X->rl[q] = old[j];
+            }
+        free(old);
+    }
+    i = rl_slot(X, s);
+    while (X->rl[i].loop) i = (i + 1) & (X->rl_cap - 1);
+    X->rl[i] = r;
+    X->rl_used++;
+    return &X->rl[i];
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+/* Whether this execution of pure-read loop s repeats one of the same stint (then it is
+ * skipped); records it otherwise. */
+static bool rl_repeat(xc *X, const kn_ks *s) {
+    const rloop *r = rl_get(X, s);
+    if (!r->pure) return false;
+    uint64_t h = mix(mix(0x1234567ull, (uintptr_t)s), X->stint);
+    for (int i = 0; i < r->nfree; i++) {
+        int v = r->free[i];
+        if (!X->known[v]) return false;
+        h = mix(h, (uint64_t)X->val[v]);
+    }
+    if (!h) h = 1;
+    if (2 * (X->seen_used + 1) > X->seen_cap) { /* full: forget (only a memo) */
+        if (X->seen_cap < ((size_t)1 << 22)) {
+            free(X->seen);
+            X->seen_cap *= 2;
+            X->seen = calloc(X->seen_cap, sizeof *X->seen);
+            KN_ASSERT(X->seen);
+        } else {
+            memset(X->seen, 0, X->seen_cap * sizeof *X->seen);
+        }
+        X->seen_used = 0;
+    }
+    size_t i = (size_t)(h ^ (h >> 31)) & (X->seen_cap - 1);
+    while (X->seen[i]) {
+        if (X->seen[i] == h) return true;
+        i = (i + 1) & (X->seen_cap - 1);
+    }
+    X->seen[i] = h;
+    X->seen_used++;
+    return false;
+}
+
 static void run(xc *X, const kn_ks *s);
 
 static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
     bool split =
         !X->at.in_task && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext && s->extent > 1;
     if (!split) {
+        if (extent > 1 && rl_repeat(X, s)) return;
         for (int64_t i = 0; i < extent && !X->over; i++) {
             X->val[s->var] = i;
             X->known[s->var] = 1;
@@ -222,6 +408,7 @@ static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
         int64_t t = i / chunk;
         int h = 0;
         while (h + 1 < T && t >= ((h + 1) * n + T - 1) / T) h++;
+        if (h != X->at.thread || i == 0) X->stint++;
         X->at.thread = h;
         X->val[s->var] = i;
         X->known[s->var] = 1;
@@ -229,6 +416,7 @@ static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
     }
     X->at.thread = 0;
     X->at.in_task = false;
+    X->stint++;
 }
 
 static void run(xc *X, const kn_ks *s) {
@@ -307,11 +495,16 @@ bool kn_xrun(const kn_kprog *p, int threads, int passes, int64_t budget, kn_xrun
     X.cap = 1 << 12;
     X.key = calloc(X.cap, sizeof *X.key);
     X.has = calloc(X.cap, 1);
-    KN_ASSERT(X.val && X.known && X.key && X.has);
+    X.rl_cap = 1 << 10;
+    X.rl = calloc(X.rl_cap, sizeof *X.rl);
+    X.seen_cap = 1 << 12;
+    X.seen = calloc(X.seen_cap, sizeof *X.seen);
+    KN_ASSERT(X.val && X.known && X.key && X.has && X.rl && X.seen);
     for (int pass = 0; pass < passes && !X.over; pass++) {
         X.at.pass = pass;
         for (int k = 0; k < p->nkernels && !X.over; k++) {
             X.at.kernel = k;
+            X.stint++;
             memset(X.known, 0, (size_t)p->nvars + 1);
             run(&X, p->kernels[k]->body);
         }
@@ -320,6 +513,9 @@ bool kn_xrun(const kn_kprog *p, int threads, int passes, int64_t budget, kn_xrun
     free(X.known);
     free(X.key);
     free(X.has);
+    for (size_t i = 0; i < X.rl_cap; i++) free(X.rl[i].free);
+    free(X.rl);
+    free(X.seen);
     return !X.over;
 }
 
