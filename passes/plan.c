@@ -972,7 +972,7 @@ static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
 }
 
 /* Statements the abstract run may take, estimated from the loops' trip counts before it
- * starts (SqueezeNet and MobileNetV2 43 M, 0.5 s on the EPYC VM); a program over it
+ * starts (SqueezeNet and MobileNetV2 43 M, 0.3 s on the EPYC VM); a program over it
  * stays thread-blind (ResNet-18 108 M, ResNet-50 386 M: 0.7 and 1 s; EfficientNet-B0 56 M,
  * the BERT-style encoder 51 M). KILN_THREAD_PLAN_BUDGET overrides it (below 0: none). */
 enum { TP_BUDGET = 45000000 };
