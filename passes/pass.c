@@ -90,6 +90,8 @@ static const pass_info passes[] = {
      "32-bit loop indices on targets with index_bits 32 where every index value fits", NULL},
     {"plan", LEVEL_KERNEL, NULL, kn_kpass_plan, KN_HAVE_KIR, KN_HAVE_PLAN, 0,
      "buffer lifetimes, in-place reuse and arena offsets", NULL},
+    {"threadplan", LEVEL_KERNEL, NULL, kn_kpass_threadplan, KN_HAVE_KIR | KN_HAVE_PLAN, 0, 0,
+     "at 2+ threads on a CPU, arena offsets where each thread writes lines it held last", NULL},
 };
 /* clang-format on */
 
@@ -140,7 +142,7 @@ const char *kn_pipeline_default(int opt_level) {
            "winograd,"
            "tile,"
            "vmath,lowp,sescale,plan,"
-           "parallel,index";
+           "parallel,threadplan,index";
 }
 
 void kn_pipeline_init(kn_pipeline *pl, kn_ctx *cx, kn_graph *g, const char *name,

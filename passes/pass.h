@@ -97,6 +97,9 @@ kn_status kn_plan_views(kn_ctx *cx, struct kn_kprog *p);
 size_t kn_plan_arena_dry(struct kn_kprog *p);
 /* Buffer lifetimes, in-place reuse and arena offsets (passes/plan.c). */
 kn_status kn_kpass_plan(kn_ctx *cx, struct kn_kprog *p);
+/* The plan's offsets chosen again so that each thread writes lines it held last, at
+ * more than one thread on a CPU (passes/plan.c; KILN_THREAD_PLAN=0: off). */
+kn_status kn_kpass_threadplan(kn_ctx *cx, struct kn_kprog *p);
 /* Float32 constants exactly representable in p->weights stored in it (passes/lowp.c). */
 kn_status kn_kpass_lowp(kn_ctx *cx, struct kn_kprog *p);
 

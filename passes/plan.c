@@ -42,10 +42,22 @@
  *    plan (step 2 over its buffers) still fits with them; the rest fall through to the
  *    slower regions. An in-place alias lives in the region of its storage and adds its
  *    traffic to it. Each region gets its size, its own lower bound and its share of
- *    the arena's traffic. */
+ *    the arena's traffic.
+ * 4. Threads (pass threadplan, kn_kpass_threadplan; after parallel, whose splits it reads):
+ *    at more than one thread on a CPU (never a microcontroller), one region, and while one
+ *    abstract run of the program (kn_xrun, passes/xcore.c) stays within a budget of
+ *    statements, the offsets of step 2 are chosen again so that each line a thread writes
+ *    was held last by that thread: per storage and line, the threads first writing it and
+ *    the threads holding it when the storage dies; a buffer costs the lines on which the
+ *    previous occupant's holders include a thread that is not among its writers. Two
+ *    starts (greedy in step 2's order, and step 2's offsets) are each improved by moving
+ *    single buffers to cheaper offsets; the lower total wins. Every offset keeps the arena
+ *    within step 2's + 10%. Lifetimes and in-place choices do not change. KILN_THREAD_PLAN=0
+ *    turns it off (docs/internals.md, "The thread-aware arena plan"). */
 #include "ir/diag.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
+#include "passes/xcore.h"
 #include "targets/target.h"
 
 #include <stdlib.h>
@@ -700,6 +712,352 @@ size_t kn_plan_arena_dry(kn_kprog *p) {
     return size;
 }
 
+/* ---- the thread-aware placement (p->threads > 1 on a CPU, one region) ----
+ *
+ * The VM's slow state makes a store into a line the other core holds cost 375-415 ns
+ * (docs/benchmarks.md, "An arena plan that knows which thread wrote what"), and which
+ * thread holds a line depends on where the plan put the buffers that used it before.
+ * One abstract run of the program (kn_xrun, passes/xcore.c) gives, per planned storage
+ * and per 64-byte line of it (relative to its start, so independent of the offsets):
+ * the threads of the first kernel that writes the line (wm: who brings it in) and the
+ * threads of the last kernel that touches it (lm: who holds it when the storage dies).
+ * On one arena line the buffers living there follow each other in run order, cyclically
+ * (the last one's lines are the first one's in the next run); a buffer b arriving after
+ * o takes `mis(o, b)` = 1 line over when o's holders include a thread that is not among
+ * b's writers. Placing b at an offset inserts it between its predecessor and successor
+ * on each of its lines: the cost is mis(prev, b) + mis(b, next) - mis(prev, next), a
+ * line with no other buffer costing mis(b, b). */
+
+typedef struct tmap {
+    unsigned char *wm, *lm; /* per line of the storage: thread bits (bit h: thread h) */
+    int *wk;                /* per line: the kernel of the first write (-1: none yet) */
+    int nl;
+} tmap;
+
+typedef struct tp_ctx {
+    tmap *m; /* per buffer id (nl 0: not a planned storage) */
+} tp_ctx;
+
+static void tp_touch(void *user, const kn_xrun_at *at, const kn_kbuf *b, int64_t index, int64_t n,
+                     bool write) {
+    tp_ctx *T = user;
+    const kn_kbuf *r = kn_kbuf_storage(b);
+    tmap *m = &T->m[r->id];
+    if (!m->nl || b->per_thread) return;
+    size_t size = kn_dtype_get(b->dtype)->size;
+    if (!size) size = 1;
+    size_t at0 = kn_kbuf_view_at(b) + (size_t)index * size;
+    int lo = (int)(at0 / KN_ARENA_ALIGN), hi = (int)((at0 + (size_t)n * size - 1) / KN_ARENA_ALIGN);
+    unsigned char me = (unsigned char)(1u << at->thread);
+    for (int l = lo; l <= hi && l < m->nl; l++) {
+        if (write && m->wk[l] < 0) m->wk[l] = at->kernel;
+        if (write && m->wk[l] == at->kernel) m->wm[l] |= me;
+        m->lm[l] = write ? me : m->lm[l] | me; /* the caches holding it, as xcore's */
+    }
+}
+
+/* Whether the storage b's line lb, arriving after o's line lo, takes it over. */
+static int mis(const tmap *o, int lo, const tmap *b, int lb) {
+    unsigned char w = b->wm[lb];
+    return w && (o->lm[lo] & ~w);
+}
+
+static bool lives_overlap(const kn_kbuf *a, const kn_kbuf *b) {
+    return !(a->last < b->first || b->last < a->first);
+}
+
+/* The cost of placing b at off (see above; delta false: only the lines b takes over on
+ * arriving, b's share of the plan's total). on[] holds the placed buffers that share
+ * none of b's lifetime and overlap [off, off + size). */
+static long tp_cost(const kn_kbuf *b, size_t off, const tmap *M, kn_kbuf **on, int non,
+                    bool delta) {
+    const tmap *mb = &M[b->id];
+    size_t size = buf_bytes(b);
+    int nl = (int)((size + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+    if (nl > mb->nl) nl = mb->nl;
+    long cost = 0;
+    /* by segments of lines over which the same buffers lie */
+    for (int l = 0; l < nl;) {
+        size_t a = off + (size_t)l * KN_ARENA_ALIGN; /* the line's arena byte */
+        size_t stop = off + (size_t)nl * KN_ARENA_ALIGN;
+        const kn_kbuf *prev = NULL, *next = NULL, *lo = NULL, *hi = NULL;
+        for (int j = 0; j < non; j++) {
+            const kn_kbuf *o = on[j];
+            size_t oe = o->offset + buf_bytes(o);
+            if (a < o->offset) {
+                if (o->offset < stop) stop = o->offset;
+                continue;
+            }
+            if (a >= oe) continue;
+            if (oe < stop) stop = oe;
+            if ((o->first < b->first) && (!prev || o->first > prev->first)) prev = o;
+            if ((o->first > b->first) && (!next || o->first < next->first)) next = o;
+            if (!lo || o->first < lo->first) lo = o;
+            if (!hi || o->first > hi->first) hi = o;
+        }
+        int le = (int)((stop - off + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+        if (le <= l) le = l + 1;
+        if (!lo) {
+            for (; l < le; l++) cost += mis(mb, l, mb, l);
+            continue;
+        }
+        if (!prev) prev = hi; /* cyclic: the run's last occupant of the line */
+        if (!next) next = lo;
+        const tmap *mp = &M[prev->id], *mn = &M[next->id];
+        for (; l < le; l++) {
+            a = off + (size_t)l * KN_ARENA_ALIGN;
+            int lp = (int)((a - prev->offset) / KN_ARENA_ALIGN);
+            int ln = (int)((a - next->offset) / KN_ARENA_ALIGN);
+            if (lp >= mp->nl || ln >= mn->nl) continue;
+            cost += mis(mp, lp, mb, l) + (delta ? mis(mb, l, mn, ln) - mis(mp, lp, mn, ln) : 0);
+        }
+    }
+    return cost;
+}
+
+static int cmp_size_t(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { TP_CANDIDATES = 48, TP_SWEEPS = 2 };
+
+typedef struct tp_work {
+    size_t *iv, *cand;
+    kn_kbuf **on;
+} tp_work;
+
+/* Whether v[j] counts as placed when v[i] is placed: the ones before it in the greedy
+ * pass (all false), every other one in a sweep. */
+static bool other(int i, int j, bool all) {
+    return all ? j != i : j < i;
+}
+
+/* The cheapest offset for v[i] among its candidates that keep the arena within bound:
+ * the starts and ends of the gaps among the placed buffers of overlapping lifetimes, and
+ * the starts and ends of the placed buffers of other lifetimes lying in them (where the
+ * lines were last held in the pattern v[i] brings); `keep` (a sweep: its offset now) is
+ * a candidate too. The lowest offset clear of every lifetime-overlapping buffer where no
+ * candidate fits; ties go to the lower offset. */
+static size_t best_offset(kn_kbuf **v, int n, int i, bool all, const tmap *M, size_t bound,
+                          tp_work *W) {
+    kn_kbuf *b = v[i];
+    size_t size = buf_bytes(b);
+    size_t low = 0; /* as place() */
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int j = 0; j < n; j++) {
+            kn_kbuf *o = v[j];
+            if (!other(i, j, all) || !lives_overlap(o, b)) continue;
+            if (low < o->offset + buf_bytes(o) && o->offset < low + size) {
+                low = aligned(o->offset + buf_bytes(o));
+                moved = true;
+            }
+        }
+    }
+    if (!M[b->id].nl || low + size > bound) return low;
+    int ni = 0;
+    for (int j = 0; j < n; j++)
+        if (other(i, j, all) && lives_overlap(v[j], b)) {
+            W->iv[2 * ni] = v[j]->offset;
+            W->iv[2 * ni + 1] = v[j]->offset + buf_bytes(v[j]);
+            ni++;
+        }
+    qsort(W->iv, (size_t)ni, 2 * sizeof *W->iv, cmp_size_t);
+    int nc = 0;
+    if (all) W->cand[nc++] = b->offset;
+    size_t g0 = 0;
+    for (int j = 0; j <= ni && nc < TP_CANDIDATES; j++) {
+        size_t g1 = j < ni ? W->iv[2 * j] : bound;
+        if (g1 > bound) g1 = bound;
+        if (g1 >= g0 + size) {
+            size_t top = (g1 - size) & ~(size_t)(KN_ARENA_ALIGN - 1);
+            W->cand[nc++] = g0;
+            if (top != g0 && nc < TP_CANDIDATES) W->cand[nc++] = top;
+            for (int q = 0; q < n && nc < TP_CANDIDATES; q++) {
+                kn_kbuf *o = v[q];
+                if (!other(i, q, all) || lives_overlap(o, b)) continue;
+                size_t e = o->offset + buf_bytes(o);
+                size_t s0 = o->offset,
+                       s1 = e >= size ? (e - size) & ~(size_t)(KN_ARENA_ALIGN - 1) : 0;
+                if (s0 > g0 && s0 < top) W->cand[nc++] = s0;
+                if (s1 > g0 && s1 < top && nc < TP_CANDIDATES) W->cand[nc++] = s1;
+            }
+        }
+        if (j < ni) {
+            size_t e = aligned(W->iv[2 * j + 1]);
+            if (e > g0) g0 = e;
+        }
+    }
+    long best_cost = -1;
+    size_t best = low;
+    for (int c = 0; c < nc; c++) {
+        size_t off = W->cand[c];
+        if (off + size > bound) continue;
+        int non = 0;
+        for (int q = 0; q < n; q++) {
+            kn_kbuf *o = v[q];
+            if (other(i, q, all) && !lives_overlap(o, b) && off < o->offset + buf_bytes(o) &&
+                o->offset < off + size)
+                W->on[non++] = o;
+        }
+        long cost = tp_cost(b, off, M, W->on, non, true);
+        if (best_cost < 0 || cost < best_cost || (cost == best_cost && off < best)) {
+            best_cost = cost;
+            best = off;
+        }
+    }
+    return best;
+}
+
+/* The lines the buffers take over on arriving, over the whole plan: what the placement
+ * lowers. */
+static long tp_total(kn_kbuf **v, int n, const tmap *M, tp_work *W) {
+    long t = 0;
+    for (int i = 0; i < n; i++) {
+        int non = 0;
+        for (int q = 0; q < n; q++)
+            if (q != i && !lives_overlap(v[q], v[i]) &&
+                v[i]->offset < v[q]->offset + buf_bytes(v[q]) &&
+                v[q]->offset < v[i]->offset + buf_bytes(v[i]))
+                W->on[non++] = v[q];
+        t += tp_cost(v[i], v[i]->offset, M, W->on, non, false);
+    }
+    return t;
+}
+
+static size_t arena_end(kn_kbuf **v, int n) {
+    size_t end = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i]->offset + buf_bytes(v[i]) > end) end = v[i]->offset + buf_bytes(v[i]);
+    return aligned(end);
+}
+
+/* Places v[0..n) (placed thread-blind in their order) so that the total above is low
+ * with the arena within bound: from two starts, (a) each buffer in order at best_offset
+ * among those before it, (b) the thread-blind offsets, each then improved TP_SWEEPS times
+ * by moving every buffer to its best offset among all the others (a move never raises the
+ * total nor leaves the bound); keeps the lower total ((b) on a tie, or where (a) left the
+ * bound). Returns the arena's end. */
+static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
+    tp_work W;
+    W.iv = malloc(2 * ((size_t)n + 1) * sizeof *W.iv);
+    W.cand = malloc(((size_t)TP_CANDIDATES + 1) * sizeof *W.cand);
+    W.on = malloc(((size_t)n + 1) * sizeof *W.on);
+    size_t *blind = malloc(((size_t)n + 1) * sizeof *blind);
+    KN_ASSERT(W.iv && W.cand && W.on && blind);
+    for (int i = 0; i < n; i++) blind[i] = v[i]->offset;
+    long cost[2] = {-1, -1};
+    size_t *at[2];
+    for (int start = 0; start < 2; start++) {
+        at[start] = malloc(((size_t)n + 1) * sizeof *at[start]);
+        KN_ASSERT(at[start]);
+        for (int i = 0; i < n; i++)
+            v[i]->offset = start ? blind[i] : best_offset(v, n, i, false, M, bound, &W);
+        if (arena_end(v, n) > bound) continue;
+        for (int sweep = 0; sweep < TP_SWEEPS; sweep++)
+            for (int i = 0; i < n; i++) v[i]->offset = best_offset(v, n, i, true, M, bound, &W);
+        cost[start] = tp_total(v, n, M, &W);
+        for (int i = 0; i < n; i++) at[start][i] = v[i]->offset;
+    }
+    int pick = cost[0] >= 0 && cost[0] < cost[1] ? 0 : 1;
+    for (int i = 0; i < n; i++) v[i]->offset = at[pick][i];
+    free(at[0]);
+    free(at[1]);
+    free(blind);
+    free(W.iv);
+    free(W.cand);
+    free(W.on);
+    return arena_end(v, n);
+}
+
+/* Statements the abstract run may take, estimated from the loops' trip counts before it
+ * starts (SqueezeNet and MobileNetV2 43 M, 0.3 s on the EPYC VM); a program over it
+ * stays thread-blind (ResNet-18 108 M, ResNet-50 386 M: 0.7 and 1 s; EfficientNet-B0 56 M,
+ * the BERT-style encoder 51 M). KILN_THREAD_PLAN_BUDGET overrides it (below 0: none). */
+enum { TP_BUDGET = 45000000 };
+
+typedef struct st_ctx {
+    kn_kwalker w;
+    double mult[66];
+    int depth;
+    double n; /* statements the run takes */
+} st_ctx;
+
+static bool st_enter(kn_kwalker *w, kn_ks *s) {
+    st_ctx *S = (st_ctx *)w;
+    double m = S->mult[S->depth];
+    S->n += m;
+    if (S->depth == 64) return false;
+    S->mult[++S->depth] =
+        m * (s->kind == KS_FOR && !s->ext && s->extent > 0 ? (double)s->extent : 1);
+    return true;
+}
+
+static void st_leave(kn_kwalker *w, kn_ks *s) {
+    (void)s;
+    ((st_ctx *)w)->depth--;
+}
+
+/* The statements one abstract run of p takes (a loop with a computed trip count once). */
+static double run_statements(const kn_kprog *p) {
+    double n = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        st_ctx S = {.w = {.enter = st_enter, .leave = st_leave}};
+        S.mult[0] = 1;
+        kn_kwalk(&S.w, p->kernels[k]->body);
+        n += S.n;
+    }
+    return n;
+}
+
+/* Whether the thread-aware placement applies: more than one thread, a CPU target, one
+ * region, not switched off (KILN_THREAD_PLAN=0). */
+static bool thread_plan_on(const kn_kprog *p) {
+    const char *e = getenv("KILN_THREAD_PLAN");
+    if (e && !strcmp(e, "0")) return false;
+    return p->threads > 1 && p->nregions == 0 && !p->io_in_arena && p->target &&
+           p->target->kind == KN_TARGET_CPU;
+}
+
+/* Re-places v[0..n) (placed thread-blind in its order, arena `blind`) thread-aware, the
+ * arena within blind + blind / 10; keeps the blind plan when the run is over budget or
+ * the arena would not stay within that. Returns the arena size. */
+static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
+    const char *be = getenv("KILN_THREAD_PLAN_BUDGET");
+    int64_t budget = be && *be ? atoll(be) : TP_BUDGET;
+    if (budget >= 0 && run_statements(p) > (double)budget) return blind;
+    tmap *M = calloc((size_t)p->nbufs + 1, sizeof *M);
+    KN_ASSERT(M);
+    size_t lines = 0;
+    for (int i = 0; i < n; i++) lines += (buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN;
+    unsigned char *bits = calloc(2 * lines + 1, 1);
+    int *ks = malloc((lines + 1) * sizeof *ks);
+    KN_ASSERT(bits && ks);
+    for (size_t l = 0; l < lines; l++) ks[l] = -1;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        tmap *m = &M[v[i]->id];
+        m->nl = (int)((buf_bytes(v[i]) + KN_ARENA_ALIGN - 1) / KN_ARENA_ALIGN);
+        m->wm = bits + 2 * at;
+        m->lm = m->wm + m->nl;
+        m->wk = ks + at;
+        at += (size_t)m->nl;
+    }
+    tp_ctx T = {.m = M};
+    int threads = p->threads < KN_XRUN_MAX_THREADS ? p->threads : KN_XRUN_MAX_THREADS;
+    size_t size = blind;
+    if (kn_xrun(p, threads, 1, budget, tp_touch, &T)) {
+        size_t bound = aligned(blind + blind / 10);
+        size = place_threads(v, n, M, bound);
+        KN_ASSERT(size <= bound);
+    }
+    free(bits);
+    free(ks);
+    free(M);
+    return size;
+}
+
 /* The thread area (p->threads > 1, one region): every per-thread scratch above the rest
  * of the arena (which ends at `end`), thread h's copies of all of them in a part of its
  * own, [end + h*S, end + (h+1)*S), S being the most bytes the per-thread scratches of one
@@ -792,4 +1150,24 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     free(v);
     p->arena_lower_bound = bound;
     return st;
+}
+
+/* Pass threadplan (after parallel, whose splits it reads): the thread-aware placement
+ * above, over the plan's storage with the lifetimes and in-place choices the plan made;
+ * the thread area is laid out again above the new end. */
+kn_status kn_kpass_threadplan(kn_ctx *cx, kn_kprog *p) {
+    (void)cx;
+    if (!thread_plan_on(p)) return KN_OK;
+    kn_kbuf **v = calloc((size_t)p->nbufs + 1, sizeof *v);
+    KN_ASSERT(v);
+    int n = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        kn_kbuf *b = p->bufs[i];
+        if (planned(p, b) && b->first >= 0 && !b->per_thread) v[n++] = b;
+    }
+    qsort(v, (size_t)n, sizeof *v, by_size);
+    size_t blind = place_best(v, n); /* the plan's offsets, as kn_kpass_plan set them */
+    p->arena_size = thread_area(p, plan_threads(p, v, n, blind));
+    free(v);
+    return KN_OK;
 }
