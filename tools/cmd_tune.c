@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { MAX_CAND = 8, NAME_CAP = 300 };
+enum { MAX_CAND = 8, NAME_CAP = 300, REASON_CAP = 160 };
 
 static double wall_ms(void) {
     struct timespec ts;
@@ -60,10 +60,13 @@ static double median(double *v, int n) {
  * kernel; a record with only wino set (a change of Winograd tile) leaves the tile to the
  * passes, since the baseline's tile belongs to the other algorithm. */
 typedef struct ktune {
-    char label[NAME_CAP]; /* "'name' Op", as schedule files write it */
+    char label[NAME_CAP];       /* "'name' Op", as schedule files write it */
+    char needle[NAME_CAP + 16]; /* "node 'name' (Op)", as a diagnostic names the node */
     kn_sched base;
     kn_sched cand[MAX_CAND];
     int ncand;
+    /* why candidate j was refused (a compile or run with it failed: the message), or "" */
+    char why[MAX_CAND][REASON_CAP];
     double cand_us[MAX_CAND], cand_base_us[MAX_CAND]; /* medians in round j: cand j, base */
     int best;                     /* index in cand of the fastest beating base, or -1 */
     double conf_base_us, conf_us; /* the confirmation round */
@@ -233,6 +236,36 @@ static void tprog_release(tprog *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* The test hook KILN_TUNE_REFUSE=OP:FIELD[,OP:FIELD...] (OP * for every op): a compile
+ * with a schedule file fails where a kernel of op OP whose baseline sets FIELD was compiled
+ * with another value of it, as a pass refusing that value would: with a message naming the
+ * kernel's node (OP *: naming no node). tests/cli/tune.sh drives the search's handling of
+ * refused candidates with it; no pass refuses a value the candidates hold today. */
+static kn_status refuse_hook(tuner *T, const kn_kprog *p) {
+    const char *e = getenv("KILN_TUNE_REFUSE");
+    for (const char *spec = e; spec && *spec && T->nk;
+         spec += strcspn(spec, ","), spec += !!*spec) {
+        size_t len = strcspn(spec, ","), oplen = strcspn(spec, ":");
+        if (oplen >= len) continue;
+        bool any = oplen == 1 && spec[0] == '*';
+        for (int i = 0; i < kn_sched_nfields(); i++) {
+            const char *key = kn_sched_key(i);
+            if (strlen(key) != len - oplen - 1 || strncmp(key, spec + oplen + 1, strlen(key)))
+                continue;
+            for (int k = 0; k < p->nkernels && k < T->nk; k++) {
+                const kn_node *n = p->kernels[k]->node;
+                int v = kn_sched_get(&p->kernels[k]->sched, i), b = kn_sched_get(&T->k[k].base, i);
+                if (!n || !b || v == b ||
+                    (!any && (strlen(n->op_type) != oplen || strncmp(n->op_type, spec, oplen))))
+                    continue;
+                return kn_diag(T->cx, any ? NULL : n, KN_EINVAL,
+                               "%s=%d refused (test hook KILN_TUNE_REFUSE=%s)", key, v, e);
+            }
+        }
+    }
+    return KN_OK;
+}
+
 /* Loads and compiles the model with schedule file sched (NULL: the passes' own); prof (may
  * be NULL) times each kernel. */
 static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof, tprog *p) {
@@ -250,7 +283,8 @@ static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof
     cli_compile_opts(&po, &copts);
     copts.schedule_file = sched;
     if (backend_prepare_profiled(cx, T->backend, p->g, p->in, "-O3 -march=native", T->threads,
-                                 &copts, prof, &p->bp)) {
+                                 &copts, prof, &p->bp) ||
+        (sched && refuse_hook(T, backend_kprog(p->bp)))) {
         tprog_release(p);
         return cx->status;
     }
@@ -300,10 +334,14 @@ static kn_status meas_build(tuner *T, const char *sched, meas *m) {
         KN_ASSERT(T->k);
         for (int k = 0; k < nk; k++) {
             const kn_kernel *kern = kp->kernels[k];
-            if (kern->node)
+            if (kern->node) {
                 snprintf(T->k[k].label, NAME_CAP, "'%s' %s", kern->node->name, kern->node->op_type);
-            else
+                snprintf(T->k[k].needle, sizeof T->k[k].needle, "node '%s' (%s)",
+                         kern->node->name && kern->node->name[0] ? kern->node->name : "<unnamed>",
+                         kern->node->op_type);
+            } else {
                 snprintf(T->k[k].label, NAME_CAP, "'' -");
+            }
             T->k[k].base = kern->sched;
             T->k[k].best = -1;
         }
@@ -328,9 +366,13 @@ static kn_status meas_run(tuner *T, meas *m, int r) {
 
 /* Times the baseline b and the program built from sched side by side: one untimed run
  * each, then --runs timed runs each, interleaved (b c, c b, ...), so that drift in the
- * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. */
-static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us) {
+ * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. On a
+ * failure, *theirs says whether it was the candidate's (its compile or one of its runs)
+ * rather than the baseline's. */
+static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us,
+                               bool *theirs) {
     meas c;
+    *theirs = true;
     kn_status st = meas_build(T, sched, &c);
     if (st) {
         meas_release(&c);
@@ -338,8 +380,9 @@ static kn_status round_measure(tuner *T, meas *b, const char *sched, double *bas
     }
     for (int r = -1; r < T->runs && !st; r++) {
         bool b_first = r % 2 == 0;
+        *theirs = !b_first;
         st = meas_run(T, b_first ? b : &c, r);
-        if (!st) st = meas_run(T, b_first ? &c : b, r);
+        if (!st) *theirs = b_first, st = meas_run(T, b_first ? &c : b, r);
     }
     for (int k = 0; !st && k < T->nk; k++) {
         base_us[k] = 1e3 * median(b->t + (size_t)k * (size_t)T->runs, T->runs);
@@ -347,6 +390,62 @@ static kn_status round_measure(tuner *T, meas *b, const char *sched, double *bas
     }
     meas_release(&c);
     return st;
+}
+
+/* The message of the failure in T->cx, without its "FILE: " prefix, into buf; clears
+ * the failure from the context, so that the search goes on. */
+static void take_failure(tuner *T, char *buf, size_t cap) {
+    const char *m = T->cx->msg, *file = T->cx->file;
+    size_t fl = file ? strlen(file) : 0;
+    if (fl && !strncmp(m, file, fl) && !strncmp(m + fl, ": ", 2)) m += fl + 2;
+    snprintf(buf, cap, "%s", m);
+    T->cx->status = KN_OK;
+    T->cx->msg[0] = 0;
+}
+
+static bool names(const ktune *t, const char *msg) {
+    return t->needle[0] && strstr(msg, t->needle);
+}
+
+/* Drops the candidates in pick that failure message msg refuses: those of the kernels
+ * whose node it names, or, when it names none of them, every candidate in pick (the
+ * round's: which one failed is not known). Each gets pick[k] = -1 and the message, after
+ * stage, as the reason. */
+static void drop_refused(tuner *T, int *pick, const char *msg, const char *stage) {
+    bool named = false;
+    for (int k = 0; k < T->nk; k++) named |= pick[k] >= 0 && names(&T->k[k], msg);
+    for (int k = 0; k < T->nk; k++) {
+        ktune *t = &T->k[k];
+        if (pick[k] < 0 || (named && !names(t, msg))) continue;
+        snprintf(t->why[pick[k]], REASON_CAP, "%s%s: %s", stage, named ? "" : ", the whole round",
+                 msg);
+        pick[k] = -1;
+    }
+}
+
+/* round_measure of the candidates in pick (write_cand), surviving refused ones: where
+ * the candidate program fails to compile or to run, drop_refused drops the candidates the
+ * message names (or the round's) and what is left is measured again. *ran is false when
+ * nothing was left. A failure of the baseline, or in writing the candidate file, ends
+ * the search. */
+static kn_status round_survive(tuner *T, meas *b, int *pick, const char *stage, double *base_us,
+                               double *us, bool *ran) {
+    for (;;) {
+        bool any = false, theirs = false;
+        for (int k = 0; k < T->nk; k++) any |= pick[k] >= 0;
+        *ran = false;
+        if (!any) return KN_OK;
+        kn_status st = write_cand(T, pick);
+        if (st) return st;
+        if (!(st = round_measure(T, b, T->cand_path, base_us, us, &theirs))) {
+            *ran = true;
+            return KN_OK;
+        }
+        if (!theirs) return st;
+        char msg[sizeof T->cx->msg];
+        take_failure(T, msg, sizeof msg);
+        drop_refused(T, pick, msg, stage);
+    }
 }
 
 /* The whole model, default against the file at path, interleaved run by run (the order
@@ -417,15 +516,17 @@ static kn_status tune(tuner *T, double budget_s) {
         if (T->k[k].ncand > rounds) rounds = T->k[k].ncand;
     }
     int done = 0;
+    bool ran = false;
     for (int j = 0; j < rounds && !st; j++) {
         if (budget_s > 0 && (wall_ms() - t0) * 1e-3 > budget_s) break;
         for (int k = 0; k < nk; k++) pick[k] = j < T->k[k].ncand ? j : -1;
-        if ((st = write_cand(T, pick))) break;
-        if ((st = round_measure(T, &base, T->cand_path, bus, us))) break;
-        done++;
-        for (int k = 0; k < nk; k++) {
+        char stage[32];
+        snprintf(stage, sizeof stage, "round %d", j + 1);
+        if ((st = round_survive(T, &base, pick, stage, bus, us, &ran))) break;
+        done += ran;
+        for (int k = 0; ran && k < nk; k++) {
             ktune *t = &T->k[k];
-            if (j >= t->ncand) continue;
+            if (pick[k] != j) continue; /* no candidate j, or refused */
             t->cand_us[j] = us[k];
             t->cand_base_us[j] = bus[k];
             if (beats(us[k], bus[k]) &&
@@ -439,23 +540,36 @@ static kn_status tune(tuner *T, double budget_s) {
         pick[k] = T->k[k].best;
         any |= pick[k] >= 0;
     }
-    if (!st && any && !(st = write_cand(T, pick)))
-        st = round_measure(T, &base, T->cand_path, bus, us);
-    for (int k = 0; !st && any && k < nk; k++) {
+    ran = false;
+    if (!st && any) st = round_survive(T, &base, pick, "confirmation", bus, us, &ran);
+    for (int k = 0; !st && ran && k < nk; k++) {
         ktune *t = &T->k[k];
+        if (pick[k] < 0) continue; /* no winner, or refused beside the others */
         t->conf_base_us = bus[k];
         t->conf_us = us[k];
-        t->kept = t->best >= 0 && beats(us[k], bus[k]);
+        t->kept = beats(us[k], bus[k]);
     }
     meas_release(&base);
     free(bus);
-    /* the result: kept changes, every other kernel as the passes choose */
+    /* the result: kept changes, every other kernel as the passes choose; a change refused
+     * here is dropped as in the rounds (with none left, this is the baseline, which
+     * compiled) */
     for (int k = 0; !st && k < nk; k++) pick[k] = T->k[k].kept ? T->k[k].best : -1;
-    if (!st) st = write_cand(T, pick);
-    tprog fin;
-    if (!st && !(st = tprog_build(T, T->cand_path, NULL, &fin))) {
-        st = write_result(T, backend_kprog(fin.bp), pick);
-        tprog_release(&fin);
+    while (!st && !(st = write_cand(T, pick))) {
+        tprog fin;
+        if (!(st = tprog_build(T, T->cand_path, NULL, &fin))) {
+            st = write_result(T, backend_kprog(fin.bp), pick);
+            tprog_release(&fin);
+            break;
+        }
+        bool left = false;
+        for (int k = 0; k < nk; k++) left |= pick[k] >= 0;
+        if (!left || T->inputs_rc) break;
+        char msg[sizeof T->cx->msg];
+        take_failure(T, msg, sizeof msg);
+        drop_refused(T, pick, msg, "final compile");
+        for (int k = 0; k < nk; k++) T->k[k].kept &= pick[k] >= 0;
+        st = KN_OK;
     }
     remove(T->cand_path);
     if (st) {
@@ -473,23 +587,42 @@ static kn_status tune(tuner *T, double budget_s) {
                T->threads == 1 ? "thread CPU" : "wall", done, rounds, (wall_ms() - t0) * 1e-3);
         printf("  %6s %-36s %9s %9s %17s  %s\n", "kernel", "node", "base us", "best us",
                "confirm base/best", "fields changed");
-        int kept = 0;
+        int kept = 0, refused = 0;
         for (int k = 0; k < nk; k++) {
             ktune *t = &T->k[k];
             if (!t->ncand) continue;
-            char what[200], conf[64] = "";
-            if (t->best >= 0) {
+            char what[200], conf[64] = "", base_s[32] = "-", best_s[32] = "-";
+            bool win_refused = t->best >= 0 && t->why[t->best][0];
+            if (t->best >= 0 && !win_refused) {
                 describe(&t->base, &t->cand[t->best], what, sizeof what);
                 snprintf(conf, sizeof conf, "%.1f/%.1f", t->conf_base_us, t->conf_us);
             }
             if (t->kept)
                 kept++;
             else
-                snprintf(what, sizeof what, t->best >= 0 ? "- (not confirmed)" : "-");
-            int j = t->best >= 0 ? t->best : 0; /* the winner's round, else the first */
-            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->cand_base_us[j],
-                   t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j], conf, what);
+                snprintf(what, sizeof what,
+                         win_refused    ? "- (refused after winning its round)"
+                         : t->best >= 0 ? "- (not confirmed)"
+                                        : "-");
+            int j = t->best; /* the winner's round, else the first measured one */
+            for (int i = 0; j < 0 && i < t->ncand; i++)
+                if (!t->why[i][0] && t->cand_base_us[i] > 0) j = i;
+            if (j >= 0 && t->cand_base_us[j] > 0) {
+                snprintf(base_s, sizeof base_s, "%.1f", t->cand_base_us[j]);
+                snprintf(best_s, sizeof best_s, "%.1f",
+                         t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j]);
+            }
+            printf("  %6d %-36.36s %9s %9s %17s  %s\n", k, t->label, base_s, best_s, conf, what);
+            for (int i = 0; i < t->ncand; i++) {
+                if (!t->why[i][0]) continue;
+                describe(&t->base, &t->cand[i], what, sizeof what);
+                printf("  %6s refused %s (%s)\n", "", what, t->why[i]);
+                refused++;
+            }
         }
+        if (refused)
+            printf("%d candidate%s refused: dropped, not written\n", refused,
+                   refused == 1 ? "" : "s");
         int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
         printf("%d of %d kernels changed; whole model (median of %d runs each, interleaved, %s "
                "time): default %.3f ms, tuned %.3f ms (%.3fx)\n",
