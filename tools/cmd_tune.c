@@ -57,17 +57,20 @@ static double median(double *v, int n) {
 }
 
 /* One kernel's tuning state. A candidate is a full record written to the file for that
- * kernel; a record with only wino set (a change of Winograd tile) leaves the tile to the
- * passes, since the baseline's tile belongs to the other algorithm. */
+ * kernel, or one "alone": only the field that changes the kernel's algorithm (wino, the
+ * Winograd tile; split, an integer stem's words) and the split at one thread, the rest
+ * left to the passes, since the baseline's tile belongs to the other algorithm. */
 typedef struct ktune {
     char label[NAME_CAP];       /* "'name' Op", as schedule files write it */
     char needle[NAME_CAP + 16]; /* "node 'name' (Op)", as a diagnostic names the node */
     kn_sched base;
     kn_sched cand[MAX_CAND];
+    bool alone[MAX_CAND];
     int ncand;
     /* why candidate j was refused (a compile or run with it failed: the message), or "" */
     char why[MAX_CAND][REASON_CAP];
     double cand_us[MAX_CAND], cand_base_us[MAX_CAND]; /* medians in round j: cand j, base */
+    bool measured[MAX_CAND];
     int best;                     /* index in cand of the fastest beating base, or -1 */
     double conf_base_us, conf_us; /* the confirmation round */
     bool kept;
@@ -96,18 +99,21 @@ typedef struct tuner {
     char cand_path[4200];
     const cli_shapes *shapes;
     int threads, runs;
+    bool list;     /* --list: every candidate measured, under its kernel's row */
     int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
     int nk;
     ktune *k;
 } tuner;
 
-/* A field-by-field description of how c differs from b ("tile_rows 4->5"), or "-". */
-static void describe(const kn_sched *b, const kn_sched *c, char *buf, size_t cap) {
+/* A field-by-field description of how candidate j of t differs from the baseline
+ * ("tile_rows 4->5"), or "-". */
+static void describe(const ktune *t, int j, char *buf, size_t cap) {
+    const kn_sched *b = &t->base, *c = &t->cand[j];
     size_t n = 0;
     buf[0] = 0;
     for (int i = 0; i < kn_sched_nfields() && n < cap; i++) {
         int x = kn_sched_get(b, i), y = kn_sched_get(c, i);
-        if (x == y || (!y && c->wino && c->wino != b->wino)) continue; /* left to the passes */
+        if (x == y || (!y && t->alone[j])) continue; /* left to the passes */
         n +=
             (size_t)snprintf(buf + n, cap - n, "%s%s %d->%d", n ? ", " : "", kn_sched_key(i), x, y);
     }
@@ -132,12 +138,23 @@ static bool same(const kn_sched *a, const kn_sched *b) {
     return !memcmp(a, b, sizeof *a);
 }
 
-static void add_cand(ktune *t, kn_sched c) {
+static void add_cand(ktune *t, kn_sched c, bool alone) {
     if (t->ncand == MAX_CAND || same(&c, &t->base)) return;
     for (int i = 0; i < t->ncand; i++)
         if (same(&c, &t->cand[i])) return;
+    t->alone[t->ncand] = alone;
     t->cand[t->ncand++] = c;
 }
+
+/* split's legal alternatives (docs/internals.md, the field table) on the targets tune
+ * runs (CPUs), by the value the passes recorded, which tells the kernel's kind: on a CPU
+ * only an integer stem's pixel tiles record one, 5 (merged words of (input channel,
+ * kernel column) values, on CPUs with a four-part dot: tile_stem_int and the channels-last
+ * stem of passes/tile.c), and any other value keeps the channel tiles' words a tap, 1
+ * written. The other values are microcontrollers' (s16x2 dot tiles, SMLAD depthwise row
+ * words, Helium's depthwise tiles), whose code does not run here. Tried alone: the
+ * channel tiles choose their own register tile. */
+static const struct { int from, to; } split_alt[] = {{5, 1}};
 
 /* The candidates of kernel t from its baseline record: only values the schedule reader
  * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
@@ -146,22 +163,22 @@ static void candidates(ktune *t, int threads) {
     kn_sched b = t->base, c;
     if (b.tile_rows && !b.wino) {
         c = b, c.tile_rows = b.tile_rows - 1;
-        if (c.tile_rows >= 1) add_cand(t, c);
+        if (c.tile_rows >= 1) add_cand(t, c, false);
         c = b, c.tile_rows = b.tile_rows + 1;
-        if (c.tile_rows <= 16) add_cand(t, c);
+        if (c.tile_rows <= 16) add_cand(t, c, false);
     }
     if (b.tile_vecs && !b.wino) {
         int cap = b.lanes > 1 && !b.dot ? 8 : 4;
         c = b, c.tile_vecs = b.tile_vecs - 1;
-        if (c.tile_vecs >= 1) add_cand(t, c);
+        if (c.tile_vecs >= 1) add_cand(t, c, false);
         c = b, c.tile_vecs = b.tile_vecs + 1;
-        if (c.tile_vecs <= cap) add_cand(t, c);
+        if (c.tile_vecs <= cap) add_cand(t, c, false);
     }
     if (threads > 1 && b.tasks) {
         c = b, c.tasks = b.tasks / 2 > 1 ? b.tasks / 2 : 1;
-        add_cand(t, c);
+        add_cand(t, c, false);
         c = b, c.tasks = b.tasks * 2 <= 64 ? b.tasks * 2 : 64;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
     if (b.wino) {
         static const int w[] = {1, 2, 4};
@@ -170,16 +187,23 @@ static void candidates(ktune *t, int threads) {
             memset(&c, 0, sizeof c);
             c.wino = w[i];
             c.tasks = threads > 1 ? 0 : b.tasks;
-            add_cand(t, c);
+            add_cand(t, c, true);
         }
+    }
+    for (size_t i = 0; b.split && i < sizeof split_alt / sizeof *split_alt; i++) {
+        if (split_alt[i].from != b.split) continue;
+        memset(&c, 0, sizeof c);
+        c.split = split_alt[i].to;
+        c.tasks = threads > 1 ? 0 : b.tasks;
+        add_cand(t, c, true);
     }
     if (b.pad == 1 || b.pad == 2) {
         c = b, c.pad = 3 - b.pad;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
     if (b.pf == 1 || b.pf == 2) {
         c = b, c.pf = 3 - b.pf;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
 }
 
@@ -197,9 +221,11 @@ static kn_status write_cand(tuner *T, const int *pick) {
 }
 
 /* Writes the result to T->out through a temporary name: each kernel's schedule as the
- * final compile used it (as --dump-schedule writes it), and wino=1 where the kept change
- * is the direct convolution: the compiled record has no Winograd tile then, and without
- * wino=1 a reader of the file would let the winograd pass choose again. */
+ * final compile used it (as --dump-schedule writes it), and, where the kept change is a
+ * candidate alone, the value it sets of a field the compiled record leaves 0: wino=1 of
+ * the direct convolution, split=1 of an integer stem's channel words. The compiled record
+ * has no Winograd tile or merged words then, and without the value a reader of the file
+ * would let the passes choose again. */
 static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", T->out);
@@ -211,7 +237,11 @@ static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
             T->threads == 1 ? "" : "s");
     for (int k = 0; k < p->nkernels && k < T->nk; k++) {
         kn_sched s = p->kernels[k]->sched;
-        if (pick[k] >= 0 && T->k[k].cand[pick[k]].wino == 1 && !s.wino) s.wino = 1;
+        for (int i = 0; pick[k] >= 0 && T->k[k].alone[pick[k]] && i < kn_sched_nfields(); i++) {
+            int v = kn_sched_get(&T->k[k].cand[pick[k]], i);
+            bool algo = !strcmp(kn_sched_key(i), "wino") || !strcmp(kn_sched_key(i), "split");
+            if (algo && v && !kn_sched_get(&s, i)) kn_sched_set(&s, i, v);
+        }
         write_record(f, k, T->k[k].label, &s);
     }
     if (fclose(f) != 0 || rename(tmp, T->out) != 0) {
@@ -264,6 +294,19 @@ static kn_status refuse_hook(tuner *T, const kn_kprog *p) {
         }
     }
     return KN_OK;
+}
+
+/* The test hook KILN_TUNE_FAVOUR=FIELD: a candidate that changes FIELD counts at half
+ * its measured time, in its round and in the confirmation, so that it wins wherever it
+ * is tried: tests/cli/tune_split.sh checks the file written for a kept change of split
+ * with it, which timing alone would keep only on some machines. */
+static double favour(const ktune *t, int j, double us) {
+    const char *e = getenv("KILN_TUNE_FAVOUR");
+    for (int i = 0; e && *e && i < kn_sched_nfields(); i++)
+        if (!strcmp(kn_sched_key(i), e) &&
+            kn_sched_get(&t->cand[j], i) != kn_sched_get(&t->base, i))
+            return us / 2;
+    return us;
 }
 
 /* Loads and compiles the model with schedule file sched (NULL: the passes' own); prof (may
@@ -527,10 +570,12 @@ static kn_status tune(tuner *T, double budget_s) {
         for (int k = 0; ran && k < nk; k++) {
             ktune *t = &T->k[k];
             if (pick[k] != j) continue; /* no candidate j, or refused */
-            t->cand_us[j] = us[k];
+            t->measured[j] = true;
+            t->cand_us[j] = favour(t, j, us[k]);
             t->cand_base_us[j] = bus[k];
-            if (beats(us[k], bus[k]) &&
-                (t->best < 0 || us[k] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
+            if (beats(t->cand_us[j], bus[k]) &&
+                (t->best < 0 ||
+                 t->cand_us[j] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
                 t->best = j;
         }
     }
@@ -546,8 +591,8 @@ static kn_status tune(tuner *T, double budget_s) {
         ktune *t = &T->k[k];
         if (pick[k] < 0) continue; /* no winner, or refused beside the others */
         t->conf_base_us = bus[k];
-        t->conf_us = us[k];
-        t->kept = beats(us[k], bus[k]);
+        t->conf_us = favour(t, pick[k], us[k]);
+        t->kept = beats(t->conf_us, bus[k]);
     }
     meas_release(&base);
     free(bus);
@@ -594,7 +639,7 @@ static kn_status tune(tuner *T, double budget_s) {
             char what[200], conf[64] = "", base_s[32] = "-", best_s[32] = "-";
             bool win_refused = t->best >= 0 && t->why[t->best][0];
             if (t->best >= 0 && !win_refused) {
-                describe(&t->base, &t->cand[t->best], what, sizeof what);
+                describe(t, t->best, what, sizeof what);
                 snprintf(conf, sizeof conf, "%.1f/%.1f", t->conf_base_us, t->conf_us);
             }
             if (t->kept)
@@ -606,16 +651,22 @@ static kn_status tune(tuner *T, double budget_s) {
                                         : "-");
             int j = t->best; /* the winner's round, else the first measured one */
             for (int i = 0; j < 0 && i < t->ncand; i++)
-                if (!t->why[i][0] && t->cand_base_us[i] > 0) j = i;
-            if (j >= 0 && t->cand_base_us[j] > 0) {
+                if (t->measured[i]) j = i;
+            if (j >= 0 && t->measured[j]) {
                 snprintf(base_s, sizeof base_s, "%.1f", t->cand_base_us[j]);
                 snprintf(best_s, sizeof best_s, "%.1f",
                          t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j]);
             }
             printf("  %6d %-36.36s %9s %9s %17s  %s\n", k, t->label, base_s, best_s, conf, what);
+            for (int i = 0; T->list && i < t->ncand; i++) {
+                if (!t->measured[i]) continue;
+                describe(t, i, what, sizeof what);
+                printf("  %6s round %d: %s: %.1f us, baseline %.1f us\n", "", i + 1, what,
+                       t->cand_us[i], t->cand_base_us[i]);
+            }
             for (int i = 0; i < t->ncand; i++) {
                 if (!t->why[i][0]) continue;
-                describe(&t->base, &t->cand[i], what, sizeof what);
+                describe(t, i, what, sizeof what);
                 printf("  %6s refused %s (%s)\n", "", what, t->why[i]);
                 refused++;
             }
@@ -640,6 +691,7 @@ static kn_status tune(tuner *T, double budget_s) {
 int cmd_tune(int argc, char **argv) {
     const char *model = NULL, *backend = "llvm", *out = NULL, *target = NULL, *v;
     int threads = 1, runs = 5, budget = 0, err = 0;
+    bool list = false;
     cli_shapes shapes = {0};
     cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
@@ -660,6 +712,8 @@ int cmd_tune(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--budget", &v)) {
             if (!parse_count(v, 0, &budget))
                 return cli_usage_error("tune", "--budget takes SECONDS >= 0");
+        } else if (cli_flag(argv[i], "--list")) {
+            list = true;
         } else if (cli_talk_opt(argv[i], &talk, false)) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
@@ -699,7 +753,8 @@ int cmd_tune(int argc, char **argv) {
                .out = out,
                .shapes = &shapes,
                .threads = threads,
-               .runs = runs};
+               .runs = runs,
+               .list = list};
     snprintf(T.cand_path, sizeof T.cand_path, "%s.cand.tmp", out);
     /* -o writable before any work (a candidate file goes beside it) */
     FILE *f = fopen(T.cand_path, "w");
