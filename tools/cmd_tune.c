@@ -98,6 +98,8 @@ typedef struct tuner {
     const char *model, *backend, *out;
     char cand_path[4200];
     const cli_shapes *shapes;
+    const kn_target *target; /* --target another than native (runs_here), or NULL */
+    char cflags[96];         /* the C backend's: -march for the target */
     int threads, runs;
     bool list;     /* --list: every candidate measured, under its kernel's row */
     int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
@@ -325,8 +327,8 @@ static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
     copts.schedule_file = sched;
-    if (backend_prepare_profiled(cx, T->backend, p->g, p->in, "-O3 -march=native", T->threads,
-                                 &copts, prof, &p->bp) ||
+    if (backend_prepare_for(cx, T->backend, p->g, p->in, T->cflags, T->threads, &copts, prof,
+                            T->target, &p->bp) ||
         (sched && refuse_hook(T, backend_kprog(p->bp)))) {
         tprog_release(p);
         return cx->status;
@@ -526,6 +528,52 @@ static kn_status whole_model(tuner *T, const char *path, double *before, double 
     tprog_release(&a);
     tprog_release(&b);
     return st;
+}
+
+/* Whether this machine runs code for CPU target t (another than native), else why not in
+ * why: the same architecture (t's triple, or none) and every feature t names one this
+ * CPU has. */
+static bool runs_here(const kn_target *t, char *why, size_t cap) {
+    if (t->kind != KN_TARGET_CPU || t->embedded) {
+        snprintf(why, cap, "it is not a hosted CPU");
+        return false;
+    }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (t->triple && strncmp(t->triple, "x86_64", 6)) {
+        snprintf(why, cap, "its architecture (%s) is not this machine's", t->triple);
+        return false;
+    }
+    __builtin_cpu_init();
+    const struct {
+        const char *name;
+        bool has;
+    } cpu[] = {
+        {"avx2", __builtin_cpu_supports("avx2")},
+        {"fma", __builtin_cpu_supports("fma")},
+        {"f16c", true}, /* every CPU with AVX2 or FMA has it */
+        {"avx512f", __builtin_cpu_supports("avx512f")},
+        {"avx512bw", __builtin_cpu_supports("avx512bw")},
+        {"avx512vl", __builtin_cpu_supports("avx512vl")},
+        {"avx512dq", __builtin_cpu_supports("avx512dq")},
+        {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
+    };
+    for (const char *f = t->features ? t->features : ""; *f; f += strcspn(f, ","), f += !!*f) {
+        size_t len = strcspn(f, ",");
+        bool known = false, has = false;
+        for (size_t i = 0; f[0] == '+' && i < sizeof cpu / sizeof *cpu; i++)
+            if (strlen(cpu[i].name) == len - 1 && !strncmp(cpu[i].name, f + 1, len - 1))
+                known = true, has = cpu[i].has;
+        if (!known || !has) {
+            snprintf(why, cap, "this CPU %s its feature %.*s",
+                     known ? "lacks" : "is not known to have", (int)len, f);
+            return false;
+        }
+    }
+    return true;
+#else
+    snprintf(why, cap, "only x86-64 hosts tune for a target other than native");
+    return false;
+#endif
 }
 
 static bool parse_count(const char *s, int lo, int *out) {
@@ -733,15 +781,25 @@ int cmd_tune(int argc, char **argv) {
                                "kernels timed on this machine, not '%s'",
                                backend);
     if (!strcmp(backend, "c")) threads = 1;
-    if (target) { /* the measurements are of this machine: its target only */
+    /* the measurements are of this machine: another target only where it runs here, with
+     * the host's triple (the code is JIT-compiled for T's CPU and features) */
+    static kn_target run_target;
+    const kn_target *tgt = NULL;
+    if (target) {
         const kn_target *t = kn_target_find(target);
+        char why[160];
         if (!t)
             return cli_usage_error("tune", "unknown target '%s' (%s)", target, cli_target_names());
-        if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native")))
-            return cli_usage_error("tune",
-                                   "--target %s: tune measures on this machine, so it "
-                                   "tunes for --target native only",
-                                   target);
+        if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native"))) {
+            if (!runs_here(t, why, sizeof why))
+                return cli_usage_error("tune",
+                                       "--target %s: tune measures on this machine, which "
+                                       "cannot run it: %s",
+                                       target, why);
+            run_target = *t;
+            run_target.triple = NULL;
+            tgt = &run_target;
+        }
     }
     if (strlen(out) > 4000) return cli_usage_error("tune", "-o: path too long");
 
@@ -752,9 +810,14 @@ int cmd_tune(int argc, char **argv) {
                .backend = backend,
                .out = out,
                .shapes = &shapes,
+               .target = tgt,
                .threads = threads,
                .runs = runs,
                .list = list};
+    snprintf(T.cflags, sizeof T.cflags, "-O3 -march=%s",
+             !tgt                          ? "native"
+             : strcmp(tgt->cpu, "generic") ? tgt->cpu
+                                           : "x86-64");
     snprintf(T.cand_path, sizeof T.cand_path, "%s.cand.tmp", out);
     /* -o writable before any work (a candidate file goes beside it) */
     FILE *f = fopen(T.cand_path, "w");

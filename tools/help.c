@@ -244,7 +244,10 @@ static const cli_option tune_options[] = {
       "is a candidate too and kernels are timed in wall time instead of the calling thread's "
       "CPU time."),
     O("--runs", "N", "Timed runs of each round; each kernel's time is their median (default 5)."),
-    O("--target", "T", "The target, which must be this machine's (native): tune measures here."),
+    O("--target", "T",
+      "The target (default native). Tune measures here, so T must be a CPU this machine runs: "
+      "its architecture, and features this CPU has (x86-64-avx2 on an AVX-512 host); the "
+      "passes tile for T and the JIT builds for T's CPU and features (c: -march=T's CPU)."),
     O("--list", NULL,
       "Under each kernel's row, every candidate measured: its time and its round's "
       "baseline's, in us."),
