@@ -5,7 +5,8 @@
  * For each kernel a short list of candidates is built from its baseline record: the
  * register tile one row or one vector smaller or larger, the parallel split halved or
  * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
- * one, the other padding or prefetch choice where it has one. Kernels are independent, so
+ * one, the other padding or prefetch choice where it has one, split's legal alternative
+ * where the kernel's kind has one (split_alt). Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
  * others keep the passes' choice) and runs it beside the baseline, compiled once at the
  * start, run by run interleaved (so that drift in the machine's speed falls on both),
@@ -16,7 +17,11 @@
  * a change is kept only if it was 1% faster in both. The kept changes are compiled once
  * more and that compile's schedule (every field the passes used) is
  * written to -o; the whole model is then timed with the written file against the default,
- * run by run interleaved. A candidate file is written next to -o (FILE.cand.tmp) and
+ * run by run interleaved. A candidate whose compile or run fails is dropped (drop_refused:
+ * its kernel's, where the message names the kernel's node, else its round's) and the rest
+ * of its round measured again, so the file never holds a refused value. --target T tunes
+ * for another CPU target this machine runs (runs_here): tiled for T, JIT-compiled for T's
+ * CPU and features. A candidate file is written next to -o (FILE.cand.tmp) and
  * removed at the end; -o itself is written through a temporary name, so a failure leaves
  * no partial file. */
 #include "ir/kir.h"
@@ -271,7 +276,7 @@ static void tprog_release(tprog *p) {
 /* The test hook KILN_TUNE_REFUSE=OP:FIELD[,OP:FIELD...] (OP * for every op): a compile
  * with a schedule file fails where a kernel of op OP whose baseline sets FIELD was compiled
  * with another value of it, as a pass refusing that value would: with a message naming the
- * kernel's node (OP *: naming no node). tests/cli/tune.sh drives the search's handling of
+ * kernel's node (OP *: naming no node). tests/cli/tune_refuse.sh drives the search's handling of
  * refused candidates with it; no pass refuses a value the candidates hold today. */
 static kn_status refuse_hook(tuner *T, const kn_kprog *p) {
     const char *e = getenv("KILN_TUNE_REFUSE");
