@@ -64,6 +64,10 @@ int kn_sched_get(const kn_sched *s, int i) {
     return *(const int *)((const char *)s + fields[i].off);
 }
 
+void kn_sched_set(kn_sched *s, int i, int v) {
+    *(int *)((char *)s + fields[i].off) = v;
+}
+
 void kn_sched_print(FILE *f, const kn_sched *s) {
     for (int i = 0; i < NFIELDS; i++)
         if (kn_sched_get(s, i)) fprintf(f, " %s=%d", fields[i].key, kn_sched_get(s, i));

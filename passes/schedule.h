@@ -24,11 +24,13 @@ const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
 kn_status kn_schedule_write(kn_ctx *cx, const struct kn_kprog *p, const char *path);
 
 /* The kn_sched fields a schedule file names, in the order it writes them: how many, the
- * key of field i, and its value in s (0: left to the passes). kn_sched_print writes
+ * key of field i, and its value in s (0: left to the passes), read or set. kn_sched_print writes
  * " key=value" for each field s sets, as a line of the file does. */
 int kn_sched_nfields(void);
 const char *kn_sched_key(int i);
 int kn_sched_get(const struct kn_sched *s, int i);
+/* Sets field i of s to v (0: left to the passes). */
+void kn_sched_set(struct kn_sched *s, int i, int v);
 void kn_sched_print(FILE *f, const struct kn_sched *s);
 
 /* Cross-core bytes of p's parallel splits at `threads` threads (passes/xcore.c): per

@@ -79,9 +79,9 @@ struct backend_prog {
 };
 
 /* Fixes g's input shapes to in[] and compiles it to a planned program for the host's
- * vector width (OpenCL: scalar work-items). */
+ * vector width (OpenCL: scalar work-items), or for target t where it is not NULL. */
 static kn_status prepare_kprog(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
-                               const kn_compile_opts *opts, kn_kprog **p) {
+                               const kn_compile_opts *opts, const kn_target *target, kn_kprog **p) {
     for (int i = 0; i < g->nin; i++) /* compile for exactly these shapes */
         if (kn_interp_check_input(cx, g->inputs[i], in[i])) return cx->status;
     for (int i = 0; i < g->nin; i++)
@@ -90,7 +90,9 @@ static kn_status prepare_kprog(kn_ctx *cx, const char *backend, kn_graph *g, kn_
     /* test mode KILN_TEST_TARGET=T: vector widths and tiles of target T (the code
      * still runs on the host), to exercise other targets' lowerings */
     const char *tt = getenv("KILN_TEST_TARGET");
-    const kn_target *t = tt && tt[0] ? kn_target_find(tt) : kn_target_find("native");
+    const kn_target *t = target        ? target
+                         : tt && tt[0] ? kn_target_find(tt)
+                                       : kn_target_find("native");
     if (!t) return kn_diag(cx, NULL, KN_EINVAL, "KILN_TEST_TARGET: unknown target '%s'", tt);
     if (!strcmp(backend, "opencl")) t = kn_target_find("opencl");
     return backend_compile_c(cx, g, "model", t, opts, p);
@@ -190,6 +192,12 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
                                    kn_tensor *const *in, const char *cflags, int threads,
                                    const kn_compile_opts *opts, const kn_profile *prof,
                                    backend_prog **out) {
+    return backend_prepare_for(cx, backend, g, in, cflags, threads, opts, prof, NULL, out);
+}
+
+kn_status backend_prepare_for(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
+                              const char *cflags, int threads, const kn_compile_opts *opts,
+                              const kn_profile *prof, const kn_target *target, backend_prog **out) {
     *out = NULL;
     if (prof && !strcmp(backend, "interp"))
         return kn_diag(cx, NULL, KN_EINVAL, "per-kernel timing needs a compiled backend, not %s",
@@ -226,7 +234,7 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
         jopts.release_constants = !strcmp(backend, "llvm");
         /* the JIT's pool: as many copies of each per-thread scratch as it has threads */
         jopts.threads = !strcmp(backend, "llvm") && threads > 1 ? threads : 1;
-        st = prepare_kprog(cx, backend, g, in, &jopts, &bp->p);
+        st = prepare_kprog(cx, backend, g, in, &jopts, target, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
             st = backend_opencl_prepare(cx, bp->p, prof, &bp->ocl);
@@ -236,7 +244,7 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
 #endif
         } else if (!st && !strcmp(backend, "llvm")) {
             int level = opts && opts->opt_level_set ? opts->opt_level : 2;
-            st = kn_llvm_jit_releasing(cx, bp->p, kn_target_find("native"), level,
+            st = kn_llvm_jit_releasing(cx, bp->p, target ? target : kn_target_find("native"), level,
                                        thread_pool(bp, threads), prof, &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {

@@ -37,6 +37,14 @@ kn_status backend_prepare_profiled(kn_ctx *cx, const char *backend, kn_graph *g,
                                    kn_tensor *const *in, const char *cflags, int threads,
                                    const kn_compile_opts *opts, const kn_profile *prof,
                                    backend_prog **out);
+/* backend_prepare_profiled for target (NULL: the host's, as backend_prepare_profiled):
+ * the passes tile for it, and llvm's JIT builds for its CPU and features. target must run
+ * in this process (kind CPU, no triple of another architecture: a copy with triple NULL
+ * for the host's; its features the host's CPU has): kiln tune --target. */
+kn_status backend_prepare_for(kn_ctx *cx, const char *backend, kn_graph *g, kn_tensor *const *in,
+                              const char *cflags, int threads, const kn_compile_opts *opts,
+                              const kn_profile *prof, const struct kn_target *target,
+                              backend_prog **out);
 /* The program c, llvm and opencl run (kernels in order), or NULL for interp. */
 const struct kn_kprog *backend_kprog(const backend_prog *bp);
 /* Runs the prepared model on in[] (the shapes it was prepared for); outputs in a.

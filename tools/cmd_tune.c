@@ -5,7 +5,8 @@
  * For each kernel a short list of candidates is built from its baseline record: the
  * register tile one row or one vector smaller or larger, the parallel split halved or
  * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
- * one, the other padding or prefetch choice where it has one. Kernels are independent, so
+ * one, the other padding or prefetch choice where it has one, split's legal alternative
+ * where the kernel's kind has one (split_alt). Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
  * others keep the passes' choice) and runs it beside the baseline, compiled once at the
  * start, run by run interleaved (so that drift in the machine's speed falls on both),
@@ -16,7 +17,11 @@
  * a change is kept only if it was 1% faster in both. The kept changes are compiled once
  * more and that compile's schedule (every field the passes used) is
  * written to -o; the whole model is then timed with the written file against the default,
- * run by run interleaved. A candidate file is written next to -o (FILE.cand.tmp) and
+ * run by run interleaved. A candidate whose compile or run fails is dropped (drop_refused:
+ * its kernel's, where the message names the kernel's node, else its round's) and the rest
+ * of its round measured again, so the file never holds a refused value. --target T tunes
+ * for another CPU target this machine runs (runs_here): tiled for T, JIT-compiled for T's
+ * CPU and features. A candidate file is written next to -o (FILE.cand.tmp) and
  * removed at the end; -o itself is written through a temporary name, so a failure leaves
  * no partial file. */
 #include "ir/kir.h"
@@ -32,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { MAX_CAND = 8, NAME_CAP = 300 };
+enum { MAX_CAND = 8, NAME_CAP = 300, REASON_CAP = 160 };
 
 static double wall_ms(void) {
     struct timespec ts;
@@ -57,14 +62,20 @@ static double median(double *v, int n) {
 }
 
 /* One kernel's tuning state. A candidate is a full record written to the file for that
- * kernel; a record with only wino set (a change of Winograd tile) leaves the tile to the
- * passes, since the baseline's tile belongs to the other algorithm. */
+ * kernel, or one "alone": only the field that changes the kernel's algorithm (wino, the
+ * Winograd tile; split, an integer stem's words) and the split at one thread, the rest
+ * left to the passes, since the baseline's tile belongs to the other algorithm. */
 typedef struct ktune {
-    char label[NAME_CAP]; /* "'name' Op", as schedule files write it */
+    char label[NAME_CAP];       /* "'name' Op", as schedule files write it */
+    char needle[NAME_CAP + 16]; /* "node 'name' (Op)", as a diagnostic names the node */
     kn_sched base;
     kn_sched cand[MAX_CAND];
+    bool alone[MAX_CAND];
     int ncand;
+    /* why candidate j was refused (a compile or run with it failed: the message), or "" */
+    char why[MAX_CAND][REASON_CAP];
     double cand_us[MAX_CAND], cand_base_us[MAX_CAND]; /* medians in round j: cand j, base */
+    bool measured[MAX_CAND];
     int best;                     /* index in cand of the fastest beating base, or -1 */
     double conf_base_us, conf_us; /* the confirmation round */
     bool kept;
@@ -92,19 +103,24 @@ typedef struct tuner {
     const char *model, *backend, *out;
     char cand_path[4200];
     const cli_shapes *shapes;
+    const kn_target *target; /* --target another than native (runs_here), or NULL */
+    char cflags[96];         /* the C backend's: -march for the target */
     int threads, runs;
+    bool list;     /* --list: every candidate measured, under its kernel's row */
     int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
     int nk;
     ktune *k;
 } tuner;
 
-/* A field-by-field description of how c differs from b ("tile_rows 4->5"), or "-". */
-static void describe(const kn_sched *b, const kn_sched *c, char *buf, size_t cap) {
+/* A field-by-field description of how candidate j of t differs from the baseline
+ * ("tile_rows 4->5"), or "-". */
+static void describe(const ktune *t, int j, char *buf, size_t cap) {
+    const kn_sched *b = &t->base, *c = &t->cand[j];
     size_t n = 0;
     buf[0] = 0;
     for (int i = 0; i < kn_sched_nfields() && n < cap; i++) {
         int x = kn_sched_get(b, i), y = kn_sched_get(c, i);
-        if (x == y || (!y && c->wino && c->wino != b->wino)) continue; /* left to the passes */
+        if (x == y || (!y && t->alone[j])) continue; /* left to the passes */
         n +=
             (size_t)snprintf(buf + n, cap - n, "%s%s %d->%d", n ? ", " : "", kn_sched_key(i), x, y);
     }
@@ -129,12 +145,23 @@ static bool same(const kn_sched *a, const kn_sched *b) {
     return !memcmp(a, b, sizeof *a);
 }
 
-static void add_cand(ktune *t, kn_sched c) {
+static void add_cand(ktune *t, kn_sched c, bool alone) {
     if (t->ncand == MAX_CAND || same(&c, &t->base)) return;
     for (int i = 0; i < t->ncand; i++)
         if (same(&c, &t->cand[i])) return;
+    t->alone[t->ncand] = alone;
     t->cand[t->ncand++] = c;
 }
+
+/* split's legal alternatives (docs/internals.md, the field table) on the targets tune
+ * runs (CPUs), by the value the passes recorded, which tells the kernel's kind: on a CPU
+ * only an integer stem's pixel tiles record one, 5 (merged words of (input channel,
+ * kernel column) values, on CPUs with a four-part dot: tile_stem_int and the channels-last
+ * stem of passes/tile.c), and any other value keeps the channel tiles' words a tap, 1
+ * written. The other values are microcontrollers' (s16x2 dot tiles, SMLAD depthwise row
+ * words, Helium's depthwise tiles), whose code does not run here. Tried alone: the
+ * channel tiles choose their own register tile. */
+static const struct { int from, to; } split_alt[] = {{5, 1}};
 
 /* The candidates of kernel t from its baseline record: only values the schedule reader
  * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
@@ -143,22 +170,22 @@ static void candidates(ktune *t, int threads) {
     kn_sched b = t->base, c;
     if (b.tile_rows && !b.wino) {
         c = b, c.tile_rows = b.tile_rows - 1;
-        if (c.tile_rows >= 1) add_cand(t, c);
+        if (c.tile_rows >= 1) add_cand(t, c, false);
         c = b, c.tile_rows = b.tile_rows + 1;
-        if (c.tile_rows <= 16) add_cand(t, c);
+        if (c.tile_rows <= 16) add_cand(t, c, false);
     }
     if (b.tile_vecs && !b.wino) {
         int cap = b.lanes > 1 && !b.dot ? 8 : 4;
         c = b, c.tile_vecs = b.tile_vecs - 1;
-        if (c.tile_vecs >= 1) add_cand(t, c);
+        if (c.tile_vecs >= 1) add_cand(t, c, false);
         c = b, c.tile_vecs = b.tile_vecs + 1;
-        if (c.tile_vecs <= cap) add_cand(t, c);
+        if (c.tile_vecs <= cap) add_cand(t, c, false);
     }
     if (threads > 1 && b.tasks) {
         c = b, c.tasks = b.tasks / 2 > 1 ? b.tasks / 2 : 1;
-        add_cand(t, c);
+        add_cand(t, c, false);
         c = b, c.tasks = b.tasks * 2 <= 64 ? b.tasks * 2 : 64;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
     if (b.wino) {
         static const int w[] = {1, 2, 4};
@@ -167,16 +194,23 @@ static void candidates(ktune *t, int threads) {
             memset(&c, 0, sizeof c);
             c.wino = w[i];
             c.tasks = threads > 1 ? 0 : b.tasks;
-            add_cand(t, c);
+            add_cand(t, c, true);
         }
+    }
+    for (size_t i = 0; b.split && i < sizeof split_alt / sizeof *split_alt; i++) {
+        if (split_alt[i].from != b.split) continue;
+        memset(&c, 0, sizeof c);
+        c.split = split_alt[i].to;
+        c.tasks = threads > 1 ? 0 : b.tasks;
+        add_cand(t, c, true);
     }
     if (b.pad == 1 || b.pad == 2) {
         c = b, c.pad = 3 - b.pad;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
     if (b.pf == 1 || b.pf == 2) {
         c = b, c.pf = 3 - b.pf;
-        add_cand(t, c);
+        add_cand(t, c, false);
     }
 }
 
@@ -194,9 +228,11 @@ static kn_status write_cand(tuner *T, const int *pick) {
 }
 
 /* Writes the result to T->out through a temporary name: each kernel's schedule as the
- * final compile used it (as --dump-schedule writes it), and wino=1 where the kept change
- * is the direct convolution: the compiled record has no Winograd tile then, and without
- * wino=1 a reader of the file would let the winograd pass choose again. */
+ * final compile used it (as --dump-schedule writes it), and, where the kept change is a
+ * candidate alone, the value it sets of a field the compiled record leaves 0: wino=1 of
+ * the direct convolution, split=1 of an integer stem's channel words. The compiled record
+ * has no Winograd tile or merged words then, and without the value a reader of the file
+ * would let the passes choose again. */
 static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", T->out);
@@ -208,7 +244,11 @@ static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
             T->threads == 1 ? "" : "s");
     for (int k = 0; k < p->nkernels && k < T->nk; k++) {
         kn_sched s = p->kernels[k]->sched;
-        if (pick[k] >= 0 && T->k[k].cand[pick[k]].wino == 1 && !s.wino) s.wino = 1;
+        for (int i = 0; pick[k] >= 0 && T->k[k].alone[pick[k]] && i < kn_sched_nfields(); i++) {
+            int v = kn_sched_get(&T->k[k].cand[pick[k]], i);
+            bool algo = !strcmp(kn_sched_key(i), "wino") || !strcmp(kn_sched_key(i), "split");
+            if (algo && v && !kn_sched_get(&s, i)) kn_sched_set(&s, i, v);
+        }
         write_record(f, k, T->k[k].label, &s);
     }
     if (fclose(f) != 0 || rename(tmp, T->out) != 0) {
@@ -233,6 +273,49 @@ static void tprog_release(tprog *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* The test hook KILN_TUNE_REFUSE=OP:FIELD[,OP:FIELD...] (OP * for every op): a compile
+ * with a schedule file fails where a kernel of op OP whose baseline sets FIELD was compiled
+ * with another value of it, as a pass refusing that value would: with a message naming the
+ * kernel's node (OP *: naming no node). tests/cli/tune_refuse.sh drives the search's handling of
+ * refused candidates with it; no pass refuses a value the candidates hold today. */
+static kn_status refuse_hook(tuner *T, const kn_kprog *p) {
+    const char *e = getenv("KILN_TUNE_REFUSE");
+    for (const char *spec = e; spec && *spec && T->nk;
+         spec += strcspn(spec, ","), spec += !!*spec) {
+        size_t len = strcspn(spec, ","), oplen = strcspn(spec, ":");
+        if (oplen >= len) continue;
+        bool any = oplen == 1 && spec[0] == '*';
+        for (int i = 0; i < kn_sched_nfields(); i++) {
+            const char *key = kn_sched_key(i);
+            if (strlen(key) != len - oplen - 1 || strncmp(key, spec + oplen + 1, strlen(key)))
+                continue;
+            for (int k = 0; k < p->nkernels && k < T->nk; k++) {
+                const kn_node *n = p->kernels[k]->node;
+                int v = kn_sched_get(&p->kernels[k]->sched, i), b = kn_sched_get(&T->k[k].base, i);
+                if (!n || !b || v == b ||
+                    (!any && (strlen(n->op_type) != oplen || strncmp(n->op_type, spec, oplen))))
+                    continue;
+                return kn_diag(T->cx, any ? NULL : n, KN_EINVAL,
+                               "%s=%d refused (test hook KILN_TUNE_REFUSE=%s)", key, v, e);
+            }
+        }
+    }
+    return KN_OK;
+}
+
+/* The test hook KILN_TUNE_FAVOUR=FIELD: a candidate that changes FIELD counts at half
+ * its measured time, in its round and in the confirmation, so that it wins wherever it
+ * is tried: tests/cli/tune_split.sh checks the file written for a kept change of split
+ * with it, which timing alone would keep only on some machines. */
+static double favour(const ktune *t, int j, double us) {
+    const char *e = getenv("KILN_TUNE_FAVOUR");
+    for (int i = 0; e && *e && i < kn_sched_nfields(); i++)
+        if (!strcmp(kn_sched_key(i), e) &&
+            kn_sched_get(&t->cand[j], i) != kn_sched_get(&t->base, i))
+            return us / 2;
+    return us;
+}
+
 /* Loads and compiles the model with schedule file sched (NULL: the passes' own); prof (may
  * be NULL) times each kernel. */
 static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof, tprog *p) {
@@ -249,8 +332,9 @@ static kn_status tprog_build(tuner *T, const char *sched, const kn_profile *prof
     kn_compile_opts copts;
     cli_compile_opts(&po, &copts);
     copts.schedule_file = sched;
-    if (backend_prepare_profiled(cx, T->backend, p->g, p->in, "-O3 -march=native", T->threads,
-                                 &copts, prof, &p->bp)) {
+    if (backend_prepare_for(cx, T->backend, p->g, p->in, T->cflags, T->threads, &copts, prof,
+                            T->target, &p->bp) ||
+        (sched && refuse_hook(T, backend_kprog(p->bp)))) {
         tprog_release(p);
         return cx->status;
     }
@@ -300,10 +384,14 @@ static kn_status meas_build(tuner *T, const char *sched, meas *m) {
         KN_ASSERT(T->k);
         for (int k = 0; k < nk; k++) {
             const kn_kernel *kern = kp->kernels[k];
-            if (kern->node)
+            if (kern->node) {
                 snprintf(T->k[k].label, NAME_CAP, "'%s' %s", kern->node->name, kern->node->op_type);
-            else
+                snprintf(T->k[k].needle, sizeof T->k[k].needle, "node '%s' (%s)",
+                         kern->node->name && kern->node->name[0] ? kern->node->name : "<unnamed>",
+                         kern->node->op_type);
+            } else {
                 snprintf(T->k[k].label, NAME_CAP, "'' -");
+            }
             T->k[k].base = kern->sched;
             T->k[k].best = -1;
         }
@@ -328,9 +416,13 @@ static kn_status meas_run(tuner *T, meas *m, int r) {
 
 /* Times the baseline b and the program built from sched side by side: one untimed run
  * each, then --runs timed runs each, interleaved (b c, c b, ...), so that drift in the
- * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. */
-static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us) {
+ * machine's speed falls on both. Sets base_us[k] and us[k] to the medians in us. On a
+ * failure, *theirs says whether it was the candidate's (its compile or one of its runs)
+ * rather than the baseline's. */
+static kn_status round_measure(tuner *T, meas *b, const char *sched, double *base_us, double *us,
+                               bool *theirs) {
     meas c;
+    *theirs = true;
     kn_status st = meas_build(T, sched, &c);
     if (st) {
         meas_release(&c);
@@ -338,8 +430,9 @@ static kn_status round_measure(tuner *T, meas *b, const char *sched, double *bas
     }
     for (int r = -1; r < T->runs && !st; r++) {
         bool b_first = r % 2 == 0;
+        *theirs = !b_first;
         st = meas_run(T, b_first ? b : &c, r);
-        if (!st) st = meas_run(T, b_first ? &c : b, r);
+        if (!st) *theirs = b_first, st = meas_run(T, b_first ? &c : b, r);
     }
     for (int k = 0; !st && k < T->nk; k++) {
         base_us[k] = 1e3 * median(b->t + (size_t)k * (size_t)T->runs, T->runs);
@@ -347,6 +440,62 @@ static kn_status round_measure(tuner *T, meas *b, const char *sched, double *bas
     }
     meas_release(&c);
     return st;
+}
+
+/* The message of the failure in T->cx, without its "FILE: " prefix, into buf; clears
+ * the failure from the context, so that the search goes on. */
+static void take_failure(tuner *T, char *buf, size_t cap) {
+    const char *m = T->cx->msg, *file = T->cx->file;
+    size_t fl = file ? strlen(file) : 0;
+    if (fl && !strncmp(m, file, fl) && !strncmp(m + fl, ": ", 2)) m += fl + 2;
+    snprintf(buf, cap, "%s", m);
+    T->cx->status = KN_OK;
+    T->cx->msg[0] = 0;
+}
+
+static bool names(const ktune *t, const char *msg) {
+    return t->needle[0] && strstr(msg, t->needle);
+}
+
+/* Drops the candidates in pick that failure message msg refuses: those of the kernels
+ * whose node it names, or, when it names none of them, every candidate in pick (the
+ * round's: which one failed is not known). Each gets pick[k] = -1 and the message, after
+ * stage, as the reason. */
+static void drop_refused(tuner *T, int *pick, const char *msg, const char *stage) {
+    bool named = false;
+    for (int k = 0; k < T->nk; k++) named |= pick[k] >= 0 && names(&T->k[k], msg);
+    for (int k = 0; k < T->nk; k++) {
+        ktune *t = &T->k[k];
+        if (pick[k] < 0 || (named && !names(t, msg))) continue;
+        snprintf(t->why[pick[k]], REASON_CAP, "%s%s: %s", stage, named ? "" : ", the whole round",
+                 msg);
+        pick[k] = -1;
+    }
+}
+
+/* round_measure of the candidates in pick (write_cand), surviving refused ones: where
+ * the candidate program fails to compile or to run, drop_refused drops the candidates the
+ * message names (or the round's) and what is left is measured again. *ran is false when
+ * nothing was left. A failure of the baseline, or in writing the candidate file, ends
+ * the search. */
+static kn_status round_survive(tuner *T, meas *b, int *pick, const char *stage, double *base_us,
+                               double *us, bool *ran) {
+    for (;;) {
+        bool any = false, theirs = false;
+        for (int k = 0; k < T->nk; k++) any |= pick[k] >= 0;
+        *ran = false;
+        if (!any) return KN_OK;
+        kn_status st = write_cand(T, pick);
+        if (st) return st;
+        if (!(st = round_measure(T, b, T->cand_path, base_us, us, &theirs))) {
+            *ran = true;
+            return KN_OK;
+        }
+        if (!theirs) return st;
+        char msg[sizeof T->cx->msg];
+        take_failure(T, msg, sizeof msg);
+        drop_refused(T, pick, msg, stage);
+    }
 }
 
 /* The whole model, default against the file at path, interleaved run by run (the order
@@ -386,6 +535,52 @@ static kn_status whole_model(tuner *T, const char *path, double *before, double 
     return st;
 }
 
+/* Whether this machine runs code for CPU target t (another than native), else why not in
+ * why: the same architecture (t's triple, or none) and every feature t names one this
+ * CPU has. */
+static bool runs_here(const kn_target *t, char *why, size_t cap) {
+    if (t->kind != KN_TARGET_CPU || t->embedded) {
+        snprintf(why, cap, "it is not a hosted CPU");
+        return false;
+    }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (t->triple && strncmp(t->triple, "x86_64", 6)) {
+        snprintf(why, cap, "its architecture (%s) is not this machine's", t->triple);
+        return false;
+    }
+    __builtin_cpu_init();
+    const struct {
+        const char *name;
+        bool has;
+    } cpu[] = {
+        {"avx2", __builtin_cpu_supports("avx2")},
+        {"fma", __builtin_cpu_supports("fma")},
+        {"f16c", true}, /* every CPU with AVX2 or FMA has it */
+        {"avx512f", __builtin_cpu_supports("avx512f")},
+        {"avx512bw", __builtin_cpu_supports("avx512bw")},
+        {"avx512vl", __builtin_cpu_supports("avx512vl")},
+        {"avx512dq", __builtin_cpu_supports("avx512dq")},
+        {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
+    };
+    for (const char *f = t->features ? t->features : ""; *f; f += strcspn(f, ","), f += !!*f) {
+        size_t len = strcspn(f, ",");
+        bool known = false, has = false;
+        for (size_t i = 0; f[0] == '+' && i < sizeof cpu / sizeof *cpu; i++)
+            if (strlen(cpu[i].name) == len - 1 && !strncmp(cpu[i].name, f + 1, len - 1))
+                known = true, has = cpu[i].has;
+        if (!known || !has) {
+            snprintf(why, cap, "this CPU %s its feature %.*s",
+                     known ? "lacks" : "is not known to have", (int)len, f);
+            return false;
+        }
+    }
+    return true;
+#else
+    snprintf(why, cap, "only x86-64 hosts tune for a target other than native");
+    return false;
+#endif
+}
+
 static bool parse_count(const char *s, int lo, int *out) {
     char *end;
     long v = strtol(s, &end, 10);
@@ -417,19 +612,23 @@ static kn_status tune(tuner *T, double budget_s) {
         if (T->k[k].ncand > rounds) rounds = T->k[k].ncand;
     }
     int done = 0;
+    bool ran = false;
     for (int j = 0; j < rounds && !st; j++) {
         if (budget_s > 0 && (wall_ms() - t0) * 1e-3 > budget_s) break;
         for (int k = 0; k < nk; k++) pick[k] = j < T->k[k].ncand ? j : -1;
-        if ((st = write_cand(T, pick))) break;
-        if ((st = round_measure(T, &base, T->cand_path, bus, us))) break;
-        done++;
-        for (int k = 0; k < nk; k++) {
+        char stage[32];
+        snprintf(stage, sizeof stage, "round %d", j + 1);
+        if ((st = round_survive(T, &base, pick, stage, bus, us, &ran))) break;
+        done += ran;
+        for (int k = 0; ran && k < nk; k++) {
             ktune *t = &T->k[k];
-            if (j >= t->ncand) continue;
-            t->cand_us[j] = us[k];
+            if (pick[k] != j) continue; /* no candidate j, or refused */
+            t->measured[j] = true;
+            t->cand_us[j] = favour(t, j, us[k]);
             t->cand_base_us[j] = bus[k];
-            if (beats(us[k], bus[k]) &&
-                (t->best < 0 || us[k] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
+            if (beats(t->cand_us[j], bus[k]) &&
+                (t->best < 0 ||
+                 t->cand_us[j] / bus[k] < t->cand_us[t->best] / t->cand_base_us[t->best]))
                 t->best = j;
         }
     }
@@ -439,23 +638,36 @@ static kn_status tune(tuner *T, double budget_s) {
         pick[k] = T->k[k].best;
         any |= pick[k] >= 0;
     }
-    if (!st && any && !(st = write_cand(T, pick)))
-        st = round_measure(T, &base, T->cand_path, bus, us);
-    for (int k = 0; !st && any && k < nk; k++) {
+    ran = false;
+    if (!st && any) st = round_survive(T, &base, pick, "confirmation", bus, us, &ran);
+    for (int k = 0; !st && ran && k < nk; k++) {
         ktune *t = &T->k[k];
+        if (pick[k] < 0) continue; /* no winner, or refused beside the others */
         t->conf_base_us = bus[k];
-        t->conf_us = us[k];
-        t->kept = t->best >= 0 && beats(us[k], bus[k]);
+        t->conf_us = favour(t, pick[k], us[k]);
+        t->kept = beats(t->conf_us, bus[k]);
     }
     meas_release(&base);
     free(bus);
-    /* the result: kept changes, every other kernel as the passes choose */
+    /* the result: kept changes, every other kernel as the passes choose; a change refused
+     * here is dropped as in the rounds (with none left, this is the baseline, which
+     * compiled) */
     for (int k = 0; !st && k < nk; k++) pick[k] = T->k[k].kept ? T->k[k].best : -1;
-    if (!st) st = write_cand(T, pick);
-    tprog fin;
-    if (!st && !(st = tprog_build(T, T->cand_path, NULL, &fin))) {
-        st = write_result(T, backend_kprog(fin.bp), pick);
-        tprog_release(&fin);
+    while (!st && !(st = write_cand(T, pick))) {
+        tprog fin;
+        if (!(st = tprog_build(T, T->cand_path, NULL, &fin))) {
+            st = write_result(T, backend_kprog(fin.bp), pick);
+            tprog_release(&fin);
+            break;
+        }
+        bool left = false;
+        for (int k = 0; k < nk; k++) left |= pick[k] >= 0;
+        if (!left || T->inputs_rc) break;
+        char msg[sizeof T->cx->msg];
+        take_failure(T, msg, sizeof msg);
+        drop_refused(T, pick, msg, "final compile");
+        for (int k = 0; k < nk; k++) T->k[k].kept &= pick[k] >= 0;
+        st = KN_OK;
     }
     remove(T->cand_path);
     if (st) {
@@ -473,23 +685,48 @@ static kn_status tune(tuner *T, double budget_s) {
                T->threads == 1 ? "thread CPU" : "wall", done, rounds, (wall_ms() - t0) * 1e-3);
         printf("  %6s %-36s %9s %9s %17s  %s\n", "kernel", "node", "base us", "best us",
                "confirm base/best", "fields changed");
-        int kept = 0;
+        int kept = 0, refused = 0;
         for (int k = 0; k < nk; k++) {
             ktune *t = &T->k[k];
             if (!t->ncand) continue;
-            char what[200], conf[64] = "";
-            if (t->best >= 0) {
-                describe(&t->base, &t->cand[t->best], what, sizeof what);
+            char what[200], conf[64] = "", base_s[32] = "-", best_s[32] = "-";
+            bool win_refused = t->best >= 0 && t->why[t->best][0];
+            if (t->best >= 0 && !win_refused) {
+                describe(t, t->best, what, sizeof what);
                 snprintf(conf, sizeof conf, "%.1f/%.1f", t->conf_base_us, t->conf_us);
             }
             if (t->kept)
                 kept++;
             else
-                snprintf(what, sizeof what, t->best >= 0 ? "- (not confirmed)" : "-");
-            int j = t->best >= 0 ? t->best : 0; /* the winner's round, else the first */
-            printf("  %6d %-36.36s %9.1f %9.1f %17s  %s\n", k, t->label, t->cand_base_us[j],
-                   t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j], conf, what);
+                snprintf(what, sizeof what,
+                         win_refused    ? "- (refused after winning its round)"
+                         : t->best >= 0 ? "- (not confirmed)"
+                                        : "-");
+            int j = t->best; /* the winner's round, else the first measured one */
+            for (int i = 0; j < 0 && i < t->ncand; i++)
+                if (t->measured[i]) j = i;
+            if (j >= 0 && t->measured[j]) {
+                snprintf(base_s, sizeof base_s, "%.1f", t->cand_base_us[j]);
+                snprintf(best_s, sizeof best_s, "%.1f",
+                         t->best >= 0 ? t->cand_us[j] : t->cand_base_us[j]);
+            }
+            printf("  %6d %-36.36s %9s %9s %17s  %s\n", k, t->label, base_s, best_s, conf, what);
+            for (int i = 0; T->list && i < t->ncand; i++) {
+                if (!t->measured[i]) continue;
+                describe(t, i, what, sizeof what);
+                printf("  %6s round %d: %s: %.1f us, baseline %.1f us\n", "", i + 1, what,
+                       t->cand_us[i], t->cand_base_us[i]);
+            }
+            for (int i = 0; i < t->ncand; i++) {
+                if (!t->why[i][0]) continue;
+                describe(t, i, what, sizeof what);
+                printf("  %6s refused %s (%s)\n", "", what, t->why[i]);
+                refused++;
+            }
         }
+        if (refused)
+            printf("%d candidate%s refused: dropped, not written\n", refused,
+                   refused == 1 ? "" : "s");
         int n = 2 * T->runs < 10 ? 10 : 2 * T->runs;
         printf("%d of %d kernels changed; whole model (median of %d runs each, interleaved, %s "
                "time): default %.3f ms, tuned %.3f ms (%.3fx)\n",
@@ -507,6 +744,7 @@ static kn_status tune(tuner *T, double budget_s) {
 int cmd_tune(int argc, char **argv) {
     const char *model = NULL, *backend = "llvm", *out = NULL, *target = NULL, *v;
     int threads = 1, runs = 5, budget = 0, err = 0;
+    bool list = false;
     cli_shapes shapes = {0};
     cli_talk talk = {0};
     for (int i = 1; i < argc; i++) {
@@ -527,6 +765,8 @@ int cmd_tune(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--budget", &v)) {
             if (!parse_count(v, 0, &budget))
                 return cli_usage_error("tune", "--budget takes SECONDS >= 0");
+        } else if (cli_flag(argv[i], "--list")) {
+            list = true;
         } else if (cli_talk_opt(argv[i], &talk, false)) {
         } else if (cli_shape_opt(argc, argv, &i, &shapes, &err)) {
             if (err) return EXIT_USAGE;
@@ -546,15 +786,25 @@ int cmd_tune(int argc, char **argv) {
                                "kernels timed on this machine, not '%s'",
                                backend);
     if (!strcmp(backend, "c")) threads = 1;
-    if (target) { /* the measurements are of this machine: its target only */
+    /* the measurements are of this machine: another target only where it runs here, with
+     * the host's triple (the code is JIT-compiled for T's CPU and features) */
+    static kn_target run_target;
+    const kn_target *tgt = NULL;
+    if (target) {
         const kn_target *t = kn_target_find(target);
+        char why[160];
         if (!t)
             return cli_usage_error("tune", "unknown target '%s' (%s)", target, cli_target_names());
-        if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native")))
-            return cli_usage_error("tune",
-                                   "--target %s: tune measures on this machine, so it "
-                                   "tunes for --target native only",
-                                   target);
+        if (kn_target_resolve(t) != kn_target_resolve(kn_target_find("native"))) {
+            if (!runs_here(t, why, sizeof why))
+                return cli_usage_error("tune",
+                                       "--target %s: tune measures on this machine, which "
+                                       "cannot run it: %s",
+                                       target, why);
+            run_target = *t;
+            run_target.triple = NULL;
+            tgt = &run_target;
+        }
     }
     if (strlen(out) > 4000) return cli_usage_error("tune", "-o: path too long");
 
@@ -565,8 +815,14 @@ int cmd_tune(int argc, char **argv) {
                .backend = backend,
                .out = out,
                .shapes = &shapes,
+               .target = tgt,
                .threads = threads,
-               .runs = runs};
+               .runs = runs,
+               .list = list};
+    snprintf(T.cflags, sizeof T.cflags, "-O3 -march=%s",
+             !tgt                          ? "native"
+             : strcmp(tgt->cpu, "generic") ? tgt->cpu
+                                           : "x86-64");
     snprintf(T.cand_path, sizeof T.cand_path, "%s.cand.tmp", out);
     /* -o writable before any work (a candidate file goes beside it) */
     FILE *f = fopen(T.cand_path, "w");

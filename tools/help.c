@@ -244,7 +244,13 @@ static const cli_option tune_options[] = {
       "is a candidate too and kernels are timed in wall time instead of the calling thread's "
       "CPU time."),
     O("--runs", "N", "Timed runs of each round; each kernel's time is their median (default 5)."),
-    O("--target", "T", "The target, which must be this machine's (native): tune measures here."),
+    O("--target", "T",
+      "The target (default native). Tune measures here, so T must be a CPU this machine runs: "
+      "its architecture, and features this CPU has (x86-64-avx2 on an AVX-512 host); the "
+      "passes tile for T and the JIT builds for T's CPU and features (c: -march=T's CPU)."),
+    O("--list", NULL,
+      "Under each kernel's row, every candidate measured: its time and its round's "
+      "baseline's, in us."),
     O("--budget", "SECONDS",
       "Start no candidate round after SECONDS (default 0: no limit); the confirmation round "
       "and the result still follow."),
@@ -393,13 +399,17 @@ const cli_command cli_commands[] = {
      "Takes the passes' own schedule of each kernel as the baseline (as --dump-schedule writes "
      "it) and builds a few candidates per kernel: the register tile one row or one vector "
      "smaller or larger, the other Winograd tiles (1, 2, 4) where the kernel has one, the "
-     "other padding or prefetch choice where it has one, and with --threads above 1 the "
+     "other padding or prefetch choice where it has one, an integer stem's channel words "
+     "where it has merged words (split), and with --threads above 1 the "
      "parallel split halved and doubled. Round j compiles the model once with candidate j of "
      "every kernel and runs it beside the baseline (compiled once), run by run interleaved, "
      "timing each kernel over --runs runs (a hook around each kernel, as bench --profile); "
      "per kernel the candidate with the best ratio to its round's baseline wins if it is at "
      "least 1% faster. A confirmation round runs the winners together beside the baseline "
-     "and keeps a change only if it is 1% faster there too. The result is compiled once more "
+     "and keeps a change only if it is 1% faster there too. A candidate whose compile or "
+     "run fails is dropped (its kernel's, where the message names the kernel's node; else "
+     "its round's), listed under its kernel in the table, and never written. The result is "
+     "compiled once more "
      "and its schedule written to FILE (through a temporary name: a failure leaves no file). "
      "Prints a table (kernel, node, the baseline's and the best candidate's time in us in "
      "the winner's round and in the confirmation, the fields changed) and the whole model's "
