@@ -44,6 +44,7 @@ typedef struct emit {
                           up to their buffers share one function) */
     LLVMTypeRef ptr;
     bool jit; /* built for this process (the host's CPU), not for p->target's triple */
+    const char *jit_features; /* the JIT's target's LLVM features; NULL: this CPU's (native) */
 } emit;
 
 static LLVMTypeRef ty(emit *E, kn_dtype t) {
@@ -561,12 +562,26 @@ static LLVMValueRef dot_generic(emit *E, int kind, LLVMValueRef acc, LLVMValueRe
     return r;
 }
 
+/* Whether LLVM feature string f ("+avx2,+fma") enables feature `name`. */
+static bool has_feature(const char *f, const char *name) {
+    size_t n = strlen(name);
+    for (const char *s = strstr(f, name); s; s = strstr(s + 1, name))
+        if (s > f && s[-1] == '+' && (s[n] == ',' || !s[n])) return true;
+    return false;
+}
+
 /* Whether the code may use the x86 instruction of `lanes` lanes needing feature
  * `need` ("avx2", "avx512bw", "avx512vnni"; NULL: SSE2): code for the target trusts
  * the target description (its vector width and dot product chose them); the JIT, which
- * builds for this machine whatever target the program was tiled for, asks the CPU. */
+ * builds for this machine whatever target the program was tiled for, asks the CPU, or
+ * the features of the target it was given when that one names them (`kiln tune
+ * --target x86-64-avx2` on an AVX-512 host: LLVM cannot select an AVX-512 intrinsic
+ * for a machine without it). */
 static bool x86_has(const emit *E, const char *need) {
     if (!E->jit || !need) return true;
+    if (E->jit_features) /* a JIT for a named target: its features, not this CPU's */
+        return has_feature(E->jit_features, need) &&
+               (strcmp(need, "avx512vnni") || has_feature(E->jit_features, "avx512vl"));
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     if (!strcmp(need, "avx2")) return __builtin_cpu_supports("avx2");
@@ -586,6 +601,7 @@ static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
         target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
         return false;
     if (!E->jit) return E->p->target && E->p->target->vector_bits >= 512;
+    if (E->jit_features) return has_feature(E->jit_features, "avx512f");
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f");
@@ -1651,7 +1667,7 @@ static void build_entries(emit *E) {
 
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                const void *const *weights, kn_par_for par_for, LLVMModuleRef *out) {
-    return kn_llvm_build_module_profiled(cx, p, ctx, weights, par_for, NULL, out);
+    return kn_llvm_build_module_profiled(cx, p, ctx, weights, par_for, NULL, NULL, out);
 }
 
 static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
@@ -1660,8 +1676,9 @@ static kn_status build_module(emit *E0, kn_ctx *cx, const kn_kprog *p, LLVMConte
 
 kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                         const void *const *weights, kn_par_for par_for,
-                                        const kn_profile *prof, LLVMModuleRef *out) {
-    emit E = {0};
+                                        const kn_profile *prof, const char *jit_features,
+                                        LLVMModuleRef *out) {
+    emit E = {.jit_features = jit_features};
     return build_module(&E, cx, p, ctx, weights, par_for, prof, out);
 }
 

@@ -224,7 +224,7 @@ static kn_status jit(kn_ctx *cx, const kn_kprog *p, kn_kprog *release, const kn_
     const void **waddr = calloc((size_t)p->nbufs + 1, sizeof *waddr);
     KN_ASSERT(j && waddr);
     kn_status st = place_weights(cx, p, release, j, waddr);
-    if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, &m);
+    if (!st) st = kn_llvm_build_module_profiled(cx, p, ctx, waddr, par_for, prof, t->features, &m);
     free(waddr);
     if (st || kn_llvm_optimize(cx, m, tm, t, opt_level)) {
         if (!st) LLVMDisposeModule(m);

@@ -16,10 +16,12 @@
 kn_status kn_llvm_build_module(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                const void *const *weights, kn_par_for par_for, LLVMModuleRef *out);
 /* The same with per-kernel timing hooks called from NAME_run (prof: JIT only, its
- * addresses are built into the code; NULL: none). */
+ * addresses are built into the code; NULL: none), for a JIT whose target machine has
+ * LLVM features jit_features (NULL: this CPU's, the native target). */
 kn_status kn_llvm_build_module_profiled(kn_ctx *cx, const kn_kprog *p, LLVMContextRef ctx,
                                         const void *const *weights, kn_par_for par_for,
-                                        const kn_profile *prof, LLVMModuleRef *out);
+                                        const kn_profile *prof, const char *jit_features,
+                                        LLVMModuleRef *out);
 /* The module for a file (weights as constants), freeing each weight's data
  * (kn_kprog_release_data) once LLVM has copied it: p and its graph can then give their
  * shapes and header, not code. With blob_off, a weight whose blob_off[buffer id] is not
