@@ -3423,9 +3423,29 @@ static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn
                  kx_const(L, KN_F32, 0));
         kl_end_n(L, 2);
     }
+    if (strided) { /* each pixel's input offset once, then a channel's pixels in a row */
+        int vo[KT_MAX_VNV * 64];
+        KN_ASSERT(ncols <= (int64_t)(sizeof vo / sizeof *vo));
+        for (int64_t j = 0; j < ncols; j++) {
+            kn_kx *p = kt_plus(L, col0, j);
+            kn_kx *oy = kx_bin(L, KX_DIV, p, kx_int(L, d->ow));
+            kn_kx *ox = kx_bin(L, KX_MOD, p, kx_int(L, d->ow));
+            vo[j] =
+                kl_decl(L, KN_I64,
+                        plus(L, mad(L, oy, d->sh * d->w_, kx_mul(L, ox, kx_int(L, d->sw))), xoff));
+        }
+        int vc = kl_for(L, K);
+        kn_kx *c = kx_var(L, vc);
+        int vx = kl_decl(L, KN_I64, kx_mul(L, c, kx_int(L, d->h * d->w_)));
+        for (int64_t j = 0; j < ncols; j++)
+            kl_store(L, bp, mad(L, c, kb, kx_int(L, j)),
+                     kx_load(L, d->x, kx_add(L, kx_var(L, vx), kx_var(L, vo[j]))));
+        kl_end(L);
+        return;
+    }
     int vc = kl_for(L, K);
     kn_kx *c = kx_var(L, vc);
-    if (!strided && ncols == kb) {
+    if (ncols == kb) {
         for (int v = 0; v < T->nv; v++) {
             kn_kx *src = plus(L, mad(L, c, P, kt_plus(L, col0, v * T->lanes)), xoff);
             kl_store(L, bp, mad(L, c, kb, kx_int(L, v * T->lanes)),
@@ -3433,17 +3453,8 @@ static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn
         }
     } else {
         int vj = kl_for(L, ncols);
-        int vp = kl_decl(L, KN_I64, kx_add(L, col0, kx_var(L, vj)));
-        kn_kx *src;
-        if (strided) {
-            kn_kx *oy = kx_bin(L, KX_DIV, kx_var(L, vp), kx_int(L, d->ow));
-            kn_kx *ox = kx_bin(L, KX_MOD, kx_var(L, vp), kx_int(L, d->ow));
-            src =
-                mad(L, c, d->h * d->w_, mad(L, oy, d->sh * d->w_, kx_mul(L, ox, kx_int(L, d->sw))));
-        } else {
-            src = mad(L, c, P, kx_var(L, vp));
-        }
-        kl_store(L, bp, mad(L, c, kb, kx_var(L, vj)), kx_load(L, d->x, plus(L, src, xoff)));
+        kn_kx *src = plus(L, mad(L, c, P, kx_add(L, col0, kx_var(L, vj))), xoff);
+        kl_store(L, bp, mad(L, c, kb, kx_var(L, vj)), kx_load(L, d->x, src));
         kl_end(L);
     }
     kl_end(L);
