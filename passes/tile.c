@@ -3409,39 +3409,17 @@ static void pw_pack_strided(kn_lower *L, const kn_contract *d, const kt_tile *T,
     kl_end_n(L, 3);
 }
 
-/* Columns [col0, col0 + ncols) of x (K x P from xoff on; strided: column p = oy*ow + ox
- * reads x[c, oy*sh, ox*sw]) packed into bp[c*kb + j], zero for j in [ncols, kb): one
- * block of the packed B, the values mm_pack_rt and pw_pack_strided put in block col0 / kb.
- * The pixels of a full block of a dense x are nv vector copies a channel. */
+/* Columns [col0, col0 + ncols) of x (K x P from xoff on, a convolution of stride 1)
+ * packed into bp[c*kb + j], zero for j in [ncols, kb): one block of the packed B, the values
+ * mm_pack_rt puts in block col0 / kb. A full block is nv vector copies a channel. */
 static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn_kbuf *bp,
                          kn_kx *col0, int64_t ncols, kn_kx *xoff) {
     int64_t K = d->c, P = d->oh * d->ow, kb = T->kb;
-    bool strided = d->sh != 1 || d->sw != 1;
     if (ncols < kb) {
         int vc = kl_for(L, K), vj = kl_for(L, kb - ncols);
         kl_store(L, bp, kt_plus(L, mad(L, kx_var(L, vc), kb, kx_var(L, vj)), ncols),
                  kx_const(L, KN_F32, 0));
         kl_end_n(L, 2);
-    }
-    if (strided) { /* each pixel's input offset once, then a channel's pixels in a row */
-        int vo[KT_MAX_VNV * 64];
-        KN_ASSERT(ncols <= (int64_t)(sizeof vo / sizeof *vo));
-        for (int64_t j = 0; j < ncols; j++) {
-            kn_kx *p = kt_plus(L, col0, j);
-            kn_kx *oy = kx_bin(L, KX_DIV, p, kx_int(L, d->ow));
-            kn_kx *ox = kx_bin(L, KX_MOD, p, kx_int(L, d->ow));
-            vo[j] =
-                kl_decl(L, KN_I64,
-                        plus(L, mad(L, oy, d->sh * d->w_, kx_mul(L, ox, kx_int(L, d->sw))), xoff));
-        }
-        int vc = kl_for(L, K);
-        kn_kx *c = kx_var(L, vc);
-        int vx = kl_decl(L, KN_I64, kx_mul(L, c, kx_int(L, d->h * d->w_)));
-        for (int64_t j = 0; j < ncols; j++)
-            kl_store(L, bp, mad(L, c, kb, kx_int(L, j)),
-                     kx_load(L, d->x, kx_add(L, kx_var(L, vx), kx_var(L, vo[j]))));
-        kl_end(L);
-        return;
     }
     int vc = kl_for(L, K);
     kn_kx *c = kx_var(L, vc);
@@ -3497,8 +3475,13 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
      * copy of x: full blocks are read in place, only the partial one is packed */
     if (inplace) G.bx = d->x;
     /* pixel blocks outermost (CPUs): each task packs the block it computes into its
-     * thread's copy of one block (see above) */
-    bool pertask = !inplace && full >= PW_COLS_OUTER;
+     * thread's copy of one block (see above). Not a strided x (ResNet's downsample): a
+     * block's packing reads kb pixels of every input plane (2 rows at stride 2), and at
+     * one thread that ran 7-14% slower than pw_pack_strided's pass plane by plane
+     * (ResNet-50's layer2.0 downsample, CPU time 871-944 us against 813-844; with a
+     * prefetch of the next block 875), though at two threads it took 1.4 MB a run off
+     * the kernel's cross-core traffic (docs/benchmarks.md, "1x1 packing per task") */
+    bool pertask = !inplace && !strided && full >= PW_COLS_OUTER;
     int64_t packed = inplace ? tail > 0 : full + (tail > 0);
     if (pertask) {
         G.bpk = kl_scratch_thread(L, KN_F32, K * T.kb);
@@ -3514,7 +3497,7 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
         G.bxoff = kx_mul(L, b, kx_int(L, K * P));
     }
     if (pertask) {
-        kn_kx *xoff = b ? kx_mul(L, b, kx_int(L, K * (strided ? d->h * d->w_ : P))) : NULL;
+        kn_kx *xoff = b ? kx_mul(L, b, kx_int(L, K * P)) : NULL;
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
         pw_pack_cols(L, d, &T, G.bpk, kx_mul(L, kx_var(L, vb), kx_int(L, T.kb)), T.kb, xoff);
