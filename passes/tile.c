@@ -3411,9 +3411,15 @@ static void pw_pack_strided(kn_lower *L, const kn_contract *d, const kt_tile *T,
 
 /* Columns [col0, col0 + ncols) of x (K x P from xoff on, a convolution of stride 1)
  * packed into bp[c*kb + j], zero for j in [ncols, kb): one block of the packed B, the values
- * mm_pack_rt puts in block col0 / kb. A full block is nv vector copies a channel. */
+ * mm_pack_rt puts in block col0 / kb. A full block is nv vector copies a channel, and with
+ * nxt (the first column of the block this task packs next) a prefetch of each 64-byte line
+ * of that block's channel: a block reads only kb pixels of each of K planes, so when x is
+ * not in L2 each block's loads waited on memory after the previous block's tiles
+ * (MobileNetV2's 112x112 32 -> 16 projection, CPU time at one thread: 77.7 us before,
+ * 74.5-94.1 packed per block, 69.6 with the prefetch; SqueezeNet's 8 kernels 297 -> 280
+ * -> 281, ResNet-50's layer1 2,693 -> 2,626 -> 2,600). */
 static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn_kbuf *bp,
-                         kn_kx *col0, int64_t ncols, kn_kx *xoff) {
+                         kn_kx *col0, int64_t ncols, kn_kx *xoff, kn_kx *nxt) {
     int64_t K = d->c, P = d->oh * d->ow, kb = T->kb;
     if (ncols < kb) {
         int vc = kl_for(L, K), vj = kl_for(L, kb - ncols);
@@ -3424,6 +3430,8 @@ static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn
     int vc = kl_for(L, K);
     kn_kx *c = kx_var(L, vc);
     if (ncols == kb) {
+        for (int64_t l = 0; nxt && l < kb; l += 16) /* 64-byte lines */
+            kl_prefetch(L, d->x, plus(L, mad(L, c, P, kt_plus(L, nxt, l)), xoff));
         for (int v = 0; v < T->nv; v++) {
             kn_kx *src = plus(L, mad(L, c, P, kt_plus(L, col0, v * T->lanes)), xoff);
             kl_store(L, bp, mad(L, c, kb, kx_int(L, v * T->lanes)),
@@ -3500,14 +3508,16 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
         kn_kx *xoff = b ? kx_mul(L, b, kx_int(L, K * P)) : NULL;
         int vb = kl_for(L, full);
         if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
-        pw_pack_cols(L, d, &T, G.bpk, kx_mul(L, kx_var(L, vb), kx_int(L, T.kb)), T.kb, xoff);
+        kn_kx *nxt = kx_bin(L, KX_MIN, kt_plus(L, kx_var(L, vb), 1), kx_int(L, full - 1));
+        pw_pack_cols(L, d, &T, G.bpk, kx_mul(L, kx_var(L, vb), kx_int(L, T.kb)), T.kb, xoff,
+                     kx_mul(L, nxt, kx_int(L, T.kb)));
         mm_block(L, &G, &T, kx_var(L, vb), T.kb);
         kl_end(L);
         if (tail) { /* on the calling thread, whose tiles of rows the parallel pass may
                        split: a shared scratch */
             mm_geom Gt = G;
             Gt.bpk = kl_scratch(L, KN_F32, K * T.kb);
-            pw_pack_cols(L, d, &T, Gt.bpk, kx_int(L, full * T.kb), tail, xoff);
+            pw_pack_cols(L, d, &T, Gt.bpk, kx_int(L, full * T.kb), tail, xoff, NULL);
             mm_block(L, &Gt, &T, kx_int(L, full), (int)tail);
         }
         if (b) kl_end(L);
