@@ -7,10 +7,11 @@
  * a pass over memory of its own; here every load t[I] (scalar or vector) of its reader
  * becomes x[I] * s[c], and the Mul's kernel is emptied. With the pointwise tiles of
  * passes/tile.c the loads of t are those of the pass that packs x into blocks, so the
- * scale costs one multiply per packed vector. c is read from I: I must be affine in
- * loop indices of known extent (and integer locals declared once), its terms whose
- * coefficients are multiples of P = H*W give c, and the rest, lanes included, must stay
- * in [0, P) (a vector never crosses a channel). If any load of t does not have that
+ * scale costs one multiply per packed vector (a prefetch of t[I] becomes one of x[I]).
+ * c is read from I: I must be affine in loop indices of known extent (and integer
+ * locals declared once), its terms whose coefficients are multiples of P = H*W give c,
+ * and the rest, lanes included, must stay in [0, P) (a vector never crosses a channel).
+ * If any load of t does not have that
  * form, nothing changes. CPU and microcontroller targets only (OpenCL keeps the Mul).
  *
  * A reader that loads each element of t many times (the channel tiles of a 1x1
@@ -164,6 +165,9 @@ static kn_kx *rewrite(void *user, kn_kx *x) {
 
 static void rewrite_stmt(se_ctx *S, kn_ks *s) {
     if (!s) return;
+    /* a prefetch of t (the pointwise tiles' next block, passes/tile.c pw_pack_cols) goes
+     * to the same element of x, which has t's layout: t is no longer written or planned */
+    if (s->kind == KS_PREFETCH && s->buf == S->t) s->buf = S->x;
     kn_kx **f[] = {&s->index, &s->value, &s->cond, &s->src_index, &s->count, &s->ext};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (*f[i]) *f[i] = kn_kx_map(S->p, *f[i], rewrite, S);

@@ -2445,6 +2445,8 @@ typedef struct mm_geom {
     kn_kbuf *bx;    /* microcontrollers: full blocks read B = x in place (row k at k * n,
                        from bxoff on), only the partial block is packed (into bpk) */
     kn_kx *bxoff;
+    bool bone;   /* bpk holds only the block being computed, from 0 (tile_pointwise's
+                    per-task packing: pw_pack_cols) */
     kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
                     kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
 } mm_geom;
@@ -2715,7 +2717,8 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     else if (G->bx) /* the packed partial block, alone in bpk */
         kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
     else
-        kt_step(L, T, a, G->bpk, plus(L, mm_bidx(L, T, blk, G->k, k), G->boff));
+        kt_step(L, T, a, G->bpk,
+                plus(L, mm_bidx(L, T, G->bone ? kx_int(L, 0) : blk, G->k, k), G->boff));
     kl_end(L);
 store:
     kt_add_init(L, T);
@@ -3375,16 +3378,29 @@ bool kt_batched_cols(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
  * tiles of output channels; read in place, x's rows P apart defeat the prefetchers once x leaves
  * L2), so the tile is stored as vectors straight into y with the epilogue applied to vectors:
  *
- *   x packed into [blk][c][kb], zero past P
  *   for blk in full blocks of kb pixels:           parallel (few channels, many pixels)
- *     for tile of rows output channels: acc = 0; for c: acc[r][v] += w[m0+r, c] * xp[blk, c,
- * v*lanes ..]; acc[r][v] += bias[m0+r]; the partial block, in as many vectors as it needs
+ *     xt[c][kb] = x[c, blk*kb ..]                  xt: the running thread's copy
+ *     for tile of rows output channels: acc = 0; for c: acc[r][v] += w[m0+r, c] * xt[c,
+ *       v*lanes ..]; acc[r][v] += bias[m0+r]
+ *   the partial block (zero past P) packed into a shared scratch, in as many vectors as it
+ *   needs
+ *
+ * Each task packs the block it computes into its thread's copy (kl_scratch_thread, K x kb
+ * floats: 12 KB for 96 channels on 16 lanes, in L1 or L2) and reads only that: as MLAS's
+ * per-thread working buffer, no packed pixel crosses cores, and a thread reuses the same
+ * lines in every such kernel (packing all of x into the arena first had one thread's
+ * packing land on lines the other core held, 0.4-0.9 MB a SqueezeNet layer). The partial
+ * block runs on the calling thread after the loop; the parallel pass may split its tiles
+ * of output channels, so its packing is shared. Microcontrollers read the full blocks in
+ * place (below).
  *
  * With few blocks of pixels (late layers: 7x7, 14x14) the loops go the other way
  * round, tiles of output channels outermost, so the parallel loop still has work to
- * split. The block loop's iterations write disjoint columns of y, which the parallel
- * pass cannot see through y's row stride P (not a multiple of the block when a partial
- * block exists), so this pass marks it parallel itself. */
+ * split; every task then reads every block, and x is packed once into the arena before
+ * the loop ([blk][c][kb], as a run-time B). The block loop's iterations write disjoint
+ * columns of y, which the parallel pass cannot see through y's row stride P (not a
+ * multiple of the block when a partial block exists), so this pass marks it parallel
+ * itself. */
 
 enum { PW_COLS_OUTER = 8 }; /* full pixel blocks from which the block loop goes outermost */
 
@@ -3439,6 +3455,43 @@ static void pw_pack_strided(kn_lower *L, const kn_contract *d, const kt_tile *T,
     kl_end_n(L, 3);
 }
 
+/* Columns [col0, col0 + ncols) of x (K x P from xoff on, a convolution of stride 1)
+ * packed into bp[c*kb + j], zero for j in [ncols, kb): one block of the packed B, the values
+ * mm_pack_rt puts in block col0 / kb. A full block is nv vector copies a channel, and with
+ * nxt (the first column of the block this task packs next) a prefetch of each 64-byte line
+ * of that block's channel: a block reads only kb pixels of each of K planes, so when x is
+ * not in L2 each block's loads waited on memory after the previous block's tiles
+ * (MobileNetV2's 112x112 32 -> 16 projection, CPU time at one thread: 77.7 us before,
+ * 74.5-94.1 packed per block, 69.6 with the prefetch; SqueezeNet's 8 kernels 297 -> 280
+ * -> 281, ResNet-50's layer1 2,693 -> 2,626 -> 2,600). */
+static void pw_pack_cols(kn_lower *L, const kn_contract *d, const kt_tile *T, kn_kbuf *bp,
+                         kn_kx *col0, int64_t ncols, kn_kx *xoff, kn_kx *nxt) {
+    int64_t K = d->c, P = d->oh * d->ow, kb = T->kb;
+    if (ncols < kb) {
+        int vc = kl_for(L, K), vj = kl_for(L, kb - ncols);
+        kl_store(L, bp, kt_plus(L, mad(L, kx_var(L, vc), kb, kx_var(L, vj)), ncols),
+                 kx_const(L, KN_F32, 0));
+        kl_end_n(L, 2);
+    }
+    int vc = kl_for(L, K);
+    kn_kx *c = kx_var(L, vc);
+    if (ncols == kb) {
+        for (int64_t l = 0; nxt && l < kb; l += 16) /* 64-byte lines */
+            kl_prefetch(L, d->x, plus(L, mad(L, c, P, kt_plus(L, nxt, l)), xoff));
+        for (int v = 0; v < T->nv; v++) {
+            kn_kx *src = plus(L, mad(L, c, P, kt_plus(L, col0, v * T->lanes)), xoff);
+            kl_store(L, bp, mad(L, c, kb, kx_int(L, v * T->lanes)),
+                     kx_vload(L, d->x, src, T->lanes));
+        }
+    } else {
+        int vj = kl_for(L, ncols);
+        kn_kx *src = plus(L, mad(L, c, P, kx_add(L, col0, kx_var(L, vj))), xoff);
+        kl_store(L, bp, mad(L, c, kb, kx_var(L, vj)), kx_load(L, d->x, src));
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
 /* Every full block of kb pixels, then the partial one, for output channels
  * [m0, m0 + rows). */
 static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *m0) {
@@ -3475,14 +3528,46 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     /* a microcontroller has no cache for the packing to help and little RAM for its
      * copy of x: full blocks are read in place, only the partial one is packed */
     if (inplace) G.bx = d->x;
+    /* pixel blocks outermost (CPUs): each task packs the block it computes into its
+     * thread's copy of one block (see above). Not a strided x (ResNet's downsample): a
+     * block's packing reads kb pixels of every input plane (2 rows at stride 2), and at
+     * one thread that ran 7-14% slower than pw_pack_strided's pass plane by plane
+     * (ResNet-50's layer2.0 downsample, CPU time 871-944 us against 813-844; with a
+     * prefetch of the next block 875), though at two threads it took 1.4 MB a run off
+     * the kernel's cross-core traffic (docs/benchmarks.md, "1x1 packing per task") */
+    bool pertask = !inplace && !strided && full >= PW_COLS_OUTER;
     int64_t packed = inplace ? tail > 0 : full + (tail > 0);
-    G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
+    if (pertask) {
+        G.bpk = kl_scratch_thread(L, KN_F32, K * T.kb);
+        G.bone = true;
+    } else {
+        G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
+    }
     G.rinit = d->bias;
     kn_kx *b = NULL;
     if (d->n > 1) { /* one product per batch, through the same scratch */
         b = kx_var(L, kl_for(L, d->n));
         G.yoff = kx_mul(L, b, kx_int(L, M * P));
         G.bxoff = kx_mul(L, b, kx_int(L, K * P));
+    }
+    if (pertask) {
+        kn_kx *xoff = b ? kx_mul(L, b, kx_int(L, K * P)) : NULL;
+        int vb = kl_for(L, full);
+        if (!b) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL; /* see above */
+        kn_kx *nxt = kx_bin(L, KX_MIN, kt_plus(L, kx_var(L, vb), 1), kx_int(L, full - 1));
+        pw_pack_cols(L, d, &T, G.bpk, kx_mul(L, kx_var(L, vb), kx_int(L, T.kb)), T.kb, xoff,
+                     kx_mul(L, nxt, kx_int(L, T.kb)));
+        mm_block(L, &G, &T, kx_var(L, vb), T.kb);
+        kl_end(L);
+        if (tail) { /* on the calling thread, whose tiles of rows the parallel pass may
+                       split: a shared scratch */
+            mm_geom Gt = G;
+            Gt.bpk = kl_scratch(L, KN_F32, K * T.kb);
+            pw_pack_cols(L, d, &T, Gt.bpk, kx_int(L, full * T.kb), tail, xoff, NULL);
+            mm_block(L, &Gt, &T, kx_int(L, full), (int)tail);
+        }
+        if (b) kl_end(L);
+        return true;
     }
     /* x (a run-time B of K x P) packed as mm_pack_rt packs one */
     kn_contract bd = {.w = d->x, .K = K, .N = P, .alpha = 1};

@@ -1,0 +1,219 @@
+/* Pointwise convolutions packed task by task (passes/tile.c tile_pointwise, pw_pack_cols):
+ * with its pixel blocks outermost, each task of the parallel block loop packs the block
+ * of x it computes into its thread's copy of one block (kl_scratch_thread) and runs the
+ * tiles on it. Two 1x1 convolutions of a model built here:
+ *
+ *   y1 = Conv1x1 (x1) + b1    x1: 1x24x20x30, 600 pixels (18 blocks of 32 and a partial
+ *                             one on 16 lanes), 512 channels out
+ *   y2 = Conv1x1 (x2) + b2    x2: 2x40x24x24, batch 2: 576 pixels a batch, 18 blocks,
+ *                             48 channels out; the block loop inside the batch loop runs
+ *                             on the calling thread, packing into copy 0
+ *
+ * The inputs and weights are small integers, so every sum is exact and the outputs are
+ * compared for equality with a plain-C convolution. Pixel values differ from block to
+ * block: a thread whose copy the other overwrote between packing and the products would
+ * read another block's pixels. Checked: the per-thread scratch and its copies, that the
+ * loop is split at two threads, the JIT at 1 and 2 threads on kiln's pool (1000 runs
+ * each), and the generated C (copy 0), compiled with $CC (or cc) and run.
+ * usage: test_pw_tasks TMPDIR */
+#include "codegen/c/emit_c.h"
+#include "codegen/llvm/llvm.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "runtime/kn_pool.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { C1 = 24, H1 = 20, W1 = 30, M1 = 512, N2 = 2, C2 = 40, H2 = 24, W2 = 24, M2 = 48 };
+enum { P1 = H1 * W1, P2 = H2 * W2, RUNS = 1000 };
+
+static float x1[C1 * P1], w1[M1 * C1], b1[M1], x2[N2 * C2 * P2], w2[M2 * C2], b2[M2];
+static float want1[M1 * P1], want2[N2 * M2 * P2], got1[M1 * P1], got2[N2 * M2 * P2];
+
+static void data(void) {
+    for (int c = 0; c < C1; c++)
+        for (int p = 0; p < P1; p++) x1[c * P1 + p] = (float)((c * 5 + p * 3 + p / 32) % 7 - 3);
+    for (int i = 0; i < N2 * C2 * P2; i++) x2[i] = (float)((i * 3 + i / 97) % 7 - 3);
+    for (int i = 0; i < M1 * C1; i++) w1[i] = (float)((i * 7 + i / 13) % 5 - 2);
+    for (int i = 0; i < M2 * C2; i++) w2[i] = (float)((i * 3 + i / 11) % 5 - 2);
+    for (int m = 0; m < M1; m++) b1[m] = (float)(m % 9 - 4);
+    for (int m = 0; m < M2; m++) b2[m] = (float)(m % 7 - 3);
+    for (int m = 0; m < M1; m++)
+        for (int p = 0; p < P1; p++) {
+            long s = (long)b1[m];
+            for (int c = 0; c < C1; c++) s += (long)w1[m * C1 + c] * (long)x1[c * P1 + p];
+            want1[m * P1 + p] = (float)s;
+        }
+    for (int n = 0; n < N2; n++)
+        for (int m = 0; m < M2; m++)
+            for (int p = 0; p < P2; p++) {
+                long s = (long)b2[m];
+                for (int c = 0; c < C2; c++)
+                    s += (long)w2[m * C2 + c] * (long)x2[(n * C2 + c) * P2 + p];
+                want2[(n * M2 + m) * P2 + p] = (float)s;
+            }
+}
+
+/* The model, compiled for `threads` threads on the native target; *g holds the weights
+ * the program reads (destroy it after the program). */
+static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+    static int64_t dx1[] = {1, C1, H1, W1}, dx2[] = {N2, C2, H2, W2}, dw1[] = {M1, C1, 1, 1},
+                   dw2[] = {M2, C2, 1, 1}, db1[] = {M1}, db2[] = {M2};
+    static char *in1[] = {"x1", "w1", "b1"}, *in2[] = {"x2", "w2", "b2"}, *out1[] = {"y1"},
+                *out2[] = {"y2"};
+    model md;
+    model_init(&md, 13);
+    add_input(&md, "x1", 4, dx1);
+    add_input(&md, "x2", 4, dx2);
+    add_init(&md, "w1", 4, dw1, w1, M1 * C1);
+    add_init(&md, "b1", 1, db1, b1, M1);
+    add_init(&md, "w2", 4, dw2, w2, M2 * C2);
+    add_init(&md, "b2", 1, db2, b2, M2);
+    add_node(&md, "Conv", "pw1", 3, in1, 1, out1);
+    add_node(&md, "Conv", "pw2", 3, in2, 1, out2);
+    add_output(&md, "y1");
+    add_output(&md, "y2");
+    *g = NULL;
+    CHECK(load(&md, cx, g, 0) == KN_OK);
+    if (!*g) return NULL;
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.threads = threads};
+    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    return p;
+}
+
+/* Each kernel packs into a per-thread scratch of `threads` copies; at two threads the
+ * first one's block loop is split (the second's runs inside its batch loop). */
+static void check_plan(const kn_kprog *p, int threads) {
+    for (int k = 0; k < p->nkernels; k++) {
+        int per = 0;
+        for (int i = 0; i < p->nbufs; i++) {
+            const kn_kbuf *b = p->bufs[i];
+            if (b->per_thread && b->first == k) {
+                per++;
+                CHECK(b->copies == threads);
+            }
+        }
+        CHECK(per == 1);
+        if (threads > 1 && k == 0) CHECK(p->kernels[k]->sched.tasks > 1);
+    }
+}
+
+static int wrong(void) {
+    return memcmp(got1, want1, sizeof got1) != 0 || memcmp(got2, want2, sizeof got2) != 0;
+}
+
+static void jit_case(int threads) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, threads, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    CHECK(p->nkernels == 2);
+    check_plan(p, threads);
+    kn_jit *j = NULL;
+    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
+    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
+          KN_OK);
+    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
+    KN_ASSERT(arena);
+    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
+    int bad = 0;
+    kn_pool_run_begin(pool);
+    for (int r = 0; fn && r < RUNS; r++) {
+        const void *in[2] = {x1, x2};
+        void *out[2] = {got1, got2};
+        memset(got1, 0, sizeof got1);
+        memset(got2, 0, sizeof got2);
+        CHECK(fn(in, out, NULL, arena) == 0);
+        bad += wrong();
+    }
+    kn_pool_run_end();
+    if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
+    CHECK(fn && bad == 0);
+    free(arena);
+    if (j) kn_jit_destroy(j);
+    kn_pool_destroy(pool);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+}
+
+static bool write_floats(const char *path, const float *v, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(v, sizeof *v, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+
+static bool read_floats(const char *path, float *v, size_t n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool ok = fread(v, sizeof *v, n, f) == n;
+    fclose(f);
+    return ok;
+}
+
+/* The generated C of the program planned for 2 threads (the C uses copy 0). */
+static void c_case(const char *tmp) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, 2, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    char dir[2048], path[4096], cmd[16384];
+    snprintf(dir, sizeof dir, "%s/pw_tasks_c", tmp);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    CHECK(system(cmd) == 0);
+    kn_c_options opt = {0};
+    CHECK(kn_emit_c_files(&cx, p, &opt, dir) == KN_OK);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+    snprintf(path, sizeof path, "%s/x1.bin", dir);
+    CHECK(write_floats(path, x1, sizeof x1 / sizeof *x1));
+    snprintf(path, sizeof path, "%s/x2.bin", dir);
+    CHECK(write_floats(path, x2, sizeof x2 / sizeof *x2));
+    snprintf(path, sizeof path, "%s/main.c", dir);
+    FILE *f = fopen(path, "w");
+    KN_ASSERT(f);
+    fprintf(f,
+            "#include \"m.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
+            "static float x1[%d], x2[%d], y1[%d], y2[%d];\n"
+            "static int io(const char *n, float *v, size_t k, int w) {\n"
+            "  FILE *f = fopen(n, w ? \"wb\" : \"rb\");\n"
+            "  size_t d = f ? (w ? fwrite(v, 4, k, f) : fread(v, 4, k, f)) : 0;\n"
+            "  if (f) fclose(f);\n  return d != k;\n}\n"
+            "int main(void) {\n"
+            "  void *arena = aligned_alloc(m_ARENA_ALIGN, (m_ARENA_SIZE + 63) / 64 * 64);\n"
+            "  if (io(\"x1.bin\", x1, %d, 0) || io(\"x2.bin\", x2, %d, 0)) return 1;\n"
+            "  if (m_run(x1, x2, y1, y2, arena)) return 1;\n"
+            "  return io(\"y1.bin\", y1, %d, 1) || io(\"y2.bin\", y2, %d, 1);\n}\n",
+            C1 * P1, N2 * C2 * P2, M1 * P1, N2 * M2 * P2, C1 * P1, N2 * C2 * P2, M1 * P1,
+            N2 * M2 * P2);
+    fclose(f);
+    const char *cc = getenv("CC");
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s -std=c11 -O1 -o run main.c m.c -lm && ./run", dir,
+             cc && cc[0] ? cc : "cc");
+    CHECK(system(cmd) == 0);
+    memset(got1, 0, sizeof got1);
+    memset(got2, 0, sizeof got2);
+    snprintf(path, sizeof path, "%s/y1.bin", dir);
+    CHECK(read_floats(path, got1, sizeof got1 / sizeof *got1));
+    snprintf(path, sizeof path, "%s/y2.bin", dir);
+    CHECK(read_floats(path, got2, sizeof got2 / sizeof *got2));
+    CHECK(!wrong());
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    data();
+    jit_case(1);
+    jit_case(2);
+    c_case(argv[1]);
+    return TEST_DONE();
+}
