@@ -465,6 +465,30 @@ static bool wg_chunk_products(kn_lower *L, const wg_geom *G, wg_chunks *C, int64
                            out);
 }
 
+/* The output transforms of the chunk's vn tiles from tile vs, channels co0 .. co0 + nc:
+ * with co0, of a block whose Mt holds only those channels (column co - co0); without
+ * (NULL), of all channels. */
+static void wg_chunk_outs(kn_lower *L, const wg_geom *G, const wg_chunks *C, int64_t n, int vs,
+                          int vn, kn_kx *co0, int64_t nc) {
+    int64_t full = nc / G->lanes, tail = nc % G->lanes;
+    int vt = kl_for_x(L, kx_var(L, vn));
+    kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
+    int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
+    int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
+    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
+    for (int part = 0; part < 2; part++) { /* whole vectors, then the channels left */
+        int64_t count = part ? tail : full;
+        if (!count) continue;
+        int vco = kl_for(L, count);
+        kn_kx *mco = part ? kt_plus(L, kx_var(L, vco), full * G->lanes)
+                          : kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes));
+        wg_out_tile(L, G, n, ty, tx, co0 ? kx_add(L, co0, mco) : mco, part ? 1 : G->lanes, tl, C,
+                    co0 ? mco : NULL);
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
 /* One block of nc output channels from co0 (Mt's columns 0 .. nc) of a chunk whose tiles
  * are vn from vs: the products for those columns (instances for T + 1 and T tiles where
  * big), then their output transforms. blk0: co0 in the product tile's column blocks. */
@@ -480,25 +504,7 @@ static bool wg_chunk_block(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_t 
             return false;
     }
     if (C->r) kl_end(L);
-    int64_t full = nc / G->lanes, tail = nc % G->lanes;
-    int vt = kl_for_x(L, kx_var(L, vn));
-    kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
-    int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
-    int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
-    kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
-    if (full) {
-        int vco = kl_for(L, full);
-        kn_kx *mco = kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes));
-        wg_out_tile(L, G, n, ty, tx, kx_add(L, co0, mco), G->lanes, tl, C, mco);
-        kl_end(L);
-    }
-    if (tail) {
-        int vco = kl_for(L, tail);
-        kn_kx *mco = kt_plus(L, kx_var(L, vco), full * G->lanes);
-        wg_out_tile(L, G, n, ty, tx, kx_add(L, co0, mco), 1, tl, C, mco);
-        kl_end(L);
-    }
-    kl_end(L);
+    wg_chunk_outs(L, G, C, n, vs, vn, co0, nc);
     return true;
 }
 
@@ -568,28 +574,7 @@ static bool wg_chunked_batch(kn_lower *L, const wg_geom *G, wg_chunks *C, int64_
     }
     if (!wg_chunk_products(L, G, C, C->T, ov, out)) return false;
     if (C->r) kl_end(L);
-    /* output transforms */
-    {
-        int64_t full = G->co / G->lanes, tail = G->co % G->lanes;
-        int vt = kl_for_x(L, kx_var(L, vn));
-        kn_kx *tl = kx_var(L, vt), *t = kx_add(L, kx_var(L, vs), tl);
-        int vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
-        int vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
-        kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
-        if (full) {
-            int vco = kl_for(L, full);
-            wg_out_tile(L, G, n, ty, tx, kx_mul(L, kx_var(L, vco), kx_int(L, G->lanes)), G->lanes,
-                        tl, C, NULL);
-            kl_end(L);
-        }
-        if (tail) {
-            int vco = kl_for(L, tail);
-            wg_out_tile(L, G, n, ty, tx, kt_plus(L, kx_var(L, vco), full * G->lanes), 1, tl, C,
-                        NULL);
-            kl_end(L);
-        }
-        kl_end(L);
-    }
+    wg_chunk_outs(L, G, C, n, vs, vn, NULL, G->co); /* output transforms */
     kl_end(L);
     return true;
 }
