@@ -3209,6 +3209,29 @@ static bool batched_tile(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t m, int64_t
     return true;
 }
 
+/* batched_tile, with the batch's Bs packed for it into G->bpk: into *packed, made here
+ * when NULL (a kernel's calls for other m share it: the packing depends on the columns
+ * and the tile's width only, not on m). */
+static bool batched_packed(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
+                           int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
+                           kn_kbuf **packed, kt_tile *T, kn_contract *d, mm_geom *G, int64_t *per) {
+    if (!batched_tile(L, a, y, m, k, n, ov, T, d, G, per)) return false;
+    if (!*packed) {
+        batched_fill F = {{k, n, T->kb, T->kbl, *per}, fill, ctx};
+        *packed = kl_table_fill(L, KN_F32, batch * *per, batched_fill_fn, &F);
+    }
+    KN_ASSERT((*packed)->numel == batch * *per);
+    G->bpk = *packed;
+    return true;
+}
+
+/* The register tile's shape as the schedule records it. */
+static void batched_sched(const kt_tile *T, kn_sched *out) {
+    out->tile_rows = T->maxrows;
+    out->tile_vecs = T->nv;
+    out->lanes = T->lanes;
+}
+
 bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
                       int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out) {
@@ -3216,9 +3239,9 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
     kn_contract d;
     mm_geom G;
     int64_t per;
-    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
-    batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
-    G.bpk = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
+    kn_kbuf *packed = NULL;
+    if (!batched_packed(L, a, y, batch, m, k, n, fill, ctx, ov, &packed, &T, &d, &G, &per))
+        return false;
     /* Rows outermost when every batch's B together fits in half the second-level cache
      * (512 KB when the target does not say) and the rows make 8 chunks of 2 row tiles or more: the
      * Winograd transforms around the product split by tile rows, and a product split by batch
@@ -3283,9 +3306,7 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
         mm_blocks(L, &G, &T);
         kl_end(L);
     }
-    out->tile_rows = T.maxrows;
-    out->tile_vecs = T.nv;
-    out->lanes = T.lanes;
+    batched_sched(&T, out);
     return true;
 }
 
@@ -3297,14 +3318,8 @@ bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
     mm_geom G;
     int64_t per;
     KN_ASSERT(m >= 1 && m <= ms);
-    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
-    if (!*packed) {
-        batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
-        *packed = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
-    }
-    /* the packing depends on the columns and the tile's width only, not on m */
-    KN_ASSERT((*packed)->numel == batch * per);
-    G.bpk = *packed;
+    if (!batched_packed(L, a, y, batch, m, k, n, fill, ctx, ov, packed, &T, &d, &G, &per))
+        return false;
     int vb = kl_for(L, batch);
     kn_kx *b = kx_var(L, vb);
     G.aoff = kx_mul(L, b, kx_int(L, ms * k));
@@ -3312,9 +3327,7 @@ bool kt_batched_rows(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
     G.boff = kx_mul(L, b, kx_int(L, per));
     mm_blocks(L, &G, &T);
     kl_end(L);
-    out->tile_rows = T.maxrows;
-    out->tile_vecs = T.nv;
-    out->lanes = T.lanes;
+    batched_sched(&T, out);
     return true;
 }
 
@@ -3334,13 +3347,8 @@ bool kt_batched_cols(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
     mm_geom G;
     int64_t per;
     KN_ASSERT(m >= 1 && m <= ms && nc >= 1 && nc <= n && nc <= ys);
-    if (!batched_tile(L, a, y, m, k, n, ov, &T, &d, &G, &per)) return false;
-    if (!*packed) {
-        batched_fill F = {{k, n, T.kb, T.kbl, per}, fill, ctx};
-        *packed = kl_table_fill(L, KN_F32, batch * per, batched_fill_fn, &F);
-    }
-    KN_ASSERT((*packed)->numel == batch * per);
-    G.bpk = *packed;
+    if (!batched_packed(L, a, y, batch, m, k, n, fill, ctx, ov, packed, &T, &d, &G, &per))
+        return false;
     /* the block's nc columns as mm_blocks' columns over rows ys wide (mm_tile's row
      * stride G.n), B's blocks from blk0 on (whole blocks of kb packed k*kb apart; a
      * partial block only at n's end) */
@@ -3358,9 +3366,7 @@ bool kt_batched_cols(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t
     }
     if (tail) mm_block(L, &G, &T, kx_int(L, full), (int)tail);
     kl_end(L);
-    out->tile_rows = T.maxrows;
-    out->tile_vecs = T.nv;
-    out->lanes = T.lanes;
+    batched_sched(&T, out);
     return true;
 }
 

@@ -571,7 +571,7 @@ static bool has_feature(const char *f, const char *name) {
 }
 
 /* Whether the code may use the x86 instruction of `lanes` lanes needing feature
- * `need` ("avx2", "avx512bw", "avx512vnni"; NULL: SSE2): code for the target trusts
+ * `need` ("avx2", "avx512f", "avx512bw", "avx512vnni"; NULL: SSE2): code for the target trusts
  * the target description (its vector width and dot product chose them); the JIT, which
  * builds for this machine whatever target the program was tiled for, asks the CPU, or
  * the features of the target it was given when that one names them (`kiln tune
@@ -585,6 +585,7 @@ static bool x86_has(const emit *E, const char *need) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     if (!strcmp(need, "avx2")) return __builtin_cpu_supports("avx2");
+    if (!strcmp(need, "avx512f")) return __builtin_cpu_supports("avx512f");
     if (!strcmp(need, "avx512bw")) return __builtin_cpu_supports("avx512bw");
     return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
 #else
@@ -601,13 +602,7 @@ static bool x86_scalef(const emit *E, kn_dtype t, LLVMValueRef a) {
         target_arch(E->jit ? NULL : E->p->target) != ARCH_X86)
         return false;
     if (!E->jit) return E->p->target && E->p->target->vector_bits >= 512;
-    if (E->jit_features) return has_feature(E->jit_features, "avx512f");
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-#else
-    return false;
-#endif
+    return x86_has(E, "avx512f");
 }
 
 /* KX_DOT: the target's instruction where it has one for these lanes (the pass chose
