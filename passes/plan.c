@@ -491,13 +491,15 @@ static int by_size(const void *a, const void *b) {
 
 /* ---- estimated traffic: bytes each buffer's loads, stores and copies move per run ----
  * Each access counts its bytes times the trip counts of the loops around it (a loop
- * with a computed trip count counts once; both branches of an if count). */
+ * with a computed trip count counts once; both branches of an if count); the statements
+ * a run takes are counted the same way. */
 
 typedef struct acc_ctx {
     kn_kwalker w;
     double mult[66];
     int depth;
-    double *bytes; /* per buffer id */
+    double *bytes; /* per buffer id, or NULL: statements only */
+    double stmts;  /* statements the run takes */
 } acc_ctx;
 
 static double elem_bytes(const kn_kbuf *b) {
@@ -507,9 +509,10 @@ static double elem_bytes(const kn_kbuf *b) {
 static bool acc_enter(kn_kwalker *w, kn_ks *s) {
     acc_ctx *A = (acc_ctx *)w;
     double m = A->mult[A->depth];
-    if (s->kind == KS_STORE && s->buf)
+    A->stmts += m;
+    if (A->bytes && s->kind == KS_STORE && s->buf)
         A->bytes[s->buf->id] += m * kn_ks_store_elems(s) * elem_bytes(s->buf);
-    if (s->kind == KS_COPY) {
+    if (A->bytes && s->kind == KS_COPY) {
         double c = s->count && s->count->op == KX_CONST ? (double)s->count->i : 1;
         if (s->buf) A->bytes[s->buf->id] += m * c * elem_bytes(s->buf);
         if (s->src) A->bytes[s->src->id] += m * c * elem_bytes(s->src);
@@ -527,18 +530,51 @@ static void acc_leave(kn_kwalker *w, kn_ks *s) {
 
 static void acc_expr(kn_kwalker *w, kn_kx *x) {
     acc_ctx *A = (acc_ctx *)w;
-    if ((x->op == KX_LOAD || x->op == KX_STR) && x->buf)
+    if (A->bytes && (x->op == KX_LOAD || x->op == KX_STR) && x->buf)
         A->bytes[x->buf->id] += A->mult[A->depth] * kx_load_elems(x) * elem_bytes(x->buf);
 }
 
-/* bytes[id] += the estimated traffic of each buffer over the program */
-static void traffic(const kn_kprog *p, double *bytes) {
+/* bytes[id] += the estimated traffic of each buffer over the program (bytes NULL: none);
+ * returns the statements one run takes. */
+static double traffic(const kn_kprog *p, double *bytes) {
+    double stmts = 0;
     for (int k = 0; k < p->nkernels; k++) {
         acc_ctx A = {.w = {.enter = acc_enter, .leave = acc_leave, .expr = acc_expr},
                      .bytes = bytes};
         A.mult[0] = 1;
         kn_kwalk(&A.w, p->kernels[k]->body);
+        stmts += A.stmts;
     }
+    return stmts;
+}
+
+static bool lives_overlap(const kn_kbuf *a, const kn_kbuf *b) {
+    return !(a->last < b->first || b->last < a->first);
+}
+
+/* Whether v[j] counts as placed when v[i] is placed: the ones before it in a greedy
+ * pass (all false), every other one in a sweep of the thread-aware plan. */
+static bool other(int i, int j, bool all) {
+    return all ? j != i : j < i;
+}
+
+/* The lowest offset for v[i] clear of every placed, lifetime-overlapping buffer: try 0
+ * and the end of each conflicting one, in increasing order. */
+static size_t lowest_free(kn_kbuf **v, int n, int i, bool all) {
+    kn_kbuf *b = v[i];
+    size_t size = buf_bytes(b), off = 0;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int j = 0; j < n; j++) {
+            kn_kbuf *o = v[j];
+            if (!other(i, j, all) || !lives_overlap(o, b)) continue;
+            if (off < o->offset + buf_bytes(o) && o->offset < off + size) {
+                off = aligned(o->offset + buf_bytes(o));
+                moved = true;
+            }
+        }
+    }
+    return off;
 }
 
 /* Places v[0..n) (sorted by by_size) greedily: sets each offset, returns the end. */
@@ -546,21 +582,7 @@ static size_t place(kn_kbuf **v, int n) {
     size_t end = 0;
     for (int i = 0; i < n; i++) {
         kn_kbuf *b = v[i];
-        size_t size = buf_bytes(b), off = 0;
-        /* lowest offset clear of every placed, lifetime-overlapping buffer: try 0 and the
-         * end of each conflicting one, in increasing order */
-        for (bool moved = true; moved;) {
-            moved = false;
-            for (int j = 0; j < i; j++) {
-                kn_kbuf *o = v[j];
-                if (o->last < b->first || b->last < o->first) continue;
-                size_t os = buf_bytes(o);
-                if (off < o->offset + os && o->offset < off + size) {
-                    off = (o->offset + os + KN_ARENA_ALIGN - 1) & ~(size_t)(KN_ARENA_ALIGN - 1);
-                    moved = true;
-                }
-            }
-        }
+        size_t size = buf_bytes(b), off = lowest_free(v, n, i, false);
         b->offset = off;
         if (off + size > end) end = off + size;
     }
@@ -762,10 +784,6 @@ static int mis(const tmap *o, int lo, const tmap *b, int lb) {
     return w && (o->lm[lo] & ~w);
 }
 
-static bool lives_overlap(const kn_kbuf *a, const kn_kbuf *b) {
-    return !(a->last < b->first || b->last < a->first);
-}
-
 /* The cost of placing b at off (see above; delta false: only the lines b takes over on
  * arriving, b's share of the plan's total). on[] holds the placed buffers that share
  * none of b's lifetime and overlap [off, off + size). */
@@ -827,12 +845,6 @@ typedef struct tp_work {
     kn_kbuf **on;
 } tp_work;
 
-/* Whether v[j] counts as placed when v[i] is placed: the ones before it in the greedy
- * pass (all false), every other one in a sweep. */
-static bool other(int i, int j, bool all) {
-    return all ? j != i : j < i;
-}
-
 /* The cheapest offset for v[i] among its candidates that keep the arena within bound:
  * the starts and ends of the gaps among the placed buffers of overlapping lifetimes, and
  * the starts and ends of the placed buffers of other lifetimes lying in them (where the
@@ -842,19 +854,7 @@ static bool other(int i, int j, bool all) {
 static size_t best_offset(kn_kbuf **v, int n, int i, bool all, const tmap *M, size_t bound,
                           tp_work *W) {
     kn_kbuf *b = v[i];
-    size_t size = buf_bytes(b);
-    size_t low = 0; /* as place() */
-    for (bool moved = true; moved;) {
-        moved = false;
-        for (int j = 0; j < n; j++) {
-            kn_kbuf *o = v[j];
-            if (!other(i, j, all) || !lives_overlap(o, b)) continue;
-            if (low < o->offset + buf_bytes(o) && o->offset < low + size) {
-                low = aligned(o->offset + buf_bytes(o));
-                moved = true;
-            }
-        }
-    }
+    size_t size = buf_bytes(b), low = lowest_free(v, n, i, all);
     if (!M[b->id].nl || low + size > bound) return low;
     int ni = 0;
     for (int j = 0; j < n; j++)
@@ -977,40 +977,6 @@ static size_t place_threads(kn_kbuf **v, int n, const tmap *M, size_t bound) {
  * the BERT-style encoder 51 M). KILN_THREAD_PLAN_BUDGET overrides it (below 0: none). */
 enum { TP_BUDGET = 45000000 };
 
-typedef struct st_ctx {
-    kn_kwalker w;
-    double mult[66];
-    int depth;
-    double n; /* statements the run takes */
-} st_ctx;
-
-static bool st_enter(kn_kwalker *w, kn_ks *s) {
-    st_ctx *S = (st_ctx *)w;
-    double m = S->mult[S->depth];
-    S->n += m;
-    if (S->depth == 64) return false;
-    S->mult[++S->depth] =
-        m * (s->kind == KS_FOR && !s->ext && s->extent > 0 ? (double)s->extent : 1);
-    return true;
-}
-
-static void st_leave(kn_kwalker *w, kn_ks *s) {
-    (void)s;
-    ((st_ctx *)w)->depth--;
-}
-
-/* The statements one abstract run of p takes (a loop with a computed trip count once). */
-static double run_statements(const kn_kprog *p) {
-    double n = 0;
-    for (int k = 0; k < p->nkernels; k++) {
-        st_ctx S = {.w = {.enter = st_enter, .leave = st_leave}};
-        S.mult[0] = 1;
-        kn_kwalk(&S.w, p->kernels[k]->body);
-        n += S.n;
-    }
-    return n;
-}
-
 /* Whether the thread-aware placement applies: more than one thread, a CPU target, one
  * region, not switched off (KILN_THREAD_PLAN=0). */
 static bool thread_plan_on(const kn_kprog *p) {
@@ -1026,7 +992,7 @@ static bool thread_plan_on(const kn_kprog *p) {
 static size_t plan_threads(kn_kprog *p, kn_kbuf **v, int n, size_t blind) {
     const char *be = getenv("KILN_THREAD_PLAN_BUDGET");
     int64_t budget = be && *be ? atoll(be) : TP_BUDGET;
-    if (budget >= 0 && run_statements(p) > (double)budget) return blind;
+    if (budget >= 0 && traffic(p, NULL) > (double)budget) return blind; /* statements */
     tmap *M = calloc((size_t)p->nbufs + 1, sizeof *M);
     KN_ASSERT(M);
     size_t lines = 0;
