@@ -2189,6 +2189,20 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         red16_tile(d, ov, &T);
         red16_narrow(&G, ov, &T);
     }
+    if (!(ov && ov->tile_rows) && !flat && !integer && T.lanes > 1 && tg &&
+        tg->kind == KN_TARGET_CPU && G.kh * G.kw > 1) {
+        /* windowed float convolutions: as many pixels a tile as the registers hold (past
+         * KT_AUTO_ROWS), each weight vector loaded once per `rows` multiply-adds: the
+         * packed weights of a block of columns (Cin * 9 * KB floats, 74-590 KB for ResNet)
+         * come from the L2 once per tile, and at 8 rows their stream limited the tile.
+         * Intel Xeon (32 registers, 2 x 16 lanes), ResNet-18, CPU time a kernel: the
+         * 14x14 3x3 convolutions 14 x 2 against 7 x 2 1.72-1.75 ms against 1.98-2.00
+         * (F(2x2) 2.27-2.35), the 28x28 and 14x14 stride-2 ones 912 / 927 us against
+         * 1,095 / 1,068 (docs/benchmarks.md "Wide direct tiles"). */
+        int rmax = (kl_vector_registers(L) - T.nv - !kl_fma_scalar(L)) / T.nv;
+        rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax;
+        if (rmax > T.maxrows) T.maxrows = G.ow < rmax ? (int)G.ow : rmax;
+    }
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
         int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
         T.maxrows = (int)((G.ow + ntl - 1) / ntl);

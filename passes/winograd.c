@@ -426,14 +426,22 @@ static bool wg_chunked(kn_lower *L, const wg_geom *G) {
     return tg && tg->kind == KN_TARGET_CPU && ub <= (double)l2;
 }
 
-/* Whether the chunked form applies: where the Us fit in WG_BIG_U times the L2, or a
- * schedule file asks for blocks of output channels (wcob); bigger Us keep the three
- * passes (split by transform position, each U read once). */
+/* Whether the chunked form applies: where every U fits in the L2, or a schedule file
+ * asks for it (wchunk=N > 1, with Us up to WG_BIG_U times the L2: as wgbig's default
+ * was) or for blocks of output channels (wcob); bigger Us keep the three passes (split by
+ * transform position, each U read once). Measured on an Intel Xeon VM (2 MB L2, 48 KB
+ * L1d; CPU time a kernel, one thread, ResNet-18): the chunked form over Us past the L2
+ * took 1.31-1.39 ms at 28x28 (F(4x4), U 2.4 MB) against the three passes' 0.86-0.89, and
+ * 2.13-2.15 ms at 14x14 (F(2x2), 4.2 MB) against 1.17-1.22: each chunk reads every U
+ * again from the third level, which is slow there; on the AMD EPYC VM wgbig had measured
+ * the chunks 4-14% faster (docs/benchmarks.md "Three passes over big Us again"). Where
+ * the Us fit the L2 (56x56) the chunks stay: 0.85-1.05 ms against 1.16-1.54. */
 static bool wg_big_chunked(kn_lower *L, const wg_geom *G, const kn_sched *ov) {
     const kn_target *tg = L->target;
     if (!tg || tg->kind != KN_TARGET_CPU) return false;
     if (wg_chunked(L, G)) return true;
     if (ov && ov->wcob > 0) return kt_batched_kb(L, 1, G->kp, G->co, ov) > 0;
+    if (!(ov && ov->wchunk > 1)) return false;
     int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
     double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
     return ub <= (double)WG_BIG_U * (double)l2;
