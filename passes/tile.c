@@ -2198,7 +2198,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
          * Intel Xeon (32 registers, 2 x 16 lanes), ResNet-18, CPU time a kernel: the
          * 14x14 3x3 convolutions 14 x 2 against 7 x 2 1.72-1.75 ms against 1.98-2.00
          * (F(2x2) 2.27-2.35), the 28x28 and 14x14 stride-2 ones 912 / 927 us against
-         * 1,095 / 1,068 (docs/benchmarks.md "Wide direct tiles"). */
+         * 1,095 / 1,068 (docs/benchmarks.md "3x3 convolutions on the Intel Xeon"). */
         int rmax = (kl_vector_registers(L) - T.nv - !kl_fma_scalar(L)) / T.nv;
         rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax;
         if (rmax > T.maxrows) T.maxrows = G.ow < rmax ? (int)G.ow : rmax;

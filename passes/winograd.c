@@ -18,15 +18,14 @@
  *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][ty*m ..][cb][tx*m ..]
  *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
  *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout); or, where
- *            the Us take at most 8 L2s, for chunk of tiles (parallel), ij (kt_batched_rows,
- *            the transforms in the same loop over per-thread scratch, wchunk; in blocks
- *            of output channels where a schedule file's wcob says)
- *            with U = G g G^T computed at compile time (in double) and packed as the tile
- *            pass packs a constant B: its micro-kernel (kt_batched_const), not a second GEMM
- *   output:  for ty (parallel), tx, block of L output channels:
- *            Y = AT M[..][t][co ..] A + bias, y[n][co + l][ty*m + i][tx*m + j] =
- *            epilogue(Y[i][j] lane l) for the outputs inside y (scalar stores: NCHW puts
- *            channels oh*ow apart), the conv's fused epilogue and its operands included
+ *            the Us fit in the L2 (or a schedule's wchunk asks), for chunk of tiles (parallel), ij
+ * (kt_batched_rows, the transforms in the same loop over per-thread scratch, wchunk; in blocks of
+ * output channels where a schedule file's wcob says) with U = G g G^T computed at compile time (in
+ * double) and packed as the tile pass packs a constant B: its micro-kernel (kt_batched_const), not
+ * a second GEMM output:  for ty (parallel), tx, block of L output channels: Y = AT M[..][t][co ..]
+ * A + bias, y[n][co + l][ty*m + i][tx*m + j] = epilogue(Y[i][j] lane l) for the outputs inside y
+ * (scalar stores: NCHW puts channels oh*ow apart), the conv's fused epilogue and its operands
+ * included
  *
  * Kp is Cin rounded up to L (U's extra rows are zero, as are P's extra lanes). The
  * transforms' coefficients are constants in the expressions (0 dropped, +-1 as an add
@@ -349,8 +348,9 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
 
 /* ---- one parallel loop over chunks of tiles, in per-thread scratch ----
  *
- * Where the Us together take at most WG_BIG_U times the L2 (every U of ResNet's 56x56,
- * 28x28 and 14x14 layers, of SqueezeNet's), the input transform, the
+ * Where the Us together fit in the L2 (ResNet's 56x56 layers, SqueezeNet's), or a
+ * schedule file's wchunk > 1 asks for it with Us up to WG_BIG_U times the L2 (ResNet's
+ * 28x28 and 14x14 layers; the default there before branch conv3), the input transform, the
  * products and the output transform run in one parallel loop over chunks of consecutive
  * tiles (row-major: a chunk is a run of tile rows or part of one), each chunk through
  * the per-thread scratches Vt ([a*a][TC][Kp]), Mt ([a*a][TC][Co]) and St ([m*m][L]) of
@@ -361,14 +361,14 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
  * even. Each tile's arithmetic is the three-pass
  * form's (below), so the outputs are the same bits.
  *
- * Us bigger than the L2 (ResNet's 28x28 and 14x14: 2.4-4.2 MB) are read once per chunk,
- * each panel of a U (Kp x the tile's columns) from the L2 or the L3 for the chunk's rows
- * of tiles: with ResNet-18's small chunks (7 tiles, V + M a quarter of the L2) that took
- * 4-14% less CPU time at one thread than the three passes, which read each U once but
- * write V and M (0.9 MB each at 28x28) to the arena and read them back (docs/
- * benchmarks.md "Chunked Winograd over big Us"). Past WG_BIG_U times the L2 (the 7x7
- * layers' 16 MB of 512 -> 512) the chunks' repeated reads of U cost 13-60% more and the
- * three passes stay. A schedule file's pad=1 moves the padded copy into the chunk
+ * With wchunk, Us bigger than the L2 (ResNet's 28x28 and 14x14: 2.4-4.2 MB) are read once per
+ * chunk, each panel of a U (Kp x the tile's columns) from the L2 or the L3 for the chunk's rows of
+ * tiles: with ResNet-18's small chunks (7 tiles, V + M a quarter of the L2) that took 4-14% less
+ * CPU time at one thread than the three passes on the AMD EPYC VM (and 1.5-1.8x more on the Intel
+ * Xeon VM, wg_big_chunked), which read each U once but write V and M (0.9 MB each at 28x28) to the
+ * arena and read them back (docs/ benchmarks.md "Chunked Winograd over big Us"). Past WG_BIG_U
+ * times the L2 (the 7x7 layers' 16 MB of 512 -> 512) the chunks' repeated reads of U cost 13-60%
+ * more and the three passes stay. A schedule file's pad=1 moves the padded copy into the chunk
  * loop: each chunk pads the rows its tiles read (rows ty0*m .. ty1*m + a) into a
  * per-thread Pt and transforms from there, and the arena's P goes. Measured on ResNet-18
  * at one thread it took 5-12% more CPU time a Winograd kernel (a chunk of one or two
@@ -434,7 +434,7 @@ static bool wg_chunked(kn_lower *L, const wg_geom *G) {
  * took 1.31-1.39 ms at 28x28 (F(4x4), U 2.4 MB) against the three passes' 0.86-0.89, and
  * 2.13-2.15 ms at 14x14 (F(2x2), 4.2 MB) against 1.17-1.22: each chunk reads every U
  * again from the third level, which is slow there; on the AMD EPYC VM wgbig had measured
- * the chunks 4-14% faster (docs/benchmarks.md "Three passes over big Us again"). Where
+ * the chunks 4-14% faster (docs/benchmarks.md "3x3 convolutions on the Intel Xeon"). Where
  * the Us fit the L2 (56x56) the chunks stay: 0.85-1.05 ms against 1.16-1.54. */
 static bool wg_big_chunked(kn_lower *L, const wg_geom *G, const kn_sched *ov) {
     const kn_target *tg = L->target;
