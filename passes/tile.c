@@ -2199,9 +2199,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
          * 14x14 3x3 convolutions 14 x 2 against 7 x 2 1.72-1.75 ms against 1.98-2.00
          * (F(2x2) 2.27-2.35), the 28x28 and 14x14 stride-2 ones 912 / 927 us against
          * 1,095 / 1,068 (docs/benchmarks.md "3x3 convolutions on the Intel Xeon"). */
+        /* two vectors of columns where there are as many (the shape measured; set here,
+         * not left to kt_choose, whose default serves the 1x1 and matrix products) */
+        if (!(ov && ov->tile_vecs) && G.kg >= 2 * T.lanes) {
+            T.nv = 2;
+            T.kb = T.kbl = 2 * T.lanes;
+        }
         int rmax = (kl_vector_registers(L) - T.nv - !kl_fma_scalar(L)) / T.nv;
-        rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax;
-        if (rmax > T.maxrows) T.maxrows = G.ow < rmax ? (int)G.ow : rmax;
+        rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax < 1 ? 1 : rmax;
+        T.maxrows = G.ow < rmax ? (int)G.ow : rmax;
     }
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
         int64_t ntl = (G.ow + T.maxrows - 1) / T.maxrows;
