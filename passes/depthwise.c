@@ -908,20 +908,27 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  * computed here: each tile's outputs summed pairwise into the block's running vector,
  * stored divided by oh*ow after the block's last row, and the pool's kernel emptied.
  *
- * Band form (dwc_by_bands), on CPUs for inputs of 14x14 and up with no squeeze here: the
- * parallel loop runs over bands of rb output rows instead of channel blocks,
+ * Band form (dwc_by_bands), on CPUs for inputs of 14x14 and up: the parallel loop runs
+ * over bands of rb output rows instead of channel blocks,
  *
  *   for (b, band):                               parallel, split as it stands
  *     for channel block cb:
  *       wv[k] = packed[cb][k][0..lanes)
  *       for oy in band*rb + [0, rb): the row's tiles as above (a border row: row tests)
+ *       part[b][band][cb*lanes ..] = the block's sum over its band (with a squeeze)
+ *   pool[b][c] = (part[b][0][c] + part[b][1][c] + ...) / (oh*ow)    with a squeeze
  *
  * so that each thread reads the rows of x that it wrote: the expansions before these
  * kernels split by pixel rows (passes/tile.c, passes/parallel.c), as do the projections
  * after them, while split by channel blocks each thread read half of its input from the
  * other core and left half of its output there (MobileNetV2's 56x56 kernel took twice
  * its 1-thread CPU time at 2 threads in the VM's slow state, docs/benchmarks.md). Each
- * output is computed by the same operations in the same order: the same bits. */
+ * output is computed by the same operations in the same order: the same bits. A squeeze
+ * computed here sums each band's rows into its own partial sums, added after the bands'
+ * loop (the means round differently from the channel-block form's one running sum): split
+ * by channel blocks, EfficientNet-B0's 112x112 -> 56x56 stride-2 kernel read each pixel's
+ * 96 channels (384 bytes) once per block of 16, 6 passes over 4.8 MB, and took 0.72 ms of
+ * thread CPU time against 0.46 ms in bands (Intel Xeon, docs/benchmarks.md). */
 
 typedef struct dwc_geom {
     const kn_contract *d;
@@ -933,6 +940,7 @@ typedef struct dwc_geom {
     int wv[DW_MAX_TAPS + 1];
     kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
     int psum;      /* the block's running sum of its outputs (pool) */
+    kn_kbuf *part; /* band form with a pool: [n][bands][c] each band's sums, or NULL */
     /* integer (8-bit) convolutions: f32 on exact integers as the NCHW tiles compute
      * them (passes/tile_int.c): each input converted less its zero point, pk holds the
      * bias and w - wz, the sum converted to i32 (exact) and requantized as a vector */
@@ -1192,9 +1200,16 @@ static void dwc_band_row(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, in
 static void dwc_band_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int64_t rb, kn_kx *c0,
                            int width) {
     dwc_hold(L, G, c0, width);
+    if (G->part)
+        G->psum = width > 1 ? kl_decl_vec(L, KN_F32, width, kx_const(L, KN_F32, 0.0))
+                            : kl_decl(L, KN_F32, kx_const(L, KN_F32, 0.0));
     int vr = kl_for(L, rb);
     dwc_band_row(L, G, b, c0, width, kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr)));
     kl_end(L);
+    if (G->part) /* part[b][band][c0 ..] = the band's sums */
+        kl_store(L, G->part,
+                 kx_add(L, kt_mad(L, kt_mad(L, b, G->oh / rb, band), G->c, kx_int(L, 0)), c0),
+                 var(L, G->psum));
 }
 
 /* The band form: one parallel loop over (batch, band of rb output rows), each iteration
@@ -1203,6 +1218,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
                          const int *wid, int nw, int64_t ones) {
     const kn_contract *d = G->d;
     int64_t nb = G->oh / rb;
+    if (G->pool) G->part = kl_scratch(L, KN_F32, d->n * nb * G->c);
     int v = kl_for(L, d->n * nb);
     /* each iteration writes its rows; split as it stands (a task gets whole bands) */
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
@@ -1224,12 +1240,24 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
         kl_end(L);
     }
     kl_end(L);
+    if (!G->part) return;
+    /* pool[b*c + ch] = (the bands' sums added in band order) / (oh*ow), after every band */
+    int vp = kl_for(L, d->n * G->c);
+    kn_kx *pb = d->n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, G->c)) : kx_int(L, 0);
+    kn_kx *pc = d->n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, G->c)) : var(L, vp);
+    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * G->c)), pc);
+    int s = kl_decl(L, KN_F32, kx_load(L, G->part, base));
+    for (int64_t j = 1; j < nb; j++)
+        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, G->part, kt_plus(L, base, j * G->c))));
+    kl_store(L, G->pool, var(L, vp),
+             kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+    kl_end(L);
 }
 
 /* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
  * channel blocks: f32 on CPUs, inputs of DW_BAND_PIXELS or more (the expansions before
  * them split by pixel rows, passes/tile.c pw_channels_last, and the parallel pass's
- * collapse), no squeeze computed here (its per-block sum runs over every row), up to
+ * collapse), a squeeze computed here summed per band (dwc_geom.part), up to
  * DW_BAND_ROWS rows a band (the input rows a band reads stay in L1 between its rows:
  * with bands of one row MobileNetV2's 56x56 kernel took 1.5x as long on one thread),
  * the bands an even number or 8 or more (two threads get equal work). At 14x14 (two
@@ -1238,7 +1266,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
  * threads against 18.5 and 12 us split by channel blocks (docs/benchmarks.md, "14x14
  * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands. */
 static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
-    if (!L->target || L->target->kind != KN_TARGET_CPU || G->pool || G->plane || G->integer ||
+    if (!L->target || L->target->kind != KN_TARGET_CPU || G->plane || G->integer ||
         G->h * G->w < DW_BAND_PIXELS)
         return 0;
     for (int64_t rb = DW_BAND_ROWS; rb >= 2; rb--)
