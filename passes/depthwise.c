@@ -870,14 +870,18 @@ static void dw_pool_begin(kn_lower *L, dw_geom *G) {
         G->sumv[i] = kl_decl_vec(L, KN_F32, G->sumw[i], kx_const(L, KN_F32, 0.0));
 }
 
-/* pool[bc] = (every lane of every sum) / (oh*ow) */
-static void dw_pool_end(kn_lower *L, const dw_geom *G) {
+/* pool[bc] = (every lane of every sum) / (oh*ow); with part, part[at] = that sum */
+static void dw_pool_end(kn_lower *L, const dw_geom *G, kn_kbuf *part, kn_kx *at) {
     kn_kx *t = NULL;
     for (int i = 0; i < G->nsum; i++)
         for (int l = 0; l < G->sumw[i]; l++) {
             kn_kx *e = G->sumw[i] > 1 ? kx_lane(L, G->sumv[i], l) : var(L, G->sumv[i]);
             t = t ? kx_add(L, t, e) : e;
         }
+    if (part) { /* the band form: the band's sums, divided after every band */
+        kl_store(L, part, at, t);
+        return;
+    }
     kl_store(L, G->pool, var(L, G->vbc),
              kx_bin(L, KX_DIV, t, kx_const(L, KN_F32, (double)(G->oh * G->ow))));
 }
@@ -908,20 +912,27 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G) {
  * computed here: each tile's outputs summed pairwise into the block's running vector,
  * stored divided by oh*ow after the block's last row, and the pool's kernel emptied.
  *
- * Band form (dwc_by_bands), on CPUs for inputs of 14x14 and up with no squeeze here: the
- * parallel loop runs over bands of rb output rows instead of channel blocks,
+ * Band form (dwc_by_bands), on CPUs for inputs of 14x14 and up: the parallel loop runs
+ * over bands of rb output rows instead of channel blocks,
  *
  *   for (b, band):                               parallel, split as it stands
  *     for channel block cb:
  *       wv[k] = packed[cb][k][0..lanes)
  *       for oy in band*rb + [0, rb): the row's tiles as above (a border row: row tests)
+ *       part[b][band][cb*lanes ..] = the block's sum over its band (with a squeeze)
+ *   pool[b][c] = (part[b][0][c] + part[b][1][c] + ...) / (oh*ow)    with a squeeze
  *
  * so that each thread reads the rows of x that it wrote: the expansions before these
  * kernels split by pixel rows (passes/tile.c, passes/parallel.c), as do the projections
  * after them, while split by channel blocks each thread read half of its input from the
  * other core and left half of its output there (MobileNetV2's 56x56 kernel took twice
  * its 1-thread CPU time at 2 threads in the VM's slow state, docs/benchmarks.md). Each
- * output is computed by the same operations in the same order: the same bits. */
+ * output is computed by the same operations in the same order: the same bits. A squeeze
+ * computed here sums each band's rows into its own partial sums, added after the bands'
+ * loop (the means round differently from the channel-block form's one running sum): split
+ * by channel blocks, EfficientNet-B0's 112x112 -> 56x56 stride-2 kernel read each pixel's
+ * 96 channels (384 bytes) once per block of 16, 6 passes over 4.8 MB, and took 0.72 ms of
+ * thread CPU time against 0.46 ms in bands (Intel Xeon, docs/benchmarks.md). */
 
 typedef struct dwc_geom {
     const kn_contract *d;
@@ -933,6 +944,7 @@ typedef struct dwc_geom {
     int wv[DW_MAX_TAPS + 1];
     kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
     int psum;      /* the block's running sum of its outputs (pool) */
+    kn_kbuf *part; /* band form with a pool: [n][bands][c] each band's sums, or NULL */
     /* integer (8-bit) convolutions: f32 on exact integers as the NCHW tiles compute
      * them (passes/tile_int.c): each input converted less its zero point, pk holds the
      * bias and w - wz, the sum converted to i32 (exact) and requantized as a vector */
@@ -1192,9 +1204,16 @@ static void dwc_band_row(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, in
 static void dwc_band_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int64_t rb, kn_kx *c0,
                            int width) {
     dwc_hold(L, G, c0, width);
+    if (G->part)
+        G->psum = width > 1 ? kl_decl_vec(L, KN_F32, width, kx_const(L, KN_F32, 0.0))
+                            : kl_decl(L, KN_F32, kx_const(L, KN_F32, 0.0));
     int vr = kl_for(L, rb);
     dwc_band_row(L, G, b, c0, width, kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr)));
     kl_end(L);
+    if (G->part) /* part[b][band][c0 ..] = the band's sums */
+        kl_store(L, G->part,
+                 kx_add(L, kt_mad(L, kt_mad(L, b, G->oh / rb, band), G->c, kx_int(L, 0)), c0),
+                 var(L, G->psum));
 }
 
 /* The band form: one parallel loop over (batch, band of rb output rows), each iteration
@@ -1203,6 +1222,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
                          const int *wid, int nw, int64_t ones) {
     const kn_contract *d = G->d;
     int64_t nb = G->oh / rb;
+    if (G->pool) G->part = kl_scratch(L, KN_F32, d->n * nb * G->c);
     int v = kl_for(L, d->n * nb);
     /* each iteration writes its rows; split as it stands (a task gets whole bands) */
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
@@ -1224,12 +1244,24 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
         kl_end(L);
     }
     kl_end(L);
+    if (!G->part) return;
+    /* pool[b*c + ch] = (the bands' sums added in band order) / (oh*ow), after every band */
+    int vp = kl_for(L, d->n * G->c);
+    kn_kx *pb = d->n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, G->c)) : kx_int(L, 0);
+    kn_kx *pc = d->n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, G->c)) : var(L, vp);
+    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * G->c)), pc);
+    int s = kl_decl(L, KN_F32, kx_load(L, G->part, base));
+    for (int64_t j = 1; j < nb; j++)
+        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, G->part, kt_plus(L, base, j * G->c))));
+    kl_store(L, G->pool, var(L, vp),
+             kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+    kl_end(L);
 }
 
 /* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
  * channel blocks: f32 on CPUs, inputs of DW_BAND_PIXELS or more (the expansions before
  * them split by pixel rows, passes/tile.c pw_channels_last, and the parallel pass's
- * collapse), no squeeze computed here (its per-block sum runs over every row), up to
+ * collapse), a squeeze computed here summed per band (dwc_geom.part), up to
  * DW_BAND_ROWS rows a band (the input rows a band reads stay in L1 between its rows:
  * with bands of one row MobileNetV2's 56x56 kernel took 1.5x as long on one thread),
  * the bands an even number or 8 or more (two threads get equal work). At 14x14 (two
@@ -1238,7 +1270,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
  * threads against 18.5 and 12 us split by channel blocks (docs/benchmarks.md, "14x14
  * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands. */
 static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
-    if (!L->target || L->target->kind != KN_TARGET_CPU || G->pool || G->plane || G->integer ||
+    if (!L->target || L->target->kind != KN_TARGET_CPU || G->plane || G->integer ||
         G->h * G->w < DW_BAND_PIXELS)
         return 0;
     for (int64_t rb = DW_BAND_ROWS; rb >= 2; rb--)
@@ -1552,6 +1584,58 @@ static void dw_pad_phases(kn_lower *L, const dw_geom *G) {
     kl_end(L);
 }
 
+/* Rows a band of the NCHW band form, or 0 for the parallel loop over (batch, channel):
+ * f32 on CPUs, tiles that read x in place (not staged, no plane, no row words), inputs
+ * of DW_BAND_PIXELS or more; the fewest bands that are an even number and at least the
+ * program's threads (2 at one thread): a channel's rows share nothing with the next
+ * channel's, and each band restarts every channel's stream (bands of 8 rows took
+ * MobileNetV2's 112x112 layer from 0.117-0.149 to 0.146-0.157 ms of thread CPU time at
+ * one thread, two bands 0.122-0.153; Intel Xeon). Split by channels, each
+ * thread read half of its input from the other core and left half of its output there,
+ * where the convolutions around it split by pixel rows (MobileNetV2's and
+ * EfficientNet-B0's 112x112 layer of 32 channels after the stem: 0.8 MB of cross-core
+ * reads in the depthwise kernel and 0.8 MB in the projection after it, KILN_XCORE=2). */
+static int64_t dw_band_rows(kn_lower *L, const dw_geom *G) {
+    if (!L->target || L->target->kind != KN_TARGET_CPU || G->integer || G->stage || G->plane ||
+        G->mvec || G->words || G->pad || G->h * G->w < DW_BAND_PIXELS)
+        return 0;
+    int64_t t = L->p->threads > 2 ? L->p->threads : 2;
+    for (int64_t nb = t; nb < G->oh; nb++)
+        if (G->oh % nb == 0 && nb % 2 == 0) return G->oh / nb;
+    return 0;
+}
+
+/* Output row oy (an expression) of the band form: with a row test where it reads
+ * padding above or below. */
+static void dw_band_row(kn_lower *L, const dw_geom *G, kn_kx *oy) {
+    for (int inner = G->yhi > G->ylo ? 1 : 0; inner >= 0; inner--) {
+        if (inner)
+            kl_if(L, kx_bin(L, KX_LAND, kx_bin(L, KX_GE, oy, kx_int(L, G->ylo)),
+                            kx_bin(L, KX_LT, oy, kx_int(L, G->yhi))));
+        dw_border_cols(L, G, oy, 0, G->xlo, !inner);
+        if (G->xhi > G->xlo) dw_cols(L, G, oy, G->xlo, G->xhi - G->xlo, G->lanes, G->rows, !inner);
+        dw_border_cols(L, G, oy, G->xhi, G->ow, !inner);
+        if (inner) kl_else(L);
+    }
+    if (G->yhi > G->ylo) kl_end(L);
+}
+
+/* The band form's squeeze: part[b][band][c] holds each band's sums (dw_pool_end's lanes
+ * added, not divided); pool[b*c + ch] = (the bands' sums in band order) / (oh*ow). */
+static void dw_pool_bands(kn_lower *L, const dw_geom *G, kn_kbuf *part, int64_t nb) {
+    int64_t c = G->c;
+    int vp = kl_for(L, G->d->n * c);
+    kn_kx *pb = G->d->n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, c)) : kx_int(L, 0);
+    kn_kx *pc = G->d->n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, c)) : var(L, vp);
+    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * c)), pc);
+    int s = kl_decl(L, KN_F32, kx_load(L, part, base));
+    for (int64_t j = 1; j < nb; j++)
+        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, part, kt_plus(L, base, j * c))));
+    kl_store(L, G->pool, var(L, vp),
+             kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+    kl_end(L);
+}
+
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                      kn_kbuf *pool, dw_geom *G) {
     bool cpu = tg->kind == KN_TARGET_CPU;
@@ -1708,7 +1792,19 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         kl_store(L, G->pad, var(L, vf), kx_const(L, d->x->dtype, G->xz));
         kl_end(L);
     }
-    G->vbc = kl_for(L, d->n * G->c);
+    /* the band form: (batch, band) parallel, split as it stands, channels inside it */
+    int64_t rb = dw_band_rows(L, G), nb = rb ? G->oh / rb : 0;
+    kn_kbuf *part = rb && G->pool ? kl_scratch(L, KN_F32, d->n * nb * G->c) : NULL;
+    int vband = -1, vch = -1;
+    if (rb) {
+        vband = kl_for(L, d->n * nb);
+        L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+        kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, vband), kx_int(L, nb)) : kx_int(L, 0);
+        vch = kl_for(L, G->c);
+        G->vbc = kl_decl(L, KN_I64, kt_mad(L, b, G->c, var(L, vch)));
+    } else {
+        G->vbc = kl_for(L, d->n * G->c);
+    }
     if (G->pk) {
         G->vpk =
             kl_decl(L, KN_I64,
@@ -1746,10 +1842,22 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         kl_copy(L, G->plane, kx_int(L, 0), d->x, kx_mul(L, var(L, G->vbc), kx_int(L, G->h * G->w)),
                 kx_int(L, G->h * G->w));
     if (G->pool) dw_pool_begin(L, G);
+    if (rb) {
+        kn_kx *band = d->n > 1 ? kx_bin(L, KX_MOD, var(L, vband), kx_int(L, nb)) : var(L, vband);
+        int vr = kl_for(L, rb);
+        dw_band_row(L, G, kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr)));
+        kl_end(L);
+        /* part[(b*nb + band)*c + ch] */
+        if (G->pool) dw_pool_end(L, G, part, kt_mad(L, var(L, vband), G->c, var(L, vch)));
+        kl_end(L);
+        kl_end(L);
+        if (G->pool) dw_pool_bands(L, G, part, nb);
+        return;
+    }
     dw_rows(L, G, 0, G->ylo, true);
     dw_rows(L, G, G->ylo, G->yhi, false);
     dw_rows(L, G, G->yhi > G->ylo ? G->yhi : G->ylo, G->oh, true);
-    if (G->pool) dw_pool_end(L, G);
+    if (G->pool) dw_pool_end(L, G, NULL, NULL);
     kl_end(L);
 }
 

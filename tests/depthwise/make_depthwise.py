@@ -20,6 +20,9 @@ same weights:
                                       and an overlapping one ending at its end (8 + 8)
   y17 = Silu(DW5x5 pad 2 (e)) + b     7x7: 4 + 4 lanes, overlapping by one output
   y18, y19 = GlobalAveragePool of y16, y17   the overlapped outputs counted once
+  y20 = Silu(DW3x3 pad 1 (q) + b)     q: 2x6x16x20, batch 2: bands of 8 output rows
+                                      (2 a batch) with the channels inside each band
+  y21 = GlobalAveragePool of y20      summed per band, the bands added after them
 
 Widths leave tails in every vector width (70 - 2 = 68 interior columns: 4-, 8- and
 16-lane tiles and scalar remainders).
@@ -58,12 +61,14 @@ w10, b10 = rnd(5, 1, 3, 3), rnd(5)
 w11 = rnd(4, 1, 3, 3)
 w16, b16 = rnd(5, 1, 5, 5), rnd(5)
 w17, b17 = rnd(4, 1, 5, 5), rnd(4)
+q = rnd(2, 6, 16, 20)
+w20, b20 = rnd(6, 1, 3, 3), rnd(6)
 
 inits = gc.initializers(
     [(w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (w4, "w4"), (b4, "b4"), (w5, "w5"),
      (w6, "w6"), (w7, "w7"), (b7, "b7"), (w8, "w8"), (b8, "b8"), (w9, "w9"),
      (w10, "w10"), (b10, "b10"), (w11, "w11"),
-     (w16, "w16"), (b16, "b16"), (w17, "w17"), (b17, "b17"),
+     (w16, "w16"), (b16, "b16"), (w17, "w17"), (b17, "b17"), (w20, "w20"), (b20, "b20"),
      (np.array(0, np.float32), "lo"), (np.array(6, np.float32), "hi")])
 
 
@@ -77,6 +82,8 @@ silu16 = conv("dw16", ["n", "w16", "b16"], "y16", group=5, pads=[2, 2, 2, 2])
 silu16.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
 silu17 = conv("dw17", ["e", "w17", "b17"], "y17", group=4, pads=[2, 2, 2, 2])
 silu17.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
+silu20 = conv("dw20", ["q", "w20", "b20"], "y20", group=6, pads=[1, 1, 1, 1])
+silu20.attribute.append(helper.make_attribute("kn.epilogue", ["Silu"]))
 nodes = [
     conv("dw1", ["x", "w1", "b1"], "c1", group=C, pads=[1, 1, 1, 1]),
     helper.make_node("Clip", ["c1", "lo", "hi"], ["y1"], name="relu6"),
@@ -104,6 +111,8 @@ nodes = [
     silu17,
     helper.make_node("GlobalAveragePool", ["y16"], ["y18"], name="pool16"),
     helper.make_node("GlobalAveragePool", ["y17"], ["y19"], name="pool17"),
+    silu20,
+    helper.make_node("GlobalAveragePool", ["y20"], ["y21"], name="pool20"),
 ]
 
 t = torch.from_numpy
@@ -125,8 +134,10 @@ with torch.no_grad():
     y17 = F.silu(F.conv2d(t(e7), t(w17), t(b17), padding=2, groups=4))
     pools = [a.mean(dim=tuple(range(2, a.dim())), keepdim=True) for a in (y1, y4, y7, y8)]
     pools2 = [a.mean(dim=(2, 3), keepdim=True) for a in (y16, y17)]
-outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools + [y16, y17] + pools2
+    y20 = F.silu(F.conv2d(t(q), t(w20), t(b20), padding=1, groups=6))
+    y21 = y20.mean(dim=(2, 3), keepdim=True)
+outs = [y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11] + pools + [y16, y17] + pools2 + [y20, y21]
 
-ins = [("x", x), ("r", r), ("z", z), ("s", s), ("n", n14), ("e", e7)]
+ins = [("x", x), ("r", r), ("z", z), ("s", s), ("n", n14), ("e", e7), ("q", q)]
 g = gc.float_graph(nodes, "depthwise", ins, outs, inits)
 gc.write_case(here, gc.model(g, check=False), [a for _, a in ins], outs)

@@ -15,6 +15,12 @@ channels (passes/sescale.c). Outputs computed by torch from the same weights:
                                                  that some 5x5 taps never reach
   y4 = P(SE(SiLU(DW3x3 pad 1 (...))))             d: 2x8x7x7, batch 2, 8 -> 48 -> 24, the
                                                  scale as the Mul's second input
+  y5 = P(SE(SiLU(DW3x3 stride 2 pad 1 (...))))    e: 2x8x28x28, batch 2, 8 -> 40 -> 16: the
+                                                 depthwise in bands of 7 of its 14 output
+                                                 rows, the squeeze from the bands' sums
+  y6 = P(SE(SiLU(DW5x5 pad 2 (...))))             f: 1x8x16x16, 8 -> 30 -> 8: bands of 8
+                                                 rows with half, quarter and single-channel
+                                                 blocks
 
 SE(v) = v * sigmoid(W2 SiLU(W1 mean(v) + b1) + b2) (the Mul's inputs in torchvision's
 order, scale first, except y4); E and P are 1x1 convolutions with bias.
@@ -89,6 +95,8 @@ block(1, rnd(1, 16, 16, 16), 96, 16, 3, 1, 4, residual=True)
 block(2, rnd(1, 24, 9, 9), 72, 40, 5, 2, 6)
 block(3, rnd(1, 8, 2, 2), 30, 8, 5, 1, 2, residual=True)
 block(4, rnd(2, 8, 7, 7), 48, 24, 3, 1, 4, scale_first=False)
+block(5, rnd(2, 8, 28, 28), 40, 16, 3, 2, 4)
+block(6, rnd(1, 8, 16, 16), 30, 8, 5, 1, 2)
 
 g = gc.float_graph(nodes, "mbconv", ins, outs, gc.initializers(inits_pairs))
 gc.write_case(here, gc.model(g), [a for _, a in ins], outs)
