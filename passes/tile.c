@@ -190,6 +190,54 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     return true;
 }
 
+/* Float matrix tiles on CPUs with 32 vector registers (MatMul/Gemm with a constant B,
+ * pointwise convolutions): the tile of nv vectors by rows that makes the most multiply-adds
+ * per load, rows * nv / (rows + nv) (a step loads nv vectors of B and broadcasts one scalar
+ * of A per row), rows as kt_choose gives them for nv (the registers left after the
+ * accumulators, the nv weight vectors and the broadcast; at most KT_AUTO_ROWS): 6 x 4 (24
+ * multiply-adds for 10 loads) or 8 x 3 (24 for 11) where kt_choose gave 8 x 2 (16 for 10).
+ * On the Intel Xeon VM (AVX-512) the 512x1024x1024 MatMul ran at 162-166 GFLOP/s in 6 x 4
+ * against 146-148 in 8 x 2, and ResNet-50's 1x1 convolutions 0-19% faster each, also where
+ * the packed block of pixels (K x 64 floats) no longer fits in L1 (docs/benchmarks.md,
+ * "Wider matrix tiles"). A wider tile is taken only
+ *  - where its vectors fit in the columns and its rows make 4 tiles or more (the 112x112
+ *    32 -> 16 projections of MobileNetV2 and EfficientNet-B0, 2 tiles of 8 rows: 18%
+ *    slower with 3 vectors);
+ *  - where its partial block of columns and its partial tile of rows are no larger than
+ *    kt_choose's, unless there are 8 full ones or more (MobileNetV2's 14x14 projections to
+ *    96 channels, a block of 64 and a partial one of 32 where 8 x 2 had 3 whole blocks:
+ *    16-24% slower);
+ *  - `whole`: where its width divides the columns (the convolution tiles, whose partial
+ *    blocks go through a transposing store: EfficientNet-B0's 14x14 projections to 80 and
+ *    112 channels, 9-33% slower in 6 x 4 and 8 x 3).
+ * Not with 16 registers (AVX2), where the count would pick 4 x 3 over 6 x 2, unmeasured on
+ * the machines those tiles were tuned on. A schedule file's tile_rows or tile_vecs keeps
+ * kt_choose's tile. */
+static void kt_widen(kn_lower *L, kt_tile *T, int64_t cols, int64_t nrows, bool whole,
+                     const kn_sched *ov) {
+    const kn_target *tg = L->target;
+    if (T->t != KN_F32 || T->lanes < 2 || !tg || tg->kind != KN_TARGET_CPU ||
+        (ov && (ov->tile_rows || ov->tile_vecs)) || kl_vector_registers(L) < 32)
+        return;
+    int best = T->nv, brows = T->maxrows;
+    double bscore = (double)brows * best / (brows + best);
+    for (int nv = T->nv + 1; nv <= KT_MAX_NV; nv++) {
+        int rows = (kl_vector_registers(L) - nv - !kl_fma_scalar(L)) / nv;
+        rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
+        double score = (double)rows * nv / (rows + nv);
+        int64_t kb = (int64_t)nv * T->lanes, kb0 = (int64_t)T->nv * T->lanes, r0 = T->maxrows;
+        if (kb > cols || 4 * rows > nrows || score <= bscore || (whole && cols % kb) ||
+            (cols % kb > cols % kb0 && cols < 8 * kb) || /* a wider partial block, not small */
+            ((nrows + rows - 1) / rows * rows - nrows > (nrows + r0 - 1) / r0 * r0 - nrows &&
+             nrows < 8 * rows)) /* more rows past the last than kt_choose's tile, not small */
+            continue;
+        best = nv, brows = rows, bscore = score;
+    }
+    T->nv = best;
+    T->kb = T->kbl = best * T->lanes;
+    T->maxrows = brows;
+}
+
 /* a * s + b, index arithmetic */
 static kn_kx *mad(kn_lower *L, kn_kx *a, int64_t s, kn_kx *b) {
     return kx_add(L, kx_mul(L, a, kx_int(L, s)), b);
@@ -2185,6 +2233,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     bool red16 = integer && kt_red16(tg, d, ov); /* Helium's VMLADAVA.S8 (kt_tile.wide) */
     if (!kt_choose(L, G.kg, G.ow, ov, integer, integer && !red16 && kt_mve(tg, d, ov), &T))
         return false;
+    /* pointwise convolutions (pw_channel_tiles' rows of pixels, strided ones whose input
+       fits in L2): the matrix tiles' shape */
+    if (!integer && G.kh * G.kw == 1 && group == 1) kt_widen(L, &T, G.kg, G.ow, true, ov);
     if (red16) {
         red16_tile(d, ov, &T);
         red16_narrow(&G, ov, &T);
@@ -2878,6 +2929,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     bool red16 = integer && mm_red16_suits(G, tg, ov); /* VMLADAVA.S8 (kt_tile.wide) */
     if (!kt_choose(L, G->n, G->m, ov, integer, integer && !red16 && kt_mve(tg, G->d, ov), &T))
         return false;
+    if (!integer) kt_widen(L, &T, G->n, G->m, false, ov);
     if (red16) {
         red16_tile(G->d, ov, &T);
         if (T.kb != KT_MAX_NV) return false; /* whole blocks (mm_red16_suits) */
@@ -3548,6 +3600,7 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
     if (!kt_choose(L, P, M, ov, false, false, &T)) return false;
+    kt_widen(L, &T, P, M, false, ov);
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};
