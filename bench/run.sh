@@ -30,6 +30,8 @@
 #        ORT_SETTLE_MS (pause after ORT's turn, default 50: its threads spin ~30 ms),
 #        ROUNDS (default 3; 1 with --passes-effect), THREADS (default 2),
 #        PE_THREADS (thread counts of --passes-effect, default "1 THREADS"),
+#        PE_CPU=1 (--passes-effect: compare the CPU time of every thread per run instead
+#        of latency; steadier on a loaded machine, where a run waits for a vCPU),
 #        NO_ORT=1 skips ONNX Runtime, NO_C=1 skips the C backend, CC (default gcc),
 #        ORT_NODE (an installed onnxruntime-node folder to use instead of installing
 #        onnxruntime-node@ORT_VERSION, default 1.30.0, into BUILD_DIR/bench-ort),
@@ -190,6 +192,7 @@ kiln_ms() {
   if _out=$("$KILN" bench "$M/$_m.onnx" --backend "$_be" --threads "$_th" --runs "$RUNS" \
     --warmup 3 --json "$@" 2>"$_p.log"); then
     echo "$_out" | field median_ms >>"$_p.ms"
+    echo "$_out" | field cpu_ms >>"$_p.cpu"
     echo "$_out" >>"$_p.json"
   else
     tail -1 "$_p.log" >"$_p.err"
@@ -278,7 +281,10 @@ PIPE=$("$KILN" inspect --list-passes | sed -n 's/^default pipeline[^:]*: //p')
 [ -n "$PIPE" ] || { echo "kiln inspect --list-passes prints no default pipeline" >&2; exit 1; }
 PASSES=$(echo "$PIPE" | tr ',' '\n' | awk '!seen[$0]++' | tr '\n' ' ')
 echo "default pipeline: $PIPE"
-echo "each row leaves every occurrence of one pass out of it; ms: median of $ROUNDS x $RUNS runs;"
+# PE_CPU=1: the CPU time per run (kiln bench's cpu_ms) in place of the median latency
+X=ms
+[ -z "${PE_CPU:-}" ] || X=cpu
+echo "each row leaves every occurrence of one pass out of it; ms: $([ $X = ms ] && echo "median" || echo "CPU time per run, median") of $ROUNDS x $RUNS runs;"
 echo "(xN.NN): time without the pass / time with the full pipeline (above 1: the pass helps)"
 echo
 PE_THREADS=${PE_THREADS:-1 $THREADS}
@@ -302,23 +308,23 @@ hdr=$(printf '%-10s' "pass off")
 for m in $MODELS; do for th in $PE_THREADS; do hdr="$hdr$(printf ' %21s' "$m ${th}T")"; done; done
 echo "$hdr"
 cell() { # cell PREFIX FULL_MS
-  if [ -f "$1.err" ] && [ ! -s "$1.ms" ]; then
+  if [ -f "$1.err" ] && [ ! -s "$1.$X" ]; then
     if grep -q "needs\|already turned\|does not end in a planned" "$1.err"; then echo "required"; else echo "fails"; fi
   else
-    v=$(median "$1.ms")
+    v=$(median "$1.$X")
     echo "$(fmt "$v") (x$(ratio "$v" "$2"))"
   fi
 }
 line=$(printf '%-10s' "(none)")
 for m in $MODELS; do
-  for th in $PE_THREADS; do line="$line$(printf ' %21s' "$(fmt "$(median "$T/$m.full.$th.ms")")")"; done
+  for th in $PE_THREADS; do line="$line$(printf ' %21s' "$(fmt "$(median "$T/$m.full.$th.$X")")")"; done
 done
 echo "$line"
 for p in $PASSES; do
   line=$(printf '%-10s' "$p")
   for m in $MODELS; do
     for th in $PE_THREADS; do
-      line="$line$(printf ' %21s' "$(cell "$T/$m.$p.$th" "$(median "$T/$m.full.$th.ms")")")"
+      line="$line$(printf ' %21s' "$(cell "$T/$m.$p.$th" "$(median "$T/$m.full.$th.$X")")")"
     done
   done
   echo "$line"

@@ -40,6 +40,22 @@ for cc in gcc clang; do
   command -v $cc >/dev/null || continue
   $cc -std=c99 -Wall -Wextra -Wpedantic -Werror -c "$T/a/net.c" -o "$T/net_$cc.o" && ok || bad "$cc rejects net.c"
 done
+# x86 vectors of 8 and 16 lanes: the multiply-adds are packed instructions at -O2 (GCC 12
+# had built the per-lane fmaf of 16 lanes with scalar vfmadd...ss: the C 20x the JIT),
+# and <immintrin.h> is read only under its guard
+if [ "$(uname -m)" = x86_64 ]; then
+  for t in x86-64-avx512 x86-64-avx2; do
+    "$KILN" compile "$EX/digits.onnx" -o "$T/$t" --name net --shape image=2,1,8,8 --target $t >/dev/null || bad "compile $t"
+    for cc in gcc clang; do
+      command -v $cc >/dev/null || continue
+      $cc -std=c99 -O2 -march=skylake-avx512 -Wall -Wextra -Wpedantic -Werror -S -o "$T/$t/net_$cc.s" "$T/$t/net.c" &&
+        ! grep -q 'vfmadd[0-9]*ss' "$T/$t/net_$cc.s" && grep -q 'vfmadd[0-9]*ps' "$T/$t/net_$cc.s" && ok ||
+        bad "$t, $cc -O2: scalar multiply-adds ($(grep -c 'vfmadd[0-9]*ss' "$T/$t/net_$cc.s"))"
+    done
+    grep -B1 '^#include <immintrin.h>' "$T/$t/net.c" | grep -q '^#if KN_FMA_FUSED && defined(__\(AVX512F\|FMA\)__)$' && ok ||
+      bad "$t: <immintrin.h> outside its guard"
+  done
+fi
 # weights in a named section, or in a file
 "$KILN" compile "$EX/digits.onnx" -o "$T/s" --name net --shape image=2,1,8,8 --weights-section .kiln_w >/dev/null || bad "weights-section"
 gcc -std=c99 -Wall -Wextra -Werror -c "$T/s/net.c" -o "$T/s.o" && objdump -h "$T/s.o" | grep -q "\.kiln_w" && ok || bad "no .kiln_w section"
