@@ -934,6 +934,22 @@ static void dw_pool_end(kn_lower *L, const dw_geom *G, kn_kbuf *part, kn_kx *at)
  * 96 channels (384 bytes) once per block of 16, 6 passes over 4.8 MB, and took 0.72 ms of
  * thread CPU time against 0.46 ms in bands (Intel Xeon, docs/benchmarks.md). */
 
+/* The band forms' squeeze (dwc_by_bands, dw_build): part[b][band][c] holds each band's
+ * sums, nb bands; pool[b*c + ch] = (the bands' sums added in band order) / count, after
+ * every band. */
+static void dw_pool_bands(kn_lower *L, kn_kbuf *pool, kn_kbuf *part, int64_t n, int64_t c,
+                          int64_t nb, int64_t count) {
+    int vp = kl_for(L, n * c);
+    kn_kx *pb = n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, c)) : kx_int(L, 0);
+    kn_kx *pc = n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, c)) : var(L, vp);
+    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * c)), pc);
+    int s = kl_decl(L, KN_F32, kx_load(L, part, base));
+    for (int64_t j = 1; j < nb; j++)
+        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, part, kt_plus(L, base, j * c))));
+    kl_store(L, pool, var(L, vp), kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)count)));
+    kl_end(L);
+}
+
 typedef struct dwc_geom {
     const kn_contract *d;
     int64_t c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
@@ -1244,18 +1260,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
         kl_end(L);
     }
     kl_end(L);
-    if (!G->part) return;
-    /* pool[b*c + ch] = (the bands' sums added in band order) / (oh*ow), after every band */
-    int vp = kl_for(L, d->n * G->c);
-    kn_kx *pb = d->n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, G->c)) : kx_int(L, 0);
-    kn_kx *pc = d->n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, G->c)) : var(L, vp);
-    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * G->c)), pc);
-    int s = kl_decl(L, KN_F32, kx_load(L, G->part, base));
-    for (int64_t j = 1; j < nb; j++)
-        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, G->part, kt_plus(L, base, j * G->c))));
-    kl_store(L, G->pool, var(L, vp),
-             kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
-    kl_end(L);
+    if (G->part) dw_pool_bands(L, G->pool, G->part, d->n, G->c, nb, G->oh * G->ow);
 }
 
 /* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
@@ -1620,22 +1625,6 @@ static void dw_band_row(kn_lower *L, const dw_geom *G, kn_kx *oy) {
     if (G->yhi > G->ylo) kl_end(L);
 }
 
-/* The band form's squeeze: part[b][band][c] holds each band's sums (dw_pool_end's lanes
- * added, not divided); pool[b*c + ch] = (the bands' sums in band order) / (oh*ow). */
-static void dw_pool_bands(kn_lower *L, const dw_geom *G, kn_kbuf *part, int64_t nb) {
-    int64_t c = G->c;
-    int vp = kl_for(L, G->d->n * c);
-    kn_kx *pb = G->d->n > 1 ? kx_bin(L, KX_DIV, var(L, vp), kx_int(L, c)) : kx_int(L, 0);
-    kn_kx *pc = G->d->n > 1 ? kx_bin(L, KX_MOD, var(L, vp), kx_int(L, c)) : var(L, vp);
-    kn_kx *base = kx_add(L, kx_mul(L, pb, kx_int(L, nb * c)), pc);
-    int s = kl_decl(L, KN_F32, kx_load(L, part, base));
-    for (int64_t j = 1; j < nb; j++)
-        kl_set(L, s, kx_add(L, var(L, s), kx_load(L, part, kt_plus(L, base, j * c))));
-    kl_store(L, G->pool, var(L, vp),
-             kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
-    kl_end(L);
-}
-
 static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, const kn_target *tg,
                      kn_kbuf *pool, dw_geom *G) {
     bool cpu = tg->kind == KN_TARGET_CPU;
@@ -1851,7 +1840,7 @@ static void dw_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, cons
         if (G->pool) dw_pool_end(L, G, part, kt_mad(L, var(L, vband), G->c, var(L, vch)));
         kl_end(L);
         kl_end(L);
-        if (G->pool) dw_pool_bands(L, G, part, nb);
+        if (G->pool) dw_pool_bands(L, G->pool, part, d->n, G->c, nb, G->oh * G->ow);
         return;
     }
     dw_rows(L, G, 0, G->ylo, true);

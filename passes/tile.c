@@ -135,6 +135,13 @@ static int word_parts(const kt_tile *T) {
     return T->wide ? T->parts / T->wide : T->parts;
 }
 
+/* The rows of a register tile of nv vectors: the registers left after nv weight vectors
+ * and the broadcast input (unless the target's multiply-add reads it from a general
+ * register), nv accumulators a row */
+static int kt_reg_rows(kn_lower *L, int nv) {
+    return (kl_vector_registers(L) - nv - !kl_fma_scalar(L)) / nv;
+}
+
 /* Tile geometry for `cols` output columns and `nrows` rows, or false when the columns
  * would fill less than half a vector (depthwise convolutions). ov (may be NULL): the
  * schedule file's tile_vecs and tile_rows, used where they are set. */
@@ -175,9 +182,7 @@ static bool kt_choose(kn_lower *L, int64_t cols, int64_t nrows, const kn_sched *
     }
     T->kb = T->kbl = T->nv * T->lanes;
     if (T->nv < 1 || 2 * cols < T->kb) return false;
-    /* nv weight vectors, rows * nv accumulators and the broadcast input (unless the
-     * target's multiply-add reads it from a general register) */
-    int rows = (kl_vector_registers(L) - T->nv - !kl_fma_scalar(L)) / T->nv;
+    int rows = kt_reg_rows(L, T->nv);
     rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
     /* scalar integer tiles on microcontrollers live in the 16 general registers, not
      * the FPU's: accumulators and weights in 16 (DS-CNN int8 on the M4, pointwise
@@ -222,7 +227,7 @@ static void kt_widen(kn_lower *L, kt_tile *T, int64_t cols, int64_t nrows, bool 
     int best = T->nv, brows = T->maxrows;
     double bscore = (double)brows * best / (brows + best);
     for (int nv = T->nv + 1; nv <= KT_MAX_NV; nv++) {
-        int rows = (kl_vector_registers(L) - nv - !kl_fma_scalar(L)) / nv;
+        int rows = kt_reg_rows(L, nv);
         rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
         double score = (double)rows * nv / (rows + nv);
         int64_t kb = (int64_t)nv * T->lanes, kb0 = (int64_t)T->nv * T->lanes, r0 = T->maxrows;
@@ -2256,7 +2261,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
             T.nv = 2;
             T.kb = T.kbl = 2 * T.lanes;
         }
-        int rmax = (kl_vector_registers(L) - T.nv - !kl_fma_scalar(L)) / T.nv;
+        int rmax = kt_reg_rows(L, T.nv);
         rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax < 1 ? 1 : rmax;
         T.maxrows = G.ow < rmax ? (int)G.ow : rmax;
     }
