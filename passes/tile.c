@@ -2721,8 +2721,8 @@ static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *xi, 
  * of rows stores (rows m0 + rows .. m0 + 2 rows - 1, clamped to the last row) in this
  * block of columns. Each tile stores `rows` pieces of kb pixels a plane apart, too short
  * for the hardware prefetchers, so the stores' reads for ownership waited on memory. */
-static void mm_prefetch_next(kn_lower *L, const mm_geom *G, const kt_tile *T, int rows,
-                             kn_kx *blk, int valid, kn_kx *m0) {
+static void mm_prefetch_next(kn_lower *L, const mm_geom *G, const kt_tile *T, int rows, kn_kx *blk,
+                             int valid, kn_kx *m0) {
     const kn_contract *d = G->d;
     for (int r = 0; r < rows; r++) {
         kn_kx *row = kx_bin(L, KX_MIN, kt_plus(L, m0, rows + r), kx_int(L, G->m - 1));
