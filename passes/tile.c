@@ -2523,6 +2523,7 @@ typedef struct mm_geom {
     kn_kx *bxoff;
     bool bone;   /* bpk holds only the block being computed, from 0 (tile_pointwise's
                     per-task packing: pw_pack_cols) */
+    bool ypf;    /* each tile prefetches the next tile's lines of y (mm_prefetch_next) */
     kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
                     kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
 } mm_geom;
@@ -2720,6 +2721,26 @@ static void mm_split_step(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *xi, 
     kt_step_words(L, T, words, G->bpk, wi);
 }
 
+/* Pointwise tiles (tile_pointwise's pixel blocks outermost): a prefetch of each 64-byte
+ * line of y, and of the epilogue operands that vary along the pixels, that the next tile
+ * of rows stores (rows m0 + rows .. m0 + 2 rows - 1, clamped to the last row) in this
+ * block of columns. Each tile stores `rows` pieces of kb pixels a plane apart, too short
+ * for the hardware prefetchers, so the stores' reads for ownership waited on memory. */
+static void mm_prefetch_next(kn_lower *L, const mm_geom *G, const kt_tile *T, int rows, kn_kx *blk,
+                             int valid, kn_kx *m0) {
+    const kn_contract *d = G->d;
+    for (int r = 0; r < rows; r++) {
+        kn_kx *row = kx_bin(L, KX_MIN, kt_plus(L, m0, rows + r), kx_int(L, G->m - 1));
+        kn_kx *base = plus(L, mad(L, row, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->yoff);
+        for (int c = 0; c < valid; c += 16) {
+            kl_prefetch(L, G->y, kt_plus(L, base, c));
+            for (int o = 0; d->epi && o < d->epi->n; o++)
+                if (d->operand[o] && d->operand[o]->numel == G->y->numel)
+                    kl_prefetch(L, d->operand[o], kt_plus(L, base, c));
+        }
+    }
+}
+
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_tile Tt;
@@ -2779,6 +2800,7 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
         if (tail) mm_dot_step(L, G, T, blk, m0, kx_int(L, full), (int)tail);
         goto store;
     }
+    if (G->ypf && rows == T->maxrows) mm_prefetch_next(L, G, T, rows, blk, valid, m0);
     int vk = kl_for(L, G->k);
     kn_kx *k = kx_var(L, vk), *a[KT_MAX_ROWS] = {0};
     /* a[m0 + r, k] (transA: a[k, m0 + r]) */
@@ -3624,6 +3646,7 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     if (pertask) {
         G.bpk = kl_scratch_thread(L, KN_F32, K * T.kb);
         G.bone = true;
+        G.ypf = M >= 2 * T.maxrows; /* a next tile of rows for most tiles */
     } else {
         G.bpk = packed ? kl_scratch(L, KN_F32, packed * K * T.kb) : NULL;
     }
