@@ -16,7 +16,7 @@
  * loop is split at two threads, the JIT at 1 and 2 threads on kiln's pool (1000 runs
  * each), and the generated C (copy 0), compiled with $CC (or cc) and run.
  * usage: test_pw_tasks TMPDIR */
-#include "codegen/c/emit_c.h"
+#include "c_harness.h"
 #include "codegen/llvm/llvm.h"
 #include "onnx_builder.h"
 #include "passes/pass.h"
@@ -166,21 +166,16 @@ static void c_case(const char *tmp) {
         kn_graph_destroy(g);
         return;
     }
-    char dir[2048], path[4096], cmd[16384];
-    snprintf(dir, sizeof dir, "%s/pw_tasks_c", tmp);
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    CHECK(system(cmd) == 0);
-    kn_c_options opt = {0};
-    CHECK(kn_emit_c_files(&cx, p, &opt, dir) == KN_OK);
+    char dir[2048], path[4096];
+    FILE *f = ch_emit(&cx, p, tmp, "pw_tasks_c", dir, sizeof dir);
+    CHECK(f != NULL);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
+    if (!f) return;
     snprintf(path, sizeof path, "%s/x1.bin", dir);
     CHECK(write_floats(path, x1, sizeof x1 / sizeof *x1));
     snprintf(path, sizeof path, "%s/x2.bin", dir);
     CHECK(write_floats(path, x2, sizeof x2 / sizeof *x2));
-    snprintf(path, sizeof path, "%s/main.c", dir);
-    FILE *f = fopen(path, "w");
-    KN_ASSERT(f);
     fprintf(f,
             "#include \"m.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
             "static float x1[%d], x2[%d], y1[%d], y2[%d];\n"
@@ -196,10 +191,7 @@ static void c_case(const char *tmp) {
             C1 * P1, N2 * C2 * P2, M1 * P1, N2 * M2 * P2, C1 * P1, N2 * C2 * P2, M1 * P1,
             N2 * M2 * P2);
     fclose(f);
-    const char *cc = getenv("CC");
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s -std=c11 -O1 -o run main.c m.c -lm && ./run", dir,
-             cc && cc[0] ? cc : "cc");
-    CHECK(system(cmd) == 0);
+    CHECK(ch_build_run(dir, NULL));
     memset(got1, 0, sizeof got1);
     memset(got2, 0, sizeof got2);
     snprintf(path, sizeof path, "%s/y1.bin", dir);

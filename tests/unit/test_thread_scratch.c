@@ -12,7 +12,7 @@
  * program printed with "per thread", the JIT at 1 thread and at 2 on kiln's pool, and the
  * generated C (one copy: its parallel loops run on the caller), compiled with $CC (or cc)
  * and run. usage: test_thread_scratch TMPDIR */
-#include "codegen/c/emit_c.h"
+#include "c_harness.h"
 #include "codegen/llvm/llvm.h"
 #include "kir_fixture.h"
 #include "passes/pass.h"
@@ -123,15 +123,13 @@ static void c_case(kn_ctx *cx, const char *tmp) {
     kn_kprog p;
     kn_kbuf *s;
     build(cx, &p, 2, &s);
-    char dir[2048], path[4096], cmd[16384];
-    snprintf(dir, sizeof dir, "%s/thread_scratch_c", tmp);
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    CHECK(system(cmd) == 0);
-    kn_c_options opt = {0};
-    CHECK(kn_emit_c_files(cx, &p, &opt, dir) == KN_OK);
-    snprintf(path, sizeof path, "%s/main.c", dir);
-    FILE *f = fopen(path, "w");
-    KN_ASSERT(f);
+    char dir[2048], path[4096];
+    FILE *f = ch_emit(cx, &p, tmp, "thread_scratch_c", dir, sizeof dir);
+    CHECK(f != NULL);
+    if (!f) {
+        kn_kprog_destroy(&p);
+        return;
+    }
     fprintf(f,
             "#include \"m.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
             "static float x[%d], y[%d];\n"
@@ -143,10 +141,7 @@ static void c_case(kn_ctx *cx, const char *tmp) {
             "  return 0;\n}\n",
             NT * K, NT, NT * K, NT);
     fclose(f);
-    const char *cc = getenv("CC");
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s -std=c11 -O1 -o run main.c m.c -lm && ./run > out.txt",
-             dir, cc && cc[0] ? cc : "cc");
-    CHECK(system(cmd) == 0);
+    CHECK(ch_build_run(dir, "out.txt"));
     snprintf(path, sizeof path, "%s/out.txt", dir);
     f = fopen(path, "r");
     CHECK(f != NULL);
