@@ -386,8 +386,12 @@ typedef struct kn_sched {
                    products and output transforms (passes/winograd.c; rounded down to a
                    multiple of the product tile's columns), 1 in a schedule file: blocks
                    sized from the L2; 0: every channel in one block (the default) */
-    int pf;     /* dot tiles over a padded copy: 1 the next block of output channels' packed
-                   weights prefetched (passes/tile.c, conv_pf), or 2 in a schedule file: not */
+    int pf;     /* dot tiles over a padded copy and float windowed tiles: 1 the next block of
+                   output channels' packed weights prefetched (passes/tile.c, conv_pf), or 2 in
+                   a schedule file: not */
+    int span;   /* float windowed tiles: 1 each tile takes tile_rows consecutive pixels of
+                   the output plane, spanning rows (passes/tile.c, conv_plane), or 2 in a
+                   schedule file: tiles of one output row */
 } kn_sched;
 
 typedef struct kn_kernel {

@@ -49,6 +49,7 @@ static const struct {
     {"pf", offsetof(kn_sched, pf)},
     {"wchunk", offsetof(kn_sched, wchunk)},
     {"wcob", offsetof(kn_sched, wcob)},
+    {"span", offsetof(kn_sched, span)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -182,7 +183,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob, span)",
                      tok);
             return false;
         }

@@ -121,7 +121,8 @@ typedef struct kt_tile {
     int wide;
     /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
     int fblock;
-    bool pf; /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
+    bool pf;   /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
+    bool span; /* tiles of consecutive pixels of the output plane (conv_geom.span) */
     /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
      * at binit[bidx + v*lanes ..], or one value a row at binit[bidx + r] (brow); NULL:
      * none, or an integer tile, which starts at its init (exact) */
@@ -655,8 +656,14 @@ typedef struct conv_geom {
     int vband;
     bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
     bool pf;    /* prefetch the next block's packed weights while this one runs (conv_pf) */
-    bool xcl;   /* four-part dot tiles reading the padded channels-last copy of x
-                   (conv_pad_cl): a word is 4 consecutive bytes of it */
+    /* span tiles (float windows whose output rows are narrower than the register tile:
+     * conv_plane): each tile takes maxrows consecutive pixels of the oh * ow plane, across
+     * rows, p0 its first (a constant: the tiles are unrolled); conv_tile then gets oy 0
+     * and ow0 p0, and reads each row's input at its own constant offset */
+    bool span;
+    int64_t p0;
+    bool xcl; /* four-part dot tiles reading the padded channels-last copy of x
+                 (conv_pad_cl): a word is 4 consecutive bytes of it */
 } conv_geom;
 
 /* The 1x1 reduction tiles of the long reductions that narrow their output channels
@@ -926,34 +933,45 @@ static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, 
            T->lanes == 1 && kwn > 1 && kwn <= 3;
 }
 
-/* Whether a dot tile's packed weights are prefetched (conv_geom.pf): on CPU targets, for
- * the plain four-part words over a padded copy (the channel tiles of ResNet's 3x3
- * layers), where the weights are more than half the second-level cache. Each block of
- * output channels reads its weights once per tile, so every block after the first
- * starts by streaming them from the third level or memory (ResNet-18's layer4: 147 KB a
- * block of 32 channels, 2.4 MB a layer, gone from the caches since the last run);
- * that first pass ran at the memory's pace, the other tiles at the dot product's. */
+/* Whether a tile's packed weights are prefetched (conv_geom.pf): on CPU targets, for
+ * the plain four-part dot words over a padded copy (the channel tiles of ResNet's 3x3
+ * layers) and the float windowed tiles with vectors (their direct 3x3 layers), where the
+ * weights are more than half the second-level cache. Each block of output channels
+ * reads its weights once per tile, so every block after the first starts by streaming
+ * them from the third level or memory (ResNet-18's layer4: 147 KB a block of 32
+ * channels, 2.4 MB a layer, gone from the caches since the last run); that first pass
+ * ran at the memory's pace, the other tiles at the dot product's. */
 static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile *T,
                           const kn_sched *ov) {
-    if (!tg || tg->kind != KN_TARGET_CPU || !T->dot || T->parts != 4 || (!G->xw && !G->xcl) ||
-        G->xblk || G->band || T->cpair || T->wide || T->split || T->wpair || T->xpre ||
-        G->wpk->numel < 2 * ((G->cg + 3) / 4) * G->kh * G->kw * T->kb || (ov && ov->pf == 2))
-        return false;
+    if (!tg || tg->kind != KN_TARGET_CPU || G->band || (ov && ov->pf == 2)) return false;
+    int64_t blk;   /* the packed weights of one block of columns, in elements */
+    if (!T->dot) { /* float windows: tile_conv's vector tiles over the input or its copy */
+        if (T->t != KN_F32 || T->lanes < 2 || G->kh * G->kw < 2) return false;
+        blk = G->cg * G->kh * G->kw * T->kb;
+    } else {
+        if (T->parts != 4 || (!G->xw && !G->xcl) || G->xblk || T->cpair || T->wide || T->split ||
+            T->wpair || T->xpre)
+            return false;
+        blk = ((G->cg + 3) / 4) * G->kh * G->kw * T->kb;
+    }
+    if (G->wpk->numel < 2 * blk) return false;
     if (ov && ov->pf == 1) return true; /* a schedule file's pf=1: whatever their size */
     int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
     int64_t bytes = G->wpk->numel * (int64_t)kn_dtype_get(G->wpk->dtype)->size;
     return bytes > l2 / 2;
 }
 
-/* The prefetch of conv_geom.pf, once per channel group and kernel row of a tile: the
- * next block's weights (the last block its own), spread evenly over this block's tiles
- * so the third level serves them at a steady rate: at the tile of pixels [P, P + rows)
- * of the oh * ow and its step q of K, the line at offset (P * K + q * rows) / (oh * ow * K)
- * of the block (always inside it). ResNet-18 layer4's 147 KB over 7 tiles of 7 pixels:
- * a prefetch every 55 bytes; its 14x14 layers' 74 KB over 28 tiles: every 14. */
+/* The prefetch of conv_geom.pf, once per reduction step q of a tile (a channel group, or
+ * a float tile's input channel, times a kernel row: K of them): the next block's weights
+ * (the last block its own), spread evenly over this block's tiles so the third level
+ * serves them at a steady rate: at the tile of pixels [P, P + rows) of the oh * ow and
+ * its step q of K, the line at offset (P * K + q * rows) / (oh * ow * K) of the block
+ * (always inside it). ResNet-18 layer4's 147 KB over 7 tiles of 7 pixels: a prefetch
+ * every 55 bytes; its 14x14 layers' 74 KB over 28 tiles: every 14. Flat tiles
+ * (conv_geom.flat) pass oy 0 and their first pixel as ow0. */
 static void conv_pf(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kx *gb, kn_kx *cgrp,
                     int vi, kn_kx *oy, kn_kx *ow0) {
-    int64_t ng = (G->cg + 3) / 4, K = ng * G->kh, bw = ng * G->kh * G->kw * T->kb;
+    int64_t ng = T->dot ? (G->cg + 3) / 4 : G->cg, K = ng * G->kh, bw = ng * G->kh * G->kw * T->kb;
     int64_t nblk = G->wpk->numel / bw;
     kn_kx *q = mad(L, cgrp, G->kh, kx_var(L, vi));
     kn_kx *u = kx_add(L, kx_mul(L, mad(L, oy, G->ow, ow0), kx_int(L, K)),
@@ -1356,6 +1374,9 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
         goto store;
     }
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
+    if (G->pf) conv_pf(L, G, T, gb, kx_var(L, vc), vi, oy, ow0);
+    if (G->span) /* the window of pixel (0, 0); each row's own offset below */
+        oy = ow0 = kx_int(L, 0);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
@@ -1369,11 +1390,17 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
     kn_kx *a[KT_MAX_ROWS] = {0};
     int vx = kl_decl(L, KN_I64, xi);
-    for (int r = 0; r < rows; r++)
-        a[r] = conv_operand(
-            L, G, kx_load(L, G->x, kx_add(L, kx_var(L, vx), kx_int(L, r * G->sw * G->xs[3]))));
+    for (int r = 0; r < rows; r++) {
+        int64_t py = G->span ? (G->p0 + r) / G->ow : 0, px = G->span ? (G->p0 + r) % G->ow : r;
+        a[r] =
+            conv_operand(L, G,
+                         kx_load(L, G->x,
+                                 kx_add(L, kx_var(L, vx),
+                                        kx_int(L, py * G->sh * G->xs[2] + px * G->sw * G->xs[3]))));
+    }
     kt_step(L, T, a, G->wpk, widx);
     kl_end_n(L, 3 + crow + ccol);
+    if (G->span) oy = kx_int(L, 0), ow0 = kx_int(L, G->p0); /* y at pixel p0 of the plane */
 store:
     kt_add_init(L, T);
     /* y[b, g*kg + blk*kb + col, oh, ow0 + r]: the channels are strided in y, so the
@@ -1569,6 +1596,20 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
     conv_rows(L, G, T, vb, vg, blk, valid, 0, G->ylo, true);
     conv_rows(L, G, T, vb, vg, blk, valid, G->ylo, G->yhi, false);
     conv_rows(L, G, T, vb, vg, blk, valid, G->yhi, G->oh, true);
+}
+
+/* All output pixels of one block of columns in span tiles (conv_geom.span): maxrows
+ * consecutive pixels of the oh * ow plane a tile, the last one shorter, unrolled (at most
+ * SPAN_MAX_TILES), each at the constant offsets of its pixels. */
+static void conv_plane(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
+                       int valid) {
+    int64_t P = G->oh * G->ow, R = T->maxrows;
+    conv_geom gs = *G;
+    for (int64_t p0 = 0; p0 < P; p0 += R) {
+        gs.p0 = p0;
+        conv_tile(L, &gs, T, (int)(P - p0 < R ? P - p0 : R), vb, vg, blk, valid, kx_int(L, 0),
+                  kx_int(L, p0), false, false, -1);
+    }
 }
 
 /* Pointwise pairs (G->xblk): the `rows` pixels from ow0 of every input channel, split
@@ -2222,6 +2263,52 @@ static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, in
     if (rem) conv_band(L, G, T, vb, vg, x, xb, kx_int(L, nb * brows), brows, rem);
 }
 
+/* Span tiles (conv_geom.span, conv_plane) for a float windowed convolution whose output
+ * rows are narrower than the register tile (rmax pixels): the rows of each tile, as equal
+ * as they can be, or 0 where they do not suit. The packed weights of a block of output
+ * channels stream from the L2 once per tile, so at 7x7 outputs (ResNet's layer4: 590 KB a
+ * block, one tile of 7 pixels a row) 4 tiles of 13 pixels read them 4 times where the rows
+ * read them 7. Only where that takes fewer tiles than the rows, at most SPAN_MAX_TILES
+ * (they are unrolled), where the weights are more than half the L2 (as conv_pf_suits: they
+ * stream from beyond it; smaller ones were not measured), with y dense NCHW and every
+ * epilogue operand one value, one a channel or y's shape (read at (b, channel, 0, pixel),
+ * which lands on the same element). A schedule file's span=2 keeps the rows; span=1 asks
+ * for them whatever the sizes, tile_rows (rmax then) their pixels. */
+enum { SPAN_MAX_TILES = 8 };
+
+static int conv_span_rows(const kn_target *tg, const kn_contract *d, const conv_geom *G, int rmax,
+                          const kn_sched *ov) {
+    int64_t P = G->oh * G->ow, ntl = (P + rmax - 1) / rmax;
+    if ((ov && ov->span == 2) || ntl > SPAN_MAX_TILES || G->ys[3] != 1 || G->ys[2] != G->ow ||
+        G->ys[1] != G->oh * G->ow)
+        return 0;
+    bool asked = ov && ov->span == 1;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    if (!asked && (G->ow >= rmax || ntl >= G->oh || d->w->numel * 4 <= l2 / 2)) return 0;
+    for (int k = 0; d->epi && k < d->epi->n; k++) {
+        const kn_kbuf *o = d->operand[k];
+        if (!o || o->numel == 1 || conv_same_layout(o, d->y)) continue;
+        int ca = o->rank - (d->y->rank - 1); /* y's channel axis in o */
+        if (ca < 0) return 0;
+        for (int i = 0; i < o->rank; i++)
+            if (i != ca && o->dims[i] != 1) return 0;
+    }
+    return asked && ov->tile_rows ? rmax : (int)((P + ntl - 1) / ntl);
+}
+
+int kt_conv_span_rows(kn_lower *L, const kn_contract *d) {
+    const kn_target *tg = L->target;
+    int lanes = kl_lanes(L, KN_F32);
+    if (!tg || tg->kind != KN_TARGET_CPU || lanes < 2 || d->kind != KN_CONTRACT_CONV ||
+        d->nsp != 2 || d->kh * d->kw < 2 || kn_contract_is_int(d) || d->m / d->group < 2 * lanes)
+        return 0;
+    conv_geom G;
+    conv_geometry(d, &G);
+    int rmax = kt_reg_rows(L, 2);
+    rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax < 1 ? 1 : rmax;
+    return conv_span_rows(tg, d, &G, rmax, NULL);
+}
+
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
                       const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
@@ -2245,7 +2332,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         red16_tile(d, ov, &T);
         red16_narrow(&G, ov, &T);
     }
-    if (!(ov && ov->tile_rows) && !flat && !integer && T.lanes > 1 && tg &&
+    int span_rows = 0; /* the rows of a span tile (conv_span_rows), if one suits */
+    if (!(ov && ov->tile_rows && ov->span != 1) && !flat && !integer && T.lanes > 1 && tg &&
         tg->kind == KN_TARGET_CPU && G.kh * G.kw > 1) {
         /* windowed float convolutions: as many pixels a tile as the registers hold (past
          * KT_AUTO_ROWS), each weight vector loaded once per `rows` multiply-adds: the
@@ -2263,6 +2351,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         }
         int rmax = kt_reg_rows(L, T.nv);
         rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax < 1 ? 1 : rmax;
+        if (ov && ov->tile_rows) rmax = ov->tile_rows; /* span=1 with its tile */
+        span_rows = conv_span_rows(tg, d, &G, rmax, ov);
         T.maxrows = G.ow < rmax ? (int)G.ow : rmax;
     }
     if (!(ov && ov->tile_rows)) { /* rows of equal tiles: 28 = 4 x 7, not 3 x 8 + 4 */
@@ -2437,7 +2527,12 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
     }
     G.y = y;
-    G.row_tiles = conv_row_tiles(&G, &T, tg);
+    /* span tiles: over a padded copy or an input that needs none (no border tests) */
+    if (span_rows && G.ylo == 0 && G.yhi == G.oh && G.xlo == 0 && G.xhi == G.ow) {
+        G.span = Tp->span = true;
+        T.maxrows = Tp->maxrows = span_rows;
+    }
+    G.row_tiles = !G.span && conv_row_tiles(&G, &T, tg);
     G.direct = integer && T.lanes == 1 && !G.vq;
     if (G.vqred)
         G.tile = kl_scratch(L, KN_I32, T.maxrows * 4);
@@ -2453,12 +2548,14 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     } else if (G.xblk) {
         pw_pairs_tiles(L, &G, &T, vb, vg);
     } else {
+        void (*block)(kn_lower *, const conv_geom *, kt_tile *, int, int, kn_kx *, int) =
+            G.span ? conv_plane : conv_block;
         if (full) {
             int vk = kl_for(L, full);
-            conv_block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
+            block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
             kl_end(L);
         }
-        if (tail) conv_block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
+        if (tail) block(L, &G, &T, vb, vg, kx_int(L, full), (int)tail);
     }
     kl_end_n(L, 2);
     /* each output once: blocks of columns, rows and tiles partition y (conv_rows) */
@@ -4849,6 +4946,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.lanes = T.lanes;
             kern->sched.fblock = T.fblock;
             kern->sched.pf = T.pf;
+            kern->sched.span = T.span;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */

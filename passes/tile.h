@@ -19,6 +19,11 @@ bool kt_operands_ok(const kn_contract *d);
  * and from hi on read padding. 0 <= lo <= hi <= out. */
 void kt_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t dl, int64_t pb, int64_t *lo,
                  int64_t *hi);
+/* The pixels of the span tiles (passes/tile.c, conv_plane: consecutive pixels of the
+ * output plane, across its rows) the tile pass gives float convolution d by default on
+ * L's target (two vectors of output channels, a padded copy), or 0 where it gives tiles
+ * of one output row. */
+int kt_conv_span_rows(kn_lower *L, const kn_contract *d);
 /* Conditions 0 <= i < n as one expression. */
 kn_kx *kt_inside(kn_lower *L, kn_kx *i, int64_t n);
 /* e + k, written e - |k| for negative k and e for 0 (index arithmetic) */

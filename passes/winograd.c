@@ -58,6 +58,7 @@ enum {
     WG_MIN_COUT = 16,
     WG_MIN_CC = 512,
     WG_MIN_TILES = 16,
+    WG_DIRECT_TILES = 16,
     WG_F4_TILES = 49,
     WG_MAX_BATCH = 4
 };
@@ -632,6 +633,23 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
     return ((d->oh + m - 1) / m) * ((d->ow + m - 1) / m);
 }
 
+/* Whether d keeps the direct convolution over F(2x2) at small planes (WG_DIRECT_TILES
+ * tiles or fewer: 7x7, 8x8) whose U (16/9 of the weights) is bigger than the L2 (1 MB where
+ * the target does not say), where the tile pass gives it span tiles (passes/tile.h
+ * kt_conv_span_rows: 13 pixels a tile at 7x7, the next block's weights prefetched).
+ * There each product streams its U from beyond the L2 for 16 rows of tiles, so F(2x2)
+ * reads 16/9 of the weights the direct tiles read. ResNet-50's layer4 (512 -> 512, 7x7,
+ * 9.4 MB of weights, U 16.7 MB) on the Intel Xeon VM, CPU time a kernel in the whole
+ * model (one thread, 5 rounds, docs/benchmarks.md "ResNet-50's layer4"): direct 2.14-3.22
+ * ms (medians 2.41, 2.42) against F(2x2)'s 2.71-3.02 (2.77, 2.80); alone in a loop, its
+ * weights warm in the third level, F(2x2) stays faster (1.26-1.31 ms against 1.59-1.62). */
+static bool wg_direct_streams(kn_lower *L, const kn_contract *d) {
+    const kn_target *tg = L->target;
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    double ub = 16.0 * (double)d->c * (double)d->m * 4;
+    return wg_tiles(d, 2) <= WG_DIRECT_TILES && ub > (double)l2 && kt_conv_span_rows(L, d) > 0;
+}
+
 /* The tile size m for d: the schedule file's (2 or 4), else F(4x4) where it makes
  * WG_F4_TILES tiles or more, else F(2x2) where that makes WG_MIN_TILES and Cin * Cout is
  * WG_MIN_CC or more, else 0. Measured again at small sizes (CPU time a kernel, one
@@ -648,9 +666,10 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
  * are within noise (0.48-0.58 / 0.54-0.58, 0.69-0.84 / 0.68-0.75), and F(2x2) keeps the
  * weights at 16/9 instead of 4x and compiles faster (LLVM's time grows with F(4x4)'s
  * 36-vector transforms). */
-static int wg_tile(const kn_contract *d, const kn_sched *ov) {
+static int wg_tile(kn_lower *L, const kn_contract *d, const kn_sched *ov) {
     if (ov && (ov->wino == 2 || ov->wino == 4)) return ov->wino;
     if (wg_tiles(d, 4) >= WG_F4_TILES) return 4;
+    if (wg_direct_streams(L, d)) return 0;
     return wg_tiles(d, 2) >= WG_MIN_TILES && d->c * d->m >= WG_MIN_CC ? 2 : 0;
 }
 
@@ -710,9 +729,9 @@ kn_status kn_kpass_winograd(kn_ctx *cx, kn_kprog *p) {
         const kn_contract *d = kern->contract;
         const kn_sched *ov = kn_schedule_for(p, k);
         if (!d || kern->sched.tile_rows || (ov && ov->wino == 1)) continue;
-        int m = wg_tile(d, ov);
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
+        int m = wg_tile(L, d, ov);
         kn_sched s = kern->sched;
         if (wg_suits(d, kl_lanes(L, KN_F32), m) && wg_build(L, d, m, ov, &s)) {
             kern->sched = s;
