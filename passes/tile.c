@@ -3610,12 +3610,16 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
 }
 
 /* A strided 1x1 convolution whose input (bytes) fits in half of L2 (512 KB when the
- * target does not say) stays with the convolution tiles: there the blocks of output
- * channels re-read it from L2, and the packing and the pixel tiles' partial blocks
- * (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. */
+ * target does not say), and in 512 KB, stays with the convolution tiles: there the blocks
+ * of output channels re-read it from L2, and the packing and the pixel tiles' partial
+ * blocks (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. At most 512 KB:
+ * on the Intel Xeon VM (2 MB L2, read by "native") ResNet-50's layer4 downsample (800 KB
+ * of input) took 20-30% more CPU time in the convolution tiles than packed, ResNet-18's
+ * layer3 one (400 KB) 10-25% less (docs/benchmarks.md "The host's caches"). */
 static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
     int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024;
-    return d->c * d->h * d->w_ * 4 > l2 / 2;
+    int64_t fits = l2 / 2 < 512 * 1024 ? l2 / 2 : 512 * 1024;
+    return d->c * d->h * d->w_ * 4 > fits;
 }
 
 static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov,
