@@ -25,7 +25,7 @@
 # With EMIT c and GCC 10 or later, the include directory also holds <c-prefix>_stack.h:
 # <c-prefix>_STACK_BYTES, the stack <c-prefix>_run needs as GCC compiled it (its call
 # graph, -fcallgraph-info=su; cmake/kiln_stack.cmake), and <c-prefix>_STACK_CALLS, the
-# library functions it calls, whose own stack is not included.
+# library functions it calls, whose own stack is not included; not with OPTIONS --threads.
 #
 # kiln_add_arena(<target> MODELS <model-target>... [NAME <symbol>] [SECTION <linker-section>])
 #   One arena for models that never run at the same time: <target> is a static library
@@ -167,9 +167,10 @@ function(kiln_add_model target)
   # Generated C built by GCC 10 or later: <c-prefix>_stack.h with <c-prefix>_STACK_BYTES,
   # the stack <c-prefix>_run needs, from GCC's call graph of the object as compiled
   # (kiln_stack.cmake). The code is an object library, so that the header, computed from
-  # its object, is made before anything that links <target> is compiled.
+  # its object, is made before anything that links <target> is compiled. Not with
+  # OPTIONS --threads (host code: the tasks run on the stacks of the caller's threads).
   if(KAM_EMIT STREQUAL "c" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
-     AND CMAKE_C_COMPILER_VERSION VERSION_GREATER_EQUAL 10)
+     AND CMAKE_C_COMPILER_VERSION VERSION_GREATER_EQUAL 10 AND NOT "--threads" IN_LIST KAM_OPTIONS)
     add_library(${target}_code OBJECT ${code} ${outputs})
     set_target_properties(${target}_code PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
     target_include_directories(${target}_code PRIVATE ${dir})

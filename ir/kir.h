@@ -511,6 +511,11 @@ size_t kn_kbuf_view_at(const kn_kbuf *b);
 size_t kn_kbuf_arena_offset(const kn_kbuf *b);
 /* Marks in use[buffer id] the buffers statement s touches: bit 1 read, bit 2 written. */
 void kn_kernel_uses(const kn_ks *s, unsigned char *use);
+/* Marks in v[var] the variables s declares (1: a loop index, 2: a local), and those it
+ * reads or sets (kn_ks_used_vars, 1): a statement moved into a function of its own (a
+ * parallel loop's task) takes the used ones it does not declare from outside. */
+void kn_ks_declared_vars(const kn_ks *s, unsigned char *v);
+void kn_ks_used_vars(const kn_ks *s, unsigned char *v);
 /* Sets every buffer's first/last kernel from the statements that touch it (-1: none):
  * the lifetimes the memory plan places buffers by. String storage and the status
  * word live from their first use (the status word from the start) to the end. */

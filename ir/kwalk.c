@@ -157,6 +157,38 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *use) {
     kn_kwalk(&U.w, (kn_ks *)s);
 }
 
+/* ---- variables ---- */
+
+typedef struct vars_ctx {
+    kn_kwalker w;
+    unsigned char *v;
+} vars_ctx;
+
+static bool declared_enter(kn_kwalker *w, kn_ks *s) {
+    if (s->kind == KS_FOR || s->kind == KS_DECL)
+        ((vars_ctx *)w)->v[s->var] = s->kind == KS_FOR ? 1 : 2;
+    return true;
+}
+
+void kn_ks_declared_vars(const kn_ks *s, unsigned char *v) {
+    vars_ctx V = {.w = {.enter = declared_enter}, .v = v};
+    kn_kwalk(&V.w, (kn_ks *)s);
+}
+
+static bool used_enter(kn_kwalker *w, kn_ks *s) {
+    if (s->kind == KS_SET) ((vars_ctx *)w)->v[s->var] = 1;
+    return true;
+}
+
+static void used_expr(kn_kwalker *w, kn_kx *x) {
+    if (x->op == KX_VAR) ((vars_ctx *)w)->v[x->var] = 1;
+}
+
+void kn_ks_used_vars(const kn_ks *s, unsigned char *v) {
+    vars_ctx V = {.w = {.enter = used_enter, .expr = used_expr}, .v = v};
+    kn_kwalk(&V.w, (kn_ks *)s);
+}
+
 int *kn_kprog_readers(const kn_kprog *p) {
     if (!p->release_constants) return NULL;
     int *n = calloc((size_t)p->nbufs + 1, sizeof *n);

@@ -2842,6 +2842,41 @@ static void mm_prefetch_next(kn_lower *L, const mm_geom *G, const kt_tile *T, in
     }
 }
 
+/* One step k of a float (or lane-by-lane integer) tile: a[m0 + r, k] (transA: a[k, m0 + r])
+ * times row k of the block's B into the accumulators. */
+static void mm_fstep(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
+                     kn_kx *m0, kn_kx *k) {
+    kn_kx *a[KT_MAX_ROWS] = {0};
+    int va =
+        kl_decl(L, KN_I64, plus(L, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k), G->aoff));
+    for (int r = 0; r < rows; r++)
+        a[r] = int_operand(
+            L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
+    if (G->bx && valid == T->kb) /* in place: x[k, blk * kb ..] */
+        kt_step(L, T, a, G->bx,
+                plus(L, mad(L, k, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->bxoff));
+    else if (G->bx) /* the packed partial block, alone in bpk */
+        kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
+    else
+        kt_step(L, T, a, G->bpk,
+                plus(L, mm_bidx(L, T, G->bone ? kx_int(L, 0) : blk, G->k, k), G->boff));
+}
+
+/* How many steps of k one iteration of a float tile's reduction loop makes (the last
+ * one alone after the loop when k is odd): 2 on CPUs with 32 vector registers (where
+ * kt_widen makes the 6 x 4 tiles), whose loop the LLVM backend does not unroll (its
+ * unrolling is off on hosted CPUs, codegen/llvm/jit.c); else 1. The same steps in the
+ * same order: each output is the same sum. The 6 x 4 tile alone with its B (a 1024 x 64
+ * panel in L2) on the Intel Xeon VM, a C copy of the loop: 161-169 GFLOP/s one step an
+ * iteration, 173-180 two, 166-177 four; the 512 x 1024 x 1024 MatMul 6.77-6.95 -> 6.50-6.61
+ * ms of CPU time (docs/benchmarks.md "The host's caches"). */
+static int mm_k_unroll(kn_lower *L, const kt_tile *T, int64_t k) {
+    const kn_target *tg = L->target;
+    if (T->t != KN_F32 || !tg || tg->kind != KN_TARGET_CPU || kl_vector_registers(L) < 32 || k < 4)
+        return 1;
+    return 2;
+}
+
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_tile Tt;
@@ -2902,23 +2937,12 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
         goto store;
     }
     if (G->ypf && rows == T->maxrows) mm_prefetch_next(L, G, T, rows, blk, valid, m0);
-    int vk = kl_for(L, G->k);
-    kn_kx *k = kx_var(L, vk), *a[KT_MAX_ROWS] = {0};
-    /* a[m0 + r, k] (transA: a[k, m0 + r]) */
-    int va =
-        kl_decl(L, KN_I64, plus(L, G->ta ? mad(L, k, G->m, m0) : mad(L, m0, G->k, k), G->aoff));
-    for (int r = 0; r < rows; r++)
-        a[r] = int_operand(
-            L, G->d, kx_load(L, G->a, kx_add(L, kx_var(L, va), kx_int(L, r * (G->ta ? 1 : G->k)))));
-    if (G->bx && valid == T->kb) /* in place: x[k, blk * kb ..] */
-        kt_step(L, T, a, G->bx,
-                plus(L, mad(L, k, G->n, kx_mul(L, blk, kx_int(L, T->kb))), G->bxoff));
-    else if (G->bx) /* the packed partial block, alone in bpk */
-        kt_step(L, T, a, G->bpk, kx_mul(L, k, kx_int(L, T->kb)));
-    else
-        kt_step(L, T, a, G->bpk,
-                plus(L, mm_bidx(L, T, G->bone ? kx_int(L, 0) : blk, G->k, k), G->boff));
+    int un = mm_k_unroll(L, T, G->k);
+    int vk = kl_for(L, G->k / un);
+    kn_kx *k2 = un > 1 ? kx_mul(L, kx_var(L, vk), kx_int(L, un)) : kx_var(L, vk);
+    for (int u = 0; u < un; u++) mm_fstep(L, G, T, rows, blk, valid, m0, kt_plus(L, k2, u));
     kl_end(L);
+    if (G->k % un) mm_fstep(L, G, T, rows, blk, valid, m0, kx_int(L, G->k - 1));
 store:
     kt_add_init(L, T);
     int vy =
@@ -3711,12 +3735,16 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
 }
 
 /* A strided 1x1 convolution whose input (bytes) fits in half of L2 (512 KB when the
- * target does not say) stays with the convolution tiles: there the blocks of output
- * channels re-read it from L2, and the packing and the pixel tiles' partial blocks
- * (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. */
+ * target does not say), and in 512 KB, stays with the convolution tiles: there the blocks
+ * of output channels re-read it from L2, and the packing and the pixel tiles' partial
+ * blocks (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. At most 512 KB:
+ * on the Intel Xeon VM (2 MB L2, read by "native") ResNet-50's layer4 downsample (800 KB
+ * of input) took 20-30% more CPU time in the convolution tiles than packed, ResNet-18's
+ * layer3 one (400 KB) 10-25% less (docs/benchmarks.md "The host's caches"). */
 static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
     int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024;
-    return d->c * d->h * d->w_ * 4 > l2 / 2;
+    int64_t fits = l2 / 2 < 512 * 1024 ? l2 / 2 : 512 * 1024;
+    return d->c * d->h * d->w_ * 4 > fits;
 }
 
 static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov,

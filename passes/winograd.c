@@ -358,7 +358,8 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
  * the thread running it (kl_scratch_thread): nothing a task writes is read by another
  * thread, and a thread reuses the same lines for every chunk. TC = the biggest chunk's
  * tiles; chunks hold T or T + 1 tiles (the first r of them T + 1), sized so that a
- * chunk's V and M take at most a quarter of the L2 (WG_CHUNK_L2) and their count is
+ * chunk's V and M take at most a quarter of the L2 (WG_CHUNK_L2) or 256 KB (WG_CHUNK_MAX)
+ * and their count is
  * even. Each tile's arithmetic is the three-pass
  * form's (below), so the outputs are the same bits.
  *
@@ -383,7 +384,7 @@ static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
  * chunk. On ResNet-18 every block shape tried took 5-30% more CPU time than the three
  * passes at 28x28 and 14x14 (where whole chunks took less), so the default leaves it
  * off. */
-enum { WG_CHUNK_L2 = 4, WG_BIG_U = 8, WG_BIG_V = 4, WG_BIG_M = 8 };
+enum { WG_CHUNK_L2 = 4, WG_CHUNK_MAX = 256 * 1024, WG_BIG_U = 8, WG_BIG_V = 4, WG_BIG_M = 8 };
 
 static void wg_fill(const void *ctx, const kt_packing *P, float *dst);
 static bool wg_chunked(kn_lower *L, const wg_geom *G);
@@ -394,7 +395,12 @@ static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg
     const kn_target *tg = L->target;
     int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
     int64_t pt = (int64_t)a * a * (G->kp + G->co) * 4; /* V and M bytes of a tile */
-    int64_t tmax = l2 / WG_CHUNK_L2 / pt;
+    /* a chunk's V and M: a quarter of the L2, at most WG_CHUNK_MAX. On the Intel Xeon VM
+     * (2 MB L2, read by "native") a quarter of it (ResNet's 56x56 3x3 layers in chunks of 25
+     * tiles instead of 14) took 5-15% more CPU time a kernel at one thread than 256 KB
+     * (docs/benchmarks.md "The host's caches") */
+    int64_t budget = l2 / WG_CHUNK_L2 < WG_CHUNK_MAX ? l2 / WG_CHUNK_L2 : WG_CHUNK_MAX;
+    int64_t tmax = budget / pt;
     C->cob = G->co;
     if (ov && ov->wcob > 0) { /* blocks of output channels: V in the budget, M a block */
         int64_t kb = kt_batched_kb(L, 1, G->kp, G->co, ov);

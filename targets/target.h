@@ -99,9 +99,14 @@ typedef struct kn_target {
 
 /* The target named name, or NULL. The table is static; entries are never freed. */
 const kn_target *kn_target_find(const char *name);
-/* t with the fields "native" leaves open (vector width, registers) measured on the
+/* t with the fields "native" leaves open (vector width, registers, caches) measured on the
  * machine kiln runs on; any other target as it is. The result is static. */
 const kn_target *kn_target_resolve(const kn_target *t);
+/* The first-level data and second-level cache sizes of a Linux sysfs cache directory
+ * ("/sys/devices/system/cpu/cpu0/cache": index<i>/level, type, size), in bytes; 0 for
+ * each one not found (no such directory, unreadable or unparsable files). "native"
+ * takes its l1d_bytes and l2_bytes from it (sysconf where sysfs says nothing). */
+void kn_target_read_caches(const char *dir, int *l1d, int *l2);
 /* The dot product's name as --help, schedules and the kernel-IR text print it:
  * "none", "s16x2", "u8s8x4", "s8s8x4", "s8x16". */
 const char *kn_dot_name(kn_dot d);

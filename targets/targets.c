@@ -1,8 +1,12 @@
 /* The table of targets kiln knows. Add a target by adding an entry. */
 #include "targets/target.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <threads.h>
+#if defined(__unix__)
+#include <unistd.h>
+#endif
 
 /* Designated fields: a field a target leaves out is 0 (no SIMD, no dot product,
  * unknown caches, default float ABI, hosted, a CPU). */
@@ -185,8 +189,58 @@ const kn_target *const *kn_target_list(void) {
     return list;
 }
 
+/* The size in bytes of the file's "48K" / "2048K" / "1M" / "65536" (Linux sysfs cache
+ * sizes), 0 if it cannot be read or does not parse. */
+static int read_size(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long v = 0;
+    char unit = 0;
+    int got = fscanf(f, "%ld%c", &v, &unit);
+    fclose(f);
+    if (got < 1 || v <= 0) return 0;
+    long mul = unit == 'K' || unit == 'k' ? 1024 : unit == 'M' || unit == 'm' ? 1024 * 1024 : 1;
+    return v <= (long)(0x7fffffff / mul) ? (int)(v * mul) : 0;
+}
+
+void kn_target_read_caches(const char *dir, int *l1d, int *l2) {
+    *l1d = *l2 = 0;
+    /* dir/index<i>/{level,type,size}: one per cache of the CPU (Linux sysfs) */
+    for (int i = 0; i < 8; i++) {
+        char path[512], type[32] = "";
+        snprintf(path, sizeof path, "%s/index%d/level", dir, i);
+        int level = read_size(path);
+        if (!level) continue;
+        snprintf(path, sizeof path, "%s/index%d/type", dir, i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        int got = fscanf(f, "%31s", type);
+        fclose(f);
+        if (got != 1 || !strcmp(type, "Instruction")) continue;
+        snprintf(path, sizeof path, "%s/index%d/size", dir, i);
+        int size = read_size(path);
+        if (level == 1 && !*l1d) *l1d = size;
+        if (level == 2 && !*l2) *l2 = size;
+    }
+}
+
 static kn_target host;
 static once_flag host_once = ONCE_FLAG_INIT;
+
+/* The host's per-core data caches into host.l1d_bytes / l2_bytes: sysfs, else sysconf
+ * (glibc reads CPUID on x86), else left 0 (passes then assume their defaults). The third
+ * level is not read: no pass sizes blocks by it, and a VM may report the host's whole
+ * L3 (480 MB on the Intel Xeon VM of docs/benchmarks.md). */
+static void detect_caches(void) {
+    kn_target_read_caches("/sys/devices/system/cpu/cpu0/cache", &host.l1d_bytes, &host.l2_bytes);
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    long v;
+    if (!host.l1d_bytes && (v = sysconf(_SC_LEVEL1_DCACHE_SIZE)) > 0 && v <= 0x7fffffff)
+        host.l1d_bytes = (int)v;
+    if (!host.l2_bytes && (v = sysconf(_SC_LEVEL2_CACHE_SIZE)) > 0 && v <= 0x7fffffff)
+        host.l2_bytes = (int)v;
+#endif
+}
 
 static void detect_host(void) {
     host = targets[0];
@@ -205,6 +259,7 @@ static void detect_host(void) {
     host.fma = true;
     host.vector_registers = 32;
 #endif
+    detect_caches();
 }
 
 const kn_target *kn_target_resolve(const kn_target *t) {

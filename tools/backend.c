@@ -63,16 +63,19 @@ kn_status backend_compile_c(kn_ctx *cx, kn_graph *g, const char *name, const kn_
 #define WEIGHTS_FILE_MIN ((size_t)16 << 20)
 
 struct backend_prog {
-    kn_graph *g;      /* interp: the graph to run; borrowed */
-    kn_kprog *p;      /* c, llvm: the planned program */
-    kn_entry_fn fn;   /* c, llvm: NAME_run_array */
+    kn_graph *g;    /* interp: the graph to run; borrowed */
+    kn_kprog *p;    /* c, llvm: the planned program */
+    kn_entry_fn fn; /* c, llvm: NAME_run_array */
+    /* c with threads > 1: NAME_run_array_parallel (codegen/c/emit_c.h), else NULL */
+    int (*par_fn)(const void *const *, void *const *, const void *, void *,
+                  void (*)(void *, int, void (*)(void *, int, int), void *), void *);
     kn_jit *jit;      /* llvm */
     void *lib;        /* c: the dlopen()ed shared object */
     void *weights;    /* c: contents of model.weights (64-byte aligned), or NULL */
     void *arena;      /* c, llvm: the work arena, p->arena_size bytes, or NULL */
     kn_arena *keep;   /* backend_reuse_outputs: holds the reused outputs, else NULL */
     kn_tensor **kept; /* the outputs handed out by every call (flat), once allocated */
-    kn_pool *pool;    /* llvm with threads > 1: the parallel loops' workers, else NULL */
+    kn_pool *pool;    /* llvm, c with threads > 1: the parallel loops' workers, else NULL */
 #ifdef KILN_HAVE_OPENCL
     backend_ocl *ocl; /* opencl: program, weights and arena on the device */
 #endif
@@ -116,14 +119,37 @@ static kn_status read_weights(kn_ctx *cx, const char *path, void **out) {
     return KN_OK;
 }
 
+/* A generated model's task (NAME_task) and its closure, run by kiln's pool. */
+typedef struct c_task {
+    void (*task)(void *ctx, int t, int thread);
+    void *ctx;
+} c_task;
+
+static int c_task_run(void *user_context, int t, unsigned char *closure) {
+    (void)user_context;
+    const c_task *ct = (const c_task *)(void *)closure;
+    ct->task(ct->ctx, t, kn_pool_thread_index());
+    return 0;
+}
+
+/* The par_for NAME_run_array_parallel calls (NAME_par_for): the tasks on the pool of the
+ * calling thread's run (kn_pool_run_begin), each told its thread's index. */
+static void c_par_for(void *user, int ntasks, void (*task)(void *, int, int), void *ctx) {
+    (void)user;
+    c_task ct = {task, ctx};
+    kn_pool_par_for(NULL, c_task_run, 0, ntasks, (unsigned char *)&ct);
+}
+
 /* Emits bp->p as C into a temporary folder, compiles and loads it, removes the folder.
- * With prof, the code calls prof's hook around each kernel. */
-static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
-                           const kn_profile *prof) {
+ * With prof, the code calls prof's hook around each kernel. With threads > 1, the C runs
+ * its parallel loops as tasks on a pool of that many threads (NAME_run_array_parallel). */
+static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags, const kn_profile *prof,
+                           int threads) {
     size_t wbytes = kn_kprog_weight_bytes(bp->p);
     /* KILN_TEST_REVERSE_PARALLEL: run parallel loops backwards (tests the analysis) */
     kn_c_options opt = {.weights_file = wbytes >= WEIGHTS_FILE_MIN,
                         .reverse_parallel = getenv("KILN_TEST_REVERSE_PARALLEL") != NULL,
+                        .threads = threads,
                         .profile = prof != NULL};
     char dir[4096];
     kn_status made = cc_tmp_dir(cx, "kiln-run", dir, sizeof dir);
@@ -139,6 +165,13 @@ static kn_status prepare_c(kn_ctx *cx, backend_prog *bp, const char *cflags,
     if (!st) {
         *(void **)&bp->fn = dlsym(bp->lib, "model_run_array");
         if (!bp->fn) st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array not found");
+    }
+    if (!st && threads > 1) {
+        *(void **)&bp->par_fn = dlsym(bp->lib, "model_run_array_parallel");
+        if (!bp->par_fn)
+            st = kn_diag(cx, NULL, KN_EINTERNAL, "model_run_array_parallel not found");
+        else if (!(bp->pool = kn_pool_create(threads)))
+            st = kn_diag(cx, NULL, KN_ELIMIT, "cannot start %d threads", threads);
     }
     if (!st && prof) {
         kn_profile_hook *hook = dlsym(bp->lib, "model_profile_hook");
@@ -233,7 +266,8 @@ kn_status backend_prepare_for(kn_ctx *cx, const char *backend, kn_graph *g, kn_t
         if (opts) jopts = *opts;
         jopts.release_constants = !strcmp(backend, "llvm");
         /* the JIT's pool: as many copies of each per-thread scratch as it has threads */
-        jopts.threads = !strcmp(backend, "llvm") && threads > 1 ? threads : 1;
+        bool pooled = !strcmp(backend, "llvm") || !strcmp(backend, "c");
+        jopts.threads = pooled && threads > 1 ? threads : 1;
         st = prepare_kprog(cx, backend, g, in, &jopts, target, &bp->p);
         if (!st && !strcmp(backend, "opencl")) {
 #ifdef KILN_HAVE_OPENCL
@@ -248,7 +282,7 @@ kn_status backend_prepare_for(kn_ctx *cx, const char *backend, kn_graph *g, kn_t
                                        thread_pool(bp, threads), prof, &bp->jit);
             if (!st) bp->fn = kn_jit_entry(bp->jit);
         } else if (!st) {
-            st = prepare_c(cx, bp, cflags, prof);
+            st = prepare_c(cx, bp, cflags, prof, jopts.threads);
         }
         if (!st && bp->p->arena_size &&
             !(bp->arena = aligned_alloc(KN_ARENA_ALIGN, (bp->p->arena_size + KN_ARENA_ALIGN - 1) &
@@ -298,7 +332,8 @@ kn_status backend_call(kn_ctx *cx, backend_prog *bp, kn_arena *a, kn_tensor *con
     {
         pool_trace_run_begin();
         kn_pool_run_begin(bp->pool);
-        rc = bp->fn(ip, op, bp->weights, bp->arena);
+        rc = bp->par_fn ? bp->par_fn(ip, op, bp->weights, bp->arena, c_par_for, NULL)
+                        : bp->fn(ip, op, bp->weights, bp->arena);
         kn_pool_run_end();
     }
     if (rc == KN_STATUS_STRING_TOO_LONG)
@@ -351,7 +386,7 @@ void backend_release(backend_prog *bp) {
 kn_status backend_run(kn_ctx *cx, const char *backend, kn_graph *g, kn_arena *a, kn_tensor **in,
                       kn_tensor **out, uint64_t seed, const kn_compile_opts *opts) {
     backend_prog *bp;
-    /* KILN_TEST_THREADS=N: parallel loops on N threads (tests the JIT's tasks) */
+    /* KILN_TEST_THREADS=N: parallel loops on N threads (tests the JIT's and the C's tasks) */
     const char *tt = getenv("KILN_TEST_THREADS");
     if (backend_prepare(cx, backend, g, in, NULL, tt ? atoi(tt) : 1, opts, &bp)) return cx->status;
     kn_status st = backend_call(cx, bp, a, in, out, seed);

@@ -387,7 +387,7 @@ int cmd_bench(int argc, char **argv) {
             if (!strcmp(backend, "opencl"))
                 printf("%s: backend opencl (the device runs the work-items)\n", model);
             else {
-                int nt = strcmp(backend, "llvm") ? 1 : threads;
+                int nt = strcmp(backend, "llvm") && strcmp(backend, "c") ? 1 : threads;
                 printf("%s: backend %s, %d thread%s\n", model, backend, nt, nt == 1 ? "" : "s");
             }
             printf("load     %10.3f ms\n", load_ms);

@@ -181,6 +181,12 @@ int cmd_compile(int argc, char **argv) {
         } else if (cli_talk_opt(argv[i], &talk, true)) {
         } else if (cli_flag(argv[i], "--weights-file")) {
             copt.weights_file = true;
+        } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end || end == v || n < 1 || n > 256)
+                return cli_usage_error("compile", "--threads takes N from 1 to 256, not '%s'", v);
+            copt.threads = (int)n;
         } else if (cli_flag(argv[i], "--arena-in-place-io")) {
             io_in_arena = true;
         } else if (cli_opt(argc, argv, &i, "--memory", &v)) {
@@ -235,6 +241,8 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage_error("compile", "unknown target '%s' (%s)", target, cli_target_names());
     if (!to_c && (copt.weights_file || copt.weights_section))
         return cli_usage_error("compile", "--weights-file and --weights-section apply to --emit c");
+    if (!to_c && copt.threads > 1)
+        return cli_usage_error("compile", "--threads applies to --emit c and h");
     if (!to_c && io_in_arena)
         return cli_usage_error("compile", "--arena-in-place-io applies to --emit c and h");
     if (!to_c && memory)
@@ -270,6 +278,7 @@ int cmd_compile(int argc, char **argv) {
     cli_compile_opts(&po, &copts);
     copts.release_constants = true; /* the graph's weights once repacked (compile memory) */
     copts.io_in_arena = io_in_arena;
+    copts.threads = copt.threads; /* per-thread scratch: a copy for each thread */
     copts.nregions = mem.nregions;
     for (int r = 0; r < mem.nregions; r++) {
         copts.region_name[r] = mem.region_name[r];

@@ -122,6 +122,12 @@ static const cli_option compile_options[] = {
     O("--weights-file", NULL,
       "Write the weights to NAME.weights instead of C arrays; NAME_run then takes them as a "
       "parameter (for models too large for a C array)."),
+    O("--threads", "N",
+      "For host programs that run the model on N threads (C only; default 1): NAME.c also "
+      "defines NAME_run_parallel, which runs the kernels' parallel loops as tasks through a "
+      "parallel-for the caller passes (its own thread pool; docs/generated-c.md), and the arena "
+      "holds each thread's scratch. Outputs are the same as NAME_run's, bit for bit. Not for "
+      "firmware, which stays single-threaded."),
     O("--arena-in-place-io", NULL,
       "Plan the inputs and outputs inside the arena (C only): NAME.h gives each an offset "
       "(NAME_INPUT_k_OFFSET, NAME_OUTPUT_k_OFFSET); the caller writes the inputs there, passes "
@@ -272,9 +278,9 @@ static const cli_option bench_options[] = {
       "runs and print their latencies in ms on one line; at the end of stdin print the summary "
       "of every timed run (instead of --runs)."),
     O("--threads", "N",
-      "llvm: run each kernel's parallel loop on N threads (kiln's pool, whose workers spin "
-      "during a run; KILN_POOL_TRACE=1 prints how the tasks were shared); c and interp use "
-      "one (default 1)."),
+      "llvm and c: run each kernel's parallel loop on N threads (kiln's pool, whose workers "
+      "spin during a run; KILN_POOL_TRACE=1 prints how the JIT's tasks were shared; c: the C "
+      "compiled with --threads N, run by NAME_run_parallel); interp uses one (default 1)."),
     O("--json", NULL,
       "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "

@@ -1400,6 +1400,7 @@ static void cprint_stmt(kn_cprint *E, const kn_ks *s, int ind) {
                 fprintf(f, "%*s}\n", ind, "");
                 return;
             }
+        if (E->loop_hook && E->loop_hook(E, s, ind)) return;
         if ((s->annot & KN_LOOP_PARALLEL) && E->reverse_parallel && !s->ext) {
             /* test mode: independent iterations may run in any order */
             fprintf(f, "%*sfor (%s v%d = %lld; v%d >= 0; v%d--) { /* parallel */\n", ind, "", IT,

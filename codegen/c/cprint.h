@@ -32,7 +32,12 @@ typedef struct kn_cprint {
     FILE *f;
     kn_dialect dialect;
     bool reverse_parallel; /* test mode: parallel loops run backwards */
-    const kn_ks *gid[3];   /* OpenCL: loops that are NDRange dims 0..2 */
+    /* NULL, or called on each loop before it is printed: prints the loop some other way
+     * (emit_c.c: a parallel loop as a call of its task function) and returns true, or
+     * returns false to have it printed as a loop */
+    bool (*loop_hook)(struct kn_cprint *P, const kn_ks *s, int indent);
+    void *hook_user;
+    const kn_ks *gid[3]; /* OpenCL: loops that are NDRange dims 0..2 */
     int ngid;
     bool in_lane;                      /* printing one lane (kn_l) of a vector statement */
     unsigned helpers;                  /* half-precision helpers used */

@@ -132,6 +132,176 @@ static void kernel_restrict(const kn_kprog *p, const unsigned char *use, bool *r
     }
 }
 
+/* ---- parallel loops as tasks (kn_c_options.threads > 1) ---- */
+
+enum { MAX_TASK_LOOPS = 64 };
+
+/* The parallel loops of the kernel being printed that run as tasks: each becomes
+ * NAME_kK_bJ (the loop over a range of its iterations, the kernel's buffers as
+ * parameters), struct NAME_kK_cJ (its closure: buffers and the outer variables it reads)
+ * and NAME_kK_tJ (one task: a chunk of the iterations, the thread's copy of each
+ * per-thread scratch), and the kernel calls the caller's par_for over the tasks, or runs
+ * them in order when there is none. */
+typedef struct task_loops {
+    const kn_kprog *p;
+    int kernel;
+    const bool *restr; /* the kernel's restrict parameters (kernel_restrict) */
+    int n;
+    const kn_ks *loop[MAX_TASK_LOOPS];
+    unsigned char *use, *inner, *used; /* scratch for task_vars */
+} task_loops;
+
+/* The buffers (T->use) and the outer variables (T->used without T->inner) of loop s. */
+static void task_vars(task_loops *T, const kn_ks *s) {
+    memset(T->use, 0, (size_t)T->p->nbufs + 1);
+    memset(T->inner, 0, (size_t)T->p->nvars + 1);
+    memset(T->used, 0, (size_t)T->p->nvars + 1);
+    kn_kernel_uses(s, T->use);
+    kn_ks_declared_vars(s, T->inner);
+    kn_ks_used_vars(s, T->used);
+    for (int v = 0; v < T->p->nvars; v++) T->used[v] &= !T->inner[v];
+}
+
+/* The loops the JIT runs as tasks (codegen/llvm/emit_llvm.c, par_loop): parallel, split
+ * into more than one task, of a constant extent, none inside another; here also only
+ * when every variable they take from outside is a scalar (a closure field). */
+static void task_find(task_loops *T, const kn_ks *s) {
+    if (!s) return;
+    if (s->kind == KS_FOR && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext &&
+        s->extent > 1 && s->extent <= INT32_MAX && T->n < MAX_TASK_LOOPS) {
+        task_vars(T, s);
+        bool scalars = true;
+        for (int v = 0; v < T->p->nvars; v++) scalars &= !T->used[v] || T->p->var_lanes[v] == 1;
+        if (scalars) {
+            T->loop[T->n++] = s;
+            return;
+        }
+    }
+    for (int i = 0; i < s->n; i++) task_find(T, s->body[i]);
+}
+
+static const char *index_type(const kn_kprog *p) {
+    return ctype(p->index_bits == 32 ? KN_I32 : KN_I64);
+}
+
+/* The C type of variable v of the kernel, declared[] its kn_ks_declared_vars (loop indices
+ * as the printer declares them). */
+static const char *var_ctype(const kn_kprog *p, const unsigned char *declared, int v) {
+    return declared[v] == 1 ? index_type(p) : ctype(p->var_dtype[v]);
+}
+
+/* The tasks' chunk of iterations (the JIT's: as many tasks as passes/parallel.c chose). */
+static int64_t task_chunk(const kn_ks *s, int64_t *ntasks) {
+    int64_t n = s->extent < s->tasks ? s->extent : s->tasks;
+    int64_t chunk = (s->extent + n - 1) / n;
+    *ntasks = (s->extent + chunk - 1) / chunk;
+    return chunk;
+}
+
+/* Prints loop j's functions and closure through P (before the kernel's function). The
+ * range function is inlined into its one caller, the task (KN_TASK_BODY): its parameters
+ * are restrict where the kernel's are, and called, the many of them would go on the stack,
+ * a frame a stack bound cannot count (kiln_stack.cmake). */
+static void task_functions(kn_cprint *P, task_loops *T, const unsigned char *declared, int j) {
+    const kn_ks *s = T->loop[j];
+    const kn_kprog *p = T->p;
+    FILE *f = P->f;
+    const char *N = p->name, *IT = index_type(p);
+    int K = T->kernel;
+    task_vars(T, s);
+    fprintf(f, "\nKN_TASK_BODY void %s_k%d_b%d(", N, K, j);
+    for (int i = 0; i < p->nbufs; i++)
+        if (T->use[i]) {
+            emit_param(f, p->bufs[i], T->use[i] & 2, T->restr[i]);
+            fprintf(f, ", ");
+        }
+    fprintf(f, "%s kn_lo, %s kn_hi", IT, IT);
+    for (int v = 0; v < p->nvars; v++)
+        if (T->used[v]) fprintf(f, ", %s v%d", var_ctype(p, declared, v), v);
+    fprintf(f, ") {\n    for (%s v%d = kn_lo; v%d < kn_hi; v%d++) {\n", IT, s->var, s->var, s->var);
+    kn_cprint_stmt(P, s->body[0], 8);
+    fprintf(f, "    }\n}\n\nstruct %s_k%d_c%d {\n", N, K, j);
+    char t[64];
+    for (int i = 0; i < p->nbufs; i++)
+        if (T->use[i])
+            fprintf(f, "    %s%s;\n", param_type(p->bufs[i], T->use[i] & 2, t, sizeof t),
+                    p->bufs[i]->name);
+    for (int v = 0; v < p->nvars; v++)
+        if (T->used[v]) fprintf(f, "    %s v%d;\n", var_ctype(p, declared, v), v);
+    int64_t ntasks, chunk = task_chunk(s, &ntasks);
+    fprintf(f,
+            "};\n\nstatic void %s_k%d_t%d(void *kn_ctx, int kn_t, int kn_thread) {\n"
+            "    const struct %s_k%d_c%d *kn_c = (const struct %s_k%d_c%d *)kn_ctx;\n"
+            "    int64_t kn_lo = (int64_t)kn_t * %lld;\n"
+            "    int64_t kn_hi = kn_lo + %lld < %lld ? kn_lo + %lld : %lld;\n",
+            N, K, j, N, K, j, N, K, j, (long long)chunk, (long long)chunk, (long long)s->extent,
+            (long long)chunk, (long long)s->extent);
+    bool thread = false;
+    for (int i = 0; i < p->nbufs; i++)
+        thread |= T->use[i] && p->bufs[i]->per_thread && p->bufs[i]->copies > 1;
+    if (!thread) fprintf(f, "    (void)kn_thread;\n");
+    fprintf(f, "    %s_k%d_b%d(", N, K, j);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        if (!T->use[i]) continue;
+        if (b->per_thread && b->copies > 1) /* the running thread's copy */
+            fprintf(f, "(%s)(%svoid *)((%sunsigned char *)kn_c->%s + (size_t)kn_thread * %zu), ",
+                    param_type(b, T->use[i] & 2, t, sizeof t), T->use[i] & 2 ? "" : "const ",
+                    T->use[i] & 2 ? "" : "const ", b->name, kn_kbuf_thread_stride(b));
+        else
+            fprintf(f, "kn_c->%s, ", b->name);
+    }
+    fprintf(f, "(%s)kn_lo, (%s)kn_hi", IT, IT);
+    for (int v = 0; v < p->nvars; v++)
+        if (T->used[v]) fprintf(f, ", kn_c->v%d", v);
+    fprintf(f, ");\n}\n");
+}
+
+/* The printer's loop hook (kn_cprint.loop_hook): a loop that runs as tasks becomes its
+ * closure and a call of par_for, or without one its tasks in order on the calling thread
+ * (thread 0). */
+static bool task_call(kn_cprint *P, const kn_ks *s, int ind) {
+    task_loops *T = P->hook_user;
+    int j = 0;
+    while (j < T->n && T->loop[j] != s) j++;
+    if (j == T->n) return false;
+    const kn_kprog *p = T->p;
+    const char *N = p->name;
+    FILE *f = P->f;
+    task_vars(T, s);
+    fprintf(f, "%*s{\n%*sstruct %s_k%d_c%d kn_c = {", ind, "", ind + 4, "", N, T->kernel, j);
+    int nf = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (T->use[i]) fprintf(f, "%s%s", nf++ ? ", " : "", p->bufs[i]->name);
+    for (int v = 0; v < p->nvars; v++)
+        if (T->used[v]) fprintf(f, "%sv%d", nf++ ? ", " : "", v);
+    int64_t ntasks;
+    task_chunk(s, &ntasks);
+    fprintf(f,
+            "};\n%*sif (kn_pf)\n%*skn_pf(kn_pu, %lld, %s_k%d_t%d, &kn_c);\n%*selse\n"
+            "%*sfor (int kn_t = 0; kn_t < %lld; kn_t++) %s_k%d_t%d(&kn_c, kn_t, 0);\n%*s}\n",
+            ind + 4, "", ind + 8, "", (long long)ntasks, N, T->kernel, j, ind + 4, "", ind + 8, "",
+            (long long)ntasks, N, T->kernel, j, ind, "");
+    return true;
+}
+
+/* Writes what sf and vf hold (the same code printed in portable C99 and with vector
+ * extensions) to k: once where they are the same, else both under #if KN_VECTOR_EXT. */
+static void write_variants(FILE *k, FILE *sf, char **sbuf, FILE *vf, char **vbuf) {
+    fflush(sf);
+    fflush(vf);
+    long sn = ftell(sf), vn = ftell(vf);
+    if (sn == vn && !memcmp(*sbuf, *vbuf, (size_t)sn)) {
+        fwrite(*sbuf, 1, (size_t)sn, k);
+    } else {
+        fprintf(k, "#if KN_VECTOR_EXT\n");
+        fwrite(*vbuf, 1, (size_t)vn, k);
+        fprintf(k, "#else\n");
+        fwrite(*sbuf, 1, (size_t)sn, k);
+        fprintf(k, "#endif\n");
+    }
+}
+
 /* Prints the helpers used by E and V: those both use unconditionally, the others under
  * the #if of the kernel form that uses them (an unused static function is a warning). */
 static void emit_helpers(const kn_cprint *E, const kn_cprint *V, FILE *f) {
@@ -163,10 +333,13 @@ static void emit_helpers(const kn_cprint *E, const kn_cprint *V, FILE *f) {
 /* Prints the kernels of p that `which` marks (NULL: all) into k, each as
  * `static void NAME_kK(<the buffers it touches>)`, and leaves in E and V (portable C99
  * and vector-extension printers, whose streams are closed on return: use them only
- * for their helper flags) what the helpers and the prelude need. Returns whether a
- * kernel asks for KN_REGTILE. */
+ * for their helper flags) what the helpers and the prelude need. With opt->threads > 1,
+ * a kernel with loops that run as tasks also takes `NAME_par_for kn_pf, void *kn_pu`
+ * and tasks[K] is set (tasks may be NULL otherwise). Returns whether a kernel asks for
+ * KN_REGTILE. */
 static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt,
-                          const unsigned char *which, kn_cprint *E, kn_cprint *V, FILE *k) {
+                          const unsigned char *which, kn_cprint *E, kn_cprint *V, FILE *k,
+                          unsigned char *tasks) {
     const char *N = p->name;
     /* each kernel is printed twice: E in portable C99 (vectors as lane loops), V with
      * vector extensions; where they differ both go in, under #if KN_VECTOR_EXT */
@@ -183,7 +356,17 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
                  p->target->int8_dot == KN_DOT_S16X2;
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     bool *restr = calloc((size_t)p->nbufs + 1, sizeof *restr);
-    KN_ASSERT(use && restr);
+    task_loops T = {.p = p,
+                    .restr = restr,
+                    .use = calloc((size_t)p->nbufs + 1, 1),
+                    .inner = calloc((size_t)p->nvars + 1, 1),
+                    .used = calloc((size_t)p->nvars + 1, 1)};
+    unsigned char *declared = calloc((size_t)p->nvars + 1, 1);
+    KN_ASSERT(use && restr && T.use && T.inner && T.used && declared);
+    if (opt->threads > 1) {
+        E->loop_hook = V->loop_hook = task_call;
+        E->hook_user = V->hook_user = &T;
+    }
     bool any_regtile = false;
     for (int ki = 0; ki < p->nkernels; ki++) {
         const kn_kernel *kr = p->kernels[ki];
@@ -197,6 +380,21 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
         kernel_restrict(p, use, restr);
         bool regtile = kr->sched.split != 0 || kr->sched.fblock; /* KN_REGTILE, below */
         any_regtile = any_regtile || regtile;
+        T.kernel = ki;
+        T.n = 0;
+        if (opt->threads > 1) task_find(&T, kr->body);
+        if (T.n) { /* the task functions first, printed as the kernel is */
+            memset(declared, 0, (size_t)p->nvars + 1);
+            kn_ks_declared_vars(kr->body, declared);
+            rewind(sf);
+            rewind(vf);
+            for (int j = 0; j < T.n; j++) {
+                task_functions(E, &T, declared, j);
+                task_functions(V, &T, declared, j);
+            }
+            write_variants(k, sf, &sbuf, vf, &vbuf);
+            tasks[ki] = 1;
+        }
         fprintf(k, "\n/* %s */\nstatic %s%svoid %s_k%d(", kr->name,
                 p->target && p->target->kernel_noinline ? "KN_KERNEL " : "",
                 regtile ? "KN_REGTILE " : "", N, ki);
@@ -206,23 +404,13 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
                 if (np++) fprintf(k, ", ");
                 emit_param(k, p->bufs[i], use[i] & 2, restr[i]);
             }
+        if (T.n) fprintf(k, "%s%s_par_for kn_pf, void *kn_pu", np++ ? ", " : "", N);
         fprintf(k, "%s) {\n", np ? "" : "void");
         rewind(sf);
         rewind(vf);
         kn_cprint_stmt(E, kr->body, 4);
         kn_cprint_stmt(V, kr->body, 4);
-        fflush(sf);
-        fflush(vf);
-        long sn = ftell(sf), vn = ftell(vf);
-        if (sn == vn && !memcmp(sbuf, vbuf, (size_t)sn)) {
-            fwrite(sbuf, 1, (size_t)sn, k);
-        } else {
-            fprintf(k, "#if KN_VECTOR_EXT\n");
-            fwrite(vbuf, 1, (size_t)vn, k);
-            fprintf(k, "#else\n");
-            fwrite(sbuf, 1, (size_t)sn, k);
-            fprintf(k, "#endif\n");
-        }
+        write_variants(k, sf, &sbuf, vf, &vbuf);
         fprintf(k, "}\n");
     }
     fclose(sf);
@@ -231,6 +419,10 @@ static bool print_kernels(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt
     free(vbuf);
     free(restr);
     free(use);
+    free(T.use);
+    free(T.inner);
+    free(T.used);
+    free(declared);
     return any_regtile;
 }
 
@@ -248,6 +440,43 @@ static void arena_base(FILE *f, const kn_kprog *p, const kn_kbuf *b) {
         fprintf(f, "(unsigned char *)arena_%s", p->region_name[kn_kbuf_storage(b)->region]);
     else
         fprintf(f, "a");
+}
+
+/* NAME_run's parameters: the inputs, the outputs, the weights (--weights-file), the
+ * arena(s). */
+static void run_params(FILE *f, const kn_kprog *p, const kn_c_options *opt) {
+    for (int i = 0; i < p->nin; i++) {
+        emit_param(f, p->inputs[i], false, false);
+        fprintf(f, ", ");
+    }
+    for (int i = 0; i < p->nout; i++) {
+        emit_param(f, p->outputs[i], true, false);
+        fprintf(f, ", ");
+    }
+    fprintf(f, "%s", opt->weights_file ? "const void *weights, " : "");
+    arena_params(f, p);
+}
+
+/* Their names, as the arguments of a call. */
+static void run_args(FILE *f, const kn_kprog *p, const kn_c_options *opt) {
+    for (int i = 0; i < p->nin; i++) fprintf(f, "%s, ", p->inputs[i]->name);
+    for (int i = 0; i < p->nout; i++) fprintf(f, "%s, ", p->outputs[i]->name);
+    fprintf(f, "%s", opt->weights_file ? "weights, " : "");
+    if (!p->nregions) fprintf(f, "arena");
+    for (int r = 0; r < p->nregions; r++)
+        fprintf(f, "%sarena_%s", r ? ", " : "", p->region_name[r]);
+}
+
+/* NAME_run_array's arguments of NAME_run (or NAME_run_parallel). */
+static void array_args(FILE *k, const kn_kprog *p, const kn_c_options *opt) {
+    char pt[64];
+    for (int i = 0; i < p->nin; i++)
+        fprintf(k, "(%s)inputs[%d], ", param_type(p->inputs[i], false, pt, sizeof pt), i);
+    for (int i = 0; i < p->nout; i++)
+        fprintf(k, "(%s)outputs[%d], ", param_type(p->outputs[i], true, pt, sizeof pt), i);
+    fprintf(k, "%s", opt->weights_file ? "weights, " : "");
+    if (!p->nregions) fprintf(k, "arena");
+    for (int r = 0; r < p->nregions; r++) fprintf(k, "%sarenas[%d]", r ? ", " : "", r);
 }
 
 kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE *h, FILE *c,
@@ -345,24 +574,38 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 "*/\n"
                 "int %s_run(",
                 N, N, N);
-    for (int i = 0; i < p->nin; i++) {
-        emit_param(h, p->inputs[i], false, false);
-        fprintf(h, ", ");
-    }
-    for (int i = 0; i < p->nout; i++) {
-        emit_param(h, p->outputs[i], true, false);
-        fprintf(h, ", ");
-    }
-    fprintf(h, "%s", opt->weights_file ? "const void *weights, " : "");
-    arena_params(h, p);
+    run_params(h, p, opt);
     fprintf(h, ");\n");
+    const char *arr = p->nregions ? "void *const *arenas" : "void *arena";
     fprintf(h,
             "/* The same with arrays of pointers, for generic callers (weights may be NULL\n"
             " * unless the model was compiled with --weights-file%s). */\n"
             "int %s_run_array(const void *const *inputs, void *const *outputs, "
-            "const void *weights, %s);\n\n#endif\n",
-            p->nregions ? "; arenas: one pointer per region, fastest first" : "", N,
-            p->nregions ? "void *const *arenas" : "void *arena");
+            "const void *weights, %s);\n",
+            p->nregions ? "; arenas: one pointer per region, fastest first" : "", N, arr);
+    if (opt->threads > 1) {
+        fprintf(h,
+                "\n/* --threads %d: %s_run_parallel runs the parallel loops of the kernels as\n"
+                " * tasks through the caller's par_for, which must run task(ctx, t, thread) for\n"
+                " * every t in [0, ntasks), each once, on any threads, and return when all have\n"
+                " * returned. thread is the index of the thread running it, 0 to\n"
+                " * %s_MAX_THREADS - 1, and no two calls running at once have the same one\n"
+                " * (each thread has its own copy of the kernels' scratch in the arena). Its\n"
+                " * results are the same as %s_run's, bit for bit, however the tasks run.\n"
+                " * par_for NULL runs the loops on the calling thread. */\n"
+                "#define %s_MAX_THREADS %d\n"
+                "typedef void (*%s_task)(void *ctx, int t, int thread);\n"
+                "typedef void (*%s_par_for)(void *user, int ntasks, %s_task task, void *ctx);\n"
+                "int %s_run_parallel(",
+                opt->threads, N, N, N, N, opt->threads, N, N, N, N);
+        run_params(h, p, opt);
+        fprintf(h,
+                ", %s_par_for par_for, void *user);\n"
+                "int %s_run_array_parallel(const void *const *inputs, void *const *outputs, "
+                "const void *weights, %s, %s_par_for par_for, void *user);\n",
+                N, N, arr, N);
+    }
+    fprintf(h, "\n#endif\n");
 
     if (!c) { /* header only: the code comes from another backend (an object file) */
         free(woff);
@@ -375,22 +618,17 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     FILE *k = open_memstream(&kbuf, &klen);
     KN_ASSERT(k);
     kn_cprint E, V;
-    bool any_regtile = print_kernels(cx, p, opt, NULL, &E, &V, k);
-    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
-    KN_ASSERT(use);
-    /* the entry point */
-    fprintf(k, "\nint %s_run(", N);
-    for (int i = 0; i < p->nin; i++) {
-        emit_param(k, p->inputs[i], false, false);
-        fprintf(k, ", ");
-    }
-    for (int i = 0; i < p->nout; i++) {
-        emit_param(k, p->outputs[i], true, false);
-        fprintf(k, ", ");
-    }
-    fprintf(k, "%s", opt->weights_file ? "const void *weights, " : "");
-    arena_params(k, p);
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1),
+                  *tasks = calloc((size_t)p->nkernels + 1, 1);
+    KN_ASSERT(use && tasks);
+    bool any_regtile = print_kernels(cx, p, opt, NULL, &E, &V, k, tasks);
+    /* the entry point (with --threads, NAME_run_tasks under NAME_run and NAME_run_parallel) */
+    bool par = opt->threads > 1;
+    fprintf(k, par ? "\nstatic int %s_run_tasks(" : "\nint %s_run(", N);
+    run_params(k, p, opt);
+    if (par) fprintf(k, ", %s_par_for kn_pf, void *kn_pu", N);
     fprintf(k, ") {\n");
+    if (par) fprintf(k, "    (void)kn_pf;\n    (void)kn_pu;\n");
     if (p->nregions) {
         for (int r = 0; r < p->nregions; r++)
             fprintf(k, "    if ((uintptr_t)arena_%s %% %d != 0) return 1;\n", p->region_name[r],
@@ -456,29 +694,33 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
                 fprintf(k, "%s%s%s%s%s", np++ ? ", " : "", inl ? N : "", inl ? "_" : "",
                         p->bufs[i]->name, inl && p->bufs[i]->dtype == KN_F32 ? ".f" : "");
             }
-        fprintf(k, ");\n");
+        fprintf(k, "%s);\n", tasks[ki] ? np ? ", kn_pf, kn_pu" : "kn_pf, kn_pu" : "");
         if (opt->profile)
             fprintf(k, "    if (%s_profile_hook) %s_profile_hook(%s_profile_user, %d, 1);\n", N, N,
                     N, ki);
     }
     if (p->status) fprintf(k, "    return %s[0];\n", p->status->name);
-    fprintf(k,
-            "%s}\n\nint %s_run_array(const void *const *inputs, void *const *outputs, "
-            "const void *weights, %s) {\n",
-            p->status ? "" : "    return 0;\n", N,
-            p->nregions ? "void *const *arenas" : "void *arena");
-    if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
-    if (!p->nin) fprintf(k, "    (void)inputs;\n");
-    fprintf(k, "    return %s_run(", N);
-    char pt[64];
-    for (int i = 0; i < p->nin; i++)
-        fprintf(k, "(%s)inputs[%d], ", param_type(p->inputs[i], false, pt, sizeof pt), i);
-    for (int i = 0; i < p->nout; i++)
-        fprintf(k, "(%s)outputs[%d], ", param_type(p->outputs[i], true, pt, sizeof pt), i);
-    fprintf(k, "%s", opt->weights_file ? "weights, " : "");
-    if (!p->nregions) fprintf(k, "arena");
-    for (int r = 0; r < p->nregions; r++) fprintf(k, "%sarenas[%d]", r ? ", " : "", r);
-    fprintf(k, ");\n}\n");
+    fprintf(k, "%s}\n", p->status ? "" : "    return 0;\n");
+    for (int pf = 0; par && pf < 2; pf++) { /* NAME_run and NAME_run_parallel */
+        fprintf(k, "\nint %s_run%s(", N, pf ? "_parallel" : "");
+        run_params(k, p, opt);
+        if (pf) fprintf(k, ", %s_par_for par_for, void *user", N);
+        fprintf(k, ") {\n    return %s_run_tasks(", N);
+        run_args(k, p, opt);
+        fprintf(k, pf ? ", par_for, user);\n}\n" : ", NULL, NULL);\n}\n");
+    }
+    for (int pf = 0; pf < 1 + par; pf++) {
+        fprintf(k,
+                "\nint %s_run_array%s(const void *const *inputs, void *const *outputs, "
+                "const void *weights, %s%s%s%s) {\n",
+                N, pf ? "_parallel" : "", p->nregions ? "void *const *arenas" : "void *arena",
+                pf ? ", " : "", pf ? N : "", pf ? "_par_for par_for, void *user" : "");
+        if (!opt->weights_file) fprintf(k, "    (void)weights;\n");
+        if (!p->nin) fprintf(k, "    (void)inputs;\n");
+        fprintf(k, "    return %s_run%s(", N, pf ? "_parallel" : "");
+        array_args(k, p, opt);
+        fprintf(k, pf ? ", par_for, user);\n}\n" : ");\n}\n");
+    }
     fclose(k);
 
     fprintf(c,
@@ -505,6 +747,10 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
         fprintf(c, "#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)\n"
                    "#define KN_REGTILE __attribute__((optimize(\"no-schedule-insns\")))\n"
                    "#else\n#define KN_REGTILE\n#endif\n");
+    if (opt->threads > 1) /* task_functions */
+        fprintf(c, "#if defined(__GNUC__)\n"
+                   "#define KN_TASK_BODY static inline __attribute__((always_inline))\n"
+                   "#else\n#define KN_TASK_BODY static\n#endif\n");
     /* the target's kernels as functions of their own (kn_target.kernel_noinline) */
     if (p->target && p->target->kernel_noinline)
         fprintf(c, "#if defined(__GNUC__)\n#define KN_KERNEL __attribute__((noinline))\n"
@@ -547,6 +793,7 @@ kn_status kn_emit_c(kn_ctx *cx, const kn_kprog *p, const kn_c_options *opt, FILE
     fwrite(kbuf, 1, klen, c);
     free(kbuf);
     free(use);
+    free(tasks);
     free(woff);
     return KN_OK;
 }
@@ -560,7 +807,7 @@ void kn_emit_c_host_kernels(kn_ctx *cx, const kn_kprog *p, const unsigned char *
     FILE *k = open_memstream(&kbuf, &klen);
     KN_ASSERT(k);
     kn_cprint E, V;
-    bool any_regtile = print_kernels(cx, p, &opt, which, &E, &V, k);
+    bool any_regtile = print_kernels(cx, p, &opt, which, &E, &V, k, NULL);
     size_t *woff = calloc((size_t)p->nbufs + 1, sizeof *woff);
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
     KN_ASSERT(woff && use);

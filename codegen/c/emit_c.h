@@ -21,6 +21,10 @@ typedef struct kn_c_options {
     bool header_only;            /* kn_emit_c_files: NAME.h only (for --emit obj|asm|llvm) */
     bool reverse_parallel;       /* test mode: run parallel loops backwards (checks the
                                     parallel-loop analysis: results must not change) */
+    int threads;                 /* > 1: NAME_run_parallel too, which runs the parallel loops
+                                    as tasks through a caller's par_for on up to this many
+                                    threads (the program compiled for as many: its
+                                    per-thread scratch copies, kn_kprog.threads) */
     bool profile;                /* kiln bench --profile: NAME.c defines the globals
                                     `void (*NAME_profile_hook)(void *, int, int)` and
                                     `void *NAME_profile_user`, and NAME_run calls the hook

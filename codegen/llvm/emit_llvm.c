@@ -1160,12 +1160,6 @@ static void stmt(emit *E, const kn_ks *s) {
 
 /* ---- functions ---- */
 
-static void collect_vars(const kn_ks *s, unsigned char *v) {
-    if (!s) return;
-    if (s->kind == KS_FOR || s->kind == KS_DECL) v[s->var] = 1;
-    for (int i = 0; i < s->n; i++) collect_vars(s->body[i], v);
-}
-
 /* For each parameter of a kernel using `use`: whether no other parameter of the call
  * shares its storage (noalias). Returns the parameter count. */
 static int param_noalias(emit *E, const unsigned char *use, unsigned char *flags) {
@@ -1220,20 +1214,6 @@ static void param_slots(emit *E, const unsigned char *use, int *slot) {
 }
 
 /* Marks in v the variables s reads or assigns. */
-static void ref_vars_x(const kn_kx *x, unsigned char *v) {
-    if (!x) return;
-    if (x->op == KX_VAR) v[x->var] = 1;
-    for (int i = 0; i < 3; i++) ref_vars_x(x->a[i], v);
-}
-
-static void ref_vars(const kn_ks *s, unsigned char *v) {
-    if (!s) return;
-    if (s->kind == KS_SET) v[s->var] = 1;
-    const kn_kx *xs[] = {s->index, s->value, s->cond, s->src_index, s->count, s->ext};
-    for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) ref_vars_x(xs[i], v);
-    for (int i = 0; i < s->n; i++) ref_vars(s->body[i], v);
-}
-
 static void vector_width_attr(emit *E, LLVMValueRef fn) {
     /* kernels use the vector widths the target description gave the passes; without
      * this x86 may split 512-bit vectors on CPUs that prefer 256-bit ones */
@@ -1267,8 +1247,8 @@ static void par_loop(emit *E, const kn_ks *s) {
                  *saved_vars = malloc(nv * sizeof *saved_vars);
     KN_ASSERT(use && inner && ref && ft && saved_bufs && saved_vars);
     kn_kernel_uses(s, use);
-    collect_vars(s, inner);
-    ref_vars(s, ref);
+    kn_ks_declared_vars(s, inner);
+    kn_ks_used_vars(s, ref);
     unsigned nf = 0;
     for (int i = 0; i < p->nbufs; i++)
         if (use[i]) ft[nf++] = E->ptr;
@@ -1499,7 +1479,7 @@ static kn_status build_kernel(emit *E, int k) {
     unsigned char *use = calloc((size_t)p->nbufs + 1, 1), *vars = calloc((size_t)p->nvars + 1, 1);
     KN_ASSERT(use && vars);
     kn_kernel_uses(kr->body, use);
-    collect_vars(kr->body, vars);
+    kn_ks_declared_vars(kr->body, vars);
     int np;
     E->fn = E->kfn[k] = kernel_fn(E, k, use, &np);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "entry");

@@ -12,6 +12,8 @@ narrower (passes/tile.c, mm_lower):
              of 8 columns and a partial one of 5 computed as 6
   gemv45/    float Gemm 1 x 40 -> 45 (transB, bias) then Relu: on cortex-m55 the
              matrix-vector tiles of 7 vectors (28 columns) and an edge tile of 17
+  mmodd37/   float MatMul 24 x 37 -> 64: on 32-register CPUs two reduction steps an
+             iteration and, K being odd, the last one alone (passes/tile.c, mm_k_unroll)
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -98,3 +100,16 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 45])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("gemv45", g, [("x", x)], [("y", y)])
+
+# mmodd37: y = x M, 24 x 37 -> 64: on CPUs with 32 vector registers the float tiles take two
+# steps of the reduction an iteration (passes/tile.c, mm_k_unroll), and with K = 37 the last
+# step alone after the loop
+x = rng.standard_normal((24, 37)).astype(np.float32)
+mw = (rng.standard_normal((37, 64)) * 0.2).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmodd37",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 37])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 64])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmodd37", g, [("x", x)], [("y", y)])
