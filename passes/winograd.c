@@ -648,7 +648,9 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
  * 9.4 MB of weights, U 16.7 MB) on the Intel Xeon VM, CPU time a kernel in the whole
  * model (one thread, 5 rounds, docs/benchmarks.md "ResNet-50's layer4"): direct 2.14-3.22
  * ms (medians 2.41, 2.42) against F(2x2)'s 2.71-2.93 (2.79, 2.80); alone in a loop, its
- * weights warm in the third level, F(2x2) stays faster (1.26-1.31 ms against 1.59-1.62). */
+ * weights warm in the third level, F(2x2) stays faster (1.26-1.31 ms against 1.59-1.62),
+ * and a later set at lower load had F(2x2) 3-10% faster in the model too; ResNet-18's
+ * three such layers, direct 2.12-2.51 ms against F(2x2)'s 2.51-2.83 in the same minutes. */
 static bool wg_direct_streams(kn_lower *L, const kn_contract *d) {
     const kn_target *tg = L->target;
     int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
