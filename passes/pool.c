@@ -53,7 +53,8 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { POOL_MAX_TAPS = 64 };
+/* POOL_BAND_ROWS: interior rows a band (pool_bands) */
+enum { POOL_MAX_TAPS = 64, POOL_BAND_ROWS = 2 };
 
 typedef struct pool_geom {
     kn_kbuf *x, *y;
@@ -136,11 +137,8 @@ static void pool_scalar_cols(kn_lower *L, const pool_geom *G, kn_kx *oy, int64_t
     kl_end(L);
 }
 
-/* Output rows [oy0, oy1); crow: they read padding above or below. */
-static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1, bool crow) {
-    if (oy1 <= oy0) return;
-    int v = kl_for(L, oy1 - oy0);
-    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+/* Output row oy; crow: it reads padding above or below. */
+static void pool_row(kn_lower *L, const pool_geom *G, kn_kx *oy, bool crow) {
     pool_scalar_cols(L, G, oy, 0, G->xlo, crow, true);
     int64_t n = G->xhi - G->xlo, at = G->xlo;
     if (G->lanes > 1 && n / G->lanes) {
@@ -156,7 +154,62 @@ static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1,
     }
     pool_scalar_cols(L, G, oy, at, G->xhi, crow, false);
     pool_scalar_cols(L, G, oy, G->xhi > G->xlo ? G->xhi : G->xlo, G->ow, crow, true);
+}
+
+/* Output rows [oy0, oy1); crow: they read padding above or below. */
+static void pool_rows(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1, bool crow) {
+    if (oy1 <= oy0) return;
+    int v = kl_for(L, oy1 - oy0);
+    pool_row(L, G, kt_plus(L, kx_var(L, v), oy0), crow);
     kl_end(L);
+}
+
+/* Whether a float pool in a program for several threads is built in bands of rows
+ * (pool_bands): with padding above (ResNet's 3x3 stride-2 pool after the stem), the top
+ * border row is a nest of its own beside the interior rows' loop, so the parallel pass
+ * cannot band the channel loop by rows as the convolution before it split (passes/
+ * parallel.c, "splitting like the producer") and split it by channels: each thread read
+ * every row of its channels, half of them written by the other core (ResNet-50: 1.6 MB a
+ * run of cross-core reads, KILN_XCORE=2, of its 3.2 MB input). */
+static bool pool_banded(const kn_kprog *p, const pool_geom *G) {
+    return p->threads > 1 && p->target && p->target->kind == KN_TARGET_CPU && G->ylo > 0 &&
+           G->yhi - G->ylo >= POOL_BAND_ROWS * 2;
+}
+
+/* The pool in bands of POOL_BAND_ROWS interior rows (pool_banded), band outermost, each
+ * band's rows of every channel in turn (a channel's rows one after another, as before):
+ *
+ *   for b in [0, nb):            parallel, split as it stands (KN_LOOP_WHOLE)
+ *     for bc in [0, N*C):
+ *       b == 0: the top border rows
+ *       the band's rows oy in [ylo + b*B, min(ylo + (b+1)*B, yhi))
+ *       b == nb - 1: the bottom border rows
+ *
+ * Every output is computed as in the unbanded nest (the same taps in the same order), so
+ * the values are the same; band b writes only its rows (and the first and last the
+ * border rows), so the bands are independent. */
+static void pool_bands(kn_lower *L, pool_geom *G) {
+    int64_t n = G->yhi - G->ylo, B = POOL_BAND_ROWS, nb = (n + B - 1) / B;
+    int vb = kl_for(L, nb);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    G->vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]);
+    if (G->ylo > 0) {
+        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, 0)));
+        pool_rows(L, G, 0, G->ylo, true);
+        kl_end(L);
+    }
+    int v = kl_for(L, B);
+    int voy = kl_decl(L, KN_I64, kt_plus(L, kt_mad(L, kx_var(L, vb), B, kx_var(L, v)), G->ylo));
+    if (n % B) kl_if(L, kx_bin(L, KX_LT, kx_var(L, voy), kx_int(L, G->yhi)));
+    pool_row(L, G, kx_var(L, voy), false);
+    if (n % B) kl_end(L);
+    kl_end(L);
+    if (G->yhi < G->oh) {
+        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, nb - 1)));
+        pool_rows(L, G, G->yhi, G->oh, true);
+        kl_end(L);
+    }
+    kl_end_n(L, 2);
 }
 
 /* The max of kernel row iy's taps for `lanes` outputs from column ox, each tap one
@@ -516,6 +569,12 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
             G.lanes = kl_lanes(L, G.x->dtype), G.strided = true;
         while (G.lanes > 4 && G.lanes > G.xhi - G.xlo) G.lanes /= 2;
         if (G.lanes < 4) G.lanes = 1;
+        if (!pool_keeps_rows(&G) && pool_banded(p, &G)) {
+            pool_bands(L, &G);
+            p->kernels[k]->sched.lanes = G.lanes;
+            kl_builder_destroy(L);
+            continue;
+        }
         G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);
         pool_rows(L, &G, 0, G.ylo, true);
         if (pool_keeps_rows(&G))

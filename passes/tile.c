@@ -1552,6 +1552,8 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
         int64_t tfull = tb * R <= ow ? tb : tb - 1; /* the inside tiles that are whole */
         if (tfull > ta) {
             int vt = kl_for(L, tfull - ta);
+            if (G->tile && G->tile->per_thread && tfull - ta > 1) /* conv_tile_per_thread */
+                L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
             conv_tile(L, G, T, (int)R, vb, vg, blk, valid, oy,
                       kx_mul(L, kt_plus(L, kx_var(L, vt), ta), kx_int(L, R)), crow, false, -1);
             kl_end(L);
@@ -1728,6 +1730,23 @@ static bool conv_row_tiles(const conv_geom *G, const kt_tile *T, const kn_target
     double macs = (double)G->n * G->m * G->oh * G->ow * G->cg * G->kh * G->kw;
     return !(tg && tg->kind == KN_TARGET_MCU) && blocks < ROW_TILES_BELOW &&
            macs >= ROW_TILES_MIN_MACS && G->ylo == 0 && G->yhi == G->oh && G->oh > 1;
+}
+
+/* Whether the float tiles' transposing store goes through a per-thread scratch
+ * (kl_scratch_thread) so that the tiles of pixels of a block split too. With one slot
+ * per block of output channels shared by all the block's tiles of pixels, the parallel
+ * pass can split only the blocks: SqueezeNet's 13x13 squeezes (one row of 169 pixels,
+ * 64 channels in one 6 x 4 block) ran on one task at 2 threads. With a copy per thread,
+ * a task writes and reads back only its own thread's slot within one tile, so the loop
+ * over tiles of pixels is marked parallel by the lowering (conv_rows; the parallel pass
+ * cannot prove a shared index private). Hosted CPUs with a pool of more than one thread
+ * only, and not with row_tiles (already split by rows, and oh times the scratch per
+ * thread): programs for one thread, and microcontrollers, keep the shared scratch and
+ * their code. */
+static bool conv_tile_per_thread(kn_lower *L, const conv_geom *G, bool integer) {
+    const kn_target *tg = L->target;
+    return !integer && !G->vq && !G->row_tiles && L->p->threads > 1 && tg &&
+           tg->kind == KN_TARGET_CPU;
 }
 
 /* The input copied into a scratch with the pads around it: zeros, or the input's zero
@@ -2540,6 +2559,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     G.direct = integer && T.lanes == 1 && !G.vq;
     if (G.vqred)
         G.tile = kl_scratch(L, KN_I32, T.maxrows * 4);
+    else if (!G.direct && conv_tile_per_thread(L, &G, integer))
+        G.tile = kl_scratch_thread(L, T.t, (G.kg + T.kb - 1) / T.kb * T.maxrows * T.kb);
     else if (!G.direct)
         G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);

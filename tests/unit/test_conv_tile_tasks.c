@@ -1,0 +1,165 @@
+/* Convolution tiles split by pixels (passes/tile.c conv_tile_per_thread): the float tiles of
+ * tile_conv store each register tile into a scratch and transpose it into y from there. With
+ * one slot per block of output channels shared by all the block's tiles of pixels, a
+ * convolution of one block of channels (SqueezeNet's 13x13 squeezes) ran on one task; in a
+ * program for several threads the scratch is per-thread (kl_scratch_thread) and the loop
+ * over tiles of pixels is split. The model built here is SqueezeNet 1.1's last squeeze:
+ *
+ *   y = Relu(Conv1x1(x) + b)    x: 1x512x13x13, 64 channels out (one block of 6 x 4 or
+ *                               8 x 4 tiles of 16 lanes)
+ *
+ * The inputs and weights are small integers, so every sum is exact and the output is
+ * compared for equality with a plain-C convolution. Pixel values differ from tile to tile:
+ * a thread whose scratch the other overwrote between a tile's store and its transposing
+ * read would put another tile's pixels into y. Checked: at 1 thread no per-thread scratch
+ * and one task; at 2 a per-thread scratch of 2 copies and more than one task; the JIT at 1
+ * and 2 threads on kiln's pool (1000 runs each); the generated C of the 2-thread program
+ * (copy 0), compiled with $CC (or cc) and run.
+ * usage: test_conv_tile_tasks TMPDIR */
+#include "c_harness.h"
+#include "codegen/llvm/llvm.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "runtime/kn_pool.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { C = 512, H = 13, W = 13, M = 64, P = H * W, RUNS = 1000 };
+
+static float x[C * P], w[M * C], b[M], want[M * P], got[M * P];
+
+static void data(void) {
+    for (int c = 0; c < C; c++)
+        for (int p = 0; p < P; p++) x[c * P + p] = (float)((c * 5 + p * 3 + p / 6) % 7 - 3);
+    for (int i = 0; i < M * C; i++) w[i] = (float)((i * 7 + i / 13) % 5 - 2);
+    for (int m = 0; m < M; m++) b[m] = (float)(m % 9 - 4);
+    for (int m = 0; m < M; m++)
+        for (int p = 0; p < P; p++) {
+            long s = (long)b[m];
+            for (int c = 0; c < C; c++) s += (long)w[m * C + c] * (long)x[c * P + p];
+            want[m * P + p] = s > 0 ? (float)s : 0.0f;
+        }
+}
+
+/* The model, compiled for `threads` threads on the native target; *g holds the weights
+ * the program reads (destroy it after the program). */
+static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+    static int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, db[] = {M};
+    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
+    model md;
+    model_init(&md, 13);
+    add_input(&md, "x", 4, dx);
+    add_init(&md, "w", 4, dw, w, M * C);
+    add_init(&md, "b", 1, db, b, M);
+    add_node(&md, "Conv", "squeeze", 3, in, 1, mid);
+    add_node(&md, "Relu", "relu", 1, mid, 1, out);
+    add_output(&md, "y");
+    *g = NULL;
+    CHECK(load(&md, cx, g, 0) == KN_OK);
+    if (!*g) return NULL;
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.threads = threads};
+    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    return p;
+}
+
+/* One kernel (the Relu fused); at 2 threads its tile scratch is per-thread, 2 copies, and
+ * the kernel is split; at 1 it has no per-thread scratch and runs as one task. */
+static void check_plan(const kn_kprog *p, int threads) {
+    CHECK(p->nkernels == 1);
+    int per = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (p->bufs[i]->per_thread) {
+            per++;
+            CHECK(p->bufs[i]->copies == threads);
+        }
+    CHECK(per == (threads > 1));
+    CHECK(threads > 1 ? p->kernels[0]->sched.tasks > 1 : p->kernels[0]->sched.tasks <= 1);
+}
+
+static void jit_case(int threads) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, threads, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    check_plan(p, threads);
+    kn_jit *j = NULL;
+    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
+    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
+          KN_OK);
+    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
+    KN_ASSERT(arena);
+    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
+    int bad = 0;
+    kn_pool_run_begin(pool);
+    for (int r = 0; fn && r < RUNS; r++) {
+        const void *in[1] = {x};
+        void *out[1] = {got};
+        memset(got, 0, sizeof got);
+        CHECK(fn(in, out, NULL, arena) == 0);
+        bad += memcmp(got, want, sizeof got) != 0;
+    }
+    kn_pool_run_end();
+    if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
+    CHECK(fn && bad == 0);
+    free(arena);
+    if (j) kn_jit_destroy(j);
+    kn_pool_destroy(pool);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+}
+
+/* The generated C of the program planned for 2 threads (the C uses copy 0). */
+static void c_case(const char *tmp) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, 2, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    char dir[2048], path[4096];
+    FILE *f = ch_emit(&cx, p, tmp, "conv_tile_tasks_c", dir, sizeof dir);
+    CHECK(f != NULL);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+    if (!f) return;
+    snprintf(path, sizeof path, "%s/x.bin", dir);
+    FILE *xf = fopen(path, "wb");
+    CHECK(xf && fwrite(x, sizeof *x, C * P, xf) == C * P);
+    if (xf) CHECK(fclose(xf) == 0);
+    fprintf(f,
+            "#include \"m.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
+            "static float x[%d], y[%d];\n"
+            "int main(void) {\n"
+            "  void *arena = aligned_alloc(m_ARENA_ALIGN, (m_ARENA_SIZE + 63) / 64 * 64);\n"
+            "  FILE *f = fopen(\"x.bin\", \"rb\");\n"
+            "  if (!f || fread(x, 4, %d, f) != %d) return 1;\n"
+            "  fclose(f);\n"
+            "  if (m_run(x, y, arena)) return 1;\n"
+            "  f = fopen(\"y.bin\", \"wb\");\n"
+            "  return !f || fwrite(y, 4, %d, f) != %d || fclose(f) != 0;\n}\n",
+            C * P, M * P, C * P, C * P, M * P, M * P);
+    fclose(f);
+    CHECK(ch_build_run(dir, NULL));
+    memset(got, 0, sizeof got);
+    snprintf(path, sizeof path, "%s/y.bin", dir);
+    FILE *yf = fopen(path, "rb");
+    CHECK(yf && fread(got, sizeof *got, M * P, yf) == M * P);
+    if (yf) fclose(yf);
+    CHECK(memcmp(got, want, sizeof got) == 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    data();
+    jit_case(1);
+    jit_case(2);
+    c_case(argv[1]);
+    return TEST_DONE();
+}

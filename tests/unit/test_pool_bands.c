@@ -1,0 +1,122 @@
+/* A float MaxPool with padding above built in bands of rows at several threads (passes/pool.c
+ * pool_bands): the band loop outermost, split as it stands, the top border rows in the first
+ * band and the bottom ones in the last. The model built here is ResNet's pool, smaller:
+ *
+ *   y = MaxPool(x), 3x3, stride 2, pads 1     x: 1x32x80x81, y: 1x32x40x41 (39 interior rows:
+ *                                             an odd count, so the last band is partial;
+ *                                             81 columns: a right border column too)
+ *
+ * Checked: at 1 thread the pool's nest is split by channels as before (no band loop); at 2
+ * its outermost loop is parallel, marked KN_LOOP_WHOLE and split into more than one task;
+ * the JIT's output at 1 and 2 threads on kiln's pool (1000 runs each) equals a plain-C max
+ * pool's (the max is exact: the same values in any order). x's values change from element
+ * to element, both signs, and y is cleared before each run, so a row or channel left
+ * out, or a window shifted, shows.
+ * usage: test_pool_bands */
+#include "codegen/llvm/llvm.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "runtime/kn_pool.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C = 32, H = 80, W = 81, OH = 40, OW = 41, RUNS = 1000 };
+
+static float x[C * H * W], want[C * OH * OW], got[C * OH * OW];
+
+static void data(void) {
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 37) % 100003) - 600.0f;
+    for (int c = 0; c < C; c++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                float m = -INFINITY;
+                for (int ky = 0; ky < 3; ky++)
+                    for (int kx = 0; kx < 3; kx++) {
+                        int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W && x[(c * H + iy) * W + ix] > m)
+                            m = x[(c * H + iy) * W + ix];
+                    }
+                want[(c * OH + oy) * OW + ox] = m;
+            }
+}
+
+static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+    static int64_t dx[] = {1, C, H, W}, k[] = {3, 3}, s[] = {2, 2}, pads[] = {1, 1, 1, 1};
+    static char *in[] = {"x"}, *out[] = {"y"};
+    model md;
+    model_init(&md, 13);
+    add_input(&md, "x", 4, dx);
+    Onnx__NodeProto *n = add_node(&md, "MaxPool", "pool", 1, in, 1, out);
+    Onnx__AttributeProto *a =
+        add_attr(&md, n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = 2, a->ints = k;
+    a = add_attr(&md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = 2, a->ints = s;
+    a = add_attr(&md, n, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = 4, a->ints = pads;
+    add_output(&md, "y");
+    *g = NULL;
+    CHECK(load(&md, cx, g, 0) == KN_OK);
+    if (!*g) return NULL;
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.threads = threads};
+    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    return p;
+}
+
+/* The kernel's first statement under loops of one iteration. */
+static const kn_ks *first_loop(const kn_kprog *p) {
+    const kn_ks *s = p->kernels[0]->body->body[0];
+    while (s->kind == KS_FOR && s->extent == 1 && s->body[0]->n == 1) s = s->body[0]->body[0];
+    return s;
+}
+
+static void run_case(int threads) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, threads, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    CHECK(p->nkernels == 1);
+    const kn_ks *o = first_loop(p);
+    CHECK(o->kind == KS_FOR);
+    bool whole = (o->annot & KN_LOOP_WHOLE) != 0;
+    CHECK(threads > 1 ? whole && (o->annot & KN_LOOP_PARALLEL) && o->tasks > 1 : !whole);
+    CHECK(threads > 1 || o->extent == C);
+    kn_jit *j = NULL;
+    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
+    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
+          KN_OK);
+    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
+    KN_ASSERT(arena);
+    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
+    int bad = 0;
+    kn_pool_run_begin(pool);
+    for (int r = 0; fn && r < RUNS; r++) {
+        const void *in[1] = {x};
+        void *outp[1] = {got};
+        memset(got, 0, sizeof got);
+        CHECK(fn(in, outp, NULL, arena) == 0);
+        bad += memcmp(got, want, sizeof got) != 0;
+    }
+    kn_pool_run_end();
+    if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
+    CHECK(fn && bad == 0);
+    free(arena);
+    if (j) kn_jit_destroy(j);
+    kn_pool_destroy(pool);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+}
+
+int main(void) {
+    data();
+    run_case(1);
+    run_case(2);
+    return TEST_DONE();
+}
