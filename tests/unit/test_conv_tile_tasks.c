@@ -17,10 +17,9 @@
  * (copy 0), compiled with $CC (or cc) and run.
  * usage: test_conv_tile_tasks TMPDIR */
 #include "c_harness.h"
-#include "codegen/llvm/llvm.h"
+#include "jit_harness.h"
 #include "onnx_builder.h"
 #include "passes/pass.h"
-#include "runtime/kn_pool.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -79,6 +78,10 @@ static void check_plan(const kn_kprog *p, int threads) {
     CHECK(threads > 1 ? p->kernels[0]->sched.tasks > 1 : p->kernels[0]->sched.tasks <= 1);
 }
 
+static int differs(void) {
+    return memcmp(got, want, sizeof got) != 0;
+}
+
 static void jit_case(int threads) {
     kn_ctx cx;
     kn_graph *g;
@@ -88,28 +91,12 @@ static void jit_case(int threads) {
         return;
     }
     check_plan(p, threads);
-    kn_jit *j = NULL;
-    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
-    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
-          KN_OK);
-    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
-    KN_ASSERT(arena);
-    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
-    int bad = 0;
-    kn_pool_run_begin(pool);
-    for (int r = 0; fn && r < RUNS; r++) {
-        const void *in[1] = {x};
-        void *out[1] = {got};
-        memset(got, 0, sizeof got);
-        CHECK(fn(in, out, NULL, arena) == 0);
-        bad += memcmp(got, want, sizeof got) != 0;
-    }
-    kn_pool_run_end();
+    const void *in[1] = {x};
+    void *out[1] = {got};
+    size_t bytes[1] = {sizeof got};
+    int bad = jh_runs(&cx, p, threads, in, out, bytes, 1, RUNS, differs);
     if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
-    CHECK(fn && bad == 0);
-    free(arena);
-    if (j) kn_jit_destroy(j);
-    kn_pool_destroy(pool);
+    CHECK(bad == 0);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
 }

@@ -13,10 +13,9 @@
  * to element, both signs, and y is cleared before each run, so a row or channel left
  * out, or a window shifted, shows.
  * usage: test_pool_bands */
-#include "codegen/llvm/llvm.h"
+#include "jit_harness.h"
 #include "onnx_builder.h"
 #include "passes/pass.h"
-#include "runtime/kn_pool.h"
 #include "test.h"
 
 #include <math.h>
@@ -74,6 +73,10 @@ static const kn_ks *first_loop(const kn_kprog *p) {
     return s;
 }
 
+static int differs(void) {
+    return memcmp(got, want, sizeof got) != 0;
+}
+
 static void run_case(int threads) {
     kn_ctx cx;
     kn_graph *g;
@@ -88,28 +91,12 @@ static void run_case(int threads) {
     bool whole = (o->annot & KN_LOOP_WHOLE) != 0;
     CHECK(threads > 1 ? whole && (o->annot & KN_LOOP_PARALLEL) && o->tasks > 1 : !whole);
     CHECK(threads > 1 || o->extent == C);
-    kn_jit *j = NULL;
-    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
-    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
-          KN_OK);
-    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
-    KN_ASSERT(arena);
-    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
-    int bad = 0;
-    kn_pool_run_begin(pool);
-    for (int r = 0; fn && r < RUNS; r++) {
-        const void *in[1] = {x};
-        void *outp[1] = {got};
-        memset(got, 0, sizeof got);
-        CHECK(fn(in, outp, NULL, arena) == 0);
-        bad += memcmp(got, want, sizeof got) != 0;
-    }
-    kn_pool_run_end();
+    const void *in[1] = {x};
+    void *out[1] = {got};
+    size_t bytes[1] = {sizeof got};
+    int bad = jh_runs(&cx, p, threads, in, out, bytes, 1, RUNS, differs);
     if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
-    CHECK(fn && bad == 0);
-    free(arena);
-    if (j) kn_jit_destroy(j);
-    kn_pool_destroy(pool);
+    CHECK(bad == 0);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
 }

@@ -17,10 +17,9 @@
  * each), and the generated C (copy 0), compiled with $CC (or cc) and run.
  * usage: test_pw_tasks TMPDIR */
 #include "c_harness.h"
-#include "codegen/llvm/llvm.h"
+#include "jit_harness.h"
 #include "onnx_builder.h"
 #include "passes/pass.h"
-#include "runtime/kn_pool.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -115,29 +114,12 @@ static void jit_case(int threads) {
     }
     CHECK(p->nkernels == 2);
     check_plan(p, threads);
-    kn_jit *j = NULL;
-    kn_pool *pool = threads > 1 ? kn_pool_create(threads) : NULL;
-    CHECK(kn_llvm_jit(&cx, p, kn_target_find("native"), 2, pool ? kn_pool_par_for : NULL, &j) ==
-          KN_OK);
-    void *arena = aligned_alloc(KN_ARENA_ALIGN, (p->arena_size + 63) / 64 * 64 + 64);
-    KN_ASSERT(arena);
-    kn_entry_fn fn = j ? kn_jit_entry(j) : NULL;
-    int bad = 0;
-    kn_pool_run_begin(pool);
-    for (int r = 0; fn && r < RUNS; r++) {
-        const void *in[2] = {x1, x2};
-        void *out[2] = {got1, got2};
-        memset(got1, 0, sizeof got1);
-        memset(got2, 0, sizeof got2);
-        CHECK(fn(in, out, NULL, arena) == 0);
-        bad += wrong();
-    }
-    kn_pool_run_end();
+    const void *in[2] = {x1, x2};
+    void *out[2] = {got1, got2};
+    size_t bytes[2] = {sizeof got1, sizeof got2};
+    int bad = jh_runs(&cx, p, threads, in, out, bytes, 2, RUNS, wrong);
     if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
-    CHECK(fn && bad == 0);
-    free(arena);
-    if (j) kn_jit_destroy(j);
-    kn_pool_destroy(pool);
+    CHECK(bad == 0);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
 }
