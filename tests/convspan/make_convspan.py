@@ -17,19 +17,18 @@ plane, across its rows, each read at its own offset), with outputs computed by t
 Inputs are uniform in [-1, 1], weights scaled by 1/sqrt(k*k*cin) as a trained network's
 are. usage: /usr/bin/python3 tests/convspan/make_convspan.py"""
 import os
+import sys
 
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-rng = np.random.default_rng(23)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gen_common as gc  # noqa: E402
+
+rnd = gc.uniform(23)
 here = os.path.dirname(os.path.abspath(__file__))
-
-
-def rnd(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float32)
 
 
 def wts(co, ci, k):
@@ -43,10 +42,9 @@ w2, b2 = wts(33, 20, 5), rnd(33)
 w3, b3 = wts(36, 16, 3), rnd(36)
 w4, b4 = wts(136, 128, 3), rnd(136)
 
-inits = [numpy_helper.from_array(a, n) for a, n in
-         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3"),
-          (w4, "w4"), (b4, "b4"), (np.array(0, np.float32), "lo"),
-          (np.array(6, np.float32), "hi")]]
+inits = gc.initializers([(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"),
+                         (b3, "b3"), (w4, "w4"), (b4, "b4"), (np.array(0, np.float32), "lo"),
+                         (np.array(6, np.float32), "hi")])
 
 
 def conv(name, ins, out, k, s, p):
@@ -75,15 +73,5 @@ with torch.no_grad():
 outs = [y.float() for y in (y1, y2, y3, y4)]
 ins = [("x1", x1), ("x2", x2), ("x3", x3), ("x4", x4), ("x5", x5)]
 
-vi = lambda n, sh: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(sh))
-g = helper.make_graph(nodes, "convspan", [vi(n, a.shape) for n, a in ins],
-                      [vi(f"y{i + 1}", y.shape) for i, y in enumerate(outs)], inits)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-onnx.save(m, os.path.join(here, "model.onnx"))
-
-d = os.path.join(here, "test_data_set_0")
-os.makedirs(d, exist_ok=True)
-for i, (_, a) in enumerate(ins):
-    onnx.save_tensor(numpy_helper.from_array(a), os.path.join(d, f"input_{i}.pb"))
-for i, a in enumerate(outs):
-    onnx.save_tensor(numpy_helper.from_array(a.numpy()), os.path.join(d, f"output_{i}.pb"))
+gc.write_case(here, gc.model(gc.float_graph(nodes, "convspan", ins, outs, inits), check=False),
+              [a for _, a in ins], outs)

@@ -124,21 +124,6 @@ static void jit_case(int threads) {
     kn_graph_destroy(g);
 }
 
-static bool write_floats(const char *path, const float *v, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return false;
-    bool ok = fwrite(v, sizeof *v, n, f) == n;
-    return fclose(f) == 0 && ok;
-}
-
-static bool read_floats(const char *path, float *v, size_t n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    bool ok = fread(v, sizeof *v, n, f) == n;
-    fclose(f);
-    return ok;
-}
-
 /* The generated C of the program planned for 2 threads (the C uses copy 0). */
 static void c_case(const char *tmp) {
     kn_ctx cx;
@@ -148,39 +133,15 @@ static void c_case(const char *tmp) {
         kn_graph_destroy(g);
         return;
     }
-    char dir[2048], path[4096];
-    FILE *f = ch_emit(&cx, p, tmp, "pw_tasks_c", dir, sizeof dir);
-    CHECK(f != NULL);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
-    if (!f) return;
-    snprintf(path, sizeof path, "%s/x1.bin", dir);
-    CHECK(write_floats(path, x1, sizeof x1 / sizeof *x1));
-    snprintf(path, sizeof path, "%s/x2.bin", dir);
-    CHECK(write_floats(path, x2, sizeof x2 / sizeof *x2));
-    fprintf(f,
-            "#include \"m.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
-            "static float x1[%d], x2[%d], y1[%d], y2[%d];\n"
-            "static int io(const char *n, float *v, size_t k, int w) {\n"
-            "  FILE *f = fopen(n, w ? \"wb\" : \"rb\");\n"
-            "  size_t d = f ? (w ? fwrite(v, 4, k, f) : fread(v, 4, k, f)) : 0;\n"
-            "  if (f) fclose(f);\n  return d != k;\n}\n"
-            "int main(void) {\n"
-            "  void *arena = aligned_alloc(m_ARENA_ALIGN, (m_ARENA_SIZE + 63) / 64 * 64);\n"
-            "  if (io(\"x1.bin\", x1, %d, 0) || io(\"x2.bin\", x2, %d, 0)) return 1;\n"
-            "  if (m_run(x1, x2, y1, y2, arena)) return 1;\n"
-            "  return io(\"y1.bin\", y1, %d, 1) || io(\"y2.bin\", y2, %d, 1);\n}\n",
-            C1 * P1, N2 * C2 * P2, M1 * P1, N2 * M2 * P2, C1 * P1, N2 * C2 * P2, M1 * P1,
-            N2 * M2 * P2);
-    fclose(f);
-    CHECK(ch_build_run(dir, NULL));
+    const float *in[2] = {x1, x2};
+    float *out[2] = {got1, got2};
+    size_t in_n[2] = {C1 * P1, N2 * C2 * P2}, out_n[2] = {M1 * P1, N2 * M2 * P2};
     memset(got1, 0, sizeof got1);
     memset(got2, 0, sizeof got2);
-    snprintf(path, sizeof path, "%s/y1.bin", dir);
-    CHECK(read_floats(path, got1, sizeof got1 / sizeof *got1));
-    snprintf(path, sizeof path, "%s/y2.bin", dir);
-    CHECK(read_floats(path, got2, sizeof got2 / sizeof *got2));
+    CHECK(ch_run_floats(&cx, p, tmp, "pw_tasks_c", 2, in, in_n, 2, out, out_n));
     CHECK(!wrong());
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
 }
 
 int main(int argc, char **argv) {
