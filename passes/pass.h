@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 struct kn_target;
+struct kn_contract;
 struct kn_kprog;
 struct kn_schedule;
 
@@ -71,6 +72,10 @@ kn_status kn_shape_bind(kn_ctx *cx, kn_graph *g, const char *spec, int whole_sha
 /* 3x3 stride-1 convolutions as Winograd transforms around tiled products
  * (passes/winograd.c). */
 kn_status kn_kpass_winograd(kn_ctx *cx, struct kn_kprog *p);
+/* Whether the winograd pass can take contraction d on target t, if a schedule file asks
+ * for it (wino=2 or 4) where the pass chose the direct convolution: `kiln tune`'s
+ * candidates. */
+bool kn_winograd_suits(const struct kn_contract *d, const struct kn_target *t);
 /* Register tiles and packed weights for contraction kernels (passes/tile.c). */
 kn_status kn_kpass_tile(kn_ctx *cx, struct kn_kprog *p);
 /* exp, tanh and erf on f32 as polynomials (passes/vmath.c, vmath.h). */

@@ -12,6 +12,10 @@ struct kn_kprog;
 struct kn_sched;
 typedef struct kn_schedule kn_schedule;
 
+/* Span tiles (kn_sched.span, passes/tile.c conv_span_rows) cover an output plane in at
+ * most this many register tiles (they are unrolled). */
+enum { KN_SPAN_MAX_TILES = 8 };
+
 /* Reads a schedule file; *out is the caller's (kn_schedule_destroy). A malformed line
  * is a KN_EINVAL naming the file and line. */
 kn_status kn_schedule_read(kn_ctx *cx, const char *path, kn_schedule **out);

@@ -1602,7 +1602,7 @@ static void conv_block(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int 
 
 /* All output pixels of one block of columns in span tiles (conv_geom.span): maxrows
  * consecutive pixels of the oh * ow plane a tile, the last one shorter, unrolled (at most
- * SPAN_MAX_TILES), each at the constant offsets of its pixels. */
+ * KN_SPAN_MAX_TILES), each at the constant offsets of its pixels. */
 static void conv_plane(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *blk,
                        int valid) {
     int64_t P = G->oh * G->ow, R = T->maxrows;
@@ -2287,7 +2287,7 @@ static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, in
  * as they can be, or 0 where they do not suit. The packed weights of a block of output
  * channels stream from the L2 once per tile, so at 7x7 outputs (ResNet's layer4: 590 KB a
  * block, one tile of 7 pixels a row) 4 tiles of 13 pixels read them 4 times where the rows
- * read them 7. Only where that takes fewer tiles than the rows, at most SPAN_MAX_TILES
+ * read them 7. Only where that takes fewer tiles than the rows, at most KN_SPAN_MAX_TILES
  * (they are unrolled), where the weights are more than half the L2 (as conv_pf_suits: they
  * stream from beyond it; smaller ones were not measured), with y dense NCHW and every
  * epilogue operand one value, one a channel or y's shape (read at (b, channel, 0, pixel),
@@ -2297,12 +2297,10 @@ static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, in
  * ResNet-50's layer4.0 conv2 (stride 2, 7x7 outputs) 3.08-3.76 ms with rows of 7, 2.32-3.21
  * in span tiles with the prefetch (conv_pf), rows of 7 with it 2.63-3.58, spans without
  * it 3.14-3.32; 9 x 3 and 10 x 2 spans no better than 13 x 2. */
-enum { SPAN_MAX_TILES = 8 };
-
 static int conv_span_rows(const kn_target *tg, const kn_contract *d, const conv_geom *G, int rmax,
                           const kn_sched *ov) {
     int64_t P = G->oh * G->ow, ntl = (P + rmax - 1) / rmax;
-    if ((ov && ov->span == 2) || ntl > SPAN_MAX_TILES || G->ys[3] != 1 || G->ys[2] != G->ow ||
+    if ((ov && ov->span == 2) || ntl > KN_SPAN_MAX_TILES || G->ys[3] != 1 || G->ys[2] != G->ow ||
         G->ys[1] != G->oh * G->ow)
         return 0;
     bool asked = ov && ov->span == 1;

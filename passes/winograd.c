@@ -635,6 +635,10 @@ static bool wg_suits(const kn_contract *d, int lanes, int m) {
     return m == 2 || m == 4;
 }
 
+bool kn_winograd_suits(const kn_contract *d, const kn_target *t) {
+    return t && t->kind == KN_TARGET_CPU && wg_suits(d, t->vector_bits / 32, 2);
+}
+
 static int64_t wg_tiles(const kn_contract *d, int m) {
     return ((d->oh + m - 1) / m) * ((d->ow + m - 1) / m);
 }

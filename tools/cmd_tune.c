@@ -5,8 +5,10 @@
  * For each kernel a short list of candidates is built from its baseline record: the
  * register tile one row or one vector smaller or larger, the parallel split halved or
  * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
- * one, the other padding or prefetch choice where it has one, split's legal alternative
- * where the kernel's kind has one (split_alt). Kernels are independent, so
+ * one, and the Winograd tiles where the passes chose the direct convolution of a 3x3 the
+ * winograd pass can take, the other padding or prefetch choice where it has one, span or
+ * row tiles where a float windowed convolution's rows are narrower than its tile, split's
+ * legal alternative where the kernel's kind has one (split_alt). Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
  * others keep the passes' choice) and runs it beside the baseline, compiled once at the
  * start, run by run interleaved (so that drift in the machine's speed falls on both),
@@ -37,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { MAX_CAND = 8, NAME_CAP = 300, REASON_CAP = 160 };
+enum { MAX_CAND = 12, NAME_CAP = 300, REASON_CAP = 160 };
 
 static double wall_ms(void) {
     struct timespec ts;
@@ -63,12 +65,17 @@ static double median(double *v, int n) {
 
 /* One kernel's tuning state. A candidate is a full record written to the file for that
  * kernel, or one "alone": only the field that changes the kernel's algorithm (wino, the
- * Winograd tile; split, an integer stem's words) and the split at one thread, the rest
- * left to the passes, since the baseline's tile belongs to the other algorithm. */
+ * Winograd tile; split, an integer stem's words; span, tiles across the output rows) and
+ * the split at one thread, the rest left to the passes, since the baseline's tile belongs
+ * to the other algorithm. */
 typedef struct ktune {
     char label[NAME_CAP];       /* "'name' Op", as schedule files write it */
     char needle[NAME_CAP + 16]; /* "node 'name' (Op)", as a diagnostic names the node */
     kn_sched base;
+    /* what the kernel's contraction allows beyond its baseline: the Winograd tiles where
+     * the passes chose the direct convolution, span tiles where its output rows are
+     * narrower than the register tile (float windowed convolutions) */
+    bool wino_ok, span_ok;
     kn_sched cand[MAX_CAND];
     bool alone[MAX_CAND];
     int ncand;
@@ -163,6 +170,20 @@ static void add_cand(ktune *t, kn_sched c, bool alone) {
  * channel tiles choose their own register tile. */
 static const struct { int from, to; } split_alt[] = {{5, 1}};
 
+/* Sets t->wino_ok and span_ok from kernel contraction d (or NULL) on target tg. Span
+ * tiles (passes/tile.c, conv_span_rows) take an output plane whose rows are narrower than
+ * the register tile (so the baseline's tiles are whole rows) in at most KN_SPAN_MAX_TILES
+ * tiles of at most 16 rows; where the pass finds the tile rows make more, the candidate
+ * compiles to the baseline and loses. */
+static void allows(ktune *t, const kn_contract *d, const kn_target *tg) {
+    const kn_sched *b = &t->base;
+    bool fwin = d && d->kind == KN_CONTRACT_CONV && d->x->dtype == KN_F32 && d->group == 1 &&
+                d->nsp == 2 && d->kh * d->kw > 1 && b->lanes > 1 && !b->dot;
+    t->wino_ok = fwin && !b->wino && kn_winograd_suits(d, tg);
+    t->span_ok = fwin && !b->wino && b->tile_rows > 0 && d->ow <= b->tile_rows &&
+                 d->oh * d->ow <= KN_SPAN_MAX_TILES * 16;
+}
+
 /* The candidates of kernel t from its baseline record: only values the schedule reader
  * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
  * 8 vectors, integer and scalar ones by 4). */
@@ -187,9 +208,9 @@ static void candidates(ktune *t, int threads) {
         c = b, c.tasks = b.tasks * 2 <= 64 ? b.tasks * 2 : 64;
         add_cand(t, c, false);
     }
-    if (b.wino) {
+    if (b.wino || t->wino_ok) {
         static const int w[] = {1, 2, 4};
-        for (int i = 0; i < 3; i++) {
+        for (int i = b.wino ? 0 : 1; i < 3; i++) {
             if (w[i] == b.wino) continue;
             memset(&c, 0, sizeof c);
             c.wino = w[i];
@@ -212,6 +233,12 @@ static void candidates(ktune *t, int threads) {
         c = b, c.pf = 3 - b.pf;
         add_cand(t, c, false);
     }
+    if (b.span || t->span_ok) { /* the other tiling of the plane: tried alone, as wino */
+        memset(&c, 0, sizeof c);
+        c.span = b.span == 1 ? 2 : 1;
+        c.tasks = threads > 1 ? 0 : b.tasks;
+        add_cand(t, c, true);
+    }
 }
 
 /* Writes the candidate file: for each kernel pick[k] >= 0 its candidate pick[k], -1
@@ -230,9 +257,9 @@ static kn_status write_cand(tuner *T, const int *pick) {
 /* Writes the result to T->out through a temporary name: each kernel's schedule as the
  * final compile used it (as --dump-schedule writes it), and, where the kept change is a
  * candidate alone, the value it sets of a field the compiled record leaves 0: wino=1 of
- * the direct convolution, split=1 of an integer stem's channel words. The compiled record
- * has no Winograd tile or merged words then, and without the value a reader of the file
- * would let the passes choose again. */
+ * the direct convolution, split=1 of an integer stem's channel words, span=2 of tiles of
+ * one output row. The compiled record has no Winograd tile, merged words or span tiles
+ * then, and without the value a reader of the file would let the passes choose again. */
 static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", T->out);
@@ -246,7 +273,8 @@ static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
         kn_sched s = p->kernels[k]->sched;
         for (int i = 0; pick[k] >= 0 && T->k[k].alone[pick[k]] && i < kn_sched_nfields(); i++) {
             int v = kn_sched_get(&T->k[k].cand[pick[k]], i);
-            bool algo = !strcmp(kn_sched_key(i), "wino") || !strcmp(kn_sched_key(i), "split");
+            const char *key = kn_sched_key(i);
+            bool algo = !strcmp(key, "wino") || !strcmp(key, "split") || !strcmp(key, "span");
             if (algo && v && !kn_sched_get(&s, i)) kn_sched_set(&s, i, v);
         }
         write_record(f, k, T->k[k].label, &s);
@@ -311,10 +339,11 @@ static kn_status refuse_hook(tuner *T, const kn_kprog *p) {
  * machines. */
 static double favour(const ktune *t, int j, double us) {
     const char *e = getenv("KILN_TUNE_FAVOUR");
-    for (int i = 0; e && *e && i < kn_sched_nfields(); i++)
-        if (!strcmp(kn_sched_key(i), e) &&
-            kn_sched_get(&t->cand[j], i) != kn_sched_get(&t->base, i))
-            return 0;
+    for (int i = 0; e && *e && i < kn_sched_nfields(); i++) {
+        int v = kn_sched_get(&t->cand[j], i);
+        if (!strcmp(kn_sched_key(i), e) && v != kn_sched_get(&t->base, i) && (v || !t->alone[j]))
+            return 0; /* a candidate alone changes only the fields it sets (describe) */
+    }
     return us;
 }
 
@@ -396,6 +425,7 @@ static kn_status meas_build(tuner *T, const char *sched, meas *m) {
             }
             T->k[k].base = kern->sched;
             T->k[k].best = -1;
+            allows(&T->k[k], kern->contract, kp->target);
         }
     }
     KN_ASSERT(nk == T->nk); /* the kernels are fixed at lowering (kn_schedule_check) */

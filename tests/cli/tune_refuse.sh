@@ -7,8 +7,10 @@
 # refused candidate, and writes a file holding none of the refused values, which reads
 # back and matches torch's outputs. Nothing here is about speed.
 # The model: tests/winograd (c3a, c3b and c7 Winograd; c2 direct; c1, c4, c5, c6, c6r direct with a
-# padded copy, pad=2: candidates wino in rounds 1-2, pad 2->1 in rounds 4 (c1, c4, c5) and 5
-# (c6, c6r)). Refused: rounds 1 and 2 whole (9 kernels x 2) and the five pad candidates, 23.
+# padded copy, pad=2: candidates wino in rounds 1-2; for the five direct ones the Winograd
+# tiles (wino 0->2, 0->4, alone: refused, their pad is 0) in rounds 4-6 and pad 2->1 in rounds 6
+# (c1, c4, c5) and 7 (c6, c6r)). Refused: rounds 1 and 2 whole (9 kernels x 2), the ten
+# Winograd and the five pad candidates, 33; every other round keeps a candidate.
 # usage: tune_refuse.sh KILN SOURCE_DIR
 KILN=$1
 S=$2
@@ -18,18 +20,19 @@ W=$S/tests/winograd
 KILN_TUNE_REFUSE='Conv:pad,*:wino' "$KILN" tune "$W/model.onnx" --runs 1 -o "$T/r.sched" \
   >"$T/out.txt" 2>"$T/err.txt" && grep -q "^wrote $T/r.sched$" "$T/out.txt" && ok ||
   bad "tune with refusals: $(cat "$T/out.txt" "$T/err.txt")"
-# rounds 1, 2 and 5 lose every candidate: two of five measured
-grep -q "2 of 5 candidate rounds" "$T/out.txt" && ok || bad "rounds: $(head -1 "$T/out.txt")"
-# named: c1's, c4's and c5's own candidates in round 4, and c6's and c6r's in round 5, one at a time
+# rounds 1 and 2 lose every candidate: six of eight measured
+grep -q "6 of 8 candidate rounds" "$T/out.txt" && ok || bad "rounds: $(head -1 "$T/out.txt")"
+# named: c1's, c4's and c5's own candidates in round 6, and c6's and c6r's in round 7, one at a time
 for k in c1 c4 c5 c6 c6r; do
-  grep -q "refused pad 2->1 (round [45]: node '$k' (Conv): pad=1 refused" "$T/out.txt" && ok ||
-    bad "$k's pad candidate not reported refused: $(cat "$T/out.txt")"
+  grep -q "refused pad 2->1 (round [67]: node '$k' (Conv): pad=1 refused" "$T/out.txt" &&
+    grep -q "refused wino 0->2 (round [45]: node '$k' (Conv): pad=0 refused" "$T/out.txt" && ok ||
+    bad "$k's pad or wino candidate not reported refused: $(cat "$T/out.txt")"
 done
 # unnamed: every candidate of rounds 1 and 2, whatever its field
 grep -q "refused tile_rows 5->4 (round 1, the whole round: " "$T/out.txt" &&
   grep -q "refused wino 4->2 (round 2, the whole round: " "$T/out.txt" && ok ||
   bad "whole rounds not reported refused: $(cat "$T/out.txt")"
-grep -q "^23 candidates refused: dropped, not written$" "$T/out.txt" && ok ||
+grep -q "^33 candidates refused: dropped, not written$" "$T/out.txt" && ok ||
   bad "refused count: $(cat "$T/out.txt")"
 # the others were measured: c6's row has its times (round 3's tile_vecs)
 grep -q "^ *6 'c6' Conv *[0-9.]* *[0-9.]* " "$T/out.txt" && ok || bad "c6 not measured: $(cat "$T/out.txt")"
