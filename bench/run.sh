@@ -11,7 +11,9 @@
 #   compile  ResNet-18 JIT compile + first run, ResNet-50 --emit obj, ResNet-18's C build
 # With --passes-effect instead: ResNet-18, MobileNetV2 and the BERT-style encoder with
 # the default pipeline and with each of its passes left out by name (JIT, 1 and THREADS
-# threads, or PE_THREADS); a pass the pipeline cannot do without is reported as such.
+# threads, or PE_THREADS), each beside the default pipeline measured again next to it
+# (the ratio is the median of the pairs' ratios); a pass the pipeline cannot do without is
+# reported as such.
 #
 # Each latency is the median of ROUNDS medians, each over RUNS timed runs after warm-up.
 # kiln's JIT and ONNX Runtime are measured together, run by run: one node process holds
@@ -285,7 +287,8 @@ echo "default pipeline: $PIPE"
 X=ms
 [ -z "${PE_CPU:-}" ] || X=cpu
 echo "each row leaves every occurrence of one pass out of it; ms: $([ $X = ms ] && echo "median" || echo "CPU time per run, median") of $ROUNDS x $RUNS runs;"
-echo "(xN.NN): time without the pass / time with the full pipeline (above 1: the pass helps)"
+echo "(xN.NN): time without the pass / time with the full pipeline measured beside it, the"
+echo "median over rounds of each pair's ratio (above 1: the pass helps)"
 echo
 PE_THREADS=${PE_THREADS:-1 $THREADS}
 # without PASS: the default pipeline without PASS
@@ -296,10 +299,22 @@ for r in $(seq "${ROUNDS_RUN:-$ROUNDS}"); do
     echo "round $r/$ROUNDS: $m" >&2
     for th in $PE_THREADS; do
       kiln_ms "$T/$m.full.$th" "$m" llvm "$th"
+      _n=0
       for p in $PASSES; do
         # a pipeline kiln refuses (a pass another needs) is tried once
         [ -f "$T/$m.$p.$th.err" ] && continue
+        # beside the full pipeline, measured again next to it (which first alternating),
+        # so that the machine's drift falls on both: the pair's ratio
+        _n=$((_n + 1))
+        [ $((_n % 2)) = 1 ] || kiln_ms "$T/$m.$p.$th.base" "$m" llvm "$th"
         kiln_ms "$T/$m.$p.$th" "$m" llvm "$th" --passes "$(without "$p")"
+        [ -f "$T/$m.$p.$th.err" ] && continue
+        [ $((_n % 2)) = 0 ] || kiln_ms "$T/$m.$p.$th.base" "$m" llvm "$th"
+        for _x in ms cpu; do
+          [ -s "$T/$m.$p.$th.$_x" ] && [ -s "$T/$m.$p.$th.base.$_x" ] || continue
+          awk -v a="$(tail -1 "$T/$m.$p.$th.$_x")" -v b="$(tail -1 "$T/$m.$p.$th.base.$_x")" \
+            'BEGIN { if (b + 0 > 0) printf "%.4f\n", a / b }' >>"$T/$m.$p.$th.r$_x"
+        done
       done
     done
   done
@@ -312,7 +327,11 @@ cell() { # cell PREFIX FULL_MS
     if grep -q "needs\|already turned\|does not end in a planned" "$1.err"; then echo "required"; else echo "fails"; fi
   else
     v=$(median "$1.$X")
-    echo "$(fmt "$v") (x$(ratio "$v" "$2"))"
+    if [ -s "$1.r$X" ]; then
+      echo "$(fmt "$v") (x$(median "$1.r$X" | xargs printf '%.2f'))"
+    else # results from before the pairs: against the full pipeline's own measurement
+      echo "$(fmt "$v") (x$(ratio "$v" "$2"))"
+    fi
   fi
 }
 line=$(printf '%-10s' "(none)")
