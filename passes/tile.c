@@ -123,6 +123,7 @@ typedef struct kt_tile {
     int fblock;
     bool pf;   /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
     bool span; /* tiles of consecutive pixels of the output plane (conv_geom.span) */
+    int mc;    /* float matrix tiles: rows a block of a group of blocks (mm_groups), 0: none */
     /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
      * at binit[bidx + v*lanes ..], or one value a row at binit[bidx + r] (brow); NULL:
      * none, or an integer tile, which starts at its init (exact) */
@@ -2648,6 +2649,10 @@ typedef struct mm_geom {
     bool ypf;    /* each tile prefetches the next tile's lines of y (mm_prefetch_next) */
     kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
                     kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
+    /* mm_groups: full blocks of columns in groups of ng, and in a group blocks of mc rows,
+       each run over every block of the group before the next (0: not) */
+    int ng;
+    int64_t mc;
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -2998,20 +3003,52 @@ store:
     }
 }
 
-static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid) {
-    int64_t nt = G->m / T->maxrows, rem = G->m % T->maxrows;
+/* The tiles of rows [r0, r0 + cnt) of block blk: the full ones in a loop, then the
+ * partial one. */
+static void mm_rows(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid, kn_kx *r0,
+                    int64_t cnt) {
+    int64_t nt = cnt / T->maxrows, rem = cnt % T->maxrows;
     if (nt) {
         int vt = kl_for(L, nt);
-        mm_tile(L, G, T, T->maxrows, blk, valid, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)));
+        kn_kx *m0 = kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows));
+        mm_tile(L, G, T, T->maxrows, blk, valid, plus(L, m0, r0));
         kl_end(L);
     }
-    if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
+    if (rem)
+        mm_tile(L, G, T, (int)rem, blk, valid,
+                r0 ? kt_plus(L, r0, nt * T->maxrows) : kx_int(L, nt * T->maxrows));
 }
 
-/* Every block of columns: the full ones in a loop, then the partial one. */
+static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid) {
+    mm_rows(L, G, T, blk, valid, NULL, G->m);
+}
+
+/* Group g of ng full blocks (mm_groups): each block of mc rows over every block of the
+ * group, then the rows left over every block. */
+static void mm_group(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *g) {
+    int64_t nm = G->m / G->mc, rest = G->m % G->mc;
+    int vi = kl_for(L, nm);
+    int vp = kl_for(L, G->ng);
+    mm_rows(L, G, T, mad(L, g, G->ng, kx_var(L, vp)), T->kb,
+            kx_mul(L, kx_var(L, vi), kx_int(L, G->mc)), G->mc);
+    kl_end(L);
+    kl_end(L);
+    if (rest) {
+        vp = kl_for(L, G->ng);
+        mm_rows(L, G, T, mad(L, g, G->ng, kx_var(L, vp)), T->kb, kx_int(L, nm * G->mc), rest);
+        kl_end(L);
+    }
+}
+
+/* Every block of columns: the full ones in a loop (in groups, mm_groups), then the
+ * partial one. */
 static void mm_blocks(kn_lower *L, const mm_geom *G, kt_tile *T) {
     int64_t full = G->n / T->kb, tail = G->n % T->kb;
-    if (full) {
+    if (full && G->ng > 1) { /* mm_groups: ng divides full */
+        int vg = kl_for(L, full / G->ng);
+        mm_group(L, G, T, kx_var(L, vg));
+        kl_end(L);
+    } else if (full) {
         int vb = kl_for(L, full);
         mm_block(L, G, T, kx_var(L, vb), T->kb);
         kl_end(L);
@@ -3095,6 +3132,36 @@ static bool mm_split_suits(const mm_geom *G, const kt_tile *T, const kn_target *
            G->n % T->kb == 0 && !(ov && ov->split && ov->split != 1);
 }
 
+/* The GotoBLAS order of a float product's blocks, only from a schedule file (its mc):
+ * the full blocks of columns in groups of ng whose packed B (contiguous, [block][k][kb])
+ * fills at most half of L2, and in each group blocks of mc rows (rounded down to whole
+ * tiles), each block of rows run over every block of the group before the next. Where A
+ * does not stay in L2 beside a block's B (K x kb), the tiles read A from L3 again for
+ * every block; grouped, once a group, and each thread keeps its group in its own L2 (the
+ * parallel pass splits the groups: at least 2). The same sums in the same order (each
+ * tile still runs the whole reduction): outputs bit-identical. On CPUs with a known L2
+ * (l2_bytes), float tiles with A read by rows, not the integer, split or pointwise forms.
+ *
+ * Not chosen by the pass: on the Intel Xeon VM (L2 2 MB) the 512x1024x1024 MatMul with ng
+ * 4 and mc 192 (A 768 KB a block, B 1 MB a group) took 3-5% less CPU time at one thread
+ * in some interleaved rounds and 1-4% more in others, under other processes' load
+ * (docs/benchmarks.md, "The GotoBLAS order"). */
+static void mm_groups(mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+    G->ng = 0, G->mc = 0;
+    int64_t l2 = tg ? tg->l2_bytes : 0, full = G->n / T->kb;
+    int64_t panel = G->k * T->kb * 4;
+    if (!ov || ov->mc < 2 || !tg || tg->kind != KN_TARGET_CPU || l2 <= 0 || T->t != KN_F32 ||
+        T->lanes < 2 || T->dot || T->split || T->wide || G->ta || G->bx || G->rinit || G->pw ||
+        G->bone || G->rq.mult)
+        return;
+    int64_t ng = l2 / 2 / panel;
+    if (ng > full / 2) ng = full / 2;
+    while (ng > 1 && full % ng) ng--;
+    int64_t mc = ov->mc / T->maxrows * T->maxrows;
+    if (ng < 2 || mc < T->maxrows || mc >= G->m) return;
+    G->ng = (int)ng, G->mc = mc;
+}
+
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
                      kt_tile *Tp) {
     kt_tile T;
@@ -3149,6 +3216,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
         kt_int_tables(L, G->d, &G->rq);
     if (T.xpre) mm_xsplit(L, G, &T);
     if (T.wide) mm_xwords(L, G, &T);
+    mm_groups(G, &T, tg, ov);
+    Tp->mc = (int)G->mc;
     mm_blocks(L, G, &T);
     return true;
 }
@@ -5000,6 +5069,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.fblock = T.fblock;
             kern->sched.pf = T.pf;
             kern->sched.span = T.span;
+            kern->sched.mc = T.mc;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */

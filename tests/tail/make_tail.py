@@ -14,6 +14,9 @@ narrower (passes/tile.c, mm_lower):
              matrix-vector tiles of 7 vectors (28 columns) and an edge tile of 17
   mmodd37/   float MatMul 24 x 37 -> 64: on 32-register CPUs two reduction steps an
              iteration and, K being odd, the last one alone (passes/tile.c, mm_k_unroll)
+  mmgrp/     float MatMul 45 x 37 -> 269: with a schedule's mc (tests/tail/mmgrp.sh) the
+             4 full blocks of columns in 2 groups, each in blocks of 12 rows and 9 left
+             (passes/tile.c, mm_groups), the partial block of 13 columns after
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -113,3 +116,15 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 64])],
     [numpy_helper.from_array(mw, "m")])
 save("mmodd37", g, [("x", x)], [("y", y)])
+
+# mmgrp: y = x M, 45 x 37 -> 269 = 4 blocks of 64 columns + 13: grouped by a schedule's mc
+# (passes/tile.c, mm_groups; tests/tail/mmgrp.sh), odd rows, reduction and columns
+x = rng.standard_normal((45, 37)).astype(np.float32)
+mw = (rng.standard_normal((37, 269)) * 0.2).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmgrp",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [45, 37])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [45, 269])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmgrp", g, [("x", x)], [("y", y)])
