@@ -2647,6 +2647,8 @@ typedef struct mm_geom {
     bool bone;   /* bpk holds only the block being computed, from 0 (tile_pointwise's
                     per-task packing: pw_pack_cols) */
     bool ypf;    /* each tile prefetches the next tile's lines of y (mm_prefetch_next) */
+    bool bpf;    /* each tile prefetches its share of the next block's packed B, a line an
+                    iteration of its reduction loop (mm_bpf) */
     kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
                     kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
     /* mm_groups: full blocks of columns in groups of ng, and in a group blocks of mc rows,
@@ -2964,8 +2966,25 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     }
     if (G->ypf && rows == T->maxrows) mm_prefetch_next(L, G, T, rows, blk, valid, m0);
     int un = mm_k_unroll(L, T, G->k);
+    /* mm_bpf: the next block's packed B from its first element at this tile's share
+       (m0 / m of it), one line an iteration, not past its last line */
+    int64_t bn = G->k * T->kb, nfull = G->n / T->kb;
+    int vpb = -1;
+    if (G->bpf && valid == T->kb) {
+        kn_kx *nb = kx_bin(L, KX_MIN, kt_plus(L, blk, 1), kx_int(L, nfull - 1));
+        kn_kx *share = kx_bin(L, KX_DIV, kx_mul(L, m0, kx_int(L, bn)), kx_int(L, G->m));
+        vpb = kl_decl(L, KN_I64, kx_add(L, kx_mul(L, nb, kx_int(L, bn)), share));
+    }
     int vk = kl_for(L, G->k / un);
     kn_kx *k2 = un > 1 ? kx_mul(L, kx_var(L, vk), kx_int(L, un)) : kx_var(L, vk);
+    if (vpb >= 0) {
+        kn_kx *last =
+            kx_mul(L, kx_bin(L, KX_MIN, kt_plus(L, blk, 1), kx_int(L, nfull - 1)), kx_int(L, bn));
+        kl_prefetch(L, G->bpk,
+                    kx_bin(L, KX_MIN,
+                           kx_add(L, kx_var(L, vpb), kx_mul(L, kx_var(L, vk), kx_int(L, 16))),
+                           kt_plus(L, last, bn - 16)));
+    }
     for (int u = 0; u < un; u++) mm_fstep(L, G, T, rows, blk, valid, m0, kt_plus(L, k2, u));
     kl_end(L);
     if (G->k % un) mm_fstep(L, G, T, rows, blk, valid, m0, kx_int(L, G->k - 1));
@@ -3132,6 +3151,31 @@ static bool mm_split_suits(const mm_geom *G, const kt_tile *T, const kn_target *
            G->n % T->kb == 0 && !(ov && ov->split && ov->split != 1);
 }
 
+/* Whether each tile of rows prefetches its share of the next block of columns' packed B
+ * (mm_geom.bpf; the schedule's pf, 2 in a schedule file: not): tile m0 of m starts at
+ * m0 / m of the next block and prefetches a line an iteration of its reduction loop
+ * (clamped to the block's last line; the last block prefetches itself), so the next
+ * block's B, which the tiles read from L3 where the weights do not stay in L2 from one
+ * run to the next (BERT's 1 MB products), is on its way before its first tile. Where a
+ * block has few tiles of rows (48 or fewer) its first tile's wait for B is a large part
+ * of the block; with many (the 512x1024x1024 MatMul: 86) the prefetches cost more than
+ * they save. Float tiles on CPUs reading a packed constant B with 2 blocks or more.
+ * Intel Xeon VM, CPU time at one thread, on and off alternated (docs/benchmarks.md "The
+ * GotoBLAS order"): BERT encoder -3.6% (median of 8 pairs, faster in 6), ResNet-50's fc
+ * Gemm -2 to -14%, 196x2304x256 -1.8%; 512x1024x1024 +1.2% (so not there). Not for a B
+ * under 256 KB, which stays in the caches from one run to the next, nor for one tile of
+ * rows (a batch-1 classifier) over a B that fits in L2 (1 MB when the target does not
+ * say): there a step is 2 to 4 multiply-adds, and the MLP's two Gemms (1.6 MB and 512 KB
+ * of B, in L2 from run to run) took 4% more with the prefetches. */
+static bool mm_bpf(const mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1 << 20;
+    return tg && tg->kind == KN_TARGET_CPU && (G->m > T->maxrows || G->k * G->n * 4 > l2) &&
+           !(ov && ov->pf == 2) && T->t == KN_F32 && T->lanes >= 2 && !T->dot && !T->split &&
+           !T->wide && !G->bx && !G->rinit && !G->pw && !G->bone && !G->rq.mult &&
+           G->n / T->kb >= 2 && G->k >= 64 && G->k * G->n * 4 >= 256 * 1024 &&
+           (G->m + T->maxrows - 1) / T->maxrows <= 48;
+}
+
 /* The GotoBLAS order of a float product's blocks, only from a schedule file (its mc):
  * the full blocks of columns in groups of ng whose packed B (contiguous, [block][k][kb])
  * fills at most half of L2, and in each group blocks of mc rows (rounded down to whole
@@ -3216,6 +3260,8 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
         kt_int_tables(L, G->d, &G->rq);
     if (T.xpre) mm_xsplit(L, G, &T);
     if (T.wide) mm_xwords(L, G, &T);
+    G->bpf = mm_bpf(G, &T, tg, ov);
+    Tp->pf = G->bpf;
     mm_groups(G, &T, tg, ov);
     Tp->mc = (int)G->mc;
     mm_blocks(L, G, &T);

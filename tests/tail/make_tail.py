@@ -17,6 +17,9 @@ narrower (passes/tile.c, mm_lower):
   mmgrp/     float MatMul 45 x 37 -> 269: with a schedule's mc (tests/tail/mmgrp.sh) the
              4 full blocks of columns in 2 groups, each in blocks of 12 rows and 9 left
              (passes/tile.c, mm_groups), the partial block of 13 columns after
+  mmpf/      float MatMul 13 x 129 -> 515 (266 KB of B): each tile prefetches its share of
+             the next block's B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh), the last
+             full block itself, the partial block of 3 columns none
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -128,3 +131,15 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [45, 269])],
     [numpy_helper.from_array(mw, "m")])
 save("mmgrp", g, [("x", x)], [("y", y)])
+
+# mmpf: y = x M, 13 x 129 -> 515 = 8 blocks of 64 columns + 3, B 266 KB: the tiles prefetch
+# the next block's packed B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh)
+x = rng.standard_normal((13, 129)).astype(np.float32)
+mw = (rng.standard_normal((129, 515)) * 0.1).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmpf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [13, 129])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [13, 515])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmpf", g, [("x", x)], [("y", y)])
