@@ -20,6 +20,9 @@ narrower (passes/tile.c, mm_lower):
   mmpf/      float MatMul 13 x 129 -> 515 (266 KB of B): each tile prefetches its share of
              the next block's B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh), the last
              full block itself, the partial block of 3 columns none
+  pwpf/      float 1x1 Conv 131 -> 517 channels (271 KB of weights, bias) on 9 x 11 pixels:
+             each tile of output channels prefetches the next tile's weights (passes/
+             tile.c, pw_apf; tests/tail/mmpf.sh), 86 tiles of 6 and one of 1
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -143,3 +146,17 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [13, 515])],
     [numpy_helper.from_array(mw, "m")])
 save("mmpf", g, [("x", x)], [("y", y)])
+
+# pwpf: 1x1 Conv 131 -> 517 (bias) on 9 x 11 pixels, weights 271 KB: the tiles of output
+# channels prefetch the next tile's weights (passes/tile.c, pw_apf; tests/tail/mmpf.sh)
+x = rng.standard_normal((1, 131, 9, 11)).astype(np.float32)
+w = (rng.standard_normal((517, 131, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(517).astype(np.float32)
+y = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
+     b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="pw")], "pwpf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 131, 9, 11])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 517, 9, 11])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwpf", g, [("x", x)], [("y", y)])
