@@ -392,6 +392,9 @@ typedef struct kn_sched {
     int span;   /* float windowed tiles: 1 each tile takes tile_rows consecutive pixels of
                    the output plane, spanning rows (passes/tile.c, conv_plane), or 2 in a
                    schedule file: tiles of one output row */
+    int mc;     /* float matrix tiles with a constant B: rows a block, run over every block
+                   of columns of a group before the next (passes/tile.c, mm_groups; only
+                   from a schedule file); 0: not grouped */
 } kn_sched;
 
 typedef struct kn_kernel {

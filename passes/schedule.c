@@ -50,6 +50,7 @@ static const struct {
     {"wchunk", offsetof(kn_sched, wchunk)},
     {"wcob", offsetof(kn_sched, wcob)},
     {"span", offsetof(kn_sched, span)},
+    {"mc", offsetof(kn_sched, mc)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -183,7 +184,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob, span)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc)",
                      tok);
             return false;
         }

@@ -123,6 +123,7 @@ typedef struct kt_tile {
     int fblock;
     bool pf;   /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
     bool span; /* tiles of consecutive pixels of the output plane (conv_geom.span) */
+    int mc;    /* float matrix tiles: rows a block of a group of blocks (mm_groups), 0: none */
     /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
      * at binit[bidx + v*lanes ..], or one value a row at binit[bidx + r] (brow); NULL:
      * none, or an integer tile, which starts at its init (exact) */
@@ -2644,8 +2645,15 @@ typedef struct mm_geom {
     bool bone;   /* bpk holds only the block being computed, from 0 (tile_pointwise's
                     per-task packing: pw_pack_cols) */
     bool ypf;    /* each tile prefetches the next tile's lines of y (mm_prefetch_next) */
+    bool apf;    /* each full tile of rows prefetches the next tile's rows of a (pw_apf) */
+    bool bpf;    /* each tile prefetches its share of the next block's packed B, a line an
+                    iteration of its reduction loop (mm_bpf) */
     kn_kbuf *xs; /* kt_tile.xpre: a's rows split into i64 pairs of halves (mm_xsplit);
                     kt_tile.wide: a's rows as i32 words of 4 s8 operands (mm_xwords) */
+    /* mm_groups: full blocks of columns in groups of ng, and in a group blocks of mc rows,
+       each run over every block of the group before the next (0: not) */
+    int ng;
+    int64_t mc;
 } mm_geom;
 
 /* e + off (off NULL: e) */
@@ -2957,8 +2965,35 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
     }
     if (G->ypf && rows == T->maxrows) mm_prefetch_next(L, G, T, rows, blk, valid, m0);
     int un = mm_k_unroll(L, T, G->k);
+    /* mm_bpf: the next block's packed B from its first element at this tile's share
+       (m0 / m of it), one line an iteration, not past its last line */
+    int64_t bn = G->k * T->kb, nfull = G->n / T->kb;
+    int vpb = -1;
+    if (G->bpf && valid == T->kb) {
+        kn_kx *nb = kx_bin(L, KX_MIN, kt_plus(L, blk, 1), kx_int(L, nfull - 1));
+        kn_kx *share = kx_bin(L, KX_DIV, kx_mul(L, m0, kx_int(L, bn)), kx_int(L, G->m));
+        vpb = kl_decl(L, KN_I64, kx_add(L, kx_mul(L, nb, kx_int(L, bn)), share));
+    }
     int vk = kl_for(L, G->k / un);
     kn_kx *k2 = un > 1 ? kx_mul(L, kx_var(L, vk), kx_int(L, un)) : kx_var(L, vk);
+    if (G->apf && rows == T->maxrows) {
+        /* pw_apf: the next tile's rows of a, contiguous, a line an iteration, block blk
+           from its K / un-th line on (clamped to the rows' last line) */
+        int64_t span = (int64_t)rows * G->k, its = G->k / un;
+        kn_kx *nx = kx_bin(L, KX_MIN, kt_plus(L, m0, rows), kx_int(L, G->m - rows));
+        kn_kx *base = kx_mul(L, nx, kx_int(L, G->k));
+        kn_kx *off =
+            kx_mul(L, kx_add(L, kx_mul(L, blk, kx_int(L, its)), kx_var(L, vk)), kx_int(L, 16));
+        kl_prefetch(L, G->a, kx_add(L, base, kx_bin(L, KX_MIN, off, kx_int(L, span - 16))));
+    }
+    if (vpb >= 0) {
+        kn_kx *last =
+            kx_mul(L, kx_bin(L, KX_MIN, kt_plus(L, blk, 1), kx_int(L, nfull - 1)), kx_int(L, bn));
+        kl_prefetch(L, G->bpk,
+                    kx_bin(L, KX_MIN,
+                           kx_add(L, kx_var(L, vpb), kx_mul(L, kx_var(L, vk), kx_int(L, 16))),
+                           kt_plus(L, last, bn - 16)));
+    }
     for (int u = 0; u < un; u++) mm_fstep(L, G, T, rows, blk, valid, m0, kt_plus(L, k2, u));
     kl_end(L);
     if (G->k % un) mm_fstep(L, G, T, rows, blk, valid, m0, kx_int(L, G->k - 1));
@@ -2996,20 +3031,52 @@ store:
     }
 }
 
-static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid) {
-    int64_t nt = G->m / T->maxrows, rem = G->m % T->maxrows;
+/* The tiles of rows [r0, r0 + cnt) of block blk: the full ones in a loop, then the
+ * partial one. */
+static void mm_rows(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid, kn_kx *r0,
+                    int64_t cnt) {
+    int64_t nt = cnt / T->maxrows, rem = cnt % T->maxrows;
     if (nt) {
         int vt = kl_for(L, nt);
-        mm_tile(L, G, T, T->maxrows, blk, valid, kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows)));
+        kn_kx *m0 = kx_mul(L, kx_var(L, vt), kx_int(L, T->maxrows));
+        mm_tile(L, G, T, T->maxrows, blk, valid, plus(L, m0, r0));
         kl_end(L);
     }
-    if (rem) mm_tile(L, G, T, (int)rem, blk, valid, kx_int(L, nt * T->maxrows));
+    if (rem)
+        mm_tile(L, G, T, (int)rem, blk, valid,
+                r0 ? kt_plus(L, r0, nt * T->maxrows) : kx_int(L, nt * T->maxrows));
 }
 
-/* Every block of columns: the full ones in a loop, then the partial one. */
+static void mm_block(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *blk, int valid) {
+    mm_rows(L, G, T, blk, valid, NULL, G->m);
+}
+
+/* Group g of ng full blocks (mm_groups): each block of mc rows over every block of the
+ * group, then the rows left over every block. */
+static void mm_group(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *g) {
+    int64_t nm = G->m / G->mc, rest = G->m % G->mc;
+    int vi = kl_for(L, nm);
+    int vp = kl_for(L, G->ng);
+    mm_rows(L, G, T, mad(L, g, G->ng, kx_var(L, vp)), T->kb,
+            kx_mul(L, kx_var(L, vi), kx_int(L, G->mc)), G->mc);
+    kl_end(L);
+    kl_end(L);
+    if (rest) {
+        vp = kl_for(L, G->ng);
+        mm_rows(L, G, T, mad(L, g, G->ng, kx_var(L, vp)), T->kb, kx_int(L, nm * G->mc), rest);
+        kl_end(L);
+    }
+}
+
+/* Every block of columns: the full ones in a loop (in groups, mm_groups), then the
+ * partial one. */
 static void mm_blocks(kn_lower *L, const mm_geom *G, kt_tile *T) {
     int64_t full = G->n / T->kb, tail = G->n % T->kb;
-    if (full) {
+    if (full && G->ng > 1) { /* mm_groups: ng divides full */
+        int vg = kl_for(L, full / G->ng);
+        mm_group(L, G, T, kx_var(L, vg));
+        kl_end(L);
+    } else if (full) {
         int vb = kl_for(L, full);
         mm_block(L, G, T, kx_var(L, vb), T->kb);
         kl_end(L);
@@ -3093,6 +3160,61 @@ static bool mm_split_suits(const mm_geom *G, const kt_tile *T, const kn_target *
            G->n % T->kb == 0 && !(ov && ov->split && ov->split != 1);
 }
 
+/* Whether each tile of rows prefetches its share of the next block of columns' packed B
+ * (mm_geom.bpf; the schedule's pf, 2 in a schedule file: not): tile m0 of m starts at
+ * m0 / m of the next block and prefetches a line an iteration of its reduction loop
+ * (clamped to the block's last line; the last block prefetches itself), so the next
+ * block's B, which the tiles read from L3 where the weights do not stay in L2 from one
+ * run to the next (BERT's 1 MB products), is on its way before its first tile. Where a
+ * block has few tiles of rows (48 or fewer) its first tile's wait for B is a large part
+ * of the block; with many (the 512x1024x1024 MatMul: 86) the prefetches cost more than
+ * they save. Float tiles on CPUs reading a packed constant B with 2 blocks or more.
+ * Intel Xeon VM, CPU time at one thread, on and off alternated (docs/benchmarks.md "The
+ * GotoBLAS order"): BERT encoder -3.6% (median of 8 pairs, faster in 6), ResNet-50's fc
+ * Gemm -2 to -14%, 196x2304x256 -1.8%; 512x1024x1024 +1.2% (so not there). Not for a B
+ * under 256 KB, which stays in the caches from one run to the next, nor for one tile of
+ * rows (a batch-1 classifier) over a B that fits in L2 (1 MB when the target does not
+ * say): there a step is 2 to 4 multiply-adds, and the MLP's two Gemms (1.6 MB and 512 KB
+ * of B, in L2 from run to run) took 4% more with the prefetches. */
+static bool mm_bpf(const mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1 << 20;
+    return tg && tg->kind == KN_TARGET_CPU && (G->m > T->maxrows || G->k * G->n * 4 > l2) &&
+           !(ov && ov->pf == 2) && T->t == KN_F32 && T->lanes >= 2 && !T->dot && !T->split &&
+           !T->wide && !G->bx && !G->rinit && !G->pw && !G->bone && !G->rq.mult &&
+           G->n / T->kb >= 2 && G->k >= 64 && G->k * G->n * 4 >= 256 * 1024 &&
+           (G->m + T->maxrows - 1) / T->maxrows <= 48;
+}
+
+/* The GotoBLAS order of a float product's blocks, only from a schedule file (its mc):
+ * the full blocks of columns in groups of ng whose packed B (contiguous, [block][k][kb])
+ * fills at most half of L2, and in each group blocks of mc rows (rounded down to whole
+ * tiles), each block of rows run over every block of the group before the next. Where A
+ * does not stay in L2 beside a block's B (K x kb), the tiles read A from L3 again for
+ * every block; grouped, once a group, and each thread keeps its group in its own L2 (the
+ * parallel pass splits the groups: at least 2). The same sums in the same order (each
+ * tile still runs the whole reduction): outputs bit-identical. On CPUs with a known L2
+ * (l2_bytes), float tiles with A read by rows, not the integer, split or pointwise forms.
+ *
+ * Not chosen by the pass: on the Intel Xeon VM (L2 2 MB) the 512x1024x1024 MatMul with ng
+ * 4 and mc 192 (A 768 KB a block, B 1 MB a group) took 3-5% less CPU time at one thread
+ * in some interleaved rounds and 1-4% more in others, under other processes' load
+ * (docs/benchmarks.md, "The GotoBLAS order"). */
+static void mm_groups(mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+    G->ng = 0, G->mc = 0;
+    int64_t l2 = tg ? tg->l2_bytes : 0, full = G->n / T->kb;
+    int64_t panel = G->k * T->kb * 4;
+    if (!ov || ov->mc < 2 || !tg || tg->kind != KN_TARGET_CPU || l2 <= 0 || T->t != KN_F32 ||
+        T->lanes < 2 || T->dot || T->split || T->wide || G->ta || G->bx || G->rinit || G->pw ||
+        G->bone || G->rq.mult)
+        return;
+    int64_t ng = l2 / 2 / panel;
+    if (ng > full / 2) ng = full / 2;
+    while (ng > 1 && full % ng) ng--;
+    int64_t mc = ov->mc / T->maxrows * T->maxrows;
+    if (ng < 2 || mc < T->maxrows || mc >= G->m) return;
+    G->ng = (int)ng, G->mc = mc;
+}
+
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
                      kt_tile *Tp) {
     kt_tile T;
@@ -3147,6 +3269,10 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
         kt_int_tables(L, G->d, &G->rq);
     if (T.xpre) mm_xsplit(L, G, &T);
     if (T.wide) mm_xwords(L, G, &T);
+    G->bpf = mm_bpf(G, &T, tg, ov);
+    Tp->pf = G->bpf;
+    mm_groups(G, &T, tg, ov);
+    Tp->mc = (int)G->mc;
     mm_blocks(L, G, &T);
     return true;
 }
@@ -3766,6 +3892,23 @@ static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
     return d->c * d->h * d->w_ * 4 > fits;
 }
 
+/* Whether a pointwise convolution's tiles of output channels (tile_pointwise with its
+ * tiles of rows outermost: fewer than PW_COLS_OUTER full blocks of pixels) prefetch the
+ * next tile's rows of weights, a line an iteration of the reduction loop (mm_geom.apf; the
+ * schedule's pf, 2 in a schedule file: not). The weights ([m][c], the next tile's rows one
+ * run of rows x c floats) come from memory once a run, each tile's rows at its start,
+ * when they are 256 KB or more (ResNet-50's 14x14 and 7x7 layers: 1-4 MB a kernel). On
+ * CPUs, with 2 tiles of rows or more. Intel Xeon VM, CPU time at one thread, against
+ * main's binary alternated: ResNet-50's six 14x14 256 -> 1024 kernels -6 to -19% in 3
+ * rounds (its strided downsamples here too: 0 to -4%), the model within the noise;
+ * SqueezeNet (its 512 -> 1000 classifier) -6.6%, 6 of 6 pairs faster (docs/benchmarks.md
+ * "The GotoBLAS order"). */
+static bool pw_apf(const kn_contract *d, const kt_tile *T, const kn_target *tg,
+                   const kn_sched *ov) {
+    return tg->kind == KN_TARGET_CPU && !(ov && ov->pf == 2) && is_const(d->w) &&
+           d->m >= 2 * T->maxrows && d->m * d->c * 4 >= 256 * 1024 && d->c >= 64;
+}
+
 static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                            const kn_target *tg, kt_tile *Tp) {
     bool inplace = tg->kind == KN_TARGET_MCU;
@@ -3840,6 +3983,7 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
         if (tail) mm_block(L, &G, &T, kx_int(L, full), (int)tail);
     } else {
         int64_t nt = M / T.maxrows, rem = M % T.maxrows;
+        G.apf = Tp->pf = pw_apf(d, &T, tg, ov);
         if (nt) {
             int vt = kl_for(L, nt);
             pw_blocks(L, &G, &T, T.maxrows, kx_mul(L, kx_var(L, vt), kx_int(L, T.maxrows)));
@@ -4998,6 +5142,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.fblock = T.fblock;
             kern->sched.pf = T.pf;
             kern->sched.span = T.span;
+            kern->sched.mc = T.mc;
             kn_kprog_rewritten(p, readers, k, old);
         } else {
             kern->body = old; /* not for this kernel: the plain nest stays */

@@ -14,6 +14,15 @@ narrower (passes/tile.c, mm_lower):
              matrix-vector tiles of 7 vectors (28 columns) and an edge tile of 17
   mmodd37/   float MatMul 24 x 37 -> 64: on 32-register CPUs two reduction steps an
              iteration and, K being odd, the last one alone (passes/tile.c, mm_k_unroll)
+  mmgrp/     float MatMul 45 x 37 -> 269: with a schedule's mc (tests/tail/mmgrp.sh) the
+             4 full blocks of columns in 2 groups, each in blocks of 12 rows and 9 left
+             (passes/tile.c, mm_groups), the partial block of 13 columns after
+  mmpf/      float MatMul 13 x 129 -> 515 (266 KB of B): each tile prefetches its share of
+             the next block's B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh), the last
+             full block itself, the partial block of 3 columns none
+  pwpf/      float 1x1 Conv 131 -> 517 channels (271 KB of weights, bias) on 9 x 11 pixels:
+             each tile of output channels prefetches the next tile's weights (passes/
+             tile.c, pw_apf; tests/tail/mmpf.sh), 86 tiles of 6 and one of 1
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -113,3 +122,41 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 64])],
     [numpy_helper.from_array(mw, "m")])
 save("mmodd37", g, [("x", x)], [("y", y)])
+
+# mmgrp: y = x M, 45 x 37 -> 269 = 4 blocks of 64 columns + 13: grouped by a schedule's mc
+# (passes/tile.c, mm_groups; tests/tail/mmgrp.sh), odd rows, reduction and columns
+x = rng.standard_normal((45, 37)).astype(np.float32)
+mw = (rng.standard_normal((37, 269)) * 0.2).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmgrp",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [45, 37])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [45, 269])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmgrp", g, [("x", x)], [("y", y)])
+
+# mmpf: y = x M, 13 x 129 -> 515 = 8 blocks of 64 columns + 3, B 266 KB: the tiles prefetch
+# the next block's packed B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh)
+x = rng.standard_normal((13, 129)).astype(np.float32)
+mw = (rng.standard_normal((129, 515)) * 0.1).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmpf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [13, 129])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [13, 515])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmpf", g, [("x", x)], [("y", y)])
+
+# pwpf: 1x1 Conv 131 -> 517 (bias) on 9 x 11 pixels, weights 271 KB: the tiles of output
+# channels prefetch the next tile's weights (passes/tile.c, pw_apf; tests/tail/mmpf.sh)
+x = rng.standard_normal((1, 131, 9, 11)).astype(np.float32)
+w = (rng.standard_normal((517, 131, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(517).astype(np.float32)
+y = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
+     b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="pw")], "pwpf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 131, 9, 11])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 517, 9, 11])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwpf", g, [("x", x)], [("y", y)])
