@@ -8,7 +8,8 @@
  * one, and the Winograd tiles where the passes chose the direct convolution of a 3x3 the
  * winograd pass can take, the other padding or prefetch choice where it has one, span or
  * row tiles where a float windowed convolution's rows are narrower than its tile, split's
- * legal alternative where the kernel's kind has one (split_alt). Kernels are independent, so
+ * legal alternative where the kernel's kind has one (split_alt), and the GotoBLAS order's
+ * blocks of rows (mc) for a float MatMul or Gemm with rows for two. Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
  * others keep the passes' choice) and runs it beside the baseline, compiled once at the
  * start, run by run interleaved (so that drift in the machine's speed falls on both),
@@ -75,7 +76,8 @@ typedef struct ktune {
     /* what the kernel's contraction allows beyond its baseline: the Winograd tiles where
      * the passes chose the direct convolution, span tiles where its output rows are
      * narrower than the register tile (float windowed convolutions) */
-    bool wino_ok, span_ok;
+    bool wino_ok, span_ok, group_ok;
+    int mc; /* group_ok: the candidate's mc */
     kn_sched cand[MAX_CAND];
     bool alone[MAX_CAND];
     int ncand;
@@ -170,7 +172,13 @@ static void add_cand(ktune *t, kn_sched c, bool alone) {
  * channel tiles choose their own register tile. */
 static const struct { int from, to; } split_alt[] = {{5, 1}};
 
-/* Sets t->wino_ok and span_ok from kernel contraction d (or NULL) on target tg. Span
+/* The rows of a block of the GotoBLAS order tried (mc, passes/tile.c mm_groups): on the
+ * Intel Xeon VM 192 rows (768 KB of A at K = 1024) in groups of 4 blocks measured 3-6%
+ * faster than main's order on 512x1024x1024 in a quiet set, 1-4% slower under load
+ * (docs/benchmarks.md, "The GotoBLAS order"), so it is a candidate, not the default. */
+enum { TUNE_MC = 192 };
+
+/* Sets t->wino_ok, group_ok and span_ok from kernel contraction d (or NULL) on target tg. Span
  * tiles (passes/tile.c, conv_span_rows) take an output plane whose rows are narrower than
  * the register tile (so the baseline's tiles are whole rows) in at most KN_SPAN_MAX_TILES
  * tiles of at most 16 rows; where the pass finds the tile rows make more, the candidate
@@ -180,6 +188,12 @@ static void allows(ktune *t, const kn_contract *d, const kn_target *tg) {
     bool fwin = d && d->kind == KN_CONTRACT_CONV && d->x->dtype == KN_F32 && d->group == 1 &&
                 d->nsp == 2 && d->kh * d->kw > 1 && b->lanes > 1 && !b->dot;
     t->wino_ok = fwin && !b->wino && kn_winograd_suits(d, tg);
+    /* mm_groups: blocks of mc rows over groups of blocks of columns (a float MatMul or
+     * Gemm with a constant B; where M is under twice TUNE_MC, blocks of half the rows;
+     * the pass rounds mc down to whole tiles and leaves B too small to group alone) */
+    t->group_ok = d && d->kind == KN_CONTRACT_MATMUL && d->x->dtype == KN_F32 && d->batch <= 1 &&
+                  b->tile_rows > 0 && b->lanes > 1 && !b->dot && !b->mc && d->M >= 2 * b->tile_rows;
+    t->mc = d && d->M / 2 < TUNE_MC ? (int)(d->M / 2) : TUNE_MC;
     t->span_ok = fwin && !b->wino && b->tile_rows > 0 && d->ow <= b->tile_rows &&
                  d->oh * d->ow <= KN_SPAN_MAX_TILES * 16;
 }
@@ -231,6 +245,10 @@ static void candidates(ktune *t, int threads) {
     }
     if (b.pf == 1 || b.pf == 2) {
         c = b, c.pf = 3 - b.pf;
+        add_cand(t, c, false);
+    }
+    if (t->group_ok) {
+        c = b, c.mc = t->mc;
         add_cand(t, c, false);
     }
     if (b.span || t->span_ok) { /* the other tiling of the plane: tried alone, as wino */

@@ -407,6 +407,7 @@ const cli_command cli_commands[] = {
      "smaller or larger, the other Winograd tiles (1, 2, 4) where the kernel has one, the "
      "Winograd tiles where a 3x3 the winograd pass can take is direct, span tiles against "
      "tiles of one row where a float convolution's output rows are narrower than its tile, the "
+     "GotoBLAS order's blocks of rows (mc) for a float MatMul or Gemm, the "
      "other padding or prefetch choice where it has one, an integer stem's channel words "
      "where it has merged words (split), and with --threads above 1 the "
      "parallel split halved and doubled. Round j compiles the model once with candidate j of "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # kiln tune tries the other algorithm of a float windowed convolution where the passes
 # chose one (docs/tuning.md): the Winograd tiles for a 3x3 they computed directly, and
-# span tiles against tiles of one output row. The model is tests/convspan (outputs from
+# span tiles against tiles of one output row; and the GotoBLAS order (mc) of a MatMul. The model is tests/convspan (outputs from
 # torch in float64): on x86-64-avx512 (1 MB L2) its c4 (128 -> 136 at 7x7, U past the
 # L2) is direct in span tiles, c1 (3x3 stride 2) in rows of 7. Kept through the test hook
 # KILN_TUNE_FAVOUR (whatever the timing), each choice is written so that it reads back,
@@ -12,6 +12,15 @@ S=$2
 M=$S/tests/convspan
 TG="--target x86-64-avx512"
 . "$2/tests/lib.sh"
+
+# the GotoBLAS order's blocks of rows (mc, passes/tile.c mm_groups) on a float MatMul:
+# tests/tail/mmgrp (45 x 37 -> 269, numpy's outputs) takes mc 22, rounded to 18 (3 tiles)
+G=$S/tests/tail/mmgrp
+KILN_TUNE_FAVOUR=mc "$KILN" tune "$G/model.onnx" --runs 2 --list -o "$T/g.sched" >"$T/g.txt" 2>&1 &&
+  grep -q "^ *round [0-9]*: mc 0->22: " "$T/g.txt" && grep -q "^kernel 0 'mm' MatMul .*mc=18$" "$T/g.sched" &&
+  ok || bad "mc not tried or not kept: $(cat "$T/g.txt" "$T/g.sched")"
+KILN_TEST_THREADS=2 "$KILN" check-onnx "$G" --backend llvm --schedule "$T/g.sched" >"$T/checkg.txt" 2>&1 &&
+  tail -1 "$T/checkg.txt" | grep -q "^1 passed, 0 failed" && ok || bad "check-onnx --schedule g.sched: $(cat "$T/checkg.txt")"
 
 "$KILN" compile "$M/model.onnx" $TG --emit c -o "$T/d" --dump-schedule "$T/d.sched" \
   >/dev/null || bad "compile"
