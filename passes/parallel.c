@@ -1087,11 +1087,15 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
                                const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             /* a nest without weights reading its input along the producer's split (see
-             * "splitting like the producer") */
+             * "splitting like the producer"); one that writes a kernel's scratch (a padded
+             * copy in rows, passes/tile.c conv_pad_rows) only in a program for several
+             * threads, where its lowering made it for that (programs for one thread keep
+             * their loop order) */
             bool like = w >= 2 && in && in->kind == KS_FOR && !in->ext &&
                         (in->annot & KN_LOOP_PARALLEL) && in->extent >= MIN_BAND_ROWS &&
                         stored_bytes(in) >= (double)BAND_ROW_BYTES * (double)in->extent &&
                         !(o->annot & KN_LOOP_WHOLE) && !const_bytes(o) &&
+                        (p->threads > 1 || !writes_scratch(p, o)) &&
                         inner_like_producer(P, p, written, o, in);
             split_var = like ? in->var : o->var;
             if (like) {
