@@ -984,6 +984,23 @@ static bool writes_scratch(const kn_kprog *p, kn_ks *s) {
     return hit;
 }
 
+/* Whether nest o reads a per-thread scratch (kl_scratch_thread) that it does not write: the
+ * values are in the copy of the thread that ran the code before it (the calling thread), and
+ * a task on another thread would read its own copy instead. A convolution tile's partial
+ * tile transposes from its scratch in such a nest (passes/tile.c conv_tile_per_thread): split
+ * by a schedule file's `tasks`, the worker's tasks stored stale values (ctest
+ * pointwise_llvm_t2, tests/pointwise/tasks4.sched: 2-8 of 30 runs wrong). */
+static bool reads_thread_copy(const kn_kprog *p, kn_ks *o) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(o, use);
+    bool hit = false;
+    for (int id = 0; id < p->nbufs && !hit; id++)
+        hit = p->bufs[id]->per_thread && (use[id] & 1) && !(use[id] & 2);
+    free(use);
+    return hit;
+}
+
 /* Whether nest o stages a kernel's scratch in the pieces the kernel's own split reads:
  * its lowering marked its loop KN_LOOP_WHOLE (the stem's staged input, split by input
  * rows as the convolution after it is by output rows, passes/stem.c). Split, each
@@ -1110,6 +1127,7 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
             if (tasks > o->extent) tasks = (int)o->extent;
         }
         if (ov && ov->tasks) tasks = ov->tasks;
+        if (tasks > 1 && reads_thread_copy(p, o)) tasks = 1; /* see reads_thread_copy */
         if (tasks > 1) { /* even chunks: no task gets a remainder much smaller than the rest */
             int64_t chunk = (o->extent + tasks - 1) / tasks;
             tasks = (int)((o->extent + chunk - 1) / chunk);
