@@ -913,6 +913,8 @@ static bool is_temp(const kn_kbuf *b) {
     return b->kind == KB_TEMP || b->kind == KB_SCRATCH || b->kind == KB_OUTPUT;
 }
 
+static void dim_read(dim_walk *W, const kn_kbuf *b, const kn_kx *index);
+
 static bool dim_enter(kn_kwalker *w, kn_ks *s) {
     dim_walk *W = (dim_walk *)w;
     int64_t c;
@@ -920,18 +922,25 @@ static bool dim_enter(kn_kwalker *w, kn_ks *s) {
         int id = kn_kbuf_storage(s->buf)->id;
         if (W->written[id] == WRITTEN_UNKNOWN) W->written[id] = dim_of(s->buf, c);
     }
+    if (!W->record && s->kind == KS_COPY) /* a row of a padded copy (passes/tile.c) */
+        dim_read(W, s->src, s->src_index);
     return true;
+}
+
+/* Counts a read of b at index along the outer and the inner loop (see above). */
+static void dim_read(dim_walk *W, const kn_kbuf *b, const kn_kx *index) {
+    if (!is_temp(b)) return;
+    int d = W->written[kn_kbuf_storage(b)->id];
+    if (d < 0) return;
+    int64_t co, ci;
+    if (!coef_of(W->P, index, W->v, &co) || !coef_of(W->P, index, W->in, &ci)) return;
+    W->outer_hit += dim_of(b, co) == d;
+    W->inner_hit += dim_of(b, ci) == d;
 }
 
 static void dim_expr(kn_kwalker *w, kn_kx *x) {
     dim_walk *W = (dim_walk *)w;
-    if (W->record || x->op != KX_LOAD || !is_temp(x->buf)) return;
-    int d = W->written[kn_kbuf_storage(x->buf)->id];
-    if (d < 0) return;
-    int64_t co, ci;
-    if (!coef_of(W->P, x->a[0], W->v, &co) || !coef_of(W->P, x->a[0], W->in, &ci)) return;
-    W->outer_hit += dim_of(x->buf, co) == d;
-    W->inner_hit += dim_of(x->buf, ci) == d;
+    if (!W->record && x->op == KX_LOAD) dim_read(W, x->buf, x->a[0]);
 }
 
 /* Sets the entry of each temporary storage nest s writes to `how`. */
@@ -975,6 +984,23 @@ static bool writes_scratch(const kn_kprog *p, kn_ks *s) {
     return hit;
 }
 
+/* Whether nest o reads a per-thread scratch (kl_scratch_thread) that it does not write: the
+ * values are in the copy of the thread that ran the code before it (the calling thread), and
+ * a task on another thread would read its own copy instead. A convolution tile's partial
+ * tile transposes from its scratch in such a nest (passes/tile.c conv_tile_per_thread): split
+ * by a schedule file's `tasks`, the worker's tasks stored stale values (ctest
+ * pointwise_llvm_t2, tests/pointwise/tasks4.sched: 2-8 of 30 runs wrong). */
+static bool reads_thread_copy(const kn_kprog *p, kn_ks *o) {
+    unsigned char *use = calloc((size_t)p->nbufs + 1, 1);
+    KN_ASSERT(use);
+    kn_kernel_uses(o, use);
+    bool hit = false;
+    for (int id = 0; id < p->nbufs && !hit; id++)
+        hit = p->bufs[id]->per_thread && (use[id] & 1) && !(use[id] & 2);
+    free(use);
+    return hit;
+}
+
 /* Whether nest o stages a kernel's scratch in the pieces the kernel's own split reads:
  * its lowering marked its loop KN_LOOP_WHOLE (the stem's staged input, split by input
  * rows as the convolution after it is by output rows, passes/stem.c). Split, each
@@ -987,8 +1013,12 @@ static bool stages_for_split(const kn_kprog *p, kn_ks *o) {
  * splits along in's dimension and not along o's (see above). */
 static bool inner_like_producer(const pctx *P, const kn_kprog *p, int *written, kn_ks *o,
                                 kn_ks *in) {
-    dim_walk W = {
-        .w = {.expr = dim_expr}, .P = P, .p = p, .written = written, .v = o->var, .in = in->var};
+    dim_walk W = {.w = {.enter = dim_enter, .expr = dim_expr},
+                  .P = P,
+                  .p = p,
+                  .written = written,
+                  .v = o->var,
+                  .in = in->var};
     kn_kwalk(&W.w, o);
     return W.inner_hit > 0 && W.outer_hit == 0;
 }
@@ -1074,11 +1104,15 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
                                const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
                                !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
             /* a nest without weights reading its input along the producer's split (see
-             * "splitting like the producer") */
+             * "splitting like the producer"); one that writes a kernel's scratch (a padded
+             * copy in rows, passes/tile.c conv_pad_rows) only in a program for several
+             * threads, where its lowering made it for that (programs for one thread keep
+             * their loop order) */
             bool like = w >= 2 && in && in->kind == KS_FOR && !in->ext &&
                         (in->annot & KN_LOOP_PARALLEL) && in->extent >= MIN_BAND_ROWS &&
                         stored_bytes(in) >= (double)BAND_ROW_BYTES * (double)in->extent &&
-                        !(o->annot & KN_LOOP_WHOLE) && !const_bytes(o) && !writes_scratch(p, o) &&
+                        !(o->annot & KN_LOOP_WHOLE) && !const_bytes(o) &&
+                        (p->threads > 1 || !writes_scratch(p, o)) &&
                         inner_like_producer(P, p, written, o, in);
             split_var = like ? in->var : o->var;
             if (like) {
@@ -1093,6 +1127,7 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
             if (tasks > o->extent) tasks = (int)o->extent;
         }
         if (ov && ov->tasks) tasks = ov->tasks;
+        if (tasks > 1 && reads_thread_copy(p, o)) tasks = 1; /* see reads_thread_copy */
         if (tasks > 1) { /* even chunks: no task gets a remainder much smaller than the rest */
             int64_t chunk = (o->extent + tasks - 1) / tasks;
             tasks = (int)((o->extent + chunk - 1) / chunk);

@@ -1750,14 +1750,62 @@ static bool conv_tile_per_thread(kn_lower *L, const conv_geom *G, bool integer) 
            tg->kind == KN_TARGET_CPU;
 }
 
+/* The value of a pad: zero, or the input's zero point for integer contractions. */
+static kn_kx *conv_pad_value(kn_lower *L, const conv_geom *G, kn_dtype t) {
+    kn_kbuf *xz = G->d->xz;
+    return xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0)) : kx_const(L, t, 0);
+}
+
+/* A dense NCHW padded copy in rows, for programs on several threads of a CPU: first the
+ * pad rows above and below each plane, then one iteration per plane and input row that
+ * stores the row's left pad, copies the row and stores its right pad, each element of xp
+ * written once. The whole-buffer fill before the copy split by planes (channels) while
+ * the convolution after it splits by output rows: ResNet-50's 3x3 stride-2 convolutions
+ * then read the halves of every plane the other core had zeroed and copied (1.3-1.7 MB a
+ * run, KILN_XCORE=2). Here the parallel pass can split the row loop in bands like the
+ * producer's rows (passes/parallel.c, "splitting like the producer"), and each thread
+ * writes the rows its part of the convolution reads. */
+static void conv_pad_rows(kn_lower *L, const conv_geom *G, kn_kbuf *x, kn_kbuf *xp) {
+    int64_t below = G->hp - G->ph - G->h, right = G->wp - G->pw - G->w;
+    for (int part = 0; part < 2; part++) { /* the rows above, then the rows below */
+        int64_t rows = part ? below : G->ph, r0 = part ? G->ph + G->h : 0;
+        if (rows <= 0) continue;
+        int vp = kl_for(L, G->n * G->c), vr = kl_for(L, rows * G->wp);
+        kl_store(L, xp, kt_plus(L, mad(L, kx_var(L, vp), G->hp * G->wp, kx_var(L, vr)), r0 * G->wp),
+                 conv_pad_value(L, G, x->dtype));
+        kl_end_n(L, 2);
+    }
+    int vp = kl_for(L, G->n * G->c), vh = kl_for(L, G->h);
+    int row = kl_decl(L, KN_I64,
+                      kx_mul(L, mad(L, kx_var(L, vp), G->hp, kt_plus(L, kx_var(L, vh), G->ph)),
+                             kx_int(L, G->wp)));
+    if (G->pw > 0) {
+        int vj = kl_for(L, G->pw);
+        kl_store(L, xp, kx_add(L, kx_var(L, row), kx_var(L, vj)), conv_pad_value(L, G, x->dtype));
+        kl_end(L);
+    }
+    kl_copy(L, xp, kt_plus(L, kx_var(L, row), G->pw), x,
+            mad(L, kx_var(L, vp), G->h * G->w, kx_mul(L, kx_var(L, vh), kx_int(L, G->w))),
+            kx_int(L, G->w));
+    if (right > 0) {
+        int vj = kl_for(L, right);
+        kl_store(L, xp, kt_plus(L, kx_add(L, kx_var(L, row), kx_var(L, vj)), G->pw + G->w),
+                 conv_pad_value(L, G, x->dtype));
+        kl_end(L);
+    }
+    kl_end_n(L, 2);
+}
+
 /* The input copied into a scratch with the pads around it: zeros, or the input's zero
  * point for integer contractions (a tap there contributes nothing). */
 static kn_kbuf *conv_pad(kn_lower *L, const conv_geom *G, kn_kbuf *x) {
-    kn_kbuf *xp = kl_scratch(L, x->dtype, G->n * G->c * G->hp * G->wp), *xz = G->d->xz;
+    kn_kbuf *xp = kl_scratch(L, x->dtype, G->n * G->c * G->hp * G->wp);
+    if (G->xs[3] == 1 && L->p->threads > 1 && L->target && L->target->kind == KN_TARGET_CPU) {
+        conv_pad_rows(L, G, x, xp);
+        return xp;
+    }
     int vi = kl_for(L, xp->numel);
-    kl_store(L, xp, kx_var(L, vi),
-             xz && kn_contract_is_int(G->d) ? kx_load(L, xz, kx_int(L, 0))
-                                            : kx_const(L, x->dtype, 0));
+    kl_store(L, xp, kx_var(L, vi), conv_pad_value(L, G, x->dtype));
     kl_end(L);
     if (G->xs[3] != 1) { /* channels-last: moved to NCHW in the same copy */
         int vb = kl_for(L, G->n), vh = kl_for(L, G->h), vw = kl_for(L, G->w), vc = kl_for(L, G->c);
@@ -3818,7 +3866,18 @@ static void pw_pack_strided(kn_lower *L, const kn_contract *d, const kt_tile *T,
         kl_store(L, bp, kt_plus(L, mad(L, row, kb, kx_var(L, vj)), P % kb), kx_const(L, KN_F32, 0));
         kl_end_n(L, 2);
     }
-    int vc = kl_for(L, K), vy = kl_for(L, d->oh), vx = kl_for(L, d->ow);
+    /* in a program for several threads of a CPU, rows of output pixels outermost, marked
+     * parallel here (the parallel pass cannot see through the block's division): each
+     * thread packs the rows of the input it wrote itself, the rows of output pixels its
+     * blocks hold (ResNet-50's layer2.0 downsample: packed plane by plane on the calling
+     * thread, it read 1.3 MB a run that the other core wrote, KILN_XCORE=2). Programs for
+     * one thread keep the planes outermost. */
+    bool rows = L->p->threads > 1 && L->target && L->target->kind == KN_TARGET_CPU;
+    int vy = rows ? kl_for(L, d->oh) : -1;
+    if (rows) L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+    int vc = kl_for(L, K);
+    if (!rows) vy = kl_for(L, d->oh);
+    int vx = kl_for(L, d->ow);
     int vp = kl_decl(L, KN_I64, mad(L, kx_var(L, vy), d->ow, kx_var(L, vx)));
     kn_kx *blk = kx_bin(L, KX_DIV, kx_var(L, vp), kx_int(L, kb));
     kn_kx *col = kx_bin(L, KX_MOD, kx_var(L, vp), kx_int(L, kb));
