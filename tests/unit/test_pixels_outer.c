@@ -1,0 +1,117 @@
+/* Convolution tiles of pixels outermost at several threads (passes/tile.c conv_pixels_outer):
+ * a 1x1 convolution of one row of pixels with few blocks of output channels is split by its
+ * tiles of pixels, every block inside, instead of by its blocks. The model is ResNet-50's
+ * layer3 conv1:
+ *
+ *   y = Relu(Conv1x1(x) + b)    x: 1x1024x14x14 (196 pixels: 32 tiles of 6 and one of 4),
+ *                               256 channels out (4 blocks of 64), 1 MB of weights
+ *
+ * and the same with 200 channels out, whose last block of channels is partial (a first
+ * version computed it at block 0).
+ *
+ * Inputs and weights are small integers (exact sums), y compared for equality with a
+ * plain-C computation. Checked: at 1 thread the kernel's parallel loop runs over the full
+ * blocks (4 of 64 channels); at 2 over the whole tiles of pixels (32 of 6), split into more
+ * tasks than there are blocks; the JIT's y at 1
+ * and 2 threads on kiln's pool (300 runs each), y cleared before each run.
+ * usage: test_pixels_outer */
+#include "jit_harness.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { C = 1024, H = 14, W = 14, MMAX = 256, P = H * W, RUNS = 300 };
+
+static int M; /* output channels of the case */
+
+static float x[C * P], w[MMAX * C], b[MMAX], want[MMAX * P], got[MMAX * P];
+
+static void data(void) {
+    for (int i = 0; i < C * P; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
+    for (int i = 0; i < M * C; i++) w[i] = (float)((i * 7 + i / 13) % 3 - 1);
+    for (int m = 0; m < M; m++) b[m] = (float)(m % 9 - 4);
+    for (int m = 0; m < M; m++)
+        for (int p = 0; p < P; p++) {
+            long s = (long)b[m];
+            for (int c = 0; c < C; c++) s += (long)w[m * C + c] * (long)x[c * P + p];
+            want[m * P + p] = s > 0 ? (float)s : 0.0f;
+        }
+}
+
+static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+    int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, db[] = {M};
+    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
+    model md;
+    model_init(&md, 13);
+    add_input(&md, "x", 4, dx);
+    add_init(&md, "w", 4, dw, w, M * C);
+    add_init(&md, "b", 1, db, b, M);
+    add_node(&md, "Conv", "conv1", 3, in, 1, mid);
+    add_node(&md, "Relu", "relu", 1, mid, 1, out);
+    add_output(&md, "y");
+    *g = NULL;
+    CHECK(load(&md, cx, g, 0) == KN_OK);
+    if (!*g) return NULL;
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.threads = threads};
+    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    return p;
+}
+
+/* The first loop marked parallel, depth first. */
+static const kn_ks *first_parallel(const kn_ks *blk) {
+    for (int i = 0; i < blk->n; i++) {
+        const kn_ks *s = blk->body[i];
+        if (s->kind != KS_FOR) continue;
+        if (s->annot & KN_LOOP_PARALLEL) return s;
+        const kn_ks *in = first_parallel(s->body[0]);
+        if (in) return in;
+    }
+    return NULL;
+}
+
+static int differs(void) {
+    return memcmp(got, want, (size_t)M * P * sizeof *got) != 0;
+}
+
+static void run_case(int threads) {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p = build(&cx, threads, &g);
+    if (!p) {
+        kn_graph_destroy(g);
+        return;
+    }
+    CHECK(p->nkernels == 1);
+    const kn_ks *o = p->nkernels == 1 ? first_parallel(p->kernels[0]->body) : NULL;
+    CHECK(o != NULL);
+    /* the register tile: rows of pixels, blocks of kb channels */
+    const kn_sched *sc = &p->kernels[0]->sched;
+    int rows = sc->tile_rows, kb = sc->tile_vecs * sc->lanes;
+    CHECK(rows > 0 && kb > 0);
+    if (M != 256) CHECK(kb > 0 && M % kb != 0); /* the case of a partial block */
+    if (o && kb && threads == 1) CHECK(o->extent == M / kb);
+    if (o && kb && rows && threads > 1) CHECK(o->extent == P / rows && o->tasks > M / kb);
+    const void *in[1] = {x};
+    void *out[1] = {got};
+    size_t bytes[1] = {(size_t)M * P * sizeof *got};
+    int bad = jh_runs(&cx, p, threads, in, out, bytes, 1, RUNS, differs);
+    if (bad) printf("jit, %d channels, %d threads: %d of %d runs wrong\n", M, threads, bad, RUNS);
+    CHECK(bad == 0);
+    kn_kprog_destroy(p);
+    kn_graph_destroy(g);
+}
+
+int main(void) {
+    static const int ms[] = {256, 200};
+    for (int i = 0; i < 2; i++) {
+        M = ms[i];
+        data();
+        run_case(1);
+        run_case(2);
+    }
+    return TEST_DONE();
+}
