@@ -5,10 +5,12 @@
 
 #include "codegen/llvm/llvm.h"
 #include "ir/kir.h"
+#include "passes/pass.h"
 #include "runtime/kn_pool.h"
 #include "targets/target.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,39 @@ static inline int jh_runs(kn_ctx *cx, const kn_kprog *p, int threads, const void
     kn_jit_destroy(j);
     kn_pool_destroy(pool);
     return bad;
+}
+
+/* Compiles graph g for `threads` threads on the native target, with schedule file sched
+ * (NULL: the passes' own); NULL where it fails (the diagnostic in cx). */
+static inline kn_kprog *jh_compile(kn_ctx *cx, kn_graph *g, int threads, const char *sched) {
+    kn_kprog *p = NULL;
+    kn_compile_opts opts = {.threads = threads, .schedule_file = sched};
+    if (kn_compile_program_opts(cx, g, "m", kn_target_find("native"), &opts, &p) != KN_OK)
+        return NULL;
+    return p;
+}
+
+/* jh_runs of a program of one input x and one output y (ybytes): how many runs were wrong,
+ * printed where there were any. */
+static inline int jh_runs1(kn_ctx *cx, const kn_kprog *p, int threads, const void *x, void *y,
+                           size_t ybytes, int runs, int (*wrong)(void)) {
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    int bad = jh_runs(cx, p, threads, in, out, &ybytes, 1, runs, wrong);
+    if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, runs);
+    return bad;
+}
+
+/* The first loop marked parallel in block blk, depth first, or NULL. */
+static inline const kn_ks *jh_first_parallel(const kn_ks *blk) {
+    for (int i = 0; i < blk->n; i++) {
+        const kn_ks *s = blk->body[i];
+        if (s->kind != KS_FOR) continue;
+        if (s->annot & KN_LOOP_PARALLEL) return s;
+        const kn_ks *in = jh_first_parallel(s->body[0]);
+        if (in) return in;
+    }
+    return NULL;
 }
 
 #endif

@@ -55,22 +55,9 @@ static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
     *g = NULL;
     CHECK(load(&md, cx, g, 0) == KN_OK);
     if (!*g) return NULL;
-    kn_kprog *p = NULL;
-    kn_compile_opts opts = {.threads = threads};
-    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
+    CHECK(p != NULL);
     return p;
-}
-
-/* The first loop marked parallel, depth first. */
-static const kn_ks *first_parallel(const kn_ks *blk) {
-    for (int i = 0; i < blk->n; i++) {
-        const kn_ks *s = blk->body[i];
-        if (s->kind != KS_FOR) continue;
-        if (s->annot & KN_LOOP_PARALLEL) return s;
-        const kn_ks *in = first_parallel(s->body[0]);
-        if (in) return in;
-    }
-    return NULL;
 }
 
 static int differs(void) {
@@ -86,7 +73,7 @@ static void run_case(int threads) {
         return;
     }
     CHECK(p->nkernels == 1);
-    const kn_ks *o = p->nkernels == 1 ? first_parallel(p->kernels[0]->body) : NULL;
+    const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
     CHECK(o != NULL);
     /* the register tile: rows of pixels, blocks of kb channels */
     const kn_sched *sc = &p->kernels[0]->sched;
@@ -95,12 +82,7 @@ static void run_case(int threads) {
     if (M != 256) CHECK(kb > 0 && M % kb != 0); /* the case of a partial block */
     if (o && kb && threads == 1) CHECK(o->extent == M / kb);
     if (o && kb && rows && threads > 1) CHECK(o->extent == P / rows && o->tasks > M / kb);
-    const void *in[1] = {x};
-    void *out[1] = {got};
-    size_t bytes[1] = {(size_t)M * P * sizeof *got};
-    int bad = jh_runs(&cx, p, threads, in, out, bytes, 1, RUNS, differs);
-    if (bad) printf("jit, %d channels, %d threads: %d of %d runs wrong\n", M, threads, bad, RUNS);
-    CHECK(bad == 0);
+    CHECK(jh_runs1(&cx, p, threads, x, got, (size_t)M * P * sizeof *got, RUNS, differs) == 0);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
 }

@@ -60,9 +60,8 @@ static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
     *g = NULL;
     CHECK(load(&md, cx, g, 0) == KN_OK);
     if (!*g) return NULL;
-    kn_kprog *p = NULL;
-    kn_compile_opts opts = {.threads = threads};
-    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
+    CHECK(p != NULL);
     return p;
 }
 
@@ -91,12 +90,7 @@ static void run_case(int threads) {
     bool whole = (o->annot & KN_LOOP_WHOLE) != 0;
     CHECK(threads > 1 ? whole && (o->annot & KN_LOOP_PARALLEL) && o->tasks > 1 : !whole);
     CHECK(threads > 1 || o->extent == C);
-    const void *in[1] = {x};
-    void *out[1] = {got};
-    size_t bytes[1] = {sizeof got};
-    int bad = jh_runs(&cx, p, threads, in, out, bytes, 1, RUNS, differs);
-    if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
-    CHECK(bad == 0);
+    CHECK(jh_runs1(&cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
     kn_kprog_destroy(p);
     kn_graph_destroy(g);
 }

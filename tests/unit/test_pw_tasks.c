@@ -77,9 +77,8 @@ static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
     *g = NULL;
     CHECK(load(&md, cx, g, 0) == KN_OK);
     if (!*g) return NULL;
-    kn_kprog *p = NULL;
-    kn_compile_opts opts = {.threads = threads};
-    CHECK(kn_compile_program_opts(cx, *g, "m", kn_target_find("native"), &opts, &p) == KN_OK);
+    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
+    CHECK(p != NULL);
     return p;
 }
 
