@@ -23,6 +23,10 @@ narrower (passes/tile.c, mm_lower):
   pwpf/      float 1x1 Conv 131 -> 517 channels (271 KB of weights, bias) on 9 x 11 pixels:
              each tile of output channels prefetches the next tile's weights (passes/
              tile.c, pw_apf; tests/tail/mmpf.sh), 86 tiles of 6 and one of 1
+  pwwide/    float 1x1 Conv 61 -> 50 channels (bias) on 29 x 31 pixels, plus a residual
+             input and Relu: on 32-register CPUs the 4 x 6 tile (passes/tile.c, pw_wide;
+             tests/tail/pwwide.sh), 9 blocks of 96 pixels and a partial one of 35
+             (3 vectors, the last with 3 pixels), 12 tiles of 4 rows and one of 2
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -160,3 +164,23 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 517, 9, 11])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("pwpf", g, [("x", x)], [("y", y)])
+
+# pwwide: 1x1 Conv 61 -> 50 (bias) on 29 x 31 = 899 pixels, + r, Relu: the 4 x 6 tile of
+# pointwise convolutions of at most 64 input channels (passes/tile.c, pw_wide;
+# tests/tail/pwwide.sh), 9 full blocks of 96 pixels and a partial one of 35
+x = rng.standard_normal((1, 61, 29, 31)).astype(np.float32)
+r = rng.standard_normal((1, 50, 29, 31)).astype(np.float32)
+w = (rng.standard_normal((50, 61, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(50).astype(np.float32)
+conv = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
+        b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+y = np.maximum(conv + r, np.float32(0))
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
+     helper.make_node("Add", ["c", "r"], ["s"]),
+     helper.make_node("Relu", ["s"], ["y"])], "pwwide",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 61, 29, 31]),
+     helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 50, 29, 31])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 50, 29, 31])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwwide", g, [("x", x), ("r", r)], [("y", y)])
