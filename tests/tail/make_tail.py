@@ -27,6 +27,9 @@ narrower (passes/tile.c, mm_lower):
              input and Relu: on 32-register CPUs the 4 x 6 tile (passes/tile.c, pw_wide;
              tests/tail/pwwide.sh), 9 blocks of 96 pixels and a partial one of 35
              (3 vectors, the last with 3 pixels), 12 tiles of 4 rows and one of 2
+  pwwide49/  float 1x1 Conv 800 -> 40 channels at stride 2 on 13 x 13 pixels (7 x 7 = 49
+             output pixels, bias, 541 KB of input, packed): the 6 x 4 tile over the 49
+             pixels as one partial block where 8 x 3 would take 48 and a tail of 1 (pw_wide)
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -184,3 +187,18 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 50, 29, 31])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("pwwide", g, [("x", x), ("r", r)], [("y", y)])
+
+# pwwide49: 1x1 Conv 800 -> 40 (bias) at stride 2 on 13 x 13 (7 x 7 = 49 output pixels):
+# the 6 x 4 tile over all 49 pixels (passes/tile.c, pw_wide; tests/tail/pwwide.sh)
+x = rng.standard_normal((1, 800, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((40, 800, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(40).astype(np.float32)
+y = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64),
+               x[0, :, ::2, ::2].astype(np.float64)) +
+     b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="pw", strides=[2, 2])], "pwwide49",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 800, 13, 13])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 7, 7])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwwide49", g, [("x", x)], [("y", y)])
