@@ -4,6 +4,8 @@
 #define KN_JIT_HARNESS_H
 
 #include "codegen/llvm/llvm.h"
+#include "onnx_builder.h"
+#include "test.h"
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "runtime/kn_pool.h"
@@ -51,6 +53,32 @@ static inline kn_kprog *jh_compile(kn_ctx *cx, kn_graph *g, int threads, const c
     if (kn_compile_program_opts(cx, g, "m", kn_target_find("native"), &opts, &p) != KN_OK)
         return NULL;
     return p;
+}
+
+/* A unit test's program: its model loaded (cx, g) and compiled (p). */
+typedef struct jh_prog {
+    kn_ctx cx;
+    kn_graph *g;
+    kn_kprog *p;
+} jh_prog;
+
+/* Builds the test's model with build, loads it and compiles it for `threads` threads on
+ * the native target with schedule file sched (NULL: the passes' own) into j; both steps
+ * CHECKed. False where either failed (j released). */
+static inline bool jh_build(void (*build)(model *), int threads, const char *sched, jh_prog *j) {
+    model md;
+    build(&md);
+    j->g = NULL, j->p = NULL;
+    CHECK(load(&md, &j->cx, &j->g, 0) == KN_OK);
+    if (j->g) j->p = jh_compile(&j->cx, j->g, threads, sched);
+    CHECK(j->p != NULL);
+    if (!j->p && j->g) kn_graph_destroy(j->g);
+    return j->p != NULL;
+}
+
+static inline void jh_release(jh_prog *j) {
+    kn_kprog_destroy(j->p);
+    kn_graph_destroy(j->g);
 }
 
 /* jh_runs of a program of one input x and one output y (ybytes): how many runs were wrong,

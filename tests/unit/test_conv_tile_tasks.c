@@ -42,25 +42,17 @@ static void data(void) {
         }
 }
 
-/* The model, compiled for `threads` threads on the native target; *g holds the weights
- * the program reads (destroy it after the program). */
-static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+/* The model (jh_build loads it and compiles it for a number of threads). */
+static void build(model *md) {
     static int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, db[] = {M};
     static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x", 4, dx);
-    add_init(&md, "w", 4, dw, w, M * C);
-    add_init(&md, "b", 1, db, b, M);
-    add_node(&md, "Conv", "squeeze", 3, in, 1, mid);
-    add_node(&md, "Relu", "relu", 1, mid, 1, out);
-    add_output(&md, "y");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
-    CHECK(p != NULL);
-    return p;
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, M * C);
+    add_init(md, "b", 1, db, b, M);
+    add_node(md, "Conv", "squeeze", 3, in, 1, mid);
+    add_node(md, "Relu", "relu", 1, mid, 1, out);
+    add_output(md, "y");
 }
 
 /* One kernel (the Relu fused); at 2 threads its tile scratch is per-thread, 2 copies, and
@@ -82,36 +74,26 @@ static int differs(void) {
 }
 
 static void jit_case(int threads) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, threads, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, threads, NULL, &j)) return;
+    kn_kprog *p = j.p;
     check_plan(p, threads);
-    CHECK(jh_runs1(&cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    CHECK(jh_runs1(&j.cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
+    jh_release(&j);
 }
 
 /* The generated C of the program planned for 2 threads (the C uses copy 0). */
 static void c_case(const char *tmp) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, 2, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, 2, NULL, &j)) return;
+    kn_kprog *p = j.p;
     const float *in[1] = {x};
     float *out[1] = {got};
     size_t in_n[1] = {C * P}, out_n[1] = {M * P};
     memset(got, 0, sizeof got);
-    CHECK(ch_run_floats(&cx, p, tmp, "conv_tile_tasks_c", 1, in, in_n, 1, out, out_n));
+    CHECK(ch_run_floats(&j.cx, p, tmp, "conv_tile_tasks_c", 1, in, in_n, 1, out, out_n));
     CHECK(memcmp(got, want, sizeof got) == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    jh_release(&j);
 }
 
 int main(int argc, char **argv) {

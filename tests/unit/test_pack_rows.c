@@ -49,31 +49,24 @@ static void data(void) {
             }
 }
 
-static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+static void build(model *md) {
     static int64_t dx[] = {1, C, H, W}, dw1[] = {K, C, 1, 1}, dw2[] = {M, K, 1, 1};
     static int64_t db1[] = {K}, db2[] = {M}, s[] = {2, 2};
     static char *in1[] = {"x", "w1", "b1"}, *o1[] = {"c1"}, *o2[] = {"c"};
     static char *in2[] = {"c", "w2", "b2"}, *out[] = {"y"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x", 4, dx);
-    add_init(&md, "w1", 4, dw1, w1, K * C);
-    add_init(&md, "b1", 1, db1, b1, K);
-    add_init(&md, "w2", 4, dw2, w2, M * K);
-    add_init(&md, "b2", 1, db2, b2, M);
-    add_node(&md, "Conv", "conv1", 3, in1, 1, o1);
-    add_node(&md, "Relu", "relu", 1, o1, 1, o2);
-    Onnx__NodeProto *n = add_node(&md, "Conv", "down", 3, in2, 1, out);
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w1", 4, dw1, w1, K * C);
+    add_init(md, "b1", 1, db1, b1, K);
+    add_init(md, "w2", 4, dw2, w2, M * K);
+    add_init(md, "b2", 1, db2, b2, M);
+    add_node(md, "Conv", "conv1", 3, in1, 1, o1);
+    add_node(md, "Relu", "relu", 1, o1, 1, o2);
+    Onnx__NodeProto *n = add_node(md, "Conv", "down", 3, in2, 1, out);
     Onnx__AttributeProto *a =
-        add_attr(&md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+        add_attr(md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = 2, a->ints = s;
-    add_output(&md, "y");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
-    CHECK(p != NULL);
-    return p;
+    add_output(md, "y");
 }
 
 typedef struct seen {
@@ -122,17 +115,12 @@ static int differs(void) {
 }
 
 static void run_case(int threads) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, threads, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, threads, NULL, &j)) return;
+    kn_kprog *p = j.p;
     check_plan(p, threads);
-    CHECK(jh_runs1(&cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    CHECK(jh_runs1(&j.cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
+    jh_release(&j);
 }
 
 int main(void) {

@@ -41,23 +41,17 @@ static void data(void) {
         }
 }
 
-static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
-    int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, db[] = {M};
+static void build(model *md) {
+    static int64_t dx[] = {1, C, H, W}, dw[] = {0, C, 1, 1}, db[] = {0}; /* borrowed */
+    dw[0] = db[0] = M;
     static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x", 4, dx);
-    add_init(&md, "w", 4, dw, w, M * C);
-    add_init(&md, "b", 1, db, b, M);
-    add_node(&md, "Conv", "conv1", 3, in, 1, mid);
-    add_node(&md, "Relu", "relu", 1, mid, 1, out);
-    add_output(&md, "y");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
-    CHECK(p != NULL);
-    return p;
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, M * C);
+    add_init(md, "b", 1, db, b, M);
+    add_node(md, "Conv", "conv1", 3, in, 1, mid);
+    add_node(md, "Relu", "relu", 1, mid, 1, out);
+    add_output(md, "y");
 }
 
 static int differs(void) {
@@ -65,13 +59,9 @@ static int differs(void) {
 }
 
 static void run_case(int threads) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, threads, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, threads, NULL, &j)) return;
+    kn_kprog *p = j.p;
     CHECK(p->nkernels == 1);
     const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
     CHECK(o != NULL);
@@ -82,9 +72,8 @@ static void run_case(int threads) {
     if (M != 256) CHECK(kb > 0 && M % kb != 0); /* the case of a partial block */
     if (o && kb && threads == 1) CHECK(o->extent == M / kb);
     if (o && kb && rows && threads > 1) CHECK(o->extent == P / rows && o->tasks > M / kb);
-    CHECK(jh_runs1(&cx, p, threads, x, got, (size_t)M * P * sizeof *got, RUNS, differs) == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    CHECK(jh_runs1(&j.cx, p, threads, x, got, (size_t)M * P * sizeof *got, RUNS, differs) == 0);
+    jh_release(&j);
 }
 
 int main(void) {

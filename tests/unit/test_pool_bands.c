@@ -42,27 +42,20 @@ static void data(void) {
             }
 }
 
-static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+static void build(model *md) {
     static int64_t dx[] = {1, C, H, W}, k[] = {3, 3}, s[] = {2, 2}, pads[] = {1, 1, 1, 1};
     static char *in[] = {"x"}, *out[] = {"y"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x", 4, dx);
-    Onnx__NodeProto *n = add_node(&md, "MaxPool", "pool", 1, in, 1, out);
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    Onnx__NodeProto *n = add_node(md, "MaxPool", "pool", 1, in, 1, out);
     Onnx__AttributeProto *a =
-        add_attr(&md, n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+        add_attr(md, n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = 2, a->ints = k;
-    a = add_attr(&md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a = add_attr(md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = 2, a->ints = s;
-    a = add_attr(&md, n, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a = add_attr(md, n, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = 4, a->ints = pads;
-    add_output(&md, "y");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
-    CHECK(p != NULL);
-    return p;
+    add_output(md, "y");
 }
 
 /* The kernel's first statement under loops of one iteration. */
@@ -77,22 +70,17 @@ static int differs(void) {
 }
 
 static void run_case(int threads) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, threads, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, threads, NULL, &j)) return;
+    kn_kprog *p = j.p;
     CHECK(p->nkernels == 1);
     const kn_ks *o = first_loop(p);
     CHECK(o->kind == KS_FOR);
     bool whole = (o->annot & KN_LOOP_WHOLE) != 0;
     CHECK(threads > 1 ? whole && (o->annot & KN_LOOP_PARALLEL) && o->tasks > 1 : !whole);
     CHECK(threads > 1 || o->extent == C);
-    CHECK(jh_runs1(&cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    CHECK(jh_runs1(&j.cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
+    jh_release(&j);
 }
 
 int main(void) {

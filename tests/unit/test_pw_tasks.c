@@ -55,31 +55,23 @@ static void data(void) {
             }
 }
 
-/* The model, compiled for `threads` threads on the native target; *g holds the weights
- * the program reads (destroy it after the program). */
-static kn_kprog *build(kn_ctx *cx, int threads, kn_graph **g) {
+/* The model (jh_build loads it and compiles it for a number of threads). */
+static void build(model *md) {
     static int64_t dx1[] = {1, C1, H1, W1}, dx2[] = {N2, C2, H2, W2}, dw1[] = {M1, C1, 1, 1},
                    dw2[] = {M2, C2, 1, 1}, db1[] = {M1}, db2[] = {M2};
     static char *in1[] = {"x1", "w1", "b1"}, *in2[] = {"x2", "w2", "b2"}, *out1[] = {"y1"},
                 *out2[] = {"y2"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x1", 4, dx1);
-    add_input(&md, "x2", 4, dx2);
-    add_init(&md, "w1", 4, dw1, w1, M1 * C1);
-    add_init(&md, "b1", 1, db1, b1, M1);
-    add_init(&md, "w2", 4, dw2, w2, M2 * C2);
-    add_init(&md, "b2", 1, db2, b2, M2);
-    add_node(&md, "Conv", "pw1", 3, in1, 1, out1);
-    add_node(&md, "Conv", "pw2", 3, in2, 1, out2);
-    add_output(&md, "y1");
-    add_output(&md, "y2");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, threads, NULL);
-    CHECK(p != NULL);
-    return p;
+    model_init(md, 13);
+    add_input(md, "x1", 4, dx1);
+    add_input(md, "x2", 4, dx2);
+    add_init(md, "w1", 4, dw1, w1, M1 * C1);
+    add_init(md, "b1", 1, db1, b1, M1);
+    add_init(md, "w2", 4, dw2, w2, M2 * C2);
+    add_init(md, "b2", 1, db2, b2, M2);
+    add_node(md, "Conv", "pw1", 3, in1, 1, out1);
+    add_node(md, "Conv", "pw2", 3, in2, 1, out2);
+    add_output(md, "y1");
+    add_output(md, "y2");
 }
 
 /* Each kernel packs into a per-thread scratch of `threads` copies; at two threads the
@@ -104,43 +96,33 @@ static int wrong(void) {
 }
 
 static void jit_case(int threads) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, threads, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, threads, NULL, &j)) return;
+    kn_kprog *p = j.p;
     CHECK(p->nkernels == 2);
     check_plan(p, threads);
     const void *in[2] = {x1, x2};
     void *out[2] = {got1, got2};
     size_t bytes[2] = {sizeof got1, sizeof got2};
-    int bad = jh_runs(&cx, p, threads, in, out, bytes, 2, RUNS, wrong);
+    int bad = jh_runs(&j.cx, p, threads, in, out, bytes, 2, RUNS, wrong);
     if (bad) printf("jit, %d threads: %d of %d runs wrong\n", threads, bad, RUNS);
     CHECK(bad == 0);
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    jh_release(&j);
 }
 
 /* The generated C of the program planned for 2 threads (the C uses copy 0). */
 static void c_case(const char *tmp) {
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, 2, &g);
-    if (!p) {
-        kn_graph_destroy(g);
-        return;
-    }
+    jh_prog j;
+    if (!jh_build(build, 2, NULL, &j)) return;
+    kn_kprog *p = j.p;
     const float *in[2] = {x1, x2};
     float *out[2] = {got1, got2};
     size_t in_n[2] = {C1 * P1, N2 * C2 * P2}, out_n[2] = {M1 * P1, N2 * M2 * P2};
     memset(got1, 0, sizeof got1);
     memset(got2, 0, sizeof got2);
-    CHECK(ch_run_floats(&cx, p, tmp, "pw_tasks_c", 2, in, in_n, 2, out, out_n));
+    CHECK(ch_run_floats(&j.cx, p, tmp, "pw_tasks_c", 2, in, in_n, 2, out, out_n));
     CHECK(!wrong());
-    kn_kprog_destroy(p);
-    kn_graph_destroy(g);
+    jh_release(&j);
 }
 
 int main(int argc, char **argv) {

@@ -38,24 +38,17 @@ static void data(void) {
         }
 }
 
-static kn_kprog *build(kn_ctx *cx, const char *sched, kn_graph **g) {
+static void build(model *md) {
     static int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, ds[] = {0};
     static char *in[] = {"x", "w"}, *mid[] = {"c"}, *clip[] = {"c", "lo", "hi"}, *out[] = {"y"};
-    model md;
-    model_init(&md, 13);
-    add_input(&md, "x", 4, dx);
-    add_init(&md, "w", 4, dw, w, M * C);
-    add_init(&md, "lo", 0, ds, lo, 1);
-    add_init(&md, "hi", 0, ds, hi, 1);
-    add_node(&md, "Conv", "pw", 2, in, 1, mid);
-    add_node(&md, "Clip", "relu6", 3, clip, 1, out);
-    add_output(&md, "y");
-    *g = NULL;
-    CHECK(load(&md, cx, g, 0) == KN_OK);
-    if (!*g) return NULL;
-    kn_kprog *p = jh_compile(cx, *g, 2, sched);
-    CHECK(p != NULL);
-    return p;
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, M * C);
+    add_init(md, "lo", 0, ds, lo, 1);
+    add_init(md, "hi", 0, ds, hi, 1);
+    add_node(md, "Conv", "pw", 2, in, 1, mid);
+    add_node(md, "Clip", "relu6", 3, clip, 1, out);
+    add_output(md, "y");
 }
 
 /* The outermost parallel loops under the kernel's loops of one iteration, and whether each
@@ -106,14 +99,11 @@ int main(int argc, char **argv) {
     if (!f) return TEST_DONE();
     fputs("kernel 0 'pw' Conv tasks=4\n", f);
     fclose(f);
-    kn_ctx cx;
-    kn_graph *g;
-    kn_kprog *p = build(&cx, sched, &g);
-    if (p) {
-        check_plan(p);
-        CHECK(jh_runs1(&cx, p, 2, x, got, sizeof got, RUNS, differs) == 0);
-        kn_kprog_destroy(p);
+    jh_prog j;
+    if (jh_build(build, 2, sched, &j)) {
+        check_plan(j.p);
+        CHECK(jh_runs1(&j.cx, j.p, 2, x, got, sizeof got, RUNS, differs) == 0);
+        jh_release(&j);
     }
-    kn_graph_destroy(g);
     return TEST_DONE();
 }
