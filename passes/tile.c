@@ -957,7 +957,7 @@ static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile
     }
     if (G->wpk->numel < 2 * blk) return false;
     if (ov && ov->pf == 1) return true; /* a schedule file's pf=1: whatever their size */
-    int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    int64_t l2 = kn_target_l2(tg, 512 * 1024);
     int64_t bytes = G->wpk->numel * (int64_t)kn_dtype_get(G->wpk->dtype)->size;
     return bytes > l2 / 2;
 }
@@ -2346,7 +2346,7 @@ enum { PIX_OUTER_TILES = 16 };
 
 static bool conv_pixels_outer(const conv_geom *G, const kt_tile *T, const kn_contract *d,
                               const kn_target *tg, int64_t full) {
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    int64_t l2 = kn_target_l2(tg, 512 * 1024);
     return full >= 2 && G->oh == 1 && !G->band && !G->span && !T->dot && G->tile &&
            G->tile->per_thread && G->ylo == 0 && G->yhi == G->oh && G->xlo == 0 &&
            G->xhi == G->ow && G->ow / T->maxrows >= PIX_OUTER_TILES &&
@@ -2395,7 +2395,7 @@ static int conv_span_rows(const kn_target *tg, const kn_contract *d, const conv_
         G->ys[1] != G->oh * G->ow)
         return 0;
     bool asked = ov && ov->span == 1;
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    int64_t l2 = kn_target_l2(tg, 512 * 1024);
     if (!asked && (G->ow >= rmax || ntl >= G->oh || d->w->numel * 4 <= l2 / 2)) return 0;
     for (int k = 0; d->epi && k < d->epi->n; k++) {
         const kn_kbuf *o = d->operand[k];
@@ -3269,7 +3269,7 @@ static bool mm_split_suits(const mm_geom *G, const kt_tile *T, const kn_target *
  * say): there a step is 2 to 4 multiply-adds, and the MLP's two Gemms (1.6 MB and 512 KB
  * of B, in L2 from run to run) took 4% more with the prefetches. */
 static bool mm_bpf(const mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1 << 20;
+    int64_t l2 = kn_target_l2(tg, 1 << 20);
     return tg && tg->kind == KN_TARGET_CPU && (G->m > T->maxrows || G->k * G->n * 4 > l2) &&
            !(ov && ov->pf == 2) && T->t == KN_F32 && T->lanes >= 2 && !T->dot && !T->split &&
            !T->wide && !G->bx && !G->rinit && !G->pw && !G->bone && !G->rq.mult &&
@@ -3293,7 +3293,7 @@ static bool mm_bpf(const mm_geom *G, const kt_tile *T, const kn_target *tg, cons
  * (docs/benchmarks.md, "The GotoBLAS order"). */
 static void mm_groups(mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
     G->ng = 0, G->mc = 0;
-    int64_t l2 = tg ? tg->l2_bytes : 0, full = G->n / T->kb;
+    int64_t l2 = kn_target_l2(tg, 0), full = G->n / T->kb;
     int64_t panel = G->k * T->kb * 4;
     if (!ov || ov->mc < 2 || !tg || tg->kind != KN_TARGET_CPU || l2 <= 0 || T->t != KN_F32 ||
         T->lanes < 2 || T->dot || T->split || T->wide || G->ta || G->bx || G->rinit || G->pw ||
@@ -3714,7 +3714,7 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
      * before (the same sums in the same order). */
     int64_t mc = 2 * (int64_t)T.maxrows;
     const kn_target *tg = L->target;
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 512 * 1024;
+    int64_t l2 = kn_target_l2(tg, 512 * 1024);
     bool cpu = tg && tg->kind == KN_TARGET_CPU;
     bool by_rows = cpu && (double)batch * (double)per * 4 <= l2 / 2.0 && m >= 8 * mc;
     /* Where the Bs fit in the whole L2 but not in half of it (1 MB when the target does
@@ -3727,7 +3727,7 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
      * products at 2 threads, 0.2 MB so). Bigger Bs stay split by batch: ResNet-18's 14x14
      * 256 -> 256 (4.2 MB) in two halves took 8-10% more CPU time at one thread, reading
      * its Bs twice from the third level. */
-    int64_t l2all = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t l2all = kn_target_l2(tg, 1024 * 1024);
     if (!by_rows && cpu && m >= 2 * mc && (double)batch * (double)per * 4 <= l2all) {
         int64_t halves = m >= 16 * (int64_t)T.maxrows ? 4 : 2;
         mc = m / (halves * (int64_t)T.maxrows) * T.maxrows;
@@ -3990,7 +3990,7 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
  * of input) took 20-30% more CPU time in the convolution tiles than packed, ResNet-18's
  * layer3 one (400 KB) 10-25% less (docs/benchmarks.md "The host's caches"). */
 static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
-    int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : 512 * 1024;
+    int64_t l2 = kn_target_l2(t, 512 * 1024);
     int64_t fits = l2 / 2 < 512 * 1024 ? l2 / 2 : 512 * 1024;
     return d->c * d->h * d->w_ * 4 > fits;
 }

@@ -393,7 +393,7 @@ static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg
     int a = G->W.a;
     int64_t ntb = G->th * G->tw;
     const kn_target *tg = L->target;
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t l2 = kn_target_l2(tg, 1024 * 1024);
     int64_t pt = (int64_t)a * a * (G->kp + G->co) * 4; /* V and M bytes of a tile */
     /* a chunk's V and M: a quarter of the L2, at most WG_CHUNK_MAX. On the Intel Xeon VM
      * (2 MB L2, read by "native") a quarter of it (ResNet's 56x56 3x3 layers in chunks of 25
@@ -428,7 +428,7 @@ static void wg_plan_chunks(kn_lower *L, const wg_geom *G, const kn_sched *ov, wg
  * kt_batched_const's rows-outermost products. */
 static bool wg_chunked(kn_lower *L, const wg_geom *G) {
     const kn_target *tg = L->target;
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t l2 = kn_target_l2(tg, 1024 * 1024);
     double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
     return tg && tg->kind == KN_TARGET_CPU && ub <= (double)l2;
 }
@@ -449,7 +449,7 @@ static bool wg_big_chunked(kn_lower *L, const wg_geom *G, const kn_sched *ov) {
     if (wg_chunked(L, G)) return true;
     if (ov && ov->wcob > 0) return kt_batched_kb(L, 1, G->kp, G->co, ov) > 0;
     if (!(ov && ov->wchunk > 1)) return false;
-    int64_t l2 = tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t l2 = kn_target_l2(tg, 1024 * 1024);
     double ub = (double)G->W.a * G->W.a * (double)G->kp * (double)G->co * 4;
     return ub <= (double)WG_BIG_U * (double)l2;
 }
@@ -657,7 +657,7 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
  * three such layers, direct 2.12-2.51 ms against F(2x2)'s 2.51-2.83 in the same minutes. */
 static bool wg_direct_streams(kn_lower *L, const kn_contract *d) {
     const kn_target *tg = L->target;
-    int64_t l2 = tg && tg->l2_bytes > 0 ? tg->l2_bytes : 1024 * 1024;
+    int64_t l2 = kn_target_l2(tg, 1024 * 1024);
     double ub = 16.0 * (double)d->c * (double)d->m * 4;
     return wg_tiles(d, 2) <= WG_DIRECT_TILES && ub > (double)l2 && kt_conv_span_rows(L, d) > 0;
 }

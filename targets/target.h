@@ -5,6 +5,7 @@
 #define KN_TARGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef enum kn_float_abi {
     KN_FLOAT_ABI_DEFAULT,
@@ -107,6 +108,11 @@ const kn_target *kn_target_resolve(const kn_target *t);
  * each one not found (no such directory, unreadable or unparsable files). "native"
  * takes its l1d_bytes and l2_bytes from it (sysconf where sysfs says nothing). */
 void kn_target_read_caches(const char *dir, int *l1d, int *l2);
+/* The second-level cache of t in bytes, or `otherwise` where t is NULL or does not say
+ * (the passes' assumption for a target of unknown caches differs by pass). */
+static inline int64_t kn_target_l2(const kn_target *t, int64_t otherwise) {
+    return t && t->l2_bytes > 0 ? t->l2_bytes : otherwise;
+}
 /* The dot product's name as --help, schedules and the kernel-IR text print it:
  * "none", "s16x2", "u8s8x4", "s8s8x4", "s8x16". */
 const char *kn_dot_name(kn_dot d);
