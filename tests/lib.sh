@@ -11,6 +11,19 @@ bad() {
   fail=$((fail + 1))
   echo "FAIL: $*"
 }
+# check_jit_c DIR WHAT [ARGS...]: kiln check-onnx DIR (a test folder with its reference
+# outputs) with ARGS through the JIT and the generated C at 1 and 2 threads
+# (KILN_TEST_THREADS); an ok or a bad (naming WHAT) each. The script sets KILN.
+check_jit_c() {
+  _d=$1 _what=$2
+  shift 2
+  for _b in llvm c; do
+    for _n in 1 2; do
+      KILN_TEST_THREADS=$_n "$KILN" check-onnx "$_d" --backend $_b "$@" >"$T/chk" 2>&1 && ok ||
+        bad "$_what: $_b at $_n threads: $(cat "$T/chk")"
+    done
+  done
+}
 finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" = 0 ]

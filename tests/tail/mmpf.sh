@@ -23,13 +23,7 @@ for c in "mmpf:mm:MatMul" "pwpf:pw:Conv"; do
   "$KILN" compile "$D/model.onnx" -o "$T/o" --target native --schedule "$T/off.sched" \
     --dump-schedule "$T/off" >"$T/log" 2>&1 || bad "$name: compile: $(cat "$T/log")"
   grep -q "pf=1" "$T/off" && bad "$name: pf=2: $(cat "$T/off")" || ok
-  for b in llvm c; do
-    for n in 1 2; do
-      KILN_TEST_THREADS=$n "$KILN" check-onnx "$D" --backend $b >"$T/chk" 2>&1 && ok ||
-        bad "$name: $b at $n threads: $(cat "$T/chk")"
-      KILN_TEST_THREADS=$n "$KILN" check-onnx "$D" --backend $b --schedule "$T/off.sched" \
-        >"$T/chk" 2>&1 && ok || bad "$name: $b at $n threads, pf=2: $(cat "$T/chk")"
-    done
-  done
+  check_jit_c "$D" "$name"
+  check_jit_c "$D" "$name, pf=2" --schedule "$T/off.sched"
 done
 finish

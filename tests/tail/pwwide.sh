@@ -27,13 +27,7 @@ for c in "pwwide:tile_rows=4 tile_vecs=6:tile_rows=6 tile_vecs=4" \
   echo "kernel 0 'pw' Conv $old" >"$T/old.sched"
   sched x86-64-avx512 --schedule "$T/old.sched" | grep -q "$old " && ok ||
     bad "$name: schedule $old: $(cat "$T/s")"
-  for b in llvm c; do
-    for n in 1 2; do
-      KILN_TEST_THREADS=$n "$KILN" check-onnx "$D" --backend $b >"$T/chk" 2>&1 && ok ||
-        bad "$name: $b at $n threads: $(cat "$T/chk")"
-      KILN_TEST_THREADS=$n "$KILN" check-onnx "$D" --backend $b --schedule "$T/old.sched" \
-        >"$T/chk" 2>&1 && ok || bad "$name: $b at $n threads, $old: $(cat "$T/chk")"
-    done
-  done
+  check_jit_c "$D" "$name"
+  check_jit_c "$D" "$name, $old" --schedule "$T/old.sched"
 done
 finish

@@ -92,6 +92,32 @@ static inline int jh_runs1(kn_ctx *cx, const kn_kprog *p, int threads, const voi
     return bad;
 }
 
+/* One case of a test of a program with one input x and one output y (ybytes): build's
+ * model compiled for `threads` threads (schedule file sched, or NULL), check(p, threads)
+ * on the program (NULL: none), then `runs` runs through the JIT, CHECKed that wrong()
+ * finds none wrong. */
+static inline void jh_case1(void (*build)(model *), int threads, const char *sched,
+                            void (*check)(const kn_kprog *, int), const void *x, void *y,
+                            size_t ybytes, int runs, int (*wrong)(void)) {
+    jh_prog j;
+    if (!jh_build(build, threads, sched, &j)) return;
+    if (check) check(j.p, threads);
+    CHECK(jh_runs1(&j.cx, j.p, threads, x, y, ybytes, runs, wrong) == 0);
+    jh_release(&j);
+}
+
+/* The reference of y = Relu(Conv1x1(x) + b) over small integers (exact sums): x[C][P],
+ * w[M][C], b[M], y[M][P]. */
+static inline void jh_conv1x1_relu(const float *x, const float *w, const float *b, float *y, int c,
+                                   int p, int m) {
+    for (int o = 0; o < m; o++)
+        for (int q = 0; q < p; q++) {
+            long s = (long)b[o];
+            for (int i = 0; i < c; i++) s += (long)w[o * c + i] * (long)x[i * p + q];
+            y[o * p + q] = s > 0 ? (float)s : 0.0f;
+        }
+}
+
 /* The first loop marked parallel in block blk, depth first, or NULL. */
 static inline const kn_ks *jh_first_parallel(const kn_ks *blk) {
     for (int i = 0; i < blk->n; i++) {

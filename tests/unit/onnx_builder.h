@@ -146,6 +146,13 @@ static inline Onnx__AttributeProto *add_attr(model *md, Onnx__NodeProto *n, cons
     return a;
 }
 
+/* An INTS attribute of n: the n_ints values of ints (borrowed). */
+static inline void add_ints(model *md, Onnx__NodeProto *n, const char *name, size_t n_ints,
+                            int64_t *ints) {
+    Onnx__AttributeProto *a = add_attr(md, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = n_ints, a->ints = ints;
+}
+
 /* Packs the model (cut to its first `truncate` bytes if nonzero) and loads it;
  * re-initializes cx. */
 static inline kn_status load(model *md, kn_ctx *cx, kn_graph **g, size_t truncate) {

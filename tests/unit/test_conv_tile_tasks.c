@@ -34,12 +34,7 @@ static void data(void) {
         for (int p = 0; p < P; p++) x[c * P + p] = (float)((c * 5 + p * 3 + p / 6) % 7 - 3);
     for (int i = 0; i < M * C; i++) w[i] = (float)((i * 7 + i / 13) % 5 - 2);
     for (int m = 0; m < M; m++) b[m] = (float)(m % 9 - 4);
-    for (int m = 0; m < M; m++)
-        for (int p = 0; p < P; p++) {
-            long s = (long)b[m];
-            for (int c = 0; c < C; c++) s += (long)w[m * C + c] * (long)x[c * P + p];
-            want[m * P + p] = s > 0 ? (float)s : 0.0f;
-        }
+    jh_conv1x1_relu(x, w, b, want, C, P, M);
 }
 
 /* The model (jh_build loads it and compiles it for a number of threads). */
@@ -74,12 +69,7 @@ static int differs(void) {
 }
 
 static void jit_case(int threads) {
-    jh_prog j;
-    if (!jh_build(build, threads, NULL, &j)) return;
-    kn_kprog *p = j.p;
-    check_plan(p, threads);
-    CHECK(jh_runs1(&j.cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
-    jh_release(&j);
+    jh_case1(build, threads, NULL, check_plan, x, got, sizeof got, RUNS, differs);
 }
 
 /* The generated C of the program planned for 2 threads (the C uses copy 0). */

@@ -68,13 +68,9 @@ static void build(model *md) {
     add_node(md, "Conv", "conv1", 3, in1, 1, o1);
     add_node(md, "Relu", "relu", 1, o1, 1, o2);
     Onnx__NodeProto *n = add_node(md, "Conv", "conv2", 3, in2, 1, out);
-    Onnx__AttributeProto *a =
-        add_attr(md, n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    a->n_ints = 2, a->ints = k;
-    a = add_attr(md, n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    a->n_ints = 2, a->ints = s;
-    a = add_attr(md, n, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    a->n_ints = 4, a->ints = pads;
+    add_ints(md, n, "kernel_shape", 2, k);
+    add_ints(md, n, "strides", 2, s);
+    add_ints(md, n, "pads", 4, pads);
     add_output(md, "y");
 }
 
@@ -135,12 +131,7 @@ static int differs(void) {
 }
 
 static void run_case(int threads) {
-    jh_prog j;
-    if (!jh_build(build, threads, NULL, &j)) return;
-    kn_kprog *p = j.p;
-    check_plan(p, threads);
-    CHECK(jh_runs1(&j.cx, p, threads, x, got, sizeof got, RUNS, differs) == 0);
-    jh_release(&j);
+    jh_case1(build, threads, NULL, check_plan, x, got, sizeof got, RUNS, differs);
 }
 
 int main(void) {

@@ -33,12 +33,7 @@ static void data(void) {
     for (int i = 0; i < C * P; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
     for (int i = 0; i < M * C; i++) w[i] = (float)((i * 7 + i / 13) % 3 - 1);
     for (int m = 0; m < M; m++) b[m] = (float)(m % 9 - 4);
-    for (int m = 0; m < M; m++)
-        for (int p = 0; p < P; p++) {
-            long s = (long)b[m];
-            for (int c = 0; c < C; c++) s += (long)w[m * C + c] * (long)x[c * P + p];
-            want[m * P + p] = s > 0 ? (float)s : 0.0f;
-        }
+    jh_conv1x1_relu(x, w, b, want, C, P, M);
 }
 
 static void build(model *md) {
@@ -58,10 +53,8 @@ static int differs(void) {
     return memcmp(got, want, (size_t)M * P * sizeof *got) != 0;
 }
 
-static void run_case(int threads) {
-    jh_prog j;
-    if (!jh_build(build, threads, NULL, &j)) return;
-    kn_kprog *p = j.p;
+/* The first parallel loop: the full blocks at 1 thread, the whole tiles of pixels at 2. */
+static void check_plan(const kn_kprog *p, int threads) {
     CHECK(p->nkernels == 1);
     const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
     CHECK(o != NULL);
@@ -72,8 +65,10 @@ static void run_case(int threads) {
     if (M != 256) CHECK(kb > 0 && M % kb != 0); /* the case of a partial block */
     if (o && kb && threads == 1) CHECK(o->extent == M / kb);
     if (o && kb && rows && threads > 1) CHECK(o->extent == P / rows && o->tasks > M / kb);
-    CHECK(jh_runs1(&j.cx, p, threads, x, got, (size_t)M * P * sizeof *got, RUNS, differs) == 0);
-    jh_release(&j);
+}
+
+static void run_case(int threads) {
+    jh_case1(build, threads, NULL, check_plan, x, got, (size_t)M * P * sizeof *got, RUNS, differs);
 }
 
 int main(void) {

@@ -53,7 +53,8 @@ static void build(model *md) {
 
 /* The outermost parallel loops under the kernel's loops of one iteration, and whether each
  * reads a per-thread buffer without writing it. */
-static void check_plan(const kn_kprog *p) {
+static void check_plan(const kn_kprog *p, int threads) {
+    (void)threads; /* 2 */
     CHECK(p->nkernels == 1);
     if (p->nkernels != 1) return;
     int readers = 0, split = 0;
@@ -99,11 +100,6 @@ int main(int argc, char **argv) {
     if (!f) return TEST_DONE();
     fputs("kernel 0 'pw' Conv tasks=4\n", f);
     fclose(f);
-    jh_prog j;
-    if (jh_build(build, 2, sched, &j)) {
-        check_plan(j.p);
-        CHECK(jh_runs1(&j.cx, j.p, 2, x, got, sizeof got, RUNS, differs) == 0);
-        jh_release(&j);
-    }
+    jh_case1(build, 2, sched, check_plan, x, got, sizeof got, RUNS, differs);
     return TEST_DONE();
 }
