@@ -519,6 +519,13 @@ void kn_kernel_uses(const kn_ks *s, unsigned char *use);
  * parallel loop's task) takes the used ones it does not declare from outside. */
 void kn_ks_declared_vars(const kn_ks *s, unsigned char *v);
 void kn_ks_used_vars(const kn_ks *s, unsigned char *v);
+/* Whether loop s runs as tasks on a pool of threads (the JIT's par_for, the generated C's
+ * NAME_run_parallel): marked parallel, split by passes/parallel.c into more than one task,
+ * of a constant extent above 1 that fits an i32. */
+bool kn_ks_task_loop(const kn_ks *s);
+/* The iterations of each task of such a loop, *ntasks how many tasks they make: as many as
+ * the loop's tasks (at most its extent), none of them empty. */
+int64_t kn_ks_task_chunk(const kn_ks *s, int64_t *ntasks);
 /* Sets every buffer's first/last kernel from the statements that touch it (-1: none):
  * the lifetimes the memory plan places buffers by. String storage and the status
  * word live from their first use (the status word from the start) to the end. */

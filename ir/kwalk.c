@@ -12,6 +12,7 @@
 #include "ir/kir.h"
 #include "ir/lower_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,4 +280,16 @@ void kn_block_insert(kn_kprog *p, kn_ks *block, int at, kn_ks *s) {
     memmove(block->body + at + 1, block->body + at,
             (size_t)(block->n - 1 - at) * sizeof *block->body);
     block->body[at] = s;
+}
+
+bool kn_ks_task_loop(const kn_ks *s) {
+    return s->kind == KS_FOR && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext &&
+           s->extent > 1 && s->extent <= INT32_MAX;
+}
+
+int64_t kn_ks_task_chunk(const kn_ks *s, int64_t *ntasks) {
+    int64_t n = s->extent < s->tasks ? s->extent : s->tasks;
+    int64_t chunk = (s->extent + n - 1) / n;
+    *ntasks = (s->extent + chunk - 1) / chunk;
+    return chunk;
 }

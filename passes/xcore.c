@@ -387,8 +387,7 @@ static bool rl_repeat(xc *X, const kn_ks *s) {
 static void run(xc *X, const kn_ks *s);
 
 static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
-    bool split =
-        !X->at.in_task && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext && s->extent > 1;
+    bool split = !X->at.in_task && kn_ks_task_loop(s);
     if (!split) {
         if (extent > 1 && rl_repeat(X, s)) return;
         for (int64_t i = 0; i < extent && !X->over; i++) {
@@ -398,10 +397,8 @@ static void run_loop(xc *X, const kn_ks *s, int64_t extent) {
         }
         return;
     }
-    /* as codegen/llvm's par_loop and runtime/kn_pool.c's ranges */
-    int64_t n = s->extent < s->tasks ? s->extent : s->tasks;
-    int64_t chunk = (s->extent + n - 1) / n;
-    n = (s->extent + chunk - 1) / chunk;
+    /* the emitters' tasks (kn_ks_task_chunk) in runtime/kn_pool.c's ranges */
+    int64_t n, chunk = kn_ks_task_chunk(s, &n);
     int T = X->threads;
     X->at.in_task = true;
     for (int64_t i = 0; i < extent && !X->over; i++) {

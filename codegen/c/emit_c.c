@@ -167,8 +167,7 @@ static void task_vars(task_loops *T, const kn_ks *s) {
  * when every variable they take from outside is a scalar (a closure field). */
 static void task_find(task_loops *T, const kn_ks *s) {
     if (!s) return;
-    if (s->kind == KS_FOR && (s->annot & KN_LOOP_PARALLEL) && s->tasks > 1 && !s->ext &&
-        s->extent > 1 && s->extent <= INT32_MAX && T->n < MAX_TASK_LOOPS) {
+    if (kn_ks_task_loop(s) && T->n < MAX_TASK_LOOPS) {
         task_vars(T, s);
         bool scalars = true;
         for (int v = 0; v < T->p->nvars; v++) scalars &= !T->used[v] || T->p->var_lanes[v] == 1;
@@ -188,14 +187,6 @@ static const char *index_type(const kn_kprog *p) {
  * as the printer declares them). */
 static const char *var_ctype(const kn_kprog *p, const unsigned char *declared, int v) {
     return declared[v] == 1 ? index_type(p) : ctype(p->var_dtype[v]);
-}
-
-/* The tasks' chunk of iterations (the JIT's: as many tasks as passes/parallel.c chose). */
-static int64_t task_chunk(const kn_ks *s, int64_t *ntasks) {
-    int64_t n = s->extent < s->tasks ? s->extent : s->tasks;
-    int64_t chunk = (s->extent + n - 1) / n;
-    *ntasks = (s->extent + chunk - 1) / chunk;
-    return chunk;
 }
 
 /* Prints loop j's functions and closure through P (before the kernel's function). The
@@ -228,7 +219,7 @@ static void task_functions(kn_cprint *P, task_loops *T, const unsigned char *dec
                     p->bufs[i]->name);
     for (int v = 0; v < p->nvars; v++)
         if (T->used[v]) fprintf(f, "    %s v%d;\n", var_ctype(p, declared, v), v);
-    int64_t ntasks, chunk = task_chunk(s, &ntasks);
+    int64_t ntasks, chunk = kn_ks_task_chunk(s, &ntasks);
     fprintf(f,
             "};\n\nstatic void %s_k%d_t%d(void *kn_ctx, int kn_t, int kn_thread) {\n"
             "    const struct %s_k%d_c%d *kn_c = (const struct %s_k%d_c%d *)kn_ctx;\n"
@@ -276,7 +267,7 @@ static bool task_call(kn_cprint *P, const kn_ks *s, int ind) {
     for (int v = 0; v < p->nvars; v++)
         if (T->used[v]) fprintf(f, "%sv%d", nf++ ? ", " : "", v);
     int64_t ntasks;
-    task_chunk(s, &ntasks);
+    kn_ks_task_chunk(s, &ntasks);
     fprintf(f,
             "};\n%*sif (kn_pf)\n%*skn_pf(kn_pu, %lld, %s_k%d_t%d, &kn_c);\n%*selse\n"
             "%*sfor (int kn_t = 0; kn_t < %lld; kn_t++) %s_k%d_t%d(&kn_c, kn_t, 0);\n%*s}\n",

@@ -1050,8 +1050,7 @@ static void par_loop(emit *E, const kn_ks *s);
 
 static void stmt(emit *E, const kn_ks *s) {
     LLVMBuilderRef B = E->b;
-    if (s->kind == KS_FOR && E->par_for && !E->in_task && (s->annot & KN_LOOP_PARALLEL) &&
-        s->tasks > 1 && !s->ext && s->extent > 1 && s->extent <= INT32_MAX) {
+    if (E->par_for && !E->in_task && kn_ks_task_loop(s)) {
         par_loop(E, s);
         return;
     }
@@ -1341,9 +1340,7 @@ static void par_loop(emit *E, const kn_ks *s) {
     LLVMSetLinkage(task, LLVMInternalLinkage);
     vector_width_attr(E, task);
     LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(E->ctx, task, "entry"));
-    int64_t ntasks = s->extent < s->tasks ? s->extent : s->tasks;
-    int64_t chunk = (s->extent + ntasks - 1) / ntasks;
-    ntasks = (s->extent + chunk - 1) / chunk;
+    int64_t ntasks, chunk = kn_ks_task_chunk(s, &ntasks);
     LLVMValueRef lo = LLVMBuildMul(B, LLVMBuildSExt(B, LLVMGetParam(task, 1), i64, ""),
                                    LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
     LLVMValueRef hi = LLVMBuildAdd(B, lo, LLVMConstInt(i64, (unsigned long long)chunk, 0), "");
