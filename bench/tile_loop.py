@@ -14,8 +14,23 @@ FMA (`{1to16}`, no broadcast register); --packed-a A packed per tile as [k][ROWS
            inner, each tile's sums copied to y); best and mean of 10, CPU time
            (--packed-a packs A inside the timing)
 
-usage: tile_loop.py ROWS VECS [--steps N] [--embedded] [--packed-a]
-                    [--alone KC LDA] [--product M K N]
+  --kiln:  the loop as kiln emits it (passes/tile.c's mm_tile through LLVM): A's rows at
+           displacements lda * 4 apart from one base plus an index counting up to zero, two
+           pointer adds an iteration, the sums stored straight to y (the rows form keeps
+           five row bases and copies each tile's sums to y through a scratch)
+
+Controlled variants of --product, to see which operand's movement costs (docs/benchmarks.md
+"Why the product loses against the loop"): --a-tiles N the tiles read A's first N tiles
+of rows over and over (N x ROWS x K floats, in L2 when small; 0: every tile its own rows);
+--b-panels N the blocks of columns read the first N packed panels of B, cycled (0: each its
+own); --no-store the sums go to a scratch in L1, not y; --groups NG MC the GotoBLAS order
+of passes/tile.c's mm_groups (NG blocks of columns, within them blocks of MC rows, each
+over every block of the group); --prefetch-a (with --kiln) each tile prefetches the next
+tile's rows of A into L2 (prefetcht1, a line an iteration), computing on its own.
+
+usage: tile_loop.py ROWS VECS [--steps N] [--embedded] [--packed-a] [--kiln]
+                    [--alone KC LDA] [--product M K N] [--a-tiles N] [--b-panels N]
+                    [--no-store] [--groups NG MC] [--prefetch-a] [--rounds N]
 Needs gcc and an AVX-512 CPU; ROWS x VECS + VECS + 1 <= 32 registers. Compare with
 bench/peak.c measured beside it."""
 import argparse
@@ -30,16 +45,19 @@ DRIVER = r"""
 #include <string.h>
 #include <time.h>
 void kern(const float *a, long lda, const float *b, long kc, float *c);
+void kernk(const float *a, const float *b, long kc, float *y, long ldy, const float *pf);
+void kernka(const float *a, const float *b, long kc, float *y, long ldy, const float *pf);
 static double cpu(void) {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 int main(int argc, char **argv) {
-    int R = atoi(argv[1]), V = atoi(argv[2]), packed = atoi(argv[3]), kb = V * 16;
-    float c[32 * 64];
-    if (!strcmp(argv[4], "alone")) {
-        long kc = atol(argv[5]), lda = atol(argv[6]);
+    int R = atoi(argv[1]), V = atoi(argv[2]), packed = atoi(argv[3]), kiln = atoi(argv[4]);
+    int kb = V * 16;
+    float c[32 * 64] __attribute__((aligned(64)));
+    if (!strcmp(argv[5], "alone")) {
+        long kc = atol(argv[6]), lda = atol(argv[7]);
         float *a = aligned_alloc(64, (size_t)(R * lda + 64) * 4);
         float *b = aligned_alloc(64, (size_t)kc * kb * 4 + 64);
         for (long i = 0; i < R * lda; i++) a[i] = 1e-3f;
@@ -48,14 +66,23 @@ int main(int argc, char **argv) {
         double best = 1e30;
         for (int rep = 0; rep < 5; rep++) {
             double t = cpu();
-            for (long i = 0; i < it; i++) kern(a, packed ? R : lda, b, kc, c);
+            for (long i = 0; i < it; i++)
+                if (kiln)
+                    kernka(a, b, kc, c, kb, a);
+                else
+                    kern(a, packed ? R : lda, b, kc, c);
             t = cpu() - t;
             if (t < best) best = t;
         }
         printf("%dx%d alone kc %ld: %.1f GFLOP/s\n", R, V, kc, it * kc * R * kb * 2.0 / best / 1e9);
         return 0;
     }
-    long M = atol(argv[5]), K = atol(argv[6]), N = atol(argv[7]), nt = M / R, nb = N / kb;
+    long M = atol(argv[6]), K = atol(argv[7]), N = atol(argv[8]), nt = M / R, nb = N / kb;
+    long atiles = atol(argv[9]), bpan = atol(argv[10]), nostore = atol(argv[11]);
+    long ng = atol(argv[12]), mt = atol(argv[13]) / R, reps = atol(argv[14]);
+    if (bpan <= 0 || bpan > nb) bpan = nb;
+    if (ng <= 0) ng = nb;
+    if (mt <= 0) mt = nt;
     float *a = aligned_alloc(64, (size_t)(M * K + 64) * 4), *ap = aligned_alloc(64, (size_t)(M * K + 64) * 4);
     float *b = aligned_alloc(64, (size_t)K * N * 4 + 64), *y = aligned_alloc(64, (size_t)M * N * 4 + 64);
     for (long i = 0; i < M * K; i++) a[i] = 1e-3f * (i % 13);
@@ -63,24 +90,45 @@ int main(int argc, char **argv) {
     memset(y, 0, (size_t)M * N * 4);
     memset(ap, 0, (size_t)M * K * 4);
     double best = 1e30, sum = 0;
-    for (int rep = 0; rep < 12; rep++) {
+    for (int rep = 0; rep < reps + 2; rep++) {
         double t = cpu();
         if (packed)
             for (long ti = 0; ti < nt; ti++)
                 for (long k = 0; k < K; k++)
                     for (int r = 0; r < R; r++) ap[ti * R * K + k * R + r] = a[(ti * R + r) * K + k];
-        for (long jb = 0; jb < nb; jb++)
-            for (long ti = 0; ti < nt; ti++) {
-                kern(packed ? ap + ti * R * K : a + ti * R * K, K, b + jb * K * kb, K, c);
-                for (int r = 0; r < R; r++) memcpy(y + (ti * R + r) * N + jb * kb, c + r * kb, kb * 4);
-            }
+        for (long g0 = 0; g0 < nb; g0 += ng)
+            for (long r0 = 0; r0 < nt; r0 += mt)
+                for (long jb = g0; jb < g0 + ng && jb < nb; jb++)
+                    for (long ti = r0; ti < r0 + mt && ti < nt; ti++) {
+                        long ta = atiles > 0 ? ti % atiles : ti;
+                        const float *bp = b + jb % bpan * K * kb;
+                        if (kiln) {
+                            kernk(a + ta * R * K, bp, K, nostore ? c : y + ti * R * N + jb * kb,
+                                  nostore ? kb : N, a + (ti + 1) % nt * R * K);
+                            continue;
+                        }
+                        kern(packed ? ap + ta * R * K : a + ta * R * K, K, bp, K, c);
+                        if (!nostore)
+                            for (int r = 0; r < R; r++) memcpy(y + (ti * R + r) * N + jb * kb, c + r * kb, kb * 4);
+                    }
         t = cpu() - t;
         if (rep >= 2) sum += t;
         if (t < best) best = t;
     }
+    if (!nostore && atiles <= 0 && bpan == nb) { /* a few sums against a scalar product */
+        for (long i = 0; i < nt * R; i += 97)
+            for (long j = 0; j < nb * kb; j += 37) {
+                double s = 0; /* b is [block][k][kb] */
+                for (long k = 0; k < K; k++) s += (double)a[i * K + k] * b[j / kb * K * kb + k * kb + j % kb];
+                if (y[i * N + j] < s * 0.999 || y[i * N + j] > s * 1.001) {
+                    fprintf(stderr, "wrong sum at %ld, %ld: %g, not %g\n", i, j, y[i * N + j], s);
+                    return 1;
+                }
+            }
+    }
     double fl = nt * R * nb * kb * K * 2.0;
     printf("%dx%d product %ldx%ldx%ld: best %.1f, mean %.1f GFLOP/s\n", R, V, nt * R, K, nb * kb, fl / best / 1e9,
-           fl / (sum / 10) / 1e9);
+           fl / (sum / reps) / 1e9);
     return 0;
 }
 """
@@ -121,6 +169,31 @@ def kernel(R, V, steps, embedded, packed):
     return "\n".join(L) + "\n"
 
 
+def kernel_kiln(name, R, V, steps, lda, prefetch):
+    """name(a: rdi, b: rsi, kc: rcx... ) as kiln's loop: name(a: rdi, b: rsi, kc: rdx,
+    y: rcx, ldy floats: r8, pf: r9); row r of A at displacement r * lda * 4 from rdi + rax,
+    rax counting from -kc * 4 up to 0; with prefetch, prefetcht1 (r9) and r9 += 64 an
+    iteration."""
+    L = [".text", f".globl {name}", f".type {name},@function", f"{name}:",
+         " lea (,%rdx,4), %rax", " add %rax, %rdi", " neg %rax", " shl $2, %r8"]
+    acc = [[r * V + v for v in range(V)] for r in range(R)]
+    L += [f" vxorps %zmm{x}, %zmm{x}, %zmm{x}" for row in acc for x in row]
+    L.append("1:")
+    for u in range(steps):
+        L += [f" vmovaps {(u * V + v) * 64}(%rsi), %zmm{R * V + v}" for v in range(V)]
+        for r in range(R):
+            L.append(f" vbroadcastss {r * lda * 4 + u * 4}(%rdi,%rax), %zmm31")
+            L += [f" vfmadd231ps %zmm{R * V + v}, %zmm31, %zmm{acc[r][v]}" for v in range(V)]
+    if prefetch:
+        L += [" prefetcht1 (%r9)", " add $64, %r9"]
+    L += [f" add ${steps * V * 64}, %rsi", f" add ${steps * 4}, %rax", " jne 1b"]
+    for r in range(R):
+        L += [f" vmovups %zmm{acc[r][v]}, {v * 64}(%rcx)" for v in range(V)]
+        L.append(" add %r8, %rcx")
+    L += [" vzeroupper", " ret", '.section .note.GNU-stack,"",@progbits']
+    return "\n".join(L) + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("rows", type=int)
@@ -130,24 +203,40 @@ def main():
     p.add_argument("--packed-a", action="store_true")
     p.add_argument("--alone", nargs=2, type=int, metavar=("KC", "LDA"))
     p.add_argument("--product", nargs=3, type=int, metavar=("M", "K", "N"))
+    p.add_argument("--kiln", action="store_true")
+    p.add_argument("--a-tiles", type=int, default=0)
+    p.add_argument("--b-panels", type=int, default=0)
+    p.add_argument("--no-store", action="store_true")
+    p.add_argument("--groups", nargs=2, type=int, default=(0, 0), metavar=("NG", "MC"))
+    p.add_argument("--prefetch-a", action="store_true")
+    p.add_argument("--rounds", type=int, default=10)
     o = p.parse_args()
+    if o.kiln and (o.embedded or o.packed_a or o.steps == 4):
+        sys.exit("tile_loop.py: --kiln takes 1 or 2 steps, broadcast registers, A by rows")
+    if o.prefetch_a and not o.kiln:
+        sys.exit("tile_loop.py: --prefetch-a needs --kiln")
     if o.rows * o.vecs + o.vecs + (0 if o.embedded else 1) > 32 or o.rows > 15:
         sys.exit("tile_loop.py: the tile needs more than 32 vector registers (or 15 rows)")
+    kc_lda = o.alone or (128, 1024)
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "k.s"), "w") as f:
             f.write(kernel(o.rows, o.vecs, o.steps, o.embedded, o.packed_a))
+            # kiln's form: one for the product (rows K apart), one for the loop alone
+            k_prod = o.product[1] if o.product else 1024
+            f.write(kernel_kiln("kernk", o.rows, o.vecs, min(o.steps, 2), k_prod, o.prefetch_a))
+            f.write(kernel_kiln("kernka", o.rows, o.vecs, min(o.steps, 2), kc_lda[1], False))
         with open(os.path.join(d, "d.c"), "w") as f:
             f.write(DRIVER)
         exe = os.path.join(d, "t")
         subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(d, "d.c"), os.path.join(d, "k.s")],
                        check=True)
-        base = [exe, str(o.rows), str(o.vecs), "1" if o.packed_a else "0"]
+        base = [exe, str(o.rows), str(o.vecs), "1" if o.packed_a else "0", "1" if o.kiln else "0"]
         if o.alone or not o.product:
-            kc, lda = o.alone or (128, 1024)
-            subprocess.run(base + ["alone", str(kc), str(lda)], check=True)
+            subprocess.run(base + ["alone", str(kc_lda[0]), str(kc_lda[1])], check=True)
         if o.product:
-            subprocess.run(base + ["product"] + [str(x) for x in o.product], check=True)
-
+            extra = [o.a_tiles, o.b_panels, int(o.no_store), o.groups[0], o.groups[1], o.rounds]
+            subprocess.run(base + ["product"] + [str(x) for x in list(o.product) + extra],
+                           check=True)
 
 if __name__ == "__main__":
     main()
