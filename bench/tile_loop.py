@@ -26,11 +26,14 @@ of rows over and over (N x ROWS x K floats, in L2 when small; 0: every tile its 
 own); --no-store the sums go to a scratch in L1, not y; --groups NG MC the GotoBLAS order
 of passes/tile.c's mm_groups (NG blocks of columns, within them blocks of MC rows, each
 over every block of the group); --prefetch-a (with --kiln) each tile prefetches the next
-tile's rows of A into L2 (prefetcht1, a line an iteration), computing on its own.
+tile's rows of A into L2 (prefetcht1, a line an iteration), computing on its own;
+--serpentine the odd blocks of columns run their tiles of rows last to first, so a block
+starts on the rows of A the block before ended on (still in L2).
 
 usage: tile_loop.py ROWS VECS [--steps N] [--embedded] [--packed-a] [--kiln]
                     [--alone KC LDA] [--product M K N] [--a-tiles N] [--b-panels N]
-                    [--no-store] [--groups NG MC] [--prefetch-a] [--rounds N]
+                    [--no-store] [--groups NG MC] [--prefetch-a] [--serpentine]
+                    [--rounds N]
 Needs gcc and an AVX-512 CPU; ROWS x VECS + VECS + 1 <= 32 registers. Compare with
 bench/peak.c measured beside it."""
 import argparse
@@ -79,14 +82,14 @@ int main(int argc, char **argv) {
     }
     long M = atol(argv[6]), K = atol(argv[7]), N = atol(argv[8]), nt = M / R, nb = N / kb;
     long atiles = atol(argv[9]), bpan = atol(argv[10]), nostore = atol(argv[11]);
-    long ng = atol(argv[12]), mt = atol(argv[13]) / R, reps = atol(argv[14]);
+    long ng = atol(argv[12]), mt = atol(argv[13]) / R, reps = atol(argv[14]), serp = atol(argv[15]);
     if (bpan <= 0 || bpan > nb) bpan = nb;
     if (ng <= 0) ng = nb;
     if (mt <= 0) mt = nt;
     float *a = aligned_alloc(64, (size_t)(M * K + 64) * 4), *ap = aligned_alloc(64, (size_t)(M * K + 64) * 4);
     float *b = aligned_alloc(64, (size_t)K * N * 4 + 64), *y = aligned_alloc(64, (size_t)M * N * 4 + 64);
     for (long i = 0; i < M * K; i++) a[i] = 1e-3f * (i % 13);
-    for (long i = 0; i < K * N; i++) b[i] = 1e-3f;
+    for (long i = 0; i < K * N; i++) b[i] = 1e-3f * (1 + i % 11);
     memset(y, 0, (size_t)M * N * 4);
     memset(ap, 0, (size_t)M * K * 4);
     double best = 1e30, sum = 0;
@@ -99,7 +102,9 @@ int main(int argc, char **argv) {
         for (long g0 = 0; g0 < nb; g0 += ng)
             for (long r0 = 0; r0 < nt; r0 += mt)
                 for (long jb = g0; jb < g0 + ng && jb < nb; jb++)
-                    for (long ti = r0; ti < r0 + mt && ti < nt; ti++) {
+                    for (long t = r0; t < r0 + mt && t < nt; t++) {
+                        /* serpentine: odd blocks run their tiles last to first */
+                        long te = r0 + mt < nt ? r0 + mt : nt, ti = serp && jb % 2 ? te - 1 - (t - r0) : t;
                         long ta = atiles > 0 ? ti % atiles : ti;
                         const float *bp = b + jb % bpan * K * kb;
                         if (kiln) {
@@ -116,11 +121,11 @@ int main(int argc, char **argv) {
         if (t < best) best = t;
     }
     if (!nostore && atiles <= 0 && bpan == nb) { /* a few sums against a scalar product */
-        for (long i = 0; i < nt * R; i += 97)
+        for (long i = 0; i < nt * R; i += 7)
             for (long j = 0; j < nb * kb; j += 37) {
                 double s = 0; /* b is [block][k][kb] */
                 for (long k = 0; k < K; k++) s += (double)a[i * K + k] * b[j / kb * K * kb + k * kb + j % kb];
-                if (y[i * N + j] < s * 0.999 || y[i * N + j] > s * 1.001) {
+                if (y[i * N + j] < s * 0.9999 || y[i * N + j] > s * 1.0001) {
                     fprintf(stderr, "wrong sum at %ld, %ld: %g, not %g\n", i, j, y[i * N + j], s);
                     return 1;
                 }
@@ -209,6 +214,7 @@ def main():
     p.add_argument("--no-store", action="store_true")
     p.add_argument("--groups", nargs=2, type=int, default=(0, 0), metavar=("NG", "MC"))
     p.add_argument("--prefetch-a", action="store_true")
+    p.add_argument("--serpentine", action="store_true")
     p.add_argument("--rounds", type=int, default=10)
     o = p.parse_args()
     if o.kiln and (o.embedded or o.packed_a or o.steps == 4):
@@ -234,7 +240,8 @@ def main():
         if o.alone or not o.product:
             subprocess.run(base + ["alone", str(kc_lda[0]), str(kc_lda[1])], check=True)
         if o.product:
-            extra = [o.a_tiles, o.b_panels, int(o.no_store), o.groups[0], o.groups[1], o.rounds]
+            extra = [o.a_tiles, o.b_panels, int(o.no_store), o.groups[0], o.groups[1], o.rounds,
+                     int(o.serpentine)]
             subprocess.run(base + ["product"] + [str(x) for x in list(o.product) + extra],
                            check=True)
 
