@@ -941,13 +941,19 @@ static bool conv_unroll_cols(kn_lower *L, const conv_geom *G, const kt_tile *T, 
  * reads its weights once per tile, so every block after the first starts by streaming
  * them from the third level or memory (ResNet-18's layer4: 147 KB a block of 32
  * channels, 2.4 MB a layer, gone from the caches since the last run); that first pass
- * ran at the memory's pace, the other tiles at the dot product's. */
+ * ran at the memory's pace, the other tiles at the dot product's. flat: the float pointwise
+ * channel tiles (pw_channel_tiles, one row of oh*ow pixels) too, where the weights are half
+ * the L2 or more: ResNet-50's layer4 1x1s (2-4 MB, 8-32 blocks of 64 channels) and its
+ * layer3 1024 -> 256 ones (1 MB, 4 blocks) read each block's weights from memory at its
+ * first tile; Intel Xeon VM, CPU time at one thread, 5 pairs alternated each: layer4's six
+ * 0.834 of main's binary (5 of 5 faster), layer3's five 0.949 (schedule files, 5 of 5;
+ * docs/benchmarks.md "ResNet-50's pointwise weights prefetched"). */
 static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile *T,
-                          const kn_sched *ov) {
+                          const kn_sched *ov, bool flat) {
     if (!tg || tg->kind != KN_TARGET_CPU || G->band || (ov && ov->pf == 2)) return false;
     int64_t blk;   /* the packed weights of one block of columns, in elements */
     if (!T->dot) { /* float windows: tile_conv's vector tiles over the input or its copy */
-        if (T->t != KN_F32 || T->lanes < 2 || G->kh * G->kw < 2) return false;
+        if (T->t != KN_F32 || T->lanes < 2 || (G->kh * G->kw < 2 && !flat)) return false;
         blk = G->cg * G->kh * G->kw * T->kb;
     } else {
         if (T->parts != 4 || (!G->xw && !G->xcl) || G->xblk || T->cpair || T->wide || T->split ||
@@ -959,7 +965,7 @@ static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile
     if (ov && ov->pf == 1) return true; /* a schedule file's pf=1: whatever their size */
     int64_t l2 = kn_target_l2(tg, 512 * 1024);
     int64_t bytes = G->wpk->numel * (int64_t)kn_dtype_get(G->wpk->dtype)->size;
-    return bytes > l2 / 2;
+    return flat && G->kh * G->kw == 1 ? bytes >= l2 / 2 : bytes > l2 / 2;
 }
 
 /* The prefetch of conv_geom.pf, once per reduction step q of a tile (a channel group, or
@@ -2653,7 +2659,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     else if (!G.direct)
         G.tile = kl_scratch(L, G.vq ? y->dtype : T.t,
                             (G.kg + T.kb - 1) / T.kb * (G.row_tiles ? G.oh : 1) * T.maxrows * T.kb);
-    G.pf = Tp->pf = conv_pf_suits(tg, &G, &T, ov);
+    G.pf = Tp->pf = conv_pf_suits(tg, &G, &T, ov, flat);
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);

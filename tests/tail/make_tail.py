@@ -30,6 +30,9 @@ narrower (passes/tile.c, mm_lower):
   pwwide49/  float 1x1 Conv 800 -> 40 channels at stride 2 on 13 x 13 pixels (7 x 7 = 49
              output pixels, bias, 541 KB of input, packed): the 6 x 4 tile over the 49
              pixels as one partial block where 8 x 3 would take 48 and a tail of 1 (pw_wide)
+  pwchpf/    float 1x1 Conv 600 -> 230 channels (bias) on 5 x 5 pixels, plus a residual
+             input and Relu (552 KB of weights): the channel tiles prefetch the next block's
+             weights (passes/tile.c, conv_pf; tests/tail/pwchpf.sh)
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -202,3 +205,23 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 7, 7])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("pwwide49", g, [("x", x)], [("y", y)])
+
+# pwchpf: 1x1 Conv 600 -> 230 (bias) on 5 x 5 pixels, + r, Relu, weights 552 KB: the
+# channel tiles (passes/tile.c, pw_channel_tiles) prefetch the next block's weights
+# (conv_pf; tests/tail/pwchpf.sh), 3 blocks of 64 channels and a partial one of 38
+x = rng.standard_normal((1, 600, 5, 5)).astype(np.float32)
+r = rng.standard_normal((1, 230, 5, 5)).astype(np.float32)
+w = (rng.standard_normal((230, 600, 1, 1)) * 0.05).astype(np.float32)
+b = rng.standard_normal(230).astype(np.float32)
+conv = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
+        b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+y = np.maximum(conv + r, np.float32(0))
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
+     helper.make_node("Add", ["c", "r"], ["s"]),
+     helper.make_node("Relu", ["s"], ["y"])], "pwchpf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 600, 5, 5]),
+     helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 230, 5, 5])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 230, 5, 5])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwchpf", g, [("x", x), ("r", r)], [("y", y)])
