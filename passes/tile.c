@@ -3779,15 +3779,20 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
         G.yoff = kx_mul(L, b, kx_int(L, m * n));
         G.boff = kx_mul(L, b, kx_int(L, per));
         /* mm_bpf across the batch: each block prefetches the next, the last full one
-           the next batch's first, whose B follows (no partial block). ResNet-50's layer3
-           3x3 convolutions (F(2x2): 16 products of 49 x 256 x 256, U 4 MB a kernel, from
-           memory once a run), Intel Xeon VM, CPU time at one thread, 6 pairs alternated:
-           0.763 of their time without (6 of 6 faster), the model 0.965; ResNet-18's three
-           0.771, the model 0.969. Without the step across batches (each product's last
-           block prefetching itself) they read as with no prefetch (5.7-6.0 ms against
-           4.4-4.6); two blocks ahead 1.027 of one (docs/benchmarks.md "ResNet-50's
-           pointwise weights prefetched"). */
-        if (n % T.kb == 0 && mm_bpf(&G, &T, tg, ov)) {
+           the next batch's first, whose B follows (no partial block); mm_bpf judges the
+           batch's Bs as one product of batch * n columns (its 256 KB floor on them all).
+           Intel Xeon VM, CPU time at one thread, 6 pairs alternated each: ResNet-50's
+           layer3 3x3 convolutions (F(2x2): 16 products of 49 x 256 x 256, U 4 MB a
+           kernel, from memory once a run) 0.763 of their time without (6 of 6 faster),
+           the model 0.965; ResNet-18's three 0.771, the model 0.969; with the floor on
+           all the Bs (256 KB a product before), ResNet-50's layer2 ones (F(4x4): 36 of
+           64 KB) 0.835 (6 of 6) and ResNet-18's three 0.815 (6 of 6). Without the step
+           across batches (each product's last block prefetching itself) the layer3 ones
+           read as with no prefetch (5.7-6.0 ms against 4.4-4.6); two blocks ahead 1.027
+           of one (docs/benchmarks.md "ResNet-50's pointwise weights prefetched"). */
+        mm_geom Gw = G;
+        Gw.n = n * batch;
+        if (n % T.kb == 0 && mm_bpf(&Gw, &T, tg, ov)) {
             G.bpf = G.bnext = true;
             out->pf = 1;
         }
