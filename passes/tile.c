@@ -986,6 +986,17 @@ static void conv_pf(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kx *gb
     kn_kx *off = kx_bin(L, KX_DIV, kx_mul(L, u, kx_int(L, bw)), kx_int(L, G->oh * G->ow * K));
     kn_kx *next = kx_bin(L, KX_MIN, kt_plus(L, gb, 1), kx_int(L, nblk - 1));
     kl_prefetch(L, G->wpk, mad(L, next, bw, off));
+    /* where a step's share passes a 64-byte line (ln elements), the next line too: span
+     * tiles of 13 pixels over 7x7 spread a block over 4 tiles (102 bytes a step), so one
+     * prefetch left a third of its lines to the hardware. Intel Xeon VM, CPU time at one
+     * thread, 6 pairs alternated each: ResNet-18's four layer4 3x3 convolutions 0.932 (6
+     * of 6 faster; the model 0.971, 6 of 6), ResNet-50's three 0.961 (5 of 6); its
+     * layer3.0 conv2 (7 floats a step: one prefetch) 1.016 with the second, so not there
+     * (docs/benchmarks.md "ResNet-50's pointwise weights prefetched") */
+    int64_t ln = 64 / kn_dtype_get(G->wpk->dtype)->size;
+    if (!T->dot && T->rows * bw > ln * G->oh * G->ow * K) /* floats: measured there */
+        kl_prefetch(L, G->wpk,
+                    mad(L, next, bw, kx_bin(L, KX_MIN, kt_plus(L, off, ln), kx_int(L, bw - ln))));
 }
 
 /* Channel group cgrp (channels cgrp*parts + [0, nch)) over the kernel window, for a dot
