@@ -2349,7 +2349,7 @@ static bool conv_one_row(const conv_geom *G, const kt_tile *T) {
  * x1.02-1.13 faster at 2 threads than at 1. Split by tiles of pixels each thread reads its pixels
  * only (459 KB across) and all 1 MB of weights from L2: 0.62-0.69 -> 0.48-0.55 ms each at 2
  * threads. With 2 MB of weights (layer4.0 conv1, 1024 -> 512) the pixel split took 25% longer, the
- * weights no longer staying in L2 beside x: kept by blocks. */
+ * weights no longer staying in L2 beside x: see conv_pixel_groups. */
 enum { PIX_OUTER_TILES = 16 };
 
 static int64_t weight_bytes(const kn_contract *d) {
@@ -2360,6 +2360,49 @@ static bool conv_pixels_outer(const conv_geom *G, const kt_tile *T, const kn_con
                               const kn_target *tg, int64_t full) {
     return full >= 2 && conv_one_row(G, T) && G->ow / T->maxrows >= PIX_OUTER_TILES &&
            weight_bytes(d) <= kn_target_l2(tg, 512 * 1024) / 2;
+}
+
+/* Groups of tiles of pixels outermost, one a thread (conv_groups_outer), where
+ * conv_pixels_outer holds but for the weights, which are more than half of L2 (ResNet-50's
+ * layer4.0 conv1, 1024 -> 512 at 14x14, 2 MB): the number of groups, or 0 where they do not
+ * suit (one thread; fewer than 4 whole tiles a group). Split by its 8 blocks, each thread
+ * read all of x (803 KB across a run, KILN_XCORE=2, half of x on each thread), the
+ * kernel x1.53 faster at 2 threads than at 1 (docs/benchmarks.md "Two threads, kernel by
+ * kernel"); in groups each thread reads its pixels of x (459 KB across) and streams every
+ * block's weights once, from L2 for each of its tiles, as one thread does for all of them
+ * (tiles of pixels outermost streamed all 2 MB once per tile and took 25% longer). */
+static int64_t conv_pixel_groups(kn_lower *L, const conv_geom *G, const kt_tile *T,
+                                 const kn_contract *d, const kn_target *tg, int64_t full) {
+    int64_t th = L->p->threads, ntf = G->ow / T->maxrows;
+    return th > 1 && full >= 2 && conv_one_row(G, T) && ntf >= PIX_OUTER_TILES && ntf >= 4 * th &&
+                   weight_bytes(d) > kn_target_l2(tg, 512 * 1024) / 2
+               ? th
+               : 0;
+}
+
+/* The full blocks of a conv_pixel_groups convolution: ng groups of whole tiles of pixels
+ * outermost (the loop marked parallel and split as it stands, one group a thread: each
+ * tile stores and reads back its thread's scratch within one iteration), in each every
+ * full block of output channels and in it the group's tiles; then the tiles left over and
+ * the partial tile, block by block. */
+static void conv_groups_outer(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg,
+                              int64_t full, int64_t ng) {
+    int64_t R = T->maxrows, ntf = G->ow / R, per = ntf / ng, done = per * ng * R;
+    int vq = kl_for(L, ng);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    int vk = kl_for(L, full);
+    int vt = kl_for(L, per);
+    kn_kx *tile = kx_add(L, kx_mul(L, kx_var(L, vq), kx_int(L, per)), kx_var(L, vt));
+    conv_tile(L, G, T, (int)R, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0),
+              kx_mul(L, tile, kx_int(L, R)), false, false, -1);
+    kl_end_n(L, 3);
+    if (done < G->ow) {
+        int vk2 = kl_for(L, full);
+        for (int64_t p0 = done; p0 < G->ow; p0 += R)
+            conv_tile(L, G, T, (int)(G->ow - p0 < R ? G->ow - p0 : R), vb, vg, kx_var(L, vk2),
+                      T->kb, kx_int(L, 0), kx_int(L, p0), false, false, -1);
+        kl_end(L);
+    }
 }
 
 /* The full blocks of conv_pixels_outer: whole tiles (the loop marked parallel: each tile
@@ -2708,8 +2751,11 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     } else {
         void (*block)(kn_lower *, const conv_geom *, kt_tile *, int, int, kn_kx *, int) =
             G.span ? conv_plane : conv_block;
-        bool outer = conv_pixels_outer(&G, &T, d, tg, full);
+        int64_t ng = conv_pixel_groups(L, &G, &T, d, tg, full);
+        bool outer = !ng && conv_pixels_outer(&G, &T, d, tg, full);
         if (outer) conv_tiles_outer(L, &G, &T, vb, vg, full);
+        if (ng) conv_groups_outer(L, &G, &T, vb, vg, full, ng);
+        outer = outer || ng;
         if (full && !outer && conv_tiles_balance(L, &G, &T, full)) {
             conv_blocks_tiles(L, &G, &T, vb, vg, full);
             outer = true;
