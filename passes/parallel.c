@@ -727,7 +727,23 @@ static bool indexes_weights(const kn_kprog *p, kn_ks *s, int v) {
     return W.hit;
 }
 
-/* Collapses loop o and the single parallel loop inside it into one loop over both.
+static bool is_unit_loop(const kn_ks *s) {
+    return s->kind == KS_FOR && !s->ext && !(s->annot & KN_LOOP_PARALLEL) && s->extent == 1 &&
+           s->body[0]->n == 1;
+}
+
+/* The single statement of block b, seen through loops of one iteration around a single
+ * statement (a convolution's loops over its one image and one group); NULL where b holds
+ * more than one statement. */
+static kn_ks *single_inner(kn_ks *b) {
+    if (b->n != 1) return NULL;
+    kn_ks *s = b->body[0];
+    while (is_unit_loop(s)) s = s->body[0]->body[0];
+    return s;
+}
+
+/* Collapses loop o and the single parallel loop inside it (seen through loops of one
+ * iteration, single_inner, whose indices become 0) into one loop over both.
  * outer_major: o's index becomes t / ei and the inner index t % ei, so consecutive
  * iterations (one task's) share o's index; else the inner index is t / eo and o's
  * t % eo, so a task takes consecutive iterations of the inner loop with every index of
@@ -735,11 +751,14 @@ static bool indexes_weights(const kn_kprog *p, kn_ks *s, int v) {
 static bool collapse(kn_kprog *p, kn_ks *o, bool outer_major) {
     kn_ks *ob = o->body[0];
     if (ob->n != 1 || (o->annot & KN_LOOP_WHOLE)) return false;
-    kn_ks *in = ob->body[0];
+    kn_ks *in = single_inner(ob);
     if (in->kind != KS_FOR || in->ext || !(in->annot & KN_LOOP_PARALLEL) || in->extent < 1)
         return false;
     int64_t ei = in->extent, eo = o->extent;
     kn_lower *L = kl_builder(NULL, p);
+    /* the loops of one iteration between o and in: their indices are 0 */
+    for (kn_ks *u = ob->body[0]; u != in; u = u->body[0]->body[0])
+        kn_block_insert(p, in->body[0], 0, kn_ks_decl(p, u->var, kx_int(L, 0)));
     int t = kn_kprog_new_var(p, KN_I64, 1);
     kn_kx *tv = kx_var(L, t);
     kn_kx *iv =
@@ -1099,10 +1118,11 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
              * took 63-120 us of task CPU time at 2 threads against 75-130 us by blocks
              * (KILN_POOL_TRACE, docs/benchmarks.md "14x14 bands"). */
             kn_ks *in = o->body[0]->n == 1 ? o->body[0]->body[0] : NULL;
-            bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !in || in->kind != KS_FOR ||
-                               !(in->annot & KN_LOOP_PARALLEL) ||
+            kn_ks *cin = single_inner(o->body[0]); /* the loop collapse() would take */
+            bool outer_major = w < 2 || o->extent >= COLLAPSE_BELOW || !cin ||
+                               cin->kind != KS_FOR || !(cin->annot & KN_LOOP_PARALLEL) ||
                                const_bytes(o) >= stored_bytes(o) + data_bytes(o) ||
-                               !indexes_weights(p, o, o->var) || indexes_weights(p, in, in->var);
+                               !indexes_weights(p, o, o->var) || indexes_weights(p, cin, cin->var);
             /* a nest without weights reading its input along the producer's split (see
              * "splitting like the producer"); one that writes a kernel's scratch (a padded
              * copy in rows, passes/tile.c conv_pad_rows) only in a program for several

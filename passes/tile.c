@@ -2357,9 +2357,17 @@ static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, in
     if (rem) conv_band(L, G, T, vb, vg, x, xb, kx_int(L, nb * brows), brows, rem);
 }
 
+/* Whether a convolution's pixels are one row of whole tiles and a partial one, each tile
+ * through the per-thread tile scratch (conv_tile_per_thread: a program for several threads):
+ * a 1x1 at stride 1 (oh = 1), no bands, spans or dot products, no border. The lowerings
+ * below split such a convolution otherwise than by its blocks of output channels. */
+static bool conv_one_row(const conv_geom *G, const kt_tile *T) {
+    return G->oh == 1 && !G->band && !G->span && !T->dot && G->tile && G->tile->per_thread &&
+           G->ylo == 0 && G->yhi == G->oh && G->xlo == 0 && G->xhi == G->ow && G->ow >= T->maxrows;
+}
+
 /* Tiles of pixels outermost, every full block of output channels inside, in a program for
- * several threads (the per-thread tile scratch, conv_tile_per_thread): for a convolution of
- * one row of pixels (a 1x1 at stride 1, oh = 1) with 2 full blocks or more and
+ * several threads: for a conv_one_row convolution with 2 full blocks or more and
  * PIX_OUTER_TILES whole tiles or more, whose weights fit in half of L2. Split by blocks
  * (ResNet-50's layer3 conv1s, 1024 -> 256 at 14x14: 4 blocks of 64 channels, 2 a thread), each
  * thread read all of x, half of it written by the other core (803 KB a kernel across,
@@ -2367,16 +2375,60 @@ static void conv_bands(kn_lower *L, conv_geom *G, kt_tile *T, int vb, int vg, in
  * x1.02-1.13 faster at 2 threads than at 1. Split by tiles of pixels each thread reads its pixels
  * only (459 KB across) and all 1 MB of weights from L2: 0.62-0.69 -> 0.48-0.55 ms each at 2
  * threads. With 2 MB of weights (layer4.0 conv1, 1024 -> 512) the pixel split took 25% longer, the
- * weights no longer staying in L2 beside x: kept by blocks. */
+ * weights no longer staying in L2 beside x: see conv_pixel_groups. */
 enum { PIX_OUTER_TILES = 16 };
+
+static int64_t weight_bytes(const kn_contract *d) {
+    return d->w->numel * (int64_t)kn_dtype_get(d->w->dtype)->size;
+}
 
 static bool conv_pixels_outer(const conv_geom *G, const kt_tile *T, const kn_contract *d,
                               const kn_target *tg, int64_t full) {
-    int64_t l2 = kn_target_l2(tg, 512 * 1024);
-    return full >= 2 && G->oh == 1 && !G->band && !G->span && !T->dot && G->tile &&
-           G->tile->per_thread && G->ylo == 0 && G->yhi == G->oh && G->xlo == 0 &&
-           G->xhi == G->ow && G->ow / T->maxrows >= PIX_OUTER_TILES &&
-           d->w->numel * (int64_t)kn_dtype_get(d->w->dtype)->size <= l2 / 2;
+    return full >= 2 && conv_one_row(G, T) && G->ow / T->maxrows >= PIX_OUTER_TILES &&
+           weight_bytes(d) <= kn_target_l2(tg, 512 * 1024) / 2;
+}
+
+/* Groups of tiles of pixels outermost, one a thread (conv_groups_outer), where
+ * conv_pixels_outer holds but for the weights, which are more than half of L2 (ResNet-50's
+ * layer4.0 conv1, 1024 -> 512 at 14x14, 2 MB): the number of groups, or 0 where they do not
+ * suit (one thread; fewer than 4 whole tiles a group). Split by its 8 blocks, each thread
+ * read all of x (803 KB across a run, KILN_XCORE=2, half of x on each thread), the
+ * kernel x1.53 faster at 2 threads than at 1 (docs/benchmarks.md "Two threads, kernel by
+ * kernel"); in groups each thread reads its pixels of x (459 KB across) and streams every
+ * block's weights once, from L2 for each of its tiles, as one thread does for all of them
+ * (tiles of pixels outermost streamed all 2 MB once per tile and took 25% longer). */
+static int64_t conv_pixel_groups(kn_lower *L, const conv_geom *G, const kt_tile *T,
+                                 const kn_contract *d, const kn_target *tg, int64_t full) {
+    int64_t th = L->p->threads, ntf = G->ow / T->maxrows;
+    return th > 1 && full >= 2 && conv_one_row(G, T) && ntf >= PIX_OUTER_TILES && ntf >= 4 * th &&
+                   weight_bytes(d) > kn_target_l2(tg, 512 * 1024) / 2
+               ? th
+               : 0;
+}
+
+/* The full blocks of a conv_pixel_groups convolution: ng groups of whole tiles of pixels
+ * outermost (the loop marked parallel and split as it stands, one group a thread: each
+ * tile stores and reads back its thread's scratch within one iteration), in each every
+ * full block of output channels and in it the group's tiles; then the tiles left over and
+ * the partial tile, block by block. */
+static void conv_groups_outer(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg,
+                              int64_t full, int64_t ng) {
+    int64_t R = T->maxrows, ntf = G->ow / R, per = ntf / ng, done = per * ng * R;
+    int vq = kl_for(L, ng);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    int vk = kl_for(L, full);
+    int vt = kl_for(L, per);
+    kn_kx *tile = kx_add(L, kx_mul(L, kx_var(L, vq), kx_int(L, per)), kx_var(L, vt));
+    conv_tile(L, G, T, (int)R, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0),
+              kx_mul(L, tile, kx_int(L, R)), false, false, -1);
+    kl_end_n(L, 3);
+    if (done < G->ow) {
+        int vk2 = kl_for(L, full);
+        for (int64_t p0 = done; p0 < G->ow; p0 += R)
+            conv_tile(L, G, T, (int)(G->ow - p0 < R ? G->ow - p0 : R), vb, vg, kx_var(L, vk2),
+                      T->kb, kx_int(L, 0), kx_int(L, p0), false, false, -1);
+        kl_end(L);
+    }
 }
 
 /* The full blocks of conv_pixels_outer: whole tiles (the loop marked parallel: each tile
@@ -2397,6 +2449,41 @@ static void conv_tiles_outer(kn_lower *L, const conv_geom *G, kt_tile *T, int vb
                   kx_int(L, ntf * R), false, false, -1);
         kl_end(L);
     }
+}
+
+/* Whether a conv_one_row convolution in a program for several threads has too few full
+ * blocks of output channels to share evenly between the threads (2 to FEW_BLOCKS - 1, not
+ * a multiple of the threads) and a partial tile of pixels after its whole ones (without
+ * one, the parallel pass collapses the blocks with the tiles already): conv_blocks_tiles
+ * then makes the tiles, the partial one among them, one parallel loop inside the blocks,
+ * which the parallel pass collapses with them. Split by blocks alone, MobileNetV2's 7x7
+ * 960 -> 320 projection (5 blocks of 64) and EfficientNet-B0's 7x7 projections (3 or 5
+ * blocks) ran 3 blocks of 5 or 2 of 3 on the first of two threads. */
+enum { FEW_BLOCKS = 16 };
+
+static bool conv_tiles_balance(kn_lower *L, const conv_geom *G, const kt_tile *T, int64_t full) {
+    int64_t th = L->p->threads;
+    return th > 1 && full >= 2 && full < FEW_BLOCKS && full % th != 0 && conv_one_row(G, T) &&
+           G->ow % T->maxrows != 0;
+}
+
+/* The full blocks of a conv_tiles_balance convolution: for each block, the whole tiles of
+ * pixels and the partial one as one loop (marked parallel: each iteration stores its own
+ * pixels of y and reads back only what it stored in its thread's tile scratch). */
+static void conv_blocks_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg,
+                              int64_t full) {
+    int64_t R = T->maxrows, ntf = G->ow / R;
+    int vk = kl_for(L, full);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+    int vt = kl_for(L, ntf + 1);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL;
+    kl_if(L, kx_bin(L, KX_LT, kx_var(L, vt), kx_int(L, ntf)));
+    conv_tile(L, G, T, (int)R, vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0),
+              kx_mul(L, kx_var(L, vt), kx_int(L, R)), false, false, -1);
+    kl_else(L);
+    conv_tile(L, G, T, (int)(G->ow % R), vb, vg, kx_var(L, vk), T->kb, kx_int(L, 0),
+              kx_int(L, ntf * R), false, false, -1);
+    kl_end_n(L, 3);
 }
 
 /* Span tiles (conv_geom.span, conv_plane) for a float windowed convolution whose output
@@ -2690,8 +2777,15 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     } else {
         void (*block)(kn_lower *, const conv_geom *, kt_tile *, int, int, kn_kx *, int) =
             G.span ? conv_plane : conv_block;
-        bool outer = conv_pixels_outer(&G, &T, d, tg, full);
+        int64_t ng = conv_pixel_groups(L, &G, &T, d, tg, full);
+        bool outer = !ng && conv_pixels_outer(&G, &T, d, tg, full);
         if (outer) conv_tiles_outer(L, &G, &T, vb, vg, full);
+        if (ng) conv_groups_outer(L, &G, &T, vb, vg, full, ng);
+        outer = outer || ng;
+        if (full && !outer && conv_tiles_balance(L, &G, &T, full)) {
+            conv_blocks_tiles(L, &G, &T, vb, vg, full);
+            outer = true;
+        }
         if (full && !outer) {
             int vk = kl_for(L, full);
             block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);

@@ -1,0 +1,80 @@
+/* Few blocks of output channels split together with their tiles of pixels at several
+ * threads. The models are MobileNetV2's 7x7 projections:
+ *
+ *   y = Relu(Conv1x1(x) + b)    x: 1x960x7x7, 160 channels out (5 blocks of 32, the tiles
+ *                               7 pixels each), 600 KB of weights; or 320 channels out (5
+ *                               blocks of 64, 8 tiles of 6 pixels and one of 1)
+ *
+ * whose 5 blocks gave 5 tasks, 3 on the first of two threads. With 160 channels the tiles'
+ * loop sits in a loop of one iteration, which the parallel pass's collapse now sees through
+ * (passes/parallel.c single_inner); with 320 the lowering makes the tiles and the partial
+ * one a parallel loop inside the blocks (passes/tile.c conv_tiles_balance). Inputs and
+ * weights are small integers (exact sums), y compared for equality with a plain-C
+ * computation. Checked: at 2 threads the first parallel loop runs over blocks x tiles (35 or
+ * 45 iterations) in more than 5 tasks; the JIT's y at 1 and 2 threads on kiln's pool (300
+ * runs each), y cleared before each run.
+ * usage: test_collapse_unit */
+#include "jit_harness.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "test.h"
+
+#include <string.h>
+
+enum { C = 960, H = 7, W = 7, MMAX = 320, P = H * W, RUNS = 300 };
+
+static int M; /* output channels of the case */
+
+static float x[C * P], w[MMAX * C], b[MMAX], want[MMAX * P], got[MMAX * P];
+
+static void data(void) {
+    for (int i = 0; i < C * P; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
+    for (int i = 0; i < M * C; i++) w[i] = (float)((i * 7 + i / 13) % 3 - 1);
+    for (int m = 0; m < M; m++) b[m] = (float)(m % 9 - 4);
+    jh_conv1x1_relu(x, w, b, want, C, P, M);
+}
+
+static void build(model *md) {
+    static int64_t dx[] = {1, C, H, W}, dw[] = {0, C, 1, 1}, db[] = {0}; /* borrowed */
+    dw[0] = db[0] = M;
+    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, M * C);
+    add_init(md, "b", 1, db, b, M);
+    add_node(md, "Conv", "proj", 3, in, 1, mid);
+    add_node(md, "Relu", "relu", 1, mid, 1, out);
+    add_output(md, "y");
+}
+
+static int differs(void) {
+    return memcmp(got, want, (size_t)M * P * sizeof *got) != 0;
+}
+
+/* The first parallel loop at 2 threads: blocks x tiles of pixels, in more tasks than
+ * blocks. */
+static void check_plan(const kn_kprog *p, int threads) {
+    CHECK(p->nkernels == 1);
+    const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
+    CHECK(o != NULL);
+    const kn_sched *sc = &p->kernels[0]->sched;
+    int rows = sc->tile_rows, kb = sc->tile_vecs * sc->lanes;
+    CHECK(rows > 0 && kb > 0 && M % kb == 0 && M / kb == 5);
+    if (o && kb && rows && threads > 1)
+        CHECK(o->extent == (int64_t)(M / kb) * ((P + rows - 1) / rows) && o->tasks > M / kb);
+}
+
+static void run_case(int threads) {
+    jh_case1(build, threads, NULL, check_plan, x, got, (size_t)M * P * sizeof *got, RUNS, differs);
+}
+
+int main(void) {
+    static const int ms[] = {160, 320};
+    for (int i = 0; i < 2; i++) {
+        M = ms[i];
+        data();
+        run_case(1);
+        run_case(2);
+    }
+    return TEST_DONE();
+}
