@@ -118,6 +118,25 @@ static inline void jh_conv1x1_relu(const float *x, const float *w, const float *
         }
 }
 
+/* The model jh_conv1x1_relu computes: x [1][c][h][wd] in, the initializers w [m][c][1][1]
+ * and b [m], a Conv named conv, its Relu, y out. The model borrows the shapes, kept here
+ * in static storage: one such model at a time. */
+static inline void jh_conv1x1_relu_model(model *md, const char *conv, int c, int h, int wd, int m,
+                                         float *w, float *b) {
+    static int64_t dx[4], dw[4], db[1];
+    dx[0] = 1, dx[1] = c, dx[2] = h, dx[3] = wd;
+    dw[0] = m, dw[1] = c, dw[2] = dw[3] = 1;
+    db[0] = m;
+    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, (size_t)m * c);
+    add_init(md, "b", 1, db, b, (size_t)m);
+    add_node(md, "Conv", conv, 3, in, 1, mid);
+    add_node(md, "Relu", "relu", 1, mid, 1, out);
+    add_output(md, "y");
+}
+
 /* The first loop marked parallel in block blk, depth first, or NULL. */
 static inline const kn_ks *jh_first_parallel(const kn_ks *blk) {
     for (int i = 0; i < blk->n; i++) {

@@ -35,16 +35,7 @@ static void data(void) {
 }
 
 static void build(model *md) {
-    static int64_t dx[] = {1, C, H, W}, dw[] = {0, C, 1, 1}, db[] = {0}; /* borrowed */
-    dw[0] = db[0] = M;
-    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
-    model_init(md, 13);
-    add_input(md, "x", 4, dx);
-    add_init(md, "w", 4, dw, w, M * C);
-    add_init(md, "b", 1, db, b, M);
-    add_node(md, "Conv", "proj", 3, in, 1, mid);
-    add_node(md, "Relu", "relu", 1, mid, 1, out);
-    add_output(md, "y");
+    jh_conv1x1_relu_model(md, "proj", C, H, W, M, w, b);
 }
 
 static int differs(void) {

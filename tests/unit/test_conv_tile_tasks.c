@@ -39,15 +39,7 @@ static void data(void) {
 
 /* The model (jh_build loads it and compiles it for a number of threads). */
 static void build(model *md) {
-    static int64_t dx[] = {1, C, H, W}, dw[] = {M, C, 1, 1}, db[] = {M};
-    static char *in[] = {"x", "w", "b"}, *mid[] = {"c"}, *out[] = {"y"};
-    model_init(md, 13);
-    add_input(md, "x", 4, dx);
-    add_init(md, "w", 4, dw, w, M * C);
-    add_init(md, "b", 1, db, b, M);
-    add_node(md, "Conv", "squeeze", 3, in, 1, mid);
-    add_node(md, "Relu", "relu", 1, mid, 1, out);
-    add_output(md, "y");
+    jh_conv1x1_relu_model(md, "squeeze", C, H, W, M, w, b);
 }
 
 /* One kernel (the Relu fused); at 2 threads its tile scratch is per-thread, 2 copies, and
