@@ -171,25 +171,32 @@ g = helper.make_graph(
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("pwpf", g, [("x", x)], [("y", y)])
 
+def pw_residual(name, cin, cout, h, wd, scale):
+    """y = Relu(Conv1x1(x) + b + r): x [1][cin][h][wd], w [cout][cin] * scale, the
+    residual r an input; the float64 reference."""
+    x = rng.standard_normal((1, cin, h, wd)).astype(np.float32)
+    r = rng.standard_normal((1, cout, h, wd)).astype(np.float32)
+    w = (rng.standard_normal((cout, cin, 1, 1)) * scale).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    conv = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64),
+                      x[0].astype(np.float64)) +
+            b.astype(np.float64)[:, None, None])[None].astype(np.float32)
+    y = np.maximum(conv + r, np.float32(0))
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
+         helper.make_node("Add", ["c", "r"], ["s"]),
+         helper.make_node("Relu", ["s"], ["y"])], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, h, wd]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, cout, h, wd])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, h, wd])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    save(name, g, [("x", x), ("r", r)], [("y", y)])
+
+
 # pwwide: 1x1 Conv 61 -> 50 (bias) on 29 x 31 = 899 pixels, + r, Relu: the 4 x 6 tile of
 # pointwise convolutions of at most 64 input channels (passes/tile.c, pw_wide;
 # tests/tail/pwwide.sh), 9 full blocks of 96 pixels and a partial one of 35
-x = rng.standard_normal((1, 61, 29, 31)).astype(np.float32)
-r = rng.standard_normal((1, 50, 29, 31)).astype(np.float32)
-w = (rng.standard_normal((50, 61, 1, 1)) * 0.1).astype(np.float32)
-b = rng.standard_normal(50).astype(np.float32)
-conv = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
-        b.astype(np.float64)[:, None, None])[None].astype(np.float32)
-y = np.maximum(conv + r, np.float32(0))
-g = helper.make_graph(
-    [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
-     helper.make_node("Add", ["c", "r"], ["s"]),
-     helper.make_node("Relu", ["s"], ["y"])], "pwwide",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 61, 29, 31]),
-     helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 50, 29, 31])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 50, 29, 31])],
-    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-save("pwwide", g, [("x", x), ("r", r)], [("y", y)])
+pw_residual("pwwide", 61, 50, 29, 31, 0.1)
 
 # pwwide49: 1x1 Conv 800 -> 40 (bias) at stride 2 on 13 x 13 (7 x 7 = 49 output pixels):
 # the 6 x 4 tile over all 49 pixels (passes/tile.c, pw_wide; tests/tail/pwwide.sh)
@@ -209,19 +216,4 @@ save("pwwide49", g, [("x", x)], [("y", y)])
 # pwchpf: 1x1 Conv 600 -> 230 (bias) on 5 x 5 pixels, + r, Relu, weights 552 KB: the
 # channel tiles (passes/tile.c, pw_channel_tiles) prefetch the next block's weights
 # (conv_pf; tests/tail/pwchpf.sh), 3 blocks of 64 channels and a partial one of 38
-x = rng.standard_normal((1, 600, 5, 5)).astype(np.float32)
-r = rng.standard_normal((1, 230, 5, 5)).astype(np.float32)
-w = (rng.standard_normal((230, 600, 1, 1)) * 0.05).astype(np.float32)
-b = rng.standard_normal(230).astype(np.float32)
-conv = (np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64), x[0].astype(np.float64)) +
-        b.astype(np.float64)[:, None, None])[None].astype(np.float32)
-y = np.maximum(conv + r, np.float32(0))
-g = helper.make_graph(
-    [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
-     helper.make_node("Add", ["c", "r"], ["s"]),
-     helper.make_node("Relu", ["s"], ["y"])], "pwchpf",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 600, 5, 5]),
-     helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 230, 5, 5])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 230, 5, 5])],
-    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-save("pwchpf", g, [("x", x), ("r", r)], [("y", y)])
+pw_residual("pwchpf", 600, 230, 5, 5, 0.05)
