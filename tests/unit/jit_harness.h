@@ -118,6 +118,15 @@ static inline void jh_conv1x1_relu(const float *x, const float *w, const float *
         }
 }
 
+/* Small integers in x [c][p], w [m][c] and b [m] (exact sums), and y = jh_conv1x1_relu. */
+static inline void jh_conv1x1_relu_data(float *x, float *w, float *b, float *y, int c, int p,
+                                        int m) {
+    for (int i = 0; i < c * p; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
+    for (int i = 0; i < m * c; i++) w[i] = (float)((i * 7 + i / 13) % 3 - 1);
+    for (int o = 0; o < m; o++) b[o] = (float)(o % 9 - 4);
+    jh_conv1x1_relu(x, w, b, y, c, p, m);
+}
+
 /* The model jh_conv1x1_relu computes: x [1][c][h][wd] in, the initializers w [m][c][1][1]
  * and b [m], a Conv named conv, its Relu, y out. The model borrows the shapes, kept here
  * in static storage: one such model at a time. */
