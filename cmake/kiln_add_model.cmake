@@ -164,6 +164,17 @@ function(kiln_add_model target)
     DEPENDS ${model} ${kiln} ${dir}/options.txt ${data_deps}
     COMMENT "kiln: compiling ${KAM_MODEL} (${KAM_NAME}, ${KAM_EMIT})"
     VERBATIM)
+  # GCC 12.2 with AVX-512 (-march=native on such a host) stores a wrong constant where it
+  # copies a small constant array by pieces (docs/generated-c.md); -mstore-max=128 avoids
+  # it and leaves kernels over run-time data as they were. Only where the compiler takes
+  # the flag (GCC 12 and later for x86; not Clang, not Arm's GCC).
+  if(NOT KAM_EMIT STREQUAL "obj" AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
+    include(CheckCCompilerFlag)
+    check_c_compiler_flag(-mstore-max=128 KILN_CC_STORE_MAX)
+    if(KILN_CC_STORE_MAX)
+      set_property(SOURCE ${code} APPEND PROPERTY COMPILE_OPTIONS -mstore-max=128)
+    endif()
+  endif()
   # Generated C built by GCC 10 or later: <c-prefix>_stack.h with <c-prefix>_STACK_BYTES,
   # the stack <c-prefix>_run needs, from GCC's call graph of the object as compiled
   # (kiln_stack.cmake). The code is an object library, so that the header, computed from
