@@ -2486,6 +2486,25 @@ static void conv_blocks_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int v
     kl_end_n(L, 3);
 }
 
+/* The full blocks of a conv_one_row convolution in a program for several threads, in the
+ * order that shares them best between the threads: groups of tiles of pixels outermost
+ * (conv_pixel_groups), tiles of pixels outermost (conv_pixels_outer), or the tiles split
+ * with the blocks (conv_tiles_balance). False where none suits: the caller's loop over
+ * the blocks, each with its tiles. */
+static bool conv_split_blocks(kn_lower *L, const conv_geom *G, kt_tile *T, const kn_contract *d,
+                              const kn_target *tg, int vb, int vg, int64_t full) {
+    int64_t ng = conv_pixel_groups(L, G, T, d, tg, full);
+    if (ng)
+        conv_groups_outer(L, G, T, vb, vg, full, ng);
+    else if (conv_pixels_outer(G, T, d, tg, full))
+        conv_tiles_outer(L, G, T, vb, vg, full);
+    else if (conv_tiles_balance(L, G, T, full))
+        conv_blocks_tiles(L, G, T, vb, vg, full);
+    else
+        return false;
+    return true;
+}
+
 /* Span tiles (conv_geom.span, conv_plane) for a float windowed convolution whose output
  * rows are narrower than the register tile (rmax pixels): the rows of each tile, as equal
  * as they can be, or 0 where they do not suit. The packed weights of a block of output
@@ -2777,16 +2796,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     } else {
         void (*block)(kn_lower *, const conv_geom *, kt_tile *, int, int, kn_kx *, int) =
             G.span ? conv_plane : conv_block;
-        int64_t ng = conv_pixel_groups(L, &G, &T, d, tg, full);
-        bool outer = !ng && conv_pixels_outer(&G, &T, d, tg, full);
-        if (outer) conv_tiles_outer(L, &G, &T, vb, vg, full);
-        if (ng) conv_groups_outer(L, &G, &T, vb, vg, full, ng);
-        outer = outer || ng;
-        if (full && !outer && conv_tiles_balance(L, &G, &T, full)) {
-            conv_blocks_tiles(L, &G, &T, vb, vg, full);
-            outer = true;
-        }
-        if (full && !outer) {
+        if (full && !conv_split_blocks(L, &G, &T, d, tg, vb, vg, full)) {
             int vk = kl_for(L, full);
             block(L, &G, &T, vb, vg, kx_var(L, vk), T.kb);
             kl_end(L);

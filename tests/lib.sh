@@ -24,6 +24,14 @@ check_jit_c() {
     done
   done
 }
+# schedule_of MODEL FILE [ARGS...]: kiln compile MODEL with ARGS (a target, a schedule
+# file), its schedule (--dump-schedule) in FILE; a bad where the compile fails.
+schedule_of() {
+  _m=$1 _f=$2
+  shift 2
+  "$KILN" compile "$_m" -o "$T/sched_out" --dump-schedule "$_f" "$@" >"$T/log" 2>&1 ||
+    bad "compile $*: $(cat "$T/log")"
+}
 finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" = 0 ]

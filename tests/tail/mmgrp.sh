@@ -15,7 +15,6 @@ echo "kernel 0 'mm' MatMul mc=12 tasks=2" >"$T/grp.sched"
 grep -q "mc=12" "$T/got" && grep -q "tasks=2" "$T/got" && ok ||
   bad "no mc=12 and tasks=2 (2 groups) in $(cat "$T/got")"
 check_jit_c "$D" "mc=12" --schedule "$T/grp.sched"
-"$KILN" compile "$D/model.onnx" -o "$T/c2" --target native --dump-schedule "$T/off" \
-  >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/off" --target native
 grep -q "mc=" "$T/off" && bad "grouped without a schedule: $(cat "$T/off")" || ok
 finish

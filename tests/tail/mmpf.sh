@@ -13,15 +13,12 @@ for c in "mmpf:mm:MatMul" "pwpf:pw:Conv"; do
   name=${c%%:*} rest=${c#*:}
   node=${rest%%:*} op=${rest#*:}
   D=$2/tests/tail/$name
-  "$KILN" compile "$D/model.onnx" -o "$T/n" --target native --dump-schedule "$T/on" \
-    >"$T/log" 2>&1 || bad "$name: compile: $(cat "$T/log")"
+  schedule_of "$D/model.onnx" "$T/on" --target native
   grep -q "$op.* pf=1" "$T/on" && ok || bad "$name: native: no pf=1 in $(cat "$T/on")"
-  "$KILN" compile "$D/model.onnx" -o "$T/m" --target cortex-m4 --dump-schedule "$T/m4" \
-    >"$T/log" 2>&1 || bad "$name: compile: $(cat "$T/log")"
+  schedule_of "$D/model.onnx" "$T/m4" --target cortex-m4
   grep -q "pf=" "$T/m4" && bad "$name: cortex-m4: $(cat "$T/m4")" || ok
   echo "kernel 0 '$node' $op pf=2" >"$T/off.sched"
-  "$KILN" compile "$D/model.onnx" -o "$T/o" --target native --schedule "$T/off.sched" \
-    --dump-schedule "$T/off" >"$T/log" 2>&1 || bad "$name: compile: $(cat "$T/log")"
+  schedule_of "$D/model.onnx" "$T/off" --target native --schedule "$T/off.sched"
   grep -q "pf=1" "$T/off" && bad "$name: pf=2: $(cat "$T/off")" || ok
   check_jit_c "$D" "$name"
   check_jit_c "$D" "$name, pf=2" --schedule "$T/off.sched"

@@ -9,19 +9,15 @@
 KILN=$1
 . "$2/tests/lib.sh"
 D=$2/tests/tail/pwchpf
-"$KILN" compile "$D/model.onnx" -o "$T/a" --target x86-64-avx512 --dump-schedule "$T/on" \
-  >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/on" --target x86-64-avx512
 grep -q "Conv tile_rows=.* pf=1" "$T/on" && ok || bad "x86-64-avx512: no pf=1 in $(cat "$T/on")"
-"$KILN" compile "$D/model.onnx" -o "$T/m" --target cortex-m4 --dump-schedule "$T/m4" \
-  >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/m4" --target cortex-m4
 grep -q "pf=" "$T/m4" && bad "cortex-m4: $(cat "$T/m4")" || ok
 echo "kernel 0 'pw' Conv pf=2" >"$T/off.sched"
-"$KILN" compile "$D/model.onnx" -o "$T/o" --target x86-64-avx512 --schedule "$T/off.sched" \
-  --dump-schedule "$T/off" >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/off" --target x86-64-avx512 --schedule "$T/off.sched"
 grep -q "pf=1" "$T/off" && bad "pf=2: $(cat "$T/off")" || ok
 echo "kernel 0 'pw' Conv pf=1" >"$T/on.sched"
-"$KILN" compile "$D/model.onnx" -o "$T/n" --target native --schedule "$T/on.sched" \
-  --dump-schedule "$T/non" >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/non" --target native --schedule "$T/on.sched"
 grep -q "pf=1" "$T/non" && ok || bad "native, pf=1: $(cat "$T/non")"
 check_jit_c "$D" "pf=1" --schedule "$T/on.sched"
 check_jit_c "$D" "pf=2" --schedule "$T/off.sched"

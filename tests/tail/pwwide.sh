@@ -17,8 +17,7 @@ for c in "pwwide:tile_rows=4 tile_vecs=6:tile_rows=6 tile_vecs=4" \
   new=${rest%%:*} old=${rest#*:}
   D=$2/tests/tail/$name
   sched() { # sched TARGET [--schedule FILE]: the Conv's schedule line
-    "$KILN" compile "$D/model.onnx" -o "$T/o" --target "$@" --dump-schedule "$T/s" \
-      >"$T/log" 2>&1 || bad "$name: compile $*: $(cat "$T/log")"
+    schedule_of "$D/model.onnx" "$T/s" --target "$@"
     grep "Conv" "$T/s"
   }
   sched x86-64-avx512 | grep -q "$new " && ok || bad "$name: x86-64-avx512: $(cat "$T/s")"

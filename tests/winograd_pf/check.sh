@@ -13,16 +13,13 @@ KILN=$1
 . "$2/tests/lib.sh"
 D=$2/tests/winograd_pf
 for t in x86-64-avx512 x86-64-avx2; do
-  "$KILN" compile "$D/model.onnx" -o "$T/a" --target $t --dump-schedule "$T/on" \
-    >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+  schedule_of "$D/model.onnx" "$T/on" --target $t
   grep -q "'c' Conv .*wino=2 pf=1" "$T/on" && ok || bad "$t: no wino=2 pf=1 in $(cat "$T/on")"
 done
-"$KILN" compile "$D/model.onnx" -o "$T/m" --target cortex-m4 --emit llvm --dump-schedule "$T/m4" \
-  >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/m4" --target cortex-m4 --emit llvm
 grep -q "pf=" "$T/m4" && bad "cortex-m4: $(cat "$T/m4")" || ok
 echo "kernel 0 'c' Conv pf=2" >"$T/off.sched"
-"$KILN" compile "$D/model.onnx" -o "$T/o" --target x86-64-avx512 --schedule "$T/off.sched" \
-  --dump-schedule "$T/off" >"$T/log" 2>&1 || bad "compile: $(cat "$T/log")"
+schedule_of "$D/model.onnx" "$T/off" --target x86-64-avx512 --schedule "$T/off.sched"
 grep -q "pf=1" "$T/off" && bad "pf=2: $(cat "$T/off")" || ok
 grep -q "wino=2" "$T/off" && ok || bad "pf=2: not Winograd: $(cat "$T/off")"
 for n in 1 2; do
