@@ -30,10 +30,16 @@ tile's rows of A into L2 (prefetcht1, a line an iteration), computing on its own
 --serpentine the odd blocks of columns run their tiles of rows last to first, so a block
 starts on the rows of A the block before ended on (still in L2).
 
+--form F,... (with --kiln) varies the loop's instruction mix (docs/benchmarks.md "The matrix
+tile's instruction mix"): folda (A's broadcasts folded into the FMAs, {1to16}), foldb (B's
+vectors folded into the FMAs), alt (two broadcast registers in turn), base (A and B from
+advancing bases, no index register), noload (the FMAs alone), pfaD (each row's A prefetched
+D lines ahead; with --steps 16 once a line); --steps 8 and 16 for longer iterations.
+
 usage: tile_loop.py ROWS VECS [--steps N] [--embedded] [--packed-a] [--kiln]
                     [--alone KC LDA] [--product M K N] [--a-tiles N] [--b-panels N]
                     [--no-store] [--groups NG MC] [--prefetch-a] [--serpentine]
-                    [--rounds N]
+                    [--rounds N] [--form F,...]
 Needs gcc and an AVX-512 CPU; ROWS x VECS + VECS + 1 <= 32 registers. Compare with
 bench/peak.c measured beside it."""
 import argparse
@@ -155,7 +161,7 @@ def kernel(R, V, steps, embedded, packed):
         base = ("%rdi", "%r10", "%r11", "%r12", "%rbx")[r // 3]
         return f"{u * 4}({base}" + ("", ",%r9,1", ",%r9,2")[r % 3] + ")"
 
-    L += [" mov %rcx, %rax", f" shr ${ {1: 0, 2: 1, 4: 2}[steps]}, %rax", "1:"]
+    L += [" mov %rcx, %rax", f" shr ${ {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}[steps]}, %rax", "1:"]
     for u in range(steps):
         L += [f" vmovaps {(u * V + v) * 64}(%rdx), %zmm{R * V + v}" for v in range(V)]
         for r in range(R):
@@ -174,24 +180,64 @@ def kernel(R, V, steps, embedded, packed):
     return "\n".join(L) + "\n"
 
 
-def kernel_kiln(name, R, V, steps, lda, prefetch):
-    """name(a: rdi, b: rsi, kc: rcx... ) as kiln's loop: name(a: rdi, b: rsi, kc: rdx,
-    y: rcx, ldy floats: r8, pf: r9); row r of A at displacement r * lda * 4 from rdi + rax,
-    rax counting from -kc * 4 up to 0; with prefetch, prefetcht1 (r9) and r9 += 64 an
-    iteration."""
+def kernel_kiln(name, R, V, steps, lda, prefetch, form=()):
+    """name(a: rdi, b: rsi, kc: rdx, y: rcx, ldy floats: r8, pf: r9) as kiln's loop: row r of
+    A at displacement r * lda * 4 from rdi + rax, rax counting from -kc * 4 up to 0; with
+    prefetch, prefetcht1 (r9) and r9 += 64 an iteration. form (--form) varies the
+    instruction mix: "folda" each FMA takes its row's A from memory ({1to16}, no broadcast
+    register: one load per FMA), "foldb" each FMA takes its B vector from memory (A in a
+    broadcast register, B loaded once per row), "alt" the broadcasts alternate between two
+    registers, "base" A and B addressed from bases that advance with no index register
+    (rdi += steps * 4, rsi += steps * V * 64, cmp against the end), "noload" the FMAs on
+    registers only (no A or B loaded: the bound of the tile's FMAs and the loop's branch), "pfaD"
+    each row's A prefetched D lines ahead (prefetcht0) once an iteration (with 16 steps an
+    iteration: once a line)."""
+    base = "base" in form
     L = [".text", f".globl {name}", f".type {name},@function", f"{name}:",
-         " lea (,%rdx,4), %rax", " add %rax, %rdi", " neg %rax", " shl $2, %r8"]
+         " lea (,%rdx,4), %rax", " shl $2, %r8"]
+    if base:
+        L += [" lea (%rdi,%rax), %r10"]  # A's end
+    else:
+        L += [" add %rax, %rdi", " neg %rax"]
     acc = [[r * V + v for v in range(V)] for r in range(R)]
     L += [f" vxorps %zmm{x}, %zmm{x}, %zmm{x}" for row in acc for x in row]
+    if "noload" in form:
+        L += [f" vxorps %zmm{x}, %zmm{x}, %zmm{x}" for x in range(R * V, 32)]
     L.append("1:")
+
+    def aref(r, u):
+        return f"{r * lda * 4 + u * 4}(%rdi)" if base else f"{r * lda * 4 + u * 4}(%rdi,%rax)"
+
     for u in range(steps):
-        L += [f" vmovaps {(u * V + v) * 64}(%rsi), %zmm{R * V + v}" for v in range(V)]
+        if "foldb" in form:
+            for r in range(R):
+                ar = 31 - (r % 2 if "alt" in form else 0)
+                L.append(f" vbroadcastss {aref(r, u)}, %zmm{ar}")
+                L += [f" vfmadd231ps {(u * V + v) * 64}(%rsi), %zmm{ar}, %zmm{acc[r][v]}"
+                      for v in range(V)]
+            continue
+        if "noload" not in form:
+            L += [f" vmovaps {(u * V + v) * 64}(%rsi), %zmm{R * V + v}" for v in range(V)]
         for r in range(R):
-            L.append(f" vbroadcastss {r * lda * 4 + u * 4}(%rdi,%rax), %zmm31")
-            L += [f" vfmadd231ps %zmm{R * V + v}, %zmm31, %zmm{acc[r][v]}" for v in range(V)]
+            if "folda" in form:
+                L += [f" vfmadd231ps {aref(r, u)}{{1to16}}, %zmm{R * V + v}, %zmm{acc[r][v]}"
+                      for v in range(V)]
+                continue
+            ar = 31 - ((r + u * R) % 2 if "alt" in form else 0)
+            if "noload" not in form:
+                L.append(f" vbroadcastss {aref(r, u)}, %zmm{ar}")
+            L += [f" vfmadd231ps %zmm{R * V + v}, %zmm{ar}, %zmm{acc[r][v]}" for v in range(V)]
     if prefetch:
         L += [" prefetcht1 (%r9)", " add $64, %r9"]
-    L += [f" add ${steps * V * 64}, %rsi", f" add ${steps * 4}, %rax", " jne 1b"]
+    for f in form:  # "pfaD": each row's A D lines ahead, once a line (16 steps an iteration)
+        if f.startswith("pfa"):
+            L += [f" prefetcht0 {aref(r, 0)[:0]}{r * lda * 4 + int(f[3:]) * 64}"
+                  + ("(%rdi)" if base else "(%rdi,%rax)") for r in range(R)]
+    if base:
+        L += [f" add ${steps * V * 64}, %rsi", f" add ${steps * 4}, %rdi", " cmp %r10, %rdi",
+              " jne 1b"]
+    else:
+        L += [f" add ${steps * V * 64}, %rsi", f" add ${steps * 4}, %rax", " jne 1b"]
     for r in range(R):
         L += [f" vmovups %zmm{acc[r][v]}, {v * 64}(%rcx)" for v in range(V)]
         L.append(" add %r8, %rcx")
@@ -203,7 +249,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("rows", type=int)
     p.add_argument("vecs", type=int)
-    p.add_argument("--steps", type=int, default=2, choices=(1, 2, 4))
+    p.add_argument("--steps", type=int, default=2, choices=(1, 2, 4, 8, 16))
     p.add_argument("--embedded", action="store_true")
     p.add_argument("--packed-a", action="store_true")
     p.add_argument("--alone", nargs=2, type=int, metavar=("KC", "LDA"))
@@ -216,9 +262,13 @@ def main():
     p.add_argument("--prefetch-a", action="store_true")
     p.add_argument("--serpentine", action="store_true")
     p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--form", default="", help="with --kiln: comma-separated folda, foldb, alt, "
+                   "base, noload, pfaD (kernel_kiln)")
     o = p.parse_args()
-    if o.kiln and (o.embedded or o.packed_a or o.steps == 4):
-        sys.exit("tile_loop.py: --kiln takes 1 or 2 steps, broadcast registers, A by rows")
+    if o.kiln and (o.embedded or o.packed_a):
+        sys.exit("tile_loop.py: --kiln takes broadcast registers (or --form folda), A by rows")
+    if o.form and not o.kiln:
+        sys.exit("tile_loop.py: --form needs --kiln")
     if o.prefetch_a and not o.kiln:
         sys.exit("tile_loop.py: --prefetch-a needs --kiln")
     if o.rows * o.vecs + o.vecs + (0 if o.embedded else 1) > 32 or o.rows > 15:
@@ -229,8 +279,9 @@ def main():
             f.write(kernel(o.rows, o.vecs, o.steps, o.embedded, o.packed_a))
             # kiln's form: one for the product (rows K apart), one for the loop alone
             k_prod = o.product[1] if o.product else 1024
-            f.write(kernel_kiln("kernk", o.rows, o.vecs, min(o.steps, 2), k_prod, o.prefetch_a))
-            f.write(kernel_kiln("kernka", o.rows, o.vecs, min(o.steps, 2), kc_lda[1], False))
+            form = tuple(x for x in o.form.split(",") if x)
+            f.write(kernel_kiln("kernk", o.rows, o.vecs, o.steps, k_prod, o.prefetch_a, form))
+            f.write(kernel_kiln("kernka", o.rows, o.vecs, o.steps, kc_lda[1], False, form))
         with open(os.path.join(d, "d.c"), "w") as f:
             f.write(DRIVER)
         exe = os.path.join(d, "t")
