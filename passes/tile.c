@@ -977,10 +977,10 @@ static bool conv_pf_suits(const kn_target *tg, const conv_geom *G, const kt_tile
  * every 55 bytes; its 14x14 layers' 74 KB over 28 tiles: every 14. Flat tiles
  * (conv_geom.flat) pass oy 0 and their first pixel as ow0. */
 static void conv_pf(kn_lower *L, const conv_geom *G, const kt_tile *T, kn_kx *gb, kn_kx *cgrp,
-                    int vi, kn_kx *oy, kn_kx *ow0) {
+                    kn_kx *krow, kn_kx *oy, kn_kx *ow0) {
     int64_t ng = T->dot ? (G->cg + 3) / 4 : G->cg, K = ng * G->kh, bw = ng * G->kh * G->kw * T->kb;
     int64_t nblk = G->wpk->numel / bw;
-    kn_kx *q = mad(L, cgrp, G->kh, kx_var(L, vi));
+    kn_kx *q = mad(L, cgrp, G->kh, krow);
     kn_kx *u = kx_add(L, kx_mul(L, mad(L, oy, G->ow, ow0), kx_int(L, K)),
                       kx_mul(L, q, kx_int(L, T->rows)));
     kn_kx *off = kx_bin(L, KX_DIV, kx_mul(L, u, kx_int(L, bw)), kx_int(L, G->oh * G->ow * K));
@@ -1020,7 +1020,7 @@ static void conv_dot_taps(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, i
     int64_t khw = G->kh * kwn, ng = T->cpair ? G->cg : (G->cg + T->parts - 1) / T->parts;
     KN_ASSERT(!T->wide || (G->xw && !crow && !ccol)); /* the padded blocks: no tests */
     int vi = kl_for(L, G->kh);
-    if (G->pf) conv_pf(L, G, T, gb, cgrp, vi, oy, ow0);
+    if (G->pf) conv_pf(L, G, T, gb, cgrp, kx_var(L, vi), oy, ow0);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     /* the kernel columns unrolled (conv_unroll_cols): each tap's column a constant */
@@ -1366,6 +1366,64 @@ static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, in
     }
 }
 
+/* Input channel c, kernel row i of a float (or lane-by-lane) tile over the window's columns
+ * j: the rows' inputs times the packed weights of (c, i, j) into the accumulators (with the
+ * prefetch of conv_pf where G->pf, issued by the caller once per (c, i)). crow / ccol test
+ * the input row / column against the plane (padding taps skipped). */
+static void conv_fstep_window(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
+                              kn_kx *gb, kn_kx *c, kn_kx *i, kn_kx *oy, kn_kx *ow0, bool crow,
+                              bool ccol) {
+    if (G->span) /* the window of pixel (0, 0); each row's own offset below */
+        oy = ow0 = kx_int(L, 0);
+    kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, i, kx_int(L, G->dh))), -G->oph);
+    if (crow) kl_if(L, kt_inside(L, iy, G->h));
+    if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
+    int vj = kl_for(L, G->kw);
+    kn_kx *red = mad(L, mad(L, c, G->kh, i), G->kw, kx_var(L, vj));
+    kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, c);
+    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
+    if (ccol) kl_if(L, kt_inside(L, ix, G->w));
+    if (G->bandx) ix = kx_sub(L, ix, kx_var(L, G->vband)); /* the band's pixel */
+    kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
+    kn_kx *a[KT_MAX_ROWS] = {0};
+    int vx = kl_decl(L, KN_I64, xi);
+    for (int r = 0; r < rows; r++) {
+        int64_t py = G->span ? (G->p0 + r) / G->ow : 0, px = G->span ? (G->p0 + r) % G->ow : r;
+        a[r] =
+            conv_operand(L, G,
+                         kx_load(L, G->x,
+                                 kx_add(L, kx_var(L, vx),
+                                        kx_int(L, py * G->sh * G->xs[2] + px * G->sw * G->xs[3]))));
+    }
+    kt_step(L, T, a, G->wpk, widx);
+    kl_end_n(L, 1 + crow + ccol);
+}
+
+/* One input channel c of a 1x1 float tile, with its prefetch (conv_k_unroll's loop). */
+static void conv_fstep(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
+                       kn_kx *gb, kn_kx *c, kn_kx *oy, kn_kx *ow0) {
+    if (G->pf) conv_pf(L, G, T, gb, c, kx_int(L, 0), oy, ow0);
+    conv_fstep_window(L, G, T, rows, vb, vg, gb, c, kx_int(L, 0), oy, ow0, false, false);
+}
+
+/* Whether a float tile's reduction loop makes two input channels an iteration (the last
+ * alone after the loop when cg is odd), as mm_k_unroll's matrix tiles do: a 1x1 window
+ * with no padding test (the pointwise channel tiles, pw_channel_tiles), on CPUs with 32
+ * vector registers, 4 channels or more. The same steps in the same order (each output
+ * the same sum), conv_pf's prefetch still once a step; LLVM does not unroll the loop itself
+ * on hosted CPUs (codegen/llvm/jit.c). Intel Xeon VM, CPU time at one thread against
+ * main's binary, 4 alternated rounds of 100 runs: lone 1x1 convolutions 1024 -> 256 on
+ * 14x14 0.93-0.97, 2048 -> 512 on 7x7 0.89-0.93, 512 -> 2048 0.93-0.96, 320 -> 1280
+ * 0.93-0.96, 160 -> 960 0.94-0.97, but 576 -> 96 on 14x14 0.94-1.06; in ResNet-50 its five
+ * such kernels 0.97 (median of 8 rounds), MobileNetV2's and EfficientNet-B0's within the
+ * noise (docs/benchmarks.md "The matrix tile's instruction mix"). */
+static bool conv_k_unroll(kn_lower *L, const conv_geom *G, const kt_tile *T, bool crow, bool ccol) {
+    const kn_target *tg = L->target;
+    return T->t == KN_F32 && !T->dot && tg && tg->kind == KN_TARGET_CPU &&
+           kl_vector_registers(L) >= 32 && G->kh == 1 && G->kw == 1 && !crow && !ccol && G->cg >= 4;
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -1400,33 +1458,21 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
         conv_reduce_edge(L, G, T, vb, vg, gb, oy, eow0, crow);
         goto store;
     }
-    int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
-    if (G->pf) conv_pf(L, G, T, gb, kx_var(L, vc), vi, oy, ow0);
-    if (G->span) /* the window of pixel (0, 0); each row's own offset below */
-        oy = ow0 = kx_int(L, 0);
-    kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
-    if (crow) kl_if(L, kt_inside(L, iy, G->h));
-    if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
-    int vj = kl_for(L, G->kw);
-    kn_kx *red = mad(L, mad(L, kx_var(L, vc), G->kh, kx_var(L, vi)), G->kw, kx_var(L, vj));
-    kn_kx *widx = kx_mul(L, mad(L, gb, G->cg * G->kh * G->kw, red), kx_int(L, T->kb));
-    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, kx_var(L, vc));
-    kn_kx *ix = kt_plus(L, mad(L, ow0, G->sw, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw))), -G->opw);
-    if (ccol) kl_if(L, kt_inside(L, ix, G->w));
-    if (G->bandx) ix = kx_sub(L, ix, kx_var(L, G->vband)); /* the band's pixel */
-    kn_kx *xi = conv_xat(L, G, kx_var(L, vb), ch, iy, ix);
-    kn_kx *a[KT_MAX_ROWS] = {0};
-    int vx = kl_decl(L, KN_I64, xi);
-    for (int r = 0; r < rows; r++) {
-        int64_t py = G->span ? (G->p0 + r) / G->ow : 0, px = G->span ? (G->p0 + r) % G->ow : r;
-        a[r] =
-            conv_operand(L, G,
-                         kx_load(L, G->x,
-                                 kx_add(L, kx_var(L, vx),
-                                        kx_int(L, py * G->sh * G->xs[2] + px * G->sw * G->xs[3]))));
+    if (conv_k_unroll(L, G, T, crow, ccol)) {
+        /* a 1x1 window: two input channels an iteration, the last alone where cg is odd */
+        int vc2 = kl_for(L, G->cg / 2);
+        for (int u = 0; u < 2; u++)
+            conv_fstep(L, G, T, rows, vb, vg, gb,
+                       kt_plus(L, kx_mul(L, kx_var(L, vc2), kx_int(L, 2)), u), oy, ow0);
+        kl_end(L);
+        if (G->cg % 2) conv_fstep(L, G, T, rows, vb, vg, gb, kx_int(L, G->cg - 1), oy, ow0);
+    } else {
+        int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
+        if (G->pf) conv_pf(L, G, T, gb, kx_var(L, vc), kx_var(L, vi), oy, ow0);
+        conv_fstep_window(L, G, T, rows, vb, vg, gb, kx_var(L, vc), kx_var(L, vi), oy, ow0, crow,
+                          ccol);
+        kl_end_n(L, 2);
     }
-    kt_step(L, T, a, G->wpk, widx);
-    kl_end_n(L, 3 + crow + ccol);
     if (G->span) oy = kx_int(L, 0), ow0 = kx_int(L, G->p0); /* y at pixel p0 of the plane */
 store:
     kt_add_init(L, T);

@@ -33,6 +33,10 @@ narrower (passes/tile.c, mm_lower):
   pwchpf/    float 1x1 Conv 600 -> 230 channels (bias) on 5 x 5 pixels, plus a residual
              input and Relu (552 KB of weights): the channel tiles prefetch the next block's
              weights (passes/tile.c, conv_pf; tests/tail/pwchpf.sh)
+  pwodd/     float 1x1 Conv 301 -> 70 channels (bias) on 5 x 5 pixels, plus a residual
+             input and Relu: on 32-register CPUs the channel tiles make two input channels
+             an iteration, the last (301 odd) alone (passes/tile.c, conv_k_unroll;
+             tests/tail/pwodd.sh)
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -217,3 +221,8 @@ save("pwwide49", g, [("x", x)], [("y", y)])
 # channel tiles (passes/tile.c, pw_channel_tiles) prefetch the next block's weights
 # (conv_pf; tests/tail/pwchpf.sh), 3 blocks of 64 channels and a partial one of 38
 pw_residual("pwchpf", 600, 230, 5, 5, 0.05)
+
+# pwodd: 1x1 Conv 301 -> 70 (bias) on 5 x 5 pixels, + r, Relu: the channel tiles on
+# 32-register CPUs make two input channels an iteration and, 301 being odd, the last one
+# alone (passes/tile.c, conv_k_unroll; tests/tail/pwodd.sh)
+pw_residual("pwodd", 301, 70, 5, 5, 0.05)
