@@ -1410,18 +1410,21 @@ static void conv_fstep(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, in
 /* Whether a float tile's reduction loop makes two input channels an iteration (the last
  * alone after the loop when cg is odd), as mm_k_unroll's matrix tiles do: a 1x1 window
  * with no padding test (the pointwise channel tiles, pw_channel_tiles), on CPUs with 32
- * vector registers, 4 channels or more. The same steps in the same order (each output
- * the same sum), conv_pf's prefetch still once a step; LLVM does not unroll the loop itself
- * on hosted CPUs (codegen/llvm/jit.c). Intel Xeon VM, CPU time at one thread against
- * main's binary, 4 alternated rounds of 100 runs: lone 1x1 convolutions 1024 -> 256 on
- * 14x14 0.93-0.97, 2048 -> 512 on 7x7 0.89-0.93, 512 -> 2048 0.93-0.96, 320 -> 1280
- * 0.93-0.96, 160 -> 960 0.94-0.97, but 576 -> 96 on 14x14 0.94-1.06; in ResNet-50 its five
- * such kernels 0.97 (median of 8 rounds), MobileNetV2's and EfficientNet-B0's within the
- * noise (docs/benchmarks.md "The matrix tile's instruction mix"). */
+ * vector registers, 4 channels or more, and tiles of at most 34 accumulators, vectors and
+ * rows together (6 x 4, 4 x 6, 7 x 2, 8 x 2: LLVM keeps their loop in registers; 8 x 3 in
+ * two steps spilled accumulators to the stack, 2-24 moves an iteration). The same steps
+ * in the same order (each output the same sum), conv_pf's prefetch still once a step;
+ * LLVM does not unroll the loop itself on hosted CPUs (codegen/llvm/jit.c). Intel Xeon VM,
+ * CPU time at one thread against main's binary, alternated rounds: lone 1x1 convolutions
+ * 1024 -> 256 on 14x14 0.93-0.97, 2048 -> 512 on 7x7 0.89-0.93, 512 -> 2048 0.93-0.96,
+ * 320 -> 1280 0.93-0.96, 160 -> 960 0.94-0.97 (4 rounds each); the changed kernels of
+ * ResNet-50 (5) 0.97, SqueezeNet (2) 0.96, EfficientNet-B0 (12) 0.98, MobileNetV2 (18)
+ * 0.99 (medians of 8 rounds; docs/benchmarks.md "The matrix tile's instruction mix"). */
 static bool conv_k_unroll(kn_lower *L, const conv_geom *G, const kt_tile *T, bool crow, bool ccol) {
     const kn_target *tg = L->target;
     return T->t == KN_F32 && !T->dot && tg && tg->kind == KN_TARGET_CPU &&
-           kl_vector_registers(L) >= 32 && G->kh == 1 && G->kw == 1 && !crow && !ccol && G->cg >= 4;
+           kl_vector_registers(L) >= 32 && G->kh == 1 && G->kw == 1 && !crow && !ccol &&
+           G->cg >= 4 && T->maxrows * T->nv + T->maxrows + T->nv <= 34;
 }
 
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
