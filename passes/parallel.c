@@ -1142,6 +1142,14 @@ static void split(const pctx *P, int *written, kn_kprog *p, int k) {
                 }
             }
             tasks = w < 2 ? 1 : w > MAX_TASKS ? MAX_TASKS : (int)w;
+            /* a nest split in bands like its producer's rows in more than two tasks: one
+             * task a band, so that the first thread's tasks are the bands that
+             * band_count() ended near the producer's middle row (two tasks halve the
+             * bands already). SqueezeNet's first MaxPool, vectorized by passes/pool.c,
+             * in 7 tasks of 28 bands read 263 KB a run across the cores (KILN_XCORE=2),
+             * in 28 tasks 36 KB; ResNet-18's layer2.0 conv1 padded copy in 16 tasks of 28
+             * bands 364 KB, in 28 18 KB */
+            if (like && tasks > 2) tasks = (int)o->extent;
             if (o->extent != outer && tasks > outer * COLLAPSED_TASKS)
                 tasks = (int)(outer * COLLAPSED_TASKS);
             if (tasks > o->extent) tasks = (int)o->extent;

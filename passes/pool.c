@@ -11,9 +11,10 @@
  *     for oy in each of top border, interior, bottom border rows:
  *       left border columns:  one output at a time, each tap's column tested
  *       interior columns:     stride 1: vectors of `lanes` outputs, each tap one vector load
- *                             8-bit, stride 2-4, CPU targets: vectors of `lanes` outputs
- *                             (the target's byte lanes, halved to fit the interior), each
- *                             tap one strided load (kx_vload_strided); a remainder is one
+ *                             stride 2-4, CPU targets with 8 lanes or more of the type:
+ *                             vectors of `lanes` outputs (the target's lanes, halved to
+ *                             fit the interior), each tap one strided load
+ *                             (kx_vload_strided); a remainder is one
  *                             more vector ending at the interior's end, which recomputes
  *                             (and stores again, the same values) a few outputs
  *                             otherwise: one output at a time, taps unrolled, no test
@@ -21,10 +22,19 @@
  *                             loop vectorizer turns into vector code)
  *       right border columns: as the left
  *     border rows test each kernel row once; the interior (kt_interior) tests nothing.
- *     8-bit strided interiors whose windows share a kernel row with the next output row
- *     (3x3 at stride 2: ResNet's pool) keep that row's max of each vector column (at most
- *     POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max a
- *     vector, not 9 and 8 (pool_rows_kept).
+ *     Strided interiors whose windows share a kernel row with the next output row (3x3 at
+ *     stride 2: ResNet's and SqueezeNet's pools) keep that row's max of each vector column
+ *     (at most POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max
+ *     a vector, not 9 and 8 (pool_rows_kept); float ones in programs for one thread only,
+ *     as at several a pool splits in bands of rows like its producer (SqueezeNet's first
+ *     pool kept its rows and was split by channels: 445 KB a run read across the cores,
+ *     KILN_XCORE=2, tests/models/pool_bands.sh). Float stride-2 interiors were
+ *     one output at a time, left to LLVM's loop vectorizer: SqueezeNet's three MaxPools
+ *     took 0.64 ms of thread CPU time a run on the Intel Xeon, 0.25 ms strided
+ *     (docs/benchmarks.md "SqueezeNet against ONNX Runtime, layer by layer"). The kept
+ *     row max is exact for floats too: the max below keeps the first of equal values and
+ *     the last NaN, whichever way the taps are grouped, as long as they are taken in order
+ *     (each row's taps, rows in order).
  *
  * An 8-bit MaxPool channels-last on both sides (kn.layout [1, 1]: ResNet's on x86 VNNI,
  * passes/layout.c res_channels_last) is rebuilt on CPUs as vectors of channels, each
@@ -247,8 +257,9 @@ static kn_kx *pool_vcol_x(kn_lower *L, const pool_geom *G, int c) {
 
 /* Whether the interior rows share a kernel row with the next output row (the last kernel
  * row of output oy is the first of oy + 1: 3x3 at stride 2) and are built by
- * pool_rows_kept: 8-bit strided vectors only (their max is exact in any order), a few
- * vectors a row (each one's kept row max is a register). */
+ * pool_rows_kept: strided vectors only, a few vectors a row (each one's kept row max is a
+ * register). The taps stay in the window's order (row max after row max), so float
+ * results keep their bits (see the top of the file). */
 static bool pool_keeps_rows(const pool_geom *G) {
     return G->strided && G->lanes > 1 && G->kh >= 2 && G->sh == (G->kh - 1) * G->dh &&
            G->yhi - G->ylo >= 2 && G->xhi - G->xlo >= G->lanes && pool_vcols(G) <= POOL_MAX_KEPT;
@@ -564,12 +575,16 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         }
         int lanes = kl_lanes(L, KN_F32);
         G.lanes = lanes > 1 && G.sw == 1 ? lanes : 1;
-        if (G.x->dtype != KN_F32 && G.sw >= 2 && G.sw <= 4 && t->kind == KN_TARGET_CPU &&
-            kl_lanes(L, G.x->dtype) >= 8) /* bytes: strided loads of the target's lanes */
+        if (G.sw >= 2 && G.sw <= 4 && t->kind == KN_TARGET_CPU &&
+            kl_lanes(L, G.x->dtype) >= 8) /* strided loads of the target's lanes */
             G.lanes = kl_lanes(L, G.x->dtype), G.strided = true;
         while (G.lanes > 4 && G.lanes > G.xhi - G.xlo) G.lanes /= 2;
         if (G.lanes < 4) G.lanes = 1;
-        if (!pool_keeps_rows(&G) && pool_banded(p, &G)) {
+        /* a float pool in a program for several threads keeps its rows apart (each
+           output row's taps its own strided loads), so that it splits in bands of rows
+           like the convolution before it (pool_bands here, passes/parallel.c band()) */
+        bool keep = pool_keeps_rows(&G) && (G.x->dtype != KN_F32 || p->threads <= 1);
+        if (!keep && pool_banded(p, &G)) {
             pool_bands(L, &G);
             p->kernels[k]->sched.lanes = G.lanes;
             kl_builder_destroy(L);
@@ -577,7 +592,7 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         }
         G.vbc = kl_for(L, G.x->dims[0] * G.x->dims[1]);
         pool_rows(L, &G, 0, G.ylo, true);
-        if (pool_keeps_rows(&G))
+        if (keep)
             pool_rows_kept(L, &G, G.ylo, G.yhi);
         else
             pool_rows(L, &G, G.ylo, G.yhi, false);

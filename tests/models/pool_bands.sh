@@ -10,7 +10,8 @@ S=$2
 D=$S/tests/models/pool_bands
 . "$2/tests/lib.sh"
 
-KILN_XCORE=2 "$KILN" compile "$D/model.onnx" --target x86-64-avx512 -o "$T/c" --dump-schedule "$T/s.txt" >/dev/null ||
+KILN_XCORE=2 "$KILN" compile "$D/model.onnx" --target x86-64-avx512 --threads 2 -o "$T/c" \
+  --dump-schedule "$T/s.txt" >/dev/null ||
   bad "compile"
 grep -q "^kernel 1 'pool' MaxPool .*tasks=10" "$T/s.txt" && ok || bad "pool not in 10 bands: $(cat "$T/s.txt")"
 read=$(sed -n "s/^#   kernel 1 'pool' MaxPool in [0-9]*: read \([0-9]*\) write.*/\1/p" "$T/s.txt")
