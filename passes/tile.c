@@ -4246,6 +4246,21 @@ static void pw_wide(kn_lower *L, const kn_contract *d, const kn_sched *ov, const
         T->maxrows = 6;
         return;
     }
+    /* the 6 x 4 tile where kt_widen kept 8 x 2 for its smaller partial block of pixels, but
+     * the pixels are few blocks (under PW_COLS_OUTER of 64, so the tiles of output channels
+     * run outermost) and the output channels many (512 or more: the classifier of
+     * SqueezeNet, 512 -> 1000 over 13x13 pixels, 2 blocks of 64 and one of 41 where 8 x 2
+     * had 5 of 32 and one of 9): Intel Xeon VM, thread CPU time at one thread, schedule
+     * files alternated, 1035-1102 us against 1211-1266 in 8 x 2 (3 of 3 rounds;
+     * docs/benchmarks.md "SqueezeNet against ONNX Runtime, layer by layer") */
+    if (tg->kind == KN_TARGET_CPU && !(ov && (ov->tile_rows || ov->tile_vecs)) && T->nv == 2 &&
+        T->maxrows == 8 && kl_vector_registers(L) >= 32 && kt_reg_rows(L, 4) >= 6 &&
+        P >= 4 * T->lanes && P < PW_COLS_OUTER * 4 * T->lanes && d->m >= 512) {
+        T->nv = 4;
+        T->kb = T->kbl = 4 * T->lanes;
+        T->maxrows = 6;
+        return;
+    }
     if (tg->kind != KN_TARGET_CPU || (ov && (ov->tile_rows || ov->tile_vecs)) || T->nv != 4 ||
         T->maxrows != 6 || kl_vector_registers(L) < 32 || kt_reg_rows(L, 6) < 4 || d->c > 64 ||
         d->c <= 32 || d->sh != 1 || d->sw != 1 || P / (6 * T->lanes) < PW_COLS_OUTER || d->m < 16)

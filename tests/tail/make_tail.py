@@ -37,6 +37,8 @@ narrower (passes/tile.c, mm_lower):
              input and Relu: on 32-register CPUs the channel tiles make two input channels
              an iteration, the last (301 odd) alone (passes/tile.c, conv_k_unroll;
              tests/tail/pwodd.sh)
+  pwwide169/ float 1x1 Conv 64 -> 520 channels (bias) on 13 x 13 pixels, then Relu: the
+             6 x 4 tile at 512 output channels or more where kt_widen keeps 8 x 2 (pw_wide)
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -226,3 +228,21 @@ pw_residual("pwchpf", 600, 230, 5, 5, 0.05)
 # 32-register CPUs make two input channels an iteration and, 301 being odd, the last one
 # alone (passes/tile.c, conv_k_unroll; tests/tail/pwodd.sh)
 pw_residual("pwodd", 301, 70, 5, 5, 0.05)
+
+# pwwide169: 1x1 Conv 64 -> 520 (bias) on 13 x 13 = 169 pixels, then Relu: the 6 x 4 tile
+# where kt_widen keeps 8 x 2 for its smaller partial block of pixels, as the output channels
+# are 512 or more (SqueezeNet's classifier; passes/tile.c, pw_wide; tests/tail/pwwide.sh):
+# 2 blocks of 64 pixels and a partial one of 41, 86 tiles of 6 channels and one of 4
+x = rng.standard_normal((1, 64, 13, 13)).astype(np.float32)
+w = (rng.standard_normal((520, 64, 1, 1)) * 0.1).astype(np.float32)
+b = rng.standard_normal(520).astype(np.float32)
+y = np.maximum((np.einsum("oc,chw->ohw", w[:, :, 0, 0].astype(np.float64),
+                          x[0].astype(np.float64)) +
+                b.astype(np.float64)[:, None, None])[None].astype(np.float32), np.float32(0))
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="pw"),
+     helper.make_node("Relu", ["c"], ["y"])], "pwwide169",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 13, 13])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 520, 13, 13])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+save("pwwide169", g, [("x", x)], [("y", y)])

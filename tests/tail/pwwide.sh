@@ -4,7 +4,9 @@
 #   Relu): 4 x 6 (tile_rows=4 tile_vecs=6) where the pixel blocks run outermost with at
 #   most 64 input channels;
 # - tests/tail/pwwide49 (800 -> 40 channels at stride 2, 7 x 7 = 49 output pixels): 6 x 4
-#   over the 49 pixels where kt_widen takes 8 x 3.
+#   over the 49 pixels where kt_widen takes 8 x 3;
+# - tests/tail/pwwide169 (64 -> 520 channels on 13 x 13 pixels): 6 x 4 where kt_widen
+#   keeps 8 x 2, at 512 output channels or more.
 # x86-64-avx512 takes each tile, x86-64-avx2 (16 registers) and cortex-m4 do not, nor a
 # schedule file that sets the tile (kt_widen's there); outputs match numpy's (check-onnx)
 # through the JIT and the C at 1 and 2 threads, with and without that schedule file.
@@ -12,7 +14,8 @@
 KILN=$1
 . "$2/tests/lib.sh"
 for c in "pwwide:tile_rows=4 tile_vecs=6:tile_rows=6 tile_vecs=4" \
-  "pwwide49:tile_rows=6 tile_vecs=4:tile_rows=8 tile_vecs=3"; do
+  "pwwide49:tile_rows=6 tile_vecs=4:tile_rows=8 tile_vecs=3" \
+  "pwwide169:tile_rows=6 tile_vecs=4:tile_rows=8 tile_vecs=2"; do
   name=${c%%:*} rest=${c#*:}
   new=${rest%%:*} old=${rest#*:}
   D=$2/tests/tail/$name
