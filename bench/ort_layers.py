@@ -3,10 +3,10 @@
 "SqueezeNet against ONNX Runtime, layer by layer"): ORT's per-node kernel times from
 bench/ort_profile.js (wall us, the median over runs after the first 5; ORT names a Conv
 fused with its Relu by the Relu's output, and its NCHWc ReorderOutput after the classifier
-counts with the classifier) beside two sets of `kiln bench --profile-file` files (the
+counts with the classifier) beside two sets of `kiln bench --profile-file` files, A and B (the
 median over the files of each kernel's mean).
 usage: ort_layers.py ORT_PROFILE.json A.json[,A2.json...] B.json[,B2.json...]"""
-import json, sys, statistics, re, glob
+import json, sys, statistics, re
 def ort_nodes(f, skip=5):
     d = json.load(open(f))
     by = {}
@@ -32,12 +32,8 @@ def kiln(files):
     for i, k in enumerate(ks[0]):
         out[k['node']] = statistics.median(x[i]['ms'] * 1000 for x in ks)
     return out
-def group(n):
-    m = re.match(r'/features/features\.(\d+)/(\w+)', n)
-    if not m: return n.split('/')[-2] if n.count('/') > 1 else n
-    return 'f%s %s' % m.groups()
 ort = ort_nodes(sys.argv[1]); base = kiln(sys.argv[2].split(',')); new = kiln(sys.argv[3].split(','))
-print('| layer | ORT us | kiln main us | kiln sq us | sq/ORT | sq - ORT us |')
+print('| layer | ORT us | kiln A us | kiln B us | B/ORT | B - ORT us |')
 print('|---|---:|---:|---:|---:|---:|')
 T = [0, 0, 0]
 for n in base:

@@ -1,15 +1,12 @@
 // ONNX Runtime per-node profile (session option enableProfiling): argv MODEL RUNS THREADS SHAPE
 // PREFIX; ORT names the onnxruntime-node folder; writes PREFIX_<date>.json, Chrome trace events
-// whose "Node" entries give each node's kernel time in us (wall) run by run.
-const ort = require(require('path').resolve(process.env.ORT));
+// whose "Node" entries give each node's kernel time in us (wall) run by run (the 3 warm-up
+// runs of bench/ort_common.js's session first); prints the file's name where ORT returns it
+// (onnxruntime-node 1.30 writes the file and returns nothing).
+const { session } = require('./ort_common');
 (async () => {
-  const [model, runs, threads, shape, prefix] = [process.argv[2], +process.argv[3], +process.argv[4],
-      process.argv[5].split(',').map(Number), process.argv[6]];
-  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1,
-      executionMode: 'sequential', enableProfiling: true, profileFilePrefix: prefix });
-  const x = new Float32Array(shape.reduce((a, b) => a * b)).map(() => Math.random() * 2 - 1);
-  const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, shape) };
+  const { runs, s, feeds } = await session({ enableProfiling: true, profileFilePrefix: process.argv[6] });
   for (let i = 0; i < runs; i++) await s.run(feeds);
-  const f = s.endProfiling ? s.endProfiling() : null;
+  const f = s.endProfiling();
   if (f) console.log(f);
 })().catch(e => { console.error(String(e)); process.exit(1); });
