@@ -25,10 +25,13 @@
  *     Strided interiors whose windows share a kernel row with the next output row (3x3 at
  *     stride 2: ResNet's and SqueezeNet's pools) keep that row's max of each vector column
  *     (at most POOL_MAX_KEPT a row) in a local for the next row: 6 strided loads and 6 max
- *     a vector, not 9 and 8 (pool_rows_kept); float ones in programs for one thread only,
- *     as at several a pool splits in bands of rows like its producer (SqueezeNet's first
- *     pool kept its rows and was split by channels: 445 KB a run read across the cores,
- *     KILN_XCORE=2, tests/models/pool_bands.sh). Float stride-2 interiors were
+ *     a vector, not 9 and 8 (pool_rows_kept). Float ones in programs for several threads
+ *     split in bands of rows like their producer (SqueezeNet's first pool kept its rows and
+ *     was split by channels: 445 KB a run read across the cores, KILN_XCORE=2,
+ *     tests/models/pool_bands.sh): with 16 interior rows or more, bands of several rows
+ *     each kept within the band (pool_bands_kept); fewer, rows apart (the 13-row pool of
+ *     SqueezeNet took 43-49 us at 2 threads kept in 2-7 bands, 35 us apart in the
+ *     parallel pass's 7 bands). Float stride-2 interiors were
  *     one output at a time, left to LLVM's loop vectorizer: SqueezeNet's three MaxPools
  *     took 0.64 ms of thread CPU time a run on the Intel Xeon, 0.25 ms strided
  *     (docs/benchmarks.md "SqueezeNet against ONNX Runtime, layer by layer"). The kept
@@ -64,7 +67,8 @@
 #include <string.h>
 
 /* POOL_BAND_ROWS: interior rows a band (pool_bands) */
-enum { POOL_MAX_TAPS = 64, POOL_BAND_ROWS = 2 };
+/* POOL_KEPT_BAND_MIN: interior rows of a pool for pool_bands_kept */
+enum { POOL_MAX_TAPS = 64, POOL_BAND_ROWS = 2, POOL_KEPT_BAND_MIN = 16 };
 
 typedef struct pool_geom {
     kn_kbuf *x, *y;
@@ -265,18 +269,28 @@ static bool pool_keeps_rows(const pool_geom *G) {
            G->yhi - G->ylo >= 2 && G->xhi - G->xlo >= G->lanes && pool_vcols(G) <= POOL_MAX_KEPT;
 }
 
+static void pool_rows_kept_at(kn_lower *L, const pool_geom *G, kn_kx *oy0, int64_t n, int64_t lim);
+
 /* Interior rows [oy0, oy1) as pool_rows builds them, but each vector column's row max
  * (pool_hrow) of an output's last kernel row is kept in a local across the row loop and
  * is the first kernel row of the next output: a 3x3 stride-2 window takes 6 strided
  * loads and 6 max a vector, not 9 and 8. The rows stay in order (the input is read as
  * pool_rows reads it, row after row). */
 static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t oy1) {
+    pool_rows_kept_at(L, G, kx_int(L, oy0), oy1 - oy0, -1);
+}
+
+/* pool_rows_kept for the n rows from oy0 (an expression: a band's first row), the rows at
+ * or past lim (when lim >= 0) left out. */
+static void pool_rows_kept_at(kn_lower *L, const pool_geom *G, kn_kx *oy0, int64_t n, int64_t lim) {
     kn_dtype t = kx_compute_dtype(G->x->dtype);
     int nc = pool_vcols(G), kept[POOL_MAX_KEPT];
     for (int c = 0; c < nc; c++)
-        kept[c] = pool_hrow(L, G, kx_int(L, oy0 * G->sh - G->ph), pool_vcol_x(L, G, c));
-    int v = kl_for(L, oy1 - oy0);
-    kn_kx *oy = kt_plus(L, kx_var(L, v), oy0);
+        kept[c] = pool_hrow(L, G, kt_plus(L, kx_mul(L, oy0, kx_int(L, G->sh)), -G->ph),
+                            pool_vcol_x(L, G, c));
+    int v = kl_for(L, n);
+    kn_kx *oy = kx_add(L, kx_var(L, v), oy0);
+    if (lim >= 0) kl_if(L, kx_bin(L, KX_LT, oy, kx_int(L, lim)));
     pool_scalar_cols(L, G, oy, 0, G->xlo, false, true);
     for (int c = 0; c < nc; c++) {
         kn_kx *ox = pool_vcol_x(L, G, c);
@@ -291,7 +305,55 @@ static void pool_rows_kept(kn_lower *L, const pool_geom *G, int64_t oy0, int64_t
         kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
     }
     pool_scalar_cols(L, G, oy, G->xhi, G->ow, false, true);
+    if (lim >= 0) kl_end(L);
     kl_end(L);
+}
+
+/* Interior rows a band of pool_bands_kept for n interior rows: at least 3 and at most half
+ * of them (rounded up), the first half of the bands (what the first of two threads runs)
+ * ending as near the middle row as it can, where the producer's split between two threads
+ * fell too (as passes/parallel.c band_count); ties go to the count nearest 4 bands (few
+ * enough that the parallel pass gives each its own task, as many as leave a slowed thread
+ * some to hand over), then to more bands. */
+static int64_t pool_kept_band_rows(int64_t n) {
+    int64_t best = (n + 1) / 2, err = -1;
+    for (int64_t B = 3; B <= (n + 1) / 2; B++) {
+        int64_t nb = (n + B - 1) / B, first = (nb + 1) / 2 * B;
+        int64_t e = 2 * first > n ? 2 * first - n : n - 2 * first;
+        int64_t d = nb > 4 ? nb - 4 : 4 - nb, bd = (n + best - 1) / best;
+        bd = bd > 4 ? bd - 4 : 4 - bd;
+        if (err < 0 || e < err || (e == err && d < bd)) err = e, best = B;
+    }
+    return best;
+}
+
+/* A float pool whose rows share a kernel row (pool_keeps_rows) in a program for several
+ * threads: pool_bands' nest, but each band's interior rows built as pool_rows_kept, the
+ * kept row max starting again at each band's first row (which reads its first kernel row
+ * anew; every other row's taps are those of pool_rows_kept, in the same order: the same
+ * bits). Bands of several rows (pool_kept_band_rows), so that the kept row saves loads:
+ * SqueezeNet's three pools were split by the parallel pass in bands of 2-3 rows, each
+ * output row's 9 strided loads a vector, and took as long or longer at 2 threads as at 1
+ * (docs/benchmarks.md "SqueezeNet's MaxPools at two threads"). */
+static void pool_bands_kept(kn_lower *L, pool_geom *G) {
+    int64_t n = G->yhi - G->ylo, B = pool_kept_band_rows(n);
+    int64_t nb = (n + B - 1) / B;
+    int vb = kl_for(L, nb);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    G->vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]);
+    if (G->ylo > 0) {
+        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, 0)));
+        pool_rows(L, G, 0, G->ylo, true);
+        kl_end(L);
+    }
+    int voy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vb), B, kx_int(L, G->ylo)));
+    pool_rows_kept_at(L, G, kx_var(L, voy), B, n % B ? G->yhi : -1);
+    if (G->yhi < G->oh) {
+        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, nb - 1)));
+        pool_rows(L, G, G->yhi, G->oh, true);
+        kl_end(L);
+    }
+    kl_end_n(L, 2);
 }
 
 /* An 8-bit channels-last MaxPool (ResNet's, passes/layout.c res_channels_last): for each
@@ -584,6 +646,13 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
            output row's taps its own strided loads), so that it splits in bands of rows
            like the convolution before it (pool_bands here, passes/parallel.c band()) */
         bool keep = pool_keeps_rows(&G) && (G.x->dtype != KN_F32 || p->threads <= 1);
+        if (pool_keeps_rows(&G) && !keep && t->kind == KN_TARGET_CPU &&
+            G.yhi - G.ylo >= POOL_KEPT_BAND_MIN) {
+            pool_bands_kept(L, &G);
+            p->kernels[k]->sched.lanes = G.lanes;
+            kl_builder_destroy(L);
+            continue;
+        }
         if (!keep && pool_banded(p, &G)) {
             pool_bands(L, &G);
             p->kernels[k]->sched.lanes = G.lanes;

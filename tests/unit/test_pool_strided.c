@@ -7,6 +7,9 @@
  *                                 vectors of 16 and one ending at the last column)
  *   B  3x3, stride 2, ceil_mode   x: 1x3x27x27, y: 1x3x13x13 (13 columns: vectors of 8)
  *   C  2x2, stride 2              x: 1x4x24x40, y: 1x4x12x20 (LeNet-5's; no kept rows)
+ *   D  3x3, stride 2, ceil_mode   x: 1x512x40x71, y: 1x512x20x35 (19 interior rows: at 2
+ *                                 threads in 4 bands of 5 rows, the last guarded, each
+ *                                 band's kept row max started anew: pool_bands_kept)
  *
  * Checked: on targets with vectors of 8 floats or more, the kernel's lanes are 8 or more;
  * the JIT's output at 1 and 2 threads (200 runs each) has the bits of a plain-C pool that
@@ -26,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RUNS = 200, MAXN = 5 * 28 * 71 };
+enum { RUNS = 200, MAXN = 512 * 40 * 71 };
 
 typedef struct pcase {
     int c, h, w, k, ceil, oh, ow;
@@ -36,6 +39,7 @@ static const pcase cases[] = {
     {5, 28, 71, 3, 1, 14, 35},
     {3, 27, 27, 3, 1, 13, 13},
     {4, 24, 40, 2, 0, 12, 20},
+    {512, 40, 71, 3, 1, 20, 35},
 };
 
 static const pcase *cur;
@@ -89,9 +93,11 @@ static void build(model *md) {
 }
 
 static void check_plan(const kn_kprog *p, int threads) {
-    (void)threads;
     CHECK(p->nkernels == 1);
     if (p->target && p->target->vector_bits >= 256) CHECK(p->kernels[0]->sched.lanes >= 8);
+    /* case D at 2 threads: one task a band of kept rows */
+    if (cur == &cases[3] && threads == 2 && p->target && p->target->vector_bits >= 256)
+        CHECK(p->kernels[0]->sched.tasks == 4);
 }
 
 static int differs(void) {
