@@ -190,6 +190,8 @@ static bool pool_banded(const kn_kprog *p, const pool_geom *G) {
            G->yhi - G->ylo >= POOL_BAND_ROWS * 2;
 }
 
+static void pool_rows_kept_at(kn_lower *L, const pool_geom *G, kn_kx *oy0, int64_t n, int64_t lim);
+
 /* The pool in bands of POOL_BAND_ROWS interior rows (pool_banded), band outermost, each
  * band's rows of every channel in turn (a channel's rows one after another, as before):
  *
@@ -201,9 +203,11 @@ static bool pool_banded(const kn_kprog *p, const pool_geom *G) {
  *
  * Every output is computed as in the unbanded nest (the same taps in the same order), so
  * the values are the same; band b writes only its rows (and the first and last the
- * border rows), so the bands are independent. */
-static void pool_bands(kn_lower *L, pool_geom *G) {
-    int64_t n = G->yhi - G->ylo, B = POOL_BAND_ROWS, nb = (n + B - 1) / B;
+ * border rows), so the bands are independent. kept: each band's rows built as
+ * pool_rows_kept (pool_bands_kept), bands of B rows; otherwise row by row, B =
+ * POOL_BAND_ROWS. */
+static void pool_bands_of(kn_lower *L, pool_geom *G, int64_t B, bool kept) {
+    int64_t n = G->yhi - G->ylo, nb = (n + B - 1) / B;
     int vb = kl_for(L, nb);
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
     G->vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]);
@@ -212,18 +216,27 @@ static void pool_bands(kn_lower *L, pool_geom *G) {
         pool_rows(L, G, 0, G->ylo, true);
         kl_end(L);
     }
-    int v = kl_for(L, B);
-    int voy = kl_decl(L, KN_I64, kt_plus(L, kt_mad(L, kx_var(L, vb), B, kx_var(L, v)), G->ylo));
-    if (n % B) kl_if(L, kx_bin(L, KX_LT, kx_var(L, voy), kx_int(L, G->yhi)));
-    pool_row(L, G, kx_var(L, voy), false);
-    if (n % B) kl_end(L);
-    kl_end(L);
+    if (kept) {
+        int voy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vb), B, kx_int(L, G->ylo)));
+        pool_rows_kept_at(L, G, kx_var(L, voy), B, n % B ? G->yhi : -1);
+    } else {
+        int v = kl_for(L, B);
+        int voy = kl_decl(L, KN_I64, kt_plus(L, kt_mad(L, kx_var(L, vb), B, kx_var(L, v)), G->ylo));
+        if (n % B) kl_if(L, kx_bin(L, KX_LT, kx_var(L, voy), kx_int(L, G->yhi)));
+        pool_row(L, G, kx_var(L, voy), false);
+        if (n % B) kl_end(L);
+        kl_end(L);
+    }
     if (G->yhi < G->oh) {
         kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, nb - 1)));
         pool_rows(L, G, G->yhi, G->oh, true);
         kl_end(L);
     }
     kl_end_n(L, 2);
+}
+
+static void pool_bands(kn_lower *L, pool_geom *G) {
+    pool_bands_of(L, G, POOL_BAND_ROWS, false);
 }
 
 /* The max of kernel row iy's taps for `lanes` outputs from column ox, each tap one
@@ -268,8 +281,6 @@ static bool pool_keeps_rows(const pool_geom *G) {
     return G->strided && G->lanes > 1 && G->kh >= 2 && G->sh == (G->kh - 1) * G->dh &&
            G->yhi - G->ylo >= 2 && G->xhi - G->xlo >= G->lanes && pool_vcols(G) <= POOL_MAX_KEPT;
 }
-
-static void pool_rows_kept_at(kn_lower *L, const pool_geom *G, kn_kx *oy0, int64_t n, int64_t lim);
 
 /* Interior rows [oy0, oy1) as pool_rows builds them, but each vector column's row max
  * (pool_hrow) of an output's last kernel row is kept in a local across the row loop and
@@ -328,7 +339,7 @@ static int64_t pool_kept_band_rows(int64_t n) {
 }
 
 /* A float pool whose rows share a kernel row (pool_keeps_rows) in a program for several
- * threads: pool_bands' nest, but each band's interior rows built as pool_rows_kept, the
+ * threads: pool_bands_of's nest, each band's interior rows built as pool_rows_kept, the
  * kept row max starting again at each band's first row (which reads its first kernel row
  * anew; every other row's taps are those of pool_rows_kept, in the same order: the same
  * bits). Bands of several rows (pool_kept_band_rows), so that the kept row saves loads:
@@ -336,24 +347,7 @@ static int64_t pool_kept_band_rows(int64_t n) {
  * output row's 9 strided loads a vector, and took as long or longer at 2 threads as at 1
  * (docs/benchmarks.md "SqueezeNet's MaxPools at two threads"). */
 static void pool_bands_kept(kn_lower *L, pool_geom *G) {
-    int64_t n = G->yhi - G->ylo, B = pool_kept_band_rows(n);
-    int64_t nb = (n + B - 1) / B;
-    int vb = kl_for(L, nb);
-    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
-    G->vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]);
-    if (G->ylo > 0) {
-        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, 0)));
-        pool_rows(L, G, 0, G->ylo, true);
-        kl_end(L);
-    }
-    int voy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vb), B, kx_int(L, G->ylo)));
-    pool_rows_kept_at(L, G, kx_var(L, voy), B, n % B ? G->yhi : -1);
-    if (G->yhi < G->oh) {
-        kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vb), kx_int(L, nb - 1)));
-        pool_rows(L, G, G->yhi, G->oh, true);
-        kl_end(L);
-    }
-    kl_end_n(L, 2);
+    pool_bands_of(L, G, pool_kept_band_rows(G->yhi - G->ylo), true);
 }
 
 /* An 8-bit channels-last MaxPool (ResNet's, passes/layout.c res_channels_last): for each
