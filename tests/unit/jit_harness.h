@@ -146,6 +146,62 @@ static inline void jh_conv1x1_relu_model(model *md, const char *conv, int c, int
     add_output(md, "y");
 }
 
+/* The state of jh_conv1x1_relu_cases' callbacks (one case at a time). */
+typedef struct jh_cv {
+    const char *conv;
+    int c, h, wd, m;
+    float *x, *w, *b, *want, *got;
+} jh_cv;
+
+static inline jh_cv *jh_cv_now(void) {
+    static jh_cv cv;
+    return &cv;
+}
+
+static inline void jh_cv_build(model *md) {
+    jh_cv *v = jh_cv_now();
+    jh_conv1x1_relu_model(md, v->conv, v->c, v->h, v->wd, v->m, v->w, v->b);
+}
+
+static inline int jh_cv_differs(void) {
+    jh_cv *v = jh_cv_now();
+    return memcmp(v->got, v->want, (size_t)v->m * v->h * v->wd * sizeof *v->got) != 0;
+}
+
+/* y = Relu(Conv1x1(x) + b) with jh_conv1x1_relu_data's values, the model of
+ * jh_conv1x1_relu_model (its Conv named conv; x 1 x c x h x wd, m channels out), compiled
+ * and run at 1 and at 2 threads: check(p, threads) on each program, then `runs` runs
+ * through the JIT, y compared for equality with the plain-C reference. */
+static inline void jh_conv1x1_relu_cases(const char *conv, int c, int h, int wd, int m,
+                                         void (*check)(const kn_kprog *, int), int runs) {
+    jh_cv *v = jh_cv_now();
+    size_t p = (size_t)h * wd;
+    *v = (jh_cv){conv,
+                 c,
+                 h,
+                 wd,
+                 m,
+                 malloc(sizeof(float) * c * p),
+                 malloc(sizeof(float) * m * c),
+                 malloc(sizeof(float) * m),
+                 malloc(sizeof(float) * m * p),
+                 malloc(sizeof(float) * m * p)};
+    CHECK(v->x && v->w && v->b && v->want && v->got);
+    if (v->x && v->w && v->b && v->want && v->got) {
+        jh_conv1x1_relu_data(v->x, v->w, v->b, v->want, c, (int)p, m);
+        for (int threads = 1; threads <= 2; threads++)
+            jh_case1(jh_cv_build, threads, NULL, check, v->x, v->got, sizeof(float) * m * p, runs,
+                     jh_cv_differs);
+    }
+    free(v->x), free(v->w), free(v->b), free(v->want), free(v->got);
+}
+
+/* The register tile of kernel 0's schedule: its rows and its columns (vectors x lanes). */
+static inline void jh_tile(const kn_kprog *p, int *rows, int *cols) {
+    const kn_sched *sc = &p->kernels[0]->sched;
+    *rows = sc->tile_rows, *cols = sc->tile_vecs * sc->lanes;
+}
+
 /* The first loop marked parallel in block blk, depth first, or NULL. */
 static inline const kn_ks *jh_first_parallel(const kn_ks *blk) {
     for (int i = 0; i < blk->n; i++) {

@@ -19,25 +19,9 @@
 #include "passes/pass.h"
 #include "test.h"
 
-#include <string.h>
-
-enum { C = 960, H = 7, W = 7, MMAX = 320, P = H * W, RUNS = 300 };
+enum { C = 960, H = 7, W = 7, P = H * W, RUNS = 300 };
 
 static int M; /* output channels of the case */
-
-static float x[C * P], w[MMAX * C], b[MMAX], want[MMAX * P], got[MMAX * P];
-
-static void data(void) {
-    jh_conv1x1_relu_data(x, w, b, want, C, P, M);
-}
-
-static void build(model *md) {
-    jh_conv1x1_relu_model(md, "proj", C, H, W, M, w, b);
-}
-
-static int differs(void) {
-    return memcmp(got, want, (size_t)M * P * sizeof *got) != 0;
-}
 
 /* The first parallel loop at 2 threads: blocks x tiles of pixels, in more tasks than
  * blocks. */
@@ -45,24 +29,18 @@ static void check_plan(const kn_kprog *p, int threads) {
     CHECK(p->nkernels == 1);
     const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
     CHECK(o != NULL);
-    const kn_sched *sc = &p->kernels[0]->sched;
-    int rows = sc->tile_rows, kb = sc->tile_vecs * sc->lanes;
+    int rows, kb;
+    jh_tile(p, &rows, &kb);
     CHECK(rows > 0 && kb > 0 && M % kb == 0 && M / kb == 5);
     if (o && kb && rows && threads > 1)
         CHECK(o->extent == (int64_t)(M / kb) * ((P + rows - 1) / rows) && o->tasks > M / kb);
-}
-
-static void run_case(int threads) {
-    jh_case1(build, threads, NULL, check_plan, x, got, (size_t)M * P * sizeof *got, RUNS, differs);
 }
 
 int main(void) {
     static const int ms[] = {160, 320};
     for (int i = 0; i < 2; i++) {
         M = ms[i];
-        data();
-        run_case(1);
-        run_case(2);
+        jh_conv1x1_relu_cases("proj", C, H, W, M, check_plan, RUNS);
     }
     return TEST_DONE();
 }

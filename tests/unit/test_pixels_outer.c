@@ -25,26 +25,9 @@
 #include "targets/target.h"
 #include "test.h"
 
-#include <stdlib.h>
-#include <string.h>
+enum { C = 1024, RUNS = 300 };
 
-enum { C = 1024, MMAX = 512, PMAX = 200, RUNS = 300 };
-
-static int M, H, W, P; /* the case: output channels, input rows and columns, pixels */
-
-static float x[C * PMAX], w[MMAX * C], b[MMAX], want[MMAX * PMAX], got[MMAX * PMAX];
-
-static void data(void) {
-    jh_conv1x1_relu_data(x, w, b, want, C, P, M);
-}
-
-static void build(model *md) {
-    jh_conv1x1_relu_model(md, "conv1", C, H, W, M, w, b);
-}
-
-static int differs(void) {
-    return memcmp(got, want, (size_t)M * P * sizeof *got) != 0;
-}
+static int M, P; /* the case: output channels, pixels */
 
 /* The first parallel loop: the full blocks at 1 thread; at 2 the whole tiles of pixels, or
  * one group of them a thread where the weights are more than half of L2. */
@@ -53,8 +36,8 @@ static void check_plan(const kn_kprog *p, int threads) {
     const kn_ks *o = p->nkernels == 1 ? jh_first_parallel(p->kernels[0]->body) : NULL;
     CHECK(o != NULL);
     /* the register tile: rows of pixels, blocks of kb channels */
-    const kn_sched *sc = &p->kernels[0]->sched;
-    int rows = sc->tile_rows, kb = sc->tile_vecs * sc->lanes;
+    int rows, kb;
+    jh_tile(p, &rows, &kb);
     CHECK(rows > 0 && kb > 0);
     if (M % 64) CHECK(kb > 0 && M % kb != 0); /* the case of a partial block */
     bool groups = (int64_t)M * C * 4 >
@@ -66,17 +49,11 @@ static void check_plan(const kn_kprog *p, int threads) {
         CHECK(o->extent == threads && o->tasks == threads && (o->annot & KN_LOOP_WHOLE));
 }
 
-static void run_case(int threads) {
-    jh_case1(build, threads, NULL, check_plan, x, got, (size_t)M * P * sizeof *got, RUNS, differs);
-}
-
 int main(void) {
     static const int cases[][3] = {{256, 14, 14}, {200, 14, 14}, {512, 14, 14}, {328, 10, 20}};
     for (int i = 0; i < 4; i++) {
-        M = cases[i][0], H = cases[i][1], W = cases[i][2], P = H * W;
-        data();
-        run_case(1);
-        run_case(2);
+        M = cases[i][0], P = cases[i][1] * cases[i][2];
+        jh_conv1x1_relu_cases("conv1", C, cases[i][1], cases[i][2], M, check_plan, RUNS);
     }
     return TEST_DONE();
 }
