@@ -1366,6 +1366,21 @@ static void conv_store_red(kn_lower *L, const conv_geom *G, const kt_tile *T, in
     }
 }
 
+/* How many steps of k one iteration of a float tile's reduction loop makes (the last
+ * one alone after the loop when k is odd): 2 on CPUs with 32 vector registers (where
+ * kt_widen makes the 6 x 4 tiles), whose loop the LLVM backend does not unroll (its
+ * unrolling is off on hosted CPUs, codegen/llvm/jit.c); else 1. The same steps in the
+ * same order: each output is the same sum. The 6 x 4 tile alone with its B (a 1024 x 64
+ * panel in L2) on the Intel Xeon VM, a C copy of the loop: 161-169 GFLOP/s one step an
+ * iteration, 173-180 two, 166-177 four; the 512 x 1024 x 1024 MatMul 6.77-6.95 -> 6.50-6.61
+ * ms of CPU time (docs/benchmarks.md "The host's caches"). */
+static int kt_k_steps(kn_lower *L, const kt_tile *T, int64_t k) {
+    const kn_target *tg = L->target;
+    if (T->t != KN_F32 || !tg || tg->kind != KN_TARGET_CPU || kl_vector_registers(L) < 32 || k < 4)
+        return 1;
+    return 2;
+}
+
 /* Input channel c, kernel row i of a float (or lane-by-lane) tile over the window's columns
  * j: the rows' inputs times the packed weights of (c, i, j) into the accumulators (with the
  * prefetch of conv_pf where G->pf, issued by the caller once per (c, i)). crow / ccol test
@@ -1408,12 +1423,13 @@ static void conv_fstep(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, in
 }
 
 /* Whether a float tile's reduction loop makes two input channels an iteration (the last
- * alone after the loop when cg is odd), as mm_k_unroll's matrix tiles do: a 1x1 window
- * with no padding test (the pointwise channel tiles, pw_channel_tiles), on CPUs with 32
- * vector registers, 4 channels or more, and tiles of at most 34 accumulators, vectors and
- * rows together (6 x 4, 4 x 6, 7 x 2, 8 x 2: LLVM keeps their loop in registers; 8 x 3 in
- * two steps spilled accumulators to the stack, 2-24 moves an iteration). The same steps
- * in the same order (each output the same sum), conv_pf's prefetch still once a step;
+ * alone after the loop when cg is odd) where kt_k_steps makes two steps of the matrix
+ * tiles' (float, CPUs with 32 vector registers, 4 channels or more): a 1x1 window with no
+ * padding test (the pointwise channel tiles, pw_channel_tiles), and tiles of at most 34
+ * accumulators, vectors and rows together (6 x 4, 4 x 6, 7 x 2, 8 x 2: LLVM keeps their
+ * loop in registers; 8 x 3 in two steps spilled accumulators to the stack, 2-24 moves an
+ * iteration). The same steps in the same order (each output the same sum), conv_pf's
+ * prefetch still once a step;
  * LLVM does not unroll the loop itself on hosted CPUs (codegen/llvm/jit.c). Intel Xeon VM,
  * CPU time at one thread against main's binary, alternated rounds: lone 1x1 convolutions
  * 1024 -> 256 on 14x14 0.93-0.97, 2048 -> 512 on 7x7 0.89-0.93, 512 -> 2048 0.93-0.96,
@@ -1421,10 +1437,8 @@ static void conv_fstep(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, in
  * ResNet-50 (5) 0.97, SqueezeNet (2) 0.96, EfficientNet-B0 (12) 0.98, MobileNetV2 (18)
  * 0.99 (medians of 8 rounds; docs/benchmarks.md "The matrix tile's instruction mix"). */
 static bool conv_k_unroll(kn_lower *L, const conv_geom *G, const kt_tile *T, bool crow, bool ccol) {
-    const kn_target *tg = L->target;
-    return T->t == KN_F32 && !T->dot && tg && tg->kind == KN_TARGET_CPU &&
-           kl_vector_registers(L) >= 32 && G->kh == 1 && G->kw == 1 && !crow && !ccol &&
-           G->cg >= 4 && T->maxrows * T->nv + T->maxrows + T->nv <= 34;
+    return kt_k_steps(L, T, G->cg) == 2 && !T->dot && G->kh == 1 && G->kw == 1 && !crow && !ccol &&
+           T->maxrows * T->nv + T->maxrows + T->nv <= 34;
 }
 
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
@@ -3163,21 +3177,6 @@ static void mm_fstep(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx 
                 plus(L, mm_bidx(L, T, G->bone ? kx_int(L, 0) : blk, G->k, k), G->boff));
 }
 
-/* How many steps of k one iteration of a float tile's reduction loop makes (the last
- * one alone after the loop when k is odd): 2 on CPUs with 32 vector registers (where
- * kt_widen makes the 6 x 4 tiles), whose loop the LLVM backend does not unroll (its
- * unrolling is off on hosted CPUs, codegen/llvm/jit.c); else 1. The same steps in the
- * same order: each output is the same sum. The 6 x 4 tile alone with its B (a 1024 x 64
- * panel in L2) on the Intel Xeon VM, a C copy of the loop: 161-169 GFLOP/s one step an
- * iteration, 173-180 two, 166-177 four; the 512 x 1024 x 1024 MatMul 6.77-6.95 -> 6.50-6.61
- * ms of CPU time (docs/benchmarks.md "The host's caches"). */
-static int mm_k_unroll(kn_lower *L, const kt_tile *T, int64_t k) {
-    const kn_target *tg = L->target;
-    if (T->t != KN_F32 || !tg || tg->kind != KN_TARGET_CPU || kl_vector_registers(L) < 32 || k < 4)
-        return 1;
-    return 2;
-}
-
 static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *blk, int valid,
                     kn_kx *m0) {
     kt_tile Tt;
@@ -3238,7 +3237,7 @@ static void mm_tile(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx *
         goto store;
     }
     if (G->ypf && rows == T->maxrows) mm_prefetch_next(L, G, T, rows, blk, valid, m0);
-    int un = mm_k_unroll(L, T, G->k);
+    int un = kt_k_steps(L, T, G->k);
     /* mm_bpf: the next block's packed B from its first element at this tile's share
        (m0 / m of it), one line an iteration, not past its last line */
     int64_t bn = G->k * T->kb, nfull = G->n / T->kb;
