@@ -51,6 +51,7 @@ static const struct {
     {"wcob", offsetof(kn_sched, wcob)},
     {"span", offsetof(kn_sched, span)},
     {"mc", offsetof(kn_sched, mc)},
+    {"xpf", offsetof(kn_sched, xpf)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -184,7 +185,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf)",
                      tok);
             return false;
         }

@@ -122,6 +122,7 @@ typedef struct kt_tile {
     /* register blocks (mm_fblock): inputs a block load, 0: not such a tile */
     int fblock;
     bool pf;   /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
+    int xpf;   /* pixels ahead each step prefetches x (conv_geom.xpf, pw_xpf; 0: not) */
     bool span; /* tiles of consecutive pixels of the output plane (conv_geom.span) */
     int mc;    /* float matrix tiles: rows a block of a group of blocks (mm_groups), 0: none */
     /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
@@ -655,8 +656,10 @@ typedef struct conv_geom {
      * [c][rows][w], whose first row is the local vband; x above is that copy */
     bool band;
     int vband;
-    bool bandx; /* the band is of pixels of one row (channels-last, h 1): vband its first */
-    bool pf;    /* prefetch the next block's packed weights while this one runs (conv_pf) */
+    bool bandx;  /* the band is of pixels of one row (channels-last, h 1): vband its first */
+    bool pf;     /* prefetch the next block's packed weights while this one runs (conv_pf) */
+    int64_t xpf; /* the float pointwise channel tiles: each step prefetches x this many pixels
+                    ahead of the tile's first (pw_xpf; 0: not) */
     /* span tiles (float windows whose output rows are narrower than the register tile:
      * conv_plane): each tile takes maxrows consecutive pixels of the oh * ow plane, across
      * rows, p0 its first (a constant: the tiles are unrolled); conv_tile then gets oy 0
@@ -1419,6 +1422,11 @@ static void conv_fstep_window(kn_lower *L, const conv_geom *G, kt_tile *T, int r
 static void conv_fstep(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int vb, int vg,
                        kn_kx *gb, kn_kx *c, kn_kx *oy, kn_kx *ow0) {
     if (G->pf) conv_pf(L, G, T, gb, c, kx_int(L, 0), oy, ow0);
+    if (G->xpf) { /* pw_xpf: input channel c, xpf pixels on (the last pixel at the end) */
+        kn_kx *ix = kx_bin(L, KX_MIN, kt_plus(L, ow0, G->xpf), kx_int(L, G->w - 1));
+        kl_prefetch(L, G->x,
+                    conv_xat(L, G, kx_var(L, vb), mad(L, kx_var(L, vg), G->cg, c), oy, ix));
+    }
     conv_fstep_window(L, G, T, rows, vb, vg, gb, c, kx_int(L, 0), oy, ow0, false, false);
 }
 
@@ -2438,7 +2446,8 @@ static bool conv_one_row(const conv_geom *G, const kt_tile *T) {
  * x1.02-1.13 faster at 2 threads than at 1. Split by tiles of pixels each thread reads its pixels
  * only (459 KB across) and all 1 MB of weights from L2: 0.62-0.69 -> 0.48-0.55 ms each at 2
  * threads. With 2 MB of weights (layer4.0 conv1, 1024 -> 512) the pixel split took 25% longer, the
- * weights no longer staying in L2 beside x: see conv_pixel_groups. */
+ * weights no longer staying in L2 beside x: see conv_pixel_groups. Both layers now read x ahead
+ * (pw_xpf) and split by blocks (conv_blocks_read_ahead), which measured faster than either. */
 enum { PIX_OUTER_TILES = 16 };
 
 static int64_t weight_bytes(const kn_contract *d) {
@@ -2549,6 +2558,22 @@ static void conv_blocks_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int v
     kl_end_n(L, 3);
 }
 
+/* Whether a conv_one_row convolution keeps one thread's order at several threads, split by
+ * its blocks of output channels (or by blocks and tiles together, conv_tiles_balance): where
+ * its tiles read x ahead (conv_geom.xpf, pw_xpf). Each thread then streams half the weights
+ * (conv_pixels_outer and conv_pixel_groups stream all of them on each thread) and reads all of
+ * x, half of it written by the other core, which the prefetch hides: what had made the blocks
+ * slow was x's first reads, one line of every input plane a tile, which waited on the other
+ * core's cache or L3 (ONNX Runtime's NCHWc pointwise kernels split by output channels too,
+ * x2.0 at 2 threads on these layers). Intel Xeon VM, ResNet-50 at 2 threads, per-kernel wall
+ * time, 4 rounds alternated (docs/benchmarks.md "ResNet-50's 1x1 convolutions at two
+ * threads"): the layer3 conv1s (1024 -> 256 at 14x14, 1 MB of weights) 416-448 us in tiles of
+ * pixels outermost, 312-341 split by blocks with the prefetch, 339-407 in groups with it;
+ * layer4.0 conv1 (1024 -> 512, 2 MB) 711-728 in groups, 584-618 by blocks with it. */
+static bool conv_blocks_read_ahead(const conv_geom *G) {
+    return G->xpf > 0;
+}
+
 /* The full blocks of a conv_one_row convolution in a program for several threads, in the
  * order that shares them best between the threads: groups of tiles of pixels outermost
  * (conv_pixel_groups), tiles of pixels outermost (conv_pixels_outer), or the tiles split
@@ -2556,10 +2581,11 @@ static void conv_blocks_tiles(kn_lower *L, const conv_geom *G, kt_tile *T, int v
  * the blocks, each with its tiles. */
 static bool conv_split_blocks(kn_lower *L, const conv_geom *G, kt_tile *T, const kn_contract *d,
                               const kn_target *tg, int vb, int vg, int64_t full) {
-    int64_t ng = conv_pixel_groups(L, G, T, d, tg, full);
+    bool blocks = conv_blocks_read_ahead(G);
+    int64_t ng = blocks ? 0 : conv_pixel_groups(L, G, T, d, tg, full);
     if (ng)
         conv_groups_outer(L, G, T, vb, vg, full, ng);
-    else if (conv_pixels_outer(G, T, d, tg, full))
+    else if (!blocks && conv_pixels_outer(G, T, d, tg, full))
         conv_tiles_outer(L, G, T, vb, vg, full);
     else if (conv_tiles_balance(L, G, T, full))
         conv_blocks_tiles(L, G, T, vb, vg, full);
@@ -2614,6 +2640,31 @@ int kt_conv_span_rows(kn_lower *L, const kn_contract *d) {
     int rmax = kt_reg_rows(L, 2);
     rmax = rmax > KT_MAX_ROWS ? KT_MAX_ROWS : rmax < 1 ? 1 : rmax;
     return conv_span_rows(tg, d, &G, rmax, NULL);
+}
+
+/* The float pointwise channel tiles (pw_channel_tiles: one row of oh*ow pixels, dense NCHW
+ * x) read x as a column of pixels of every input plane, oh*ow floats apart: one line of each
+ * of c planes a tile, which the hardware prefetchers do not follow. Where x is PW_XPF_BYTES
+ * or more (ResNet-50's layer3 and layer4 1x1 reductions, 400-800 KB, written by the kernels
+ * before, on either core at 2 threads; not measured below that, so not SqueezeNet's last
+ * squeeze, 346 KB), each reduction
+ * step prefetches its plane's line PW_XPF_PIXELS pixels on, so the tiles after the first of
+ * a line find it in cache: the pixels ahead, or 0. A schedule file's xpf sets the pixels,
+ * xpf=1 turns it off. CPUs only, no bands (their copy of x is small). Intel Xeon VM, thread
+ * CPU time at one thread, 4 rounds alternated against main's binary (docs/benchmarks.md
+ * "ResNet-50's 1x1 convolutions at two threads"): ResNet-50's five layer3 conv1s 601-666 us
+ * -> 553-608 (32 pixels ahead; 16: 566-599), layer4.0 conv1 1196-1294 -> 1086-1194, the
+ * layer4.1 and 4.2 conv1s 759-813 -> 700-762. At 2 threads it is what lets the blocks split
+ * (conv_blocks_read_ahead). */
+enum { PW_XPF_PIXELS = 32, PW_XPF_BYTES = 384 * 1024 };
+
+static int64_t pw_xpf(const kn_target *tg, const conv_geom *G, const kt_tile *T, const kn_sched *ov,
+                      bool flat) {
+    if (!flat || !tg || tg->kind != KN_TARGET_CPU || (ov && ov->xpf == 1) || T->dot ||
+        T->t != KN_F32 || T->lanes < 2 || G->kh * G->kw != 1 || G->band || G->xblk || G->oh != 1 ||
+        G->h != 1 || G->xs[3] != 1 || G->xs[1] != G->w || G->c * G->w * 4 < PW_XPF_BYTES)
+        return 0;
+    return ov && ov->xpf > 1 ? ov->xpf : PW_XPF_PIXELS;
 }
 
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
@@ -2852,6 +2903,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     int vb = kl_for(L, G.n), vg = kl_for(L, group);
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);
+    G.xpf = Tp->xpf = brows ? 0 : pw_xpf(tg, &G, &T, ov, flat);
     if (brows) {
         conv_bands(L, &G, &T, vb, vg, brows);
     } else if (G.xblk) {
@@ -5467,6 +5519,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kt_tile T;
+        memset(&T, 0, sizeof T);
         const kn_sched *ov = kn_schedule_for(p, k);
         if (gpu) {
             bool gdone = d->kind == KN_CONTRACT_CONV ? kt_gpu_conv(L, d, ov, &kern->sched)
@@ -5502,6 +5555,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
             kern->sched.lanes = T.lanes;
             kern->sched.fblock = T.fblock;
             kern->sched.pf = T.pf;
+            kern->sched.xpf = (int)T.xpf;
             kern->sched.span = T.span;
             kern->sched.mc = T.mc;
             kn_kprog_rewritten(p, readers, k, old);
