@@ -3931,16 +3931,11 @@ static void batched_sched(const kt_tile *T, kn_sched *out) {
     out->lanes = T->lanes;
 }
 
-bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
-                      int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
-                      kn_sched *out) {
-    kt_tile T;
-    kn_contract d;
-    mm_geom G;
-    int64_t per;
-    kn_kbuf *packed = NULL;
-    if (!batched_packed(L, a, y, batch, m, k, n, fill, ctx, ov, &packed, &T, &d, &G, &per))
-        return false;
+/* Whether kt_batched_const splits its products by chunks of rows (*mc rows a chunk, the
+ * rest by batch) rather than by batch (see there); per: floats of a batch's packed B,
+ * maxrows: the tile's rows. */
+static bool batched_by_rows(kn_lower *L, int64_t batch, int64_t m, int64_t per, int maxrows,
+                            int64_t *mcp) {
     /* Rows outermost when every batch's B together fits in half the second-level cache
      * (512 KB when the target does not say) and the rows make 8 chunks of 2 row tiles or more: the
      * Winograd transforms around the product split by tile rows, and a product split by batch
@@ -3950,7 +3945,7 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
      * on the VM's slow state, docs/benchmarks.md). By chunks of rows, each thread reads
      * every B (from its own cache) and keeps to its rows. Each output is computed as
      * before (the same sums in the same order). */
-    int64_t mc = 2 * (int64_t)T.maxrows;
+    int64_t mc = 2 * (int64_t)maxrows;
     const kn_target *tg = L->target;
     int64_t l2 = kn_target_l2(tg, 512 * 1024);
     bool cpu = tg && tg->kind == KN_TARGET_CPU;
@@ -3967,10 +3962,37 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
      * its Bs twice from the third level. */
     int64_t l2all = kn_target_l2(tg, 1024 * 1024);
     if (!by_rows && cpu && m >= 2 * mc && (double)batch * (double)per * 4 <= l2all) {
-        int64_t halves = m >= 16 * (int64_t)T.maxrows ? 4 : 2;
-        mc = m / (halves * (int64_t)T.maxrows) * T.maxrows;
+        int64_t halves = m >= 16 * (int64_t)maxrows ? 4 : 2;
+        mc = m / (halves * (int64_t)maxrows) * maxrows;
         by_rows = true;
     }
+    *mcp = mc;
+    return by_rows;
+}
+
+bool kt_batched_by_batch(kn_lower *L, int64_t batch, int64_t m, int64_t k, int64_t n,
+                         const kn_sched *ov) {
+    kt_tile T;
+    kn_contract d;
+    mm_geom G;
+    int64_t per, mc;
+    return batched_tile(L, NULL, NULL, m, k, n, ov, &T, &d, &G, &per) &&
+           !batched_by_rows(L, batch, m, per, T.maxrows, &mc);
+}
+
+bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_t m, int64_t k,
+                      int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
+                      kn_sched *out) {
+    kt_tile T;
+    kn_contract d;
+    mm_geom G;
+    int64_t per;
+    kn_kbuf *packed = NULL;
+    if (!batched_packed(L, a, y, batch, m, k, n, fill, ctx, ov, &packed, &T, &d, &G, &per))
+        return false;
+    int64_t mc;
+    bool by_rows = batched_by_rows(L, batch, m, per, T.maxrows, &mc);
+    const kn_target *tg = L->target;
     if (by_rows) {
         int64_t nch = m / mc, rest = m % mc;
         int vc = kl_for(L, nch);

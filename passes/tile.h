@@ -97,6 +97,11 @@ bool kt_batched_const(kn_lower *L, kn_kbuf *a, kn_kbuf *y, int64_t batch, int64_
                       int64_t n, kt_fill_b fill, const void *ctx, const kn_sched *ov,
                       kn_sched *out);
 
+/* Whether kt_batched_const splits these products by batch, one task a batch or a few,
+ * rather than by chunks of rows (false also where it builds none). */
+bool kt_batched_by_batch(kn_lower *L, int64_t batch, int64_t m, int64_t k, int64_t n,
+                         const kn_sched *ov);
+
 /* kt_batched_const's products for a caller that runs them inside a loop of its own
  * (passes/winograd.c: per chunk of tiles, in a per-thread scratch): built at L's position,
  * no loop marked parallel: for b < batch, rows r < m, y[(b*ms + r)*n + j] = sum_i

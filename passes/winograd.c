@@ -17,12 +17,14 @@
  *            pixel's L channels are one vector); Hp = TH*m + 2, Wp = TW*m + 2
  *   input:   for ty (parallel), cb, tx:  d = the a x a vectors P[n][ty*m ..][cb][tx*m ..]
  *            V[ij][t][cb*L ..] = (BT d B)[i][j]          t = (n*TH + ty)*TW + tx
+ *            (F(4x4) at several threads: by groups of elements ij, wg_input_elems)
  *   product: for ij (parallel): M[ij] = V[ij] (NT x Kp) * U[ij] (Kp x Cout); or, where
  *            the Us fit in the L2 (or a schedule's wchunk asks), for chunk of tiles (parallel), ij
  * (kt_batched_rows, the transforms in the same loop over per-thread scratch, wchunk; in blocks of
  * output channels where a schedule file's wcob says) with U = G g G^T computed at compile time (in
  * double) and packed as the tile pass packs a constant B: its micro-kernel (kt_batched_const), not
- * a second GEMM output:  for ty (parallel), tx, block of L output channels: Y = AT M[..][t][co ..]
+ * a second GEMM output:  for ty (parallel; at several threads a task a thread over its
+ * half of the tiles, wg_thread_tiles), tx, block of L output channels: Y = AT M[..][t][co ..]
  * A + bias, y[n][co + l][ty*m + i][tx*m + j] = epilogue(Y[i][j] lane l) for the outputs inside y
  * (scalar stores: NCHW puts channels oh*ow apart), the conv's fused epilogue and its operands
  * included
@@ -105,6 +107,7 @@ typedef struct wg_geom {
     int64_t th, tw, nt;     /* tiles down, across, in all */
     int64_t cb, kp, hp, wp; /* channel blocks, Kp, the padded copy's rows and columns */
     kn_kbuf *P, *V, *M, *S;
+    bool s_thread; /* S per thread, [m*m][L] (wg_output_tiles), not [TH][m*m][L] */
 } wg_geom;
 
 /* The one-loop form's chunks (see "one parallel loop over chunks of tiles" below). */
@@ -147,6 +150,25 @@ static void wg_sandwich(kn_lower *L, int r, int a, const double (*t)[WG_MAXA], i
     for (int i = 0; i < r; i++)
         for (int j = 0; j < r; j++) /* out[i][j] = sum_k mid[i][k] t[j][k] */
             out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
+}
+
+/* out[i][j] = (T in T^T)[i][j] for the elements e0 <= i*a + j < e1 only (wg_sandwich's
+ * sums in its order, so the same bits): the rows of T in they touch (mid) and their
+ * elements. in[k][j] may be NULL where no such row of T uses row k. */
+static void wg_sandwich_part(kn_lower *L, int a, const double (*t)[WG_MAXA], int lanes,
+                             kn_kx *in[WG_MAXA][WG_MAXA], int e0, int e1,
+                             int out[WG_MAXA][WG_MAXA]) {
+    kn_kx *mid[WG_MAXA][WG_MAXA];
+    for (int i = e0 / a; i <= (e1 - 1) / a; i++) {
+        for (int j = 0; j < a; j++) {
+            kn_kx *col[WG_MAXA];
+            for (int k = 0; k < a; k++) col[k] = in[k][j];
+            mid[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[i], col, a)));
+        }
+        for (int j = 0; j < a; j++)
+            if (i * a + j >= e0 && i * a + j < e1)
+                out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
+    }
 }
 
 static void mark_parallel(kn_lower *L) {
@@ -263,6 +285,75 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
     kl_end_n(L, 3);
 }
 
+/* The input transform split by Winograd element (programs for `threads` threads that
+ * divide the a*a elements, three passes, F(4x4), products split by element): a parallel
+ * loop of `threads` groups, group g computing elements [g*q, (g+1)*q) of V (q = a*a /
+ * threads) for every tile and channel block from all of P. The products after it run one
+ * task an element or a few (kt_batched_by_batch), thread g's range the same q elements
+ * (runtime/kn_pool.c), so each thread multiplies the V it wrote; split by tiles (wg_input)
+ * each thread wrote its rows of tiles of every element, and half of V crossed between the
+ * cores, where now half of P does. A group's elements take the rows of BT d they need (at
+ * 2 threads half of each stage's arithmetic) from the rows of d those use (5 of 6 for
+ * F(4x4)); each element is the same sum in the same order as wg_input's.
+ * Intel Xeon VM, 2 threads, ResNet-50's layer2 conv2s (F(4x4), 28x28, 128 -> 128; loop
+ * times from KILN_POOL_TRACE, 6 pairs alternated with main's binary): the input transforms
+ * 0.70-0.78x main's time, their products 0.92-0.93x (read across the cores, KILN_XCORE=2:
+ * 982 -> 914 KB a kernel). For F(2x2) (layer3, 14x14, 256 -> 256: 866 -> 661 KB) the
+ * input transforms took 1.0-1.17x and the products gained nothing (1.01-1.04x, their
+ * time is U's 4 MB from memory), so F(2x2) keeps the split by tiles (docs/benchmarks.md
+ * "Winograd's three passes at two threads"). */
+static bool wg_input_by_element(kn_lower *L, const wg_geom *G, const kn_sched *ov) {
+    int a = G->W.a, e = a * a, th = L->p->threads;
+    return G->W.m == 4 && th > 1 && th <= e && e % th == 0 && L->target &&
+           L->target->kind == KN_TARGET_CPU && kt_batched_by_batch(L, e, G->nt, G->kp, G->co, ov);
+}
+
+static void wg_input_elems(kn_lower *L, const wg_geom *G, int64_t n) {
+    const wg_mats *W = &G->W;
+    int a = W->a, m = W->m, lanes = G->lanes, th = L->p->threads, q = a * a / th;
+    int64_t es = G->nt * G->kp; /* V's elements apart */
+    int vg = kl_for(L, th);
+    mark_parallel(L);
+    kn_kx *g = kx_var(L, vg);
+    for (int gi = 0; gi < th; gi++) {
+        int e0 = gi * q, e1 = e0 + q;
+        kl_if(L, kx_bin(L, KX_EQ, g, kx_int(L, gi)));
+        int vty = kl_for(L, G->th), vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
+        kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
+        bool need[WG_MAXA] = {0}; /* the rows of d the group's rows of BT use */
+        for (int i = e0 / a; i <= (e1 - 1) / a; i++)
+            for (int k = 0; k < a; k++) need[k] |= W->bt[i][k] != 0;
+        kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
+        int vp = kl_decl(L, KN_I64,
+                         kx_mul(L,
+                                kx_add(L,
+                                       kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
+                                              G->wp, kx_int(L, 0)),
+                                       col),
+                                kx_int(L, lanes)));
+        kn_kx *d[WG_MAXA][WG_MAXA] = {{0}};
+        for (int i = 0; i < a; i++)
+            for (int j = 0; j < a && need[i]; j++)
+                d[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
+                                                kx_vload(L, G->P,
+                                                         kt_plus(L, kx_var(L, vp),
+                                                                 (i * G->cb * G->wp + j) * lanes),
+                                                         lanes)));
+        int v[WG_MAXA][WG_MAXA];
+        wg_sandwich_part(L, a, W->bt, lanes, d, e0, e1, v);
+        /* V[(ij*NT + t)*Kp + cb*L] as g*q*NT*Kp + (ij - e0)*NT*Kp + ...: each group's
+         * stores within its own q*NT*Kp (the parallel pass's stride) */
+        kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
+        int vv = kl_decl(
+            L, KN_I64, kt_mad(L, g, q * es, kt_mad(L, t, G->kp, kx_mul(L, cb, kx_int(L, lanes)))));
+        for (int ij = e0; ij < e1; ij++)
+            kl_store(L, G->V, kt_plus(L, kx_var(L, vv), (ij - e0) * es),
+                     kx_var(L, v[ij / a][ij % a]));
+        kl_end_n(L, 4);
+    }
+    kl_end(L);
+}
+
 /* Y = AT M A for `lanes` output channels from co0 of tile (ty, tx) of batch n, plus the
  * bias, stored as vectors into row ty of the scratch S ([TH][m*m][L]), then into y one
  * element at a time through the epilogue (a loop, so the code stays one store). */
@@ -292,7 +383,8 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
         bias = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
                                      lanes > 1 ? kx_vload(L, d->bias, co0, lanes)
                                                : kx_load(L, d->bias, co0)));
-    int vs = kl_decl(L, KN_I64, C ? kx_int(L, 0) : kx_mul(L, ty, kx_int(L, m * m * G->lanes)));
+    int vs = kl_decl(L, KN_I64,
+                     C || G->s_thread ? kx_int(L, 0) : kx_mul(L, ty, kx_int(L, m * m * G->lanes)));
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++) {
             kn_kx *v = kx_var(L, y[i][j]);
@@ -326,11 +418,47 @@ static void wg_out_tile(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_
     kl_end_n(L, 3);
 }
 
+/* The output transforms in programs for several threads (three passes): one task a thread
+ * over its share of the tiles (wg_thread_tiles), S per thread, instead of the rows of tiles
+ * in the tasks the parallel pass chose. Over the 7 tile rows of ResNet's 28x28 F(4x4) and
+ * 14x14 F(2x2) layers it chose 7 tasks, and two threads ran 4 and 3 rows (the rows' tiles
+ * shared S, so they could not be split with them); now 25 and 24 tiles. Intel Xeon VM, 2
+ * threads, loop times from KILN_POOL_TRACE, 6 pairs alternated with main's binary:
+ * ResNet-50's layer3 output transforms 0.80-0.92x main's time, layer2's 0.90-1.04x;
+ * ResNet-18's 0.78-0.91x. Each output is computed as before (the same bits). */
+static bool wg_output_tiles(kn_lower *L) {
+    return L->p->threads > 1 && L->target && L->target->kind == KN_TARGET_CPU;
+}
+
+/* Opens a parallel loop of one task a thread (KN_LOOP_WHOLE) and, inside it, a loop over
+ * that thread's tiles: [h*NT1 / th, (h+1)*NT1 / th) of the NT1 = TH*TW tiles of a batch
+ * (row-major) on thread h. Returns the tile's variable; two loops to close. The parallel
+ * pass gives a loop over the tiles as many tasks as its work asks (7 of 7 tiles over 49),
+ * whose halves are then uneven (28 and 21 tiles). */
+static int wg_thread_tiles(kn_lower *L, const wg_geom *G) {
+    int64_t th = L->p->threads, nt1 = G->th * G->tw;
+    int vh = kl_for(L, th);
+    L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
+    kn_kx *h = kx_var(L, vh);
+    int vlo = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, kx_mul(L, h, kx_int(L, nt1)), kx_int(L, th)));
+    kn_kx *hi = kx_bin(L, KX_DIV, kt_mad(L, h, nt1, kx_int(L, nt1)), kx_int(L, th));
+    int vt = kl_for_x(L, kx_sub(L, hi, kx_var(L, vlo)));
+    return kl_decl(L, KN_I64, kx_add(L, kx_var(L, vlo), kx_var(L, vt)));
+}
+
 static void wg_output(kn_lower *L, const wg_geom *G, int64_t n) {
     int64_t full = G->co / G->lanes, tail = G->co % G->lanes;
-    int vty = kl_for(L, G->th);
-    mark_parallel(L);
-    int vtx = kl_for(L, G->tw);
+    int vty, vtx;
+    if (G->s_thread) {
+        int vt = wg_thread_tiles(L, G);
+        kn_kx *t = kx_var(L, vt);
+        vty = kl_decl(L, KN_I64, kx_bin(L, KX_DIV, t, kx_int(L, G->tw)));
+        vtx = kl_decl(L, KN_I64, kx_bin(L, KX_MOD, t, kx_int(L, G->tw)));
+    } else {
+        vty = kl_for(L, G->th);
+        mark_parallel(L);
+        vtx = kl_for(L, G->tw);
+    }
     kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx);
     if (full) {
         int vc = kl_for(L, full);
@@ -721,10 +849,15 @@ static bool wg_build(kn_lower *L, const kn_contract *d, int m, const kn_sched *o
     G.P = kl_scratch(L, KN_F32, G.n * G.cb * G.hp * G.wp * G.lanes);
     G.V = kl_scratch(L, KN_F32, a * a * G.nt * G.kp);
     G.M = kl_scratch(L, KN_F32, a * a * G.nt * G.co);
-    G.S = kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
+    G.s_thread = wg_output_tiles(L);
+    G.S = G.s_thread ? kl_scratch_thread(L, KN_F32, m * m * G.lanes)
+                     : kl_scratch(L, KN_F32, G.th * m * m * G.lanes);
     for (int64_t n = 0; n < G.n; n++) {
         wg_pad(L, &G, n);
-        wg_input(L, &G, n);
+        if (wg_input_by_element(L, &G, ov))
+            wg_input_elems(L, &G, n);
+        else
+            wg_input(L, &G, n);
     }
     if (!kt_batched_const(L, G.V, G.M, a * a, G.nt, G.kp, G.co, wg_fill, &G, ov, out)) return false;
     for (int64_t n = 0; n < G.n; n++) wg_output(L, &G, n);
