@@ -1263,6 +1263,22 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
     if (G->part) dw_pool_bands(L, G->pool, G->part, d->n, G->c, nb, G->oh * G->ow);
 }
 
+/* Whether a kernel whose output rows make no even bands (14x14 -> 7x7 at stride 2, and
+ * 7x7 inputs, DW_ROW_BAND_PIXELS) runs in bands of one row: in a program for several
+ * threads, with no squeeze summed here (its sums would be added in another order). Its
+ * input comes from an expansion split by pixel rows (two rows of 98 pixels at 14x14);
+ * split by channel blocks, each thread read every input row of its channels, half of them
+ * written by the other core (MobileNetV2's features.14: 226 KB a run read across,
+ * KILN_XCORE=2; 11 us at one thread, 29 at two). In rows, a thread reads the input rows
+ * the expansion left on its core but for one. With features.14 alone in rows, the 7x7
+ * kernel of features.17 after it took 19-26 us at 2 threads against 15 (KILN_POOL_TRACE,
+ * 3 rounds); with the three 7x7 kernels in rows too, 13 us (docs/benchmarks.md). */
+enum { DW_ROW_BAND_PIXELS = 49 }; /* bands of one row at several threads: 7x7 and up */
+
+static bool dwc_odd_rows_banded(const kn_lower *L, const dwc_geom *G) {
+    return L->p->threads > 1 && !G->pool && G->oh >= 2;
+}
+
 /* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
  * channel blocks: f32 on CPUs, inputs of DW_BAND_PIXELS or more (the expansions before
  * them split by pixel rows, passes/tile.c pw_channels_last, and the parallel pass's
@@ -1273,14 +1289,15 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
  * bands of 7 rows, the two rows of 98 pixels that the 1x1 convolutions around them split
  * by) MobileNetV2's stride-1 kernels took 15 us of task CPU time and 9 us wall at 2
  * threads against 18.5 and 12 us split by channel blocks (docs/benchmarks.md, "14x14
- * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands. */
+ * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands: one row a band at
+ * several threads (dwc_odd_rows_banded, also on 7x7 inputs), else the channel blocks. */
 static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
     if (!L->target || L->target->kind != KN_TARGET_CPU || G->plane || G->integer ||
-        G->h * G->w < DW_BAND_PIXELS)
+        G->h * G->w < DW_ROW_BAND_PIXELS)
         return 0;
-    for (int64_t rb = DW_BAND_ROWS; rb >= 2; rb--)
+    for (int64_t rb = DW_BAND_ROWS; rb >= 2 && G->h * G->w >= DW_BAND_PIXELS; rb--)
         if (G->oh % rb == 0 && ((G->oh / rb) % 2 == 0 || G->oh / rb >= 8)) return rb;
-    return 0;
+    return dwc_odd_rows_banded(L, G) ? 1 : 0;
 }
 
 static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_kbuf *pool,
