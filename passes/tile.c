@@ -660,6 +660,8 @@ typedef struct conv_geom {
     bool pf;     /* prefetch the next block's packed weights while this one runs (conv_pf) */
     int64_t xpf; /* the float pointwise channel tiles: each step prefetches x this many pixels
                     ahead of the tile's first (pw_xpf; 0: not) */
+    bool wxpf;   /* float windowed tiles of whole output rows over a padded copy: each step
+                    prefetches the input row the next output row reads (conv_wxpf) */
     /* span tiles (float windows whose output rows are narrower than the register tile:
      * conv_plane): each tile takes maxrows consecutive pixels of the oh * ow plane, across
      * rows, p0 its first (a constant: the tiles are unrolled); conv_tile then gets oy 0
@@ -1449,6 +1451,20 @@ static bool conv_k_unroll(kn_lower *L, const conv_geom *G, const kt_tile *T, boo
            T->maxrows * T->nv + T->maxrows + T->nv <= 34;
 }
 
+/* The prefetch of conv_geom.wxpf, once per reduction step (input channel c, kernel row i)
+ * of a tile of output row oy: the first and last element of the padded input row that
+ * output row oy + 1 reads at that step (the last output row: its own), so the next tile
+ * finds its rows in cache. */
+static void conv_wxpf_step(kn_lower *L, const conv_geom *G, int vb, int vg, kn_kx *c, kn_kx *i,
+                           kn_kx *oy) {
+    kn_kx *ny = kx_bin(L, KX_MIN, kt_plus(L, oy, 1), kx_int(L, G->oh - 1));
+    kn_kx *iy = mad(L, ny, G->sh, kx_mul(L, i, kx_int(L, G->dh)));
+    kn_kx *ch = mad(L, kx_var(L, vg), G->cg, c);
+    int64_t last = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw;
+    kl_prefetch(L, G->x, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, 0)));
+    kl_prefetch(L, G->x, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, last)));
+}
+
 /* One tile: rows output pixels from ow0 of output row oy, columns kb*KB + [0, valid).
  * crow: test each kernel row against the input's rows; ccol (rows == 1): test each
  * tap's column (padding read inside the kernel, passes/tile.h kt_interior); eow0 >= 0:
@@ -1494,6 +1510,7 @@ static void conv_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int rows, int
     } else {
         int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
         if (G->pf) conv_pf(L, G, T, gb, kx_var(L, vc), kx_var(L, vi), oy, ow0);
+        if (G->wxpf) conv_wxpf_step(L, G, vb, vg, kx_var(L, vc), kx_var(L, vi), oy);
         conv_fstep_window(L, G, T, rows, vb, vg, gb, kx_var(L, vc), kx_var(L, vi), oy, ow0, crow,
                           ccol);
         kl_end_n(L, 2);
@@ -2667,6 +2684,34 @@ static int64_t pw_xpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
     return ov && ov->xpf > 1 ? ov->xpf : PW_XPF_PIXELS;
 }
 
+/* Whether a float windowed convolution's tiles read x a row ahead (conv_geom.wxpf,
+ * conv_wxpf_step): each reduction step (input channel, kernel row) prefetches the first and
+ * last element of the padded input row the next output row reads at that step. Vector tiles
+ * of whole output rows (no spans, no bands) over a padded dense NCHW copy, on CPUs: each
+ * tile reads 3 rows of every input plane, a plane (3.6 KB at 30x30) apart, a stride the
+ * hardware prefetchers do not follow. At several threads such a convolution splits by its
+ * blocks of output channels (passes/parallel.c: its weights are more than its output), so
+ * each thread's first block reads all of the copy, half of it written by the other core:
+ * ResNet-50's layer3.0 conv2 (3x3 stride 2, 256 channels, 28x28 -> 14x14, tiles of 14
+ * pixels, 2.4 MB of weights in 8 blocks) ran x1.54 faster at 2 threads than at 1. A schedule
+ * file's xpf=1 turns it off; the schedule records xpf = ow (the pixels ahead: one output
+ * row). Intel Xeon VM, under the CPU lock, ResNet-50, per-kernel time against main's binary,
+ * 7 pairs at 2 threads (wall) and 6 at 1 (thread CPU time), order swapped for half
+ * (docs/benchmarks.md "The direct 3x3 and strided 1x1 convolutions at two threads"): that
+ * kernel 874-1096 us -> 798-891 at 2 threads (faster in 7 of 7), at 1 thread 1390-1556 ->
+ * 1393-1491 (medians 1432 -> 1418). Only where the copy and the weights together pass the L2
+ * (ResNet-50's 921 KB and 2.4 MB), so that the weights' stream evicts the copy: ResNet-18's
+ * layer3.0 conv1 (128 channels, 460 KB and 1.2 MB) was mixed at 2 threads (396-792 us against
+ * 458-684, the VM switching states) and 1% slower at 1 (661-702 against 655-662). */
+static bool conv_wxpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
+                      const kn_sched *ov) {
+    return tg && tg->kind == KN_TARGET_CPU && !(ov && ov->xpf == 1) && !T->dot && T->t == KN_F32 &&
+           T->lanes >= 2 && G->kh * G->kw > 1 && !G->band && !G->span && T->maxrows == G->ow &&
+           G->oph == 0 && G->opw == 0 && G->xs[3] == 1 && G->xs[2] == G->wp &&
+           G->xs[1] == G->hp * G->wp &&
+           (G->n * G->c * G->hp * G->wp + G->wpk->numel) * 4 > kn_target_l2(tg, 512 * 1024);
+}
+
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
                       const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
@@ -2904,6 +2949,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     int64_t full = G.kg / T.kb, tail = G.kg % T.kb;
     int64_t brows = pad || T.dot ? 0 : conv_bands_suit(tg, d, &G);
     G.xpf = Tp->xpf = brows ? 0 : pw_xpf(tg, &G, &T, ov, flat);
+    G.wxpf = !brows && conv_wxpf(tg, &G, &T, ov);
+    if (G.wxpf) Tp->xpf = G.ow;
     if (brows) {
         conv_bands(L, &G, &T, vb, vg, brows);
     } else if (G.xblk) {

@@ -1,0 +1,143 @@
+/* A float 3x3 convolution whose tiles are whole output rows over a padded copy, reading the
+ * next output row's input rows ahead (passes/tile.c conv_wxpf, conv_wxpf_step) where the copy
+ * and the weights together pass the L2. The models:
+ *
+ *   y = Conv3x3(x) + b, stride 2, pad 1   x: 1xCx28x28, M channels out, 14x14
+ *
+ * with C = M = 256 (ResNet-50's layer3.0 conv2: a 921 KB copy and 2.4 MB of weights) and
+ * C = M = 64 (a 230 KB copy and 147 KB of weights: not read ahead).
+ *
+ * Inputs and weights are small integers, so every sum is exact and y is compared for
+ * equality with a plain-C computation. Checked, where the tiles are of 14 pixels (one output
+ * row) over a padded copy (hosts with 32 vector registers): the schedule's xpf (14: one row of
+ * pixels ahead) and a prefetch of the copy in the kernel exactly where the copy and the weights
+ * pass the L2 of the host's target (at most 2.4 MB, or the larger case is skipped), none with a
+ * schedule file's xpf=1; the JIT's y at 1 and 2 threads on kiln's pool (300 runs each), y cleared
+ * before each run. usage: test_row_ahead */
+#include "jit_harness.h"
+#include "onnx_builder.h"
+#include "passes/pass.h"
+#include "targets/target.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { H = 28, W = 28, OH = 14, OW = 14, RUNS = 300, CMAX = 256 };
+
+static int C, M; /* the case: input and output channels */
+static bool off; /* compiled with the schedule file's xpf=1 */
+static float x[CMAX * H * W], w[CMAX * CMAX * 9], b[CMAX];
+static float want[CMAX * OH * OW], got[CMAX * OH * OW];
+
+static void data(void) {
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
+    for (int i = 0; i < M * C * 9; i++) w[i] = (float)((i * 3 + i / 11) % 3 - 1);
+    for (int i = 0; i < M; i++) b[i] = (float)(i % 7 - 3);
+    for (int m = 0; m < M; m++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                long s = (long)b[m];
+                for (int c = 0; c < C; c++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
+                            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                s += (long)w[((m * C + c) * 3 + ky) * 3 + kx] *
+                                     (long)x[(c * H + iy) * W + ix];
+                        }
+                want[(m * OH + oy) * OW + ox] = (float)s;
+            }
+}
+
+static void build(model *md) {
+    static int64_t dx[4], dw[4], db[1];
+    static int64_t k[] = {3, 3}, s[] = {2, 2}, pads[] = {1, 1, 1, 1};
+    static char *in[] = {"x", "w", "b"}, *out[] = {"y"};
+    dx[0] = 1, dx[1] = C, dx[2] = H, dx[3] = W;
+    dw[0] = M, dw[1] = C, dw[2] = dw[3] = 3;
+    db[0] = M;
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, (size_t)M * C * 9);
+    add_init(md, "b", 1, db, b, (size_t)M);
+    Onnx__NodeProto *n = add_node(md, "Conv", "conv", 3, in, 1, out);
+    add_ints(md, n, "kernel_shape", 2, k);
+    add_ints(md, n, "strides", 2, s);
+    add_ints(md, n, "pads", 4, pads);
+    add_output(md, "y");
+}
+
+typedef struct seen {
+    kn_kwalker w;
+    const kn_kbuf *copy; /* the scratch a copy writes: the padded copy */
+    int prefetches;      /* prefetches of it */
+} seen;
+
+static bool see_copy(kn_kwalker *wk, kn_ks *s) {
+    seen *S = (seen *)wk;
+    if (s->kind == KS_COPY && s->buf->kind == KB_SCRATCH) S->copy = s->buf;
+    return true;
+}
+
+static bool see_prefetch(kn_kwalker *wk, kn_ks *s) {
+    seen *S = (seen *)wk;
+    if (s->kind == KS_PREFETCH && s->buf == S->copy) S->prefetches++;
+    return true;
+}
+
+static int64_t l2(void) {
+    return kn_target_l2(kn_target_resolve(kn_target_find("native")), 512 * 1024);
+}
+
+static void check_plan(const kn_kprog *p, int threads) {
+    CHECK(p->nkernels == 1);
+    if (p->nkernels != 1) return;
+    const kn_kernel *k = p->kernels[0];
+    /* tiles of one output row over a padded copy (hosts with 32 vector registers: 14 rows
+     * of 2 vectors); elsewhere nothing is read ahead */
+    bool rows = k->sched.tile_rows == OW && k->sched.pad == 2;
+    if (!rows && threads == 1 && !off) printf("%d channels: not tiles of one row\n", C);
+    seen S = {.w = {.enter = see_copy}};
+    kn_kwalk(&S.w, k->body);
+    CHECK(S.copy != NULL);
+    S.w.enter = see_prefetch;
+    kn_kwalk(&S.w, k->body);
+    bool ahead = rows && !off && ((int64_t)C * (H + 2) * (W + 2) + (int64_t)M * C * 9) * 4 > l2();
+    CHECK(k->sched.xpf == (ahead ? OW : 0));
+    CHECK(ahead ? S.prefetches == 2 : S.prefetches == 0);
+}
+
+static int differs(void) {
+    return memcmp(got, want, sizeof(float) * M * OH * OW) != 0;
+}
+
+int main(void) {
+    static const char *sched = "test_row_ahead.sched";
+    FILE *f = fopen(sched, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("kernel 0 'conv' Conv xpf=1\n", f);
+        fclose(f);
+    }
+    static const int cases[][2] = {{256, 256}, {64, 64}};
+    for (int i = 0; i < 2; i++) {
+        C = cases[i][0], M = cases[i][1];
+        if (C == 256 && ((int64_t)C * 30 * 30 + (int64_t)M * C * 9) * 4 <= l2()) {
+            printf("skipped %d channels: L2 of %lld bytes\n", C, (long long)l2());
+            continue;
+        }
+        data();
+        for (int threads = 1; threads <= 2; threads++) {
+            off = false;
+            jh_case1(build, threads, NULL, check_plan, x, got, sizeof(float) * M * OH * OW, RUNS,
+                     differs);
+            off = true;
+            jh_case1(build, threads, f ? sched : NULL, check_plan, x, got,
+                     sizeof(float) * M * OH * OW, RUNS / 10, differs);
+        }
+    }
+    remove(sched);
+    return TEST_DONE();
+}
