@@ -118,6 +118,28 @@ static inline void jh_conv1x1_relu(const float *x, const float *w, const float *
         }
 }
 
+/* The reference of y = Conv3x3(x) + b with stride s and padding 1, Relu'd where relu says,
+ * over small integers (exact sums): x[c][h][wd], w[m][c][3][3], b[m], y[m][oh][ow] with
+ * oh = (h - 1) / s + 1 and ow = (wd - 1) / s + 1. */
+static inline void jh_conv3x3(const float *x, const float *w, const float *b, float *y, int c,
+                              int h, int wd, int m, int s, bool relu) {
+    int oh = (h - 1) / s + 1, ow = (wd - 1) / s + 1;
+    for (int o = 0; o < m; o++)
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++) {
+                long sum = (long)b[o];
+                for (int i = 0; i < c; i++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int iy = oy * s - 1 + ky, ix = ox * s - 1 + kx;
+                            if (iy >= 0 && iy < h && ix >= 0 && ix < wd)
+                                sum += (long)w[((o * c + i) * 3 + ky) * 3 + kx] *
+                                       (long)x[(i * h + iy) * wd + ix];
+                        }
+                y[(o * oh + oy) * ow + ox] = relu && sum < 0 ? 0.0f : (float)sum;
+            }
+}
+
 /* Small integers in x [c][p], w [m][c] and b [m] (exact sums), and y = jh_conv1x1_relu. */
 static inline void jh_conv1x1_relu_data(float *x, float *w, float *b, float *y, int c, int p,
                                         int m) {
@@ -200,6 +222,12 @@ static inline void jh_conv1x1_relu_cases(const char *conv, int c, int h, int wd,
 static inline void jh_tile(const kn_kprog *p, int *rows, int *cols) {
     const kn_sched *sc = &p->kernels[0]->sched;
     *rows = sc->tile_rows, *cols = sc->tile_vecs * sc->lanes;
+}
+
+/* The outermost loop of top-level statement s below loops of one iteration. */
+static inline const kn_ks *jh_outer_loop(const kn_ks *s) {
+    while (s->kind == KS_FOR && s->extent == 1 && s->body[0]->n == 1) s = s->body[0]->body[0];
+    return s;
 }
 
 /* The first loop marked parallel in block blk, depth first, or NULL. */

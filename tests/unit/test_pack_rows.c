@@ -78,12 +78,6 @@ static void see_expr(kn_kwalker *w, kn_kx *e) {
     if (e->op == KX_LOAD && kn_kbuf_storage(e->buf) == S->x) S->reads = true;
 }
 
-/* The outermost loop of a top-level nest below loops of one iteration. */
-static const kn_ks *outer_loop(const kn_ks *s) {
-    while (s->kind == KS_FOR && s->extent == 1 && s->body[0]->n == 1) s = s->body[0]->body[0];
-    return s;
-}
-
 /* The packing is the one nest of the downsample that reads its input (the tiles read the
  * packed scratch). */
 static void check_plan(const kn_kprog *p, int threads) {
@@ -97,7 +91,7 @@ static void check_plan(const kn_kprog *p, int threads) {
     for (int i = 0; i < k->body->n; i++) {
         seen S = {.w = {.expr = see_expr}, .x = kn_kbuf_storage(k->contract->x)};
         kn_kwalk(&S.w, k->body->body[i]);
-        if (S.reads) readers++, pack = outer_loop(k->body->body[i]);
+        if (S.reads) readers++, pack = jh_outer_loop(k->body->body[i]);
     }
     CHECK(readers == 1 && pack && pack->kind == KS_FOR);
     if (readers != 1 || !pack || pack->kind != KS_FOR) return;

@@ -32,26 +32,8 @@ static void data(void) {
     for (int i = 0; i < M * C; i++) w1[i] = (float)((i * 7 + i / 13) % 3 - 1);
     for (int i = 0; i < M; i++) b1[i] = (float)(i % 5 - 2), b2[i] = (float)(i % 7 - 3);
     for (int i = 0; i < M * M * 9; i++) w2[i] = (float)((i * 3 + i / 11) % 3 - 1);
-    for (int m = 0; m < M; m++)
-        for (int p = 0; p < H * W; p++) {
-            long s = (long)b1[m];
-            for (int c = 0; c < C; c++) s += (long)w1[m * C + c] * (long)x[c * H * W + p];
-            mid[m * H * W + p] = s > 0 ? (float)s : 0.0f;
-        }
-    for (int m = 0; m < M; m++)
-        for (int oy = 0; oy < OH; oy++)
-            for (int ox = 0; ox < OW; ox++) {
-                long s = (long)b2[m];
-                for (int c = 0; c < M; c++)
-                    for (int ky = 0; ky < 3; ky++)
-                        for (int kx = 0; kx < 3; kx++) {
-                            int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
-                            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                                s += (long)w2[((m * M + c) * 3 + ky) * 3 + kx] *
-                                     (long)mid[(c * H + iy) * W + ix];
-                        }
-                want[(m * OH + oy) * OW + ox] = (float)s;
-            }
+    jh_conv1x1_relu(x, w1, b1, mid, C, H * W, M);
+    jh_conv3x3(mid, w2, b2, want, M, H, W, M, 2, false);
 }
 
 static void build(model *md) {
@@ -88,15 +70,9 @@ static bool see_enter(kn_kwalker *w, kn_ks *s) {
     return true;
 }
 
-/* The outermost loop of a top-level nest below loops of one iteration. */
-static const kn_ks *outer_loop(const kn_ks *s) {
-    while (s->kind == KS_FOR && s->extent == 1 && s->body[0]->n == 1) s = s->body[0]->body[0];
-    return s;
-}
-
 /* Whether nest s is a loop over every element of b storing to it (the whole-buffer fill). */
 static bool fills(const kn_ks *s, const kn_kbuf *b) {
-    s = outer_loop(s);
+    s = jh_outer_loop(s);
     return s->kind == KS_FOR && s->extent == b->numel && s->body[0]->n == 1 &&
            s->body[0]->body[0]->kind == KS_STORE && s->body[0]->body[0]->buf == b;
 }
@@ -110,7 +86,7 @@ static void check_plan(const kn_kprog *p, int threads) {
     for (int i = 0; i < body->n; i++) {
         seen S = {.w = {.enter = see_enter}};
         kn_kwalk(&S.w, body->body[i]);
-        if (S.copy && !copy_nest) copy_nest = outer_loop(body->body[i]);
+        if (S.copy && !copy_nest) copy_nest = jh_outer_loop(body->body[i]);
     }
     CHECK(copy_nest && pad_buf);
     if (!copy_nest || !pad_buf) return;

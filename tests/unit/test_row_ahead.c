@@ -35,20 +35,7 @@ static void data(void) {
     for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
     for (int i = 0; i < M * C * 9; i++) w[i] = (float)((i * 3 + i / 11) % 3 - 1);
     for (int i = 0; i < M; i++) b[i] = (float)(i % 7 - 3);
-    for (int m = 0; m < M; m++)
-        for (int oy = 0; oy < OH; oy++)
-            for (int ox = 0; ox < OW; ox++) {
-                long s = (long)b[m];
-                for (int c = 0; c < C; c++)
-                    for (int ky = 0; ky < 3; ky++)
-                        for (int kx = 0; kx < 3; kx++) {
-                            int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
-                            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                                s += (long)w[((m * C + c) * 3 + ky) * 3 + kx] *
-                                     (long)x[(c * H + iy) * W + ix];
-                        }
-                want[(m * OH + oy) * OW + ox] = (float)s;
-            }
+    jh_conv3x3(x, w, b, want, C, H, W, M, 2, false);
 }
 
 static void build(model *md) {

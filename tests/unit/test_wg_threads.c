@@ -66,26 +66,8 @@ static void make_data(void) {
     for (int i = 0; i < C * C; i++) w1[i] = (float)((i * 11 + i / 5) % 3 - 1);
     for (int i = 0; i < C * C * 9; i++) w[i] = (float)((i * 7 + i / 13) % 3 - 1);
     for (int o = 0; o < C; o++) b1[o] = (float)(o % 5 - 2), b[o] = (float)(o % 9 - 4);
-    for (int o = 0; o < C; o++)
-        for (int q = 0; q < p; q++) {
-            long s = (long)b1[o];
-            for (int c = 0; c < C; c++) s += (long)w1[o * C + c] * (long)x[c * p + q];
-            r1[o * p + q] = s > 0 ? (float)s : 0.0f;
-        }
-    for (int o = 0; o < C; o++)
-        for (int oy = 0; oy < HW; oy++)
-            for (int ox = 0; ox < HW; ox++) {
-                long s = (long)b[o];
-                for (int c = 0; c < C; c++)
-                    for (int ky = 0; ky < 3; ky++)
-                        for (int kx = 0; kx < 3; kx++) {
-                            int iy = oy + ky - 1, ix = ox + kx - 1;
-                            if (iy < 0 || iy >= HW || ix < 0 || ix >= HW) continue;
-                            s += (long)w[((o * C + c) * 3 + ky) * 3 + kx] *
-                                 (long)r1[(c * HW + iy) * HW + ix];
-                        }
-                want[(o * HW + oy) * HW + ox] = s > 0 ? (float)s : 0.0f;
-            }
+    jh_conv1x1_relu(x, w1, b1, r1, C, p, C);
+    jh_conv3x3(r1, w, b, want, C, HW, HW, C, 1, true);
 }
 
 static size_t ybytes(void) {
@@ -109,12 +91,6 @@ static int differs(void) {
     return memcmp(got, one, ybytes()) != 0;
 }
 
-/* The outermost loop of top-level statement s below loops of one iteration. */
-static const kn_ks *outer_loop(const kn_ks *s) {
-    while (s->kind == KS_FOR && s->extent == 1 && s->body[0]->n == 1) s = s->body[0]->body[0];
-    return s;
-}
-
 static void check_plan(const kn_kprog *p, int threads) {
     CHECK(p->nkernels == 2);
     if (p->nkernels != 2) return;
@@ -122,7 +98,7 @@ static void check_plan(const kn_kprog *p, int threads) {
     const kn_ks *body = p->kernels[1]->body, *nest[8];
     int n = 0;
     for (int i = 0; i < body->n && n < 8; i++) {
-        const kn_ks *o = outer_loop(body->body[i]);
+        const kn_ks *o = jh_outer_loop(body->body[i]);
         if (o->kind == KS_FOR) nest[n++] = o;
     }
     CHECK(n >= 4); /* pad, input, the products (by batch: one nest), output */
