@@ -2675,10 +2675,16 @@ int kt_conv_span_rows(kn_lower *L, const kn_contract *d) {
  * (conv_blocks_read_ahead). */
 enum { PW_XPF_PIXELS = 32, PW_XPF_BYTES = 384 * 1024 };
 
+/* Whether a float convolution's vector tiles may read x ahead (pw_xpf, conv_wxpf): on CPUs,
+ * unless a schedule file's xpf=1 turns it off. */
+static bool xpf_may(const kn_target *tg, const kt_tile *T, const kn_sched *ov) {
+    return tg && tg->kind == KN_TARGET_CPU && !(ov && ov->xpf == 1) && !T->dot && T->t == KN_F32 &&
+           T->lanes >= 2;
+}
+
 static int64_t pw_xpf(const kn_target *tg, const conv_geom *G, const kt_tile *T, const kn_sched *ov,
                       bool flat) {
-    if (!flat || !tg || tg->kind != KN_TARGET_CPU || (ov && ov->xpf == 1) || T->dot ||
-        T->t != KN_F32 || T->lanes < 2 || G->kh * G->kw != 1 || G->band || G->xblk || G->oh != 1 ||
+    if (!flat || !xpf_may(tg, T, ov) || G->kh * G->kw != 1 || G->band || G->xblk || G->oh != 1 ||
         G->h != 1 || G->xs[3] != 1 || G->xs[1] != G->w || G->c * G->w * 4 < PW_XPF_BYTES)
         return 0;
     return ov && ov->xpf > 1 ? ov->xpf : PW_XPF_PIXELS;
@@ -2705,8 +2711,7 @@ static int64_t pw_xpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
  * 458-684, the VM switching states) and 1% slower at 1 (661-702 against 655-662). */
 static bool conv_wxpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
                       const kn_sched *ov) {
-    return tg && tg->kind == KN_TARGET_CPU && !(ov && ov->xpf == 1) && !T->dot && T->t == KN_F32 &&
-           T->lanes >= 2 && G->kh * G->kw > 1 && !G->band && !G->span && T->maxrows == G->ow &&
+    return xpf_may(tg, T, ov) && G->kh * G->kw > 1 && !G->band && !G->span && T->maxrows == G->ow &&
            G->oph == 0 && G->opw == 0 && G->xs[3] == 1 && G->xs[2] == G->wp &&
            G->xs[1] == G->hp * G->wp &&
            (G->n * G->c * G->hp * G->wp + G->wpk->numel) * 4 > kn_target_l2(tg, 512 * 1024);
