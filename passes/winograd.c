@@ -137,38 +137,29 @@ static kn_kx *wg_lin(kn_lower *L, const double *c, kn_kx *const *v, int n) {
 }
 
 /* out = T in T^T for the r x a matrix T and the a x a values in (vector locals of
- * `lanes` declared here; out[i][j] are variables). */
-static void wg_sandwich(kn_lower *L, int r, int a, const double (*t)[WG_MAXA], int lanes,
-                        kn_kx *in[WG_MAXA][WG_MAXA], int out[WG_MAXA][WG_MAXA]) {
+ * `lanes` declared here; out[i][j] are variables), for the elements e0 <= i*r + j < e1
+ * only: the rows of T in they touch (mid), then their elements (each the same sum in the
+ * same order whatever the range). in[k][j] may be NULL where no such row of T uses row k. */
+static void wg_sandwich_part(kn_lower *L, int r, int a, const double (*t)[WG_MAXA], int lanes,
+                             kn_kx *in[WG_MAXA][WG_MAXA], int e0, int e1,
+                             int out[WG_MAXA][WG_MAXA]) {
     kn_kx *mid[WG_MAXA][WG_MAXA];
-    for (int i = 0; i < r; i++)
+    int i0 = e0 / r, i1 = (e1 - 1) / r;
+    for (int i = i0; i <= i1; i++)
         for (int j = 0; j < a; j++) { /* mid[i][j] = sum_k t[i][k] in[k][j] */
             kn_kx *col[WG_MAXA];
             for (int k = 0; k < a; k++) col[k] = in[k][j];
             mid[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[i], col, a)));
         }
-    for (int i = 0; i < r; i++)
+    for (int i = i0; i <= i1; i++)
         for (int j = 0; j < r; j++) /* out[i][j] = sum_k mid[i][k] t[j][k] */
-            out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
+            if (i * r + j >= e0 && i * r + j < e1)
+                out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
 }
 
-/* out[i][j] = (T in T^T)[i][j] for the elements e0 <= i*a + j < e1 only (wg_sandwich's
- * sums in its order, so the same bits): the rows of T in they touch (mid) and their
- * elements. in[k][j] may be NULL where no such row of T uses row k. */
-static void wg_sandwich_part(kn_lower *L, int a, const double (*t)[WG_MAXA], int lanes,
-                             kn_kx *in[WG_MAXA][WG_MAXA], int e0, int e1,
-                             int out[WG_MAXA][WG_MAXA]) {
-    kn_kx *mid[WG_MAXA][WG_MAXA];
-    for (int i = e0 / a; i <= (e1 - 1) / a; i++) {
-        for (int j = 0; j < a; j++) {
-            kn_kx *col[WG_MAXA];
-            for (int k = 0; k < a; k++) col[k] = in[k][j];
-            mid[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[i], col, a)));
-        }
-        for (int j = 0; j < a; j++)
-            if (i * a + j >= e0 && i * a + j < e1)
-                out[i][j] = kl_decl_vec(L, KN_F32, lanes, wg_lin(L, t[j], mid[i], a));
-    }
+static void wg_sandwich(kn_lower *L, int r, int a, const double (*t)[WG_MAXA], int lanes,
+                        kn_kx *in[WG_MAXA][WG_MAXA], int out[WG_MAXA][WG_MAXA]) {
+    wg_sandwich_part(L, r, a, t, lanes, in, 0, r * r, out);
 }
 
 static void mark_parallel(kn_lower *L) {
@@ -242,12 +233,16 @@ static void wg_pad(kn_lower *L, const wg_geom *G, int64_t n) {
 }
 
 /* (BT d B) for the a x a vectors d = P[n][ty*m ..][cb][tx*m ..] of tile (ty, tx), channel
- * block cb: the transformed vectors' variables in v. Pt (not NULL): d read from the
- * chunk's own padded rows instead, Pt[ty*m - prow0 ..][cb][tx*m ..] (prow0: its first). */
+ * block cb: the transformed vectors' variables in v, elements [e0, e1) of the a*a (only the
+ * rows of d those use are loaded). Pt (not NULL): d read from the chunk's own padded rows
+ * instead, Pt[ty*m - prow0 ..][cb][tx*m ..] (prow0: its first). */
 static void wg_tile_in(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_kx *tx, kn_kx *cb,
-                       int v[WG_MAXA][WG_MAXA], kn_kbuf *Pt, kn_kx *prow0) {
+                       int e0, int e1, int v[WG_MAXA][WG_MAXA], kn_kbuf *Pt, kn_kx *prow0) {
     const wg_mats *W = &G->W;
     int a = W->a, m = W->m, lanes = G->lanes;
+    bool need[WG_MAXA] = {0}; /* the rows of d the elements' rows of BT use */
+    for (int i = e0 / a; i <= (e1 - 1) / a; i++)
+        for (int k = 0; k < a; k++) need[k] |= e1 - e0 == a * a || W->bt[i][k] != 0;
     kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
     kn_kx *prow = Pt ? kx_sub(L, row, prow0) : kt_plus(L, row, n * G->hp);
     kn_kbuf *P = Pt ? Pt : G->P;
@@ -255,15 +250,15 @@ static void wg_tile_in(kn_lower *L, const wg_geom *G, int64_t n, kn_kx *ty, kn_k
         L, KN_I64,
         kx_mul(L, kx_add(L, kt_mad(L, kt_mad(L, prow, G->cb, cb), G->wp, kx_int(L, 0)), col),
                kx_int(L, lanes)));
-    kn_kx *d[WG_MAXA][WG_MAXA];
+    kn_kx *d[WG_MAXA][WG_MAXA] = {{0}};
     for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++)
+        for (int j = 0; j < a && need[i]; j++)
             d[i][j] = kx_var(
                 L, kl_decl_vec(L, KN_F32, lanes,
                                kx_vload(L, P,
                                         kt_plus(L, kx_var(L, vp), (i * G->cb * G->wp + j) * lanes),
                                         lanes)));
-    wg_sandwich(L, a, a, W->bt, lanes, d, v);
+    wg_sandwich_part(L, a, a, W->bt, lanes, d, e0, e1, v);
 }
 
 /* V[ij][t][cb*L ..] = (BT d B)[i][j] for every tile t of batch n */
@@ -274,7 +269,7 @@ static void wg_input(kn_lower *L, const wg_geom *G, int64_t n) {
     int vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
     kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
     int v[WG_MAXA][WG_MAXA];
-    wg_tile_in(L, G, n, ty, tx, cb, v, NULL, NULL);
+    wg_tile_in(L, G, n, ty, tx, cb, 0, a * a, v, NULL, NULL);
     /* t = (n*TH + ty)*TW + tx; V[(ij*NT + t)*Kp + cb*L] */
     kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
     int vv = kl_decl(L, KN_I64, kt_mad(L, t, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
@@ -309,8 +304,7 @@ static bool wg_input_by_element(kn_lower *L, const wg_geom *G, const kn_sched *o
 }
 
 static void wg_input_elems(kn_lower *L, const wg_geom *G, int64_t n) {
-    const wg_mats *W = &G->W;
-    int a = W->a, m = W->m, lanes = G->lanes, th = L->p->threads, q = a * a / th;
+    int a = G->W.a, lanes = G->lanes, th = L->p->threads, q = a * a / th;
     int64_t es = G->nt * G->kp; /* V's elements apart */
     int vg = kl_for(L, th);
     mark_parallel(L);
@@ -320,27 +314,8 @@ static void wg_input_elems(kn_lower *L, const wg_geom *G, int64_t n) {
         kl_if(L, kx_bin(L, KX_EQ, g, kx_int(L, gi)));
         int vty = kl_for(L, G->th), vcb = kl_for(L, G->cb), vtx = kl_for(L, G->tw);
         kn_kx *ty = kx_var(L, vty), *tx = kx_var(L, vtx), *cb = kx_var(L, vcb);
-        bool need[WG_MAXA] = {0}; /* the rows of d the group's rows of BT use */
-        for (int i = e0 / a; i <= (e1 - 1) / a; i++)
-            for (int k = 0; k < a; k++) need[k] |= W->bt[i][k] != 0;
-        kn_kx *row = kx_mul(L, ty, kx_int(L, m)), *col = kx_mul(L, tx, kx_int(L, m));
-        int vp = kl_decl(L, KN_I64,
-                         kx_mul(L,
-                                kx_add(L,
-                                       kt_mad(L, kt_mad(L, kt_plus(L, row, n * G->hp), G->cb, cb),
-                                              G->wp, kx_int(L, 0)),
-                                       col),
-                                kx_int(L, lanes)));
-        kn_kx *d[WG_MAXA][WG_MAXA] = {{0}};
-        for (int i = 0; i < a; i++)
-            for (int j = 0; j < a && need[i]; j++)
-                d[i][j] = kx_var(L, kl_decl_vec(L, KN_F32, lanes,
-                                                kx_vload(L, G->P,
-                                                         kt_plus(L, kx_var(L, vp),
-                                                                 (i * G->cb * G->wp + j) * lanes),
-                                                         lanes)));
         int v[WG_MAXA][WG_MAXA];
-        wg_sandwich_part(L, a, W->bt, lanes, d, e0, e1, v);
+        wg_tile_in(L, G, n, ty, tx, cb, e0, e1, v, NULL, NULL);
         /* V[(ij*NT + t)*Kp + cb*L] as g*q*NT*Kp + (ij - e0)*NT*Kp + ...: each group's
          * stores within its own q*NT*Kp (the parallel pass's stride) */
         kn_kx *t = kt_mad(L, kt_plus(L, ty, n * G->th), G->tw, tx);
@@ -590,7 +565,7 @@ static void wg_input_tile(kn_lower *L, const wg_geom *G, const wg_chunks *C, int
     int vcb = kl_for(L, G->cb);
     kn_kx *cb = kx_var(L, vcb);
     int v[WG_MAXA][WG_MAXA];
-    wg_tile_in(L, G, n, ty, tx, cb, v, C->Pt, C->prow0);
+    wg_tile_in(L, G, n, ty, tx, cb, 0, a * a, v, C->Pt, C->prow0);
     int vv = kl_decl(L, KN_I64, kt_mad(L, tl, G->kp, kx_mul(L, cb, kx_int(L, lanes))));
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++)
