@@ -1292,12 +1292,11 @@ static bool dwc_odd_rows_banded(const kn_lower *L, const dwc_geom *G) {
  * bands"); 14x14 -> 7x7 at stride 2 has 7 output rows, no even bands: one row a band at
  * several threads (dwc_odd_rows_banded, also on 7x7 inputs), else the channel blocks. */
 static int64_t dwc_band_rows(kn_lower *L, const dwc_geom *G) {
-    if (!L->target || L->target->kind != KN_TARGET_CPU || G->plane || G->integer ||
-        G->h * G->w < DW_ROW_BAND_PIXELS)
-        return 0;
-    for (int64_t rb = DW_BAND_ROWS; rb >= 2 && G->h * G->w >= DW_BAND_PIXELS; rb--)
-        if (G->oh % rb == 0 && ((G->oh / rb) % 2 == 0 || G->oh / rb >= 8)) return rb;
-    return dwc_odd_rows_banded(L, G) ? 1 : 0;
+    if (!L->target || L->target->kind != KN_TARGET_CPU || G->plane || G->integer) return 0;
+    if (G->h * G->w >= DW_BAND_PIXELS)
+        for (int64_t rb = DW_BAND_ROWS; rb >= 2; rb--)
+            if (G->oh % rb == 0 && ((G->oh / rb) % 2 == 0 || G->oh / rb >= 8)) return rb;
+    return G->h * G->w >= DW_ROW_BAND_PIXELS && dwc_odd_rows_banded(L, G) ? 1 : 0;
 }
 
 static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_kbuf *pool,
