@@ -140,6 +140,16 @@ static inline void jh_conv3x3(const float *x, const float *w, const float *b, fl
             }
 }
 
+/* A 3x3 Conv node of md with padding 1 and stride s (1 or 2; the strides attribute only
+ * for 2), in = {x, w, b}: jh_conv3x3's convolution. */
+static inline void jh_conv3x3_node(model *md, const char *name, char **in, char **out, int s) {
+    static int64_t k[] = {3, 3}, s2[] = {2, 2}, pads[] = {1, 1, 1, 1};
+    Onnx__NodeProto *n = add_node(md, "Conv", name, 3, in, 1, out);
+    add_ints(md, n, "kernel_shape", 2, k);
+    if (s == 2) add_ints(md, n, "strides", 2, s2);
+    add_ints(md, n, "pads", 4, pads);
+}
+
 /* Small integers in x [c][p], w [m][c] and b [m] (exact sums), and y = jh_conv1x1_relu. */
 static inline void jh_conv1x1_relu_data(float *x, float *w, float *b, float *y, int c, int p,
                                         int m) {

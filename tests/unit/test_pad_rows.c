@@ -38,7 +38,6 @@ static void data(void) {
 
 static void build(model *md) {
     static int64_t dx[] = {1, C, H, W}, dw1[] = {M, C, 1, 1}, dw2[] = {M, M, 3, 3}, db[] = {M};
-    static int64_t k[] = {3, 3}, s[] = {2, 2}, pads[] = {1, 1, 1, 1};
     static char *in1[] = {"x", "w1", "b1"}, *o1[] = {"c1"}, *o2[] = {"c"};
     static char *in2[] = {"c", "w2", "b2"}, *out[] = {"y"};
     model_init(md, 13);
@@ -49,10 +48,7 @@ static void build(model *md) {
     add_init(md, "b2", 1, db, b2, M);
     add_node(md, "Conv", "conv1", 3, in1, 1, o1);
     add_node(md, "Relu", "relu", 1, o1, 1, o2);
-    Onnx__NodeProto *n = add_node(md, "Conv", "conv2", 3, in2, 1, out);
-    add_ints(md, n, "kernel_shape", 2, k);
-    add_ints(md, n, "strides", 2, s);
-    add_ints(md, n, "pads", 4, pads);
+    jh_conv3x3_node(md, "conv2", in2, out, 2);
     add_output(md, "y");
 }
 

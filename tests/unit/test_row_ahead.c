@@ -40,7 +40,6 @@ static void data(void) {
 
 static void build(model *md) {
     static int64_t dx[4], dw[4], db[1];
-    static int64_t k[] = {3, 3}, s[] = {2, 2}, pads[] = {1, 1, 1, 1};
     static char *in[] = {"x", "w", "b"}, *out[] = {"y"};
     dx[0] = 1, dx[1] = C, dx[2] = H, dx[3] = W;
     dw[0] = M, dw[1] = C, dw[2] = dw[3] = 3;
@@ -49,10 +48,7 @@ static void build(model *md) {
     add_input(md, "x", 4, dx);
     add_init(md, "w", 4, dw, w, (size_t)M * C * 9);
     add_init(md, "b", 1, db, b, (size_t)M);
-    Onnx__NodeProto *n = add_node(md, "Conv", "conv", 3, in, 1, out);
-    add_ints(md, n, "kernel_shape", 2, k);
-    add_ints(md, n, "strides", 2, s);
-    add_ints(md, n, "pads", 4, pads);
+    jh_conv3x3_node(md, "conv", in, out, 2);
     add_output(md, "y");
 }
 

@@ -37,7 +37,7 @@ static float *x, *w1, *b1, *r1, *w, *b; /* x, conv1's weights, bias and output, 
 static float *want, *got, *one;         /* the reference, a run's y, the 1-thread program's y */
 
 static void build(model *md) {
-    static int64_t dx[4], dw1[4], dw[4], db[1], k[] = {3, 3}, pads[] = {1, 1, 1, 1};
+    static int64_t dx[4], dw1[4], dw[4], db[1];
     dx[0] = 1, dx[1] = C, dx[2] = dx[3] = HW;
     dw1[0] = dw1[1] = C, dw1[2] = dw1[3] = 1;
     dw[0] = dw[1] = C, dw[2] = dw[3] = 3;
@@ -52,9 +52,7 @@ static void build(model *md) {
     add_init(md, "b", 1, db, b, (size_t)C);
     add_node(md, "Conv", "conv1", 3, in1, 1, c1);
     add_node(md, "Relu", "relu1", 1, c1, 1, o1);
-    Onnx__NodeProto *n = add_node(md, "Conv", "conv", 3, in, 1, mid);
-    add_ints(md, n, "kernel_shape", 2, k);
-    add_ints(md, n, "pads", 4, pads);
+    jh_conv3x3_node(md, "conv", in, mid, 1);
     add_node(md, "Relu", "relu", 1, mid, 1, out);
     add_output(md, "y");
 }
