@@ -3637,18 +3637,21 @@ static void mm_groups(mm_geom *G, const kt_tile *T, const kn_target *tg, const k
  * slower than tiles in order. The same sums in the same order (each tile runs the whole
  * reduction): outputs bit-identical. On CPUs, float tiles with a constant B, not in
  * groups (mm_groups), 2 blocks of columns or more and 2 tiles of rows or more; by default
- * where the L2 is known, A with a block's B fills more than half of it and a block's B at
- * most an eighth (the partial tiles read the first block's B again after the second's:
- * 196x2304x256's 590 KB blocks measured 1% slower, 512x1024x1024's 256 KB 2% faster). Intel
- * Xeon VM, L2 2 MB (docs/benchmarks.md, "The serpentine order of the matrix tiles"). */
-static bool mm_serp(const mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+ * in programs for one thread where the L2 is known, A with a block's B fills more than
+ * half of it and a block's B at most an eighth (the partial tiles read the first block's B
+ * again after the second's: 196x2304x256's 590 KB blocks measured 1% slower,
+ * 512x1024x1024's 256 KB 1-3% faster; at 2 threads 512x1024x1024 measured 1.5% slower).
+ * Intel Xeon VM, L2 2 MB (docs/benchmarks.md, "The serpentine order of the matrix tiles"). */
+static bool mm_serp(const mm_geom *G, const kt_tile *T, const kn_target *tg, const kn_sched *ov,
+                    int threads) {
     int64_t l2 = kn_target_l2(tg, 0);
     int64_t abytes = G->m * G->k * 4, panel = G->k * T->kb * 4;
     bool form = tg && tg->kind == KN_TARGET_CPU && T->t == KN_F32 && T->lanes >= 2 && !T->dot &&
                 !T->split && !T->wide && !G->ng && !G->bx && !G->rinit && !G->pw && !G->bone &&
                 !G->rq.mult && G->n / T->kb >= 2 && G->m >= 2 * T->maxrows;
     if (!form || (ov && ov->serp == 2)) return false;
-    return (ov && ov->serp == 1) || (l2 > 0 && abytes + panel > l2 / 2 && panel <= l2 / 8);
+    return (ov && ov->serp == 1) ||
+           (threads <= 1 && l2 > 0 && abytes + panel > l2 / 2 && panel <= l2 / 8);
 }
 
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
@@ -3709,7 +3712,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     Tp->pf = G->bpf;
     mm_groups(G, &T, tg, ov);
     Tp->mc = (int)G->mc;
-    G->serp = Tp->serp = mm_serp(G, &T, tg, ov);
+    G->serp = Tp->serp = mm_serp(G, &T, tg, ov, L->p->threads);
     mm_blocks(L, G, &T);
     return true;
 }
