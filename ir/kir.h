@@ -395,6 +395,10 @@ typedef struct kn_sched {
     int mc;     /* float matrix tiles with a constant B: rows a block, run over every block
                    of columns of a group before the next (passes/tile.c, mm_groups; only
                    from a schedule file); 0: not grouped */
+    int serp;   /* float matrix tiles with a constant B: 1 the full blocks of columns in pairs,
+                   the second's tiles of rows last to first (passes/tile.c, mm_serp; 1 in a
+                   schedule file: wherever the tiles allow it), or 2 in a schedule file: in
+                   order */
     int xpf;    /* float pointwise channel tiles: each reduction step prefetches x this many
                    pixels ahead (passes/tile.c, pw_xpf), or 1 in a schedule file: not */
 } kn_sched;

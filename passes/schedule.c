@@ -52,6 +52,7 @@ static const struct {
     {"span", offsetof(kn_sched, span)},
     {"mc", offsetof(kn_sched, mc)},
     {"xpf", offsetof(kn_sched, xpf)},
+    {"serp", offsetof(kn_sched, serp)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -185,7 +186,7 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf, serp)",
                      tok);
             return false;
         }

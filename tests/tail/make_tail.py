@@ -39,6 +39,10 @@ narrower (passes/tile.c, mm_lower):
              tests/tail/pwodd.sh)
   pwwide169/ float 1x1 Conv 64 -> 520 channels (bias) on 13 x 13 pixels, then Relu: the
              6 x 4 tile at 512 output channels or more where kt_widen keeps 8 x 2 (pw_wide)
+  mmserp/    float MatMul 93 x 360 -> 205 (A 134 KB): the serpentine order of the blocks'
+             tiles of rows (passes/tile.c, mm_serp; tests/tail/mmserp.sh), 3 full blocks
+             of columns (a pair and one in order), 15 tiles of 6 rows and one of 3, and a
+             partial block of 13 columns
 
 Outputs computed with numpy (float64 sums rounded to float32; integers exactly).
 tests/tail/check.sh checks the weights are no longer padded. usage: /usr/bin/python3 make_tail.py"""
@@ -246,3 +250,18 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 520, 13, 13])],
     [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 save("pwwide169", g, [("x", x)], [("y", y)])
+
+# mmserp: y = x M, 93 x 360 -> 205 = 3 blocks of 64 columns + 13 (A 134 KB): the full
+# blocks in the serpentine order (passes/tile.c, mm_serp; tests/tail/mmserp.sh), by default
+# on x86-64-avx2 (its L2 256 KB: A over half of it), by a schedule's serp=1 on the host: the
+# first pair's second block's 15 tiles of 6 rows last to first, the pair's two partial tiles
+# of 3 rows after both, the third block alone in order, then the partial block of 13 columns
+x = rng.standard_normal((93, 360)).astype(np.float32)
+mw = (rng.standard_normal((360, 205)) * 0.1).astype(np.float32)
+y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmserp",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [93, 360])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [93, 205])],
+    [numpy_helper.from_array(mw, "m")])
+save("mmserp", g, [("x", x)], [("y", y)])
