@@ -1242,11 +1242,14 @@ static void dwc_band_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int6
  * instead of one channel block's 64 bytes of every pixel of the band (a 1536-byte
  * stride) per pass: the same taps in the same order for each output, so the same bits.
  * At 2 threads MobileNetV2's 14x14 kernels took 11-12 us against 13-15 (features.12's
- * 26-29 against 44-47; --profile-file, 3 rounds of 300 runs), the model 0.970 of main's
- * latency (median of 7 alternated pairs, lower in 6), docs/benchmarks.md "Depthwise bands
- * row by row". At one thread (the same kernels, a block alone) it made no difference,
- * and the 1-thread program keeps its order; with the 28x28 kernels too the model read
- * 0.985 (5 of 7). */
+ * 26-29 against 44-47; --profile-file, 3 rounds of 300 runs); the model's latency 0.982
+ * of main's (5 ABBA quads of 500 runs, lower in 8 of 10; docs/benchmarks.md "MobileNetV2's
+ * 14x14 depthwise bands row by row"). A block alone at one thread took the same time
+ * either way, and the 1-thread program keeps its order; with the 28x28 kernels too the
+ * model read 0.985 (5 of 7 pairs) against 0.970 (6 of 7) for the 14x14 ones alone.
+ * EfficientNet-B0's 14x14 kernels, whose squeeze sums would go through memory row by row
+ * (the same additions in the same order), were faster in 3 of 5 (4.1, 4.2, 5.1: 94-99 ->
+ * 74-80 us) and slower in 2, the model 1.012 (5 ABBA quads, lower in 4 of 10): left out. */
 enum { DW_ROWS_OUTER_PIXELS = 4 * DW_BAND_PIXELS }; /* inputs under 28x28 */
 
 static bool dwc_rows_outer(const kn_lower *L, const dwc_geom *G, int64_t rb) {
