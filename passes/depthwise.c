@@ -970,7 +970,8 @@ typedef struct dwc_geom {
     /* in place on scalar microcontrollers (dwc_plane_suits): one channel at a time, its
      * h x w values gathered here first and the tiles read them, so y may be written
      * over x (kn_kernel.staged_in) */
-    kn_kbuf *plane; /* [h][w] of x's dtype, or NULL */
+    kn_kbuf *plane;  /* [h][w] of x's dtype, or NULL */
+    bool rows_outer; /* band form: rows outside the channel blocks (dwc_by_bands) */
 } dwc_geom;
 
 static kn_kx *dwc_ld(kn_lower *L, kn_kbuf *b, kn_kx *at, int width) {
@@ -1232,8 +1233,32 @@ static void dwc_band_block(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int6
                  var(L, G->psum));
 }
 
+/* Whether the band form runs its rows outside the channel blocks (dwc_geom.rows_outer):
+ * in a program for several threads, for bands of several rows over an input under
+ * DW_ROWS_OUTER_PIXELS (MobileNetV2's 14x14 kernels: two bands of 7 rows, 384 or 576
+ * channels), with no squeeze summed here (its running sum per channel block would have
+ * to go through memory). Each output row then reads three input rows of all channels
+ * (21.5 KB each at 384 channels, contiguous in NHWC) one channel block after the other,
+ * instead of one channel block's 64 bytes of every pixel of the band (a 1536-byte
+ * stride) per pass: the same taps in the same order for each output, so the same bits.
+ * At 2 threads MobileNetV2's 14x14 kernels took 11-12 us against 13-15 (features.12's
+ * 26-29 against 44-47; --profile-file, 3 rounds of 300 runs); the model's latency 0.982
+ * of main's (5 ABBA quads of 500 runs, lower in 8 of 10; docs/benchmarks.md "MobileNetV2's
+ * 14x14 depthwise bands row by row"). A block alone at one thread took the same time
+ * either way, and the 1-thread program keeps its order; with the 28x28 kernels too the
+ * model read 0.985 (5 of 7 pairs) against 0.970 (6 of 7) for the 14x14 ones alone.
+ * EfficientNet-B0's 14x14 kernels, whose squeeze sums would go through memory row by row
+ * (the same additions in the same order), were faster in 3 of 5 (4.1, 4.2, 5.1: 94-99 ->
+ * 74-80 us) and slower in 2, the model 1.012 (5 ABBA quads, lower in 4 of 10): left out. */
+enum { DW_ROWS_OUTER_PIXELS = 4 * DW_BAND_PIXELS }; /* inputs under 28x28 */
+
+static bool dwc_rows_outer(const kn_lower *L, const dwc_geom *G, int64_t rb) {
+    return L->p->threads > 1 && rb > 1 && !G->pool && G->h * G->w < DW_ROWS_OUTER_PIXELS;
+}
+
 /* The band form: one parallel loop over (batch, band of rb output rows), each iteration
- * every channel block of its band. */
+ * every channel block of its band (rows_outer: each row of its band, every channel block
+ * of the row). */
 static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int lanes,
                          const int *wid, int nw, int64_t ones) {
     const kn_contract *d = G->d;
@@ -1244,6 +1269,32 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
     kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, v), kx_int(L, nb)) : kx_int(L, 0);
     kn_kx *band = d->n > 1 ? kx_bin(L, KX_MOD, var(L, v), kx_int(L, nb)) : var(L, v);
+    if (G->rows_outer) { /* each row of the band, every channel block of it */
+        int vr = kl_for(L, rb);
+        kn_kx *oy = kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr));
+        if (full) {
+            int vc = kl_for(L, full);
+            kn_kx *c0 = kx_mul(L, var(L, vc), kx_int(L, lanes));
+            dwc_hold(L, G, c0, lanes);
+            dwc_band_row(L, G, b, c0, lanes, oy);
+            kl_end(L);
+        }
+        int64_t at = full * lanes;
+        for (int j = 0; j < nw; j++) {
+            dwc_hold(L, G, kx_int(L, at), wid[j]);
+            dwc_band_row(L, G, b, kx_int(L, at), wid[j], oy);
+            at += wid[j];
+        }
+        if (ones) {
+            int vc = kl_for(L, ones);
+            dwc_hold(L, G, kt_plus(L, var(L, vc), at), 1);
+            dwc_band_row(L, G, b, kt_plus(L, var(L, vc), at), 1, oy);
+            kl_end(L);
+        }
+        kl_end(L);
+        kl_end(L);
+        return;
+    }
     if (full) {
         int vc = kl_for(L, full);
         dwc_band_block(L, G, b, band, rb, kx_mul(L, var(L, vc), kx_int(L, lanes)), lanes);
@@ -1356,6 +1407,7 @@ static void dwc_build(kn_lower *L, const kn_contract *d, const kn_sched *ov, kn_
     free(pk);
     int64_t rb = dwc_band_rows(L, G);
     if (rb) {
+        G->rows_outer = dwc_rows_outer(L, G, rb);
         dwc_by_bands(L, G, rb, full, lanes, wid, nw, ones);
         return;
     }
