@@ -24,6 +24,16 @@ check_jit_c() {
     done
   done
 }
+# same_bits_1_2 MODEL WHAT: kiln run MODEL (LLVM, --random 7) at 1 and 2 threads
+# (KILN_TEST_THREADS); an ok where the outputs are bit for bit the same, a bad (naming
+# WHAT) where not or where a run fails.
+same_bits_1_2() {
+  for _n in 1 2; do
+    KILN_TEST_THREADS=$_n "$KILN" run "$1" --backend llvm --random 7 --output-dir "$T/same$_n" \
+      >"$T/log" 2>&1 || bad "$2: run at $_n threads: $(cat "$T/log")"
+  done
+  diff -r "$T/same1" "$T/same2" >/dev/null 2>&1 && ok || bad "$2: outputs at 1 and 2 threads differ"
+}
 # schedule_of MODEL FILE [ARGS...]: kiln compile MODEL with ARGS (a target, a schedule
 # file), its schedule (--dump-schedule) in FILE; a bad where the compile fails.
 schedule_of() {

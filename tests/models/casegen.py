@@ -78,6 +78,26 @@ def write_case(folder, model, datasets):
             open(os.path.join(ds, "output_%d.pb" % j), "wb").write(t.SerializeToString())
 
 
+def torch_case(name, nodes, inits, xshape, yshape, ref, rng, opset=13):
+    """Writes tests/models/NAME (write_case): a graph of nodes over one float input x of
+    xshape to one output y of yshape, with the initializers inits; x drawn from rng and
+    the expected y = ref(x, W) computed with torch (W: the initializers by name as
+    tensors), independently of the graph."""
+    import torch
+    from onnx import TensorProto, helper
+
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)]
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)]
+    g = helper.make_graph(nodes, name, ins, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    x = rng.standard_normal(xshape).astype(np.float32)
+    W = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in inits}
+    with torch.no_grad():
+        y = ref(torch.from_numpy(x), W).numpy()
+    write_case(os.path.join(HERE, name), m, [([x], [y])])
+
+
 def check_close(a, b, what, rtol=1e-4, atol=1e-5):
     """Authoring-time cross-check of two independent references."""
     a = np.asarray(a, dtype=np.float64)

@@ -22,10 +22,6 @@ for k in "1 dw" "4 dw2"; do
   [ -n "$read" ] && [ "$read" -lt 65536 ] && ok || bad "$2 reads $read bytes across: $(cat "$T/s.txt")"
 done
 # one thread (channel blocks) and two (rows): the same bits
-for n in 1 2; do
-  KILN_TEST_THREADS=$n "$KILN" run "$D/model.onnx" --backend llvm --random 7 --output-dir "$T/o$n" \
-    >/dev/null 2>&1 || bad "run at $n threads"
-done
-cmp -s "$T/o1/y.npy" "$T/o2/y.npy" && ok || bad "outputs at 1 and 2 threads differ"
+same_bits_1_2 "$D/model.onnx" dw_odd_rows
 check_jit_c "$D" dw_odd_rows
 finish

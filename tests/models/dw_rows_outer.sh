@@ -22,10 +22,6 @@ grep -A2 "^kernel 1: node 'dw'" "$T/ir1.txt" | tr '\n' ' ' |
   grep -q "for v[0-9]* in \[0, 2) parallel: *for v[0-9]* in \[0, 6) parallel:" &&
   ok || bad "1 thread: not by channel blocks: $(grep -A2 "^kernel 1:" "$T/ir1.txt")"
 # one thread (channel blocks outside) and two (rows outside): the same bits
-for n in 1 2; do
-  KILN_TEST_THREADS=$n "$KILN" run "$D/model.onnx" --backend llvm --random 7 --output-dir "$T/o$n" \
-    >/dev/null 2>&1 || bad "run at $n threads"
-done
-cmp -s "$T/o1/y.npy" "$T/o2/y.npy" && ok || bad "outputs at 1 and 2 threads differ"
+same_bits_1_2 "$D/model.onnx" dw_rows_outer
 check_jit_c "$D" dw_rows_outer
 finish

@@ -10,38 +10,17 @@ computed with torch, independently of the graph):
     (passes/depthwise.c dwc_odd_rows_banded), not by channel blocks
     (tests/models/dw_odd_rows.sh).
 usage: /usr/bin/python3 tests/models/make_dw_odd_rows.py"""
-import os
-
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from casegen import torch_case
+from onnx import helper, numpy_helper
 
 rng = np.random.default_rng(11)
-here = os.path.dirname(os.path.abspath(__file__))
 
 
 def w(name, *shape):
     return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) / 4, name)
-
-
-def save(name, nodes, inits, xshape, yshape, ref):
-    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)]
-    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)]
-    g = helper.make_graph(nodes, name, ins, outs, inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.checker.check_model(m)
-    d = os.path.join(here, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    x = rng.standard_normal(xshape).astype(np.float32)
-    W = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in inits}
-    with torch.no_grad():
-        y = ref(torch.from_numpy(x), W).numpy()
-    for f, arr, n in (("input_0", x, "x"), ("output_0", y, "y")):
-        with open(os.path.join(d, "test_data_set_0", f + ".pb"), "wb") as fh:
-            fh.write(numpy_helper.from_array(arr, n).SerializeToString())
 
 
 def block1(x, W):
@@ -58,21 +37,21 @@ def block2(x, W):
 
 lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
 hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
-save("dw_odd_rows",
-     [helper.make_node("Conv", ["x", "we", "be"], ["e"], name="expand"),
-      helper.make_node("Clip", ["e", "lo", "hi"], ["ec"], name="expand_clip"),
-      helper.make_node("Conv", ["ec", "wd", "bd"], ["d"], name="dw", group=576,
-                       pads=[1, 1, 1, 1], strides=[2, 2]),
-      helper.make_node("Clip", ["d", "lo", "hi"], ["dc"], name="dw_clip"),
-      helper.make_node("Conv", ["dc", "wp", "bp"], ["p"], name="project"),
-      helper.make_node("Conv", ["p", "we2", "be2"], ["e2"], name="expand2"),
-      helper.make_node("Clip", ["e2", "lo", "hi"], ["e2c"], name="expand2_clip"),
-      helper.make_node("Conv", ["e2c", "wd2", "bd2"], ["d2"], name="dw2", group=960,
-                       pads=[1, 1, 1, 1]),
-      helper.make_node("Clip", ["d2", "lo", "hi"], ["d2c"], name="dw2_clip"),
-      helper.make_node("Conv", ["d2c", "wp2", "bp2"], ["y"], name="project2")],
-     [w("we", 576, 24, 1, 1), w("be", 576), w("wd", 576, 1, 3, 3), w("bd", 576),
-      w("wp", 16, 576, 1, 1), w("bp", 16), w("we2", 960, 16, 1, 1), w("be2", 960),
-      w("wd2", 960, 1, 3, 3), w("bd2", 960), w("wp2", 4, 960, 1, 1), w("bp2", 4), lo, hi],
-     [1, 24, 14, 14], [1, 4, 7, 7],
-     lambda x, W: block2(block1(x, W), W))
+torch_case("dw_odd_rows",
+           [helper.make_node("Conv", ["x", "we", "be"], ["e"], name="expand"),
+            helper.make_node("Clip", ["e", "lo", "hi"], ["ec"], name="expand_clip"),
+            helper.make_node("Conv", ["ec", "wd", "bd"], ["d"], name="dw", group=576,
+                             pads=[1, 1, 1, 1], strides=[2, 2]),
+            helper.make_node("Clip", ["d", "lo", "hi"], ["dc"], name="dw_clip"),
+            helper.make_node("Conv", ["dc", "wp", "bp"], ["p"], name="project"),
+            helper.make_node("Conv", ["p", "we2", "be2"], ["e2"], name="expand2"),
+            helper.make_node("Clip", ["e2", "lo", "hi"], ["e2c"], name="expand2_clip"),
+            helper.make_node("Conv", ["e2c", "wd2", "bd2"], ["d2"], name="dw2", group=960,
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Clip", ["d2", "lo", "hi"], ["d2c"], name="dw2_clip"),
+            helper.make_node("Conv", ["d2c", "wp2", "bp2"], ["y"], name="project2")],
+           [w("we", 576, 24, 1, 1), w("be", 576), w("wd", 576, 1, 3, 3), w("bd", 576),
+            w("wp", 16, 576, 1, 1), w("bp", 16), w("we2", 960, 16, 1, 1), w("be2", 960),
+            w("wd2", 960, 1, 3, 3), w("bd2", 960), w("wp2", 4, 960, 1, 1), w("bp2", 4), lo, hi],
+           [1, 24, 14, 14], [1, 4, 7, 7],
+           lambda x, W: block2(block1(x, W), W), rng)

@@ -9,38 +9,17 @@ computed with torch, independently of the graph):
     (passes/depthwise.c dwc_rows_outer); at one thread each channel block over the band's
     rows (tests/models/dw_rows_outer.sh).
 usage: /usr/bin/python3 tests/models/make_dw_rows_outer.py"""
-import os
-
 import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from casegen import torch_case
+from onnx import helper, numpy_helper
 
 rng = np.random.default_rng(12)
-here = os.path.dirname(os.path.abspath(__file__))
 
 
 def w(name, *shape):
     return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) / 4, name)
-
-
-def save(name, nodes, inits, xshape, yshape, ref):
-    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)]
-    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)]
-    g = helper.make_graph(nodes, name, ins, outs, inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.checker.check_model(m)
-    d = os.path.join(here, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    x = rng.standard_normal(xshape).astype(np.float32)
-    W = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in inits}
-    with torch.no_grad():
-        y = ref(torch.from_numpy(x), W).numpy()
-    for f, arr, n in (("input_0", x, "x"), ("output_0", y, "y")):
-        with open(os.path.join(d, "test_data_set_0", f + ".pb"), "wb") as fh:
-            fh.write(numpy_helper.from_array(arr, n).SerializeToString())
 
 
 def block(x, W):
@@ -51,14 +30,14 @@ def block(x, W):
 
 lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
 hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
-save("dw_rows_outer",
-     [helper.make_node("Conv", ["x", "we", "be"], ["e"], name="expand"),
-      helper.make_node("Clip", ["e", "lo", "hi"], ["ec"], name="expand_clip"),
-      helper.make_node("Conv", ["ec", "wd", "bd"], ["d"], name="dw", group=96,
-                       pads=[1, 1, 1, 1]),
-      helper.make_node("Clip", ["d", "lo", "hi"], ["dc"], name="dw_clip"),
-      helper.make_node("Conv", ["dc", "wp", "bp"], ["p"], name="project"),
-      helper.make_node("Add", ["p", "x"], ["y"], name="residual")],
-     [w("we", 96, 16, 1, 1), w("be", 96), w("wd", 96, 1, 3, 3), w("bd", 96),
-      w("wp", 16, 96, 1, 1), w("bp", 16), lo, hi],
-     [1, 16, 14, 14], [1, 16, 14, 14], block)
+torch_case("dw_rows_outer",
+           [helper.make_node("Conv", ["x", "we", "be"], ["e"], name="expand"),
+            helper.make_node("Clip", ["e", "lo", "hi"], ["ec"], name="expand_clip"),
+            helper.make_node("Conv", ["ec", "wd", "bd"], ["d"], name="dw", group=96,
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Clip", ["d", "lo", "hi"], ["dc"], name="dw_clip"),
+            helper.make_node("Conv", ["dc", "wp", "bp"], ["p"], name="project"),
+            helper.make_node("Add", ["p", "x"], ["y"], name="residual")],
+           [w("we", 96, 16, 1, 1), w("be", 96), w("wd", 96, 1, 3, 3), w("bd", 96),
+            w("wp", 16, 96, 1, 1), w("bp", 16), lo, hi],
+           [1, 16, 14, 14], [1, 16, 14, 14], block, rng)
