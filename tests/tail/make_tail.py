@@ -64,6 +64,19 @@ def save(name, graph, inputs, outputs):
                   outputs)
 
 
+def matmul_case(name, m, k, n, scale):
+    """y = x M: x [m][k] an input, M [k][n] * scale a constant; the float64 reference."""
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    mw = (rng.standard_normal((k, n)) * scale).astype(np.float32)
+    y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(mw, "m")])
+    save(name, g, [("x", x)], [("y", y)])
+
+
 # gemm10: y = x W^T + b
 x = rng.standard_normal((3, 64)).astype(np.float32)
 w = (rng.standard_normal((10, 64)) * 0.1).astype(np.float32)
@@ -133,39 +146,15 @@ save("gemv45", g, [("x", x)], [("y", y)])
 # mmodd37: y = x M, 24 x 37 -> 64: on CPUs with 32 vector registers the float tiles take two
 # steps of the reduction an iteration (passes/tile.c, mm_k_unroll), and with K = 37 the last
 # step alone after the loop
-x = rng.standard_normal((24, 37)).astype(np.float32)
-mw = (rng.standard_normal((37, 64)) * 0.2).astype(np.float32)
-y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
-g = helper.make_graph(
-    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmodd37",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 37])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 64])],
-    [numpy_helper.from_array(mw, "m")])
-save("mmodd37", g, [("x", x)], [("y", y)])
+matmul_case("mmodd37", 24, 37, 64, 0.2)
 
 # mmgrp: y = x M, 45 x 37 -> 269 = 4 blocks of 64 columns + 13: grouped by a schedule's mc
 # (passes/tile.c, mm_groups; tests/tail/mmgrp.sh), odd rows, reduction and columns
-x = rng.standard_normal((45, 37)).astype(np.float32)
-mw = (rng.standard_normal((37, 269)) * 0.2).astype(np.float32)
-y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
-g = helper.make_graph(
-    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmgrp",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [45, 37])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [45, 269])],
-    [numpy_helper.from_array(mw, "m")])
-save("mmgrp", g, [("x", x)], [("y", y)])
+matmul_case("mmgrp", 45, 37, 269, 0.2)
 
 # mmpf: y = x M, 13 x 129 -> 515 = 8 blocks of 64 columns + 3, B 266 KB: the tiles prefetch
 # the next block's packed B (passes/tile.c, mm_bpf; tests/tail/mmpf.sh)
-x = rng.standard_normal((13, 129)).astype(np.float32)
-mw = (rng.standard_normal((129, 515)) * 0.1).astype(np.float32)
-y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
-g = helper.make_graph(
-    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmpf",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [13, 129])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [13, 515])],
-    [numpy_helper.from_array(mw, "m")])
-save("mmpf", g, [("x", x)], [("y", y)])
+matmul_case("mmpf", 13, 129, 515, 0.1)
 
 # pwpf: 1x1 Conv 131 -> 517 (bias) on 9 x 11 pixels, weights 271 KB: the tiles of output
 # channels prefetch the next tile's weights (passes/tile.c, pw_apf; tests/tail/mmpf.sh)
@@ -256,12 +245,4 @@ save("pwwide169", g, [("x", x)], [("y", y)])
 # on x86-64-avx2 (its L2 256 KB: A over half of it), by a schedule's serp=1 on the host: the
 # first pair's second block's 15 tiles of 6 rows last to first, the pair's two partial tiles
 # of 3 rows after both, the third block alone in order, then the partial block of 13 columns
-x = rng.standard_normal((93, 360)).astype(np.float32)
-mw = (rng.standard_normal((360, 205)) * 0.1).astype(np.float32)
-y = (x.astype(np.float64) @ mw.astype(np.float64)).astype(np.float32)
-g = helper.make_graph(
-    [helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")], "mmserp",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [93, 360])],
-    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [93, 205])],
-    [numpy_helper.from_array(mw, "m")])
-save("mmserp", g, [("x", x)], [("y", y)])
+matmul_case("mmserp", 93, 360, 205, 0.1)
