@@ -1256,6 +1256,18 @@ static bool dwc_rows_outer(const kn_lower *L, const dwc_geom *G, int64_t rb) {
     return L->p->threads > 1 && rb > 1 && !G->pool && G->h * G->w < DW_ROWS_OUTER_PIXELS;
 }
 
+/* The channel block [c0, c0 + width) of batch b in the band form: over the band's rb rows
+ * (dwc_band_block), or over its row oy alone (rows_outer), its weights held. */
+static void dwc_band_unit(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int64_t rb, kn_kx *oy,
+                          kn_kx *c0, int width) {
+    if (!oy) {
+        dwc_band_block(L, G, b, band, rb, c0, width);
+        return;
+    }
+    dwc_hold(L, G, c0, width);
+    dwc_band_row(L, G, b, c0, width, oy);
+}
+
 /* The band form: one parallel loop over (batch, band of rb output rows), each iteration
  * every channel block of its band (rows_outer: each row of its band, every channel block
  * of the row). */
@@ -1269,47 +1281,27 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
     kn_kx *b = d->n > 1 ? kx_bin(L, KX_DIV, var(L, v), kx_int(L, nb)) : kx_int(L, 0);
     kn_kx *band = d->n > 1 ? kx_bin(L, KX_MOD, var(L, v), kx_int(L, nb)) : var(L, v);
-    if (G->rows_outer) { /* each row of the band, every channel block of it */
+    kn_kx *oy = NULL; /* rows_outer: the band's row, every channel block of it */
+    if (G->rows_outer) {
         int vr = kl_for(L, rb);
-        kn_kx *oy = kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr));
-        if (full) {
-            int vc = kl_for(L, full);
-            kn_kx *c0 = kx_mul(L, var(L, vc), kx_int(L, lanes));
-            dwc_hold(L, G, c0, lanes);
-            dwc_band_row(L, G, b, c0, lanes, oy);
-            kl_end(L);
-        }
-        int64_t at = full * lanes;
-        for (int j = 0; j < nw; j++) {
-            dwc_hold(L, G, kx_int(L, at), wid[j]);
-            dwc_band_row(L, G, b, kx_int(L, at), wid[j], oy);
-            at += wid[j];
-        }
-        if (ones) {
-            int vc = kl_for(L, ones);
-            dwc_hold(L, G, kt_plus(L, var(L, vc), at), 1);
-            dwc_band_row(L, G, b, kt_plus(L, var(L, vc), at), 1, oy);
-            kl_end(L);
-        }
-        kl_end(L);
-        kl_end(L);
-        return;
+        oy = kx_add(L, kx_mul(L, band, kx_int(L, rb)), var(L, vr));
     }
     if (full) {
         int vc = kl_for(L, full);
-        dwc_band_block(L, G, b, band, rb, kx_mul(L, var(L, vc), kx_int(L, lanes)), lanes);
+        dwc_band_unit(L, G, b, band, rb, oy, kx_mul(L, var(L, vc), kx_int(L, lanes)), lanes);
         kl_end(L);
     }
     int64_t at = full * lanes;
     for (int j = 0; j < nw; j++) {
-        dwc_band_block(L, G, b, band, rb, kx_int(L, at), wid[j]);
+        dwc_band_unit(L, G, b, band, rb, oy, kx_int(L, at), wid[j]);
         at += wid[j];
     }
     if (ones) {
         int vc = kl_for(L, ones);
-        dwc_band_block(L, G, b, band, rb, kt_plus(L, var(L, vc), at), 1);
+        dwc_band_unit(L, G, b, band, rb, oy, kt_plus(L, var(L, vc), at), 1);
         kl_end(L);
     }
+    if (G->rows_outer) kl_end(L);
     kl_end(L);
     if (G->part) dw_pool_bands(L, G->pool, G->part, d->n, G->c, nb, G->oh * G->ow);
 }
