@@ -3455,6 +3455,14 @@ static void mm_pair(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *b0) {
     }
 }
 
+/* Whether a product's tiles are the plain float form on a CPU that mm_groups and mm_serp
+ * reorder: vector float tiles over all of B packed, not dot-product, split or wide tiles,
+ * none of tile_pointwise's forms (pw, rinit, bx, bone), not requantized. */
+static bool mm_plain_float(const mm_geom *G, const kt_tile *T, const kn_target *tg) {
+    return tg && tg->kind == KN_TARGET_CPU && T->t == KN_F32 && T->lanes >= 2 && !T->dot &&
+           !T->split && !T->wide && !G->bx && !G->rinit && !G->pw && !G->bone && !G->rq.mult;
+}
+
 /* Group g of ng full blocks (mm_groups): each block of mc rows over every block of the
  * group, then the rows left over every block. */
 static void mm_group(kn_lower *L, const mm_geom *G, kt_tile *T, kn_kx *g) {
@@ -3612,10 +3620,7 @@ static void mm_groups(mm_geom *G, const kt_tile *T, const kn_target *tg, const k
     G->ng = 0, G->mc = 0;
     int64_t l2 = kn_target_l2(tg, 0), full = G->n / T->kb;
     int64_t panel = G->k * T->kb * 4;
-    if (!ov || ov->mc < 2 || !tg || tg->kind != KN_TARGET_CPU || l2 <= 0 || T->t != KN_F32 ||
-        T->lanes < 2 || T->dot || T->split || T->wide || G->ta || G->bx || G->rinit || G->pw ||
-        G->bone || G->rq.mult)
-        return;
+    if (!ov || ov->mc < 2 || l2 <= 0 || !mm_plain_float(G, T, tg) || G->ta) return;
     int64_t ng = l2 / 2 / panel;
     if (ng > full / 2) ng = full / 2;
     while (ng > 1 && full % ng) ng--;
@@ -3646,9 +3651,7 @@ static bool mm_serp(const mm_geom *G, const kt_tile *T, const kn_target *tg, con
                     int threads) {
     int64_t l2 = kn_target_l2(tg, 0);
     int64_t abytes = G->m * G->k * 4, panel = G->k * T->kb * 4;
-    bool form = tg && tg->kind == KN_TARGET_CPU && T->t == KN_F32 && T->lanes >= 2 && !T->dot &&
-                !T->split && !T->wide && !G->ng && !G->bx && !G->rinit && !G->pw && !G->bone &&
-                !G->rq.mult && G->n / T->kb >= 2 && G->m >= 2 * T->maxrows;
+    bool form = mm_plain_float(G, T, tg) && !G->ng && G->n / T->kb >= 2 && G->m >= 2 * T->maxrows;
     if (!form || (ov && ov->serp == 2)) return false;
     return (ov && ov->serp == 1) ||
            (threads <= 1 && l2 > 0 && abytes + panel > l2 / 2 && panel <= l2 / 8);
