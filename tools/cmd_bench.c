@@ -98,25 +98,47 @@ static double cpu_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* Times warmup + runs calls; lat[0..runs) gets the timed latencies in ms and *cpu the
- * process's CPU time over the timed runs, per run. With acc, its sums cover the timed
- * runs only. */
-static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout, int warmup,
-                           int runs, uint64_t seed, double *first, double *lat, double *cpu,
-                           prof_acc *acc) {
-    double c0 = cpu_ms();
-    for (int r = 0; r < warmup + runs; r++) {
-        if (acc && r == warmup) memset(acc->sum, 0, (size_t)acc->nk * sizeof *acc->sum);
-        if (r == warmup) c0 = cpu_ms();
-        kn_arena *a = kn_arena_create(); /* outputs (and interp's temporaries) of this run */
-        kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
-        double t0 = now_ms();
-        kn_status st = backend_call(cx, bp, a, in, out, seed);
-        double t = now_ms() - t0;
-        kn_arena_destroy(a);
+/* One call of the compiled program, its latency in ms in *ms. */
+static kn_status call_once(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout,
+                           uint64_t seed, double *ms) {
+    kn_arena *a = kn_arena_create(); /* outputs (and interp's temporaries) of this run */
+    kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
+    double t0 = now_ms();
+    kn_status st = backend_call(cx, bp, a, in, out, seed);
+    *ms = now_ms() - t0;
+    kn_arena_destroy(a);
+    return st;
+}
+
+/* The warm-up: untimed calls until there have been at least w->runs of them and they
+ * have taken at least w->ms ms; w->done gets how many ran and w->took their wall time. */
+typedef struct warmup_spec {
+    int runs;
+    double ms;
+    int done;
+    double took;
+} warmup_spec;
+
+/* Warms up as w says, then times `runs` calls; lat[0..runs) gets the timed latencies in ms
+ * and *cpu the process's CPU time over the timed runs, per run; *first the first call's
+ * latency (warm-up or timed). With acc, its sums cover the timed runs only. */
+static kn_status time_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, int nout,
+                           warmup_spec *w, int runs, uint64_t seed, double *first, double *lat,
+                           double *cpu, prof_acc *acc) {
+    double w0 = now_ms(), t;
+    for (w->done = 0; w->done < w->runs || now_ms() - w0 < w->ms; w->done++) {
+        kn_status st = call_once(cx, bp, in, nout, seed, &t);
         if (st) return st;
-        if (r == 0) *first = t;
-        if (r >= warmup) lat[r - warmup] = t;
+        if (w->done == 0) *first = t;
+    }
+    w->took = now_ms() - w0;
+    if (acc) memset(acc->sum, 0, (size_t)acc->nk * sizeof *acc->sum);
+    double c0 = cpu_ms();
+    for (int r = 0; r < runs; r++) {
+        kn_status st = call_once(cx, bp, in, nout, seed, &t);
+        if (st) return st;
+        if (r == 0 && w->done == 0) *first = t;
+        lat[r] = t;
     }
     *cpu = (cpu_ms() - c0) / runs;
     return KN_OK;
@@ -137,12 +159,8 @@ static kn_status paced_runs(kn_ctx *cx, backend_prog *bp, kn_tensor *const *in, 
         int want = atoi(line);
         double c0 = cpu_ms();
         for (int r = 0; r < want; r++) {
-            kn_arena *a = kn_arena_create();
-            kn_tensor **out = kn_arena_array(a, (size_t)nout + 1, sizeof *out);
-            double t0 = now_ms();
-            kn_status st = backend_call(cx, bp, a, in, out, seed);
-            double t = now_ms() - t0;
-            kn_arena_destroy(a);
+            double t;
+            kn_status st = call_once(cx, bp, in, nout, seed, &t);
             if (st) {
                 free(l);
                 return st;
@@ -254,7 +272,8 @@ file:;
 
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *backend = "llvm", *v, *inputs[256], *profile_file = NULL;
-    int ninputs = 0, err = 0, json = 0, runs = 10, warmup = 2, threads = 1, profile = 0;
+    int ninputs = 0, err = 0, json = 0, runs = 10, threads = 1, profile = 0;
+    warmup_spec warm = {.runs = 2, .ms = 200};
     bool cpu_clock = false, paced = false;
     double *paced_lat = NULL;
     uint64_t seed = 0;
@@ -273,8 +292,13 @@ int cmd_bench(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--runs", &v)) {
             if (!parse_count(v, 1, &runs)) return cli_usage_error("bench", "--runs takes N >= 1");
         } else if (cli_opt(argc, argv, &i, "--warmup", &v)) {
-            if (!parse_count(v, 0, &warmup))
+            if (!parse_count(v, 0, &warm.runs))
                 return cli_usage_error("bench", "--warmup takes N >= 0");
+        } else if (cli_opt(argc, argv, &i, "--warmup-ms", &v)) {
+            int ms;
+            if (!parse_count(v, 0, &ms))
+                return cli_usage_error("bench", "--warmup-ms takes MS >= 0");
+            warm.ms = ms;
         } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
             if (!parse_count(v, 1, &threads))
                 return cli_usage_error("bench", "--threads takes N >= 1");
@@ -359,12 +383,12 @@ int cmd_bench(int argc, char **argv) {
     if (!rc) backend_reuse_outputs(bp); /* outputs allocated by the first run only */
     if (!rc && profile) acc.nk = backend_kprog(bp)->nkernels;
     if (!rc && paced) { /* the warm-up, then the runs stdin asks for */
-        if (time_runs(&cx, bp, in, nout, warmup, 1, seed, &first_ms, lat, &cpu_run, NULL) ||
+        if (time_runs(&cx, bp, in, nout, &warm, 1, seed, &first_ms, lat, &cpu_run, NULL) ||
             paced_runs(&cx, bp, in, nout, seed, &paced_lat, &runs, &cpu_run))
             rc = cli_fail(&cx);
         else
             lat = paced_lat;
-    } else if (!rc && time_runs(&cx, bp, in, nout, warmup, runs, seed, &first_ms, lat, &cpu_run,
+    } else if (!rc && time_runs(&cx, bp, in, nout, &warm, runs, seed, &first_ms, lat, &cpu_run,
                                 profile ? &acc : NULL))
         rc = cli_fail(&cx);
     cli_progress_end();
@@ -378,11 +402,12 @@ int cmd_bench(int argc, char **argv) {
             printf("{\"model\": ");
             cli_json_str(stdout, model);
             printf(", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"warmup\": %d, "
+                   "\"warmup_ms\": %.3f, "
                    "\"load_ms\": %.3f, \"compile_ms\": %.3f, \"first_ms\": %.3f, "
                    "\"median_ms\": %.3f, \"min_ms\": %.3f, \"cpu_ms\": %.3f, \"flops\": %lld, "
                    "\"gflops\": %.3f, \"weights_bytes\": %lld}\n",
-                   backend, threads, runs, warmup, load_ms, compile_ms, first_ms, median, lat[0],
-                   cpu_run, (long long)flops, gflops, wbytes);
+                   backend, threads, runs, warm.done, warm.took, load_ms, compile_ms, first_ms,
+                   median, lat[0], cpu_run, (long long)flops, gflops, wbytes);
         } else {
             if (!strcmp(backend, "opencl"))
                 printf("%s: backend opencl (the device runs the work-items)\n", model);
@@ -393,7 +418,8 @@ int cmd_bench(int argc, char **argv) {
             printf("load     %10.3f ms\n", load_ms);
             printf("compile  %10.3f ms\n", compile_ms);
             printf("first    %10.3f ms\n", first_ms);
-            printf("median   %10.3f ms  (%d runs after %d warmup)\n", median, runs, warmup);
+            printf("median   %10.3f ms  (%d runs after %d warm-up runs in %.0f ms)\n", median, runs,
+                   warm.done, warm.took);
             printf("min      %10.3f ms\n", lat[0]);
             printf("cpu      %10.3f ms  per run, every thread of the process\n", cpu_run);
             printf("flops    %10lld per run (%.3f GFLOP), %.2f GFLOP/s at the median\n",

@@ -271,7 +271,14 @@ static const cli_option bench_options[] = {
       "object), opencl (the OpenCL kernels on the first OpenCL device; the time includes "
       "copying inputs and outputs) or interp."),
     O("--runs", "N", "Timed runs (default 10)."),
-    O("--warmup", "N", "Untimed runs first (default 2)."),
+    O("--warmup", "N",
+      "Untimed runs first: at least N (default 2) and, with --warmup-ms, for at least that "
+      "long."),
+    O("--warmup-ms", "MS",
+      "Keep making untimed runs until they have taken MS ms of wall-clock time (default 200; "
+      "0: N runs only). A process's first runs are slower (caches, pages, the VM's clocks): "
+      "on the Intel Xeon VM a 5.5 ms MatMul's runs 2-11 read 1-5% slower than its runs "
+      "60-159 (docs/benchmarks.md, branch gp)."),
     O("--paced", NULL,
       "Let another program pace the timed runs (bench/run.sh interleaves kiln and ONNX Runtime "
       "with it): after the warm-up, print `ready`, then for each line N read on stdin time N "
@@ -282,7 +289,8 @@ static const cli_option bench_options[] = {
       "spin during a run; KILN_POOL_TRACE=1 prints how the JIT's tasks were shared; c: the C "
       "compiled with --threads N, run by NAME_run_parallel); interp uses one (default 1)."),
     O("--json", NULL,
-      "Print one JSON object: model, backend, threads, runs, warmup, load_ms, compile_ms, "
+      "Print one JSON object: model, backend, threads, runs, warmup (the warm-up runs made), "
+      "warmup_ms (their wall-clock time), load_ms, compile_ms, "
       "first_ms, median_ms, min_ms, cpu_ms (CPU time of every thread of the process per timed "
       "run: with an OpenCL driver's worker threads, and less sensitive than latency to other "
       "load), flops, gflops, weights_bytes (the constant data of the compiled code; -1 for "
@@ -390,7 +398,8 @@ const cli_command cli_commands[] = {
      inspect_options, cmd_inspect},
     {"bench", "compile once, time repeated runs: latency, compile time, GFLOP/s",
      "kiln bench MODEL [options]",
-     "Compiles MODEL once, runs it --warmup times untimed and --runs times timed on the same "
+     "Compiles MODEL once, runs it untimed for at least --warmup runs and --warmup-ms ms, then "
+     "--runs times timed on the same "
      "inputs, and prints the load and compile times, the first run, the median and minimum "
      "latency, the FLOPs of one run and GFLOP/s at the median. FLOPs are counted as kiln "
      "inspect estimates them (2 per multiply-add of a convolution or matrix product, 1 per "

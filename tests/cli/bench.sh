@@ -34,6 +34,19 @@ if "$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batch=1
   fail=1
 fi
 
+# the warm-up: at least --warmup runs and at least --warmup-ms ms of them; "warmup" counts
+# the runs made, "warmup_ms" their time
+out=$("$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batch=1 --runs 1 \
+      --warmup 0 --warmup-ms 150 --json) || { echo "FAIL: --warmup-ms exited $?"; fail=1; }
+echo "$out"
+wms=$(echo "$out" | sed -n 's/.*"warmup_ms": \([0-9]*\)\..*/\1/p')
+wn=$(echo "$out" | sed -n 's/.*"warmup": \([0-9]*\),.*/\1/p')
+[ -n "$wms" ] && [ "$wms" -ge 150 ] || { echo "FAIL: --warmup-ms 150: warmup_ms '$wms'"; fail=1; }
+[ -n "$wn" ] && [ "$wn" -ge 1 ] || { echo "FAIL: --warmup-ms 150: warmup '$wn' runs"; fail=1; }
+out=$("$KILN" bench "$SRC/examples/digits/digits.onnx" --backend "$B" --dim batch=1 --runs 1 \
+      --warmup 3 --warmup-ms 0 --json) || { echo "FAIL: --warmup-ms 0 exited $?"; fail=1; }
+echo "$out" | grep -q '"warmup": 3,' || { echo "FAIL: --warmup 3 --warmup-ms 0: $out"; fail=1; }
+
 # FLOPs derived by hand (tests/cli/make_flops_models.py): a Gemm 784x512 with a bias
 # computed from constants (folded, so not counted), a padded Conv with bias and a Relu
 for case in "gemm 803328" "conv 14336"; do
