@@ -961,6 +961,9 @@ typedef struct dwc_geom {
     kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
     int psum;      /* the block's running sum of its outputs (pool) */
     kn_kbuf *part; /* band form with a pool: [n][bands][c] each band's sums, or NULL */
+    /* bands of one row with a pool (dwc_tile_parts): [n][oh][tiles a row][c] each tile's
+     * sum, added in the 1-thread order after every band (dwc_pool_tiles), or NULL */
+    kn_kbuf *tpart;
     /* integer (8-bit) convolutions: f32 on exact integers as the NCHW tiles compute
      * them (passes/tile_int.c): each input converted less its zero point, pk holds the
      * bias and w - wz, the sum converted to i32 (exact) and requantized as a vector */
@@ -1097,7 +1100,18 @@ static void dwc_tile(kn_lower *L, const dwc_geom *G, kn_kx *b, kn_kx *c0, int wi
     if (G->pool) { /* the tile's outputs summed pairwise, then into the block's sum */
         for (int step = 1; step < n; step *= 2)
             for (int r = 0; r + step < n; r += 2 * step) out[r] = kx_add(L, out[r], out[r + step]);
-        kl_set(L, G->psum, kx_add(L, var(L, G->psum), out[0]));
+        if (G->tpart) { /* tpart[b][oy][ox / R][c0 ..]: the sum made after the bands */
+            int64_t ntl = (G->ow + G->R - 1) / G->R;
+            kn_kx *tix = kx_bin(L, KX_DIV, ox, kx_int(L, G->R));
+            kl_store(
+                L, G->tpart,
+                kx_add(L,
+                       kt_mad(L, kt_mad(L, kt_mad(L, b, G->oh, oy), ntl, tix), G->c, kx_int(L, 0)),
+                       c0),
+                out[0]);
+        } else {
+            kl_set(L, G->psum, kx_add(L, var(L, G->psum), out[0]));
+        }
     }
 }
 
@@ -1268,6 +1282,34 @@ static void dwc_band_unit(kn_lower *L, dwc_geom *G, kn_kx *b, kn_kx *band, int64
     dwc_band_row(L, G, b, c0, width, oy);
 }
 
+/* The squeeze of bands of one row (dwc_geom.tpart), after every band: pool[b*c + ch] =
+ * (0 + each tile's sum, the rows in order and each row's tiles in order) / (oh*ow), the
+ * additions of dwc_block's running sum in its order, so the same bits as the channel
+ * blocks of the 1-thread program. Vectors of `lanes` channels, then one at a time. */
+static void dwc_pool_tiles(kn_lower *L, const dwc_geom *G, int lanes) {
+    int64_t nt = G->oh * ((G->ow + G->R - 1) / G->R), full = lanes > 1 ? G->c / lanes : 0;
+    int vb = kl_for(L, G->d->n);
+    for (int one = 0; one < 2; one++) {
+        int64_t cnt = one ? G->c - full * lanes : full;
+        int width = one ? 1 : lanes;
+        if (!cnt) continue;
+        int vc = kl_for(L, cnt);
+        kn_kx *c0 =
+            one ? kt_plus(L, var(L, vc), full * lanes) : kx_mul(L, var(L, vc), kx_int(L, lanes));
+        int s = width > 1 ? kl_decl_vec(L, KN_F32, width, kx_const(L, KN_F32, 0.0))
+                          : kl_decl(L, KN_F32, kx_const(L, KN_F32, 0.0));
+        int vt = kl_for(L, nt);
+        kn_kx *at =
+            kx_add(L, kt_mad(L, kt_mad(L, var(L, vb), nt, var(L, vt)), G->c, kx_int(L, 0)), c0);
+        kl_set(L, s, kx_add(L, var(L, s), dwc_ld(L, G->tpart, at, width)));
+        kl_end(L);
+        kl_store(L, G->pool, kt_mad(L, var(L, vb), G->c, c0),
+                 kx_bin(L, KX_DIV, var(L, s), kx_const(L, KN_F32, (double)(G->oh * G->ow))));
+        kl_end(L);
+    }
+    kl_end(L);
+}
+
 /* The band form: one parallel loop over (batch, band of rb output rows), each iteration
  * every channel block of its band (rows_outer: each row of its band, every channel block
  * of the row). */
@@ -1275,7 +1317,10 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
                          const int *wid, int nw, int64_t ones) {
     const kn_contract *d = G->d;
     int64_t nb = G->oh / rb;
-    if (G->pool) G->part = kl_scratch(L, KN_F32, d->n * nb * G->c);
+    if (G->pool && rb == 1) /* each tile's sum: dwc_pool_tiles */
+        G->tpart = kl_scratch(L, KN_F32, d->n * G->oh * ((G->ow + G->R - 1) / G->R) * G->c);
+    else if (G->pool)
+        G->part = kl_scratch(L, KN_F32, d->n * nb * G->c);
     int v = kl_for(L, d->n * nb);
     /* each iteration writes its rows; split as it stands (a task gets whole bands) */
     L->owner[L->depth - 1]->annot |= KN_LOOP_PARALLEL | KN_LOOP_WHOLE;
@@ -1304,11 +1349,19 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
     if (G->rows_outer) kl_end(L);
     kl_end(L);
     if (G->part) dw_pool_bands(L, G->pool, G->part, d->n, G->c, nb, G->oh * G->ow);
+    if (G->tpart) dwc_pool_tiles(L, G, lanes);
 }
 
 /* Whether a kernel whose output rows make no even bands (14x14 -> 7x7 at stride 2, and
  * 7x7 inputs, DW_ROW_BAND_PIXELS) runs in bands of one row: in a program for several
- * threads, with no squeeze summed here (its sums would be added in another order). Its
+ * threads; with a squeeze summed here only over inputs of DW_BAND_PIXELS or more, each
+ * tile's sum kept and the sums added after the bands in the channel blocks' order
+ * (dwc_pool_tiles: the same bits as the 1-thread program). EfficientNet-B0's features.6.0
+ * (14x14 -> 7x7, 5x5, 672 channels) took 28-30 us at 2 threads against 49-56 by channel
+ * blocks, reading 129 KB a run across instead of 263 KB; its 7x7 kernels (features.6.1-7.0),
+ * whose expansions are split by channel blocks, read 0 across by channel blocks and 159-205
+ * KB in rows (33-37 us against 32-35; --profile-file, 2 rounds of 300 runs; docs/benchmarks.md
+ * "EfficientNet-B0's stride-2 depthwise kernel with its squeeze in rows"). Its
  * input comes from an expansion split by pixel rows (two rows of 98 pixels at 14x14);
  * split by channel blocks, each thread read every input row of its channels, half of them
  * written by the other core (MobileNetV2's features.14: 226 KB a run read across,
@@ -1319,7 +1372,7 @@ static void dwc_by_bands(kn_lower *L, dwc_geom *G, int64_t rb, int64_t full, int
 enum { DW_ROW_BAND_PIXELS = 49 }; /* bands of one row at several threads: 7x7 and up */
 
 static bool dwc_odd_rows_banded(const kn_lower *L, const dwc_geom *G) {
-    return L->p->threads > 1 && !G->pool && G->oh >= 2;
+    return L->p->threads > 1 && G->oh >= 2 && (!G->pool || G->h * G->w >= DW_BAND_PIXELS);
 }
 
 /* Rows a band of the band form (dwc_by_bands), or 0 to keep the parallel loop over
