@@ -21,12 +21,6 @@ grep -A1 "^kernel 2: node 'squeeze'" "$T/ir.txt" | grep -q "for" &&
 read=$(sed -n "s/^#   kernel 1 'dw' Conv in [0-9]*: read \([0-9]*\) write.*/\1/p" "$T/s.txt")
 [ -n "$read" ] && [ "$read" -lt 196608 ] && ok || bad "dw reads $read bytes across: $(cat "$T/s.txt")"
 # one thread (channel blocks, a running sum) and two (rows, the tiles' sums): the same bits
-for n in 1 2; do
-  KILN_TEST_THREADS=$n "$KILN" run "$D/model.onnx" --backend llvm --random 7 --output-dir "$T/o$n" \
-    >/dev/null 2>&1 || bad "run at $n threads"
-done
-for f in y g; do
-  cmp -s "$T/o1/$f.npy" "$T/o2/$f.npy" && ok || bad "$f at 1 and 2 threads differ"
-done
+same_bits_1_2 "$D/model.onnx" "dw_odd_rows_se (y and g)"
 check_jit_c "$D" dw_odd_rows_se
 finish
