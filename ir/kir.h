@@ -363,7 +363,8 @@ typedef struct kn_sched {
     int tile_rows, tile_vecs, lanes; /* register tile: rows x vectors of lanes */
     int tasks;  /* tasks the outermost parallel loop is split into (1: run it sequentially) */
     int wg;     /* OpenCL work-group size along the innermost dimension */
-    int pad;    /* convolution padding: 1 inside the kernel, 2 through a padded copy; Winograd
+    int pad;    /* convolution padding: 1 inside the kernel, 2 through a padded copy, 3 float
+                   tiles over x in place with zeroed taps (passes/tile.c ztap); Winograd
                    chunks: 1 each chunk pads the rows it reads (passes/winograd.c) */
     int dot;    /* integer tiles: the KX_DOT kind they use (kn_dot, targets/target.h) */
     int split;  /* s16x2 dot tiles on microcontrollers: 1 input words split by KX_UNPACK16

@@ -124,6 +124,8 @@ typedef struct kt_tile {
     bool pf;   /* the next block's weights prefetched (conv_geom.pf, conv_pf) */
     int xpf;   /* pixels ahead each step prefetches x (conv_geom.xpf, pw_xpf; 0: not) */
     bool span; /* tiles of consecutive pixels of the output plane (conv_geom.span) */
+    int pad;   /* convolutions: the padding tile_conv chose where it overrides kn_sched.pad's
+                  default (3: zeroed taps, conv_ztap_suits), else 0 */
     int mc;    /* float matrix tiles: rows a block of a group of blocks (mm_groups), 0: none */
     bool serp; /* float matrix tiles: the serpentine order of the blocks' tiles (mm_serp) */
     /* float tiles: their init (the bias) is added after the reduction (kt_add_init), read
@@ -671,6 +673,13 @@ typedef struct conv_geom {
     int64_t p0;
     bool xcl; /* four-part dot tiles reading the padded channels-last copy of x
                  (conv_pad_cl): a word is 4 consecutive bytes of it */
+    /* zeroed taps (kn_sched.pad 3): float windowed tiles read the unpadded x in place and
+     * an edge tile (one whose window leaves the plane at the left or right) keeps the
+     * interior tiles' loop over kernel columns, each of its rows that may leave the plane
+     * loading at a clamped column and taking 0 there (a select), the value the padded
+     * copy would hold; zow0 is such a tile's first output column (a constant), else -1 */
+    bool ztap;
+    int64_t zow0;
 } conv_geom;
 
 /* The 1x1 reduction tiles of the long reductions that narrow their output channels
@@ -1205,12 +1214,19 @@ static bool tile_step_cheap(kn_epi_op op) {
     }
 }
 
+static void conv_wxpf_step(kn_lower *L, const conv_geom *G, int vb, int vg, kn_kx *c, kn_kx *i,
+                           kn_kx *oy);
+
 /* The reduction of an edge tile (float, first output column eow0 known here): the
  * kernel columns unrolled, each tap's column tested now, so a row whose tap reads the
  * left or right padding just skips that step (no test in the code). */
 static void conv_reduce_edge(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int vg, kn_kx *gb,
                              kn_kx *oy, int64_t eow0, bool crow) {
     int vc = kl_for(L, G->cg), vi = kl_for(L, G->kh);
+    /* the prefetches of an interior tile's steps (conv_tile): a row of 14 output pixels
+     * whose window reads the left padding (pad=1: no padded copy) is one edge tile */
+    if (G->pf) conv_pf(L, G, T, gb, kx_var(L, vc), kx_var(L, vi), oy, kx_int(L, eow0));
+    if (G->wxpf) conv_wxpf_step(L, G, vb, vg, kx_var(L, vc), kx_var(L, vi), oy);
     kn_kx *iy = kt_plus(L, mad(L, oy, G->sh, kx_mul(L, kx_var(L, vi), kx_int(L, G->dh))), -G->oph);
     if (crow) kl_if(L, kt_inside(L, iy, G->h));
     if (G->band && !G->bandx) iy = kx_sub(L, iy, kx_var(L, G->vband)); /* the band's row */
@@ -1411,6 +1427,18 @@ static void conv_fstep_window(kn_lower *L, const conv_geom *G, kt_tile *T, int r
     int vx = kl_decl(L, KN_I64, xi);
     for (int r = 0; r < rows; r++) {
         int64_t py = G->span ? (G->p0 + r) / G->ow : 0, px = G->span ? (G->p0 + r) % G->ow : r;
+        if (G->zow0 >= 0) { /* zeroed taps: does row r's window leave the plane? */
+            int64_t x0 = (G->zow0 + r) * G->sw - G->opw, x1 = x0 + (G->kw - 1) * G->dw;
+            if (x0 < 0 || x1 >= G->w) {
+                kn_kx *xr = kt_plus(L, kx_mul(L, kx_var(L, vj), kx_int(L, G->dw)), x0);
+                kn_kx *xc =
+                    kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, xr, kx_int(L, G->w - 1)), kx_int(L, 0));
+                kn_kx *v = kx_load(L, G->x, conv_xat(L, G, kx_var(L, vb), ch, iy, xc));
+                a[r] = conv_operand(
+                    L, G, kx_select(L, kt_inside(L, xr, G->w), v, kx_const(L, G->x->dtype, 0)));
+                continue;
+            }
+        }
         a[r] =
             conv_operand(L, G,
                          kx_load(L, G->x,
@@ -1460,8 +1488,12 @@ static void conv_wxpf_step(kn_lower *L, const conv_geom *G, int vb, int vg, kn_k
                            kn_kx *oy) {
     kn_kx *ny = kx_bin(L, KX_MIN, kt_plus(L, oy, 1), kx_int(L, G->oh - 1));
     kn_kx *iy = mad(L, ny, G->sh, kx_mul(L, i, kx_int(L, G->dh)));
+    if (G->oph) /* the unpadded input (pad=1): the row clamped inside it */
+        iy = kx_bin(L, KX_MAX, kx_bin(L, KX_MIN, kt_plus(L, iy, -G->oph), kx_int(L, G->h - 1)),
+                    kx_int(L, 0));
     kn_kx *ch = mad(L, kx_var(L, vg), G->cg, c);
-    int64_t last = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw;
+    int64_t last = (G->ow - 1) * G->sw + (G->kw - 1) * G->dw - G->opw;
+    last = last > G->wp - 1 ? G->wp - 1 : last; /* the extent read: wp = w with no copy */
     kl_prefetch(L, G->x, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, 0)));
     kl_prefetch(L, G->x, conv_xat(L, G, kx_var(L, vb), ch, iy, kx_int(L, last)));
 }
@@ -1662,9 +1694,12 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
     int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi >= ow ? ntl : G->xhi / R;
     tb = tb < ta ? ta : tb;
     if (!T->dot && ta + (ntl - tb) <= KT_MAX_EDGE) {
-        for (int64_t t = 0; t < ta; t++)
-            conv_tile(L, G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk, valid, oy,
-                      kx_int(L, t * R), crow, false, t * R);
+        conv_geom gz = *G; /* zeroed taps: the edge tiles in the interior tiles' form */
+        for (int64_t t = 0; t < ta; t++) {
+            gz.zow0 = t * R;
+            conv_tile(L, G->ztap ? &gz : G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk,
+                      valid, oy, kx_int(L, t * R), crow, false, G->ztap ? -1 : t * R);
+        }
         int64_t tfull = tb * R <= ow ? tb : tb - 1; /* the inside tiles that are whole */
         if (tfull > ta) {
             int vt = kl_for(L, tfull - ta);
@@ -1677,9 +1712,11 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
         if (tb > ta && tfull < tb) /* a partial tile inside */
             conv_tile(L, G, T, (int)(ow - tfull * R), vb, vg, blk, valid, oy, kx_int(L, tfull * R),
                       crow, false, -1);
-        for (int64_t t = tb; t < ntl; t++)
-            conv_tile(L, G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk, valid, oy,
-                      kx_int(L, t * R), crow, false, t * R);
+        for (int64_t t = tb; t < ntl; t++) {
+            gz.zow0 = t * R;
+            conv_tile(L, G->ztap ? &gz : G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk,
+                      valid, oy, kx_int(L, t * R), crow, false, G->ztap ? -1 : t * R);
+        }
         kl_end(L);
         return;
     }
@@ -2713,9 +2750,28 @@ static int64_t pw_xpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
 static bool conv_wxpf(const kn_target *tg, const conv_geom *G, const kt_tile *T,
                       const kn_sched *ov) {
     return xpf_may(tg, T, ov) && G->kh * G->kw > 1 && !G->band && !G->span && T->maxrows == G->ow &&
-           G->oph == 0 && G->opw == 0 && G->xs[3] == 1 && G->xs[2] == G->wp &&
-           G->xs[1] == G->hp * G->wp &&
+           G->xs[3] == 1 && G->xs[2] == G->wp && G->xs[1] == G->hp * G->wp &&
            (G->n * G->c * G->hp * G->wp + G->wpk->numel) * 4 > kn_target_l2(tg, 512 * 1024);
+}
+
+/* Whether a float windowed convolution that would read a padded copy (pad 2) reads x in
+ * place with zeroed taps instead (pad 3, conv_geom.ztap): on CPUs, strided, in vector tiles
+ * of whole output rows (one tile a row, whose edge tile then is every tile: the
+ * copy's per-tap form kept, one select a step on its first row) and at least 8 blocks of
+ * output channels. With no copy there is no copy pass, and at 2 threads the convolution,
+ * split by its blocks, reads the producer's output once across cores instead of the copy
+ * made of it (docs/benchmarks.md "Strided 3x3 convolutions with no padded copy"). Intel
+ * Xeon VM, under the CPU lock, per-kernel time against main's padded copy, alternated:
+ * ResNet-50's layer3.0 conv2 (256 channels, 28x28 -> 14x14) 0.95 at one thread, 0.92 at
+ * two; ResNet-18's layer3.0 conv1 (128 -> 256) 0.98 and 0.88. Not the 28x28 outputs in 2
+ * tiles a row and 4 blocks (their layer2.0 conv2 / conv1: 0.92-0.93 at one thread but
+ * 1.14-1.15 at two: by blocks only, where the copy's rows split like the producer's). A
+ * schedule file's pad=2 keeps the copy; pad=3 asks for this where the tiles allow it. */
+static bool conv_ztap_suits(const kn_target *tg, const conv_geom *G, const kt_tile *T,
+                            int span_rows) {
+    return tg && tg->kind == KN_TARGET_CPU && !T->dot && T->t == KN_F32 && T->lanes >= 2 &&
+           !span_rows && G->kh * G->kw > 1 && (G->sh > 1 || G->sw > 1) && T->maxrows == G->ow &&
+           G->n * G->group * ((G->kg + T->kb - 1) / T->kb) >= 8;
 }
 
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
@@ -2819,6 +2875,8 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
      * 21.4 M instructions, 3 x 4 23.9 M, 3 x 3 22.6 M, 4 x 2 22.5 M; docs/firmware.md) */
     if (integer && conv_unroll_cols(L, &G, &T, G.kw) && !(ov && ov->tile_rows) && T.maxrows > 2)
         T.maxrows = 2;
+    if (pad == 2 && !(ov && ov->pad) && !integer && conv_ztap_suits(tg, &G, &T, span_rows))
+        pad = T.pad = 3;
     *Tp = T;
     G.T = &T;
     /* packed per group: blocks of the group's output channels; dot tiles pack words
@@ -2934,7 +2992,9 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         G.hp = G.h, G.wp = G.w, G.oph = G.ph, G.opw = G.pw;
         kt_interior(G.h, G.oh, G.kh, G.sh, G.dh, G.ph, &G.ylo, &G.yhi);
         kt_interior(G.w, G.ow, G.kw, G.sw, G.dw, G.pw, &G.xlo, &G.xhi);
+        G.ztap = pad == 3 && !T.dot && !integer;
     }
+    G.zow0 = -1;
     G.y = y;
     /* span tiles: over a padded copy or an input that needs none (no border tests) */
     if (span_rows && G.ylo == 0 && G.yhi == G.oh && G.xlo == 0 && G.xhi == G.ow) {
@@ -5637,7 +5697,7 @@ static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, c
  * (docs/benchmarks.md, compile time). A convolution without padding needs neither (0). */
 static int conv_pad_choice(const kn_contract *d, const kn_target *t, const kn_sched *ov) {
     if (!d->ph && !d->pw && !d->peh && !d->pew) return 0;
-    if (ov && (ov->pad == 1 || ov->pad == 2)) return ov->pad;
+    if (ov && ov->pad >= 1 && ov->pad <= 3) return ov->pad;
     return t->kind == KN_TARGET_MCU ? 1 : 2;
 }
 
@@ -5677,7 +5737,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
                         ? pw || tile_conv(L, d, ov, pad, t, false, &T)
                         : tile_matmul(L, d, ov, t->kind == KN_TARGET_CPU, t, &T);
         if (done) {
-            kern->sched.pad = pad;
+            kern->sched.pad = T.pad ? T.pad : pad;
             kern->sched.dot = T.dot;
             kern->sched.split = T.split && T.xpre && d->kind == KN_CONTRACT_CONV    ? 4
                                 : T.split                                           ? 1

@@ -239,8 +239,8 @@ static void candidates(ktune *t, int threads) {
         c.tasks = threads > 1 ? 0 : b.tasks;
         add_cand(t, c, true);
     }
-    if (b.pad == 1 || b.pad == 2) {
-        c = b, c.pad = 3 - b.pad;
+    if (b.pad >= 1 && b.pad <= 3) { /* zeroed taps (3) against the padded copy (2) */
+        c = b, c.pad = b.pad == 2 ? 1 : 2;
         add_cand(t, c, false);
     }
     if (b.pf == 1 || b.pf == 2) {

@@ -13,7 +13,8 @@
  * pixels ahead) and a prefetch of the copy in the kernel exactly where the copy and the weights
  * pass the L2 of the host's target (at most 2.4 MB, or the larger case is skipped), none with a
  * schedule file's xpf=1; the JIT's y at 1 and 2 threads on kiln's pool (300 runs each), y cleared
- * before each run. usage: test_row_ahead */
+ * before each run; the copy pinned by a schedule file's pad=2 (256 channels in tiles of whole
+ * rows would otherwise read x in place: test_zero_taps). usage: test_row_ahead */
 #include "jit_harness.h"
 #include "onnx_builder.h"
 #include "passes/pass.h"
@@ -101,8 +102,17 @@ int main(void) {
     FILE *f = fopen(sched, "w");
     CHECK(f != NULL);
     if (f) {
-        fputs("kernel 0 'conv' Conv xpf=1\n", f);
+        fputs("kernel 0 'conv' Conv pad=2 xpf=1\n", f);
         fclose(f);
+    }
+    /* the padded copy pinned (pad=2): where it would not be, 256 channels read x in place
+     * (pad 3, test_zero_taps) */
+    static const char *copy = "test_row_ahead_copy.sched";
+    FILE *fc = fopen(copy, "w");
+    CHECK(fc != NULL);
+    if (fc) {
+        fputs("kernel 0 'conv' Conv pad=2\n", fc);
+        fclose(fc);
     }
     static const int cases[][2] = {{256, 256}, {64, 64}};
     for (int i = 0; i < 2; i++) {
@@ -114,13 +124,14 @@ int main(void) {
         data();
         for (int threads = 1; threads <= 2; threads++) {
             off = false;
-            jh_case1(build, threads, NULL, check_plan, x, got, sizeof(float) * M * OH * OW, RUNS,
-                     differs);
+            jh_case1(build, threads, fc ? copy : NULL, check_plan, x, got,
+                     sizeof(float) * M * OH * OW, RUNS, differs);
             off = true;
             jh_case1(build, threads, f ? sched : NULL, check_plan, x, got,
                      sizeof(float) * M * OH * OW, RUNS / 10, differs);
         }
     }
     remove(sched);
+    remove(copy);
     return TEST_DONE();
 }
