@@ -150,6 +150,32 @@ static inline void jh_conv3x3_node(model *md, const char *name, char **in, char 
     add_ints(md, n, "pads", 4, pads);
 }
 
+/* Small integers in x [c][h][wd], w [m][c][3][3] and b [m] (exact sums), and y =
+ * jh_conv3x3 with stride 2, no Relu. */
+static inline void jh_conv3x3_s2_data(float *x, float *w, float *b, float *y, int c, int h, int wd,
+                                      int m) {
+    for (int i = 0; i < c * h * wd; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
+    for (int i = 0; i < m * c * 9; i++) w[i] = (float)((i * 3 + i / 11) % 3 - 1);
+    for (int i = 0; i < m; i++) b[i] = (float)(i % 7 - 3);
+    jh_conv3x3(x, w, b, y, c, h, wd, m, 2, false);
+}
+
+/* md: y = Conv3x3(x, w) + b, stride 2, padding 1 (jh_conv3x3_node "conv"), x [1][c][h][wd]
+ * an input, w [m][c][3][3] and b [m] initializers (kept by pointer until md is built). */
+static inline void jh_conv3x3_s2_model(model *md, int c, int h, int wd, int m, float *w, float *b) {
+    static int64_t dx[4], dw[4], db[1];
+    static char *in[] = {"x", "w", "b"}, *out[] = {"y"};
+    dx[0] = 1, dx[1] = c, dx[2] = h, dx[3] = wd;
+    dw[0] = m, dw[1] = c, dw[2] = dw[3] = 3;
+    db[0] = m;
+    model_init(md, 13);
+    add_input(md, "x", 4, dx);
+    add_init(md, "w", 4, dw, w, (size_t)m * c * 9);
+    add_init(md, "b", 1, db, b, (size_t)m);
+    jh_conv3x3_node(md, "conv", in, out, 2);
+    add_output(md, "y");
+}
+
 /* Small integers in x [c][p], w [m][c] and b [m] (exact sums), and y = jh_conv1x1_relu. */
 static inline void jh_conv1x1_relu_data(float *x, float *w, float *b, float *y, int c, int p,
                                         int m) {

@@ -33,24 +33,11 @@ static float x[CMAX * H * W], w[CMAX * CMAX * 9], b[CMAX];
 static float want[CMAX * OH * OW], got[CMAX * OH * OW];
 
 static void data(void) {
-    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 5 + i / 7) % 5 - 2);
-    for (int i = 0; i < M * C * 9; i++) w[i] = (float)((i * 3 + i / 11) % 3 - 1);
-    for (int i = 0; i < M; i++) b[i] = (float)(i % 7 - 3);
-    jh_conv3x3(x, w, b, want, C, H, W, M, 2, false);
+    jh_conv3x3_s2_data(x, w, b, want, C, H, W, M);
 }
 
 static void build(model *md) {
-    static int64_t dx[4], dw[4], db[1];
-    static char *in[] = {"x", "w", "b"}, *out[] = {"y"};
-    dx[0] = 1, dx[1] = C, dx[2] = H, dx[3] = W;
-    dw[0] = M, dw[1] = C, dw[2] = dw[3] = 3;
-    db[0] = M;
-    model_init(md, 13);
-    add_input(md, "x", 4, dx);
-    add_init(md, "w", 4, dw, w, (size_t)M * C * 9);
-    add_init(md, "b", 1, db, b, (size_t)M);
-    jh_conv3x3_node(md, "conv", in, out, 2);
-    add_output(md, "y");
+    jh_conv3x3_s2_model(md, C, H, W, M, w, b);
 }
 
 typedef struct seen {
