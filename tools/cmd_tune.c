@@ -239,7 +239,8 @@ static void candidates(ktune *t, int threads) {
         c.tasks = threads > 1 ? 0 : b.tasks;
         add_cand(t, c, true);
     }
-    if (b.pad >= 1 && b.pad <= 3) { /* zeroed taps (3) against the padded copy (2) */
+    if (b.pad >= 1 && b.pad <= 3) { /* the copy (2) against tests in the kernel (1); zeroed
+                                      taps (3) against the copy */
         c = b, c.pad = b.pad == 2 ? 1 : 2;
         add_cand(t, c, false);
     }
