@@ -1677,6 +1677,22 @@ store:
     kl_end_n(L, 2);
 }
 
+/* Edge tile t of output row oy (tiles of T->maxrows columns; its window leaves the plane
+ * at the left or right): with zeroed taps (conv_geom.ztap) in the interior tiles' form,
+ * its first column zow0 known, else in the edge form (conv_reduce_edge). */
+static void conv_edge_tile(kn_lower *L, const conv_geom *G, kt_tile *T, int64_t t, int vb, int vg,
+                           kn_kx *blk, int valid, kn_kx *oy, bool crow) {
+    int64_t R = T->maxrows, x0 = t * R;
+    int rows = (int)(G->ow - x0 < R ? G->ow - x0 : R);
+    conv_geom gz;
+    if (G->ztap) {
+        gz = *G;
+        gz.zow0 = x0;
+    }
+    conv_tile(L, G->ztap ? &gz : G, T, rows, vb, vg, blk, valid, oy, kx_int(L, x0), crow, false,
+              G->ztap ? -1 : x0);
+}
+
 /* Output rows [oy0, oy1) of one block of columns; crow: the rows read padding above or
  * below. Float tiles split each row into tiles of maxrows pixels from column 0: those
  * whose windows leave the input at the left or right are edge tiles (conv_reduce_edge),
@@ -1694,12 +1710,7 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
     int64_t ta = (G->xlo + R - 1) / R, tb = G->xhi >= ow ? ntl : G->xhi / R;
     tb = tb < ta ? ta : tb;
     if (!T->dot && ta + (ntl - tb) <= KT_MAX_EDGE) {
-        conv_geom gz = *G; /* zeroed taps: the edge tiles in the interior tiles' form */
-        for (int64_t t = 0; t < ta; t++) {
-            gz.zow0 = t * R;
-            conv_tile(L, G->ztap ? &gz : G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk,
-                      valid, oy, kx_int(L, t * R), crow, false, G->ztap ? -1 : t * R);
-        }
+        for (int64_t t = 0; t < ta; t++) conv_edge_tile(L, G, T, t, vb, vg, blk, valid, oy, crow);
         int64_t tfull = tb * R <= ow ? tb : tb - 1; /* the inside tiles that are whole */
         if (tfull > ta) {
             int vt = kl_for(L, tfull - ta);
@@ -1712,11 +1723,7 @@ static void conv_rows(kn_lower *L, const conv_geom *G, kt_tile *T, int vb, int v
         if (tb > ta && tfull < tb) /* a partial tile inside */
             conv_tile(L, G, T, (int)(ow - tfull * R), vb, vg, blk, valid, oy, kx_int(L, tfull * R),
                       crow, false, -1);
-        for (int64_t t = tb; t < ntl; t++) {
-            gz.zow0 = t * R;
-            conv_tile(L, G->ztap ? &gz : G, T, (int)(ow - t * R < R ? ow - t * R : R), vb, vg, blk,
-                      valid, oy, kx_int(L, t * R), crow, false, G->ztap ? -1 : t * R);
-        }
+        for (int64_t t = tb; t < ntl; t++) conv_edge_tile(L, G, T, t, vb, vg, blk, valid, oy, crow);
         kl_end(L);
         return;
     }
