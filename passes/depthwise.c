@@ -961,7 +961,7 @@ typedef struct dwc_geom {
     kn_kbuf *pool; /* [n*c] means of y (a GlobalAveragePool computed here), or NULL */
     int psum;      /* the block's running sum of its outputs (pool) */
     kn_kbuf *part; /* band form with a pool: [n][bands][c] each band's sums, or NULL */
-    /* bands of one row with a pool (dwc_tile_parts): [n][oh][tiles a row][c] each tile's
+    /* bands of one row with a pool (dwc_tile stores them): [n][oh][tiles a row][c] each tile's
      * sum, added in the 1-thread order after every band (dwc_pool_tiles), or NULL */
     kn_kbuf *tpart;
     /* integer (8-bit) convolutions: f32 on exact integers as the NCHW tiles compute
