@@ -104,10 +104,14 @@ echo
 echo "median over $ROUNDS rounds (% of each round's own probe; r50: per-kernel thread CPU time,"
 echo "a Winograd kernel counted at its direct convolution's FLOPs):"
 printf '  %-52s %9s %7s %9s %7s\n' product "wall GF/s" "%peak" "cpu GF/s" "%peak"
-awk '{print $2}' "$T/rows" | awk '!s[$0]++' | while read -r name; do
-  awk -v n="$name" '$2 == n' "$T/rows" | sort -k1,1n >"$T/one"
-  for col in 3 4 5 6; do
-    awk -v c=$col '{print $c}' "$T/one" | sort -g |
-      awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-  done | paste -sd' ' | awk -v n="$name" '{printf "  %-52s %9.1f %6.1f%% %9.1f %6.1f%%\n", n, $1, $3, $2, $4}'
-done
+/usr/bin/python3 - "$T/rows" <<'EOF'
+import statistics
+import sys
+rows = {}  # name: its rounds' [wall GF/s, cpu GF/s, wall %, cpu %], in first-seen order
+for line in open(sys.argv[1]):
+    f = line.split()
+    rows.setdefault(f[1], []).append([float(v) for v in f[2:6]])
+for name, rs in rows.items():
+    w, c, wp, cp = (statistics.median(col) for col in zip(*rs))
+    print(f"  {name:<52} {w:9.1f} {wp:6.1f}% {c:9.1f} {cp:6.1f}%")
+EOF
