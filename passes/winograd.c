@@ -757,9 +757,17 @@ static int64_t wg_tiles(const kn_contract *d, int m) {
  * ms (medians 2.41, 2.42) against F(2x2)'s 2.71-2.93 (2.79, 2.80); alone in a loop, its
  * weights warm in the third level, F(2x2) stays faster (1.26-1.31 ms against 1.59-1.62),
  * and a later set at lower load had F(2x2) 3-10% faster in the model too; ResNet-18's
- * three such layers, direct 2.12-2.51 ms against F(2x2)'s 2.51-2.83 in the same minutes. */
+ * three such layers, direct 2.12-2.51 ms against F(2x2)'s 2.51-2.83 in the same minutes.
+ * Not where the target's vectors run in parts on narrower units (kn_target_fp_split): its
+ * multiply-adds cost twice as much against the same bytes, and F(2x2)'s 2.25 times fewer
+ * of them outweigh its 16/9 of the weights read. On the AMD EPYC VM (Zen 4, one 512-bit
+ * FMA a cycle, 1 MB L2), CPU time a kernel in the whole model (one thread,
+ * docs/benchmarks.md "ResNet-50 and SqueezeNet on Zen 4"): ResNet-50's layer4 3x3s
+ * direct 2.10-2.14 ms against F(2x2)'s 1.62-1.72, ResNet-18's three 2.21-2.51 against
+ * 1.59-1.65. */
 static bool wg_direct_streams(kn_lower *L, const kn_contract *d) {
     const kn_target *tg = L->target;
+    if (kn_target_fp_split(tg)) return false;
     int64_t l2 = kn_target_l2(tg, 1024 * 1024);
     double ub = 16.0 * (double)d->c * (double)d->m * 4;
     return wg_tiles(d, 2) <= WG_DIRECT_TILES && ub > (double)l2 && kt_conv_span_rows(L, d) > 0;

@@ -67,6 +67,14 @@ typedef struct kn_target {
                                 under the default FPSCR, MVE's VCVTN): kernel IR's KX_CVTRN
                                 costs one instruction (QuantizeLinear, ir/lower/quant.c) */
     int l1d_bytes, l2_bytes; /* data caches (per core), 0 if unknown */
+    /* The width of the core's floating-point/SIMD execution units in bits where it is
+     * narrower than vector_bits: each vector operation then runs as vector_bits /
+     * fp_datapath_bits parts, and a core makes that many times fewer vector multiply-adds
+     * a cycle (AMD Zen 4: 512-bit registers on 256-bit units, one 512-bit FMA a cycle
+     * where an Intel Xeon with two 512-bit ports makes two). 0: as wide as vector_bits.
+     * "native" reads it from CPUID 0x8000001A (kn_target_fp_datapath); passes that weigh
+     * multiply-adds against bytes read ask kn_target_fp_split. */
+    int fp_datapath_bits;
     kn_float_abi float_abi;
     bool embedded; /* bare metal: no libm symbols beyond the C99 set, no threads */
     /* The GCC/Clang options that select this machine for the C compiler building the
@@ -112,6 +120,16 @@ void kn_target_read_caches(const char *dir, int *l1d, int *l2);
  * (the passes' assumption for a target of unknown caches differs by pass). */
 static inline int64_t kn_target_l2(const kn_target *t, int64_t otherwise) {
     return t && t->l2_bytes > 0 ? t->l2_bytes : otherwise;
+}
+/* The FP/SIMD datapath width that CPUID leaf 0x8000001A's EAX reports (AMD: bit 0 FP128,
+ * bit 2 FP256, "the internal FP/SIMD execution datapath is N bits wide"; bit 3 taken as
+ * FP512), for vectors of vector_bits: the narrower width where it is narrower, else 0.
+ * `have` false (the leaf is past the CPU's highest extended leaf, as on Intel): 0. */
+int kn_target_fp_datapath(bool have, unsigned eax, int vector_bits);
+/* Whether t's vector operations run in parts on narrower units (fp_datapath_bits set
+ * and below vector_bits): multiply-adds cost t more than their loads. */
+static inline bool kn_target_fp_split(const kn_target *t) {
+    return t && t->fp_datapath_bits > 0 && t->fp_datapath_bits < t->vector_bits;
 }
 /* The dot product's name as --help, schedules and the kernel-IR text print it:
  * "none", "s16x2", "u8s8x4", "s8s8x4", "s8x16". */

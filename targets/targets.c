@@ -7,6 +7,9 @@
 #if defined(__unix__)
 #include <unistd.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 /* Designated fields: a field a target leaves out is 0 (no SIMD, no dot product,
  * unknown caches, default float ABI, hosted, a CPU). */
@@ -42,6 +45,19 @@ static const kn_target targets[] = {
      .l1d_bytes = 32768,
      .l2_bytes = 1048576,
      .description = "x86-64 with AVX-512 (Skylake-SP and later)"},
+    {.name = "x86-64-avx512-fp256",
+     .triple = "x86_64-pc-linux-gnu",
+     .cpu = "skylake-avx512",
+     .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+fma,+f16c",
+     .vector_bits = 512,
+     .fma = true,
+     .vector_registers = 32,
+     .int8_dot = KN_DOT_S16X2,
+     .l1d_bytes = 32768,
+     .l2_bytes = 1048576,
+     .fp_datapath_bits = 256,
+     .description = "x86-64 with AVX-512 run on 256-bit units, one 512-bit FMA a cycle (AMD "
+                    "Zen 4)"},
     {.name = "x86-64-vnni",
      .triple = "x86_64-pc-linux-gnu",
      .cpu = "cascadelake",
@@ -242,6 +258,12 @@ static void detect_caches(void) {
 #endif
 }
 
+int kn_target_fp_datapath(bool have, unsigned eax, int vector_bits) {
+    if (!have) return 0;
+    int w = eax & 8u ? 512 : eax & 4u ? 256 : eax & 1u ? 128 : 0;
+    return w && w < vector_bits ? w : 0;
+}
+
 static void detect_host(void) {
     host = targets[0];
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -254,6 +276,10 @@ static void detect_host(void) {
     /* pmaddwd is SSE2; vpdpbusd on 512-bit vectors needs AVX-512 VNNI */
     host.int8_dot = host.vector_bits == 512 && __builtin_cpu_supports("avx512vnni") ? KN_DOT_U8S8X4
                                                                                     : KN_DOT_S16X2;
+    unsigned a, b, c, d;
+    bool have = __get_cpuid_max(0x80000000u, NULL) >= 0x8000001Au &&
+                __get_cpuid(0x8000001Au, &a, &b, &c, &d);
+    host.fp_datapath_bits = kn_target_fp_datapath(have, have ? a : 0, host.vector_bits);
 #elif defined(__aarch64__)
     host.vector_bits = 128;
     host.fma = true;

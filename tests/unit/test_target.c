@@ -95,5 +95,19 @@ int main(void) {
     const kn_target *m4 = kn_target_resolve(kn_target_find("cortex-m4"));
     CHECK(m4->l1d_bytes == 0 && m4->l2_bytes == 0);
     CHECK(kn_target_resolve(kn_target_find("x86-64-avx512"))->l2_bytes == 1048576);
+
+    /* the FP/SIMD datapath from CPUID 0x8000001A's EAX: narrower than the vectors or 0 */
+    CHECK(kn_target_fp_datapath(false, 0x6, 512) == 0);  /* no such leaf (Intel) */
+    CHECK(kn_target_fp_datapath(true, 0x6, 512) == 256); /* FP256 + MOVU: AMD Zen 4 */
+    CHECK(kn_target_fp_datapath(true, 0xe, 512) == 0);   /* FP512 as well: full width */
+    CHECK(kn_target_fp_datapath(true, 0x6, 256) == 0);   /* AVX2 vectors on 256-bit units */
+    CHECK(kn_target_fp_datapath(true, 0x1, 256) == 128); /* FP128 only: AVX on halves */
+    CHECK(kn_target_fp_datapath(true, 0x0, 512) == 0);   /* the leaf says nothing */
+    const kn_target *z4 = kn_target_resolve(kn_target_find("x86-64-avx512-fp256"));
+    CHECK(z4 && z4->fp_datapath_bits == 256 && kn_target_fp_split(z4));
+    CHECK(!kn_target_fp_split(kn_target_resolve(kn_target_find("x86-64-avx512"))));
+    CHECK(!kn_target_fp_split(NULL));
+    printf("native: fp datapath %d bits (0: as wide as its %d-bit vectors)\n",
+           nat->fp_datapath_bits, nat->vector_bits);
     return TEST_DONE();
 }
