@@ -4446,10 +4446,19 @@ static void pw_blocks(kn_lower *L, const mm_geom *G, kt_tile *T, int rows, kn_kx
  * blocks (7x7 = 49 pixels in 4 vectors of 16) cost more than they save. At most 512 KB:
  * on the Intel Xeon VM (2 MB L2, read by "native") ResNet-50's layer4 downsample (800 KB
  * of input) took 20-30% more CPU time in the convolution tiles than packed, ResNet-18's
- * layer3 one (400 KB) 10-25% less (docs/benchmarks.md "The host's caches"). */
-static bool pw_strided_packs(const kn_contract *d, const kn_target *t) {
+ * layer3 one (400 KB) 10-25% less (docs/benchmarks.md "The host's caches").
+ * Nor where the target's vectors run in parts on narrower units (kn_target_fp_split) and
+ * the packed form's vectors of pixels leave a fifth of their lanes or more empty (lanes
+ * pixels a vector; ResNet-50's layer4 downsample, 49 pixels in 4 vectors of 16): there the
+ * multiply-adds bound the kernel, and the convolution tiles (output channels in the lanes)
+ * fill every lane. AMD EPYC VM (Zen 4, one 512-bit FMA a cycle, 1 MB L2), CPU time in the
+ * whole model at one thread, 3 rounds alternated (docs/benchmarks.md "ResNet-50 and
+ * SqueezeNet on Zen 4"): 2.69 ms packed, 2.39 in the convolution tiles. */
+static bool pw_strided_packs(const kn_contract *d, const kn_target *t, int lanes) {
     int64_t l2 = kn_target_l2(t, 512 * 1024);
     int64_t fits = l2 / 2 < 512 * 1024 ? l2 / 2 : 512 * 1024;
+    int64_t P = d->oh * d->ow, span = (P + lanes - 1) / lanes * lanes;
+    if (kn_target_fp_split(t) && lanes > 1 && 5 * (span - P) >= span) return false;
     return d->c * d->h * d->w_ * 4 > fits;
 }
 
@@ -4527,7 +4536,8 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
                            const kn_target *tg, kt_tile *Tp) {
     bool inplace = tg->kind == KN_TARGET_MCU;
     bool strided = d->sh != 1 || d->sw != 1; /* packed by pw_pack_strided, never in place */
-    if (!pw_suits(d, kl_lanes(L, KN_F32)) || (strided && (inplace || !pw_strided_packs(d, tg))))
+    if (!pw_suits(d, kl_lanes(L, KN_F32)) ||
+        (strided && (inplace || !pw_strided_packs(d, tg, kl_lanes(L, KN_F32)))))
         return false;
     int64_t P = d->oh * d->ow, K = d->c, M = d->m;
     kt_tile T;
