@@ -96,6 +96,13 @@ typedef struct kn_target {
      * worse there (MobileNetV2 int8 on the M55: a band of a 1x1 convolution 171 K
      * instructions inlined, its twin band 107 K; docs/firmware.md) */
     bool kernel_noinline;
+    /* The widest vector whose f32 multiply-adds issue at the core's full rate of FLOPs, where
+     * that is narrower than vector_bits; 0: vector_bits. Zen 4 runs each 512-bit operation as
+     * two 256-bit halves (one 512-bit FMA a cycle, or two 256-bit ones): 256 there, so a
+     * half-width vector costs half a full one, and a tile of half vectors wastes no lanes on
+     * columns that are an odd number of half vectors (passes/tile.c, pw_channels_last and
+     * pw_half_rate). */
+    int fma_bits;
 } kn_target;
 
 /* The target named name, or NULL. The table is static; entries are never freed. */

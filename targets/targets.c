@@ -52,6 +52,18 @@ static const kn_target targets[] = {
      .l1d_bytes = 32768,
      .l2_bytes = 1048576,
      .description = "x86-64 with AVX-512 and VNNI (Cascade Lake, Ice Lake, Zen 4 and later)"},
+    {.name = "x86-64-zen4",
+     .triple = "x86_64-pc-linux-gnu",
+     .cpu = "znver4",
+     .features = "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni,+fma,+f16c",
+     .vector_bits = 512,
+     .fma_bits = 256,
+     .fma = true,
+     .vector_registers = 32,
+     .int8_dot = KN_DOT_U8S8X4,
+     .l1d_bytes = 32768,
+     .l2_bytes = 1048576,
+     .description = "x86-64 with AVX-512 run as two 256-bit halves (AMD Zen 4)"},
     {.name = "aarch64",
      .triple = "aarch64-unknown-linux-gnu",
      .cpu = "cortex-a76",
@@ -251,6 +263,10 @@ static void detect_host(void) {
                                                          : 128;
     host.vector_registers = host.vector_bits == 512 ? 32 : 16;
     host.fma = __builtin_cpu_supports("fma");
+    /* AMD family 19h: Zen 3, without AVX-512, and Zen 4, whose AVX-512 operations run as two
+     * 256-bit halves (CPUID's family, not a model name: the Zen 5 of family 1Ah runs them
+     * whole on its server parts) */
+    if (host.vector_bits == 512 && __builtin_cpu_is("amdfam19h")) host.fma_bits = 256;
     /* pmaddwd is SSE2; vpdpbusd on 512-bit vectors needs AVX-512 VNNI */
     host.int8_dot = host.vector_bits == 512 && __builtin_cpu_supports("avx512vnni") ? KN_DOT_U8S8X4
                                                                                     : KN_DOT_S16X2;
