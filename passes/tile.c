@@ -4523,26 +4523,6 @@ static void pw_wide(kn_lower *L, const kn_contract *d, const kn_sched *ov, const
     T->maxrows = 4;
 }
 
-/* The 8 x 3 tile (48 pixels a block) in place of kt_widen's 8 x 2 for the pointwise
- * convolutions to 16 output channels, two tiles of 8 (kt_widen wants 4 tiles of rows for 3
- * vectors), where the target's full-width multiply-add costs two half-width ones
- * (kn_target.fma_bits: Zen 4): a block's packed pixels and its epilogue serve 24
- * multiply-adds a step instead of 16, each taking twice the cycles of a full-rate core's.
- * AMD EPYC VM (Zen 4), one thread: MobileNetV2's 112x112 32 -> 16 projection 186 -> 162 us
- * (kiln tune, thread CPU time) and 196-204 -> 172-188 (wall, alternated processes); on
- * the Intel Xeon VM (two 512-bit FMA pipes) the same tile was 18% slower (kt_widen).
- * SqueezeNet's 55x55 squeezes to 16 channels 89 -> 81 and 154 -> 151 us. Not measured with
- * other channel counts; not where a schedule file sets the tile. */
-static void pw_half_rate(kn_lower *L, int64_t M, const kn_sched *ov, const kn_target *tg,
-                         kt_tile *T) {
-    if (!tg || tg->kind != KN_TARGET_CPU || tg->fma_bits <= 0 || tg->fma_bits >= tg->vector_bits ||
-        (ov && (ov->tile_rows || ov->tile_vecs)) || T->nv != 2 || T->maxrows != 8 ||
-        kt_reg_rows(L, 3) < 8 || M != 16)
-        return;
-    T->nv = 3;
-    T->kb = T->kbl = 3 * T->lanes;
-}
-
 static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov,
                            const kn_target *tg, kt_tile *Tp) {
     bool inplace = tg->kind == KN_TARGET_MCU;
@@ -4554,7 +4534,6 @@ static bool tile_pointwise(kn_lower *L, const kn_contract *d, const kn_sched *ov
     if (!kt_choose(L, P, M, ov, false, false, &T)) return false;
     kt_widen(L, &T, P, M, false, ov);
     pw_wide(L, d, ov, tg, &T);
-    pw_half_rate(L, M, ov, tg, &T);
     *Tp = T;
     int64_t full = P / T.kb, tail = P % T.kb;
     mm_geom G = {.a = d->w, .y = d->y, .m = M, .k = K, .n = P, .d = d, .pw = true};

@@ -100,8 +100,7 @@ typedef struct kn_target {
      * that is narrower than vector_bits; 0: vector_bits. Zen 4 runs each 512-bit operation as
      * two 256-bit halves (one 512-bit FMA a cycle, or two 256-bit ones): 256 there, so a
      * half-width vector costs half a full one, and a tile of half vectors wastes no lanes on
-     * columns that are an odd number of half vectors (passes/tile.c, pw_channels_last and
-     * pw_half_rate). */
+     * columns that are an odd number of half vectors (passes/tile.c, pw_channels_last). */
     int fma_bits;
 } kn_target;
 

@@ -6,9 +6,9 @@ computed with torch, independently of the graph):
     Conv pad 1 + Clip 0..6 -> 1x1 Conv (32 -> 16, NCHW: tile_pointwise) -> 1x1 Conv
     (16 -> 96) + Clip -> 3x3 depthwise Conv pad 1 + Clip -> 1x1 Conv (96 -> 24, channels-
     last: pw_channels_last) -> y [1, 24, 24, 24]. On a target whose full-width multiply-add
-    costs two half-width ones (kn_target.fma_bits, x86-64-zen4) the projection to 16 takes
-    8 x 3 tiles and the one to 24 three vectors of 8 lanes (passes/tile.c pw_half_rate,
-    pw_channels_last); on x86-64-avx512 8 x 2 and two of 16 (tests/models/half_rate.sh).
+    costs two half-width ones (kn_target.fma_bits, x86-64-zen4) the projection to 24 takes
+    three vectors of 8 lanes (passes/tile.c pw_channels_last), on x86-64-avx512 two of 16
+    (tests/models/half_rate.sh).
 usage: /usr/bin/python3 tests/models/make_half_rate.py"""
 import numpy as np
 import torch
