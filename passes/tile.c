@@ -5639,12 +5639,22 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
      * 16 with the last one partly empty (24: 2 x 16, 40: 3 x 16): on Zen 5 (512-bit
      * FMA pipes) 56x56 144->24 0.22 -> 0.17 ms and 28x28 240->40 0.13 -> 0.10 against 3 x
      * 8 and 2 x 16 + a partial block; on Zen 4 (which splits them in two 256-bit halves)
-     * 3 x 8 was the faster for 24 (mbv2, docs/benchmarks.md). Else, two vectors of half
-     * the lanes where they fill them exactly. */
+     * 3 x 8 was the faster for 24 (mbv2, docs/benchmarks.md). So where the target's
+     * vectors run on units of half their width (kn_target_fp_split: Zen 4), three
+     * vectors of half the lanes where they fill them exactly (24 on 16 lanes: no lanes
+     * wasted at the same rate of FLOPs; the same sums in the same order, outputs bit-
+     * identical). AMD EPYC VM (Zen 4), MobileNetV2's 56x56 projections to 24 channels at
+     * one thread (wall, alternated processes): 211 -> 184 us (features.2) and 298 -> 250
+     * (features.3, with the residual) (docs/benchmarks.md, branch mz); 40 channels (5 x 8) not
+     * measured there. Else, two vectors of half the lanes where they fill them exactly. */
     int lanes = kl_lanes(L, KN_F32);
     kn_sched two = ov ? *ov : (kn_sched){0};
-    if (!two.tile_vecs && !two.lanes && lanes >= 16 && d->m > lanes && d->m < 3 * lanes &&
-        d->m % lanes) {
+    if (!two.tile_vecs && !two.lanes && kn_target_fp_split(tg) && lanes >= 16 && d->m > lanes && d->m % lanes &&
+        d->m == 3 * (lanes / 2)) {
+        two.lanes = lanes / 2;
+        two.tile_vecs = 3;
+    } else if (!two.tile_vecs && !two.lanes && lanes >= 16 && d->m > lanes && d->m < 3 * lanes &&
+               d->m % lanes) {
         two.lanes = lanes;
         two.tile_vecs = (int)((d->m + lanes - 1) / lanes);
     } else if (!two.tile_vecs && !two.lanes && lanes >= 8 && d->m > lanes && d->m < 2 * lanes &&

@@ -113,9 +113,8 @@ static const cli_option compile_options[] = {
     O("--target", "T",
       "What the code is tuned for (docs/targets.md): generic (default for c and h: portable "
       "C99, the same on every build machine), native (default for obj, asm and llvm: the "
-      "machine running kiln), x86-64-avx2, x86-64-avx512, x86-64-avx512-fp256, x86-64-vnni, "
-      "aarch64, cortex-m0plus, cortex-m3, cortex-m4, cortex-m7, cortex-m33, cortex-m55. Not "
-      "for opencl."),
+      "machine running kiln), x86-64-avx2, x86-64-avx512, x86-64-vnni, x86-64-zen4, aarch64, "
+      "cortex-m0plus, cortex-m3, cortex-m4, cortex-m7, cortex-m33, cortex-m55. Not for opencl."),
     LOAD_OPTIONS,
     O("--bind", "NAME=FILE",
       "Bake input NAME into the model as a constant read from FILE (.npy or .pb)."),

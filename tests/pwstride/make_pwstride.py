@@ -1,7 +1,7 @@
 # tests/pwstride: a strided 1x1 convolution (1024 -> 64, 14x14 -> 7x7, bias, Relu) whose
 # input (800 KB) passes half of a 1 MB L2 and whose 49 pixels leave 15 of the packed
 # form's 64 lanes empty (ResNet-50's layer4 downsample in small): packed on
-# x86-64-avx512, in the convolution tiles on x86-64-avx512-fp256 (passes/tile.c
+# x86-64-avx512, in the convolution tiles on x86-64-zen4 (passes/tile.c
 # pw_strided_packs). Reference outputs from numpy in float64.
 # usage: /usr/bin/python3 make_pwstride.py  (writes model.onnx and test_data_set_0/)
 import os

@@ -103,7 +103,7 @@ int main(void) {
     CHECK(kn_target_fp_datapath(true, 0x6, 256) == 0);   /* AVX2 vectors on 256-bit units */
     CHECK(kn_target_fp_datapath(true, 0x1, 256) == 128); /* FP128 only: AVX on halves */
     CHECK(kn_target_fp_datapath(true, 0x0, 512) == 0);   /* the leaf says nothing */
-    const kn_target *z4 = kn_target_resolve(kn_target_find("x86-64-avx512-fp256"));
+    const kn_target *z4 = kn_target_resolve(kn_target_find("x86-64-zen4"));
     CHECK(z4 && z4->fp_datapath_bits == 256 && kn_target_fp_split(z4));
     CHECK(!kn_target_fp_split(kn_target_resolve(kn_target_find("x86-64-avx512"))));
     CHECK(!kn_target_fp_split(NULL));
