@@ -2781,6 +2781,34 @@ static bool conv_ztap_suits(const kn_target *tg, const conv_geom *G, const kt_ti
            G->n * G->group * ((G->kg + T->kb - 1) / T->kb) >= 8;
 }
 
+/* One vector of output channels a tile where kt_choose's two (kt_widen finding no wider
+ * whole tile) would leave a partial block of one vector: the float 1x1 convolutions of the
+ * convolution tiles (channels-last, kt_widen's `whole`) whose channels are an odd number
+ * of vectors, 3 or more. The partial block goes through the transposing store that made
+ * kt_widen's wider tiles 9-33% slower on these kernels; in one vector every block is
+ * whole. Each output is the same sum in the same order. Rows of 4 pixels or more: one
+ * vector of a one-pixel tile (the squeeze-and-excite's 1x1 products) is one chain of
+ * dependent multiply-adds. EfficientNet-B0's 14x14 projections to 80 and 112 channels,
+ * AMD EPYC VM (Zen 4: one 512-bit multiply-add a cycle, 32 KB L1), thread CPU time at
+ * one thread against main's binary, alternated: 0.87-0.92 each (3 of 3 rounds; at two
+ * threads, wall time, 0.69-0.95; docs/benchmarks.md "EfficientNet-B0 on Zen 4").
+ * Only where the vectors run on units of half their width or less (kn_target_fp_split):
+ * the Intel Xeon VM's two full-width multiply-adds a cycle may favour two vectors a step,
+ * and was not measured (nor AVX2's 16 registers). A schedule file's tile_rows or
+ * tile_vecs keeps kt_choose's tile. */
+static void pw_odd_cols(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_tile *T) {
+    const kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_CPU || T->t != KN_F32 || T->lanes < 2 || T->nv != 2 ||
+        (ov && (ov->tile_rows || ov->tile_vecs)) || G->kg % T->lanes || G->kg / T->lanes % 2 == 0 ||
+        G->kg < 3 * T->lanes || G->ow < 4 || !kn_target_fp_split(tg))
+        return;
+    int rows = kt_reg_rows(L, 1);
+    rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows < 1 ? 1 : rows;
+    T->nv = 1;
+    T->kb = T->kbl = T->lanes;
+    T->maxrows = G->ow < rows ? (int)G->ow : rows;
+}
+
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
                       const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
@@ -2799,7 +2827,10 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
         return false;
     /* pointwise convolutions (pw_channel_tiles' rows of pixels, strided ones whose input
        fits in L2): the matrix tiles' shape */
-    if (!integer && G.kh * G.kw == 1 && group == 1) kt_widen(L, &T, G.kg, G.ow, true, ov);
+    if (!integer && G.kh * G.kw == 1 && group == 1) {
+        kt_widen(L, &T, G.kg, G.ow, true, ov);
+        pw_odd_cols(L, &G, ov, &T);
+    }
     if (red16) {
         red16_tile(d, ov, &T);
         red16_narrow(&G, ov, &T);
