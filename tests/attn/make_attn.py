@@ -26,6 +26,8 @@ the same inputs, so `kiln check-onnx tests/attn/models --backend B` compares eve
                                                      work-items on OpenCL (partial row tile)
   vec_bcast_b      [2,3,5,7] x [3,7,48]              the same, B broadcast over A's leading dim
   vec_shared_b     [4,7,24] x [24,32] (B an input)   the same, one run-time B for every batch
+  heads            softmax(Q K^T), K [48,4,16] transposed by perm [1,2,0] (rows_cases)
+  softmax_rows     Softmax of [2,9,20] and of [3,17] (rows_cases)
 
 usage: /usr/bin/python3 tests/attn/make_attn.py"""
 import os
@@ -172,6 +174,40 @@ def main():
     bcast_epi()
     const_b_col()
     vec_cases()
+    rows_cases()
+
+
+def softmax64(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def rows_cases():
+    """Appended after vec_cases, with a generator of their own.
+
+    heads         softmax(Q K^T) with K [48,4,16] as a BERT export holds it (sequence, heads,
+                  head size), transposed [4,16,48] by one Transpose: the blocked transpose of
+                  ir/lower/tensor.c (48 columns, input rows 256 bytes apart), and the Softmax
+                  row kernel four rows a step (192 rows)
+    softmax_rows  Softmax of [2,9,20] (18 rows: two a step; rows of 20, a tail past 16
+                  lanes) and of [3,17] (3 rows: one a step)"""
+    global rng
+    rng = np.random.default_rng(1617)
+    q, k = rand(4, 48, 16), rand(48, 4, 16)
+    kt = k.astype(np.float64).transpose(1, 2, 0)
+    p = softmax64(np.matmul(q.astype(np.float64), kt)).astype(np.float32)
+    save("heads",
+         [helper.make_node("Transpose", ["k"], ["kt"], perm=[1, 2, 0]),
+          helper.make_node("MatMul", ["q", "kt"], ["s"]),
+          helper.make_node("Softmax", ["s"], ["p"], axis=-1)],
+         [("q", q), ("k", k)], [("p", p)])
+    a, b = rand(2, 9, 20), rand(3, 17)
+    save("softmax_rows",
+         [helper.make_node("Softmax", ["a"], ["pa"], axis=-1),
+          helper.make_node("Softmax", ["b"], ["pb"], axis=-1)],
+         [("a", a), ("b", b)],
+         [("pa", softmax64(a.astype(np.float64)).astype(np.float32)),
+          ("pb", softmax64(b.astype(np.float64)).astype(np.float32))])
 
 
 def vec_cases():
