@@ -3755,6 +3755,25 @@ static bool mm_serp(const mm_geom *G, const kt_tile *T, const kn_target *tg, con
            (threads <= 1 && l2 > 0 && abytes + panel > l2 / 2 && panel <= l2 / 8);
 }
 
+/* A float matrix-vector product (one row) on a CPU whose constant B is larger than the L2
+ * cache: every weight comes from L3 or memory once, and the tile's nv vector loads a step
+ * are what the core keeps in flight. MM_MATVEC_NV vectors (64 columns at 16 lanes) where
+ * kt_choose gave 2: the MLP's 784 x 512 layer (1.6 MB of weights, L2 1 MB) on the AMD EPYC
+ * VM (Zen 4) ran 4% faster (docs/benchmarks.md, branch bz). B within the L2 keeps kt_choose's
+ * tile (the Intel Xeon VM's L2 of 2 MB holds that layer: unmeasured there). A schedule
+ * file's tile_vecs keeps its own. */
+enum { MM_MATVEC_NV = 4 };
+
+static void mm_matvec_widen(const mm_geom *G, kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+    int64_t l2 = kn_target_l2(tg, 0);
+    if (G->m != 1 || !tg || tg->kind != KN_TARGET_CPU || T->lanes < 2 || T->nv >= MM_MATVEC_NV ||
+        (ov && ov->tile_vecs) || l2 <= 0 || G->k * G->n * 4 <= l2 ||
+        G->n < (int64_t)MM_MATVEC_NV * T->lanes)
+        return;
+    T->nv = MM_MATVEC_NV;
+    T->kb = T->kbl = T->nv * T->lanes;
+}
+
 static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, const kn_target *tg,
                      kt_tile *Tp) {
     kt_tile T;
@@ -3763,6 +3782,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     if (!kt_choose(L, G->n, G->m, ov, integer, integer && !red16 && kt_mve(tg, G->d, ov), &T))
         return false;
     if (!integer) kt_widen(L, &T, G->n, G->m, false, ov);
+    if (!integer) mm_matvec_widen(G, &T, tg, ov);
     if (red16) {
         red16_tile(G->d, ov, &T);
         if (T.kb != KT_MAX_NV) return false; /* whole blocks (mm_red16_suits) */

@@ -51,6 +51,21 @@ static int row_lanes(kn_lower *L, int64_t len) {
     return w > 1 && len >= w ? w : 0;
 }
 
+/* Rows a step of the Softmax row kernel on CPUs. A row's max and sum end in a chain of
+ * W - 1 dependent scalar steps across the lanes (kept in order: the sum's rounding), which
+ * the out-of-order core cannot overlap with the next row's work from one row a step; with
+ * four rows a step the four chains run side by side. BERT's 4 x 128 x 128 Softmax on the
+ * AMD EPYC VM (Zen 4): 36 us at one row a step, 30 at two, 27 at four and at eight. The
+ * OpenCL row kernels (one row a work-item) keep one. */
+enum { SOFTMAX_MAX_ROWS = 4 };
+
+static int softmax_rows_a_step(kn_lower *L, int64_t outer) {
+    if (!kl_register_tiles(L)) return 1;
+    for (int r = SOFTMAX_MAX_ROWS; r > 1; r /= 2)
+        if (outer % r == 0) return r;
+    return 1;
+}
+
 bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {
     kn_kbuf *x = in[0], *y = out[0];
     int64_t outer, len, inner;
@@ -59,54 +74,64 @@ bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf 
         return false;
     int W = row_lanes(L, len);
     if (!W) return false;
+    int R = softmax_rows_a_step(L, outer);
     int64_t nv = len / W, tail = len % W;
-    int vo = kl_for(L, outer);
-    int base = kl_decl(L, KN_I64, kx_mul(L, var(L, vo), kx_int(L, len)));
-#define AT(j, s) kx_add(L, var(L, base), kx_mul(L, var(L, j), kx_int(L, s)))
+    int vo = kl_for(L, outer / R);
+    int base[SOFTMAX_MAX_ROWS], vm[SOFTMAX_MAX_ROWS], mx[SOFTMAX_MAX_ROWS], vs[SOFTMAX_MAX_ROWS];
+    int sum[SOFTMAX_MAX_ROWS], rs[SOFTMAX_MAX_ROWS];
+    for (int r = 0; r < R; r++)
+        base[r] = kl_decl(L, KN_I64,
+                          kx_mul(L, kx_add(L, kx_mul(L, var(L, vo), kx_int(L, R)), kx_int(L, r)),
+                                 kx_int(L, len)));
+#define AT(r, j, s) kx_add(L, var(L, base[r]), kx_mul(L, var(L, j), kx_int(L, s)))
+#define TAIL(r, t) kx_add(L, AT(r, t, 1), kx_int(L, nv *W))
     /* max */
-    int vm = kl_decl_vec(L, KN_F32, W, f(L, -INFINITY));
+    for (int r = 0; r < R; r++) vm[r] = kl_decl_vec(L, KN_F32, W, f(L, -INFINITY));
     int j = kl_for(L, nv);
-    kl_set(L, vm, kx_bin(L, KX_MAX, var(L, vm), kx_vload(L, x, AT(j, W), W)));
+    for (int r = 0; r < R; r++)
+        kl_set(L, vm[r], kx_bin(L, KX_MAX, var(L, vm[r]), kx_vload(L, x, AT(r, j, W), W)));
     kl_end(L);
-    int mx = kl_decl(L, KN_F32, across(L, vm, W, KX_MAX));
+    for (int r = 0; r < R; r++) mx[r] = kl_decl(L, KN_F32, across(L, vm[r], W, KX_MAX));
     int t;
-    if (tail) {
+    for (int r = 0; r < R && tail; r++) {
         t = kl_for(L, tail);
-        kl_set(
-            L, mx,
-            kx_bin(L, KX_MAX, var(L, mx), kx_load(L, x, kx_add(L, AT(t, 1), kx_int(L, nv * W)))));
+        kl_set(L, mx[r], kx_bin(L, KX_MAX, var(L, mx[r]), kx_load(L, x, TAIL(r, t))));
         kl_end(L);
     }
     /* e = exp(x - max) into y, summed */
-    int vs = kl_decl_vec(L, KN_F32, W, f(L, 0));
+    for (int r = 0; r < R; r++) vs[r] = kl_decl_vec(L, KN_F32, W, f(L, 0));
     j = kl_for(L, nv);
-    int e = kl_decl_vec(L, KN_F32, W,
-                        kx_un(L, KX_EXP, kx_sub(L, kx_vload(L, x, AT(j, W), W), var(L, mx))));
-    kl_store(L, y, AT(j, W), var(L, e));
-    kl_set(L, vs, kx_add(L, var(L, vs), var(L, e)));
+    for (int r = 0; r < R; r++) {
+        int e =
+            kl_decl_vec(L, KN_F32, W,
+                        kx_un(L, KX_EXP, kx_sub(L, kx_vload(L, x, AT(r, j, W), W), var(L, mx[r]))));
+        kl_store(L, y, AT(r, j, W), var(L, e));
+        kl_set(L, vs[r], kx_add(L, var(L, vs[r]), var(L, e)));
+    }
     kl_end(L);
-    int s = kl_decl(L, KN_F32, across(L, vs, W, KX_ADD));
-    if (tail) {
+    for (int r = 0; r < R; r++) sum[r] = kl_decl(L, KN_F32, across(L, vs[r], W, KX_ADD));
+    for (int r = 0; r < R && tail; r++) {
         t = kl_for(L, tail);
-        kn_kx *at = kx_add(L, AT(t, 1), kx_int(L, nv * W));
-        int es = kl_decl(L, KN_F32, kx_un(L, KX_EXP, kx_sub(L, kx_load(L, x, at), var(L, mx))));
-        kl_store(L, y, kx_add(L, AT(t, 1), kx_int(L, nv * W)), var(L, es));
-        kl_set(L, s, kx_add(L, var(L, s), var(L, es)));
+        int es = kl_decl(L, KN_F32,
+                         kx_un(L, KX_EXP, kx_sub(L, kx_load(L, x, TAIL(r, t)), var(L, mx[r]))));
+        kl_store(L, y, TAIL(r, t), var(L, es));
+        kl_set(L, sum[r], kx_add(L, var(L, sum[r]), var(L, es)));
         kl_end(L);
     }
     /* y *= 1 / sum */
-    int rs = kl_decl(L, KN_F32, kx_bin(L, KX_DIV, f(L, 1), var(L, s)));
+    for (int r = 0; r < R; r++)
+        rs[r] = kl_decl(L, KN_F32, kx_bin(L, KX_DIV, f(L, 1), var(L, sum[r])));
     j = kl_for(L, nv);
-    kl_store(L, y, AT(j, W), kx_mul(L, kx_vload(L, y, AT(j, W), W), var(L, rs)));
+    for (int r = 0; r < R; r++)
+        kl_store(L, y, AT(r, j, W), kx_mul(L, kx_vload(L, y, AT(r, j, W), W), var(L, rs[r])));
     kl_end(L);
-    if (tail) {
+    for (int r = 0; r < R && tail; r++) {
         t = kl_for(L, tail);
-        kn_kx *at = kx_add(L, AT(t, 1), kx_int(L, nv * W));
-        kl_store(L, y, at,
-                 kx_mul(L, kx_load(L, y, kx_add(L, AT(t, 1), kx_int(L, nv * W))), var(L, rs)));
+        kl_store(L, y, TAIL(r, t), kx_mul(L, kx_load(L, y, TAIL(r, t)), var(L, rs[r])));
         kl_end(L);
     }
     kl_end(L);
+#undef TAIL
 #undef AT
     return true;
 }

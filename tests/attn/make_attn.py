@@ -26,6 +26,9 @@ the same inputs, so `kiln check-onnx tests/attn/models --backend B` compares eve
                                                      work-items on OpenCL (partial row tile)
   vec_bcast_b      [2,3,5,7] x [3,7,48]              the same, B broadcast over A's leading dim
   vec_shared_b     [4,7,24] x [24,32] (B an input)   the same, one run-time B for every batch
+  heads            softmax(Q K^T), K [48,4,16] transposed by perm [1,2,0] (rows_cases)
+  softmax_rows     Softmax of [2,9,20] and of [3,17] (rows_cases)
+  matvec_wide      [1,1100] x B [1100,520] + c, B folded from small constants (rows_cases)
 
 usage: /usr/bin/python3 tests/attn/make_attn.py"""
 import os
@@ -172,6 +175,58 @@ def main():
     bcast_epi()
     const_b_col()
     vec_cases()
+    rows_cases()
+
+
+def softmax64(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def rows_cases():
+    """Appended after vec_cases, with a generator of their own.
+
+    heads         softmax(Q K^T) with K [48,4,16] as a BERT export holds it (sequence, heads,
+                  head size), transposed [4,16,48] by one Transpose: the blocked transpose of
+                  ir/lower/tensor.c (48 columns, input rows 256 bytes apart), and the Softmax
+                  row kernel four rows a step (192 rows)
+    softmax_rows  Softmax of [2,9,20] (18 rows: two a step; rows of 20, a tail past 16
+                  lanes) and of [3,17] (3 rows: one a step)"""
+    global rng
+    rng = np.random.default_rng(1617)
+    q, k = rand(4, 48, 16), rand(48, 4, 16)
+    kt = k.astype(np.float64).transpose(1, 2, 0)
+    p = softmax64(np.matmul(q.astype(np.float64), kt)).astype(np.float32)
+    save("heads",
+         [helper.make_node("Transpose", ["k"], ["kt"], perm=[1, 2, 0]),
+          helper.make_node("MatMul", ["q", "kt"], ["s"]),
+          helper.make_node("Softmax", ["s"], ["p"], axis=-1)],
+         [("q", q), ("k", k)], [("p", p)])
+    a, b = rand(2, 9, 20), rand(3, 17)
+    save("softmax_rows",
+         [helper.make_node("Softmax", ["a"], ["pa"], axis=-1),
+          helper.make_node("Softmax", ["b"], ["pb"], axis=-1)],
+         [("a", a), ("b", b)],
+         [("pa", softmax64(a.astype(np.float64)).astype(np.float32)),
+          ("pb", softmax64(b.astype(np.float64)).astype(np.float32))])
+    matvec_wide()
+
+
+def matvec_wide():
+    """x [1,1100] times a constant B [1100,520] (2.3 MB: more than the L2 of the machines
+    kiln was measured on, so the tile pass takes 4-vector tiles, passes/tile.c
+    mm_matvec_widen) plus a bias; B = u1 v1 + u2 v2 is built from small constants by
+    MatMul and Add, which the fold pass evaluates at compile time (f32, as numpy here)."""
+    u1, v1, u2, v2 = rand(1100, 1), rand(1, 520), rand(1100, 1), rand(1, 520)
+    x, c = rand(1, 1100), rand(520)
+    b = (u1 * v1) + (u2 * v2)  # one f32 product and one f32 sum an element
+    y = (mm(x, b).astype(np.float64) + c).astype(np.float32)
+    save("matvec_wide",
+         [helper.make_node("MatMul", ["u1", "v1"], ["b1"]),
+          helper.make_node("MatMul", ["u2", "v2"], ["b2"]),
+          helper.make_node("Add", ["b1", "b2"], ["b"]),
+          helper.make_node("Gemm", ["x", "b", "c"], ["y"])],
+         [("x", x)], [("y", y)], inits=[("u1", u1), ("v1", v1), ("u2", u2), ("v2", v2), ("c", c)])
 
 
 def vec_cases():
