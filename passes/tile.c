@@ -5700,8 +5700,8 @@ static bool pw_channels_last(kn_lower *L, const kn_contract *d, const kn_sched *
      * measured there. Else, two vectors of half the lanes where they fill them exactly. */
     int lanes = kl_lanes(L, KN_F32);
     kn_sched two = ov ? *ov : (kn_sched){0};
-    if (!two.tile_vecs && !two.lanes && kn_target_fp_split(tg) && lanes >= 16 && d->m > lanes && d->m % lanes &&
-        d->m == 3 * (lanes / 2)) {
+    if (!two.tile_vecs && !two.lanes && kn_target_fp_split(tg) && lanes >= 16 && d->m > lanes &&
+        d->m % lanes && d->m == 3 * (lanes / 2)) {
         two.lanes = lanes / 2;
         two.tile_vecs = 3;
     } else if (!two.tile_vecs && !two.lanes && lanes >= 16 && d->m > lanes && d->m < 3 * lanes &&
