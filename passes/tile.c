@@ -5794,7 +5794,7 @@ static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, c
 /* Strided float windowed convolutions whose output rows are narrower than a register tile
  * (KT_AUTO_ROWS pixels: ResNet's layer4.0 3x3s, 14x14 -> 7x7) read the padding in the
  * kernel (1) where the target's vectors run on units of half their width or less
- * (kn_target_fp_split): no copy of the input, and one micro-kernel per row of tiles. AMD
+ * (kn_target_fp_split): no copy of the input (more micro-kernels to build, see below). AMD
  * EPYC VM (Zen 4), thread CPU time against the padded copy in span tiles (conv_span_rows):
  * ResNet-50's layer4.0 conv2 and ResNet-18's layer4.0 conv1 faster; the 14x14 and 28x28
  * ones slower (docs/benchmarks.md, branches rz and r1). Two kernels of the 8 models: the
