@@ -2809,6 +2809,31 @@ static void pw_odd_cols(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_
     T->maxrows = G->ow < rows ? (int)G->ow : rows;
 }
 
+/* Three vectors of output channels by one whole output row for the strided float 1x1
+ * convolutions of the convolution tiles whose output rows fit in one tile of three vectors
+ * (kt_widen keeps two there: its rows would make fewer than 4 tiles, and 3 vectors leave a
+ * partial block). Each weight vector is used by every pixel of the row, 7 x 3 = 21
+ * multiply-adds for 10 loads where 7 x 2 made 14 for 9; the last block of channels is a
+ * partial one through the transposing store. ResNet-50's layer4 downsample (1024 -> 2048,
+ * 14x14 -> 7x7, 42 blocks of 48 and one of 32), AMD EPYC VM (Zen 4: one 512-bit
+ * multiply-add a cycle), thread CPU time against 7 x 2 (docs/benchmarks.md, branch r1).
+ * Only where the vectors run on units of half their width or less (kn_target_fp_split),
+ * with 32 registers and 16 or more blocks of channels; the Intel Xeon VM was not measured.
+ * A schedule file's tile_rows or tile_vecs keeps kt_choose's tile. */
+static void pw_strided_row3(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_tile *T) {
+    const kn_target *tg = L->target;
+    if (!tg || tg->kind != KN_TARGET_CPU || T->t != KN_F32 || T->lanes < 2 || T->nv != 2 ||
+        (ov && (ov->tile_rows || ov->tile_vecs)) || kl_vector_registers(L) < 32 ||
+        (G->sh < 2 && G->sw < 2) || G->ow < 4 || !kn_target_fp_split(tg))
+        return;
+    int rows = kt_reg_rows(L, 3);
+    rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
+    if (G->ow > rows || G->kg < 16 * 3 * T->lanes) return;
+    T->nv = 3;
+    T->kb = T->kbl = 3 * T->lanes;
+    T->maxrows = (int)G->ow;
+}
+
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
                       const kn_target *tg, bool flat, kt_tile *Tp) {
     kn_kbuf *x = d->x, *y = d->y;
@@ -2830,6 +2855,7 @@ static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int
     if (!integer && G.kh * G.kw == 1 && group == 1) {
         kt_widen(L, &T, G.kg, G.ow, true, ov);
         pw_odd_cols(L, &G, ov, &T);
+        pw_strided_row3(L, &G, ov, &T);
     }
     if (red16) {
         red16_tile(d, ov, &T);
@@ -5765,6 +5791,20 @@ static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, c
 
 /* ---- the pass ---- */
 
+/* Strided float windowed convolutions whose output rows are narrower than a register tile
+ * (KT_AUTO_ROWS pixels: ResNet's layer4.0 3x3s, 14x14 -> 7x7) read the padding in the
+ * kernel (1) where the target's vectors run on units of half their width or less
+ * (kn_target_fp_split): no copy of the input (more micro-kernels to build, see below). AMD
+ * EPYC VM (Zen 4), thread CPU time against the padded copy in span tiles (conv_span_rows):
+ * ResNet-50's layer4.0 conv2 and ResNet-18's layer4.0 conv1 faster; the 14x14 and 28x28
+ * ones slower (docs/benchmarks.md, branches rz and r1). Two kernels of the 8 models: the
+ * compile time of the in-kernel form (above) is spent on them alone. */
+static bool conv_pad_inplace_suits(const kn_contract *d, const kn_target *t) {
+    return t->kind == KN_TARGET_CPU && kn_target_fp_split(t) && d->kind == KN_CONTRACT_CONV &&
+           d->nsp == 2 && !kn_contract_is_int(d) && d->group == 1 && d->kh * d->kw > 1 &&
+           (d->sh > 1 || d->sw > 1) && d->ow < KT_AUTO_ROWS && d->oh < KT_AUTO_ROWS && d->ow >= 4;
+}
+
 /* How a padded convolution reads its padding (kn_sched.pad): a schedule file's choice,
  * else on microcontrollers inside the kernel (1), which needs no arena copy of the
  * input (RAM), and elsewhere through the zero-padded copy (2). Reading in place
@@ -5776,6 +5816,7 @@ static bool pw_int_rows(kn_lower *L, const kn_contract *d, const kn_sched *ov, c
 static int conv_pad_choice(const kn_contract *d, const kn_target *t, const kn_sched *ov) {
     if (!d->ph && !d->pw && !d->peh && !d->pew) return 0;
     if (ov && ov->pad >= 1 && ov->pad <= 3) return ov->pad;
+    if (conv_pad_inplace_suits(d, t)) return 1;
     return t->kind == KN_TARGET_MCU ? 1 : 2;
 }
 
