@@ -34,6 +34,21 @@ same_bits_1_2() {
   done
   diff -r "$T/same1" "$T/same2" >/dev/null 2>&1 && ok || bad "$2: outputs at 1 and 2 threads differ"
 }
+# same_bits_schedule MODEL SCHED WHAT: kiln run MODEL (LLVM, --random 7) with its own
+# schedule and with the schedule file SCHED, at 1 and 2 threads (KILN_TEST_THREADS); an ok
+# at each thread count where the outputs are bit for bit the same, a bad (naming WHAT)
+# where not or where a run fails.
+same_bits_schedule() {
+  for _n in 1 2; do
+    KILN_TEST_THREADS=$_n "$KILN" run "$1" --backend llvm --random 7 --output-dir "$T/own$_n" \
+      >"$T/log" 2>&1 || bad "$3: run at $_n threads: $(cat "$T/log")"
+    KILN_TEST_THREADS=$_n "$KILN" run "$1" --backend llvm --random 7 --schedule "$2" \
+      --output-dir "$T/file$_n" >"$T/log" 2>&1 ||
+      bad "$3: run with $2 at $_n threads: $(cat "$T/log")"
+    diff -r "$T/own$_n" "$T/file$_n" >/dev/null 2>&1 && ok ||
+      bad "$3: its schedule and $2 give different outputs at $_n threads"
+  done
+}
 # schedule_of MODEL FILE [ARGS...]: kiln compile MODEL with ARGS (a target, a schedule
 # file), its schedule (--dump-schedule) in FILE; a bad where the compile fails.
 schedule_of() {

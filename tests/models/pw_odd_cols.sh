@@ -25,15 +25,7 @@ grep -q "'project' Conv tile_rows=[0-9]* tile_vecs=2 " "$T/s3.txt" && ok ||
   bad "project not two vectors on x86-64-avx512: $(grep project "$T/s3.txt")"
 # the native JIT (a Zen 4 takes the one-vector tile as x86-64-zen4 does; on another CPU
 # both runs may have the same tiles): the same bits as the two-vector tile's
-for _n in 1 2; do
-  KILN_TEST_THREADS=$_n "$KILN" run "$D/model.onnx" --backend llvm --random 7 \
-    --output-dir "$T/one$_n" >"$T/log" 2>&1 || bad "run at $_n threads: $(cat "$T/log")"
-  KILN_TEST_THREADS=$_n "$KILN" run "$D/model.onnx" --backend llvm --random 7 \
-    --schedule "$T/two.sched" --output-dir "$T/two$_n" >"$T/log" 2>&1 ||
-    bad "run with tile_vecs=2 at $_n threads: $(cat "$T/log")"
-  diff -r "$T/one$_n" "$T/two$_n" >/dev/null 2>&1 && ok ||
-    bad "one- and two-vector tiles differ at $_n threads"
-done
+same_bits_schedule "$D/model.onnx" "$T/two.sched" "one- and two-vector tiles"
 same_bits_1_2 "$D/model.onnx" "pw_odd_cols"
 check_jit_c "$D" pw_odd_cols
 finish

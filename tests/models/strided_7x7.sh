@@ -29,15 +29,7 @@ grep -q "'down' Conv tile_rows=7 tile_vecs=2 " "$T/s2.txt" && grep -q "'conv' .*
   ok || bad "the schedule file's tile_vecs=2 and pad=2 not kept: $(cat "$T/s2.txt")"
 # the native JIT (a Zen 4 takes the x86-64-zen4 choices; on another CPU both runs may
 # have the same schedule): the same bits as pad=2 and two vectors
-for _n in 1 2; do
-  KILN_TEST_THREADS=$_n "$KILN" run "$D/model.onnx" --backend llvm --random 7 \
-    --output-dir "$T/new$_n" >"$T/log" 2>&1 || bad "run at $_n threads: $(cat "$T/log")"
-  KILN_TEST_THREADS=$_n "$KILN" run "$D/model.onnx" --backend llvm --random 7 \
-    --schedule "$T/old.sched" --output-dir "$T/old$_n" >"$T/log" 2>&1 ||
-    bad "run with pad=2 tile_vecs=2 at $_n threads: $(cat "$T/log")"
-  diff -r "$T/new$_n" "$T/old$_n" >/dev/null 2>&1 && ok ||
-    bad "the new and old schedules differ at $_n threads"
-done
+same_bits_schedule "$D/model.onnx" "$T/old.sched" "the new and old schedules"
 same_bits_1_2 "$D/model.onnx" "strided_7x7"
 check_jit_c "$D" strided_7x7
 finish
