@@ -186,6 +186,10 @@ function(kiln_add_model target)
     set_target_properties(${target}_code PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
     target_include_directories(${target}_code PRIVATE ${dir})
     target_compile_options(${target}_code PRIVATE -fstack-usage -fcallgraph-info=su)
+    # Not through a compiler launcher: ccache (4.7, Debian 12) caches the object but not
+    # the .ci and .su files GCC writes beside it, so a cache hit left kiln_stack.cmake
+    # without its call graph and failed the build (tests/stack/launcher.sh).
+    set_target_properties(${target}_code PROPERTIES C_COMPILER_LAUNCHER "")
     set(stack_h ${dir}/${KAM_NAME}_stack.h)
     set(objdump)
     if(CMAKE_OBJDUMP)
