@@ -2,4 +2,6 @@
 #include "digits.h"
 #include "digits_stack.h"
 
-unsigned long digits_stack_needed(void) { return (unsigned long)digits_STACK_BYTES; }
+unsigned long digits_stack_needed(void) {
+    return (unsigned long)digits_STACK_BYTES;
+}
