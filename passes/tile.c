@@ -2781,6 +2781,29 @@ static bool conv_ztap_suits(const kn_target *tg, const conv_geom *G, const kt_ti
            G->n * G->group * ((G->kg + T->kb - 1) / T->kb) >= 8;
 }
 
+/* The float 1x1 convolutions of the convolution tiles that pw_odd_cols and
+ * pw_strided_row3 may give another tile: on a CPU whose vectors run on units of half their
+ * width or less (kn_target_fp_split), where kt_choose and kt_widen left two vectors, over
+ * output rows of 4 pixels or more, and no schedule file sets tile_rows or tile_vecs. */
+static bool pw_split_retile(kn_lower *L, const conv_geom *G, const kn_sched *ov, const kt_tile *T) {
+    const kn_target *tg = L->target;
+    return tg && tg->kind == KN_TARGET_CPU && kn_target_fp_split(tg) && T->t == KN_F32 &&
+           T->lanes >= 2 && T->nv == 2 && !(ov && (ov->tile_rows || ov->tile_vecs)) && G->ow >= 4;
+}
+
+/* The rows a register tile of nv vectors holds, at most KT_AUTO_ROWS and at least 1. */
+static int pw_split_rows(kn_lower *L, int nv) {
+    int rows = kt_reg_rows(L, nv);
+    return rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows < 1 ? 1 : rows;
+}
+
+/* T becomes a tile of nv whole vectors of output channels by rows pixels. */
+static void pw_split_tile(kt_tile *T, int nv, int rows) {
+    T->nv = nv;
+    T->kb = T->kbl = nv * T->lanes;
+    T->maxrows = rows;
+}
+
 /* One vector of output channels a tile where kt_choose's two (kt_widen finding no wider
  * whole tile) would leave a partial block of one vector: the float 1x1 convolutions of the
  * convolution tiles (channels-last, kt_widen's `whole`) whose channels are an odd number
@@ -2797,16 +2820,11 @@ static bool conv_ztap_suits(const kn_target *tg, const conv_geom *G, const kt_ti
  * and was not measured (nor AVX2's 16 registers). A schedule file's tile_rows or
  * tile_vecs keeps kt_choose's tile. */
 static void pw_odd_cols(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_tile *T) {
-    const kn_target *tg = L->target;
-    if (!tg || tg->kind != KN_TARGET_CPU || T->t != KN_F32 || T->lanes < 2 || T->nv != 2 ||
-        (ov && (ov->tile_rows || ov->tile_vecs)) || G->kg % T->lanes || G->kg / T->lanes % 2 == 0 ||
-        G->kg < 3 * T->lanes || G->ow < 4 || !kn_target_fp_split(tg))
+    if (!pw_split_retile(L, G, ov, T) || G->kg % T->lanes || G->kg / T->lanes % 2 == 0 ||
+        G->kg < 3 * T->lanes)
         return;
-    int rows = kt_reg_rows(L, 1);
-    rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows < 1 ? 1 : rows;
-    T->nv = 1;
-    T->kb = T->kbl = T->lanes;
-    T->maxrows = G->ow < rows ? (int)G->ow : rows;
+    int rows = pw_split_rows(L, 1);
+    pw_split_tile(T, 1, G->ow < rows ? (int)G->ow : rows);
 }
 
 /* Three vectors of output channels by one whole output row for the strided float 1x1
@@ -2821,17 +2839,10 @@ static void pw_odd_cols(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_
  * with 32 registers and 16 or more blocks of channels; the Intel Xeon VM was not measured.
  * A schedule file's tile_rows or tile_vecs keeps kt_choose's tile. */
 static void pw_strided_row3(kn_lower *L, const conv_geom *G, const kn_sched *ov, kt_tile *T) {
-    const kn_target *tg = L->target;
-    if (!tg || tg->kind != KN_TARGET_CPU || T->t != KN_F32 || T->lanes < 2 || T->nv != 2 ||
-        (ov && (ov->tile_rows || ov->tile_vecs)) || kl_vector_registers(L) < 32 ||
-        (G->sh < 2 && G->sw < 2) || G->ow < 4 || !kn_target_fp_split(tg))
+    if (!pw_split_retile(L, G, ov, T) || kl_vector_registers(L) < 32 || (G->sh < 2 && G->sw < 2) ||
+        G->ow > pw_split_rows(L, 3) || G->kg < 16 * 3 * T->lanes)
         return;
-    int rows = kt_reg_rows(L, 3);
-    rows = rows > KT_AUTO_ROWS ? KT_AUTO_ROWS : rows;
-    if (G->ow > rows || G->kg < 16 * 3 * T->lanes) return;
-    T->nv = 3;
-    T->kb = T->kbl = 3 * T->lanes;
-    T->maxrows = (int)G->ow;
+    pw_split_tile(T, 3, (int)G->ow);
 }
 
 static bool tile_conv(kn_lower *L, const kn_contract *d, const kn_sched *ov, int pad,
