@@ -4,7 +4,7 @@
 # another kernel (the generated C differs), gives outputs bit for bit equal to the default's
 # and within check-onnx's tolerance of numpy's (JIT and C, 1 and 2 threads); values the
 # kernels cannot take are refused with exit code 1, naming the file and the kernel, and
-# nothing is written.
+# nothing is written; kiln tune tries the other values.
 # usage: check.sh KILN SOURCE_DIR
 KILN=$1
 S=$2
@@ -48,4 +48,13 @@ sed "s/smrows=[0-9]*/smrows=x/" "$T/own.sched" >"$T/bad.sched"
 "$KILN" compile "$M" -o "$T/badout" --schedule "$T/bad.sched" >/dev/null 2>"$T/err"
 [ $? = 1 ] && grep -q "bad.sched' line [0-9]*: bad value in 'smrows=x'" "$T/err" && ok ||
   bad "malformed smrows: $(cat "$T/err")"
+
+# kiln tune offers the other blocks and rows a step (no assertion on which wins), and its
+# file reads back
+"$KILN" tune "$M" -o "$T/tuned.sched" --runs 3 --list >"$T/tune.txt" 2>&1 || bad "tune: $(cat "$T/tune.txt")"
+for c in "tblock 16->1" "tblock 16->8" "tblock 16->32" "smrows 4->1" "smrows 4->2" "smrows 4->8"; do
+  grep -q "round [0-9]*: $c:" "$T/tune.txt" && ok || bad "tune did not try $c: $(cat "$T/tune.txt")"
+done
+"$KILN" compile "$M" -o "$T/tuned" --schedule "$T/tuned.sched" >"$T/log" 2>&1 && ok ||
+  bad "tuned schedule refused: $(cat "$T/log")"
 finish
