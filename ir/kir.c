@@ -123,6 +123,19 @@ kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k) {
     return L;
 }
 
+void kl_want_sched(kn_lower *L, const kn_sched *s) {
+    L->want = s;
+}
+
+const kn_sched *kl_wanted_sched(kn_lower *L) {
+    return L->subgraph ? NULL : L->want;
+}
+
+kn_sched *kl_sched_record(kn_lower *L) {
+    if (L->subgraph || L->depth != 1 || L->kidx < 0 || L->kidx >= L->p->nkernels) return NULL;
+    return &L->p->kernels[L->kidx]->sched;
+}
+
 kn_lower *kl_builder(kn_ctx *cx, kn_kprog *p) {
     kn_lower *L = calloc(1, sizeof *L);
     KN_ASSERT(L);

@@ -402,7 +402,17 @@ typedef struct kn_sched {
                    order */
     int xpf;    /* float pointwise channel tiles: each reduction step prefetches x this many
                    pixels ahead (passes/tile.c, pw_xpf), or 1 in a schedule file: not */
+    int tblock; /* Transposes whose output's last axis reads the input across rows (and
+                   another output axis its contiguous one): blocks of this many output
+                   columns, that contiguous axis inside each block (ir/lower/tensor.c,
+                   chosen by passes/rows.c), or 1 (also in a schedule file): the plain nest;
+                   0: not such a Transpose */
+    int smrows; /* Softmax row kernels (ir/lower/rows.c, chosen by passes/rows.c): rows a
+                   step, 1 to KN_SOFTMAX_MAX_ROWS dividing the rows; 0: not a row kernel */
 } kn_sched;
+
+/* The most rows a step a Softmax row kernel takes (kn_sched.smrows). */
+enum { KN_SOFTMAX_MAX_ROWS = 8 };
 
 typedef struct kn_kernel {
     const char *name; /* for comments: "node 'conv_3' (Conv)" */
@@ -636,6 +646,14 @@ void kl_contract(kn_lower *L, const kn_contract *c);
 /* A builder on kernel k of p for a kernel pass that rebuilds it: the kernel's body is
  * replaced by an empty block the builder appends to. Free with kl_builder_destroy. */
 kn_lower *kl_builder_rewrite(kn_ctx *cx, kn_kprog *p, int k);
+/* The schedule a kernel pass asks a lowering for when it runs the op's lowering again on
+ * a kl_builder_rewrite builder (passes/rows.c: kn_sched.tblock, smrows; borrowed, NULL:
+ * the lowering's own provisional form), and the record of the kernel being built, where
+ * the lowering writes what it built: NULL for a node lowered inline into another's
+ * kernel (a subgraph's). */
+void kl_want_sched(kn_lower *L, const kn_sched *s);
+const kn_sched *kl_wanted_sched(kn_lower *L);
+kn_sched *kl_sched_record(kn_lower *L);
 /* A builder for expressions only (kx_*: no statements), for passes that rewrite
  * statements themselves. Free with kl_builder_destroy. */
 kn_lower *kl_builder(kn_ctx *cx, kn_kprog *p);

@@ -18,6 +18,7 @@ struct kn_lower {
     const struct kn_target *target; /* what vector widths to use; NULL: scalar code */
     int64_t max_string_bytes;       /* kl_max_string_bytes */
     int subgraph;                   /* > 0 while lowering a subgraph's nodes inline */
+    const kn_sched *want;           /* kl_want_sched: what a rebuilding pass asks, or NULL */
 };
 
 /* A new buffer of the program, named PREFIX<id>. */

@@ -66,6 +66,8 @@ static const pass_info passes[] = {
      kn_pass_patch},
     {"lower", LEVEL_LOWER, NULL, NULL, KN_HAVE_SHAPES | KN_HAVE_TENSORS, KN_HAVE_KIR, 0,
      "lower every node to plain kernel-IR loop nests (graph -> kernel IR)", NULL},
+    {"rows", LEVEL_KERNEL, NULL, kn_kpass_rows, KN_HAVE_KIR, 0, 0,
+     "a Transpose's block of output columns and a Softmax's rows a step (passes/rows.c)", NULL},
     {"depthwise", LEVEL_KERNEL, NULL, kn_kpass_depthwise, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "depthwise convolutions as vector row tiles, padding tested inside the kernel", NULL},
     {"pool", LEVEL_KERNEL, NULL, kn_kpass_pool, KN_HAVE_KIR, 0, 0,
@@ -136,6 +138,7 @@ const char *kn_pipeline_default(int opt_level) {
            "patch,"
            "layout,"
            "lower,"
+           "rows,"
            "depthwise,"
            "pool,"
            "stem,"

@@ -77,6 +77,9 @@ kn_status kn_kpass_winograd(kn_ctx *cx, struct kn_kprog *p);
  * candidates. */
 bool kn_winograd_suits(const struct kn_contract *d, const struct kn_target *t);
 /* Register tiles and packed weights for contraction kernels (passes/tile.c). */
+/* passes/rows.c: a Transpose's block of output columns and a Softmax row kernel's rows
+ * a step (kn_sched.tblock, smrows) from the target and a schedule file. */
+kn_status kn_kpass_rows(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_tile(kn_ctx *cx, struct kn_kprog *p);
 /* exp, tanh and erf on f32 as polynomials (passes/vmath.c, vmath.h). */
 kn_status kn_kpass_vmath(kn_ctx *cx, struct kn_kprog *p);

@@ -28,6 +28,7 @@ typedef struct sched_line {
 } sched_line;
 
 struct kn_schedule {
+    char *path; /* as given to kn_schedule_read, for messages */
     int n, cap;
     sched_line *v;
 };
@@ -53,6 +54,8 @@ static const struct {
     {"mc", offsetof(kn_sched, mc)},
     {"xpf", offsetof(kn_sched, xpf)},
     {"serp", offsetof(kn_sched, serp)},
+    {"tblock", offsetof(kn_sched, tblock)},
+    {"smrows", offsetof(kn_sched, smrows)},
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
@@ -138,6 +141,7 @@ void kn_schedule_destroy(kn_schedule *s) {
     if (!s) return;
     for (int i = 0; i < s->n; i++) free(s->v[i].node);
     free(s->v);
+    free(s->path);
     free(s);
 }
 
@@ -186,7 +190,8 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
         if (!known) {
             snprintf(why, cap,
                      "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf, serp)",
+                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf, serp, tblock, "
+                     "smrows)",
                      tok);
             return false;
         }
@@ -200,6 +205,9 @@ kn_status kn_schedule_read(kn_ctx *cx, const char *path, kn_schedule **out) {
     if (!f) return kn_diag(cx, NULL, KN_EIO, "cannot open schedule '%s'", path);
     kn_schedule *s = calloc(1, sizeof *s);
     KN_ASSERT(s);
+    s->path = malloc(strlen(path) + 1);
+    KN_ASSERT(s->path);
+    memcpy(s->path, path, strlen(path) + 1);
     char line[2048], why[200];
     int lineno = 0;
     kn_status st = KN_OK;
@@ -245,6 +253,10 @@ kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const kn_kprog *p)
                            L->kernel, L->node, L->kernel, label);
     }
     return KN_OK;
+}
+
+const char *kn_schedule_path(const kn_schedule *s) {
+    return s ? s->path : "";
 }
 
 const kn_sched *kn_schedule_for(const kn_kprog *p, int k) {

@@ -24,6 +24,8 @@ void kn_schedule_destroy(kn_schedule *s);
 kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const struct kn_kprog *p);
 /* The override for kernel k of p (from p->schedule), or NULL. */
 const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
+/* The path s was read from (borrowed), "" for NULL. */
+const char *kn_schedule_path(const kn_schedule *s);
 /* Writes p's kernel schedules to path (through a temporary name). */
 kn_status kn_schedule_write(kn_ctx *cx, const struct kn_kprog *p, const char *path);
 

@@ -9,7 +9,9 @@
  * winograd pass can take, the other padding or prefetch choice where it has one, span or
  * row tiles where a float windowed convolution's rows are narrower than its tile, split's
  * legal alternative where the kernel's kind has one (split_alt), and the GotoBLAS order's
- * blocks of rows (mc) for a float MatMul or Gemm with rows for two. Kernels are independent, so
+ * blocks of rows (mc) for a float MatMul or Gemm with rows for two, a Transpose's blocks of
+ * output columns (tblock) and a Softmax row kernel's rows a step (smrows, passes/rows.c).
+ * Kernels are independent, so
  * round j compiles the model once with candidate j of every kernel that has one (the
  * others keep the passes' choice) and runs it beside the baseline, compiled once at the
  * start, run by run interleaved (so that drift in the machine's speed falls on both),
@@ -78,6 +80,8 @@ typedef struct ktune {
      * narrower than the register tile (float windowed convolutions) */
     bool wino_ok, span_ok, group_ok;
     int mc; /* group_ok: the candidate's mc */
+    /* a Transpose's output columns (tblock), a Softmax row kernel's rows (smrows) */
+    int64_t tcols, smrows;
     kn_sched cand[MAX_CAND];
     bool alone[MAX_CAND];
     int ncand;
@@ -198,6 +202,20 @@ static void allows(ktune *t, const kn_contract *d, const kn_target *tg) {
                  d->oh * d->ow <= KN_SPAN_MAX_TILES * 16;
 }
 
+/* Sets t->tcols and t->smrows from the node of a Transpose or Softmax kernel whose record
+ * has a block (kn_sched.tblock) or rows a step (smrows): passes/rows.c takes blocks that
+ * divide the output's last axis into two or more, and 1 to KN_SOFTMAX_MAX_ROWS rows
+ * dividing the rows. */
+static void rows_allow(ktune *t, const kn_node *n) {
+    if (!n) return;
+    if (t->base.tblock && n->nout >= 1 && n->out[0] && n->out[0]->type.rank >= 1)
+        t->tcols = n->out[0]->type.dims[n->out[0]->type.rank - 1];
+    if (t->base.smrows && n->nin >= 1 && n->in[0] && n->in[0]->type.rank >= 1) {
+        int64_t len = n->in[0]->type.dims[n->in[0]->type.rank - 1];
+        t->smrows = len > 0 ? kn_type_numel(&n->in[0]->type) / len : 0;
+    }
+}
+
 /* The candidates of kernel t from its baseline record: only values the schedule reader
  * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
  * 8 vectors, integer and scalar ones by 4). */
@@ -250,6 +268,19 @@ static void candidates(ktune *t, int threads) {
     }
     if (t->group_ok) {
         c = b, c.mc = t->mc;
+        add_cand(t, c, false);
+    }
+    /* a Transpose's blocks (passes/rows.c): the plain nest, half and twice the block */
+    static const int tb[] = {1, 8, 16, 32};
+    for (size_t i = 0; b.tblock && i < sizeof tb / sizeof *tb; i++) {
+        if (tb[i] > 1 && (t->tcols % tb[i] || t->tcols <= tb[i])) continue;
+        c = b, c.tblock = tb[i];
+        add_cand(t, c, false);
+    }
+    /* a Softmax row kernel's rows a step */
+    for (int r = 1; b.smrows && r <= KN_SOFTMAX_MAX_ROWS; r *= 2) {
+        if (t->smrows % r) continue;
+        c = b, c.smrows = r;
         add_cand(t, c, false);
     }
     if (b.span || t->span_ok) { /* the other tiling of the plane: tried alone, as wino */
@@ -445,6 +476,7 @@ static kn_status meas_build(tuner *T, const char *sched, meas *m) {
             T->k[k].base = kern->sched;
             T->k[k].best = -1;
             allows(&T->k[k], kern->contract, kp->target);
+            rows_allow(&T->k[k], kern->node);
         }
     }
     KN_ASSERT(nk == T->nk); /* the kernels are fixed at lowering (kn_schedule_check) */

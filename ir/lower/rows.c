@@ -51,17 +51,24 @@ static int row_lanes(kn_lower *L, int64_t len) {
     return w > 1 && len >= w ? w : 0;
 }
 
-/* Rows a step of the Softmax row kernel on CPUs. A row's max and sum end in a chain of
- * W - 1 dependent scalar steps across the lanes (kept in order: the sum's rounding), which
- * the out-of-order core cannot overlap with the next row's work from one row a step; with
- * four rows a step the four chains run side by side. BERT's 4 x 128 x 128 Softmax on the
- * AMD EPYC VM (Zen 4): 36 us at one row a step, 30 at two, 27 at four and at eight. The
- * OpenCL row kernels (one row a work-item) keep one. */
-enum { SOFTMAX_MAX_ROWS = 4 };
+/* Rows a step of the Softmax row kernel (kn_sched.smrows): what a rebuilding pass asks
+ * (passes/rows.c, which chooses it), else the lowering's provisional choice, the one that
+ * pass makes on every target today (built here first so that a program's variables keep
+ * their numbers): on CPUs the most of 4, 2 dividing the rows. A row's max and sum end in a
+ * chain of W - 1 dependent scalar steps across the lanes (kept in order: the sum's
+ * rounding), which the out-of-order core cannot overlap with the next row's work from one
+ * row a step; with four rows a step the four chains run side by side. BERT's 4 x 128 x 128
+ * Softmax on the AMD EPYC VM (Zen 4): 36 us at one row a step, 30 at two, 27 at four and at
+ * eight. The OpenCL row kernels (one row a work-item) keep one. */
+enum { SOFTMAX_PROVISIONAL_ROWS = 4 };
 
 static int softmax_rows_a_step(kn_lower *L, int64_t outer) {
+    const kn_sched *want = kl_wanted_sched(L);
+    if (want && want->smrows >= 1 && want->smrows <= KN_SOFTMAX_MAX_ROWS &&
+        outer % want->smrows == 0)
+        return want->smrows;
     if (!kl_register_tiles(L)) return 1;
-    for (int r = SOFTMAX_MAX_ROWS; r > 1; r /= 2)
+    for (int r = SOFTMAX_PROVISIONAL_ROWS; r > 1; r /= 2)
         if (outer % r == 0) return r;
     return 1;
 }
@@ -75,10 +82,13 @@ bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf 
     int W = row_lanes(L, len);
     if (!W) return false;
     int R = softmax_rows_a_step(L, outer);
+    kn_sched *rec = kl_sched_record(L);
+    if (rec) rec->smrows = R;
     int64_t nv = len / W, tail = len % W;
     int vo = kl_for(L, outer / R);
-    int base[SOFTMAX_MAX_ROWS], vm[SOFTMAX_MAX_ROWS], mx[SOFTMAX_MAX_ROWS], vs[SOFTMAX_MAX_ROWS];
-    int sum[SOFTMAX_MAX_ROWS], rs[SOFTMAX_MAX_ROWS];
+    int base[KN_SOFTMAX_MAX_ROWS], vm[KN_SOFTMAX_MAX_ROWS], mx[KN_SOFTMAX_MAX_ROWS],
+        vs[KN_SOFTMAX_MAX_ROWS];
+    int sum[KN_SOFTMAX_MAX_ROWS], rs[KN_SOFTMAX_MAX_ROWS];
     for (int r = 0; r < R; r++)
         base[r] = kl_decl(L, KN_I64,
                           kx_mul(L, kx_add(L, kx_mul(L, var(L, vo), kx_int(L, R)), kx_int(L, r)),

@@ -152,8 +152,19 @@ static kn_status lower_copy(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- Transpose, Expand ---- */
 
+/* The lowering's provisional block of a Transpose (kn_sched.tblock), built where the
+ * output's last axis reads input rows at least TRANSPOSE_MIN_STRIDE bytes apart: the
+ * block passes/rows.c chooses on every target today (it rebuilds the kernel where its
+ * choice differs), built here first so that a program's variables keep their numbers. */
 enum { TRANSPOSE_BLOCK = 16, TRANSPOSE_MIN_STRIDE = 256 };
 
+/* In blocks of `block` output columns, the input's contiguous axis a inside them: the
+ * block's input rows are read whole while their lines are in L1 (one column of 128 rows
+ * 1 KB apart, BERT's K transposed, maps to 4 of L1's 64 sets: every load missed L1, 34 us
+ * for 128 KB on Zen 4). Blocks of 1, or a transpose they do not suit (no output axis reads
+ * the input's contiguous one, narrow or string elements, a block that does not divide the
+ * last axis into two or more): the plain nest. The kernel's record gets the block built
+ * (1: the plain nest where blocks would suit), or 0 where they do not suit. */
 static kn_status lower_transpose(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
                                  kn_kbuf *const *out) {
     kn_ctx *cx = kl_ctx(L);
@@ -171,19 +182,22 @@ static kn_status lower_transpose(kn_lower *L, const kn_node *n, kn_kbuf *const *
     for (int d = 0; d < r - 1; d++)
         if (st[d] == 1 && od[d] > 1) a = d;
     const kn_dtype_info *ti = kn_dtype_get(in[0]->dtype);
-    if (a >= 0 && od[r - 1] > TRANSPOSE_BLOCK && od[r - 1] % TRANSPOSE_BLOCK == 0 &&
-        !ti->is_narrow && in[0]->dtype != KN_STRING &&
-        st[r - 1] * (int64_t)ti->size >= TRANSPOSE_MIN_STRIDE) {
-        /* in blocks of TRANSPOSE_BLOCK output columns, the input's contiguous axis a
-         * inside them: the block's input rows are read whole while their lines are in L1
-         * (one column of 128 rows 1 KB apart, BERT's K transposed, maps to 4 of L1's 64
-         * sets: every load missed L1, 34 us for 128 KB on Zen 4) */
+    bool suits = a >= 0 && od[r - 1] >= 4 && !ti->is_narrow && in[0]->dtype != KN_STRING;
+    const kn_sched *want = kl_wanted_sched(L);
+    int64_t block = want ? want->tblock
+                    : suits && st[r - 1] * (int64_t)ti->size >= TRANSPOSE_MIN_STRIDE
+                        ? TRANSPOSE_BLOCK
+                        : 1;
+    bool blocked = suits && block > 1 && od[r - 1] > block && od[r - 1] % block == 0;
+    kn_sched *rec = kl_sched_record(L);
+    if (rec) rec->tblock = blocked ? (int)block : suits ? 1 : 0;
+    if (blocked) {
         int open = 0;
         for (int d = 0; d < r - 1; d++)
             if (d != a) v[d] = loop(L, od[d], &open);
-        kn_kx *jb = loop(L, od[r - 1] / TRANSPOSE_BLOCK, &open);
+        kn_kx *jb = loop(L, od[r - 1] / block, &open);
         v[a] = loop(L, od[a], &open);
-        v[r - 1] = madd(L, loop(L, TRANSPOSE_BLOCK, &open), jb, TRANSPOSE_BLOCK);
+        v[r - 1] = madd(L, loop(L, block, &open), jb, block);
         kl_store(L, out[0], dot(L, r, v, os), kx_load(L, in[0], dot(L, r, v, st)));
         kl_end_n(L, open);
         return KN_OK;
