@@ -414,6 +414,20 @@ typedef struct kn_sched {
 /* The most rows a step a Softmax row kernel takes (kn_sched.smrows). */
 enum { KN_SOFTMAX_MAX_ROWS = 8 };
 
+/* The defaults of kn_sched.tblock and smrows: what passes/rows.c chooses without a
+ * schedule file, and what the lowerings build first (ir/lower/tensor.c, rows.c) so that
+ * a program keeps its variable numbers where the pass changes nothing.
+ * tblock: 16 output columns (one 64-byte line of f32) where the rows a block reads lie
+ * 256 bytes apart or more and the blocks divide the cols in two or more, else 1 (the
+ * plain nest); smrows: where the kernel has register tiles (not OpenCL), the most of 4,
+ * 2 dividing the rows, else 1. */
+static inline int kn_tblock_default(int64_t row_bytes, int64_t cols) {
+    return row_bytes >= 256 && cols > 16 && cols % 16 == 0 ? 16 : 1;
+}
+static inline int kn_smrows_default(bool register_tiles, int64_t rows) {
+    return !register_tiles ? 1 : rows % 4 == 0 ? 4 : rows % 2 == 0 ? 2 : 1;
+}
+
 typedef struct kn_kernel {
     const char *name; /* for comments: "node 'conv_3' (Conv)" */
     const kn_node *node;

@@ -7,24 +7,23 @@
  * row kernel takes several rows a step (ir/lower/rows.c, kn_sched.smrows). This pass
  * chooses both from the target description and a schedule file:
  *
- *   tblock: 16 output columns where the rows the block reads lie TRANSPOSE_MIN_STRIDE
- *           bytes apart or more, else the plain nest (1). The block's input lines (one a
- *           column) stay in L1 while the contiguous axis runs over them, and 16 columns of
- *           f32 are one 64-byte output line. The target description has no cache line size
- *           or L1 associativity, so the block is 16 on every target (a target field for the
- *           line would set it: line / element size, at least the element count of a line);
- *   smrows: on CPUs and microcontrollers the most of 4, 2 dividing the rows, else 1;
- *           OpenCL devices 1 (one row a work-item).
+ *   tblock: kn_tblock_default (ir/kir.h): 16 output columns where the rows the block
+ *           reads lie 256 bytes apart or more, else the plain nest (1). The block's input
+ *           lines (one a column) stay in L1 while the contiguous axis runs over them, and
+ *           16 columns of f32 are one 64-byte output line. The target description has no
+ *           cache line size or L1 associativity, so the block is 16 on every target (a
+ *           target field for the line would set it: line / element size);
+ *   smrows: kn_smrows_default: on CPUs and microcontrollers the most of 4, 2 dividing the
+ *           rows, else 1; OpenCL devices 1 (one row a work-item).
  *
  * A schedule file's value replaces the choice: tblock=1 the plain nest, another value
  * blocks of that many columns (it must divide the last axis into two blocks or more);
  * smrows 1 to KN_SOFTMAX_MAX_ROWS dividing the rows. A value the kernel cannot take is
  * a KN_EINVAL naming the file and the kernel.
  *
- * The lowering builds the form this pass chooses on every target today, so that a
- * program keeps its variable numbers (and its generated code) when the pass changes
- * nothing; where the choice differs, the pass runs the op's lowering again on a
- * rewriting builder, asking for its value (kl_want_sched). */
+ * The lowering builds the same defaults first, so that a program keeps its variable numbers (and
+ * its generated code) when the pass changes nothing; where the choice differs, the pass runs the
+ * op's lowering again on a rewriting builder, asking for its value (kl_want_sched). */
 #include "ir/kir.h"
 #include "ir/ops.h"
 #include "passes/pass.h"
@@ -32,8 +31,6 @@
 #include "targets/target.h"
 
 #include <string.h>
-
-enum { TRANSPOSE_BLOCK = 16, TRANSPOSE_MIN_STRIDE = 256 };
 
 /* The buffers kernel k reads and writes: one stored buffer y and one other loaded one x
  * (y may be loaded too: the row kernel's last pass). */
@@ -105,23 +102,15 @@ kn_status kn_kpass_rows(kn_ctx *cx, kn_kprog *p) {
                               "tblock=%d does not divide the %lld output columns "
                               "into two or more blocks",
                               ov->tblock, cols);
-            want.tblock = ov && ov->tblock ? ov->tblock
-                          : rb >= TRANSPOSE_MIN_STRIDE && cols > TRANSPOSE_BLOCK &&
-                                  cols % TRANSPOSE_BLOCK == 0
-                              ? TRANSPOSE_BLOCK
-                              : 1;
+            want.tblock = ov && ov->tblock ? ov->tblock : kn_tblock_default(rb, cols);
             if (want.tblock == kern->sched.tblock) continue;
         } else {
             int64_t rows = W.x->numel / W.x->dims[W.x->rank - 1];
             if (ov && ov->smrows && (ov->smrows > KN_SOFTMAX_MAX_ROWS || rows % ov->smrows))
                 return refuse(cx, p, k, "smrows=%d is not 1 to 8 rows dividing the %lld rows",
                               ov->smrows, rows);
-            int r = 1;
-            if (ov && ov->smrows)
-                r = ov->smrows;
-            else if (t && t->kind != KN_TARGET_GPU)
-                r = rows % 4 == 0 ? 4 : rows % 2 == 0 ? 2 : 1;
-            want.smrows = r;
+            want.smrows = ov && ov->smrows ? ov->smrows
+                                           : kn_smrows_default(t && t->kind != KN_TARGET_GPU, rows);
             if (want.smrows == kern->sched.smrows) continue;
         }
         kn_kbuf *in[1] = {W.x}, *out[1] = {W.y};

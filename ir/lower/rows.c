@@ -52,25 +52,18 @@ static int row_lanes(kn_lower *L, int64_t len) {
 }
 
 /* Rows a step of the Softmax row kernel (kn_sched.smrows): what a rebuilding pass asks
- * (passes/rows.c, which chooses it), else the lowering's provisional choice, the one that
- * pass makes on every target today (built here first so that a program's variables keep
- * their numbers): on CPUs the most of 4, 2 dividing the rows. A row's max and sum end in a
- * chain of W - 1 dependent scalar steps across the lanes (kept in order: the sum's
- * rounding), which the out-of-order core cannot overlap with the next row's work from one
- * row a step; with four rows a step the four chains run side by side. BERT's 4 x 128 x 128
- * Softmax on the AMD EPYC VM (Zen 4): 36 us at one row a step, 30 at two, 27 at four and at
- * eight. The OpenCL row kernels (one row a work-item) keep one. */
-enum { SOFTMAX_PROVISIONAL_ROWS = 4 };
-
+ * (passes/rows.c, which chooses it), else its default (kn_smrows_default). A row's max and
+ * sum end in a chain of W - 1 dependent scalar steps across the lanes (kept in order: the
+ * sum's rounding), which the out-of-order core cannot overlap with the next row's work
+ * from one row a step; with four rows a step the four chains run side by side. BERT's
+ * 4 x 128 x 128 Softmax on the AMD EPYC VM (Zen 4): 36 us at one row a step, 30 at two, 27
+ * at four and at eight. The OpenCL row kernels (one row a work-item) keep one. */
 static int softmax_rows_a_step(kn_lower *L, int64_t outer) {
     const kn_sched *want = kl_wanted_sched(L);
     if (want && want->smrows >= 1 && want->smrows <= KN_SOFTMAX_MAX_ROWS &&
         outer % want->smrows == 0)
         return want->smrows;
-    if (!kl_register_tiles(L)) return 1;
-    for (int r = SOFTMAX_PROVISIONAL_ROWS; r > 1; r /= 2)
-        if (outer % r == 0) return r;
-    return 1;
+    return kn_smrows_default(kl_register_tiles(L), outer);
 }
 
 bool kl_softmax_rows(kn_lower *L, const kn_node *n, kn_kbuf *const *in, kn_kbuf *const *out) {

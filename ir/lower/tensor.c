@@ -152,12 +152,6 @@ static kn_status lower_copy(kn_lower *L, const kn_node *n, kn_kbuf *const *in,
 
 /* ---- Transpose, Expand ---- */
 
-/* The lowering's provisional block of a Transpose (kn_sched.tblock), built where the
- * output's last axis reads input rows at least TRANSPOSE_MIN_STRIDE bytes apart: the
- * block passes/rows.c chooses on every target today (it rebuilds the kernel where its
- * choice differs), built here first so that a program's variables keep their numbers. */
-enum { TRANSPOSE_BLOCK = 16, TRANSPOSE_MIN_STRIDE = 256 };
-
 /* In blocks of `block` output columns, the input's contiguous axis a inside them: the
  * block's input rows are read whole while their lines are in L1 (one column of 128 rows
  * 1 KB apart, BERT's K transposed, maps to 4 of L1's 64 sets: every load missed L1, 34 us
@@ -184,10 +178,9 @@ static kn_status lower_transpose(kn_lower *L, const kn_node *n, kn_kbuf *const *
     const kn_dtype_info *ti = kn_dtype_get(in[0]->dtype);
     bool suits = a >= 0 && od[r - 1] >= 4 && !ti->is_narrow && in[0]->dtype != KN_STRING;
     const kn_sched *want = kl_wanted_sched(L);
-    int64_t block = want ? want->tblock
-                    : suits && st[r - 1] * (int64_t)ti->size >= TRANSPOSE_MIN_STRIDE
-                        ? TRANSPOSE_BLOCK
-                        : 1;
+    int64_t block = want    ? want->tblock
+                    : suits ? kn_tblock_default(st[r - 1] * (int64_t)ti->size, od[r - 1])
+                            : 1;
     bool blocked = suits && block > 1 && od[r - 1] > block && od[r - 1] % block == 0;
     kn_sched *rec = kl_sched_record(L);
     if (rec) rec->tblock = blocked ? (int)block : suits ? 1 : 0;
