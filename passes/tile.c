@@ -3798,14 +3798,23 @@ static bool mm_serp(const mm_geom *G, const kt_tile *T, const kn_target *tg, con
  * kt_choose gave 2: the MLP's 784 x 512 layer (1.6 MB of weights, L2 1 MB) on the AMD EPYC
  * VM (Zen 4) ran 4% faster (docs/benchmarks.md, branch bz). B within the L2 keeps kt_choose's
  * tile (the Intel Xeon VM's L2 of 2 MB holds that layer: unmeasured there). A schedule
- * file's tile_vecs keeps its own. */
+ * file's tile_vecs keeps its own. In a program for several threads the columns past the
+ * last whole tile are a nest of their own that the parallel pass leaves on the calling
+ * thread after the split tiles: the wider tile is kept only where it leaves no more such
+ * columns than kt_choose's (the 1000-class classifiers: 40 columns in 64-column tiles
+ * against 8 in 32-column ones; ResNet-50's fc at 2 threads on the Zen 4 VM took 0.93-0.96x
+ * the time in kt_choose's 31 tiles, docs/benchmarks.md, branch p5). */
 enum { MM_MATVEC_NV = 4 };
 
-static void mm_matvec_widen(const mm_geom *G, kt_tile *T, const kn_target *tg, const kn_sched *ov) {
+static void mm_matvec_widen(const mm_geom *G, kt_tile *T, const kn_target *tg, const kn_sched *ov,
+                            int threads) {
     int64_t l2 = kn_target_l2(tg, 0);
     if (G->m != 1 || !tg || tg->kind != KN_TARGET_CPU || T->lanes < 2 || T->nv >= MM_MATVEC_NV ||
         (ov && ov->tile_vecs) || l2 <= 0 || G->k * G->n * 4 <= l2 ||
         G->n < (int64_t)MM_MATVEC_NV * T->lanes)
+        return;
+    if (threads > 1 &&
+        G->n % ((int64_t)MM_MATVEC_NV * T->lanes) > G->n % ((int64_t)T->nv * T->lanes))
         return;
     T->nv = MM_MATVEC_NV;
     T->kb = T->kbl = T->nv * T->lanes;
@@ -3819,7 +3828,7 @@ static bool mm_lower(kn_lower *L, mm_geom *G, mm_src *S, const kn_sched *ov, con
     if (!kt_choose(L, G->n, G->m, ov, integer, integer && !red16 && kt_mve(tg, G->d, ov), &T))
         return false;
     if (!integer) kt_widen(L, &T, G->n, G->m, false, ov);
-    if (!integer) mm_matvec_widen(G, &T, tg, ov);
+    if (!integer) mm_matvec_widen(G, &T, tg, ov, L->p->threads);
     if (red16) {
         red16_tile(G->d, ov, &T);
         if (T.kb != KT_MAX_NV) return false; /* whole blocks (mm_red16_suits) */

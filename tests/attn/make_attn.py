@@ -29,6 +29,8 @@ the same inputs, so `kiln check-onnx tests/attn/models --backend B` compares eve
   heads            softmax(Q K^T), K [48,4,16] transposed by perm [1,2,0] (rows_cases)
   softmax_rows     Softmax of [2,9,20] and of [3,17] (rows_cases)
   matvec_wide      [1,1100] x B [1100,520] + c, B folded from small constants (rows_cases)
+  matvec_classes   [1,1100] x B [1100,1000] + c, the same: a 1000-class classifier's columns
+                   (8 past the last 32-column tile, 40 past the last 64-column one)
 
 usage: /usr/bin/python3 tests/attn/make_attn.py"""
 import os
@@ -210,18 +212,20 @@ def rows_cases():
          [("pa", softmax64(a.astype(np.float64)).astype(np.float32)),
           ("pb", softmax64(b.astype(np.float64)).astype(np.float32))])
     matvec_wide()
+    matvec_wide("matvec_classes", 1000)
 
 
-def matvec_wide():
-    """x [1,1100] times a constant B [1100,520] (2.3 MB: more than the L2 of the machines
-    kiln was measured on, so the tile pass takes 4-vector tiles, passes/tile.c
-    mm_matvec_widen) plus a bias; B = u1 v1 + u2 v2 is built from small constants by
-    MatMul and Add, which the fold pass evaluates at compile time (f32, as numpy here)."""
-    u1, v1, u2, v2 = rand(1100, 1), rand(1, 520), rand(1100, 1), rand(1, 520)
-    x, c = rand(1, 1100), rand(520)
+def matvec_wide(name="matvec_wide", n=520):
+    """x [1,1100] times a constant B [1100,n] (2.3 MB at n = 520: more than the L2 of the
+    machines kiln was measured on, so the tile pass takes 4-vector tiles, passes/tile.c
+    mm_matvec_widen; at n = 1000 a program for several threads keeps 2-vector ones) plus a
+    bias; B = u1 v1 + u2 v2 is built from small constants by MatMul and Add, which the fold
+    pass evaluates at compile time (f32, as numpy here)."""
+    u1, v1, u2, v2 = rand(1100, 1), rand(1, n), rand(1100, 1), rand(1, n)
+    x, c = rand(1, 1100), rand(n)
     b = (u1 * v1) + (u2 * v2)  # one f32 product and one f32 sum an element
     y = (mm(x, b).astype(np.float64) + c).astype(np.float32)
-    save("matvec_wide",
+    save(name,
          [helper.make_node("MatMul", ["u1", "v1"], ["b1"]),
           helper.make_node("MatMul", ["u2", "v2"], ["b2"]),
           helper.make_node("Add", ["b1", "b2"], ["b"]),
