@@ -15,13 +15,14 @@
  *   erf(x):  x p(x^2) / q(x^2), x clamped to +-4, degrees 13/8 (Eigen's fast erf).
  *
  * Checked against libm over every f32 in a range by tests/unit/test_vmath.c: the
- * largest error is below 1e-6 absolute (tanh, erf) and 2e-7 relative (exp), well
- * inside the 1e-3 relative / 1e-5 absolute tolerance of the ONNX tests. NaN stays
+ * largest error is below 1e-6 absolute (tanh, erf) and 2e-7 relative (exp, sigmoid,
+ * SiLU), well inside the 1e-3 relative / 1e-5 absolute tolerance of the ONNX tests. NaN stays
  * NaN (the clamps are comparisons a NaN fails). Sigmoid and SiLU are written with exp
  * by their lowerings, 1 / (1 + exp(-v)) and v * that; this pass recognizes both and
  * expands them as 1 / (1 + exp(-v)) and v / (1 + exp(-v)), exp(-v) computed without
- * the negation (the same value): SiLU epilogues were a fifth of EfficientNet-B0's
- * run (docs/benchmarks.md).
+ * the negation and with a degree-4 p (exp_p4: one multiply-add fewer, the same
+ * worst error in f32): SiLU epilogues were a fifth of EfficientNet-B0's run, and
+ * their exp is bound by the multiply-adds (docs/benchmarks.md).
  *
  * The argument, the clamped argument and the reduced one are held in new locals
  * declared just before the statement (a store, declaration, assignment or if), so
@@ -123,18 +124,28 @@ static kn_kx *v_erf(vctx *V, kn_kx *x) {
     return v_ratio(V, x, 4.0, p, 7, q, 5);
 }
 
-/* exp(-v), every step the negation of v_exp(-v)'s (so the same value, bit for bit,
- * without the negation): v clamped to [-89, 103], n = floor(-v log2(e) + 1/2), q = v + n
- * ln2 = -r, exp(r) = 1 - q + q^2 p(-q) (p's odd-degree coefficients negated). */
+/* exp(r) = 1 + r + r^2 p(r) on |r| <= ln2/2 with p of degree 4: fitted here (weighted
+ * least squares on the relative error of exp, iterated towards minimax), the
+ * polynomial's own relative error 3.2e-9, under f32's rounding (6e-8), where Cephes'
+ * degree-5 exp_p has 5e-11: evaluated in f32 both err by at most 1.1e-7. For the
+ * sigmoid forms only: one multiply-add fewer where an exp is 12 of them (EfficientNet-B0's
+ * SiLU epilogues, multiply-add bound on Zen 4); exp itself keeps exp_p (Softmax's bits). */
+static const double exp_p4[] = {1.3813760066E-3, 8.3691239318E-3, 4.1668427658E-2, 1.6666517258E-1,
+                                4.9999993220E-1};
+
+/* exp(-v), every step the negation of exp(-v)'s as v_exp computes it but with exp_p4
+ * (without the negation): v clamped to [-89, 103], n = floor(-v log2(e) + 1/2), q = v +
+ * n ln2 = -r, exp(r) = 1 - q + q^2 p(-q) (p's odd-degree coefficients negated). */
 static kn_kx *v_exp_neg(vctx *V, kn_kx *v) {
     kn_lower *L = V->L;
-    double pn[6];
-    for (int i = 0; i < 6; i++) pn[i] = (5 - i) % 2 ? -exp_p[i] : exp_p[i];
+    enum { NP = sizeof exp_p4 / sizeof *exp_p4 };
+    double pn[NP];
+    for (int i = 0; i < NP; i++) pn[i] = (NP - 1 - i) % 2 ? -exp_p4[i] : exp_p4[i];
     kn_kx *vc = bind(V, clamp(V, v, -89.0, 103.0));
     kn_kx *n = bind(V, kx_un(L, KX_FLOOR, kx_fma(L, vc, C(L, -1.44269504088896341), C(L, 0.5))));
     kn_kx *q = kx_fma(L, n, C(L, 0.693359375), vc);
     q = bind(V, kx_fma(L, n, C(L, -2.12194440e-4), q));
-    kn_kx *y = kx_fma(L, horner(L, q, pn, 6), kx_bin(L, KX_MUL, q, q), kx_sub(L, C(L, 1), q));
+    kn_kx *y = kx_fma(L, horner(L, q, pn, NP), kx_bin(L, KX_MUL, q, q), kx_sub(L, C(L, 1), q));
     return kx_bin(L, KX_LDEXP, y, n);
 }
 
