@@ -592,6 +592,11 @@ struct kn_kwalker {
     void (*expr)(kn_kwalker *w, kn_kx *x);
 };
 void kn_kwalk(kn_kwalker *w, kn_ks *s);
+/* The buffers a kernel body s moves data between, for passes that rebuild a plain kernel:
+ * *y the one buffer it stores, *x the first buffer it loads and *x2 a second one (either
+ * may be y itself), NULL where there is none. False where s stores two buffers, loads a
+ * third or copies (KS_COPY). */
+bool kn_kernel_io(kn_ks *s, kn_kbuf **x, kn_kbuf **x2, kn_kbuf **y);
 /* x rebuilt bottom-up: each node (with its children already mapped) is passed to fn,
  * which returns its replacement or the node itself (fn NULL: identity). Nodes are
  * copied only where something below them changed; x itself is never modified. */

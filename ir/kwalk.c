@@ -33,6 +33,40 @@ void kn_kwalk(kn_kwalker *w, kn_ks *s) {
     if (w->leave) w->leave(w, s);
 }
 
+typedef struct io_walk {
+    kn_kwalker w;
+    kn_kbuf *x, *x2, *y;
+    bool bad;
+} io_walk;
+
+static bool io_enter(kn_kwalker *w, kn_ks *s) {
+    io_walk *W = (io_walk *)w;
+    if (s->kind == KS_COPY) W->bad = true;
+    if (s->kind == KS_STORE) {
+        if (W->y && W->y != s->buf) W->bad = true;
+        W->y = s->buf;
+    }
+    return true;
+}
+
+static void io_expr(kn_kwalker *w, kn_kx *x) {
+    io_walk *W = (io_walk *)w;
+    if (x->op != KX_LOAD || x->buf == W->x) return;
+    if (!W->x) {
+        W->x = x->buf;
+        return;
+    }
+    if (W->x2 && W->x2 != x->buf) W->bad = true;
+    W->x2 = x->buf;
+}
+
+bool kn_kernel_io(kn_ks *s, kn_kbuf **x, kn_kbuf **x2, kn_kbuf **y) {
+    io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
+    kn_kwalk(&W.w, s);
+    *x = W.x, *x2 = W.x2, *y = W.y;
+    return !W.bad;
+}
+
 kn_kx *kn_kx_map(kn_kprog *p, kn_kx *x, kn_kx *(*fn)(void *user, kn_kx *x), void *user) {
     if (!x) return NULL;
     kn_kx *a[3];

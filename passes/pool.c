@@ -81,35 +81,12 @@ typedef struct pool_geom {
     int64_t c;                  /* channels */
 } pool_geom;
 
-/* The input and output buffers of a plain pool kernel: the one buffer it loads and the
- * one it stores (false when it stores two, i.e. MaxPool's Indices are used). */
-typedef struct io_walk {
-    kn_kwalker w;
-    kn_kbuf *x, *y;
-    kn_kbuf *x2; /* a second buffer loaded (a channels-last pool's: y itself), or NULL */
-    bool bad;
-} io_walk;
-
-static bool io_enter(kn_kwalker *w, kn_ks *s) {
-    io_walk *W = (io_walk *)w;
-    if (s->kind == KS_COPY) W->bad = true;
-    if (s->kind == KS_STORE) {
-        if (W->y && W->y != s->buf) W->bad = true;
-        W->y = s->buf;
-    }
-    return true;
-}
-
-static void io_expr(kn_kwalker *w, kn_kx *x) {
-    io_walk *W = (io_walk *)w;
-    if (x->op != KX_LOAD) return;
-    if (W->x && W->x != x->buf) {
-        if (W->x2 && W->x2 != x->buf) W->bad = true;
-        W->x2 = x->buf;
-        return;
-    }
-    W->x = x->buf;
-}
+/* The buffers of a plain pool kernel (kn_kernel_io): x and y, and x2 a second buffer
+ * loaded (a channels-last pool's: y itself), or NULL. */
+typedef struct pool_io {
+    kn_kbuf *x, *x2, *y;
+    bool ok;
+} pool_io;
 
 /* One output tile: `lanes` consecutive outputs of row oy from column ox, or (c0, a
  * channels-last pool) the `lanes` channels from c0 of pixel (oy, ox), each tap one vector
@@ -389,14 +366,16 @@ static bool pool_suits(kn_ctx *cx, kn_kprog *p, int k, pool_geom *G) {
     if (kn_node_attr(n, KN_ATTR_LAYOUT) && (!kn_conv_layout(n, &xcl, &ycl) || !xcl || !ycl ||
                                             !p->target || p->target->kind != KN_TARGET_CPU))
         return false;
-    io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
-    kn_kwalk(&W.w, kern->body);
+    /* the one buffer it loads and the one it stores (not where it stores two: MaxPool's
+     * Indices used) */
+    pool_io W;
+    W.ok = kn_kernel_io(kern->body, &W.x, &W.x2, &W.y);
     if (xcl && W.x == W.y) /* the lowering's channel rows accumulate in y */
         W.x = W.x2, W.x2 = NULL;
     else if (xcl && W.x2 != W.y)
-        W.bad = true;
-    if (W.x2 && !xcl) W.bad = true;
-    if (W.bad || !W.x || !W.y || W.x == W.y || W.y->dtype != W.x->dtype ||
+        W.ok = false;
+    if (W.x2 && !xcl) W.ok = false;
+    if (!W.ok || !W.x || !W.y || W.x == W.y || W.y->dtype != W.x->dtype ||
         (W.x->dtype != KN_F32 && W.x->dtype != KN_U8 && W.x->dtype != KN_I8) || W.x->rank != 4 ||
         W.y->rank != 4)
         return false;
@@ -493,9 +472,9 @@ static bool gap_suits(kn_ctx *cx, const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf
         (p->target->kind != KN_TARGET_MCU &&
          (p->target->kind != KN_TARGET_CPU || n->op != KN_OP_GLOBALAVERAGEPOOL)))
         return false;
-    io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
-    kn_kwalk(&W.w, kern->body);
-    if (W.bad || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
+    pool_io W;
+    W.ok = kn_kernel_io(kern->body, &W.x, &W.x2, &W.y);
+    if (!W.ok || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
         W.x->rank != 4 || W.y->rank != 4 || W.y->dims[0] != W.x->dims[0] ||
         W.y->dims[1] != W.x->dims[1] || W.y->dims[2] != 1 || W.y->dims[3] != 1 ||
         W.x->dims[2] * W.x->dims[3] < 1 || W.x->dims[2] * W.x->dims[3] >= (1 << 24))

@@ -32,32 +32,6 @@
 
 #include <string.h>
 
-/* The buffers kernel k reads and writes: one stored buffer y and one other loaded one x
- * (y may be loaded too: the row kernel's last pass). */
-typedef struct io_walk {
-    kn_kwalker w;
-    kn_kbuf *x, *y;
-    bool bad;
-} io_walk;
-
-static bool io_enter(kn_kwalker *w, kn_ks *s) {
-    io_walk *W = (io_walk *)w;
-    if (s->kind == KS_COPY) W->bad = true;
-    if (s->kind == KS_STORE) {
-        if (W->y && W->y != s->buf) W->bad = true;
-        W->y = s->buf;
-    }
-    return true;
-}
-
-static void io_expr(kn_kwalker *w, kn_kx *x) {
-    io_walk *W = (io_walk *)w;
-    if (x->op != KX_LOAD) return;
-    if (W->y == x->buf) return;
-    if (W->x && W->x != x->buf) W->bad = true;
-    W->x = x->buf;
-}
-
 /* The bytes between the input rows a Transpose's output columns read (the input stride
  * of its last output axis), from its perm and input shape. */
 static int64_t transpose_row_bytes(kn_ctx *cx, const kn_node *n, const kn_kbuf *x) {
@@ -88,14 +62,16 @@ kn_status kn_kpass_rows(kn_ctx *cx, kn_kprog *p) {
         bool tr = n && n->op == KN_OP_TRANSPOSE && kern->sched.tblock;
         bool sm = n && n->op == KN_OP_SOFTMAX && kern->sched.smrows;
         if (!tr && !sm) continue;
-        io_walk W = {.w = {.enter = io_enter, .expr = io_expr}};
-        kn_kwalk(&W.w, kern->body);
-        if (W.bad || !W.x || !W.y || W.x == W.y) continue;
+        /* one buffer read, one written (the row kernel's last pass loads y too) */
+        kn_kbuf *x, *x2, *y;
+        if (!kn_kernel_io(kern->body, &x, &x2, &y) || !x || !y) continue;
+        if (x == y) x = x2, x2 = NULL;
+        if (!x || x == y || (x2 && x2 != y)) continue;
         const kn_sched *ov = kn_schedule_for(p, k);
         kn_sched want = kern->sched;
         if (tr) {
-            int64_t cols = W.y->dims[W.y->rank - 1];
-            int64_t rb = transpose_row_bytes(cx, n, W.x);
+            int64_t cols = y->dims[y->rank - 1];
+            int64_t rb = transpose_row_bytes(cx, n, x);
             if (kn_failed(cx)) return cx->status;
             if (ov && ov->tblock > 1 && (cols % ov->tblock || cols <= ov->tblock))
                 return refuse(cx, p, k,
@@ -105,7 +81,7 @@ kn_status kn_kpass_rows(kn_ctx *cx, kn_kprog *p) {
             want.tblock = ov && ov->tblock ? ov->tblock : kn_tblock_default(rb, cols);
             if (want.tblock == kern->sched.tblock) continue;
         } else {
-            int64_t rows = W.x->numel / W.x->dims[W.x->rank - 1];
+            int64_t rows = x->numel / x->dims[x->rank - 1];
             if (ov && ov->smrows && (ov->smrows > KN_SOFTMAX_MAX_ROWS || rows % ov->smrows))
                 return refuse(cx, p, k, "smrows=%d is not 1 to 8 rows dividing the %lld rows",
                               ov->smrows, rows);
@@ -113,7 +89,7 @@ kn_status kn_kpass_rows(kn_ctx *cx, kn_kprog *p) {
                                            : kn_smrows_default(t && t->kind != KN_TARGET_GPU, rows);
             if (want.smrows == kern->sched.smrows) continue;
         }
-        kn_kbuf *in[1] = {W.x}, *out[1] = {W.y};
+        kn_kbuf *in[1] = {x}, *out[1] = {y};
         kn_ks *old = kern->body;
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         kl_want_sched(L, &want);
