@@ -3,9 +3,9 @@
  * then through code emission: C text, the LLVM module (built and verified by
  * kn_llvm_build_module, not optimized) and OpenCL C. The input's size picks the target
  * the pipeline schedules for (the seeds stay valid models, and the tiles and vector
- * widths of several targets are exercised). Models with more than 64 nodes are skipped to bound the
- * work per input. Errors must come back as kn_diag statuses; the emitters must accept every program
- * the pipeline produces. */
+ * widths of several targets are exercised; the list is below). Models with more than 64 nodes are
+ * skipped to bound the work per input. Errors must come back as kn_diag statuses; the emitters must
+ * accept every program the pipeline produces. */
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm_impl.h"
 #include "codegen/opencl/emit_opencl.h"
@@ -23,8 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_NODES 64
 
-static const char *const targets[] = {"generic", "x86-64-avx2", "x86-64-avx512",
-                                      "aarch64", "cortex-m4",   "opencl"};
+/* Every named target whose fields lead the schedule passes to choose differently (not
+ * native, which depends on the host, nor those that repeat another's fields: cortex-m3
+ * is cortex-m0plus's, cortex-m33 cortex-m4's): 512-bit vectors run as two 256-bit
+ * halves (x86-64-zen4, kn_target_fp_split), without FMA and with the u8s8 dot product
+ * (x86-64-vnni), soft float (cortex-m0plus), a known L1 (cortex-m7), Helium's 8 vector
+ * registers and gathers (cortex-m55). */
+static const char *const targets[] = {
+    "generic",     "x86-64-avx2", "x86-64-avx512", "aarch64",   "cortex-m4", "opencl",
+    "x86-64-zen4", "x86-64-vnni", "cortex-m0plus", "cortex-m7", "cortex-m55"};
 #define NTARGETS ((int)(sizeof targets / sizeof targets[0]))
 
 static void emit_c(kn_ctx *cx, const kn_kprog *p) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The libFuzzer regressions through the kiln command line (runs in every build, also
 # without clang): each model of tests/fuzz/regressions/fuzz_{passes,codegen} is
-# compiled to C, to an LLVM object for x86-64-avx2 and cortex-m4, and to OpenCL C.
+# compiled to C, to an LLVM object for x86-64-avx2, x86-64-zen4 (512-bit vectors on a
+# 256-bit FP datapath: the fp_split schedule rules) and cortex-m4, and to OpenCL C.
 # kiln must accept it (exit 0) or refuse it with a message (exit 1): never crash or
 # report an internal error.
 # usage: regressions.sh KILN DIR
@@ -13,8 +14,8 @@ fail=0
 pass=0
 for f in "$dir"/fuzz_passes/*.onnx "$dir"/fuzz_codegen/*.onnx; do
   [ -f "$f" ] || continue
-  for how in "--emit c" "--emit obj --target x86-64-avx2" "--emit obj --target cortex-m4" \
-             "--emit opencl"; do
+  for how in "--emit c" "--emit obj --target x86-64-avx2" "--emit obj --target x86-64-zen4" \
+             "--emit obj --target cortex-m4" "--emit opencl"; do
     # shellcheck disable=SC2086
     "$kiln" compile "$f" -o "$tmp/out" $how >"$tmp/log" 2>&1
     rc=$?
