@@ -1,7 +1,7 @@
 #!/bin/sh
 # Longer libFuzzer runs than CTest's: tools/fuzz.sh TARGET SECONDS [libFuzzer options...]
-# TARGET is fuzz_loader, fuzz_passes or fuzz_tensorfile. Configures and builds
-# build-fuzz (clang, KILN_FUZZ=ON) if needed, then fuzzes the corpus kept in
+# TARGET is fuzz_loader, fuzz_passes, fuzz_codegen, fuzz_tensorfile or fuzz_schedule.
+# Configures and builds build-fuzz (clang, KILN_FUZZ=ON) if needed, then fuzzes the corpus kept in
 # build-fuzz/corpus-run/TARGET (seeded from build-fuzz/corpus/TARGET and the checked-in
 # tests/fuzz/regressions/TARGET). Crashes land in build-fuzz/artifacts/TARGET/; once
 # fixed, add the minimized input (-minimize_crash=1) to tests/fuzz/regressions/TARGET/.
