@@ -276,7 +276,7 @@ static void detect_host(void) {
     host.int8_dot = host.vector_bits == 512 && __builtin_cpu_supports("avx512vnni") ? KN_DOT_U8S8X4
                                                                                     : KN_DOT_S16X2;
     unsigned a, b, c, d;
-    bool have = __get_cpuid_max(0x80000000u, NULL) >= 0x8000001Au &&
+    bool have = (unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x8000001Au &&
                 __get_cpuid(0x8000001Au, &a, &b, &c, &d);
     host.fp_datapath_bits = kn_target_fp_datapath(have, have ? a : 0, host.vector_bits);
 #elif defined(__aarch64__)
