@@ -234,18 +234,28 @@ static int half_rows(int regs, int nv, int rows) {
  * 2 nv + 1 of them (the same columns a block, and one half vector fewer or more: 40
  * channels, five vectors of 8, where the baseline's three of 16 leave 8 lanes empty),
  * up to TUNE_MAX_VECS, each with the baseline's rows or fewer so that they fit
- * (half_rows); the other fields as the baseline. On a target whose vectors run on units
- * of half their width (Zen 4: kn_target_fp_split) such tiles make as many multiply-adds
- * a cycle; passes/tile.c chooses them itself only in a few measured cases (pw_channels_last,
- * pw_odd_cols), and the tuner finds the others by measurement. */
-enum { TUNE_MAX_VECS = 8 }; /* passes/tile.c KT_MAX_VNV */
+ * (half_rows), and the widest tile that keeps HALF_WIDE_ROWS rows (4 x 5 on 32
+ * registers) where those do not reach it; the other fields as the baseline. The wide
+ * one: from x86-64-avx512's 8 x 2 x 16 on Zen 4, 4 x 5 x 8 took 0.84-0.85 of the baseline
+ * on EfficientNet-B0's 14x14 -> 80 projections, where pw_odd_cols' 8 x 1 x 16 (native's
+ * baseline, whose 2 nv + 1 is 3) took 0.88-0.89 (docs/benchmarks.md, branch tn). On a target whose
+ * vectors run on units of half their width (Zen 4: kn_target_fp_split) such tiles make as many
+ * multiply-adds a cycle; passes/tile.c chooses them itself only in a few measured cases
+ * (pw_channels_last, pw_odd_cols), and the tuner finds the others by measurement. */
+enum { TUNE_MAX_VECS = 8 /* passes/tile.c KT_MAX_VNV */, HALF_WIDE_ROWS = 4 };
 static void half_tiles(ktune *t) {
-    kn_sched b = t->base;
+    kn_sched b = t->base, c = b;
+    int wide = 0;
+    for (int nv = 1; t->half_regs && nv <= TUNE_MAX_VECS; nv++)
+        if (half_rows(t->half_regs, nv, HALF_WIDE_ROWS) == HALF_WIDE_ROWS) wide = nv;
     for (int nv = 2 * b.tile_vecs - 1; t->half_regs && nv <= 2 * b.tile_vecs + 1; nv++) {
         int rows = half_rows(t->half_regs, nv, b.tile_rows);
         if (nv < 1 || nv > TUNE_MAX_VECS || rows < 1) continue;
-        kn_sched c = b;
         c.lanes = b.lanes / 2, c.tile_vecs = nv, c.tile_rows = rows;
+        add_cand(t, c, false);
+    }
+    if (wide > 2 * b.tile_vecs + 1 && b.tile_rows >= HALF_WIDE_ROWS) {
+        c.lanes = b.lanes / 2, c.tile_vecs = wide, c.tile_rows = HALF_WIDE_ROWS;
         add_cand(t, c, false);
     }
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # kiln tune tries half-width tiles on float pointwise convolutions and matrix products
 # (docs/tuning.md): vectors of half the target's lanes, 2 nv - 1, 2 nv and 2 nv + 1 of
-# them, rows kept or cut so that rows x vectors + vectors + 3 fit the 32 registers. The
+# them, rows kept or cut so that rows x vectors + vectors + 3 fit the 32 registers, and
+# 4 x 5 from a tile of one vector. The
 # model is tests/pointwise (torch's outputs) on x86-64-zen4 (16 lanes, 512-bit vectors run
 # as two halves): pw1's tile is 8 x 2 of 16 lanes, pw9's 7 x 3, pw8's 7 x 1; conv7 (3x3)
 # gets none. Kept through the test hook KILN_TUNE_FAVOUR=lanes (whatever the timing), the
@@ -40,8 +41,12 @@ for c in "tile_rows 7->4, tile_vecs 3->5, lanes 16->8" "tile_rows 7->3, tile_vec
   "tile_rows 7->3, tile_vecs 3->7, lanes 16->8"; do
   cands 8 | grep -q "^ *round [0-9]*: $c: " && ok || bad "pw9: $c not tried: $(cat "$T/l.txt")"
 done
-# one vector fewer than two halves of one: 1 of 8 lanes; none past 8 vectors
+# one vector fewer than two halves of one: 1 of 8 lanes; and from one vector the widest
+# tile of 4 rows (4 x 5), which 2 nv + 1 does not reach; none past 8 vectors
 cands 7 | grep -q "^ *round [0-9]*: lanes 16->8: " && ok || bad "pw8: lanes 16->8 not tried: $(cat "$T/l.txt")"
+cands 7 | grep -q "^ *round [0-9]*: tile_rows 7->4, tile_vecs 1->5, lanes 16->8: " && ok ||
+  bad "pw8: 4 x 5 x 8 not tried: $(cat "$T/l.txt")"
+[ "$(cands 7 | grep -c "lanes 16->8")" = 4 ] && ok || bad "pw8: not 4 half-width candidates"
 [ "$(cands 8 | grep -c "lanes 16->8")" = 3 ] && ok || bad "pw9: not 3 half-width candidates"
 cands 6 | grep -q "lanes" && bad "conv7 (3x3) got a half-width candidate: $(cat "$T/l.txt")" || ok
 
