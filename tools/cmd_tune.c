@@ -3,7 +3,9 @@
  *
  * As TVM's and Halide's autotuners, in small. The passes' own schedule is the baseline.
  * For each kernel a short list of candidates is built from its baseline record: the
- * register tile one row or one vector smaller or larger, the parallel split halved or
+ * register tile one row or one vector smaller or larger, on float pointwise convolutions
+ * and matrix products tiles of vectors of half the lanes (2 nv - 1 to 2 nv + 1 of them,
+ * half_tiles), the parallel split halved or
  * doubled (more than one thread), the other Winograd tiles (1, 2, 4) where the kernel has
  * one, and the Winograd tiles where the passes chose the direct convolution of a 3x3 the
  * winograd pass can take, the other padding or prefetch choice where it has one, span or
@@ -80,6 +82,10 @@ typedef struct ktune {
      * narrower than the register tile (float windowed convolutions) */
     bool wino_ok, span_ok, group_ok;
     int mc; /* group_ok: the candidate's mc */
+    /* a float pointwise convolution's or matrix product's register tile in vectors of the
+     * target's full width: the vector registers for the half-width tiles (half_tiles), else
+     * 0 */
+    int half_regs;
     /* a Transpose's output columns (tblock), a Softmax row kernel's rows (smrows) */
     int64_t tcols, smrows;
     kn_sched cand[MAX_CAND];
@@ -200,6 +206,58 @@ static void allows(ktune *t, const kn_contract *d, const kn_target *tg) {
     t->mc = d && d->M / 2 < TUNE_MC ? (int)(d->M / 2) : TUNE_MC;
     t->span_ok = fwin && !b->wino && b->tile_rows > 0 && d->ow <= b->tile_rows &&
                  d->oh * d->ow <= KN_SPAN_MAX_TILES * 16;
+    /* half-width tiles: a float 1x1 convolution (pixel or channel tiles) or MatMul/Gemm
+     * whose tile is in vectors of the target's full width, 8 lanes or more (kt_choose
+     * takes a schedule file's narrower lanes) */
+    bool pw = d && d->kind == KN_CONTRACT_CONV && d->group == 1 && d->kh * d->kw == 1;
+    bool mm = d && d->kind == KN_CONTRACT_MATMUL;
+    t->half_regs = (pw || mm) && d->x->dtype == KN_F32 && tg && tg->kind == KN_TARGET_CPU &&
+                           b->lanes >= 8 && b->lanes % 2 == 0 && b->lanes == tg->vector_bits / 32 &&
+                           b->tile_rows > 0 && b->tile_vecs > 0 && !b->dot && !b->wino &&
+                           !b->split && !b->fblock
+                       ? tg->vector_registers
+                       : 0;
+}
+
+/* The rows of a half-width tile of nv vectors on `regs` vector registers, at most `rows`
+ * (the baseline's): nv accumulators a row, nv weight vectors, and three spare for the
+ * broadcasts, not kt_reg_rows' one: a 5 x 5 tile of 8 lanes (25 + 5 + 2 = 32 registers)
+ * spilled an accumulator every step on Zen 4, where LLVM keeps two broadcasts live
+ * (docs/benchmarks.md, "A tile cost model for the pointwise fp_split rules"); 4 x 5 did not.
+ * 0: none fit. */
+static int half_rows(int regs, int nv, int rows) {
+    int fit = (regs - nv - 3) / nv;
+    return fit < rows ? fit : rows;
+}
+
+/* Half-width candidates (t->half_regs): vectors of half the lanes, 2 nv - 1, 2 nv and
+ * 2 nv + 1 of them (the same columns a block, and one half vector fewer or more: 40
+ * channels, five vectors of 8, where the baseline's three of 16 leave 8 lanes empty),
+ * up to TUNE_MAX_VECS, each with the baseline's rows or fewer so that they fit
+ * (half_rows), and the widest tile that keeps HALF_WIDE_ROWS rows (4 x 5 on 32
+ * registers) where those do not reach it; the other fields as the baseline. The wide
+ * one: from x86-64-avx512's 8 x 2 x 16 on Zen 4, 4 x 5 x 8 took 0.84-0.85 of the baseline
+ * on EfficientNet-B0's 14x14 -> 80 projections, where pw_odd_cols' 8 x 1 x 16 (native's
+ * baseline, whose 2 nv + 1 is 3) took 0.88-0.89 (docs/benchmarks.md, branch tn). On a target whose
+ * vectors run on units of half their width (Zen 4: kn_target_fp_split) such tiles make as many
+ * multiply-adds a cycle; passes/tile.c chooses them itself only in a few measured cases
+ * (pw_channels_last, pw_odd_cols), and the tuner finds the others by measurement. */
+enum { TUNE_MAX_VECS = 8 /* passes/tile.c KT_MAX_VNV */, HALF_WIDE_ROWS = 4 };
+static void half_tiles(ktune *t) {
+    kn_sched b = t->base, c = b;
+    int wide = 0;
+    for (int nv = 1; t->half_regs && nv <= TUNE_MAX_VECS; nv++)
+        if (half_rows(t->half_regs, nv, HALF_WIDE_ROWS) == HALF_WIDE_ROWS) wide = nv;
+    for (int nv = 2 * b.tile_vecs - 1; t->half_regs && nv <= 2 * b.tile_vecs + 1; nv++) {
+        int rows = half_rows(t->half_regs, nv, b.tile_rows);
+        if (nv < 1 || nv > TUNE_MAX_VECS || rows < 1) continue;
+        c.lanes = b.lanes / 2, c.tile_vecs = nv, c.tile_rows = rows;
+        add_cand(t, c, false);
+    }
+    if (wide > 2 * b.tile_vecs + 1 && b.tile_rows >= HALF_WIDE_ROWS) {
+        c.lanes = b.lanes / 2, c.tile_vecs = wide, c.tile_rows = HALF_WIDE_ROWS;
+        add_cand(t, c, false);
+    }
 }
 
 /* Sets t->tcols and t->smrows from the node of a Transpose or Softmax kernel whose record
@@ -234,6 +292,7 @@ static void candidates(ktune *t, int threads) {
         c = b, c.tile_vecs = b.tile_vecs + 1;
         if (c.tile_vecs <= cap) add_cand(t, c, false);
     }
+    half_tiles(t);
     if (threads > 1 && b.tasks) {
         c = b, c.tasks = b.tasks / 2 > 1 ? b.tasks / 2 : 1;
         add_cand(t, c, false);

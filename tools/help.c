@@ -413,7 +413,9 @@ const cli_command cli_commands[] = {
      "kiln tune MODEL -o FILE.sched [options]",
      "Takes the passes' own schedule of each kernel as the baseline (as --dump-schedule writes "
      "it) and builds a few candidates per kernel: the register tile one row or one vector "
-     "smaller or larger, the other Winograd tiles (1, 2, 4) where the kernel has one, the "
+     "smaller or larger, on a float pointwise convolution or MatMul/Gemm tiles of vectors of "
+     "half the lanes (about twice the vectors, the rows cut to fit the registers), the "
+     "other Winograd tiles (1, 2, 4) where the kernel has one, the "
      "Winograd tiles where a 3x3 the winograd pass can take is direct, span tiles against "
      "tiles of one row where a float convolution's output rows are narrower than its tile, the "
      "GotoBLAS order's blocks of rows (mc) for a float MatMul or Gemm, the "
