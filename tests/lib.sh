@@ -57,6 +57,19 @@ schedule_of() {
   "$KILN" compile "$_m" -o "$T/sched_out" --dump-schedule "$_f" "$@" >"$T/log" 2>&1 ||
     bad "compile $*: $(cat "$T/log")"
 }
+# schedule_twice MODEL SCHED OUT [ARGS...]: kiln compile MODEL to C twice with the schedule
+# file SCHED and ARGS (a target), into $T/OUT1 and $T/OUT2, their schedules (--dump-schedule)
+# in $T/OUT1.sched and $T/OUT2.sched; an ok where the two C files are the same, a bad where
+# not or where a compile fails.
+schedule_twice() {
+  _m=$1 _s=$2 _o=$3
+  shift 3
+  for _d in 1 2; do
+    "$KILN" compile "$_m" --emit c -o "$T/$_o$_d" --schedule "$_s" --dump-schedule "$T/$_o$_d.sched" \
+      "$@" >"$T/log" 2>&1 || bad "compile --schedule $_s: $(cat "$T/log")"
+  done
+  cmp -s "$T/${_o}1/model.c" "$T/${_o}2/model.c" && ok || bad "two compiles with $_s differ"
+}
 finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" = 0 ]

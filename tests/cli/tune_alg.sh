@@ -47,11 +47,7 @@ KILN_TUNE_FAVOUR=span "$KILN" tune "$M/model.onnx" $TG --runs 2 -o "$T/s.sched" 
   grep -q "^kernel 3 'c4' Conv .*span=2$" "$T/s.sched" &&
   grep -q "^kernel 0 'c1' Conv .*span=1$" "$T/s.sched" && ok || bad "span not kept: $(cat "$T/s.txt" "$T/s.sched")"
 for f in w s; do
-  for d in 1 2; do
-    "$KILN" compile "$M/model.onnx" $TG --emit c -o "$T/$f$d" --schedule "$T/$f.sched" \
-      --dump-schedule "$T/$f$d.sched" >/dev/null || bad "compile --schedule $f.sched"
-  done
-  cmp -s "$T/${f}1/model.c" "$T/${f}2/model.c" && ok || bad "two compiles with $f.sched differ"
+  schedule_twice "$M/model.onnx" "$T/$f.sched" "$f" $TG
   cmp -s "$T/${f}1/model.c" "$T/d/model.c" && bad "$f.sched changed nothing" || ok
   KILN_TEST_TARGET=x86-64-avx512 "$KILN" check-onnx "$M" --backend llvm --schedule "$T/$f.sched" >"$T/check$f.txt" 2>&1 &&
     tail -1 "$T/check$f.txt" | grep -q "^1 passed, 0 failed" && ok ||
