@@ -126,6 +126,16 @@ static int64_t win_pos(const kn_window *w, int i, int64_t o, int64_t kk) {
     return o * w->s[i] - w->pb[i] + kk * w->d[i];
 }
 
+/* Whether the window of output coordinates oc lies wholly in the padding on one of the
+ * first na axes (its first tap past the input's end or its last before the start): no
+ * tap reads x. */
+static bool win_all_pad(const kn_window *w, const int64_t *oc, int na) {
+    for (int i = 0; i < na; i++)
+        if (win_pos(w, i, oc[i], 0) >= w->in[i] || win_pos(w, i, oc[i], w->k[i] - 1) < 0)
+            return true;
+    return false;
+}
+
 /* Flat spatial offset of the input position for output coordinates oc and kernel
  * coordinates kc, or -1 when it falls in the padding. */
 static int64_t win_offset(const kn_window *w, const int64_t *oc, const int64_t *kc) {
@@ -295,23 +305,35 @@ static kn_status conv_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
     int64_t isz = kn_prod(w.in, 0, w.nsp), osz = kn_prod(w.out, 0, w.nsp), nk;
     int64_t *kc = kernel_coords(kn_exec_arena(ex), &w, &nk);
     int64_t oc[KN_MAX_RANK];
+    /* Output positions in rows along the last axis l. Only the columns [lo, hi) have
+     * windows that reach the input on it; elsewhere every tap is padding and the output is
+     * the bias (a fuzzed depthwise Conv padded by 4 M columns had 33 M such outputs). */
+    int l = w.nsp - 1;
+    int64_t ow = w.out[l], rows = ow ? osz / ow : 0;
+    int64_t t0 = w.pb[l] - (w.k[l] - 1) * w.d[l], t1 = w.in[l] - 1 + w.pb[l];
+    int64_t lo = t0 <= 0 ? 0 : (t0 + w.s[l] - 1) / w.s[l], hi = t1 < 0 ? 0 : t1 / w.s[l] + 1;
     for (int64_t b0 = 0; b0 < nb; b0++)
         for (int64_t mo = 0; mo < m; mo++) {
             int64_t g = mo / mg;
             double bias = b ? kn_load_f64(b->data, b->type.dtype, (size_t)mo) : 0.0;
-            for (int64_t o = 0; o < osz; o++) {
-                unflat(o, w.nsp, w.out, oc);
-                double acc = 0; /* the bias after the sum: ONNX's reference order */
-                for (int64_t ci = 0; ci < cg; ci++) {
-                    int64_t xbase = (b0 * c + g * cg + ci) * isz, wbase = (mo * cg + ci) * nk;
-                    for (int64_t j = 0; j < nk; j++) {
-                        int64_t off = win_offset(&w, oc, kc + j * w.nsp);
-                        if (off < 0) continue;
-                        acc += kn_load_f64(x->data, x->type.dtype, (size_t)(xbase + off)) *
-                               kn_load_f64(wt->data, wt->type.dtype, (size_t)(wbase + j));
+            for (int64_t r = 0; r < rows; r++) {
+                unflat(r, l, w.out, oc);
+                bool pad = win_all_pad(&w, oc, l);
+                for (int64_t xo = 0; xo < ow; xo++) {
+                    double acc = 0; /* the bias after the sum: ONNX's reference order */
+                    oc[l] = xo;
+                    for (int64_t ci = 0; !pad && xo >= lo && xo < hi && ci < cg; ci++) {
+                        int64_t xbase = (b0 * c + g * cg + ci) * isz, wbase = (mo * cg + ci) * nk;
+                        for (int64_t j = 0; j < nk; j++) {
+                            int64_t off = win_offset(&w, oc, kc + j * w.nsp);
+                            if (off < 0) continue;
+                            acc += kn_load_f64(x->data, x->type.dtype, (size_t)(xbase + off)) *
+                                   kn_load_f64(wt->data, wt->type.dtype, (size_t)(wbase + j));
+                        }
                     }
+                    kn_store_f64(y->data, y->type.dtype,
+                                 (size_t)((b0 * m + mo) * osz + r * ow + xo), acc + bias);
                 }
-                kn_store_f64(y->data, y->type.dtype, (size_t)((b0 * m + mo) * osz + o), acc + bias);
             }
         }
     return KN_OK;
