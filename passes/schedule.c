@@ -188,11 +188,10 @@ static bool parse_line(char *line, sched_line *L, char *why, size_t cap) {
             known = true;
         }
         if (!known) {
-            snprintf(why, cap,
-                     "unknown field '%s' (fields: tile_rows, tile_vecs, lanes, tasks, wg, pad, "
-                     "dot, split, wino, fblock, pf, wchunk, wcob, span, mc, xpf, serp, tblock, "
-                     "smrows)",
-                     tok);
+            int at = snprintf(why, cap, "unknown field '%s' (fields:", tok);
+            for (int i = 0; i < NFIELDS && at >= 0 && (size_t)at < cap; i++)
+                at += snprintf(why + at, cap - (size_t)at, "%s %s", i ? "," : "", fields[i].key);
+            if (at >= 0 && (size_t)at < cap) snprintf(why + at, cap - (size_t)at, ")");
             return false;
         }
     }

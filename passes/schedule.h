@@ -16,6 +16,11 @@ typedef struct kn_schedule kn_schedule;
  * most this many register tiles (they are unrolled). */
 enum { KN_SPAN_MAX_TILES = 8 };
 
+/* The register tiles a schedule file may ask for (passes/tile.c): at most
+ * KN_SCHED_MAX_ROWS rows (tile_rows), KN_SCHED_MAX_VECS vectors of a tile with lanes, and
+ * KN_SCHED_MAX_NV columns of a scalar tile or vectors of an integer one (tile_vecs). */
+enum { KN_SCHED_MAX_ROWS = 16, KN_SCHED_MAX_VECS = 8, KN_SCHED_MAX_NV = 4 };
+
 /* Reads a schedule file; *out is the caller's (kn_schedule_destroy). A malformed line
  * is a KN_EINVAL naming the file and line. */
 kn_status kn_schedule_read(kn_ctx *cx, const char *path, kn_schedule **out);

@@ -49,11 +49,16 @@
 
 /* KT_MAX_ROWS bounds a schedule file's tile_rows; the pass itself chooses at most
  * KT_AUTO_ROWS (tile_conv: conv_tile_rows) */
-enum { KT_MAX_ROWS = 16, KT_MAX_NV = 4, KT_AUTO_ROWS = 8, KT_MAX_EDGE = 4 };
+enum {
+    KT_MAX_ROWS = KN_SCHED_MAX_ROWS,
+    KT_MAX_NV = KN_SCHED_MAX_NV,
+    KT_AUTO_ROWS = 8,
+    KT_MAX_EDGE = 4
+};
 /* KT_MAX_VNV bounds the vectors of a tile with lanes (KT_MAX_NV: the columns of a scalar
  * one, and of a schedule file's integer tiles); float matrix-vector tiles on
  * microcontrollers take up to vector_registers - 1 (kt_choose) */
-enum { KT_MAX_VNV = 8 };
+enum { KT_MAX_VNV = KN_SCHED_MAX_VECS };
 
 typedef struct kt_tile {
     kn_dtype t, wt;    /* accumulators (f32, or i32 for integer contractions), packed weights */

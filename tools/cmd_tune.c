@@ -233,7 +233,7 @@ static int half_rows(int regs, int nv, int rows) {
 /* Half-width candidates (t->half_regs): vectors of half the lanes, 2 nv - 1, 2 nv and
  * 2 nv + 1 of them (the same columns a block, and one half vector fewer or more: 40
  * channels, five vectors of 8, where the baseline's three of 16 leave 8 lanes empty),
- * up to TUNE_MAX_VECS, each with the baseline's rows or fewer so that they fit
+ * up to KN_SCHED_MAX_VECS, each with the baseline's rows or fewer so that they fit
  * (half_rows), and the widest tile that keeps HALF_WIDE_ROWS rows (4 x 5 on 32
  * registers) where those do not reach it; the other fields as the baseline. The wide
  * one: from x86-64-avx512's 8 x 2 x 16 on Zen 4, 4 x 5 x 8 took 0.84-0.85 of the baseline
@@ -242,15 +242,15 @@ static int half_rows(int regs, int nv, int rows) {
  * vectors run on units of half their width (Zen 4: kn_target_fp_split) such tiles make as many
  * multiply-adds a cycle; passes/tile.c chooses them itself only in a few measured cases
  * (pw_channels_last, pw_odd_cols), and the tuner finds the others by measurement. */
-enum { TUNE_MAX_VECS = 8 /* passes/tile.c KT_MAX_VNV */, HALF_WIDE_ROWS = 4 };
+enum { HALF_WIDE_ROWS = 4 };
 static void half_tiles(ktune *t) {
     kn_sched b = t->base, c = b;
     int wide = 0;
-    for (int nv = 1; t->half_regs && nv <= TUNE_MAX_VECS; nv++)
+    for (int nv = 1; t->half_regs && nv <= KN_SCHED_MAX_VECS; nv++)
         if (half_rows(t->half_regs, nv, HALF_WIDE_ROWS) == HALF_WIDE_ROWS) wide = nv;
     for (int nv = 2 * b.tile_vecs - 1; t->half_regs && nv <= 2 * b.tile_vecs + 1; nv++) {
         int rows = half_rows(t->half_regs, nv, b.tile_rows);
-        if (nv < 1 || nv > TUNE_MAX_VECS || rows < 1) continue;
+        if (nv < 1 || nv > KN_SCHED_MAX_VECS || rows < 1) continue;
         c.lanes = b.lanes / 2, c.tile_vecs = nv, c.tile_rows = rows;
         add_cand(t, c, false);
     }
@@ -275,18 +275,18 @@ static void rows_allow(ktune *t, const kn_node *n) {
 }
 
 /* The candidates of kernel t from its baseline record: only values the schedule reader
- * accepts and the passes honour (tile.c bounds tile_rows by 16 and float vector tiles by
- * 8 vectors, integer and scalar ones by 4). */
+ * accepts and the passes honour (tile_rows up to KN_SCHED_MAX_ROWS, float vector tiles
+ * up to KN_SCHED_MAX_VECS vectors, integer and scalar ones KN_SCHED_MAX_NV). */
 static void candidates(ktune *t, int threads) {
     kn_sched b = t->base, c;
     if (b.tile_rows && !b.wino) {
         c = b, c.tile_rows = b.tile_rows - 1;
         if (c.tile_rows >= 1) add_cand(t, c, false);
         c = b, c.tile_rows = b.tile_rows + 1;
-        if (c.tile_rows <= 16) add_cand(t, c, false);
+        if (c.tile_rows <= KN_SCHED_MAX_ROWS) add_cand(t, c, false);
     }
     if (b.tile_vecs && !b.wino) {
-        int cap = b.lanes > 1 && !b.dot ? 8 : 4;
+        int cap = b.lanes > 1 && !b.dot ? KN_SCHED_MAX_VECS : KN_SCHED_MAX_NV;
         c = b, c.tile_vecs = b.tile_vecs - 1;
         if (c.tile_vecs >= 1) add_cand(t, c, false);
         c = b, c.tile_vecs = b.tile_vecs + 1;
