@@ -173,6 +173,7 @@ static bool make_link(kn_ctx *cx, kn_node *n, link *l) {
     if (n->nin < 1 || n->nout != 1 || !nchw(n->in[0]) || !nchw(n->out[0])) return false;
     const kn_value *x = n->in[0], *y = n->out[0];
     if (x->type.dims[0] != y->type.dims[0] || kn_node_attr(n, "kn.layout")) return false;
+    if (x->type.dims[2] < 1 || y->type.dims[2] < 1) return false; /* no rows to band */
     for (int i = 1; i < n->nin; i++)
         if (!is_const(n->in[i])) return false;
     const kn_attr *epi = kn_node_attr(n, KN_ATTR_EPILOGUE);
