@@ -258,20 +258,21 @@ kn_status kn_schedule_check_taken(kn_ctx *cx, const kn_schedule *s, const kn_kpr
     for (int i = 0; s && i < s->n; i++) {
         const sched_line *L = &s->v[i];
         if (!L->s.lanes || L->kernel >= p->nkernels) continue;
-        int used = p->kernels[L->kernel]->sched.lanes;
+        const kn_kernel *k = p->kernels[L->kernel];
+        int used = k->sched.lanes;
         if (used == L->s.lanes) continue;
-        char label[600];
-        node_label(p->kernels[L->kernel], label, sizeof label);
+        /* named by its node, as the passes' refusals are (kiln tune drops that kernel's
+         * candidate only, docs/tuning.md) */
         if (!used)
-            return kn_diag(cx, NULL, KN_EINVAL,
-                           "schedule '%s': kernel %d %s: lanes=%d, but this kernel has no "
-                           "vector tiles whose lanes a schedule sets",
-                           s->path, L->kernel, label, L->s.lanes);
-        return kn_diag(cx, NULL, KN_EINVAL,
-                       "schedule '%s': kernel %d %s: lanes=%d not taken: its tiles have "
-                       "vectors of %d lanes (a schedule may narrow a float tile's vectors, not "
-                       "widen them past the target's or make them scalar)",
-                       s->path, L->kernel, label, L->s.lanes, used);
+            return kn_diag(cx, k->node, KN_EINVAL,
+                           "schedule '%s': kernel %d: lanes=%d not taken: with this schedule the "
+                           "kernel has no vector tiles",
+                           s->path, L->kernel, L->s.lanes);
+        return kn_diag(cx, k->node, KN_EINVAL,
+                       "schedule '%s': kernel %d: lanes=%d not taken: its tiles have vectors of "
+                       "%d lanes (a schedule may narrow a float tile's vectors, not widen them "
+                       "past the target's or make them scalar)",
+                       s->path, L->kernel, L->s.lanes, used);
     }
     return KN_OK;
 }

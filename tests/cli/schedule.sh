@@ -57,12 +57,12 @@ lanes_refused() { # KERNEL-LINE-SED EXPECTED-MESSAGE
     ok || bad "lanes ($1): $(cat "$T/lerr.txt")"
 }
 lanes_refused "/^kernel 0 /s/lanes=8/lanes=16/" \
-  "schedule '$T/l.txt': kernel 0 '/0/Conv' Conv: lanes=16 not taken: its tiles have vectors of 8 lanes"
+  "node '/0/Conv' (Conv): schedule '$T/l.txt': kernel 0: lanes=16 not taken: its tiles have vectors of 8 lanes"
 lanes_refused "/^kernel 5 /s/lanes=8/lanes=1/" \
-  "schedule '$T/l.txt': kernel 5 '/7/Gemm' Gemm: lanes=1 not taken: its tiles have vectors of 8 lanes"
+  "node '/7/Gemm' (Gemm): schedule '$T/l.txt': kernel 5: lanes=1 not taken: its tiles have vectors of 8 lanes"
 lanes_refused "/^kernel 4 /s/\$/ lanes=8/" \
-  "schedule '$T/l.txt': kernel 4 '/6/Flatten' Flatten: lanes=8, but this kernel has no vector tiles"
-lanes_refused "/^kernel 1 /s/lanes=4/lanes=8/" "kernel 1 '/2/MaxPool' MaxPool: lanes=8 not taken"
+  "node '/6/Flatten' (Flatten): schedule '$T/l.txt': kernel 4: lanes=8 not taken: with this schedule the kernel has no vector tiles"
+lanes_refused "/^kernel 1 /s/lanes=4/lanes=8/" "node '/2/MaxPool' (MaxPool): schedule '$T/l.txt': kernel 1: lanes=8 not taken"
 # narrower: the Gemm's tiles in vectors of 4 lanes, read back as such
 sed "/^kernel 5 /s/lanes=8/lanes=4/" "$T/s1.txt" >"$T/l4.txt"
 "$KILN" compile "$M" --dim batch=48 --target x86-64-avx2 -o "$T/l4" --schedule "$T/l4.txt" \
