@@ -46,5 +46,18 @@ for f in "$dir"/fuzz_passes/*.onnx; do
   fi
   rm -rf "$tmp/out"
 done
+# a memory plan past a 32-bit microcontroller's address space is refused, not written
+"$kiln" compile "$dir/fuzz_codegen/ubsan-patch-live-bytes-overflow.onnx" --target cortex-m4 \
+  -o "$tmp/out" >"$tmp/log" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "more than the 4 GiB target cortex-m4 addresses" "$tmp/log" &&
+  [ ! -e "$tmp/out/model.c" ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL ubsan-patch-live-bytes-overflow.onnx (cortex-m4): exit $rc, not the arena refusal"
+  sed 's/^/  /' "$tmp/log" | head -5
+  fail=$((fail + 1))
+fi
+rm -rf "$tmp/out"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
