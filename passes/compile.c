@@ -73,6 +73,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
         }
     }
     kn_status st = kn_pipeline_run(&pl, pipeline);
+    if (!st && pl.p) st = kn_schedule_check_taken(cx, pl.schedule, pl.p);
     if (pl.p) pl.p->schedule = NULL; /* the file's overrides are freed below */
     kn_schedule_destroy(file);
     if (!st && opts && opts->dump_schedule && pl.p)

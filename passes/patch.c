@@ -48,7 +48,7 @@
  * expensive elementwise head (the input's quantization) runs once on the whole input
  * when its output fits, and the bands start after it. Only targets of kind mcu are
  * patched (RAM is their constraint; elsewhere the recomputed rows cost time for
- * nothing). */
+ * nothing), and only graphs whose tensors are all PATCH_MAX_BYTES or smaller. */
 #include "ir/dtype.h"
 #include "ir/epilogue.h"
 #include "passes/pass.h"
@@ -60,6 +60,12 @@
 #include <string.h>
 
 enum { CHAIN_MAX = 64, BANDS_MAX = 8, RECOMPUTE_PCT = 5 };
+
+/* A graph with a tensor of more bytes than this (256 MiB, beyond any microcontroller's
+ * RAM) is left unbanded: below it the estimates' sums of bytes and multiply-adds stay far
+ * inside int64 (fuzz_codegen found two live tensors of 4.6e18 bytes, a ConstantOfShape's,
+ * overflowing the liveness sum; regressions/fuzz_codegen/ubsan-patch-live-bytes-overflow). */
+#define PATCH_MAX_BYTES ((int64_t)1 << 28)
 
 /* The cost model, in multiply-adds of a convolution (about 2.4 instructions each on the
  * Cortex-M4, int8 and float: MobileNetV1's stem, depthwise and pointwise layers measured
@@ -553,6 +559,12 @@ static bool candidate(const kn_graph *g, const live_info *L, const link *ch, int
 
 kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
     if (!t || t->kind != KN_TARGET_MCU || g->opset < 13) return KN_OK;
+    for (int i = 0; i < g->nvalues; i++) {
+        const kn_value *v = g->values[i];
+        int64_t n = v && v->type.kind == KN_KIND_TENSOR ? kn_type_numel(&v->type) : 0;
+        if (n > PATCH_MAX_BYTES || n * (int64_t)kn_dtype_get(v->type.dtype)->size > PATCH_MAX_BYTES)
+            return KN_OK;
+    }
     kn_rw rw;
     if (!kn_rw_begin(&rw, cx, g)) {
         kn_rw_end(&rw);

@@ -60,6 +60,7 @@
 #include "passes/xcore.h"
 #include "targets/target.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1115,6 +1116,13 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     }
     free(v);
     p->arena_lower_bound = bound;
+    /* a 32-bit microcontroller addresses 4 GiB: a larger arena cannot exist there (a
+     * fuzzed model's two live 4.6e18-byte tensors planned 9.2e18 bytes, and compiled) */
+    if (!st && p->target && p->target->index_bits == 32 && p->arena_size > UINT32_MAX)
+        st = kn_diag(cx, NULL, KN_ELIMIT,
+                     "the memory plan needs an arena of %zu bytes, more than the 4 GiB target "
+                     "%s addresses",
+                     p->arena_size, p->target->name);
     return st;
 }
 

@@ -254,6 +254,29 @@ kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const kn_kprog *p)
     return KN_OK;
 }
 
+kn_status kn_schedule_check_taken(kn_ctx *cx, const kn_schedule *s, const kn_kprog *p) {
+    for (int i = 0; s && i < s->n; i++) {
+        const sched_line *L = &s->v[i];
+        if (!L->s.lanes || L->kernel >= p->nkernels) continue;
+        const kn_kernel *k = p->kernels[L->kernel];
+        int used = k->sched.lanes;
+        if (used == L->s.lanes) continue;
+        /* named by its node, as the passes' refusals are (kiln tune drops that kernel's
+         * candidate only, docs/tuning.md) */
+        if (!used)
+            return kn_diag(cx, k->node, KN_EINVAL,
+                           "schedule '%s': kernel %d: lanes=%d not taken: with this schedule the "
+                           "kernel has no vector tiles",
+                           s->path, L->kernel, L->s.lanes);
+        return kn_diag(cx, k->node, KN_EINVAL,
+                       "schedule '%s': kernel %d: lanes=%d not taken: its tiles have vectors of "
+                       "%d lanes (a schedule may narrow a float tile's vectors, not widen them "
+                       "past the target's or make them scalar)",
+                       s->path, L->kernel, L->s.lanes, used);
+    }
+    return KN_OK;
+}
+
 const char *kn_schedule_path(const kn_schedule *s) {
     return s ? s->path : "";
 }

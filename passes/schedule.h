@@ -29,6 +29,13 @@ void kn_schedule_destroy(kn_schedule *s);
 kn_status kn_schedule_check(kn_ctx *cx, const kn_schedule *s, const struct kn_kprog *p);
 /* The override for kernel k of p (from p->schedule), or NULL. */
 const struct kn_sched *kn_schedule_for(const struct kn_kprog *p, int k);
+/* After the pipeline: refuses (exit code 1, naming the file, the kernel and the value) a
+ * line's `lanes` that its kernel did not take, that is, lanes other than those the passes
+ * recorded in the kernel's schedule: wider than the target's vectors, 1 on a vector tile,
+ * or on a kernel without vector tiles. The passes' own choice repeated (a dump read back)
+ * and the narrower float tiles of passes/tile.c (kt_choose; kiln tune's half-width tiles)
+ * are taken. */
+kn_status kn_schedule_check_taken(kn_ctx *cx, const kn_schedule *s, const struct kn_kprog *p);
 /* The path s was read from (borrowed), "" for NULL. */
 const char *kn_schedule_path(const kn_schedule *s);
 /* Writes p's kernel schedules to path (through a temporary name). */

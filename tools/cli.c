@@ -446,6 +446,12 @@ int cli_inputs(const char *cmd, const char *model, kn_graph *g, kn_arena *a,
                         "--random\n",
                         model, iv->name);
             rc = EXIT_BAD_INPUT;
+        } else if (iv->type.dtype == KN_STRING || iv->type.dtype == KN_UNDEF) {
+            fprintf(stderr,
+                    "kiln: %s: input '%s' is %s: --random fills numeric inputs only (give it "
+                    "with --input %s=FILE)\n",
+                    model, iv->name, kn_dtype_name(iv->type.dtype), iv->name);
+            rc = EXIT_BAD_INPUT;
         } else if (!(in[i] = kn_tensor_new(a, &iv->type))) {
             fprintf(stderr, "kiln: %s: input '%s' is too large\n", model, iv->name);
             rc = EXIT_BAD_INPUT;

@@ -5,6 +5,9 @@
 # build-fuzz/corpus-run/TARGET (seeded from build-fuzz/corpus/TARGET and the checked-in
 # tests/fuzz/regressions/TARGET). Crashes land in build-fuzz/artifacts/TARGET/; once
 # fixed, add the minimized input (-minimize_crash=1) to tests/fuzz/regressions/TARGET/.
+# fuzz_codegen picks the target it compiles for among eleven by the input's size;
+# KILN_FUZZ_TARGETS=cortex-m0plus,cortex-m4,cortex-m7,cortex-m55 (a comma-separated subset
+# of its list, tests/fuzz/fuzz_codegen.c) restricts a campaign to those.
 set -e
 if [ $# -lt 2 ]; then
   echo "usage: tools/fuzz.sh TARGET SECONDS [libFuzzer options...]" >&2

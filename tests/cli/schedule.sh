@@ -2,7 +2,9 @@
 # Schedule files: --dump-schedule writes one line per kernel; --schedule reads them back
 # (what it sets is used, and dumping again gives the same values); a file that names
 # kernels the model does not have is refused with exit code 1 and nothing written; kernels
-# too short for the thread pool are not split; the
+# too short for the thread pool are not split; lanes a kernel does not take (wider than the
+# target's vectors, 1 on a vector tile, any on a kernel without vector tiles) are refused by
+# file, kernel and value, narrower float vectors are taken; the
 # compiled code with a hand-edited schedule still matches the reference.
 # usage: schedule.sh KILN SOURCE_DIR
 KILN=$1
@@ -45,4 +47,25 @@ printf "kernel 0 'nope' Conv tile_rows=2\n" >"$T/bad.txt"
 printf "kernel 0 '/0/Conv' Conv tile_rows=x\n" >"$T/bad2.txt"
 "$KILN" compile "$M" --dim batch=48 -o "$T/d" --schedule "$T/bad2.txt" 2>"$T/err2.txt"
 [ $? = 1 ] && grep -q "bad2.txt' line 1: bad value" "$T/err2.txt" && ok || bad "malformed schedule: $(cat "$T/err2.txt")"
+# lanes: x86-64-avx2's vectors are 8 lanes; 16 is wider, 1 would make the tile scalar, and
+# the Flatten (kernel 4) has no vector tiles; each refused with exit code 1, nothing written
+lanes_refused() { # KERNEL-LINE-SED EXPECTED-MESSAGE
+  sed "$1" "$T/s1.txt" >"$T/l.txt"
+  rm -rf "$T/l"
+  "$KILN" compile "$M" --dim batch=48 --target x86-64-avx2 -o "$T/l" --schedule "$T/l.txt" 2>"$T/lerr.txt"
+  [ $? = 1 ] && grep -qF "$2" "$T/lerr.txt" && [ "$(wc -l <"$T/lerr.txt")" = 1 ] && [ ! -e "$T/l/model.c" ] &&
+    ok || bad "lanes ($1): $(cat "$T/lerr.txt")"
+}
+lanes_refused "/^kernel 0 /s/lanes=8/lanes=16/" \
+  "node '/0/Conv' (Conv): schedule '$T/l.txt': kernel 0: lanes=16 not taken: its tiles have vectors of 8 lanes"
+lanes_refused "/^kernel 5 /s/lanes=8/lanes=1/" \
+  "node '/7/Gemm' (Gemm): schedule '$T/l.txt': kernel 5: lanes=1 not taken: its tiles have vectors of 8 lanes"
+lanes_refused "/^kernel 4 /s/\$/ lanes=8/" \
+  "node '/6/Flatten' (Flatten): schedule '$T/l.txt': kernel 4: lanes=8 not taken: with this schedule the kernel has no vector tiles"
+lanes_refused "/^kernel 1 /s/lanes=4/lanes=8/" "node '/2/MaxPool' (MaxPool): schedule '$T/l.txt': kernel 1: lanes=8 not taken"
+# narrower: the Gemm's tiles in vectors of 4 lanes, read back as such
+sed "/^kernel 5 /s/lanes=8/lanes=4/" "$T/s1.txt" >"$T/l4.txt"
+"$KILN" compile "$M" --dim batch=48 --target x86-64-avx2 -o "$T/l4" --schedule "$T/l4.txt" \
+  --dump-schedule "$T/l4d.txt" >/dev/null && grep -q "^kernel 5 '/7/Gemm' Gemm .*lanes=4 " "$T/l4d.txt" &&
+  ok || bad "lanes=4 on the Gemm not taken: $(cat "$T/l4d.txt")"
 finish

@@ -42,10 +42,12 @@ for c in "tile_rows 7->4, tile_vecs 3->5, lanes 16->8" "tile_rows 7->3, tile_vec
   cands 8 | grep -q "^ *round [0-9]*: $c: " && ok || bad "pw9: $c not tried: $(cat "$T/l.txt")"
 done
 # one vector fewer than two halves of one: 1 of 8 lanes; and from one vector the widest
-# tile of 4 rows (4 x 5), which 2 nv + 1 does not reach; none past 8 vectors
+# tile of 4 rows (4 x 5), which 2 nv + 1 does not reach; none past 8 vectors. pw8 has 10
+# output channels: 5 (or 3) vectors of 8 lanes leave it untiled, so the schedule reader
+# refuses their lanes (docs/internals.md, "Schedule files"), and the tuner drops them
 cands 7 | grep -q "^ *round [0-9]*: lanes 16->8: " && ok || bad "pw8: lanes 16->8 not tried: $(cat "$T/l.txt")"
-cands 7 | grep -q "^ *round [0-9]*: tile_rows 7->4, tile_vecs 1->5, lanes 16->8: " && ok ||
-  bad "pw8: 4 x 5 x 8 not tried: $(cat "$T/l.txt")"
+cands 7 | grep -q "^ *refused tile_rows 7->4, tile_vecs 1->5, lanes 16->8 (round [0-9]*: node 'pw8' (Conv): .*lanes=8 not taken" &&
+  ok || bad "pw8: 4 x 5 x 8 not refused: $(cat "$T/l.txt")"
 [ "$(cands 7 | grep -c "lanes 16->8")" = 4 ] && ok || bad "pw8: not 4 half-width candidates"
 [ "$(cands 8 | grep -c "lanes 16->8")" = 3 ] && ok || bad "pw9: not 3 half-width candidates"
 cands 6 | grep -q "lanes" && bad "conv7 (3x3) got a half-width candidate: $(cat "$T/l.txt")" || ok
@@ -75,13 +77,16 @@ for i in -1 0 1; do
       }
       n = 2 * nv + i; fit = int((32 - n - 3) / n)
       if (l != 16 || nv < 1 || r < 1 || n < 1 || n > 8 || fit < 1) next
+      if ($3 == "\x27pw8\x27" && n > 2) next # 10 channels: 3 vectors of 8 leave it untiled
       if (fit < r) r = fit
       s = $0
       sub(/tile_rows=[0-9]+/, "tile_rows=" r, s); sub(/tile_vecs=[0-9]+/, "tile_vecs=" n, s)
       sub(/lanes=16/, "lanes=8", s)
       print s
     }' "$T/d.sched" >"$T/v$i.sched"
-  [ "$(wc -l <"$T/v$i.sched")" = 12 ] && ok || bad "variant $i: not 12 tiles: $(cat "$T/v$i.sched")"
+  want=12
+  [ $i = 1 ] && want=11
+  [ "$(wc -l <"$T/v$i.sched")" = $want ] && ok || bad "variant $i: not $want tiles: $(cat "$T/v$i.sched")"
   check_jit_c "$M" "every tile in $i half vectors" --schedule "$T/v$i.sched"
 done
 finish

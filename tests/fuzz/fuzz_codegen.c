@@ -3,9 +3,11 @@
  * then through code emission: C text, the LLVM module (built and verified by
  * kn_llvm_build_module, not optimized) and OpenCL C. The input's size picks the target
  * the pipeline schedules for (the seeds stay valid models, and the tiles and vector
- * widths of several targets are exercised; the list is below). Models with more than 64 nodes are
- * skipped to bound the work per input. Errors must come back as kn_diag statuses; the emitters must
- * accept every program the pipeline produces. */
+ * widths of several targets are exercised; the list is below). KILN_FUZZ_TARGETS, a
+ * comma-separated subset of that list, restricts a campaign to those targets (tools/fuzz.sh,
+ * docs/robustness.md). Models with more than 64 nodes are skipped to bound the work per
+ * input. Errors must come back as kn_diag statuses; the emitters must accept every program
+ * the pipeline produces. */
 #include "codegen/c/emit_c.h"
 #include "codegen/llvm/llvm_impl.h"
 #include "codegen/opencl/emit_opencl.h"
@@ -18,7 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_NODES 64
@@ -33,6 +37,43 @@ static const char *const targets[] = {
     "generic",     "x86-64-avx2", "x86-64-avx512", "aarch64",   "cortex-m4", "opencl",
     "x86-64-zen4", "x86-64-vnni", "cortex-m0plus", "cortex-m7", "cortex-m55"};
 #define NTARGETS ((int)(sizeof targets / sizeof targets[0]))
+
+/* The targets inputs pick among: all of them, or those KILN_FUZZ_TARGETS names (in the
+ * order of targets[]); a name not in targets[] stops the campaign before its first input
+ * (LLVMFuzzerInitialize). */
+static const char *chosen[NTARGETS];
+static int nchosen;
+
+static void choose_targets(void) {
+    const char *env = getenv("KILN_FUZZ_TARGETS");
+    for (int i = 0; i < NTARGETS; i++) {
+        size_t n = strlen(targets[i]);
+        bool named = !env || !*env;
+        for (const char *p = env; p && *p && !named;) {
+            size_t len = strcspn(p, ",");
+            named = len == n && !strncmp(p, targets[i], n);
+            p += len + (p[len] == ',');
+        }
+        if (named) chosen[nchosen++] = targets[i];
+    }
+    for (const char *p = env; p && *p;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (int i = 0; i < NTARGETS && !known; i++)
+            known = strlen(targets[i]) == len && !strncmp(p, targets[i], len);
+        if (!known) {
+            fprintf(stderr, "fuzz_codegen: KILN_FUZZ_TARGETS names '%.*s', not one of:", (int)len,
+                    p);
+            for (int i = 0; i < NTARGETS; i++) fprintf(stderr, " %s", targets[i]);
+            fputc('\n', stderr);
+            exit(2);
+        }
+        p += len + (p[len] == ',');
+    }
+    fprintf(stderr, "fuzz_codegen: %d target%s:", nchosen, nchosen == 1 ? "" : "s");
+    for (int i = 0; i < nchosen; i++) fprintf(stderr, " %s", chosen[i]);
+    fputc('\n', stderr);
+}
 
 static void emit_c(kn_ctx *cx, const kn_kprog *p) {
     FILE *h = fopen("/dev/null", "w"), *c = fopen("/dev/null", "w");
@@ -61,8 +102,16 @@ static void emit_opencl(kn_ctx *cx, const kn_kprog *p) {
     free(src);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    choose_targets();
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const kn_target *t = kn_target_find(targets[size % NTARGETS]);
+    KN_ASSERT(nchosen > 0);
+    const kn_target *t = kn_target_find(chosen[size % (size_t)nchosen]);
     KN_ASSERT(t);
     kn_ctx cx;
     kn_ctx_init(&cx, "fuzz.onnx");
