@@ -107,9 +107,13 @@ static bool parse_entry(const char *line, tuned_entry *E, char *why, size_t cap)
         return false;
     }
     char head[KN_TUNED_KEY_CAP + 64];
+    if ((size_t)(colon - line) >= sizeof head) {
+        snprintf(why, cap, "the CPU and workload take over %d characters", (int)sizeof head - 1);
+        return false;
+    }
     squeeze(line, (size_t)(colon - line), head, sizeof head);
     const char *sp = strchr(head, ' ');
-    if (!sp || (size_t)(colon - line) >= sizeof head) {
+    if (!sp) {
         snprintf(why, cap, "expected a CPU name and a workload before ':'");
         return false;
     }

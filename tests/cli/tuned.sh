@@ -93,6 +93,9 @@ for line in "znver4 $KEY tile_rows=4" "znver4 $KEY : tasks=4" "znver4 $KEY : til
   [ $rc = 1 ] && grep -q "tuning table '$T/mal.tab' line 2: " "$T/log" && ok ||
     bad "'$line': exit $rc, not refused by line: $(cat "$T/log")"
 done
+printf 'znver4 %0400d : tile_rows=4\n' 0 >"$T/long.tab"
+"$KILN" compile "$A/model.onnx" $ZEN -o "$T/m" --tuning "$T/long.tab" >"$T/log" 2>&1
+[ $? = 1 ] && grep -q "line 1: the CPU and workload take over" "$T/log" && ok || bad "long key: $(cat "$T/log")"
 "$KILN" compile "$A/model.onnx" $ZEN -o "$T/m" --tuning "$T/none.tab" >"$T/log" 2>&1
 [ $? = 1 ] && grep -q "cannot open tuning table" "$T/log" && ok || bad "missing table: $(cat "$T/log")"
 printf 'znver4 a\000b : tile_rows=1\n' >"$T/nul.tab"
