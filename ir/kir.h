@@ -450,6 +450,11 @@ typedef struct kn_kernel {
      * row t / TW: Winograd's chunks of tiles); passes/parallel.c records that its split
      * advanced along y's rows, so a pooling after it is split into bands of rows. Or NULL. */
     kn_kbuf *rows_out;
+    /* pass 'tuned' (passes/tuned.c): the kernel's workload key in the tuning table (a
+     * contraction no earlier pass tiled), or NULL; and the table's entry for it, which pass
+     * 'tile' reads where no schedule file gives the kernel, or NULL. Both in p->arena. */
+    const char *workload;
+    const kn_sched *tuned;
 } kn_kernel;
 
 typedef struct kn_kprog {
@@ -460,6 +465,8 @@ typedef struct kn_kprog {
     const char *name;               /* entry point prefix, a C identifier */
     const struct kn_target *target; /* what the program is compiled for (resolved) */
     const struct kn_schedule *schedule; /* per-kernel schedule overrides, or NULL */
+    const struct kn_tuned *tuning;      /* --tuning FILE: searched before the shipped table
+                                           (passes/tuned.c), or NULL; borrowed */
     int nbufs, cap_bufs;
     kn_kbuf **bufs;
     int nin, nout;

@@ -5,6 +5,7 @@
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
+#include "passes/tuned.h"
 #include "targets/target.h"
 
 #include <stdint.h>
@@ -55,6 +56,7 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
     int level = opts && opts->opt_level_set ? opts->opt_level : 3;
     const char *pipeline = opts && opts->passes ? opts->passes : kn_pipeline_default(level);
     kn_schedule *file = NULL;
+    kn_tuned *tuning = NULL;
     if (opts) {
         pl.dump_after = opts->dump_after;
         pl.dump = opts->dump;
@@ -71,11 +73,20 @@ kn_status kn_compile_program_opts(kn_ctx *cx, kn_graph *g, const char *name,
             if (kn_schedule_read(cx, opts->schedule_file, &file)) return cx->status;
             pl.schedule = file;
         }
+        if (opts->tuning_file) {
+            if (kn_tuned_read(cx, opts->tuning_file, &tuning)) {
+                kn_schedule_destroy(file);
+                return cx->status;
+            }
+            pl.tuning = tuning;
+        }
     }
     kn_status st = kn_pipeline_run(&pl, pipeline);
     if (!st && pl.p) st = kn_schedule_check_taken(cx, pl.schedule, pl.p);
     if (pl.p) pl.p->schedule = NULL; /* the file's overrides are freed below */
+    if (pl.p) pl.p->tuning = NULL;   /* and the user's table (kernels hold copies) */
     kn_schedule_destroy(file);
+    kn_tuned_destroy(tuning);
     if (!st && opts && opts->dump_schedule && pl.p)
         st = kn_schedule_write(cx, pl.p, opts->dump_schedule);
     if (st) {

@@ -78,6 +78,8 @@ static const pass_info passes[] = {
      "convolutions over few input channels as vector tiles along output rows (passes/stem.c)", NULL},
     {"winograd", LEVEL_KERNEL, NULL, kn_kpass_winograd, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "3x3 stride-1 convolutions as Winograd F(4x4 or 2x2, 3x3) transforms and tiled products", NULL},
+    {"tuned", LEVEL_KERNEL, NULL, kn_kpass_tuned, KN_HAVE_KIR, 0, 0,
+     "the tuning table's tiles (passes/tuned.txt, --tuning) for kernels of a tuned shape", NULL},
     {"tile", LEVEL_KERNEL, NULL, kn_kpass_tile, KN_HAVE_KIR, 0, KN_HAVE_PLAN,
      "register tiles and packed weights for convolutions and matrix products", NULL},
     {"lowp", LEVEL_KERNEL, NULL, kn_kpass_lowp, KN_HAVE_KIR, 0, 0,
@@ -143,6 +145,7 @@ const char *kn_pipeline_default(int opt_level) {
            "pool,"
            "stem,"
            "winograd,"
+           "tuned,"
            "tile,"
            "vmath,lowp,sescale,plan,"
            "parallel,threadplan,index";
@@ -171,6 +174,7 @@ void kn_pipeline_finish(kn_pipeline *pl) {
 static kn_status pass_lower(kn_pipeline *pl) {
     if (kn_lower_graph(pl->cx, pl->g, pl->name, pl->target, &pl->p)) return pl->cx->status;
     pl->p->schedule = pl->schedule;
+    pl->p->tuning = pl->tuning;
     pl->p->release_constants = pl->release_constants;
     pl->p->io_in_arena = pl->io_in_arena;
     pl->p->threads = pl->threads;

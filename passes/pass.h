@@ -81,6 +81,8 @@ bool kn_winograd_suits(const struct kn_contract *d, const struct kn_target *t);
  * a step (kn_sched.tblock, smrows) from the target and a schedule file. */
 kn_status kn_kpass_rows(kn_ctx *cx, struct kn_kprog *p);
 kn_status kn_kpass_tile(kn_ctx *cx, struct kn_kprog *p);
+/* The tuning table's entries for the kernels 'tile' will tile (passes/tuned.c). */
+kn_status kn_kpass_tuned(kn_ctx *cx, struct kn_kprog *p);
 /* exp, tanh and erf on f32 as polynomials (passes/vmath.c, vmath.h). */
 kn_status kn_kpass_vmath(kn_ctx *cx, struct kn_kprog *p);
 /* Squeeze-and-excite's channel scale applied in the loads of the Mul's one reader
@@ -132,6 +134,7 @@ typedef struct kn_pipeline {
     const char *dump_after; /* print the IR after this pass (comma list, or "all") */
     FILE *dump;
     const struct kn_schedule *schedule; /* --schedule FILE: per-kernel overrides, or NULL */
+    const struct kn_tuned *tuning;      /* --tuning FILE: a user's tuning table, or NULL */
     bool release_constants;             /* kn_compile_opts.release_constants, for the program */
     bool io_in_arena;                   /* kn_compile_opts.io_in_arena, for the program */
     int threads;                        /* kn_compile_opts.threads, for the program */
@@ -181,6 +184,8 @@ typedef struct kn_compile_opts {
     FILE *dump;
     const struct kn_schedule *schedule; /* per-kernel overrides, or NULL */
     const char *schedule_file;          /* or read them from this file (--schedule) */
+    const char *tuning_file;            /* a tuning table searched before the shipped one
+                                           (--tuning, passes/tuned.c), or NULL */
     const char *dump_schedule;          /* write the final schedules here (--dump-schedule) */
     bool release_constants;             /* free the graph's constant data the program does not read
                                            (weights it repacked): the graph keeps its shapes only */

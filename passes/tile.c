@@ -5860,6 +5860,7 @@ kn_status kn_kpass_tile(kn_ctx *cx, kn_kprog *p) {
         kt_tile T;
         memset(&T, 0, sizeof T);
         const kn_sched *ov = kn_schedule_for(p, k);
+        if (!ov) ov = kern->tuned; /* the tuning table's entry (pass 'tuned'), or NULL */
         if (gpu) {
             bool gdone = d->kind == KN_CONTRACT_CONV ? kt_gpu_conv(L, d, ov, &kern->sched)
                                                      : kt_gpu_matmul(L, d, ov, &kern->sched);

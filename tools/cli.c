@@ -203,6 +203,8 @@ bool cli_pipeline_opt(int argc, char **argv, int *i, cli_pipeline *po) {
         po->dump_after = v;
     } else if (cli_opt(argc, argv, i, "--schedule", &v)) {
         po->schedule = v;
+    } else if (cli_opt(argc, argv, i, "--tuning", &v)) {
+        po->tuning = v;
     } else if (cli_opt(argc, argv, i, "--dump-schedule", &v)) {
         po->dump_schedule = v;
     } else if (cli_opt(argc, argv, i, "--weights", &v)) {
@@ -228,6 +230,7 @@ void cli_compile_opts(const cli_pipeline *po, kn_compile_opts *o) {
     o->dump_after = po->dump_after;
     o->dump = po->dump_after ? stdout : NULL;
     o->schedule_file = po->schedule;
+    o->tuning_file = po->tuning;
     o->dump_schedule = po->dump_schedule;
     o->weights = po->weights;
 }

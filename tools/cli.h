@@ -86,6 +86,7 @@ typedef struct cli_pipeline {
     int opt_level;          /* 3 unless given */
     bool opt_set;
     const char *schedule, *dump_schedule; /* --schedule FILE, --dump-schedule FILE */
+    const char *tuning;                   /* --tuning FILE */
     kn_dtype weights;                     /* --weights f16|bf16, else KN_UNDEF */
     bool weights_bad;                     /* --weights with another value (a usage error) */
 } cli_pipeline;

@@ -163,7 +163,7 @@ static void bf16_from_u16(kn_tensor *t, kn_dtype declared) {
 
 /* Runs one test folder; returns true on pass, else fills why. */
 static const char *backend = "interp";
-static kn_compile_opts check_opts; /* --passes, --schedule, -O */
+static kn_compile_opts check_opts; /* --passes, --schedule, --tuning, -O */
 
 /* Binds the inputs whose values determine shapes (compiled backends only): they
  * become constants and leave in[]. Returns how many were bound. */
@@ -485,6 +485,8 @@ int cmd_check_onnx(int argc, char **argv) {
             check_opts.passes = v;
         } else if (cli_opt(argc, argv, &i, "--schedule", &v)) {
             check_opts.schedule_file = v;
+        } else if (cli_opt(argc, argv, &i, "--tuning", &v)) {
+            check_opts.tuning_file = v;
         } else if (cli_opt(argc, argv, &i, "--weights", &v)) {
             check_opts.weights = !strcmp(v, "f16")    ? KN_F16
                                  : !strcmp(v, "bf16") ? KN_BF16

@@ -34,6 +34,7 @@
 #include "ir/kir.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
+#include "passes/tuned.h"
 #include "targets/target.h"
 #include "tools/backend.h"
 #include "tools/cli.h"
@@ -120,6 +121,7 @@ static void tune_hook(void *user, int k, int phase) {
 typedef struct tuner {
     kn_ctx *cx;
     const char *model, *backend, *out;
+    const char *table_out; /* --table-out: the kept tiles as tuning-table entries, or NULL */
     char cand_path[4200];
     const cli_shapes *shapes;
     const kn_target *target; /* --target another than native (runs_here), or NULL */
@@ -129,6 +131,7 @@ typedef struct tuner {
     int inputs_rc; /* cli_inputs' exit code, when it failed (and printed why) */
     int nk;
     ktune *k;
+    int nentries; /* written to table_out */
 } tuner;
 
 /* A field-by-field description of how candidate j of t differs from the baseline
@@ -391,6 +394,49 @@ static kn_status write_result(tuner *T, const kn_kprog *p, const int *pick) {
     if (fclose(f) != 0 || rename(tmp, T->out) != 0) {
         remove(tmp);
         return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->out);
+    }
+    return KN_OK;
+}
+
+/* Writes the kept changes of a register-tile field (kn_tuned_field) to T->table_out as
+ * tuning-table entries (passes/tuned.c) through a temporary name: this machine's CPU (the
+ * target's), the kernel's workload key as pass 'tuned' recorded it, and the tile fields of
+ * its record as the final compile used them (and a kept span alone, which the record of
+ * rows leaves 0). Kernels without a key (not tiled by pass 'tile', or 'tuned' left out of
+ * the pipeline) and changes of other fields only (tasks: per thread count; wino, split:
+ * another pass's or the integer words') have no entry. */
+static kn_status write_table(tuner *T, const kn_kprog *p, const int *pick, int *nentries) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", T->table_out);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->table_out);
+    fprintf(f, "# kiln tune --table-out: %s, backend %s, %d thread%s, target %s\n", T->model,
+            T->backend, T->threads, T->threads == 1 ? "" : "s",
+            p->target ? p->target->name : "generic");
+    *nentries = 0;
+    for (int k = 0; k < p->nkernels && k < T->nk; k++) {
+        const ktune *t = &T->k[k];
+        const kn_kernel *kern = p->kernels[k];
+        if (pick[k] < 0 || !t->kept || !kern->workload) continue;
+        bool tile = false;
+        kn_sched s = {0};
+        for (int i = 0; i < kn_sched_nfields(); i++) {
+            if (!kn_tuned_field(i)) continue;
+            int c = kn_sched_get(&t->cand[pick[k]], i);
+            tile |= c && c != kn_sched_get(&t->base, i);
+            kn_sched_set(&s, i, kn_sched_get(&kern->sched, i));
+            /* a kept span=2 (rows) alone: the compiled record of rows has no span, as in
+             * write_result */
+            if (t->alone[pick[k]] && c && !kn_sched_get(&s, i)) kn_sched_set(&s, i, c);
+        }
+        if (!tile) continue;
+        fprintf(f, "# kernel %d %s\n", k, t->label);
+        kn_tuned_print(f, kn_tuned_cpu(p->target), kern->workload, &s);
+        ++*nentries;
+    }
+    if (fclose(f) != 0 || rename(tmp, T->table_out) != 0) {
+        remove(tmp);
+        return kn_diag(T->cx, NULL, KN_EIO, "cannot write '%s'", T->table_out);
     }
     return KN_OK;
 }
@@ -799,6 +845,7 @@ static kn_status tune(tuner *T, double budget_s) {
         tprog fin;
         if (!(st = tprog_build(T, T->cand_path, NULL, &fin))) {
             st = write_result(T, backend_kprog(fin.bp), pick);
+            if (!st && T->table_out) st = write_table(T, backend_kprog(fin.bp), pick, &T->nentries);
             tprog_release(&fin);
             break;
         }
@@ -875,8 +922,12 @@ static kn_status tune(tuner *T, double budget_s) {
                kept, nk, n, T->threads == 1 ? "thread CPU" : "wall", before, after,
                after > 0 ? before / after : 0);
         printf("wrote %s\n", T->out);
+        if (T->table_out)
+            printf("wrote %s: %d tuning-table entr%s\n", T->table_out, T->nentries,
+                   T->nentries == 1 ? "y" : "ies");
     } else {
         remove(T->out);
+        if (T->table_out) remove(T->table_out);
     }
     free(us);
     free(pick);
@@ -885,6 +936,7 @@ static kn_status tune(tuner *T, double budget_s) {
 
 int cmd_tune(int argc, char **argv) {
     const char *model = NULL, *backend = "llvm", *out = NULL, *target = NULL, *v;
+    const char *table_out = NULL;
     int threads = 1, runs = 5, budget = 0, err = 0;
     bool list = false;
     cli_shapes shapes = {0};
@@ -907,6 +959,8 @@ int cmd_tune(int argc, char **argv) {
         } else if (cli_opt(argc, argv, &i, "--budget", &v)) {
             if (!parse_count(v, 0, &budget))
                 return cli_usage_error("tune", "--budget takes SECONDS >= 0");
+        } else if (cli_opt(argc, argv, &i, "--table-out", &v)) {
+            table_out = v;
         } else if (cli_flag(argv[i], "--list")) {
             list = true;
         } else if (cli_talk_opt(argv[i], &talk, false)) {
@@ -949,6 +1003,8 @@ int cmd_tune(int argc, char **argv) {
         }
     }
     if (strlen(out) > 4000) return cli_usage_error("tune", "-o: path too long");
+    if (table_out && strlen(table_out) > 4000)
+        return cli_usage_error("tune", "--table-out: path too long");
 
     kn_ctx cx;
     cli_ctx_init(&cx, model, &talk);
@@ -956,6 +1012,7 @@ int cmd_tune(int argc, char **argv) {
                .model = model,
                .backend = backend,
                .out = out,
+               .table_out = table_out,
                .shapes = &shapes,
                .target = tgt,
                .threads = threads,

@@ -48,6 +48,11 @@
         O("--schedule", "FILE",                                                                    \
           "Use the schedules in FILE (as --dump-schedule writes them) where they set a value; "    \
           "the passes choose the rest. Refused if FILE names kernels this model does not have."),  \
+        O("--tuning", "FILE",                                                                      \
+          "Also search the tuning table in FILE (as kiln tune --table-out writes it) for each "    \
+          "kernel's register tile, before the table shipped with kiln (docs/tuning.md, tuning "    \
+          "tables); --schedule's lines win over both. Leave pass 'tuned' out of --passes to use "  \
+          "neither."),                                                                             \
         O("--weights", "f16|bf16",                                                                 \
           "Store float32 weights as float16 or bfloat16 (half the bytes), widened to float32 "     \
           "where the kernels read them. Every backend, the interpreter included, computes with "   \
@@ -260,6 +265,10 @@ static const cli_option tune_options[] = {
     O("--budget", "SECONDS",
       "Start no candidate round after SECONDS (default 0: no limit); the confirmation round "
       "and the result still follow."),
+    O("--table-out", "FILE",
+      "Also write the kept register-tile changes as tuning-table entries (this machine's CPU "
+      "and each kernel's workload; docs/tuning.md), for --tuning FILE or kiln's own table "
+      "passes/tuned.txt."),
     TALK_OPTIONS,
     LOAD_OPTIONS,
     {0},
@@ -334,6 +343,9 @@ static const cli_option check_options[] = {
     O("--schedule", "FILE",
       "Compiling backends: per-kernel schedules read from FILE (written by kiln compile "
       "--dump-schedule for the same model, then edited); for checking one model's folder."),
+    O("--tuning", "FILE",
+      "Compiling backends: also search the tuning table in FILE (kiln tune --table-out) for "
+      "each kernel's register tile, before kiln's own."),
     O("--weights", "f16|bf16",
       "Every backend runs the models with float32 weights rounded to float16 or bfloat16 (the "
       "references must be computed so), compiled ones storing them so (kiln compile --weights)."),
