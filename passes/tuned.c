@@ -9,7 +9,7 @@
  *   znver4 conv f32 x=1x144x28x28 y=40x28x28 k=1x1 s=1x1 d=1x1 p=0,0,0,0 g=1 nchw : tile_rows=4
  * tile_vecs=5 lanes=8
  *
- * The CPU is the LLVM CPU name of the target (kn_tuned_cpu: x86-64-zen4's "znver4", and
+ * The CPU is the LLVM CPU name of the target (kn_target_cpu_name: x86-64-zen4's "znver4", and
  * for native what LLVM reports for this machine), so native and the named target find the
  * same entries. The workload key (kn_tuned_key) is what the tile pass's choice depends on:
  * for a convolution (conv, or conv1d over one spatial axis) its dtype, input and output shapes,
@@ -34,9 +34,6 @@
 #include "passes/pass.h"
 #include "passes/schedule.h"
 #include "targets/target.h"
-
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -233,21 +230,6 @@ const kn_tuned *kn_tuned_builtin(void) {
     return builtin;
 }
 
-static char host_cpu[64];
-static once_flag host_once = ONCE_FLAG_INIT;
-
-static void read_host_cpu(void) {
-    char *c = LLVMGetHostCPUName();
-    snprintf(host_cpu, sizeof host_cpu, "%s", c && *c ? c : "generic");
-    LLVMDisposeMessage(c);
-}
-
-const char *kn_tuned_cpu(const kn_target *t) {
-    if (t && t->cpu) return t->cpu;
-    call_once(&host_once, read_host_cpu);
-    return host_cpu;
-}
-
 bool kn_tuned_key(const kn_contract *d, char *buf, size_t cap) {
     int n = -1;
     buf[0] = 0;
@@ -323,7 +305,7 @@ kn_status kn_kpass_tuned(kn_ctx *cx, kn_kprog *p) {
     (void)cx;
     const kn_target *t = p->target;
     if (!t || t->kind != KN_TARGET_CPU) return KN_OK;
-    const char *cpu = kn_tuned_cpu(t);
+    const char *cpu = kn_target_cpu_name(t);
     const char *tr = getenv("KILN_TUNED_TRACE");
     bool trace = tr && *tr && strcmp(tr, "0");
     for (int k = 0; k < p->nkernels; k++) {

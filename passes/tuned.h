@@ -29,9 +29,6 @@ const kn_tuned *kn_tuned_builtin(void);
 /* How many entries t holds. */
 int kn_tuned_count(const kn_tuned *t);
 
-/* The CPU name entries of target t are keyed by: its LLVM CPU (t->cpu), or for "native"
- * the one LLVM reports for this machine ("znver4" on a Zen 4). Borrowed, static. */
-const char *kn_tuned_cpu(const struct kn_target *t);
 /* Contraction d's workload key ("conv f32 x=1x144x28x28 y=40x28x28 k=1x1 ..."), the
  * text a table entry names it by; false (buf "") for a kind the table does not key. */
 bool kn_tuned_key(const struct kn_contract *d, char *buf, size_t cap);

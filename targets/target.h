@@ -111,6 +111,11 @@ const kn_target *kn_target_find(const char *name);
 /* t with the fields "native" leaves open (vector width, registers, caches) measured on the
  * machine kiln runs on; any other target as it is. The result is static. */
 const kn_target *kn_target_resolve(const kn_target *t);
+/* The LLVM CPU name of target t: t->cpu, or for "native" (cpu NULL) the one LLVM reports
+ * for the machine kiln runs on ("znver4" on a Zen 4; "generic" if it reports none). The
+ * tuning table keys its entries by it (passes/tuned.c), so native and the named target of
+ * the same CPU find the same entries. Static. */
+const char *kn_target_cpu_name(const kn_target *t);
 /* The first-level data and second-level cache sizes of a Linux sysfs cache directory
  * ("/sys/devices/system/cpu/cpu0/cache": index<i>/level, type, size), in bytes; 0 for
  * each one not found (no such directory, unreadable or unparsable files). "native"

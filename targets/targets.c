@@ -1,6 +1,9 @@
 /* The table of targets kiln knows. Add a target by adding an entry. */
 #include "targets/target.h"
 
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
@@ -291,4 +294,19 @@ const kn_target *kn_target_resolve(const kn_target *t) {
     if (t != &targets[0]) return t;
     call_once(&host_once, detect_host);
     return &host;
+}
+
+static char host_cpu[64];
+static once_flag host_cpu_once = ONCE_FLAG_INIT;
+
+static void read_host_cpu(void) {
+    char *c = LLVMGetHostCPUName();
+    snprintf(host_cpu, sizeof host_cpu, "%s", c && *c ? c : "generic");
+    LLVMDisposeMessage(c);
+}
+
+const char *kn_target_cpu_name(const kn_target *t) {
+    if (t && t->cpu) return t->cpu;
+    call_once(&host_cpu_once, read_host_cpu);
+    return host_cpu;
 }

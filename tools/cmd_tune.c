@@ -431,7 +431,7 @@ static kn_status write_table(tuner *T, const kn_kprog *p, const int *pick, int *
         }
         if (!tile) continue;
         fprintf(f, "# kernel %d %s\n", k, t->label);
-        kn_tuned_print(f, kn_tuned_cpu(p->target), kern->workload, &s);
+        kn_tuned_print(f, kn_target_cpu_name(p->target), kern->workload, &s);
         ++*nentries;
     }
     if (fclose(f) != 0 || rename(tmp, T->table_out) != 0) {

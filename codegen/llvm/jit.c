@@ -44,7 +44,7 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
                        kn_hint_text(cx, KN_HINT_EMIT_OPENCL));
     call_once(&init_once, init_targets);
     char *host_triple = LLVMGetDefaultTargetTriple();
-    char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
+    char *host_features = LLVMGetHostCPUFeatures();
     /* Normalized: LLVM's Triple reads "thumbv7em-none-eabihf" as arch-vendor-OS, with no
      * environment, so the ARM backend would not see the EABI (hard-float) environment:
      * it then named soft-float helpers __muldf3 (not __aeabi_dmul) and called the libm
@@ -53,7 +53,7 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
      * reads d0: wrong int8 requantization on the board (tests/quant/cortex_m4.sh obj).
      * "thumbv7em-none-unknown-eabihf" is what clang passes. */
     char *triple = LLVMNormalizeTargetTriple(t->triple ? t->triple : host_triple);
-    const char *cpu = t->cpu ? t->cpu : host_cpu;
+    const char *cpu = kn_target_cpu_name(t);
     const char *features = t->features ? t->features : host_features;
     LLVMTargetRef target;
     char *err = NULL;
@@ -72,7 +72,6 @@ kn_status kn_llvm_target_machine(kn_ctx *cx, const kn_target *t, int opt_level,
     LLVMDisposeMessage(err);
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(host_triple);
-    LLVMDisposeMessage(host_cpu);
     LLVMDisposeMessage(host_features);
     return st;
 }
