@@ -44,7 +44,9 @@
  * output position's window max in registers, the same border split (pool_cl_rows).
  *
  * On OpenCL devices the same kernels become one output a work-item with the taps
- * unrolled and no branch (pool_items).
+ * unrolled and no branch (pool_items), or for float ones with row stride 1, 2 or 4, tiles
+ * of outputs along the row a work-item, each tap one contiguous vector load of the
+ * target's f32 lanes (pool_items_vec).
  *
  * The max is taken in the lowering's order (max(x, acc), acc starting at -inf, or the
  * 8-bit type's minimum in its compute type), so NaNs and out-of-window -inf results are
@@ -414,23 +416,20 @@ static kn_kx *clamp_into(kn_lower *L, kn_kx *i, int64_t n) {
  * where it may fall outside (static: the first and last output row or column's range),
  * so the work-item has neither loop nor branch and the device compiler may vectorize
  * across work-items (PoCL does not across a body with a loop). */
-static void pool_items(kn_lower *L, const pool_geom *G) {
+static void pool_item(kn_lower *L, const pool_geom *G, kn_kx *bc, kn_kx *oy, kn_kx *ox) {
     kn_dtype t = kx_compute_dtype(G->x->dtype);
     double lowest = G->x->dtype == KN_F32 ? -INFINITY : G->x->dtype == KN_I8 ? -128 : 0;
-    int vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]), voy = kl_for(L, G->oh),
-        vox = kl_for(L, G->ow);
     int acc = kl_decl(L, t, kx_const(L, t, lowest));
     for (int64_t ky = 0; ky < G->kh; ky++) {
         int64_t ylo = ky * G->dh - G->ph, yhi = (G->oh - 1) * G->sh + ylo;
         bool yin = ylo >= 0 && yhi < G->h;
-        int viy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, voy), G->sh, kx_int(L, ylo)));
+        int viy = kl_decl(L, KN_I64, kt_mad(L, oy, G->sh, kx_int(L, ylo)));
         kn_kx *iy = yin ? kx_var(L, viy) : clamp_into(L, kx_var(L, viy), G->h);
-        int vrow =
-            kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, kx_var(L, vbc), G->h, iy), G->w, kx_int(L, 0)));
+        int vrow = kl_decl(L, KN_I64, kt_mad(L, kt_mad(L, bc, G->h, iy), G->w, kx_int(L, 0)));
         for (int64_t kx = 0; kx < G->kw; kx++) {
             int64_t xlo = kx * G->dw - G->pw, xhi = (G->ow - 1) * G->sw + xlo;
             bool xin = xlo >= 0 && xhi < G->w;
-            int vix = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vox), G->sw, kx_int(L, xlo)));
+            int vix = kl_decl(L, KN_I64, kt_mad(L, ox, G->sw, kx_int(L, xlo)));
             kn_kx *ix = xin ? kx_var(L, vix) : clamp_into(L, kx_var(L, vix), G->w);
             kn_kx *v = kx_cast(L, t, kx_load(L, G->x, kx_add(L, kx_var(L, vrow), ix)));
             kn_kx *m = kx_bin(L, KX_MAX, v, kx_var(L, acc));
@@ -442,9 +441,130 @@ static void pool_items(kn_lower *L, const pool_geom *G) {
             kl_set(L, acc, in ? kx_select(L, in, m, kx_var(L, acc)) : m);
         }
     }
-    kn_kx *yi = kt_mad(L, kt_mad(L, kx_var(L, vbc), G->oh, kx_var(L, voy)), G->ow, kx_var(L, vox));
+    kn_kx *yi = kt_mad(L, kt_mad(L, bc, G->oh, oy), G->ow, ox);
     kl_store(L, G->y, yi, kx_cast(L, G->y->dtype, kx_var(L, acc)));
+}
+
+static void pool_items(kn_lower *L, const pool_geom *G) {
+    int vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]), voy = kl_for(L, G->oh),
+        vox = kl_for(L, G->ow);
+    pool_item(L, G, kx_var(L, vbc), kx_var(L, voy), kx_var(L, vox));
     kl_end_n(L, 3);
+}
+
+/* On an OpenCL device with vectors (the target's vector_bits), a float pool whose stride
+ * along the row is 1, 2 or 4 and whose taps along it are adjacent (no dilation): each
+ * work-item VO consecutive outputs of a row (VO divides ow), read as vectors of V = VO * sw
+ * consecutive input columns, one vector load a tap. Per kernel row, h = the max over its kw
+ * taps of each of the V columns (contiguous loads, no gather); output o is lane o * sw of
+ * the rows' max, stored lane by lane (sw 1: one vector store). PoCL had made each tap of
+ * the one-output work-items (pool_items) an 8-lane gather across work-items, the stride-2
+ * columns not being contiguous. The max is exact: each row's taps in order, then the rows
+ * in order, keeps the first of equal values and the last NaN, as the plain nest's one
+ * chain does.
+ *
+ * A tile whose V + kw - 1 columns would reach outside the row (the padded borders, or the
+ * last lane's read past the last output's window) reads them shifted by whole outputs
+ * into the row (pool_vec_tile's shift) and takes its outputs that then fall outside the
+ * vector from pool_item's clamped and selected taps; at most POOL_VEC_BORDER such tiles
+ * a side, each its own branch on the tile index (the body holds vector code, which the
+ * device compiler does not vectorize across work-items), the rest all pool_item. */
+enum { POOL_VEC_BORDER = 2 };
+
+/* Tile vt of VO outputs, its vectors read from column vt * VO * sw - pw + shift * sw:
+ * outputs [o0, o1) from lanes (o - shift) * sw, the others one at a time (pool_item). */
+static void pool_vec_tile(kn_lower *L, const pool_geom *G, int vbc, int voy, int vt, int V,
+                          int64_t vo, int64_t shift) {
+    int64_t o0 = shift > 0 ? shift : 0, o1 = vo + (shift < 0 ? shift : 0);
+    for (int64_t o = 0; o < vo; o++) {
+        if (o >= o0 && o < o1) continue;
+        int vox = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, vt), vo, kx_int(L, o)));
+        pool_item(L, G, kx_var(L, vbc), kx_var(L, voy), kx_var(L, vox));
+    }
+    if (o1 <= o0) return;
+    int acc = kl_decl_vec(L, KN_F32, V, kx_const(L, KN_F32, -INFINITY));
+    for (int64_t ky = 0; ky < G->kh; ky++) {
+        int64_t ylo = ky * G->dh - G->ph, yhi = (G->oh - 1) * G->sh + ylo;
+        bool yin = ylo >= 0 && yhi < G->h;
+        int viy = kl_decl(L, KN_I64, kt_mad(L, kx_var(L, voy), G->sh, kx_int(L, ylo)));
+        kn_kx *iy = yin ? kx_var(L, viy) : clamp_into(L, kx_var(L, viy), G->h);
+        int vrow =
+            kl_decl(L, KN_I64,
+                    kt_mad(L, kt_mad(L, kx_var(L, vbc), G->h, iy), G->w,
+                           kt_mad(L, kx_var(L, vt), vo * G->sw, kx_int(L, shift * G->sw - G->pw))));
+        int h = kl_decl_vec(L, KN_F32, V, kx_vload(L, G->x, kx_var(L, vrow), V));
+        for (int64_t kx = 1; kx < G->kw; kx++)
+            kl_set(L, h,
+                   kx_bin(L, KX_MAX, kx_vload(L, G->x, kt_plus(L, kx_var(L, vrow), kx), V),
+                          kx_var(L, h)));
+        kn_kx *m = kx_bin(L, KX_MAX, kx_var(L, h), kx_var(L, acc));
+        kl_set(L, acc,
+               yin ? m : kx_select(L, kt_inside(L, kx_var(L, viy), G->h), m, kx_var(L, acc)));
+    }
+    int vy = kl_decl(L, KN_I64,
+                     kt_mad(L, kt_mad(L, kx_var(L, vbc), G->oh, kx_var(L, voy)), G->ow,
+                            kx_mul(L, kx_var(L, vt), kx_int(L, vo))));
+    if (G->sw == 1 && o0 == 0 && o1 == vo)
+        kl_store(L, G->y, kx_var(L, vy), kx_var(L, acc));
+    else
+        for (int64_t o = o0; o < o1; o++)
+            kl_store(L, G->y, kt_plus(L, kx_var(L, vy), o),
+                     kx_lane(L, acc, (int)((o - shift) * G->sw)));
+}
+
+/* Returns V (the schedule's lanes), or 0 where the vector work-items do not apply. */
+static int pool_items_vec(kn_lower *L, const pool_geom *G, int lanes) {
+    if (G->x->dtype != KN_F32 || G->dw != 1 || (G->sw != 1 && G->sw != 2 && G->sw != 4) ||
+        lanes < 2)
+        return 0;
+    int64_t vo = lanes / G->sw;
+    while (vo > 1 && G->ow % vo) vo /= 2;
+    if (vo < 2) return 0;
+    int V = (int)(vo * G->sw);
+    int64_t nt = G->ow / vo, step = vo * G->sw, reach = G->kw + V - 2;
+    if (reach >= G->w) return 0; /* no tile's vectors fit in the row */
+    /* tiles [tlo, thi] read columns c0 .. c0 + reach, c0 = t * step - pw, inside the row */
+    int64_t tlo = (G->pw + step - 1) / step, top = G->w - 1 - reach + G->pw;
+    int64_t thi = top < 0 ? -1 : top / step;
+    if (thi > nt - 1) thi = nt - 1;
+    if (tlo > thi) return 0;
+    int vbc = kl_for(L, G->x->dims[0] * G->x->dims[1]), voy = kl_for(L, G->oh), vt = kl_for(L, nt);
+    kn_kx *inner = NULL;
+    if (tlo > 0) inner = kx_bin(L, KX_GE, kx_var(L, vt), kx_int(L, tlo));
+    if (thi < nt - 1) {
+        kn_kx *c = kx_bin(L, KX_LE, kx_var(L, vt), kx_int(L, thi));
+        inner = inner ? kx_bin(L, KX_LAND, inner, c) : c;
+    }
+    if (inner) kl_if(L, inner);
+    pool_vec_tile(L, G, vbc, voy, vt, V, vo, 0);
+    if (inner) {
+        /* the border tiles: each its shift into the row where there are few */
+        int64_t bt[2 * POOL_VEC_BORDER], nb = 0;
+        bool few = tlo <= POOL_VEC_BORDER && nt - 1 - thi <= POOL_VEC_BORDER;
+        for (int64_t t = 0; few && t < nt; t++)
+            if (t < tlo || t > thi) bt[nb++] = t;
+        int open = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t c0 = bt[b] * step - G->pw, shift = 0;
+            if (c0 < 0) shift = (-c0 + G->sw - 1) / G->sw;
+            if (c0 + reach > G->w - 1) shift = -((c0 + reach - (G->w - 1) + G->sw - 1) / G->sw);
+            if (c0 + shift * G->sw < 0 || c0 + shift * G->sw + reach > G->w - 1)
+                shift = vo; /* no shift fits: every output one at a time */
+            kl_else(L);
+            if (b < nb - 1) {
+                kl_if(L, kx_bin(L, KX_EQ, kx_var(L, vt), kx_int(L, bt[b])));
+                open++;
+            }
+            pool_vec_tile(L, G, vbc, voy, vt, V, vo, shift);
+        }
+        if (!nb) {
+            kl_else(L);
+            pool_vec_tile(L, G, vbc, voy, vt, V, vo, vo); /* every output one at a time */
+        }
+        kl_end_n(L, 1 + open);
+    }
+    kl_end_n(L, 3);
+    return V;
 }
 
 /* A float GlobalAveragePool, or an AveragePool whose one window is the whole input (no
@@ -471,24 +591,23 @@ static bool gap_suits(kn_ctx *cx, const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf
         kn_node_attr(n, KN_ATTR_LAYOUT) || !p->target ||
         (p->target->kind != KN_TARGET_MCU &&
          (p->target->kind != KN_TARGET_CPU || n->op != KN_OP_GLOBALAVERAGEPOOL)))
-        return false;
+        return 0;
     pool_io W;
     W.ok = kn_kernel_io(kern->body, &W.x, &W.x2, &W.y);
     if (!W.ok || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
         W.x->rank != 4 || W.y->rank != 4 || W.y->dims[0] != W.x->dims[0] ||
         W.y->dims[1] != W.x->dims[1] || W.y->dims[2] != 1 || W.y->dims[3] != 1 ||
         W.x->dims[2] * W.x->dims[3] < 1 || W.x->dims[2] * W.x->dims[3] >= (1 << 24))
-        return false;
+        return 0;
     if (n->op == KN_OP_AVERAGEPOOL) { /* one window, the input's extents, no padding */
         kn_type xt = kn_type_make(W.x->dtype, W.x->rank, W.x->dims);
         int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
         kn_window w;
         if (kn_failed(cx) || kn_window_make(cx, n, &xt, NULL, (int)ceil_mode, &w) || w.nsp != 2 ||
             w.transposed)
-            return false;
+            return 0;
         for (int i = 0; i < 2; i++)
-            if (w.k[i] != w.in[i] || w.out[i] != 1 || w.pb[i] || w.pe[i] || w.d[i] != 1)
-                return false;
+            if (w.k[i] != w.in[i] || w.out[i] != 1 || w.pb[i] || w.pe[i] || w.d[i] != 1) return 0;
     }
     *x = W.x, *y = W.y;
     return true;
@@ -591,7 +710,11 @@ kn_status kn_kpass_pool(kn_ctx *cx, kn_kprog *p) {
         }
         kn_lower *L = kl_builder_rewrite(cx, p, k);
         if (t->kind == KN_TARGET_GPU) { /* work-items, not row walks */
-            pool_items(L, &G);
+            int V = pool_items_vec(L, &G, kl_lanes(L, KN_F32));
+            if (V)
+                p->kernels[k]->sched.lanes = V;
+            else
+                pool_items(L, &G);
             kl_builder_destroy(L);
             continue;
         }
