@@ -688,7 +688,8 @@ static kn_status pool_compute(kn_exec *ex, const kn_node *n, kn_tensor *const *i
                     acc += pow(fabs(v), p);
                 else
                     acc += v;
-                if (v > best || best_at < 0) {
+                /* a NaN wins (the last one), as in the lowering's max: v != v */
+                if (best_at < 0 || v != v || v > best) {
                     best = v;
                     best_at = off;
                 }

@@ -2,8 +2,8 @@
 # Float MaxPools on OpenCL devices (passes/pool.c: vector work-items along the row,
 # pool_items_vec, or one output a work-item, pool_items): each case of tests/models/ocl_pools
 # (tests/models/make_ocl_pools.py) run on the device has the bits of its want.npy (the max
-# in the window's row-major order, NaNs and signed zeros in x), and so has the JIT (the
-# interpreter keeps a number over a NaN, another rule, so it is not the reference here);
+# in the window's row-major order, NaNs and signed zeros in x), and so have the JIT and the
+# interpreter;
 # the cases whose rows split in tiles of several outputs get the vector work-items (the
 # schedule's lanes) and the one with 13 columns does not.
 # usage: gpu_pools.sh KILN SOURCE_DIR        (exit 77: no OpenCL device)
@@ -24,7 +24,7 @@ same_data() {
 
 for c in resnet:16 odd13:- k2s2:8 s1:16 k23:4 s4:16; do
   n=${c%%:*} lanes=${c#*:}
-  for b in opencl llvm; do
+  for b in opencl llvm interp; do
     rm -rf "$T/$n.$b"
     "$KILN" run "$M/$n/model.onnx" --backend $b --input "x=$M/$n/x.npy" --output-dir "$T/$n.$b" \
       >"$T/log" 2>&1 || bad "$n: $b run: $(cat "$T/log")"
