@@ -388,6 +388,42 @@ case("plan_arena_4gib", constants(1 << 30, 1), 1,
      "than the 4 GiB target cortex-m4 addresses (its largest buffer: 't3' (value 'big0'), "
      "8589934592 bytes)", cmd="compile --target cortex-m4")
 
+
+def conv_attrs(**attrs):
+    w = helper.make_tensor("W", TensorProto.FLOAT, (1, 1, 3, 1), np.ones(3, np.float32))
+    return model([helper.make_node("Conv", ["x", "W"], ["y"], name="conv0", **attrs)],
+                 [vi("x", [1, 1, 4, 4])], [vi("y", None)], inits=[w])
+
+
+case("conv_dilation_overflow", conv_attrs(dilations=[1 << 62, 1]), 1,
+     "node 'conv0' (Conv): kernel extent (3 - 1) x dilation 4611686018427387904 + 1 on axis 2 "
+     "is past int64", cmd="compile --target generic")
+case("conv_pads_overflow", conv_attrs(pads=[1 << 62, 0, 1 << 62, 0]), 1,
+     "node 'conv0' (Conv): padded extent 4 + 4611686018427387904 + 4611686018427387904 on axis 2 "
+     "is past int64", cmd="compile --target generic")
+
+
+def qconv_attrs(**attrs):
+    u8 = TensorProto.UINT8
+    inits = [helper.make_tensor("W", u8, (1, 1, 3, 1), [1, 1, 1]),
+             helper.make_tensor("xs", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("xz", u8, (), [0]),
+             helper.make_tensor("ws", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("wz", u8, (), [0]),
+             helper.make_tensor("ys", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("yz", u8, (), [0])]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "W", "ws", "wz", "ys", "yz"], ["y"],
+                            name="qconv0", **attrs)
+    return model([node], [vi("x", [1, 1, 4, 4], u8)], [vi("y", None, u8)], inits=inits)
+
+
+case("qlinearconv_dilation_overflow", qconv_attrs(dilations=[1 << 62, 1]), 1,
+     "node 'qconv0' (QLinearConv): kernel extent (3 - 1) x dilation 4611686018427387904 + 1 on "
+     "axis 2 is past int64", cmd="compile --target generic")
+case("qlinearconv_pads_overflow", qconv_attrs(pads=[(1 << 63) - 1, 0, 1, 0]), 1,
+     "node 'qconv0' (QLinearConv): padded extent 4 + 9223372036854775807 + 1 on axis 2 is past "
+     "int64", cmd="compile --target generic")
+
 with open(os.path.join(OUT, "cases.txt"), "w") as f:
     f.write("\n".join(CASES) + "\n")
 print("wrote %d cases to %s" % (len(CASES), OUT))
