@@ -402,6 +402,11 @@ case("conv_pads_overflow", conv_attrs(pads=[1 << 62, 0, 1 << 62, 0]), 1,
      "node 'conv0' (Conv): padded extent 4 + 4611686018427387904 + 4611686018427387904 on axis 2 "
      "is past int64", cmd="compile --target generic")
 
+# each output dimension fits, their product (4.6e18 x 4) does not (fuzz_codegen, from the last)
+case("conv_output_numel_overflow", conv_attrs(pads=[1 << 62, 0, 0, 0]), 1,
+     "node 'conv0' (Conv): output 0 of shape f32[1,1,4611686018427387906,4]: product of "
+     "dimensions overflows", cmd="compile --target generic")
+
 
 def qconv_attrs(**attrs):
     u8 = TensorProto.UINT8
