@@ -109,6 +109,17 @@ kn_status kn_infer_node(kn_ctx *cx, kn_node *n, kn_arena *a) {
         return KN_OK;
     }
     if (kn_op_infer(cx, n, in, out) || kn_failed(cx)) return cx->status ? cx->status : KN_EINVAL;
+    /* dims each valid whose product is not (fuzz_codegen: a Conv padded by 2^62 rows) */
+    for (int j = 0; j < n->nout; j++) {
+        bool known = out[j].kind == KN_KIND_TENSOR && out[j].rank > 0;
+        for (int i = 0; known && i < out[j].rank; i++) known = out[j].dims[i] >= 0;
+        if (known && kn_type_numel(&out[j]) < 0) {
+            char buf[256];
+            return kn_diag(cx, n, KN_EINVAL,
+                           "output %d of shape %s: product of dimensions overflows", j,
+                           kn_type_str(&out[j], buf, sizeof buf));
+        }
+    }
     for (int j = 0; j < n->nout; j++)
         if (n->out[j]) n->out[j]->type = out[j];
     return KN_OK;

@@ -74,7 +74,7 @@ static void aff_term(pctx *P, affine *a, int v, int64_t scale) {
         a->var[s] = v;
         a->coef[s] = 0;
     }
-    a->coef[s] += scale;
+    if (__builtin_add_overflow(a->coef[s], scale, &a->coef[s])) a->ok = false;
 }
 
 static int64_t aff_coef(const pctx *P, const affine *a, int v) {
@@ -84,8 +84,12 @@ static int64_t aff_coef(const pctx *P, const affine *a, int v) {
 /* a += scale * x */
 static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
     if (!a->ok) return;
+    int64_t t; /* a term past int64 (a stride of 2^63 - 1 times 4 bytes): not analyzable */
     switch (x->op) {
-    case KX_CONST: a->k += scale * x->i; return;
+    case KX_CONST:
+        if (__builtin_mul_overflow(scale, x->i, &t) || __builtin_add_overflow(a->k, t, &a->k))
+            a->ok = false;
+        return;
     case KX_VAR:
         if (P->let[x->var]) { /* an index computed once: stands for its expression */
             aff_add(P, a, P->let[x->var], scale);
@@ -103,13 +107,17 @@ static void aff_add(pctx *P, affine *a, const kn_kx *x, int64_t scale) {
         return;
     case KX_SUB:
         aff_add(P, a, x->a[0], scale);
-        aff_add(P, a, x->a[1], -scale);
+        if (scale == INT64_MIN)
+            a->ok = false;
+        else
+            aff_add(P, a, x->a[1], -scale);
         return;
     case KX_MUL:
-        if (x->a[1]->op == KX_CONST)
-            aff_add(P, a, x->a[0], scale * x->a[1]->i);
-        else if (x->a[0]->op == KX_CONST)
-            aff_add(P, a, x->a[1], scale * x->a[0]->i);
+        if (x->a[1]->op == KX_CONST && !__builtin_mul_overflow(scale, x->a[1]->i, &t))
+            aff_add(P, a, x->a[0], t);
+        else if (x->a[0]->op == KX_CONST && x->a[1]->op != KX_CONST &&
+                 !__builtin_mul_overflow(scale, x->a[0]->i, &t))
+            aff_add(P, a, x->a[1], t);
         else
             a->ok = false;
         return;
@@ -137,9 +145,10 @@ static bool region(pctx *P, const kn_kx *index, int v, int64_t mod, int64_t *c, 
     /* terms that are multiples of the period (c * extent(v), or a larger one) move whole
      * periods: they cannot make two iterations meet (see loop_parallel), so they are
      * left out */
-    int64_t period = *c > 0 && P->extent[v] > 0 ? *c * P->extent[v] : 0;
+    int64_t period = 0;
+    if (*c > 0 && P->extent[v] > 0 && __builtin_mul_overflow(*c, P->extent[v], &period)) ok = false;
     if (period && mod > period) period = mod;
-    *lo = *hi = period ? (a.k % period + period) % period : a.k;
+    *lo = *hi = period ? a.k % period + (a.k % period < 0 ? period : 0) : a.k;
     for (int t = 0; ok && t < a.n; t++) {
         int i = a.var[t];
         if (i == v || !a.coef[t] || P->fixed[i]) continue;
@@ -148,11 +157,12 @@ static bool region(pctx *P, const kn_kx *index, int v, int64_t mod, int64_t *c, 
             ok = false;
             break;
         }
-        int64_t span = a.coef[t] * (P->extent[i] - 1);
-        if (span > 0)
-            *hi += span;
-        else
-            *lo += span;
+        int64_t span;
+        if (__builtin_mul_overflow(a.coef[t], P->extent[i] - 1, &span) ||
+            __builtin_add_overflow(span > 0 ? *hi : *lo, span, span > 0 ? hi : lo)) {
+            ok = false;
+            break;
+        }
     }
     aff_free(P, &a);
     return ok && *c > 0;

@@ -67,6 +67,24 @@ enum { CHAIN_MAX = 64, BANDS_MAX = 8, RECOMPUTE_PCT = 5 };
  * overflowing the liveness sum; regressions/fuzz_codegen/ubsan-patch-live-bytes-overflow). */
 #define PATCH_MAX_BYTES ((int64_t)1 << 28)
 
+/* a + b, a - b and a * b saturating at INT64_MIN / INT64_MAX. Below PATCH_MAX_BYTES a
+ * tensor's bytes and a convolution's multiply-adds per row fit, but sums over the graph
+ * and chain do not have to: 64-link chains whose weights constant folding made (64 MiB
+ * each, KN_FOLD_MAX_BYTES) count up to 2^63 multiply-adds, and the cost bound multiplies
+ * them by 100. A saturated estimate compares as too large or too costly: no bands. */
+static int64_t sadd(int64_t a, int64_t b) {
+    int64_t r;
+    return !__builtin_add_overflow(a, b, &r) ? r : a < 0 ? INT64_MIN : INT64_MAX;
+}
+static int64_t ssub(int64_t a, int64_t b) {
+    int64_t r;
+    return !__builtin_sub_overflow(a, b, &r) ? r : a < 0 ? INT64_MIN : INT64_MAX;
+}
+static int64_t smul(int64_t a, int64_t b) {
+    int64_t r;
+    return !__builtin_mul_overflow(a, b, &r) ? r : (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
 /* The cost model, in multiply-adds of a convolution (about 2.4 instructions each on the
  * Cortex-M4, int8 and float: MobileNetV1's stem, depthwise and pointwise layers measured
  * 2.3-2.6 per multiply-add with bench/fw_profile.sh). Per element of an elementwise link:
@@ -90,7 +108,7 @@ typedef struct link {
 
 static int64_t value_bytes(const kn_value *v) {
     int64_t n = kn_type_numel(&v->type);
-    return n < 0 ? -1 : n * (int64_t)kn_dtype_get(v->type.dtype)->size;
+    return n < 0 ? -1 : smul(n, (int64_t)kn_dtype_get(v->type.dtype)->size);
 }
 
 static bool nchw(const kn_value *v) {
@@ -120,10 +138,10 @@ static int64_t word_copy(kn_ctx *cx, const kn_node *n, int64_t *pads) {
     if (x->dims[1] % 4 || kn_attr_int(cx, n, "group", 1) != 1) return 0;
     int64_t lr = 0;
     if (pa && pa->kind == KN_ATTR_INTS && pa->n == 4) {
-        *pads = pa->ints[0] + pa->ints[2];
-        lr = pa->ints[1] + pa->ints[3];
+        *pads = sadd(pa->ints[0], pa->ints[2]);
+        lr = sadd(pa->ints[1], pa->ints[3]);
     }
-    return x->dims[0] * x->dims[1] * (x->dims[3] + lr);
+    return smul(smul(x->dims[0], x->dims[1]), sadd(x->dims[3], lr));
 }
 
 /* Whether the kernel of n writes its output over its input on a microcontroller
@@ -207,11 +225,15 @@ static bool make_link(kn_ctx *cx, kn_node *n, link *l) {
         l->d = dil[0];
         l->pt = pads[0];
         l->pb = pads[2];
-        int64_t K = (l->k - 1) * l->d + 1;
-        if (l->s < 1 || l->d < 1 || (l->hin + l->pt + l->pb - K) / l->s + 1 != l->hout)
+        int64_t K, span; /* the dilated kernel's rows, the padded input's (checked: the
+                            attributes are the model's; rows_in and rewrite then stay inside) */
+        if (l->s < 1 || l->d < 1 || l->k < 1 || l->pt < 0 || l->pb < 0 ||
+            __builtin_mul_overflow(l->k - 1, l->d, &K) || __builtin_add_overflow(K, 1, &K) ||
+            __builtin_add_overflow(l->hin, l->pt, &span) ||
+            __builtin_add_overflow(span, l->pb, &span) || (span - K) / l->s + 1 != l->hout)
             return false;
-        l->macs_row = y->type.dims[0] * y->type.dims[1] * y->type.dims[3] * w->type.dims[1] *
-                      w->type.dims[2] * w->type.dims[3];
+        l->macs_row = smul(smul(smul(y->type.dims[0], y->type.dims[1]), y->type.dims[3]),
+                           smul(smul(w->type.dims[1], w->type.dims[2]), w->type.dims[3]));
         l->cost_row = l->macs_row;
         l->copy_row = word_copy(cx, n, &l->copy_pads);
         l->in_place = in_place(cx, n);
@@ -305,25 +327,28 @@ static bool estimate(const link *ch, int b, int e, int S, bool carry, int64_t ac
         for (int i = e; i >= b; i--) {
             int64_t ra = P->qa[s][i], rb = P->qb[s][i], oa = P->na[s][i], ob = P->nb[s][i];
             int64_t in = (rb - ra) * ch[i].in_row, out = (ob - oa) * ch[i].out_row;
-            int64_t live = in + out + fin + across + halos;
-            if (ch[i].copy_row) live += (rb - ra + ch[i].copy_pads) * ch[i].copy_row;
+            int64_t rest = sadd(sadd(fin, across), halos); /* live around the link */
+            int64_t live = sadd(in + out, rest);
+            if (ch[i].copy_row)
+                live = sadd(live, smul(sadd(rb - ra, ch[i].copy_pads), ch[i].copy_row));
             if (ch[i].in_place && in == out) /* over its input, as the plan places it */
-                live = in + in_place_scratch(ch[i].in_place, ch[i].n->in[0]->type.dims[1], in) +
-                       fin + across + halos;
+                live = sadd(in + in_place_scratch(ch[i].in_place, ch[i].n->in[0]->type.dims[1], in),
+                            rest);
             if (live > top) top = live;
-            c += (ob - oa) * ch[i].cost_row + (S > 1 ? COST_KERNEL : 0);
+            c = sadd(c, sadd(smul(ob - oa, ch[i].cost_row), S > 1 ? COST_KERNEL : 0));
             if (s && i > b && carried_to(P, s, i) > ra) { /* the halo's Slice and the Concat */
-                c += ((carried_to(P, s, i) - ra) * ch[i].in_row + in) / COST_SLICE_BYTES +
-                     2 * COST_KERNEL;
+                c = sadd(c, ((carried_to(P, s, i) - ra) * ch[i].in_row + in) / COST_SLICE_BYTES +
+                                2 * COST_KERNEL);
                 /* the Concat holds its parts (the halo and the new rows) and its output */
-                if (2 * in + fin + across + halos > top) top = 2 * in + fin + across + halos;
+                if (sadd(2 * in, rest) > top) top = sadd(2 * in, rest);
             }
         }
         if (S > 1 && (P->qa[s][b] > 0 || P->qb[s][b] < ch[b].hin)) /* the band's Slice */
-            c += (P->qb[s][b] - P->qa[s][b]) * ch[b].in_row / COST_SLICE_BYTES + COST_KERNEL;
+            c = sadd(c,
+                     (P->qb[s][b] - P->qa[s][b]) * ch[b].in_row / COST_SLICE_BYTES + COST_KERNEL);
     }
     free(P);
-    if (2 * fin + across > top) top = 2 * fin + across;
+    if (sadd(2 * fin, across) > top) top = sadd(2 * fin, across);
     *peak = top;
     *cost = c;
     return true;
@@ -359,16 +384,18 @@ static void liveness(kn_ctx *cx, const kn_graph *g, bool inplace, live_info *L) 
         }
     }
     for (int i = 0; i < nv; i++)
-        for (int p = L->first[i]; p >= 0 && p <= L->last[i]; p++) L->at[p] += L->size[i];
+        for (int p = L->first[i]; p >= 0 && p <= L->last[i]; p++)
+            L->at[p] = sadd(L->at[p], L->size[i]);
     for (int p = 0; p < n; p++) { /* the kernels' copies of their inputs, in place */
         const kn_node *nd = g->nodes[p];
         int64_t pads, row = word_copy(cx, nd, &pads);
-        if (row) L->at[p] += (nd->in[0]->type.dims[2] + pads) * row;
+        if (row) L->at[p] = sadd(L->at[p], smul(sadd(nd->in[0]->type.dims[2], pads), row));
         int k = inplace ? in_place(cx, nd) : 0;
         const kn_value *x = k ? nd->in[0] : NULL, *y = k ? nd->out[0] : NULL;
         if (k && x->id < nv && y->id < nv && L->first[x->id] >= 0 && L->last[x->id] == p &&
             L->size[y->id] > 0)
-            L->at[p] += in_place_scratch(k, x->type.dims[1], L->size[x->id]) - L->size[y->id];
+            L->at[p] = sadd(L->at[p],
+                            in_place_scratch(k, x->type.dims[1], L->size[x->id]) - L->size[y->id]);
     }
 }
 
@@ -547,13 +574,14 @@ static bool candidate(const kn_graph *g, const live_info *L, const link *ch, int
     for (int p = 0; p < g->nnodes; p++)
         if ((p < pb || p > pe) && L->at[p] > rest) rest = L->at[p];
     for (int i = 0; i < kn_graph_value_count(g); i++) /* live through the chain */
-        if (L->first[i] >= 0 && L->first[i] < pb && L->last[i] > pe) across += L->size[i];
-    if (ch[b].n->in[0]->producer) across += value_bytes(ch[b].n->in[0]);
+        if (L->first[i] >= 0 && L->first[i] < pb && L->last[i] > pe)
+            across = sadd(across, L->size[i]);
+    if (ch[b].n->in[0]->producer) across = sadd(across, value_bytes(ch[b].n->in[0]));
     int64_t whole, banded, unused;
     estimate(ch, b, e, 1, false, across, &unused, &whole);
     if (!estimate(ch, b, e, S, carry, across, peak, &banded)) return false;
     if (rest > *peak) *peak = rest;
-    *extra = banded - whole;
+    *extra = ssub(banded, whole);
     return true;
 }
 
@@ -587,7 +615,7 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
         link l;
         if ((g->nodes[p]->op == KN_OP_CONV || g->nodes[p]->op == KN_OP_QLINEARCONV) &&
             make_link(cx, g->nodes[p], &l))
-            total += l.hout * l.macs_row;
+            total = sadd(total, smul(l.hout, l.macs_row));
     }
     /* the least peak of the candidates within the cost bound that recompute their halo
      * rows, then the cheapest candidate within 3% of it, carrying or recomputing: carrying
@@ -599,7 +627,7 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
         for (int e = b; e < len; e++)
             for (int S = 2; S <= BANDS_MAX; S++)
                 if (candidate(g, &L, ch, b, e, S, false, &peak, &extra) &&
-                    extra * 100 <= total * RECOMPUTE_PCT && peak < least)
+                    smul(extra, 100) <= smul(total, RECOMPUTE_PCT) && peak < least)
                     least = peak;
     /* carrying float bands on vector float tiles (the M55) measured 7% more instructions
      * on MobileNetV2 for the same arena (short bands of vector tiles, float Concats) */
@@ -614,7 +642,8 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
             for (int S = 2; S <= BANDS_MAX; S++)
                 for (int cr = 0; cr < 1 + carry_ok; cr++) {
                     if (!candidate(g, &L, ch, b, e, S, cr, &peak, &extra) ||
-                        extra * 100 > total * RECOMPUTE_PCT || peak > least + least * 3 / 100)
+                        smul(extra, 100) > smul(total, RECOMPUTE_PCT) ||
+                        peak > sadd(least, least / 100 * 3 + least % 100 * 3 / 100)) /* 3% */
                         continue;
                     if (best_e < 0 || extra < best_cost) {
                         best_b = b;
@@ -626,7 +655,8 @@ kn_status kn_pass_patch(kn_ctx *cx, kn_graph *g, const kn_target *t) {
                     }
                 }
     liveness_free(&L);
-    if (best_e >= 0 && best * 10 < base * 9) rewrite(&rw, ch, best_b, best_e, best_s, best_carry);
+    if (best_e >= 0 && smul(best, 10) < smul(base, 9))
+        rewrite(&rw, ch, best_b, best_e, best_s, best_carry);
     kn_rw_end(&rw);
     return cx->status;
 }

@@ -142,19 +142,25 @@ static void ip_leave(kn_kwalker *w, kn_ks *s) {
 /* Adds scale * x to coef (per variable) and *k; false if x is not affine in the
  * loop variables of ext (>= 0 entries). */
 static bool affine(const kn_kx *x, int64_t scale, const int64_t *ext, int64_t *coef, int64_t *k) {
+    int64_t t;
     switch (x->op) {
-    case KX_CONST: *k += scale * x->i; return true;
+    case KX_CONST: /* a term past int64 is no index this proves anything about */
+        return !__builtin_mul_overflow(scale, x->i, &t) && !__builtin_add_overflow(*k, t, k);
     case KX_VAR:
         if (ext[x->var] < 0) return false;
-        coef[x->var] += scale;
-        return true;
+        return !__builtin_add_overflow(coef[x->var], scale, &coef[x->var]);
     case KX_ADD:
         return affine(x->a[0], scale, ext, coef, k) && affine(x->a[1], scale, ext, coef, k);
     case KX_SUB:
-        return affine(x->a[0], scale, ext, coef, k) && affine(x->a[1], -scale, ext, coef, k);
+        return scale != INT64_MIN && affine(x->a[0], scale, ext, coef, k) &&
+               affine(x->a[1], -scale, ext, coef, k);
     case KX_MUL:
-        if (x->a[1]->op == KX_CONST) return affine(x->a[0], scale * x->a[1]->i, ext, coef, k);
-        if (x->a[0]->op == KX_CONST) return affine(x->a[1], scale * x->a[0]->i, ext, coef, k);
+        if (x->a[1]->op == KX_CONST)
+            return !__builtin_mul_overflow(scale, x->a[1]->i, &t) &&
+                   affine(x->a[0], t, ext, coef, k);
+        if (x->a[0]->op == KX_CONST)
+            return !__builtin_mul_overflow(scale, x->a[0]->i, &t) &&
+                   affine(x->a[1], t, ext, coef, k);
         return false;
     case KX_CAST: return kn_dtype_get(x->dtype)->is_int && affine(x->a[0], scale, ext, coef, k);
     default: return false;
@@ -175,18 +181,21 @@ static bool injective(const kn_kx *index, int lanes, const int64_t *ext, int nva
     bool ok = affine(index, 1, ext, coef, &k);
     int n = 0;
     for (int v = 0; ok && v < nvars; v++) {
-        if (ext[v] <= 1) continue;    /* not a loop here, or one iteration */
-        if (coef[v] == 0) ok = false; /* the same element in several iterations */
+        if (ext[v] <= 1) continue;            /* not a loop here, or one iteration */
+        if (coef[v] == 0) ok = false;         /* the same element in several iterations */
+        if (coef[v] == INT64_MIN) ok = false; /* no llabs: no index of a real buffer */
         terms[2 * n] = coef[v];
         terms[2 * n + 1] = ext[v];
         n++;
     }
-    qsort(terms, (size_t)n, 2 * sizeof *terms, cmp_abs);
+    if (ok) qsort(terms, (size_t)n, 2 * sizeof *terms, cmp_abs);
     int64_t span = lanes; /* elements one iteration of the loops so far covers */
     for (int i = 0; ok && i < n; i++) {
-        int64_t c = llabs(terms[2 * i]);
+        int64_t c = llabs(terms[2 * i]), t;
         if (c < span) ok = false;
-        span += c * (terms[2 * i + 1] - 1);
+        if (__builtin_mul_overflow(c, terms[2 * i + 1] - 1, &t) ||
+            __builtin_add_overflow(span, t, &span))
+            ok = false; /* past int64: not shown distinct */
     }
     free(coef);
     free(terms);
@@ -1057,7 +1066,59 @@ static size_t thread_area(kn_kprog *p, size_t end) {
     return end + S * (size_t)copies;
 }
 
+/* The most bytes a memory plan may take: 2^60 (1 EiB, more than any 64-bit machine
+ * addresses) on a 64-bit host. Below it no offset, end or sum the placements compute (nor
+ * the thread-aware plan's + 10% and the thread area above it) can wrap size_t: a fuzzed
+ * model's buffer of 2^61 int64 elements took 2^64 bytes, planned as 0 (an arena of 128
+ * bytes, compiled for every target), and two of 2^63 bytes summed past SIZE_MAX. */
+#define PLAN_MAX_BYTES (SIZE_MAX >> 4)
+
+/* b's bytes in *out, rounded up to the alignment, times copies; false past PLAN_MAX_BYTES. */
+static bool bytes_within(const kn_kbuf *b, size_t copies, size_t *out) {
+    size_t n, esz = kn_dtype_get(b->dtype)->size;
+    if (b->numel < 0 || __builtin_mul_overflow((size_t)b->numel, esz, &n) || n > PLAN_MAX_BYTES)
+        return false;
+    return !__builtin_mul_overflow(aligned(n), copies, out) && *out <= PLAN_MAX_BYTES;
+}
+
+/* Refuses (KN_ELIMIT) a program one of whose buffers, or whose planned buffers together
+ * (an upper bound of any arena the placements give: each buffer goes at or below the sum
+ * of those before it, every copy of a per-thread scratch counted), pass PLAN_MAX_BYTES,
+ * naming the buffer that crossed it, its value and its kernel's node. Needs lifetimes. */
+static kn_status plan_fits(kn_ctx *cx, const kn_kprog *p) {
+    size_t copies = 1, total = 0;
+    for (int i = 0; i < p->nbufs; i++)
+        if (p->bufs[i]->per_thread && (size_t)p->bufs[i]->copies > copies)
+            copies = (size_t)p->bufs[i]->copies;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kn_kbuf *b = p->bufs[i];
+        bool io = b->kind == KB_INPUT || b->kind == KB_OUTPUT;
+        bool in_plan = (b->kind == KB_TEMP || b->kind == KB_SCRATCH || (p->io_in_arena && io)) &&
+                       b->first >= 0; /* planned(), before in place gives any an alias */
+        size_t n, sum = total;
+        bool ok = bytes_within(b, b->per_thread ? copies : 1, &n);
+        if (ok && in_plan) ok = !__builtin_add_overflow(total, n, &sum) && sum <= PLAN_MAX_BYTES;
+        if (ok) {
+            total = sum;
+            continue;
+        }
+        const kn_node *at =
+            b->first >= 0 && b->first < p->nkernels ? p->kernels[b->first]->node : NULL;
+        return kn_diag(cx, at, KN_ELIMIT,
+                       "the memory plan would pass %zu bytes, the most it may hold, at buffer "
+                       "'%s'%s%s%s: %lld elements of %zu bytes%s, after %zu bytes of buffers",
+                       (size_t)PLAN_MAX_BYTES, b->name, b->onnx ? " (value '" : "",
+                       b->onnx ? b->onnx : "", b->onnx ? "')" : "", (long long)b->numel,
+                       kn_dtype_get(b->dtype)->size, b->per_thread ? " per thread" : "",
+                       in_plan ? total : (size_t)0);
+    }
+    return KN_OK;
+}
+
 kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
+    kn_kprog_lifetimes(p);
+    kn_status fs = plan_fits(cx, p);
+    if (fs) return fs;
     kn_status vs = kn_plan_views(cx, p);
     if (vs) return vs;
     kn_kprog_lifetimes(p);
@@ -1118,11 +1179,19 @@ kn_status kn_kpass_plan(kn_ctx *cx, kn_kprog *p) {
     p->arena_lower_bound = bound;
     /* a 32-bit microcontroller addresses 4 GiB: a larger arena cannot exist there (a
      * fuzzed model's two live 4.6e18-byte tensors planned 9.2e18 bytes, and compiled) */
-    if (!st && p->target && p->target->index_bits == 32 && p->arena_size > UINT32_MAX)
-        st = kn_diag(cx, NULL, KN_ELIMIT,
+    if (!st && p->target && p->target->index_bits == 32 && p->arena_size > UINT32_MAX) {
+        const kn_kbuf *big = NULL; /* named with its node: the buffer planned largest */
+        for (int i = 0; i < p->nbufs; i++)
+            if (planned(p, p->bufs[i]) && p->bufs[i]->first >= 0 &&
+                (!big || buf_bytes(p->bufs[i]) > buf_bytes(big)))
+                big = p->bufs[i];
+        st = kn_diag(cx, big ? p->kernels[big->first]->node : NULL, KN_ELIMIT,
                      "the memory plan needs an arena of %zu bytes, more than the 4 GiB target "
-                     "%s addresses",
-                     p->arena_size, p->target->name);
+                     "%s addresses (its largest buffer: '%s'%s%s%s, %zu bytes)",
+                     p->arena_size, p->target->name, big ? big->name : "none",
+                     big && big->onnx ? " (value '" : "", big && big->onnx ? big->onnx : "",
+                     big && big->onnx ? "')" : "", big ? buf_bytes(big) : (size_t)0);
+    }
     return st;
 }
 

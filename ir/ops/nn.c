@@ -99,24 +99,36 @@ kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const i
             w->out[i] = -1;
             continue;
         }
-        int64_t ek = (w->k[i] - 1) * w->d[i] + 1; /* extent of the dilated kernel */
+        int64_t ek; /* extent of the dilated kernel (the attributes are the model's: checked) */
+        if (__builtin_mul_overflow(w->k[i] - 1, w->d[i], &ek) || __builtin_add_overflow(ek, 1, &ek))
+            return kn_diag(cx, n, KN_EINVAL,
+                           "kernel extent (%lld - 1) x dilation %lld + 1 on axis %d is past int64",
+                           (long long)w->k[i], (long long)w->d[i], i + 2);
         if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
-            w->out[i] = (in + s - 1) / s;
-            int64_t total = (w->out[i] - 1) * s + ek - in;
+            w->out[i] = in / s + (in % s != 0);              /* (in + s - 1) / s, without the sum */
+            int64_t total = ek - (in - (w->out[i] - 1) * s); /* the input past the last start */
             if (total < 0) total = 0;
             w->pb[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
             continue;
         }
         if (mode == PAD_VALID) w->pb[i] = w->pe[i] = 0;
-        int64_t span = in + w->pb[i] + w->pe[i] - ek;
+        int64_t span;
+        if (__builtin_add_overflow(in, w->pb[i], &span) ||
+            __builtin_add_overflow(span, w->pe[i], &span))
+            return kn_diag(cx, n, KN_EINVAL,
+                           "padded extent %lld + %lld + %lld on axis %d is past int64",
+                           (long long)in, (long long)w->pb[i], (long long)w->pe[i], i + 2);
+        span -= ek;
         if (span < 0)
             return kn_diag(cx, n, KN_EINVAL,
                            "kernel extent %lld exceeds padded input extent %lld on axis %d",
                            (long long)ek, (long long)(in + w->pb[i] + w->pe[i]), i + 2);
-        w->out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        w->out[i] = span / s + (ceil_mode && span % s != 0) + 1;
         /* The last window must start inside the input or the begin padding. */
-        if (ceil_mode && (w->out[i] - 1) * s >= in + w->pb[i]) w->out[i]--;
+        int64_t last;
+        if (ceil_mode && (__builtin_mul_overflow(w->out[i] - 1, s, &last) || last >= in + w->pb[i]))
+            w->out[i]--;
     }
     return KN_OK;
 }

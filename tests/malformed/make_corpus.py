@@ -341,16 +341,93 @@ case("stringsplit_data_width", strings_model("StringSplit", ["sub", "len"]), 1,
      "this StringSplit's output shape depends on the data of its inputs")
 
 # ---- resource limits on a valid model: two 3x3 convolutions, 8 channels between them
-# (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes)
+# (an arena of 8x6x6 floats, 1152 bytes; weights of 8x3x3x3 + 2x8x3x3 floats, 1440 bytes;
+# with the stem pass's phase-split input copy and packing 1920 and 2032 bytes, 33ed0f0)
 w1 = helper.make_tensor("W1", TensorProto.FLOAT, (8, 3, 3, 3), np.ones(216, np.float32))
 w2 = helper.make_tensor("W2", TensorProto.FLOAT, (2, 8, 3, 3), np.ones(144, np.float32))
 convs = model([helper.make_node("Conv", ["x", "W1"], ["a"], name="c1"),
                helper.make_node("Conv", ["a", "W2"], ["y"], name="c2")], [vi("x", [1, 3, 8, 8])],
               [vi("y", [1, 2, 4, 4])], inits=[w1, w2], check=True)
-case("limit_arena", convs, 1, "arena needs 1344 bytes, more than --max-arena 1024",
+case("limit_arena", convs, 1, "arena needs 1920 bytes, more than --max-arena 1024",
      cmd="compile --target generic --max-arena 1K")
-case("limit_weights", convs, 1, "weights need 2064 bytes, more than --max-weights 1024",
+case("limit_weights", convs, 1, "weights need 2032 bytes, more than --max-weights 1024",
      cmd="compile --target generic --max-weights 1k")
+
+# ---- sizes past what a memory plan or a window's arithmetic can hold (int64 dimensions
+# that are valid but huge; the sums and products used to wrap silently or overflow)
+def constants(n, count, dtype=TensorProto.INT64):
+    """count live ConstantOfShape outputs of n elements each, added and reduced to y."""
+    nodes = [helper.make_node("Constant", [], ["shape"], name="shape",
+                              value=helper.make_tensor("s", TensorProto.INT64, [1], [n]))]
+    for i in range(count):
+        nodes.append(helper.make_node("ConstantOfShape", ["shape"], ["big%d" % i], name="fill%d" % i,
+                                      value=helper.make_tensor("v", dtype, [1], [i + 1])))
+    acc = "big0"
+    for i in range(1, count):
+        nodes.append(helper.make_node("Add", [acc, "big%d" % i], ["sum%d" % i], name="add%d" % i))
+        acc = "sum%d" % i
+    nodes.append(helper.make_node("ReduceMax", [acc], ["r"], name="max", keepdims=0))
+    nodes.append(helper.make_node("Cast", ["r"], ["rf"], name="cast", to=TensorProto.FLOAT))
+    nodes.append(helper.make_node("Add", ["x", "rf"], ["y"], name="out"))
+    return model(nodes, [vi("x", [1])], [vi("y", [1])], opset=17)
+
+
+# 2^61 int64 elements are 2^64 bytes: planned as 0 (an arena of 128 bytes) on every target
+case("plan_buffer_wraps", constants(1 << 61, 1), 1,
+     "node 'fill0' (ConstantOfShape): the memory plan would pass 1152921504606846975 bytes, the "
+     "most it may hold, at buffer 't3' (value 'big0'): 2305843009213693952 elements of 8 bytes, "
+     "after 0 bytes", cmd="compile --target x86-64-avx512")
+# two buffers of 2^59 bytes: each fits, together they pass 2^60 - 1
+case("plan_sum_past_bound", constants(1 << 56, 2), 1,
+     "node 'fill1' (ConstantOfShape): the memory plan would pass 1152921504606846975 bytes, the "
+     "most it may hold, at buffer 't4' (value 'big1'): 72057594037927936 elements of 8 bytes, "
+     "after 576460752303423488 bytes", cmd="compile --target aarch64")
+# 8 GiB on a 32-bit microcontroller, under the plan's bound
+case("plan_arena_4gib", constants(1 << 30, 1), 1,
+     "node 'fill0' (ConstantOfShape): the memory plan needs an arena of 8589934656 bytes, more "
+     "than the 4 GiB target cortex-m4 addresses (its largest buffer: 't3' (value 'big0'), "
+     "8589934592 bytes)", cmd="compile --target cortex-m4")
+
+
+def conv_attrs(**attrs):
+    w = helper.make_tensor("W", TensorProto.FLOAT, (1, 1, 3, 1), np.ones(3, np.float32))
+    return model([helper.make_node("Conv", ["x", "W"], ["y"], name="conv0", **attrs)],
+                 [vi("x", [1, 1, 4, 4])], [vi("y", None)], inits=[w])
+
+
+case("conv_dilation_overflow", conv_attrs(dilations=[1 << 62, 1]), 1,
+     "node 'conv0' (Conv): kernel extent (3 - 1) x dilation 4611686018427387904 + 1 on axis 2 "
+     "is past int64", cmd="compile --target generic")
+case("conv_pads_overflow", conv_attrs(pads=[1 << 62, 0, 1 << 62, 0]), 1,
+     "node 'conv0' (Conv): padded extent 4 + 4611686018427387904 + 4611686018427387904 on axis 2 "
+     "is past int64", cmd="compile --target generic")
+
+# each output dimension fits, their product (4.6e18 x 4) does not (fuzz_codegen, from the last)
+case("conv_output_numel_overflow", conv_attrs(pads=[1 << 62, 0, 0, 0]), 1,
+     "node 'conv0' (Conv): output 0 of shape f32[1,1,4611686018427387906,4]: product of "
+     "dimensions overflows", cmd="compile --target generic")
+
+
+def qconv_attrs(**attrs):
+    u8 = TensorProto.UINT8
+    inits = [helper.make_tensor("W", u8, (1, 1, 3, 1), [1, 1, 1]),
+             helper.make_tensor("xs", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("xz", u8, (), [0]),
+             helper.make_tensor("ws", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("wz", u8, (), [0]),
+             helper.make_tensor("ys", TensorProto.FLOAT, (), [0.5]),
+             helper.make_tensor("yz", u8, (), [0])]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "W", "ws", "wz", "ys", "yz"], ["y"],
+                            name="qconv0", **attrs)
+    return model([node], [vi("x", [1, 1, 4, 4], u8)], [vi("y", None, u8)], inits=inits)
+
+
+case("qlinearconv_dilation_overflow", qconv_attrs(dilations=[1 << 62, 1]), 1,
+     "node 'qconv0' (QLinearConv): kernel extent (3 - 1) x dilation 4611686018427387904 + 1 on "
+     "axis 2 is past int64", cmd="compile --target generic")
+case("qlinearconv_pads_overflow", qconv_attrs(pads=[(1 << 63) - 1, 0, 1, 0]), 1,
+     "node 'qconv0' (QLinearConv): padded extent 4 + 9223372036854775807 + 1 on axis 2 is past "
+     "int64", cmd="compile --target generic")
 
 with open(os.path.join(OUT, "cases.txt"), "w") as f:
     f.write("\n".join(CASES) + "\n")
