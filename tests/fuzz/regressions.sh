@@ -13,21 +13,25 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 pass=0
+# verdict RC WHAT: an exit code of 0 or 1 (accepted, or refused with a message) passes,
+# anything else (a crash, an internal error) fails with the log's first lines
+verdict() {
+  if [ "$1" -gt 1 ]; then
+    echo "FAIL $2: exit $1"
+    sed 's/^/  /' "$tmp/log" | head -5
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+  rm -rf "$tmp/out"
+}
 for f in "$dir"/fuzz_passes/*.onnx "$dir"/fuzz_codegen/*.onnx; do
   [ -f "$f" ] || continue
   for how in "--emit c" "--emit obj --target x86-64-avx2" "--emit obj --target x86-64-zen4" \
              "--emit obj --target cortex-m4" "--emit opencl"; do
     # shellcheck disable=SC2086
     "$kiln" compile "$f" -o "$tmp/out" $how >"$tmp/log" 2>&1
-    rc=$?
-    if [ $rc -gt 1 ]; then
-      echo "FAIL $(basename "$f") ($how): exit $rc"
-      sed 's/^/  /' "$tmp/log" | head -5
-      fail=$((fail + 1))
-    else
-      pass=$((pass + 1))
-    fi
-    rm -rf "$tmp/out"
+    verdict $? "$(basename "$f") ($how)"
   done
 done
 # the fuzz_passes inputs through the reference interpreter too (kiln run, random inputs):
@@ -36,15 +40,7 @@ done
 for f in "$dir"/fuzz_passes/*.onnx; do
   case $(basename "$f") in oom-*) continue ;; esac
   "$kiln" run "$f" --backend interp --random 1 --output-dir "$tmp/out" >"$tmp/log" 2>&1
-  rc=$?
-  if [ $rc -gt 1 ]; then
-    echo "FAIL $(basename "$f") (run --backend interp): exit $rc"
-    sed 's/^/  /' "$tmp/log" | head -5
-    fail=$((fail + 1))
-  else
-    pass=$((pass + 1))
-  fi
-  rm -rf "$tmp/out"
+  verdict $? "$(basename "$f") (run --backend interp)"
 done
 # a memory plan past what a plan may hold (2^60 bytes; each of its two tensors takes 4.6e18)
 # is refused, not written (tests/malformed: plan_arena_4gib, past a microcontroller's 4 GiB)
