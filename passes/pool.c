@@ -591,23 +591,24 @@ static bool gap_suits(kn_ctx *cx, const kn_kprog *p, int k, kn_kbuf **x, kn_kbuf
         kn_node_attr(n, KN_ATTR_LAYOUT) || !p->target ||
         (p->target->kind != KN_TARGET_MCU &&
          (p->target->kind != KN_TARGET_CPU || n->op != KN_OP_GLOBALAVERAGEPOOL)))
-        return 0;
+        return false;
     pool_io W;
     W.ok = kn_kernel_io(kern->body, &W.x, &W.x2, &W.y);
     if (!W.ok || !W.x || !W.y || W.x == W.y || W.x->dtype != KN_F32 || W.y->dtype != KN_F32 ||
         W.x->rank != 4 || W.y->rank != 4 || W.y->dims[0] != W.x->dims[0] ||
         W.y->dims[1] != W.x->dims[1] || W.y->dims[2] != 1 || W.y->dims[3] != 1 ||
         W.x->dims[2] * W.x->dims[3] < 1 || W.x->dims[2] * W.x->dims[3] >= (1 << 24))
-        return 0;
+        return false;
     if (n->op == KN_OP_AVERAGEPOOL) { /* one window, the input's extents, no padding */
         kn_type xt = kn_type_make(W.x->dtype, W.x->rank, W.x->dims);
         int64_t ceil_mode = kn_attr_int(cx, n, "ceil_mode", 0);
         kn_window w;
         if (kn_failed(cx) || kn_window_make(cx, n, &xt, NULL, (int)ceil_mode, &w) || w.nsp != 2 ||
             w.transposed)
-            return 0;
+            return false;
         for (int i = 0; i < 2; i++)
-            if (w.k[i] != w.in[i] || w.out[i] != 1 || w.pb[i] || w.pe[i] || w.d[i] != 1) return 0;
+            if (w.k[i] != w.in[i] || w.out[i] != 1 || w.pb[i] || w.pe[i] || w.d[i] != 1)
+                return false;
     }
     *x = W.x, *y = W.y;
     return true;

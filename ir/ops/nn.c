@@ -60,6 +60,24 @@ static kn_status auto_pad(kn_ctx *cx, const kn_node *n, int *mode) {
     return KN_OK;
 }
 
+kn_status kn_window_extent(kn_ctx *cx, const kn_node *n, int axis, int64_t k, int64_t d,
+                           int64_t *ek) {
+    if (__builtin_mul_overflow(k - 1, d, ek) || __builtin_add_overflow(*ek, 1, ek))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "kernel extent (%lld - 1) x dilation %lld + 1 on axis %d is past int64",
+                       (long long)k, (long long)d, axis);
+    return KN_OK;
+}
+
+kn_status kn_window_padded(kn_ctx *cx, const kn_node *n, int axis, int64_t in, int64_t pb,
+                           int64_t pe, int64_t *full) {
+    if (__builtin_add_overflow(in, pb, full) || __builtin_add_overflow(*full, pe, full))
+        return kn_diag(cx, n, KN_EINVAL,
+                       "padded extent %lld + %lld + %lld on axis %d is past int64", (long long)in,
+                       (long long)pb, (long long)pe, axis);
+    return KN_OK;
+}
+
 kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
                          int ceil_mode, kn_window *w) {
     int nsp = x->rank - 2, mode;
@@ -99,13 +117,10 @@ kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const i
             w->out[i] = -1;
             continue;
         }
-        int64_t ek; /* extent of the dilated kernel (the attributes are the model's: checked) */
-        if (__builtin_mul_overflow(w->k[i] - 1, w->d[i], &ek) || __builtin_add_overflow(ek, 1, &ek))
-            return kn_diag(cx, n, KN_EINVAL,
-                           "kernel extent (%lld - 1) x dilation %lld + 1 on axis %d is past int64",
-                           (long long)w->k[i], (long long)w->d[i], i + 2);
+        int64_t ek; /* extent of the dilated kernel */
+        if (kn_window_extent(cx, n, i + 2, w->k[i], w->d[i], &ek)) return cx->status;
         if (mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
-            w->out[i] = in / s + (in % s != 0);              /* (in + s - 1) / s, without the sum */
+            w->out[i] = kn_window_same_out(in, s);
             int64_t total = ek - (in - (w->out[i] - 1) * s); /* the input past the last start */
             if (total < 0) total = 0;
             w->pb[i] = mode == PAD_SAME_UPPER ? total / 2 : total - total / 2;
@@ -114,11 +129,7 @@ kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const i
         }
         if (mode == PAD_VALID) w->pb[i] = w->pe[i] = 0;
         int64_t span;
-        if (__builtin_add_overflow(in, w->pb[i], &span) ||
-            __builtin_add_overflow(span, w->pe[i], &span))
-            return kn_diag(cx, n, KN_EINVAL,
-                           "padded extent %lld + %lld + %lld on axis %d is past int64",
-                           (long long)in, (long long)w->pb[i], (long long)w->pe[i], i + 2);
+        if (kn_window_padded(cx, n, i + 2, in, w->pb[i], w->pe[i], &span)) return cx->status;
         span -= ek;
         if (span < 0)
             return kn_diag(cx, n, KN_EINVAL,

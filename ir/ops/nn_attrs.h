@@ -24,6 +24,19 @@ typedef struct kn_window {
  * kernel_shape. ceil_mode rounds the output extent up (pools). */
 kn_status kn_window_make(kn_ctx *cx, const kn_node *n, const kn_type *x, const int64_t *kdims,
                          int ceil_mode, kn_window *w);
+/* One spatial axis (the input's dimension axis) of a forward window, checked against int64
+ * (the attributes are the model's): *ek = (k - 1) * d + 1, the dilated kernel's extent, and
+ * *full = in + pb + pe, the padded input's; KN_EINVAL naming n and the axis where a sum or
+ * product passes int64. kn_window_make and QLinearConv's kn_conv_geom_make share them. */
+kn_status kn_window_extent(kn_ctx *cx, const kn_node *n, int axis, int64_t k, int64_t d,
+                           int64_t *ek);
+kn_status kn_window_padded(kn_ctx *cx, const kn_node *n, int axis, int64_t in, int64_t pb,
+                           int64_t pe, int64_t *full);
+/* ceil(in / s) for in >= 0 and s >= 1, without the sum in + s - 1 that can pass int64: the
+ * output extent of a SAME-padded axis. */
+static inline int64_t kn_window_same_out(int64_t in, int64_t s) {
+    return in / s + (in % s != 0);
+}
 /* DeformConv n's checks on its inputs (ranks 3 to 5, channels, groups, offset and mask shapes;
  * static shapes) and its window w; og: offset_group. */
 kn_status kn_deform_check(kn_ctx *cx, const kn_node *n, kn_tensor *const *in, kn_window *w,

@@ -616,23 +616,16 @@ kn_status kn_conv_geom_make(kn_ctx *cx, const kn_node *n, const kn_type *x, cons
             g->out[d] = -1;
             continue;
         }
-        int64_t span, full; /* the dilated kernel's extent; the padded input's (checked) */
-        if (__builtin_mul_overflow(g->k[d] - 1, g->dil[d], &span) ||
-            __builtin_add_overflow(span, 1, &span))
-            return kn_diag(cx, n, KN_EINVAL,
-                           "kernel extent (%lld - 1) x dilation %lld + 1 on axis %d is past int64",
-                           (long long)g->k[d], (long long)g->dil[d], d + 2);
+        int64_t span, full; /* the dilated kernel's extent; the padded input's */
+        if (kn_window_extent(cx, n, d + 2, g->k[d], g->dil[d], &span)) return cx->status;
         if (same) {
-            g->out[d] = g->in[d] / g->str[d] + (g->in[d] % g->str[d] != 0);
+            g->out[d] = kn_window_same_out(g->in[d], g->str[d]);
             int64_t total = span - (g->in[d] - (g->out[d] - 1) * g->str[d]);
             if (total < 0) total = 0;
             g->pb[d] = !strcmp(pad, "SAME_UPPER") ? total / 2 : total - total / 2;
             continue;
         }
-        if (__builtin_add_overflow(g->in[d], pb, &full) || __builtin_add_overflow(full, pe, &full))
-            return kn_diag(cx, n, KN_EINVAL,
-                           "padded extent %lld + %lld + %lld on axis %d is past int64",
-                           (long long)g->in[d], (long long)pb, (long long)pe, d + 2);
+        if (kn_window_padded(cx, n, d + 2, g->in[d], pb, pe, &full)) return cx->status;
         full -= span;
         if (full < 0)
             return kn_diag(cx, n, KN_EINVAL, "kernel extent %lld exceeds padded input %lld",

@@ -13,17 +13,23 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 pass=0
-# verdict RC WHAT: an exit code of 0 or 1 (accepted, or refused with a message) passes,
-# anything else (a crash, an internal error) fails with the log's first lines
-verdict() {
-  if [ "$1" -gt 1 ]; then
-    echo "FAIL $2: exit $1"
+# outcome STATUS WHAT: counts a check that held (STATUS 0) or failed (printed as WHAT, with
+# the log's first lines), then clears the output folder
+outcome() {
+  if [ "$1" = 0 ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $2"
     sed 's/^/  /' "$tmp/log" | head -5
     fail=$((fail + 1))
-  else
-    pass=$((pass + 1))
   fi
   rm -rf "$tmp/out"
+}
+# verdict RC WHAT: an exit code of 0 or 1 (accepted, or refused with a message) holds,
+# anything else (a crash, an internal error) fails
+verdict() {
+  [ "$1" -le 1 ]
+  outcome $? "$2: exit $1"
 }
 for f in "$dir"/fuzz_passes/*.onnx "$dir"/fuzz_codegen/*.onnx; do
   [ -f "$f" ] || continue
@@ -47,28 +53,16 @@ done
 "$kiln" compile "$dir/fuzz_codegen/ubsan-patch-live-bytes-overflow.onnx" --target cortex-m4 \
   -o "$tmp/out" >"$tmp/log" 2>&1
 rc=$?
-if [ $rc = 1 ] && grep -q "the memory plan would pass 1152921504606846975 bytes" "$tmp/log" &&
-  [ ! -e "$tmp/out/model.c" ]; then
-  pass=$((pass + 1))
-else
-  echo "FAIL ubsan-patch-live-bytes-overflow.onnx (cortex-m4): exit $rc, not the plan's refusal"
-  sed 's/^/  /' "$tmp/log" | head -5
-  fail=$((fail + 1))
-fi
-rm -rf "$tmp/out"
+[ $rc = 1 ] && grep -q "the memory plan would pass 1152921504606846975 bytes" "$tmp/log" &&
+  [ ! -e "$tmp/out/model.c" ]
+outcome $? "ubsan-patch-live-bytes-overflow.onnx (cortex-m4): exit $rc, not the plan's refusal"
 # the patch pass's estimates past int64 (regressions/patch_cost: 2^54 multiply-adds
 # recomputed in every band; not in fuzz_codegen's corpus, 26 s a compile under ASan)
 # saturate: the bands count as too costly, the model compiles unbanded
 "$kiln" compile "$dir/patch_cost/ubsan-patch-cost-overflow.onnx" --target cortex-m4 \
   --dump-after patch -o "$tmp/out" >"$tmp/log" 2>&1
 rc=$?
-if [ $rc = 0 ] && grep -q "QLinearConv" "$tmp/log" && ! grep -q "band" "$tmp/log"; then
-  pass=$((pass + 1))
-else
-  echo "FAIL ubsan-patch-cost-overflow.onnx (cortex-m4): exit $rc, or banded"
-  sed 's/^/  /' "$tmp/log" | head -5
-  fail=$((fail + 1))
-fi
-rm -rf "$tmp/out"
+[ $rc = 0 ] && grep -q "QLinearConv" "$tmp/log" && ! grep -q "band" "$tmp/log"
+outcome $? "ubsan-patch-cost-overflow.onnx (cortex-m4): exit $rc, or banded"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
